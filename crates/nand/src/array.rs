@@ -1,0 +1,615 @@
+//! The NAND array: the oracle of the physics.
+//!
+//! Contract of the chip interface (every FTL above must live with it):
+//! - `read(ppn)` returns what the cells hold; an erased page reads as all 0xFF.
+//! - `program(ppn)` needs an erased page; on MLC/TLC the pages of a block are
+//!   programmed in order (page index = the block's next page), each once.
+//! - `partial_program(ppn)` (SLC only) may only clear bits (1 -> 0), at most NOP
+//!   programs per page between erases.
+//! - `erase(block)` resets every page of the block to 0xFF and costs one cycle of
+//!   wear; a block at its endurance fails the erase and is bad from then on.
+//! - After a power cut every operation fails with `PowerLoss` until `power_on`.
+//!
+//! A broken rule is an FTL bug: it panics (default) or returns
+//! [`NandError::Violation`], per [`ViolationPolicy`].
+
+use crate::error::{ImageError, NandError, Violation};
+use crate::fault::{tear_program, PowerCut, Torn};
+use crate::geometry::{BlockId, Geometry, GeometryError, Ppn};
+use crate::image::ImageFile;
+use crate::timing::{Clocks, OpTime, Timing};
+use rand::Rng;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Whether page data is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DataMode {
+    /// Data and OOB of every page are stored.
+    Full,
+    /// Only OOB is stored, plus the data of pages programmed with a full buffer
+    /// (the FTL's own metadata pages). Programs with an empty data buffer store
+    /// no data; reading such a page yields zeros. For large trace replays.
+    MetaOnly,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ViolationPolicy {
+    /// Panic at the violating operation (tests, and the default).
+    Panic,
+    /// Return `NandError::Violation` (the CLI, so a bug is a typed error).
+    Error,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct NandConfig {
+    pub geometry: Geometry,
+    pub timing: Timing,
+    pub endurance: u32,
+    pub data_mode: DataMode,
+    pub violation_policy: ViolationPolicy,
+}
+
+/// Operation counters of the array.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct NandStats {
+    /// Page reads that moved the data area (and OOB).
+    pub reads: u64,
+    /// Reads of the OOB area only.
+    pub oob_reads: u64,
+    pub programs: u64,
+    pub partial_programs: u64,
+    pub erases: u64,
+    pub erase_failures: u64,
+}
+
+impl NandStats {
+    pub fn total_ops(&self) -> u64 {
+        self.reads + self.oob_reads + self.programs + self.partial_programs + self.erases
+    }
+}
+
+enum Data {
+    Full(Vec<u8>),
+    Meta(BTreeMap<Ppn, Box<[u8]>>),
+}
+
+pub struct Nand {
+    cfg: NandConfig,
+    /// Programs since the last erase, per page (0 = erased).
+    programs: Vec<u8>,
+    /// Next page index each block may program (MLC/TLC order rule).
+    next_page: Vec<u32>,
+    erase_counts: Vec<u32>,
+    bad: Vec<bool>,
+    oob: Vec<u8>,
+    data: Data,
+    image: Option<ImageFile>,
+    clocks: Clocks,
+    stats: NandStats,
+    op_count: u64,
+    /// Index of the operation the armed cut interrupts (u64::MAX: none).
+    cut_at: u64,
+    cut: Option<PowerCut>,
+    powered: bool,
+}
+
+impl Nand {
+    /// A fresh, fully erased array in RAM.
+    pub fn new(cfg: NandConfig) -> Result<Nand, GeometryError> {
+        cfg.geometry.validate()?;
+        let g = &cfg.geometry;
+        let pages = g.page_count() as usize;
+        let data = match cfg.data_mode {
+            DataMode::Full => Data::Full(vec![0xFF; pages * g.page_size as usize]),
+            DataMode::MetaOnly => Data::Meta(BTreeMap::new()),
+        };
+        Ok(Nand {
+            programs: vec![0; pages],
+            next_page: vec![0; g.block_count() as usize],
+            erase_counts: vec![0; g.block_count() as usize],
+            bad: vec![false; g.block_count() as usize],
+            oob: vec![0xFF; pages * g.oob_size as usize],
+            data,
+            image: None,
+            clocks: Clocks::new(g.unit_count(), g.channels),
+            stats: NandStats::default(),
+            op_count: 0,
+            cut_at: u64::MAX,
+            cut: None,
+            powered: true,
+            cfg,
+        })
+    }
+
+    /// A fresh, erased array backed by a new image file (always full data).
+    pub fn create_image(path: &Path, mut cfg: NandConfig) -> Result<Nand, ImageError> {
+        cfg.geometry.validate()?;
+        cfg.data_mode = DataMode::Full;
+        let image = ImageFile::create(path, &cfg.geometry, &cfg.timing, cfg.endurance)?;
+        let mut nand = Nand::new(cfg)?;
+        nand.image = Some(image);
+        Ok(nand)
+    }
+
+    /// Opens an existing image file: the array comes back exactly as the file holds it.
+    pub fn open_image(path: &Path, violation_policy: ViolationPolicy) -> Result<Nand, ImageError> {
+        let (image, l) = ImageFile::open(path)?;
+        let g = l.geometry;
+        let mut next_page = vec![0u32; g.block_count() as usize];
+        for (b, np) in next_page.iter_mut().enumerate() {
+            let first = b * g.pages_per_block as usize;
+            let block_pages = &l.programs[first..first + g.pages_per_block as usize];
+            *np = block_pages.iter().rposition(|&n| n > 0).map_or(0, |i| i as u32 + 1);
+        }
+        Ok(Nand {
+            cfg: NandConfig {
+                geometry: g,
+                timing: l.timing,
+                endurance: l.endurance,
+                data_mode: DataMode::Full,
+                violation_policy,
+            },
+            programs: l.programs,
+            next_page,
+            erase_counts: l.erase_counts,
+            bad: l.bad,
+            oob: l.oob,
+            data: Data::Full(l.data),
+            image: Some(image),
+            clocks: Clocks::new(g.unit_count(), g.channels),
+            stats: NandStats::default(),
+            op_count: 0,
+            cut_at: u64::MAX,
+            cut: None,
+            powered: true,
+        })
+    }
+
+    pub fn config(&self) -> &NandConfig {
+        &self.cfg
+    }
+    pub fn geometry(&self) -> &Geometry {
+        &self.cfg.geometry
+    }
+    pub fn timing(&self) -> &Timing {
+        &self.cfg.timing
+    }
+    pub fn stats(&self) -> NandStats {
+        self.stats
+    }
+    pub fn reset_stats(&mut self) {
+        self.stats = NandStats::default();
+    }
+    /// Operations issued since creation or the last `reset_op_count`.
+    pub fn op_count(&self) -> u64 {
+        self.op_count
+    }
+    pub fn reset_op_count(&mut self) {
+        self.op_count = 0;
+    }
+    /// The time at which every die and channel is idle.
+    pub fn all_idle_ns(&self) -> u64 {
+        self.clocks.all_idle_ns()
+    }
+    pub fn is_powered(&self) -> bool {
+        self.powered
+    }
+    pub fn has_image(&self) -> bool {
+        self.image.is_some()
+    }
+    /// Flushes the image file to stable storage (no-op for RAM).
+    pub fn sync_image(&self) -> Result<(), NandError> {
+        if let Some(img) = &self.image {
+            img.sync()?;
+        }
+        Ok(())
+    }
+
+    /// Arms a power cut at operation index `cut.at_op` (see [`PowerCut`]).
+    pub fn arm_power_cut(&mut self, cut: PowerCut) {
+        self.cut_at = cut.at_op;
+        self.cut = Some(cut);
+    }
+    pub fn disarm_power_cut(&mut self) {
+        self.cut_at = u64::MAX;
+        self.cut = None;
+    }
+
+    /// Power comes back: operations work again, the clocks restart at 0, and the
+    /// operation counter restarts so a new cut can be armed relative to this boot.
+    pub fn power_on(&mut self) {
+        self.powered = true;
+        self.disarm_power_cut();
+        self.clocks.reset();
+        self.op_count = 0;
+    }
+
+    /// Cuts power now (between operations: nothing is torn).
+    pub fn power_off(&mut self) {
+        self.powered = false;
+    }
+
+    /// An operation on a bad block still costs an operation index (a cut can land on it).
+    fn bad_block_op(&mut self, block: BlockId) -> NandError {
+        match self.begin_op() {
+            Ok(None) => NandError::BadBlock(block),
+            Ok(Some(_)) | Err(_) => NandError::PowerLoss,
+        }
+    }
+
+    fn violation(&self, v: Violation) -> NandError {
+        match self.cfg.violation_policy {
+            ViolationPolicy::Panic => panic!("NAND rule violated: {v}"),
+            ViolationPolicy::Error => NandError::Violation(v),
+        }
+    }
+
+    /// Starts an operation: fails if power is off; returns the cut if this is the one it tears.
+    #[inline]
+    fn begin_op(&mut self) -> Result<Option<PowerCut>, NandError> {
+        if !self.powered {
+            return Err(NandError::PowerLoss);
+        }
+        let index = self.op_count;
+        self.op_count += 1;
+        if index == self.cut_at {
+            self.powered = false;
+            return Ok(self.cut);
+        }
+        Ok(None)
+    }
+
+    #[inline]
+    fn check_ppn(&self, ppn: Ppn) -> Result<(), NandError> {
+        let page_count = self.cfg.geometry.page_count();
+        if ppn >= page_count {
+            return Err(self.violation(Violation::PageOutOfRange { ppn, page_count }));
+        }
+        Ok(())
+    }
+
+    fn check_len(&self, what: &'static str, got: usize, want: usize) -> Result<(), NandError> {
+        if got != want {
+            return Err(self.violation(Violation::BufferSize { what, got, want }));
+        }
+        Ok(())
+    }
+
+    fn unit_channel(&self, ppn: Ppn) -> (u32, u32) {
+        let g = &self.cfg.geometry;
+        let unit = g.unit_of_block(g.block_of(ppn));
+        (unit, g.channel_of_unit(unit))
+    }
+
+    /// Reads a page. `data: None` reads the OOB only (a spare-area read: the
+    /// channel moves only the OOB bytes).
+    pub fn read(&mut self, ppn: Ppn, at_ns: u64, data: Option<&mut [u8]>, oob: &mut [u8]) -> Result<OpTime, NandError> {
+        self.check_ppn(ppn)?;
+        let g = self.cfg.geometry;
+        self.check_len("read oob", oob.len(), g.oob_size as usize)?;
+        if self.begin_op()?.is_some() {
+            // A read changes nothing on the array: the cut just stops it.
+            return Err(NandError::PowerLoss);
+        }
+        let (unit, channel) = self.unit_channel(ppn);
+        let o = ppn as usize * g.oob_size as usize;
+        oob.copy_from_slice(&self.oob[o..o + g.oob_size as usize]);
+        let bytes = match data {
+            Some(buf) => {
+                self.check_len("read data", buf.len(), g.page_size as usize)?;
+                self.copy_data_out(ppn, buf);
+                self.stats.reads += 1;
+                g.page_size + g.oob_size
+            }
+            None => {
+                self.stats.oob_reads += 1;
+                g.oob_size
+            }
+        };
+        let t = self.cfg.timing;
+        Ok(self.clocks.read(unit, channel, at_ns, t.read_ns, t.transfer_ns(bytes)))
+    }
+
+    fn copy_data_out(&self, ppn: Ppn, buf: &mut [u8]) {
+        let ps = self.cfg.geometry.page_size as usize;
+        match &self.data {
+            Data::Full(d) => buf.copy_from_slice(&d[ppn as usize * ps..(ppn as usize + 1) * ps]),
+            Data::Meta(m) => match m.get(&ppn) {
+                Some(stored) => buf.copy_from_slice(stored),
+                None if self.programs[ppn as usize] == 0 => buf.fill(0xFF),
+                None => buf.fill(0),
+            },
+        }
+    }
+
+    /// Programs an erased page. `data` is a full page, or empty in `MetaOnly` mode
+    /// (the data is then not stored).
+    pub fn program(&mut self, ppn: Ppn, at_ns: u64, data: &[u8], oob: &[u8]) -> Result<OpTime, NandError> {
+        self.check_ppn(ppn)?;
+        let g = self.cfg.geometry;
+        self.check_len("program oob", oob.len(), g.oob_size as usize)?;
+        let data_ok = data.len() == g.page_size as usize || (data.is_empty() && self.cfg.data_mode == DataMode::MetaOnly);
+        if !data_ok {
+            return Err(self.violation(Violation::BufferSize { what: "program data", got: data.len(), want: g.page_size as usize }));
+        }
+        let block = g.block_of(ppn);
+        let index = g.page_index_of(ppn);
+        if self.bad[block as usize] {
+            return Err(self.bad_block_op(block));
+        }
+        let programs = self.programs[ppn as usize];
+        if programs != 0 {
+            return Err(self.violation(Violation::ProgramNotErased { ppn, programs }));
+        }
+        if g.cell.in_order_programming() && index != self.next_page[block as usize] {
+            return Err(self.violation(Violation::OutOfOrder { ppn, expected: self.next_page[block as usize] }));
+        }
+        let cut = self.begin_op()?;
+        if matches!(cut, Some(PowerCut { torn: Torn::None, .. })) {
+            return Err(NandError::PowerLoss);
+        }
+        self.programs[ppn as usize] = 1;
+        let np = &mut self.next_page[block as usize];
+        *np = (*np).max(index + 1);
+        let (os, ps) = (g.oob_size as usize, g.page_size as usize);
+        let o = ppn as usize * os;
+        match cut {
+            None => {
+                self.oob[o..o + os].copy_from_slice(oob);
+                self.store_data(ppn, data);
+            }
+            Some(cut) => {
+                self.tear_page(ppn, cut, data, oob);
+                self.write_through_page(ppn)?;
+                return Err(NandError::PowerLoss);
+            }
+        }
+        self.write_through_page(ppn)?;
+        self.stats.programs += 1;
+        let (unit, channel) = self.unit_channel(ppn);
+        let t = self.cfg.timing;
+        let bytes = if data.is_empty() { g.page_size + g.oob_size } else { (ps + os) as u32 };
+        Ok(self.clocks.program(unit, channel, at_ns, t.transfer_ns(bytes), t.program_ns))
+    }
+
+    fn store_data(&mut self, ppn: Ppn, data: &[u8]) {
+        let ps = self.cfg.geometry.page_size as usize;
+        match &mut self.data {
+            Data::Full(d) => d[ppn as usize * ps..(ppn as usize + 1) * ps].copy_from_slice(data),
+            Data::Meta(m) => {
+                if !data.is_empty() {
+                    m.insert(ppn, data.into());
+                }
+            }
+        }
+    }
+
+    /// Leaves what a torn program of `target_data`/`target_oob` leaves.
+    fn tear_page(&mut self, ppn: Ppn, cut: PowerCut, target_data: &[u8], target_oob: &[u8]) {
+        let g = self.cfg.geometry;
+        let (os, ps) = (g.oob_size as usize, g.page_size as usize);
+        let mut rng = cut.rng();
+        let o = ppn as usize * os;
+        tear_program(&mut rng, cut.torn, &mut self.oob[o..o + os], target_oob);
+        match &mut self.data {
+            Data::Full(d) => {
+                let target: Vec<u8> = if target_data.is_empty() { vec![0u8; ps] } else { target_data.to_vec() };
+                tear_program(&mut rng, cut.torn, &mut d[ppn as usize * ps..(ppn as usize + 1) * ps], &target);
+            }
+            Data::Meta(m) => {
+                if !target_data.is_empty() {
+                    let mut buf = m.get(&ppn).map(|b| b.to_vec()).unwrap_or_else(|| vec![0xFF; ps]);
+                    tear_program(&mut rng, cut.torn, &mut buf, target_data);
+                    m.insert(ppn, buf.into());
+                }
+            }
+        }
+    }
+
+    /// SLC partial program: after it the page reads `data`/`oob` where given.
+    /// Each may only clear bits of what the page holds. `None` leaves that area alone.
+    pub fn partial_program(&mut self, ppn: Ppn, at_ns: u64, data: Option<&[u8]>, oob: Option<&[u8]>) -> Result<OpTime, NandError> {
+        self.check_ppn(ppn)?;
+        let g = self.cfg.geometry;
+        if g.cell.in_order_programming() {
+            return Err(self.violation(Violation::PartialOnMultiLevel { ppn }));
+        }
+        let block = g.block_of(ppn);
+        if self.bad[block as usize] {
+            return Err(self.bad_block_op(block));
+        }
+        let programs = self.programs[ppn as usize];
+        if programs >= g.nop {
+            return Err(self.violation(Violation::NopExceeded { ppn, nop: g.nop }));
+        }
+        let (os, ps) = (g.oob_size as usize, g.page_size as usize);
+        let o = ppn as usize * os;
+        if let Some(new) = oob {
+            self.check_len("partial program oob", new.len(), os)?;
+            if let Some(byte) = first_bit_set(&self.oob[o..o + os], new) {
+                return Err(self.violation(Violation::BitSet { ppn, byte }));
+            }
+        }
+        let mut current = vec![0u8; ps];
+        if let Some(new) = data {
+            self.check_len("partial program data", new.len(), ps)?;
+            self.copy_data_out(ppn, &mut current);
+            if let Some(byte) = first_bit_set(&current, new) {
+                return Err(self.violation(Violation::BitSet { ppn, byte: os + byte }));
+            }
+        }
+        let cut = self.begin_op()?;
+        if matches!(cut, Some(PowerCut { torn: Torn::None, .. })) {
+            return Err(NandError::PowerLoss);
+        }
+        self.programs[ppn as usize] = programs + 1;
+        let np = &mut self.next_page[block as usize];
+        *np = (*np).max(g.page_index_of(ppn) + 1);
+        if let Some(cut) = cut {
+            let mut rng = cut.rng();
+            if let Some(new) = oob {
+                tear_program(&mut rng, cut.torn, &mut self.oob[o..o + os], new);
+            }
+            if let Some(new) = data {
+                tear_program(&mut rng, cut.torn, &mut current, new);
+                self.store_data(ppn, &current);
+            }
+            self.write_through_page(ppn)?;
+            return Err(NandError::PowerLoss);
+        }
+        if let Some(new) = oob {
+            self.oob[o..o + os].copy_from_slice(new);
+        }
+        if let Some(new) = data {
+            self.store_data(ppn, new);
+        }
+        self.write_through_page(ppn)?;
+        self.stats.partial_programs += 1;
+        let (unit, channel) = self.unit_channel(ppn);
+        let t = self.cfg.timing;
+        let bytes = data.map_or(0, |d| d.len()) + oob.map_or(0, |o| o.len());
+        Ok(self.clocks.program(unit, channel, at_ns, t.transfer_ns(bytes as u32), t.partial_program_ns))
+    }
+
+    /// Erases a block. At its endurance the erase fails and the block goes bad.
+    pub fn erase(&mut self, block: BlockId, at_ns: u64) -> Result<OpTime, NandError> {
+        let g = self.cfg.geometry;
+        if block >= g.block_count() {
+            return Err(self.violation(Violation::BlockOutOfRange { block, block_count: g.block_count() }));
+        }
+        if self.bad[block as usize] {
+            return Err(self.bad_block_op(block));
+        }
+        let cut = self.begin_op()?;
+        let unit = g.unit_of_block(block);
+        let t = self.cfg.timing;
+        if let Some(cut) = cut {
+            self.tear_erase(block, cut);
+            return Err(NandError::PowerLoss);
+        }
+        let time = self.clocks.erase(unit, at_ns, t.erase_ns);
+        if self.erase_counts[block as usize] >= self.cfg.endurance {
+            self.bad[block as usize] = true;
+            self.stats.erase_failures += 1;
+            if let Some(img) = &mut self.image {
+                img.write_block(block, self.erase_counts[block as usize], true)?;
+            }
+            return Err(NandError::EraseFailed(block));
+        }
+        self.erase_counts[block as usize] += 1;
+        self.stats.erases += 1;
+        let first = g.ppn(block, 0);
+        for ppn in first..first + g.pages_per_block {
+            self.erase_page(ppn);
+        }
+        self.next_page[block as usize] = 0;
+        self.write_through_block(block)?;
+        Ok(time)
+    }
+
+    fn erase_page(&mut self, ppn: Ppn) {
+        let g = self.cfg.geometry;
+        let (os, ps) = (g.oob_size as usize, g.page_size as usize);
+        if self.programs[ppn as usize] == 0 {
+            return;
+        }
+        self.programs[ppn as usize] = 0;
+        self.oob[ppn as usize * os..(ppn as usize + 1) * os].fill(0xFF);
+        match &mut self.data {
+            Data::Full(d) => d[ppn as usize * ps..(ppn as usize + 1) * ps].fill(0xFF),
+            Data::Meta(m) => {
+                m.remove(&ppn);
+            }
+        }
+    }
+
+    /// A torn erase: wear is spent, a random subset of pages is erased, the rest
+    /// keep their contents (`Partial`) or hold random bytes (`Garbage`).
+    fn tear_erase(&mut self, block: BlockId, cut: PowerCut) {
+        let g = self.cfg.geometry;
+        let mut rng = cut.rng();
+        if cut.torn != Torn::None {
+            self.erase_counts[block as usize] += 1;
+            let first = g.ppn(block, 0);
+            for ppn in first..first + g.pages_per_block {
+                if rng.gen_bool(0.5) {
+                    self.erase_page(ppn);
+                } else if cut.torn == Torn::Garbage {
+                    let os = g.oob_size as usize;
+                    self.programs[ppn as usize] = self.programs[ppn as usize].max(1);
+                    rng.fill(&mut self.oob[ppn as usize * os..(ppn as usize + 1) * os]);
+                    let mut junk = vec![0u8; g.page_size as usize];
+                    rng.fill(&mut junk[..]);
+                    if self.cfg.data_mode == DataMode::Full {
+                        self.store_data(ppn, &junk);
+                    }
+                }
+            }
+            let block_pages = &self.programs[first as usize..(first + g.pages_per_block) as usize];
+            self.next_page[block as usize] = block_pages.iter().rposition(|&n| n > 0).map_or(0, |i| i as u32 + 1);
+        }
+        // A failed write-through after a power cut has nowhere to be reported; the
+        // image then simply lacks the torn state, which is also a possible outcome.
+        let _ = self.write_through_block(block);
+    }
+
+    fn write_through_page(&mut self, ppn: Ppn) -> Result<(), ImageError> {
+        if self.image.is_none() {
+            return Ok(());
+        }
+        let g = self.cfg.geometry;
+        let (os, ps) = (g.oob_size as usize, g.page_size as usize);
+        let oob = &self.oob[ppn as usize * os..(ppn as usize + 1) * os];
+        let data = match &self.data {
+            Data::Full(d) => &d[ppn as usize * ps..(ppn as usize + 1) * ps],
+            Data::Meta(_) => unreachable!("images always store full data"),
+        };
+        let programs = self.programs[ppn as usize];
+        self.image.as_mut().expect("checked").write_page(ppn, programs, oob, data)
+    }
+
+    fn write_through_block(&mut self, block: BlockId) -> Result<(), ImageError> {
+        if self.image.is_none() {
+            return Ok(());
+        }
+        let g = self.cfg.geometry;
+        let (ec, bad) = (self.erase_counts[block as usize], self.bad[block as usize]);
+        self.image.as_mut().expect("checked").write_block(block, ec, bad)?;
+        let first = g.ppn(block, 0);
+        for ppn in first..first + g.pages_per_block {
+            self.write_through_page(ppn)?;
+        }
+        Ok(())
+    }
+
+    // ---- Inspection, for checkers and tests. Costs no time, counts no operation,
+    // ---- ignores power. An FTL must never use these: recovery reads through `read`.
+
+    pub fn inspect_oob(&self, ppn: Ppn) -> &[u8] {
+        let os = self.cfg.geometry.oob_size as usize;
+        &self.oob[ppn as usize * os..(ppn as usize + 1) * os]
+    }
+    pub fn inspect_data(&self, ppn: Ppn) -> Vec<u8> {
+        let mut buf = vec![0u8; self.cfg.geometry.page_size as usize];
+        self.copy_data_out(ppn, &mut buf);
+        buf
+    }
+    pub fn inspect_programs(&self, ppn: Ppn) -> u8 {
+        self.programs[ppn as usize]
+    }
+    /// The physical wear of a block (the FTL keeps its own, possibly lagging, count).
+    pub fn inspect_erase_count(&self, block: BlockId) -> u32 {
+        self.erase_counts[block as usize]
+    }
+    pub fn inspect_bad(&self, block: BlockId) -> bool {
+        self.bad[block as usize]
+    }
+}
+
+/// First byte where `new` has a 1 bit over a 0 bit of `old`.
+fn first_bit_set(old: &[u8], new: &[u8]) -> Option<usize> {
+    old.iter().zip(new).position(|(o, n)| n & !o != 0)
+}

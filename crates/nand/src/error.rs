@@ -1,0 +1,60 @@
+use crate::geometry::{BlockId, GeometryError, Ppn};
+
+/// A broken rule of the NAND physics. Always an FTL bug: with the default
+/// [`ViolationPolicy::Panic`](crate::ViolationPolicy) the model panics on the spot so the
+/// bug shows where it happens, not as corrupt data later.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Violation {
+    #[error("program of page {ppn}, which is not erased (programmed {programs} time(s) since erase)")]
+    ProgramNotErased { ppn: Ppn, programs: u8 },
+    #[error("out-of-order program of page {ppn} on MLC/TLC: the block's next page is index {expected}")]
+    OutOfOrder { ppn: Ppn, expected: u32 },
+    #[error("partial program of page {ppn} on a cell type without partial programming")]
+    PartialOnMultiLevel { ppn: Ppn },
+    #[error("partial program of page {ppn} past NOP {nop}")]
+    NopExceeded { ppn: Ppn, nop: u8 },
+    #[error("partial program of page {ppn} sets a bit from 0 to 1 at byte {byte}")]
+    BitSet { ppn: Ppn, byte: usize },
+    #[error("page {ppn} is out of range ({page_count} pages)")]
+    PageOutOfRange { ppn: Ppn, page_count: u32 },
+    #[error("block {block} is out of range ({block_count} blocks)")]
+    BlockOutOfRange { block: BlockId, block_count: u32 },
+    #[error("buffer of {got} bytes where {want} were expected ({what})")]
+    BufferSize { what: &'static str, got: usize, want: usize },
+}
+
+/// Why an image file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    #[error("image I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("not a txftl image (bad magic)")]
+    BadMagic,
+    #[error("image format version {0} is not supported (this build reads version 1)")]
+    UnsupportedVersion(u32),
+    #[error("image header checksum mismatch: the header is corrupted")]
+    HeaderChecksum,
+    #[error("image geometry is invalid: {0}")]
+    Geometry(#[from] GeometryError),
+    #[error("image is {actual} bytes but its header describes {expected} bytes: truncated or foreign")]
+    Length { expected: u64, actual: u64 },
+    #[error("image page-state table is corrupted at page {0}")]
+    PageTable(Ppn),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum NandError {
+    /// Power was cut: this operation (and every later one) did not complete.
+    #[error("power lost")]
+    PowerLoss,
+    /// Program or erase on a block that has gone bad.
+    #[error("block {0} is bad")]
+    BadBlock(BlockId),
+    /// The erase failed because the block reached its endurance; it is now bad.
+    #[error("erase of block {0} failed: the block wore out and is now bad")]
+    EraseFailed(BlockId),
+    #[error("NAND rule violated: {0}")]
+    Violation(#[from] Violation),
+    #[error(transparent)]
+    Image(#[from] ImageError),
+}

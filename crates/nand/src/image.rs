@@ -1,0 +1,250 @@
+//! The file-image backend: a NAND array that survives the process.
+//!
+//! The in-memory arrays of [`Nand`](crate::Nand) stay authoritative; every
+//! mutating operation is written through to the file, and opening an image
+//! loads it back. Layout, all integers little-endian:
+//!
+//! ```text
+//! offset 0, 512 bytes: header
+//!     0  [u8; 8]  magic "TXFTLIMG"
+//!     8  u32      format version (1)
+//!    12  u32      header size (512)
+//!    16  u32 x 7  channels, dies_per_channel, planes_per_die, blocks_per_plane,
+//!                 pages_per_block, page_size, oob_size
+//!    44  u8       cell type (1 SLC, 2 MLC, 3 TLC)
+//!    45  u8       NOP
+//!    46  u16      reserved (0)
+//!    48  u32      endurance (erase cycles)
+//!    52  u32      reserved (0)
+//!    56  u64 x 5  read_ns, program_ns, partial_program_ns, erase_ns, transfer_ns_per_kib
+//!    96  ..508    zero
+//!   508  u32      CRC-32 (IEEE) of bytes 0..508
+//! offset 512: block table, 8 bytes per block
+//!     u32 erase count, u8 flags (bit 0: bad), 3 bytes reserved
+//! then: page-state table, 1 byte per page: programs since the last erase (0 = erased)
+//! then, from the next 4 KiB boundary: one record per page, OOB then data,
+//!     stored bitwise inverted so that a file hole (zeros) reads as erased flash (0xFF).
+//! ```
+//!
+//! The file length must match the header exactly; anything else is a foreign or
+//! truncated image and is refused.
+
+use crate::error::ImageError;
+use crate::geometry::{BlockId, CellType, Geometry, Ppn};
+use crate::timing::Timing;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+pub const IMAGE_MAGIC: &[u8; 8] = b"TXFTLIMG";
+pub const IMAGE_VERSION: u32 = 1;
+const HEADER_SIZE: u64 = 512;
+const BLOCK_RECORD: u64 = 8;
+
+pub(crate) struct ImageFile {
+    file: File,
+    geo: Geometry,
+    page_table_at: u64,
+    pages_at: u64,
+    scratch: Vec<u8>,
+}
+
+/// What an image holds, loaded into memory.
+pub(crate) struct Loaded {
+    pub geometry: Geometry,
+    pub timing: Timing,
+    pub endurance: u32,
+    pub erase_counts: Vec<u32>,
+    pub bad: Vec<bool>,
+    pub programs: Vec<u8>,
+    pub oob: Vec<u8>,
+    pub data: Vec<u8>,
+}
+
+fn layout(geo: &Geometry) -> (u64, u64, u64) {
+    let page_table_at = HEADER_SIZE + geo.block_count() as u64 * BLOCK_RECORD;
+    let pages_at = (page_table_at + geo.page_count() as u64).div_ceil(4096) * 4096;
+    let total = pages_at + geo.page_count() as u64 * (geo.oob_size + geo.page_size) as u64;
+    (page_table_at, pages_at, total)
+}
+
+fn encode_header(geo: &Geometry, timing: &Timing, endurance: u32) -> [u8; HEADER_SIZE as usize] {
+    let mut h = [0u8; HEADER_SIZE as usize];
+    h[0..8].copy_from_slice(IMAGE_MAGIC);
+    h[8..12].copy_from_slice(&IMAGE_VERSION.to_le_bytes());
+    h[12..16].copy_from_slice(&(HEADER_SIZE as u32).to_le_bytes());
+    let fields = [
+        geo.channels,
+        geo.dies_per_channel,
+        geo.planes_per_die,
+        geo.blocks_per_plane,
+        geo.pages_per_block,
+        geo.page_size,
+        geo.oob_size,
+    ];
+    for (i, v) in fields.iter().enumerate() {
+        h[16 + 4 * i..20 + 4 * i].copy_from_slice(&v.to_le_bytes());
+    }
+    h[44] = geo.cell.code();
+    h[45] = geo.nop;
+    h[48..52].copy_from_slice(&endurance.to_le_bytes());
+    let times = [timing.read_ns, timing.program_ns, timing.partial_program_ns, timing.erase_ns, timing.transfer_ns_per_kib];
+    for (i, v) in times.iter().enumerate() {
+        h[56 + 8 * i..64 + 8 * i].copy_from_slice(&v.to_le_bytes());
+    }
+    let crc = crc32fast::hash(&h[..508]);
+    h[508..512].copy_from_slice(&crc.to_le_bytes());
+    h
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+fn decode_header(h: &[u8]) -> Result<(Geometry, Timing, u32), ImageError> {
+    if &h[0..8] != IMAGE_MAGIC {
+        return Err(ImageError::BadMagic);
+    }
+    let version = u32_at(h, 8);
+    if version != IMAGE_VERSION {
+        return Err(ImageError::UnsupportedVersion(version));
+    }
+    if crc32fast::hash(&h[..508]) != u32_at(h, 508) {
+        return Err(ImageError::HeaderChecksum);
+    }
+    let cell = CellType::from_code(h[44]).ok_or(ImageError::HeaderChecksum)?;
+    let geo = Geometry {
+        channels: u32_at(h, 16),
+        dies_per_channel: u32_at(h, 20),
+        planes_per_die: u32_at(h, 24),
+        blocks_per_plane: u32_at(h, 28),
+        pages_per_block: u32_at(h, 32),
+        page_size: u32_at(h, 36),
+        oob_size: u32_at(h, 40),
+        cell,
+        nop: h[45],
+    };
+    geo.validate()?;
+    let timing = Timing {
+        read_ns: u64_at(h, 56),
+        program_ns: u64_at(h, 64),
+        partial_program_ns: u64_at(h, 72),
+        erase_ns: u64_at(h, 80),
+        transfer_ns_per_kib: u64_at(h, 88),
+    };
+    Ok((geo, timing, u32_at(h, 48)))
+}
+
+fn invert(buf: &mut [u8]) {
+    buf.iter_mut().for_each(|b| *b = !*b);
+}
+
+impl ImageFile {
+    /// Creates a new image of an erased array. Refuses to overwrite an existing file.
+    pub(crate) fn create(path: &Path, geo: &Geometry, timing: &Timing, endurance: u32) -> Result<ImageFile, ImageError> {
+        let file = OpenOptions::new().read(true).write(true).create_new(true).open(path)?;
+        let (page_table_at, pages_at, total) = layout(geo);
+        file.write_all_at(&encode_header(geo, timing, endurance), 0)?;
+        // Everything after the header starts as zeros: erase count 0, not bad,
+        // page state 0 (erased), and inverted 0xFF (erased) page contents.
+        file.set_len(total)?;
+        Ok(ImageFile { file, geo: *geo, page_table_at, pages_at, scratch: Vec::new() })
+    }
+
+    /// Opens an existing image and loads it.
+    pub(crate) fn open(path: &Path) -> Result<(ImageFile, Loaded), ImageError> {
+        let file = OpenOptions::new().read(true).write(true).open(path)?;
+        let actual = file.metadata()?.len();
+        if actual < HEADER_SIZE {
+            return Err(ImageError::BadMagic);
+        }
+        let mut h = [0u8; HEADER_SIZE as usize];
+        file.read_exact_at(&mut h, 0)?;
+        let (geo, timing, endurance) = decode_header(&h)?;
+        let (page_table_at, pages_at, total) = layout(&geo);
+        if actual != total {
+            return Err(ImageError::Length { expected: total, actual });
+        }
+        let blocks = geo.block_count() as usize;
+        let pages = geo.page_count() as usize;
+        let mut table = vec![0u8; blocks * BLOCK_RECORD as usize];
+        file.read_exact_at(&mut table, HEADER_SIZE)?;
+        let erase_counts = table.chunks_exact(8).map(|r| u32_at(r, 0)).collect();
+        let bad = table.chunks_exact(8).map(|r| r[4] & 1 == 1).collect();
+        let mut programs = vec![0u8; pages];
+        file.read_exact_at(&mut programs, page_table_at)?;
+        if let Some(p) = programs.iter().position(|&n| n > geo.nop.max(1)) {
+            return Err(ImageError::PageTable(p as Ppn));
+        }
+        let (oob_size, page_size) = (geo.oob_size as usize, geo.page_size as usize);
+        let mut oob = vec![0u8; pages * oob_size];
+        let mut data = vec![0u8; pages * page_size];
+        // Read in chunks of whole pages to bound the temporary buffer.
+        let record = oob_size + page_size;
+        let chunk_pages = (8 << 20) / record + 1;
+        let mut buf = vec![0u8; chunk_pages * record];
+        let mut first = 0usize;
+        while first < pages {
+            let n = chunk_pages.min(pages - first);
+            let bytes = &mut buf[..n * record];
+            file.read_exact_at(bytes, pages_at + (first * record) as u64)?;
+            invert(bytes);
+            for (i, rec) in bytes.chunks_exact(record).enumerate() {
+                let p = first + i;
+                oob[p * oob_size..(p + 1) * oob_size].copy_from_slice(&rec[..oob_size]);
+                data[p * page_size..(p + 1) * page_size].copy_from_slice(&rec[oob_size..]);
+            }
+            first += n;
+        }
+        let loaded = Loaded { geometry: geo, timing, endurance, erase_counts, bad, programs, oob, data };
+        Ok((ImageFile { file, geo, page_table_at, pages_at, scratch: Vec::new() }, loaded))
+    }
+
+    fn record_at(&self, ppn: Ppn) -> u64 {
+        self.pages_at + ppn as u64 * (self.geo.oob_size + self.geo.page_size) as u64
+    }
+
+    /// Writes one page's state, OOB and data through to the file.
+    pub(crate) fn write_page(&mut self, ppn: Ppn, programs: u8, oob: &[u8], data: &[u8]) -> Result<(), ImageError> {
+        self.file.write_all_at(&[programs], self.page_table_at + ppn as u64)?;
+        self.scratch.clear();
+        self.scratch.extend_from_slice(oob);
+        self.scratch.extend_from_slice(data);
+        invert(&mut self.scratch);
+        self.file.write_all_at(&self.scratch, self.record_at(ppn))?;
+        Ok(())
+    }
+
+    pub(crate) fn write_block(&mut self, block: BlockId, erase_count: u32, bad: bool) -> Result<(), ImageError> {
+        let mut rec = [0u8; BLOCK_RECORD as usize];
+        rec[0..4].copy_from_slice(&erase_count.to_le_bytes());
+        rec[4] = bad as u8;
+        self.file.write_all_at(&rec, HEADER_SIZE + block as u64 * BLOCK_RECORD)?;
+        Ok(())
+    }
+
+    pub(crate) fn sync(&self) -> Result<(), ImageError> {
+        self.file.sync_data()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_round_trips_and_detects_corruption() {
+        let p = crate::preset("tiny").unwrap();
+        let mut h = encode_header(&p.geometry, &p.timing, p.endurance);
+        let (g, t, e) = decode_header(&h).unwrap();
+        assert_eq!((g, t, e), (p.geometry, p.timing, p.endurance));
+        h[20] ^= 1;
+        assert!(matches!(decode_header(&h), Err(ImageError::HeaderChecksum)));
+        h[0] = b'X';
+        assert!(matches!(decode_header(&h), Err(ImageError::BadMagic)));
+    }
+}

@@ -1,0 +1,29 @@
+//! txftl-nand: the NAND flash model every FTL in txftl runs on.
+//!
+//! It is the oracle of the physics: geometry, the programming rules of SLC and
+//! MLC/TLC cells, simulated timing with overlapping dies and channels, wear and
+//! grown bad blocks, RAM or file-image storage, and power cuts that tear the
+//! operation in flight. See [`Nand`] for the chip contract.
+
+mod array;
+mod error;
+mod fault;
+mod geometry;
+mod image;
+mod preset;
+mod timing;
+
+pub use array::{DataMode, Nand, NandConfig, NandStats, ViolationPolicy};
+pub use error::{ImageError, NandError, Violation};
+pub use fault::{PowerCut, Torn};
+pub use geometry::{BlockId, CellType, Geometry, GeometryError, Ppn};
+pub use image::{IMAGE_MAGIC, IMAGE_VERSION};
+pub use preset::{preset, Preset, PRESET_NAMES};
+pub use timing::{OpTime, Timing};
+
+impl Preset {
+    /// A configuration for this preset with the given data mode.
+    pub fn config(&self, data_mode: DataMode, violation_policy: ViolationPolicy) -> NandConfig {
+        NandConfig { geometry: self.geometry, timing: self.timing, endurance: self.endurance, data_mode, violation_policy }
+    }
+}

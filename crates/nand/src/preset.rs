@@ -1,0 +1,191 @@
+//! Named device presets: the devices of the papers, plus `tiny` for crash tests.
+//!
+//! Where a paper gives a number it is used as is; every other number is an
+//! assumption stated in `source` (and in the README's preset table).
+//! Capacities are scaled down by default (`blocks_per_plane`); the CLI can
+//! override `blocks_per_plane` to scale them up or further down.
+
+use crate::geometry::{CellType, Geometry};
+use crate::timing::Timing;
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Preset {
+    pub name: &'static str,
+    /// What the preset models.
+    pub models: &'static str,
+    /// Where its numbers come from, and which are assumptions.
+    pub source: &'static str,
+    pub geometry: Geometry,
+    pub timing: Timing,
+    /// Erase cycles a block survives; the next erase fails and the block goes bad.
+    pub endurance: u32,
+}
+
+pub const PRESET_NAMES: &[&str] = &["jasmine", "lighttx", "flagcommit", "femu", "tiny"];
+
+/// Looks a preset up by name.
+pub fn preset(name: &str) -> Option<Preset> {
+    let p = match name {
+        "jasmine" => Preset {
+            name: "jasmine",
+            models: "OpenSSD Jasmine board as used by X-FTL (SIGMOD 2013): Samsung K9LCG08U1M MLC, 8 KiB pages, 128 pages/block",
+            source: "page size, pages/block and MLC from X-FTL sec. 6.1; 4 channels x 2 dies, 448 B OOB, \
+                     read 60 us / program 800 us / erase 1.5 ms, 80 MB/s bus and 3,000-cycle endurance are \
+                     assumed datasheet-class values for 3x-nm MLC (the paper gives no latencies); \
+                     capacity scaled to 1 GiB",
+            geometry: Geometry {
+                channels: 4,
+                dies_per_channel: 2,
+                planes_per_die: 1,
+                blocks_per_plane: 128,
+                pages_per_block: 128,
+                page_size: 8192,
+                oob_size: 448,
+                cell: CellType::Mlc,
+                nop: 1,
+            },
+            timing: Timing {
+                read_ns: 60_000,
+                program_ns: 800_000,
+                partial_program_ns: 800_000,
+                erase_ns: 1_500_000,
+                transfer_ns_per_kib: 12_500,
+            },
+            endurance: 3_000,
+        },
+        "lighttx" => Preset {
+            name: "lighttx",
+            models: "LightTx (ICCD 2013) Table II: 4 KiB pages, 64 pages/block, 8 packages x 8 planes",
+            source: "page size, pages/block, packages, planes, read 25 us, program 200 us, erase 1.5 ms from \
+                     LightTx Table II; SLC with NOP 4, 128 B OOB, 400 MB/s bus and 100,000-cycle endurance \
+                     assumed; capacity scaled from 32 GB to 512 MiB",
+            geometry: Geometry {
+                channels: 8,
+                dies_per_channel: 1,
+                planes_per_die: 8,
+                blocks_per_plane: 32,
+                pages_per_block: 64,
+                page_size: 4096,
+                oob_size: 128,
+                cell: CellType::Slc,
+                nop: 4,
+            },
+            timing: Timing {
+                read_ns: 25_000,
+                program_ns: 200_000,
+                partial_program_ns: 200_000,
+                erase_ns: 1_500_000,
+                transfer_ns_per_kib: 2_500,
+            },
+            endurance: 100_000,
+        },
+        "flagcommit" => Preset {
+            name: "flagcommit",
+            models: "Flag Commit (TKDE) Table 2: SLC, 2 KiB pages, 128 KiB blocks, partial programming level 2",
+            source: "page and block size, read 80 us, program 200 us, partial program 200 us, NOP 2, erase \
+                     1.5 ms from Flag Commit Table 2; eight packages as in its sec. 5.1; 64 B OOB, 400 MB/s \
+                     bus and 100,000-cycle endurance assumed; capacity scaled from 32 GB to 512 MiB",
+            geometry: Geometry {
+                channels: 8,
+                dies_per_channel: 1,
+                planes_per_die: 1,
+                blocks_per_plane: 512,
+                pages_per_block: 64,
+                page_size: 2048,
+                oob_size: 64,
+                cell: CellType::Slc,
+                nop: 2,
+            },
+            timing: Timing {
+                read_ns: 80_000,
+                program_ns: 200_000,
+                partial_program_ns: 200_000,
+                erase_ns: 1_500_000,
+                transfer_ns_per_kib: 2_500,
+            },
+            endurance: 100_000,
+        },
+        "femu" => Preset {
+            name: "femu",
+            models: "NoLgn-FTL's FEMU setup (JSA 2025): 4 KiB pages, 1024 pages/block",
+            source: "page size, pages/block, read 50 us, program 500 us, erase 5 ms from NoLgn-FTL sec. 4; \
+                     8 channels x 8 dies (FEMU's default layout), MLC rules, 128 B OOB, 400 MB/s bus and \
+                     3,000-cycle endurance assumed; capacity scaled from 16 GB to 2 GiB",
+            geometry: Geometry {
+                channels: 8,
+                dies_per_channel: 8,
+                planes_per_die: 1,
+                blocks_per_plane: 8,
+                pages_per_block: 1024,
+                page_size: 4096,
+                oob_size: 128,
+                cell: CellType::Mlc,
+                nop: 1,
+            },
+            timing: Timing {
+                read_ns: 50_000,
+                program_ns: 500_000,
+                partial_program_ns: 500_000,
+                erase_ns: 5_000_000,
+                transfer_ns_per_kib: 2_500,
+            },
+            endurance: 3_000,
+        },
+        "tiny" => Preset {
+            name: "tiny",
+            models: "a toy MLC array for exhaustive crash tests: 2 dies, 32 blocks of 8 pages of 512 B",
+            source: "made up to be small; timings are round SLC-class numbers",
+            geometry: Geometry {
+                channels: 1,
+                dies_per_channel: 2,
+                planes_per_die: 1,
+                blocks_per_plane: 16,
+                pages_per_block: 8,
+                page_size: 512,
+                oob_size: 64,
+                cell: CellType::Mlc,
+                nop: 1,
+            },
+            timing: Timing {
+                read_ns: 25_000,
+                program_ns: 200_000,
+                partial_program_ns: 200_000,
+                erase_ns: 1_500_000,
+                transfer_ns_per_kib: 2_500,
+            },
+            endurance: 100_000,
+        },
+        _ => return None,
+    };
+    Some(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_is_valid() {
+        for name in PRESET_NAMES {
+            let p = preset(name).unwrap();
+            p.geometry.validate().unwrap();
+            assert_eq!(p.name, *name);
+        }
+        assert!(preset("nope").is_none());
+    }
+
+    #[test]
+    fn paper_numbers_are_kept() {
+        let l = preset("lighttx").unwrap();
+        assert_eq!((l.geometry.page_size, l.geometry.pages_per_block), (4096, 64));
+        assert_eq!((l.timing.read_ns, l.timing.program_ns, l.timing.erase_ns), (25_000, 200_000, 1_500_000));
+        let f = preset("flagcommit").unwrap();
+        assert_eq!(f.geometry.page_size * f.geometry.pages_per_block, 128 * 1024);
+        assert_eq!((f.geometry.nop, f.timing.read_ns), (2, 80_000));
+        let n = preset("femu").unwrap();
+        assert_eq!((n.geometry.pages_per_block, n.timing.erase_ns), (1024, 5_000_000));
+        let j = preset("jasmine").unwrap();
+        assert_eq!((j.geometry.page_size, j.geometry.pages_per_block, j.geometry.cell), (8192, 128, CellType::Mlc));
+    }
+}

@@ -1,0 +1,231 @@
+//! The chip contract, enforced: each rule of the NAND physics, and power cuts.
+
+use txftl_nand::*;
+
+fn tiny(mode: DataMode, policy: ViolationPolicy) -> Nand {
+    Nand::new(preset("tiny").unwrap().config(mode, policy)).unwrap()
+}
+
+fn slc(nop: u8) -> Nand {
+    let mut p = preset("tiny").unwrap();
+    p.geometry.cell = CellType::Slc;
+    p.geometry.nop = nop;
+    Nand::new(p.config(DataMode::Full, ViolationPolicy::Error)).unwrap()
+}
+
+fn page(nand: &Nand, fill: u8) -> (Vec<u8>, Vec<u8>) {
+    let g = nand.geometry();
+    (vec![fill; g.page_size as usize], vec![fill; g.oob_size as usize])
+}
+
+#[test]
+fn program_then_read_back() {
+    let mut n = tiny(DataMode::Full, ViolationPolicy::Error);
+    let (d, o) = page(&n, 0x5A);
+    n.program(0, 0, &d, &o).unwrap();
+    let (mut rd, mut ro) = page(&n, 0);
+    n.read(0, 0, Some(&mut rd), &mut ro).unwrap();
+    assert_eq!((rd, ro), (d, o));
+    // An erased page reads as 0xFF.
+    let (mut rd, mut ro) = page(&n, 0);
+    n.read(1, 0, Some(&mut rd), &mut ro).unwrap();
+    assert!(rd.iter().chain(ro.iter()).all(|&b| b == 0xFF));
+}
+
+#[test]
+fn reprogram_without_erase_is_refused() {
+    let mut n = tiny(DataMode::Full, ViolationPolicy::Error);
+    let (d, o) = page(&n, 0);
+    n.program(0, 0, &d, &o).unwrap();
+    let err = n.program(0, 0, &d, &o).unwrap_err();
+    assert!(matches!(err, NandError::Violation(Violation::ProgramNotErased { ppn: 0, .. })), "{err}");
+    n.erase(0, 0).unwrap();
+    n.program(0, 0, &d, &o).unwrap();
+}
+
+#[test]
+#[should_panic(expected = "NAND rule violated")]
+fn violations_panic_by_default() {
+    let mut n = tiny(DataMode::Full, ViolationPolicy::Panic);
+    let (d, o) = page(&n, 0);
+    n.program(0, 0, &d, &o).unwrap();
+    let _ = n.program(0, 0, &d, &o);
+}
+
+#[test]
+fn mlc_programs_in_order_only() {
+    let mut n = tiny(DataMode::Full, ViolationPolicy::Error);
+    let (d, o) = page(&n, 0);
+    let err = n.program(2, 0, &d, &o).unwrap_err();
+    assert!(matches!(err, NandError::Violation(Violation::OutOfOrder { ppn: 2, expected: 0 })));
+    n.program(0, 0, &d, &o).unwrap();
+    n.program(1, 0, &d, &o).unwrap();
+    assert!(n.partial_program(1, 0, None, Some(&o)).is_err(), "MLC has no partial programs");
+}
+
+#[test]
+fn slc_partial_programs_only_clear_bits_up_to_nop() {
+    let mut n = slc(2);
+    let (_, o) = page(&n, 0xF0);
+    let d = vec![0xFFu8; 512];
+    n.program(3, 0, &d, &o).unwrap(); // SLC: any order
+    // 0xF0 -> 0x70 clears one bit: allowed, and counts toward NOP.
+    let o2 = vec![0x70u8; 64];
+    n.partial_program(3, 0, None, Some(&o2)).unwrap();
+    assert_eq!(n.inspect_oob(3), &o2[..]);
+    // Setting a bit back is a violation.
+    let err = n.partial_program(3, 0, None, Some(&vec![0xF0u8; 64])).unwrap_err();
+    assert!(matches!(err, NandError::Violation(Violation::BitSet { .. })) || matches!(err, NandError::Violation(Violation::NopExceeded { .. })));
+    // NOP 2 reached (program + one partial).
+    let err = n.partial_program(3, 0, None, Some(&vec![0x00u8; 64])).unwrap_err();
+    assert!(matches!(err, NandError::Violation(Violation::NopExceeded { nop: 2, .. })), "{err}");
+    let mut n = slc(4);
+    n.program(0, 0, &d, &vec![0xFF; 64]).unwrap();
+    let err = n.partial_program(0, 0, None, Some(&{
+        let mut x = vec![0xFF; 64];
+        x[10] = 0x7F;
+        x
+    }));
+    assert!(err.is_ok());
+    let err = n.partial_program(0, 0, None, Some(&vec![0xFF; 64])).unwrap_err();
+    assert!(matches!(err, NandError::Violation(Violation::BitSet { byte: 10, .. })), "{err}");
+}
+
+#[test]
+fn wear_out_makes_a_bad_block() {
+    let mut p = preset("tiny").unwrap();
+    p.endurance = 3;
+    let mut n = Nand::new(p.config(DataMode::Full, ViolationPolicy::Error)).unwrap();
+    for _ in 0..3 {
+        n.erase(5, 0).unwrap();
+    }
+    assert_eq!(n.inspect_erase_count(5), 3);
+    assert!(matches!(n.erase(5, 0), Err(NandError::EraseFailed(5))));
+    assert!(n.inspect_bad(5));
+    let (d, o) = page(&n, 0);
+    assert!(matches!(n.program(5 * 8, 0, &d, &o), Err(NandError::BadBlock(5))));
+    assert!(matches!(n.erase(5, 0), Err(NandError::BadBlock(5))));
+}
+
+#[test]
+fn erase_resets_every_page() {
+    let mut n = tiny(DataMode::Full, ViolationPolicy::Error);
+    let (d, o) = page(&n, 1);
+    for i in 0..8 {
+        n.program(8 + i, 0, &d, &o).unwrap();
+    }
+    n.erase(1, 0).unwrap();
+    for i in 0..8 {
+        assert_eq!(n.inspect_programs(8 + i), 0);
+        assert!(n.inspect_oob(8 + i).iter().all(|&b| b == 0xFF));
+    }
+    n.program(8, 0, &d, &o).unwrap();
+}
+
+#[test]
+fn power_cut_tears_the_operation_in_flight_and_stops_the_rest() {
+    for torn in [Torn::Garbage, Torn::Partial] {
+        let mut n = tiny(DataMode::Full, ViolationPolicy::Error);
+        let (d, o) = page(&n, 0x00);
+        n.arm_power_cut(PowerCut { at_op: 1, torn, seed: 7 });
+        n.program(0, 0, &d, &o).unwrap();
+        assert!(matches!(n.program(1, 0, &d, &o), Err(NandError::PowerLoss)));
+        assert!(matches!(n.program(2, 0, &d, &o), Err(NandError::PowerLoss)));
+        let mut ro = vec![0; 64];
+        assert!(matches!(n.read(0, 0, None, &mut ro), Err(NandError::PowerLoss)));
+        n.power_on();
+        // Page 1 is no longer erased and does not hold what was asked.
+        assert_eq!(n.inspect_programs(1), 1);
+        assert_ne!((n.inspect_data(1), n.inspect_oob(1).to_vec()), (d.clone(), o.clone()), "{torn:?}");
+        assert_eq!(n.inspect_programs(2), 0, "later operations never happened");
+        // Same seed, same tear.
+        let mut m = tiny(DataMode::Full, ViolationPolicy::Error);
+        m.arm_power_cut(PowerCut { at_op: 1, torn, seed: 7 });
+        m.program(0, 0, &d, &o).unwrap();
+        let _ = m.program(1, 0, &d, &o);
+        assert_eq!(m.inspect_data(1), n.inspect_data(1));
+    }
+}
+
+#[test]
+fn torn_erase_leaves_a_partly_erased_block() {
+    let mut n = tiny(DataMode::Full, ViolationPolicy::Error);
+    let (d, o) = page(&n, 0x11);
+    for i in 0..8 {
+        n.program(i, 0, &d, &o).unwrap();
+    }
+    n.arm_power_cut(PowerCut { at_op: 8, torn: Torn::Partial, seed: 3 });
+    assert!(matches!(n.erase(0, 0), Err(NandError::PowerLoss)));
+    let erased = (0..8).filter(|&p| n.inspect_programs(p) == 0).count();
+    assert!(erased > 0 && erased < 8, "partly erased: {erased} of 8");
+    assert_eq!(n.inspect_erase_count(0), 1);
+}
+
+#[test]
+fn cut_with_torn_none_changes_nothing() {
+    let mut n = tiny(DataMode::Full, ViolationPolicy::Error);
+    let (d, o) = page(&n, 0x22);
+    n.arm_power_cut(PowerCut { at_op: 0, torn: Torn::None, seed: 0 });
+    assert!(matches!(n.program(0, 0, &d, &o), Err(NandError::PowerLoss)));
+    assert_eq!(n.inspect_programs(0), 0);
+}
+
+#[test]
+fn meta_only_mode_stores_oob_and_metadata_pages() {
+    let mut n = tiny(DataMode::MetaOnly, ViolationPolicy::Error);
+    let (d, o) = page(&n, 0x33);
+    n.program(0, 0, &[], &o).unwrap();
+    n.program(1, 0, &d, &o).unwrap();
+    assert_eq!(n.inspect_oob(0), &o[..]);
+    assert_eq!(n.inspect_data(1), d);
+    assert!(n.inspect_data(0).iter().all(|&b| b == 0));
+    n.erase(0, 0).unwrap();
+    assert!(n.inspect_data(1).iter().all(|&b| b == 0xFF));
+}
+
+#[test]
+fn parallel_dies_overlap_in_time() {
+    let mut n = tiny(DataMode::Full, ViolationPolicy::Error);
+    let (d, o) = page(&n, 0);
+    let g = *n.geometry();
+    let t = *n.timing();
+    let a = n.program(0, 0, &d, &o).unwrap();
+    // Block 16 is on the other die: its program overlaps the first.
+    let b = n.program(g.ppn(16, 0), 0, &d, &o).unwrap();
+    assert!(b.done_ns < a.done_ns + t.program_ns, "{a:?} {b:?}");
+    // Same die: serialised.
+    let c = n.program(1, 0, &d, &o).unwrap();
+    assert!(c.done_ns >= a.done_ns + t.program_ns);
+}
+
+#[test]
+fn image_round_trip_and_refusals() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dev.img");
+    let p = preset("tiny").unwrap();
+    let cfg = p.config(DataMode::Full, ViolationPolicy::Error);
+    {
+        let mut n = Nand::create_image(&path, cfg).unwrap();
+        let (d, o) = page(&n, 0x44);
+        n.program(0, 0, &d, &o).unwrap();
+        n.erase(3, 0).unwrap();
+        assert!(Nand::create_image(&path, cfg).is_err(), "never overwrites an image");
+    }
+    let n = Nand::open_image(&path, ViolationPolicy::Error).unwrap();
+    assert_eq!(n.inspect_data(0), vec![0x44; 512]);
+    assert_eq!(n.inspect_programs(0), 1);
+    assert_eq!(n.inspect_erase_count(3), 1);
+    assert!(n.inspect_data(1).iter().all(|&b| b == 0xFF));
+    drop(n);
+    // Foreign file.
+    let foreign = dir.path().join("foreign.img");
+    std::fs::write(&foreign, vec![7u8; 4096]).unwrap();
+    assert!(matches!(Nand::open_image(&foreign, ViolationPolicy::Error), Err(ImageError::BadMagic)));
+    // Truncated image.
+    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    let len = f.metadata().unwrap().len();
+    f.set_len(len - 1).unwrap();
+    assert!(matches!(Nand::open_image(&path, ViolationPolicy::Error), Err(ImageError::Length { .. })));
+    // Missing file.
+    assert!(matches!(Nand::open_image(&dir.path().join("none"), ViolationPolicy::Error), Err(ImageError::Io(_))));
+}
