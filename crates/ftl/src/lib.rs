@@ -1,1 +1,32 @@
+//! txftl-ftl: the FTL framework every protocol stands on, and the device interface.
+//!
+//! Page-level mapping in DRAM; an OOB record on every page (logical page,
+//! sequence number, CRCs, protocol bytes); write streams striped over the
+//! parallel units; GC with greedy or cost-benefit victims and free-block
+//! watermarks; dynamic and static wear leveling; mapping checkpoints in a ring
+//! of blocks, named by a superblock kept in two copies; roll-forward recovery
+//! from the OOB of pages written after the last checkpoint.
+//!
+//! Protocols plug in through [`Hooks`]. The `plain` protocol is the framework
+//! with no hooks (see `txftl-protocols`).
 
+mod area;
+mod blocks;
+mod check;
+pub mod checkpoint;
+mod config;
+mod device;
+mod error;
+mod ftl;
+mod gc;
+mod hooks;
+pub mod oob;
+mod persist;
+mod recovery;
+pub mod superblock;
+
+pub use config::{Canary, FtlConfig, GcPolicy};
+pub use device::{Device, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};
+pub use error::{DeviceError, Result};
+pub use ftl::Ftl;
+pub use hooks::Hooks;

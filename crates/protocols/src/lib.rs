@@ -1,1 +1,85 @@
+//! txftl-protocols: each paper's commit protocol on the FTL framework, and the
+//! registry the CLI and the harness pick them from by name.
 
+pub mod plain;
+
+use txftl_ftl::{Canary, Device, DeviceError, Ftl, FtlConfig, RecoveryReport};
+use txftl_nand::Nand;
+
+/// Protocols this build offers, by CLI name.
+pub const PROTOCOL_NAMES: &[&str] = &["plain", "plain-canary"];
+
+/// A device of any protocol, behind the device interface, that can also be
+/// cut and handed back as its NAND.
+pub trait AnyDevice: Device {
+    fn check_invariants(&self) -> Result<(), String>;
+    fn recovery_report(&self) -> Option<RecoveryReport>;
+    /// Drops every piece of DRAM state and returns the NAND (a power cut).
+    fn into_nand(self: Box<Self>) -> Nand;
+    /// Clean shutdown: flush and checkpoint, then return the NAND.
+    fn close(self: Box<Self>) -> Result<Nand, DeviceError>;
+    fn nand(&self) -> &Nand;
+    /// (min, max) erase counts over data blocks, as the FTL knows them.
+    fn wear_spread(&self) -> (u32, u32);
+    fn erase_counts(&self) -> Vec<u32>;
+}
+
+impl<H: txftl_ftl::Hooks + 'static> AnyDevice for Ftl<H> {
+    fn check_invariants(&self) -> Result<(), String> {
+        Ftl::check_invariants(self)
+    }
+    fn recovery_report(&self) -> Option<RecoveryReport> {
+        Ftl::recovery_report(self)
+    }
+    fn into_nand(self: Box<Self>) -> Nand {
+        Ftl::into_nand(*self)
+    }
+    fn close(self: Box<Self>) -> Result<Nand, DeviceError> {
+        Ftl::close(*self)
+    }
+    fn nand(&self) -> &Nand {
+        Ftl::nand(self)
+    }
+    fn wear_spread(&self) -> (u32, u32) {
+        Ftl::wear_spread(self)
+    }
+    fn erase_counts(&self) -> Vec<u32> {
+        Ftl::erase_counts(self).to_vec()
+    }
+}
+
+/// Why a protocol name was refused.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown protocol `{0}` (known: {known})", known = PROTOCOL_NAMES.join(", "))]
+pub struct UnknownProtocol(pub String);
+
+fn canary_config(name: &str, mut cfg: FtlConfig) -> FtlConfig {
+    if name == "plain-canary" {
+        cfg.canary = Some(Canary::ReuseBeforeCheckpoint);
+    }
+    cfg
+}
+
+/// Formats `nand` for protocol `name`.
+pub fn format(name: &str, nand: Nand, cfg: FtlConfig) -> Result<Box<dyn AnyDevice>, DeviceError> {
+    let cfg = canary_config(name, cfg);
+    Ok(match name {
+        "plain" => Box::new(Ftl::format(nand, cfg, plain::Plain)?),
+        "plain-canary" => Box::new(Ftl::format(nand, cfg, plain::PlainCanary)?),
+        other => return Err(DeviceError::Config(UnknownProtocol(other.to_string()).to_string())),
+    })
+}
+
+/// Mounts `nand` (recovery from the NAND alone) for protocol `name`.
+pub fn mount(name: &str, nand: Nand, cfg: FtlConfig) -> Result<Box<dyn AnyDevice>, DeviceError> {
+    let cfg = canary_config(name, cfg);
+    Ok(match name {
+        "plain" => Box::new(Ftl::mount(nand, cfg, plain::Plain)?),
+        "plain-canary" => Box::new(Ftl::mount(nand, cfg, plain::PlainCanary)?),
+        other => return Err(DeviceError::Config(UnknownProtocol(other.to_string()).to_string())),
+    })
+}
+
+pub fn is_known(name: &str) -> bool {
+    PROTOCOL_NAMES.contains(&name)
+}

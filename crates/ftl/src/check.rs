@@ -1,0 +1,99 @@
+//! FTL invariants, checked against the NAND itself (through the model's
+//! inspection interface, which costs no time and counts no operation).
+
+use crate::blocks::BlockState;
+use crate::checkpoint::UNMAPPED;
+use crate::ftl::Ftl;
+use crate::hooks::Hooks;
+use crate::oob::{Oob, OobState, PageKind};
+use txftl_nand::DataMode;
+
+impl<H: Hooks> Ftl<H> {
+    /// Checks that the DRAM state agrees with itself and with the flash:
+    /// - the L2P is one-to-one and the reverse map mirrors it;
+    /// - every mapped page holds an intact data page of that logical page, in a
+    ///   block that is open or full;
+    /// - valid counts equal the mapped pages of each block;
+    /// - the free pool holds exactly the blocks in state Free, none with valid pages;
+    /// - prefree and bad blocks hold no valid pages; open blocks have room;
+    /// - the FTL's erase count of a block never exceeds the physical one.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let geo = &self.geo;
+        let mut valid = vec![0u32; geo.block_count() as usize];
+        let mut owner = vec![UNMAPPED; geo.page_count() as usize];
+        for (lpn, &ppn) in self.l2p.iter().enumerate() {
+            if ppn == UNMAPPED {
+                continue;
+            }
+            if ppn >= geo.page_count() {
+                return Err(format!("lpn {lpn} maps to out-of-range page {ppn}"));
+            }
+            if owner[ppn as usize] != UNMAPPED {
+                return Err(format!("L2P not one-to-one: lpns {} and {lpn} both map to page {ppn}", owner[ppn as usize]));
+            }
+            owner[ppn as usize] = lpn as u32;
+            if self.p2l[ppn as usize] != lpn as u32 {
+                return Err(format!("reverse map of page {ppn} says {} but lpn {lpn} maps there", self.p2l[ppn as usize]));
+            }
+            let b = geo.block_of(ppn);
+            valid[b as usize] += 1;
+            let state = self.blocks.state[b as usize];
+            if !matches!(state, BlockState::Open | BlockState::Full) {
+                return Err(format!("lpn {lpn} maps into block {b} in state {state:?}"));
+            }
+            match Oob::decode(self.nand.inspect_oob(ppn)) {
+                OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn as u32 => {
+                    if self.nand.config().data_mode == DataMode::Full && !o.data_matches(&self.nand.inspect_data(ppn)) {
+                        return Err(format!("lpn {lpn} at page {ppn}: data CRC mismatch (torn page mapped)"));
+                    }
+                }
+                other => return Err(format!("lpn {lpn} at page {ppn}: OOB is {other:?}")),
+            }
+        }
+        for (ppn, &lpn) in self.p2l.iter().enumerate() {
+            if lpn != UNMAPPED && owner[ppn] != lpn {
+                return Err(format!("reverse map has stale entry page {ppn} -> lpn {lpn}"));
+            }
+        }
+        let mut free = 0;
+        for b in 0..geo.block_count() {
+            let i = b as usize;
+            if valid[i] != self.blocks.valid[i] {
+                return Err(format!("block {b}: valid count {} but {} pages are mapped", self.blocks.valid[i], valid[i]));
+            }
+            let state = self.blocks.state[i];
+            let in_pool = self.blocks.is_in_free_pool(b);
+            if (state == BlockState::Free) != in_pool {
+                return Err(format!("block {b} in state {state:?} but in free pool: {in_pool}"));
+            }
+            if matches!(state, BlockState::Free | BlockState::Prefree | BlockState::Bad | BlockState::Meta) && valid[i] != 0 {
+                return Err(format!("block {b} in state {state:?} holds {} valid pages", valid[i]));
+            }
+            if state == BlockState::Free {
+                free += 1;
+            }
+            if state == BlockState::Open && self.blocks.write_ptr[i] >= geo.pages_per_block {
+                return Err(format!("open block {b} is full"));
+            }
+            if state == BlockState::Prefree && !self.blocks.prefree().contains(&b) {
+                return Err(format!("block {b} is prefree but not on the prefree list"));
+            }
+            if self.blocks.erase_count[i] > self.nand.inspect_erase_count(b) {
+                return Err(format!(
+                    "block {b}: FTL erase count {} exceeds the physical {}",
+                    self.blocks.erase_count[i],
+                    self.nand.inspect_erase_count(b)
+                ));
+            }
+        }
+        if free != self.blocks.free_count() {
+            return Err(format!("free pool count {} but {free} blocks are free", self.blocks.free_count()));
+        }
+        for slot in self.host_open.iter().chain(std::iter::once(&self.gc_open)).flatten() {
+            if self.blocks.state[*slot as usize] != BlockState::Open {
+                return Err(format!("stream block {slot} is not open"));
+            }
+        }
+        Ok(())
+    }
+}

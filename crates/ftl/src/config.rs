@@ -1,0 +1,63 @@
+//! Tunables of the FTL framework.
+
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcPolicy {
+    /// Victim with the fewest valid pages.
+    Greedy,
+    /// Victim maximising (1 - u) * age / 2u (Kawaguchi et al.'s cost-benefit).
+    CostBenefit,
+}
+
+impl GcPolicy {
+    pub fn parse(s: &str) -> Option<GcPolicy> {
+        match s {
+            "greedy" => Some(GcPolicy::Greedy),
+            "cost-benefit" => Some(GcPolicy::CostBenefit),
+            _ => None,
+        }
+    }
+}
+
+/// Deliberately broken behaviours, for proving that the crash harness catches bugs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Canary {
+    /// Reuse GC victims at once instead of after the next checkpoint: recovery,
+    /// which only scans blocks that were free at the checkpoint, then misses data
+    /// written into a reused block.
+    ReuseBeforeCheckpoint,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FtlConfig {
+    /// Share of the data pool hidden from the host, percent (over-provisioning).
+    pub overprovision_pct: u32,
+    pub gc_policy: GcPolicy,
+    /// GC starts when free + prefree blocks fall to this many (0: derive 5% of the pool, at least 3).
+    pub gc_low_blocks: u32,
+    /// GC stops when free + prefree blocks reach this many (0: derive low + 2% of the pool, at least +2).
+    pub gc_high_blocks: u32,
+    /// A mapping checkpoint after this many page programs since the last one
+    /// (0: derive 8 blocks' worth per parallel unit). Bounds the roll-forward scan.
+    pub checkpoint_every_pages: u64,
+    /// Static wear leveling: relocate the coldest block when the erase-count spread exceeds this.
+    pub wear_spread_max: u32,
+    pub canary: Option<Canary>,
+}
+
+impl Default for FtlConfig {
+    fn default() -> Self {
+        FtlConfig {
+            overprovision_pct: 10,
+            gc_policy: GcPolicy::Greedy,
+            gc_low_blocks: 0,
+            gc_high_blocks: 0,
+            checkpoint_every_pages: 0,
+            wear_spread_max: 64,
+            canary: None,
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! The device interface every protocol offers the host, and the counters it reports.
+//!
+//! Every operation returns its simulated latency in nanoseconds on the device clock.
+
+use crate::error::{DeviceError, Result};
+use serde::Serialize;
+
+/// Logical page number.
+pub type Lpn = u32;
+/// Transaction id, handed out by the host (the file system, as in X-FTL).
+pub type Tid = u32;
+
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct DeviceInfo {
+    pub protocol: &'static str,
+    pub logical_pages: u32,
+    pub page_size: u32,
+}
+
+/// Counters of one device, since mount or the last `reset_stats`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct DeviceStats {
+    pub host_reads: u64,
+    pub host_writes: u64,
+    pub host_trims: u64,
+    pub host_flushes: u64,
+    /// Flash page reads (data and OOB-only), any cause.
+    pub flash_reads: u64,
+    pub flash_programs: u64,
+    pub flash_partial_programs: u64,
+    pub flash_erases: u64,
+    /// GC victims reclaimed.
+    pub gc_runs: u64,
+    /// Valid pages GC copied.
+    pub gc_copies: u64,
+    /// Victims chosen by static wear leveling (counted in gc_runs too).
+    pub wear_level_runs: u64,
+    /// Mapping checkpoints written, and their map pages.
+    pub checkpoints: u64,
+    pub map_writes: u64,
+    pub superblock_writes: u64,
+    /// Pages a protocol writes for its own metadata (X-L2P tables, commit records...).
+    pub protocol_meta_writes: u64,
+    pub bad_blocks: u64,
+    /// Simulated time spent, ns (device clock).
+    pub sim_time_ns: u64,
+}
+
+impl DeviceStats {
+    /// Flash programs per host page written.
+    pub fn write_amplification(&self) -> f64 {
+        if self.host_writes == 0 {
+            return 0.0;
+        }
+        (self.flash_programs + self.flash_partial_programs) as f64 / self.host_writes as f64
+    }
+    pub fn flash_ops(&self) -> u64 {
+        self.flash_reads + self.flash_programs + self.flash_partial_programs + self.flash_erases
+    }
+}
+
+/// What one mount's recovery read and wrote, and how long it took on the device clock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct RecoveryReport {
+    pub superblock_reads: u64,
+    pub checkpoint_pages_read: u64,
+    pub blocks_scanned: u64,
+    pub pages_scanned: u64,
+    pub pages_rolled_forward: u64,
+    pub torn_pages_found: u64,
+    pub flash_reads: u64,
+    pub flash_programs: u64,
+    pub flash_erases: u64,
+    pub time_ns: u64,
+}
+
+/// The block device interface, plus the transactional one (X-FTL style) whose
+/// operations a protocol without transactions refuses with a typed error.
+pub trait Device {
+    fn info(&self) -> DeviceInfo;
+    fn read(&mut self, lpn: Lpn, buf: &mut [u8]) -> Result<u64>;
+    fn write(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64>;
+    /// Makes every earlier write and trim durable.
+    fn flush(&mut self) -> Result<u64>;
+    fn trim(&mut self, lpn: Lpn) -> Result<u64>;
+    fn stats(&self) -> DeviceStats;
+    fn reset_stats(&mut self);
+    /// The device clock, ns.
+    fn now_ns(&self) -> u64;
+
+    fn begin(&mut self, _tid: Tid) -> Result<u64> {
+        Err(self.unsupported("begin"))
+    }
+    fn write_tx(&mut self, _tid: Tid, _lpn: Lpn, _data: &[u8]) -> Result<u64> {
+        Err(self.unsupported("transactional write"))
+    }
+    fn read_tx(&mut self, _tid: Tid, _lpn: Lpn, _buf: &mut [u8]) -> Result<u64> {
+        Err(self.unsupported("transactional read"))
+    }
+    fn commit(&mut self, _tid: Tid) -> Result<u64> {
+        Err(self.unsupported("commit"))
+    }
+    fn abort(&mut self, _tid: Tid) -> Result<u64> {
+        Err(self.unsupported("abort"))
+    }
+    fn unsupported(&self, what: &'static str) -> DeviceError {
+        DeviceError::Unsupported { protocol: self.info().protocol, what }
+    }
+}

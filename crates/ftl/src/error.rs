@@ -1,0 +1,47 @@
+use txftl_nand::{GeometryError, NandError};
+
+/// Everything a device operation can refuse or fail with.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeviceError {
+    /// Power was cut during the operation; the device must be remounted.
+    #[error("power lost: the device must be remounted")]
+    PowerLoss,
+    /// No free space can be reclaimed for this write: every block holds only
+    /// live pages. The device stays usable; trims or overwrites free space.
+    #[error("no space left on the device: every block holds only live pages")]
+    NoSpace,
+    #[error("logical page {lpn} is out of range (the device has {logical_pages} logical pages)")]
+    OutOfRange { lpn: u64, logical_pages: u32 },
+    #[error("buffer of {got} bytes where a page of {want} bytes was expected")]
+    BufferSize { got: usize, want: usize },
+    #[error("operation not supported by the `{protocol}` protocol: {what}")]
+    Unsupported { protocol: &'static str, what: &'static str },
+    /// A page or metadata record failed its checksum where it had to be intact.
+    #[error("corrupted: {0}")]
+    Corrupted(String),
+    #[error("no txftl superblock found: the device is not formatted")]
+    NotFormatted,
+    #[error("invalid FTL configuration: {0}")]
+    Config(String),
+    #[error(transparent)]
+    Geometry(#[from] GeometryError),
+    /// An earlier failure (power loss, NAND error) left DRAM state unusable.
+    #[error("device failed earlier and refuses further operations until remounted")]
+    Failed,
+    #[error("metadata area worn out: {0}")]
+    WornOut(String),
+    #[error("NAND error: {0}")]
+    Nand(NandError),
+}
+
+impl From<NandError> for DeviceError {
+    fn from(e: NandError) -> Self {
+        match e {
+            NandError::PowerLoss => DeviceError::PowerLoss,
+            other => DeviceError::Nand(other),
+        }
+    }
+}
+
+pub type Result<T, E = DeviceError> = std::result::Result<T, E>;

@@ -1,0 +1,583 @@
+//! The page-mapping FTL core: L2P in DRAM, write streams striped over the
+//! parallel units, and the plain block-device operations. GC lives in `gc.rs`,
+//! checkpoints and the superblock in `persist.rs`, mount in `recovery.rs`.
+//!
+//! Durability rules the whole design rests on:
+//! - every program gets a fresh sequence number, recorded in its OOB;
+//! - a checkpoint has a sequence number larger than every page programmed
+//!   before it, and is durable once the superblock naming it is programmed;
+//! - a block GC reclaims is *prefree* until the next checkpoint, so the pages the
+//!   last checkpoint's L2P names are never erased, and pages written after a
+//!   checkpoint only land in blocks that were free or open at that checkpoint:
+//!   the only blocks recovery has to scan;
+//! - blocks are erased when allocated, so a torn erase never matters.
+
+use crate::area::{Extent, LogArea};
+use crate::blocks::{AllocFor, BlockState, BlockTable};
+use crate::checkpoint::UNMAPPED;
+use crate::config::FtlConfig;
+use crate::device::{Device, DeviceInfo, DeviceStats, Lpn, RecoveryReport};
+use crate::error::{DeviceError, Result};
+use crate::hooks::Hooks;
+use crate::oob::{Oob, OobState, PageKind, PROTOCOL_BYTES};
+use txftl_nand::{BlockId, DataMode, Geometry, Nand, NandError, NandStats, Ppn};
+
+/// FTL-level counters (the NAND counts its own operations).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Counters {
+    pub host_reads: u64,
+    pub host_writes: u64,
+    pub host_trims: u64,
+    pub host_flushes: u64,
+    pub gc_runs: u64,
+    pub gc_copies: u64,
+    pub wear_level_runs: u64,
+    pub checkpoints: u64,
+    pub map_writes: u64,
+    pub superblock_writes: u64,
+    pub protocol_meta_writes: u64,
+    pub bad_blocks: u64,
+}
+
+/// Sizes derived from the geometry and the configuration.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Derived {
+    pub logical_pages: u32,
+    pub gc_low: u32,
+    pub gc_high: u32,
+    pub checkpoint_every: u64,
+    /// Free blocks only GC may take.
+    pub reserve: u32,
+}
+
+/// The durable checkpoint the superblock currently names.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct CkptLoc {
+    pub seq: u64,
+    pub extent: Extent,
+    pub bytes: u32,
+    pub crc: u32,
+}
+
+pub struct Ftl<H: Hooks> {
+    pub(crate) nand: Nand,
+    pub(crate) geo: Geometry,
+    pub(crate) cfg: FtlConfig,
+    pub(crate) derived: Derived,
+    pub(crate) l2p: Vec<u32>,
+    /// Reverse map: logical page of each physical page the L2P points to.
+    pub(crate) p2l: Vec<u32>,
+    pub(crate) blocks: BlockTable,
+    pub(crate) host_open: Vec<Option<BlockId>>,
+    pub(crate) host_cursor: u32,
+    pub(crate) gc_open: Option<BlockId>,
+    pub(crate) seq: u64,
+    pub(crate) now_ns: u64,
+    pub(crate) sb_area: LogArea,
+    pub(crate) sb_seq: u64,
+    pub(crate) ckpt_area: LogArea,
+    pub(crate) ckpt: CkptLoc,
+    pub(crate) programs_since_ckpt: u64,
+    pub(crate) trims_pending: bool,
+    pub(crate) erases_since_wl_check: u32,
+    pub(crate) counters: Counters,
+    pub(crate) nand_base: NandStats,
+    pub(crate) time_base_ns: u64,
+    pub(crate) failed: bool,
+    pub(crate) hooks: H,
+    pub(crate) recovery: Option<RecoveryReport>,
+    pub(crate) page_buf: Vec<u8>,
+    pub(crate) oob_buf: Vec<u8>,
+}
+
+/// Fixed superblock locations: the first block of units 0 and 1 (or blocks 0
+/// and 1 on a single-unit array). Recovery finds them from the geometry alone.
+pub(crate) fn superblock_blocks(geo: &Geometry) -> [BlockId; 2] {
+    if geo.unit_count() > 1 {
+        [0, geo.blocks_per_unit()]
+    } else {
+        [0, 1]
+    }
+}
+
+/// Checkpoint ring: enough blocks for two checkpoints plus slack, taken
+/// position-major across units after the superblock blocks.
+fn checkpoint_ring(geo: &Geometry, ckpt_pages: u32) -> Vec<BlockId> {
+    let per_ckpt = ckpt_pages.div_ceil(geo.pages_per_block);
+    let n = (2 * per_ckpt + 2).max(3) as usize;
+    let sb = superblock_blocks(geo);
+    let mut ring = Vec::with_capacity(n);
+    'outer: for pos in 0..geo.blocks_per_unit() {
+        for unit in 0..geo.unit_count() {
+            let b = unit * geo.blocks_per_unit() + pos;
+            if !sb.contains(&b) {
+                ring.push(b);
+                if ring.len() == n {
+                    break 'outer;
+                }
+            }
+        }
+    }
+    ring
+}
+
+impl<H: Hooks> Ftl<H> {
+    pub(crate) fn empty(nand: Nand, cfg: FtlConfig, hooks: H) -> Ftl<H> {
+        let geo = *nand.geometry();
+        let units = geo.unit_count() as usize;
+        let ppb = geo.pages_per_block;
+        Ftl {
+            l2p: Vec::new(),
+            p2l: vec![UNMAPPED; geo.page_count() as usize],
+            blocks: BlockTable::new(&geo),
+            host_open: vec![None; units],
+            host_cursor: 0,
+            gc_open: None,
+            seq: 1,
+            now_ns: 0,
+            sb_area: LogArea::new(superblock_blocks(&geo).to_vec(), ppb),
+            sb_seq: 0,
+            ckpt_area: LogArea::new(vec![0], ppb),
+            ckpt: CkptLoc::default(),
+            programs_since_ckpt: 0,
+            trims_pending: false,
+            erases_since_wl_check: 0,
+            counters: Counters::default(),
+            nand_base: nand.stats(),
+            time_base_ns: 0,
+            failed: false,
+            derived: Derived { logical_pages: 0, gc_low: 0, gc_high: 0, checkpoint_every: 0, reserve: 1 },
+            recovery: None,
+            page_buf: vec![0; geo.page_size as usize],
+            oob_buf: vec![0; geo.oob_size as usize],
+            hooks,
+            cfg,
+            geo,
+            nand,
+        }
+    }
+
+    /// Sizes for this geometry, configuration and metadata layout.
+    pub(crate) fn derive(geo: &Geometry, cfg: &FtlConfig, pool_blocks: u32, logical_override: Option<u32>) -> Result<Derived> {
+        let ppb = geo.pages_per_block;
+        let units = geo.unit_count();
+        if cfg.overprovision_pct >= 100 {
+            return Err(DeviceError::Config(format!("over-provisioning {}% must be below 100", cfg.overprovision_pct)));
+        }
+        // Room that must stay free of data for GC to make progress at 100% logical
+        // fill: one open host block per unit, the GC block, the GC reserve, and slack.
+        let overhead_blocks = units + 3;
+        if pool_blocks <= overhead_blocks + 1 {
+            return Err(DeviceError::Config(format!(
+                "{pool_blocks} data blocks leave no room for data: the geometry is too small for {units} parallel units"
+            )));
+        }
+        let by_op = (pool_blocks as u64 * ppb as u64 * (100 - cfg.overprovision_pct) as u64 / 100) as u32;
+        let by_room = (pool_blocks - overhead_blocks) * ppb;
+        let logical_pages = logical_override.unwrap_or(by_op.min(by_room));
+        let gc_low = if cfg.gc_low_blocks > 0 { cfg.gc_low_blocks } else { (pool_blocks * 5 / 100).max(3) };
+        let gc_high = if cfg.gc_high_blocks > 0 { cfg.gc_high_blocks } else { gc_low + (pool_blocks * 2 / 100).max(2) };
+        if gc_high < gc_low {
+            return Err(DeviceError::Config(format!("GC high watermark {gc_high} is below the low one {gc_low}")));
+        }
+        let checkpoint_every = if cfg.checkpoint_every_pages > 0 { cfg.checkpoint_every_pages } else { 8 * ppb as u64 * units as u64 };
+        Ok(Derived { logical_pages, gc_low, gc_high, checkpoint_every, reserve: 1 })
+    }
+
+    /// Formats the array: lays out the metadata areas, writes an empty checkpoint
+    /// and the first superblock. Every other block joins the free pool (and is
+    /// erased when first allocated).
+    pub fn format(nand: Nand, cfg: FtlConfig, hooks: H) -> Result<Ftl<H>> {
+        let geo = *nand.geometry();
+        geo.validate()?;
+        if (geo.oob_size as usize) < crate::oob::OOB_RECORD_SIZE {
+            return Err(DeviceError::Config(format!("OOB of {} bytes cannot hold the 64-byte OOB record", geo.oob_size)));
+        }
+        let ckpt_pages_max = (Self::ckpt_bytes_max(&geo, &hooks) as u64).div_ceil(geo.page_size as u64) as u32;
+        let ring = checkpoint_ring(&geo, ckpt_pages_max);
+        let sb_len = crate::superblock::Superblock::encoded_len(ring.len(), hooks.root_len_max());
+        if sb_len > geo.page_size as usize {
+            return Err(DeviceError::Config(format!("superblock of {sb_len} bytes does not fit a {}-byte page", geo.page_size)));
+        }
+        let pool_blocks = geo.block_count() - 2 - ring.len() as u32;
+        let derived = Self::derive(&geo, &cfg, pool_blocks, None)?;
+        let mut ftl = Ftl::empty(nand, cfg, hooks);
+        ftl.derived = derived;
+        ftl.l2p = vec![UNMAPPED; derived.logical_pages as usize];
+        ftl.ckpt_area = LogArea::new(ring.clone(), geo.pages_per_block);
+        for b in 0..geo.block_count() {
+            ftl.blocks.state[b as usize] = BlockState::Meta;
+        }
+        for b in 0..geo.block_count() {
+            if !ring.contains(&b) && !superblock_blocks(&geo).contains(&b) {
+                ftl.blocks.set_free(b);
+            }
+        }
+        ftl.hooks.on_format(derived.logical_pages);
+        ftl.checkpoint()?;
+        ftl.reset_stats();
+        Ok(ftl)
+    }
+
+    /// Largest checkpoint this geometry can produce (sizes the ring at format).
+    fn ckpt_bytes_max(geo: &Geometry, hooks: &H) -> usize {
+        crate::checkpoint::Checkpoint::encoded_len(geo.page_count(), geo.block_count(), hooks.checkpoint_section_max())
+    }
+
+    // ---- accessors -------------------------------------------------------------
+
+    pub fn nand(&self) -> &Nand {
+        &self.nand
+    }
+    /// The NAND, for fault injection (arming a power cut on a live device).
+    pub fn nand_mut(&mut self) -> &mut Nand {
+        &mut self.nand
+    }
+    /// Hands the NAND back, dropping every piece of DRAM state: what a power cut does.
+    pub fn into_nand(self) -> Nand {
+        self.nand
+    }
+    pub fn hooks(&self) -> &H {
+        &self.hooks
+    }
+    pub fn hooks_mut(&mut self) -> &mut H {
+        &mut self.hooks
+    }
+    pub fn config(&self) -> &FtlConfig {
+        &self.cfg
+    }
+    pub fn logical_pages(&self) -> u32 {
+        self.derived.logical_pages
+    }
+    pub fn page_size(&self) -> u32 {
+        self.geo.page_size
+    }
+    /// What the last mount's recovery did (None after `format`).
+    pub fn recovery_report(&self) -> Option<RecoveryReport> {
+        self.recovery
+    }
+    /// Current mapping of a logical page (for checkers and reports).
+    pub fn mapping(&self, lpn: Lpn) -> Option<Ppn> {
+        self.l2p.get(lpn as usize).copied().filter(|&p| p != UNMAPPED)
+    }
+    /// Erase counts as the FTL knows them.
+    pub fn erase_counts(&self) -> &[u32] {
+        &self.blocks.erase_count
+    }
+    /// (min, max) erase count over data blocks.
+    pub fn wear_spread(&self) -> (u32, u32) {
+        self.blocks.wear_spread()
+    }
+    pub fn free_blocks(&self) -> u32 {
+        self.blocks.free_count()
+    }
+
+    // ---- shared machinery -------------------------------------------------------
+
+    pub(crate) fn check_alive(&self) -> Result<()> {
+        if self.failed || !self.nand.is_powered() {
+            return Err(if self.nand.is_powered() { DeviceError::Failed } else { DeviceError::PowerLoss });
+        }
+        Ok(())
+    }
+
+    /// A NAND error that leaves DRAM state unusable: refuse everything from now on.
+    pub(crate) fn fail(&mut self, e: NandError) -> DeviceError {
+        self.failed = true;
+        e.into()
+    }
+
+    pub(crate) fn check_lpn(&self, lpn: Lpn) -> Result<()> {
+        if lpn >= self.derived.logical_pages {
+            return Err(DeviceError::OutOfRange { lpn: lpn as u64, logical_pages: self.derived.logical_pages });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn check_data_len(&self, len: usize) -> Result<()> {
+        let want = self.geo.page_size as usize;
+        if len == want || (len == 0 && self.nand.config().data_mode == DataMode::MetaOnly) {
+            Ok(())
+        } else {
+            Err(DeviceError::BufferSize { got: len, want })
+        }
+    }
+
+    /// Erases a block for reuse. Returns false if it wore out (now marked bad).
+    pub(crate) fn erase_for_use(&mut self, b: BlockId) -> Result<bool> {
+        if self.blocks.clean[b as usize] {
+            return Ok(true);
+        }
+        match self.nand.erase(b, self.now_ns) {
+            Ok(_) => {
+                self.blocks.erase_count[b as usize] += 1;
+                self.blocks.clean[b as usize] = true;
+                self.erases_since_wl_check += 1;
+                Ok(true)
+            }
+            Err(NandError::EraseFailed(_)) | Err(NandError::BadBlock(_)) => {
+                self.blocks.state[b as usize] = BlockState::Bad;
+                self.counters.bad_blocks += 1;
+                Ok(false)
+            }
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    /// Takes a free block, erases it and opens it. `Ok(None)` if the pool is empty.
+    pub(crate) fn open_block(&mut self, unit: u32, purpose: AllocFor) -> Result<Option<BlockId>> {
+        while let Some(b) = self.blocks.take_free(unit, purpose) {
+            if self.erase_for_use(b)? {
+                self.blocks.state[b as usize] = BlockState::Open;
+                self.blocks.write_ptr[b as usize] = 0;
+                self.blocks.valid[b as usize] = 0;
+                return Ok(Some(b));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Programs the next page of an open block with a fresh sequence number.
+    /// Returns the page and when its data crossed the channel.
+    pub(crate) fn program_next(
+        &mut self,
+        block: BlockId,
+        kind: PageKind,
+        lpn: u32,
+        data: &[u8],
+        protocol: &[u8; PROTOCOL_BYTES],
+    ) -> Result<(Ppn, u64)> {
+        let page = self.blocks.write_ptr[block as usize];
+        debug_assert!(page < self.geo.pages_per_block, "program into full block {block}");
+        let ppn = self.geo.ppn(block, page);
+        let seq = self.seq;
+        self.seq += 1;
+        let mut oob = Oob::new(kind, lpn, seq, self.blocks.erase_count[block as usize], data);
+        oob.protocol = *protocol;
+        oob.encode(&mut self.oob_buf);
+        let t = match self.nand.program(ppn, self.now_ns, data, &self.oob_buf) {
+            Ok(t) => t,
+            Err(e) => return Err(self.fail(e)),
+        };
+        let b = block as usize;
+        self.blocks.write_ptr[b] = page + 1;
+        self.blocks.last_seq[b] = seq;
+        self.blocks.clean[b] = false;
+        if page + 1 == self.geo.pages_per_block {
+            self.blocks.state[b] = BlockState::Full;
+            if self.gc_open == Some(block) {
+                self.gc_open = None;
+            }
+            if let Some(slot) = self.host_open.iter_mut().find(|s| **s == Some(block)) {
+                *slot = None;
+            }
+        }
+        self.programs_since_ckpt += 1;
+        Ok((ppn, t.transferred_ns))
+    }
+
+    /// Points `lpn` at `ppn`, invalidating its previous page.
+    pub(crate) fn map(&mut self, lpn: Lpn, ppn: Ppn) {
+        self.unmap(lpn);
+        self.l2p[lpn as usize] = ppn;
+        self.p2l[ppn as usize] = lpn;
+        self.blocks.valid[self.geo.block_of(ppn) as usize] += 1;
+    }
+
+    pub(crate) fn unmap(&mut self, lpn: Lpn) {
+        let old = self.l2p[lpn as usize];
+        if old != UNMAPPED {
+            self.p2l[old as usize] = UNMAPPED;
+            self.blocks.valid[self.geo.block_of(old) as usize] -= 1;
+            self.l2p[lpn as usize] = UNMAPPED;
+        }
+    }
+
+    /// An open host block with room, on the next unit of the stripe.
+    fn host_block(&mut self) -> Result<BlockId> {
+        let units = self.geo.unit_count();
+        let unit = self.host_cursor;
+        self.host_cursor = (unit + 1) % units;
+        if let Some(b) = self.host_open[unit as usize] {
+            return Ok(b);
+        }
+        self.make_room_for_host()?;
+        match self.open_block(unit, AllocFor::Host)? {
+            Some(b) => {
+                self.host_open[unit as usize] = Some(b);
+                Ok(b)
+            }
+            None => Err(DeviceError::NoSpace),
+        }
+    }
+
+    /// Before a host stream takes a new block: run GC below the low watermark,
+    /// and make sure a block beyond the GC reserve is free.
+    pub(crate) fn make_room_for_host(&mut self) -> Result<()> {
+        if self.blocks.free_count() + self.blocks.prefree_count() <= self.derived.gc_low {
+            self.collect_garbage(self.derived.gc_high)?;
+        }
+        loop {
+            if self.blocks.free_count() > self.derived.reserve {
+                return Ok(());
+            }
+            if self.blocks.prefree_count() > 0 {
+                self.checkpoint()?;
+                continue;
+            }
+            if !self.gc_one()? {
+                return Err(DeviceError::NoSpace);
+            }
+        }
+    }
+
+    /// Host write of one page (plain, non-transactional).
+    pub fn write_page(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64> {
+        self.write_page_with(lpn, data, &[0; PROTOCOL_BYTES])
+    }
+
+    /// Host write with protocol bytes in the OOB (for protocols built on the framework).
+    pub fn write_page_with(&mut self, lpn: Lpn, data: &[u8], protocol: &[u8; PROTOCOL_BYTES]) -> Result<u64> {
+        self.check_alive()?;
+        self.check_lpn(lpn)?;
+        self.check_data_len(data.len())?;
+        let start = self.now_ns;
+        let block = self.host_block()?;
+        let (ppn, transferred) = self.program_next(block, PageKind::Data, lpn, data, protocol)?;
+        self.map(lpn, ppn);
+        self.counters.host_writes += 1;
+        self.now_ns = self.now_ns.max(transferred);
+        self.after_program()?;
+        Ok(self.now_ns - start)
+    }
+
+    /// Housekeeping after host programs: interval checkpoints and static wear leveling.
+    pub(crate) fn after_program(&mut self) -> Result<()> {
+        if self.programs_since_ckpt >= self.derived.checkpoint_every {
+            self.checkpoint()?;
+        }
+        if self.erases_since_wl_check >= 64 {
+            self.erases_since_wl_check = 0;
+            self.wear_level()?;
+        }
+        Ok(())
+    }
+
+    /// Reads the page `ppn` expecting logical page `lpn`; checks OOB and data CRCs.
+    pub(crate) fn read_mapped(&mut self, lpn: Lpn, ppn: Ppn, buf: &mut [u8]) -> Result<()> {
+        let data = if buf.is_empty() { None } else { Some(&mut buf[..]) };
+        let t = match self.nand.read(ppn, self.now_ns, data, &mut self.oob_buf) {
+            Ok(t) => t,
+            Err(e) => return Err(self.fail(e)),
+        };
+        self.now_ns = self.now_ns.max(t.done_ns);
+        match Oob::decode(&self.oob_buf) {
+            OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn && (buf.is_empty() || o.data_matches(buf)) => Ok(()),
+            other => Err(DeviceError::Corrupted(format!("logical page {lpn} at physical page {ppn}: OOB {other:?}"))),
+        }
+    }
+
+    pub fn read_page(&mut self, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
+        self.check_alive()?;
+        self.check_lpn(lpn)?;
+        self.check_data_len(buf.len())?;
+        let start = self.now_ns;
+        self.counters.host_reads += 1;
+        match self.mapping(lpn) {
+            None => buf.fill(0),
+            Some(ppn) => self.read_mapped(lpn, ppn, buf)?,
+        }
+        Ok(self.now_ns - start)
+    }
+
+    /// Trim: forget a logical page. Durable at the next flush (through a checkpoint).
+    pub fn trim_page(&mut self, lpn: Lpn) -> Result<u64> {
+        self.check_alive()?;
+        self.check_lpn(lpn)?;
+        self.counters.host_trims += 1;
+        if self.l2p[lpn as usize] != UNMAPPED {
+            self.unmap(lpn);
+            self.trims_pending = true;
+        }
+        Ok(0)
+    }
+
+    /// Waits for every program in flight; makes pending trims durable.
+    pub fn flush_all(&mut self) -> Result<u64> {
+        self.check_alive()?;
+        let start = self.now_ns;
+        self.counters.host_flushes += 1;
+        self.now_ns = self.now_ns.max(self.nand.all_idle_ns());
+        if self.trims_pending {
+            self.checkpoint()?;
+        }
+        Ok(self.now_ns - start)
+    }
+
+    /// Clean shutdown: flush, then checkpoint so the next mount rolls nothing forward.
+    pub fn close(mut self) -> Result<Nand> {
+        self.flush_all()?;
+        self.checkpoint()?;
+        self.nand.sync_image()?;
+        Ok(self.nand)
+    }
+
+    pub fn device_stats(&self) -> DeviceStats {
+        let n = self.nand.stats();
+        let b = self.nand_base;
+        let c = self.counters;
+        DeviceStats {
+            host_reads: c.host_reads,
+            host_writes: c.host_writes,
+            host_trims: c.host_trims,
+            host_flushes: c.host_flushes,
+            flash_reads: (n.reads + n.oob_reads) - (b.reads + b.oob_reads),
+            flash_programs: n.programs - b.programs,
+            flash_partial_programs: n.partial_programs - b.partial_programs,
+            flash_erases: n.erases - b.erases,
+            gc_runs: c.gc_runs,
+            gc_copies: c.gc_copies,
+            wear_level_runs: c.wear_level_runs,
+            checkpoints: c.checkpoints,
+            map_writes: c.map_writes,
+            superblock_writes: c.superblock_writes,
+            protocol_meta_writes: c.protocol_meta_writes,
+            bad_blocks: c.bad_blocks,
+            sim_time_ns: self.now_ns.max(self.nand.all_idle_ns()) - self.time_base_ns,
+        }
+    }
+
+    pub fn reset_device_stats(&mut self) {
+        self.counters = Counters::default();
+        self.nand_base = self.nand.stats();
+        self.now_ns = self.now_ns.max(self.nand.all_idle_ns());
+        self.time_base_ns = self.now_ns;
+    }
+}
+
+impl<H: Hooks> Device for Ftl<H> {
+    fn info(&self) -> DeviceInfo {
+        DeviceInfo { protocol: self.hooks.name(), logical_pages: self.derived.logical_pages, page_size: self.geo.page_size }
+    }
+    fn read(&mut self, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
+        self.read_page(lpn, buf)
+    }
+    fn write(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64> {
+        self.write_page(lpn, data)
+    }
+    fn flush(&mut self) -> Result<u64> {
+        self.flush_all()
+    }
+    fn trim(&mut self, lpn: Lpn) -> Result<u64> {
+        self.trim_page(lpn)
+    }
+    fn stats(&self) -> DeviceStats {
+        self.device_stats()
+    }
+    fn reset_stats(&mut self) {
+        self.reset_device_stats()
+    }
+    fn now_ns(&self) -> u64 {
+        self.now_ns
+    }
+}

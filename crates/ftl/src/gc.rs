@@ -1,0 +1,177 @@
+//! Garbage collection and static wear leveling.
+//!
+//! GC copies the live pages of a victim into the GC stream (which takes the
+//! most-worn free blocks: data GC moves is cold), then marks the victim prefree.
+//! A page is live if the L2P points to it or the protocol says so (`extra_live`).
+
+use crate::blocks::{AllocFor, BlockState};
+use crate::checkpoint::UNMAPPED;
+use crate::config::{Canary, GcPolicy};
+use crate::error::{DeviceError, Result};
+use crate::ftl::Ftl;
+use crate::hooks::Hooks;
+use crate::oob::{Oob, OobState};
+use txftl_nand::{BlockId, Ppn};
+
+impl<H: Hooks> Ftl<H> {
+    /// Runs GC until free + prefree blocks reach `target`, or no victim gains space.
+    pub(crate) fn collect_garbage(&mut self, target: u32) -> Result<()> {
+        while self.blocks.free_count() + self.blocks.prefree_count() < target {
+            if !self.gc_one()? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reclaims one victim. Returns false if no block would gain space.
+    pub(crate) fn gc_one(&mut self) -> Result<bool> {
+        let Some(victim) = self.select_victim() else { return Ok(false) };
+        self.relocate_block(victim)?;
+        self.counters.gc_runs += 1;
+        Ok(true)
+    }
+
+    fn is_candidate(&self, b: BlockId) -> bool {
+        self.blocks.state[b as usize] == BlockState::Full && !self.hooks.skip_victim(b)
+    }
+
+    /// Greedy or cost-benefit choice among full blocks with at least one dead page.
+    pub(crate) fn select_victim(&self) -> Option<BlockId> {
+        let ppb = self.geo.pages_per_block;
+        let mut best: Option<(BlockId, f64)> = None;
+        for b in 0..self.geo.block_count() {
+            if !self.is_candidate(b) {
+                continue;
+            }
+            let live = self.live_pages(b);
+            if live >= ppb {
+                continue; // erasing it would gain nothing
+            }
+            let score = match self.cfg.gc_policy {
+                // Fewer live pages is better: negate so "larger is better" everywhere.
+                GcPolicy::Greedy => -(live as f64),
+                GcPolicy::CostBenefit => {
+                    let u = live as f64 / ppb as f64;
+                    let age = (self.seq - self.blocks.last_seq[b as usize]) as f64;
+                    if u == 0.0 {
+                        f64::INFINITY
+                    } else {
+                        (1.0 - u) * age / (2.0 * u)
+                    }
+                }
+            };
+            // Strictly better only: ties keep the lowest block id (deterministic).
+            if best.is_none_or(|(_, s)| score > s) {
+                best = Some((b, score));
+            }
+        }
+        best.map(|(b, _)| b)
+    }
+
+    /// Live pages of a block: mapped ones, plus those the protocol keeps.
+    pub(crate) fn live_pages(&self, b: BlockId) -> u32 {
+        let extra = if H::has_extra_live() {
+            let first = self.geo.ppn(b, 0);
+            (first..first + self.blocks.write_ptr[b as usize])
+                .filter(|&p| self.p2l[p as usize] == UNMAPPED && self.hooks.extra_live(p))
+                .count() as u32
+        } else {
+            0
+        };
+        self.blocks.valid[b as usize] + extra
+    }
+
+    /// An open GC block with room, opening one from the pool if needed.
+    fn gc_block(&mut self) -> Result<BlockId> {
+        if let Some(b) = self.gc_open {
+            return Ok(b);
+        }
+        loop {
+            if let Some(b) = self.open_block(0, AllocFor::Gc)? {
+                self.gc_open = Some(b);
+                return Ok(b);
+            }
+            if self.blocks.prefree_count() > 0 {
+                self.checkpoint()?;
+                continue;
+            }
+            return Err(DeviceError::NoSpace);
+        }
+    }
+
+    /// Copies every live page of `victim` to the GC stream and retires it.
+    pub(crate) fn relocate_block(&mut self, victim: BlockId) -> Result<()> {
+        let first = self.geo.ppn(victim, 0);
+        let written = self.blocks.write_ptr[victim as usize];
+        let mut buf = std::mem::take(&mut self.page_buf);
+        let store_data = self.nand.config().data_mode == txftl_nand::DataMode::Full;
+        let result: Result<()> = (|| {
+            for ppn in first..first + written {
+                let lpn = self.p2l[ppn as usize];
+                if lpn == UNMAPPED && !(H::has_extra_live() && self.hooks.extra_live(ppn)) {
+                    continue;
+                }
+                self.copy_page(ppn, lpn, &mut buf, store_data)?;
+            }
+            Ok(())
+        })();
+        self.page_buf = buf;
+        result?;
+        debug_assert_eq!(self.blocks.valid[victim as usize], 0, "victim {victim} still has valid pages");
+        self.blocks.valid[victim as usize] = 0;
+        if self.cfg.canary == Some(Canary::ReuseBeforeCheckpoint) {
+            self.blocks.set_free(victim);
+        } else {
+            self.blocks.set_prefree(victim);
+        }
+        Ok(())
+    }
+
+    fn copy_page(&mut self, ppn: Ppn, lpn: u32, buf: &mut [u8], store_data: bool) -> Result<()> {
+        let t = match self.nand.read(ppn, self.now_ns, Some(buf), &mut self.oob_buf) {
+            Ok(t) => t,
+            Err(e) => return Err(self.fail(e)),
+        };
+        self.now_ns = self.now_ns.max(t.done_ns);
+        let oob = match Oob::decode(&self.oob_buf) {
+            OobState::Valid(o) if !store_data || o.data_matches(buf) => o,
+            other => return Err(DeviceError::Corrupted(format!("GC source page {ppn} is unreadable: {other:?}"))),
+        };
+        let dest = self.gc_block()?;
+        let data: &[u8] = if store_data { buf } else { &[] };
+        let (new, transferred) = self.program_next(dest, oob.kind, oob.lpn, data, &oob.protocol)?;
+        self.now_ns = self.now_ns.max(transferred);
+        if lpn != UNMAPPED {
+            self.map(lpn, new);
+        }
+        self.hooks.on_relocate(ppn, new, &oob);
+        self.counters.gc_copies += 1;
+        Ok(())
+    }
+
+    /// Static wear leveling: when the erase-count spread is too wide, move the data
+    /// of the least-worn full block (cold data that keeps it from being erased)
+    /// into the GC stream, which takes the most-worn free blocks.
+    pub(crate) fn wear_level(&mut self) -> Result<()> {
+        let (lo, hi) = self.blocks.wear_spread();
+        if hi - lo <= self.cfg.wear_spread_max {
+            return Ok(());
+        }
+        // Copying a whole block needs a block beyond the reserve.
+        if self.blocks.free_count() <= self.derived.reserve + 1 {
+            return Ok(());
+        }
+        let coldest = (0..self.geo.block_count())
+            .filter(|&b| self.is_candidate(b) && self.blocks.write_ptr[b as usize] == self.geo.pages_per_block)
+            .min_by_key(|&b| (self.blocks.erase_count[b as usize], b));
+        if let Some(b) = coldest {
+            if self.blocks.erase_count[b as usize] + self.cfg.wear_spread_max < hi {
+                self.relocate_block(b)?;
+                self.counters.gc_runs += 1;
+                self.counters.wear_level_runs += 1;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,148 @@
+//! The OOB (spare area) record every page carries: what recovery needs to know
+//! about the page without any DRAM state.
+//!
+//! The record fills the first 64 bytes of the OOB (the rest stays 0xFF).
+//! Integers little-endian:
+//!
+//! ```text
+//!  0  u8      kind: 0x01 data, 0x02 checkpoint, 0x03 superblock, 0x10.. protocol metadata
+//!             (0xFF: the OOB is erased)
+//!  1  u8      record version (1)
+//!  2  u16     flags: bit 0 = `data_crc` is valid (the data area was stored)
+//!  4  u32     lpn (data pages) / page index within its record (metadata pages)
+//!  8  u64     sequence number: every program gets a fresh, larger one
+//! 16  u32     erase count of the block, as the FTL knew it when programming
+//! 20  u32     CRC-32 of the data area (when flag bit 0 is set)
+//! 24  [u8;32] protocol bytes (transaction id, status, links...; zero when unused)
+//! 56  u32     reserved (0)
+//! 60  u32     CRC-32 of bytes 0..60
+//! ```
+//!
+//! A torn program leaves a record whose CRC fails (or a data area whose CRC
+//! fails), so recovery never mistakes half a page for a page.
+
+pub const OOB_RECORD_SIZE: usize = 64;
+pub const PROTOCOL_BYTES: usize = 32;
+const VERSION: u8 = 1;
+const FLAG_DATA_CRC: u16 = 1;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum PageKind {
+    Data = 0x01,
+    Checkpoint = 0x02,
+    Superblock = 0x03,
+    /// A protocol's own metadata page (X-FTL's X-L2P table, Möbius's atom log...).
+    Protocol = 0x10,
+}
+
+impl PageKind {
+    fn from_u8(v: u8) -> Option<PageKind> {
+        match v {
+            0x01 => Some(PageKind::Data),
+            0x02 => Some(PageKind::Checkpoint),
+            0x03 => Some(PageKind::Superblock),
+            0x10 => Some(PageKind::Protocol),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Oob {
+    pub kind: PageKind,
+    /// Logical page (data) or page index within the record (metadata).
+    pub lpn: u32,
+    pub seq: u64,
+    pub erase_count: u32,
+    /// CRC-32 of the data area, if it was stored.
+    pub data_crc: Option<u32>,
+    pub protocol: [u8; PROTOCOL_BYTES],
+}
+
+/// What an OOB area holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OobState {
+    /// All 0xFF (the data area may still be programmed: check it before programming).
+    Erased,
+    /// A record whose CRC fails: a torn program or torn erase.
+    Garbage,
+    Valid(Oob),
+}
+
+impl Oob {
+    pub fn new(kind: PageKind, lpn: u32, seq: u64, erase_count: u32, data: &[u8]) -> Oob {
+        let data_crc = if data.is_empty() { None } else { Some(crc32fast::hash(data)) };
+        Oob { kind, lpn, seq, erase_count, data_crc, protocol: [0; PROTOCOL_BYTES] }
+    }
+
+    /// Writes the record into `oob` (which must be at least 64 bytes; the rest is set to 0xFF).
+    pub fn encode(&self, oob: &mut [u8]) {
+        oob.fill(0xFF);
+        let r = &mut oob[..OOB_RECORD_SIZE];
+        r[0] = self.kind as u8;
+        r[1] = VERSION;
+        let flags = if self.data_crc.is_some() { FLAG_DATA_CRC } else { 0 };
+        r[2..4].copy_from_slice(&flags.to_le_bytes());
+        r[4..8].copy_from_slice(&self.lpn.to_le_bytes());
+        r[8..16].copy_from_slice(&self.seq.to_le_bytes());
+        r[16..20].copy_from_slice(&self.erase_count.to_le_bytes());
+        r[20..24].copy_from_slice(&self.data_crc.unwrap_or(0).to_le_bytes());
+        r[24..56].copy_from_slice(&self.protocol);
+        r[56..60].copy_from_slice(&0u32.to_le_bytes());
+        let crc = crc32fast::hash(&r[..60]);
+        r[60..64].copy_from_slice(&crc.to_le_bytes());
+    }
+
+    pub fn decode(oob: &[u8]) -> OobState {
+        let r = &oob[..OOB_RECORD_SIZE];
+        if r.iter().all(|&b| b == 0xFF) {
+            return OobState::Erased;
+        }
+        let crc = u32::from_le_bytes(r[60..64].try_into().expect("4 bytes"));
+        if crc32fast::hash(&r[..60]) != crc || r[1] != VERSION {
+            return OobState::Garbage;
+        }
+        let Some(kind) = PageKind::from_u8(r[0]) else { return OobState::Garbage };
+        let flags = u16::from_le_bytes([r[2], r[3]]);
+        let data_crc = u32::from_le_bytes(r[20..24].try_into().expect("4 bytes"));
+        let mut protocol = [0u8; PROTOCOL_BYTES];
+        protocol.copy_from_slice(&r[24..56]);
+        OobState::Valid(Oob {
+            kind,
+            lpn: u32::from_le_bytes(r[4..8].try_into().expect("4 bytes")),
+            seq: u64::from_le_bytes(r[8..16].try_into().expect("8 bytes")),
+            erase_count: u32::from_le_bytes(r[16..20].try_into().expect("4 bytes")),
+            data_crc: (flags & FLAG_DATA_CRC != 0).then_some(data_crc),
+            protocol,
+        })
+    }
+
+    /// Does `data` match the CRC recorded here? (Pages stored without data always match.)
+    pub fn data_matches(&self, data: &[u8]) -> bool {
+        self.data_crc.is_none_or(|crc| crc32fast::hash(data) == crc)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_torn_detection() {
+        let data = vec![7u8; 512];
+        let mut o = Oob::new(PageKind::Data, 42, 9, 3, &data);
+        o.protocol[0] = 5;
+        let mut buf = vec![0u8; 128];
+        o.encode(&mut buf);
+        assert!(buf[64..].iter().all(|&b| b == 0xFF));
+        assert_eq!(Oob::decode(&buf), OobState::Valid(o));
+        assert!(o.data_matches(&data));
+        assert!(!o.data_matches(&vec![8u8; 512]));
+        buf[10] ^= 0x40;
+        assert_eq!(Oob::decode(&buf), OobState::Garbage);
+        assert_eq!(Oob::decode(&vec![0xFF; 64]), OobState::Erased);
+        let meta = Oob::new(PageKind::Data, 1, 1, 0, &[]);
+        assert!(meta.data_matches(&[1, 2, 3]));
+    }
+}

@@ -1,0 +1,331 @@
+//! Mount: rebuild every piece of DRAM state from the NAND alone.
+//!
+//! 1. Superblock: in each of the two superblock blocks, binary-search the last
+//!    programmed page, then read back to the newest intact copy; the copy with
+//!    the larger sequence number wins (a torn superblock falls back to the older).
+//! 2. Checkpoint: read the pages it names, check each page's CRC and the whole
+//!    record's CRC, decode the L2P and block table.
+//! 3. Roll forward: only blocks that were free or open at the checkpoint can hold
+//!    pages programmed after it (GC victims stay prefree until a checkpoint).
+//!    Scan those from the checkpoint's write pointer; every intact data page with
+//!    a sequence number above the checkpoint's is applied in sequence order.
+//!    Torn pages fail their CRC and are skipped.
+//! 4. Rebuild the reverse map, valid counts and free pool; close every partly
+//!    written block (its erased tail is wasted until GC, never reprogrammed).
+//! 5. Seal: write a fresh checkpoint, so the next mount rolls nothing forward and
+//!    the blocks found empty become free. A cut here is harmless: the previous
+//!    superblock still names the previous checkpoint, and rolling forward again
+//!    reaches the same state.
+//!
+//! Reads are timed on the device clock: checkpoint pages are issued together
+//! (dies and channels overlap them), and the scans of different blocks run in
+//! parallel while each block is read page after page.
+
+use crate::area::LogArea;
+use crate::blocks::BlockState;
+use crate::checkpoint::{Checkpoint, RecordState, UNMAPPED};
+use crate::config::FtlConfig;
+use crate::device::RecoveryReport;
+use crate::error::{DeviceError, Result};
+use crate::ftl::{superblock_blocks, CkptLoc, Ftl};
+use crate::hooks::Hooks;
+use crate::oob::{Oob, OobState, PageKind};
+use crate::superblock::Superblock;
+use txftl_nand::{BlockId, DataMode, Nand, Ppn};
+
+/// A page found by the roll-forward scan.
+#[derive(Clone, Copy, Debug)]
+struct Found {
+    seq: u64,
+    ppn: Ppn,
+    oob: Oob,
+}
+
+impl<H: Hooks> Ftl<H> {
+    /// Reads a page (data and OOB) at `at_ns`; returns the completion time.
+    fn recovery_read(&mut self, ppn: Ppn, at_ns: u64, data: bool, buf: &mut [u8], oob: &mut [u8]) -> Result<u64> {
+        let r = if data { self.nand.read(ppn, at_ns, Some(buf), oob) } else { self.nand.read(ppn, at_ns, None, oob) };
+        match r {
+            Ok(t) => Ok(t.done_ns),
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    /// Is the page programmed at all (data or OOB not all 0xFF)? Full read.
+    fn is_programmed(&mut self, ppn: Ppn, at_ns: &mut u64) -> Result<bool> {
+        let mut buf = vec![0u8; self.geo.page_size as usize];
+        let mut oob = vec![0u8; self.geo.oob_size as usize];
+        *at_ns = self.recovery_read(ppn, *at_ns, true, &mut buf, &mut oob)?;
+        Ok(buf.iter().chain(oob.iter()).any(|&b| b != 0xFF))
+    }
+
+    /// Number of programmed pages at the start of `block` from `from` on
+    /// (pages are programmed in order, so they form a prefix): binary search.
+    fn programmed_prefix(&mut self, block: BlockId, from: u32, at_ns: &mut u64) -> Result<u32> {
+        let (mut lo, mut hi) = (from, self.geo.pages_per_block);
+        // Invariant: pages < lo are programmed, pages >= hi are erased.
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.is_programmed(self.geo.ppn(block, mid), at_ns)? {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    }
+
+    /// Finds the newest intact superblock. Returns it with its ring index and the
+    /// first unprogrammed page of its block.
+    fn find_superblock(&mut self, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<(Superblock, usize, u32)> {
+        let mut best: Option<(Superblock, usize, u32)> = None;
+        let reads_before = self.nand.stats().reads;
+        for (index, block) in superblock_blocks(&self.geo).into_iter().enumerate() {
+            let programmed = self.programmed_prefix(block, 0, at_ns)?;
+            let mut buf = vec![0u8; self.geo.page_size as usize];
+            let mut oob = vec![0u8; self.geo.oob_size as usize];
+            for page in (0..programmed).rev() {
+                *at_ns = self.recovery_read(self.geo.ppn(block, page), *at_ns, true, &mut buf, &mut oob)?;
+                let intact = matches!(Oob::decode(&oob), OobState::Valid(o) if o.kind == PageKind::Superblock && o.data_matches(&buf));
+                if let Some(sb) = intact.then(|| Superblock::decode(&buf)).flatten() {
+                    if best.as_ref().is_none_or(|(b, _, _)| sb.sb_seq > b.sb_seq) {
+                        best = Some((sb, index, programmed));
+                    }
+                    break;
+                }
+            }
+        }
+        report.superblock_reads = self.nand.stats().reads - reads_before;
+        best.ok_or(DeviceError::NotFormatted)
+    }
+
+    /// Reads the checkpoint the superblock names and checks every CRC.
+    fn read_checkpoint(&mut self, sb: &Superblock, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<Checkpoint> {
+        let area = LogArea { blocks: sb.ckpt_ring.clone(), head_index: 0, head_page: 0 };
+        if sb.ckpt.pages == 0 || sb.ckpt.index >= area.blocks.len() || sb.ckpt.page >= self.geo.pages_per_block {
+            return Err(DeviceError::Corrupted(format!("superblock names an impossible checkpoint extent {:?}", sb.ckpt)));
+        }
+        let ps = self.geo.page_size as usize;
+        let mut bytes = Vec::with_capacity(sb.ckpt.pages as usize * ps);
+        let mut buf = vec![0u8; ps];
+        let mut oob = vec![0u8; self.geo.oob_size as usize];
+        let issue = *at_ns;
+        for (i, ppn) in sb.ckpt.ppns(&area, self.geo.pages_per_block).into_iter().enumerate() {
+            let done = self.recovery_read(ppn, issue, true, &mut buf, &mut oob)?;
+            *at_ns = (*at_ns).max(done);
+            match Oob::decode(&oob) {
+                OobState::Valid(o) if o.kind == PageKind::Checkpoint && o.lpn == i as u32 && o.seq == sb.ckpt_seq && o.data_matches(&buf) => {}
+                other => return Err(DeviceError::Corrupted(format!("checkpoint page {i} at physical page {ppn} is not intact: {other:?}"))),
+            }
+            bytes.extend_from_slice(&buf);
+            report.checkpoint_pages_read += 1;
+        }
+        bytes.truncate(sb.ckpt_bytes as usize);
+        if crc32fast::hash(&bytes) != sb.ckpt_crc {
+            return Err(DeviceError::Corrupted("checkpoint CRC mismatch".into()));
+        }
+        let ck = Checkpoint::decode(&bytes).map_err(DeviceError::Corrupted)?;
+        if ck.seq != sb.ckpt_seq || ck.l2p.len() != sb.logical_pages as usize || ck.blocks.len() != self.geo.block_count() as usize {
+            return Err(DeviceError::Corrupted("checkpoint does not match its superblock".into()));
+        }
+        Ok(ck)
+    }
+
+    /// Scans one block that was free or open at the checkpoint, from page `start`.
+    /// Returns the pages programmed after the checkpoint (intact ones in `found`),
+    /// the new write pointer, and whether anything was programmed after it.
+    fn scan_block(
+        &mut self,
+        block: BlockId,
+        start: u32,
+        ckpt_seq: u64,
+        was_free: bool,
+        found: &mut Vec<Found>,
+        report: &mut RecoveryReport,
+        at_ns: u64,
+    ) -> Result<(u32, bool, u64)> {
+        let full_reads = self.nand.config().data_mode == DataMode::Full;
+        let mut buf = vec![0u8; self.geo.page_size as usize];
+        let mut oob = vec![0u8; self.geo.oob_size as usize];
+        let mut t = at_ns;
+        let mut write_ptr = start;
+        let mut written = false;
+        report.blocks_scanned += 1;
+        for page in start..self.geo.pages_per_block {
+            let ppn = self.geo.ppn(block, page);
+            t = self.recovery_read(ppn, t, full_reads, &mut buf, &mut oob)?;
+            report.pages_scanned += 1;
+            match Oob::decode(&oob) {
+                OobState::Valid(o) if o.seq > ckpt_seq => {
+                    write_ptr = page + 1;
+                    written = true;
+                    if full_reads && !o.data_matches(&buf) {
+                        report.torn_pages_found += 1;
+                        continue;
+                    }
+                    found.push(Found { seq: o.seq, ppn, oob: o });
+                }
+                OobState::Valid(_) => {
+                    // Older than the checkpoint: a free block never reused since
+                    // (page 0), or the stale remains of a torn erase.
+                    if !(was_free && page == 0) {
+                        report.torn_pages_found += 1;
+                        write_ptr = page + 1;
+                        continue;
+                    }
+                    break;
+                }
+                OobState::Erased => {
+                    // The OOB may be erased over a torn data area: look at the data.
+                    let programmed = if full_reads {
+                        buf.iter().any(|&b| b != 0xFF)
+                    } else {
+                        let mut at = t;
+                        let p = self.is_programmed(ppn, &mut at)?;
+                        t = at;
+                        p
+                    };
+                    if !programmed {
+                        break;
+                    }
+                    report.torn_pages_found += 1;
+                    write_ptr = page + 1;
+                }
+                OobState::Garbage => {
+                    report.torn_pages_found += 1;
+                    if was_free && page == 0 {
+                        // A torn erase, or a torn first program: nothing after it is valid.
+                        break;
+                    }
+                    write_ptr = page + 1;
+                }
+            }
+        }
+        Ok((write_ptr, written, t))
+    }
+
+    /// Mounts a formatted array: recovery from the NAND alone (see the module doc).
+    pub fn mount(nand: Nand, cfg: FtlConfig, hooks: H) -> Result<Ftl<H>> {
+        let geo = *nand.geometry();
+        geo.validate()?;
+        if !nand.is_powered() {
+            return Err(DeviceError::PowerLoss);
+        }
+        let stats_before = nand.stats();
+        let mut ftl = Ftl::empty(nand, cfg, hooks);
+        let start_ns = ftl.nand.all_idle_ns();
+        let mut t = start_ns;
+        let mut report = RecoveryReport::default();
+
+        let (sb, sb_index, sb_programmed) = ftl.find_superblock(&mut report, &mut t)?;
+        if sb.block_count != geo.block_count() || sb.pages_per_block != geo.pages_per_block || sb.page_size != geo.page_size {
+            return Err(DeviceError::Corrupted("superblock geometry does not match the array".into()));
+        }
+        if sb.protocol != ftl.hooks.name() {
+            return Err(DeviceError::Config(format!(
+                "the device was formatted for protocol `{}`, not `{}`",
+                sb.protocol,
+                ftl.hooks.name()
+            )));
+        }
+        let ck = ftl.read_checkpoint(&sb, &mut report, &mut t)?;
+        let pool_blocks = geo.block_count() - 2 - sb.ckpt_ring.len() as u32;
+        ftl.derived = Self::derive(&geo, &ftl.cfg, pool_blocks, Some(sb.logical_pages))?;
+        ftl.l2p = ck.l2p.clone();
+
+        // Roll forward over blocks free or open at the checkpoint, in parallel.
+        let mut found = Vec::new();
+        let scan_start = t;
+        let mut scanned: Vec<(BlockId, u32, bool)> = Vec::new();
+        for (b, rec) in ck.blocks.iter().enumerate() {
+            let b = b as BlockId;
+            ftl.blocks.erase_count[b as usize] = rec.erase_count;
+            let (start, was_free) = match rec.state {
+                RecordState::Free => (0, true),
+                RecordState::Open => (rec.write_ptr as u32, false),
+                _ => continue,
+            };
+            let (wp, written, done) = ftl.scan_block(b, start, ck.seq, was_free, &mut found, &mut report, scan_start)?;
+            t = t.max(done);
+            scanned.push((b, wp, written));
+        }
+        found.sort_by_key(|f| f.seq);
+        let mut max_seq = ck.seq;
+        for f in &found {
+            max_seq = max_seq.max(f.seq);
+            let b = geo.block_of(f.ppn) as usize;
+            ftl.blocks.erase_count[b] = ftl.blocks.erase_count[b].max(f.oob.erase_count);
+            if f.oob.kind == PageKind::Data && f.oob.lpn < ftl.derived.logical_pages {
+                ftl.l2p[f.oob.lpn as usize] = f.ppn;
+                report.pages_rolled_forward += 1;
+            }
+        }
+
+        // Block table, reverse map, valid counts.
+        for (b, rec) in ck.blocks.iter().enumerate() {
+            let (state, wp) = match rec.state {
+                RecordState::Bad => (BlockState::Bad, 0),
+                RecordState::Meta => (BlockState::Meta, 0),
+                RecordState::Used => (BlockState::Full, rec.write_ptr as u32),
+                RecordState::Free | RecordState::Open => (BlockState::Free, 0), // fixed below
+            };
+            ftl.blocks.state[b] = state;
+            ftl.blocks.write_ptr[b] = wp;
+        }
+        for &(b, wp, written) in &scanned {
+            let was_open = ck.blocks[b as usize].state == RecordState::Open;
+            if written || was_open {
+                ftl.blocks.state[b as usize] = BlockState::Full;
+                ftl.blocks.write_ptr[b as usize] = wp;
+            }
+        }
+        for (lpn, &ppn) in ftl.l2p.iter().enumerate() {
+            if ppn == UNMAPPED {
+                continue;
+            }
+            if ppn >= geo.page_count() || ftl.p2l[ppn as usize] != UNMAPPED {
+                return Err(DeviceError::Corrupted(format!("logical page {lpn} maps to invalid or shared physical page {ppn}")));
+            }
+            ftl.p2l[ppn as usize] = lpn as u32;
+            ftl.blocks.valid[geo.block_of(ppn) as usize] += 1;
+        }
+        for b in 0..geo.block_count() {
+            match ftl.blocks.state[b as usize] {
+                BlockState::Free => ftl.blocks.set_free(b),
+                BlockState::Full => {
+                    ftl.blocks.last_seq[b as usize] = ck.seq;
+                    if ftl.blocks.valid[b as usize] == 0 {
+                        ftl.blocks.set_prefree(b);
+                    }
+                }
+                _ => {}
+            }
+        }
+        ftl.seq = max_seq + 1;
+
+        // Metadata rings: where the next appends go.
+        ftl.sb_seq = sb.sb_seq;
+        ftl.sb_area = LogArea { blocks: superblock_blocks(&geo).to_vec(), head_index: sb_index, head_page: sb_programmed };
+        ftl.ckpt_area = LogArea { blocks: sb.ckpt_ring.clone(), head_index: 0, head_page: 0 };
+        ftl.ckpt = CkptLoc { seq: sb.ckpt_seq, extent: sb.ckpt, bytes: sb.ckpt_bytes, crc: sb.ckpt_crc };
+        let ppb = geo.pages_per_block;
+        let last = sb.ckpt.page + sb.ckpt.pages - 1;
+        let last_index = (sb.ckpt.index + (last / ppb) as usize) % sb.ckpt_ring.len();
+        let last_block = sb.ckpt_ring[last_index];
+        let head_page = ftl.programmed_prefix(last_block, last % ppb + 1, &mut t)?;
+        ftl.ckpt_area.head_index = last_index;
+        ftl.ckpt_area.head_page = head_page;
+
+        // Seal.
+        ftl.now_ns = t;
+        ftl.checkpoint()?;
+        let n = ftl.nand.stats();
+        report.flash_reads = (n.reads + n.oob_reads) - (stats_before.reads + stats_before.oob_reads);
+        report.flash_programs = n.programs - stats_before.programs;
+        report.flash_erases = n.erases - stats_before.erases;
+        report.time_ns = ftl.now_ns - start_ns;
+        ftl.recovery = Some(report);
+        ftl.reset_device_stats();
+        Ok(ftl)
+    }
+}

@@ -1,0 +1,184 @@
+//! The plain FTL, scenario by scenario.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use txftl_ftl::{Device, DeviceError, Ftl, FtlConfig};
+use txftl_nand::{preset, DataMode, Nand, PowerCut, Torn, ViolationPolicy};
+use txftl_protocols::plain::Plain;
+
+fn nand(name: &str) -> Nand {
+    Nand::new(preset(name).unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap()
+}
+
+fn page(size: u32, lpn: u32, version: u32) -> Vec<u8> {
+    let mut p = vec![0u8; size as usize];
+    for (i, b) in p.iter_mut().enumerate() {
+        *b = (lpn as usize * 31 + version as usize * 7 + i) as u8;
+    }
+    p
+}
+
+#[test]
+fn write_read_overwrite_trim() {
+    let mut f = Ftl::format(nand("tiny"), FtlConfig::default(), Plain).unwrap();
+    let ps = f.page_size();
+    let mut buf = vec![0u8; ps as usize];
+    f.write(3, &page(ps, 3, 1)).unwrap();
+    f.read(3, &mut buf).unwrap();
+    assert_eq!(buf, page(ps, 3, 1));
+    f.write(3, &page(ps, 3, 2)).unwrap();
+    f.read(3, &mut buf).unwrap();
+    assert_eq!(buf, page(ps, 3, 2));
+    f.trim(3).unwrap();
+    f.read(3, &mut buf).unwrap();
+    assert!(buf.iter().all(|&b| b == 0));
+    f.check_invariants().unwrap();
+}
+
+#[test]
+fn bad_input_is_typed() {
+    let mut f = Ftl::format(nand("tiny"), FtlConfig::default(), Plain).unwrap();
+    let lp = f.logical_pages();
+    let ps = f.page_size();
+    assert!(matches!(f.write(lp, &page(ps, 0, 0)), Err(DeviceError::OutOfRange { .. })));
+    assert!(matches!(f.write(0, &[1, 2, 3]), Err(DeviceError::BufferSize { got: 3, .. })));
+    assert!(matches!(f.begin(1), Err(DeviceError::Unsupported { protocol: "plain", .. })));
+    let cfg = FtlConfig { overprovision_pct: 100, ..FtlConfig::default() };
+    assert!(matches!(Ftl::format(nand("tiny"), cfg, Plain), Err(DeviceError::Config(_))));
+    assert!(matches!(Ftl::mount(nand("tiny"), FtlConfig::default(), Plain), Err(DeviceError::NotFormatted)));
+}
+
+/// Random overwrites at full logical capacity: GC must keep up, data must stay right.
+#[test]
+fn random_overwrites_with_gc_keep_every_page() {
+    for policy in [txftl_ftl::GcPolicy::Greedy, txftl_ftl::GcPolicy::CostBenefit] {
+        let cfg = FtlConfig { gc_policy: policy, ..FtlConfig::default() };
+        let mut f = Ftl::format(nand("tiny"), cfg, Plain).unwrap();
+        let (lp, ps) = (f.logical_pages(), f.page_size());
+        let mut versions = vec![0u32; lp as usize];
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        for lpn in 0..lp {
+            versions[lpn as usize] = 1;
+            f.write(lpn, &page(ps, lpn, 1)).unwrap();
+        }
+        for _ in 0..3000 {
+            let lpn = rng.gen_range(0..lp);
+            versions[lpn as usize] += 1;
+            f.write(lpn, &page(ps, lpn, versions[lpn as usize])).unwrap();
+        }
+        f.check_invariants().unwrap();
+        let s = f.stats();
+        assert!(s.gc_runs > 0 && s.gc_copies > 0 && s.checkpoints > 0, "{s:?}");
+        assert!(s.write_amplification() > 1.0);
+        let mut buf = vec![0u8; ps as usize];
+        for lpn in 0..lp {
+            f.read(lpn, &mut buf).unwrap();
+            assert_eq!(buf, page(ps, lpn, versions[lpn as usize]), "lpn {lpn} under {policy:?}");
+        }
+    }
+}
+
+/// Mount after a clean close, and after a cut with no tear: the same data.
+#[test]
+fn remount_restores_mapping() {
+    let mut f = Ftl::format(nand("tiny"), FtlConfig::default(), Plain).unwrap();
+    let (lp, ps) = (f.logical_pages(), f.page_size());
+    for lpn in 0..lp {
+        f.write(lpn, &page(ps, lpn, 1)).unwrap();
+    }
+    for lpn in (0..lp).step_by(3) {
+        f.write(lpn, &page(ps, lpn, 2)).unwrap();
+    }
+    f.flush().unwrap();
+    let n = f.close().unwrap();
+    let mut f = Ftl::mount(n, FtlConfig::default(), Plain).unwrap();
+    f.check_invariants().unwrap();
+    let report = f.recovery_report().unwrap();
+    assert_eq!(report.pages_rolled_forward, 0, "a clean close leaves nothing to roll forward");
+    let mut buf = vec![0u8; ps as usize];
+    for lpn in 0..lp {
+        f.read(lpn, &mut buf).unwrap();
+        assert_eq!(buf, page(ps, lpn, if lpn % 3 == 0 { 2 } else { 1 }));
+    }
+    // Writes after the last checkpoint come back through roll-forward.
+    for lpn in 0..10 {
+        f.write(lpn, &page(ps, lpn, 9)).unwrap();
+    }
+    f.flush().unwrap();
+    let mut n = f.into_nand();
+    n.power_off();
+    n.power_on();
+    let mut f = Ftl::mount(n, FtlConfig::default(), Plain).unwrap();
+    assert!(f.recovery_report().unwrap().pages_rolled_forward >= 10);
+    for lpn in 0..10 {
+        f.read(lpn, &mut buf).unwrap();
+        assert_eq!(buf, page(ps, lpn, 9));
+    }
+    f.check_invariants().unwrap();
+}
+
+#[test]
+fn full_device_says_no_space_and_stays_usable() {
+    let mut p = preset("tiny").unwrap();
+    p.endurance = 6;
+    let n = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+    let mut f = Ftl::format(n, FtlConfig { wear_spread_max: 1000, ..FtlConfig::default() }, Plain).unwrap();
+    let (lp, ps) = (f.logical_pages(), f.page_size());
+    let mut rng = ChaCha8Rng::seed_from_u64(2);
+    let mut latest = vec![None; lp as usize];
+    let mut no_space = false;
+    for i in 0..200_000u32 {
+        let lpn = rng.gen_range(0..lp);
+        match f.write(lpn, &page(ps, lpn, i)) {
+            Ok(_) => latest[lpn as usize] = Some(i),
+            Err(DeviceError::NoSpace) => {
+                no_space = true;
+                break;
+            }
+            Err(DeviceError::WornOut(_)) => break,
+            Err(e) => panic!("unexpected {e}"),
+        }
+    }
+    assert!(no_space, "blocks wearing out must end in NoSpace");
+    assert!(f.stats().bad_blocks > 0);
+    // Every acknowledged write is still readable.
+    let mut buf = vec![0u8; ps as usize];
+    for lpn in 0..lp {
+        f.read(lpn, &mut buf).unwrap();
+        match latest[lpn as usize] {
+            Some(v) => assert_eq!(buf, page(ps, lpn, v)),
+            None => assert!(buf.iter().all(|&b| b == 0)),
+        }
+    }
+    f.check_invariants().unwrap();
+    // Trimming frees space: writes work again.
+    for lpn in 0..lp / 2 {
+        f.trim(lpn).unwrap();
+    }
+    f.flush().unwrap();
+    f.write(0, &page(ps, 0, 1)).unwrap();
+}
+
+#[test]
+fn power_cut_mid_write_recovers() {
+    for at in [5u64, 40, 77] {
+        for torn in Torn::ALL {
+            let mut f = Ftl::format(nand("tiny"), FtlConfig::default(), Plain).unwrap();
+            let ps = f.page_size();
+            let base = f.nand().op_count();
+            f.nand_mut().arm_power_cut(PowerCut { at_op: base + at, torn, seed: 9 });
+            let mut err = None;
+            for i in 0..200u32 {
+                if let Err(e) = f.write(i % 20, &page(ps, i % 20, i)) {
+                    err = Some(e);
+                    break;
+                }
+            }
+            assert!(matches!(err, Some(DeviceError::PowerLoss)), "{err:?}");
+            let mut n = f.into_nand();
+            n.power_on();
+            let f = Ftl::mount(n, FtlConfig::default(), Plain).unwrap();
+            f.check_invariants().unwrap();
+        }
+    }
+}
