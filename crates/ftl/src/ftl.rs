@@ -77,6 +77,8 @@ pub struct Ftl<H: Hooks> {
     pub(crate) sb_seq: u64,
     pub(crate) ckpt_area: LogArea,
     pub(crate) ckpt: CkptLoc,
+    /// Erase counts as recorded in the durable checkpoint: recovery never goes below them.
+    pub(crate) ckpt_erase_counts: Vec<u32>,
     pub(crate) programs_since_ckpt: u64,
     pub(crate) trims_pending: bool,
     pub(crate) erases_since_wl_check: u32,
@@ -139,6 +141,7 @@ impl<H: Hooks> Ftl<H> {
             sb_seq: 0,
             ckpt_area: LogArea::new(vec![0], ppb),
             ckpt: CkptLoc::default(),
+            ckpt_erase_counts: Vec::new(),
             programs_since_ckpt: 0,
             trims_pending: false,
             erases_since_wl_check: 0,
@@ -263,6 +266,10 @@ impl<H: Hooks> Ftl<H> {
     /// Erase counts as the FTL knows them.
     pub fn erase_counts(&self) -> &[u32] {
         &self.blocks.erase_count
+    }
+    /// Erase counts recorded in the last durable checkpoint.
+    pub fn checkpoint_erase_counts(&self) -> &[u32] {
+        &self.ckpt_erase_counts
     }
     /// (min, max) erase count over data blocks.
     pub fn wear_spread(&self) -> (u32, u32) {

@@ -44,6 +44,7 @@ impl<H: Hooks> Ftl<H> {
             protocol: self.hooks.checkpoint_section(),
         };
         let bytes = ckpt.encode();
+        let recorded_erase_counts: Vec<u32> = ckpt.blocks.iter().map(|r| r.erase_count).collect();
         let crc = crc32fast::hash(&bytes);
         let ps = self.geo.page_size as usize;
         let pages = bytes.len().div_ceil(ps) as u32;
@@ -63,6 +64,7 @@ impl<H: Hooks> Ftl<H> {
         let loc = CkptLoc { seq, extent, bytes: bytes.len() as u32, crc };
         self.write_superblock(&loc)?;
         self.ckpt = loc;
+        self.ckpt_erase_counts = recorded_erase_counts;
         self.programs_since_ckpt = 0;
         self.trims_pending = false;
         self.blocks.release_prefree();

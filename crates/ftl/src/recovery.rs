@@ -11,7 +11,9 @@
 //!    a sequence number above the checkpoint's is applied in sequence order.
 //!    Torn pages fail their CRC and are skipped.
 //! 4. Rebuild the reverse map, valid counts and free pool; close every partly
-//!    written block (its erased tail is wasted until GC, never reprogrammed).
+//!    written block (its erased tail is wasted until GC, never reprogrammed: the
+//!    first page that reads as erased may hold a torn program). For the same
+//!    reason the metadata rings resume in a fresh block.
 //! 5. Seal: write a fresh checkpoint, so the next mount rolls nothing forward and
 //!    the blocks found empty become free. A cut here is harmless: the previous
 //!    superblock still names the previous checkpoint, and rolling forward again
@@ -32,6 +34,7 @@ use crate::hooks::Hooks;
 use crate::oob::{Oob, OobState, PageKind};
 use crate::superblock::Superblock;
 use txftl_nand::{BlockId, DataMode, Nand, Ppn};
+
 
 /// A page found by the roll-forward scan.
 #[derive(Clone, Copy, Debug)]
@@ -75,10 +78,9 @@ impl<H: Hooks> Ftl<H> {
         Ok(lo)
     }
 
-    /// Finds the newest intact superblock. Returns it with its ring index and the
-    /// first unprogrammed page of its block.
-    fn find_superblock(&mut self, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<(Superblock, usize, u32)> {
-        let mut best: Option<(Superblock, usize, u32)> = None;
+    /// Finds the newest intact superblock. Returns it with its ring index.
+    fn find_superblock(&mut self, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<(Superblock, usize)> {
+        let mut best: Option<(Superblock, usize)> = None;
         let reads_before = self.nand.stats().reads;
         for (index, block) in superblock_blocks(&self.geo).into_iter().enumerate() {
             let programmed = self.programmed_prefix(block, 0, at_ns)?;
@@ -88,8 +90,8 @@ impl<H: Hooks> Ftl<H> {
                 *at_ns = self.recovery_read(self.geo.ppn(block, page), *at_ns, true, &mut buf, &mut oob)?;
                 let intact = matches!(Oob::decode(&oob), OobState::Valid(o) if o.kind == PageKind::Superblock && o.data_matches(&buf));
                 if let Some(sb) = intact.then(|| Superblock::decode(&buf)).flatten() {
-                    if best.as_ref().is_none_or(|(b, _, _)| sb.sb_seq > b.sb_seq) {
-                        best = Some((sb, index, programmed));
+                    if best.as_ref().is_none_or(|(b, _)| sb.sb_seq > b.sb_seq) {
+                        best = Some((sb, index));
                     }
                     break;
                 }
@@ -206,18 +208,33 @@ impl<H: Hooks> Ftl<H> {
 
     /// Mounts a formatted array: recovery from the NAND alone (see the module doc).
     pub fn mount(nand: Nand, cfg: FtlConfig, hooks: H) -> Result<Ftl<H>> {
-        let geo = *nand.geometry();
+        Self::mount_or_return(nand, cfg, hooks).map_err(|(e, _)| e)
+    }
+
+    /// Like [`Ftl::mount`], but a failed mount hands the NAND back (with whatever
+    /// the failed attempt did to it), so a cut during recovery can be followed by
+    /// another recovery.
+    pub fn mount_or_return(nand: Nand, cfg: FtlConfig, hooks: H) -> std::result::Result<Ftl<H>, (DeviceError, Nand)> {
+        let mut ftl = Ftl::empty(nand, cfg, hooks);
+        match ftl.recover() {
+            Ok(()) => Ok(ftl),
+            Err(e) => Err((e, ftl.into_nand())),
+        }
+    }
+
+    fn recover(&mut self) -> Result<()> {
+        let ftl = self;
+        let geo = ftl.geo;
         geo.validate()?;
-        if !nand.is_powered() {
+        if !ftl.nand.is_powered() {
             return Err(DeviceError::PowerLoss);
         }
-        let stats_before = nand.stats();
-        let mut ftl = Ftl::empty(nand, cfg, hooks);
+        let stats_before = ftl.nand.stats();
         let start_ns = ftl.nand.all_idle_ns();
         let mut t = start_ns;
         let mut report = RecoveryReport::default();
 
-        let (sb, sb_index, sb_programmed) = ftl.find_superblock(&mut report, &mut t)?;
+        let (sb, sb_index) = ftl.find_superblock(&mut report, &mut t)?;
         if sb.block_count != geo.block_count() || sb.pages_per_block != geo.pages_per_block || sb.page_size != geo.page_size {
             return Err(DeviceError::Corrupted("superblock geometry does not match the array".into()));
         }
@@ -229,6 +246,7 @@ impl<H: Hooks> Ftl<H> {
             )));
         }
         let ck = ftl.read_checkpoint(&sb, &mut report, &mut t)?;
+        ftl.ckpt_erase_counts = ck.blocks.iter().map(|r| r.erase_count).collect();
         let pool_blocks = geo.block_count() - 2 - sb.ckpt_ring.len() as u32;
         ftl.derived = Self::derive(&geo, &ftl.cfg, pool_blocks, Some(sb.logical_pages))?;
         ftl.l2p = ck.l2p.clone();
@@ -303,18 +321,17 @@ impl<H: Hooks> Ftl<H> {
         }
         ftl.seq = max_seq + 1;
 
-        // Metadata rings: where the next appends go.
+        // Metadata rings: the next appends go to a fresh block. The page after the
+        // last programmed one may hold a torn program that reads as erased (all
+        // 0xFF), so it must never be programmed: entering the next block erases it.
+        // The same reason closes every partly written data block above.
         ftl.sb_seq = sb.sb_seq;
-        ftl.sb_area = LogArea { blocks: superblock_blocks(&geo).to_vec(), head_index: sb_index, head_page: sb_programmed };
-        ftl.ckpt_area = LogArea { blocks: sb.ckpt_ring.clone(), head_index: 0, head_page: 0 };
+        ftl.sb_area = LogArea { blocks: superblock_blocks(&geo).to_vec(), head_index: sb_index, head_page: geo.pages_per_block };
         ftl.ckpt = CkptLoc { seq: sb.ckpt_seq, extent: sb.ckpt, bytes: sb.ckpt_bytes, crc: sb.ckpt_crc };
         let ppb = geo.pages_per_block;
         let last = sb.ckpt.page + sb.ckpt.pages - 1;
         let last_index = (sb.ckpt.index + (last / ppb) as usize) % sb.ckpt_ring.len();
-        let last_block = sb.ckpt_ring[last_index];
-        let head_page = ftl.programmed_prefix(last_block, last % ppb + 1, &mut t)?;
-        ftl.ckpt_area.head_index = last_index;
-        ftl.ckpt_area.head_page = head_page;
+        ftl.ckpt_area = LogArea { blocks: sb.ckpt_ring.clone(), head_index: last_index, head_page: ppb };
 
         // Seal.
         ftl.now_ns = t;
@@ -326,6 +343,6 @@ impl<H: Hooks> Ftl<H> {
         report.time_ns = ftl.now_ns - start_ns;
         ftl.recovery = Some(report);
         ftl.reset_device_stats();
-        Ok(ftl)
+        Ok(())
     }
 }

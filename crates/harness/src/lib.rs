@@ -1,1 +1,12 @@
+//! txftl-harness: workloads, the reference model of the crash contract, the
+//! workload runner, and the crash-point enumerator.
 
+pub mod crash;
+pub mod data;
+pub mod model;
+pub mod run;
+pub mod workload;
+
+pub use crash::{crashtest, CrashReport, CrashSpec, CrashViolation, DeviceSpec};
+pub use run::{run_workload, RunReport};
+pub use workload::{Op, OpStream, WorkloadKind, WorkloadSpec, WORKLOAD_NAMES};

@@ -71,6 +71,25 @@ impl NandStats {
     }
 }
 
+/// Kind of one NAND operation, as recorded by the optional operation log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpKind {
+    Read,
+    OobRead,
+    Program,
+    PartialProgram,
+    Erase,
+}
+
+impl OpKind {
+    /// Does the operation change the array (and so have torn variants)?
+    pub fn mutates(self) -> bool {
+        matches!(self, OpKind::Program | OpKind::PartialProgram | OpKind::Erase)
+    }
+}
+
+#[derive(Clone)]
 enum Data {
     Full(Vec<u8>),
     Meta(BTreeMap<Ppn, Box<[u8]>>),
@@ -94,6 +113,7 @@ pub struct Nand {
     cut_at: u64,
     cut: Option<PowerCut>,
     powered: bool,
+    op_log: Option<Vec<OpKind>>,
 }
 
 impl Nand {
@@ -120,6 +140,7 @@ impl Nand {
             cut_at: u64::MAX,
             cut: None,
             powered: true,
+            op_log: None,
             cfg,
         })
     }
@@ -165,6 +186,7 @@ impl Nand {
             cut_at: u64::MAX,
             cut: None,
             powered: true,
+            op_log: None,
         })
     }
 
@@ -227,14 +249,45 @@ impl Nand {
         self.op_count = 0;
     }
 
+    /// Starts (or stops) recording the kind of every operation issued.
+    pub fn set_op_log(&mut self, on: bool) {
+        self.op_log = on.then(Vec::new);
+    }
+    /// Kinds of the operations issued since the log was switched on, by index.
+    pub fn op_log(&self) -> &[OpKind] {
+        self.op_log.as_deref().unwrap_or(&[])
+    }
+
+    /// A copy of the array in RAM (no image file behind it), with the same
+    /// contents, wear, power state and armed cut; counters and clocks included.
+    pub fn snapshot(&self) -> Nand {
+        Nand {
+            cfg: self.cfg,
+            programs: self.programs.clone(),
+            next_page: self.next_page.clone(),
+            erase_counts: self.erase_counts.clone(),
+            bad: self.bad.clone(),
+            oob: self.oob.clone(),
+            data: self.data.clone(),
+            image: None,
+            clocks: self.clocks.clone(),
+            stats: self.stats,
+            op_count: self.op_count,
+            cut_at: self.cut_at,
+            cut: self.cut,
+            powered: self.powered,
+            op_log: self.op_log.clone(),
+        }
+    }
+
     /// Cuts power now (between operations: nothing is torn).
     pub fn power_off(&mut self) {
         self.powered = false;
     }
 
     /// An operation on a bad block still costs an operation index (a cut can land on it).
-    fn bad_block_op(&mut self, block: BlockId) -> NandError {
-        match self.begin_op() {
+    fn bad_block_op(&mut self, block: BlockId, kind: OpKind) -> NandError {
+        match self.begin_op(kind) {
             Ok(None) => NandError::BadBlock(block),
             Ok(Some(_)) | Err(_) => NandError::PowerLoss,
         }
@@ -249,9 +302,12 @@ impl Nand {
 
     /// Starts an operation: fails if power is off; returns the cut if this is the one it tears.
     #[inline]
-    fn begin_op(&mut self) -> Result<Option<PowerCut>, NandError> {
+    fn begin_op(&mut self, kind: OpKind) -> Result<Option<PowerCut>, NandError> {
         if !self.powered {
             return Err(NandError::PowerLoss);
+        }
+        if let Some(log) = &mut self.op_log {
+            log.push(kind);
         }
         let index = self.op_count;
         self.op_count += 1;
@@ -290,7 +346,8 @@ impl Nand {
         self.check_ppn(ppn)?;
         let g = self.cfg.geometry;
         self.check_len("read oob", oob.len(), g.oob_size as usize)?;
-        if self.begin_op()?.is_some() {
+        let kind = if data.is_some() { OpKind::Read } else { OpKind::OobRead };
+        if self.begin_op(kind)?.is_some() {
             // A read changes nothing on the array: the cut just stops it.
             return Err(NandError::PowerLoss);
         }
@@ -338,7 +395,7 @@ impl Nand {
         let block = g.block_of(ppn);
         let index = g.page_index_of(ppn);
         if self.bad[block as usize] {
-            return Err(self.bad_block_op(block));
+            return Err(self.bad_block_op(block, OpKind::Program));
         }
         let programs = self.programs[ppn as usize];
         if programs != 0 {
@@ -347,7 +404,7 @@ impl Nand {
         if g.cell.in_order_programming() && index != self.next_page[block as usize] {
             return Err(self.violation(Violation::OutOfOrder { ppn, expected: self.next_page[block as usize] }));
         }
-        let cut = self.begin_op()?;
+        let cut = self.begin_op(OpKind::Program)?;
         if matches!(cut, Some(PowerCut { torn: Torn::None, .. })) {
             return Err(NandError::PowerLoss);
         }
@@ -419,7 +476,7 @@ impl Nand {
         }
         let block = g.block_of(ppn);
         if self.bad[block as usize] {
-            return Err(self.bad_block_op(block));
+            return Err(self.bad_block_op(block, OpKind::PartialProgram));
         }
         let programs = self.programs[ppn as usize];
         if programs >= g.nop {
@@ -441,7 +498,7 @@ impl Nand {
                 return Err(self.violation(Violation::BitSet { ppn, byte: os + byte }));
             }
         }
-        let cut = self.begin_op()?;
+        let cut = self.begin_op(OpKind::PartialProgram)?;
         if matches!(cut, Some(PowerCut { torn: Torn::None, .. })) {
             return Err(NandError::PowerLoss);
         }
@@ -481,9 +538,9 @@ impl Nand {
             return Err(self.violation(Violation::BlockOutOfRange { block, block_count: g.block_count() }));
         }
         if self.bad[block as usize] {
-            return Err(self.bad_block_op(block));
+            return Err(self.bad_block_op(block, OpKind::Erase));
         }
-        let cut = self.begin_op()?;
+        let cut = self.begin_op(OpKind::Erase)?;
         let unit = g.unit_of_block(block);
         let t = self.cfg.timing;
         if let Some(cut) = cut {

@@ -13,7 +13,7 @@ mod image;
 mod preset;
 mod timing;
 
-pub use array::{DataMode, Nand, NandConfig, NandStats, ViolationPolicy};
+pub use array::{DataMode, Nand, NandConfig, NandStats, OpKind, ViolationPolicy};
 pub use error::{ImageError, NandError, Violation};
 pub use fault::{PowerCut, Torn};
 pub use geometry::{BlockId, CellType, Geometry, GeometryError, Ppn};

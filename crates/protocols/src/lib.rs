@@ -22,6 +22,10 @@ pub trait AnyDevice: Device {
     /// (min, max) erase counts over data blocks, as the FTL knows them.
     fn wear_spread(&self) -> (u32, u32);
     fn erase_counts(&self) -> Vec<u32>;
+    /// Erase counts recorded in the last durable checkpoint.
+    fn checkpoint_erase_counts(&self) -> Vec<u32>;
+    /// Arms a power cut on the live device's NAND.
+    fn nand_mut(&mut self) -> &mut Nand;
 }
 
 impl<H: txftl_ftl::Hooks + 'static> AnyDevice for Ftl<H> {
@@ -45,6 +49,12 @@ impl<H: txftl_ftl::Hooks + 'static> AnyDevice for Ftl<H> {
     }
     fn erase_counts(&self) -> Vec<u32> {
         Ftl::erase_counts(self).to_vec()
+    }
+    fn checkpoint_erase_counts(&self) -> Vec<u32> {
+        Ftl::checkpoint_erase_counts(self).to_vec()
+    }
+    fn nand_mut(&mut self) -> &mut Nand {
+        Ftl::nand_mut(self)
     }
 }
 
@@ -72,12 +82,20 @@ pub fn format(name: &str, nand: Nand, cfg: FtlConfig) -> Result<Box<dyn AnyDevic
 
 /// Mounts `nand` (recovery from the NAND alone) for protocol `name`.
 pub fn mount(name: &str, nand: Nand, cfg: FtlConfig) -> Result<Box<dyn AnyDevice>, DeviceError> {
+    mount_or_return(name, nand, cfg).map_err(|(e, _)| e)
+}
+
+/// Like [`mount`], but a failed mount hands the NAND back.
+pub fn mount_or_return(name: &str, nand: Nand, cfg: FtlConfig) -> Result<Box<dyn AnyDevice>, (DeviceError, Nand)> {
     let cfg = canary_config(name, cfg);
-    Ok(match name {
-        "plain" => Box::new(Ftl::mount(nand, cfg, plain::Plain)?),
-        "plain-canary" => Box::new(Ftl::mount(nand, cfg, plain::PlainCanary)?),
-        other => return Err(DeviceError::Config(UnknownProtocol(other.to_string()).to_string())),
-    })
+    fn boxed<H: txftl_ftl::Hooks + 'static>(r: Result<Ftl<H>, (DeviceError, Nand)>) -> Result<Box<dyn AnyDevice>, (DeviceError, Nand)> {
+        r.map(|f| Box::new(f) as Box<dyn AnyDevice>)
+    }
+    match name {
+        "plain" => boxed(Ftl::mount_or_return(nand, cfg, plain::Plain)),
+        "plain-canary" => boxed(Ftl::mount_or_return(nand, cfg, plain::PlainCanary)),
+        other => Err((DeviceError::Config(UnknownProtocol(other.to_string()).to_string()), nand)),
+    }
 }
 
 pub fn is_known(name: &str) -> bool {

@@ -1,0 +1,324 @@
+//! The crash-point enumerator.
+//!
+//! 1. A dry run of the workload on a fresh device records the kind of every
+//!    NAND operation the workload issues (after format).
+//! 2. For every operation that changes the array (program, partial program,
+//!    erase) and every torn variant asked for, a fresh device runs the same
+//!    workload with power cut at that operation; then the NAND alone is
+//!    remounted and checked:
+//!    - recovery succeeds and the FTL invariants hold;
+//!    - every logical page holds a value the reference model allows (the one
+//!      durable at the last flush, or one written after it), intact;
+//!    - erase counts are not below those of the last durable checkpoint.
+//!    One more point cuts power after the whole workload, with nothing torn.
+//! 3. Recovery itself is cut: at every operation of the recovery that changes
+//!    the array (with the same torn variants), then recovered again; the result
+//!    must hold the same logical contents as the uncut recovery.
+//!
+//! Cuts at reads are not enumerated separately: a cut just before a read leaves
+//! the same flash as a cut just before the next program or erase, with fewer
+//! operations acknowledged, so it is a strictly weaker check.
+
+use crate::data::Content;
+use crate::model::BlockModel;
+use crate::run::{logical_state, Driver, Outcome};
+use crate::workload::{OpStream, WorkloadSpec};
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use txftl_ftl::{DeviceError, DeviceStats, FtlConfig};
+use txftl_nand::{Nand, NandConfig, OpKind, PowerCut, Torn};
+use txftl_protocols::AnyDevice;
+
+/// How to build the device under test: always the same, fresh.
+#[derive(Clone, Debug)]
+pub struct DeviceSpec {
+    pub protocol: String,
+    pub nand: NandConfig,
+    pub ftl: FtlConfig,
+}
+
+impl DeviceSpec {
+    pub fn fresh(&self) -> Result<Box<dyn AnyDevice>, DeviceError> {
+        let nand = Nand::new(self.nand)?;
+        txftl_protocols::format(&self.protocol, nand, self.ftl.clone())
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct CrashSpec {
+    pub device: DeviceSpec,
+    pub workload: WorkloadSpec,
+    pub torn: Vec<Torn>,
+    /// Also cut every recovery at each of its own mutating operations.
+    pub recovery_cuts: bool,
+    /// Only this crash point (replaying a failure).
+    pub only: Option<(u64, Torn)>,
+    pub threads: usize,
+    /// The command line that reproduces this run, without `--at`/`--torn`.
+    pub replay_base: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CrashViolation {
+    pub at_op: u64,
+    pub torn: Torn,
+    /// Set when the violation appeared after recovery itself was cut.
+    pub recovery_cut: Option<(u64, Torn)>,
+    pub message: String,
+    pub replay: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CrashReport {
+    pub protocol: String,
+    pub workload: WorkloadSpec,
+    pub host_ops: u64,
+    /// NAND operations the workload issues (dry run, after format).
+    pub flash_ops: u64,
+    /// Of which programs, partial programs and erases.
+    pub mutating_ops: u64,
+    /// Counters of the dry run (shows GC and checkpoints happened).
+    pub dry_run: DeviceStats,
+    pub crash_points: u64,
+    pub recovery_crash_points: u64,
+    pub violation_count: u64,
+    /// The first violations found (at most 50), in crash-point order.
+    pub violations: Vec<CrashViolation>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CrashError {
+    #[error("the uncut dry run failed: {0}")]
+    DryRun(String),
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+}
+
+struct PointResult {
+    at: u64,
+    torn: Torn,
+    violations: Vec<(Option<(u64, Torn)>, String)>,
+    recovery_points: u64,
+}
+
+/// Runs the workload; returns the model (and whether power was cut).
+fn run_until_cut(spec: &CrashSpec, dev: &mut dyn AnyDevice) -> Result<(BlockModel, bool), String> {
+    let info = dev.info();
+    let mut model = BlockModel::new(info.logical_pages);
+    let mut driver = Driver::new(info.page_size, true);
+    for (index, op) in OpStream::new(spec.workload, info.logical_pages).enumerate() {
+        match driver.apply(dev, op, &mut model) {
+            Ok(Outcome::Done) => {}
+            Ok(Outcome::WrongRead { lpn, expected, got }) => {
+                return Err(format!("read of lpn {lpn} (host op {index}) returned {got:?}, latest write is {expected:?}"));
+            }
+            Err(DeviceError::PowerLoss) => return Ok((model, true)),
+            Err(e) => return Err(format!("host op {index} ({op:?}) failed: {e}")),
+        }
+    }
+    Ok((model, false))
+}
+
+fn check_against_model(state: &[Content], model: &BlockModel) -> Vec<String> {
+    let mut out = Vec::new();
+    for (lpn, content) in state.iter().enumerate() {
+        let lpn = lpn as u32;
+        let value = match *content {
+            Content::Unwritten => None,
+            Content::Written { lpn: l, version } if l == lpn => Some(version),
+            Content::Written { lpn: l, version } => {
+                out.push(format!("lpn {lpn} holds the page of lpn {l} (version {version})"));
+                continue;
+            }
+            Content::Foreign => {
+                out.push(format!("lpn {lpn} holds a torn or foreign page"));
+                continue;
+            }
+        };
+        let allowed = model.allowed(lpn);
+        if !allowed.contains(&value) {
+            out.push(format!("lpn {lpn} holds version {value:?}; allowed: {allowed:?}"));
+        }
+        if out.len() >= 5 {
+            break;
+        }
+    }
+    out
+}
+
+/// Recovers, checks invariants; returns the device and its logical contents.
+fn recover(spec: &CrashSpec, nand: Nand) -> Result<(Box<dyn AnyDevice>, Vec<Content>), String> {
+    let mut dev = txftl_protocols::mount(&spec.device.protocol, nand, spec.device.ftl.clone()).map_err(|e| format!("recovery failed: {e}"))?;
+    dev.check_invariants().map_err(|e| format!("invariant broken after recovery: {e}"))?;
+    let state = logical_state(&mut *dev).map_err(|e| format!("reading back after recovery failed: {e}"))?;
+    Ok((dev, state))
+}
+
+fn run_point(spec: &CrashSpec, at: u64, torn: Torn) -> Result<PointResult, DeviceError> {
+    let mut result = PointResult { at, torn, violations: Vec::new(), recovery_points: 0 };
+    let mut dev = spec.device.fresh()?;
+    let base = dev.nand().op_count();
+    dev.nand_mut().arm_power_cut(PowerCut { at_op: base + at, torn, seed: spec.workload.seed });
+    let (model, _cut) = match run_until_cut(spec, &mut *dev) {
+        Ok(r) => r,
+        Err(msg) => {
+            result.violations.push((None, msg));
+            return Ok(result);
+        }
+    };
+    let ckpt_erase_counts = dev.checkpoint_erase_counts();
+    // The power cut: every piece of DRAM state is dropped with the device.
+    let mut nand = dev.into_nand();
+    nand.power_off();
+    nand.power_on();
+    let before_recovery = nand.snapshot();
+    let (dev, state) = match recover(spec, nand) {
+        Ok(r) => r,
+        Err(msg) => {
+            result.violations.push((None, msg));
+            return Ok(result);
+        }
+    };
+    for msg in check_against_model(&state, &model) {
+        result.violations.push((None, msg));
+    }
+    let ec = dev.erase_counts();
+    if let Some(b) = (0..ec.len()).find(|&b| ec[b] < ckpt_erase_counts.get(b).copied().unwrap_or(0)) {
+        result.violations.push((None, format!("erase count of block {b} went back from {} to {}", ckpt_erase_counts[b], ec[b])));
+    }
+    drop(dev);
+    if !spec.recovery_cuts {
+        return Ok(result);
+    }
+    // Enumerate cuts inside recovery.
+    let mut probe = before_recovery.snapshot();
+    probe.set_op_log(true);
+    let log: Vec<OpKind> = match txftl_protocols::mount_or_return(&spec.device.protocol, probe, spec.device.ftl.clone()) {
+        Ok(d) => d.nand().op_log().to_vec(),
+        Err((_, n)) => n.op_log().to_vec(),
+    };
+    for (j, kind) in log.iter().enumerate() {
+        if !kind.mutates() {
+            continue;
+        }
+        for &rt in &spec.torn {
+            result.recovery_points += 1;
+            let mut n = before_recovery.snapshot();
+            n.arm_power_cut(PowerCut { at_op: j as u64, torn: rt, seed: spec.workload.seed ^ 0x5EED });
+            let n = match txftl_protocols::mount_or_return(&spec.device.protocol, n, spec.device.ftl.clone()) {
+                Ok(d) => d.into_nand(),
+                Err((_, n)) => n,
+            };
+            let mut n = n;
+            n.power_off();
+            n.power_on();
+            match recover(spec, n) {
+                Ok((_, again)) if again == state => {}
+                Ok((_, again)) => {
+                    let lpn = again.iter().zip(&state).position(|(a, b)| a != b).unwrap_or(0);
+                    result.violations.push((
+                        Some((j as u64, rt)),
+                        format!("recovery cut and rerun reached a different state: lpn {lpn} is {:?}, not {:?}", again[lpn], state[lpn]),
+                    ));
+                }
+                Err(msg) => result.violations.push((Some((j as u64, rt)), format!("after a cut during recovery: {msg}"))),
+            }
+        }
+    }
+    Ok(result)
+}
+
+/// Enumerates every crash point of the workload and checks the contract at each.
+/// `progress(done, total)` is called as points finish (from worker threads).
+pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<CrashReport, CrashError> {
+    // Dry run: learn the operations.
+    let mut dev = spec.device.fresh()?;
+    dev.nand_mut().set_op_log(true);
+    let host_ops = OpStream::new(spec.workload, dev.info().logical_pages).total_ops();
+    let (_, cut) = run_until_cut(spec, &mut *dev).map_err(CrashError::DryRun)?;
+    if cut {
+        return Err(CrashError::DryRun("power was lost with no cut armed".into()));
+    }
+    let dry_run = dev.stats();
+    let log: Vec<OpKind> = dev.nand().op_log().to_vec();
+    let mut points: Vec<(u64, Torn)> = Vec::new();
+    for (i, kind) in log.iter().enumerate() {
+        if kind.mutates() {
+            points.extend(spec.torn.iter().map(|&t| (i as u64, t)));
+        }
+    }
+    points.push((log.len() as u64, Torn::None)); // after the last operation
+    if let Some(only) = spec.only {
+        points = vec![only];
+    }
+    let total = points.len() as u64;
+    let done = AtomicU64::new(0);
+    let threads = spec.threads.max(1);
+    let mut results: Vec<PointResult> = Vec::new();
+    let chunks: Vec<Vec<(u64, Torn)>> = (0..threads).map(|t| points.iter().copied().skip(t).step_by(threads).collect()).collect();
+    let outcome: Result<(), DeviceError> = std::thread::scope(|s| {
+        let handles: Vec<_> = chunks
+            .iter()
+            .map(|chunk| {
+                let done = &done;
+                s.spawn(move || {
+                    let mut out = Vec::new();
+                    for &(at, torn) in chunk {
+                        // A NAND rule violation panics at the faulty operation: report it
+                        // as a violation of this crash point rather than losing the run.
+                        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_point(spec, at, torn)));
+                        out.push(match r {
+                            Ok(r) => r?,
+                            Err(panic) => {
+                                let msg = panic
+                                    .downcast_ref::<String>()
+                                    .cloned()
+                                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                                    .unwrap_or_else(|| "panic".into());
+                                PointResult { at, torn, violations: vec![(None, format!("panicked: {msg}"))], recovery_points: 0 }
+                            }
+                        });
+                        progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+                    }
+                    Ok::<_, DeviceError>(out)
+                })
+            })
+            .collect();
+        for h in handles {
+            results.extend(h.join().expect("crash worker panicked")?);
+        }
+        Ok(())
+    });
+    outcome?;
+    results.sort_by_key(|r| (r.at, r.torn));
+    let mut violations = Vec::new();
+    let mut violation_count = 0;
+    let mut recovery_crash_points = 0;
+    for r in &results {
+        recovery_crash_points += r.recovery_points;
+        for (rcut, message) in &r.violations {
+            violation_count += 1;
+            if violations.len() < 50 {
+                violations.push(CrashViolation {
+                    at_op: r.at,
+                    torn: r.torn,
+                    recovery_cut: *rcut,
+                    message: message.clone(),
+                    replay: format!("{} --at {} --torn {}", spec.replay_base, r.at, r.torn.name()),
+                });
+            }
+        }
+    }
+    Ok(CrashReport {
+        protocol: spec.device.protocol.clone(),
+        workload: spec.workload,
+        host_ops,
+        flash_ops: log.len() as u64,
+        mutating_ops: log.iter().filter(|k| k.mutates()).count() as u64,
+        dry_run,
+        crash_points: total,
+        recovery_crash_points,
+        violation_count,
+        violations,
+    })
+}

@@ -1,0 +1,172 @@
+//! Running a workload on a device: the driver that turns operations into device
+//! calls (feeding the reference model), and the measured run behind `txftl run`.
+
+use crate::data::{self, Content};
+use crate::model::BlockModel;
+use crate::workload::{Op, OpStream, WorkloadSpec};
+use serde::Serialize;
+use std::time::Instant;
+use txftl_ftl::{DeviceError, DeviceStats};
+use txftl_protocols::AnyDevice;
+
+/// Issues operations with versioned page contents and keeps the model in step.
+pub struct Driver {
+    next_version: u64,
+    buf: Vec<u8>,
+    store_data: bool,
+}
+
+/// What one operation did, as the harness sees it.
+#[derive(Debug)]
+pub enum Outcome {
+    Done,
+    /// A read returned something other than the latest write.
+    WrongRead { lpn: u32, expected: Option<u64>, got: Content },
+}
+
+impl Driver {
+    pub fn new(page_size: u32, store_data: bool) -> Driver {
+        Driver { next_version: 1, buf: vec![0; if store_data { page_size as usize } else { 0 }], store_data }
+    }
+
+    pub fn apply(&mut self, dev: &mut dyn AnyDevice, op: Op, model: &mut BlockModel) -> Result<Outcome, DeviceError> {
+        let result = match op {
+            Op::Write(lpn) => {
+                let version = self.next_version;
+                self.next_version += 1;
+                if self.store_data {
+                    data::fill(&mut self.buf, lpn, version);
+                }
+                let r = dev.write(lpn, &self.buf);
+                note(model, &r, lpn, Some(version));
+                r.map(|_| Outcome::Done)
+            }
+            Op::Trim(lpn) => {
+                let r = dev.trim(lpn);
+                note(model, &r, lpn, None);
+                r.map(|_| Outcome::Done)
+            }
+            Op::Flush => {
+                let r = dev.flush();
+                if r.is_ok() {
+                    model.flushed();
+                }
+                r.map(|_| Outcome::Done)
+            }
+            Op::Read(lpn) => dev.read(lpn, &mut self.buf).map(|_| {
+                if !self.store_data {
+                    return Outcome::Done;
+                }
+                let got = data::decode(&self.buf);
+                let expected = model.latest(lpn);
+                match (got, expected) {
+                    (Content::Unwritten, None) => Outcome::Done,
+                    (Content::Written { lpn: l, version }, Some(v)) if l == lpn && version == v => Outcome::Done,
+                    _ => Outcome::WrongRead { lpn, expected, got },
+                }
+            }),
+        };
+        result
+    }
+}
+
+fn note(model: &mut BlockModel, r: &Result<u64, DeviceError>, lpn: u32, value: Option<u64>) {
+    match r {
+        Ok(_) => model.acknowledged(lpn, value),
+        // In flight at the cut: it may or may not have reached the flash.
+        Err(DeviceError::PowerLoss) => model.candidate(lpn, value),
+        Err(_) => {}
+    }
+}
+
+/// Reads every logical page back and decodes it.
+pub fn logical_state(dev: &mut dyn AnyDevice) -> Result<Vec<Content>, DeviceError> {
+    let info = dev.info();
+    let mut buf = vec![0u8; info.page_size as usize];
+    (0..info.logical_pages)
+        .map(|lpn| {
+            dev.read(lpn, &mut buf)?;
+            Ok(data::decode(&buf))
+        })
+        .collect()
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunReport {
+    pub protocol: String,
+    pub workload: WorkloadSpec,
+    pub logical_pages: u32,
+    pub working_set_pages: u32,
+    /// Counters of the fill phase.
+    pub fill: DeviceStats,
+    /// Counters of the measured phase (after the fill).
+    pub measured: DeviceStats,
+    pub write_amplification: f64,
+    /// Erase counts over data blocks at the end, as the FTL knows them.
+    pub erase_count_min: u32,
+    pub erase_count_max: u32,
+    /// Wall-clock figures: how fast the emulator ran (not simulated time).
+    pub wall_seconds: f64,
+    pub flash_ops_per_wall_second: f64,
+    /// Reads that did not return the latest write (must be 0).
+    pub wrong_reads: u64,
+}
+
+/// Why a run stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("operation {index} ({op:?}) failed: {source}")]
+    Device { index: u64, op: Op, source: DeviceError },
+}
+
+/// Runs the fill, resets the counters, then runs the measured operations.
+/// `progress` is called with the number of operations done so far.
+pub fn run_workload(dev: &mut dyn AnyDevice, spec: WorkloadSpec, progress: &mut dyn FnMut(u64)) -> Result<RunReport, RunError> {
+    let info = dev.info();
+    let store_data = dev.nand().config().data_mode == txftl_nand::DataMode::Full;
+    let mut stream = OpStream::new(spec, info.logical_pages);
+    let working_set = stream.working_set();
+    let mut model = BlockModel::new(info.logical_pages);
+    let mut driver = Driver::new(info.page_size, store_data);
+    let mut fill = None;
+    let mut wrong_reads = 0;
+    let mut index = 0u64;
+    dev.reset_stats();
+    let mut started = Instant::now();
+    loop {
+        if fill.is_none() && !stream.in_fill() {
+            fill = Some(dev.stats());
+            dev.reset_stats();
+            started = Instant::now();
+        }
+        let Some(op) = stream.next() else { break };
+        match driver.apply(dev, op, &mut model) {
+            Ok(Outcome::Done) => {}
+            Ok(Outcome::WrongRead { .. }) => wrong_reads += 1,
+            Err(source) => return Err(RunError::Device { index, op, source }),
+        }
+        index += 1;
+        if index % 4096 == 0 {
+            progress(index);
+        }
+    }
+    dev.flush().map_err(|source| RunError::Device { index, op: Op::Flush, source })?;
+    progress(index);
+    let wall = started.elapsed().as_secs_f64();
+    let measured = dev.stats();
+    let (lo, hi) = dev.wear_spread();
+    Ok(RunReport {
+        protocol: info.protocol.to_string(),
+        workload: spec,
+        logical_pages: info.logical_pages,
+        working_set_pages: working_set,
+        fill: fill.unwrap_or_default(),
+        measured,
+        write_amplification: measured.write_amplification(),
+        erase_count_min: lo,
+        erase_count_max: hi,
+        wall_seconds: wall,
+        flash_ops_per_wall_second: if wall > 0.0 { measured.flash_ops() as f64 / wall } else { 0.0 },
+        wrong_reads,
+    })
+}
