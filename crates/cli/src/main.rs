@@ -1,1 +1,112 @@
-fn main() {}
+//! `txftl`: run workloads on an emulated transactional SSD, enumerate crash
+//! points, and manage device images.
+//!
+//! Exit codes: 0 success; 1 the run failed or found violations; 2 bad arguments.
+
+mod cmd_crash;
+mod cmd_image;
+mod cmd_run;
+mod setup;
+mod table;
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "txftl", version, about = "A transactional SSD in software: NAND model, FTL protocols, crash harness")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a block-level workload and print the device counters.
+    Run(cmd_run::RunArgs),
+    /// Cut power at every flash operation of a workload, recover, check the contract.
+    Crashtest(cmd_crash::CrashArgs),
+    /// List the device presets.
+    Presets {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create and format a device image file.
+    Format(cmd_image::FormatArgs),
+    /// Write a file's bytes to consecutive logical pages of an image.
+    Put(cmd_image::PutArgs),
+    /// Read logical pages of an image to a file or standard output.
+    Get(cmd_image::GetArgs),
+    /// Mount an image (through recovery) and describe it.
+    Info {
+        #[arg(long)]
+        image: PathBuf,
+        #[arg(long, default_value = "plain", value_parser = setup::protocol_parser())]
+        protocol: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Device options shared by the commands that build a device.
+#[derive(Args, Clone, Debug)]
+pub struct DeviceArgs {
+    /// Device preset.
+    #[arg(long, value_parser = setup::preset_parser())]
+    pub preset: Option<String>,
+    /// Commit protocol (FTL).
+    #[arg(long, default_value = "plain", value_parser = setup::protocol_parser())]
+    pub protocol: String,
+    /// Scale the capacity: blocks per plane (overrides the preset's).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub blocks_per_plane: Option<u32>,
+    /// Erase cycles a block survives (overrides the preset's).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub endurance: Option<u32>,
+    /// Over-provisioning, percent of the data blocks hidden from the host.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..100))]
+    pub overprovision: u32,
+    /// GC victim selection.
+    #[arg(long, default_value = "greedy", value_parser = ["greedy", "cost-benefit"])]
+    pub gc: String,
+    /// Mapping checkpoint every N page programs (0: the FTL's default).
+    #[arg(long, default_value_t = 0)]
+    pub checkpoint_every: u64,
+}
+
+/// A command failure: bad usage (exit 2) or a failed run (exit 1).
+#[derive(Debug)]
+pub enum CliError {
+    Usage(String),
+    Failed(String),
+}
+
+impl CliError {
+    pub fn failed(e: impl std::fmt::Display) -> CliError {
+        CliError::Failed(e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => cmd_run::run(args),
+        Command::Crashtest(args) => cmd_crash::run(args),
+        Command::Presets { json } => setup::print_presets(json),
+        Command::Format(args) => cmd_image::format(args),
+        Command::Put(args) => cmd_image::put(args),
+        Command::Get(args) => cmd_image::get(args),
+        Command::Info { image, protocol, json } => cmd_image::info(&image, &protocol, json),
+    };
+    match result {
+        Ok(code) => code,
+        Err(CliError::Usage(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(2)
+        }
+        Err(CliError::Failed(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -89,7 +89,7 @@ impl<H: Hooks> Ftl<H> {
         if free != self.blocks.free_count() {
             return Err(format!("free pool count {} but {free} blocks are free", self.blocks.free_count()));
         }
-        for slot in self.host_open.iter().chain(std::iter::once(&self.gc_open)).flatten() {
+        for slot in self.host_open.iter().chain(self.gc_open.iter()).flatten() {
             if self.blocks.state[*slot as usize] != BlockState::Open {
                 return Err(format!("stream block {slot} is not open"));
             }

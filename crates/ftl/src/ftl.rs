@@ -46,7 +46,7 @@ pub(crate) struct Derived {
     pub gc_low: u32,
     pub gc_high: u32,
     pub checkpoint_every: u64,
-    /// Free blocks only GC may take.
+    /// Free blocks only GC may take: one per unit, for the GC stream.
     pub reserve: u32,
 }
 
@@ -70,7 +70,9 @@ pub struct Ftl<H: Hooks> {
     pub(crate) blocks: BlockTable,
     pub(crate) host_open: Vec<Option<BlockId>>,
     pub(crate) host_cursor: u32,
-    pub(crate) gc_open: Option<BlockId>,
+    /// Open GC block per unit: GC copies are striped like host writes.
+    pub(crate) gc_open: Vec<Option<BlockId>>,
+    pub(crate) gc_cursor: u32,
     pub(crate) seq: u64,
     pub(crate) now_ns: u64,
     pub(crate) sb_area: LogArea,
@@ -134,7 +136,8 @@ impl<H: Hooks> Ftl<H> {
             blocks: BlockTable::new(&geo),
             host_open: vec![None; units],
             host_cursor: 0,
-            gc_open: None,
+            gc_open: vec![None; units],
+            gc_cursor: 0,
             seq: 1,
             now_ns: 0,
             sb_area: LogArea::new(superblock_blocks(&geo).to_vec(), ppb),
@@ -149,7 +152,7 @@ impl<H: Hooks> Ftl<H> {
             nand_base: nand.stats(),
             time_base_ns: 0,
             failed: false,
-            derived: Derived { logical_pages: 0, gc_low: 0, gc_high: 0, checkpoint_every: 0, reserve: 1 },
+            derived: Derived { logical_pages: 0, gc_low: 0, gc_high: 0, checkpoint_every: 0, reserve: units as u32 },
             recovery: None,
             page_buf: vec![0; geo.page_size as usize],
             oob_buf: vec![0; geo.oob_size as usize],
@@ -168,8 +171,9 @@ impl<H: Hooks> Ftl<H> {
             return Err(DeviceError::Config(format!("over-provisioning {}% must be below 100", cfg.overprovision_pct)));
         }
         // Room that must stay free of data for GC to make progress at 100% logical
-        // fill: one open host block per unit, the GC block, the GC reserve, and slack.
-        let overhead_blocks = units + 3;
+        // fill: an open host block and an open GC block per unit, the GC reserve
+        // (one block per unit), and one block of slack.
+        let overhead_blocks = 3 * units + 1;
         if pool_blocks <= overhead_blocks + 1 {
             return Err(DeviceError::Config(format!(
                 "{pool_blocks} data blocks leave no room for data: the geometry is too small for {units} parallel units"
@@ -184,7 +188,9 @@ impl<H: Hooks> Ftl<H> {
             return Err(DeviceError::Config(format!("GC high watermark {gc_high} is below the low one {gc_low}")));
         }
         let checkpoint_every = if cfg.checkpoint_every_pages > 0 { cfg.checkpoint_every_pages } else { 8 * ppb as u64 * units as u64 };
-        Ok(Derived { logical_pages, gc_low, gc_high, checkpoint_every, reserve: 1 })
+        let gc_low = gc_low.max(units + 1);
+        let gc_high = gc_high.max(gc_low);
+        Ok(Derived { logical_pages, gc_low, gc_high, checkpoint_every, reserve: units })
     }
 
     /// Formats the array: lays out the metadata areas, writes an empty checkpoint
@@ -344,8 +350,8 @@ impl<H: Hooks> Ftl<H> {
         Ok(None)
     }
 
-    /// Programs the next page of an open block with a fresh sequence number.
-    /// Returns the page and when its data crossed the channel.
+    /// Programs the next page of an open block with a fresh sequence number,
+    /// issued at `at_ns`. Returns the page and when its data crossed the channel.
     pub(crate) fn program_next(
         &mut self,
         block: BlockId,
@@ -353,6 +359,7 @@ impl<H: Hooks> Ftl<H> {
         lpn: u32,
         data: &[u8],
         protocol: &[u8; PROTOCOL_BYTES],
+        at_ns: u64,
     ) -> Result<(Ppn, u64)> {
         let page = self.blocks.write_ptr[block as usize];
         debug_assert!(page < self.geo.pages_per_block, "program into full block {block}");
@@ -362,7 +369,7 @@ impl<H: Hooks> Ftl<H> {
         let mut oob = Oob::new(kind, lpn, seq, self.blocks.erase_count[block as usize], data);
         oob.protocol = *protocol;
         oob.encode(&mut self.oob_buf);
-        let t = match self.nand.program(ppn, self.now_ns, data, &self.oob_buf) {
+        let t = match self.nand.program(ppn, at_ns, data, &self.oob_buf) {
             Ok(t) => t,
             Err(e) => return Err(self.fail(e)),
         };
@@ -372,10 +379,7 @@ impl<H: Hooks> Ftl<H> {
         self.blocks.clean[b] = false;
         if page + 1 == self.geo.pages_per_block {
             self.blocks.state[b] = BlockState::Full;
-            if self.gc_open == Some(block) {
-                self.gc_open = None;
-            }
-            if let Some(slot) = self.host_open.iter_mut().find(|s| **s == Some(block)) {
+            if let Some(slot) = self.host_open.iter_mut().chain(self.gc_open.iter_mut()).find(|s| **s == Some(block)) {
                 *slot = None;
             }
         }
@@ -450,7 +454,7 @@ impl<H: Hooks> Ftl<H> {
         self.check_data_len(data.len())?;
         let start = self.now_ns;
         let block = self.host_block()?;
-        let (ppn, transferred) = self.program_next(block, PageKind::Data, lpn, data, protocol)?;
+        let (ppn, transferred) = self.program_next(block, PageKind::Data, lpn, data, protocol, self.now_ns)?;
         self.map(lpn, ppn);
         self.counters.host_writes += 1;
         self.now_ns = self.now_ns.max(transferred);

@@ -82,14 +82,17 @@ impl<H: Hooks> Ftl<H> {
         self.blocks.valid[b as usize] + extra
     }
 
-    /// An open GC block with room, opening one from the pool if needed.
+    /// An open GC block with room on the next unit of the GC stripe, opening
+    /// one from the pool if needed.
     fn gc_block(&mut self) -> Result<BlockId> {
-        if let Some(b) = self.gc_open {
+        let unit = self.gc_cursor;
+        self.gc_cursor = (unit + 1) % self.geo.unit_count();
+        if let Some(b) = self.gc_open[unit as usize] {
             return Ok(b);
         }
         loop {
-            if let Some(b) = self.open_block(0, AllocFor::Gc)? {
-                self.gc_open = Some(b);
+            if let Some(b) = self.open_block(unit, AllocFor::Gc)? {
+                self.gc_open[unit as usize] = Some(b);
                 return Ok(b);
             }
             if self.blocks.prefree_count() > 0 {
@@ -101,23 +104,31 @@ impl<H: Hooks> Ftl<H> {
     }
 
     /// Copies every live page of `victim` to the GC stream and retires it.
+    ///
+    /// Timing: the controller pipelines the copies. Every read is issued at once
+    /// (the victim's die serialises them), each copy's program is issued when its
+    /// read is done (on the unit the GC stripe picks), and the host waits until
+    /// the last copy's data has crossed the channel (foreground GC).
     pub(crate) fn relocate_block(&mut self, victim: BlockId) -> Result<()> {
         let first = self.geo.ppn(victim, 0);
         let written = self.blocks.write_ptr[victim as usize];
         let mut buf = std::mem::take(&mut self.page_buf);
         let store_data = self.nand.config().data_mode == txftl_nand::DataMode::Full;
+        let issue = self.now_ns;
+        let mut done = issue;
         let result: Result<()> = (|| {
             for ppn in first..first + written {
                 let lpn = self.p2l[ppn as usize];
                 if lpn == UNMAPPED && !(H::has_extra_live() && self.hooks.extra_live(ppn)) {
                     continue;
                 }
-                self.copy_page(ppn, lpn, &mut buf, store_data)?;
+                done = done.max(self.copy_page(ppn, lpn, &mut buf, store_data, issue)?);
             }
             Ok(())
         })();
         self.page_buf = buf;
         result?;
+        self.now_ns = self.now_ns.max(done);
         debug_assert_eq!(self.blocks.valid[victim as usize], 0, "victim {victim} still has valid pages");
         self.blocks.valid[victim as usize] = 0;
         if self.cfg.canary == Some(Canary::ReuseBeforeCheckpoint) {
@@ -128,26 +139,25 @@ impl<H: Hooks> Ftl<H> {
         Ok(())
     }
 
-    fn copy_page(&mut self, ppn: Ppn, lpn: u32, buf: &mut [u8], store_data: bool) -> Result<()> {
-        let t = match self.nand.read(ppn, self.now_ns, Some(buf), &mut self.oob_buf) {
+    /// Copies one page; returns when the copy's data has crossed the channel.
+    fn copy_page(&mut self, ppn: Ppn, lpn: u32, buf: &mut [u8], store_data: bool, issue_ns: u64) -> Result<u64> {
+        let t = match self.nand.read(ppn, issue_ns, Some(buf), &mut self.oob_buf) {
             Ok(t) => t,
             Err(e) => return Err(self.fail(e)),
         };
-        self.now_ns = self.now_ns.max(t.done_ns);
         let oob = match Oob::decode(&self.oob_buf) {
             OobState::Valid(o) if !store_data || o.data_matches(buf) => o,
             other => return Err(DeviceError::Corrupted(format!("GC source page {ppn} is unreadable: {other:?}"))),
         };
         let dest = self.gc_block()?;
         let data: &[u8] = if store_data { buf } else { &[] };
-        let (new, transferred) = self.program_next(dest, oob.kind, oob.lpn, data, &oob.protocol)?;
-        self.now_ns = self.now_ns.max(transferred);
+        let (new, transferred) = self.program_next(dest, oob.kind, oob.lpn, data, &oob.protocol, t.done_ns)?;
         if lpn != UNMAPPED {
             self.map(lpn, new);
         }
         self.hooks.on_relocate(ppn, new, &oob);
         self.counters.gc_copies += 1;
-        Ok(())
+        Ok(transferred)
     }
 
     /// Static wear leveling: when the erase-count spread is too wide, move the data

@@ -7,6 +7,7 @@ use crate::workload::{Op, OpStream, WorkloadSpec};
 use serde::Serialize;
 use std::time::Instant;
 use txftl_ftl::{DeviceError, DeviceStats};
+use txftl_nand::{PowerCut, Torn};
 use txftl_protocols::AnyDevice;
 
 /// Issues operations with versioned page contents and keeps the model in step.
@@ -117,11 +118,21 @@ pub struct RunReport {
 pub enum RunError {
     #[error("operation {index} ({op:?}) failed: {source}")]
     Device { index: u64, op: Op, source: DeviceError },
+    /// The power cut asked for happened after `host_ops` operations.
+    #[error("power cut after {host_ops} host operations")]
+    PowerCut { host_ops: u64, measured: DeviceStats },
 }
 
 /// Runs the fill, resets the counters, then runs the measured operations.
 /// `progress` is called with the number of operations done so far.
-pub fn run_workload(dev: &mut dyn AnyDevice, spec: WorkloadSpec, progress: &mut dyn FnMut(u64)) -> Result<RunReport, RunError> {
+/// `cut`: cut power at this NAND operation of the measured phase (counted from
+/// its start), tearing it as given; the run then ends with [`RunError::PowerCut`].
+pub fn run_workload(
+    dev: &mut dyn AnyDevice,
+    spec: WorkloadSpec,
+    cut: Option<(u64, Torn)>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<RunReport, RunError> {
     let info = dev.info();
     let store_data = dev.nand().config().data_mode == txftl_nand::DataMode::Full;
     let mut stream = OpStream::new(spec, info.logical_pages);
@@ -137,12 +148,19 @@ pub fn run_workload(dev: &mut dyn AnyDevice, spec: WorkloadSpec, progress: &mut 
         if fill.is_none() && !stream.in_fill() {
             fill = Some(dev.stats());
             dev.reset_stats();
+            if let Some((at, torn)) = cut {
+                let base = dev.nand().op_count();
+                dev.nand_mut().arm_power_cut(PowerCut { at_op: base + at, torn, seed: spec.seed });
+            }
             started = Instant::now();
         }
         let Some(op) = stream.next() else { break };
         match driver.apply(dev, op, &mut model) {
             Ok(Outcome::Done) => {}
             Ok(Outcome::WrongRead { .. }) => wrong_reads += 1,
+            Err(DeviceError::PowerLoss) if cut.is_some() => {
+                return Err(RunError::PowerCut { host_ops: index, measured: dev.stats() });
+            }
             Err(source) => return Err(RunError::Device { index, op, source }),
         }
         index += 1;

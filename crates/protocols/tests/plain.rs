@@ -109,7 +109,7 @@ fn remount_restores_mapping() {
     n.power_off();
     n.power_on();
     let mut f = Ftl::mount(n, FtlConfig::default(), Plain).unwrap();
-    assert!(f.recovery_report().unwrap().pages_rolled_forward >= 10);
+    assert!(f.recovery_report().unwrap().pages_rolled_forward > 0, "writes after the last checkpoint come back by roll-forward");
     for lpn in 0..10 {
         f.read(lpn, &mut buf).unwrap();
         assert_eq!(buf, page(ps, lpn, 9));

@@ -1,0 +1,130 @@
+//! `txftl crashtest`: enumerate every crash point of a workload.
+
+use crate::cmd_run::WorkloadArgs;
+use crate::setup::{ftl_config, resolve_preset};
+use crate::table::{thousands, Figures};
+use crate::{CliError, DeviceArgs};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::process::ExitCode;
+use txftl_harness::{crashtest, CrashSpec, DeviceSpec};
+use txftl_nand::{DataMode, Torn, ViolationPolicy};
+
+#[derive(Args, Debug)]
+pub struct CrashArgs {
+    #[command(flatten)]
+    pub device: DeviceArgs,
+    /// Workload (defaults sized for the `tiny` preset: 300 ops at 90% fill, flush every 8 writes).
+    #[arg(long, default_value = "randwrite", value_parser = clap::builder::PossibleValuesParser::new(txftl_harness::WORKLOAD_NAMES))]
+    pub workload: String,
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    pub ops: u64,
+    #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub fill: u32,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, default_value_t = 8)]
+    pub flush_every: u32,
+    /// Torn variants to try at each operation: comma-separated of none, garbage, partial.
+    #[arg(long, default_value = "none,garbage,partial")]
+    pub torn: String,
+    /// Do not cut recovery itself.
+    #[arg(long)]
+    pub no_recovery_cuts: bool,
+    /// Replay one crash point: the flash operation index (needs a single --torn).
+    #[arg(long)]
+    pub at: Option<u64>,
+    /// Worker threads.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub threads: u32,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
+    let p = resolve_preset(&args.device, "tiny")?;
+    if p.geometry.page_count() > 1 << 16 {
+        return Err(CliError::Usage(format!(
+            "preset {} has {} pages: crash enumeration is for small geometries (use --preset tiny or --blocks-per-plane)",
+            p.name,
+            p.geometry.page_count()
+        )));
+    }
+    let torn: Vec<Torn> = args
+        .torn
+        .split(',')
+        .map(|s| Torn::parse(s.trim()).ok_or_else(|| CliError::Usage(format!("unknown torn variant `{s}` (none, garbage, partial)"))))
+        .collect::<Result<_, _>>()?;
+    let only = match args.at {
+        Some(at) if torn.len() == 1 => Some((at, torn[0])),
+        Some(_) => return Err(CliError::Usage("--at needs exactly one --torn variant".into())),
+        None => None,
+    };
+    let workload = WorkloadArgs { workload: args.workload.clone(), ops: args.ops, fill: args.fill, seed: args.seed, flush_every: args.flush_every }.spec()?;
+    let d = &args.device;
+    let mut replay_base = format!(
+        "txftl crashtest --protocol {} --preset {} --workload {} --ops {} --fill {} --seed {} --flush-every {} --overprovision {} --gc {}",
+        d.protocol, p.name, args.workload, args.ops, args.fill, args.seed, args.flush_every, d.overprovision, d.gc
+    );
+    if let Some(b) = d.blocks_per_plane {
+        replay_base += &format!(" --blocks-per-plane {b}");
+    }
+    if let Some(e) = d.endurance {
+        replay_base += &format!(" --endurance {e}");
+    }
+    if d.checkpoint_every > 0 {
+        replay_base += &format!(" --checkpoint-every {}", d.checkpoint_every);
+    }
+    if args.no_recovery_cuts {
+        replay_base += " --no-recovery-cuts";
+    }
+    let spec = CrashSpec {
+        device: DeviceSpec { protocol: d.protocol.clone(), nand: p.config(DataMode::Full, ViolationPolicy::Panic), ftl: ftl_config(d)? },
+        workload,
+        torn,
+        recovery_cuts: !args.no_recovery_cuts,
+        only,
+        threads: args.threads as usize,
+        replay_base,
+    };
+    let bar = if args.json { ProgressBar::hidden() } else { ProgressBar::new(0) };
+    bar.set_style(ProgressStyle::with_template("{spinner} crash points [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})").map_err(CliError::failed)?.progress_chars("=> "));
+    // Rule violations are caught per crash point and reported; keep their panic messages off the terminal.
+    std::panic::set_hook(Box::new(|_| {}));
+    let report = crashtest(&spec, &|done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    })
+    .map_err(CliError::failed)?;
+    let _ = std::panic::take_hook();
+    bar.finish_and_clear();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report).map_err(CliError::failed)?);
+    } else {
+        let mut t = Figures::new(&format!(
+            "crashtest | {} on {} | {} {} ops, fill {}%, seed {}",
+            report.protocol,
+            p.name,
+            report.workload.kind.name(),
+            report.workload.ops,
+            report.workload.fill_pct,
+            report.workload.seed
+        ));
+        t.section("workload (uncut dry run)");
+        t.row("host operations", thousands(report.host_ops));
+        t.row("flash operations", thousands(report.flash_ops));
+        t.row("of which programs and erases", thousands(report.mutating_ops));
+        t.row("GC runs / checkpoints", format!("{} / {}", report.dry_run.gc_runs, report.dry_run.checkpoints));
+        t.row("trims / flushes", format!("{} / {}", report.dry_run.host_trims, report.dry_run.host_flushes));
+        t.section("enumeration");
+        t.row("crash points tried", thousands(report.crash_points));
+        t.row("recovery crash points tried", thousands(report.recovery_crash_points));
+        t.row("violations", thousands(report.violation_count));
+        t.print();
+        for v in &report.violations {
+            println!("VIOLATION at flash op {} (torn {}{}): {}", v.at_op, v.torn.name(), v.recovery_cut.map(|(j, t)| format!(", recovery cut at its op {j} torn {}", t.name())).unwrap_or_default(), v.message);
+            println!("  replay: {}", v.replay);
+        }
+    }
+    Ok(if report.violation_count == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}

@@ -1,0 +1,209 @@
+//! `txftl run`: a workload on one device, with counters, times and speed.
+
+use crate::setup::{describe, ftl_config, nand_config, resolve_preset};
+use crate::table::{sim_time, thousands, Figures};
+use crate::{CliError, DeviceArgs};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use txftl_ftl::{DeviceStats, RecoveryReport};
+use txftl_harness::run::RunError;
+use txftl_harness::{run_workload, OpStream, RunReport, WorkloadKind, WorkloadSpec, WORKLOAD_NAMES};
+use txftl_nand::{DataMode, Nand, Torn};
+use txftl_protocols::AnyDevice;
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub device: DeviceArgs,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    /// Store page data (full) or only OOB metadata (meta: faster, same counts and times).
+    /// Defaults to meta, or full with --image.
+    #[arg(long, value_parser = ["full", "meta"])]
+    pub data: Option<String>,
+    /// Use (or create) a device image file: the device survives the process.
+    #[arg(long)]
+    pub image: Option<PathBuf>,
+    /// Cut power at this flash operation of the measured phase, then recover and
+    /// report the recovery cost.
+    #[arg(long)]
+    pub cut_at: Option<u64>,
+    /// How the operation at --cut-at is torn.
+    #[arg(long, default_value = "garbage", value_parser = ["none", "garbage", "partial"])]
+    pub torn: String,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct WorkloadArgs {
+    #[arg(long, default_value = "randwrite", value_parser = clap::builder::PossibleValuesParser::new(WORKLOAD_NAMES))]
+    pub workload: String,
+    /// Operations after the fill.
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub ops: u64,
+    /// Working set: percent of the logical pages, written once before the measured ops.
+    #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub fill: u32,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// A flush after every N writes (0: never).
+    #[arg(long, default_value_t = 64)]
+    pub flush_every: u32,
+}
+
+impl WorkloadArgs {
+    pub fn spec(&self) -> Result<WorkloadSpec, CliError> {
+        let kind = WorkloadKind::parse(&self.workload).ok_or_else(|| CliError::Usage(format!("unknown workload `{}`", self.workload)))?;
+        Ok(WorkloadSpec { kind, ops: self.ops, fill_pct: self.fill, seed: self.seed, flush_every: self.flush_every })
+    }
+}
+
+fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String), CliError> {
+    let p = resolve_preset(&args.device, "jasmine")?;
+    let cfg = ftl_config(&args.device)?;
+    let protocol = args.device.protocol.as_str();
+    match &args.image {
+        Some(path) if path.exists() => {
+            if args.data.as_deref() == Some("meta") {
+                return Err(CliError::Usage("an image always stores full data; drop --data meta".into()));
+            }
+            let nand = Nand::open_image(path, txftl_nand::ViolationPolicy::Error).map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
+            let dev = txftl_protocols::mount(protocol, nand, cfg).map_err(|e| CliError::Failed(format!("mounting {}: {e}", path.display())))?;
+            let what = format!("image {} (mounted through recovery)", path.display());
+            Ok((dev, what))
+        }
+        Some(path) => {
+            let nand = Nand::create_image(path, nand_config(&p, DataMode::Full)).map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
+            let dev = txftl_protocols::format(protocol, nand, cfg).map_err(CliError::failed)?;
+            Ok((dev, format!("new image {} on {}", path.display(), describe(&p))))
+        }
+        None => {
+            let mode = if args.data.as_deref() == Some("full") { DataMode::Full } else { DataMode::MetaOnly };
+            let nand = Nand::new(nand_config(&p, mode)).map_err(|e| CliError::Usage(e.to_string()))?;
+            let dev = txftl_protocols::format(protocol, nand, cfg).map_err(CliError::failed)?;
+            Ok((dev, format!("{} in RAM, {} data", describe(&p), if mode == DataMode::Full { "full" } else { "metadata-only" })))
+        }
+    }
+}
+
+pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
+    let spec = args.workload.spec()?;
+    let torn = Torn::parse(&args.torn).ok_or_else(|| CliError::Usage(format!("unknown torn kind `{}`", args.torn)))?;
+    let (mut dev, what) = open_device(&args)?;
+    let total = OpStream::new(spec, dev.info().logical_pages).total_ops();
+    let bar = if args.json { ProgressBar::hidden() } else { ProgressBar::new(total) };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{bar:40}] {pos}/{len} ops ({per_sec}, eta {eta})")
+            .map_err(CliError::failed)?
+            .progress_chars("=> "),
+    );
+    bar.set_message(format!("{} {}", args.device.protocol, spec.kind.name()));
+    let result = run_workload(&mut *dev, spec, args.cut_at.map(|at| (at, torn)), &mut |done| bar.set_position(done));
+    bar.finish_and_clear();
+    match result {
+        Ok(report) => {
+            if args.json {
+                println!("{}", serde_json::to_string_pretty(&report).map_err(CliError::failed)?);
+            } else {
+                print_report(&what, &report);
+            }
+            if report.wrong_reads > 0 {
+                return Err(CliError::Failed(format!("{} reads returned stale or wrong data", report.wrong_reads)));
+            }
+            if args.image.is_some() {
+                dev.close().map_err(|e| CliError::Failed(format!("closing the image: {e}")))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(RunError::PowerCut { host_ops, measured }) => {
+            let mut nand = dev.into_nand();
+            nand.power_on();
+            let cfg = ftl_config(&args.device)?;
+            let dev = txftl_protocols::mount(&args.device.protocol, nand, cfg).map_err(|e| CliError::Failed(format!("recovery failed: {e}")))?;
+            let report = dev.recovery_report().unwrap_or_default();
+            dev.check_invariants().map_err(|e| CliError::Failed(format!("invariant broken after recovery: {e}")))?;
+            if args.json {
+                let out = serde_json::json!({ "cut_after_host_ops": host_ops, "measured_before_cut": measured, "recovery": report });
+                println!("{}", serde_json::to_string_pretty(&out).map_err(CliError::failed)?);
+            } else {
+                print_cut(&what, host_ops, &measured, &report);
+            }
+            if args.image.is_some() {
+                dev.close().map_err(|e| CliError::Failed(format!("closing the image: {e}")))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => Err(CliError::failed(e)),
+    }
+}
+
+pub fn add_counters(t: &mut Figures, s: &DeviceStats) {
+    t.section("host (simulated)");
+    t.row("reads", thousands(s.host_reads));
+    t.row("writes", thousands(s.host_writes));
+    t.row("trims", thousands(s.host_trims));
+    t.row("flushes", thousands(s.host_flushes));
+    t.section("flash (simulated)");
+    t.row("reads", thousands(s.flash_reads));
+    t.row("programs", thousands(s.flash_programs));
+    t.row("partial programs", thousands(s.flash_partial_programs));
+    t.row("erases", thousands(s.flash_erases));
+    t.section("ftl (simulated)");
+    t.row("GC runs (victims)", thousands(s.gc_runs));
+    t.row("GC page copies", thousands(s.gc_copies));
+    t.row("wear-leveling moves", thousands(s.wear_level_runs));
+    t.row("checkpoints", thousands(s.checkpoints));
+    t.row("map page writes", thousands(s.map_writes));
+    t.row("superblock writes", thousands(s.superblock_writes));
+    t.row("protocol metadata writes", thousands(s.protocol_meta_writes));
+    t.row("bad blocks", thousands(s.bad_blocks));
+}
+
+fn print_report(what: &str, r: &RunReport) {
+    let mut t = Figures::new(&format!(
+        "{} | {} {} ops, fill {}%, seed {} | {}",
+        r.protocol,
+        r.workload.kind.name(),
+        thousands(r.workload.ops),
+        r.workload.fill_pct,
+        r.workload.seed,
+        what
+    ));
+    t.section("device");
+    t.row("logical pages / working set", format!("{} / {}", thousands(r.logical_pages as u64), thousands(r.working_set_pages as u64)));
+    add_counters(&mut t, &r.measured);
+    let s = &r.measured;
+    t.section("derived (simulated)");
+    t.row("write amplification", format!("{:.3}", r.write_amplification));
+    t.row("erase count min / max / spread", format!("{} / {} / {}", r.erase_count_min, r.erase_count_max, r.erase_count_max - r.erase_count_min));
+    t.row("simulated time", sim_time(s.sim_time_ns));
+    let per_sec = if s.sim_time_ns > 0 { s.host_writes as f64 / (s.sim_time_ns as f64 / 1e9) } else { 0.0 };
+    t.row("host writes per simulated second", format!("{per_sec:.0}"));
+    t.section("emulator (wall clock)");
+    t.row("wall time", format!("{:.3} s", r.wall_seconds));
+    t.row("flash ops per wall second", thousands(r.flash_ops_per_wall_second as u64));
+    t.print();
+    println!("(the measured phase follows a fill of {} pages; its counters are in --json under \"fill\")", thousands(r.working_set_pages as u64));
+}
+
+pub fn add_recovery(t: &mut Figures, r: &RecoveryReport) {
+    t.section("recovery (simulated, device clock)");
+    t.row("time", sim_time(r.time_ns));
+    t.row("superblock page reads", thousands(r.superblock_reads));
+    t.row("checkpoint pages read", thousands(r.checkpoint_pages_read));
+    t.row("blocks scanned / pages scanned", format!("{} / {}", thousands(r.blocks_scanned), thousands(r.pages_scanned)));
+    t.row("pages rolled forward", thousands(r.pages_rolled_forward));
+    t.row("torn pages found", thousands(r.torn_pages_found));
+    t.row("flash reads / programs / erases", format!("{} / {} / {}", thousands(r.flash_reads), thousands(r.flash_programs), thousands(r.flash_erases)));
+}
+
+fn print_cut(what: &str, host_ops: u64, measured: &DeviceStats, r: &RecoveryReport) {
+    let mut t = Figures::new(&format!("power cut after {} host operations | {what}", thousands(host_ops)));
+    add_counters(&mut t, measured);
+    add_recovery(&mut t, r);
+    t.print();
+}

@@ -1,0 +1,66 @@
+//! Terminal tables.
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+
+/// A two-column table of named figures, grouped under section rows.
+pub struct Figures {
+    table: Table,
+}
+
+impl Figures {
+    pub fn new(title: &str) -> Figures {
+        let mut table = Table::new();
+        table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![title, ""]);
+        Figures { table }
+    }
+    pub fn section(&mut self, name: &str) -> &mut Self {
+        self.table.add_row(vec![format!("[{name}]"), String::new()]);
+        self
+    }
+    pub fn row(&mut self, name: &str, value: impl ToString) -> &mut Self {
+        self.table.add_row(vec![format!("  {name}"), value.to_string()]);
+        if let Some(col) = self.table.column_mut(1) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+        self
+    }
+    pub fn print(&self) {
+        println!("{}", self.table);
+    }
+}
+
+/// 1234567 -> "1,234,567".
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Simulated nanoseconds, readable.
+pub fn sim_time(ns: u64) -> String {
+    match ns {
+        0..1_000 => format!("{ns} ns"),
+        1_000..1_000_000 => format!("{:.1} us", ns as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.3} ms", ns as f64 / 1e6),
+        _ => format!("{:.3} s", ns as f64 / 1e9),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(thousands(100), "100");
+        assert_eq!(sim_time(3_500_000), "3.500 ms");
+    }
+}
