@@ -60,7 +60,14 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         Some(_) => return Err(CliError::Usage("--at needs exactly one --torn variant".into())),
         None => None,
     };
-    let workload = WorkloadArgs { workload: args.workload.clone(), ops: args.ops, fill: args.fill, seed: args.seed, flush_every: args.flush_every }.spec()?;
+    let workload = WorkloadArgs {
+        workload: args.workload.clone(),
+        ops: args.ops,
+        fill: args.fill,
+        seed: args.seed,
+        flush_every: args.flush_every,
+    }
+    .spec()?;
     let d = &args.device;
     let mut replay_base = format!(
         "txftl crashtest --protocol {} --preset {} --workload {} --ops {} --fill {} --seed {} --flush-every {} --overprovision {} --gc {}",
@@ -72,6 +79,9 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
     if let Some(e) = d.endurance {
         replay_base += &format!(" --endurance {e}");
     }
+    if d.wear_spread_max != 64 {
+        replay_base += &format!(" --wear-spread-max {}", d.wear_spread_max);
+    }
     if d.checkpoint_every > 0 {
         replay_base += &format!(" --checkpoint-every {}", d.checkpoint_every);
     }
@@ -79,7 +89,11 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         replay_base += " --no-recovery-cuts";
     }
     let spec = CrashSpec {
-        device: DeviceSpec { protocol: d.protocol.clone(), nand: p.config(DataMode::Full, ViolationPolicy::Panic), ftl: ftl_config(d)? },
+        device: DeviceSpec {
+            protocol: d.protocol.clone(),
+            nand: p.config(DataMode::Full, ViolationPolicy::Panic),
+            ftl: ftl_config(d)?,
+        },
         workload,
         torn,
         recovery_cuts: !args.no_recovery_cuts,
@@ -88,7 +102,11 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         replay_base,
     };
     let bar = if args.json { ProgressBar::hidden() } else { ProgressBar::new(0) };
-    bar.set_style(ProgressStyle::with_template("{spinner} crash points [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})").map_err(CliError::failed)?.progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} crash points [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})")
+            .map_err(CliError::failed)?
+            .progress_chars("=> "),
+    );
     // Rule violations are caught per crash point and reported; keep their panic messages off the terminal.
     std::panic::set_hook(Box::new(|_| {}));
     let report = crashtest(&spec, &|done, total| {
@@ -114,17 +132,35 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         t.row("host operations", thousands(report.host_ops));
         t.row("flash operations", thousands(report.flash_ops));
         t.row("of which programs and erases", thousands(report.mutating_ops));
-        t.row("GC runs / checkpoints", format!("{} / {}", report.dry_run.gc_runs, report.dry_run.checkpoints));
-        t.row("trims / flushes", format!("{} / {}", report.dry_run.host_trims, report.dry_run.host_flushes));
+        t.row(
+            "GC runs / checkpoints",
+            format!("{} / {}", report.dry_run.gc_runs, report.dry_run.checkpoints),
+        );
+        t.row(
+            "trims / flushes",
+            format!("{} / {}", report.dry_run.host_trims, report.dry_run.host_flushes),
+        );
         t.section("enumeration");
         t.row("crash points tried", thousands(report.crash_points));
         t.row("recovery crash points tried", thousands(report.recovery_crash_points));
         t.row("violations", thousands(report.violation_count));
         t.print();
         for v in &report.violations {
-            println!("VIOLATION at flash op {} (torn {}{}): {}", v.at_op, v.torn.name(), v.recovery_cut.map(|(j, t)| format!(", recovery cut at its op {j} torn {}", t.name())).unwrap_or_default(), v.message);
+            println!(
+                "VIOLATION at flash op {} (torn {}{}): {}",
+                v.at_op,
+                v.torn.name(),
+                v.recovery_cut
+                    .map(|(j, t)| format!(", recovery cut at its op {j} torn {}", t.name()))
+                    .unwrap_or_default(),
+                v.message
+            );
             println!("  replay: {}", v.replay);
         }
     }
-    Ok(if report.violation_count == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if report.violation_count == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

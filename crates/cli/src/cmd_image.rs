@@ -57,7 +57,14 @@ fn mount(image: &Path, protocol: &str, cfg: FtlConfig) -> Result<Box<dyn AnyDevi
 
 pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
     let p = resolve_preset(&args.device, "tiny")?;
-    let nand = Nand::create_image(&args.image, nand_config(&p, DataMode::Full)).map_err(|e| CliError::Failed(format!("{}: {e}", args.image.display())))?;
+    if args.image.exists() {
+        return Err(CliError::Usage(format!(
+            "{} already exists; refusing to overwrite it",
+            args.image.display()
+        )));
+    }
+    let nand = Nand::create_image(&args.image, nand_config(&p, DataMode::Full))
+        .map_err(|e| CliError::Failed(format!("{}: {e}", args.image.display())))?;
     let dev = txftl_protocols::format(&args.device.protocol, nand, ftl_config(&args.device)?).map_err(CliError::failed)?;
     let info = dev.info();
     dev.close().map_err(CliError::failed)?;
@@ -94,7 +101,12 @@ pub fn put(args: PutArgs) -> Result<ExitCode, CliError> {
     }
     dev.flush().map_err(CliError::failed)?;
     dev.close().map_err(CliError::failed)?;
-    println!("wrote {} bytes to {pages} pages from lpn {} (crc32 {:08x})", bytes.len(), args.lpn, crc32(&bytes));
+    println!(
+        "wrote {} bytes to {pages} pages from lpn {} (crc32 {:08x})",
+        bytes.len(),
+        args.lpn,
+        crc32(&bytes)
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -108,7 +120,10 @@ pub fn get(args: GetArgs) -> Result<ExitCode, CliError> {
     let ps = info.page_size as u64;
     let pages = args.bytes.div_ceil(ps);
     if args.lpn as u64 + pages > info.logical_pages as u64 {
-        return Err(CliError::Usage(format!("{} bytes from lpn {} run past the {} logical pages", args.bytes, args.lpn, info.logical_pages)));
+        return Err(CliError::Usage(format!(
+            "{} bytes from lpn {} run past the {} logical pages",
+            args.bytes, args.lpn, info.logical_pages
+        )));
     }
     let mut out = Vec::with_capacity(args.bytes as usize);
     let mut page = vec![0u8; ps as usize];
@@ -122,7 +137,12 @@ pub fn get(args: GetArgs) -> Result<ExitCode, CliError> {
         Some(path) => std::fs::write(path, &out).map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?,
         None => std::io::stdout().write_all(&out).map_err(CliError::failed)?,
     }
-    eprintln!("read {} bytes from {pages} pages from lpn {} (crc32 {:08x})", out.len(), args.lpn, crc32(&out));
+    eprintln!(
+        "read {} bytes from {pages} pages from lpn {} (crc32 {:08x})",
+        out.len(),
+        args.lpn,
+        crc32(&out)
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -138,8 +158,17 @@ pub fn info(image: &Path, protocol: &str, json: bool) -> Result<ExitCode, CliErr
     } else {
         let mut t = Figures::new(&format!("{}", image.display()));
         t.row("protocol", info.protocol);
-        t.row("logical pages x page size", format!("{} x {} B", thousands(info.logical_pages as u64), info.page_size));
-        t.row("geometry", format!("{} ch x {} dies x {} planes x {} blocks x {} pages, {:?}", geo.channels, geo.dies_per_channel, geo.planes_per_die, geo.blocks_per_plane, geo.pages_per_block, geo.cell));
+        t.row(
+            "logical pages x page size",
+            format!("{} x {} B", thousands(info.logical_pages as u64), info.page_size),
+        );
+        t.row(
+            "geometry",
+            format!(
+                "{} ch x {} dies x {} planes x {} blocks x {} pages, {:?}",
+                geo.channels, geo.dies_per_channel, geo.planes_per_die, geo.blocks_per_plane, geo.pages_per_block, geo.cell
+            ),
+        );
         t.row("erase count min / max", format!("{lo} / {hi}"));
         add_recovery(&mut t, &report);
         t.print();

@@ -58,7 +58,13 @@ pub struct WorkloadArgs {
 impl WorkloadArgs {
     pub fn spec(&self) -> Result<WorkloadSpec, CliError> {
         let kind = WorkloadKind::parse(&self.workload).ok_or_else(|| CliError::Usage(format!("unknown workload `{}`", self.workload)))?;
-        Ok(WorkloadSpec { kind, ops: self.ops, fill_pct: self.fill, seed: self.seed, flush_every: self.flush_every })
+        Ok(WorkloadSpec {
+            kind,
+            ops: self.ops,
+            fill_pct: self.fill,
+            seed: self.seed,
+            flush_every: self.flush_every,
+        })
     }
 }
 
@@ -71,21 +77,35 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String), CliError>
             if args.data.as_deref() == Some("meta") {
                 return Err(CliError::Usage("an image always stores full data; drop --data meta".into()));
             }
-            let nand = Nand::open_image(path, txftl_nand::ViolationPolicy::Error).map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
-            let dev = txftl_protocols::mount(protocol, nand, cfg).map_err(|e| CliError::Failed(format!("mounting {}: {e}", path.display())))?;
+            let nand = Nand::open_image(path, txftl_nand::ViolationPolicy::Error)
+                .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
+            let dev =
+                txftl_protocols::mount(protocol, nand, cfg).map_err(|e| CliError::Failed(format!("mounting {}: {e}", path.display())))?;
             let what = format!("image {} (mounted through recovery)", path.display());
             Ok((dev, what))
         }
         Some(path) => {
-            let nand = Nand::create_image(path, nand_config(&p, DataMode::Full)).map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
+            let nand = Nand::create_image(path, nand_config(&p, DataMode::Full))
+                .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
             let dev = txftl_protocols::format(protocol, nand, cfg).map_err(CliError::failed)?;
             Ok((dev, format!("new image {} on {}", path.display(), describe(&p))))
         }
         None => {
-            let mode = if args.data.as_deref() == Some("full") { DataMode::Full } else { DataMode::MetaOnly };
+            let mode = if args.data.as_deref() == Some("full") {
+                DataMode::Full
+            } else {
+                DataMode::MetaOnly
+            };
             let nand = Nand::new(nand_config(&p, mode)).map_err(|e| CliError::Usage(e.to_string()))?;
             let dev = txftl_protocols::format(protocol, nand, cfg).map_err(CliError::failed)?;
-            Ok((dev, format!("{} in RAM, {} data", describe(&p), if mode == DataMode::Full { "full" } else { "metadata-only" })))
+            Ok((
+                dev,
+                format!(
+                    "{} in RAM, {} data",
+                    describe(&p),
+                    if mode == DataMode::Full { "full" } else { "metadata-only" }
+                ),
+            ))
         }
     }
 }
@@ -95,14 +115,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let torn = Torn::parse(&args.torn).ok_or_else(|| CliError::Usage(format!("unknown torn kind `{}`", args.torn)))?;
     let (mut dev, what) = open_device(&args)?;
     let total = OpStream::new(spec, dev.info().logical_pages).total_ops();
-    let bar = if args.json { ProgressBar::hidden() } else { ProgressBar::new(total) };
+    let bar = if args.json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(total)
+    };
     bar.set_style(
         ProgressStyle::with_template("{spinner} {msg} [{bar:40}] {pos}/{len} ops ({per_sec}, eta {eta})")
             .map_err(CliError::failed)?
             .progress_chars("=> "),
     );
     bar.set_message(format!("{} {}", args.device.protocol, spec.kind.name()));
-    let result = run_workload(&mut *dev, spec, args.cut_at.map(|at| (at, torn)), &mut |done| bar.set_position(done));
+    let result = run_workload(&mut *dev, spec, args.cut_at.map(|at| (at, torn)), &mut |done| {
+        bar.set_position(done)
+    });
     bar.finish_and_clear();
     match result {
         Ok(report) => {
@@ -112,7 +138,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
                 print_report(&what, &report);
             }
             if report.wrong_reads > 0 {
-                return Err(CliError::Failed(format!("{} reads returned stale or wrong data", report.wrong_reads)));
+                return Err(CliError::Failed(format!(
+                    "{} reads returned stale or wrong data",
+                    report.wrong_reads
+                )));
             }
             if args.image.is_some() {
                 dev.close().map_err(|e| CliError::Failed(format!("closing the image: {e}")))?;
@@ -123,9 +152,11 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             let mut nand = dev.into_nand();
             nand.power_on();
             let cfg = ftl_config(&args.device)?;
-            let dev = txftl_protocols::mount(&args.device.protocol, nand, cfg).map_err(|e| CliError::Failed(format!("recovery failed: {e}")))?;
+            let dev =
+                txftl_protocols::mount(&args.device.protocol, nand, cfg).map_err(|e| CliError::Failed(format!("recovery failed: {e}")))?;
             let report = dev.recovery_report().unwrap_or_default();
-            dev.check_invariants().map_err(|e| CliError::Failed(format!("invariant broken after recovery: {e}")))?;
+            dev.check_invariants()
+                .map_err(|e| CliError::Failed(format!("invariant broken after recovery: {e}")))?;
             if args.json {
                 let out = serde_json::json!({ "cut_after_host_ops": host_ops, "measured_before_cut": measured, "recovery": report });
                 println!("{}", serde_json::to_string_pretty(&out).map_err(CliError::failed)?);
@@ -165,29 +196,47 @@ pub fn add_counters(t: &mut Figures, s: &DeviceStats) {
 
 fn print_report(what: &str, r: &RunReport) {
     let mut t = Figures::new(&format!(
-        "{} | {} {} ops, fill {}%, seed {} | {}",
+        "txftl run: {} | {} {} ops, fill {}%, seed {}",
         r.protocol,
         r.workload.kind.name(),
         thousands(r.workload.ops),
         r.workload.fill_pct,
-        r.workload.seed,
-        what
+        r.workload.seed
     ));
+    println!("device: {what}");
     t.section("device");
-    t.row("logical pages / working set", format!("{} / {}", thousands(r.logical_pages as u64), thousands(r.working_set_pages as u64)));
+    t.row(
+        "logical pages / working set",
+        format!("{} / {}", thousands(r.logical_pages as u64), thousands(r.working_set_pages as u64)),
+    );
     add_counters(&mut t, &r.measured);
     let s = &r.measured;
     t.section("derived (simulated)");
     t.row("write amplification", format!("{:.3}", r.write_amplification));
-    t.row("erase count min / max / spread", format!("{} / {} / {}", r.erase_count_min, r.erase_count_max, r.erase_count_max - r.erase_count_min));
+    t.row(
+        "erase count min / max / spread",
+        format!(
+            "{} / {} / {}",
+            r.erase_count_min,
+            r.erase_count_max,
+            r.erase_count_max - r.erase_count_min
+        ),
+    );
     t.row("simulated time", sim_time(s.sim_time_ns));
-    let per_sec = if s.sim_time_ns > 0 { s.host_writes as f64 / (s.sim_time_ns as f64 / 1e9) } else { 0.0 };
+    let per_sec = if s.sim_time_ns > 0 {
+        s.host_writes as f64 / (s.sim_time_ns as f64 / 1e9)
+    } else {
+        0.0
+    };
     t.row("host writes per simulated second", format!("{per_sec:.0}"));
     t.section("emulator (wall clock)");
     t.row("wall time", format!("{:.3} s", r.wall_seconds));
     t.row("flash ops per wall second", thousands(r.flash_ops_per_wall_second as u64));
     t.print();
-    println!("(the measured phase follows a fill of {} pages; its counters are in --json under \"fill\")", thousands(r.working_set_pages as u64));
+    println!(
+        "(the measured phase follows a fill of {} pages; its counters are in --json under \"fill\")",
+        thousands(r.working_set_pages as u64)
+    );
 }
 
 pub fn add_recovery(t: &mut Figures, r: &RecoveryReport) {
@@ -195,14 +244,29 @@ pub fn add_recovery(t: &mut Figures, r: &RecoveryReport) {
     t.row("time", sim_time(r.time_ns));
     t.row("superblock page reads", thousands(r.superblock_reads));
     t.row("checkpoint pages read", thousands(r.checkpoint_pages_read));
-    t.row("blocks scanned / pages scanned", format!("{} / {}", thousands(r.blocks_scanned), thousands(r.pages_scanned)));
+    t.row(
+        "blocks scanned / pages scanned",
+        format!("{} / {}", thousands(r.blocks_scanned), thousands(r.pages_scanned)),
+    );
     t.row("pages rolled forward", thousands(r.pages_rolled_forward));
     t.row("torn pages found", thousands(r.torn_pages_found));
-    t.row("flash reads / programs / erases", format!("{} / {} / {}", thousands(r.flash_reads), thousands(r.flash_programs), thousands(r.flash_erases)));
+    t.row(
+        "flash reads / programs / erases",
+        format!(
+            "{} / {} / {}",
+            thousands(r.flash_reads),
+            thousands(r.flash_programs),
+            thousands(r.flash_erases)
+        ),
+    );
 }
 
 fn print_cut(what: &str, host_ops: u64, measured: &DeviceStats, r: &RecoveryReport) {
-    let mut t = Figures::new(&format!("power cut after {} host operations | {what}", thousands(host_ops)));
+    println!("device: {what}");
+    let mut t = Figures::new(&format!(
+        "power cut after {} host operations of the measured phase",
+        thousands(host_ops)
+    ));
     add_counters(&mut t, measured);
     add_recovery(&mut t, r);
     t.print();

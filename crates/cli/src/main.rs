@@ -14,7 +14,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "txftl", version, about = "A transactional SSD in software: NAND model, FTL protocols, crash harness")]
+#[command(
+    name = "txftl",
+    version,
+    about = "A transactional SSD in software: NAND model, FTL protocols, crash harness"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -69,6 +73,10 @@ pub struct DeviceArgs {
     /// GC victim selection.
     #[arg(long, default_value = "greedy", value_parser = ["greedy", "cost-benefit"])]
     pub gc: String,
+    /// Static wear leveling moves the coldest block's data when the erase-count
+    /// spread exceeds this.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
+    pub wear_spread_max: u32,
     /// Mapping checkpoint every N page programs (0: the FTL's default).
     #[arg(long, default_value_t = 0)]
     pub checkpoint_every: u64,

@@ -25,7 +25,9 @@ pub fn resolve_preset(args: &DeviceArgs, default: &str) -> Result<Preset, CliErr
     if let Some(e) = args.endurance {
         p.endurance = e;
     }
-    p.geometry.validate().map_err(|e| CliError::Usage(format!("invalid geometry: {e}")))?;
+    p.geometry
+        .validate()
+        .map_err(|e| CliError::Usage(format!("invalid geometry: {e}")))?;
     Ok(p)
 }
 
@@ -40,6 +42,7 @@ pub fn ftl_config(args: &DeviceArgs) -> Result<FtlConfig, CliError> {
         overprovision_pct: args.overprovision,
         gc_policy,
         checkpoint_every_pages: args.checkpoint_every,
+        wear_spread_max: args.wear_spread_max,
         ..FtlConfig::default()
     })
 }
@@ -69,14 +72,20 @@ pub fn print_presets(json: bool) -> Result<ExitCode, CliError> {
     for p in &presets {
         let mut t = Figures::new(&describe(p));
         t.row("models", p.models);
-        t.row("read / program / partial / erase", format!(
-            "{} / {} / {} / {} us",
-            p.timing.read_ns / 1000,
-            p.timing.program_ns / 1000,
-            p.timing.partial_program_ns / 1000,
-            p.timing.erase_ns / 1000
-        ));
-        t.row("NOP / OOB / endurance", format!("{} / {} B / {} cycles", p.geometry.nop, p.geometry.oob_size, p.endurance));
+        t.row(
+            "read / program / partial / erase",
+            format!(
+                "{} / {} / {} / {} us",
+                p.timing.read_ns / 1000,
+                p.timing.program_ns / 1000,
+                p.timing.partial_program_ns / 1000,
+                p.timing.erase_ns / 1000
+            ),
+        );
+        t.row(
+            "NOP / OOB / endurance",
+            format!("{} / {} B / {} cycles", p.geometry.nop, p.geometry.oob_size, p.endurance),
+        );
         t.row("source", p.source);
         t.print();
     }

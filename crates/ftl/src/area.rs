@@ -31,7 +31,9 @@ impl Extent {
             return Vec::new();
         }
         let last = self.page + self.pages - 1;
-        (0..=(last / pages_per_block) as usize).map(|i| (self.index + i) % ring_len).collect()
+        (0..=(last / pages_per_block) as usize)
+            .map(|i| (self.index + i) % ring_len)
+            .collect()
     }
 
     /// Physical pages of the record, in order.
@@ -50,7 +52,11 @@ impl LogArea {
     pub fn new(blocks: Vec<BlockId>, pages_per_block: u32) -> LogArea {
         // The head starts "past the end" of the last block so the first append
         // enters (and erases) block 0.
-        LogArea { head_index: blocks.len() - 1, head_page: pages_per_block, blocks }
+        LogArea {
+            head_index: blocks.len() - 1,
+            head_page: pages_per_block,
+            blocks,
+        }
     }
 
     /// Where the next append goes, without moving: (needs_new_block, ring index, page).

@@ -30,6 +30,7 @@ pub enum AllocFor {
     Gc,
 }
 
+#[derive(Clone)]
 pub struct BlockTable {
     pub state: Vec<BlockState>,
     pub valid: Vec<u32>,
@@ -100,7 +101,9 @@ impl BlockTable {
     /// first unit that does. Host streams get the least-worn block, GC the most-worn.
     pub fn take_free(&mut self, unit: u32, purpose: AllocFor) -> Option<BlockId> {
         let units = self.free.len() as u32;
-        let u = (0..units).map(|i| (unit + i) % units).find(|&u| !self.free[u as usize].is_empty())?;
+        let u = (0..units)
+            .map(|i| (unit + i) % units)
+            .find(|&u| !self.free[u as usize].is_empty())?;
         let set = &mut self.free[u as usize];
         let (_, b) = match purpose {
             AllocFor::Host => set.pop_first(),

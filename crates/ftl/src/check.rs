@@ -29,11 +29,17 @@ impl<H: Hooks> Ftl<H> {
                 return Err(format!("lpn {lpn} maps to out-of-range page {ppn}"));
             }
             if owner[ppn as usize] != UNMAPPED {
-                return Err(format!("L2P not one-to-one: lpns {} and {lpn} both map to page {ppn}", owner[ppn as usize]));
+                return Err(format!(
+                    "L2P not one-to-one: lpns {} and {lpn} both map to page {ppn}",
+                    owner[ppn as usize]
+                ));
             }
             owner[ppn as usize] = lpn as u32;
             if self.p2l[ppn as usize] != lpn as u32 {
-                return Err(format!("reverse map of page {ppn} says {} but lpn {lpn} maps there", self.p2l[ppn as usize]));
+                return Err(format!(
+                    "reverse map of page {ppn} says {} but lpn {lpn} maps there",
+                    self.p2l[ppn as usize]
+                ));
             }
             let b = geo.block_of(ppn);
             valid[b as usize] += 1;
@@ -59,7 +65,10 @@ impl<H: Hooks> Ftl<H> {
         for b in 0..geo.block_count() {
             let i = b as usize;
             if valid[i] != self.blocks.valid[i] {
-                return Err(format!("block {b}: valid count {} but {} pages are mapped", self.blocks.valid[i], valid[i]));
+                return Err(format!(
+                    "block {b}: valid count {} but {} pages are mapped",
+                    self.blocks.valid[i], valid[i]
+                ));
             }
             let state = self.blocks.state[i];
             let in_pool = self.blocks.is_in_free_pool(b);

@@ -53,7 +53,11 @@ impl Checkpoint {
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(Self::encoded_len(self.l2p.len() as u32, self.blocks.len() as u32, self.protocol.len()));
+        let mut out = Vec::with_capacity(Self::encoded_len(
+            self.l2p.len() as u32,
+            self.blocks.len() as u32,
+            self.protocol.len(),
+        ));
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&self.seq.to_le_bytes());
         out.extend_from_slice(&(self.l2p.len() as u32).to_le_bytes());
@@ -73,7 +77,13 @@ impl Checkpoint {
     }
 
     pub fn decode(bytes: &[u8]) -> Result<Checkpoint, String> {
-        let need = |n: usize| if bytes.len() < n { Err(format!("checkpoint truncated at {n} bytes")) } else { Ok(()) };
+        let need = |n: usize| {
+            if bytes.len() < n {
+                Err(format!("checkpoint truncated at {n} bytes"))
+            } else {
+                Ok(())
+            }
+        };
         need(24)?;
         if &bytes[0..8] != MAGIC {
             return Err("checkpoint magic missing".into());
@@ -104,7 +114,12 @@ impl Checkpoint {
         let p_at = base + 8 * n;
         let p = u32_at(p_at) as usize;
         need(p_at + 4 + p)?;
-        Ok(Checkpoint { seq, l2p, blocks, protocol: bytes[p_at + 4..p_at + 4 + p].to_vec() })
+        Ok(Checkpoint {
+            seq,
+            l2p,
+            blocks,
+            protocol: bytes[p_at + 4..p_at + 4 + p].to_vec(),
+        })
     }
 }
 
@@ -118,8 +133,16 @@ mod tests {
             seq: 5,
             l2p: vec![3, UNMAPPED, 9],
             blocks: vec![
-                BlockRecord { erase_count: 2, write_ptr: 0, state: RecordState::Free },
-                BlockRecord { erase_count: 1, write_ptr: 4, state: RecordState::Open },
+                BlockRecord {
+                    erase_count: 2,
+                    write_ptr: 0,
+                    state: RecordState::Free,
+                },
+                BlockRecord {
+                    erase_count: 1,
+                    write_ptr: 4,
+                    state: RecordState::Open,
+                },
             ],
             protocol: vec![1, 2],
         };

@@ -104,6 +104,9 @@ pub trait Device {
         Err(self.unsupported("abort"))
     }
     fn unsupported(&self, what: &'static str) -> DeviceError {
-        DeviceError::Unsupported { protocol: self.info().protocol, what }
+        DeviceError::Unsupported {
+            protocol: self.info().protocol,
+            what,
+        }
     }
 }

@@ -22,6 +22,9 @@ use crate::hooks::Hooks;
 use crate::oob::{Oob, OobState, PageKind, PROTOCOL_BYTES};
 use txftl_nand::{BlockId, DataMode, Geometry, Nand, NandError, NandStats, Ppn};
 
+/// Static wear leveling looks at the erase-count spread after this many erases.
+const WEAR_CHECK_EVERY_ERASES: u32 = 8;
+
 /// FTL-level counters (the NAND counts its own operations).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Counters {
@@ -152,7 +155,13 @@ impl<H: Hooks> Ftl<H> {
             nand_base: nand.stats(),
             time_base_ns: 0,
             failed: false,
-            derived: Derived { logical_pages: 0, gc_low: 0, gc_high: 0, checkpoint_every: 0, reserve: units as u32 },
+            derived: Derived {
+                logical_pages: 0,
+                gc_low: 0,
+                gc_high: 0,
+                checkpoint_every: 0,
+                reserve: units as u32,
+            },
             recovery: None,
             page_buf: vec![0; geo.page_size as usize],
             oob_buf: vec![0; geo.oob_size as usize],
@@ -168,7 +177,10 @@ impl<H: Hooks> Ftl<H> {
         let ppb = geo.pages_per_block;
         let units = geo.unit_count();
         if cfg.overprovision_pct >= 100 {
-            return Err(DeviceError::Config(format!("over-provisioning {}% must be below 100", cfg.overprovision_pct)));
+            return Err(DeviceError::Config(format!(
+                "over-provisioning {}% must be below 100",
+                cfg.overprovision_pct
+            )));
         }
         // Room that must stay free of data for GC to make progress at 100% logical
         // fill: an open host block and an open GC block per unit, the GC reserve
@@ -182,15 +194,35 @@ impl<H: Hooks> Ftl<H> {
         let by_op = (pool_blocks as u64 * ppb as u64 * (100 - cfg.overprovision_pct) as u64 / 100) as u32;
         let by_room = (pool_blocks - overhead_blocks) * ppb;
         let logical_pages = logical_override.unwrap_or(by_op.min(by_room));
-        let gc_low = if cfg.gc_low_blocks > 0 { cfg.gc_low_blocks } else { (pool_blocks * 5 / 100).max(3) };
-        let gc_high = if cfg.gc_high_blocks > 0 { cfg.gc_high_blocks } else { gc_low + (pool_blocks * 2 / 100).max(2) };
+        let gc_low = if cfg.gc_low_blocks > 0 {
+            cfg.gc_low_blocks
+        } else {
+            (pool_blocks * 5 / 100).max(3)
+        };
+        let gc_high = if cfg.gc_high_blocks > 0 {
+            cfg.gc_high_blocks
+        } else {
+            gc_low + (pool_blocks * 2 / 100).max(2)
+        };
         if gc_high < gc_low {
-            return Err(DeviceError::Config(format!("GC high watermark {gc_high} is below the low one {gc_low}")));
+            return Err(DeviceError::Config(format!(
+                "GC high watermark {gc_high} is below the low one {gc_low}"
+            )));
         }
-        let checkpoint_every = if cfg.checkpoint_every_pages > 0 { cfg.checkpoint_every_pages } else { 8 * ppb as u64 * units as u64 };
+        let checkpoint_every = if cfg.checkpoint_every_pages > 0 {
+            cfg.checkpoint_every_pages
+        } else {
+            8 * ppb as u64 * units as u64
+        };
         let gc_low = gc_low.max(units + 1);
         let gc_high = gc_high.max(gc_low);
-        Ok(Derived { logical_pages, gc_low, gc_high, checkpoint_every, reserve: units })
+        Ok(Derived {
+            logical_pages,
+            gc_low,
+            gc_high,
+            checkpoint_every,
+            reserve: units,
+        })
     }
 
     /// Formats the array: lays out the metadata areas, writes an empty checkpoint
@@ -200,13 +232,19 @@ impl<H: Hooks> Ftl<H> {
         let geo = *nand.geometry();
         geo.validate()?;
         if (geo.oob_size as usize) < crate::oob::OOB_RECORD_SIZE {
-            return Err(DeviceError::Config(format!("OOB of {} bytes cannot hold the 64-byte OOB record", geo.oob_size)));
+            return Err(DeviceError::Config(format!(
+                "OOB of {} bytes cannot hold the 64-byte OOB record",
+                geo.oob_size
+            )));
         }
         let ckpt_pages_max = (Self::ckpt_bytes_max(&geo, &hooks) as u64).div_ceil(geo.page_size as u64) as u32;
         let ring = checkpoint_ring(&geo, ckpt_pages_max);
         let sb_len = crate::superblock::Superblock::encoded_len(ring.len(), hooks.root_len_max());
         if sb_len > geo.page_size as usize {
-            return Err(DeviceError::Config(format!("superblock of {sb_len} bytes does not fit a {}-byte page", geo.page_size)));
+            return Err(DeviceError::Config(format!(
+                "superblock of {sb_len} bytes does not fit a {}-byte page",
+                geo.page_size
+            )));
         }
         let pool_blocks = geo.block_count() - 2 - ring.len() as u32;
         let derived = Self::derive(&geo, &cfg, pool_blocks, None)?;
@@ -238,6 +276,45 @@ impl<H: Hooks> Ftl<H> {
     pub fn nand(&self) -> &Nand {
         &self.nand
     }
+    /// An independent copy of the whole device, DRAM state and NAND (in RAM).
+    /// For benchmarks that replay one segment from the same state many times.
+    pub fn duplicate(&self) -> Ftl<H>
+    where
+        H: Clone,
+    {
+        Ftl {
+            nand: self.nand.snapshot(),
+            geo: self.geo,
+            cfg: self.cfg.clone(),
+            derived: self.derived,
+            l2p: self.l2p.clone(),
+            p2l: self.p2l.clone(),
+            blocks: self.blocks.clone(),
+            host_open: self.host_open.clone(),
+            host_cursor: self.host_cursor,
+            gc_open: self.gc_open.clone(),
+            gc_cursor: self.gc_cursor,
+            seq: self.seq,
+            now_ns: self.now_ns,
+            sb_area: self.sb_area.clone(),
+            sb_seq: self.sb_seq,
+            ckpt_area: self.ckpt_area.clone(),
+            ckpt: self.ckpt,
+            ckpt_erase_counts: self.ckpt_erase_counts.clone(),
+            programs_since_ckpt: self.programs_since_ckpt,
+            trims_pending: self.trims_pending,
+            erases_since_wl_check: self.erases_since_wl_check,
+            counters: self.counters,
+            nand_base: self.nand_base,
+            time_base_ns: self.time_base_ns,
+            failed: self.failed,
+            hooks: self.hooks.clone(),
+            recovery: self.recovery,
+            page_buf: self.page_buf.clone(),
+            oob_buf: self.oob_buf.clone(),
+        }
+    }
+
     /// The NAND, for fault injection (arming a power cut on a live device).
     pub fn nand_mut(&mut self) -> &mut Nand {
         &mut self.nand
@@ -289,7 +366,11 @@ impl<H: Hooks> Ftl<H> {
 
     pub(crate) fn check_alive(&self) -> Result<()> {
         if self.failed || !self.nand.is_powered() {
-            return Err(if self.nand.is_powered() { DeviceError::Failed } else { DeviceError::PowerLoss });
+            return Err(if self.nand.is_powered() {
+                DeviceError::Failed
+            } else {
+                DeviceError::PowerLoss
+            });
         }
         Ok(())
     }
@@ -302,7 +383,10 @@ impl<H: Hooks> Ftl<H> {
 
     pub(crate) fn check_lpn(&self, lpn: Lpn) -> Result<()> {
         if lpn >= self.derived.logical_pages {
-            return Err(DeviceError::OutOfRange { lpn: lpn as u64, logical_pages: self.derived.logical_pages });
+            return Err(DeviceError::OutOfRange {
+                lpn: lpn as u64,
+                logical_pages: self.derived.logical_pages,
+            });
         }
         Ok(())
     }
@@ -379,7 +463,12 @@ impl<H: Hooks> Ftl<H> {
         self.blocks.clean[b] = false;
         if page + 1 == self.geo.pages_per_block {
             self.blocks.state[b] = BlockState::Full;
-            if let Some(slot) = self.host_open.iter_mut().chain(self.gc_open.iter_mut()).find(|s| **s == Some(block)) {
+            if let Some(slot) = self
+                .host_open
+                .iter_mut()
+                .chain(self.gc_open.iter_mut())
+                .find(|s| **s == Some(block))
+            {
                 *slot = None;
             }
         }
@@ -467,7 +556,7 @@ impl<H: Hooks> Ftl<H> {
         if self.programs_since_ckpt >= self.derived.checkpoint_every {
             self.checkpoint()?;
         }
-        if self.erases_since_wl_check >= 64 {
+        if self.erases_since_wl_check >= WEAR_CHECK_EVERY_ERASES {
             self.erases_since_wl_check = 0;
             self.wear_level()?;
         }
@@ -484,7 +573,9 @@ impl<H: Hooks> Ftl<H> {
         self.now_ns = self.now_ns.max(t.done_ns);
         match Oob::decode(&self.oob_buf) {
             OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn && (buf.is_empty() || o.data_matches(buf)) => Ok(()),
-            other => Err(DeviceError::Corrupted(format!("logical page {lpn} at physical page {ppn}: OOB {other:?}"))),
+            other => Err(DeviceError::Corrupted(format!(
+                "logical page {lpn} at physical page {ppn}: OOB {other:?}"
+            ))),
         }
     }
 
@@ -568,7 +659,11 @@ impl<H: Hooks> Ftl<H> {
 
 impl<H: Hooks> Device for Ftl<H> {
     fn info(&self) -> DeviceInfo {
-        DeviceInfo { protocol: self.hooks.name(), logical_pages: self.derived.logical_pages, page_size: self.geo.page_size }
+        DeviceInfo {
+            protocol: self.hooks.name(),
+            logical_pages: self.derived.logical_pages,
+            page_size: self.geo.page_size,
+        }
     }
     fn read(&mut self, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
         self.read_page(lpn, buf)

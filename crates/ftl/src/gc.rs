@@ -13,6 +13,9 @@ use crate::hooks::Hooks;
 use crate::oob::{Oob, OobState};
 use txftl_nand::{BlockId, Ppn};
 
+/// Static wear leveling moves at most this many blocks per check.
+const WEAR_MOVES_PER_CHECK_MAX: u32 = 4;
+
 impl<H: Hooks> Ftl<H> {
     /// Runs GC until free + prefree blocks reach `target`, or no victim gains space.
     pub(crate) fn collect_garbage(&mut self, target: u32) -> Result<()> {
@@ -39,7 +42,7 @@ impl<H: Hooks> Ftl<H> {
     /// Greedy or cost-benefit choice among full blocks with at least one dead page.
     pub(crate) fn select_victim(&self) -> Option<BlockId> {
         let ppb = self.geo.pages_per_block;
-        let mut best: Option<(BlockId, f64)> = None;
+        let mut best: Option<(BlockId, f64, u32)> = None;
         for b in 0..self.geo.block_count() {
             if !self.is_candidate(b) {
                 continue;
@@ -61,12 +64,15 @@ impl<H: Hooks> Ftl<H> {
                     }
                 }
             };
-            // Strictly better only: ties keep the lowest block id (deterministic).
-            if best.is_none_or(|(_, s)| score > s) {
-                best = Some((b, score));
+            // Ties go to the less-worn block (ties are common under greedy, and a
+            // fixed tie-break by block id would wear the first die faster), then
+            // to the lowest block id: deterministic.
+            let ec = self.blocks.erase_count[b as usize];
+            if best.is_none_or(|(_, s, e)| score > s || (score == s && ec < e)) {
+                best = Some((b, score, ec));
             }
         }
-        best.map(|(b, _)| b)
+        best.map(|(b, _, _)| b)
     }
 
     /// Live pages of a block: mapped ones, plus those the protocol keeps.
@@ -164,22 +170,26 @@ impl<H: Hooks> Ftl<H> {
     /// of the least-worn full block (cold data that keeps it from being erased)
     /// into the GC stream, which takes the most-worn free blocks.
     pub(crate) fn wear_level(&mut self) -> Result<()> {
-        let (lo, hi) = self.blocks.wear_spread();
-        if hi - lo <= self.cfg.wear_spread_max {
-            return Ok(());
-        }
-        // Copying a whole block needs a block beyond the reserve.
-        if self.blocks.free_count() <= self.derived.reserve + 1 {
-            return Ok(());
-        }
-        let coldest = (0..self.geo.block_count())
-            .filter(|&b| self.is_candidate(b) && self.blocks.write_ptr[b as usize] == self.geo.pages_per_block)
-            .min_by_key(|&b| (self.blocks.erase_count[b as usize], b));
-        if let Some(b) = coldest {
-            if self.blocks.erase_count[b as usize] + self.cfg.wear_spread_max < hi {
-                self.relocate_block(b)?;
-                self.counters.gc_runs += 1;
-                self.counters.wear_level_runs += 1;
+        // A bounded number of moves per check: each copies a whole block.
+        for _ in 0..WEAR_MOVES_PER_CHECK_MAX {
+            let (lo, hi) = self.blocks.wear_spread();
+            if hi - lo <= self.cfg.wear_spread_max {
+                return Ok(());
+            }
+            // Copying a whole block needs a block beyond the reserve.
+            if self.blocks.free_count() <= self.derived.reserve + 1 {
+                return Ok(());
+            }
+            let coldest = (0..self.geo.block_count())
+                .filter(|&b| self.is_candidate(b) && self.blocks.write_ptr[b as usize] == self.geo.pages_per_block)
+                .min_by_key(|&b| (self.blocks.erase_count[b as usize], b));
+            match coldest {
+                Some(b) if self.blocks.erase_count[b as usize] + self.cfg.wear_spread_max < hi => {
+                    self.relocate_block(b)?;
+                    self.counters.gc_runs += 1;
+                    self.counters.wear_level_runs += 1;
+                }
+                _ => return Ok(()),
             }
         }
         Ok(())

@@ -73,7 +73,14 @@ pub enum OobState {
 impl Oob {
     pub fn new(kind: PageKind, lpn: u32, seq: u64, erase_count: u32, data: &[u8]) -> Oob {
         let data_crc = if data.is_empty() { None } else { Some(crc32fast::hash(data)) };
-        Oob { kind, lpn, seq, erase_count, data_crc, protocol: [0; PROTOCOL_BYTES] }
+        Oob {
+            kind,
+            lpn,
+            seq,
+            erase_count,
+            data_crc,
+            protocol: [0; PROTOCOL_BYTES],
+        }
     }
 
     /// Writes the record into `oob` (which must be at least 64 bytes; the rest is set to 0xFF).
@@ -103,7 +110,9 @@ impl Oob {
         if crc32fast::hash(&r[..60]) != crc || r[1] != VERSION {
             return OobState::Garbage;
         }
-        let Some(kind) = PageKind::from_u8(r[0]) else { return OobState::Garbage };
+        let Some(kind) = PageKind::from_u8(r[0]) else {
+            return OobState::Garbage;
+        };
         let flags = u16::from_le_bytes([r[2], r[3]]);
         let data_crc = u32::from_le_bytes(r[20..24].try_into().expect("4 bytes"));
         let mut protocol = [0u8; PROTOCOL_BYTES];
@@ -141,7 +150,7 @@ mod tests {
         assert!(!o.data_matches(&vec![8u8; 512]));
         buf[10] ^= 0x40;
         assert_eq!(Oob::decode(&buf), OobState::Garbage);
-        assert_eq!(Oob::decode(&vec![0xFF; 64]), OobState::Erased);
+        assert_eq!(Oob::decode(&[0xFF; 64]), OobState::Erased);
         let meta = Oob::new(PageKind::Data, 1, 1, 0, &[]);
         assert!(meta.data_matches(&[1, 2, 3]));
     }

@@ -28,7 +28,11 @@ impl<H: Hooks> Ftl<H> {
             BlockState::Bad => RecordState::Bad,
             BlockState::Meta => RecordState::Meta,
         };
-        BlockRecord { erase_count: self.blocks.erase_count[b], write_ptr: self.blocks.write_ptr[b] as u16, state }
+        BlockRecord {
+            erase_count: self.blocks.erase_count[b],
+            write_ptr: self.blocks.write_ptr[b] as u16,
+            state,
+        }
     }
 
     /// Writes a checkpoint of the L2P and block table, then a superblock naming it.
@@ -61,7 +65,12 @@ impl<H: Hooks> Ftl<H> {
             }
             self.counters.map_writes += 1;
         }
-        let loc = CkptLoc { seq, extent, bytes: bytes.len() as u32, crc };
+        let loc = CkptLoc {
+            seq,
+            extent,
+            bytes: bytes.len() as u32,
+            crc,
+        };
         self.write_superblock(&loc)?;
         self.ckpt = loc;
         self.ckpt_erase_counts = recorded_erase_counts;
@@ -100,7 +109,15 @@ impl<H: Hooks> Ftl<H> {
     /// Appends one page to a metadata ring, erasing the next block when the head
     /// enters it. Synchronous: the clock moves to the end of the program.
     /// Returns the ring index and page index written.
-    pub(crate) fn append(&mut self, ring: Ring, protect: &[usize], kind: PageKind, index: u32, seq: u64, data: &[u8]) -> Result<(usize, u32)> {
+    pub(crate) fn append(
+        &mut self,
+        ring: Ring,
+        protect: &[usize],
+        kind: PageKind,
+        index: u32,
+        seq: u64,
+        data: &[u8],
+    ) -> Result<(usize, u32)> {
         let ppb = self.geo.pages_per_block;
         let area = match ring {
             Ring::Superblock => &self.sb_area,
@@ -110,7 +127,10 @@ impl<H: Hooks> Ftl<H> {
         let block = area.blocks[idx];
         if enter {
             if protect.contains(&idx) {
-                return Err(DeviceError::WornOut(format!("{ring:?} ring of {} blocks is too small", area.blocks.len())));
+                return Err(DeviceError::WornOut(format!(
+                    "{ring:?} ring of {} blocks is too small",
+                    area.blocks.len()
+                )));
             }
             match self.nand.erase(block, self.now_ns) {
                 Ok(t) => self.now_ns = self.now_ns.max(t.done_ns),

@@ -35,7 +35,6 @@ use crate::oob::{Oob, OobState, PageKind};
 use crate::superblock::Superblock;
 use txftl_nand::{BlockId, DataMode, Nand, Ppn};
 
-
 /// A page found by the roll-forward scan.
 #[derive(Clone, Copy, Debug)]
 struct Found {
@@ -47,7 +46,11 @@ struct Found {
 impl<H: Hooks> Ftl<H> {
     /// Reads a page (data and OOB) at `at_ns`; returns the completion time.
     fn recovery_read(&mut self, ppn: Ppn, at_ns: u64, data: bool, buf: &mut [u8], oob: &mut [u8]) -> Result<u64> {
-        let r = if data { self.nand.read(ppn, at_ns, Some(buf), oob) } else { self.nand.read(ppn, at_ns, None, oob) };
+        let r = if data {
+            self.nand.read(ppn, at_ns, Some(buf), oob)
+        } else {
+            self.nand.read(ppn, at_ns, None, oob)
+        };
         match r {
             Ok(t) => Ok(t.done_ns),
             Err(e) => Err(self.fail(e)),
@@ -103,9 +106,16 @@ impl<H: Hooks> Ftl<H> {
 
     /// Reads the checkpoint the superblock names and checks every CRC.
     fn read_checkpoint(&mut self, sb: &Superblock, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<Checkpoint> {
-        let area = LogArea { blocks: sb.ckpt_ring.clone(), head_index: 0, head_page: 0 };
+        let area = LogArea {
+            blocks: sb.ckpt_ring.clone(),
+            head_index: 0,
+            head_page: 0,
+        };
         if sb.ckpt.pages == 0 || sb.ckpt.index >= area.blocks.len() || sb.ckpt.page >= self.geo.pages_per_block {
-            return Err(DeviceError::Corrupted(format!("superblock names an impossible checkpoint extent {:?}", sb.ckpt)));
+            return Err(DeviceError::Corrupted(format!(
+                "superblock names an impossible checkpoint extent {:?}",
+                sb.ckpt
+            )));
         }
         let ps = self.geo.page_size as usize;
         let mut bytes = Vec::with_capacity(sb.ckpt.pages as usize * ps);
@@ -116,8 +126,13 @@ impl<H: Hooks> Ftl<H> {
             let done = self.recovery_read(ppn, issue, true, &mut buf, &mut oob)?;
             *at_ns = (*at_ns).max(done);
             match Oob::decode(&oob) {
-                OobState::Valid(o) if o.kind == PageKind::Checkpoint && o.lpn == i as u32 && o.seq == sb.ckpt_seq && o.data_matches(&buf) => {}
-                other => return Err(DeviceError::Corrupted(format!("checkpoint page {i} at physical page {ppn} is not intact: {other:?}"))),
+                OobState::Valid(o)
+                    if o.kind == PageKind::Checkpoint && o.lpn == i as u32 && o.seq == sb.ckpt_seq && o.data_matches(&buf) => {}
+                other => {
+                    return Err(DeviceError::Corrupted(format!(
+                        "checkpoint page {i} at physical page {ppn} is not intact: {other:?}"
+                    )))
+                }
             }
             bytes.extend_from_slice(&buf);
             report.checkpoint_pages_read += 1;
@@ -133,15 +148,14 @@ impl<H: Hooks> Ftl<H> {
         Ok(ck)
     }
 
-    /// Scans one block that was free or open at the checkpoint, from page `start`.
+    /// Scans one block that was free or open at the checkpoint, from page `start`
+    /// (`was_free`: it was in the free pool, so a stale page 0 means "unused since").
     /// Returns the pages programmed after the checkpoint (intact ones in `found`),
     /// the new write pointer, and whether anything was programmed after it.
     fn scan_block(
         &mut self,
-        block: BlockId,
-        start: u32,
+        (block, start, was_free): (BlockId, u32, bool),
         ckpt_seq: u64,
-        was_free: bool,
         found: &mut Vec<Found>,
         report: &mut RecoveryReport,
         at_ns: u64,
@@ -214,11 +228,11 @@ impl<H: Hooks> Ftl<H> {
     /// Like [`Ftl::mount`], but a failed mount hands the NAND back (with whatever
     /// the failed attempt did to it), so a cut during recovery can be followed by
     /// another recovery.
-    pub fn mount_or_return(nand: Nand, cfg: FtlConfig, hooks: H) -> std::result::Result<Ftl<H>, (DeviceError, Nand)> {
+    pub fn mount_or_return(nand: Nand, cfg: FtlConfig, hooks: H) -> std::result::Result<Ftl<H>, (DeviceError, Box<Nand>)> {
         let mut ftl = Ftl::empty(nand, cfg, hooks);
         match ftl.recover() {
             Ok(()) => Ok(ftl),
-            Err(e) => Err((e, ftl.into_nand())),
+            Err(e) => Err((e, Box::new(ftl.into_nand()))),
         }
     }
 
@@ -263,7 +277,7 @@ impl<H: Hooks> Ftl<H> {
                 RecordState::Open => (rec.write_ptr as u32, false),
                 _ => continue,
             };
-            let (wp, written, done) = ftl.scan_block(b, start, ck.seq, was_free, &mut found, &mut report, scan_start)?;
+            let (wp, written, done) = ftl.scan_block((b, start, was_free), ck.seq, &mut found, &mut report, scan_start)?;
             t = t.max(done);
             scanned.push((b, wp, written));
         }
@@ -302,7 +316,9 @@ impl<H: Hooks> Ftl<H> {
                 continue;
             }
             if ppn >= geo.page_count() || ftl.p2l[ppn as usize] != UNMAPPED {
-                return Err(DeviceError::Corrupted(format!("logical page {lpn} maps to invalid or shared physical page {ppn}")));
+                return Err(DeviceError::Corrupted(format!(
+                    "logical page {lpn} maps to invalid or shared physical page {ppn}"
+                )));
             }
             ftl.p2l[ppn as usize] = lpn as u32;
             ftl.blocks.valid[geo.block_of(ppn) as usize] += 1;
@@ -326,12 +342,25 @@ impl<H: Hooks> Ftl<H> {
         // 0xFF), so it must never be programmed: entering the next block erases it.
         // The same reason closes every partly written data block above.
         ftl.sb_seq = sb.sb_seq;
-        ftl.sb_area = LogArea { blocks: superblock_blocks(&geo).to_vec(), head_index: sb_index, head_page: geo.pages_per_block };
-        ftl.ckpt = CkptLoc { seq: sb.ckpt_seq, extent: sb.ckpt, bytes: sb.ckpt_bytes, crc: sb.ckpt_crc };
+        ftl.sb_area = LogArea {
+            blocks: superblock_blocks(&geo).to_vec(),
+            head_index: sb_index,
+            head_page: geo.pages_per_block,
+        };
+        ftl.ckpt = CkptLoc {
+            seq: sb.ckpt_seq,
+            extent: sb.ckpt,
+            bytes: sb.ckpt_bytes,
+            crc: sb.ckpt_crc,
+        };
         let ppb = geo.pages_per_block;
         let last = sb.ckpt.page + sb.ckpt.pages - 1;
         let last_index = (sb.ckpt.index + (last / ppb) as usize) % sb.ckpt_ring.len();
-        ftl.ckpt_area = LogArea { blocks: sb.ckpt_ring.clone(), head_index: last_index, head_page: ppb };
+        ftl.ckpt_area = LogArea {
+            blocks: sb.ckpt_ring.clone(),
+            head_index: last_index,
+            head_page: ppb,
+        };
 
         // Seal.
         ftl.now_ns = t;

@@ -64,13 +64,22 @@ impl Superblock {
         page[0..8].copy_from_slice(MAGIC);
         page[8..12].copy_from_slice(&(body as u32).to_le_bytes());
         page[16..24].copy_from_slice(&self.sb_seq.to_le_bytes());
-        for (i, v) in [self.block_count, self.pages_per_block, self.page_size, self.logical_pages].iter().enumerate() {
+        for (i, v) in [self.block_count, self.pages_per_block, self.page_size, self.logical_pages]
+            .iter()
+            .enumerate()
+        {
             page[24 + 4 * i..28 + 4 * i].copy_from_slice(&v.to_le_bytes());
         }
         let name = self.protocol.as_bytes();
         page[40..40 + name.len().min(16)].copy_from_slice(&name[..name.len().min(16)]);
         page[56..64].copy_from_slice(&self.ckpt_seq.to_le_bytes());
-        let c = [self.ckpt.index as u32, self.ckpt.page, self.ckpt.pages, self.ckpt_bytes, self.ckpt_crc];
+        let c = [
+            self.ckpt.index as u32,
+            self.ckpt.page,
+            self.ckpt.pages,
+            self.ckpt_bytes,
+            self.ckpt_crc,
+        ];
         for (i, v) in c.iter().enumerate() {
             page[64 + 4 * i..68 + 4 * i].copy_from_slice(&v.to_le_bytes());
         }
@@ -111,7 +120,11 @@ impl Superblock {
             logical_pages: u32_at(page, 36),
             protocol: String::from_utf8_lossy(&page[40..40 + name_end]).into_owned(),
             ckpt_seq: u64_at(page, 56),
-            ckpt: Extent { index: u32_at(page, 64) as usize, page: u32_at(page, 68), pages: u32_at(page, 72) },
+            ckpt: Extent {
+                index: u32_at(page, 64) as usize,
+                page: u32_at(page, 68),
+                pages: u32_at(page, 72),
+            },
             ckpt_bytes: u32_at(page, 76),
             ckpt_crc: u32_at(page, 80),
             ckpt_ring,
@@ -134,7 +147,11 @@ mod tests {
             logical_pages: 150,
             protocol: "plain".into(),
             ckpt_seq: 99,
-            ckpt: Extent { index: 1, page: 3, pages: 2 },
+            ckpt: Extent {
+                index: 1,
+                page: 3,
+                pages: 2,
+            },
             ckpt_bytes: 900,
             ckpt_crc: 0xDEAD,
             ckpt_ring: vec![1, 17, 2, 18],

@@ -10,6 +10,7 @@
 //!    - every logical page holds a value the reference model allows (the one
 //!      durable at the last flush, or one written after it), intact;
 //!    - erase counts are not below those of the last durable checkpoint.
+//!
 //!    One more point cuts power after the whole workload, with nothing torn.
 //! 3. Recovery itself is cut: at every operation of the recovery that changes
 //!    the array (with the same torn variants), then recovered again; the result
@@ -110,7 +111,9 @@ fn run_until_cut(spec: &CrashSpec, dev: &mut dyn AnyDevice) -> Result<(BlockMode
         match driver.apply(dev, op, &mut model) {
             Ok(Outcome::Done) => {}
             Ok(Outcome::WrongRead { lpn, expected, got }) => {
-                return Err(format!("read of lpn {lpn} (host op {index}) returned {got:?}, latest write is {expected:?}"));
+                return Err(format!(
+                    "read of lpn {lpn} (host op {index}) returned {got:?}, latest write is {expected:?}"
+                ));
             }
             Err(DeviceError::PowerLoss) => return Ok((model, true)),
             Err(e) => return Err(format!("host op {index} ({op:?}) failed: {e}")),
@@ -148,17 +151,28 @@ fn check_against_model(state: &[Content], model: &BlockModel) -> Vec<String> {
 
 /// Recovers, checks invariants; returns the device and its logical contents.
 fn recover(spec: &CrashSpec, nand: Nand) -> Result<(Box<dyn AnyDevice>, Vec<Content>), String> {
-    let mut dev = txftl_protocols::mount(&spec.device.protocol, nand, spec.device.ftl.clone()).map_err(|e| format!("recovery failed: {e}"))?;
-    dev.check_invariants().map_err(|e| format!("invariant broken after recovery: {e}"))?;
+    let mut dev =
+        txftl_protocols::mount(&spec.device.protocol, nand, spec.device.ftl.clone()).map_err(|e| format!("recovery failed: {e}"))?;
+    dev.check_invariants()
+        .map_err(|e| format!("invariant broken after recovery: {e}"))?;
     let state = logical_state(&mut *dev).map_err(|e| format!("reading back after recovery failed: {e}"))?;
     Ok((dev, state))
 }
 
 fn run_point(spec: &CrashSpec, at: u64, torn: Torn) -> Result<PointResult, DeviceError> {
-    let mut result = PointResult { at, torn, violations: Vec::new(), recovery_points: 0 };
+    let mut result = PointResult {
+        at,
+        torn,
+        violations: Vec::new(),
+        recovery_points: 0,
+    };
     let mut dev = spec.device.fresh()?;
     let base = dev.nand().op_count();
-    dev.nand_mut().arm_power_cut(PowerCut { at_op: base + at, torn, seed: spec.workload.seed });
+    dev.nand_mut().arm_power_cut(PowerCut {
+        at_op: base + at,
+        torn,
+        seed: spec.workload.seed,
+    });
     let (model, _cut) = match run_until_cut(spec, &mut *dev) {
         Ok(r) => r,
         Err(msg) => {
@@ -184,7 +198,10 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn) -> Result<PointResult, Devic
     }
     let ec = dev.erase_counts();
     if let Some(b) = (0..ec.len()).find(|&b| ec[b] < ckpt_erase_counts.get(b).copied().unwrap_or(0)) {
-        result.violations.push((None, format!("erase count of block {b} went back from {} to {}", ckpt_erase_counts[b], ec[b])));
+        result.violations.push((
+            None,
+            format!("erase count of block {b} went back from {} to {}", ckpt_erase_counts[b], ec[b]),
+        ));
     }
     drop(dev);
     if !spec.recovery_cuts {
@@ -204,10 +221,14 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn) -> Result<PointResult, Devic
         for &rt in &spec.torn {
             result.recovery_points += 1;
             let mut n = before_recovery.snapshot();
-            n.arm_power_cut(PowerCut { at_op: j as u64, torn: rt, seed: spec.workload.seed ^ 0x5EED });
+            n.arm_power_cut(PowerCut {
+                at_op: j as u64,
+                torn: rt,
+                seed: spec.workload.seed ^ 0x5EED,
+            });
             let n = match txftl_protocols::mount_or_return(&spec.device.protocol, n, spec.device.ftl.clone()) {
                 Ok(d) => d.into_nand(),
-                Err((_, n)) => n,
+                Err((_, n)) => *n,
             };
             let mut n = n;
             n.power_off();
@@ -218,10 +239,15 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn) -> Result<PointResult, Devic
                     let lpn = again.iter().zip(&state).position(|(a, b)| a != b).unwrap_or(0);
                     result.violations.push((
                         Some((j as u64, rt)),
-                        format!("recovery cut and rerun reached a different state: lpn {lpn} is {:?}, not {:?}", again[lpn], state[lpn]),
+                        format!(
+                            "recovery cut and rerun reached a different state: lpn {lpn} is {:?}, not {:?}",
+                            again[lpn], state[lpn]
+                        ),
                     ));
                 }
-                Err(msg) => result.violations.push((Some((j as u64, rt)), format!("after a cut during recovery: {msg}"))),
+                Err(msg) => result
+                    .violations
+                    .push((Some((j as u64, rt)), format!("after a cut during recovery: {msg}"))),
             }
         }
     }
@@ -255,7 +281,9 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
     let done = AtomicU64::new(0);
     let threads = spec.threads.max(1);
     let mut results: Vec<PointResult> = Vec::new();
-    let chunks: Vec<Vec<(u64, Torn)>> = (0..threads).map(|t| points.iter().copied().skip(t).step_by(threads).collect()).collect();
+    let chunks: Vec<Vec<(u64, Torn)>> = (0..threads)
+        .map(|t| points.iter().copied().skip(t).step_by(threads).collect())
+        .collect();
     let outcome: Result<(), DeviceError> = std::thread::scope(|s| {
         let handles: Vec<_> = chunks
             .iter()
@@ -275,7 +303,12 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
                                     .cloned()
                                     .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                                     .unwrap_or_else(|| "panic".into());
-                                PointResult { at, torn, violations: vec![(None, format!("panicked: {msg}"))], recovery_points: 0 }
+                                PointResult {
+                                    at,
+                                    torn,
+                                    violations: vec![(None, format!("panicked: {msg}"))],
+                                    recovery_points: 0,
+                                }
                             }
                         });
                         progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);

@@ -17,7 +17,10 @@ const MAGIC: u32 = 0x5446_5854;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Content {
     Unwritten,
-    Written { lpn: u32, version: u64 },
+    Written {
+        lpn: u32,
+        version: u64,
+    },
     /// Neither zeros nor an intact page: torn, or corrupted.
     Foreign,
 }

@@ -21,7 +21,11 @@ pub struct BlockModel {
 
 impl BlockModel {
     pub fn new(logical_pages: u32) -> BlockModel {
-        BlockModel { durable: vec![None; logical_pages as usize], latest: vec![None; logical_pages as usize], since_flush: BTreeMap::new() }
+        BlockModel {
+            durable: vec![None; logical_pages as usize],
+            latest: vec![None; logical_pages as usize],
+            since_flush: BTreeMap::new(),
+        }
     }
 
     /// A write or trim that may have reached the device (acknowledged or in flight).

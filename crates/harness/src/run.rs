@@ -22,16 +22,24 @@ pub struct Driver {
 pub enum Outcome {
     Done,
     /// A read returned something other than the latest write.
-    WrongRead { lpn: u32, expected: Option<u64>, got: Content },
+    WrongRead {
+        lpn: u32,
+        expected: Option<u64>,
+        got: Content,
+    },
 }
 
 impl Driver {
     pub fn new(page_size: u32, store_data: bool) -> Driver {
-        Driver { next_version: 1, buf: vec![0; if store_data { page_size as usize } else { 0 }], store_data }
+        Driver {
+            next_version: 1,
+            buf: vec![0; if store_data { page_size as usize } else { 0 }],
+            store_data,
+        }
     }
 
     pub fn apply(&mut self, dev: &mut dyn AnyDevice, op: Op, model: &mut BlockModel) -> Result<Outcome, DeviceError> {
-        let result = match op {
+        match op {
             Op::Write(lpn) => {
                 let version = self.next_version;
                 self.next_version += 1;
@@ -66,8 +74,7 @@ impl Driver {
                     _ => Outcome::WrongRead { lpn, expected, got },
                 }
             }),
-        };
-        result
+        }
     }
 }
 
@@ -120,7 +127,7 @@ pub enum RunError {
     Device { index: u64, op: Op, source: DeviceError },
     /// The power cut asked for happened after `host_ops` operations.
     #[error("power cut after {host_ops} host operations")]
-    PowerCut { host_ops: u64, measured: DeviceStats },
+    PowerCut { host_ops: u64, measured: Box<DeviceStats> },
 }
 
 /// Runs the fill, resets the counters, then runs the measured operations.
@@ -150,7 +157,11 @@ pub fn run_workload(
             dev.reset_stats();
             if let Some((at, torn)) = cut {
                 let base = dev.nand().op_count();
-                dev.nand_mut().arm_power_cut(PowerCut { at_op: base + at, torn, seed: spec.seed });
+                dev.nand_mut().arm_power_cut(PowerCut {
+                    at_op: base + at,
+                    torn,
+                    seed: spec.seed,
+                });
             }
             started = Instant::now();
         }
@@ -159,16 +170,23 @@ pub fn run_workload(
             Ok(Outcome::Done) => {}
             Ok(Outcome::WrongRead { .. }) => wrong_reads += 1,
             Err(DeviceError::PowerLoss) if cut.is_some() => {
-                return Err(RunError::PowerCut { host_ops: index, measured: dev.stats() });
+                return Err(RunError::PowerCut {
+                    host_ops: index,
+                    measured: Box::new(dev.stats()),
+                });
             }
             Err(source) => return Err(RunError::Device { index, op, source }),
         }
         index += 1;
-        if index % 4096 == 0 {
+        if index.is_multiple_of(4096) {
             progress(index);
         }
     }
-    dev.flush().map_err(|source| RunError::Device { index, op: Op::Flush, source })?;
+    dev.flush().map_err(|source| RunError::Device {
+        index,
+        op: Op::Flush,
+        source,
+    })?;
     progress(index);
     let wall = started.elapsed().as_secs_f64();
     let measured = dev.stats();

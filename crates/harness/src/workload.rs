@@ -6,6 +6,7 @@
 //! - `seqwrite`: writes sweeping the working set in order, wrapping around;
 //! - `randwrite`: writes to uniformly random pages of the working set;
 //! - `mixed`: 55% writes, 30% reads, 10% trims, 5% explicit flushes.
+//!
 //! Every workload also flushes after each `flush_every` writes.
 
 use rand::{Rng, SeedableRng};
@@ -163,11 +164,20 @@ mod tests {
 
     #[test]
     fn same_seed_same_stream_and_fill_first() {
-        let spec = WorkloadSpec { kind: WorkloadKind::Mixed, ops: 100, fill_pct: 50, seed: 3, flush_every: 8 };
+        let spec = WorkloadSpec {
+            kind: WorkloadKind::Mixed,
+            ops: 100,
+            fill_pct: 50,
+            seed: 3,
+            flush_every: 8,
+        };
         let a: Vec<Op> = OpStream::new(spec, 20).collect();
         let b: Vec<Op> = OpStream::new(spec, 20).collect();
         assert_eq!(a, b);
-        assert_eq!(&a[..11], &[(0..10).map(Op::Write).collect::<Vec<_>>(), vec![Op::Flush]].concat()[..]);
+        assert_eq!(
+            &a[..11],
+            &[(0..10).map(Op::Write).collect::<Vec<_>>(), vec![Op::Flush]].concat()[..]
+        );
         assert_eq!(a.len(), 111);
         assert!(a.iter().any(|o| matches!(o, Op::Trim(_))));
         assert!(a.iter().all(|o| !matches!(o, Op::Write(l) | Op::Read(l) | Op::Trim(l) if *l >= 10)));

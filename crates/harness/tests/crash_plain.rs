@@ -11,18 +11,30 @@ fn spec(protocol: &str, kind: WorkloadKind, ops: u64, fill_pct: u32, seed: u64, 
             nand: preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic),
             ftl: FtlConfig::default(),
         },
-        workload: WorkloadSpec { kind, ops, fill_pct, seed, flush_every: 8 },
+        workload: WorkloadSpec {
+            kind,
+            ops,
+            fill_pct,
+            seed,
+            flush_every: 8,
+        },
         torn: Torn::ALL.to_vec(),
         recovery_cuts,
         only: None,
         threads: 2,
-        replay_base: format!("txftl crashtest --protocol {protocol} --preset tiny --workload {} --ops {ops} --fill {fill_pct} --seed {seed} --flush-every 8", kind.name()),
+        replay_base: format!(
+            "txftl crashtest --protocol {protocol} --preset tiny --workload {} --ops {ops} --fill {fill_pct} --seed {seed} --flush-every 8",
+            kind.name()
+        ),
     }
 }
 
 fn assert_clean(report: &txftl_harness::CrashReport) {
     for v in &report.violations {
-        eprintln!("violation at op {} ({:?}, recovery cut {:?}): {}\n  replay: {}", v.at_op, v.torn, v.recovery_cut, v.message, v.replay);
+        eprintln!(
+            "violation at op {} ({:?}, recovery cut {:?}): {}\n  replay: {}",
+            v.at_op, v.torn, v.recovery_cut, v.message, v.replay
+        );
     }
     assert_eq!(report.violation_count, 0);
 }
@@ -32,7 +44,12 @@ fn randwrite_with_gc_and_checkpoints_survives_every_cut() {
     let r = crashtest(&spec("plain", WorkloadKind::RandWrite, 260, 90, 1, true), &|_, _| {}).unwrap();
     assert!(r.dry_run.gc_runs > 0, "the workload must run GC: {:?}", r.dry_run);
     assert!(r.dry_run.checkpoints > 0, "the workload must checkpoint: {:?}", r.dry_run);
-    assert!(r.crash_points > 3 * 300 && r.recovery_crash_points > 0, "{} / {}", r.crash_points, r.recovery_crash_points);
+    assert!(
+        r.crash_points > 3 * 300 && r.recovery_crash_points > 0,
+        "{} / {}",
+        r.crash_points,
+        r.recovery_crash_points
+    );
     assert_clean(&r);
 }
 
@@ -55,6 +72,9 @@ fn seqwrite_survives_every_cut() {
 #[test]
 fn canary_is_caught() {
     let r = crashtest(&spec("plain-canary", WorkloadKind::RandWrite, 260, 90, 1, false), &|_, _| {}).unwrap();
-    assert!(r.violation_count > 0, "the canary went unnoticed over {} crash points", r.crash_points);
+    assert!(
+        r.violation_count > 0,
+        "the canary went unnoticed over {} crash points",
+        r.crash_points
+    );
 }
-

@@ -390,7 +390,11 @@ impl Nand {
         self.check_len("program oob", oob.len(), g.oob_size as usize)?;
         let data_ok = data.len() == g.page_size as usize || (data.is_empty() && self.cfg.data_mode == DataMode::MetaOnly);
         if !data_ok {
-            return Err(self.violation(Violation::BufferSize { what: "program data", got: data.len(), want: g.page_size as usize }));
+            return Err(self.violation(Violation::BufferSize {
+                what: "program data",
+                got: data.len(),
+                want: g.page_size as usize,
+            }));
         }
         let block = g.block_of(ppn);
         let index = g.page_index_of(ppn);
@@ -402,7 +406,10 @@ impl Nand {
             return Err(self.violation(Violation::ProgramNotErased { ppn, programs }));
         }
         if g.cell.in_order_programming() && index != self.next_page[block as usize] {
-            return Err(self.violation(Violation::OutOfOrder { ppn, expected: self.next_page[block as usize] }));
+            return Err(self.violation(Violation::OutOfOrder {
+                ppn,
+                expected: self.next_page[block as usize],
+            }));
         }
         let cut = self.begin_op(OpKind::Program)?;
         if matches!(cut, Some(PowerCut { torn: Torn::None, .. })) {
@@ -428,7 +435,11 @@ impl Nand {
         self.stats.programs += 1;
         let (unit, channel) = self.unit_channel(ppn);
         let t = self.cfg.timing;
-        let bytes = if data.is_empty() { g.page_size + g.oob_size } else { (ps + os) as u32 };
+        let bytes = if data.is_empty() {
+            g.page_size + g.oob_size
+        } else {
+            (ps + os) as u32
+        };
         Ok(self.clocks.program(unit, channel, at_ns, t.transfer_ns(bytes), t.program_ns))
     }
 
@@ -453,7 +464,11 @@ impl Nand {
         tear_program(&mut rng, cut.torn, &mut self.oob[o..o + os], target_oob);
         match &mut self.data {
             Data::Full(d) => {
-                let target: Vec<u8> = if target_data.is_empty() { vec![0u8; ps] } else { target_data.to_vec() };
+                let target: Vec<u8> = if target_data.is_empty() {
+                    vec![0u8; ps]
+                } else {
+                    target_data.to_vec()
+                };
                 tear_program(&mut rng, cut.torn, &mut d[ppn as usize * ps..(ppn as usize + 1) * ps], &target);
             }
             Data::Meta(m) => {
@@ -528,14 +543,19 @@ impl Nand {
         let (unit, channel) = self.unit_channel(ppn);
         let t = self.cfg.timing;
         let bytes = data.map_or(0, |d| d.len()) + oob.map_or(0, |o| o.len());
-        Ok(self.clocks.program(unit, channel, at_ns, t.transfer_ns(bytes as u32), t.partial_program_ns))
+        Ok(self
+            .clocks
+            .program(unit, channel, at_ns, t.transfer_ns(bytes as u32), t.partial_program_ns))
     }
 
     /// Erases a block. At its endurance the erase fails and the block goes bad.
     pub fn erase(&mut self, block: BlockId, at_ns: u64) -> Result<OpTime, NandError> {
         let g = self.cfg.geometry;
         if block >= g.block_count() {
-            return Err(self.violation(Violation::BlockOutOfRange { block, block_count: g.block_count() }));
+            return Err(self.violation(Violation::BlockOutOfRange {
+                block,
+                block_count: g.block_count(),
+            }));
         }
         if self.bad[block as usize] {
             return Err(self.bad_block_op(block, OpKind::Erase));

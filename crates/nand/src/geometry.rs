@@ -98,7 +98,7 @@ impl Geometry {
                 return Err(GeometryError::Zero(name));
             }
         }
-        if self.page_size % 512 != 0 {
+        if !self.page_size.is_multiple_of(512) {
             return Err(GeometryError::PageSize(self.page_size));
         }
         if self.oob_size < 16 {
@@ -109,7 +109,10 @@ impl Geometry {
             CellType::Mlc | CellType::Tlc => self.nop == 1,
         };
         if !nop_ok {
-            return Err(GeometryError::Nop { nop: self.nop, cell: self.cell });
+            return Err(GeometryError::Nop {
+                nop: self.nop,
+                cell: self.cell,
+            });
         }
         let pages = self.channels as u64
             * self.dies_per_channel as u64

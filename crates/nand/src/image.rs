@@ -88,7 +88,13 @@ fn encode_header(geo: &Geometry, timing: &Timing, endurance: u32) -> [u8; HEADER
     h[44] = geo.cell.code();
     h[45] = geo.nop;
     h[48..52].copy_from_slice(&endurance.to_le_bytes());
-    let times = [timing.read_ns, timing.program_ns, timing.partial_program_ns, timing.erase_ns, timing.transfer_ns_per_kib];
+    let times = [
+        timing.read_ns,
+        timing.program_ns,
+        timing.partial_program_ns,
+        timing.erase_ns,
+        timing.transfer_ns_per_kib,
+    ];
     for (i, v) in times.iter().enumerate() {
         h[56 + 8 * i..64 + 8 * i].copy_from_slice(&v.to_le_bytes());
     }
@@ -151,7 +157,13 @@ impl ImageFile {
         // Everything after the header starts as zeros: erase count 0, not bad,
         // page state 0 (erased), and inverted 0xFF (erased) page contents.
         file.set_len(total)?;
-        Ok(ImageFile { file, geo: *geo, page_table_at, pages_at, scratch: Vec::new() })
+        Ok(ImageFile {
+            file,
+            geo: *geo,
+            page_table_at,
+            pages_at,
+            scratch: Vec::new(),
+        })
     }
 
     /// Opens an existing image and loads it.
@@ -199,8 +211,26 @@ impl ImageFile {
             }
             first += n;
         }
-        let loaded = Loaded { geometry: geo, timing, endurance, erase_counts, bad, programs, oob, data };
-        Ok((ImageFile { file, geo, page_table_at, pages_at, scratch: Vec::new() }, loaded))
+        let loaded = Loaded {
+            geometry: geo,
+            timing,
+            endurance,
+            erase_counts,
+            bad,
+            programs,
+            oob,
+            data,
+        };
+        Ok((
+            ImageFile {
+                file,
+                geo,
+                page_table_at,
+                pages_at,
+                scratch: Vec::new(),
+            },
+            loaded,
+        ))
     }
 
     fn record_at(&self, ppn: Ppn) -> u64 {

@@ -24,6 +24,12 @@ pub use timing::{OpTime, Timing};
 impl Preset {
     /// A configuration for this preset with the given data mode.
     pub fn config(&self, data_mode: DataMode, violation_policy: ViolationPolicy) -> NandConfig {
-        NandConfig { geometry: self.geometry, timing: self.timing, endurance: self.endurance, data_mode, violation_policy }
+        NandConfig {
+            geometry: self.geometry,
+            timing: self.timing,
+            endurance: self.endurance,
+            data_mode,
+            violation_policy,
+        }
     }
 }

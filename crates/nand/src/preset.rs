@@ -179,13 +179,19 @@ mod tests {
     fn paper_numbers_are_kept() {
         let l = preset("lighttx").unwrap();
         assert_eq!((l.geometry.page_size, l.geometry.pages_per_block), (4096, 64));
-        assert_eq!((l.timing.read_ns, l.timing.program_ns, l.timing.erase_ns), (25_000, 200_000, 1_500_000));
+        assert_eq!(
+            (l.timing.read_ns, l.timing.program_ns, l.timing.erase_ns),
+            (25_000, 200_000, 1_500_000)
+        );
         let f = preset("flagcommit").unwrap();
         assert_eq!(f.geometry.page_size * f.geometry.pages_per_block, 128 * 1024);
         assert_eq!((f.geometry.nop, f.timing.read_ns), (2, 80_000));
         let n = preset("femu").unwrap();
         assert_eq!((n.geometry.pages_per_block, n.timing.erase_ns), (1024, 5_000_000));
         let j = preset("jasmine").unwrap();
-        assert_eq!((j.geometry.page_size, j.geometry.pages_per_block, j.geometry.cell), (8192, 128, CellType::Mlc));
+        assert_eq!(
+            (j.geometry.page_size, j.geometry.pages_per_block, j.geometry.cell),
+            (8192, 128, CellType::Mlc)
+        );
     }
 }

@@ -41,7 +41,10 @@ pub struct Clocks {
 
 impl Clocks {
     pub fn new(units: u32, channels: u32) -> Self {
-        Clocks { die_busy_until_ns: vec![0; units as usize], channel_busy_until_ns: vec![0; channels as usize] }
+        Clocks {
+            die_busy_until_ns: vec![0; units as usize],
+            channel_busy_until_ns: vec![0; channels as usize],
+        }
     }
 
     /// Read: the die senses the page, then the channel carries it out.
@@ -53,7 +56,10 @@ impl Clocks {
         *chan = transferred;
         // The die holds the data in its register until the transfer is over.
         *die = transferred;
-        OpTime { transferred_ns: transferred, done_ns: transferred }
+        OpTime {
+            transferred_ns: transferred,
+            done_ns: transferred,
+        }
     }
 
     /// Program: the channel carries the data in, then the die programs it.
@@ -66,7 +72,10 @@ impl Clocks {
         *chan = transferred;
         let done = transferred + program_ns;
         *die = done;
-        OpTime { transferred_ns: transferred, done_ns: done }
+        OpTime {
+            transferred_ns: transferred,
+            done_ns: done,
+        }
     }
 
     /// Erase: the die alone; the channel only carries the command.
@@ -74,7 +83,10 @@ impl Clocks {
         let die = &mut self.die_busy_until_ns[unit as usize];
         let done = (*die).max(at_ns) + erase_ns;
         *die = done;
-        OpTime { transferred_ns: at_ns, done_ns: done }
+        OpTime {
+            transferred_ns: at_ns,
+            done_ns: done,
+        }
     }
 
     /// The time at which every die and channel is idle.

@@ -38,7 +38,10 @@ fn reprogram_without_erase_is_refused() {
     let (d, o) = page(&n, 0);
     n.program(0, 0, &d, &o).unwrap();
     let err = n.program(0, 0, &d, &o).unwrap_err();
-    assert!(matches!(err, NandError::Violation(Violation::ProgramNotErased { ppn: 0, .. })), "{err}");
+    assert!(
+        matches!(err, NandError::Violation(Violation::ProgramNotErased { ppn: 0, .. })),
+        "{err}"
+    );
     n.erase(0, 0).unwrap();
     n.program(0, 0, &d, &o).unwrap();
 }
@@ -69,25 +72,32 @@ fn slc_partial_programs_only_clear_bits_up_to_nop() {
     let (_, o) = page(&n, 0xF0);
     let d = vec![0xFFu8; 512];
     n.program(3, 0, &d, &o).unwrap(); // SLC: any order
-    // 0xF0 -> 0x70 clears one bit: allowed, and counts toward NOP.
+                                      // 0xF0 -> 0x70 clears one bit: allowed, and counts toward NOP.
     let o2 = vec![0x70u8; 64];
     n.partial_program(3, 0, None, Some(&o2)).unwrap();
     assert_eq!(n.inspect_oob(3), &o2[..]);
     // Setting a bit back is a violation.
-    let err = n.partial_program(3, 0, None, Some(&vec![0xF0u8; 64])).unwrap_err();
-    assert!(matches!(err, NandError::Violation(Violation::BitSet { .. })) || matches!(err, NandError::Violation(Violation::NopExceeded { .. })));
+    let err = n.partial_program(3, 0, None, Some(&[0xF0u8; 64])).unwrap_err();
+    assert!(
+        matches!(err, NandError::Violation(Violation::BitSet { .. })) || matches!(err, NandError::Violation(Violation::NopExceeded { .. }))
+    );
     // NOP 2 reached (program + one partial).
-    let err = n.partial_program(3, 0, None, Some(&vec![0x00u8; 64])).unwrap_err();
+    let err = n.partial_program(3, 0, None, Some(&[0x00u8; 64])).unwrap_err();
     assert!(matches!(err, NandError::Violation(Violation::NopExceeded { nop: 2, .. })), "{err}");
     let mut n = slc(4);
-    n.program(0, 0, &d, &vec![0xFF; 64]).unwrap();
-    let err = n.partial_program(0, 0, None, Some(&{
-        let mut x = vec![0xFF; 64];
-        x[10] = 0x7F;
-        x
-    }));
+    n.program(0, 0, &d, &[0xFF; 64]).unwrap();
+    let err = n.partial_program(
+        0,
+        0,
+        None,
+        Some(&{
+            let mut x = vec![0xFF; 64];
+            x[10] = 0x7F;
+            x
+        }),
+    );
     assert!(err.is_ok());
-    let err = n.partial_program(0, 0, None, Some(&vec![0xFF; 64])).unwrap_err();
+    let err = n.partial_program(0, 0, None, Some(&[0xFF; 64])).unwrap_err();
     assert!(matches!(err, NandError::Violation(Violation::BitSet { byte: 10, .. })), "{err}");
 }
 
@@ -154,7 +164,11 @@ fn torn_erase_leaves_a_partly_erased_block() {
     for i in 0..8 {
         n.program(i, 0, &d, &o).unwrap();
     }
-    n.arm_power_cut(PowerCut { at_op: 8, torn: Torn::Partial, seed: 3 });
+    n.arm_power_cut(PowerCut {
+        at_op: 8,
+        torn: Torn::Partial,
+        seed: 3,
+    });
     assert!(matches!(n.erase(0, 0), Err(NandError::PowerLoss)));
     let erased = (0..8).filter(|&p| n.inspect_programs(p) == 0).count();
     assert!(erased > 0 && erased < 8, "partly erased: {erased} of 8");
@@ -165,7 +179,11 @@ fn torn_erase_leaves_a_partly_erased_block() {
 fn cut_with_torn_none_changes_nothing() {
     let mut n = tiny(DataMode::Full, ViolationPolicy::Error);
     let (d, o) = page(&n, 0x22);
-    n.arm_power_cut(PowerCut { at_op: 0, torn: Torn::None, seed: 0 });
+    n.arm_power_cut(PowerCut {
+        at_op: 0,
+        torn: Torn::None,
+        seed: 0,
+    });
     assert!(matches!(n.program(0, 0, &d, &o), Err(NandError::PowerLoss)));
     assert_eq!(n.inspect_programs(0), 0);
 }
@@ -220,12 +238,21 @@ fn image_round_trip_and_refusals() {
     // Foreign file.
     let foreign = dir.path().join("foreign.img");
     std::fs::write(&foreign, vec![7u8; 4096]).unwrap();
-    assert!(matches!(Nand::open_image(&foreign, ViolationPolicy::Error), Err(ImageError::BadMagic)));
+    assert!(matches!(
+        Nand::open_image(&foreign, ViolationPolicy::Error),
+        Err(ImageError::BadMagic)
+    ));
     // Truncated image.
     let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
     let len = f.metadata().unwrap().len();
     f.set_len(len - 1).unwrap();
-    assert!(matches!(Nand::open_image(&path, ViolationPolicy::Error), Err(ImageError::Length { .. })));
+    assert!(matches!(
+        Nand::open_image(&path, ViolationPolicy::Error),
+        Err(ImageError::Length { .. })
+    ));
     // Missing file.
-    assert!(matches!(Nand::open_image(&dir.path().join("none"), ViolationPolicy::Error), Err(ImageError::Io(_))));
+    assert!(matches!(
+        Nand::open_image(&dir.path().join("none"), ViolationPolicy::Error),
+        Err(ImageError::Io(_))
+    ));
 }

@@ -86,15 +86,17 @@ pub fn mount(name: &str, nand: Nand, cfg: FtlConfig) -> Result<Box<dyn AnyDevice
 }
 
 /// Like [`mount`], but a failed mount hands the NAND back.
-pub fn mount_or_return(name: &str, nand: Nand, cfg: FtlConfig) -> Result<Box<dyn AnyDevice>, (DeviceError, Nand)> {
+pub fn mount_or_return(name: &str, nand: Nand, cfg: FtlConfig) -> Result<Box<dyn AnyDevice>, (DeviceError, Box<Nand>)> {
     let cfg = canary_config(name, cfg);
-    fn boxed<H: txftl_ftl::Hooks + 'static>(r: Result<Ftl<H>, (DeviceError, Nand)>) -> Result<Box<dyn AnyDevice>, (DeviceError, Nand)> {
+    fn boxed<H: txftl_ftl::Hooks + 'static>(
+        r: Result<Ftl<H>, (DeviceError, Box<Nand>)>,
+    ) -> Result<Box<dyn AnyDevice>, (DeviceError, Box<Nand>)> {
         r.map(|f| Box::new(f) as Box<dyn AnyDevice>)
     }
     match name {
         "plain" => boxed(Ftl::mount_or_return(nand, cfg, plain::Plain)),
         "plain-canary" => boxed(Ftl::mount_or_return(nand, cfg, plain::PlainCanary)),
-        other => Err((DeviceError::Config(UnknownProtocol(other.to_string()).to_string()), nand)),
+        other => Err((DeviceError::Config(UnknownProtocol(other.to_string()).to_string()), Box::new(nand))),
     }
 }
 

@@ -43,16 +43,25 @@ fn bad_input_is_typed() {
     assert!(matches!(f.write(lp, &page(ps, 0, 0)), Err(DeviceError::OutOfRange { .. })));
     assert!(matches!(f.write(0, &[1, 2, 3]), Err(DeviceError::BufferSize { got: 3, .. })));
     assert!(matches!(f.begin(1), Err(DeviceError::Unsupported { protocol: "plain", .. })));
-    let cfg = FtlConfig { overprovision_pct: 100, ..FtlConfig::default() };
+    let cfg = FtlConfig {
+        overprovision_pct: 100,
+        ..FtlConfig::default()
+    };
     assert!(matches!(Ftl::format(nand("tiny"), cfg, Plain), Err(DeviceError::Config(_))));
-    assert!(matches!(Ftl::mount(nand("tiny"), FtlConfig::default(), Plain), Err(DeviceError::NotFormatted)));
+    assert!(matches!(
+        Ftl::mount(nand("tiny"), FtlConfig::default(), Plain),
+        Err(DeviceError::NotFormatted)
+    ));
 }
 
 /// Random overwrites at full logical capacity: GC must keep up, data must stay right.
 #[test]
 fn random_overwrites_with_gc_keep_every_page() {
     for policy in [txftl_ftl::GcPolicy::Greedy, txftl_ftl::GcPolicy::CostBenefit] {
-        let cfg = FtlConfig { gc_policy: policy, ..FtlConfig::default() };
+        let cfg = FtlConfig {
+            gc_policy: policy,
+            ..FtlConfig::default()
+        };
         let mut f = Ftl::format(nand("tiny"), cfg, Plain).unwrap();
         let (lp, ps) = (f.logical_pages(), f.page_size());
         let mut versions = vec![0u32; lp as usize];
@@ -109,7 +118,10 @@ fn remount_restores_mapping() {
     n.power_off();
     n.power_on();
     let mut f = Ftl::mount(n, FtlConfig::default(), Plain).unwrap();
-    assert!(f.recovery_report().unwrap().pages_rolled_forward > 0, "writes after the last checkpoint come back by roll-forward");
+    assert!(
+        f.recovery_report().unwrap().pages_rolled_forward > 0,
+        "writes after the last checkpoint come back by roll-forward"
+    );
     for lpn in 0..10 {
         f.read(lpn, &mut buf).unwrap();
         assert_eq!(buf, page(ps, lpn, 9));
@@ -122,7 +134,15 @@ fn full_device_says_no_space_and_stays_usable() {
     let mut p = preset("tiny").unwrap();
     p.endurance = 6;
     let n = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
-    let mut f = Ftl::format(n, FtlConfig { wear_spread_max: 1000, ..FtlConfig::default() }, Plain).unwrap();
+    let mut f = Ftl::format(
+        n,
+        FtlConfig {
+            wear_spread_max: 1000,
+            ..FtlConfig::default()
+        },
+        Plain,
+    )
+    .unwrap();
     let (lp, ps) = (f.logical_pages(), f.page_size());
     let mut rng = ChaCha8Rng::seed_from_u64(2);
     let mut latest = vec![None; lp as usize];
@@ -166,7 +186,11 @@ fn power_cut_mid_write_recovers() {
             let mut f = Ftl::format(nand("tiny"), FtlConfig::default(), Plain).unwrap();
             let ps = f.page_size();
             let base = f.nand().op_count();
-            f.nand_mut().arm_power_cut(PowerCut { at_op: base + at, torn, seed: 9 });
+            f.nand_mut().arm_power_cut(PowerCut {
+                at_op: base + at,
+                torn,
+                seed: 9,
+            });
             let mut err = None;
             for i in 0..200u32 {
                 if let Err(e) = f.write(i % 20, &page(ps, i % 20, i)) {
@@ -181,4 +205,42 @@ fn power_cut_mid_write_recovers() {
             f.check_invariants().unwrap();
         }
     }
+}
+
+/// Hot/cold skew: after the fill, every write goes to 10% of the pages. The
+/// blocks holding the cold 90% are never GC victims (all their pages stay
+/// valid), so without static wear leveling they are never erased; with it,
+/// their data moves and the erase-count spread stays bounded.
+#[test]
+fn static_wear_leveling_bounds_the_spread() {
+    let spread = |wear_spread_max: u32| {
+        let cfg = FtlConfig {
+            wear_spread_max,
+            ..FtlConfig::default()
+        };
+        let mut p = preset("tiny").unwrap();
+        p.geometry.blocks_per_plane = 64;
+        let n = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+        let mut f = Ftl::format(n, cfg, Plain).unwrap();
+        let (lp, ps) = (f.logical_pages(), f.page_size());
+        for lpn in 0..lp {
+            f.write(lpn, &page(ps, lpn, 0)).unwrap();
+        }
+        let hot = lp / 10;
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for i in 0..100_000u32 {
+            let lpn = rng.gen_range(0..hot);
+            f.write(lpn, &page(ps, lpn, i)).unwrap();
+        }
+        f.check_invariants().unwrap();
+        let (lo, hi) = f.wear_spread();
+        (hi - lo, f.stats().wear_level_runs)
+    };
+    let (without, runs_without) = spread(100_000);
+    let (with, runs_with) = spread(8);
+    assert_eq!(runs_without, 0);
+    assert!(runs_with > 0, "static wear leveling never ran");
+    assert!(with < without, "spread with static WL {with} should be below {without} without it");
+    assert!(without > 100, "the skew must unbalance wear without static WL: spread {without}");
+    assert!(with <= 8 + 16, "spread {with} far above the threshold");
 }
