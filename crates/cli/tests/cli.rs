@@ -101,6 +101,16 @@ fn image_round_trip_and_refusals() {
     let (code, _, err) = txftl(&["info", "--image", junk.to_str().unwrap()]);
     assert_eq!(code, 1);
     assert!(err.contains("not a txftl image"), "{err}");
+    // An image whose header is intact but whose flash was wiped: no superblock.
+    let wiped = dir.path().join("wiped.img");
+    assert_eq!(txftl(&["format", "--image", wiped.to_str().unwrap()]).0, 0);
+    let mut raw = std::fs::read(&wiped).unwrap();
+    let page_area = raw.len() - 32 * 8 * (512 + 64); // tiny: 32 blocks x 8 pages x (data + OOB)
+    raw[page_area..].iter_mut().for_each(|b| *b = 0x5A);
+    std::fs::write(&wiped, &raw).unwrap();
+    let (code, _, err) = txftl(&["info", "--image", wiped.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("superblock") && !err.contains("panicked"), "{err}");
 }
 
 #[test]

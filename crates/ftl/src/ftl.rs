@@ -25,23 +25,6 @@ use txftl_nand::{BlockId, DataMode, Geometry, Nand, NandError, NandStats, Ppn};
 /// Static wear leveling looks at the erase-count spread after this many erases.
 const WEAR_CHECK_EVERY_ERASES: u32 = 8;
 
-/// FTL-level counters (the NAND counts its own operations).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Counters {
-    pub host_reads: u64,
-    pub host_writes: u64,
-    pub host_trims: u64,
-    pub host_flushes: u64,
-    pub gc_runs: u64,
-    pub gc_copies: u64,
-    pub wear_level_runs: u64,
-    pub checkpoints: u64,
-    pub map_writes: u64,
-    pub superblock_writes: u64,
-    pub protocol_meta_writes: u64,
-    pub bad_blocks: u64,
-}
-
 /// Sizes derived from the geometry and the configuration.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Derived {
@@ -87,7 +70,9 @@ pub struct Ftl<H: Hooks> {
     pub(crate) programs_since_ckpt: u64,
     pub(crate) trims_pending: bool,
     pub(crate) erases_since_wl_check: u32,
-    pub(crate) counters: Counters,
+    /// FTL-level counters; the flash fields stay zero here (the NAND counts its
+    /// own operations, merged in by `device_stats`).
+    pub(crate) counters: DeviceStats,
     pub(crate) nand_base: NandStats,
     pub(crate) time_base_ns: u64,
     pub(crate) failed: bool,
@@ -151,7 +136,7 @@ impl<H: Hooks> Ftl<H> {
             programs_since_ckpt: 0,
             trims_pending: false,
             erases_since_wl_check: 0,
-            counters: Counters::default(),
+            counters: DeviceStats::default(),
             nand_base: nand.stats(),
             time_base_ns: 0,
             failed: false,
@@ -627,30 +612,18 @@ impl<H: Hooks> Ftl<H> {
     pub fn device_stats(&self) -> DeviceStats {
         let n = self.nand.stats();
         let b = self.nand_base;
-        let c = self.counters;
         DeviceStats {
-            host_reads: c.host_reads,
-            host_writes: c.host_writes,
-            host_trims: c.host_trims,
-            host_flushes: c.host_flushes,
             flash_reads: (n.reads + n.oob_reads) - (b.reads + b.oob_reads),
             flash_programs: n.programs - b.programs,
             flash_partial_programs: n.partial_programs - b.partial_programs,
             flash_erases: n.erases - b.erases,
-            gc_runs: c.gc_runs,
-            gc_copies: c.gc_copies,
-            wear_level_runs: c.wear_level_runs,
-            checkpoints: c.checkpoints,
-            map_writes: c.map_writes,
-            superblock_writes: c.superblock_writes,
-            protocol_meta_writes: c.protocol_meta_writes,
-            bad_blocks: c.bad_blocks,
             sim_time_ns: self.now_ns.max(self.nand.all_idle_ns()) - self.time_base_ns,
+            ..self.counters
         }
     }
 
     pub fn reset_device_stats(&mut self) {
-        self.counters = Counters::default();
+        self.counters = DeviceStats::default();
         self.nand_base = self.nand.stats();
         self.now_ns = self.now_ns.max(self.nand.all_idle_ns());
         self.time_base_ns = self.now_ns;

@@ -89,6 +89,15 @@ impl OpKind {
     }
 }
 
+/// The cell contents and wear of an array (what an image file stores).
+struct State {
+    programs: Vec<u8>,
+    erase_counts: Vec<u32>,
+    bad: Vec<bool>,
+    oob: Vec<u8>,
+    data: Data,
+}
+
 #[derive(Clone)]
 enum Data {
     Full(Vec<u8>),
@@ -126,23 +135,14 @@ impl Nand {
             DataMode::Full => Data::Full(vec![0xFF; pages * g.page_size as usize]),
             DataMode::MetaOnly => Data::Meta(BTreeMap::new()),
         };
-        Ok(Nand {
+        let state = State {
             programs: vec![0; pages],
-            next_page: vec![0; g.block_count() as usize],
             erase_counts: vec![0; g.block_count() as usize],
             bad: vec![false; g.block_count() as usize],
             oob: vec![0xFF; pages * g.oob_size as usize],
             data,
-            image: None,
-            clocks: Clocks::new(g.unit_count(), g.channels),
-            stats: NandStats::default(),
-            op_count: 0,
-            cut_at: u64::MAX,
-            cut: None,
-            powered: true,
-            op_log: None,
-            cfg,
-        })
+        };
+        Ok(Nand::from_state(cfg, state, None))
     }
 
     /// A fresh, erased array backed by a new image file (always full data).
@@ -158,28 +158,41 @@ impl Nand {
     /// Opens an existing image file: the array comes back exactly as the file holds it.
     pub fn open_image(path: &Path, violation_policy: ViolationPolicy) -> Result<Nand, ImageError> {
         let (image, l) = ImageFile::open(path)?;
-        let g = l.geometry;
-        let mut next_page = vec![0u32; g.block_count() as usize];
-        for (b, np) in next_page.iter_mut().enumerate() {
-            let first = b * g.pages_per_block as usize;
-            let block_pages = &l.programs[first..first + g.pages_per_block as usize];
-            *np = block_pages.iter().rposition(|&n| n > 0).map_or(0, |i| i as u32 + 1);
-        }
-        Ok(Nand {
-            cfg: NandConfig {
-                geometry: g,
-                timing: l.timing,
-                endurance: l.endurance,
-                data_mode: DataMode::Full,
-                violation_policy,
-            },
+        let cfg = NandConfig {
+            geometry: l.geometry,
+            timing: l.timing,
+            endurance: l.endurance,
+            data_mode: DataMode::Full,
+            violation_policy,
+        };
+        let state = State {
             programs: l.programs,
-            next_page,
             erase_counts: l.erase_counts,
             bad: l.bad,
             oob: l.oob,
             data: Data::Full(l.data),
-            image: Some(image),
+        };
+        Ok(Nand::from_state(cfg, state, Some(image)))
+    }
+
+    /// Assembles an array from its cell state; the MLC write pointers are derived
+    /// from which pages are programmed.
+    fn from_state(cfg: NandConfig, st: State, image: Option<ImageFile>) -> Nand {
+        let g = cfg.geometry;
+        let ppb = g.pages_per_block as usize;
+        let next_page = st
+            .programs
+            .chunks(ppb)
+            .map(|block| block.iter().rposition(|&n| n > 0).map_or(0, |i| i as u32 + 1))
+            .collect();
+        Nand {
+            programs: st.programs,
+            next_page,
+            erase_counts: st.erase_counts,
+            bad: st.bad,
+            oob: st.oob,
+            data: st.data,
+            image,
             clocks: Clocks::new(g.unit_count(), g.channels),
             stats: NandStats::default(),
             op_count: 0,
@@ -187,7 +200,8 @@ impl Nand {
             cut: None,
             powered: true,
             op_log: None,
-        })
+            cfg,
+        }
     }
 
     pub fn config(&self) -> &NandConfig {
