@@ -169,8 +169,10 @@ impl<H: Hooks> Ftl<H> {
         }
         // Room that must stay free of data for GC to make progress at 100% logical
         // fill: an open host block and an open GC block per unit, the GC reserve
-        // (one block per unit), and one block of slack.
-        let overhead_blocks = 3 * units + 1;
+        // (one block per unit), one block of slack, and spares for grown bad
+        // blocks (2% of the pool, at least one).
+        let bad_block_spares = (pool_blocks * 2 / 100).max(1);
+        let overhead_blocks = 3 * units + 1 + bad_block_spares;
         if pool_blocks <= overhead_blocks + 1 {
             return Err(DeviceError::Config(format!(
                 "{pool_blocks} data blocks leave no room for data: the geometry is too small for {units} parallel units"
