@@ -25,6 +25,8 @@ pub struct CrashArgs {
     pub seed: u64,
     #[arg(long, default_value_t = 8)]
     pub flush_every: u32,
+    #[command(flatten)]
+    pub tx: crate::TxArgs,
     /// Torn variants to try at each operation: comma-separated of none, garbage, partial.
     #[arg(long, default_value = "none,garbage,partial")]
     pub torn: String,
@@ -66,6 +68,7 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         fill: args.fill,
         seed: args.seed,
         flush_every: args.flush_every,
+        tx: args.tx.clone(),
     }
     .spec()?;
     let d = &args.device;
@@ -82,6 +85,16 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
     if d.wear_spread_max != 64 {
         replay_base += &format!(" --wear-spread-max {}", d.wear_spread_max);
     }
+    if workload.kind == txftl_harness::WorkloadKind::TxWrite {
+        let t = &args.tx;
+        replay_base += &format!(
+            " --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {}",
+            t.pages_per_tx, t.abort_ratio, t.concurrency, t.nontx_pct
+        );
+    }
+    if d.xl2p_entries != 500 {
+        replay_base += &format!(" --xl2p-entries {}", d.xl2p_entries);
+    }
     if d.checkpoint_every > 0 {
         replay_base += &format!(" --checkpoint-every {}", d.checkpoint_every);
     }
@@ -93,6 +106,7 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
             protocol: d.protocol.clone(),
             nand: p.config(DataMode::Full, ViolationPolicy::Panic),
             ftl: ftl_config(d)?,
+            opts: crate::setup::protocol_options(d),
         },
         workload,
         torn,
@@ -140,6 +154,11 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
             "trims / flushes",
             format!("{} / {}", report.dry_run.host_trims, report.dry_run.host_flushes),
         );
+        t.row(
+            "commits / aborts",
+            format!("{} / {}", report.dry_run.commits, report.dry_run.aborts),
+        );
+        t.row("protocol metadata pages written", thousands(report.dry_run.protocol_meta_writes));
         t.section("enumeration");
         t.row("crash points tried", thousands(report.crash_points));
         t.row("recovery crash points tried", thousands(report.recovery_crash_points));

@@ -52,7 +52,8 @@ pub struct GetArgs {
 
 fn mount(image: &Path, protocol: &str, cfg: FtlConfig) -> Result<Box<dyn AnyDevice>, CliError> {
     let nand = Nand::open_image(image, ViolationPolicy::Error).map_err(|e| CliError::Failed(format!("{}: {e}", image.display())))?;
-    txftl_protocols::mount(protocol, nand, cfg).map_err(|e| CliError::Failed(format!("mounting {}: {e}", image.display())))
+    txftl_protocols::mount(protocol, nand, cfg, &txftl_protocols::ProtocolOptions::default())
+        .map_err(|e| CliError::Failed(format!("mounting {}: {e}", image.display())))
 }
 
 pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
@@ -65,7 +66,13 @@ pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
     }
     let nand = Nand::create_image(&args.image, nand_config(&p, DataMode::Full))
         .map_err(|e| CliError::Failed(format!("{}: {e}", args.image.display())))?;
-    let dev = txftl_protocols::format(&args.device.protocol, nand, ftl_config(&args.device)?).map_err(CliError::failed)?;
+    let dev = txftl_protocols::format(
+        &args.device.protocol,
+        nand,
+        ftl_config(&args.device)?,
+        &crate::setup::protocol_options(&args.device),
+    )
+    .map_err(CliError::failed)?;
     let info = dev.info();
     dev.close().map_err(CliError::failed)?;
     println!(

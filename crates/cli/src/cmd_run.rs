@@ -1,6 +1,6 @@
 //! `txftl run`: a workload on one device, with counters, times and speed.
 
-use crate::setup::{describe, ftl_config, nand_config, resolve_preset};
+use crate::setup::{describe, ftl_config, nand_config, protocol_options, resolve_preset};
 use crate::table::{sim_time, thousands, Figures};
 use crate::{CliError, DeviceArgs};
 use clap::Args;
@@ -53,6 +53,8 @@ pub struct WorkloadArgs {
     /// A flush after every N writes (0: never).
     #[arg(long, default_value_t = 64)]
     pub flush_every: u32,
+    #[command(flatten)]
+    pub tx: crate::TxArgs,
 }
 
 impl WorkloadArgs {
@@ -64,6 +66,7 @@ impl WorkloadArgs {
             fill_pct: self.fill,
             seed: self.seed,
             flush_every: self.flush_every,
+            tx: self.tx.shape()?,
         })
     }
 }
@@ -71,6 +74,7 @@ impl WorkloadArgs {
 fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String), CliError> {
     let p = resolve_preset(&args.device, "jasmine")?;
     let cfg = ftl_config(&args.device)?;
+    let opts = protocol_options(&args.device);
     let protocol = args.device.protocol.as_str();
     match &args.image {
         Some(path) if path.exists() => {
@@ -79,15 +83,15 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String), CliError>
             }
             let nand = Nand::open_image(path, txftl_nand::ViolationPolicy::Error)
                 .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
-            let dev =
-                txftl_protocols::mount(protocol, nand, cfg).map_err(|e| CliError::Failed(format!("mounting {}: {e}", path.display())))?;
+            let dev = txftl_protocols::mount(protocol, nand, cfg, &opts)
+                .map_err(|e| CliError::Failed(format!("mounting {}: {e}", path.display())))?;
             let what = format!("image {} (mounted through recovery)", path.display());
             Ok((dev, what))
         }
         Some(path) => {
             let nand = Nand::create_image(path, nand_config(&p, DataMode::Full))
                 .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
-            let dev = txftl_protocols::format(protocol, nand, cfg).map_err(CliError::failed)?;
+            let dev = txftl_protocols::format(protocol, nand, cfg, &opts).map_err(CliError::failed)?;
             Ok((dev, format!("new image {} on {}", path.display(), describe(&p))))
         }
         None => {
@@ -97,7 +101,7 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String), CliError>
                 DataMode::MetaOnly
             };
             let nand = Nand::new(nand_config(&p, mode)).map_err(|e| CliError::Usage(e.to_string()))?;
-            let dev = txftl_protocols::format(protocol, nand, cfg).map_err(CliError::failed)?;
+            let dev = txftl_protocols::format(protocol, nand, cfg, &opts).map_err(CliError::failed)?;
             Ok((
                 dev,
                 format!(
@@ -152,8 +156,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             let mut nand = dev.into_nand();
             nand.power_on();
             let cfg = ftl_config(&args.device)?;
-            let dev =
-                txftl_protocols::mount(&args.device.protocol, nand, cfg).map_err(|e| CliError::Failed(format!("recovery failed: {e}")))?;
+            let dev = txftl_protocols::mount(&args.device.protocol, nand, cfg, &protocol_options(&args.device))
+                .map_err(|e| CliError::Failed(format!("recovery failed: {e}")))?;
             let report = dev.recovery_report().unwrap_or_default();
             dev.check_invariants()
                 .map_err(|e| CliError::Failed(format!("invariant broken after recovery: {e}")))?;
@@ -190,7 +194,9 @@ pub fn add_counters(t: &mut Figures, s: &DeviceStats) {
     t.row("checkpoints", thousands(s.checkpoints));
     t.row("map page writes", thousands(s.map_writes));
     t.row("superblock writes", thousands(s.superblock_writes));
-    t.row("protocol metadata writes", thousands(s.protocol_meta_writes));
+    t.row("protocol metadata writes (X-L2P table pages)", thousands(s.protocol_meta_writes));
+    t.section("transactions (simulated)");
+    t.row("commits / aborts", format!("{} / {}", thousands(s.commits), thousands(s.aborts)));
     t.row("bad blocks", thousands(s.bad_blocks));
 }
 
@@ -209,6 +215,9 @@ fn print_report(what: &str, r: &RunReport) {
         "logical pages / working set",
         format!("{} / {}", thousands(r.logical_pages as u64), thousands(r.working_set_pages as u64)),
     );
+    if r.host_journal_writes > 0 {
+        t.row("host journal page writes (in host writes)", thousands(r.host_journal_writes));
+    }
     add_counters(&mut t, &r.measured);
     let s = &r.measured;
     t.section("derived (simulated)");
@@ -249,6 +258,8 @@ pub fn add_recovery(t: &mut Figures, r: &RecoveryReport) {
         format!("{} / {}", thousands(r.blocks_scanned), thousands(r.pages_scanned)),
     );
     t.row("pages rolled forward", thousands(r.pages_rolled_forward));
+    t.row("protocol record pages read", thousands(r.protocol_pages_read));
+    t.row("protocol updates applied", thousands(r.protocol_updates_applied));
     t.row("torn pages found", thousands(r.torn_pages_found));
     t.row(
         "flash reads / programs / erases",

@@ -80,6 +80,43 @@ pub struct DeviceArgs {
     /// Mapping checkpoint every N page programs (0: the FTL's default).
     #[arg(long, default_value_t = 0)]
     pub checkpoint_every: u64,
+    /// X-FTL: entries in the X-L2P table (the paper uses 500 or 1000).
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub xl2p_entries: u32,
+}
+
+/// Shape of the `txwrite` workload.
+#[derive(Args, Clone, Debug)]
+pub struct TxArgs {
+    /// Page writes per transaction.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub pages_per_tx: u32,
+    /// Share of transactions that abort, 0.0 to 1.0.
+    #[arg(long, default_value_t = 0.1)]
+    pub abort_ratio: f64,
+    /// Transactions open at once, at most.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub concurrency: u32,
+    /// Percent of operations that are non-transactional writes mixed in.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub nontx_pct: u32,
+}
+
+impl TxArgs {
+    pub fn shape(&self) -> Result<txftl_harness::TxShape, CliError> {
+        if !(0.0..=1.0).contains(&self.abort_ratio) {
+            return Err(CliError::Usage(format!(
+                "--abort-ratio {} is not between 0 and 1",
+                self.abort_ratio
+            )));
+        }
+        Ok(txftl_harness::TxShape {
+            pages_per_tx: self.pages_per_tx,
+            abort_pct: (self.abort_ratio * 100.0).round() as u32,
+            concurrency: self.concurrency,
+            nontx_pct: self.nontx_pct,
+        })
+    }
 }
 
 /// A command failure: bad usage (exit 2) or a failed run (exit 1).

@@ -47,6 +47,12 @@ pub fn ftl_config(args: &DeviceArgs) -> Result<FtlConfig, CliError> {
     })
 }
 
+pub fn protocol_options(args: &DeviceArgs) -> txftl_protocols::ProtocolOptions {
+    txftl_protocols::ProtocolOptions {
+        xl2p_entries: args.xl2p_entries,
+    }
+}
+
 pub fn describe(p: &Preset) -> String {
     let g = &p.geometry;
     format!(

@@ -103,6 +103,6 @@ impl<H: Hooks> Ftl<H> {
                 return Err(format!("stream block {slot} is not open"));
             }
         }
-        Ok(())
+        self.hooks.check(&self.l2p, &self.nand)
     }
 }

@@ -42,6 +42,9 @@ pub struct DeviceStats {
     /// Pages a protocol writes for its own metadata (X-L2P tables, commit records...).
     pub protocol_meta_writes: u64,
     pub bad_blocks: u64,
+    /// Transactions committed and aborted (transactional protocols).
+    pub commits: u64,
+    pub aborts: u64,
     /// Simulated time spent, ns (device clock).
     pub sim_time_ns: u64,
 }
@@ -64,6 +67,10 @@ impl DeviceStats {
 pub struct RecoveryReport {
     pub superblock_reads: u64,
     pub checkpoint_pages_read: u64,
+    /// Pages of protocol records read (X-FTL: the X-L2P table).
+    pub protocol_pages_read: u64,
+    /// L2P updates the protocol's recovery applied (X-FTL: committed entries).
+    pub protocol_updates_applied: u64,
     pub blocks_scanned: u64,
     pub pages_scanned: u64,
     pub pages_rolled_forward: u64,

@@ -33,6 +33,16 @@ pub enum DeviceError {
     WornOut(String),
     #[error("NAND error: {0}")]
     Nand(NandError),
+    /// The protocol's transaction table is full of uncommitted entries: commit or
+    /// abort a transaction, then retry.
+    #[error("transaction table full ({capacity} entries, all uncommitted): commit or abort a transaction")]
+    TableFull { capacity: u32 },
+    #[error("transaction {0} is not active (never begun, or already committed or aborted)")]
+    UnknownTransaction(u32),
+    #[error("transaction {0} is already active")]
+    TransactionExists(u32),
+    #[error("transaction id 0 is reserved for non-transactional writes")]
+    InvalidTransactionId,
 }
 
 impl From<NandError> for DeviceError {

@@ -36,9 +36,10 @@ pub(crate) struct Derived {
     pub reserve: u32,
 }
 
-/// The durable checkpoint the superblock currently names.
+/// A record in a metadata ring (the checkpoint, or a protocol's record), as the
+/// superblock names it.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct CkptLoc {
+pub(crate) struct RecordLoc {
     pub seq: u64,
     pub extent: Extent,
     pub bytes: u32,
@@ -64,7 +65,10 @@ pub struct Ftl<H: Hooks> {
     pub(crate) sb_area: LogArea,
     pub(crate) sb_seq: u64,
     pub(crate) ckpt_area: LogArea,
-    pub(crate) ckpt: CkptLoc,
+    pub(crate) ckpt: RecordLoc,
+    /// Protocol rings and their current records.
+    pub(crate) proto_rings: Vec<LogArea>,
+    pub(crate) proto_current: Vec<RecordLoc>,
     /// Erase counts as recorded in the durable checkpoint: recovery never goes below them.
     pub(crate) ckpt_erase_counts: Vec<u32>,
     pub(crate) programs_since_ckpt: u64,
@@ -92,25 +96,22 @@ pub(crate) fn superblock_blocks(geo: &Geometry) -> [BlockId; 2] {
     }
 }
 
-/// Checkpoint ring: enough blocks for two checkpoints plus slack, taken
-/// position-major across units after the superblock blocks.
-fn checkpoint_ring(geo: &Geometry, ckpt_pages: u32) -> Vec<BlockId> {
-    let per_ckpt = ckpt_pages.div_ceil(geo.pages_per_block);
-    let n = (2 * per_ckpt + 2).max(3) as usize;
+/// Metadata rings (the checkpoint ring, then each protocol ring), one per record
+/// size in pages: enough blocks for two records plus slack, taken position-major
+/// across units after the superblock blocks.
+fn reserve_rings(geo: &Geometry, record_pages: &[u32]) -> Vec<Vec<BlockId>> {
     let sb = superblock_blocks(geo);
-    let mut ring = Vec::with_capacity(n);
-    'outer: for pos in 0..geo.blocks_per_unit() {
-        for unit in 0..geo.unit_count() {
-            let b = unit * geo.blocks_per_unit() + pos;
-            if !sb.contains(&b) {
-                ring.push(b);
-                if ring.len() == n {
-                    break 'outer;
-                }
-            }
-        }
-    }
-    ring
+    let mut candidates = (0..geo.blocks_per_unit())
+        .flat_map(|pos| (0..geo.unit_count()).map(move |unit| unit * geo.blocks_per_unit() + pos))
+        .filter(|b| !sb.contains(b));
+    record_pages
+        .iter()
+        .map(|&pages| {
+            let per_record = pages.div_ceil(geo.pages_per_block);
+            let n = (2 * per_record + 2).max(3) as usize;
+            candidates.by_ref().take(n).collect()
+        })
+        .collect()
 }
 
 impl<H: Hooks> Ftl<H> {
@@ -131,7 +132,9 @@ impl<H: Hooks> Ftl<H> {
             sb_area: LogArea::new(superblock_blocks(&geo).to_vec(), ppb),
             sb_seq: 0,
             ckpt_area: LogArea::new(vec![0], ppb),
-            ckpt: CkptLoc::default(),
+            ckpt: RecordLoc::default(),
+            proto_rings: Vec::new(),
+            proto_current: Vec::new(),
             ckpt_erase_counts: Vec::new(),
             programs_since_ckpt: 0,
             trims_pending: false,
@@ -224,26 +227,43 @@ impl<H: Hooks> Ftl<H> {
                 geo.oob_size
             )));
         }
-        let ckpt_pages_max = (Self::ckpt_bytes_max(&geo, &hooks) as u64).div_ceil(geo.page_size as u64) as u32;
-        let ring = checkpoint_ring(&geo, ckpt_pages_max);
-        let sb_len = crate::superblock::Superblock::encoded_len(ring.len(), hooks.root_len_max());
+        let page_size = geo.page_size as u64;
+        let ckpt_pages_max = (Self::ckpt_bytes_max(&geo, &hooks) as u64).div_ceil(page_size) as u32;
+        let proto_pages: Vec<u32> = hooks
+            .protocol_rings()
+            .iter()
+            .map(|&b| (b as u64).div_ceil(page_size).max(1) as u32)
+            .collect();
+        let mut rings = reserve_rings(&geo, &[&[ckpt_pages_max][..], &proto_pages].concat());
+        let ring_blocks: u32 = rings.iter().map(|r| r.len() as u32).sum();
+        if rings.iter().any(|r| r.len() < 3) || ring_blocks + 2 >= geo.block_count() {
+            return Err(DeviceError::Config(format!(
+                "the geometry has too few blocks for the metadata rings ({ring_blocks} blocks)"
+            )));
+        }
+        let proto_ring_lens: Vec<usize> = rings[1..].iter().map(|r| r.len()).collect();
+        let sb_len = crate::superblock::Superblock::encoded_len(rings[0].len(), hooks.root_len_max(), &proto_ring_lens);
         if sb_len > geo.page_size as usize {
             return Err(DeviceError::Config(format!(
                 "superblock of {sb_len} bytes does not fit a {}-byte page",
                 geo.page_size
             )));
         }
-        let pool_blocks = geo.block_count() - 2 - ring.len() as u32;
+        let pool_blocks = geo.block_count() - 2 - ring_blocks;
         let derived = Self::derive(&geo, &cfg, pool_blocks, None)?;
         let mut ftl = Ftl::empty(nand, cfg, hooks);
         ftl.derived = derived;
         ftl.l2p = vec![UNMAPPED; derived.logical_pages as usize];
-        ftl.ckpt_area = LogArea::new(ring.clone(), geo.pages_per_block);
+        let meta: Vec<BlockId> = rings.iter().flatten().copied().chain(superblock_blocks(&geo)).collect();
+        let ckpt_ring = rings.remove(0);
+        ftl.ckpt_area = LogArea::new(ckpt_ring, geo.pages_per_block);
+        ftl.proto_current = vec![RecordLoc::default(); rings.len()];
+        ftl.proto_rings = rings.into_iter().map(|r| LogArea::new(r, geo.pages_per_block)).collect();
         for b in 0..geo.block_count() {
             ftl.blocks.state[b as usize] = BlockState::Meta;
         }
         for b in 0..geo.block_count() {
-            if !ring.contains(&b) && !superblock_blocks(&geo).contains(&b) {
+            if !meta.contains(&b) {
                 ftl.blocks.set_free(b);
             }
         }
@@ -287,6 +307,8 @@ impl<H: Hooks> Ftl<H> {
             sb_seq: self.sb_seq,
             ckpt_area: self.ckpt_area.clone(),
             ckpt: self.ckpt,
+            proto_rings: self.proto_rings.clone(),
+            proto_current: self.proto_current.clone(),
             ckpt_erase_counts: self.ckpt_erase_counts.clone(),
             programs_since_ckpt: self.programs_since_ckpt,
             trims_pending: self.trims_pending,
@@ -516,6 +538,66 @@ impl<H: Hooks> Ftl<H> {
                 return Err(DeviceError::NoSpace);
             }
         }
+    }
+
+    // ---- the interface protocols build on ---------------------------------------
+
+    /// Programs a host page that the L2P does not point to yet (a transactional
+    /// page: the protocol keeps it live through `Hooks::extra_live` and maps it
+    /// at commit). Returns the page and the write's latency.
+    pub fn program_unmapped(&mut self, lpn: Lpn, data: &[u8], protocol: &[u8; PROTOCOL_BYTES]) -> Result<(Ppn, u64)> {
+        self.check_alive()?;
+        self.check_lpn(lpn)?;
+        self.check_data_len(data.len())?;
+        let start = self.now_ns;
+        let block = self.host_block()?;
+        let (ppn, transferred) = self.program_next(block, PageKind::Data, lpn, data, protocol, self.now_ns)?;
+        self.counters.host_writes += 1;
+        self.now_ns = self.now_ns.max(transferred);
+        self.after_program()?;
+        Ok((ppn, self.now_ns - start))
+    }
+
+    /// Points `lpn` at `ppn`, a data page of `lpn` programmed earlier (by
+    /// `program_unmapped`): a protocol folding a committed page into the L2P.
+    pub fn map_page(&mut self, lpn: Lpn, ppn: Ppn) -> Result<()> {
+        self.check_lpn(lpn)?;
+        if ppn >= self.geo.page_count() || self.p2l[ppn as usize] != UNMAPPED {
+            return Err(DeviceError::Corrupted(format!(
+                "cannot map lpn {lpn} to page {ppn}: out of range or already mapped"
+            )));
+        }
+        self.map(lpn, ppn);
+        Ok(())
+    }
+
+    /// Reads physical page `ppn`, which must hold logical page `lpn` (a
+    /// protocol reading a transaction's own uncommitted copy).
+    pub fn read_physical(&mut self, lpn: Lpn, ppn: Ppn, buf: &mut [u8]) -> Result<u64> {
+        self.check_alive()?;
+        self.check_lpn(lpn)?;
+        self.check_data_len(buf.len())?;
+        let start = self.now_ns;
+        self.counters.host_reads += 1;
+        self.read_mapped(lpn, ppn, buf)?;
+        Ok(self.now_ns - start)
+    }
+
+    /// Waits until every die and channel is idle (every program issued is done).
+    pub fn wait_idle(&mut self) -> u64 {
+        let start = self.now_ns;
+        self.now_ns = self.now_ns.max(self.nand.all_idle_ns());
+        self.now_ns - start
+    }
+
+    /// The device counters, for a protocol to count its own events (commits, aborts).
+    pub fn counters_mut(&mut self) -> &mut DeviceStats {
+        &mut self.counters
+    }
+
+    /// The device clock, ns.
+    pub fn now(&self) -> u64 {
+        self.now_ns
     }
 
     /// Host write of one page (plain, non-transactional).

@@ -157,7 +157,8 @@ impl<H: Hooks> Ftl<H> {
         };
         let dest = self.gc_block()?;
         let data: &[u8] = if store_data { buf } else { &[] };
-        let (new, transferred) = self.program_next(dest, oob.kind, oob.lpn, data, &oob.protocol, t.done_ns)?;
+        let protocol = self.hooks.relocated_protocol_bytes(lpn != UNMAPPED, &oob);
+        let (new, transferred) = self.program_next(dest, oob.kind, oob.lpn, data, &protocol, t.done_ns)?;
         if lpn != UNMAPPED {
             self.map(lpn, new);
         }

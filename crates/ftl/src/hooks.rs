@@ -2,8 +2,26 @@
 //!
 //! Every method has a neutral default, so `plain` implements only `name`.
 
-use crate::oob::Oob;
+use crate::oob::{Oob, PROTOCOL_BYTES};
 use txftl_nand::{BlockId, Ppn};
+
+/// The current record of one protocol ring, as recovery read it back (CRC checked).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProtocolRecord {
+    /// Sequence number the record was written with: every page programmed before
+    /// it has a smaller one.
+    pub seq: u64,
+    pub bytes: Vec<u8>,
+}
+
+/// An L2P update a protocol's recovery asks for, ordered among the pages rolled
+/// forward by `seq` (the update happens "at" that sequence number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecoveredUpdate {
+    pub seq: u64,
+    pub lpn: u32,
+    pub ppn: Ppn,
+}
 
 pub trait Hooks {
     /// Protocol name, as the CLI spells it and the superblock records it.
@@ -55,4 +73,39 @@ pub trait Hooks {
 
     /// Called once by `format`, with the logical capacity.
     fn on_format(&mut self, _logical_pages: u32) {}
+
+    /// Largest record of each protocol ring the protocol wants, bytes. The
+    /// framework reserves a ring of blocks for each at format and names the
+    /// current record of each in the superblock.
+    fn protocol_rings(&self) -> Vec<usize> {
+        Vec::new()
+    }
+
+    /// The protocol bytes a GC copy of a page carries. `mapped`: the L2P points
+    /// to the page (it is committed data, not a protocol's extra live page).
+    fn relocated_protocol_bytes(&self, _mapped: bool, oob: &Oob) -> [u8; PROTOCOL_BYTES] {
+        oob.protocol
+    }
+
+    /// A checkpoint is durable: state it covers can be released.
+    fn checkpoint_durable(&mut self) {}
+
+    /// Recovery, after the checkpoint (sequence number `ckpt_seq`) is loaded and
+    /// before the roll-forward is applied: rebuild the protocol's state from the
+    /// current record of each of its rings, and return extra L2P updates.
+    fn recover(&mut self, _ckpt_seq: u64, _records: &[Option<ProtocolRecord>]) -> Vec<RecoveredUpdate> {
+        Vec::new()
+    }
+
+    /// Recovery: is a page programmed after the checkpoint applied to the L2P
+    /// as it is? (X-FTL: only non-transactional pages are.)
+    fn roll_forward(&self, _oob: &Oob) -> bool {
+        true
+    }
+
+    /// The protocol's own invariants, given the L2P (logical -> physical, or
+    /// `u32::MAX`) and the NAND to inspect.
+    fn check(&self, _l2p: &[u32], _nand: &txftl_nand::Nand) -> Result<(), String> {
+        Ok(())
+    }
 }

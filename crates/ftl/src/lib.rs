@@ -29,4 +29,6 @@ pub use config::{Canary, FtlConfig, GcPolicy};
 pub use device::{Device, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};
 pub use error::{DeviceError, Result};
 pub use ftl::Ftl;
-pub use hooks::Hooks;
+pub use hooks::{Hooks, ProtocolRecord, RecoveredUpdate};
+pub use oob::{Oob, PageKind, PROTOCOL_BYTES};
+pub use txftl_nand::{BlockId, Ppn};

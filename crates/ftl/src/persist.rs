@@ -1,13 +1,14 @@
 //! Writing the mapping checkpoint and the superblock that makes it durable.
 
 use crate::area::Extent;
+use crate::area::LogArea;
 use crate::blocks::BlockState;
 use crate::checkpoint::{BlockRecord, Checkpoint, RecordState};
 use crate::error::{DeviceError, Result};
-use crate::ftl::{CkptLoc, Ftl};
+use crate::ftl::{Ftl, RecordLoc};
 use crate::hooks::Hooks;
 use crate::oob::{Oob, PageKind};
-use crate::superblock::Superblock;
+use crate::superblock::{RingRecord, Superblock};
 use txftl_nand::NandError;
 
 /// Which metadata ring an append goes to.
@@ -15,6 +16,8 @@ use txftl_nand::NandError;
 pub(crate) enum Ring {
     Superblock,
     Checkpoint,
+    /// A protocol's ring, by index.
+    Protocol(usize),
 }
 
 impl<H: Hooks> Ftl<H> {
@@ -65,7 +68,7 @@ impl<H: Hooks> Ftl<H> {
             }
             self.counters.map_writes += 1;
         }
-        let loc = CkptLoc {
+        let loc = RecordLoc {
             seq,
             extent,
             bytes: bytes.len() as u32,
@@ -78,10 +81,50 @@ impl<H: Hooks> Ftl<H> {
         self.trims_pending = false;
         self.blocks.release_prefree();
         self.counters.checkpoints += 1;
+        self.hooks.checkpoint_durable();
         Ok(())
     }
 
-    fn write_superblock(&mut self, loc: &CkptLoc) -> Result<()> {
+    /// Writes a new current record of protocol ring `ring`, then a superblock
+    /// naming it: the record becomes current atomically (a torn superblock leaves
+    /// the previous record current). Durable when this returns. The record's
+    /// sequence number is larger than every page programmed before it.
+    pub fn commit_protocol_record(&mut self, ring: usize, bytes: &[u8]) -> Result<()> {
+        self.check_alive()?;
+        if ring >= self.proto_rings.len() {
+            return Err(DeviceError::Config(format!("protocol ring {ring} does not exist")));
+        }
+        let seq = self.seq;
+        self.seq += 1;
+        let ps = self.geo.page_size as usize;
+        let pages = bytes.len().div_ceil(ps).max(1) as u32;
+        let protect = self.proto_current[ring]
+            .extent
+            .ring_indexes(self.geo.pages_per_block, self.proto_rings[ring].blocks.len());
+        let mut extent = Extent { index: 0, page: 0, pages };
+        let mut page = vec![0u8; ps];
+        for i in 0..pages as usize {
+            let chunk = &bytes[(i * ps).min(bytes.len())..((i + 1) * ps).min(bytes.len())];
+            page.fill(0);
+            page[..chunk.len()].copy_from_slice(chunk);
+            let (index, at) = self.append(Ring::Protocol(ring), &protect, PageKind::Protocol, i as u32, seq, &page)?;
+            if i == 0 {
+                extent.index = index;
+                extent.page = at;
+            }
+            self.counters.protocol_meta_writes += 1;
+        }
+        self.proto_current[ring] = RecordLoc {
+            seq,
+            extent,
+            bytes: bytes.len() as u32,
+            crc: crc32fast::hash(bytes),
+        };
+        let ckpt = self.ckpt;
+        self.write_superblock(&ckpt)
+    }
+
+    fn write_superblock(&mut self, loc: &RecordLoc) -> Result<()> {
         self.sb_seq += 1;
         let sb = Superblock {
             sb_seq: self.sb_seq,
@@ -96,6 +139,18 @@ impl<H: Hooks> Ftl<H> {
             ckpt_crc: loc.crc,
             ckpt_ring: self.ckpt_area.blocks.clone(),
             root: self.hooks.root(),
+            protocol_rings: self
+                .proto_rings
+                .iter()
+                .zip(&self.proto_current)
+                .map(|(area, cur)| RingRecord {
+                    blocks: area.blocks.clone(),
+                    current: cur.extent,
+                    bytes: cur.bytes,
+                    crc: cur.crc,
+                    seq: cur.seq,
+                })
+                .collect(),
         };
         let mut page = vec![0u8; self.geo.page_size as usize];
         sb.encode(&mut page);
@@ -119,10 +174,7 @@ impl<H: Hooks> Ftl<H> {
         data: &[u8],
     ) -> Result<(usize, u32)> {
         let ppb = self.geo.pages_per_block;
-        let area = match ring {
-            Ring::Superblock => &self.sb_area,
-            Ring::Checkpoint => &self.ckpt_area,
-        };
+        let area = self.ring_area(ring);
         let (enter, idx, page) = area.next_slot(ppb);
         let block = area.blocks[idx];
         if enter {
@@ -142,10 +194,7 @@ impl<H: Hooks> Ftl<H> {
                 Err(e) => return Err(self.fail(e)),
             }
             self.blocks.erase_count[block as usize] += 1;
-            let area = match ring {
-                Ring::Superblock => &mut self.sb_area,
-                Ring::Checkpoint => &mut self.ckpt_area,
-            };
+            let area = self.ring_area_mut(ring);
             area.head_index = idx;
             area.head_page = 0;
         }
@@ -155,11 +204,23 @@ impl<H: Hooks> Ftl<H> {
             Ok(t) => self.now_ns = self.now_ns.max(t.done_ns),
             Err(e) => return Err(self.fail(e)),
         }
-        let area = match ring {
+        self.ring_area_mut(ring).head_page = page + 1;
+        Ok((idx, page))
+    }
+
+    fn ring_area(&self, ring: Ring) -> &LogArea {
+        match ring {
+            Ring::Superblock => &self.sb_area,
+            Ring::Checkpoint => &self.ckpt_area,
+            Ring::Protocol(i) => &self.proto_rings[i],
+        }
+    }
+
+    fn ring_area_mut(&mut self, ring: Ring) -> &mut LogArea {
+        match ring {
             Ring::Superblock => &mut self.sb_area,
             Ring::Checkpoint => &mut self.ckpt_area,
-        };
-        area.head_page = page + 1;
-        Ok((idx, page))
+            Ring::Protocol(i) => &mut self.proto_rings[i],
+        }
     }
 }

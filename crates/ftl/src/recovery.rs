@@ -23,14 +23,14 @@
 //! (dies and channels overlap them), and the scans of different blocks run in
 //! parallel while each block is read page after page.
 
-use crate::area::LogArea;
+use crate::area::{Extent, LogArea};
 use crate::blocks::BlockState;
 use crate::checkpoint::{Checkpoint, RecordState, UNMAPPED};
 use crate::config::FtlConfig;
 use crate::device::RecoveryReport;
 use crate::error::{DeviceError, Result};
-use crate::ftl::{superblock_blocks, CkptLoc, Ftl};
-use crate::hooks::Hooks;
+use crate::ftl::{superblock_blocks, Ftl, RecordLoc};
+use crate::hooks::{Hooks, ProtocolRecord};
 use crate::oob::{Oob, OobState, PageKind};
 use crate::superblock::Superblock;
 use txftl_nand::{BlockId, DataMode, Nand, Ppn};
@@ -104,43 +104,67 @@ impl<H: Hooks> Ftl<H> {
         best.ok_or(DeviceError::NotFormatted)
     }
 
-    /// Reads the checkpoint the superblock names and checks every CRC.
-    fn read_checkpoint(&mut self, sb: &Superblock, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<Checkpoint> {
+    /// Reads a record (the checkpoint, or a protocol record) from a ring: every
+    /// page must carry an intact OOB record of `kind`, its page index and `seq`,
+    /// and the whole record must match `crc`. Pages are issued together.
+    #[allow(clippy::too_many_arguments)]
+    fn read_record(
+        &mut self,
+        blocks: &[BlockId],
+        extent: Extent,
+        kind: PageKind,
+        seq: u64,
+        bytes_len: u32,
+        crc: u32,
+        at_ns: &mut u64,
+    ) -> Result<Vec<u8>> {
         let area = LogArea {
-            blocks: sb.ckpt_ring.clone(),
+            blocks: blocks.to_vec(),
             head_index: 0,
             head_page: 0,
         };
-        if sb.ckpt.pages == 0 || sb.ckpt.index >= area.blocks.len() || sb.ckpt.page >= self.geo.pages_per_block {
+        if extent.pages == 0 || extent.index >= blocks.len() || extent.page >= self.geo.pages_per_block {
             return Err(DeviceError::Corrupted(format!(
-                "superblock names an impossible checkpoint extent {:?}",
-                sb.ckpt
+                "superblock names an impossible {kind:?} record extent {extent:?}"
             )));
         }
         let ps = self.geo.page_size as usize;
-        let mut bytes = Vec::with_capacity(sb.ckpt.pages as usize * ps);
+        let mut bytes = Vec::with_capacity(extent.pages as usize * ps);
         let mut buf = vec![0u8; ps];
         let mut oob = vec![0u8; self.geo.oob_size as usize];
         let issue = *at_ns;
-        for (i, ppn) in sb.ckpt.ppns(&area, self.geo.pages_per_block).into_iter().enumerate() {
+        for (i, ppn) in extent.ppns(&area, self.geo.pages_per_block).into_iter().enumerate() {
             let done = self.recovery_read(ppn, issue, true, &mut buf, &mut oob)?;
             *at_ns = (*at_ns).max(done);
             match Oob::decode(&oob) {
-                OobState::Valid(o)
-                    if o.kind == PageKind::Checkpoint && o.lpn == i as u32 && o.seq == sb.ckpt_seq && o.data_matches(&buf) => {}
+                OobState::Valid(o) if o.kind == kind && o.lpn == i as u32 && o.seq == seq && o.data_matches(&buf) => {}
                 other => {
                     return Err(DeviceError::Corrupted(format!(
-                        "checkpoint page {i} at physical page {ppn} is not intact: {other:?}"
+                        "{kind:?} page {i} at physical page {ppn} is not intact: {other:?}"
                     )))
                 }
             }
             bytes.extend_from_slice(&buf);
-            report.checkpoint_pages_read += 1;
         }
-        bytes.truncate(sb.ckpt_bytes as usize);
-        if crc32fast::hash(&bytes) != sb.ckpt_crc {
-            return Err(DeviceError::Corrupted("checkpoint CRC mismatch".into()));
+        bytes.truncate(bytes_len as usize);
+        if crc32fast::hash(&bytes) != crc {
+            return Err(DeviceError::Corrupted(format!("{kind:?} record CRC mismatch")));
         }
+        Ok(bytes)
+    }
+
+    /// Reads the checkpoint the superblock names and checks every CRC.
+    fn read_checkpoint(&mut self, sb: &Superblock, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<Checkpoint> {
+        let bytes = self.read_record(
+            &sb.ckpt_ring,
+            sb.ckpt,
+            PageKind::Checkpoint,
+            sb.ckpt_seq,
+            sb.ckpt_bytes,
+            sb.ckpt_crc,
+            at_ns,
+        )?;
+        report.checkpoint_pages_read += sb.ckpt.pages as u64;
         let ck = Checkpoint::decode(&bytes).map_err(DeviceError::Corrupted)?;
         if ck.seq != sb.ckpt_seq || ck.l2p.len() != sb.logical_pages as usize || ck.blocks.len() != self.geo.block_count() as usize {
             return Err(DeviceError::Corrupted("checkpoint does not match its superblock".into()));
@@ -261,7 +285,19 @@ impl<H: Hooks> Ftl<H> {
         }
         let ck = ftl.read_checkpoint(&sb, &mut report, &mut t)?;
         ftl.ckpt_erase_counts = ck.blocks.iter().map(|r| r.erase_count).collect();
-        let pool_blocks = geo.block_count() - 2 - sb.ckpt_ring.len() as u32;
+        let ring_blocks: usize = sb.ckpt_ring.len() + sb.protocol_rings.iter().map(|r| r.blocks.len()).sum::<usize>();
+        let pool_blocks = geo.block_count().saturating_sub(2 + ring_blocks as u32);
+        // The current record of each protocol ring.
+        let mut records: Vec<Option<ProtocolRecord>> = Vec::with_capacity(sb.protocol_rings.len());
+        for r in &sb.protocol_rings {
+            if r.current.pages == 0 {
+                records.push(None);
+                continue;
+            }
+            let bytes = ftl.read_record(&r.blocks, r.current, PageKind::Protocol, r.seq, r.bytes, r.crc, &mut t)?;
+            report.protocol_pages_read += r.current.pages as u64;
+            records.push(Some(ProtocolRecord { seq: r.seq, bytes }));
+        }
         ftl.derived = Self::derive(&geo, &ftl.cfg, pool_blocks, Some(sb.logical_pages))?;
         ftl.l2p = ck.l2p.clone();
 
@@ -281,16 +317,29 @@ impl<H: Hooks> Ftl<H> {
             t = t.max(done);
             scanned.push((b, wp, written));
         }
-        found.sort_by_key(|f| f.seq);
-        let mut max_seq = ck.seq;
+        // The protocol rebuilds its state and may add updates of its own; the
+        // roll-forward pages it vetoes are left unmapped.
+        let updates = ftl.hooks.recover(ck.seq, &records);
+        let mut max_seq = records.iter().flatten().map(|r| r.seq).fold(ck.seq, u64::max);
+        let mut apply: Vec<(u64, u32, Ppn)> = Vec::with_capacity(found.len() + updates.len());
         for f in &found {
             max_seq = max_seq.max(f.seq);
             let b = geo.block_of(f.ppn) as usize;
             ftl.blocks.erase_count[b] = ftl.blocks.erase_count[b].max(f.oob.erase_count);
-            if f.oob.kind == PageKind::Data && f.oob.lpn < ftl.derived.logical_pages {
-                ftl.l2p[f.oob.lpn as usize] = f.ppn;
+            if f.oob.kind == PageKind::Data && f.oob.lpn < ftl.derived.logical_pages && ftl.hooks.roll_forward(&f.oob) {
+                apply.push((f.seq, f.oob.lpn, f.ppn));
                 report.pages_rolled_forward += 1;
             }
+        }
+        for u in updates {
+            if u.lpn < ftl.derived.logical_pages && u.ppn < geo.page_count() {
+                apply.push((u.seq, u.lpn, u.ppn));
+                report.protocol_updates_applied += 1;
+            }
+        }
+        apply.sort_by_key(|&(seq, _, _)| seq);
+        for (_, lpn, ppn) in apply {
+            ftl.l2p[lpn as usize] = ppn;
         }
 
         // Block table, reverse map, valid counts.
@@ -347,7 +396,7 @@ impl<H: Hooks> Ftl<H> {
             head_index: sb_index,
             head_page: geo.pages_per_block,
         };
-        ftl.ckpt = CkptLoc {
+        ftl.ckpt = RecordLoc {
             seq: sb.ckpt_seq,
             extent: sb.ckpt,
             bytes: sb.ckpt_bytes,
@@ -361,6 +410,25 @@ impl<H: Hooks> Ftl<H> {
             head_index: last_index,
             head_page: ppb,
         };
+        for r in &sb.protocol_rings {
+            let head_index = if r.current.pages == 0 {
+                r.blocks.len() - 1
+            } else {
+                let last = r.current.page + r.current.pages - 1;
+                (r.current.index + (last / ppb) as usize) % r.blocks.len()
+            };
+            ftl.proto_rings.push(LogArea {
+                blocks: r.blocks.clone(),
+                head_index,
+                head_page: ppb,
+            });
+            ftl.proto_current.push(RecordLoc {
+                seq: r.seq,
+                extent: r.current,
+                bytes: r.bytes,
+                crc: r.crc,
+            });
+        }
 
         // Seal.
         ftl.now_ns = t;

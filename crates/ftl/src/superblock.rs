@@ -17,9 +17,17 @@
 //!  84  u32      checkpoint ring length N
 //!  88  u32      protocol root length R
 //!  92  u32 x N  checkpoint ring block ids
-//!  ..  [u8; R]  protocol root (e.g. X-FTL's X-L2P table location)
+//!  ..  [u8; R]  protocol root (opaque to the framework)
+//!  ..  u32      protocol ring count P, then per ring:
+//!               u32 length M, u32 x 5 current record (ring index, first page, page
+//!               count, byte length, CRC-32), u64 record sequence number,
+//!               u32 x M ring block ids
 //!   B  u32      CRC-32 of bytes 0..B
 //! ```
+//!
+//! A protocol ring holds a protocol's own records (X-FTL's X-L2P table); the
+//! superblock naming a record is what makes it current, so appending a record and
+//! then a superblock switches the protocol's root atomically.
 //! The rest of the page is zero. The page's OOB is a `Superblock` record whose
 //! `seq` is the superblock sequence number.
 
@@ -28,6 +36,17 @@ use txftl_nand::BlockId;
 
 const MAGIC: &[u8; 8] = b"TXFTLSB1";
 const FIXED: usize = 92;
+
+/// A protocol ring and its current record, as the superblock names them.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct RingRecord {
+    pub blocks: Vec<BlockId>,
+    /// The current record (pages == 0: none yet).
+    pub current: Extent,
+    pub bytes: u32,
+    pub crc: u32,
+    pub seq: u64,
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Superblock {
@@ -43,6 +62,7 @@ pub struct Superblock {
     pub ckpt_crc: u32,
     pub ckpt_ring: Vec<BlockId>,
     pub root: Vec<u8>,
+    pub protocol_rings: Vec<RingRecord>,
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -53,46 +73,57 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 }
 
 impl Superblock {
-    pub fn encoded_len(ring_len: usize, root_len: usize) -> usize {
-        FIXED + 4 * ring_len + root_len + 4
+    pub fn encoded_len(ring_len: usize, root_len: usize, protocol_ring_lens: &[usize]) -> usize {
+        FIXED + 4 * ring_len + root_len + 4 + protocol_ring_lens.iter().map(|m| 32 + 4 * m).sum::<usize>() + 4
     }
 
     /// Encodes into a page-sized buffer. The caller checked it fits.
     pub fn encode(&self, page: &mut [u8]) {
         page.fill(0);
-        let body = FIXED + 4 * self.ckpt_ring.len() + self.root.len();
-        page[0..8].copy_from_slice(MAGIC);
-        page[8..12].copy_from_slice(&(body as u32).to_le_bytes());
-        page[16..24].copy_from_slice(&self.sb_seq.to_le_bytes());
-        for (i, v) in [self.block_count, self.pages_per_block, self.page_size, self.logical_pages]
-            .iter()
-            .enumerate()
-        {
-            page[24 + 4 * i..28 + 4 * i].copy_from_slice(&v.to_le_bytes());
+        let mut w = Vec::with_capacity(page.len());
+        w.extend_from_slice(MAGIC);
+        w.extend_from_slice(&0u32.to_le_bytes()); // body length, patched below
+        w.extend_from_slice(&0u32.to_le_bytes());
+        w.extend_from_slice(&self.sb_seq.to_le_bytes());
+        for v in [self.block_count, self.pages_per_block, self.page_size, self.logical_pages] {
+            w.extend_from_slice(&v.to_le_bytes());
         }
-        let name = self.protocol.as_bytes();
-        page[40..40 + name.len().min(16)].copy_from_slice(&name[..name.len().min(16)]);
-        page[56..64].copy_from_slice(&self.ckpt_seq.to_le_bytes());
-        let c = [
+        let mut name = [0u8; 16];
+        let n = self.protocol.len().min(16);
+        name[..n].copy_from_slice(&self.protocol.as_bytes()[..n]);
+        w.extend_from_slice(&name);
+        w.extend_from_slice(&self.ckpt_seq.to_le_bytes());
+        for v in [
             self.ckpt.index as u32,
             self.ckpt.page,
             self.ckpt.pages,
             self.ckpt_bytes,
             self.ckpt_crc,
-        ];
-        for (i, v) in c.iter().enumerate() {
-            page[64 + 4 * i..68 + 4 * i].copy_from_slice(&v.to_le_bytes());
+        ] {
+            w.extend_from_slice(&v.to_le_bytes());
         }
-        page[84..88].copy_from_slice(&(self.ckpt_ring.len() as u32).to_le_bytes());
-        page[88..92].copy_from_slice(&(self.root.len() as u32).to_le_bytes());
-        let mut at = FIXED;
+        w.extend_from_slice(&(self.ckpt_ring.len() as u32).to_le_bytes());
+        w.extend_from_slice(&(self.root.len() as u32).to_le_bytes());
         for b in &self.ckpt_ring {
-            page[at..at + 4].copy_from_slice(&b.to_le_bytes());
-            at += 4;
+            w.extend_from_slice(&b.to_le_bytes());
         }
-        page[at..at + self.root.len()].copy_from_slice(&self.root);
-        let crc = crc32fast::hash(&page[..body]);
-        page[body..body + 4].copy_from_slice(&crc.to_le_bytes());
+        w.extend_from_slice(&self.root);
+        w.extend_from_slice(&(self.protocol_rings.len() as u32).to_le_bytes());
+        for r in &self.protocol_rings {
+            w.extend_from_slice(&(r.blocks.len() as u32).to_le_bytes());
+            for v in [r.current.index as u32, r.current.page, r.current.pages, r.bytes, r.crc] {
+                w.extend_from_slice(&v.to_le_bytes());
+            }
+            w.extend_from_slice(&r.seq.to_le_bytes());
+            for b in &r.blocks {
+                w.extend_from_slice(&b.to_le_bytes());
+            }
+        }
+        let body = w.len();
+        w[8..12].copy_from_slice(&(body as u32).to_le_bytes());
+        let crc = crc32fast::hash(&w);
+        w.extend_from_slice(&crc.to_le_bytes());
+        page[..w.len()].copy_from_slice(&w);
     }
 
     /// Decodes a page; `None` if it is not an intact superblock.
@@ -104,14 +135,41 @@ impl Superblock {
         if body < FIXED || body + 4 > page.len() || crc32fast::hash(&page[..body]) != u32_at(page, body) {
             return None;
         }
+        let page = &page[..body];
         let ring_len = u32_at(page, 84) as usize;
         let root_len = u32_at(page, 88) as usize;
-        if FIXED + 4 * ring_len + root_len != body {
+        let mut at = FIXED;
+        let take = |at: &mut usize, n: usize| -> Option<usize> {
+            let start = *at;
+            *at = at.checked_add(n).filter(|&end| end <= page.len())?;
+            Some(start)
+        };
+        let ring_at = take(&mut at, 4 * ring_len)?;
+        let ckpt_ring = (0..ring_len).map(|i| u32_at(page, ring_at + 4 * i)).collect();
+        let root_at = take(&mut at, root_len)?;
+        let root = page[root_at..root_at + root_len].to_vec();
+        let count_at = take(&mut at, 4)?;
+        let mut protocol_rings = Vec::new();
+        for _ in 0..u32_at(page, count_at) {
+            let h = take(&mut at, 32)?;
+            let m = u32_at(page, h) as usize;
+            let blocks_at = take(&mut at, 4 * m)?;
+            protocol_rings.push(RingRecord {
+                current: Extent {
+                    index: u32_at(page, h + 4) as usize,
+                    page: u32_at(page, h + 8),
+                    pages: u32_at(page, h + 12),
+                },
+                bytes: u32_at(page, h + 16),
+                crc: u32_at(page, h + 20),
+                seq: u64_at(page, h + 24),
+                blocks: (0..m).map(|i| u32_at(page, blocks_at + 4 * i)).collect(),
+            });
+        }
+        if at != body {
             return None;
         }
         let name_end = page[40..56].iter().position(|&b| b == 0).unwrap_or(16);
-        let ckpt_ring = (0..ring_len).map(|i| u32_at(page, FIXED + 4 * i)).collect();
-        let root_at = FIXED + 4 * ring_len;
         Some(Superblock {
             sb_seq: u64_at(page, 16),
             block_count: u32_at(page, 24),
@@ -128,7 +186,8 @@ impl Superblock {
             ckpt_bytes: u32_at(page, 76),
             ckpt_crc: u32_at(page, 80),
             ckpt_ring,
-            root: page[root_at..root_at + root_len].to_vec(),
+            root,
+            protocol_rings,
         })
     }
 }
@@ -156,8 +215,20 @@ mod tests {
             ckpt_crc: 0xDEAD,
             ckpt_ring: vec![1, 17, 2, 18],
             root: vec![1, 2, 3],
+            protocol_rings: vec![RingRecord {
+                blocks: vec![3, 19, 4],
+                current: Extent {
+                    index: 2,
+                    page: 5,
+                    pages: 1,
+                },
+                bytes: 400,
+                crc: 77,
+                seq: 1234,
+            }],
         };
         let mut page = vec![0u8; 512];
+        assert!(Superblock::encoded_len(4, 3, &[3]) <= 512);
         sb.encode(&mut page);
         assert_eq!(Superblock::decode(&page), Some(sb));
         page[30] ^= 1;

@@ -21,14 +21,14 @@
 //! operations acknowledged, so it is a strictly weaker check.
 
 use crate::data::Content;
-use crate::model::BlockModel;
+use crate::model::TxModel;
 use crate::run::{logical_state, Driver, Outcome};
 use crate::workload::{OpStream, WorkloadSpec};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use txftl_ftl::{DeviceError, DeviceStats, FtlConfig};
 use txftl_nand::{Nand, NandConfig, OpKind, PowerCut, Torn};
-use txftl_protocols::AnyDevice;
+use txftl_protocols::{AnyDevice, ProtocolOptions};
 
 /// How to build the device under test: always the same, fresh.
 #[derive(Clone, Debug)]
@@ -36,12 +36,25 @@ pub struct DeviceSpec {
     pub protocol: String,
     pub nand: NandConfig,
     pub ftl: FtlConfig,
+    pub opts: ProtocolOptions,
 }
 
 impl DeviceSpec {
+    /// The `tiny` preset (full data, violations panic), default FTL and protocol options.
+    pub fn tiny(protocol: &str) -> DeviceSpec {
+        DeviceSpec {
+            protocol: protocol.into(),
+            nand: txftl_nand::preset("tiny")
+                .expect("tiny preset")
+                .config(txftl_nand::DataMode::Full, txftl_nand::ViolationPolicy::Panic),
+            ftl: FtlConfig::default(),
+            opts: ProtocolOptions::default(),
+        }
+    }
+
     pub fn fresh(&self) -> Result<Box<dyn AnyDevice>, DeviceError> {
         let nand = Nand::new(self.nand)?;
-        txftl_protocols::format(&self.protocol, nand, self.ftl.clone())
+        txftl_protocols::format(&self.protocol, nand, self.ftl.clone(), &self.opts)
     }
 }
 
@@ -103,9 +116,9 @@ struct PointResult {
 }
 
 /// Runs the workload; returns the model (and whether power was cut).
-fn run_until_cut(spec: &CrashSpec, dev: &mut dyn AnyDevice) -> Result<(BlockModel, bool), String> {
+fn run_until_cut(spec: &CrashSpec, dev: &mut dyn AnyDevice) -> Result<(TxModel, bool), String> {
     let info = dev.info();
-    let mut model = BlockModel::new(info.logical_pages);
+    let mut model = TxModel::new(info.logical_pages);
     let mut driver = Driver::new(info.page_size, true);
     for (index, op) in OpStream::new(spec.workload, info.logical_pages).enumerate() {
         match driver.apply(dev, op, &mut model) {
@@ -122,7 +135,7 @@ fn run_until_cut(spec: &CrashSpec, dev: &mut dyn AnyDevice) -> Result<(BlockMode
     Ok((model, false))
 }
 
-fn check_against_model(state: &[Content], model: &BlockModel) -> Vec<String> {
+fn check_against_model(state: &[Content], model: &TxModel) -> Vec<String> {
     let mut out = Vec::new();
     for (lpn, content) in state.iter().enumerate() {
         let lpn = lpn as u32;
@@ -151,8 +164,8 @@ fn check_against_model(state: &[Content], model: &BlockModel) -> Vec<String> {
 
 /// Recovers, checks invariants; returns the device and its logical contents.
 fn recover(spec: &CrashSpec, nand: Nand) -> Result<(Box<dyn AnyDevice>, Vec<Content>), String> {
-    let mut dev =
-        txftl_protocols::mount(&spec.device.protocol, nand, spec.device.ftl.clone()).map_err(|e| format!("recovery failed: {e}"))?;
+    let mut dev = txftl_protocols::mount(&spec.device.protocol, nand, spec.device.ftl.clone(), &spec.device.opts)
+        .map_err(|e| format!("recovery failed: {e}"))?;
     dev.check_invariants()
         .map_err(|e| format!("invariant broken after recovery: {e}"))?;
     let state = logical_state(&mut *dev).map_err(|e| format!("reading back after recovery failed: {e}"))?;
@@ -196,6 +209,13 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn) -> Result<PointResult, Devic
     for msg in check_against_model(&state, &model) {
         result.violations.push((None, msg));
     }
+    let value_of = |lpn: u32| match state[lpn as usize] {
+        Content::Written { lpn: l, version } if l == lpn => Some(version),
+        _ => None,
+    };
+    if let Some(msg) = model.atomic_violation(value_of) {
+        result.violations.push((None, msg));
+    }
     let ec = dev.erase_counts();
     if let Some(b) = (0..ec.len()).find(|&b| ec[b] < ckpt_erase_counts.get(b).copied().unwrap_or(0)) {
         result.violations.push((
@@ -210,7 +230,8 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn) -> Result<PointResult, Devic
     // Enumerate cuts inside recovery.
     let mut probe = before_recovery.snapshot();
     probe.set_op_log(true);
-    let log: Vec<OpKind> = match txftl_protocols::mount_or_return(&spec.device.protocol, probe, spec.device.ftl.clone()) {
+    let log: Vec<OpKind> = match txftl_protocols::mount_or_return(&spec.device.protocol, probe, spec.device.ftl.clone(), &spec.device.opts)
+    {
         Ok(d) => d.nand().op_log().to_vec(),
         Err((_, n)) => n.op_log().to_vec(),
     };
@@ -226,7 +247,7 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn) -> Result<PointResult, Devic
                 torn: rt,
                 seed: spec.workload.seed ^ 0x5EED,
             });
-            let n = match txftl_protocols::mount_or_return(&spec.device.protocol, n, spec.device.ftl.clone()) {
+            let n = match txftl_protocols::mount_or_return(&spec.device.protocol, n, spec.device.ftl.clone(), &spec.device.opts) {
                 Ok(d) => d.into_nand(),
                 Err((_, n)) => *n,
             };

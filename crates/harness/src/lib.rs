@@ -3,10 +3,11 @@
 
 pub mod crash;
 pub mod data;
+pub mod journal;
 pub mod model;
 pub mod run;
 pub mod workload;
 
 pub use crash::{crashtest, CrashReport, CrashSpec, CrashViolation, DeviceSpec};
 pub use run::{run_workload, RunReport};
-pub use workload::{Op, OpStream, WorkloadKind, WorkloadSpec, WORKLOAD_NAMES};
+pub use workload::{Op, OpStream, TxShape, WorkloadKind, WorkloadSpec, WORKLOAD_NAMES};

@@ -2,8 +2,9 @@
 //! calls (feeding the reference model), and the measured run behind `txftl run`.
 
 use crate::data::{self, Content};
-use crate::model::BlockModel;
-use crate::workload::{Op, OpStream, WorkloadSpec};
+use crate::journal::HostJournal;
+use crate::model::TxModel;
+use crate::workload::{Op, OpStream, WorkloadKind, WorkloadSpec};
 use serde::Serialize;
 use std::time::Instant;
 use txftl_ftl::{DeviceError, DeviceStats};
@@ -12,6 +13,8 @@ use txftl_protocols::AnyDevice;
 
 /// Issues operations with versioned page contents and keeps the model in step.
 pub struct Driver {
+    /// Transactions go through a host journal (devices without transactions).
+    pub journal: Option<HostJournal>,
     next_version: u64,
     buf: Vec<u8>,
     store_data: bool,
@@ -30,22 +33,62 @@ pub enum Outcome {
 }
 
 impl Driver {
+    /// Checks what a read returned against what the model expects.
+    fn check_read(&self, lpn: u32, expected: Option<u64>) -> Outcome {
+        if !self.store_data {
+            return Outcome::Done;
+        }
+        let got = data::decode(&self.buf);
+        match (got, expected) {
+            (Content::Unwritten, None) => Outcome::Done,
+            (Content::Written { lpn: l, version }, Some(v)) if l == lpn && version == v => Outcome::Done,
+            _ => Outcome::WrongRead { lpn, expected, got },
+        }
+    }
+
+    /// A transactional operation: to the device, or through the host journal.
+    fn tx_call(&mut self, dev: &mut dyn AnyDevice, op: Op) -> Result<(), DeviceError> {
+        if let Some(j) = &mut self.journal {
+            let mut scratch = std::mem::take(&mut self.buf);
+            let data = scratch.clone();
+            let r = j.apply(dev, op, &data, &mut scratch).unwrap_or(Ok(()));
+            self.buf = scratch;
+            return r;
+        }
+        match op {
+            Op::Begin(tid) => dev.begin(tid).map(|_| ()),
+            Op::TxWrite(tid, lpn) => dev.write_tx(tid, lpn, &self.buf).map(|_| ()),
+            Op::TxRead(tid, lpn) => dev.read_tx(tid, lpn, &mut self.buf).map(|_| ()),
+            Op::Commit(tid) => dev.commit(tid).map(|_| ()),
+            Op::Abort(tid) => dev.abort(tid).map(|_| ()),
+            _ => Ok(()),
+        }
+    }
+
+    fn next_page(&mut self, lpn: u32) -> u64 {
+        let version = self.next_version;
+        self.next_version += 1;
+        if self.store_data {
+            data::fill(&mut self.buf, lpn, version);
+        }
+        version
+    }
+}
+
+impl Driver {
     pub fn new(page_size: u32, store_data: bool) -> Driver {
         Driver {
+            journal: None,
             next_version: 1,
             buf: vec![0; if store_data { page_size as usize } else { 0 }],
             store_data,
         }
     }
 
-    pub fn apply(&mut self, dev: &mut dyn AnyDevice, op: Op, model: &mut BlockModel) -> Result<Outcome, DeviceError> {
+    pub fn apply(&mut self, dev: &mut dyn AnyDevice, op: Op, model: &mut TxModel) -> Result<Outcome, DeviceError> {
         match op {
             Op::Write(lpn) => {
-                let version = self.next_version;
-                self.next_version += 1;
-                if self.store_data {
-                    data::fill(&mut self.buf, lpn, version);
-                }
+                let version = self.next_page(lpn);
                 let r = dev.write(lpn, &self.buf);
                 note(model, &r, lpn, Some(version));
                 r.map(|_| Outcome::Done)
@@ -62,23 +105,38 @@ impl Driver {
                 }
                 r.map(|_| Outcome::Done)
             }
-            Op::Read(lpn) => dev.read(lpn, &mut self.buf).map(|_| {
-                if !self.store_data {
-                    return Outcome::Done;
-                }
-                let got = data::decode(&self.buf);
-                let expected = model.latest(lpn);
-                match (got, expected) {
-                    (Content::Unwritten, None) => Outcome::Done,
-                    (Content::Written { lpn: l, version }, Some(v)) if l == lpn && version == v => Outcome::Done,
-                    _ => Outcome::WrongRead { lpn, expected, got },
-                }
+            Op::Read(lpn) => dev.read(lpn, &mut self.buf).map(|_| self.check_read(lpn, model.latest(lpn))),
+            Op::Begin(tid) => self.tx_call(dev, op).map(|_| {
+                model.begun(tid);
+                Outcome::Done
             }),
+            Op::TxWrite(tid, lpn) => {
+                let version = self.next_page(lpn);
+                self.tx_call(dev, op).map(|_| {
+                    model.tx_written(tid, lpn, version);
+                    Outcome::Done
+                })
+            }
+            Op::TxRead(tid, lpn) => self.tx_call(dev, op).map(|_| self.check_read(lpn, model.tx_read(tid, lpn))),
+            Op::Commit(tid) => {
+                let r = self.tx_call(dev, op);
+                match &r {
+                    Ok(_) => model.committed(tid),
+                    Err(DeviceError::PowerLoss) => model.commit_in_flight(tid),
+                    Err(_) => {}
+                }
+                r.map(|_| Outcome::Done)
+            }
+            Op::Abort(tid) => {
+                let r = self.tx_call(dev, op);
+                model.aborted(tid);
+                r.map(|_| Outcome::Done)
+            }
         }
     }
 }
 
-fn note(model: &mut BlockModel, r: &Result<u64, DeviceError>, lpn: u32, value: Option<u64>) {
+fn note(model: &mut TxModel, r: &Result<u64, DeviceError>, lpn: u32, value: Option<u64>) {
     match r {
         Ok(_) => model.acknowledged(lpn, value),
         // In flight at the cut: it may or may not have reached the flash.
@@ -118,6 +176,8 @@ pub struct RunReport {
     pub flash_ops_per_wall_second: f64,
     /// Reads that did not return the latest write (must be 0).
     pub wrong_reads: u64,
+    /// Pages the host journal wrote (transactions on a device without them).
+    pub host_journal_writes: u64,
 }
 
 /// Why a run stopped early.
@@ -142,10 +202,22 @@ pub fn run_workload(
 ) -> Result<RunReport, RunError> {
     let info = dev.info();
     let store_data = dev.nand().config().data_mode == txftl_nand::DataMode::Full;
-    let mut stream = OpStream::new(spec, info.logical_pages);
-    let working_set = stream.working_set();
-    let mut model = BlockModel::new(info.logical_pages);
     let mut driver = Driver::new(info.page_size, store_data);
+    // A device without transactions runs transactional workloads through a host
+    // journal kept in its last logical pages, outside the workload's pages.
+    let mut workload_pages = info.logical_pages;
+    if spec.kind == WorkloadKind::TxWrite && !dev.transactional() {
+        let j = HostJournal::new(info.logical_pages, spec.tx.pages_per_tx, info.page_size).map_err(|source| RunError::Device {
+            index: 0,
+            op: Op::Flush,
+            source,
+        })?;
+        workload_pages = j.journal_start;
+        driver.journal = Some(j);
+    }
+    let mut stream = OpStream::new(spec, workload_pages);
+    let working_set = stream.working_set();
+    let mut model = TxModel::new(info.logical_pages);
     let mut fill = None;
     let mut wrong_reads = 0;
     let mut index = 0u64;
@@ -204,5 +276,6 @@ pub fn run_workload(
         wall_seconds: wall,
         flash_ops_per_wall_second: if wall > 0.0 { measured.flash_ops() as f64 / wall } else { 0.0 },
         wrong_reads,
+        host_journal_writes: driver.journal.as_ref().map_or(0, |j| j.journal_writes),
     })
 }

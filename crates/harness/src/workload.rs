@@ -6,6 +6,12 @@
 //! - `seqwrite`: writes sweeping the working set in order, wrapping around;
 //! - `randwrite`: writes to uniformly random pages of the working set;
 //! - `mixed`: 55% writes, 30% reads, 10% trims, 5% explicit flushes.
+//! - `txwrite`: transactions of `pages_per_tx` writes each (a page may be
+//!   re-updated inside its transaction, and transactions read pages too), up to
+//!   `concurrency` open at once and interleaved; each ends in a commit, or an
+//!   abort with probability `abort_pct`%; `nontx_pct`% of the operations are
+//!   non-transactional writes mixed in. When `ops` are issued, the open
+//!   transactions are finished (so a run ends with none open).
 //!
 //! Every workload also flushes after each `flush_every` writes.
 
@@ -19,9 +25,33 @@ pub enum WorkloadKind {
     SeqWrite,
     RandWrite,
     Mixed,
+    TxWrite,
 }
 
-pub const WORKLOAD_NAMES: &[&str] = &["seqwrite", "randwrite", "mixed"];
+pub const WORKLOAD_NAMES: &[&str] = &["seqwrite", "randwrite", "mixed", "txwrite"];
+
+/// Shape of the `txwrite` workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct TxShape {
+    pub pages_per_tx: u32,
+    /// Percent of transactions that abort.
+    pub abort_pct: u32,
+    /// Transactions open at once, at most.
+    pub concurrency: u32,
+    /// Percent of operations that are non-transactional writes.
+    pub nontx_pct: u32,
+}
+
+impl Default for TxShape {
+    fn default() -> Self {
+        TxShape {
+            pages_per_tx: 5,
+            abort_pct: 10,
+            concurrency: 1,
+            nontx_pct: 0,
+        }
+    }
+}
 
 impl WorkloadKind {
     pub fn parse(s: &str) -> Option<WorkloadKind> {
@@ -29,6 +59,7 @@ impl WorkloadKind {
             "seqwrite" => Some(WorkloadKind::SeqWrite),
             "randwrite" => Some(WorkloadKind::RandWrite),
             "mixed" => Some(WorkloadKind::Mixed),
+            "txwrite" => Some(WorkloadKind::TxWrite),
             _ => None,
         }
     }
@@ -37,6 +68,7 @@ impl WorkloadKind {
             WorkloadKind::SeqWrite => "seqwrite",
             WorkloadKind::RandWrite => "randwrite",
             WorkloadKind::Mixed => "mixed",
+            WorkloadKind::TxWrite => "txwrite",
         }
     }
 }
@@ -51,6 +83,7 @@ pub struct WorkloadSpec {
     pub seed: u64,
     /// A flush after this many writes (0: never, except the one closing the fill).
     pub flush_every: u32,
+    pub tx: TxShape,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,6 +92,18 @@ pub enum Op {
     Read(u32),
     Trim(u32),
     Flush,
+    Begin(u32),
+    TxWrite(u32, u32),
+    TxRead(u32, u32),
+    Commit(u32),
+    Abort(u32),
+}
+
+/// A transaction the generator has open.
+struct OpenTx {
+    tid: u32,
+    writes: u32,
+    pages: Vec<u32>,
 }
 
 /// The operation stream of a workload: the fill, then the measured operations.
@@ -71,6 +116,8 @@ pub struct OpStream {
     issued: u64,
     cursor: u32,
     writes_since_flush: u32,
+    next_tid: u32,
+    open: Vec<OpenTx>,
 }
 
 impl OpStream {
@@ -85,6 +132,8 @@ impl OpStream {
             issued: 0,
             cursor: 0,
             writes_since_flush: 0,
+            next_tid: 1,
+            open: Vec::new(),
         }
     }
 
@@ -107,6 +156,56 @@ impl OpStream {
         self.writes_since_flush += 1;
         op
     }
+
+    /// Commit, or abort with the configured probability.
+    fn finish(&mut self, i: usize) -> Op {
+        let tx = self.open.swap_remove(i);
+        if self.rng.gen_range(0..100) < self.spec.tx.abort_pct {
+            Op::Abort(tx.tid)
+        } else {
+            Op::Commit(tx.tid)
+        }
+    }
+
+    fn next_tx_op(&mut self) -> Op {
+        let shape = self.spec.tx;
+        let ws = self.working_set;
+        if self.rng.gen_range(0..100) < shape.nontx_pct {
+            let lpn = self.rng.gen_range(0..ws);
+            return self.after_write(Op::Write(lpn));
+        }
+        let may_begin = (self.open.len() as u32) < shape.concurrency.max(1);
+        if may_begin && (self.open.is_empty() || self.rng.gen_range(0..100) < 30) {
+            let tid = self.next_tid;
+            self.next_tid += 1;
+            self.open.push(OpenTx {
+                tid,
+                writes: 0,
+                pages: Vec::new(),
+            });
+            return Op::Begin(tid);
+        }
+        let i = self.rng.gen_range(0..self.open.len());
+        if self.open[i].writes >= shape.pages_per_tx {
+            return self.finish(i);
+        }
+        let roll = self.rng.gen_range(0..100);
+        let tx = &mut self.open[i];
+        if roll < 15 {
+            let lpn = self.rng.gen_range(0..ws);
+            return Op::TxRead(tx.tid, lpn);
+        }
+        let lpn = if roll < 35 && !tx.pages.is_empty() {
+            tx.pages[self.rng.gen_range(0..tx.pages.len())] // a re-update inside the transaction
+        } else {
+            let lpn = self.rng.gen_range(0..ws);
+            tx.pages.push(lpn);
+            lpn
+        };
+        tx.writes += 1;
+        let tid = tx.tid;
+        self.after_write(Op::TxWrite(tid, lpn))
+    }
 }
 
 impl Iterator for OpStream {
@@ -122,7 +221,11 @@ impl Iterator for OpStream {
             return Some(Op::Flush);
         }
         if self.issued >= self.spec.ops {
-            return None;
+            // Finish the transactions still open, so a run ends with none.
+            if self.open.is_empty() {
+                return None;
+            }
+            return Some(self.finish(self.open.len() - 1));
         }
         self.issued += 1;
         if self.spec.flush_every > 0 && self.writes_since_flush >= self.spec.flush_every {
@@ -140,6 +243,7 @@ impl Iterator for OpStream {
                 let lpn = self.rng.gen_range(0..ws);
                 self.after_write(Op::Write(lpn))
             }
+            WorkloadKind::TxWrite => self.next_tx_op(),
             WorkloadKind::Mixed => {
                 let roll = self.rng.gen_range(0..100u32);
                 let lpn = self.rng.gen_range(0..ws);
@@ -170,6 +274,7 @@ mod tests {
             fill_pct: 50,
             seed: 3,
             flush_every: 8,
+            tx: TxShape::default(),
         };
         let a: Vec<Op> = OpStream::new(spec, 20).collect();
         let b: Vec<Op> = OpStream::new(spec, 20).collect();
@@ -181,5 +286,65 @@ mod tests {
         assert_eq!(a.len(), 111);
         assert!(a.iter().any(|o| matches!(o, Op::Trim(_))));
         assert!(a.iter().all(|o| !matches!(o, Op::Write(l) | Op::Read(l) | Op::Trim(l) if *l >= 10)));
+    }
+}
+
+#[cfg(test)]
+mod tx_tests {
+    use super::*;
+
+    #[test]
+    fn txwrite_shape() {
+        let tx = TxShape {
+            pages_per_tx: 4,
+            abort_pct: 30,
+            concurrency: 3,
+            nontx_pct: 10,
+        };
+        let spec = WorkloadSpec {
+            kind: WorkloadKind::TxWrite,
+            ops: 2000,
+            fill_pct: 50,
+            seed: 9,
+            flush_every: 16,
+            tx,
+        };
+        let ops: Vec<Op> = OpStream::new(spec, 100).collect();
+        let mut open = std::collections::BTreeMap::new();
+        let mut max_open = 0;
+        let (mut commits, mut aborts, mut reupdates, mut nontx) = (0, 0, 0, 0);
+        for op in &ops {
+            match *op {
+                Op::Begin(t) => {
+                    open.insert(t, Vec::new());
+                    max_open = max_open.max(open.len());
+                }
+                Op::TxWrite(t, l) => {
+                    let pages = open.get_mut(&t).expect("write inside an open transaction");
+                    if pages.contains(&l) {
+                        reupdates += 1;
+                    }
+                    pages.push(l);
+                    assert!(pages.len() <= 4);
+                }
+                Op::TxRead(t, _) => assert!(open.contains_key(&t)),
+                Op::Commit(t) => {
+                    commits += 1;
+                    open.remove(&t).unwrap();
+                }
+                Op::Abort(t) => {
+                    aborts += 1;
+                    open.remove(&t).unwrap();
+                }
+                Op::Write(_) => nontx += 1,
+                _ => {}
+            }
+        }
+        assert!(open.is_empty(), "the stream closes every transaction");
+        assert_eq!(max_open, 3);
+        assert!(
+            commits > 0 && aborts > 0 && reupdates > 0 && nontx > 50,
+            "{commits} {aborts} {reupdates} {nontx}"
+        );
     }
 }

@@ -1,22 +1,18 @@
 //! Exhaustive crash tests of `plain` on the tiny geometry, and the canary.
 
-use txftl_ftl::FtlConfig;
-use txftl_harness::{crashtest, CrashSpec, DeviceSpec, WorkloadKind, WorkloadSpec};
-use txftl_nand::{preset, DataMode, Torn, ViolationPolicy};
+use txftl_harness::{crashtest, CrashSpec, DeviceSpec, TxShape, WorkloadKind, WorkloadSpec};
+use txftl_nand::Torn;
 
 fn spec(protocol: &str, kind: WorkloadKind, ops: u64, fill_pct: u32, seed: u64, recovery_cuts: bool) -> CrashSpec {
     CrashSpec {
-        device: DeviceSpec {
-            protocol: protocol.into(),
-            nand: preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic),
-            ftl: FtlConfig::default(),
-        },
+        device: DeviceSpec::tiny(protocol),
         workload: WorkloadSpec {
             kind,
             ops,
             fill_pct,
             seed,
             flush_every: 8,
+            tx: TxShape::default(),
         },
         torn: Torn::ALL.to_vec(),
         recovery_cuts,
