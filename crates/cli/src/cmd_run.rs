@@ -195,19 +195,39 @@ pub fn add_counters(t: &mut Figures, s: &DeviceStats) {
     t.row("map page writes", thousands(s.map_writes));
     t.row("superblock writes", thousands(s.superblock_writes));
     t.row("protocol metadata writes (X-L2P table pages)", thousands(s.protocol_meta_writes));
+    t.row("bad blocks", thousands(s.bad_blocks));
     t.section("transactions (simulated)");
     t.row("commits / aborts", format!("{} / {}", thousands(s.commits), thousands(s.aborts)));
-    t.row("bad blocks", thousands(s.bad_blocks));
+}
+
+fn add_host_reactions(t: &mut Figures, r: &RunReport) {
+    if r.table_full_aborts > 0 {
+        t.row("aborted by the host on `table full`", thousands(r.table_full_aborts));
+    }
 }
 
 fn print_report(what: &str, r: &RunReport) {
+    let w = &r.workload;
+    let amount = if w.kind == txftl_harness::WorkloadKind::TxWrite {
+        let t = &w.tx;
+        let count = if t.transactions > 0 {
+            format!("{} transactions", thousands(t.transactions))
+        } else {
+            format!("{} ops", thousands(w.ops))
+        };
+        format!(
+            "{count} of {} page writes, {}% aborts, {} open at once, {}% non-tx writes",
+            t.pages_per_tx, t.abort_pct, t.concurrency, t.nontx_pct
+        )
+    } else {
+        format!("{} ops", thousands(w.ops))
+    };
     let mut t = Figures::new(&format!(
-        "txftl run: {} | {} {} ops, fill {}%, seed {}",
+        "txftl run: {} | {} {amount}, fill {}%, seed {}",
         r.protocol,
-        r.workload.kind.name(),
-        thousands(r.workload.ops),
-        r.workload.fill_pct,
-        r.workload.seed
+        w.kind.name(),
+        w.fill_pct,
+        w.seed
     ));
     println!("device: {what}");
     t.section("device");
@@ -219,6 +239,7 @@ fn print_report(what: &str, r: &RunReport) {
         t.row("host journal page writes (in host writes)", thousands(r.host_journal_writes));
     }
     add_counters(&mut t, &r.measured);
+    add_host_reactions(&mut t, r);
     let s = &r.measured;
     t.section("derived (simulated)");
     t.row("write amplification", format!("{:.3}", r.write_amplification));
@@ -251,6 +272,10 @@ fn print_report(what: &str, r: &RunReport) {
 pub fn add_recovery(t: &mut Figures, r: &RecoveryReport) {
     t.section("recovery (simulated, device clock)");
     t.row("time", sim_time(r.time_ns));
+    t.row("  superblock search + checkpoint load", sim_time(r.load_ns));
+    t.row("  protocol records (X-L2P table) load", sim_time(r.protocol_read_ns));
+    t.row("  roll-forward scan", sim_time(r.scan_ns));
+    t.row("  sealing checkpoint write", sim_time(r.seal_ns));
     t.row("superblock page reads", thousands(r.superblock_reads));
     t.row("checkpoint pages read", thousands(r.checkpoint_pages_read));
     t.row(

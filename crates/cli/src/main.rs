@@ -100,6 +100,9 @@ pub struct TxArgs {
     /// Percent of operations that are non-transactional writes mixed in.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub nontx_pct: u32,
+    /// Run exactly this many transactions (txwrite; overrides --ops).
+    #[arg(long, default_value_t = 0)]
+    pub txs: u64,
 }
 
 impl TxArgs {
@@ -115,6 +118,7 @@ impl TxArgs {
             abort_pct: (self.abort_ratio * 100.0).round() as u32,
             concurrency: self.concurrency,
             nontx_pct: self.nontx_pct,
+            transactions: self.txs,
         })
     }
 }

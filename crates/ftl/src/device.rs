@@ -71,6 +71,14 @@ pub struct RecoveryReport {
     pub protocol_pages_read: u64,
     /// L2P updates the protocol's recovery applied (X-FTL: committed entries).
     pub protocol_updates_applied: u64,
+    /// Device time spent reading the protocol's records (X-FTL: loading the X-L2P table).
+    pub protocol_read_ns: u64,
+    /// Device time spent on the superblock search and the checkpoint read.
+    pub load_ns: u64,
+    /// Device time spent on the roll-forward scan.
+    pub scan_ns: u64,
+    /// Device time spent writing the sealing checkpoint.
+    pub seal_ns: u64,
     pub blocks_scanned: u64,
     pub pages_scanned: u64,
     pub pages_rolled_forward: u64,

@@ -284,11 +284,13 @@ impl<H: Hooks> Ftl<H> {
             )));
         }
         let ck = ftl.read_checkpoint(&sb, &mut report, &mut t)?;
+        report.load_ns = t - start_ns;
         ftl.ckpt_erase_counts = ck.blocks.iter().map(|r| r.erase_count).collect();
         let ring_blocks: usize = sb.ckpt_ring.len() + sb.protocol_rings.iter().map(|r| r.blocks.len()).sum::<usize>();
         let pool_blocks = geo.block_count().saturating_sub(2 + ring_blocks as u32);
         // The current record of each protocol ring.
         let mut records: Vec<Option<ProtocolRecord>> = Vec::with_capacity(sb.protocol_rings.len());
+        let protocol_start = t;
         for r in &sb.protocol_rings {
             if r.current.pages == 0 {
                 records.push(None);
@@ -298,6 +300,7 @@ impl<H: Hooks> Ftl<H> {
             report.protocol_pages_read += r.current.pages as u64;
             records.push(Some(ProtocolRecord { seq: r.seq, bytes }));
         }
+        report.protocol_read_ns = t - protocol_start;
         ftl.derived = Self::derive(&geo, &ftl.cfg, pool_blocks, Some(sb.logical_pages))?;
         ftl.l2p = ck.l2p.clone();
 
@@ -317,6 +320,7 @@ impl<H: Hooks> Ftl<H> {
             t = t.max(done);
             scanned.push((b, wp, written));
         }
+        report.scan_ns = t - scan_start;
         // The protocol rebuilds its state and may add updates of its own; the
         // roll-forward pages it vetoes are left unmapped.
         let updates = ftl.hooks.recover(ck.seq, &records);
@@ -433,6 +437,7 @@ impl<H: Hooks> Ftl<H> {
         // Seal.
         ftl.now_ns = t;
         ftl.checkpoint()?;
+        report.seal_ns = ftl.now_ns - t;
         let n = ftl.nand.stats();
         report.flash_reads = (n.reads + n.oob_reads) - (stats_before.reads + stats_before.oob_reads);
         report.flash_programs = n.programs - stats_before.programs;

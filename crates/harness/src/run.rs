@@ -178,6 +178,8 @@ pub struct RunReport {
     pub wrong_reads: u64,
     /// Pages the host journal wrote (transactions on a device without them).
     pub host_journal_writes: u64,
+    /// Transactions the host aborted because the device's table was full.
+    pub table_full_aborts: u64,
 }
 
 /// Why a run stopped early.
@@ -220,6 +222,7 @@ pub fn run_workload(
     let mut model = TxModel::new(info.logical_pages);
     let mut fill = None;
     let mut wrong_reads = 0;
+    let mut table_full_aborts = 0;
     let mut index = 0u64;
     dev.reset_stats();
     let mut started = Instant::now();
@@ -241,6 +244,18 @@ pub fn run_workload(
         match driver.apply(dev, op, &mut model) {
             Ok(Outcome::Done) => {}
             Ok(Outcome::WrongRead { .. }) => wrong_reads += 1,
+            // The table is full of uncommitted entries: the host aborts the
+            // transaction that could not write, and goes on.
+            Err(DeviceError::TableFull { .. }) if matches!(op, Op::TxWrite(..)) => {
+                let Op::TxWrite(tid, _) = op else { unreachable!() };
+                driver.apply(dev, Op::Abort(tid), &mut model).map_err(|source| RunError::Device {
+                    index,
+                    op: Op::Abort(tid),
+                    source,
+                })?;
+                stream.forget(tid);
+                table_full_aborts += 1;
+            }
             Err(DeviceError::PowerLoss) if cut.is_some() => {
                 return Err(RunError::PowerCut {
                     host_ops: index,
@@ -277,5 +292,6 @@ pub fn run_workload(
         flash_ops_per_wall_second: if wall > 0.0 { measured.flash_ops() as f64 / wall } else { 0.0 },
         wrong_reads,
         host_journal_writes: driver.journal.as_ref().map_or(0, |j| j.journal_writes),
+        table_full_aborts,
     })
 }

@@ -40,6 +40,8 @@ pub struct TxShape {
     pub concurrency: u32,
     /// Percent of operations that are non-transactional writes.
     pub nontx_pct: u32,
+    /// If not 0: run exactly this many transactions (and ignore `ops`).
+    pub transactions: u64,
 }
 
 impl Default for TxShape {
@@ -49,6 +51,7 @@ impl Default for TxShape {
             abort_pct: 10,
             concurrency: 1,
             nontx_pct: 0,
+            transactions: 0,
         }
     }
 }
@@ -118,6 +121,7 @@ pub struct OpStream {
     writes_since_flush: u32,
     next_tid: u32,
     open: Vec<OpenTx>,
+    begun: u64,
 }
 
 impl OpStream {
@@ -134,6 +138,7 @@ impl OpStream {
             writes_since_flush: 0,
             next_tid: 1,
             open: Vec::new(),
+            begun: 0,
         }
     }
 
@@ -144,9 +149,23 @@ impl OpStream {
     pub fn fill_ops(&self) -> u64 {
         self.working_set as u64 + 1
     }
+    /// Operations of the whole stream (an estimate when counting transactions).
     pub fn total_ops(&self) -> u64 {
+        let tx = self.spec.tx;
+        if self.counts_transactions() {
+            return self.fill_ops() + tx.transactions * (tx.pages_per_tx as u64 * 118 / 100 + 2);
+        }
         self.fill_ops() + self.spec.ops
     }
+
+    fn counts_transactions(&self) -> bool {
+        self.spec.kind == WorkloadKind::TxWrite && self.spec.tx.transactions > 0
+    }
+    /// The host gave up on transaction `tid` (it aborted it): issue nothing more for it.
+    pub fn forget(&mut self, tid: u32) {
+        self.open.retain(|t| t.tid != tid);
+    }
+
     /// Is the stream still in its fill phase?
     pub fn in_fill(&self) -> bool {
         !self.fill_flushed
@@ -174,10 +193,12 @@ impl OpStream {
             let lpn = self.rng.gen_range(0..ws);
             return self.after_write(Op::Write(lpn));
         }
-        let may_begin = (self.open.len() as u32) < shape.concurrency.max(1);
+        let budget_left = shape.transactions == 0 || self.begun < shape.transactions;
+        let may_begin = budget_left && (self.open.len() as u32) < shape.concurrency.max(1);
         if may_begin && (self.open.is_empty() || self.rng.gen_range(0..100) < 30) {
             let tid = self.next_tid;
             self.next_tid += 1;
+            self.begun += 1;
             self.open.push(OpenTx {
                 tid,
                 writes: 0,
@@ -220,7 +241,11 @@ impl Iterator for OpStream {
             self.fill_flushed = true;
             return Some(Op::Flush);
         }
-        if self.issued >= self.spec.ops {
+        if self.counts_transactions() {
+            if self.begun >= self.spec.tx.transactions && self.open.is_empty() {
+                return None;
+            }
+        } else if self.issued >= self.spec.ops {
             // Finish the transactions still open, so a run ends with none.
             if self.open.is_empty() {
                 return None;
@@ -300,6 +325,7 @@ mod tx_tests {
             abort_pct: 30,
             concurrency: 3,
             nontx_pct: 10,
+            transactions: 0,
         };
         let spec = WorkloadSpec {
             kind: WorkloadKind::TxWrite,
@@ -341,6 +367,14 @@ mod tx_tests {
             }
         }
         assert!(open.is_empty(), "the stream closes every transaction");
+        let counted = WorkloadSpec {
+            tx: TxShape { transactions: 37, ..tx },
+            ..spec
+        };
+        let n = OpStream::new(counted, 100)
+            .filter(|o| matches!(o, Op::Commit(_) | Op::Abort(_)))
+            .count();
+        assert_eq!(n, 37, "--txs runs exactly that many transactions");
         assert_eq!(max_open, 3);
         assert!(
             commits > 0 && aborts > 0 && reupdates > 0 && nontx > 50,

@@ -1,0 +1,97 @@
+//! Exhaustive crash tests of X-FTL on the tiny geometry: concurrent
+//! transactions, aborts, re-updates inside a transaction, non-transactional
+//! writes mixed in, transactions spanning GC and checkpoints; and the canary.
+
+use txftl_harness::{crashtest, CrashReport, CrashSpec, DeviceSpec, TxShape, WorkloadKind, WorkloadSpec};
+use txftl_nand::Torn;
+use txftl_protocols::ProtocolOptions;
+
+fn spec(protocol: &str, entries: u32, ops: u64, fill_pct: u32, tx: TxShape, recovery_cuts: bool) -> CrashSpec {
+    let mut device = DeviceSpec::tiny(protocol);
+    device.opts = ProtocolOptions { xl2p_entries: entries };
+    CrashSpec {
+        device,
+        workload: WorkloadSpec { kind: WorkloadKind::TxWrite, ops, fill_pct, seed: 1, flush_every: 8, tx },
+        torn: Torn::ALL.to_vec(),
+        recovery_cuts,
+        only: None,
+        threads: 2,
+        replay_base: format!(
+            "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill {fill_pct} --xl2p-entries {entries} --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {}",
+            tx.pages_per_tx,
+            tx.abort_pct as f64 / 100.0,
+            tx.concurrency,
+            tx.nontx_pct
+        ),
+    }
+}
+
+fn assert_clean(r: &CrashReport) {
+    for v in &r.violations {
+        eprintln!(
+            "violation at op {} ({:?}, recovery cut {:?}): {}\n  replay: {}",
+            v.at_op, v.torn, v.recovery_cut, v.message, v.replay
+        );
+    }
+    assert_eq!(r.violation_count, 0);
+    assert!(r.dry_run.commits > 0 && r.dry_run.protocol_meta_writes > 0, "{:?}", r.dry_run);
+}
+
+fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, nontx_pct: u32) -> TxShape {
+    TxShape {
+        pages_per_tx,
+        abort_pct,
+        concurrency,
+        nontx_pct,
+        transactions: 0,
+    }
+}
+
+#[test]
+fn one_transaction_at_a_time_with_gc_and_checkpoints() {
+    let r = crashtest(&spec("xftl", 24, 300, 90, shape(5, 10, 1, 0), true), &|_, _| {}).unwrap();
+    assert!(r.dry_run.gc_runs > 0 && r.dry_run.checkpoints > 0, "{:?}", r.dry_run);
+    assert_clean(&r);
+}
+
+#[test]
+fn concurrent_transactions_with_aborts_and_reupdates() {
+    let r = crashtest(&spec("xftl", 24, 250, 80, shape(5, 30, 3, 0), false), &|_, _| {}).unwrap();
+    assert!(r.dry_run.aborts > 0);
+    assert_clean(&r);
+}
+
+#[test]
+fn non_transactional_writes_mixed_in() {
+    let r = crashtest(&spec("xftl", 24, 250, 80, shape(4, 20, 2, 30), false), &|_, _| {}).unwrap();
+    assert_clean(&r);
+}
+
+#[test]
+fn long_transactions_span_gc_and_checkpoints() {
+    let r = crashtest(&spec("xftl", 30, 250, 90, shape(20, 20, 1, 0), false), &|_, _| {}).unwrap();
+    assert!(
+        r.dry_run.gc_runs > r.dry_run.commits,
+        "GC must run inside transactions: {:?}",
+        r.dry_run
+    );
+    assert_clean(&r);
+}
+
+#[test]
+fn a_small_table_reclaims_committed_entries_through_checkpoints() {
+    let r = crashtest(&spec("xftl", 8, 200, 80, shape(5, 10, 1, 0), false), &|_, _| {}).unwrap();
+    assert!(r.dry_run.checkpoints > 10, "{:?}", r.dry_run);
+    assert_clean(&r);
+}
+
+/// The canary acknowledges a commit before its X-L2P table is durable.
+#[test]
+fn canary_is_caught() {
+    let r = crashtest(&spec("xftl-canary", 24, 200, 60, shape(5, 30, 2, 10), false), &|_, _| {}).unwrap();
+    assert!(
+        r.violation_count > 0,
+        "the canary went unnoticed over {} crash points",
+        r.crash_points
+    );
+}

@@ -1,0 +1,147 @@
+//! X-FTL, scenario by scenario (the crash contract is in txftl-harness's crash tests).
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use txftl_ftl::{DeviceError, FtlConfig};
+use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
+use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
+
+fn device(entries: u32) -> Box<dyn AnyDevice> {
+    let nand = Nand::new(preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+    format("xftl", nand, FtlConfig::default(), &ProtocolOptions { xl2p_entries: entries }).unwrap()
+}
+
+fn page(size: u32, tag: u8) -> Vec<u8> {
+    vec![tag; size as usize]
+}
+
+fn read(dev: &mut dyn AnyDevice, lpn: u32) -> u8 {
+    let mut buf = vec![0u8; dev.info().page_size as usize];
+    dev.read(lpn, &mut buf).unwrap();
+    buf[0]
+}
+
+fn read_tx(dev: &mut dyn AnyDevice, tid: u32, lpn: u32) -> u8 {
+    let mut buf = vec![0u8; dev.info().page_size as usize];
+    dev.read_tx(tid, lpn, &mut buf).unwrap();
+    buf[0]
+}
+
+#[test]
+fn isolation_commit_and_abort() {
+    let mut d = device(16);
+    let ps = d.info().page_size;
+    d.write(1, &page(ps, 10)).unwrap();
+    d.begin(7).unwrap();
+    d.write_tx(7, 1, &page(ps, 11)).unwrap();
+    d.write_tx(7, 1, &page(ps, 12)).unwrap(); // re-update inside the transaction
+    d.write_tx(7, 2, &page(ps, 20)).unwrap();
+    assert_eq!(read_tx(&mut *d, 7, 1), 12, "a transaction reads its own latest write");
+    assert_eq!(read(&mut *d, 1), 10, "others read the last committed copy");
+    d.begin(8).unwrap();
+    assert_eq!(read_tx(&mut *d, 8, 1), 10);
+    d.write_tx(8, 3, &page(ps, 30)).unwrap();
+    d.abort(8).unwrap();
+    d.commit(7).unwrap();
+    assert_eq!((read(&mut *d, 1), read(&mut *d, 2), read(&mut *d, 3)), (12, 20, 0));
+    let s = d.stats();
+    assert_eq!((s.commits, s.aborts), (1, 1));
+    assert_eq!(s.protocol_meta_writes, 1, "one X-L2P table page per commit");
+    d.check_invariants().unwrap();
+    // Misuse is typed.
+    assert!(matches!(d.commit(7), Err(DeviceError::UnknownTransaction(7))));
+    assert!(matches!(d.write_tx(99, 1, &page(ps, 1)), Err(DeviceError::UnknownTransaction(99))));
+    assert!(matches!(d.begin(0), Err(DeviceError::InvalidTransactionId)));
+    d.begin(5).unwrap();
+    assert!(matches!(d.begin(5), Err(DeviceError::TransactionExists(5))));
+}
+
+#[test]
+fn committed_survives_remount_uncommitted_does_not() {
+    let mut d = device(16);
+    let ps = d.info().page_size;
+    d.begin(1).unwrap();
+    d.write_tx(1, 4, &page(ps, 41)).unwrap();
+    d.commit(1).unwrap();
+    d.begin(2).unwrap();
+    d.write_tx(2, 5, &page(ps, 51)).unwrap();
+    d.write_tx(2, 4, &page(ps, 42)).unwrap();
+    // Power cut: no flush, no close.
+    let mut n = d.into_nand();
+    n.power_off();
+    n.power_on();
+    let mut d = mount("xftl", n, FtlConfig::default(), &ProtocolOptions { xl2p_entries: 16 }).unwrap();
+    assert_eq!(read(&mut *d, 4), 41);
+    assert_eq!(read(&mut *d, 5), 0);
+    let r = d.recovery_report().unwrap();
+    assert_eq!((r.protocol_pages_read, r.protocol_updates_applied), (1, 1));
+    d.check_invariants().unwrap();
+}
+
+#[test]
+fn full_table_is_a_typed_error_the_host_can_act_on() {
+    let mut d = device(4);
+    let ps = d.info().page_size;
+    d.begin(1).unwrap();
+    for lpn in 0..4 {
+        d.write_tx(1, lpn, &page(ps, 1)).unwrap();
+    }
+    assert!(matches!(
+        d.write_tx(1, 9, &page(ps, 1)),
+        Err(DeviceError::TableFull { capacity: 4 })
+    ));
+    d.write_tx(1, 2, &page(ps, 2)).unwrap(); // an existing entry still updates
+    d.begin(2).unwrap();
+    assert!(matches!(d.write_tx(2, 9, &page(ps, 1)), Err(DeviceError::TableFull { .. })));
+    d.abort(2).unwrap();
+    d.commit(1).unwrap();
+    // Committed entries are reclaimed through a checkpoint when slots run out.
+    let before = d.stats().checkpoints;
+    d.begin(3).unwrap();
+    d.write_tx(3, 9, &page(ps, 3)).unwrap();
+    assert!(d.stats().checkpoints > before, "a checkpoint reclaimed the committed entries");
+    d.commit(3).unwrap();
+    assert_eq!((read(&mut *d, 2), read(&mut *d, 9)), (2, 3));
+    d.check_invariants().unwrap();
+}
+
+/// GC must keep both the uncommitted page and the committed copy it replaces.
+#[test]
+fn gc_keeps_uncommitted_and_old_committed_copies() {
+    let mut d = device(16);
+    let ps = d.info().page_size;
+    let lp = d.info().logical_pages;
+    for lpn in 0..lp {
+        d.write(lpn, &page(ps, 1)).unwrap();
+    }
+    d.begin(1).unwrap();
+    d.write_tx(1, 0, &page(ps, 2)).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    let gc_before = d.stats().gc_runs;
+    for _ in 0..3000 {
+        let lpn = rng.gen_range(1..lp);
+        d.write(lpn, &page(ps, 1)).unwrap();
+    }
+    assert!(d.stats().gc_runs > gc_before + 50, "GC must have run many times");
+    assert_eq!(read_tx(&mut *d, 1, 0), 2, "the uncommitted page survived GC");
+    assert_eq!(read(&mut *d, 0), 1, "the committed copy survived GC");
+    d.check_invariants().unwrap();
+    d.commit(1).unwrap();
+    assert_eq!(read(&mut *d, 0), 2);
+}
+
+#[test]
+fn a_newer_plain_write_beats_an_older_commit_after_a_cut() {
+    let mut d = device(16);
+    let ps = d.info().page_size;
+    d.begin(1).unwrap();
+    d.write_tx(1, 6, &page(ps, 60)).unwrap();
+    d.commit(1).unwrap();
+    d.write(6, &page(ps, 61)).unwrap();
+    d.flush().unwrap();
+    let mut n = d.into_nand();
+    n.power_off();
+    n.power_on();
+    let mut d = mount("xftl", n, FtlConfig::default(), &ProtocolOptions { xl2p_entries: 16 }).unwrap();
+    assert_eq!(read(&mut *d, 6), 61, "the committed entry must not be replayed over a newer write");
+}
