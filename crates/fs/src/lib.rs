@@ -204,6 +204,8 @@ pub struct Fs {
 }
 
 const JOURNAL_MAGIC: &[u8; 8] = b"TXFTLFJ1";
+/// Longest free run a journal or WAL file is started at the bottom of.
+const RUN_MAX: u32 = 4096;
 const COMMIT_MAGIC: &[u8; 8] = b"TXFTLFC1";
 
 impl Fs {
@@ -642,12 +644,18 @@ impl Fs {
             return Err(FsError::TooFragmented(inode.name.clone()));
         }
         let low = FileClass::from_u8(inode.class) == FileClass::Database;
-        let found = if low {
-            (0..l.data_pages).find(|&i| !self.bit(i))
+        let i = if low {
+            (0..l.data_pages).find(|&i| !self.bit(i)).ok_or(FsError::NoSpace)?
         } else {
-            (0..l.data_pages).rev().find(|&i| !self.bit(i))
+            // The bottom of the highest free run (up to RUN_MAX pages long), so
+            // the file then grows upward into the run, one extent.
+            let top = (0..l.data_pages).rev().find(|&i| !self.bit(i)).ok_or(FsError::NoSpace)?;
+            let mut bottom = top;
+            while bottom > 0 && top - bottom < RUN_MAX && !self.bit(bottom - 1) {
+                bottom -= 1;
+            }
+            bottom
         };
-        let i = found.ok_or(FsError::NoSpace)?;
         self.set_bit(i, true);
         self.inodes[ino as usize].extents.push((l.data_start + i, 1));
         Ok(l.data_start + i)

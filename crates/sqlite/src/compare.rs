@@ -1,0 +1,1 @@
+//! `txftl compare`: the synthetic workload in every mode on identical devices.

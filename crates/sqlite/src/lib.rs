@@ -1,0 +1,144 @@
+//! txftl-sqlite: real, unmodified SQLite on a txftl device.
+//!
+//! The stack: a device (`plain` or `xftl`), the txftl file system on its
+//! logical pages, and a SQLite VFS over the file system ([`vfs`]). The
+//! journal modes compared are those of the X-FTL paper: rollback journal
+//! (`DELETE`) and `WAL` on `plain`, and `OFF` (the paper's setting) or `MEMORY`
+//! on `xftl`, where the device's transactions replace the journal.
+
+pub mod compare;
+pub mod vfs;
+pub mod workload;
+
+use rusqlite::{Connection, OpenFlags};
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use txftl_fs::{Fs, FsError, FsMode};
+use txftl_protocols::AnyDevice;
+pub use vfs::{SharedFs, Vfs};
+
+/// A journal mode and the device it runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Mode {
+    /// Rollback journal (`journal_mode=DELETE`) on `plain`.
+    Rbj,
+    /// Write-ahead log on `plain`.
+    Wal,
+    /// `journal_mode=OFF` on `xftl` (the paper's X-FTL setting).
+    XftlOff,
+    /// `journal_mode=MEMORY` on `xftl` (statement rollback and savepoints work).
+    XftlMemory,
+}
+
+impl Mode {
+    pub const ALL: [Mode; 4] = [Mode::Rbj, Mode::Wal, Mode::XftlOff, Mode::XftlMemory];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Rbj => "RBJ",
+            Mode::Wal => "WAL",
+            Mode::XftlOff => "X-FTL",
+            Mode::XftlMemory => "X-FTL/MEMORY",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Mode> {
+        match s.to_ascii_lowercase().as_str() {
+            "rbj" | "delete" => Some(Mode::Rbj),
+            "wal" => Some(Mode::Wal),
+            "xftl" | "x-ftl" | "off" => Some(Mode::XftlOff),
+            "xftl-memory" | "memory" => Some(Mode::XftlMemory),
+            _ => None,
+        }
+    }
+    pub fn protocol(self) -> &'static str {
+        match self {
+            Mode::Rbj | Mode::Wal => "plain",
+            Mode::XftlOff | Mode::XftlMemory => "xftl",
+        }
+    }
+    pub fn fs_mode(self) -> FsMode {
+        match self {
+            Mode::Rbj | Mode::Wal => FsMode::Journaled,
+            Mode::XftlOff | Mode::XftlMemory => FsMode::Transactional,
+        }
+    }
+    pub fn journal_mode(self) -> &'static str {
+        match self {
+            Mode::Rbj => "DELETE",
+            Mode::Wal => "WAL",
+            Mode::XftlOff => "OFF",
+            Mode::XftlMemory => "MEMORY",
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StackError {
+    #[error("file system: {0}")]
+    Fs(#[from] FsError),
+    #[error("SQLite: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("{0}")]
+    Other(String),
+}
+
+static VFS_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A device with the file system on it and a VFS registered over it.
+pub struct Stack {
+    pub vfs: Vfs,
+    pub mode: Mode,
+}
+
+impl Stack {
+    /// Formats a file system on the device and registers a VFS over it.
+    pub fn format(dev: Box<dyn AnyDevice>, mode: Mode) -> Result<Stack, StackError> {
+        Self::with_fs(Fs::format(dev, mode.fs_mode())?, mode)
+    }
+
+    /// Mounts the file system already on the device (after a power cut: the
+    /// device has been remounted through recovery).
+    pub fn mount(dev: Box<dyn AnyDevice>, mode: Mode) -> Result<Stack, StackError> {
+        Self::with_fs(Fs::mount(dev, mode.fs_mode())?, mode)
+    }
+
+    fn with_fs(fs: Fs, mode: Mode) -> Result<Stack, StackError> {
+        let name = format!("txftl-{}", VFS_COUNTER.fetch_add(1, Ordering::Relaxed));
+        let vfs = Vfs::register(&name, Arc::new(Mutex::new(fs))).map_err(StackError::Other)?;
+        Ok(Stack { vfs, mode })
+    }
+
+    /// Opens a connection to `db` with the mode's journal mode.
+    /// `page_size`: the database page size (the paper matches the flash page).
+    pub fn open(&self, db: &str, page_size: usize) -> Result<Connection, StackError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags_and_vfs(db, flags, self.vfs.name())?;
+        conn.pragma_update(None, "page_size", page_size as i64)?;
+        let mode: String = conn.query_row(&format!("PRAGMA journal_mode={}", self.mode.journal_mode()), [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case(self.mode.journal_mode()) {
+            return Err(StackError::Other(format!(
+                "SQLite refused journal_mode={} (got {mode})",
+                self.mode.journal_mode()
+            )));
+        }
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        Ok(conn)
+    }
+
+    pub fn with_fs_mut<T>(&self, f: impl FnOnce(&mut Fs) -> T) -> Result<T, StackError> {
+        let fs = self.vfs.fs();
+        let mut guard = fs.lock().map_err(|_| StackError::Other("file system lock poisoned".into()))?;
+        Ok(f(&mut guard))
+    }
+
+    /// Unregisters the VFS and hands the file system back (close connections first).
+    pub fn into_fs(self) -> Result<Fs, StackError> {
+        let fs = self.vfs.fs();
+        drop(self.vfs);
+        Arc::try_unwrap(fs)
+            .map_err(|_| StackError::Other("a connection still holds the file system".into()))?
+            .into_inner()
+            .map_err(|_| StackError::Other("file system lock poisoned".into()))
+    }
+}

@@ -1,0 +1,540 @@
+//! A SQLite VFS over a txftl file system, written against SQLite's C VFS
+//! interface (`sqlite3_vfs`, `sqlite3_io_methods` version 2).
+//!
+//! On a journaled file system (a `plain` device) it is an ordinary VFS: the
+//! rollback journal and the WAL are real files on the same device, and the WAL
+//! index lives in memory (`xShmMap`).
+//!
+//! On a transactional file system (X-FTL), for `journal_mode=OFF` or `MEMORY`:
+//! - a device transaction begins at the first write to the main database file;
+//! - reads of the database inside it see its own writes (SQLite re-reads pages
+//!   it spilled and evicted);
+//! - it commits at SQLite's commit point, `SQLITE_FCNTL_COMMIT_PHASETWO` (sent
+//!   even with `synchronous=OFF`);
+//! - it aborts when SQLite drops its lock to SHARED or NONE with the transaction
+//!   still open (a ROLLBACK, even after the cache spilled uncommitted pages),
+//!   and at close;
+//! - `PRAGMA locking_mode=EXCLUSIVE` is refused: it hides ROLLBACK from the VFS.
+//!
+//! Nothing panics across the FFI boundary: every callback catches unwinding and
+//! maps errors to SQLite codes (`SQLITE_IOERR_*`, `SQLITE_FULL`, `SQLITE_CANTOPEN`).
+//! Time and randomness are deterministic (a fixed clock, a counter).
+
+use rusqlite::ffi;
+use std::collections::BTreeMap;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, MutexGuard};
+use txftl_fs::{FileClass, Fs, FsError, FsMode, Ino};
+use txftl_ftl::DeviceError;
+
+/// The file system a VFS serves, shared with whoever registered it.
+pub type SharedFs = Arc<Mutex<Fs>>;
+
+struct VfsState {
+    fs: SharedFs,
+    transactional: bool,
+    /// WAL index regions, per file name (in memory, as SQLite allows).
+    shm: Mutex<BTreeMap<String, Vec<Box<[u8]>>>>,
+    random: Mutex<u64>,
+    temp_names: Mutex<u64>,
+}
+
+#[repr(C)]
+struct TxFile {
+    base: ffi::sqlite3_file,
+    state: *mut FileState,
+}
+
+struct FileState {
+    vfs: *const VfsState,
+    ino: Ino,
+    name: String,
+    main_db: bool,
+    lock: c_int,
+    delete_on_close: bool,
+}
+
+/// A registered VFS. Unregisters on drop (close every connection first).
+pub struct Vfs {
+    name: CString,
+    raw: *mut ffi::sqlite3_vfs,
+    state: *mut VfsState,
+}
+
+// The raw pointers are owned by this handle and only touched under SQLite's or our locks.
+unsafe impl Send for Vfs {}
+
+impl Vfs {
+    /// Registers a VFS named `name` over `fs` (not the default VFS).
+    pub fn register(name: &str, fs: SharedFs) -> Result<Vfs, String> {
+        let transactional = fs.lock().map_err(|_| "file system lock poisoned")?.mode() == FsMode::Transactional;
+        let cname = CString::new(name).map_err(|_| format!("VFS name `{name}` contains a NUL byte"))?;
+        let state = Box::into_raw(Box::new(VfsState {
+            fs,
+            transactional,
+            shm: Mutex::new(BTreeMap::new()),
+            random: Mutex::new(0x5EED),
+            temp_names: Mutex::new(0),
+        }));
+        let vfs = Box::new(ffi::sqlite3_vfs {
+            iVersion: 2,
+            szOsFile: std::mem::size_of::<TxFile>() as c_int,
+            mxPathname: 512,
+            pNext: std::ptr::null_mut(),
+            zName: cname.as_ptr(),
+            pAppData: state as *mut c_void,
+            xOpen: Some(x_open),
+            xDelete: Some(x_delete),
+            xAccess: Some(x_access),
+            xFullPathname: Some(x_full_pathname),
+            xDlOpen: None,
+            xDlError: None,
+            xDlSym: None,
+            xDlClose: None,
+            xRandomness: Some(x_randomness),
+            xSleep: Some(x_sleep),
+            xCurrentTime: Some(x_current_time),
+            xGetLastError: Some(x_get_last_error),
+            xCurrentTimeInt64: Some(x_current_time_int64),
+            xSetSystemCall: None,
+            xGetSystemCall: None,
+            xNextSystemCall: None,
+        });
+        let raw = Box::into_raw(vfs);
+        let rc = unsafe { ffi::sqlite3_vfs_register(raw, 0) };
+        if rc != ffi::SQLITE_OK {
+            unsafe {
+                drop(Box::from_raw(raw));
+                drop(Box::from_raw(state));
+            }
+            return Err(format!("sqlite3_vfs_register failed with code {rc}"));
+        }
+        Ok(Vfs { name: cname, raw, state })
+    }
+
+    pub fn name(&self) -> &str {
+        self.name.to_str().unwrap_or("txftl")
+    }
+
+    pub fn fs(&self) -> SharedFs {
+        unsafe { (*self.state).fs.clone() }
+    }
+}
+
+impl Drop for Vfs {
+    fn drop(&mut self) {
+        unsafe {
+            ffi::sqlite3_vfs_unregister(self.raw);
+            drop(Box::from_raw(self.raw));
+            drop(Box::from_raw(self.state));
+        }
+    }
+}
+
+fn fs_code(e: &FsError, io: c_int) -> c_int {
+    if std::env::var_os("TXFTL_VFS_DEBUG").is_some() {
+        eprintln!("txftl vfs: {e}");
+    }
+    match e {
+        FsError::NoSpace | FsError::TooFragmented(_) | FsError::NoInodes => ffi::SQLITE_FULL,
+        FsError::Device(DeviceError::NoSpace) => ffi::SQLITE_FULL,
+        FsError::Device(DeviceError::TableFull { .. }) => ffi::SQLITE_FULL,
+        _ => io,
+    }
+}
+
+/// Runs a callback body, turning a panic into `err` (never unwinds into C).
+fn guard(err: c_int, f: impl FnOnce() -> c_int) -> c_int {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or(err)
+}
+
+unsafe fn vfs_state<'a>(vfs: *mut ffi::sqlite3_vfs) -> &'a VfsState {
+    &*((*vfs).pAppData as *const VfsState)
+}
+
+unsafe fn file_state<'a>(file: *mut ffi::sqlite3_file) -> &'a mut FileState {
+    &mut *(*(file as *mut TxFile)).state
+}
+
+fn lock(state: &VfsState) -> Option<MutexGuard<'_, Fs>> {
+    state.fs.lock().ok()
+}
+
+static IO_METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
+    iVersion: 2,
+    xClose: Some(x_close),
+    xRead: Some(x_read),
+    xWrite: Some(x_write),
+    xTruncate: Some(x_truncate),
+    xSync: Some(x_sync),
+    xFileSize: Some(x_file_size),
+    xLock: Some(x_lock),
+    xUnlock: Some(x_unlock),
+    xCheckReservedLock: Some(x_check_reserved_lock),
+    xFileControl: Some(x_file_control),
+    xSectorSize: Some(x_sector_size),
+    xDeviceCharacteristics: Some(x_device_characteristics),
+    xShmMap: Some(x_shm_map),
+    xShmLock: Some(x_shm_lock),
+    xShmBarrier: Some(x_shm_barrier),
+    xShmUnmap: Some(x_shm_unmap),
+    xFetch: None,
+    xUnfetch: None,
+};
+
+unsafe extern "C" fn x_open(
+    vfs: *mut ffi::sqlite3_vfs,
+    name: *const c_char,
+    file: *mut ffi::sqlite3_file,
+    flags: c_int,
+    out_flags: *mut c_int,
+) -> c_int {
+    guard(ffi::SQLITE_CANTOPEN, || {
+        (*file).pMethods = std::ptr::null();
+        let state = vfs_state(vfs);
+        let name = if name.is_null() {
+            let mut n = state.temp_names.lock().map(|mut g| {
+                *g += 1;
+                *g
+            });
+            format!("txftl-temp-{}", n.as_mut().map(|v| *v).unwrap_or(0))
+        } else {
+            CStr::from_ptr(name).to_string_lossy().into_owned()
+        };
+        let class = if flags & ffi::SQLITE_OPEN_MAIN_DB != 0 {
+            FileClass::Database
+        } else if flags & ffi::SQLITE_OPEN_MAIN_JOURNAL != 0 {
+            FileClass::Journal
+        } else if flags & ffi::SQLITE_OPEN_WAL != 0 {
+            FileClass::Wal
+        } else {
+            FileClass::Other
+        };
+        let Some(mut fs) = lock(state) else { return ffi::SQLITE_CANTOPEN };
+        let ino = match fs.lookup(&name) {
+            Some(ino) => ino,
+            None if flags & ffi::SQLITE_OPEN_CREATE != 0 => match fs.create(&name, class) {
+                Ok(ino) => ino,
+                Err(e) => return fs_code(&e, ffi::SQLITE_CANTOPEN),
+            },
+            None => return ffi::SQLITE_CANTOPEN,
+        };
+        drop(fs);
+        let fstate = Box::new(FileState {
+            vfs: state,
+            ino,
+            name,
+            main_db: class == FileClass::Database,
+            lock: ffi::SQLITE_LOCK_NONE,
+            delete_on_close: flags & ffi::SQLITE_OPEN_DELETEONCLOSE != 0,
+        });
+        (*(file as *mut TxFile)).state = Box::into_raw(fstate);
+        (*file).pMethods = &IO_METHODS;
+        if !out_flags.is_null() {
+            *out_flags = flags;
+        }
+        ffi::SQLITE_OK
+    })
+}
+
+unsafe extern "C" fn x_delete(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, _sync_dir: c_int) -> c_int {
+    guard(ffi::SQLITE_IOERR_DELETE, || {
+        let state = vfs_state(vfs);
+        let name = CStr::from_ptr(name).to_string_lossy();
+        let Some(mut fs) = lock(state) else {
+            return ffi::SQLITE_IOERR_DELETE;
+        };
+        match fs.delete(&name) {
+            Ok(()) => ffi::SQLITE_OK,
+            Err(FsError::NotFound(_)) => ffi::SQLITE_IOERR_DELETE_NOENT,
+            Err(e) => fs_code(&e, ffi::SQLITE_IOERR_DELETE),
+        }
+    })
+}
+
+unsafe extern "C" fn x_access(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, _flags: c_int, res: *mut c_int) -> c_int {
+    guard(ffi::SQLITE_IOERR_ACCESS, || {
+        let state = vfs_state(vfs);
+        let name = CStr::from_ptr(name).to_string_lossy();
+        let Some(fs) = lock(state) else { return ffi::SQLITE_IOERR_ACCESS };
+        *res = fs.lookup(&name).is_some() as c_int;
+        ffi::SQLITE_OK
+    })
+}
+
+unsafe extern "C" fn x_full_pathname(_vfs: *mut ffi::sqlite3_vfs, name: *const c_char, n: c_int, out: *mut c_char) -> c_int {
+    guard(ffi::SQLITE_CANTOPEN, || {
+        // One flat directory: a name is its own full path.
+        let bytes = CStr::from_ptr(name).to_bytes_with_nul();
+        if bytes.len() > n as usize {
+            return ffi::SQLITE_CANTOPEN;
+        }
+        std::ptr::copy_nonoverlapping(bytes.as_ptr() as *const c_char, out, bytes.len());
+        ffi::SQLITE_OK
+    })
+}
+
+unsafe extern "C" fn x_randomness(vfs: *mut ffi::sqlite3_vfs, n: c_int, out: *mut c_char) -> c_int {
+    guard(0, || {
+        // Deterministic: SplitMix64 from a counter.
+        let state = vfs_state(vfs);
+        let Ok(mut x) = state.random.lock() else { return 0 };
+        for i in 0..n as usize {
+            *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = *x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            *out.add(i) = (z ^ (z >> 31)) as c_char;
+        }
+        n
+    })
+}
+
+unsafe extern "C" fn x_sleep(_vfs: *mut ffi::sqlite3_vfs, micros: c_int) -> c_int {
+    micros // simulated: no wall-clock sleep
+}
+
+/// A fixed clock (2026-01-01T00:00:00Z as a Julian day): deterministic runs.
+const FIXED_JULIAN_MS: i64 = 212_633_985_600_000;
+
+unsafe extern "C" fn x_current_time(_vfs: *mut ffi::sqlite3_vfs, out: *mut f64) -> c_int {
+    *out = FIXED_JULIAN_MS as f64 / 86_400_000.0;
+    ffi::SQLITE_OK
+}
+
+unsafe extern "C" fn x_current_time_int64(_vfs: *mut ffi::sqlite3_vfs, out: *mut ffi::sqlite3_int64) -> c_int {
+    *out = FIXED_JULIAN_MS;
+    ffi::SQLITE_OK
+}
+
+unsafe extern "C" fn x_get_last_error(_vfs: *mut ffi::sqlite3_vfs, _n: c_int, _out: *mut c_char) -> c_int {
+    0
+}
+
+/// Aborts the open device transaction (ROLLBACK, or close).
+fn abort_open_tx(fs: &mut Fs) -> c_int {
+    match fs.in_transaction() {
+        Some(tid) => match fs.abort(tid) {
+            Ok(()) => ffi::SQLITE_OK,
+            Err(e) => fs_code(&e, ffi::SQLITE_IOERR),
+        },
+        None => ffi::SQLITE_OK,
+    }
+}
+
+unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
+    guard(ffi::SQLITE_IOERR_CLOSE, || {
+        let st = Box::from_raw((*(file as *mut TxFile)).state);
+        (*file).pMethods = std::ptr::null();
+        let state = &*st.vfs;
+        let Some(mut fs) = lock(state) else {
+            return ffi::SQLITE_IOERR_CLOSE;
+        };
+        let mut rc = ffi::SQLITE_OK;
+        if st.main_db && state.transactional {
+            rc = abort_open_tx(&mut fs);
+        }
+        if st.delete_on_close {
+            if let Err(e) = fs.delete(&st.name) {
+                rc = fs_code(&e, ffi::SQLITE_IOERR_CLOSE);
+            }
+        }
+        rc
+    })
+}
+
+unsafe extern "C" fn x_read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c_int, off: ffi::sqlite3_int64) -> c_int {
+    guard(ffi::SQLITE_IOERR_READ, || {
+        let st = file_state(file);
+        let Some(mut fs) = lock(&*st.vfs) else {
+            return ffi::SQLITE_IOERR_READ;
+        };
+        let out = std::slice::from_raw_parts_mut(buf as *mut u8, amt as usize);
+        match fs.read(st.ino, off as u64, out) {
+            Ok(n) if n == out.len() => ffi::SQLITE_OK,
+            Ok(n) => {
+                out[n..].fill(0);
+                ffi::SQLITE_IOERR_SHORT_READ
+            }
+            Err(e) => fs_code(&e, ffi::SQLITE_IOERR_READ),
+        }
+    })
+}
+
+unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *const c_void, amt: c_int, off: ffi::sqlite3_int64) -> c_int {
+    guard(ffi::SQLITE_IOERR_WRITE, || {
+        let st = file_state(file);
+        let state = &*st.vfs;
+        let Some(mut fs) = lock(state) else {
+            return ffi::SQLITE_IOERR_WRITE;
+        };
+        if st.main_db && state.transactional && fs.in_transaction().is_none() {
+            if let Err(e) = fs.begin() {
+                return fs_code(&e, ffi::SQLITE_IOERR_WRITE);
+            }
+        }
+        let data = std::slice::from_raw_parts(buf as *const u8, amt as usize);
+        match fs.write(st.ino, off as u64, data) {
+            Ok(()) => ffi::SQLITE_OK,
+            Err(e) => fs_code(&e, ffi::SQLITE_IOERR_WRITE),
+        }
+    })
+}
+
+unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
+    guard(ffi::SQLITE_IOERR_TRUNCATE, || {
+        let st = file_state(file);
+        let Some(mut fs) = lock(&*st.vfs) else {
+            return ffi::SQLITE_IOERR_TRUNCATE;
+        };
+        match fs.truncate(st.ino, size as u64) {
+            Ok(()) => ffi::SQLITE_OK,
+            Err(e) => fs_code(&e, ffi::SQLITE_IOERR_TRUNCATE),
+        }
+    })
+}
+
+unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_int {
+    guard(ffi::SQLITE_IOERR_FSYNC, || {
+        let st = file_state(file);
+        let Some(mut fs) = lock(&*st.vfs) else {
+            return ffi::SQLITE_IOERR_FSYNC;
+        };
+        match fs.fsync(st.ino) {
+            Ok(()) => ffi::SQLITE_OK,
+            Err(e) => fs_code(&e, ffi::SQLITE_IOERR_FSYNC),
+        }
+    })
+}
+
+unsafe extern "C" fn x_file_size(file: *mut ffi::sqlite3_file, out: *mut ffi::sqlite3_int64) -> c_int {
+    guard(ffi::SQLITE_IOERR_FSTAT, || {
+        let st = file_state(file);
+        let Some(fs) = lock(&*st.vfs) else { return ffi::SQLITE_IOERR_FSTAT };
+        match fs.size(st.ino) {
+            Ok(s) => {
+                *out = s as ffi::sqlite3_int64;
+                ffi::SQLITE_OK
+            }
+            Err(e) => fs_code(&e, ffi::SQLITE_IOERR_FSTAT),
+        }
+    })
+}
+
+unsafe extern "C" fn x_lock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
+    guard(ffi::SQLITE_IOERR_LOCK, || {
+        let st = file_state(file);
+        st.lock = st.lock.max(level);
+        ffi::SQLITE_OK
+    })
+}
+
+unsafe extern "C" fn x_unlock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
+    guard(ffi::SQLITE_IOERR_UNLOCK, || {
+        let st = file_state(file);
+        st.lock = level;
+        let state = &*st.vfs;
+        // Dropping to SHARED or NONE with the device transaction still open: the
+        // transaction did not commit (ROLLBACK): abort it on the device.
+        if st.main_db && state.transactional && level <= ffi::SQLITE_LOCK_SHARED {
+            let Some(mut fs) = lock(state) else {
+                return ffi::SQLITE_IOERR_UNLOCK;
+            };
+            return abort_open_tx(&mut fs);
+        }
+        ffi::SQLITE_OK
+    })
+}
+
+unsafe extern "C" fn x_check_reserved_lock(_file: *mut ffi::sqlite3_file, out: *mut c_int) -> c_int {
+    *out = 0;
+    ffi::SQLITE_OK
+}
+
+unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg: *mut c_void) -> c_int {
+    guard(ffi::SQLITE_IOERR, || {
+        let st = file_state(file);
+        let state = &*st.vfs;
+        match op {
+            ffi::SQLITE_FCNTL_COMMIT_PHASETWO if st.main_db && state.transactional => {
+                let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
+                match fs.in_transaction() {
+                    Some(tid) => match fs.commit(tid) {
+                        Ok(()) => ffi::SQLITE_OK,
+                        Err(e) => fs_code(&e, ffi::SQLITE_IOERR),
+                    },
+                    None => ffi::SQLITE_OK,
+                }
+            }
+            ffi::SQLITE_FCNTL_PRAGMA if state.transactional => {
+                // arg: char*[3] = { error message out, pragma name, value or NULL }
+                let args = arg as *mut *mut c_char;
+                let name = *args.add(1);
+                let value = *args.add(2);
+                if name.is_null() || value.is_null() {
+                    return ffi::SQLITE_NOTFOUND;
+                }
+                let name = CStr::from_ptr(name).to_string_lossy().to_ascii_lowercase();
+                let value = CStr::from_ptr(value).to_string_lossy().to_ascii_lowercase();
+                if name == "locking_mode" && value == "exclusive" {
+                    let msg = c"txftl: locking_mode=EXCLUSIVE hides ROLLBACK from the VFS; it is refused on a transactional device";
+                    *args = ffi::sqlite3_mprintf(c"%s".as_ptr(), msg.as_ptr());
+                    return ffi::SQLITE_ERROR;
+                }
+                ffi::SQLITE_NOTFOUND
+            }
+            _ => ffi::SQLITE_NOTFOUND,
+        }
+    })
+}
+
+unsafe extern "C" fn x_sector_size(_file: *mut ffi::sqlite3_file) -> c_int {
+    512
+}
+
+unsafe extern "C" fn x_device_characteristics(_file: *mut ffi::sqlite3_file) -> c_int {
+    0
+}
+
+unsafe extern "C" fn x_shm_map(file: *mut ffi::sqlite3_file, region: c_int, size: c_int, extend: c_int, out: *mut *mut c_void) -> c_int {
+    guard(ffi::SQLITE_IOERR_SHMMAP, || {
+        let st = file_state(file);
+        let Ok(mut shm) = (*st.vfs).shm.lock() else {
+            return ffi::SQLITE_IOERR_SHMMAP;
+        };
+        let regions = shm.entry(st.name.clone()).or_default();
+        let region = region as usize;
+        if regions.len() <= region {
+            if extend == 0 {
+                *out = std::ptr::null_mut();
+                return ffi::SQLITE_OK;
+            }
+            while regions.len() <= region {
+                regions.push(vec![0u8; size as usize].into_boxed_slice());
+            }
+        }
+        *out = regions[region].as_mut_ptr() as *mut c_void;
+        ffi::SQLITE_OK
+    })
+}
+
+unsafe extern "C" fn x_shm_lock(_file: *mut ffi::sqlite3_file, _offset: c_int, _n: c_int, _flags: c_int) -> c_int {
+    ffi::SQLITE_OK // one process, one connection per database
+}
+
+unsafe extern "C" fn x_shm_barrier(_file: *mut ffi::sqlite3_file) {
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+}
+
+unsafe extern "C" fn x_shm_unmap(file: *mut ffi::sqlite3_file, delete: c_int) -> c_int {
+    guard(ffi::SQLITE_IOERR_SHMMAP, || {
+        let st = file_state(file);
+        if delete != 0 {
+            if let Ok(mut shm) = (*st.vfs).shm.lock() {
+                shm.remove(&st.name);
+            }
+        }
+        ffi::SQLITE_OK
+    })
+}
