@@ -577,7 +577,7 @@ impl Fs {
         if size < old {
             self.free_pages_from(ino, size.div_ceil(ps) as u32);
             // Zero the tail of the last page so a later growth reads zeros.
-            if size % ps != 0 {
+            if !size.is_multiple_of(ps) {
                 let idx = (size / ps) as u32;
                 if let Some(lpn) = self.inode(ino)?.page(idx) {
                     let mut page = vec![0u8; ps as usize];
