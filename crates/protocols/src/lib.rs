@@ -12,7 +12,7 @@ pub const PROTOCOL_NAMES: &[&str] = &["plain", "plain-canary", "xftl", "xftl-can
 
 /// A device of any protocol, behind the device interface, that can also be
 /// cut and handed back as its NAND.
-pub trait AnyDevice: Device {
+pub trait AnyDevice: Device + Send {
     fn check_invariants(&self) -> Result<(), String>;
     fn recovery_report(&self) -> Option<RecoveryReport>;
     /// Drops every piece of DRAM state and returns the NAND (a power cut).
@@ -33,7 +33,7 @@ pub trait AnyDevice: Device {
     }
 }
 
-impl<H: txftl_ftl::Hooks + 'static> AnyDevice for Ftl<H> {
+impl<H: txftl_ftl::Hooks + Send + 'static> AnyDevice for Ftl<H> {
     fn check_invariants(&self) -> Result<(), String> {
         Ftl::check_invariants(self)
     }
@@ -131,7 +131,7 @@ pub fn mount_or_return(
     if name == "plain-canary" {
         cfg.canary = Some(Canary::ReuseBeforeCheckpoint);
     }
-    fn boxed<H: txftl_ftl::Hooks + 'static>(
+    fn boxed<H: txftl_ftl::Hooks + Send + 'static>(
         r: Result<Ftl<H>, (DeviceError, Box<Nand>)>,
     ) -> Result<Box<dyn AnyDevice>, (DeviceError, Box<Nand>)> {
         r.map(|f| Box::new(f) as Box<dyn AnyDevice>)
