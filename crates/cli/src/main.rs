@@ -3,6 +3,7 @@
 //!
 //! Exit codes: 0 success; 1 the run failed or found violations; 2 bad arguments.
 
+mod cmd_compare;
 mod cmd_crash;
 mod cmd_image;
 mod cmd_run;
@@ -30,6 +31,12 @@ enum Command {
     Run(cmd_run::RunArgs),
     /// Cut power at every flash operation of a workload, recover, check the contract.
     Crashtest(cmd_crash::CrashArgs),
+    /// Real SQLite on the device: the X-FTL paper's synthetic workload in every
+    /// journal mode on identical devices (Table 1, Figure 5, Table 5).
+    Compare(cmd_compare::CompareArgs),
+    /// End-to-end crash test: real SQLite on each mode, power cut at every flash
+    /// operation of a scenario (with a cache spill and a ROLLBACK), restart, check.
+    Sqlcrash(cmd_compare::SqlCrashArgs),
     /// List the device presets.
     Presets {
         #[arg(long)]
@@ -141,6 +148,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => cmd_run::run(args),
         Command::Crashtest(args) => cmd_crash::run(args),
+        Command::Compare(args) => cmd_compare::run(args),
+        Command::Sqlcrash(args) => cmd_compare::sqlcrash(args),
         Command::Presets { json } => setup::print_presets(json),
         Command::Format(args) => cmd_image::format(args),
         Command::Put(args) => cmd_image::put(args),

@@ -1,1 +1,249 @@
-//! `txftl compare`: the synthetic workload in every mode on identical devices.
+//! `txftl compare`: the synthetic workload in every mode on identical devices,
+//! measured as the X-FTL paper's Table 1 (host and device I/O), Figure 5
+//! (elapsed time per K) and Table 5 (restart time after a power cut).
+//!
+//! Each run: a fresh device of the preset (full data), the file system on it,
+//! aged with a filler file (sized so that greedy GC finds about the target share
+//! of valid pages in its victims: utilization u = (v - 1) / ln v from the LFS
+//! cleaning analysis, then one random overwrite of the filler), the `partsupp`
+//! table loaded, counters reset, then the transactions. The victim validity GC
+//! actually saw is measured and reported.
+
+use crate::workload::{costs, integrity_check, load, run_tx, TxWorkload};
+use crate::{Mode, Stack, StackError};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use txftl_fs::{FileClass, FsStats};
+use txftl_ftl::{DeviceStats, FtlConfig, RecoveryReport};
+use txftl_nand::{Nand, NandConfig};
+use txftl_protocols::ProtocolOptions;
+
+#[derive(Clone, Debug)]
+pub struct CompareSpec {
+    pub nand: NandConfig,
+    pub ftl: FtlConfig,
+    pub opts: ProtocolOptions,
+    pub rows: u32,
+    pub transactions: u32,
+    pub seed: u64,
+    /// Target share of valid pages in GC victims, percent (0: no aging).
+    pub validity_pct: u32,
+}
+
+/// One mode, one K.
+#[derive(Clone, Debug, Serialize)]
+pub struct ModeRun {
+    pub mode: Mode,
+    pub k: u32,
+    pub transactions: u32,
+    /// Host side (file system): page writes by kind, fsyncs, barriers, commits.
+    pub host: FsStats,
+    /// Device side: flash operations, GC, erases, simulated time.
+    pub device: DeviceStats,
+    /// Simulated elapsed time of the transactions, seconds (device clock).
+    pub elapsed_s: f64,
+    pub tx_per_sim_second: f64,
+    /// Valid pages per GC victim, as measured during the run (percent of a block).
+    pub gc_victim_validity_pct: Option<f64>,
+    pub integrity: String,
+}
+
+/// Restart after a power cut in the middle of the workload, per stage, on the device clock.
+#[derive(Clone, Debug, Serialize)]
+pub struct Restart {
+    pub mode: Mode,
+    pub cut_after_transactions: u32,
+    pub ftl_recovery: RecoveryReport,
+    /// File system mount (metadata journal replay included), ns.
+    pub fs_mount_ns: u64,
+    /// SQLite's own recovery when the database is first used (hot journal
+    /// rollback, WAL recovery; nothing on X-FTL), ns.
+    pub sqlite_recovery_ns: u64,
+    /// Pages SQLite read and wrote during its recovery.
+    pub sqlite_recovery_page_reads: u64,
+    pub sqlite_recovery_page_writes: u64,
+    pub integrity: String,
+    /// The table holds exactly the transactions whose commit returned, plus
+    /// (or not) the one in flight at the cut, whole.
+    pub committed_state_ok: bool,
+    /// Whether the transaction in flight at the cut is in the table.
+    pub in_flight_applied: bool,
+}
+
+fn device(spec: &CompareSpec, mode: Mode) -> Result<Stack, StackError> {
+    let nand = Nand::new(spec.nand).map_err(|e| StackError::Other(e.to_string()))?;
+    let dev = txftl_protocols::format(mode.protocol(), nand, spec.ftl.clone(), &spec.opts).map_err(|e| StackError::Other(e.to_string()))?;
+    Stack::format(dev, mode)
+}
+
+/// Utilization at which greedy GC under uniform random writes finds a share
+/// `v` of valid pages in victims (Rosenblum & Ousterhout's LFS analysis).
+pub fn utilization_for_validity(v: f64) -> f64 {
+    if v <= 0.0 {
+        return 0.0;
+    }
+    (v - 1.0) / v.ln()
+}
+
+/// Fills and scrambles a filler file so GC works at the target victim validity.
+fn age(stack: &Stack, spec: &CompareSpec) -> Result<(), StackError> {
+    if spec.validity_pct == 0 {
+        return Ok(());
+    }
+    let u = utilization_for_validity(spec.validity_pct as f64 / 100.0);
+    stack.with_fs_mut(|fs| -> Result<(), StackError> {
+        let ps = fs.page_size();
+        let info = fs.device().info();
+        // Physical data pages: logical capacity plus the over-provisioned share.
+        let physical = info.logical_pages as f64 / (1.0 - spec.ftl.overprovision_pct as f64 / 100.0);
+        let db_pages = (spec.rows as f64 * 230.0 / ps as f64) * 1.3;
+        let target = ((u * physical) - db_pages).max(0.0).min(info.logical_pages as f64 * 0.95) as u64;
+        let filler = fs.create("aging.bin", FileClass::Other)?;
+        let page = vec![0xA5u8; ps];
+        for p in 0..target {
+            fs.write(filler, p * ps as u64, &page)?;
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(spec.seed ^ 0xA6E);
+        for _ in 0..target {
+            let p = rng.gen_range(0..target.max(1));
+            fs.write(filler, p * ps as u64, &page)?;
+        }
+        fs.fsync(filler)?;
+        Ok(())
+    })??;
+    Ok(())
+}
+
+fn reset_counters(stack: &Stack) -> Result<u64, StackError> {
+    stack.with_fs_mut(|fs| {
+        fs.reset_stats();
+        fs.device_mut().reset_stats();
+        fs.device().now_ns()
+    })
+}
+
+/// Runs the workload with `k` tuples per transaction in one mode.
+pub fn run_mode(spec: &CompareSpec, mode: Mode, k: u32) -> Result<ModeRun, StackError> {
+    let stack = device(spec, mode)?;
+    age(&stack, spec)?;
+    let page_size = stack.with_fs_mut(|fs| fs.page_size())?;
+    let conn = stack.open("partsupp.db", page_size)?;
+    load(&conn, spec.rows, spec.seed)?;
+    let start = reset_counters(&stack)?;
+    let w = TxWorkload {
+        rows: spec.rows,
+        k,
+        transactions: spec.transactions,
+        seed: spec.seed,
+    };
+    for i in 0..w.transactions {
+        run_tx(&conn, &w.updates(i))?;
+    }
+    let integrity = integrity_check(&conn)?;
+    drop(conn);
+    let (host, device, end, ppb) = stack.with_fs_mut(|fs| {
+        let ppb = fs.device().nand().geometry().pages_per_block as f64;
+        (fs.stats(), fs.device().stats(), fs.device().now_ns(), ppb)
+    })?;
+    let elapsed_s = (end - start) as f64 / 1e9;
+    Ok(ModeRun {
+        mode,
+        k,
+        transactions: spec.transactions,
+        host,
+        device,
+        elapsed_s,
+        tx_per_sim_second: if elapsed_s > 0.0 {
+            spec.transactions as f64 / elapsed_s
+        } else {
+            0.0
+        },
+        gc_victim_validity_pct: (device.gc_runs > 0).then(|| 100.0 * device.gc_copies as f64 / (device.gc_runs as f64 * ppb)),
+        integrity,
+    })
+}
+
+/// Cuts power in the middle of transaction `transactions / 2 + 1`, then
+/// restarts every layer (FTL, file system, SQLite) and times each.
+pub fn restart(spec: &CompareSpec, mode: Mode, k: u32) -> Result<Restart, StackError> {
+    let stack = device(spec, mode)?;
+    age(&stack, spec)?;
+    let page_size = stack.with_fs_mut(|fs| fs.page_size())?;
+    let conn = stack.open("partsupp.db", page_size)?;
+    load(&conn, spec.rows, spec.seed)?;
+    let w = TxWorkload {
+        rows: spec.rows,
+        k,
+        transactions: spec.transactions,
+        seed: spec.seed,
+    };
+    let mut expect = costs(&conn)?;
+    let half = (w.transactions / 2).max(1);
+    let mut last_tx_ops = 0;
+    for i in 0..half {
+        let u = w.updates(i);
+        let before = stack.with_fs_mut(|fs| fs.device().nand().op_count())?;
+        run_tx(&conn, &u)?;
+        last_tx_ops = stack.with_fs_mut(|fs| fs.device().nand().op_count())? - before;
+        for (id, c) in u {
+            expect[id as usize] = c;
+        }
+    }
+    // The cut lands three quarters into the next transaction's flash operations
+    // (as many as the previous one took): past its journal, before its commit
+    // (for RBJ: a hot journal to roll back).
+    let ops_before = stack.with_fs_mut(|fs| fs.device().nand().op_count())?;
+    let at_op = ops_before + (last_tx_ops * 3 / 4).max(1);
+    stack.with_fs_mut(|fs| {
+        fs.device_mut().nand_mut().arm_power_cut(txftl_nand::PowerCut {
+            at_op,
+            torn: txftl_nand::Torn::Garbage,
+            seed: spec.seed,
+        })
+    })?;
+    let cut_result = run_tx(&conn, &w.updates(half));
+    let committed_last = cut_result.is_ok();
+    // The transaction in flight at the cut: whole or absent (if its COMMIT
+    // returned, it must be whole).
+    let mut with_last = expect.clone();
+    for (id, c) in w.updates(half) {
+        with_last[id as usize] = c;
+    }
+    if committed_last {
+        expect = with_last.clone();
+    }
+    drop(conn);
+    let fs = stack.into_fs()?;
+    let mut nand = fs.into_device().into_nand();
+    nand.power_off();
+    nand.power_on();
+    // FTL recovery.
+    let dev = txftl_protocols::mount(mode.protocol(), nand, spec.ftl.clone(), &spec.opts).map_err(|e| StackError::Other(e.to_string()))?;
+    let ftl_recovery = dev.recovery_report().unwrap_or_default();
+    let t0 = dev.now_ns();
+    // File system mount (journal replay).
+    let stack = Stack::mount(dev, mode)?;
+    let (t1, fs_before) = stack.with_fs_mut(|fs| (fs.device().now_ns(), fs.stats()))?;
+    // SQLite's recovery happens when the database is first read (hot journal
+    // rollback, WAL recovery): open it and read one tuple.
+    let conn = stack.open("partsupp.db", page_size)?;
+    let _: f64 = conn.query_row("SELECT ps_supplycost FROM partsupp WHERE ps_id = 0", [], |r| r.get(0))?;
+    let (t2, fs_after) = stack.with_fs_mut(|fs| (fs.device().now_ns(), fs.stats()))?;
+    let integrity = integrity_check(&conn)?;
+    let state = costs(&conn)?;
+    let in_flight_applied = state == with_last;
+    let committed_state_ok = state == expect || (!committed_last && in_flight_applied);
+    Ok(Restart {
+        mode,
+        cut_after_transactions: half,
+        ftl_recovery,
+        fs_mount_ns: t1 - t0,
+        sqlite_recovery_ns: t2 - t1,
+        sqlite_recovery_page_reads: fs_after.page_reads - fs_before.page_reads,
+        sqlite_recovery_page_writes: fs_after.host_page_writes() - fs_before.host_page_writes(),
+        integrity,
+        committed_state_ok,
+        in_flight_applied,
+    })
+}

@@ -7,6 +7,7 @@
 //! on `xftl`, where the device's transactions replace the journal.
 
 pub mod compare;
+pub mod crash;
 pub mod vfs;
 pub mod workload;
 

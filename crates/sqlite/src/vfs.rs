@@ -218,7 +218,15 @@ unsafe extern "C" fn x_open(
                 Ok(ino) => ino,
                 Err(e) => return fs_code(&e, ffi::SQLITE_CANTOPEN),
             },
-            None => return ffi::SQLITE_CANTOPEN,
+            None => {
+                if std::env::var_os("TXFTL_VFS_DEBUG").is_some() {
+                    eprintln!(
+                        "txftl vfs: open of missing `{name}` without CREATE (flags {flags:#x}); files: {:?}",
+                        fs.list()
+                    );
+                }
+                return ffi::SQLITE_CANTOPEN;
+            }
         };
         drop(fs);
         let fstate = Box::new(FileState {
