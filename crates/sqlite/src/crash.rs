@@ -10,7 +10,7 @@
 //! transactions whose COMMIT returned, plus the one in flight at the cut
 //! either whole or not at all.
 
-use crate::workload::{costs, integrity_check, load, run_tx, TxWorkload};
+use crate::workload::{costs, integrity_check, load, run_tx, TxUpdates, TxWorkload};
 use crate::{Mode, Stack, StackError};
 use serde::Serialize;
 use txftl_ftl::FtlConfig;
@@ -71,7 +71,10 @@ fn mount(spec: &SqlCrashSpec, nand: Nand) -> Result<Stack, StackError> {
 /// Runs the scenario; returns the committed-state model: the costs after the
 /// transactions whose commit returned, the in-flight transaction's updates,
 /// and whether the run was cut.
-fn scenario(spec: &SqlCrashSpec, stack: &Stack, initial: &[f64]) -> Result<(Vec<f64>, Option<Vec<(u32, f64)>>), StackError> {
+/// The committed state after a run, and the updates of the transaction in flight at the cut.
+type ScenarioOutcome = (Vec<f64>, Option<TxUpdates>);
+
+fn scenario(spec: &SqlCrashSpec, stack: &Stack, initial: &[f64]) -> Result<ScenarioOutcome, StackError> {
     let mut state = initial.to_vec();
     // A cut can land while the connection opens (its PRAGMAs write).
     let Ok(conn) = stack.open("crash.db", page_size(&spec.nand)) else {
