@@ -230,7 +230,7 @@ fn print_tables(r: &CompareReport) {
         let mut header = vec!["Table 5: restart after a power cut (device clock)".to_string()];
         header.extend(r.restart.iter().map(|x| x.mode.name().to_string()));
         t.set_header(header);
-        let rows: Vec<(&str, Box<dyn Fn(&Restart) -> String>)> = vec![
+        let rows: Vec<(&str, RestartCell)> = vec![
             ("cut in transaction #", Box::new(|x| format!("{}", x.cut_after_transactions + 1))),
             (
                 "SQLite recovery (journal / WAL / nothing)",
@@ -254,12 +254,15 @@ fn print_tables(r: &CompareReport) {
         ];
         for (name, g) in rows {
             let mut row = vec![name.to_string()];
-            row.extend(r.restart.iter().map(|x| g(x)));
+            row.extend(r.restart.iter().map(&g));
             t.add_row(row);
         }
         println!("{t}");
     }
 }
+
+/// How one row of the restart table is computed from a mode's result.
+type RestartCell = Box<dyn Fn(&Restart) -> String>;
 
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
