@@ -66,6 +66,27 @@ struct SpecOut {
     seed: u64,
 }
 
+/// Where restart runs cut power inside a transaction (share of its flash operations).
+const RESTART_FRACTIONS: [f64; 5] = [0.1, 0.3, 0.5, 0.7, 0.9];
+
+/// Mean of a restart figure over a mode's runs.
+fn mean_over(runs: &[&Restart], f: impl Fn(&Restart) -> u64) -> u64 {
+    if runs.is_empty() {
+        return 0;
+    }
+    runs.iter().map(|r| f(r)).sum::<u64>() / runs.len() as u64
+}
+
+fn restart_modes(r: &[Restart]) -> Vec<Mode> {
+    let mut modes = Vec::new();
+    for x in r {
+        if !modes.contains(&x.mode) {
+            modes.push(x.mode);
+        }
+    }
+    modes
+}
+
 fn parse_list<T>(s: &str, what: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Vec<T>, CliError> {
     s.split(',')
         .map(str::trim)
@@ -114,8 +135,12 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
             bar.inc(1);
         }
         if !args.no_restart {
-            bar.set_message(format!("{} restart", mode.name()));
-            restarts.push(restart(&spec, mode, args.k).map_err(|e| CliError::Failed(format!("{} restart: {e}", mode.name())))?);
+            // Five runs, as in the paper, the cut spread through the transaction.
+            for fraction in RESTART_FRACTIONS {
+                bar.set_message(format!("{} restart ({:.0}%)", mode.name(), fraction * 100.0));
+                restarts
+                    .push(restart(&spec, mode, args.k, fraction).map_err(|e| CliError::Failed(format!("{} restart: {e}", mode.name())))?);
+            }
             bar.inc(1);
         }
     }
@@ -227,34 +252,48 @@ fn print_tables(r: &CompareReport) {
     if !r.restart.is_empty() {
         let mut t = Table::new();
         t.load_preset(UTF8_FULL_CONDENSED);
-        let mut header = vec!["Table 5: restart after a power cut (device clock)".to_string()];
-        header.extend(r.restart.iter().map(|x| x.mode.name().to_string()));
+        let modes = restart_modes(&r.restart);
+        let mut header = vec!["Table 5: restart after a power cut (device clock, mean of 5 cuts)".to_string()];
+        header.extend(modes.iter().map(|m| m.name().to_string()));
         t.set_header(header);
+        let per_mode: Vec<Vec<&Restart>> = modes.iter().map(|m| r.restart.iter().filter(|x| x.mode == *m).collect()).collect();
         let rows: Vec<(&str, RestartCell)> = vec![
-            ("cut in transaction #", Box::new(|x| format!("{}", x.cut_after_transactions + 1))),
             (
                 "SQLite recovery (journal / WAL / nothing)",
-                Box::new(|x| sim_time(x.sqlite_recovery_ns)),
+                Box::new(|v| sim_time(mean_over(v, |x| x.sqlite_recovery_ns))),
             ),
             (
-                "  its page reads / writes",
-                Box::new(|x| format!("{} / {}", x.sqlite_recovery_page_reads, x.sqlite_recovery_page_writes)),
+                "  its page reads / writes (mean)",
+                Box::new(|v| {
+                    format!(
+                        "{} / {}",
+                        mean_over(v, |x| x.sqlite_recovery_page_reads),
+                        mean_over(v, |x| x.sqlite_recovery_page_writes)
+                    )
+                }),
             ),
-            ("file system mount", Box::new(|x| sim_time(x.fs_mount_ns))),
-            ("FTL recovery", Box::new(|x| sim_time(x.ftl_recovery.time_ns))),
+            (
+                "  per cut (10%, 30%, 50%, 70%, 90% in)",
+                Box::new(|v| v.iter().map(|x| sim_time(x.sqlite_recovery_ns)).collect::<Vec<_>>().join(", ")),
+            ),
+            ("file system mount", Box::new(|v| sim_time(mean_over(v, |x| x.fs_mount_ns)))),
+            ("FTL recovery", Box::new(|v| sim_time(mean_over(v, |x| x.ftl_recovery.time_ns)))),
             (
                 "  of which X-L2P table load",
-                Box::new(|x| sim_time(x.ftl_recovery.protocol_read_ns)),
+                Box::new(|v| sim_time(mean_over(v, |x| x.ftl_recovery.protocol_read_ns))),
             ),
-            ("integrity_check", Box::new(|x| x.integrity.clone())),
+            (
+                "integrity_check ok",
+                Box::new(|v| format!("{} of {}", v.iter().filter(|x| x.integrity == "ok").count(), v.len())),
+            ),
             (
                 "exactly the committed transactions",
-                Box::new(|x| if x.committed_state_ok { "yes".into() } else { "NO".into() }),
+                Box::new(|v| format!("{} of {}", v.iter().filter(|x| x.committed_state_ok).count(), v.len())),
             ),
         ];
         for (name, g) in rows {
             let mut row = vec![name.to_string()];
-            row.extend(r.restart.iter().map(&g));
+            row.extend(per_mode.iter().map(|v| g(v)));
             t.add_row(row);
         }
         println!("{t}");
@@ -262,7 +301,7 @@ fn print_tables(r: &CompareReport) {
 }
 
 /// How one row of the restart table is computed from a mode's result.
-type RestartCell = Box<dyn Fn(&Restart) -> String>;
+type RestartCell = Box<dyn Fn(&[&Restart]) -> String>;
 
 fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
@@ -371,36 +410,35 @@ fn bars_svg(title: &str, runs: &[ModeRun], value: impl Fn(&ModeRun) -> f64) -> S
 fn html(r: &CompareReport) -> String {
     let mut header = vec![format!("Table 1 (K={})", r.spec.k)];
     header.extend(r.table1.iter().map(|x| x.mode.name().to_string()));
+    let modes = restart_modes(&r.restart);
+    let per_mode: Vec<Vec<&Restart>> = modes.iter().map(|m| r.restart.iter().filter(|x| x.mode == *m).collect()).collect();
     let mut restart_rows = Vec::new();
     if !r.restart.is_empty() {
         restart_rows.push((
-            "SQLite recovery".to_string(),
-            r.restart.iter().map(|x| sim_time(x.sqlite_recovery_ns)).collect(),
+            "SQLite recovery (mean)".to_string(),
+            per_mode.iter().map(|v| sim_time(mean_over(v, |x| x.sqlite_recovery_ns))).collect(),
         ));
         restart_rows.push((
-            "file system mount".to_string(),
-            r.restart.iter().map(|x| sim_time(x.fs_mount_ns)).collect(),
+            "file system mount (mean)".to_string(),
+            per_mode.iter().map(|v| sim_time(mean_over(v, |x| x.fs_mount_ns))).collect(),
         ));
         restart_rows.push((
-            "FTL recovery".to_string(),
-            r.restart.iter().map(|x| sim_time(x.ftl_recovery.time_ns)).collect(),
+            "FTL recovery (mean)".to_string(),
+            per_mode
+                .iter()
+                .map(|v| sim_time(mean_over(v, |x| x.ftl_recovery.time_ns)))
+                .collect(),
         ));
         restart_rows.push((
             "exactly the committed transactions".to_string(),
-            r.restart
+            per_mode
                 .iter()
-                .map(|x| {
-                    if x.committed_state_ok {
-                        "yes".to_string()
-                    } else {
-                        "NO".to_string()
-                    }
-                })
+                .map(|v| format!("{} of {}", v.iter().filter(|x| x.committed_state_ok).count(), v.len()))
                 .collect(),
         ));
     }
     let mut rh = vec!["Table 5: restart (device clock)".to_string()];
-    rh.extend(r.restart.iter().map(|x| x.mode.name().to_string()));
+    rh.extend(modes.iter().map(|m| m.name().to_string()));
     format!(
         "<!doctype html><html><head><meta charset=utf-8><title>txftl compare</title>\
          <style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto}}table{{border-collapse:collapse;margin:1em 0}}\

@@ -1,8 +1,8 @@
 //! txftl-fs: a small file system on the logical pages of a txftl device.
 //!
 //! One flat directory of at most 64 files, each a list of at most 16 extents;
-//! a bitmap allocator (database files grow from the low end of the data area,
-//! journals and WAL files from the high end, so the database stays contiguous).
+//! a bitmap allocator (long-lived files grow from the low end of the data area,
+//! journals and WAL files from the high end, so a database stays contiguous).
 //! Data goes to the device as it is written; metadata (inodes, bitmap) is kept
 //! in memory and made durable at `fsync`, or at once for namespace changes
 //! (create, delete, truncate), in one of two ways:
@@ -643,7 +643,9 @@ impl Fs {
         if inode.extents.len() >= EXTENTS_MAX {
             return Err(FsError::TooFragmented(inode.name.clone()));
         }
-        let low = FileClass::from_u8(inode.class) == FileClass::Database;
+        // Journals and WAL files come and go: they live at the high end so the
+        // long-lived files (databases, others) stay contiguous at the low end.
+        let low = !matches!(FileClass::from_u8(inode.class), FileClass::Journal | FileClass::Wal);
         let i = if low {
             (0..l.data_pages).find(|&i| !self.bit(i)).ok_or(FsError::NoSpace)?
         } else {

@@ -54,6 +54,8 @@ pub struct ModeRun {
 pub struct Restart {
     pub mode: Mode,
     pub cut_after_transactions: u32,
+    /// Where in the transaction the cut fell (share of its flash operations).
+    pub cut_fraction: f64,
     pub ftl_recovery: RecoveryReport,
     /// File system mount (metadata journal replay included), ns.
     pub fs_mount_ns: u64,
@@ -164,9 +166,10 @@ pub fn run_mode(spec: &CompareSpec, mode: Mode, k: u32) -> Result<ModeRun, Stack
     })
 }
 
-/// Cuts power in the middle of transaction `transactions / 2 + 1`, then
-/// restarts every layer (FTL, file system, SQLite) and times each.
-pub fn restart(spec: &CompareSpec, mode: Mode, k: u32) -> Result<Restart, StackError> {
+/// Cuts power inside transaction `transactions / 2 + 1`, at `fraction` of the
+/// flash operations the previous transaction took, then restarts every layer
+/// (FTL, file system, SQLite) and times each.
+pub fn restart(spec: &CompareSpec, mode: Mode, k: u32, fraction: f64) -> Result<Restart, StackError> {
     let stack = device(spec, mode)?;
     age(&stack, spec)?;
     let page_size = stack.with_fs_mut(|fs| fs.page_size())?;
@@ -190,11 +193,8 @@ pub fn restart(spec: &CompareSpec, mode: Mode, k: u32) -> Result<Restart, StackE
             expect[id as usize] = c;
         }
     }
-    // The cut lands three quarters into the next transaction's flash operations
-    // (as many as the previous one took): past its journal, before its commit
-    // (for RBJ: a hot journal to roll back).
     let ops_before = stack.with_fs_mut(|fs| fs.device().nand().op_count())?;
-    let at_op = ops_before + (last_tx_ops * 3 / 4).max(1);
+    let at_op = ops_before + ((last_tx_ops as f64 * fraction) as u64).max(1);
     stack.with_fs_mut(|fs| {
         fs.device_mut().nand_mut().arm_power_cut(txftl_nand::PowerCut {
             at_op,
@@ -237,6 +237,7 @@ pub fn restart(spec: &CompareSpec, mode: Mode, k: u32) -> Result<Restart, StackE
     Ok(Restart {
         mode,
         cut_after_transactions: half,
+        cut_fraction: fraction,
         ftl_recovery,
         fs_mount_ns: t1 - t0,
         sqlite_recovery_ns: t2 - t1,
