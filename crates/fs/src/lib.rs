@@ -703,6 +703,8 @@ impl Fs {
                 let within = (pos % ps) as usize;
                 let take = (ps as usize - within).min(n - done);
                 match self.inode(ino)?.page(idx) {
+                    // A whole page: straight into the caller's buffer.
+                    Some(lpn) if take == ps as usize => self.read_dev(lpn, &mut buf[done..done + take])?,
                     Some(lpn) => {
                         self.read_dev(lpn, &mut page)?;
                         buf[done..done + take].copy_from_slice(&page[within..within + take]);
@@ -737,6 +739,16 @@ impl Fs {
                 let idx = (pos / ps) as u32;
                 let within = (pos % ps) as usize;
                 let take = (ps as usize - within).min(data.len() - done);
+                if take == ps as usize {
+                    // A whole page: straight from the caller's buffer.
+                    let lpn = match self.inode(ino)?.page(idx) {
+                        Some(lpn) => lpn,
+                        None => self.allocate(ino)?,
+                    };
+                    self.write_page(ino, lpn, &data[done..done + take])?;
+                    done += take;
+                    continue;
+                }
                 let lpn = match self.inode(ino)?.page(idx) {
                     Some(lpn) => {
                         if take < ps as usize {

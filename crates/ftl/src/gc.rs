@@ -77,11 +77,10 @@ impl<H: Hooks> Ftl<H> {
 
     /// Live pages of a block: mapped ones, plus those the protocol keeps.
     pub(crate) fn live_pages(&self, b: BlockId) -> u32 {
+        // Pages the protocol keeps are never mapped (the L2P does not point to them).
         let extra = if H::has_extra_live() {
             let first = self.geo.ppn(b, 0);
-            (first..first + self.blocks.write_ptr[b as usize])
-                .filter(|&p| self.p2l[p as usize] == UNMAPPED && self.hooks.extra_live(p))
-                .count() as u32
+            self.hooks.extra_live_count(first, first + self.blocks.write_ptr[b as usize])
         } else {
             0
         };

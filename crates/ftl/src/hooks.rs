@@ -41,6 +41,12 @@ pub trait Hooks {
         false
     }
 
+    /// How many pages in `first..end` (one block's programmed pages) `extra_live`
+    /// keeps. The default asks page by page; a protocol with an index answers faster.
+    fn extra_live_count(&self, first: Ppn, end: Ppn) -> u32 {
+        (first..end).filter(|&p| self.extra_live(p)).count() as u32
+    }
+
     /// A block GC must not pick as a victim now (NoLgn's locked blocks,
     /// LightTx's zones).
     fn skip_victim(&self, _block: BlockId) -> bool {

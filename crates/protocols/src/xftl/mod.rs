@@ -90,6 +90,10 @@ impl Hooks for XHooks {
         self.table.by_ppn(ppn).is_some_and(|e| e.status == Status::Active)
     }
 
+    fn extra_live_count(&self, first: Ppn, end: Ppn) -> u32 {
+        self.table.active_in(first, end)
+    }
+
     fn on_relocate(&mut self, old: Ppn, new: Ppn, _oob: &Oob) {
         self.table.relocate(old, new);
     }

@@ -89,6 +89,14 @@ impl XL2P {
         self.by_ppn.get(&ppn).and_then(|&s| self.slots[s])
     }
 
+    /// Active entries pointing into physical pages `first..end`.
+    pub fn active_in(&self, first: Ppn, end: Ppn) -> u32 {
+        self.by_ppn
+            .range(first..end)
+            .filter(|(_, &s)| self.slots[s].is_some_and(|e| e.status == Status::Active))
+            .count() as u32
+    }
+
     pub fn has_committed(&self) -> bool {
         !self.committed_by_lpn.is_empty()
     }
