@@ -19,6 +19,10 @@ pub struct FormatArgs {
     /// Image file to create (refuses to overwrite).
     #[arg(long)]
     pub image: PathBuf,
+    /// Also create the txftl file system on it (for SQLite through the loadable
+    /// extension): journaled on plain, transactional on xftl.
+    #[arg(long)]
+    pub fs: bool,
 }
 
 #[derive(Args, Debug)]
@@ -74,6 +78,12 @@ pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
     )
     .map_err(CliError::failed)?;
     let info = dev.info();
+    let dev = if args.fs {
+        let mode = if dev.transactional() { txftl_fs::FsMode::Transactional } else { txftl_fs::FsMode::Journaled };
+        txftl_fs::Fs::format(dev, mode).map_err(|e| CliError::Failed(format!("file system: {e}")))?.into_device()
+    } else {
+        dev
+    };
     dev.close().map_err(CliError::failed)?;
     println!(
         "formatted {} for {}: {} logical pages of {} bytes on {}",

@@ -131,3 +131,48 @@ fn crashtest_reports_and_catches_the_canary() {
     assert_eq!(code, 1, "the canary must be caught: {out}");
     assert!(out.contains("replay: txftl crashtest --protocol plain-canary"), "{out}");
 }
+
+#[test]
+fn compare_runs_every_mode_and_writes_a_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("report.html");
+    let (code, out, err) = txftl(&[
+        "compare",
+        "--preset",
+        "tiny",
+        "--blocks-per-plane",
+        "512",
+        "--rows",
+        "400",
+        "--transactions",
+        "20",
+        "--ks",
+        "1,5",
+        "--validity",
+        "0",
+        "--modes",
+        "rbj,wal,xftl,xftl-memory",
+        "--json",
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["table1"].as_array().unwrap().len(), 4);
+    assert_eq!(v["figure5"].as_array().unwrap().len(), 8);
+    assert_eq!(v["restart"].as_array().unwrap().len(), 20, "five cuts per mode");
+    for r in v["restart"].as_array().unwrap() {
+        assert_eq!(r["committed_state_ok"], true, "{r}");
+    }
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<svg") && page.contains("Table 1"));
+    assert_eq!(txftl(&["compare", "--modes", "nope"]).0, 2);
+    assert_eq!(txftl(&["compare", "--ks", "1,x"]).0, 2);
+}
+
+#[test]
+fn sqlcrash_enumerates_and_finds_nothing() {
+    let (code, out, err) = txftl(&["sqlcrash", "--modes", "xftl,rbj", "--rows", "30", "--transactions", "3"]);
+    assert_eq!(code, 0, "{err}{out}");
+    assert!(out.contains("crash points tried") && out.contains("X-FTL"), "{out}");
+}

@@ -17,7 +17,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use txftl_fs::{Fs, FsError, FsMode};
 use txftl_protocols::AnyDevice;
-pub use vfs::{SharedFs, Vfs};
+pub use vfs::{Api, SharedFs, Vfs};
+pub(crate) use rusqlite::ffi;
+
+impl Api {
+    /// The SQLite this program is linked with (rusqlite's bundled one).
+    pub fn linked() -> Api {
+        Api { vfs_register: ffi::sqlite3_vfs_register, vfs_unregister: ffi::sqlite3_vfs_unregister, mprintf: ffi::sqlite3_mprintf }
+    }
+}
 
 /// A journal mode and the device it runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -106,7 +114,7 @@ impl Stack {
 
     fn with_fs(fs: Fs, mode: Mode) -> Result<Stack, StackError> {
         let name = format!("txftl-{}", VFS_COUNTER.fetch_add(1, Ordering::Relaxed));
-        let vfs = Vfs::register(&name, Arc::new(Mutex::new(fs))).map_err(StackError::Other)?;
+        let vfs = Vfs::register(&name, Arc::new(Mutex::new(fs)), Api::linked()).map_err(StackError::Other)?;
         Ok(Stack { vfs, mode })
     }
 

@@ -20,7 +20,7 @@
 //! maps errors to SQLite codes (`SQLITE_IOERR_*`, `SQLITE_FULL`, `SQLITE_CANTOPEN`).
 //! Time and randomness are deterministic (a fixed clock, a counter).
 
-use rusqlite::ffi;
+use crate::ffi;
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -31,7 +31,18 @@ use txftl_ftl::DeviceError;
 /// The file system a VFS serves, shared with whoever registered it.
 pub type SharedFs = Arc<Mutex<Fs>>;
 
+/// The SQLite functions the VFS calls. A program linked with SQLite uses
+/// [`Api::linked`]; a loadable extension takes them from the host's
+/// `sqlite3_api_routines`, so it works on hosts of any version that has them.
+#[derive(Clone, Copy)]
+pub struct Api {
+    pub vfs_register: unsafe extern "C" fn(*mut ffi::sqlite3_vfs, c_int) -> c_int,
+    pub vfs_unregister: unsafe extern "C" fn(*mut ffi::sqlite3_vfs) -> c_int,
+    pub mprintf: unsafe extern "C" fn(*const c_char, ...) -> *mut c_char,
+}
+
 struct VfsState {
+    api: Api,
     fs: SharedFs,
     transactional: bool,
     /// WAL index regions, per file name (in memory, as SQLite allows).
@@ -67,10 +78,11 @@ unsafe impl Send for Vfs {}
 
 impl Vfs {
     /// Registers a VFS named `name` over `fs` (not the default VFS).
-    pub fn register(name: &str, fs: SharedFs) -> Result<Vfs, String> {
+    pub fn register(name: &str, fs: SharedFs, api: Api) -> Result<Vfs, String> {
         let transactional = fs.lock().map_err(|_| "file system lock poisoned")?.mode() == FsMode::Transactional;
         let cname = CString::new(name).map_err(|_| format!("VFS name `{name}` contains a NUL byte"))?;
         let state = Box::into_raw(Box::new(VfsState {
+            api,
             fs,
             transactional,
             shm: Mutex::new(BTreeMap::new()),
@@ -102,7 +114,7 @@ impl Vfs {
             xNextSystemCall: None,
         });
         let raw = Box::into_raw(vfs);
-        let rc = unsafe { ffi::sqlite3_vfs_register(raw, 0) };
+        let rc = unsafe { (api.vfs_register)(raw, 0) };
         if rc != ffi::SQLITE_OK {
             unsafe {
                 drop(Box::from_raw(raw));
@@ -120,12 +132,18 @@ impl Vfs {
     pub fn fs(&self) -> SharedFs {
         unsafe { (*self.state).fs.clone() }
     }
+
+    /// Keeps the VFS registered for the rest of the process (a loadable
+    /// extension's VFS outlives the connection that loaded it).
+    pub fn leak(self) {
+        std::mem::forget(self);
+    }
 }
 
 impl Drop for Vfs {
     fn drop(&mut self) {
         unsafe {
-            ffi::sqlite3_vfs_unregister(self.raw);
+            ((*self.state).api.vfs_unregister)(self.raw);
             drop(Box::from_raw(self.raw));
             drop(Box::from_raw(self.state));
         }
@@ -487,7 +505,7 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
                 let value = CStr::from_ptr(value).to_string_lossy().to_ascii_lowercase();
                 if name == "locking_mode" && value == "exclusive" {
                     let msg = c"txftl: locking_mode=EXCLUSIVE hides ROLLBACK from the VFS; it is refused on a transactional device";
-                    *args = ffi::sqlite3_mprintf(c"%s".as_ptr(), msg.as_ptr());
+                    *args = (state.api.mprintf)(c"%s".as_ptr(), msg.as_ptr());
                     return ffi::SQLITE_ERROR;
                 }
                 ffi::SQLITE_NOTFOUND

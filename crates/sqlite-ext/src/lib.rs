@@ -1,0 +1,87 @@
+//! `txftl` as a SQLite loadable extension: loading it mounts a device image
+//! (through FTL recovery), mounts the file system on it, and registers a VFS
+//! named `txftl`, so any SQLite host (the `sqlite3` shell, Python's `sqlite3`)
+//! can open `file:NAME?vfs=txftl`.
+//!
+//! Configuration, from the environment of the loading process:
+//! - `TXFTL_IMAGE`: the device image (made with `txftl format --fs --image PATH`);
+//! - `TXFTL_PROTOCOL`: `plain` (default) or `xftl` (the journal-free X-FTL mode:
+//!   use `PRAGMA journal_mode=OFF` or `MEMORY`).
+//!
+//! The entry points, `sqlite3_txftl_init` and the default `sqlite3_extension_init`, take only `vfs_register`,
+//! `vfs_unregister` and `mprintf` from the host's API routines, and checks
+//! nothing else, so hosts older than the Rust bindings (Debian's SQLite 3.40)
+//! can load it. It returns `SQLITE_OK_LOAD_PERMANENTLY`: the VFS outlives the
+//! connection that loaded it.
+
+use std::ffi::{c_char, c_int, CString};
+use std::sync::{Arc, Mutex};
+
+mod ffi {
+    pub use libsqlite3_sys::*;
+}
+
+#[path = "../../sqlite/src/vfs.rs"]
+#[allow(dead_code)]
+mod vfs;
+
+use txftl_fs::{Fs, FsMode};
+use txftl_nand::{Nand, ViolationPolicy};
+
+const SQLITE_OK_LOAD_PERMANENTLY: c_int = 256;
+
+fn mount() -> Result<Fs, String> {
+    let image = std::env::var("TXFTL_IMAGE").map_err(|_| "TXFTL_IMAGE is not set: the path of a txftl device image".to_string())?;
+    let protocol = std::env::var("TXFTL_PROTOCOL").unwrap_or_else(|_| "plain".into());
+    let mode = match protocol.as_str() {
+        "plain" => FsMode::Journaled,
+        "xftl" => FsMode::Transactional,
+        other => return Err(format!("TXFTL_PROTOCOL `{other}` is not plain or xftl")),
+    };
+    let nand = Nand::open_image(image.as_ref(), ViolationPolicy::Error).map_err(|e| format!("{image}: {e}"))?;
+    let opts = txftl_protocols::ProtocolOptions::default();
+    let dev = txftl_protocols::mount(&protocol, nand, txftl_ftl::FtlConfig::default(), &opts).map_err(|e| format!("mounting {image}: {e}"))?;
+    Fs::mount(dev, mode).map_err(|e| format!("{image}: file system: {e}"))
+}
+
+/// The extension's entry point (`.load PATH sqlite3_txftl_init`).
+///
+/// # Safety
+/// Called by SQLite with a valid `sqlite3_api_routines` pointer.
+#[no_mangle]
+pub unsafe extern "C" fn sqlite3_txftl_init(_db: *mut ffi::sqlite3, err: *mut *mut c_char, api: *const ffi::sqlite3_api_routines) -> c_int {
+    let result = std::panic::catch_unwind(|| {
+        let routines = unsafe { api.as_ref() }.ok_or("no API routines")?;
+        let (Some(vfs_register), Some(vfs_unregister), Some(mprintf)) = (routines.vfs_register, routines.vfs_unregister, routines.mprintf) else {
+            return Err("the host lacks vfs_register, vfs_unregister or mprintf".to_string());
+        };
+        let api = vfs::Api { vfs_register, vfs_unregister, mprintf };
+        let fs = mount()?;
+        let v = vfs::Vfs::register("txftl", Arc::new(Mutex::new(fs)), api)?;
+        v.leak();
+        Ok::<_, String>(api)
+    });
+    match result {
+        Ok(Ok(_)) => SQLITE_OK_LOAD_PERMANENTLY,
+        Ok(Err(msg)) => {
+            if !err.is_null() && !api.is_null() {
+                if let Some(mprintf) = (*api).mprintf {
+                    let c = CString::new(msg.replace('\0', " ")).unwrap_or_default();
+                    *err = mprintf(c"txftl: %s".as_ptr(), c.as_ptr());
+                }
+            }
+            ffi::SQLITE_ERROR
+        }
+        Err(_) => ffi::SQLITE_ERROR,
+    }
+}
+
+/// The default entry point SQLite looks for when none is named (Python 3.11's
+/// `load_extension(path)`, `.load path` without an entry point).
+///
+/// # Safety
+/// As [`sqlite3_txftl_init`].
+#[no_mangle]
+pub unsafe extern "C" fn sqlite3_extension_init(db: *mut ffi::sqlite3, err: *mut *mut c_char, api: *const ffi::sqlite3_api_routines) -> c_int {
+    sqlite3_txftl_init(db, err, api)
+}
