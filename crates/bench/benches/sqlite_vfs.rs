@@ -33,6 +33,19 @@ fn workload() -> TxWorkload {
 }
 
 /// `cache_kib`: 0 for SQLite's default cache, else `PRAGMA cache_size=-cache_kib`.
+/// Each iteration runs the next `TXS_PER_ITERATION` transactions of the workload.
+fn bench_transactions(bencher: Bencher, conn: &Connection) {
+    let next = RefCell::new(0u32);
+    bencher.counter(ItemsCount::new(TXS_PER_ITERATION)).bench_local(|| {
+        let w = workload();
+        for _ in 0..TXS_PER_ITERATION {
+            let i = *next.borrow();
+            *next.borrow_mut() += 1;
+            run_tx(conn, &w.updates(i)).unwrap();
+        }
+    });
+}
+
 #[divan::bench(args = [0, 65536], sample_count = 40, sample_size = 1)]
 fn xftl_through_the_vfs(bencher: Bencher, cache_kib: i64) {
     let mut p = preset("jasmine").unwrap();
@@ -45,15 +58,7 @@ fn xftl_through_the_vfs(bencher: Bencher, cache_kib: i64) {
         conn.pragma_update(None, "cache_size", -cache_kib).unwrap();
     }
     load(&conn, ROWS, 1).unwrap();
-    let next = RefCell::new(0u32);
-    bencher.counter(ItemsCount::new(TXS_PER_ITERATION)).bench_local(|| {
-        let w = workload();
-        for _ in 0..TXS_PER_ITERATION {
-            let i = *next.borrow();
-            *next.borrow_mut() += 1;
-            run_tx(&conn, &w.updates(i)).unwrap();
-        }
-    });
+    bench_transactions(bencher, &conn);
 }
 
 #[divan::bench(args = [0, 65536], sample_count = 40, sample_size = 1)]
@@ -64,15 +69,7 @@ fn sqlite_in_memory(bencher: Bencher, cache_kib: i64) {
         conn.pragma_update(None, "cache_size", -cache_kib).unwrap();
     }
     load(&conn, ROWS, 1).unwrap();
-    let next = RefCell::new(0u32);
-    bencher.counter(ItemsCount::new(TXS_PER_ITERATION)).bench_local(|| {
-        let w = workload();
-        for _ in 0..TXS_PER_ITERATION {
-            let i = *next.borrow();
-            *next.borrow_mut() += 1;
-            run_tx(&conn, &w.updates(i)).unwrap();
-        }
-    });
+    bench_transactions(bencher, &conn);
 }
 
 fn main() {

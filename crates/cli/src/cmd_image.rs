@@ -79,8 +79,14 @@ pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
     .map_err(CliError::failed)?;
     let info = dev.info();
     let dev = if args.fs {
-        let mode = if dev.transactional() { txftl_fs::FsMode::Transactional } else { txftl_fs::FsMode::Journaled };
-        txftl_fs::Fs::format(dev, mode).map_err(|e| CliError::Failed(format!("file system: {e}")))?.into_device()
+        let mode = if dev.transactional() {
+            txftl_fs::FsMode::Transactional
+        } else {
+            txftl_fs::FsMode::Journaled
+        };
+        txftl_fs::Fs::format(dev, mode)
+            .map_err(|e| CliError::Failed(format!("file system: {e}")))?
+            .into_device()
     } else {
         dev
     };

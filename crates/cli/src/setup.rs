@@ -56,17 +56,14 @@ pub fn protocol_options(args: &DeviceArgs) -> txftl_protocols::ProtocolOptions {
 pub fn describe(p: &Preset) -> String {
     let g = &p.geometry;
     let raw = g.capacity_bytes();
-    let raw = if raw >= 1 << 20 { format!("{} MiB", raw >> 20) } else { format!("{} KiB", raw >> 10) };
+    let raw = if raw >= 1 << 20 {
+        format!("{} MiB", raw >> 20)
+    } else {
+        format!("{} KiB", raw >> 10)
+    };
     format!(
         "{} ({:?}, {raw} raw, {} ch x {} dies x {} planes x {} blocks x {} pages of {} B)",
-        p.name,
-        g.cell,
-        g.channels,
-        g.dies_per_channel,
-        g.planes_per_die,
-        g.blocks_per_plane,
-        g.pages_per_block,
-        g.page_size
+        p.name, g.cell, g.channels, g.dies_per_channel, g.planes_per_die, g.blocks_per_plane, g.pages_per_block, g.page_size
     )
 }
 

@@ -40,7 +40,8 @@ fn mount() -> Result<Fs, String> {
     };
     let nand = Nand::open_image(image.as_ref(), ViolationPolicy::Error).map_err(|e| format!("{image}: {e}"))?;
     let opts = txftl_protocols::ProtocolOptions::default();
-    let dev = txftl_protocols::mount(&protocol, nand, txftl_ftl::FtlConfig::default(), &opts).map_err(|e| format!("mounting {image}: {e}"))?;
+    let dev =
+        txftl_protocols::mount(&protocol, nand, txftl_ftl::FtlConfig::default(), &opts).map_err(|e| format!("mounting {image}: {e}"))?;
     Fs::mount(dev, mode).map_err(|e| format!("{image}: file system: {e}"))
 }
 
@@ -52,10 +53,15 @@ fn mount() -> Result<Fs, String> {
 pub unsafe extern "C" fn sqlite3_txftl_init(_db: *mut ffi::sqlite3, err: *mut *mut c_char, api: *const ffi::sqlite3_api_routines) -> c_int {
     let result = std::panic::catch_unwind(|| {
         let routines = unsafe { api.as_ref() }.ok_or("no API routines")?;
-        let (Some(vfs_register), Some(vfs_unregister), Some(mprintf)) = (routines.vfs_register, routines.vfs_unregister, routines.mprintf) else {
+        let (Some(vfs_register), Some(vfs_unregister), Some(mprintf)) = (routines.vfs_register, routines.vfs_unregister, routines.mprintf)
+        else {
             return Err("the host lacks vfs_register, vfs_unregister or mprintf".to_string());
         };
-        let api = vfs::Api { vfs_register, vfs_unregister, mprintf };
+        let api = vfs::Api {
+            vfs_register,
+            vfs_unregister,
+            mprintf,
+        };
         let fs = mount()?;
         let v = vfs::Vfs::register("txftl", Arc::new(Mutex::new(fs)), api)?;
         v.leak();
@@ -82,6 +88,10 @@ pub unsafe extern "C" fn sqlite3_txftl_init(_db: *mut ffi::sqlite3, err: *mut *m
 /// # Safety
 /// As [`sqlite3_txftl_init`].
 #[no_mangle]
-pub unsafe extern "C" fn sqlite3_extension_init(db: *mut ffi::sqlite3, err: *mut *mut c_char, api: *const ffi::sqlite3_api_routines) -> c_int {
+pub unsafe extern "C" fn sqlite3_extension_init(
+    db: *mut ffi::sqlite3,
+    err: *mut *mut c_char,
+    api: *const ffi::sqlite3_api_routines,
+) -> c_int {
     sqlite3_txftl_init(db, err, api)
 }

@@ -11,6 +11,7 @@ pub mod crash;
 pub mod vfs;
 pub mod workload;
 
+pub(crate) use rusqlite::ffi;
 use rusqlite::{Connection, OpenFlags};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,12 +19,15 @@ use std::sync::{Arc, Mutex};
 use txftl_fs::{Fs, FsError, FsMode};
 use txftl_protocols::AnyDevice;
 pub use vfs::{Api, SharedFs, Vfs};
-pub(crate) use rusqlite::ffi;
 
 impl Api {
     /// The SQLite this program is linked with (rusqlite's bundled one).
     pub fn linked() -> Api {
-        Api { vfs_register: ffi::sqlite3_vfs_register, vfs_unregister: ffi::sqlite3_vfs_unregister, mprintf: ffi::sqlite3_mprintf }
+        Api {
+            vfs_register: ffi::sqlite3_vfs_register,
+            vfs_unregister: ffi::sqlite3_vfs_unregister,
+            mprintf: ffi::sqlite3_mprintf,
+        }
     }
 }
 
