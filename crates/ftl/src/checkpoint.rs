@@ -53,26 +53,27 @@ impl Checkpoint {
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(Self::encoded_len(
-            self.l2p.len() as u32,
-            self.blocks.len() as u32,
-            self.protocol.len(),
-        ));
+        Self::encode_parts(self.seq, &self.l2p, &self.blocks, &self.protocol)
+    }
+
+    /// Encodes a checkpoint from its parts (the FTL passes its live L2P, uncopied).
+    pub fn encode_parts(seq: u64, l2p: &[u32], blocks: &[BlockRecord], protocol: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(Self::encoded_len(l2p.len() as u32, blocks.len() as u32, protocol.len()));
         out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&self.seq.to_le_bytes());
-        out.extend_from_slice(&(self.l2p.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(self.blocks.len() as u32).to_le_bytes());
-        for p in &self.l2p {
+        out.extend_from_slice(&seq.to_le_bytes());
+        out.extend_from_slice(&(l2p.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(blocks.len() as u32).to_le_bytes());
+        for p in l2p {
             out.extend_from_slice(&p.to_le_bytes());
         }
-        for r in &self.blocks {
+        for r in blocks {
             out.extend_from_slice(&r.erase_count.to_le_bytes());
             out.extend_from_slice(&r.write_ptr.to_le_bytes());
             out.push(r.state as u8);
             out.push(0);
         }
-        out.extend_from_slice(&(self.protocol.len() as u32).to_le_bytes());
-        out.extend_from_slice(&self.protocol);
+        out.extend_from_slice(&(protocol.len() as u32).to_le_bytes());
+        out.extend_from_slice(protocol);
         out
     }
 

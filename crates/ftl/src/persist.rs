@@ -44,14 +44,9 @@ impl<H: Hooks> Ftl<H> {
         self.check_alive()?;
         let seq = self.seq;
         self.seq += 1;
-        let ckpt = Checkpoint {
-            seq,
-            l2p: self.l2p.clone(),
-            blocks: (0..self.geo.block_count() as usize).map(|b| self.record_state(b)).collect(),
-            protocol: self.hooks.checkpoint_section(),
-        };
-        let bytes = ckpt.encode();
-        let recorded_erase_counts: Vec<u32> = ckpt.blocks.iter().map(|r| r.erase_count).collect();
+        let blocks: Vec<BlockRecord> = (0..self.geo.block_count() as usize).map(|b| self.record_state(b)).collect();
+        let bytes = Checkpoint::encode_parts(seq, &self.l2p, &blocks, &self.hooks.checkpoint_section());
+        let recorded_erase_counts: Vec<u32> = blocks.iter().map(|r| r.erase_count).collect();
         let crc = crc32fast::hash(&bytes);
         let ps = self.geo.page_size as usize;
         let pages = bytes.len().div_ceil(ps) as u32;

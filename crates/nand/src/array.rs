@@ -387,6 +387,9 @@ impl Nand {
     fn copy_data_out(&self, ppn: Ppn, buf: &mut [u8]) {
         let ps = self.cfg.geometry.page_size as usize;
         match &self.data {
+            // An erased page's bytes in the store are stale (erase does not touch
+            // them, it is too costly): it reads as 0xFF.
+            Data::Full(_) if self.programs[ppn as usize] == 0 => buf.fill(0xFF),
             Data::Full(d) => buf.copy_from_slice(&d[ppn as usize * ps..(ppn as usize + 1) * ps]),
             Data::Meta(m) => match m.get(&ppn) {
                 Some(stored) => buf.copy_from_slice(stored),
@@ -483,7 +486,10 @@ impl Nand {
                 } else {
                     target_data.to_vec()
                 };
-                tear_program(&mut rng, cut.torn, &mut d[ppn as usize * ps..(ppn as usize + 1) * ps], &target);
+                // The page was erased: its stored bytes are stale, start from 0xFF.
+                let region = &mut d[ppn as usize * ps..(ppn as usize + 1) * ps];
+                region.fill(0xFF);
+                tear_program(&mut rng, cut.torn, region, &target);
             }
             Data::Meta(m) => {
                 if !target_data.is_empty() {
@@ -609,11 +615,11 @@ impl Nand {
         }
         self.programs[ppn as usize] = 0;
         self.oob[ppn as usize * os..(ppn as usize + 1) * os].fill(0xFF);
-        match &mut self.data {
-            Data::Full(d) => d[ppn as usize * ps..(ppn as usize + 1) * ps].fill(0xFF),
-            Data::Meta(m) => {
-                m.remove(&ppn);
-            }
+        // The data bytes are left as they are: `programs == 0` makes them read as
+        // erased, and a program overwrites the whole page.
+        let _ = ps;
+        if let Data::Meta(m) = &mut self.data {
+            m.remove(&ppn);
         }
     }
 
@@ -654,11 +660,16 @@ impl Nand {
         let g = self.cfg.geometry;
         let (os, ps) = (g.oob_size as usize, g.page_size as usize);
         let oob = &self.oob[ppn as usize * os..(ppn as usize + 1) * os];
+        let programs = self.programs[ppn as usize];
+        let erased;
         let data = match &self.data {
+            Data::Full(_) if programs == 0 => {
+                erased = vec![0xFFu8; ps];
+                &erased[..]
+            }
             Data::Full(d) => &d[ppn as usize * ps..(ppn as usize + 1) * ps],
             Data::Meta(_) => unreachable!("images always store full data"),
         };
-        let programs = self.programs[ppn as usize];
         self.image.as_mut().expect("checked").write_page(ppn, programs, oob, data)
     }
 

@@ -200,7 +200,8 @@ impl XFtl {
 
     /// Writes the table and switches the root to it.
     fn write_table(&mut self) -> Result<()> {
-        let bytes = self.ftl.hooks().table.encode();
+        let bytes = self.ftl.hooks().table.image().to_vec();
+        debug_assert_eq!(bytes, self.ftl.hooks().table.encode());
         self.ftl.commit_protocol_record(0, &bytes)?;
         self.ftl.hooks_mut().table_dirty = false;
         Ok(())

@@ -51,6 +51,9 @@ pub struct XL2P {
     /// lpn -> committed slots (at most one, kept as a set for safety).
     committed_by_lpn: BTreeMap<Lpn, BTreeSet<usize>>,
     free: BTreeSet<usize>,
+    /// The table as it goes to flash, kept up to date slot by slot (a commit
+    /// writes it as is instead of encoding 500 entries).
+    encoded: Vec<u8>,
 }
 
 impl XL2P {
@@ -61,6 +64,24 @@ impl XL2P {
             by_ppn: BTreeMap::new(),
             committed_by_lpn: BTreeMap::new(),
             free: (0..capacity as usize).collect(),
+            encoded: {
+                let mut e = vec![0u8; Self::encoded_len(capacity)];
+                e[0..8].copy_from_slice(MAGIC);
+                e[8..12].copy_from_slice(&capacity.to_le_bytes());
+                e
+            },
+        }
+    }
+
+    /// Re-encodes one slot into the table image.
+    fn sync_slot(&mut self, slot: usize) {
+        let rec = &mut self.encoded[HEADER_BYTES + slot * ENTRY_BYTES..HEADER_BYTES + (slot + 1) * ENTRY_BYTES];
+        rec.fill(0);
+        if let Some(e) = &self.slots[slot] {
+            rec[0..4].copy_from_slice(&e.tid.to_le_bytes());
+            rec[4..8].copy_from_slice(&e.lpn.to_le_bytes());
+            rec[8..12].copy_from_slice(&e.ppn.to_le_bytes());
+            rec[12] = e.status as u8;
         }
     }
 
@@ -116,6 +137,7 @@ impl XL2P {
             self.by_ppn.remove(&old);
             e.ppn = ppn;
             self.by_ppn.insert(ppn, slot);
+            self.sync_slot(slot);
             return Ok(Some(old));
         }
         let slot = self.free.pop_first().ok_or(Full)?;
@@ -127,6 +149,7 @@ impl XL2P {
         });
         self.by_tx.insert((tid, lpn), slot);
         self.by_ppn.insert(ppn, slot);
+        self.sync_slot(slot);
         Ok(None)
     }
 
@@ -148,6 +171,7 @@ impl XL2P {
         if status == Status::Committed {
             self.committed_by_lpn.entry(e.lpn).or_default().insert(slot);
         }
+        self.sync_slot(slot);
     }
 
     fn unindex_committed(&mut self, lpn: Lpn, slot: usize) {
@@ -169,12 +193,13 @@ impl XL2P {
                 self.unindex_committed(e.lpn, slot);
             }
             self.free.insert(slot);
+            self.sync_slot(slot);
         }
     }
 
     /// Drops committed entries for `lpn`: a newer write, trim or commit superseded them.
     pub fn drop_committed_for(&mut self, lpn: Lpn) {
-        if let Some(set) = self.committed_by_lpn.get(&lpn).cloned() {
+        if let Some(set) = self.committed_by_lpn.remove(&lpn) {
             for slot in set {
                 self.remove(slot);
             }
@@ -194,10 +219,17 @@ impl XL2P {
         if let Some(slot) = self.by_ppn.remove(&old) {
             self.slots[slot].as_mut().expect("indexed slot is used").ppn = new;
             self.by_ppn.insert(new, slot);
+            self.sync_slot(slot);
         }
     }
 
-    /// The whole table, free slots included (the paper writes the entire table).
+    /// The whole table as it goes to flash, free slots included (the paper
+    /// writes the entire table at every commit).
+    pub fn image(&self) -> &[u8] {
+        &self.encoded
+    }
+
+    /// Encodes the table from its entries (the reference `image` is checked against).
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(Self::encoded_len(self.capacity()));
         out.extend_from_slice(MAGIC);
@@ -269,6 +301,7 @@ mod tests {
         for s in t.slots_of(7) {
             t.set_status(s, Status::Committed);
         }
+        assert_eq!(t.image(), &t.encode()[..], "the incremental image matches a full encoding");
         let decoded = XL2P::decode(&t.encode()).unwrap();
         assert_eq!(decoded.len(), 3);
         assert!(decoded.contains(&Entry {
@@ -286,6 +319,7 @@ mod tests {
         );
         t.drop_committed();
         assert_eq!(t.len(), 2);
+        assert_eq!(t.image(), &t.encode()[..]);
         assert!(XL2P::decode(&t.encode()[..20]).is_err());
     }
 }
