@@ -84,6 +84,8 @@ pub struct Ftl<H: Hooks> {
     pub(crate) recovery: Option<RecoveryReport>,
     pub(crate) page_buf: Vec<u8>,
     pub(crate) oob_buf: Vec<u8>,
+    /// Page buffer for metadata records (checkpoints, superblocks, protocol records).
+    pub(crate) meta_buf: Vec<u8>,
 }
 
 /// Fixed superblock locations: the first block of units 0 and 1 (or blocks 0
@@ -153,6 +155,7 @@ impl<H: Hooks> Ftl<H> {
             recovery: None,
             page_buf: vec![0; geo.page_size as usize],
             oob_buf: vec![0; geo.oob_size as usize],
+            meta_buf: vec![0; geo.page_size as usize],
             hooks,
             cfg,
             geo,
@@ -321,6 +324,7 @@ impl<H: Hooks> Ftl<H> {
             recovery: self.recovery,
             page_buf: self.page_buf.clone(),
             oob_buf: self.oob_buf.clone(),
+            meta_buf: self.meta_buf.clone(),
         }
     }
 

@@ -12,7 +12,8 @@
 //!  4  u32     lpn (data pages) / page index within its record (metadata pages)
 //!  8  u64     sequence number: every program gets a fresh, larger one
 //! 16  u32     erase count of the block, as the FTL knew it when programming
-//! 20  u32     CRC-32 of the data area (when flag bit 0 is set)
+//! 20  u32     CRC-32 of the data area (when flag bit 0 is set; metadata pages
+//!             leave it clear: their records carry a CRC of their own)
 //! 24  [u8;32] protocol bytes (transaction id, status, links...; zero when unused)
 //! 56  u32     reserved (0)
 //! 60  u32     CRC-32 of bytes 0..60

@@ -52,7 +52,8 @@ impl<H: Hooks> Ftl<H> {
         let pages = bytes.len().div_ceil(ps) as u32;
         let protect = self.ckpt.extent.ring_indexes(self.geo.pages_per_block, self.ckpt_area.blocks.len());
         let mut extent = Extent { index: 0, page: 0, pages };
-        let mut page = vec![0u8; ps];
+        let mut page = std::mem::take(&mut self.meta_buf);
+        page.resize(ps, 0);
         for (i, chunk) in bytes.chunks(ps).enumerate() {
             page.fill(0);
             page[..chunk.len()].copy_from_slice(chunk);
@@ -63,6 +64,7 @@ impl<H: Hooks> Ftl<H> {
             }
             self.counters.map_writes += 1;
         }
+        self.meta_buf = page;
         let loc = RecordLoc {
             seq,
             extent,
@@ -97,7 +99,8 @@ impl<H: Hooks> Ftl<H> {
             .extent
             .ring_indexes(self.geo.pages_per_block, self.proto_rings[ring].blocks.len());
         let mut extent = Extent { index: 0, page: 0, pages };
-        let mut page = vec![0u8; ps];
+        let mut page = std::mem::take(&mut self.meta_buf);
+        page.resize(ps, 0);
         for i in 0..pages as usize {
             let chunk = &bytes[(i * ps).min(bytes.len())..((i + 1) * ps).min(bytes.len())];
             page.fill(0);
@@ -109,6 +112,7 @@ impl<H: Hooks> Ftl<H> {
             }
             self.counters.protocol_meta_writes += 1;
         }
+        self.meta_buf = page;
         self.proto_current[ring] = RecordLoc {
             seq,
             extent,
@@ -147,11 +151,13 @@ impl<H: Hooks> Ftl<H> {
                 })
                 .collect(),
         };
-        let mut page = vec![0u8; self.geo.page_size as usize];
+        let mut page = std::mem::take(&mut self.meta_buf);
+        page.resize(self.geo.page_size as usize, 0);
         sb.encode(&mut page);
         // The block holding the newest superblock must survive this append.
         let protect = [self.sb_area.head_index];
         self.append(Ring::Superblock, &protect, PageKind::Superblock, 0, self.sb_seq, &page)?;
+        self.meta_buf = page;
         self.counters.superblock_writes += 1;
         Ok(())
     }
@@ -194,7 +200,10 @@ impl<H: Hooks> Ftl<H> {
             area.head_page = 0;
         }
         let ppn = self.geo.ppn(block, page);
-        Oob::new(kind, index, seq, self.blocks.erase_count[block as usize], data).encode(&mut self.oob_buf);
+        // Metadata records carry their own CRC (the superblock over its body, the
+        // checkpoint and protocol records in the superblock naming them), so the
+        // page's OOB records no data CRC: no second pass over the page.
+        Oob::new(kind, index, seq, self.blocks.erase_count[block as usize], &[]).encode(&mut self.oob_buf);
         match self.nand.program(ppn, self.now_ns, data, &self.oob_buf) {
             Ok(t) => self.now_ns = self.now_ns.max(t.done_ns),
             Err(e) => return Err(self.fail(e)),

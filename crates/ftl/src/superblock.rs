@@ -79,20 +79,24 @@ impl Superblock {
 
     /// Encodes into a page-sized buffer. The caller checked it fits.
     pub fn encode(&self, page: &mut [u8]) {
-        page.fill(0);
-        let mut w = Vec::with_capacity(page.len());
-        w.extend_from_slice(MAGIC);
-        w.extend_from_slice(&0u32.to_le_bytes()); // body length, patched below
-        w.extend_from_slice(&0u32.to_le_bytes());
-        w.extend_from_slice(&self.sb_seq.to_le_bytes());
+        // Written straight into the page; `w` is the write position.
+        let mut w = 0usize;
+        let mut put = |page: &mut [u8], bytes: &[u8]| {
+            page[w..w + bytes.len()].copy_from_slice(bytes);
+            w += bytes.len();
+        };
+        put(page, MAGIC);
+        put(page, &0u32.to_le_bytes()); // body length, patched below
+        put(page, &0u32.to_le_bytes());
+        put(page, &self.sb_seq.to_le_bytes());
         for v in [self.block_count, self.pages_per_block, self.page_size, self.logical_pages] {
-            w.extend_from_slice(&v.to_le_bytes());
+            put(page, &v.to_le_bytes());
         }
         let mut name = [0u8; 16];
         let n = self.protocol.len().min(16);
         name[..n].copy_from_slice(&self.protocol.as_bytes()[..n]);
-        w.extend_from_slice(&name);
-        w.extend_from_slice(&self.ckpt_seq.to_le_bytes());
+        put(page, &name);
+        put(page, &self.ckpt_seq.to_le_bytes());
         for v in [
             self.ckpt.index as u32,
             self.ckpt.page,
@@ -100,30 +104,30 @@ impl Superblock {
             self.ckpt_bytes,
             self.ckpt_crc,
         ] {
-            w.extend_from_slice(&v.to_le_bytes());
+            put(page, &v.to_le_bytes());
         }
-        w.extend_from_slice(&(self.ckpt_ring.len() as u32).to_le_bytes());
-        w.extend_from_slice(&(self.root.len() as u32).to_le_bytes());
+        put(page, &(self.ckpt_ring.len() as u32).to_le_bytes());
+        put(page, &(self.root.len() as u32).to_le_bytes());
         for b in &self.ckpt_ring {
-            w.extend_from_slice(&b.to_le_bytes());
+            put(page, &b.to_le_bytes());
         }
-        w.extend_from_slice(&self.root);
-        w.extend_from_slice(&(self.protocol_rings.len() as u32).to_le_bytes());
+        put(page, &self.root);
+        put(page, &(self.protocol_rings.len() as u32).to_le_bytes());
         for r in &self.protocol_rings {
-            w.extend_from_slice(&(r.blocks.len() as u32).to_le_bytes());
+            put(page, &(r.blocks.len() as u32).to_le_bytes());
             for v in [r.current.index as u32, r.current.page, r.current.pages, r.bytes, r.crc] {
-                w.extend_from_slice(&v.to_le_bytes());
+                put(page, &v.to_le_bytes());
             }
-            w.extend_from_slice(&r.seq.to_le_bytes());
+            put(page, &r.seq.to_le_bytes());
             for b in &r.blocks {
-                w.extend_from_slice(&b.to_le_bytes());
+                put(page, &b.to_le_bytes());
             }
         }
-        let body = w.len();
-        w[8..12].copy_from_slice(&(body as u32).to_le_bytes());
-        let crc = crc32fast::hash(&w);
-        w.extend_from_slice(&crc.to_le_bytes());
-        page[..w.len()].copy_from_slice(&w);
+        let body = w;
+        page[8..12].copy_from_slice(&(body as u32).to_le_bytes());
+        let crc = crc32fast::hash(&page[..body]);
+        page[body..body + 4].copy_from_slice(&crc.to_le_bytes());
+        page[body + 4..].fill(0);
     }
 
     /// Decodes a page; `None` if it is not an intact superblock.

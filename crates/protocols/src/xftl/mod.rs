@@ -200,9 +200,16 @@ impl XFtl {
 
     /// Writes the table and switches the root to it.
     fn write_table(&mut self) -> Result<()> {
-        let bytes = self.ftl.hooks().table.image().to_vec();
-        debug_assert_eq!(bytes, self.ftl.hooks().table.encode());
-        self.ftl.commit_protocol_record(0, &bytes)?;
+        // Lend the table image to the framework for the write (no copy), then put it back.
+        let image = self.ftl.hooks_mut().table.take_image();
+        debug_assert_eq!(image, {
+            let mut t = self.ftl.hooks().table.clone();
+            t.put_image(image.clone());
+            t.encode()
+        });
+        let r = self.ftl.commit_protocol_record(0, &image);
+        self.ftl.hooks_mut().table.put_image(image);
+        r?;
         self.ftl.hooks_mut().table_dirty = false;
         Ok(())
     }

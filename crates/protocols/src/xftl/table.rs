@@ -229,6 +229,15 @@ impl XL2P {
         &self.encoded
     }
 
+    /// Lends the table image out (until `put_image`); the table must not change meanwhile.
+    pub fn take_image(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.encoded)
+    }
+
+    pub fn put_image(&mut self, image: Vec<u8>) {
+        self.encoded = image;
+    }
+
     /// Encodes the table from its entries (the reference `image` is checked against).
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(Self::encoded_len(self.capacity()));
