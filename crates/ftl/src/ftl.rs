@@ -46,6 +46,8 @@ pub(crate) struct RecordLoc {
     pub crc: u32,
 }
 
+/// Cloning copies the NAND as a RAM snapshot (no image file behind the copy).
+#[derive(Clone)]
 pub struct Ftl<H: Hooks> {
     pub(crate) nand: Nand,
     pub(crate) geo: Geometry,
@@ -298,41 +300,7 @@ impl<H: Hooks> Ftl<H> {
     where
         H: Clone,
     {
-        Ftl {
-            nand: self.nand.snapshot(),
-            geo: self.geo,
-            cfg: self.cfg.clone(),
-            derived: self.derived,
-            l2p: self.l2p.clone(),
-            p2l: self.p2l.clone(),
-            blocks: self.blocks.clone(),
-            host_open: self.host_open.clone(),
-            host_cursor: self.host_cursor,
-            gc_open: self.gc_open.clone(),
-            gc_cursor: self.gc_cursor,
-            seq: self.seq,
-            now_ns: self.now_ns,
-            sb_area: self.sb_area.clone(),
-            sb_seq: self.sb_seq,
-            ckpt_area: self.ckpt_area.clone(),
-            ckpt: self.ckpt,
-            proto_rings: self.proto_rings.clone(),
-            proto_current: self.proto_current.clone(),
-            ckpt_erase_counts: self.ckpt_erase_counts.clone(),
-            programs_since_ckpt: self.programs_since_ckpt,
-            trims_pending: self.trims_pending,
-            erases_since_wl_check: self.erases_since_wl_check,
-            counters: self.counters,
-            nand_base: self.nand_base,
-            time_base_ns: self.time_base_ns,
-            failed: self.failed,
-            hooks: self.hooks.clone(),
-            recovery: self.recovery,
-            page_buf: self.page_buf.clone(),
-            oob_buf: self.oob_buf.clone(),
-            meta_buf: self.meta_buf.clone(),
-            intact: self.intact.clone(),
-        }
+        self.clone()
     }
 
     /// The NAND, for fault injection (arming a power cut on a live device).

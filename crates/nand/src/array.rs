@@ -71,6 +71,14 @@ impl NandStats {
     }
 }
 
+/// A clone is a RAM snapshot: same contents, wear, power state, armed cut,
+/// counters and clocks, with no image file behind it (see [`Nand::snapshot`]).
+impl Clone for Nand {
+    fn clone(&self) -> Nand {
+        self.snapshot()
+    }
+}
+
 /// Kind of one NAND operation, as recorded by the optional operation log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
