@@ -380,26 +380,30 @@ fn bars_svg(title: &str, runs: &[ModeRun], value: impl Fn(&ModeRun) -> f64) -> S
     {
         let root = SVGBackend::with_string(&mut svg, (480, 320)).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let vmax = runs.iter().map(&value).fold(0.0, f64::max) * 1.15 + 1e-9;
-        let n = runs.len() as f64;
+        let vmax = runs.iter().map(&value).fold(0.0, f64::max) * 1.15 + 1.0;
+        let n = runs.len() as u32;
         if let Ok(mut chart) = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 16))
             .margin(12)
             .x_label_area_size(30)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.0..n, 0.0..vmax)
+            .y_label_area_size(70)
+            .build_cartesian_2d((0..n.saturating_sub(1)).into_segmented(), 0.0..vmax)
         {
             let names: Vec<&str> = runs.iter().map(|r| r.mode.name()).collect();
             let _ = chart
                 .configure_mesh()
                 .disable_x_mesh()
-                .x_labels(runs.len() + 1)
-                .x_label_formatter(&|x| names.get(x.floor() as usize).map(|s| s.to_string()).unwrap_or_default())
+                .x_label_formatter(&|x| match x {
+                    SegmentValue::CenterOf(i) => names.get(*i as usize).map(|s| s.to_string()).unwrap_or_default(),
+                    _ => String::new(),
+                })
+                .y_label_formatter(&|y| format!("{y:.0}"))
                 .draw();
             let _ = chart.draw_series(
-                runs.iter()
-                    .enumerate()
-                    .map(|(i, r)| Rectangle::new([(i as f64 + 0.2, 0.0), (i as f64 + 0.8, value(r))], BLUE.mix(0.6).filled())),
+                Histogram::vertical(&chart)
+                    .style(BLUE.mix(0.6).filled())
+                    .margin(16)
+                    .data(runs.iter().enumerate().map(|(i, r)| (i as u32, value(r)))),
             );
         }
         let _ = root.present();
