@@ -176,3 +176,49 @@ fn sqlcrash_enumerates_and_finds_nothing() {
     assert_eq!(code, 0, "{err}{out}");
     assert!(out.contains("crash points tried") && out.contains("X-FTL"), "{out}");
 }
+
+/// One seed, one result: the simulated figures of two runs are identical (only
+/// the wall-clock fields may differ).
+#[test]
+fn simulated_figures_are_deterministic() {
+    let run = || {
+        let (code, out, err) = txftl(&[
+            "run",
+            "--preset",
+            "tiny",
+            "--ops",
+            "3000",
+            "--workload",
+            "mixed",
+            "--seed",
+            "9",
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        (v["measured"].clone(), v["fill"].clone(), v["erase_count_max"].clone())
+    };
+    assert_eq!(run(), run());
+    let compare = || {
+        let (code, out, err) = txftl(&[
+            "compare",
+            "--preset",
+            "tiny",
+            "--blocks-per-plane",
+            "512",
+            "--rows",
+            "300",
+            "--transactions",
+            "10",
+            "--ks",
+            "",
+            "--validity",
+            "0",
+            "--no-restart",
+            "--json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()["table1"].clone()
+    };
+    assert_eq!(compare(), compare());
+}
