@@ -587,7 +587,7 @@ impl Fs {
                 }
             }
         } else if size > old {
-            self.ensure_pages(ino, size.div_ceil(ps) as u32, old)?;
+            self.ensure_pages(ino, size.div_ceil(ps) as u32)?;
         }
         self.inodes[ino as usize].size = size;
         self.mark_inode_dirty(ino);
@@ -663,9 +663,9 @@ impl Fs {
         Ok(l.data_start + i)
     }
 
-    /// Makes sure the file has `pages` pages; new pages past `old_size` are
-    /// written with zeros (so they never show stale contents).
-    fn ensure_pages(&mut self, ino: Ino, pages: u32, _old_size: u64) -> Result<()> {
+    /// Makes sure the file has `pages` pages; new pages are written with zeros
+    /// (so they never show stale contents).
+    fn ensure_pages(&mut self, ino: Ino, pages: u32) -> Result<()> {
         let zeros = vec![0u8; self.page_size()];
         while self.inodes[ino as usize].pages() < pages {
             let lpn = self.allocate(ino)?;
@@ -729,7 +729,7 @@ impl Fs {
         // Pages between the old end and this write: allocated and zeroed.
         let first_page = (offset / ps) as u32;
         if first_page > self.inode(ino)?.pages() {
-            self.ensure_pages(ino, first_page, old_size)?;
+            self.ensure_pages(ino, first_page)?;
         }
         let mut done = 0usize;
         let mut page = std::mem::take(&mut self.buf);

@@ -617,7 +617,7 @@ impl Nand {
 
     fn erase_page(&mut self, ppn: Ppn) {
         let g = self.cfg.geometry;
-        let (os, ps) = (g.oob_size as usize, g.page_size as usize);
+        let os = g.oob_size as usize;
         if self.programs[ppn as usize] == 0 {
             return;
         }
@@ -625,7 +625,6 @@ impl Nand {
         self.oob[ppn as usize * os..(ppn as usize + 1) * os].fill(0xFF);
         // The data bytes are left as they are: `programs == 0` makes them read as
         // erased, and a program overwrites the whole page.
-        let _ = ps;
         if let Data::Meta(m) = &mut self.data {
             m.remove(&ppn);
         }

@@ -132,12 +132,11 @@ pub fn sql_crashtest(spec: &SqlCrashSpec, progress: &dyn Fn(u64, u64)) -> Result
     let stack = mount(spec, probe)?;
     let base = stack.with_fs_mut(|fs| fs.device().nand().op_count())?;
     stack.with_fs_mut(|fs| fs.device_mut().nand_mut().set_op_log(true))?;
-    let (final_state, cut) = scenario(spec, &stack, &initial)?;
+    let (_, cut) = scenario(spec, &stack, &initial)?;
     if cut.is_some() {
         return Err(StackError::Other("the uncut dry run failed".into()));
     }
     let log: Vec<OpKind> = stack.with_fs_mut(|fs| fs.device().nand().op_log().to_vec())?;
-    drop(final_state);
     drop(stack);
     let mut points: Vec<(u64, Torn)> = Vec::new();
     for (i, k) in log.iter().enumerate() {

@@ -19,6 +19,8 @@
 //! Nothing panics across the FFI boundary: every callback catches unwinding and
 //! maps errors to SQLite codes (`SQLITE_IOERR_*`, `SQLITE_FULL`, `SQLITE_CANTOPEN`).
 //! Time and randomness are deterministic (a fixed clock, a counter).
+//! With `TXFTL_VFS_DEBUG` set in the environment, the file-system error behind
+//! each failing callback is printed to stderr.
 
 use crate::ffi;
 use std::collections::BTreeMap;
