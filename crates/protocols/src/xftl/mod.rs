@@ -202,11 +202,7 @@ impl XFtl {
     fn write_table(&mut self) -> Result<()> {
         // Lend the table image to the framework for the write (no copy), then put it back.
         let image = self.ftl.hooks_mut().table.take_image();
-        debug_assert_eq!(image, {
-            let mut t = self.ftl.hooks().table.clone();
-            t.put_image(image.clone());
-            t.encode()
-        });
+        debug_assert_eq!(image, self.ftl.hooks().table.encode());
         let r = self.ftl.commit_protocol_record(0, &image);
         self.ftl.hooks_mut().table.put_image(image);
         r?;
@@ -305,18 +301,11 @@ impl Device for XFtl {
     fn commit(&mut self, tid: Tid) -> Result<u64> {
         self.check_active(tid)?;
         let start = self.ftl.now();
-        let slots = self.ftl.hooks().table.slots_of(tid);
-        if !slots.is_empty() {
+        if self.ftl.hooks().table.has_entries(tid) {
             // Every page of t must be on flash before the table says it committed.
             self.ftl.wait_idle();
-            let entries: Vec<Entry> = slots.iter().map(|&s| self.ftl.hooks().table.entry(s)).collect();
             let hooks = self.ftl.hooks_mut();
-            for e in &entries {
-                hooks.table.drop_committed_for(e.lpn);
-            }
-            for &s in &slots {
-                hooks.table.set_status(s, Status::Committed);
-            }
+            let entries = hooks.table.commit_tx(tid);
             if hooks.canary {
                 hooks.table_dirty = true;
             } else {
@@ -334,10 +323,7 @@ impl Device for XFtl {
     fn abort(&mut self, tid: Tid) -> Result<u64> {
         self.check_active(tid)?;
         let hooks = self.ftl.hooks_mut();
-        for s in hooks.table.slots_of(tid) {
-            hooks.table.set_status(s, Status::Aborted);
-            hooks.table.remove(s);
-        }
+        hooks.table.abort_tx(tid);
         hooks.active.remove(&tid);
         self.ftl.counters_mut().aborts += 1;
         Ok(0)

@@ -14,7 +14,7 @@
 //! 500 entries take 8,016 bytes: one 8 KiB page, as in the paper. The record's
 //! sequence number and CRC live in the superblock that names it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use txftl_ftl::{Lpn, Ppn, Tid};
 
 pub const ENTRY_BYTES: usize = 16;
@@ -37,33 +37,61 @@ pub struct Entry {
     pub status: Status,
 }
 
-/// The table is full of active entries: the host must commit or abort a transaction.
+/// The table full of active entries: the host must commit or abort a transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Full;
 
+/// "No slot" in the dense indexes.
+const NONE: u32 = u32::MAX;
+
+/// The table in DRAM. Every operation on the write and commit path is O(1) or
+/// O(entries of one page or one transaction): the indexes are dense arrays by
+/// page number (grown on demand, at most one word per page, like the L2P) and
+/// chains through the slots, not search trees, because X-FTL updates them on
+/// every write.
 #[derive(Clone, Debug)]
 pub struct XL2P {
     slots: Vec<Option<Entry>>,
-    /// (tid, lpn) -> slot.
-    by_tx: BTreeMap<(Tid, Lpn), usize>,
-    /// physical page -> slot.
-    by_ppn: BTreeMap<Ppn, usize>,
-    /// lpn -> committed slots (at most one, kept as a set for safety).
-    committed_by_lpn: BTreeMap<Lpn, BTreeSet<usize>>,
-    free: BTreeSet<usize>,
+    /// Per slot, the next slot holding the same logical page (a chain; NONE ends it).
+    next_same_lpn: Vec<u32>,
+    /// Logical page -> first slot of its chain. A chain holds the page's active
+    /// entries (one per transaction that wrote it) and at most one committed
+    /// entry (a commit drops the committed entries of its pages first).
+    head_by_lpn: Vec<u32>,
+    /// Physical page -> the slot pointing to it.
+    slot_by_ppn: Vec<u32>,
+    /// Active transactions that have entries -> their slots, in write order.
+    by_tx: BTreeMap<Tid, Vec<usize>>,
+    committed: usize,
+    /// Free slots, a stack (slot 0 on top in a new table).
+    free: Vec<usize>,
     /// The table as it goes to flash, kept up to date slot by slot (a commit
     /// writes it as is instead of encoding 500 entries).
     encoded: Vec<u8>,
+}
+
+fn at(index: &[u32], i: u32) -> u32 {
+    index.get(i as usize).copied().unwrap_or(NONE)
+}
+
+fn set_at(index: &mut Vec<u32>, i: u32, slot: u32) {
+    let i = i as usize;
+    if i >= index.len() {
+        index.resize(i + 1, NONE);
+    }
+    index[i] = slot;
 }
 
 impl XL2P {
     pub fn new(capacity: u32) -> XL2P {
         XL2P {
             slots: vec![None; capacity as usize],
+            next_same_lpn: vec![NONE; capacity as usize],
+            head_by_lpn: Vec::new(),
+            slot_by_ppn: Vec::new(),
             by_tx: BTreeMap::new(),
-            by_ppn: BTreeMap::new(),
-            committed_by_lpn: BTreeMap::new(),
-            free: (0..capacity as usize).collect(),
+            committed: 0,
+            free: (0..capacity as usize).rev().collect(),
             encoded: {
                 let mut e = vec![0u8; Self::encoded_len(capacity)];
                 e[0..8].copy_from_slice(MAGIC);
@@ -102,125 +130,178 @@ impl XL2P {
         self.slots.iter().enumerate().filter_map(|(i, e)| e.as_ref().map(|e| (i, e)))
     }
 
+    /// The slots holding `lpn`, newest first.
+    fn chain(&self, lpn: Lpn) -> impl Iterator<Item = usize> + '_ {
+        let mut s = at(&self.head_by_lpn, lpn);
+        std::iter::from_fn(move || {
+            (s != NONE).then(|| {
+                let slot = s as usize;
+                s = self.next_same_lpn[slot];
+                slot
+            })
+        })
+    }
+
+    fn find(&self, lpn: Lpn, want: impl Fn(&Entry) -> bool) -> Option<usize> {
+        self.chain(lpn).find(|&s| self.slots[s].as_ref().is_some_and(&want))
+    }
+
     pub fn get(&self, tid: Tid, lpn: Lpn) -> Option<Entry> {
-        self.by_tx.get(&(tid, lpn)).and_then(|&s| self.slots[s])
+        self.find(lpn, |e| e.tid == tid && e.status == Status::Active)
+            .and_then(|s| self.slots[s])
     }
 
     pub fn by_ppn(&self, ppn: Ppn) -> Option<Entry> {
-        self.by_ppn.get(&ppn).and_then(|&s| self.slots[s])
+        match at(&self.slot_by_ppn, ppn) {
+            NONE => None,
+            s => self.slots[s as usize].filter(|e| e.ppn == ppn),
+        }
     }
 
-    /// Active entries pointing into physical pages `first..end`.
+    /// Active entries pointing into physical pages `first..end`. GC asks this
+    /// of every candidate block, so it walks whichever is shorter: the active
+    /// entries, or the range.
     pub fn active_in(&self, first: Ppn, end: Ppn) -> u32 {
-        self.by_ppn
-            .range(first..end)
-            .filter(|(_, &s)| self.slots[s].is_some_and(|e| e.status == Status::Active))
+        let active = self.len() - self.committed;
+        if active <= (end.saturating_sub(first) as usize) / 8 {
+            let slots = self.by_tx.values().flatten();
+            return slots
+                .filter(|&&s| self.slots[s].is_some_and(|e| (first..end).contains(&e.ppn)))
+                .count() as u32;
+        }
+        (first..end)
+            .filter(|&ppn| self.by_ppn(ppn).is_some_and(|e| e.status == Status::Active))
             .count() as u32
     }
 
     pub fn has_committed(&self) -> bool {
-        !self.committed_by_lpn.is_empty()
+        self.committed > 0
     }
 
     /// Would a write by `tid` to `lpn` need a new slot that is not there?
     pub fn needs_slot(&self, tid: Tid, lpn: Lpn) -> bool {
-        !self.by_tx.contains_key(&(tid, lpn)) && self.free.is_empty()
+        self.free.is_empty() && self.get(tid, lpn).is_none()
     }
 
     /// Records that `tid` wrote `lpn` at `ppn`: a new active entry, or the
     /// existing entry updated (a page updated again by the same transaction).
     /// Returns the physical page the entry pointed to before, if any.
     pub fn upsert(&mut self, tid: Tid, lpn: Lpn, ppn: Ppn) -> Result<Option<Ppn>, Full> {
-        if let Some(&slot) = self.by_tx.get(&(tid, lpn)) {
-            let e = self.slots[slot].as_mut().expect("indexed slot is used");
+        if let Some(slot) = self.find(lpn, |e| e.tid == tid && e.status == Status::Active) {
+            let e = self.slots[slot].as_mut().expect("chained slot is used");
             let old = e.ppn;
-            self.by_ppn.remove(&old);
             e.ppn = ppn;
-            self.by_ppn.insert(ppn, slot);
+            if at(&self.slot_by_ppn, old) == slot as u32 {
+                self.slot_by_ppn[old as usize] = NONE;
+            }
+            set_at(&mut self.slot_by_ppn, ppn, slot as u32);
             self.sync_slot(slot);
             return Ok(Some(old));
         }
-        let slot = self.free.pop_first().ok_or(Full)?;
+        let slot = self.free.pop().ok_or(Full)?;
         self.slots[slot] = Some(Entry {
             tid,
             lpn,
             ppn,
             status: Status::Active,
         });
-        self.by_tx.insert((tid, lpn), slot);
-        self.by_ppn.insert(ppn, slot);
+        self.next_same_lpn[slot] = at(&self.head_by_lpn, lpn);
+        set_at(&mut self.head_by_lpn, lpn, slot as u32);
+        set_at(&mut self.slot_by_ppn, ppn, slot as u32);
+        self.by_tx.entry(tid).or_default().push(slot);
         self.sync_slot(slot);
         Ok(None)
     }
 
-    /// Slots of a transaction's entries.
-    pub fn slots_of(&self, tid: Tid) -> Vec<usize> {
-        self.by_tx.range((tid, 0)..=(tid, Lpn::MAX)).map(|(_, &s)| s).collect()
+    /// Has the active transaction `tid` written anything?
+    pub fn has_entries(&self, tid: Tid) -> bool {
+        self.by_tx.contains_key(&tid)
     }
 
-    pub fn entry(&self, slot: usize) -> Entry {
-        self.slots[slot].expect("slot in use")
+    /// Commits `tid` in DRAM: drops the committed entries of its pages (this
+    /// commit supersedes them) and marks its own committed. Returns them.
+    pub fn commit_tx(&mut self, tid: Tid) -> Vec<Entry> {
+        let slots = self.by_tx.remove(&tid).unwrap_or_default();
+        let mut out = Vec::with_capacity(slots.len());
+        for slot in slots {
+            let e = self.slots[slot].as_mut().expect("slot in use");
+            e.status = Status::Committed;
+            let e = *e;
+            self.sync_slot(slot);
+            self.committed += 1;
+            let older = self
+                .chain(e.lpn)
+                .find(|&s| s != slot && self.slots[s].is_some_and(|o| o.status == Status::Committed));
+            if let Some(older) = older {
+                self.remove(older);
+            }
+            out.push(e);
+        }
+        out
     }
 
-    pub fn set_status(&mut self, slot: usize, status: Status) {
-        let e = self.slots[slot].expect("slot in use");
+    /// Aborts `tid`: its entries go (status aborted, then the slot freed), its pages are dead.
+    pub fn abort_tx(&mut self, tid: Tid) {
+        for slot in self.by_tx.remove(&tid).unwrap_or_default() {
+            self.slots[slot].as_mut().expect("slot in use").status = Status::Aborted;
+            self.remove(slot);
+        }
+    }
+
+    /// Frees a slot that no transaction's list holds any more (committed, or aborted).
+    fn remove(&mut self, slot: usize) {
+        let Some(e) = self.slots[slot].take() else { return };
+        // Unlink from the page's chain.
+        let next = self.next_same_lpn[slot];
+        if at(&self.head_by_lpn, e.lpn) == slot as u32 {
+            self.head_by_lpn[e.lpn as usize] = next;
+        } else {
+            let prev = self.chain(e.lpn).find(|&s| self.next_same_lpn[s] == slot as u32);
+            self.next_same_lpn[prev.expect("a used slot is on its page's chain")] = next;
+        }
+        self.next_same_lpn[slot] = NONE;
+        if at(&self.slot_by_ppn, e.ppn) == slot as u32 {
+            self.slot_by_ppn[e.ppn as usize] = NONE;
+        }
         if e.status == Status::Committed {
-            self.unindex_committed(e.lpn, slot);
+            self.committed -= 1;
         }
-        self.slots[slot].as_mut().expect("slot in use").status = status;
-        if status == Status::Committed {
-            self.committed_by_lpn.entry(e.lpn).or_default().insert(slot);
-        }
+        self.free.push(slot);
         self.sync_slot(slot);
     }
 
-    fn unindex_committed(&mut self, lpn: Lpn, slot: usize) {
-        if let Some(set) = self.committed_by_lpn.get_mut(&lpn) {
-            set.remove(&slot);
-            if set.is_empty() {
-                self.committed_by_lpn.remove(&lpn);
-            }
-        }
-    }
-
-    pub fn remove(&mut self, slot: usize) {
-        if let Some(e) = self.slots[slot].take() {
-            self.by_tx.remove(&(e.tid, e.lpn));
-            if self.by_ppn.get(&e.ppn) == Some(&slot) {
-                self.by_ppn.remove(&e.ppn);
-            }
-            if e.status == Status::Committed {
-                self.unindex_committed(e.lpn, slot);
-            }
-            self.free.insert(slot);
-            self.sync_slot(slot);
-        }
-    }
-
-    /// Drops committed entries for `lpn`: a newer write, trim or commit superseded them.
+    /// Drops committed entries for `lpn`: a newer write or trim superseded them.
     pub fn drop_committed_for(&mut self, lpn: Lpn) {
-        if let Some(set) = self.committed_by_lpn.remove(&lpn) {
-            for slot in set {
-                self.remove(slot);
-            }
+        if self.committed == 0 {
+            return;
+        }
+        while let Some(slot) = self.find(lpn, |e| e.status == Status::Committed) {
+            self.remove(slot);
         }
     }
 
     /// Drops every committed entry: a durable L2P checkpoint covers them.
     pub fn drop_committed(&mut self) {
-        let slots: Vec<usize> = self.committed_by_lpn.values().flatten().copied().collect();
-        for slot in slots {
-            self.remove(slot);
+        for slot in 0..self.slots.len() {
+            if self.committed == 0 {
+                break;
+            }
+            if self.slots[slot].is_some_and(|e| e.status == Status::Committed) {
+                self.remove(slot);
+            }
         }
     }
 
     /// GC moved a page an entry points to.
     pub fn relocate(&mut self, old: Ppn, new: Ppn) {
-        if let Some(slot) = self.by_ppn.remove(&old) {
-            self.slots[slot].as_mut().expect("indexed slot is used").ppn = new;
-            self.by_ppn.insert(new, slot);
-            self.sync_slot(slot);
+        if self.by_ppn(old).is_none() {
+            return;
         }
+        let slot = self.slot_by_ppn[old as usize];
+        self.slot_by_ppn[old as usize] = NONE;
+        self.slots[slot as usize].as_mut().expect("indexed slot is used").ppn = new;
+        set_at(&mut self.slot_by_ppn, new, slot);
+        self.sync_slot(slot as usize);
     }
 
     /// The whole table as it goes to flash, free slots included (the paper
@@ -307,9 +388,7 @@ mod tests {
         t.upsert(8, 11, 103).unwrap();
         assert_eq!(t.upsert(9, 12, 104), Err(Full));
         assert!(t.needs_slot(9, 12) && !t.needs_slot(8, 11));
-        for s in t.slots_of(7) {
-            t.set_status(s, Status::Committed);
-        }
+        assert_eq!(t.commit_tx(7).len(), 1);
         assert_eq!(t.image(), &t.encode()[..], "the incremental image matches a full encoding");
         let decoded = XL2P::decode(&t.encode()).unwrap();
         assert_eq!(decoded.len(), 3);
@@ -323,12 +402,108 @@ mod tests {
         assert_eq!(t.by_ppn(200).unwrap().lpn, 11);
         t.drop_committed_for(10);
         assert!(
-            t.get(7, 10).is_none() && t.get(8, 10).is_some(),
-            "only committed entries are dropped"
+            t.by_ppn(101).is_none() && t.get(8, 10).is_some() && t.len() == 2,
+            "only the committed entry is dropped"
         );
         t.drop_committed();
         assert_eq!(t.len(), 2);
         assert_eq!(t.image(), &t.encode()[..]);
         assert!(XL2P::decode(&t.encode()[..20]).is_err());
+    }
+
+    /// The dense indexes and slot chains against a plain list of entries,
+    /// over a seeded (ChaCha8) random sequence of every table operation.
+    #[test]
+    fn indexes_agree_with_a_plain_list() {
+        use rand::{Rng, SeedableRng};
+        const CAP: u32 = 12;
+        for seed in 0..40u64 {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let mut t = XL2P::new(CAP);
+            let mut model: Vec<Entry> = Vec::new();
+            let mut next_ppn = 0u32;
+            for step in 0..400 {
+                let tid = rng.gen_range(1..5u32);
+                let lpn = rng.gen_range(0..6u32);
+                match rng.gen_range(0..10) {
+                    0..=4 => {
+                        next_ppn += 1;
+                        let existing = model
+                            .iter()
+                            .position(|e| e.tid == tid && e.lpn == lpn && e.status == Status::Active);
+                        let want = match existing {
+                            Some(i) => Ok(Some(std::mem::replace(&mut model[i].ppn, next_ppn))),
+                            None if model.len() < CAP as usize => {
+                                model.push(Entry {
+                                    tid,
+                                    lpn,
+                                    ppn: next_ppn,
+                                    status: Status::Active,
+                                });
+                                Ok(None)
+                            }
+                            None => Err(Full),
+                        };
+                        assert_eq!(t.upsert(tid, lpn, next_ppn), want, "seed {seed} step {step}");
+                    }
+                    5 => {
+                        let mine: Vec<Lpn> = model
+                            .iter()
+                            .filter(|e| e.tid == tid && e.status == Status::Active)
+                            .map(|e| e.lpn)
+                            .collect();
+                        model.retain(|e| !(e.status == Status::Committed && mine.contains(&e.lpn)));
+                        for e in model.iter_mut().filter(|e| e.tid == tid && e.status == Status::Active) {
+                            e.status = Status::Committed;
+                        }
+                        assert_eq!(t.commit_tx(tid).len(), mine.len());
+                    }
+                    6 => {
+                        model.retain(|e| !(e.tid == tid && e.status == Status::Active));
+                        t.abort_tx(tid);
+                    }
+                    7 => {
+                        model.retain(|e| !(e.lpn == lpn && e.status == Status::Committed));
+                        t.drop_committed_for(lpn);
+                    }
+                    8 => {
+                        if rng.gen_bool(0.3) {
+                            model.retain(|e| e.status != Status::Committed);
+                            t.drop_committed();
+                        }
+                    }
+                    _ => {
+                        if let Some(i) = (!model.is_empty()).then(|| rng.gen_range(0..model.len())) {
+                            next_ppn += 1;
+                            t.relocate(model[i].ppn, next_ppn);
+                            model[i].ppn = next_ppn;
+                        }
+                    }
+                }
+                assert_eq!(t.len(), model.len(), "seed {seed} step {step}");
+                assert_eq!(t.has_committed(), model.iter().any(|e| e.status == Status::Committed));
+                for e in &model {
+                    assert_eq!(t.by_ppn(e.ppn), Some(*e), "seed {seed} step {step}");
+                    if e.status == Status::Active {
+                        assert_eq!(t.get(e.tid, e.lpn), Some(*e));
+                        assert!(t.has_entries(e.tid));
+                    }
+                }
+                let active = model.iter().filter(|e| e.status == Status::Active).count() as u32;
+                assert_eq!(t.active_in(0, next_ppn + 1), active);
+                let a = rng.gen_range(0..=next_ppn);
+                let window = model
+                    .iter()
+                    .filter(|e| e.status == Status::Active && (a..a + 8).contains(&e.ppn))
+                    .count() as u32;
+                assert_eq!(t.active_in(a, a + 8), window, "seed {seed} step {step}");
+                let mut listed: Vec<Entry> = t.entries().map(|(_, e)| *e).collect();
+                let mut want = model.clone();
+                listed.sort_by_key(|e| e.ppn);
+                want.sort_by_key(|e| e.ppn);
+                assert_eq!(listed, want, "seed {seed} step {step}");
+                assert_eq!(t.image(), &t.encode()[..]);
+            }
+        }
     }
 }
