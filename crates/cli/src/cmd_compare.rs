@@ -32,7 +32,7 @@ pub struct CompareArgs {
     /// Target share of valid pages in GC victims, percent (30, 50, 70 in the paper; 0: no aging).
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=90))]
     pub validity: u32,
-    /// Modes, comma-separated: rbj, wal, xftl, xftl-memory.
+    /// Modes, comma-separated: rbj, wal, xftl, xftl-memory, xftl-batch.
     #[arg(long, default_value = "rbj,wal,xftl")]
     pub modes: String,
     #[arg(long, default_value_t = 1)]
@@ -97,7 +97,7 @@ fn parse_list<T>(s: &str, what: &str, parse: impl Fn(&str) -> Option<T>) -> Resu
 
 pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
     let p = resolve_preset(&args.device, "jasmine")?;
-    let modes = parse_list(&args.modes, "mode (rbj, wal, xftl, xftl-memory)", Mode::parse)?;
+    let modes = parse_list(&args.modes, "mode (rbj, wal, xftl, xftl-memory, xftl-batch)", Mode::parse)?;
     if modes.is_empty() {
         return Err(CliError::Usage("--modes names no mode".into()));
     }
@@ -467,8 +467,8 @@ fn html(r: &CompareReport) -> String {
 pub struct SqlCrashArgs {
     #[command(flatten)]
     pub device: DeviceArgs,
-    /// Modes, comma-separated: rbj, wal, xftl, xftl-memory.
-    #[arg(long, default_value = "rbj,wal,xftl,xftl-memory")]
+    /// Modes, comma-separated: rbj, wal, xftl, xftl-memory, xftl-batch.
+    #[arg(long, default_value = "rbj,wal,xftl,xftl-memory,xftl-batch")]
     pub modes: String,
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(10..))]
     pub rows: u32,
@@ -494,7 +494,7 @@ pub fn sqlcrash(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
     if p.geometry.page_count() > 1 << 16 {
         return Err(CliError::Usage(format!("preset {} is too large for crash enumeration", p.name)));
     }
-    let modes = parse_list(&args.modes, "mode (rbj, wal, xftl, xftl-memory)", Mode::parse)?;
+    let modes = parse_list(&args.modes, "mode (rbj, wal, xftl, xftl-memory, xftl-batch)", Mode::parse)?;
     let torn = parse_list(&args.torn, "torn variant (none, garbage, partial)", txftl_nand::Torn::parse)?;
     let mut reports = Vec::new();
     for mode in modes {

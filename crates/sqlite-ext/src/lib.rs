@@ -1,7 +1,9 @@
 //! `txftl` as a SQLite loadable extension: loading it mounts a device image
 //! (through FTL recovery), mounts the file system on it, and registers a VFS
 //! named `txftl`, so any SQLite host (the `sqlite3` shell, Python's `sqlite3`)
-//! can open `file:NAME?vfs=txftl`.
+//! can open `file:NAME?vfs=txftl`; and `txftl-batch` over the same file system,
+//! which maps SQLite's batch atomic writes to device transactions (`DELETE`
+//! mode; the host must be built with `SQLITE_ENABLE_BATCH_ATOMIC_WRITE`).
 //!
 //! Configuration, from the environment of the loading process:
 //! - `TXFTL_IMAGE`: the device image (made with `txftl format --fs --image PATH`);
@@ -63,8 +65,12 @@ pub unsafe extern "C" fn sqlite3_txftl_init(_db: *mut ffi::sqlite3, err: *mut *m
             mprintf,
         };
         let fs = mount()?;
-        let v = vfs::Vfs::register("txftl", Arc::new(Mutex::new(fs)), api)?;
-        v.leak();
+        let fs = Arc::new(Mutex::new(fs));
+        // `txftl`: journal_mode OFF or MEMORY on X-FTL (and any mode on plain);
+        // `txftl-batch`: SQLite's batch atomic writes (DELETE mode on X-FTL; the
+        // host SQLite must be built with SQLITE_ENABLE_BATCH_ATOMIC_WRITE).
+        vfs::Vfs::register("txftl", fs.clone(), api, vfs::TxMapping::FirstWrite)?.leak();
+        vfs::Vfs::register("txftl-batch", fs, api, vfs::TxMapping::BatchAtomic)?.leak();
         Ok::<_, String>(api)
     });
     match result {

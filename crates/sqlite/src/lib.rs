@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use txftl_fs::{Fs, FsError, FsMode};
 use txftl_protocols::AnyDevice;
-pub use vfs::{Api, SharedFs, Vfs};
+pub use vfs::{Api, SharedFs, TxMapping, Vfs};
 
 impl Api {
     /// The SQLite this program is linked with (rusqlite's bundled one).
@@ -42,10 +42,15 @@ pub enum Mode {
     XftlOff,
     /// `journal_mode=MEMORY` on `xftl` (statement rollback and savepoints work).
     XftlMemory,
+    /// `journal_mode=DELETE` (SQLite's default) on `xftl`, through SQLite's
+    /// batch-atomic-write interface: a commit whose rollback journal is still
+    /// in memory is one device transaction; one whose cache spilled commits
+    /// through the journal file.
+    XftlBatch,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 4] = [Mode::Rbj, Mode::Wal, Mode::XftlOff, Mode::XftlMemory];
+    pub const ALL: [Mode; 5] = [Mode::Rbj, Mode::Wal, Mode::XftlOff, Mode::XftlMemory, Mode::XftlBatch];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -53,6 +58,7 @@ impl Mode {
             Mode::Wal => "WAL",
             Mode::XftlOff => "X-FTL",
             Mode::XftlMemory => "X-FTL/MEMORY",
+            Mode::XftlBatch => "X-FTL/BATCH",
         }
     }
     pub fn parse(s: &str) -> Option<Mode> {
@@ -61,19 +67,26 @@ impl Mode {
             "wal" => Some(Mode::Wal),
             "xftl" | "x-ftl" | "off" => Some(Mode::XftlOff),
             "xftl-memory" | "memory" => Some(Mode::XftlMemory),
+            "xftl-batch" | "batch" => Some(Mode::XftlBatch),
             _ => None,
         }
     }
     pub fn protocol(self) -> &'static str {
         match self {
             Mode::Rbj | Mode::Wal => "plain",
-            Mode::XftlOff | Mode::XftlMemory => "xftl",
+            Mode::XftlOff | Mode::XftlMemory | Mode::XftlBatch => "xftl",
         }
     }
     pub fn fs_mode(self) -> FsMode {
         match self {
             Mode::Rbj | Mode::Wal => FsMode::Journaled,
-            Mode::XftlOff | Mode::XftlMemory => FsMode::Transactional,
+            Mode::XftlOff | Mode::XftlMemory | Mode::XftlBatch => FsMode::Transactional,
+        }
+    }
+    pub fn tx_mapping(self) -> TxMapping {
+        match self {
+            Mode::XftlBatch => TxMapping::BatchAtomic,
+            _ => TxMapping::FirstWrite,
         }
     }
     pub fn journal_mode(self) -> &'static str {
@@ -82,6 +95,7 @@ impl Mode {
             Mode::Wal => "WAL",
             Mode::XftlOff => "OFF",
             Mode::XftlMemory => "MEMORY",
+            Mode::XftlBatch => "DELETE",
         }
     }
 }
@@ -118,7 +132,7 @@ impl Stack {
 
     fn with_fs(fs: Fs, mode: Mode) -> Result<Stack, StackError> {
         let name = format!("txftl-{}", VFS_COUNTER.fetch_add(1, Ordering::Relaxed));
-        let vfs = Vfs::register(&name, Arc::new(Mutex::new(fs)), Api::linked()).map_err(StackError::Other)?;
+        let vfs = Vfs::register(&name, Arc::new(Mutex::new(fs)), Api::linked(), mode.tx_mapping()).map_err(StackError::Other)?;
         Ok(Stack { vfs, mode })
     }
 

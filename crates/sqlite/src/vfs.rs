@@ -5,7 +5,10 @@
 //! rollback journal and the WAL are real files on the same device, and the WAL
 //! index lives in memory (`xShmMap`).
 //!
-//! On a transactional file system (X-FTL), for `journal_mode=OFF` or `MEMORY`:
+//! On a transactional file system (X-FTL), SQLite's transactions map to the
+//! device's in one of two ways ([`TxMapping`]).
+//!
+//! [`TxMapping::FirstWrite`], for `journal_mode=OFF` or `MEMORY` (the paper's way):
 //! - a device transaction begins at the first write to the main database file;
 //! - reads of the database inside it see its own writes (SQLite re-reads pages
 //!   it spilled and evicted);
@@ -15,6 +18,17 @@
 //!   still open (a ROLLBACK, even after the cache spilled uncommitted pages),
 //!   and at close;
 //! - `PRAGMA locking_mode=EXCLUSIVE` is refused: it hides ROLLBACK from the VFS.
+//!
+//! [`TxMapping::BatchAtomic`], for the rollback-journal modes (`DELETE`, the
+//! default): the VFS reports `SQLITE_IOCAP_BATCH_ATOMIC` on the database file,
+//! and SQLite (built with `SQLITE_ENABLE_BATCH_ATOMIC_WRITE`) brackets a commit's
+//! page writes with `SQLITE_FCNTL_BEGIN_ATOMIC_WRITE`, `..._COMMIT_ATOMIC_WRITE`
+//! or `..._ROLLBACK_ATOMIC_WRITE`: device begin, commit, abort. SQLite only does
+//! so while the rollback journal is still in memory; a transaction whose cache
+//! spilled has already written its journal to a file, and commits through it as
+//! usual (non-transactional writes and flushes). A batch that does not fit the
+//! X-L2P table fails with `SQLITE_IOERR_WRITE`, which makes SQLite abort it and
+//! fall back to the journal.
 //!
 //! Nothing panics across the FFI boundary: every callback catches unwinding and
 //! maps errors to SQLite codes (`SQLITE_IOERR_*`, `SQLITE_FULL`, `SQLITE_CANTOPEN`).
@@ -43,10 +57,22 @@ pub struct Api {
     pub mprintf: unsafe extern "C" fn(*const c_char, ...) -> *mut c_char,
 }
 
+/// How SQLite's transactions map to the device's on a transactional file system.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxMapping {
+    /// Begin at the first database write, commit at `SQLITE_FCNTL_COMMIT_PHASETWO`,
+    /// abort at unlock or close (`journal_mode=OFF` or `MEMORY`).
+    FirstWrite,
+    /// `SQLITE_IOCAP_BATCH_ATOMIC`: SQLite's atomic-write file controls
+    /// (rollback-journal modes).
+    BatchAtomic,
+}
+
 struct VfsState {
     api: Api,
     fs: SharedFs,
     transactional: bool,
+    mapping: TxMapping,
     /// WAL index regions, per file name (in memory, as SQLite allows).
     shm: Mutex<BTreeMap<String, Vec<Box<[u8]>>>>,
     random: Mutex<u64>,
@@ -79,14 +105,16 @@ pub struct Vfs {
 unsafe impl Send for Vfs {}
 
 impl Vfs {
-    /// Registers a VFS named `name` over `fs` (not the default VFS).
-    pub fn register(name: &str, fs: SharedFs, api: Api) -> Result<Vfs, String> {
+    /// Registers a VFS named `name` over `fs` (not the default VFS). `mapping`
+    /// matters only on a transactional file system.
+    pub fn register(name: &str, fs: SharedFs, api: Api, mapping: TxMapping) -> Result<Vfs, String> {
         let transactional = fs.lock().map_err(|_| "file system lock poisoned")?.mode() == FsMode::Transactional;
         let cname = CString::new(name).map_err(|_| format!("VFS name `{name}` contains a NUL byte"))?;
         let state = Box::into_raw(Box::new(VfsState {
             api,
             fs,
             transactional,
+            mapping,
             shm: Mutex::new(BTreeMap::new()),
             random: Mutex::new(0x5EED),
             temp_names: Mutex::new(0),
@@ -152,10 +180,14 @@ impl Drop for Vfs {
     }
 }
 
-fn fs_code(e: &FsError, io: c_int) -> c_int {
+fn debug_error(e: &FsError) {
     if std::env::var_os("TXFTL_VFS_DEBUG").is_some() {
         eprintln!("txftl vfs: {e}");
     }
+}
+
+fn fs_code(e: &FsError, io: c_int) -> c_int {
+    debug_error(e);
     match e {
         FsError::NoSpace | FsError::TooFragmented(_) | FsError::NoInodes => ffi::SQLITE_FULL,
         FsError::Device(DeviceError::NoSpace) => ffi::SQLITE_FULL,
@@ -397,7 +429,7 @@ unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *const c_void, a
         let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_WRITE;
         };
-        if st.main_db && state.transactional && fs.in_transaction().is_none() {
+        if st.main_db && state.transactional && state.mapping == TxMapping::FirstWrite && fs.in_transaction().is_none() {
             if let Err(e) = fs.begin() {
                 return fs_code(&e, ffi::SQLITE_IOERR_WRITE);
             }
@@ -405,6 +437,12 @@ unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *const c_void, a
         let data = std::slice::from_raw_parts(buf as *const u8, amt as usize);
         match fs.write(st.ino, off as u64, data) {
             Ok(()) => ffi::SQLITE_OK,
+            // Inside a batch, an I/O error (not SQLITE_FULL) makes SQLite roll the
+            // batch back and commit through its rollback journal instead.
+            Err(e @ FsError::Device(DeviceError::TableFull { .. })) if state.mapping == TxMapping::BatchAtomic => {
+                debug_error(&e);
+                ffi::SQLITE_IOERR_WRITE
+            }
             Err(e) => fs_code(&e, ffi::SQLITE_IOERR_WRITE),
         }
     })
@@ -484,7 +522,32 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
     guard(ffi::SQLITE_IOERR, || {
         let st = file_state(file);
         let state = &*st.vfs;
+        let batch = state.transactional && state.mapping == TxMapping::BatchAtomic;
         match op {
+            ffi::SQLITE_FCNTL_BEGIN_ATOMIC_WRITE if st.main_db && batch => {
+                let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
+                match fs.begin() {
+                    Ok(_) => ffi::SQLITE_OK,
+                    Err(e) => fs_code(&e, ffi::SQLITE_IOERR_BEGIN_ATOMIC),
+                }
+            }
+            ffi::SQLITE_FCNTL_COMMIT_ATOMIC_WRITE if st.main_db && batch => {
+                let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
+                match fs.in_transaction() {
+                    Some(tid) => match fs.commit(tid) {
+                        Ok(()) => ffi::SQLITE_OK,
+                        Err(e) => fs_code(&e, ffi::SQLITE_IOERR_COMMIT_ATOMIC),
+                    },
+                    None => ffi::SQLITE_IOERR_COMMIT_ATOMIC,
+                }
+            }
+            ffi::SQLITE_FCNTL_ROLLBACK_ATOMIC_WRITE if st.main_db && batch => {
+                let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
+                match abort_open_tx(&mut fs) {
+                    ffi::SQLITE_OK => ffi::SQLITE_OK,
+                    _ => ffi::SQLITE_IOERR_ROLLBACK_ATOMIC,
+                }
+            }
             ffi::SQLITE_FCNTL_COMMIT_PHASETWO if st.main_db && state.transactional => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
                 match fs.in_transaction() {
@@ -521,8 +584,16 @@ unsafe extern "C" fn x_sector_size(_file: *mut ffi::sqlite3_file) -> c_int {
     512
 }
 
-unsafe extern "C" fn x_device_characteristics(_file: *mut ffi::sqlite3_file) -> c_int {
-    0
+unsafe extern "C" fn x_device_characteristics(file: *mut ffi::sqlite3_file) -> c_int {
+    guard(0, || {
+        let st = file_state(file);
+        let state = &*st.vfs;
+        if st.main_db && state.transactional && state.mapping == TxMapping::BatchAtomic {
+            ffi::SQLITE_IOCAP_BATCH_ATOMIC
+        } else {
+            0
+        }
+    })
 }
 
 unsafe extern "C" fn x_shm_map(file: *mut ffi::sqlite3_file, region: c_int, size: c_int, extend: c_int, out: *mut *mut c_void) -> c_int {

@@ -7,11 +7,15 @@ use txftl_sqlite::workload::{costs, integrity_check, load, run_tx, TxWorkload};
 use txftl_sqlite::{Mode, Stack};
 
 fn stack(mode: Mode) -> Stack {
+    stack_with(mode, &ProtocolOptions::default())
+}
+
+fn stack_with(mode: Mode, opts: &ProtocolOptions) -> Stack {
     let mut p = preset("tiny").unwrap();
     p.geometry.blocks_per_plane = 512;
     p.geometry.page_size = 4096;
     let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
-    let dev = format(mode.protocol(), nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
+    let dev = format(mode.protocol(), nand, FtlConfig::default(), opts).unwrap();
     Stack::format(dev, mode).unwrap()
 }
 
@@ -28,6 +32,7 @@ fn every_mode_runs_the_workload_and_keeps_integrity() {
             seed: 2,
         };
         let mut expect = costs(&conn).unwrap();
+        let loaded = s.with_fs_mut(|fs| fs.stats()).unwrap();
         for i in 0..w.transactions {
             let u = w.updates(i);
             run_tx(&conn, &u).unwrap();
@@ -49,6 +54,13 @@ fn every_mode_runs_the_workload_and_keeps_integrity() {
                 );
                 assert!(st.tx_commits >= 50, "{st:?}");
             }
+            Mode::XftlBatch => {
+                // The very first transaction (on an empty file) journals to a
+                // file, as SQLite does; from then on each commit is one batch.
+                assert_eq!(st.journal_page_writes, loaded.journal_page_writes, "{st:?}");
+                assert_eq!(st.tx_commits - loaded.tx_commits, 50, "one device transaction per commit");
+                assert_eq!(st.wal_page_writes + st.metadata_journal_writes, 0, "{st:?}");
+            }
         }
         drop(conn);
         s.into_fs().unwrap();
@@ -58,7 +70,7 @@ fn every_mode_runs_the_workload_and_keeps_integrity() {
 /// ROLLBACK on X-FTL after the page cache spilled uncommitted pages to the device.
 #[test]
 fn rollback_after_a_cache_spill_on_xftl() {
-    for mode in [Mode::XftlOff, Mode::XftlMemory] {
+    for mode in [Mode::XftlOff, Mode::XftlMemory, Mode::XftlBatch] {
         let s = stack(mode);
         let conn = s.open("test.db", 4096).unwrap();
         load(&conn, 2000, 1).unwrap();
@@ -71,6 +83,43 @@ fn rollback_after_a_cache_spill_on_xftl() {
         assert_eq!(costs(&conn).unwrap(), before, "{mode:?}");
         assert_eq!(integrity_check(&conn).unwrap(), "ok");
     }
+}
+
+/// Batch atomic writes: a commit that does not fit the X-L2P table is rolled
+/// back on the device and goes through SQLite's rollback journal instead.
+#[test]
+fn a_batch_too_big_for_the_table_falls_back_to_the_journal() {
+    let s = stack_with(Mode::XftlBatch, &ProtocolOptions { xl2p_entries: 16 });
+    let conn = s.open("test.db", 4096).unwrap();
+    conn.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)").unwrap();
+    conn.execute("INSERT INTO t VALUES (1, 'x')", []).unwrap();
+    let before = s.with_fs_mut(|fs| fs.stats()).unwrap();
+    conn.execute("INSERT INTO t VALUES (2, 'y')", []).unwrap();
+    let small = s.with_fs_mut(|fs| fs.stats()).unwrap();
+    assert_eq!(small.tx_commits - before.tx_commits, 1, "a small commit is one batch");
+    assert_eq!(small.journal_page_writes, before.journal_page_writes, "and writes no journal");
+    // About 60 pages of rows in one transaction: more than 16 entries.
+    conn.execute_batch("BEGIN; WITH RECURSIVE n(i) AS (SELECT 3 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) INSERT INTO t SELECT i, printf('%0200d', i) FROM n; COMMIT;")
+        .unwrap();
+    let big = s.with_fs_mut(|fs| fs.stats()).unwrap();
+    assert_eq!(big.tx_aborts - small.tx_aborts, 1, "the batch was tried and aborted: {big:?}");
+    assert!(
+        big.journal_page_writes > small.journal_page_writes,
+        "then the journal was used: {big:?}"
+    );
+    let n: i64 = conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+    assert_eq!(n, 1000);
+    assert_eq!(integrity_check(&conn).unwrap(), "ok");
+    // The journal path leaves the file system consistent: remount and look again.
+    drop(conn);
+    let fs = s.into_fs().unwrap();
+    let dev = fs.into_device().close().unwrap();
+    let dev = txftl_protocols::mount("xftl", dev, FtlConfig::default(), &ProtocolOptions { xl2p_entries: 16 }).unwrap();
+    let s = Stack::mount(dev, Mode::XftlBatch).unwrap();
+    let conn = s.open("test.db", 4096).unwrap();
+    let n: i64 = conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+    assert_eq!(n, 1000);
+    assert_eq!(integrity_check(&conn).unwrap(), "ok");
 }
 
 #[test]
