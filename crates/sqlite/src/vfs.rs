@@ -72,6 +72,7 @@ struct VfsState {
     api: Api,
     fs: SharedFs,
     transactional: bool,
+    /// Meaningful only when `transactional`; see [`VfsState::maps`].
     mapping: TxMapping,
     /// WAL index regions, per file name (in memory, as SQLite allows).
     shm: Mutex<BTreeMap<String, Vec<Box<[u8]>>>>,
@@ -199,6 +200,13 @@ fn fs_code(e: &FsError, io: c_int) -> c_int {
 /// Runs a callback body, turning a panic into `err` (never unwinds into C).
 fn guard(err: c_int, f: impl FnOnce() -> c_int) -> c_int {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or(err)
+}
+
+impl VfsState {
+    /// Is this a transactional file system whose transactions map this way?
+    fn maps(&self, mapping: TxMapping) -> bool {
+        self.transactional && self.mapping == mapping
+    }
 }
 
 unsafe fn vfs_state<'a>(vfs: *mut ffi::sqlite3_vfs) -> &'a VfsState {
@@ -372,6 +380,15 @@ unsafe extern "C" fn x_get_last_error(_vfs: *mut ffi::sqlite3_vfs, _n: c_int, _o
     0
 }
 
+/// Commits the open device transaction; `None` if none is open.
+fn commit_open_tx(fs: &mut Fs, io: c_int) -> Option<c_int> {
+    let tid = fs.in_transaction()?;
+    Some(match fs.commit(tid) {
+        Ok(()) => ffi::SQLITE_OK,
+        Err(e) => fs_code(&e, io),
+    })
+}
+
 /// Aborts the open device transaction (ROLLBACK, or close).
 fn abort_open_tx(fs: &mut Fs) -> c_int {
     match fs.in_transaction() {
@@ -429,7 +446,7 @@ unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *const c_void, a
         let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_WRITE;
         };
-        if st.main_db && state.transactional && state.mapping == TxMapping::FirstWrite && fs.in_transaction().is_none() {
+        if st.main_db && state.maps(TxMapping::FirstWrite) && fs.in_transaction().is_none() {
             if let Err(e) = fs.begin() {
                 return fs_code(&e, ffi::SQLITE_IOERR_WRITE);
             }
@@ -439,7 +456,7 @@ unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *const c_void, a
             Ok(()) => ffi::SQLITE_OK,
             // Inside a batch, an I/O error (not SQLITE_FULL) makes SQLite roll the
             // batch back and commit through its rollback journal instead.
-            Err(e @ FsError::Device(DeviceError::TableFull { .. })) if state.mapping == TxMapping::BatchAtomic => {
+            Err(e @ FsError::Device(DeviceError::TableFull { .. })) if state.maps(TxMapping::BatchAtomic) => {
                 debug_error(&e);
                 ffi::SQLITE_IOERR_WRITE
             }
@@ -522,7 +539,7 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
     guard(ffi::SQLITE_IOERR, || {
         let st = file_state(file);
         let state = &*st.vfs;
-        let batch = state.transactional && state.mapping == TxMapping::BatchAtomic;
+        let batch = state.maps(TxMapping::BatchAtomic);
         match op {
             ffi::SQLITE_FCNTL_BEGIN_ATOMIC_WRITE if st.main_db && batch => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
@@ -533,13 +550,7 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
             }
             ffi::SQLITE_FCNTL_COMMIT_ATOMIC_WRITE if st.main_db && batch => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
-                match fs.in_transaction() {
-                    Some(tid) => match fs.commit(tid) {
-                        Ok(()) => ffi::SQLITE_OK,
-                        Err(e) => fs_code(&e, ffi::SQLITE_IOERR_COMMIT_ATOMIC),
-                    },
-                    None => ffi::SQLITE_IOERR_COMMIT_ATOMIC,
-                }
+                commit_open_tx(&mut fs, ffi::SQLITE_IOERR_COMMIT_ATOMIC).unwrap_or(ffi::SQLITE_IOERR_COMMIT_ATOMIC)
             }
             ffi::SQLITE_FCNTL_ROLLBACK_ATOMIC_WRITE if st.main_db && batch => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
@@ -550,13 +561,7 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
             }
             ffi::SQLITE_FCNTL_COMMIT_PHASETWO if st.main_db && state.transactional => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
-                match fs.in_transaction() {
-                    Some(tid) => match fs.commit(tid) {
-                        Ok(()) => ffi::SQLITE_OK,
-                        Err(e) => fs_code(&e, ffi::SQLITE_IOERR),
-                    },
-                    None => ffi::SQLITE_OK,
-                }
+                commit_open_tx(&mut fs, ffi::SQLITE_IOERR).unwrap_or(ffi::SQLITE_OK)
             }
             ffi::SQLITE_FCNTL_PRAGMA if state.transactional => {
                 // arg: char*[3] = { error message out, pragma name, value or NULL }
@@ -588,7 +593,7 @@ unsafe extern "C" fn x_device_characteristics(file: *mut ffi::sqlite3_file) -> c
     guard(0, || {
         let st = file_state(file);
         let state = &*st.vfs;
-        if st.main_db && state.transactional && state.mapping == TxMapping::BatchAtomic {
+        if st.main_db && state.maps(TxMapping::BatchAtomic) {
             ffi::SQLITE_IOCAP_BATCH_ATOMIC
         } else {
             0

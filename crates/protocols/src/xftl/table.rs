@@ -70,6 +70,17 @@ pub struct XL2P {
     encoded: Vec<u8>,
 }
 
+/// One entry as it is on flash (a free slot is all zeros).
+fn encode_entry(slot: Option<&Entry>, rec: &mut [u8]) {
+    rec.fill(0);
+    if let Some(e) = slot {
+        rec[0..4].copy_from_slice(&e.tid.to_le_bytes());
+        rec[4..8].copy_from_slice(&e.lpn.to_le_bytes());
+        rec[8..12].copy_from_slice(&e.ppn.to_le_bytes());
+        rec[12] = e.status as u8;
+    }
+}
+
 fn at(index: &[u32], i: u32) -> u32 {
     index.get(i as usize).copied().unwrap_or(NONE)
 }
@@ -104,13 +115,7 @@ impl XL2P {
     /// Re-encodes one slot into the table image.
     fn sync_slot(&mut self, slot: usize) {
         let rec = &mut self.encoded[HEADER_BYTES + slot * ENTRY_BYTES..HEADER_BYTES + (slot + 1) * ENTRY_BYTES];
-        rec.fill(0);
-        if let Some(e) = &self.slots[slot] {
-            rec[0..4].copy_from_slice(&e.tid.to_le_bytes());
-            rec[4..8].copy_from_slice(&e.lpn.to_le_bytes());
-            rec[8..12].copy_from_slice(&e.ppn.to_le_bytes());
-            rec[12] = e.status as u8;
-        }
+        encode_entry(self.slots[slot].as_ref(), rec);
     }
 
     pub fn capacity(&self) -> u32 {
@@ -146,9 +151,13 @@ impl XL2P {
         self.chain(lpn).find(|&s| self.slots[s].as_ref().is_some_and(&want))
     }
 
-    pub fn get(&self, tid: Tid, lpn: Lpn) -> Option<Entry> {
+    /// The slot of `tid`'s active entry for `lpn`.
+    fn active_slot(&self, tid: Tid, lpn: Lpn) -> Option<usize> {
         self.find(lpn, |e| e.tid == tid && e.status == Status::Active)
-            .and_then(|s| self.slots[s])
+    }
+
+    pub fn get(&self, tid: Tid, lpn: Lpn) -> Option<Entry> {
+        self.active_slot(tid, lpn).and_then(|s| self.slots[s])
     }
 
     pub fn by_ppn(&self, ppn: Ppn) -> Option<Entry> {
@@ -187,7 +196,7 @@ impl XL2P {
     /// existing entry updated (a page updated again by the same transaction).
     /// Returns the physical page the entry pointed to before, if any.
     pub fn upsert(&mut self, tid: Tid, lpn: Lpn, ppn: Ppn) -> Result<Option<Ppn>, Full> {
-        if let Some(slot) = self.find(lpn, |e| e.tid == tid && e.status == Status::Active) {
+        if let Some(slot) = self.active_slot(tid, lpn) {
             let e = self.slots[slot].as_mut().expect("chained slot is used");
             let old = e.ppn;
             e.ppn = ppn;
@@ -224,17 +233,14 @@ impl XL2P {
         let slots = self.by_tx.remove(&tid).unwrap_or_default();
         let mut out = Vec::with_capacity(slots.len());
         for slot in slots {
+            // While this entry is still active, the page's committed entries are the older ones.
+            let lpn = self.slots[slot].expect("slot in use").lpn;
+            self.drop_committed_for(lpn);
             let e = self.slots[slot].as_mut().expect("slot in use");
             e.status = Status::Committed;
             let e = *e;
             self.sync_slot(slot);
             self.committed += 1;
-            let older = self
-                .chain(e.lpn)
-                .find(|&s| s != slot && self.slots[s].is_some_and(|o| o.status == Status::Committed));
-            if let Some(older) = older {
-                self.remove(older);
-            }
             out.push(e);
         }
         out
@@ -327,12 +333,7 @@ impl XL2P {
         out.extend_from_slice(&0u32.to_le_bytes());
         for slot in &self.slots {
             let mut rec = [0u8; ENTRY_BYTES];
-            if let Some(e) = slot {
-                rec[0..4].copy_from_slice(&e.tid.to_le_bytes());
-                rec[4..8].copy_from_slice(&e.lpn.to_le_bytes());
-                rec[8..12].copy_from_slice(&e.ppn.to_le_bytes());
-                rec[12] = e.status as u8;
-            }
+            encode_entry(slot.as_ref(), &mut rec);
             out.extend_from_slice(&rec);
         }
         out
