@@ -14,9 +14,11 @@ use txftl_nand::{DataMode, Torn, ViolationPolicy};
 pub struct CrashArgs {
     #[command(flatten)]
     pub device: DeviceArgs,
-    /// Workload (defaults sized for the `tiny` preset: 300 ops at 90% fill, flush every 8 writes).
-    #[arg(long, default_value = "randwrite", value_parser = clap::builder::PossibleValuesParser::new(txftl_harness::WORKLOAD_NAMES))]
-    pub workload: String,
+    /// Workload (defaults sized for the `tiny` preset: 300 ops at 90% fill, flush
+    /// every 8 writes). Default: txwrite on a transactional protocol, else randwrite;
+    /// a canary takes only the workload that shows its bug.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(txftl_harness::WORKLOAD_NAMES))]
+    pub workload: Option<String>,
     #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
     pub ops: u64,
     #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u32).range(1..=100))]
@@ -62,8 +64,21 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         Some(_) => return Err(CliError::Usage("--at needs exactly one --torn variant".into())),
         None => None,
     };
+    let entry = txftl_protocols::entry(&args.device.protocol).map_err(|e| CliError::Usage(e.to_string()))?;
+    let workload_name = match (&args.workload, entry.canary_workload) {
+        (Some(w), Some(shows)) if w != shows => {
+            return Err(CliError::Usage(format!(
+                "{} is a canary whose bug only shows with --workload {shows}: a {w} run would report 0 violations and test nothing",
+                entry.name
+            )))
+        }
+        (Some(w), _) => w.clone(),
+        (None, Some(shows)) => shows.to_string(),
+        (None, None) if entry.transactional => "txwrite".to_string(),
+        (None, None) => "randwrite".to_string(),
+    };
     let workload = WorkloadArgs {
-        workload: args.workload.clone(),
+        workload: workload_name.clone(),
         ops: args.ops,
         fill: args.fill,
         seed: args.seed,
@@ -74,7 +89,7 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
     let d = &args.device;
     let mut replay_base = format!(
         "txftl crashtest --protocol {} --preset {} --workload {} --ops {} --fill {} --seed {} --flush-every {} --overprovision {} --gc {}",
-        d.protocol, p.name, args.workload, args.ops, args.fill, args.seed, args.flush_every, d.overprovision, d.gc
+        d.protocol, p.name, workload_name, args.ops, args.fill, args.seed, args.flush_every, d.overprovision, d.gc
     );
     if let Some(b) = d.blocks_per_plane {
         replay_base += &format!(" --blocks-per-plane {b}");
@@ -88,8 +103,8 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
     if workload.kind == txftl_harness::WorkloadKind::TxWrite {
         let t = &args.tx;
         replay_base += &format!(
-            " --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {}",
-            t.pages_per_tx, t.abort_ratio, t.concurrency, t.nontx_pct
+            " --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {}",
+            t.pages_per_tx, t.abort_ratio, t.concurrency, t.nontx_pct, t.trim_pct
         );
     }
     if d.xl2p_entries != 500 {
@@ -127,7 +142,10 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         bar.set_length(total);
         bar.set_position(done);
     })
-    .map_err(CliError::failed)?;
+    .map_err(|e| match e {
+        e @ txftl_harness::crash::CrashError::NoSuchPoint { .. } => CliError::Usage(e.to_string()),
+        e => CliError::failed(e),
+    })?;
     let _ = std::panic::take_hook();
     bar.finish_and_clear();
     if args.json {
@@ -159,6 +177,9 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
             format!("{} / {}", report.dry_run.commits, report.dry_run.aborts),
         );
         t.row("protocol metadata pages written", thousands(report.dry_run.protocol_meta_writes));
+        if report.table_full_aborts > 0 {
+            t.row("transactions aborted on a full table", thousands(report.table_full_aborts));
+        }
         t.section("enumeration");
         t.row("crash points tried", thousands(report.crash_points));
         t.row("recovery crash points tried", thousands(report.recovery_crash_points));

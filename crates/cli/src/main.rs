@@ -107,6 +107,9 @@ pub struct TxArgs {
     /// Percent of operations that are non-transactional writes mixed in.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub nontx_pct: u32,
+    /// Percent of operations that are trims mixed in.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub trim_pct: u32,
     /// Run exactly this many transactions (txwrite; overrides --ops).
     #[arg(long, default_value_t = 0)]
     pub txs: u64,
@@ -120,11 +123,18 @@ impl TxArgs {
                 self.abort_ratio
             )));
         }
+        if self.nontx_pct + self.trim_pct > 100 {
+            return Err(CliError::Usage(format!(
+                "--nontx-pct {} and --trim-pct {} add up to more than 100",
+                self.nontx_pct, self.trim_pct
+            )));
+        }
         Ok(txftl_harness::TxShape {
             pages_per_tx: self.pages_per_tx,
             abort_pct: (self.abort_ratio * 100.0).round() as u32,
             concurrency: self.concurrency,
             nontx_pct: self.nontx_pct,
+            trim_pct: self.trim_pct,
             transactions: self.txs,
         })
     }

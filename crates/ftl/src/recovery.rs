@@ -321,6 +321,25 @@ impl<H: Hooks> Ftl<H> {
             scanned.push((b, wp, written));
         }
         report.scan_ns = t - scan_start;
+        // Metadata ring blocks are erased as their ring enters them, after the
+        // checkpoint recorded their count: the OOB of their first page has the
+        // count they were programmed at (every page of one erase cycle records
+        // the same). Read it so wear never goes back.
+        let meta_blocks: Vec<BlockId> = superblock_blocks(&geo)
+            .into_iter()
+            .chain(sb.ckpt_ring.iter().copied())
+            .chain(sb.protocol_rings.iter().flat_map(|r| r.blocks.iter().copied()))
+            .filter(|&b| b < geo.block_count())
+            .collect();
+        let mut oob = vec![0u8; geo.oob_size as usize];
+        for b in meta_blocks {
+            let done = ftl.recovery_read(geo.ppn(b, 0), t, false, &mut [], &mut oob)?;
+            t = t.max(done);
+            if let OobState::Valid(o) = Oob::decode(&oob) {
+                let count = &mut ftl.blocks.erase_count[b as usize];
+                *count = (*count).max(o.erase_count);
+            }
+        }
         // The protocol rebuilds its state and may add updates of its own; the
         // roll-forward pages it vetoes are left unmapped.
         let updates = ftl.hooks.recover(ck.seq, &records);

@@ -9,12 +9,19 @@
 //!    - recovery succeeds and the FTL invariants hold;
 //!    - every logical page holds a value the reference model allows (the one
 //!      durable at the last flush, or one written after it), intact;
-//!    - erase counts are not below those of the last durable checkpoint.
+//!    - erase counts are not below those of the last durable checkpoint, nor
+//!      below the largest count any page of the block records in its OOB
+//!      (metadata rings included).
 //!
 //!    One more point cuts power after the whole workload, with nothing torn.
 //! 3. Recovery itself is cut: at every operation of the recovery that changes
 //!    the array (with the same torn variants), then recovered again; the result
 //!    must hold the same logical contents as the uncut recovery.
+//!
+//! The dry run also checks the FTL's and the protocol's DRAM invariants on the
+//! live device after every host operation: every crash point replays the same
+//! operations up to its cut, so this covers the state before each cut (after
+//! recovery the protocol's tables are often empty, where their checks cannot fail).
 //!
 //! Cuts at reads are not enumerated separately: a cut just before a read leaves
 //! the same flash as a cut just before the next program or erase, with fewer
@@ -93,6 +100,9 @@ pub struct CrashReport {
     pub mutating_ops: u64,
     /// Counters of the dry run (shows GC and checkpoints happened).
     pub dry_run: DeviceStats,
+    /// Transactions the host aborted in the dry run because the device's
+    /// transaction table was full (the host's abort-on-full path).
+    pub table_full_aborts: u64,
     pub crash_points: u64,
     pub recovery_crash_points: u64,
     pub violation_count: u64,
@@ -104,6 +114,8 @@ pub struct CrashReport {
 pub enum CrashError {
     #[error("the uncut dry run failed: {0}")]
     DryRun(String),
+    #[error("crash point {at} does not exist: the workload issues {ops} flash operations (points 0 to {ops}, the last one after every operation)")]
+    NoSuchPoint { at: u64, ops: u64 },
     #[error(transparent)]
     Device(#[from] DeviceError),
 }
@@ -115,24 +127,80 @@ struct PointResult {
     recovery_points: u64,
 }
 
-/// Runs the workload; returns the model (and whether power was cut).
-fn run_until_cut(spec: &CrashSpec, dev: &mut dyn AnyDevice) -> Result<(TxModel, bool), String> {
+/// The end of a run of the workload.
+struct RunEnd {
+    model: TxModel,
+    /// Power was cut.
+    cut: bool,
+    table_full_aborts: u64,
+}
+
+/// Runs the workload until it ends or power is cut. `check_each`: check the
+/// device's DRAM invariants after every host operation (the dry run).
+fn run_until_cut(spec: &CrashSpec, dev: &mut dyn AnyDevice, check_each: bool) -> Result<RunEnd, String> {
     let info = dev.info();
     let mut model = TxModel::new(info.logical_pages);
     let mut driver = Driver::new(info.page_size, true);
-    for (index, op) in OpStream::new(spec.workload, info.logical_pages).enumerate() {
+    let mut stream = OpStream::new(spec.workload, info.logical_pages);
+    let mut table_full_aborts = 0;
+    let mut index = 0u64;
+    while let Some(op) = stream.next() {
         match driver.apply(dev, op, &mut model) {
             Ok(Outcome::Done) => {}
+            // The host's reaction to a full table, as `txftl run` does it.
+            Ok(Outcome::TableFullAborted(tid)) => {
+                stream.forget(tid);
+                table_full_aborts += 1;
+            }
             Ok(Outcome::WrongRead { lpn, expected, got }) => {
                 return Err(format!(
                     "read of lpn {lpn} (host op {index}) returned {got:?}, latest write is {expected:?}"
                 ));
             }
-            Err(DeviceError::PowerLoss) => return Ok((model, true)),
+            Err(DeviceError::PowerLoss) => {
+                return Ok(RunEnd {
+                    model,
+                    cut: true,
+                    table_full_aborts,
+                })
+            }
             Err(e) => return Err(format!("host op {index} ({op:?}) failed: {e}")),
         }
+        if check_each {
+            dev.check_invariants()
+                .map_err(|e| format!("invariant broken on the live device after host op {index} ({op:?}): {e}"))?;
+        }
+        index += 1;
     }
-    Ok((model, false))
+    Ok(RunEnd {
+        model,
+        cut: false,
+        table_full_aborts,
+    })
+}
+
+/// Erase counts must never be below what the block's own pages record in their
+/// OOB (the count the FTL had when it programmed them): recovery that ignores
+/// them would let wear go back. Metadata rings included.
+fn erase_count_below_oob(dev: &dyn AnyDevice) -> Option<String> {
+    let nand = dev.nand();
+    let geo = *nand.geometry();
+    let counts = dev.erase_counts();
+    for b in 0..geo.block_count() {
+        let recorded = (0..geo.pages_per_block)
+            .filter_map(|p| match txftl_ftl::oob::Oob::decode(nand.inspect_oob(geo.ppn(b, p))) {
+                txftl_ftl::oob::OobState::Valid(o) => Some(o.erase_count),
+                _ => None,
+            })
+            .max();
+        if let Some(r) = recorded.filter(|&r| r > counts[b as usize]) {
+            return Some(format!(
+                "erase count of block {b} recovered as {} but its pages record {r}",
+                counts[b as usize]
+            ));
+        }
+    }
+    None
 }
 
 fn check_against_model(state: &[Content], model: &TxModel) -> Vec<String> {
@@ -186,8 +254,8 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn) -> Result<PointResult, Devic
         torn,
         seed: spec.workload.seed,
     });
-    let (model, _cut) = match run_until_cut(spec, &mut *dev) {
-        Ok(r) => r,
+    let model = match run_until_cut(spec, &mut *dev, false) {
+        Ok(r) => r.model,
         Err(msg) => {
             result.violations.push((None, msg));
             return Ok(result);
@@ -222,6 +290,9 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn) -> Result<PointResult, Devic
             None,
             format!("erase count of block {b} went back from {} to {}", ckpt_erase_counts[b], ec[b]),
         ));
+    }
+    if let Some(msg) = erase_count_below_oob(&*dev) {
+        result.violations.push((None, msg));
     }
     drop(dev);
     if !spec.recovery_cuts {
@@ -282,8 +353,8 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
     let mut dev = spec.device.fresh()?;
     dev.nand_mut().set_op_log(true);
     let host_ops = OpStream::new(spec.workload, dev.info().logical_pages).total_ops();
-    let (_, cut) = run_until_cut(spec, &mut *dev).map_err(CrashError::DryRun)?;
-    if cut {
+    let dry = run_until_cut(spec, &mut *dev, true).map_err(CrashError::DryRun)?;
+    if dry.cut {
         return Err(CrashError::DryRun("power was lost with no cut armed".into()));
     }
     let dry_run = dev.stats();
@@ -296,6 +367,13 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
     }
     points.push((log.len() as u64, Torn::None)); // after the last operation
     if let Some(only) = spec.only {
+        // A point past the end would "pass" without testing anything.
+        if only.0 > log.len() as u64 {
+            return Err(CrashError::NoSuchPoint {
+                at: only.0,
+                ops: log.len() as u64,
+            });
+        }
         points = vec![only];
     }
     let total = points.len() as u64;
@@ -370,6 +448,7 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
         flash_ops: log.len() as u64,
         mutating_ops: log.iter().filter(|k| k.mutates()).count() as u64,
         dry_run,
+        table_full_aborts: dry.table_full_aborts,
         crash_points: total,
         recovery_crash_points,
         violation_count,

@@ -24,6 +24,10 @@ pub struct Driver {
 #[derive(Debug)]
 pub enum Outcome {
     Done,
+    /// The device's transaction table was full of uncommitted entries: the
+    /// host aborted the transaction that could not write (as a host would), and
+    /// the stream must issue nothing more for it.
+    TableFullAborted(u32),
     /// A read returned something other than the latest write.
     WrongRead {
         lpn: u32,
@@ -112,10 +116,17 @@ impl Driver {
             }),
             Op::TxWrite(tid, lpn) => {
                 let version = self.next_page(lpn);
-                self.tx_call(dev, op).map(|_| {
-                    model.tx_written(tid, lpn, version);
-                    Outcome::Done
-                })
+                match self.tx_call(dev, op) {
+                    Ok(()) => {
+                        model.tx_written(tid, lpn, version);
+                        Ok(Outcome::Done)
+                    }
+                    Err(DeviceError::TableFull { .. }) => {
+                        self.apply(dev, Op::Abort(tid), model)?;
+                        Ok(Outcome::TableFullAborted(tid))
+                    }
+                    Err(e) => Err(e),
+                }
             }
             Op::TxRead(tid, lpn) => self.tx_call(dev, op).map(|_| self.check_read(lpn, model.tx_read(tid, lpn))),
             Op::Commit(tid) => {
@@ -190,6 +201,10 @@ pub enum RunError {
     /// The power cut asked for happened after `host_ops` operations.
     #[error("power cut after {host_ops} host operations")]
     PowerCut { host_ops: u64, measured: Box<DeviceStats> },
+    /// The cut asked for lies past the measured phase's last flash operation:
+    /// the run tested nothing, so it is not reported as if it had.
+    #[error("no power cut happened: --cut-at {at} is past the measured phase's last flash operation ({ops} operations)")]
+    CutNotReached { at: u64, ops: u64 },
 }
 
 /// Runs the fill, resets the counters, then runs the measured operations.
@@ -244,15 +259,7 @@ pub fn run_workload(
         match driver.apply(dev, op, &mut model) {
             Ok(Outcome::Done) => {}
             Ok(Outcome::WrongRead { .. }) => wrong_reads += 1,
-            // The table is full of uncommitted entries: the host aborts the
-            // transaction that could not write, and goes on.
-            Err(DeviceError::TableFull { .. }) if matches!(op, Op::TxWrite(..)) => {
-                let Op::TxWrite(tid, _) = op else { unreachable!() };
-                driver.apply(dev, Op::Abort(tid), &mut model).map_err(|source| RunError::Device {
-                    index,
-                    op: Op::Abort(tid),
-                    source,
-                })?;
+            Ok(Outcome::TableFullAborted(tid)) => {
                 stream.forget(tid);
                 table_full_aborts += 1;
             }
@@ -269,11 +276,26 @@ pub fn run_workload(
             progress(index);
         }
     }
-    dev.flush().map_err(|source| RunError::Device {
-        index,
-        op: Op::Flush,
-        source,
-    })?;
+    match dev.flush() {
+        Ok(_) => {}
+        Err(DeviceError::PowerLoss) if cut.is_some() => {
+            return Err(RunError::PowerCut {
+                host_ops: index,
+                measured: Box::new(dev.stats()),
+            })
+        }
+        Err(source) => {
+            return Err(RunError::Device {
+                index,
+                op: Op::Flush,
+                source,
+            })
+        }
+    }
+    if let Some((at, _)) = cut {
+        let ops = dev.stats().flash_ops();
+        return Err(RunError::CutNotReached { at, ops });
+    }
     progress(index);
     let wall = started.elapsed().as_secs_f64();
     let measured = dev.stats();

@@ -10,8 +10,10 @@
 //!   re-updated inside its transaction, and transactions read pages too), up to
 //!   `concurrency` open at once and interleaved; each ends in a commit, or an
 //!   abort with probability `abort_pct`%; `nontx_pct`% of the operations are
-//!   non-transactional writes mixed in. When `ops` are issued, the open
-//!   transactions are finished (so a run ends with none open).
+//!   non-transactional writes mixed in, and `trim_pct`% are trims (of pages
+//!   transactions write too: a trim between two commits is where X-FTL once
+//!   brought back a value from before a committed transaction). When `ops` are
+//!   issued, the open transactions are finished (so a run ends with none open).
 //!
 //! Every workload also flushes after each `flush_every` writes.
 
@@ -40,6 +42,8 @@ pub struct TxShape {
     pub concurrency: u32,
     /// Percent of operations that are non-transactional writes.
     pub nontx_pct: u32,
+    /// Percent of operations that are trims.
+    pub trim_pct: u32,
     /// If not 0: run exactly this many transactions (and ignore `ops`).
     pub transactions: u64,
 }
@@ -51,6 +55,7 @@ impl Default for TxShape {
             abort_pct: 10,
             concurrency: 1,
             nontx_pct: 0,
+            trim_pct: 0,
             transactions: 0,
         }
     }
@@ -189,9 +194,13 @@ impl OpStream {
     fn next_tx_op(&mut self) -> Op {
         let shape = self.spec.tx;
         let ws = self.working_set;
-        if self.rng.gen_range(0..100) < shape.nontx_pct {
+        let roll = self.rng.gen_range(0..100);
+        if roll < shape.nontx_pct {
             let lpn = self.rng.gen_range(0..ws);
             return self.after_write(Op::Write(lpn));
+        }
+        if roll < shape.nontx_pct + shape.trim_pct {
+            return Op::Trim(self.rng.gen_range(0..ws));
         }
         let budget_left = shape.transactions == 0 || self.begun < shape.transactions;
         let may_begin = budget_left && (self.open.len() as u32) < shape.concurrency.max(1);
@@ -325,6 +334,7 @@ mod tx_tests {
             abort_pct: 30,
             concurrency: 3,
             nontx_pct: 10,
+            trim_pct: 5,
             transactions: 0,
         };
         let spec = WorkloadSpec {
@@ -338,7 +348,7 @@ mod tx_tests {
         let ops: Vec<Op> = OpStream::new(spec, 100).collect();
         let mut open = std::collections::BTreeMap::new();
         let mut max_open = 0;
-        let (mut commits, mut aborts, mut reupdates, mut nontx) = (0, 0, 0, 0);
+        let (mut commits, mut aborts, mut reupdates, mut nontx, mut trims) = (0, 0, 0, 0, 0);
         for op in &ops {
             match *op {
                 Op::Begin(t) => {
@@ -363,6 +373,7 @@ mod tx_tests {
                     open.remove(&t).unwrap();
                 }
                 Op::Write(_) => nontx += 1,
+                Op::Trim(_) => trims += 1,
                 _ => {}
             }
         }
@@ -377,8 +388,8 @@ mod tx_tests {
         assert_eq!(n, 37, "--txs runs exactly that many transactions");
         assert_eq!(max_open, 3);
         assert!(
-            commits > 0 && aborts > 0 && reupdates > 0 && nontx > 50,
-            "{commits} {aborts} {reupdates} {nontx}"
+            commits > 0 && aborts > 0 && reupdates > 0 && nontx > 50 && trims > 20,
+            "{commits} {aborts} {reupdates} {nontx} {trims}"
         );
     }
 }

@@ -17,11 +17,12 @@ fn spec(protocol: &str, entries: u32, ops: u64, fill_pct: u32, tx: TxShape, reco
         only: None,
         threads: 2,
         replay_base: format!(
-            "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill {fill_pct} --xl2p-entries {entries} --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {}",
+            "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill {fill_pct} --xl2p-entries {entries} --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {}",
             tx.pages_per_tx,
             tx.abort_pct as f64 / 100.0,
             tx.concurrency,
-            tx.nontx_pct
+            tx.nontx_pct,
+            tx.trim_pct
         ),
     }
 }
@@ -43,6 +44,7 @@ fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, nontx_pct: u32) ->
         abort_pct,
         concurrency,
         nontx_pct,
+        trim_pct: 0,
         transactions: 0,
     }
 }
@@ -82,6 +84,34 @@ fn long_transactions_span_gc_and_checkpoints() {
 fn a_small_table_reclaims_committed_entries_through_checkpoints() {
     let r = crashtest(&spec("xftl", 8, 200, 80, shape(5, 10, 1, 0), false), &|_, _| {}).unwrap();
     assert!(r.dry_run.checkpoints > 10, "{:?}", r.dry_run);
+    assert_clean(&r);
+}
+
+/// Trims between commits, with concurrent transactions and plain writes: a
+/// trim of a page whose commit is not yet covered by a checkpoint, followed by
+/// another commit, once brought back the page's value from before the commit.
+#[test]
+fn trims_between_commits_never_resurrect_older_values() {
+    let tx = TxShape {
+        trim_pct: 15,
+        ..shape(4, 20, 2, 15)
+    };
+    let r = crashtest(&spec("xftl", 24, 250, 60, tx, false), &|_, _| {}).unwrap();
+    assert!(r.dry_run.host_trims > 20, "{:?}", r.dry_run);
+    assert_clean(&r);
+}
+
+/// A table this small with three transactions open fills with uncommitted
+/// entries: the host aborts the transaction that cannot write and goes on,
+/// and every crash point along that path must hold.
+#[test]
+fn a_full_table_is_aborted_by_the_host_and_crash_tested() {
+    let tx = TxShape {
+        trim_pct: 5,
+        ..shape(5, 10, 3, 10)
+    };
+    let r = crashtest(&spec("xftl", 8, 200, 60, tx, false), &|_, _| {}).unwrap();
+    assert!(r.table_full_aborts > 0, "the table never filled: {:?}", r.dry_run);
     assert_clean(&r);
 }
 

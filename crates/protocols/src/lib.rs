@@ -7,9 +7,6 @@ pub mod xftl;
 use txftl_ftl::{Canary, Device, DeviceError, Ftl, FtlConfig, RecoveryReport};
 use txftl_nand::Nand;
 
-/// Protocols this build offers, by CLI name.
-pub const PROTOCOL_NAMES: &[&str] = &["plain", "plain-canary", "xftl", "xftl-canary"];
-
 /// A device of any protocol, behind the device interface, that can also be
 /// cut and handed back as its NAND.
 pub trait AnyDevice: Device + Send {
@@ -94,22 +91,95 @@ fn check_options(opts: &ProtocolOptions) -> Result<(), DeviceError> {
     Ok(())
 }
 
+/// What a mount hands back on failure: the error and the NAND (with whatever
+/// the failed attempt did to it), so a cut recovery can be recovered again.
+pub type MountFailure = (DeviceError, Box<Nand>);
+
+/// Builds a protocol's device: formats, or mounts through recovery.
+type FormatFn = fn(Nand, FtlConfig, &ProtocolOptions) -> Result<Box<dyn AnyDevice>, DeviceError>;
+type MountFn = fn(Nand, FtlConfig, &ProtocolOptions) -> Result<Box<dyn AnyDevice>, MountFailure>;
+
+/// One protocol of the registry. Adding a protocol is its folder plus one
+/// entry in [`PROTOCOLS`].
+pub struct ProtocolEntry {
+    /// CLI name, as the superblock records it.
+    pub name: &'static str,
+    /// Offers begin / commit / abort.
+    pub transactional: bool,
+    /// A canary (a deliberately broken variant the crash harness must catch):
+    /// the workload whose crash points show its bug. Other workloads are refused
+    /// for it, since they would report a clean run that tested nothing.
+    pub canary_workload: Option<&'static str>,
+    format: FormatFn,
+    mount: MountFn,
+}
+
+fn boxed<D: AnyDevice + 'static>(r: Result<D, MountFailure>) -> Result<Box<dyn AnyDevice>, MountFailure> {
+    r.map(|d| Box::new(d) as Box<dyn AnyDevice>)
+}
+
+fn canary_cfg(mut cfg: FtlConfig) -> FtlConfig {
+    cfg.canary = Some(Canary::ReuseBeforeCheckpoint);
+    cfg
+}
+
+fn xhooks(opts: &ProtocolOptions, canary: bool) -> xftl::XHooks {
+    xftl::XHooks::new(opts.xl2p_entries, canary)
+}
+
+/// Every protocol this build offers.
+pub const PROTOCOLS: &[ProtocolEntry] = &[
+    ProtocolEntry {
+        name: "plain",
+        transactional: false,
+        canary_workload: None,
+        format: |n, cfg, _| Ok(Box::new(Ftl::format(n, cfg, plain::Plain)?)),
+        mount: |n, cfg, _| boxed(Ftl::mount_or_return(n, cfg, plain::Plain)),
+    },
+    ProtocolEntry {
+        name: "plain-canary",
+        transactional: false,
+        canary_workload: Some("randwrite"),
+        format: |n, cfg, _| Ok(Box::new(Ftl::format(n, canary_cfg(cfg), plain::PlainCanary)?)),
+        mount: |n, cfg, _| boxed(Ftl::mount_or_return(n, canary_cfg(cfg), plain::PlainCanary)),
+    },
+    ProtocolEntry {
+        name: "xftl",
+        transactional: true,
+        canary_workload: None,
+        format: |n, cfg, o| Ok(Box::new(xftl::XFtl::new(Ftl::format(n, cfg, xhooks(o, false))?))),
+        mount: |n, cfg, o| boxed(Ftl::mount_or_return(n, cfg, xhooks(o, false)).map(xftl::XFtl::new)),
+    },
+    ProtocolEntry {
+        name: "xftl-canary",
+        transactional: true,
+        // Its bug (a commit acknowledged before its table is durable) only shows with transactions.
+        canary_workload: Some("txwrite"),
+        format: |n, cfg, o| Ok(Box::new(xftl::XFtl::new(Ftl::format(n, cfg, xhooks(o, true))?))),
+        mount: |n, cfg, o| boxed(Ftl::mount_or_return(n, cfg, xhooks(o, true)).map(xftl::XFtl::new)),
+    },
+];
+
+/// Protocols this build offers, by CLI name.
+pub const PROTOCOL_NAMES: [&str; PROTOCOLS.len()] = {
+    let mut names = [""; PROTOCOLS.len()];
+    let mut i = 0;
+    while i < PROTOCOLS.len() {
+        names[i] = PROTOCOLS[i].name;
+        i += 1;
+    }
+    names
+};
+
+/// The registry entry of protocol `name`.
+pub fn entry(name: &str) -> Result<&'static ProtocolEntry, DeviceError> {
+    PROTOCOLS.iter().find(|p| p.name == name).ok_or_else(|| unknown(name))
+}
+
 /// Formats `nand` for protocol `name`.
 pub fn format(name: &str, nand: Nand, cfg: FtlConfig, opts: &ProtocolOptions) -> Result<Box<dyn AnyDevice>, DeviceError> {
     check_options(opts)?;
-    let mut cfg = cfg;
-    if name == "plain-canary" {
-        cfg.canary = Some(Canary::ReuseBeforeCheckpoint);
-    }
-    Ok(match name {
-        "plain" => Box::new(Ftl::format(nand, cfg, plain::Plain)?),
-        "plain-canary" => Box::new(Ftl::format(nand, cfg, plain::PlainCanary)?),
-        "xftl" | "xftl-canary" => {
-            let hooks = xftl::XHooks::new(opts.xl2p_entries, name == "xftl-canary");
-            Box::new(xftl::XFtl::new(Ftl::format(nand, cfg, hooks)?))
-        }
-        other => return Err(unknown(other)),
-    })
+    (entry(name)?.format)(nand, cfg, opts)
 }
 
 /// Mounts `nand` (recovery from the NAND alone) for protocol `name`.
@@ -118,35 +188,14 @@ pub fn mount(name: &str, nand: Nand, cfg: FtlConfig, opts: &ProtocolOptions) -> 
 }
 
 /// Like [`mount`], but a failed mount hands the NAND back.
-pub fn mount_or_return(
-    name: &str,
-    nand: Nand,
-    cfg: FtlConfig,
-    opts: &ProtocolOptions,
-) -> Result<Box<dyn AnyDevice>, (DeviceError, Box<Nand>)> {
-    if let Err(e) = check_options(opts) {
-        return Err((e, Box::new(nand)));
-    }
-    let mut cfg = cfg;
-    if name == "plain-canary" {
-        cfg.canary = Some(Canary::ReuseBeforeCheckpoint);
-    }
-    fn boxed<H: txftl_ftl::Hooks + Send + 'static>(
-        r: Result<Ftl<H>, (DeviceError, Box<Nand>)>,
-    ) -> Result<Box<dyn AnyDevice>, (DeviceError, Box<Nand>)> {
-        r.map(|f| Box::new(f) as Box<dyn AnyDevice>)
-    }
-    match name {
-        "plain" => boxed(Ftl::mount_or_return(nand, cfg, plain::Plain)),
-        "plain-canary" => boxed(Ftl::mount_or_return(nand, cfg, plain::PlainCanary)),
-        "xftl" | "xftl-canary" => {
-            let hooks = xftl::XHooks::new(opts.xl2p_entries, name == "xftl-canary");
-            Ftl::mount_or_return(nand, cfg, hooks).map(|f| Box::new(xftl::XFtl::new(f)) as Box<dyn AnyDevice>)
-        }
-        other => Err((unknown(other), Box::new(nand))),
-    }
+pub fn mount_or_return(name: &str, nand: Nand, cfg: FtlConfig, opts: &ProtocolOptions) -> Result<Box<dyn AnyDevice>, MountFailure> {
+    let e = match check_options(opts).and_then(|()| entry(name)) {
+        Ok(e) => e,
+        Err(err) => return Err((err, Box::new(nand))),
+    };
+    (e.mount)(nand, cfg, opts)
 }
 
 pub fn is_known(name: &str) -> bool {
-    PROTOCOL_NAMES.contains(&name)
+    entry(name).is_ok()
 }

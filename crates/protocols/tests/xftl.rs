@@ -145,3 +145,31 @@ fn a_newer_plain_write_beats_an_older_commit_after_a_cut() {
     let mut d = mount("xftl", n, FtlConfig::default(), &ProtocolOptions { xl2p_entries: 16 }).unwrap();
     assert_eq!(read(&mut *d, 6), 61, "the committed entry must not be replayed over a newer write");
 }
+
+/// Reliability issue, item 1: commit T1 writing p, trim p, commit T2 (another
+/// page), cut power before any flush. The trim was never made durable, so p may
+/// read as trimmed or as T1's value, never as its value from before T1.
+#[test]
+fn a_trim_after_a_commit_never_resurrects_the_older_value() {
+    let mut d = device(16);
+    let ps = d.info().page_size;
+    d.write(3, &page(ps, 30)).unwrap();
+    d.flush().unwrap(); // p = 30 is durable
+    d.begin(1).unwrap();
+    d.write_tx(1, 3, &page(ps, 31)).unwrap();
+    d.commit(1).unwrap(); // p = 31 is durable
+    d.trim(3).unwrap();
+    assert_eq!(read(&mut *d, 3), 0);
+    d.begin(2).unwrap();
+    d.write_tx(2, 4, &page(ps, 41)).unwrap();
+    d.commit(2).unwrap();
+    d.check_invariants().unwrap();
+    let mut n = d.into_nand();
+    n.power_off();
+    n.power_on();
+    let mut d = mount("xftl", n, FtlConfig::default(), &ProtocolOptions { xl2p_entries: 16 }).unwrap();
+    let p = read(&mut *d, 3);
+    assert!(p == 31 || p == 0, "p came back as {p}: the value from before the committed T1");
+    assert_eq!(read(&mut *d, 4), 41);
+    d.check_invariants().unwrap();
+}

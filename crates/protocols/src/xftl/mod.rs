@@ -22,9 +22,12 @@
 //!   (idempotent); active and aborted entries, and every other transactional
 //!   page, are dropped.
 //!
-//! Non-transactional writes and trims of a page drop its committed entries in
-//! DRAM: if the table on flash still has them, the newer write's larger sequence
-//! number orders it after the table at recovery.
+//! A non-transactional write of a page drops its committed entries in DRAM: if
+//! the table on flash still has them, the newer write's larger sequence number
+//! orders it after the table at recovery. A trim is different: it leaves nothing
+//! on flash until the next flush checkpoints it, so the page's committed entry
+//! stays in the tables written meanwhile (marked trimmed in DRAM), and a cut
+//! before that flush brings back the committed value, never an older one.
 
 mod table;
 
@@ -167,6 +170,11 @@ impl Hooks for XHooks {
                         return Err(format!("committed X-L2P entry {slot} ({e:?}) is not what the L2P maps"));
                     }
                 }
+                Status::Trimmed => {
+                    if l2p.get(e.lpn as usize) != Some(&u32::MAX) {
+                        return Err(format!("trimmed X-L2P entry {slot} ({e:?}) but the L2P maps its page"));
+                    }
+                }
                 Status::Aborted => return Err(format!("aborted X-L2P entry {slot} was kept")),
             }
         }
@@ -233,7 +241,7 @@ impl Device for XFtl {
     }
     fn trim(&mut self, lpn: Lpn) -> Result<u64> {
         let lat = self.ftl.trim_page(lpn)?;
-        self.ftl.hooks_mut().table.drop_committed_for(lpn);
+        self.ftl.hooks_mut().table.trim_committed(lpn);
         Ok(lat)
     }
     fn stats(&self) -> DeviceStats {

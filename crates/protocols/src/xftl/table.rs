@@ -27,6 +27,20 @@ pub enum Status {
     Active = 1,
     Committed = 2,
     Aborted = 3,
+    /// DRAM only: a committed entry whose page the host trimmed since. On flash
+    /// it stays a committed entry (status 2) until a checkpoint covers it,
+    /// because the trim itself is durable only at the next flush (through a
+    /// checkpoint): until then recovery may bring the committed value back,
+    /// and must never go back to the value from before the commit, which it
+    /// would if the next table were written without the entry.
+    Trimmed = 4,
+}
+
+impl Status {
+    /// Committed, trimmed or not: the entries a checkpoint covers.
+    fn is_committed(self) -> bool {
+        matches!(self, Status::Committed | Status::Trimmed)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,7 +91,12 @@ fn encode_entry(slot: Option<&Entry>, rec: &mut [u8]) {
         rec[0..4].copy_from_slice(&e.tid.to_le_bytes());
         rec[4..8].copy_from_slice(&e.lpn.to_le_bytes());
         rec[8..12].copy_from_slice(&e.ppn.to_le_bytes());
-        rec[12] = e.status as u8;
+        // A trimmed entry is still a committed one on flash (see `Status::Trimmed`).
+        rec[12] = if e.status.is_committed() {
+            Status::Committed as u8
+        } else {
+            e.status as u8
+        };
     }
 }
 
@@ -269,20 +288,33 @@ impl XL2P {
         if at(&self.slot_by_ppn, e.ppn) == slot as u32 {
             self.slot_by_ppn[e.ppn as usize] = NONE;
         }
-        if e.status == Status::Committed {
+        if e.status.is_committed() {
             self.committed -= 1;
         }
         self.free.push(slot);
         self.sync_slot(slot);
     }
 
-    /// Drops committed entries for `lpn`: a newer write or trim superseded them.
+    /// Drops committed entries for `lpn` (trimmed ones too): a newer write, or a
+    /// newer commit of the page, superseded them. The newer write is on flash
+    /// with a larger sequence number than any table that still has them.
     pub fn drop_committed_for(&mut self, lpn: Lpn) {
         if self.committed == 0 {
             return;
         }
-        while let Some(slot) = self.find(lpn, |e| e.status == Status::Committed) {
+        while let Some(slot) = self.find(lpn, |e| e.status.is_committed()) {
             self.remove(slot);
+        }
+    }
+
+    /// The host trimmed `lpn`: its committed entry stays in the table (the next
+    /// table written still carries it) but no longer names what the L2P maps.
+    pub fn trim_committed(&mut self, lpn: Lpn) {
+        if self.committed == 0 {
+            return;
+        }
+        if let Some(slot) = self.find(lpn, |e| e.status == Status::Committed) {
+            self.slots[slot].as_mut().expect("found slot is used").status = Status::Trimmed;
         }
     }
 
@@ -292,7 +324,7 @@ impl XL2P {
             if self.committed == 0 {
                 break;
             }
-            if self.slots[slot].is_some_and(|e| e.status == Status::Committed) {
+            if self.slots[slot].is_some_and(|e| e.status.is_committed()) {
                 self.remove(slot);
             }
         }
@@ -453,7 +485,7 @@ mod tests {
                             .filter(|e| e.tid == tid && e.status == Status::Active)
                             .map(|e| e.lpn)
                             .collect();
-                        model.retain(|e| !(e.status == Status::Committed && mine.contains(&e.lpn)));
+                        model.retain(|e| !(e.status.is_committed() && mine.contains(&e.lpn)));
                         for e in model.iter_mut().filter(|e| e.tid == tid && e.status == Status::Active) {
                             e.status = Status::Committed;
                         }
@@ -463,13 +495,19 @@ mod tests {
                         model.retain(|e| !(e.tid == tid && e.status == Status::Active));
                         t.abort_tx(tid);
                     }
-                    7 => {
-                        model.retain(|e| !(e.lpn == lpn && e.status == Status::Committed));
+                    7 if rng.gen_bool(0.5) => {
+                        model.retain(|e| !(e.lpn == lpn && e.status.is_committed()));
                         t.drop_committed_for(lpn);
+                    }
+                    7 => {
+                        if let Some(e) = model.iter_mut().find(|e| e.lpn == lpn && e.status == Status::Committed) {
+                            e.status = Status::Trimmed;
+                        }
+                        t.trim_committed(lpn);
                     }
                     8 => {
                         if rng.gen_bool(0.3) {
-                            model.retain(|e| e.status != Status::Committed);
+                            model.retain(|e| !e.status.is_committed());
                             t.drop_committed();
                         }
                     }
@@ -482,7 +520,7 @@ mod tests {
                     }
                 }
                 assert_eq!(t.len(), model.len(), "seed {seed} step {step}");
-                assert_eq!(t.has_committed(), model.iter().any(|e| e.status == Status::Committed));
+                assert_eq!(t.has_committed(), model.iter().any(|e| e.status.is_committed()));
                 for e in &model {
                     assert_eq!(t.by_ppn(e.ppn), Some(*e), "seed {seed} step {step}");
                     if e.status == Status::Active {
