@@ -46,6 +46,11 @@ pub struct FtlConfig {
     /// Static wear leveling: relocate the coldest block when the erase-count spread exceeds this.
     pub wear_spread_max: u32,
     pub canary: Option<Canary>,
+    /// Mount without writing anything: recovery rebuilds the DRAM state from the
+    /// NAND but does not seal it with a checkpoint, and every write, trim,
+    /// commit and checkpoint is refused with `DeviceError::ReadOnly`. For
+    /// commands that only look (`info`, `get`): they must not wear the device.
+    pub read_only: bool,
 }
 
 impl Default for FtlConfig {
@@ -58,6 +63,7 @@ impl Default for FtlConfig {
             checkpoint_every_pages: 0,
             wear_spread_max: 64,
             canary: None,
+            read_only: false,
         }
     }
 }

@@ -83,6 +83,9 @@ pub struct RecoveryReport {
     pub pages_scanned: u64,
     pub pages_rolled_forward: u64,
     pub torn_pages_found: u64,
+    /// Recovery wrote a sealing checkpoint (it found something to fold in, and
+    /// the mount is not read-only).
+    pub sealed: bool,
     pub flash_reads: u64,
     pub flash_programs: u64,
     pub flash_erases: u64,

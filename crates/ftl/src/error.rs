@@ -29,6 +29,9 @@ pub enum DeviceError {
     /// An earlier failure (power loss, NAND error) left DRAM state unusable.
     #[error("device failed earlier and refuses further operations until remounted")]
     Failed,
+    /// The device was mounted read-only.
+    #[error("the device is mounted read-only: {0} refused")]
+    ReadOnly(&'static str),
     #[error("metadata area worn out: {0}")]
     WornOut(String),
     #[error("NAND error: {0}")]

@@ -232,6 +232,9 @@ impl<H: Hooks> Ftl<H> {
     pub fn format(nand: Nand, cfg: FtlConfig, hooks: H) -> Result<Ftl<H>> {
         let geo = *nand.geometry();
         geo.validate()?;
+        if cfg.read_only {
+            return Err(DeviceError::Config("a read-only device cannot be formatted".into()));
+        }
         if (geo.oob_size as usize) < crate::oob::OOB_RECORD_SIZE {
             return Err(DeviceError::Config(format!(
                 "OOB of {} bytes cannot hold the 64-byte OOB record",
@@ -359,6 +362,15 @@ impl<H: Hooks> Ftl<H> {
             } else {
                 DeviceError::PowerLoss
             });
+        }
+        Ok(())
+    }
+
+    /// `check_alive`, and the device is not mounted read-only.
+    pub(crate) fn check_writable(&self, what: &'static str) -> Result<()> {
+        self.check_alive()?;
+        if self.cfg.read_only {
+            return Err(DeviceError::ReadOnly(what));
         }
         Ok(())
     }
@@ -526,7 +538,7 @@ impl<H: Hooks> Ftl<H> {
     /// page: the protocol keeps it live through `Hooks::extra_live` and maps it
     /// at commit). Returns the page and the write's latency.
     pub fn program_unmapped(&mut self, lpn: Lpn, data: &[u8], protocol: &[u8; PROTOCOL_BYTES]) -> Result<(Ppn, u64)> {
-        self.check_alive()?;
+        self.check_writable("write")?;
         self.check_lpn(lpn)?;
         self.check_data_len(data.len())?;
         let start = self.now_ns;
@@ -587,7 +599,7 @@ impl<H: Hooks> Ftl<H> {
 
     /// Host write with protocol bytes in the OOB (for protocols built on the framework).
     pub fn write_page_with(&mut self, lpn: Lpn, data: &[u8], protocol: &[u8; PROTOCOL_BYTES]) -> Result<u64> {
-        self.check_alive()?;
+        self.check_writable("write")?;
         self.check_lpn(lpn)?;
         self.check_data_len(data.len())?;
         let start = self.now_ns;
@@ -647,7 +659,7 @@ impl<H: Hooks> Ftl<H> {
 
     /// Trim: forget a logical page. Durable at the next flush (through a checkpoint).
     pub fn trim_page(&mut self, lpn: Lpn) -> Result<u64> {
-        self.check_alive()?;
+        self.check_writable("trim")?;
         self.check_lpn(lpn)?;
         self.counters.host_trims += 1;
         if self.l2p[lpn as usize] != UNMAPPED {
@@ -669,10 +681,19 @@ impl<H: Hooks> Ftl<H> {
         Ok(self.now_ns - start)
     }
 
-    /// Clean shutdown: flush, then checkpoint so the next mount rolls nothing forward.
+    /// Clean shutdown: flush, then checkpoint so the next mount rolls nothing
+    /// forward, if anything was programmed or trimmed since the last checkpoint.
+    /// A device that changed nothing (a read-only mount, or one that only read)
+    /// writes nothing: looking at a device must not wear it.
     pub fn close(mut self) -> Result<Nand> {
+        if self.cfg.read_only {
+            self.check_alive()?;
+            return Ok(self.nand);
+        }
         self.flush_all()?;
-        self.checkpoint()?;
+        if self.programs_since_ckpt > 0 || self.trims_pending {
+            self.checkpoint()?;
+        }
         self.nand.sync_image()?;
         Ok(self.nand)
     }

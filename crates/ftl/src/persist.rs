@@ -41,7 +41,7 @@ impl<H: Hooks> Ftl<H> {
     /// Writes a checkpoint of the L2P and block table, then a superblock naming it.
     /// Durable when this returns; prefree blocks then join the free pool.
     pub fn checkpoint(&mut self) -> Result<()> {
-        self.check_alive()?;
+        self.check_writable("checkpoint")?;
         let seq = self.seq;
         self.seq += 1;
         let blocks: Vec<BlockRecord> = (0..self.geo.block_count() as usize).map(|b| self.record_state(b)).collect();
@@ -87,7 +87,7 @@ impl<H: Hooks> Ftl<H> {
     /// the previous record current). Durable when this returns. The record's
     /// sequence number is larger than every page programmed before it.
     pub fn commit_protocol_record(&mut self, ring: usize, bytes: &[u8]) -> Result<()> {
-        self.check_alive()?;
+        self.check_writable("protocol record")?;
         if ring >= self.proto_rings.len() {
             return Err(DeviceError::Config(format!("protocol ring {ring} does not exist")));
         }

@@ -360,6 +360,7 @@ impl<H: Hooks> Ftl<H> {
                 report.protocol_updates_applied += 1;
             }
         }
+        let apply_empty = apply.is_empty();
         apply.sort_by_key(|&(seq, _, _)| seq);
         for (_, lpn, ppn) in apply {
             ftl.l2p[lpn as usize] = ppn;
@@ -453,9 +454,16 @@ impl<H: Hooks> Ftl<H> {
             });
         }
 
-        // Seal.
+        // Seal, if recovery found anything to fold in: pages programmed after the
+        // checkpoint (intact or torn), or protocol updates (which a protocol may
+        // not write again, so a later record could drop them). A mount that
+        // found nothing writes nothing, and a read-only mount never does.
         ftl.now_ns = t;
-        ftl.checkpoint()?;
+        let found_anything = !found.is_empty() || !apply_empty || report.torn_pages_found > 0 || scanned.iter().any(|s| s.2);
+        if found_anything && !ftl.cfg.read_only {
+            ftl.checkpoint()?;
+        }
+        report.sealed = found_anything && !ftl.cfg.read_only;
         report.seal_ns = ftl.now_ns - t;
         let n = ftl.nand.stats();
         report.flash_reads = (n.reads + n.oob_reads) - (stats_before.reads + stats_before.oob_reads);

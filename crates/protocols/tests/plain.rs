@@ -5,6 +5,7 @@ use rand_chacha::ChaCha8Rng;
 use txftl_ftl::{Device, DeviceError, Ftl, FtlConfig};
 use txftl_nand::{preset, DataMode, Nand, PowerCut, Torn, ViolationPolicy};
 use txftl_protocols::plain::Plain;
+use txftl_protocols::{format, mount, ProtocolOptions};
 
 fn nand(name: &str) -> Nand {
     Nand::new(preset(name).unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap()
@@ -243,4 +244,58 @@ fn static_wear_leveling_bounds_the_spread() {
     assert!(with < without, "spread with static WL {with} should be below {without} without it");
     assert!(without > 100, "the skew must unbalance wear without static WL: spread {without}");
     assert!(with <= 8 + 16, "spread {with} far above the threshold");
+}
+
+fn nand_ops(n: &txftl_nand::Nand) -> (u64, u64) {
+    let s = n.stats();
+    (s.programs + s.partial_programs, s.erases)
+}
+
+/// Reliability issue, item 5: looking at a device must not wear it. A mount
+/// that finds nothing to recover, followed by a close, programs and erases
+/// nothing; a read-only mount of a device that needs recovery reads it right,
+/// writes nothing and refuses writes; a normal mount then still recovers it.
+#[test]
+fn a_mount_that_changes_nothing_writes_nothing_and_read_only_refuses_writes() {
+    let cfg = FtlConfig::default();
+    let nand = Nand::new(preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+    let mut d = format("plain", nand, cfg.clone(), &ProtocolOptions::default()).unwrap();
+    let ps = d.info().page_size as usize;
+    d.write(2, &vec![7u8; ps]).unwrap();
+    let nand = d.close().unwrap();
+    let before = nand_ops(&nand);
+    let d = mount("plain", nand, cfg.clone(), &ProtocolOptions::default()).unwrap();
+    assert!(!d.recovery_report().unwrap().sealed);
+    let nand = d.close().unwrap();
+    assert_eq!(nand_ops(&nand), before, "a clean mount and close wrote to the flash");
+
+    // Write more, then cut power: the next mount has pages to roll forward.
+    let mut d = mount("plain", nand, cfg.clone(), &ProtocolOptions::default()).unwrap();
+    d.write(3, &vec![8u8; ps]).unwrap();
+    d.flush().unwrap();
+    let mut nand = d.into_nand();
+    nand.power_off();
+    nand.power_on();
+    let before = nand_ops(&nand);
+    let ro = FtlConfig {
+        read_only: true,
+        ..cfg.clone()
+    };
+    let mut d = mount("plain", nand, ro, &ProtocolOptions::default()).unwrap();
+    let mut buf = vec![0u8; ps];
+    d.read(3, &mut buf).unwrap();
+    assert_eq!(buf[0], 8, "a read-only mount rolls forward in DRAM");
+    assert!(matches!(d.write(4, &buf), Err(DeviceError::ReadOnly(_))));
+    assert!(matches!(d.trim(2), Err(DeviceError::ReadOnly(_))));
+    assert!(!d.recovery_report().unwrap().sealed);
+    let nand = d.close().unwrap();
+    assert_eq!(nand_ops(&nand), before, "a read-only mount wrote to the flash");
+    let mut d = mount("plain", nand, cfg, &ProtocolOptions::default()).unwrap();
+    assert!(
+        d.recovery_report().unwrap().sealed,
+        "the roll-forward is sealed by a writable mount"
+    );
+    d.read(3, &mut buf).unwrap();
+    assert_eq!(buf[0], 8);
+    d.check_invariants().unwrap();
 }
