@@ -83,6 +83,18 @@ pub struct RecoveryReport {
     pub pages_scanned: u64,
     pub pages_rolled_forward: u64,
     pub torn_pages_found: u64,
+    /// Corrupted checkpoints recovery skipped to fall back to an older intact
+    /// one (0: the newest was intact).
+    pub checkpoints_skipped: u64,
+    /// After a fallback: protocol records written since the checkpoint used that
+    /// the ring has overwritten since (what they alone held is lost).
+    pub protocol_records_unreadable: u64,
+    /// After a fallback: mappings of the older checkpoint whose page was reused.
+    pub mappings_dropped: u64,
+    /// After a fallback: the superblock history reaches back to the checkpoint
+    /// used, so every protocol record written since it was found (if false, a
+    /// protocol's commits covered only by the lost checkpoint may be missing).
+    pub fallback_history_complete: bool,
     /// Recovery wrote a sealing checkpoint (it found something to fold in, and
     /// the mount is not read-only).
     pub sealed: bool,

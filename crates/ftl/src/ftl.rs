@@ -68,6 +68,9 @@ pub struct Ftl<H: Hooks> {
     pub(crate) sb_seq: u64,
     pub(crate) ckpt_area: LogArea,
     pub(crate) ckpt: RecordLoc,
+    /// The checkpoint before `ckpt` (still intact), named in every superblock
+    /// so recovery can fall back to it if `ckpt` is corrupted.
+    pub(crate) prev_ckpt: RecordLoc,
     /// Protocol rings and their current records.
     pub(crate) proto_rings: Vec<LogArea>,
     pub(crate) proto_current: Vec<RecordLoc>,
@@ -142,6 +145,7 @@ impl<H: Hooks> Ftl<H> {
             sb_seq: 0,
             ckpt_area: LogArea::new(vec![0], ppb),
             ckpt: RecordLoc::default(),
+            prev_ckpt: RecordLoc::default(),
             proto_rings: Vec::new(),
             proto_current: Vec::new(),
             ckpt_erase_counts: Vec::new(),

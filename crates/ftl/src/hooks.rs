@@ -97,9 +97,12 @@ pub trait Hooks {
     fn checkpoint_durable(&mut self) {}
 
     /// Recovery, after the checkpoint (sequence number `ckpt_seq`) is loaded and
-    /// before the roll-forward is applied: rebuild the protocol's state from the
-    /// current record of each of its rings, and return extra L2P updates.
-    fn recover(&mut self, _ckpt_seq: u64, _records: &[Option<ProtocolRecord>]) -> Vec<RecoveredUpdate> {
+    /// before the roll-forward is applied: rebuild the protocol's state and
+    /// return extra L2P updates. `records` holds, per ring, the intact records
+    /// to recover from, oldest first: the current record last (the list is
+    /// empty if the ring has none yet), and, when recovery fell back to an
+    /// older checkpoint, the older records written since that checkpoint.
+    fn recover(&mut self, _ckpt_seq: u64, _records: &[Vec<ProtocolRecord>]) -> Vec<RecoveredUpdate> {
         Vec::new()
     }
 

@@ -8,7 +8,7 @@ use crate::error::{DeviceError, Result};
 use crate::ftl::{Ftl, RecordLoc};
 use crate::hooks::Hooks;
 use crate::oob::{Oob, PageKind};
-use crate::superblock::{RingRecord, Superblock};
+use crate::superblock::{PrevCheckpoint, RingRecord, Superblock};
 use txftl_nand::NandError;
 
 /// Which metadata ring an append goes to.
@@ -71,7 +71,9 @@ impl<H: Hooks> Ftl<H> {
             bytes: bytes.len() as u32,
             crc,
         };
-        self.write_superblock(&loc)?;
+        let prev = self.ckpt;
+        self.write_superblock(&loc, &prev)?;
+        self.prev_ckpt = prev;
         self.ckpt = loc;
         self.ckpt_erase_counts = recorded_erase_counts;
         self.programs_since_ckpt = 0;
@@ -119,11 +121,12 @@ impl<H: Hooks> Ftl<H> {
             bytes: bytes.len() as u32,
             crc: crc32fast::hash(bytes),
         };
-        let ckpt = self.ckpt;
-        self.write_superblock(&ckpt)
+        let (ckpt, prev) = (self.ckpt, self.prev_ckpt);
+        self.write_superblock(&ckpt, &prev)
     }
 
-    fn write_superblock(&mut self, loc: &RecordLoc) -> Result<()> {
+    /// Writes a superblock naming checkpoint `loc` (and `prev`, the one before it).
+    fn write_superblock(&mut self, loc: &RecordLoc, prev: &RecordLoc) -> Result<()> {
         self.sb_seq += 1;
         let sb = Superblock {
             sb_seq: self.sb_seq,
@@ -137,6 +140,12 @@ impl<H: Hooks> Ftl<H> {
             ckpt_bytes: loc.bytes,
             ckpt_crc: loc.crc,
             ckpt_ring: self.ckpt_area.blocks.clone(),
+            prev_ckpt: PrevCheckpoint {
+                seq: prev.seq,
+                extent: prev.extent,
+                bytes: prev.bytes,
+                crc: prev.crc,
+            },
             root: self.hooks.root(),
             protocol_rings: self
                 .proto_rings

@@ -4,7 +4,13 @@
 //!    programmed page, then read back to the newest intact copy; the copy with
 //!    the larger sequence number wins (a torn superblock falls back to the older).
 //! 2. Checkpoint: read the pages it names, check each page's CRC and the whole
-//!    record's CRC, decode the L2P and block table.
+//!    record's CRC, decode the L2P and block table. If the newest checkpoint is
+//!    corrupted (a flipped byte), fall back to the newest intact one that an
+//!    older superblock still names, and roll forward from it over *every*
+//!    block (blocks GC freed after it may have been reused since), taking the
+//!    protocol's records written since it from the superblock history, then
+//!    keep only mappings whose page's OOB still names their logical page.
+//!    What the lost checkpoint alone made durable (trims) may come back.
 //! 3. Roll forward: only blocks that were free or open at the checkpoint can hold
 //!    pages programmed after it (GC victims stay prefree until a checkpoint).
 //!    Scan those from the checkpoint's write pointer; every intact data page with
@@ -34,6 +40,18 @@ use crate::hooks::{Hooks, ProtocolRecord};
 use crate::oob::{Oob, OobState, PageKind};
 use crate::superblock::Superblock;
 use txftl_nand::{BlockId, DataMode, Nand, Ppn};
+
+/// What the roll-forward scan found in one block.
+#[derive(Clone, Copy, Debug)]
+struct Scanned {
+    block: BlockId,
+    write_ptr: u32,
+    /// Something was programmed after the checkpoint (intact or torn).
+    written: bool,
+    /// Page 0 is an intact page older than the checkpoint: the block was not
+    /// erased since (it still holds what the checkpoint describes).
+    first_page_old: bool,
+}
 
 /// A page found by the roll-forward scan.
 #[derive(Clone, Copy, Debug)]
@@ -174,8 +192,8 @@ impl<H: Hooks> Ftl<H> {
 
     /// Scans one block that was free or open at the checkpoint, from page `start`
     /// (`was_free`: it was in the free pool, so a stale page 0 means "unused since").
-    /// Returns the pages programmed after the checkpoint (intact ones in `found`),
-    /// the new write pointer, and whether anything was programmed after it.
+    /// Returns the pages programmed after the checkpoint (intact ones in
+    /// `found`), what the block holds, and when the scan finished.
     fn scan_block(
         &mut self,
         (block, start, was_free): (BlockId, u32, bool),
@@ -183,13 +201,14 @@ impl<H: Hooks> Ftl<H> {
         found: &mut Vec<Found>,
         report: &mut RecoveryReport,
         at_ns: u64,
-    ) -> Result<(u32, bool, u64)> {
+    ) -> Result<(Scanned, u64)> {
         let full_reads = self.nand.config().data_mode == DataMode::Full;
         let mut buf = vec![0u8; self.geo.page_size as usize];
         let mut oob = vec![0u8; self.geo.oob_size as usize];
         let mut t = at_ns;
         let mut write_ptr = start;
         let mut written = false;
+        let mut first_page_old = false;
         report.blocks_scanned += 1;
         for page in start..self.geo.pages_per_block {
             let ppn = self.geo.ppn(block, page);
@@ -213,6 +232,7 @@ impl<H: Hooks> Ftl<H> {
                         write_ptr = page + 1;
                         continue;
                     }
+                    first_page_old = true;
                     break;
                 }
                 OobState::Erased => {
@@ -241,7 +261,107 @@ impl<H: Hooks> Ftl<H> {
                 }
             }
         }
-        Ok((write_ptr, written, t))
+        let scanned = Scanned {
+            block,
+            write_ptr,
+            written,
+            first_page_old,
+        };
+        Ok((scanned, t))
+    }
+
+    /// Every intact superblock in the two superblock blocks, newest first (for
+    /// falling back to an older checkpoint).
+    fn superblock_history(&mut self, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<Vec<Superblock>> {
+        let mut all = Vec::new();
+        let mut buf = vec![0u8; self.geo.page_size as usize];
+        let mut oob = vec![0u8; self.geo.oob_size as usize];
+        let reads_before = self.nand.stats().reads;
+        for block in superblock_blocks(&self.geo) {
+            for page in 0..self.programmed_prefix(block, 0, at_ns)? {
+                *at_ns = self.recovery_read(self.geo.ppn(block, page), *at_ns, true, &mut buf, &mut oob)?;
+                let intact = matches!(Oob::decode(&oob), OobState::Valid(o) if o.kind == PageKind::Superblock && o.data_matches(&buf));
+                if let Some(sb) = intact.then(|| Superblock::decode(&buf)).flatten() {
+                    all.push(sb);
+                }
+            }
+        }
+        report.superblock_reads += self.nand.stats().reads - reads_before;
+        all.sort_by_key(|sb| std::cmp::Reverse(sb.sb_seq));
+        Ok(all)
+    }
+
+    /// The newest intact checkpoint: the one `sb` names, or, if that one is
+    /// corrupted, the newest older one a superblock in the history still names.
+    /// Returns it, the superblock naming it, and the history if it fell back.
+    fn load_checkpoint(
+        &mut self,
+        sb: &Superblock,
+        report: &mut RecoveryReport,
+        at_ns: &mut u64,
+    ) -> Result<(Checkpoint, Superblock, Option<Vec<Superblock>>)> {
+        let why = match self.read_checkpoint(sb, report, at_ns) {
+            Ok(ck) => return Ok((ck, sb.clone(), None)),
+            Err(DeviceError::Corrupted(why)) => why,
+            Err(e) => return Err(e),
+        };
+        report.checkpoints_skipped = 1;
+        let history = self.superblock_history(report, at_ns)?;
+        let mut tried = vec![sb.ckpt_seq];
+        // The previous checkpoint every superblock names first, then the ones
+        // older superblocks name.
+        let prev = &sb.prev_ckpt;
+        let named_prev = (prev.seq > 0 && prev.extent.pages > 0).then(|| Superblock {
+            ckpt_seq: prev.seq,
+            ckpt: prev.extent,
+            ckpt_bytes: prev.bytes,
+            ckpt_crc: prev.crc,
+            ..sb.clone()
+        });
+        for older in named_prev.iter().chain(&history) {
+            if tried.contains(&older.ckpt_seq) || older.ckpt_seq > sb.ckpt_seq {
+                continue;
+            }
+            tried.push(older.ckpt_seq);
+            match self.read_checkpoint(older, report, at_ns) {
+                Ok(ck) => {
+                    // The superblocks left form a contiguous suffix of all those
+                    // written: if the oldest predates the checkpoint used, every
+                    // protocol record written since it is named in the history.
+                    report.fallback_history_complete = history.last().is_some_and(|h| h.ckpt_seq <= ck.seq);
+                    let older = older.clone();
+                    return Ok((ck, older, Some(history)));
+                }
+                Err(DeviceError::Corrupted(_)) => report.checkpoints_skipped += 1,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(DeviceError::Corrupted(format!(
+            "the newest checkpoint is corrupted ({why}) and no older intact checkpoint is left to fall back to"
+        )))
+    }
+
+    /// After a fallback to an older checkpoint: a mapping whose page no longer
+    /// holds an intact data page of its logical page (the block was reclaimed
+    /// and reused since) is dropped. The OOB reads are issued together.
+    fn drop_stale_mappings(&mut self, report: &mut RecoveryReport, at_ns: u64) -> Result<u64> {
+        let mut oob = vec![0u8; self.geo.oob_size as usize];
+        let mut t = at_ns;
+        for lpn in 0..self.l2p.len() {
+            let ppn = self.l2p[lpn];
+            if ppn == UNMAPPED {
+                continue;
+            }
+            let holds = ppn < self.geo.page_count() && {
+                t = t.max(self.recovery_read(ppn, at_ns, false, &mut [], &mut oob)?);
+                matches!(Oob::decode(&oob), OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn as u32)
+            };
+            if !holds {
+                self.l2p[lpn] = UNMAPPED;
+                report.mappings_dropped += 1;
+            }
+        }
+        Ok(t)
     }
 
     /// Mounts a formatted array: recovery from the NAND alone (see the module doc).
@@ -283,22 +403,40 @@ impl<H: Hooks> Ftl<H> {
                 ftl.hooks.name()
             )));
         }
-        let ck = ftl.read_checkpoint(&sb, &mut report, &mut t)?;
+        let (ck, ck_sb, history) = ftl.load_checkpoint(&sb, &mut report, &mut t)?;
+        let fallback = history.is_some();
         report.load_ns = t - start_ns;
         ftl.ckpt_erase_counts = ck.blocks.iter().map(|r| r.erase_count).collect();
         let ring_blocks: usize = sb.ckpt_ring.len() + sb.protocol_rings.iter().map(|r| r.blocks.len()).sum::<usize>();
         let pool_blocks = geo.block_count().saturating_sub(2 + ring_blocks as u32);
-        // The current record of each protocol ring.
-        let mut records: Vec<Option<ProtocolRecord>> = Vec::with_capacity(sb.protocol_rings.len());
+        // The records of each protocol ring the protocol recovers from, oldest
+        // first: the current one; after a fallback, also the older ones the
+        // superblock history names that are newer than the checkpoint used.
+        let mut records: Vec<Vec<ProtocolRecord>> = Vec::with_capacity(sb.protocol_rings.len());
         let protocol_start = t;
-        for r in &sb.protocol_rings {
-            if r.current.pages == 0 {
-                records.push(None);
-                continue;
+        for (i, r) in sb.protocol_rings.iter().enumerate() {
+            let mut ring = Vec::new();
+            for older in history.iter().flatten().rev() {
+                let Some(o) = older.protocol_rings.get(i) else { continue };
+                if o.current.pages == 0 || o.seq < ck.seq || o.seq >= r.seq || ring.iter().any(|x: &ProtocolRecord| x.seq == o.seq) {
+                    continue;
+                }
+                match ftl.read_record(&o.blocks, o.current, PageKind::Protocol, o.seq, o.bytes, o.crc, &mut t) {
+                    Ok(bytes) => {
+                        report.protocol_pages_read += o.current.pages as u64;
+                        ring.push(ProtocolRecord { seq: o.seq, bytes });
+                    }
+                    // Overwritten since by the ring: what it alone held is lost.
+                    Err(DeviceError::Corrupted(_)) => report.protocol_records_unreadable += 1,
+                    Err(e) => return Err(e),
+                }
             }
-            let bytes = ftl.read_record(&r.blocks, r.current, PageKind::Protocol, r.seq, r.bytes, r.crc, &mut t)?;
-            report.protocol_pages_read += r.current.pages as u64;
-            records.push(Some(ProtocolRecord { seq: r.seq, bytes }));
+            if r.current.pages > 0 {
+                let bytes = ftl.read_record(&r.blocks, r.current, PageKind::Protocol, r.seq, r.bytes, r.crc, &mut t)?;
+                report.protocol_pages_read += r.current.pages as u64;
+                ring.push(ProtocolRecord { seq: r.seq, bytes });
+            }
+            records.push(ring);
         }
         report.protocol_read_ns = t - protocol_start;
         ftl.derived = Self::derive(&geo, &ftl.cfg, pool_blocks, Some(sb.logical_pages))?;
@@ -307,18 +445,21 @@ impl<H: Hooks> Ftl<H> {
         // Roll forward over blocks free or open at the checkpoint, in parallel.
         let mut found = Vec::new();
         let scan_start = t;
-        let mut scanned: Vec<(BlockId, u32, bool)> = Vec::new();
+        let mut scanned: Vec<Scanned> = Vec::new();
         for (b, rec) in ck.blocks.iter().enumerate() {
             let b = b as BlockId;
             ftl.blocks.erase_count[b as usize] = rec.erase_count;
             let (start, was_free) = match rec.state {
                 RecordState::Free => (0, true),
                 RecordState::Open => (rec.write_ptr as u32, false),
+                // After a fallback, a block in use at the checkpoint may have been
+                // reclaimed and reused since: a page 0 newer than the checkpoint says so.
+                RecordState::Used if fallback => (0, true),
                 _ => continue,
             };
-            let (wp, written, done) = ftl.scan_block((b, start, was_free), ck.seq, &mut found, &mut report, scan_start)?;
+            let (found_here, done) = ftl.scan_block((b, start, was_free), ck.seq, &mut found, &mut report, scan_start)?;
             t = t.max(done);
-            scanned.push((b, wp, written));
+            scanned.push(found_here);
         }
         report.scan_ns = t - scan_start;
         // Metadata ring blocks are erased as their ring enters them, after the
@@ -343,7 +484,8 @@ impl<H: Hooks> Ftl<H> {
         // The protocol rebuilds its state and may add updates of its own; the
         // roll-forward pages it vetoes are left unmapped.
         let updates = ftl.hooks.recover(ck.seq, &records);
-        let mut max_seq = records.iter().flatten().map(|r| r.seq).fold(ck.seq, u64::max);
+        // The newest superblock's checkpoint may be newer than the one used.
+        let mut max_seq = records.iter().flatten().map(|r| r.seq).fold(ck.seq.max(sb.ckpt_seq), u64::max);
         let mut apply: Vec<(u64, u32, Ppn)> = Vec::with_capacity(found.len() + updates.len());
         for f in &found {
             max_seq = max_seq.max(f.seq);
@@ -365,6 +507,9 @@ impl<H: Hooks> Ftl<H> {
         for (_, lpn, ppn) in apply {
             ftl.l2p[lpn as usize] = ppn;
         }
+        if fallback {
+            t = ftl.drop_stale_mappings(&mut report, t)?;
+        }
 
         // Block table, reverse map, valid counts.
         for (b, rec) in ck.blocks.iter().enumerate() {
@@ -377,11 +522,16 @@ impl<H: Hooks> Ftl<H> {
             ftl.blocks.state[b] = state;
             ftl.blocks.write_ptr[b] = wp;
         }
-        for &(b, wp, written) in &scanned {
-            let was_open = ck.blocks[b as usize].state == RecordState::Open;
-            if written || was_open {
-                ftl.blocks.state[b as usize] = BlockState::Full;
-                ftl.blocks.write_ptr[b as usize] = wp;
+        for sc in &scanned {
+            let b = sc.block as usize;
+            let was = ck.blocks[b].state;
+            if sc.written || was == RecordState::Open {
+                ftl.blocks.state[b] = BlockState::Full;
+                ftl.blocks.write_ptr[b] = sc.write_ptr;
+            } else if was == RecordState::Used && !sc.first_page_old {
+                // Reclaimed and erased after the checkpoint (fallback only).
+                ftl.blocks.state[b] = BlockState::Free;
+                ftl.blocks.write_ptr[b] = 0;
             }
         }
         for (lpn, &ppn) in ftl.l2p.iter().enumerate() {
@@ -420,15 +570,22 @@ impl<H: Hooks> Ftl<H> {
             head_index: sb_index,
             head_page: geo.pages_per_block,
         };
+        ftl.prev_ckpt = RecordLoc {
+            seq: ck_sb.prev_ckpt.seq,
+            extent: ck_sb.prev_ckpt.extent,
+            bytes: ck_sb.prev_ckpt.bytes,
+            crc: ck_sb.prev_ckpt.crc,
+        };
         ftl.ckpt = RecordLoc {
-            seq: sb.ckpt_seq,
-            extent: sb.ckpt,
-            bytes: sb.ckpt_bytes,
-            crc: sb.ckpt_crc,
+            seq: ck_sb.ckpt_seq,
+            extent: ck_sb.ckpt,
+            bytes: ck_sb.ckpt_bytes,
+            crc: ck_sb.ckpt_crc,
         };
         let ppb = geo.pages_per_block;
-        let last = sb.ckpt.page + sb.ckpt.pages - 1;
-        let last_index = (sb.ckpt.index + (last / ppb) as usize) % sb.ckpt_ring.len();
+        // The checkpoint used stays protected until the sealing one is durable.
+        let last = ck_sb.ckpt.page + ck_sb.ckpt.pages - 1;
+        let last_index = (ck_sb.ckpt.index + (last / ppb) as usize) % sb.ckpt_ring.len();
         ftl.ckpt_area = LogArea {
             blocks: sb.ckpt_ring.clone(),
             head_index: last_index,
@@ -459,7 +616,8 @@ impl<H: Hooks> Ftl<H> {
         // not write again, so a later record could drop them). A mount that
         // found nothing writes nothing, and a read-only mount never does.
         ftl.now_ns = t;
-        let found_anything = !found.is_empty() || !apply_empty || report.torn_pages_found > 0 || scanned.iter().any(|s| s.2);
+        let found_anything =
+            fallback || !found.is_empty() || !apply_empty || report.torn_pages_found > 0 || scanned.iter().any(|s| s.written);
         if found_anything && !ftl.cfg.read_only {
             ftl.checkpoint()?;
         }

@@ -16,7 +16,12 @@
 //!  64  u32 x 5  checkpoint: ring index, first page, page count, byte length, CRC-32
 //!  84  u32      checkpoint ring length N
 //!  88  u32      protocol root length R
-//!  92  u32 x N  checkpoint ring block ids
+//!  92  u64      previous checkpoint's sequence number (0: none)
+//! 100  u32 x 5  previous checkpoint: ring index, first page, page count, byte
+//!               length, CRC-32 (still intact: the ring protects the current
+//!               record while the next is written; recovery falls back to it
+//!               when the current one is corrupted)
+//! 120  u32 x N  checkpoint ring block ids
 //!  ..  [u8; R]  protocol root (opaque to the framework)
 //!  ..  u32      protocol ring count P, then per ring:
 //!               u32 length M, u32 x 5 current record (ring index, first page, page
@@ -35,7 +40,7 @@ use crate::area::Extent;
 use txftl_nand::BlockId;
 
 const MAGIC: &[u8; 8] = b"TXFTLSB1";
-const FIXED: usize = 92;
+const FIXED: usize = 120;
 
 /// A protocol ring and its current record, as the superblock names them.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -61,8 +66,19 @@ pub struct Superblock {
     pub ckpt_bytes: u32,
     pub ckpt_crc: u32,
     pub ckpt_ring: Vec<BlockId>,
+    /// The checkpoint before the current one (seq 0: none).
+    pub prev_ckpt: PrevCheckpoint,
     pub root: Vec<u8>,
     pub protocol_rings: Vec<RingRecord>,
+}
+
+/// Where the previous checkpoint lies, for falling back to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct PrevCheckpoint {
+    pub seq: u64,
+    pub extent: Extent,
+    pub bytes: u32,
+    pub crc: u32,
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -108,6 +124,11 @@ impl Superblock {
         }
         put(page, &(self.ckpt_ring.len() as u32).to_le_bytes());
         put(page, &(self.root.len() as u32).to_le_bytes());
+        let prev = &self.prev_ckpt;
+        put(page, &prev.seq.to_le_bytes());
+        for v in [prev.extent.index as u32, prev.extent.page, prev.extent.pages, prev.bytes, prev.crc] {
+            put(page, &v.to_le_bytes());
+        }
         for b in &self.ckpt_ring {
             put(page, &b.to_le_bytes());
         }
@@ -190,6 +211,16 @@ impl Superblock {
             ckpt_bytes: u32_at(page, 76),
             ckpt_crc: u32_at(page, 80),
             ckpt_ring,
+            prev_ckpt: PrevCheckpoint {
+                seq: u64_at(page, 92),
+                extent: Extent {
+                    index: u32_at(page, 100) as usize,
+                    page: u32_at(page, 104),
+                    pages: u32_at(page, 108),
+                },
+                bytes: u32_at(page, 112),
+                crc: u32_at(page, 116),
+            },
             root,
             protocol_rings,
         })
@@ -218,6 +249,16 @@ mod tests {
             ckpt_bytes: 900,
             ckpt_crc: 0xDEAD,
             ckpt_ring: vec![1, 17, 2, 18],
+            prev_ckpt: PrevCheckpoint {
+                seq: 50,
+                extent: Extent {
+                    index: 0,
+                    page: 6,
+                    pages: 2,
+                },
+                bytes: 880,
+                crc: 0xBEEF,
+            },
             root: vec![1, 2, 3],
             protocol_rings: vec![RingRecord {
                 blocks: vec![3, 19, 4],

@@ -716,6 +716,33 @@ impl Nand {
     pub fn inspect_bad(&self, block: BlockId) -> bool {
         self.bad[block as usize]
     }
+
+    /// Fault injection: XORs `mask` into byte `offset` of a programmed page's
+    /// data (`in_oob` false) or OOB, as a retention error or a flipped byte in an
+    /// image would. Costs no time and counts no operation; written through to an
+    /// image. Returns false (and changes nothing) for an erased page or an
+    /// offset past the area.
+    pub fn flip_byte(&mut self, ppn: Ppn, in_oob: bool, offset: usize, mask: u8) -> Result<bool, NandError> {
+        self.check_ppn(ppn)?;
+        let g = self.cfg.geometry;
+        let (os, ps) = (g.oob_size as usize, g.page_size as usize);
+        if self.programs[ppn as usize] == 0 || offset >= if in_oob { os } else { ps } {
+            return Ok(false);
+        }
+        if in_oob {
+            self.oob[ppn as usize * os + offset] ^= mask;
+        } else {
+            match &mut self.data {
+                Data::Full(d) => d[ppn as usize * ps + offset] ^= mask,
+                Data::Meta(m) => match m.get_mut(&ppn) {
+                    Some(stored) => stored[offset] ^= mask,
+                    None => return Ok(false),
+                },
+            }
+        }
+        self.write_through_page(ppn)?;
+        Ok(true)
+    }
 }
 
 /// First byte where `new` has a 1 bit over a 0 bit of `old`.

@@ -117,36 +117,40 @@ impl Hooks for XHooks {
         self.table.drop_committed();
     }
 
-    fn recover(&mut self, ckpt_seq: u64, records: &[Option<ProtocolRecord>]) -> Vec<RecoveredUpdate> {
+    fn recover(&mut self, ckpt_seq: u64, records: &[Vec<ProtocolRecord>]) -> Vec<RecoveredUpdate> {
         self.table = XL2P::new(self.table.capacity());
         self.active.clear();
         self.table_dirty = false;
-        let Some(Some(rec)) = records.first() else { return Vec::new() };
+        let Some(current) = records.first().and_then(|ring| ring.last()) else {
+            return Vec::new();
+        };
         // The table on flash decides its capacity (a mount may be asked for another).
-        if let Some(cap) = rec.bytes.get(8..12).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes"))) {
-            if cap > 0 && XL2P::encoded_len(cap) == rec.bytes.len() {
+        if let Some(cap) = current.bytes.get(8..12).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes"))) {
+            if cap > 0 && XL2P::encoded_len(cap) == current.bytes.len() {
                 self.table = XL2P::new(cap);
             }
         }
-        // A table older than the checkpoint is covered by it: its committed
-        // entries were folded before the checkpoint was taken.
-        if rec.seq < ckpt_seq {
-            return Vec::new();
-        }
-        match XL2P::decode(&rec.bytes) {
-            Ok(entries) => entries
-                .into_iter()
-                .filter(|e| e.status == Status::Committed)
-                .map(|e| RecoveredUpdate {
-                    seq: rec.seq,
-                    lpn: e.lpn,
-                    ppn: e.ppn,
-                })
-                .collect(),
-            // The record passed its CRC, so this is a format bug: apply nothing
-            // rather than guess (the invariant check will then fail loudly).
-            Err(_) => Vec::new(),
-        }
+        // Every table newer than the checkpoint (normally just the current one;
+        // after a fallback to an older checkpoint, the older ones too), each
+        // applied at its own sequence number. A table older than the checkpoint
+        // is covered by it: its committed entries were folded before it was taken.
+        records[0]
+            .iter()
+            .filter(|rec| rec.seq >= ckpt_seq)
+            .flat_map(|rec| {
+                // A record passed its CRC, so a decode error is a format bug: apply
+                // nothing of it rather than guess (the invariant check then fails loudly).
+                XL2P::decode(&rec.bytes)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|e| e.status == Status::Committed)
+                    .map(move |e| RecoveredUpdate {
+                        seq: rec.seq,
+                        lpn: e.lpn,
+                        ppn: e.ppn,
+                    })
+            })
+            .collect()
     }
 
     fn roll_forward(&self, oob: &Oob) -> bool {
