@@ -88,9 +88,12 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
     .spec()?;
     let d = &args.device;
     let mut replay_base = format!(
-        "txftl crashtest --protocol {} --preset {} --workload {} --ops {} --fill {} --seed {} --flush-every {} --overprovision {} --gc {}",
-        d.protocol, p.name, workload_name, args.ops, args.fill, args.seed, args.flush_every, d.overprovision, d.gc
+        "txftl crashtest --protocol {} --preset {} --workload {} --ops {} --fill {} --seed {} --flush-every {} --gc {}",
+        d.protocol, p.name, workload_name, args.ops, args.fill, args.seed, args.flush_every, d.gc
     );
+    if let Some(op) = d.overprovision {
+        replay_base += &format!(" --overprovision {op}");
+    }
     if let Some(b) = d.blocks_per_plane {
         replay_base += &format!(" --blocks-per-plane {b}");
     }

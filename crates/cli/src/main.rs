@@ -74,9 +74,11 @@ pub struct DeviceArgs {
     /// Erase cycles a block survives (overrides the preset's).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub endurance: Option<u32>,
-    /// Over-provisioning, percent of the data blocks hidden from the host.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..100))]
-    pub overprovision: u32,
+    /// Over-provisioning, percent of the data blocks hidden from the host
+    /// (default: 10, or the geometry's minimum for GC if larger; a value below
+    /// that minimum is refused).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..100))]
+    pub overprovision: Option<u32>,
     /// GC victim selection.
     #[arg(long, default_value = "greedy", value_parser = ["greedy", "cost-benefit"])]
     pub gc: String,

@@ -2,6 +2,9 @@
 
 use serde::Serialize;
 
+/// Over-provisioning when none is given, percent.
+pub const DEFAULT_OVERPROVISION_PCT: u32 = 10;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum GcPolicy {
@@ -34,7 +37,10 @@ pub enum Canary {
 #[derive(Clone, Debug, Serialize)]
 pub struct FtlConfig {
     /// Share of the data pool hidden from the host, percent (over-provisioning).
-    pub overprovision_pct: u32,
+    /// None: [`DEFAULT_OVERPROVISION_PCT`], raised to the minimum the geometry
+    /// needs for GC if that is larger (small arrays such as `tiny` need more).
+    /// A value given below that minimum is refused.
+    pub overprovision_pct: Option<u32>,
     pub gc_policy: GcPolicy,
     /// GC starts when free + prefree blocks fall to this many (0: derive 5% of the pool, at least 3).
     pub gc_low_blocks: u32,
@@ -56,7 +62,7 @@ pub struct FtlConfig {
 impl Default for FtlConfig {
     fn default() -> Self {
         FtlConfig {
-            overprovision_pct: 10,
+            overprovision_pct: None,
             gc_policy: GcPolicy::Greedy,
             gc_low_blocks: 0,
             gc_high_blocks: 0,

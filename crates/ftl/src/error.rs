@@ -32,6 +32,10 @@ pub enum DeviceError {
     /// The device was mounted read-only.
     #[error("the device is mounted read-only: {0} refused")]
     ReadOnly(&'static str),
+    /// So many data blocks wore out that the rest cannot hold the logical
+    /// capacity and still let GC work: not a full device, a dead one.
+    #[error("the device is worn out: {bad_blocks} blocks have gone bad (it keeps {spares} spares), so GC can no longer free space")]
+    DeviceWornOut { bad_blocks: u32, spares: u32 },
     #[error("metadata area worn out: {0}")]
     WornOut(String),
     #[error("NAND error: {0}")]

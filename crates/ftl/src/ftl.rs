@@ -34,6 +34,8 @@ pub(crate) struct Derived {
     pub checkpoint_every: u64,
     /// Free blocks only GC may take: one per unit, for the GC stream.
     pub reserve: u32,
+    /// Blocks of the pool set aside for grown bad blocks.
+    pub spares: u32,
 }
 
 /// A record in a metadata ring (the checkpoint, or a protocol's record), as the
@@ -162,6 +164,7 @@ impl<H: Hooks> Ftl<H> {
                 gc_high: 0,
                 checkpoint_every: 0,
                 reserve: units as u32,
+                spares: 0,
             },
             recovery: None,
             page_buf: vec![0; geo.page_size as usize],
@@ -179,16 +182,10 @@ impl<H: Hooks> Ftl<H> {
     pub(crate) fn derive(geo: &Geometry, cfg: &FtlConfig, pool_blocks: u32, logical_override: Option<u32>) -> Result<Derived> {
         let ppb = geo.pages_per_block;
         let units = geo.unit_count();
-        if cfg.overprovision_pct >= 100 {
-            return Err(DeviceError::Config(format!(
-                "over-provisioning {}% must be below 100",
-                cfg.overprovision_pct
-            )));
+        let op_pct = cfg.overprovision_pct.unwrap_or(crate::config::DEFAULT_OVERPROVISION_PCT);
+        if op_pct >= 100 {
+            return Err(DeviceError::Config(format!("over-provisioning {op_pct}% must be below 100")));
         }
-        // Room that must stay free of data for GC to make progress at 100% logical
-        // fill: an open host block and an open GC block per unit, the GC reserve
-        // (one block per unit), one block of slack, and spares for grown bad
-        // blocks (2% of the pool, at least one).
         let bad_block_spares = (pool_blocks * 2 / 100).max(1);
         let overhead_blocks = 3 * units + 1 + bad_block_spares;
         if pool_blocks <= overhead_blocks + 1 {
@@ -196,8 +193,17 @@ impl<H: Hooks> Ftl<H> {
                 "{pool_blocks} data blocks leave no room for data: the geometry is too small for {units} parallel units"
             )));
         }
-        let by_op = (pool_blocks as u64 * ppb as u64 * (100 - cfg.overprovision_pct) as u64 / 100) as u32;
+        let by_op = (pool_blocks as u64 * ppb as u64 * (100 - op_pct) as u64 / 100) as u32;
         let by_room = (pool_blocks - overhead_blocks) * ppb;
+        // An over-provisioning asked for below what GC needs is refused, not
+        // silently raised; the default is raised to it.
+        if logical_override.is_none() && cfg.overprovision_pct.is_some() && by_op > by_room {
+            let pool_pages = pool_blocks as u64 * ppb as u64;
+            let min_pct = 100 - (by_room as u64 * 100 / pool_pages);
+            return Err(DeviceError::Config(format!(
+                "over-provisioning {op_pct}% is below the minimum {min_pct}% this geometry needs ({overhead_blocks} of its {pool_blocks} data blocks must stay free for open blocks, GC and bad-block spares)"
+            )));
+        }
         let logical_pages = logical_override.unwrap_or(by_op.min(by_room));
         let gc_low = if cfg.gc_low_blocks > 0 {
             cfg.gc_low_blocks
@@ -227,6 +233,7 @@ impl<H: Hooks> Ftl<H> {
             gc_high,
             checkpoint_every,
             reserve: units,
+            spares: bad_block_spares,
         })
     }
 
@@ -512,7 +519,21 @@ impl<H: Hooks> Ftl<H> {
                 self.host_open[unit as usize] = Some(b);
                 Ok(b)
             }
-            None => Err(DeviceError::NoSpace),
+            None => Err(self.no_space()),
+        }
+    }
+
+    /// Why no block can be freed: every block holds live pages, or so many went
+    /// bad that the rest cannot (a worn-out device, not a full one).
+    pub(crate) fn no_space(&self) -> DeviceError {
+        let bad_blocks = self.blocks.state.iter().filter(|&&s| s == BlockState::Bad).count() as u32;
+        if bad_blocks > self.derived.spares {
+            DeviceError::DeviceWornOut {
+                bad_blocks,
+                spares: self.derived.spares,
+            }
+        } else {
+            DeviceError::NoSpace
         }
     }
 
@@ -531,7 +552,7 @@ impl<H: Hooks> Ftl<H> {
                 continue;
             }
             if !self.gc_one()? {
-                return Err(DeviceError::NoSpace);
+                return Err(self.no_space());
             }
         }
     }
@@ -642,8 +663,11 @@ impl<H: Hooks> Ftl<H> {
                 self.intact[ppn as usize] = true;
                 Ok(())
             }
+            OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn => Err(DeviceError::Corrupted(format!(
+                "logical page {lpn} at physical page {ppn}: the data does not match its checksum"
+            ))),
             other => Err(DeviceError::Corrupted(format!(
-                "logical page {lpn} at physical page {ppn}: OOB {other:?}"
+                "logical page {lpn} at physical page {ppn}: expected its data page, found {other}"
             ))),
         }
     }

@@ -104,7 +104,7 @@ impl<H: Hooks> Ftl<H> {
                 self.checkpoint()?;
                 continue;
             }
-            return Err(DeviceError::NoSpace);
+            return Err(self.no_space());
         }
     }
 
@@ -152,7 +152,7 @@ impl<H: Hooks> Ftl<H> {
         };
         let oob = match Oob::decode(&self.oob_buf) {
             OobState::Valid(o) if !store_data || o.data_matches(buf) => o,
-            other => return Err(DeviceError::Corrupted(format!("GC source page {ppn} is unreadable: {other:?}"))),
+            other => return Err(DeviceError::Corrupted(format!("GC source page {ppn} is unreadable: found {other}"))),
         };
         let dest = self.gc_block()?;
         let data: &[u8] = if store_data { buf } else { &[] };

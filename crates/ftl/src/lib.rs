@@ -25,7 +25,7 @@ mod persist;
 mod recovery;
 pub mod superblock;
 
-pub use config::{Canary, FtlConfig, GcPolicy};
+pub use config::{Canary, FtlConfig, GcPolicy, DEFAULT_OVERPROVISION_PCT};
 pub use device::{Device, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};
 pub use error::{DeviceError, Result};
 pub use ftl::Ftl;

@@ -71,6 +71,28 @@ pub enum OobState {
     Valid(Oob),
 }
 
+impl std::fmt::Display for PageKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PageKind::Data => "data",
+            PageKind::Checkpoint => "checkpoint",
+            PageKind::Superblock => "superblock",
+            PageKind::Protocol => "protocol record",
+        })
+    }
+}
+
+/// For error messages a user reads (not Rust structs).
+impl std::fmt::Display for OobState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OobState::Erased => f.write_str("erased"),
+            OobState::Garbage => f.write_str("unreadable (its OOB record fails its checksum)"),
+            OobState::Valid(o) => write!(f, "a {} page (index {}, sequence number {})", o.kind, o.lpn, o.seq),
+        }
+    }
+}
+
 impl Oob {
     pub fn new(kind: PageKind, lpn: u32, seq: u64, erase_count: u32, data: &[u8]) -> Oob {
         let data_crc = if data.is_empty() { None } else { Some(crc32fast::hash(data)) };

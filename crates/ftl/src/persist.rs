@@ -20,6 +20,16 @@ pub(crate) enum Ring {
     Protocol(usize),
 }
 
+impl std::fmt::Display for Ring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ring::Superblock => f.write_str("superblock"),
+            Ring::Checkpoint => f.write_str("checkpoint"),
+            Ring::Protocol(i) => write!(f, "protocol record {i}"),
+        }
+    }
+}
+
 impl<H: Hooks> Ftl<H> {
     fn record_state(&self, b: usize) -> BlockRecord {
         let state = match self.blocks.state[b] {
@@ -190,7 +200,7 @@ impl<H: Hooks> Ftl<H> {
         if enter {
             if protect.contains(&idx) {
                 return Err(DeviceError::WornOut(format!(
-                    "{ring:?} ring of {} blocks is too small",
+                    "{ring} ring of {} blocks is too small",
                     area.blocks.len()
                 )));
             }
@@ -199,7 +209,7 @@ impl<H: Hooks> Ftl<H> {
                 Err(NandError::EraseFailed(b)) | Err(NandError::BadBlock(b)) => {
                     self.blocks.state[b as usize] = BlockState::Bad;
                     self.failed = true;
-                    return Err(DeviceError::WornOut(format!("{ring:?} block {b} wore out")));
+                    return Err(DeviceError::WornOut(format!("{ring} block {b} wore out")));
                 }
                 Err(e) => return Err(self.fail(e)),
             }

@@ -143,7 +143,8 @@ impl<H: Hooks> Ftl<H> {
         };
         if extent.pages == 0 || extent.index >= blocks.len() || extent.page >= self.geo.pages_per_block {
             return Err(DeviceError::Corrupted(format!(
-                "superblock names an impossible {kind:?} record extent {extent:?}"
+                "superblock names an impossible {kind} record: ring index {}, page {}, {} pages",
+                extent.index, extent.page, extent.pages
             )));
         }
         let ps = self.geo.page_size as usize;
@@ -158,7 +159,7 @@ impl<H: Hooks> Ftl<H> {
                 OobState::Valid(o) if o.kind == kind && o.lpn == i as u32 && o.seq == seq && o.data_matches(&buf) => {}
                 other => {
                     return Err(DeviceError::Corrupted(format!(
-                        "{kind:?} page {i} at physical page {ppn} is not intact: {other:?}"
+                        "{kind} page {i} at physical page {ppn} is not intact: found {other}"
                     )))
                 }
             }
@@ -166,7 +167,7 @@ impl<H: Hooks> Ftl<H> {
         }
         bytes.truncate(bytes_len as usize);
         if crc32fast::hash(&bytes) != crc {
-            return Err(DeviceError::Corrupted(format!("{kind:?} record CRC mismatch")));
+            return Err(DeviceError::Corrupted(format!("{kind} record fails its checksum")));
         }
         Ok(bytes)
     }

@@ -45,7 +45,7 @@ fn bad_input_is_typed() {
     assert!(matches!(f.write(0, &[1, 2, 3]), Err(DeviceError::BufferSize { got: 3, .. })));
     assert!(matches!(f.begin(1), Err(DeviceError::Unsupported { protocol: "plain", .. })));
     let cfg = FtlConfig {
-        overprovision_pct: 100,
+        overprovision_pct: Some(100),
         ..FtlConfig::default()
     };
     assert!(matches!(Ftl::format(nand("tiny"), cfg, Plain), Err(DeviceError::Config(_))));
@@ -131,7 +131,7 @@ fn remount_restores_mapping() {
 }
 
 #[test]
-fn full_device_says_no_space_and_stays_usable() {
+fn a_worn_out_device_says_so_and_stays_readable() {
     let mut p = preset("tiny").unwrap();
     p.endurance = 6;
     let n = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
@@ -147,20 +147,20 @@ fn full_device_says_no_space_and_stays_usable() {
     let (lp, ps) = (f.logical_pages(), f.page_size());
     let mut rng = ChaCha8Rng::seed_from_u64(2);
     let mut latest = vec![None; lp as usize];
-    let mut no_space = false;
+    let mut worn_out = None;
     for i in 0..200_000u32 {
         let lpn = rng.gen_range(0..lp);
         match f.write(lpn, &page(ps, lpn, i)) {
             Ok(_) => latest[lpn as usize] = Some(i),
-            Err(DeviceError::NoSpace) => {
-                no_space = true;
+            Err(e @ DeviceError::DeviceWornOut { .. }) => {
+                worn_out = Some(e.to_string());
                 break;
             }
-            Err(DeviceError::WornOut(_)) => break,
-            Err(e) => panic!("unexpected {e}"),
+            Err(e) => panic!("wear-out reported as: {e}"),
         }
     }
-    assert!(no_space, "blocks wearing out must end in NoSpace");
+    let msg = worn_out.expect("blocks wearing out must end in DeviceWornOut, not \"no space\"");
+    assert!(msg.contains("worn out"), "{msg}");
     assert!(f.stats().bad_blocks > 0);
     // Every acknowledged write is still readable.
     let mut buf = vec![0u8; ps as usize];

@@ -98,7 +98,8 @@ fn age(stack: &Stack, spec: &CompareSpec) -> Result<(), StackError> {
         let ps = fs.page_size();
         let info = fs.device().info();
         // Physical data pages: logical capacity plus the over-provisioned share.
-        let physical = info.logical_pages as f64 / (1.0 - spec.ftl.overprovision_pct as f64 / 100.0);
+        let physical =
+            info.logical_pages as f64 / (1.0 - spec.ftl.overprovision_pct.unwrap_or(txftl_ftl::DEFAULT_OVERPROVISION_PCT) as f64 / 100.0);
         let db_pages = (spec.rows as f64 * 230.0 / ps as f64) * 1.3;
         let target = ((u * physical) - db_pages).max(0.0).min(info.logical_pages as f64 * 0.95) as u64;
         let filler = fs.create("aging.bin", FileClass::Other)?;

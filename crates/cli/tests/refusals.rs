@@ -1,5 +1,5 @@
-//! `crashtest` and `run --cut-at` as a user meets them: a run that would test
-//! nothing fails instead of reporting a clean result.
+//! Options the device or the harness cannot honour are refused, and a run that
+//! would test nothing fails instead of reporting a clean result.
 
 use std::process::Command;
 
@@ -35,5 +35,16 @@ fn cuts_past_the_last_operation_fail() {
     assert!(err.contains("no power cut happened"), "{err}");
     // A cut inside the run still works.
     let (code, out, err) = txftl(&["run", "--preset", "tiny", "--ops", "2000", "--cut-at", "100"]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+/// An over-provisioning below what GC needs used to be raised without a word.
+#[test]
+fn an_overprovisioning_below_the_minimum_is_refused() {
+    let (code, out, err) = txftl(&["run", "--preset", "tiny", "--ops", "100", "--overprovision", "5"]);
+    assert_ne!(code, 0, "{out}{err}");
+    assert!(err.contains("below the minimum"), "{err}");
+    // Without the option, the default is raised to the minimum and the run works.
+    let (code, out, err) = txftl(&["run", "--preset", "tiny", "--ops", "100"]);
     assert_eq!(code, 0, "{out}{err}");
 }
