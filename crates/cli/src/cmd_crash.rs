@@ -7,7 +7,7 @@ use crate::{CliError, DeviceArgs};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::process::ExitCode;
-use txftl_harness::{crashtest, CrashSpec, DeviceSpec};
+use txftl_harness::{crashtest, CrashSpec, DeviceSpec, Expect};
 use txftl_nand::{DataMode, Torn, ViolationPolicy};
 
 #[derive(Args, Debug)]
@@ -29,8 +29,9 @@ pub struct CrashArgs {
     pub flush_every: u32,
     #[command(flatten)]
     pub tx: crate::TxArgs,
-    /// Torn variants to try at each operation: comma-separated of none, garbage, partial.
-    #[arg(long, default_value = "none,garbage,partial")]
+    /// Torn variants to try at each operation: comma-separated of none, garbage,
+    /// partial, data (OOB whole, data torn), oob (data whole, OOB torn).
+    #[arg(long, default_value = "none,garbage,partial,data,oob")]
     pub torn: String,
     /// Do not cut recovery itself.
     #[arg(long)]
@@ -57,7 +58,9 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
     let torn: Vec<Torn> = args
         .torn
         .split(',')
-        .map(|s| Torn::parse(s.trim()).ok_or_else(|| CliError::Usage(format!("unknown torn variant `{s}` (none, garbage, partial)"))))
+        .map(|s| {
+            Torn::parse(s.trim()).ok_or_else(|| CliError::Usage(format!("unknown torn variant `{s}` (none, garbage, partial, data, oob)")))
+        })
         .collect::<Result<_, _>>()?;
     let only = match args.at {
         Some(at) if torn.len() == 1 => Some((at, torn[0])),
@@ -119,6 +122,26 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
     if args.no_recovery_cuts {
         replay_base += " --no-recovery-cuts";
     }
+    // What the options mean the run to exercise: it fails if one stays at zero.
+    let mut expect = Vec::new();
+    if torn.contains(&Torn::Data) {
+        expect.push(Expect::TornDataIntactOob);
+    }
+    if workload.kind == txftl_harness::WorkloadKind::TxWrite {
+        expect.push(Expect::Commits);
+        if workload.tx.abort_pct > 0 {
+            expect.push(Expect::Aborts);
+        }
+        if workload.tx.trim_pct > 0 {
+            expect.push(Expect::Trims);
+        }
+        if workload.tx.concurrency > 1 && entry.transactional {
+            expect.push(Expect::RecordsWithOpenTx);
+        }
+    }
+    if workload.kind == txftl_harness::WorkloadKind::Mixed {
+        expect.push(Expect::Trims);
+    }
     let spec = CrashSpec {
         device: DeviceSpec {
             protocol: d.protocol.clone(),
@@ -132,6 +155,7 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         only,
         threads: args.threads as usize,
         replay_base,
+        expect,
     };
     let bar = if args.json { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(
@@ -180,9 +204,25 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
             format!("{} / {}", report.dry_run.commits, report.dry_run.aborts),
         );
         t.row("protocol metadata pages written", thousands(report.dry_run.protocol_meta_writes));
-        if report.table_full_aborts > 0 {
-            t.row("transactions aborted on a full table", thousands(report.table_full_aborts));
-        }
+        let x = &report.exercised;
+        t.section("exercised");
+        t.row("transactions aborted on a full table", thousands(x.table_full_aborts));
+        t.row(
+            "GC moves of uncommitted pages / records written with a transaction open",
+            format!(
+                "{} / {}",
+                thousands(x.gc_protocol_copies),
+                thousands(x.protocol_records_with_open_tx)
+            ),
+        );
+        t.row(
+            "recoveries: torn pages / of which with an intact OOB",
+            format!("{} / {}", thousands(x.torn_pages), thousands(x.torn_data_intact_oob)),
+        );
+        t.row(
+            "recoveries: pages rolled forward / protocol updates applied",
+            format!("{} / {}", thousands(x.pages_rolled_forward), thousands(x.protocol_updates_applied)),
+        );
         t.section("enumeration");
         t.row("crash points tried", thousands(report.crash_points));
         t.row("recovery crash points tried", thousands(report.recovery_crash_points));

@@ -33,6 +33,9 @@ pub struct DeviceStats {
     pub gc_runs: u64,
     /// Valid pages GC copied.
     pub gc_copies: u64,
+    /// Of which pages the protocol kept live although the L2P does not map
+    /// them (X-FTL's uncommitted pages).
+    pub gc_protocol_copies: u64,
     /// Victims chosen by static wear leveling (counted in gc_runs too).
     pub wear_level_runs: u64,
     /// Mapping checkpoints written, and their map pages.
@@ -41,6 +44,9 @@ pub struct DeviceStats {
     pub superblock_writes: u64,
     /// Pages a protocol writes for its own metadata (X-L2P tables, commit records...).
     pub protocol_meta_writes: u64,
+    /// Protocol records written while some transaction was still open, so its
+    /// uncommitted state reached the flash (X-FTL: tables with active entries).
+    pub protocol_records_with_open_tx: u64,
     pub bad_blocks: u64,
     /// Transactions committed and aborted (transactional protocols).
     pub commits: u64,
@@ -83,6 +89,8 @@ pub struct RecoveryReport {
     pub pages_scanned: u64,
     pub pages_rolled_forward: u64,
     pub torn_pages_found: u64,
+    /// Of which pages whose OOB record is intact but whose data fails its checksum.
+    pub torn_data_intact_oob: u64,
     /// Corrupted checkpoints recovery skipped to fall back to an older intact
     /// one (0: the newest was intact).
     pub checkpoints_skipped: u64,

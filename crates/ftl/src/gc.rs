@@ -163,6 +163,9 @@ impl<H: Hooks> Ftl<H> {
         }
         self.hooks.on_relocate(ppn, new, &oob);
         self.counters.gc_copies += 1;
+        if lpn == UNMAPPED {
+            self.counters.gc_protocol_copies += 1;
+        }
         Ok(transferred)
     }
 

@@ -219,8 +219,12 @@ impl<H: Hooks> Ftl<H> {
                 OobState::Valid(o) if o.seq > ckpt_seq => {
                     write_ptr = page + 1;
                     written = true;
+                    // An intact OOB records the block's erase count, even over torn data.
+                    let count = &mut self.blocks.erase_count[block as usize];
+                    *count = (*count).max(o.erase_count);
                     if full_reads && !o.data_matches(&buf) {
                         report.torn_pages_found += 1;
+                        report.torn_data_intact_oob += 1;
                         continue;
                     }
                     found.push(Found { seq: o.seq, ppn, oob: o });
@@ -490,8 +494,6 @@ impl<H: Hooks> Ftl<H> {
         let mut apply: Vec<(u64, u32, Ppn)> = Vec::with_capacity(found.len() + updates.len());
         for f in &found {
             max_seq = max_seq.max(f.seq);
-            let b = geo.block_of(f.ppn) as usize;
-            ftl.blocks.erase_count[b] = ftl.blocks.erase_count[b].max(f.oob.erase_count);
             if f.oob.kind == PageKind::Data && f.oob.lpn < ftl.derived.logical_pages && ftl.hooks.roll_forward(&f.oob) {
                 apply.push((f.seq, f.oob.lpn, f.ppn));
                 report.pages_rolled_forward += 1;

@@ -28,6 +28,7 @@
 //! operations acknowledged, so it is a strictly weaker check.
 
 use crate::data::Content;
+use crate::exercise::{Exercised, Expect};
 use crate::model::TxModel;
 use crate::run::{logical_state, Driver, Outcome};
 use crate::workload::{OpStream, WorkloadSpec};
@@ -77,6 +78,8 @@ pub struct CrashSpec {
     pub threads: usize,
     /// The command line that reproduces this run, without `--at`/`--torn`.
     pub replay_base: String,
+    /// What the scenario is meant to exercise: the run fails if any stays at zero.
+    pub expect: Vec<Expect>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -100,9 +103,8 @@ pub struct CrashReport {
     pub mutating_ops: u64,
     /// Counters of the dry run (shows GC and checkpoints happened).
     pub dry_run: DeviceStats,
-    /// Transactions the host aborted in the dry run because the device's
-    /// transaction table was full (the host's abort-on-full path).
-    pub table_full_aborts: u64,
+    /// What the run exercised (dry run, and every crash point's recovery).
+    pub exercised: Exercised,
     pub crash_points: u64,
     pub recovery_crash_points: u64,
     pub violation_count: u64,
@@ -114,6 +116,11 @@ pub struct CrashReport {
 pub enum CrashError {
     #[error("the uncut dry run failed: {0}")]
     DryRun(String),
+    #[error("the scenario was meant to exercise {} but did not: it proves nothing there (exercised: {exercised:?})", missing.join(", "))]
+    NotExercised {
+        missing: Vec<&'static str>,
+        exercised: Box<Exercised>,
+    },
     #[error("crash point {at} does not exist: the workload issues {ops} flash operations (points 0 to {ops}, the last one after every operation)")]
     NoSuchPoint { at: u64, ops: u64 },
     #[error(transparent)]
@@ -125,6 +132,7 @@ struct PointResult {
     torn: Torn,
     violations: Vec<(Option<(u64, Torn)>, String)>,
     recovery_points: u64,
+    exercised: Exercised,
 }
 
 /// The end of a run of the workload.
@@ -246,6 +254,7 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn) -> Result<PointResult, Devic
         torn,
         violations: Vec::new(),
         recovery_points: 0,
+        exercised: Exercised::default(),
     };
     let mut dev = spec.device.fresh()?;
     let base = dev.nand().op_count();
@@ -274,6 +283,9 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn) -> Result<PointResult, Devic
             return Ok(result);
         }
     };
+    if let Some(r) = dev.recovery_report() {
+        result.exercised.add_recovery(&r);
+    }
     for msg in check_against_model(&state, &model) {
         result.violations.push((None, msg));
     }
@@ -407,6 +419,7 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
                                     torn,
                                     violations: vec![(None, format!("panicked: {msg}"))],
                                     recovery_points: 0,
+                                    exercised: Exercised::default(),
                                 }
                             }
                         });
@@ -426,8 +439,10 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
     let mut violations = Vec::new();
     let mut violation_count = 0;
     let mut recovery_crash_points = 0;
+    let mut exercised = Exercised::from_dry_run(&dry_run, dry.table_full_aborts);
     for r in &results {
         recovery_crash_points += r.recovery_points;
+        exercised.add_recovery_counts(&r.exercised);
         for (rcut, message) in &r.violations {
             violation_count += 1;
             if violations.len() < 50 {
@@ -441,6 +456,20 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
             }
         }
     }
+    // A replay of one point exercises what that point does; expectations are
+    // for whole enumerations.
+    let missing: Vec<&'static str> = spec
+        .expect
+        .iter()
+        .filter(|&&e| spec.only.is_none() && exercised.count(e) == 0)
+        .map(|e| e.name())
+        .collect();
+    if !missing.is_empty() {
+        return Err(CrashError::NotExercised {
+            missing,
+            exercised: Box::new(exercised),
+        });
+    }
     Ok(CrashReport {
         protocol: spec.device.protocol.clone(),
         workload: spec.workload,
@@ -448,7 +477,7 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
         flash_ops: log.len() as u64,
         mutating_ops: log.iter().filter(|k| k.mutates()).count() as u64,
         dry_run,
-        table_full_aborts: dry.table_full_aborts,
+        exercised,
         crash_points: total,
         recovery_crash_points,
         violation_count,

@@ -3,11 +3,13 @@
 
 pub mod crash;
 pub mod data;
+pub mod exercise;
 pub mod journal;
 pub mod model;
 pub mod run;
 pub mod workload;
 
 pub use crash::{crashtest, CrashReport, CrashSpec, CrashViolation, DeviceSpec};
+pub use exercise::{Exercised, Expect};
 pub use run::{run_workload, RunReport};
 pub use workload::{Op, OpStream, TxShape, WorkloadKind, WorkloadSpec, WORKLOAD_NAMES};

@@ -14,7 +14,7 @@
 //! [`NandError::Violation`], per [`ViolationPolicy`].
 
 use crate::error::{ImageError, NandError, Violation};
-use crate::fault::{tear_program, PowerCut, Torn};
+use crate::fault::{tear_program, Area, PowerCut, Torn};
 use crate::geometry::{BlockId, Geometry, GeometryError, Ppn};
 use crate::image::ImageFile;
 use crate::timing::{Clocks, OpTime, Timing};
@@ -486,7 +486,7 @@ impl Nand {
         let (os, ps) = (g.oob_size as usize, g.page_size as usize);
         let mut rng = cut.rng();
         let o = ppn as usize * os;
-        tear_program(&mut rng, cut.torn, &mut self.oob[o..o + os], target_oob);
+        tear_program(&mut rng, cut.torn, Area::Oob, &mut self.oob[o..o + os], target_oob);
         match &mut self.data {
             Data::Full(d) => {
                 let target: Vec<u8> = if target_data.is_empty() {
@@ -497,12 +497,12 @@ impl Nand {
                 // The page was erased: its stored bytes are stale, start from 0xFF.
                 let region = &mut d[ppn as usize * ps..(ppn as usize + 1) * ps];
                 region.fill(0xFF);
-                tear_program(&mut rng, cut.torn, region, &target);
+                tear_program(&mut rng, cut.torn, Area::Data, region, &target);
             }
             Data::Meta(m) => {
                 if !target_data.is_empty() {
                     let mut buf = m.get(&ppn).map(|b| b.to_vec()).unwrap_or_else(|| vec![0xFF; ps]);
-                    tear_program(&mut rng, cut.torn, &mut buf, target_data);
+                    tear_program(&mut rng, cut.torn, Area::Data, &mut buf, target_data);
                     m.insert(ppn, buf.into());
                 }
             }
@@ -551,10 +551,10 @@ impl Nand {
         if let Some(cut) = cut {
             let mut rng = cut.rng();
             if let Some(new) = oob {
-                tear_program(&mut rng, cut.torn, &mut self.oob[o..o + os], new);
+                tear_program(&mut rng, cut.torn, Area::Oob, &mut self.oob[o..o + os], new);
             }
             if let Some(new) = data {
-                tear_program(&mut rng, cut.torn, &mut current, new);
+                tear_program(&mut rng, cut.torn, Area::Data, &mut current, new);
                 self.store_data(ppn, &current);
             }
             self.write_through_page(ppn)?;

@@ -21,15 +21,32 @@ pub enum Torn {
     /// erased (on SLC partial programs: only some of the cleared bits); an erase
     /// erases a random subset of pages and leaves the others untouched.
     Partial,
+    /// A program leaves the OOB whole and the data area torn as `Partial` does:
+    /// a page whose spare area checks out but whose data does not (the case a
+    /// spare area exactly the size of the OOB record never produces with
+    /// `Partial`). An erase tears as `Partial`.
+    Data,
+    /// A program leaves the data whole and the OOB torn as `Partial` does. An
+    /// erase tears as `Partial`.
+    Oob,
+}
+
+/// Which area of a page a torn program is applied to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Area {
+    Data,
+    Oob,
 }
 
 impl Torn {
-    pub const ALL: [Torn; 3] = [Torn::None, Torn::Garbage, Torn::Partial];
+    pub const ALL: [Torn; 5] = [Torn::None, Torn::Garbage, Torn::Partial, Torn::Data, Torn::Oob];
     pub fn name(self) -> &'static str {
         match self {
             Torn::None => "none",
             Torn::Garbage => "garbage",
             Torn::Partial => "partial",
+            Torn::Data => "data",
+            Torn::Oob => "oob",
         }
     }
     pub fn parse(s: &str) -> Option<Torn> {
@@ -55,9 +72,20 @@ impl PowerCut {
 
 /// Fills `buf` with what a torn program leaves when it meant to program `target`.
 /// `buf` holds the page's previous contents (erased: all 0xFF).
-pub(crate) fn tear_program(rng: &mut ChaCha8Rng, torn: Torn, buf: &mut [u8], target: &[u8]) {
+pub(crate) fn tear_program(rng: &mut ChaCha8Rng, torn: Torn, area: Area, buf: &mut [u8], target: &[u8]) {
+    let torn = match (torn, area) {
+        // The area this variant keeps whole is programmed completely.
+        (Torn::Data, Area::Oob) | (Torn::Oob, Area::Data) => {
+            for (b, t) in buf.iter_mut().zip(target.iter()) {
+                *b &= *t;
+            }
+            return;
+        }
+        (Torn::Data, Area::Data) | (Torn::Oob, Area::Oob) => Torn::Partial,
+        (t, _) => t,
+    };
     match torn {
-        Torn::None => {}
+        Torn::None | Torn::Data | Torn::Oob => {}
         Torn::Garbage => rng.fill(buf),
         Torn::Partial => {
             if buf.is_empty() {

@@ -213,6 +213,9 @@ impl XFtl {
     /// Writes the table and switches the root to it.
     fn write_table(&mut self) -> Result<()> {
         // Lend the table image to the framework for the write (no copy), then put it back.
+        if self.ftl.hooks().table.len() > self.ftl.hooks().table.committed_count() {
+            self.ftl.counters_mut().protocol_records_with_open_tx += 1;
+        }
         let image = self.ftl.hooks_mut().table.take_image();
         debug_assert_eq!(image, self.ftl.hooks().table.encode());
         let r = self.ftl.commit_protocol_record(0, &image);

@@ -202,6 +202,11 @@ impl XL2P {
             .count() as u32
     }
 
+    /// Committed entries (trimmed ones included).
+    pub fn committed_count(&self) -> usize {
+        self.committed
+    }
+
     pub fn has_committed(&self) -> bool {
         self.committed > 0
     }

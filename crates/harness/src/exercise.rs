@@ -1,0 +1,108 @@
+//! What a crash run exercised, and what it was meant to.
+//!
+//! A crash test that never tore a page with an intact OOB, never trimmed, or
+//! never let GC move a protocol's pages proves nothing about those paths while
+//! still reporting 0 violations. Every report carries these counts, and a run
+//! given expectations fails if one of them stayed at zero.
+
+use serde::Serialize;
+use txftl_ftl::{DeviceStats, RecoveryReport};
+
+/// Counts of what a crash run exercised: from its uncut dry run, and summed
+/// over the recoveries of every crash point.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Exercised {
+    pub gc_runs: u64,
+    pub checkpoints: u64,
+    pub commits: u64,
+    pub aborts: u64,
+    pub trims: u64,
+    /// GC moves of pages the protocol kept live (X-FTL's uncommitted pages).
+    pub gc_protocol_copies: u64,
+    /// Protocol records written while a transaction was open (X-FTL: tables with active entries).
+    pub protocol_records_with_open_tx: u64,
+    /// Transactions the host aborted because the device's table was full.
+    pub table_full_aborts: u64,
+    /// Recoveries: torn pages found, and of those, pages with an intact OOB and torn data.
+    pub torn_pages: u64,
+    pub torn_data_intact_oob: u64,
+    /// Recoveries: pages rolled forward, and protocol updates applied (X-FTL: committed entries).
+    pub pages_rolled_forward: u64,
+    pub protocol_updates_applied: u64,
+}
+
+impl Exercised {
+    pub fn from_dry_run(s: &DeviceStats, table_full_aborts: u64) -> Exercised {
+        Exercised {
+            gc_runs: s.gc_runs,
+            checkpoints: s.checkpoints,
+            commits: s.commits,
+            aborts: s.aborts,
+            trims: s.host_trims,
+            gc_protocol_copies: s.gc_protocol_copies,
+            protocol_records_with_open_tx: s.protocol_records_with_open_tx,
+            table_full_aborts,
+            ..Exercised::default()
+        }
+    }
+
+    pub fn add_recovery(&mut self, r: &RecoveryReport) {
+        self.torn_pages += r.torn_pages_found;
+        self.torn_data_intact_oob += r.torn_data_intact_oob;
+        self.pages_rolled_forward += r.pages_rolled_forward;
+        self.protocol_updates_applied += r.protocol_updates_applied;
+    }
+
+    /// Adds the recovery counts of another run (one crash point's).
+    pub fn add_recovery_counts(&mut self, o: &Exercised) {
+        self.torn_pages += o.torn_pages;
+        self.torn_data_intact_oob += o.torn_data_intact_oob;
+        self.pages_rolled_forward += o.pages_rolled_forward;
+        self.protocol_updates_applied += o.protocol_updates_applied;
+    }
+
+    pub fn count(&self, e: Expect) -> u64 {
+        match e {
+            Expect::Gc => self.gc_runs,
+            Expect::Checkpoints => self.checkpoints,
+            Expect::Commits => self.commits,
+            Expect::Aborts => self.aborts,
+            Expect::Trims => self.trims,
+            Expect::GcOfProtocolPages => self.gc_protocol_copies,
+            Expect::RecordsWithOpenTx => self.protocol_records_with_open_tx,
+            Expect::TableFull => self.table_full_aborts,
+            Expect::TornDataIntactOob => self.torn_data_intact_oob,
+        }
+    }
+}
+
+/// Something a crash scenario is meant to exercise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Expect {
+    Gc,
+    Checkpoints,
+    Commits,
+    Aborts,
+    Trims,
+    GcOfProtocolPages,
+    RecordsWithOpenTx,
+    TableFull,
+    TornDataIntactOob,
+}
+
+impl Expect {
+    pub fn name(self) -> &'static str {
+        match self {
+            Expect::Gc => "GC runs",
+            Expect::Checkpoints => "checkpoints",
+            Expect::Commits => "commits",
+            Expect::Aborts => "aborts",
+            Expect::Trims => "trims",
+            Expect::GcOfProtocolPages => "GC moves of the protocol's uncommitted pages",
+            Expect::RecordsWithOpenTx => "protocol records written with a transaction open",
+            Expect::TableFull => "transactions aborted on a full table",
+            Expect::TornDataIntactOob => "torn pages with an intact OOB",
+        }
+    }
+}
