@@ -113,6 +113,19 @@ impl BlockTable {
         Some(b)
     }
 
+    /// The least-worn free block over every unit, with its erase count.
+    pub fn least_worn_free(&self) -> Option<(u32, BlockId)> {
+        self.free.iter().filter_map(|set| set.first().copied()).min()
+    }
+
+    /// Takes a given block out of the free pool.
+    pub fn take_block(&mut self, b: BlockId) {
+        let unit = b / self.blocks_per_unit;
+        if self.free[unit as usize].remove(&(self.erase_count[b as usize], b)) {
+            self.free_count -= 1;
+        }
+    }
+
     pub fn is_in_free_pool(&self, b: BlockId) -> bool {
         let unit = b / self.blocks_per_unit;
         self.free[unit as usize].contains(&(self.erase_count[b as usize], b))

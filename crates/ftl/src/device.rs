@@ -47,6 +47,12 @@ pub struct DeviceStats {
     /// Protocol records written while some transaction was still open, so its
     /// uncommitted state reached the flash (X-FTL: tables with active entries).
     pub protocol_records_with_open_tx: u64,
+    /// Protocol log pages rewritten unchanged to move them out of blocks their
+    /// ring was about to erase (counted in protocol_meta_writes too).
+    pub protocol_log_moves: u64,
+    /// Worn metadata ring blocks traded for fresh blocks of the data pool, so
+    /// the metadata areas share the wear.
+    pub ring_swaps: u64,
     pub bad_blocks: u64,
     /// Transactions committed and aborted (transactional protocols).
     pub commits: u64,

@@ -73,9 +73,11 @@ pub struct Ftl<H: Hooks> {
     /// The checkpoint before `ckpt` (still intact), named in every superblock
     /// so recovery can fall back to it if `ckpt` is corrupted.
     pub(crate) prev_ckpt: RecordLoc,
-    /// Protocol rings and their current records.
+    /// Protocol log rings.
     pub(crate) proto_rings: Vec<LogArea>,
-    pub(crate) proto_current: Vec<RecordLoc>,
+    /// Worn ring blocks swapped for fresh ones so far (a change of ring block
+    /// lists, which the next superblock records).
+    pub(crate) ring_swaps: u64,
     /// Erase counts as recorded in the durable checkpoint: recovery never goes below them.
     pub(crate) ckpt_erase_counts: Vec<u32>,
     pub(crate) programs_since_ckpt: u64,
@@ -110,21 +112,17 @@ pub(crate) fn superblock_blocks(geo: &Geometry) -> [BlockId; 2] {
     }
 }
 
-/// Metadata rings (the checkpoint ring, then each protocol ring), one per record
-/// size in pages: enough blocks for two records plus slack, taken position-major
-/// across units after the superblock blocks.
-fn reserve_rings(geo: &Geometry, record_pages: &[u32]) -> Vec<Vec<BlockId>> {
+/// Metadata rings (the checkpoint ring, then each protocol ring) of the given
+/// sizes in blocks, taken position-major across units after the superblock
+/// blocks (so a ring's blocks sit on different dies).
+fn reserve_rings(geo: &Geometry, ring_blocks: &[u32]) -> Vec<Vec<BlockId>> {
     let sb = superblock_blocks(geo);
     let mut candidates = (0..geo.blocks_per_unit())
         .flat_map(|pos| (0..geo.unit_count()).map(move |unit| unit * geo.blocks_per_unit() + pos))
         .filter(|b| !sb.contains(b));
-    record_pages
+    ring_blocks
         .iter()
-        .map(|&pages| {
-            let per_record = pages.div_ceil(geo.pages_per_block);
-            let n = (2 * per_record + 2).max(3) as usize;
-            candidates.by_ref().take(n).collect()
-        })
+        .map(|&n| candidates.by_ref().take(n as usize).collect())
         .collect()
 }
 
@@ -149,7 +147,7 @@ impl<H: Hooks> Ftl<H> {
             ckpt: RecordLoc::default(),
             prev_ckpt: RecordLoc::default(),
             proto_rings: Vec::new(),
-            proto_current: Vec::new(),
+            ring_swaps: 0,
             ckpt_erase_counts: Vec::new(),
             programs_since_ckpt: 0,
             trims_pending: false,
@@ -252,14 +250,14 @@ impl<H: Hooks> Ftl<H> {
                 geo.oob_size
             )));
         }
-        let page_size = geo.page_size as u64;
-        let ckpt_pages_max = (Self::ckpt_bytes_max(&geo, &hooks) as u64).div_ceil(page_size) as u32;
-        let proto_pages: Vec<u32> = hooks
-            .protocol_rings()
-            .iter()
-            .map(|&b| (b as u64).div_ceil(page_size).max(1) as u32)
-            .collect();
-        let mut rings = reserve_rings(&geo, &[&[ckpt_pages_max][..], &proto_pages].concat());
+        let ppb = geo.pages_per_block;
+        // The checkpoint ring holds two records (the current one and the one
+        // being written) plus slack; a log ring what its protocol asks for, plus
+        // one block for the erase granularity.
+        let ckpt_pages_max = (Self::ckpt_bytes_max(&geo, &hooks) as u64).div_ceil(geo.page_size as u64) as u32;
+        let mut sizes = vec![(2 * ckpt_pages_max.div_ceil(ppb) + 2).max(3)];
+        sizes.extend(hooks.protocol_rings(&geo).iter().map(|&blocks| blocks.max(3)));
+        let mut rings = reserve_rings(&geo, &sizes);
         let ring_blocks: u32 = rings.iter().map(|r| r.len() as u32).sum();
         if rings.iter().any(|r| r.len() < 3) || ring_blocks + 2 >= geo.block_count() {
             return Err(DeviceError::Config(format!(
@@ -282,7 +280,6 @@ impl<H: Hooks> Ftl<H> {
         let meta: Vec<BlockId> = rings.iter().flatten().copied().chain(superblock_blocks(&geo)).collect();
         let ckpt_ring = rings.remove(0);
         ftl.ckpt_area = LogArea::new(ckpt_ring, geo.pages_per_block);
-        ftl.proto_current = vec![RecordLoc::default(); rings.len()];
         ftl.proto_rings = rings.into_iter().map(|r| LogArea::new(r, geo.pages_per_block)).collect();
         for b in 0..geo.block_count() {
             ftl.blocks.state[b as usize] = BlockState::Meta;

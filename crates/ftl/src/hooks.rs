@@ -2,17 +2,10 @@
 //!
 //! Every method has a neutral default, so `plain` implements only `name`.
 
+use crate::error::Result;
+use crate::log::LogSource;
 use crate::oob::{Oob, PROTOCOL_BYTES};
 use txftl_nand::{BlockId, Ppn};
-
-/// The current record of one protocol ring, as recovery read it back (CRC checked).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProtocolRecord {
-    /// Sequence number the record was written with: every page programmed before
-    /// it has a smaller one.
-    pub seq: u64,
-    pub bytes: Vec<u8>,
-}
 
 /// An L2P update a protocol's recovery asks for, ordered among the pages rolled
 /// forward by `seq` (the update happens "at" that sequence number).
@@ -80,10 +73,10 @@ pub trait Hooks {
     /// Called once by `format`, with the logical capacity.
     fn on_format(&mut self, _logical_pages: u32) {}
 
-    /// Largest record of each protocol ring the protocol wants, bytes. The
-    /// framework reserves a ring of blocks for each at format and names the
-    /// current record of each in the superblock.
-    fn protocol_rings(&self) -> Vec<usize> {
+    /// The protocol log rings it wants (see `log.rs`), in blocks (at least 3
+    /// are reserved), given the geometry. The framework reserves them at format
+    /// and names them in the superblock.
+    fn protocol_rings(&self, _geo: &txftl_nand::Geometry) -> Vec<u32> {
         Vec::new()
     }
 
@@ -97,13 +90,13 @@ pub trait Hooks {
     fn checkpoint_durable(&mut self) {}
 
     /// Recovery, after the checkpoint (sequence number `ckpt_seq`) is loaded and
-    /// before the roll-forward is applied: rebuild the protocol's state and
-    /// return extra L2P updates. `records` holds, per ring, the intact records
-    /// to recover from, oldest first: the current record last (the list is
-    /// empty if the ring has none yet), and, when recovery fell back to an
-    /// older checkpoint, the older records written since that checkpoint.
-    fn recover(&mut self, _ckpt_seq: u64, _records: &[Vec<ProtocolRecord>]) -> Vec<RecoveredUpdate> {
-        Vec::new()
+    /// before the roll-forward is applied: rebuild the protocol's state from
+    /// its root (as the superblock records it) and its log rings (read newest
+    /// first, as far back as it needs), and return extra L2P updates.
+    /// `fell_back`: recovery fell back to an older checkpoint than the newest,
+    /// so updates the newest alone covered must be found again in the logs.
+    fn recover(&mut self, _ckpt_seq: u64, _root: &[u8], _fell_back: bool, _logs: &mut dyn LogSource) -> Result<Vec<RecoveredUpdate>> {
+        Ok(Vec::new())
     }
 
     /// Recovery: is a page programmed after the checkpoint applied to the L2P

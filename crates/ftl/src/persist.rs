@@ -67,7 +67,7 @@ impl<H: Hooks> Ftl<H> {
         for (i, chunk) in bytes.chunks(ps).enumerate() {
             page.fill(0);
             page[..chunk.len()].copy_from_slice(chunk);
-            let (index, at) = self.append(Ring::Checkpoint, &protect, PageKind::Checkpoint, i as u32, seq, &page)?;
+            let (index, at) = self.append(Ring::Checkpoint, &protect, PageKind::Checkpoint, i as u32, seq, &page, false)?;
             if i == 0 {
                 extent.index = index;
                 extent.page = at;
@@ -94,49 +94,8 @@ impl<H: Hooks> Ftl<H> {
         Ok(())
     }
 
-    /// Writes a new current record of protocol ring `ring`, then a superblock
-    /// naming it: the record becomes current atomically (a torn superblock leaves
-    /// the previous record current). Durable when this returns. The record's
-    /// sequence number is larger than every page programmed before it.
-    pub fn commit_protocol_record(&mut self, ring: usize, bytes: &[u8]) -> Result<()> {
-        self.check_writable("protocol record")?;
-        if ring >= self.proto_rings.len() {
-            return Err(DeviceError::Config(format!("protocol ring {ring} does not exist")));
-        }
-        let seq = self.seq;
-        self.seq += 1;
-        let ps = self.geo.page_size as usize;
-        let pages = bytes.len().div_ceil(ps).max(1) as u32;
-        let protect = self.proto_current[ring]
-            .extent
-            .ring_indexes(self.geo.pages_per_block, self.proto_rings[ring].blocks.len());
-        let mut extent = Extent { index: 0, page: 0, pages };
-        let mut page = std::mem::take(&mut self.meta_buf);
-        page.resize(ps, 0);
-        for i in 0..pages as usize {
-            let chunk = &bytes[(i * ps).min(bytes.len())..((i + 1) * ps).min(bytes.len())];
-            page.fill(0);
-            page[..chunk.len()].copy_from_slice(chunk);
-            let (index, at) = self.append(Ring::Protocol(ring), &protect, PageKind::Protocol, i as u32, seq, &page)?;
-            if i == 0 {
-                extent.index = index;
-                extent.page = at;
-            }
-            self.counters.protocol_meta_writes += 1;
-        }
-        self.meta_buf = page;
-        self.proto_current[ring] = RecordLoc {
-            seq,
-            extent,
-            bytes: bytes.len() as u32,
-            crc: crc32fast::hash(bytes),
-        };
-        let (ckpt, prev) = (self.ckpt, self.prev_ckpt);
-        self.write_superblock(&ckpt, &prev)
-    }
-
     /// Writes a superblock naming checkpoint `loc` (and `prev`, the one before it).
-    fn write_superblock(&mut self, loc: &RecordLoc, prev: &RecordLoc) -> Result<()> {
+    pub(crate) fn write_superblock(&mut self, loc: &RecordLoc, prev: &RecordLoc) -> Result<()> {
         self.sb_seq += 1;
         let sb = Superblock {
             sb_seq: self.sb_seq,
@@ -160,13 +119,8 @@ impl<H: Hooks> Ftl<H> {
             protocol_rings: self
                 .proto_rings
                 .iter()
-                .zip(&self.proto_current)
-                .map(|(area, cur)| RingRecord {
+                .map(|area| RingRecord {
                     blocks: area.blocks.clone(),
-                    current: cur.extent,
-                    bytes: cur.bytes,
-                    crc: cur.crc,
-                    seq: cur.seq,
                 })
                 .collect(),
         };
@@ -175,7 +129,7 @@ impl<H: Hooks> Ftl<H> {
         sb.encode(&mut page);
         // The block holding the newest superblock must survive this append.
         let protect = [self.sb_area.head_index];
-        self.append(Ring::Superblock, &protect, PageKind::Superblock, 0, self.sb_seq, &page)?;
+        self.append(Ring::Superblock, &protect, PageKind::Superblock, 0, self.sb_seq, &page, false)?;
         self.meta_buf = page;
         self.counters.superblock_writes += 1;
         Ok(())
@@ -183,7 +137,10 @@ impl<H: Hooks> Ftl<H> {
 
     /// Appends one page to a metadata ring, erasing the next block when the head
     /// enters it. Synchronous: the clock moves to the end of the program.
+    /// `with_crc`: the OOB records a CRC of the data (log pages, which nothing
+    /// else checks); records named by a superblock carry their own CRC there.
     /// Returns the ring index and page index written.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn append(
         &mut self,
         ring: Ring,
@@ -192,11 +149,11 @@ impl<H: Hooks> Ftl<H> {
         index: u32,
         seq: u64,
         data: &[u8],
+        with_crc: bool,
     ) -> Result<(usize, u32)> {
         let ppb = self.geo.pages_per_block;
         let area = self.ring_area(ring);
         let (enter, idx, page) = area.next_slot(ppb);
-        let block = area.blocks[idx];
         if enter {
             if protect.contains(&idx) {
                 return Err(DeviceError::WornOut(format!(
@@ -204,6 +161,10 @@ impl<H: Hooks> Ftl<H> {
                     area.blocks.len()
                 )));
             }
+            if ring != Ring::Superblock {
+                self.swap_worn_ring_block(ring, idx);
+            }
+            let block = self.ring_area(ring).blocks[idx];
             match self.nand.erase(block, self.now_ns) {
                 Ok(t) => self.now_ns = self.now_ns.max(t.done_ns),
                 Err(NandError::EraseFailed(b)) | Err(NandError::BadBlock(b)) => {
@@ -218,17 +179,47 @@ impl<H: Hooks> Ftl<H> {
             area.head_index = idx;
             area.head_page = 0;
         }
+        let block = self.ring_area(ring).blocks[idx];
         let ppn = self.geo.ppn(block, page);
-        // Metadata records carry their own CRC (the superblock over its body, the
-        // checkpoint and protocol records in the superblock naming them), so the
-        // page's OOB records no data CRC: no second pass over the page.
-        Oob::new(kind, index, seq, self.blocks.erase_count[block as usize], &[]).encode(&mut self.oob_buf);
+        let crc_over: &[u8] = if with_crc { data } else { &[] };
+        Oob::new(kind, index, seq, self.blocks.erase_count[block as usize], crc_over).encode(&mut self.oob_buf);
         match self.nand.program(ppn, self.now_ns, data, &self.oob_buf) {
             Ok(t) => self.now_ns = self.now_ns.max(t.done_ns),
             Err(e) => return Err(self.fail(e)),
         }
         self.ring_area_mut(ring).head_page = page + 1;
         Ok((idx, page))
+    }
+
+    /// Metadata rings share the wear with data blocks: before a ring erases its
+    /// block at `idx`, if that block is worn well past the least-worn free block
+    /// (by more than half the static wear-leveling spread), the two trade
+    /// places. The worn block goes back to the pool as prefree (its stale
+    /// records stay readable until the next checkpoint, which recovery's scan
+    /// relies on), the fresh one joins the ring. The ring's new block list is
+    /// durable with the next superblock, which the caller writes before relying
+    /// on the new block (a checkpoint writes one anyway; a log append writes one).
+    fn swap_worn_ring_block(&mut self, ring: Ring, idx: usize) {
+        let old = self.ring_area(ring).blocks[idx];
+        // Keep the free blocks GC needs.
+        if self.blocks.free_count() <= self.derived.reserve + 1 {
+            return;
+        }
+        let Some((fresh_count, fresh)) = self.blocks.least_worn_free() else {
+            return;
+        };
+        if self.blocks.erase_count[old as usize] <= fresh_count + self.cfg.wear_spread_max / 2 {
+            return;
+        }
+        self.blocks.take_block(fresh);
+        self.blocks.state[fresh as usize] = BlockState::Meta;
+        self.blocks.clean[fresh as usize] = false;
+        self.blocks.valid[old as usize] = 0;
+        self.blocks.write_ptr[old as usize] = self.geo.pages_per_block;
+        self.blocks.set_prefree(old);
+        self.ring_area_mut(ring).blocks[idx] = fresh;
+        self.ring_swaps += 1;
+        self.counters.ring_swaps += 1;
     }
 
     fn ring_area(&self, ring: Ring) -> &LogArea {

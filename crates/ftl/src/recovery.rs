@@ -36,7 +36,8 @@ use crate::config::FtlConfig;
 use crate::device::RecoveryReport;
 use crate::error::{DeviceError, Result};
 use crate::ftl::{superblock_blocks, Ftl, RecordLoc};
-use crate::hooks::{Hooks, ProtocolRecord};
+use crate::hooks::Hooks;
+use crate::log::LogReader;
 use crate::oob::{Oob, OobState, PageKind};
 use crate::superblock::Superblock;
 use txftl_nand::{BlockId, DataMode, Nand, Ppn};
@@ -414,46 +415,29 @@ impl<H: Hooks> Ftl<H> {
         ftl.ckpt_erase_counts = ck.blocks.iter().map(|r| r.erase_count).collect();
         let ring_blocks: usize = sb.ckpt_ring.len() + sb.protocol_rings.iter().map(|r| r.blocks.len()).sum::<usize>();
         let pool_blocks = geo.block_count().saturating_sub(2 + ring_blocks as u32);
-        // The records of each protocol ring the protocol recovers from, oldest
-        // first: the current one; after a fallback, also the older ones the
-        // superblock history names that are newer than the checkpoint used.
-        let mut records: Vec<Vec<ProtocolRecord>> = Vec::with_capacity(sb.protocol_rings.len());
-        let protocol_start = t;
-        for (i, r) in sb.protocol_rings.iter().enumerate() {
-            let mut ring = Vec::new();
-            for older in history.iter().flatten().rev() {
-                let Some(o) = older.protocol_rings.get(i) else { continue };
-                if o.current.pages == 0 || o.seq < ck.seq || o.seq >= r.seq || ring.iter().any(|x: &ProtocolRecord| x.seq == o.seq) {
-                    continue;
-                }
-                match ftl.read_record(&o.blocks, o.current, PageKind::Protocol, o.seq, o.bytes, o.crc, &mut t) {
-                    Ok(bytes) => {
-                        report.protocol_pages_read += o.current.pages as u64;
-                        ring.push(ProtocolRecord { seq: o.seq, bytes });
-                    }
-                    // Overwritten since by the ring: what it alone held is lost.
-                    Err(DeviceError::Corrupted(_)) => report.protocol_records_unreadable += 1,
-                    Err(e) => return Err(e),
-                }
-            }
-            if r.current.pages > 0 {
-                let bytes = ftl.read_record(&r.blocks, r.current, PageKind::Protocol, r.seq, r.bytes, r.crc, &mut t)?;
-                report.protocol_pages_read += r.current.pages as u64;
-                ring.push(ProtocolRecord { seq: r.seq, bytes });
-            }
-            records.push(ring);
-        }
-        report.protocol_read_ns = t - protocol_start;
         ftl.derived = Self::derive(&geo, &ftl.cfg, pool_blocks, Some(sb.logical_pages))?;
         ftl.l2p = ck.l2p.clone();
 
-        // Roll forward over blocks free or open at the checkpoint, in parallel.
+        // The rings as the superblock names them own their blocks; a block the
+        // checkpoint recorded as metadata that no ring names any more was
+        // swapped out of a ring for wear: it is reclaimable once a checkpoint
+        // says so (prefree at the end, with no valid pages).
+        let ring_owned: std::collections::BTreeSet<BlockId> = superblock_blocks(&geo)
+            .into_iter()
+            .chain(sb.ckpt_ring.iter().copied())
+            .chain(sb.protocol_rings.iter().flat_map(|r| r.blocks.iter().copied()))
+            .collect();
+        // Roll forward over blocks free or open at the checkpoint, in parallel
+        // (a ring's blocks hold no data, even one swapped in since).
         let mut found = Vec::new();
         let scan_start = t;
         let mut scanned: Vec<Scanned> = Vec::new();
         for (b, rec) in ck.blocks.iter().enumerate() {
             let b = b as BlockId;
             ftl.blocks.erase_count[b as usize] = rec.erase_count;
+            if ring_owned.contains(&b) {
+                continue;
+            }
             let (start, was_free) = match rec.state {
                 RecordState::Free => (0, true),
                 RecordState::Open => (rec.write_ptr as u32, false),
@@ -468,9 +452,11 @@ impl<H: Hooks> Ftl<H> {
         }
         report.scan_ns = t - scan_start;
         // Metadata ring blocks are erased as their ring enters them, after the
-        // checkpoint recorded their count: the OOB of their first page has the
-        // count they were programmed at (every page of one erase cycle records
-        // the same). Read it so wear never goes back.
+        // checkpoint recorded their count: the OOB of their pages has the count
+        // they were programmed at (every page of one erase cycle records the
+        // same). The first page normally tells; if it is not intact (a block
+        // never entered, or a torn erase that left older pages behind), the
+        // first intact page does. Blocks are read in parallel, each in order.
         let meta_blocks: Vec<BlockId> = superblock_blocks(&geo)
             .into_iter()
             .chain(sb.ckpt_ring.iter().copied())
@@ -478,19 +464,32 @@ impl<H: Hooks> Ftl<H> {
             .filter(|&b| b < geo.block_count())
             .collect();
         let mut oob = vec![0u8; geo.oob_size as usize];
+        let issue = t;
         for b in meta_blocks {
-            let done = ftl.recovery_read(geo.ppn(b, 0), t, false, &mut [], &mut oob)?;
-            t = t.max(done);
-            if let OobState::Valid(o) = Oob::decode(&oob) {
-                let count = &mut ftl.blocks.erase_count[b as usize];
-                *count = (*count).max(o.erase_count);
+            let mut at = issue;
+            for page in 0..geo.pages_per_block {
+                at = ftl.recovery_read(geo.ppn(b, page), at, false, &mut [], &mut oob)?;
+                if let OobState::Valid(o) = Oob::decode(&oob) {
+                    let count = &mut ftl.blocks.erase_count[b as usize];
+                    *count = (*count).max(o.erase_count);
+                    break;
+                }
             }
+            t = t.max(at);
         }
         // The protocol rebuilds its state and may add updates of its own; the
         // roll-forward pages it vetoes are left unmapped.
-        let updates = ftl.hooks.recover(ck.seq, &records);
-        // The newest superblock's checkpoint may be newer than the one used.
-        let mut max_seq = records.iter().flatten().map(|r| r.seq).fold(ck.seq.max(sb.ckpt_seq), u64::max);
+        let protocol_start = t;
+        let ring_lists: Vec<Vec<BlockId>> = sb.protocol_rings.iter().map(|r| r.blocks.clone()).collect();
+        let mut logs = LogReader::new(&mut ftl.nand, geo, &ring_lists, t)?;
+        let updates = ftl.hooks.recover(ck.seq, &sb.root, fallback, &mut logs)?;
+        let (log_max_seq, log_newest) = (logs.max_seq, std::mem::take(&mut logs.newest_index));
+        report.protocol_pages_read = logs.pages_read;
+        t = logs.t;
+        report.protocol_read_ns = t - protocol_start;
+        // The newest superblock's checkpoint may be newer than the one used, and
+        // new programs must follow every page of the protocol's logs.
+        let mut max_seq = ck.seq.max(sb.ckpt_seq).max(log_max_seq);
         let mut apply: Vec<(u64, u32, Ppn)> = Vec::with_capacity(found.len() + updates.len());
         for f in &found {
             max_seq = max_seq.max(f.seq);
@@ -525,8 +524,19 @@ impl<H: Hooks> Ftl<H> {
             ftl.blocks.state[b] = state;
             ftl.blocks.write_ptr[b] = wp;
         }
+        for (b, rec) in ck.blocks.iter().enumerate() {
+            if ring_owned.contains(&(b as BlockId)) {
+                ftl.blocks.state[b] = BlockState::Meta;
+            } else if rec.state == RecordState::Meta {
+                ftl.blocks.state[b] = BlockState::Full;
+                ftl.blocks.write_ptr[b] = geo.pages_per_block;
+            }
+        }
         for sc in &scanned {
             let b = sc.block as usize;
+            if ring_owned.contains(&sc.block) {
+                continue;
+            }
             let was = ck.blocks[b].state;
             if sc.written || was == RecordState::Open {
                 ftl.blocks.state[b] = BlockState::Full;
@@ -594,23 +604,12 @@ impl<H: Hooks> Ftl<H> {
             head_index: last_index,
             head_page: ppb,
         };
-        for r in &sb.protocol_rings {
-            let head_index = if r.current.pages == 0 {
-                r.blocks.len() - 1
-            } else {
-                let last = r.current.page + r.current.pages - 1;
-                (r.current.index + (last / ppb) as usize) % r.blocks.len()
-            };
+        for (r, newest) in sb.protocol_rings.iter().zip(log_newest) {
+            // Appends resume in a fresh block after the newest one.
             ftl.proto_rings.push(LogArea {
                 blocks: r.blocks.clone(),
-                head_index,
+                head_index: newest.unwrap_or(r.blocks.len() - 1),
                 head_page: ppb,
-            });
-            ftl.proto_current.push(RecordLoc {
-                seq: r.seq,
-                extent: r.current,
-                bytes: r.bytes,
-                crc: r.crc,
             });
         }
 

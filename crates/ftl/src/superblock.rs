@@ -24,15 +24,15 @@
 //! 120  u32 x N  checkpoint ring block ids
 //!  ..  [u8; R]  protocol root (opaque to the framework)
 //!  ..  u32      protocol ring count P, then per ring:
-//!               u32 length M, u32 x 5 current record (ring index, first page, page
-//!               count, byte length, CRC-32), u64 record sequence number,
-//!               u32 x M ring block ids
+//!               u32 length M, u32 x M ring block ids, oldest first
 //!   B  u32      CRC-32 of bytes 0..B
 //! ```
 //!
-//! A protocol ring holds a protocol's own records (X-FTL's X-L2P table); the
-//! superblock naming a record is what makes it current, so appending a record and
-//! then a superblock switches the protocol's root atomically.
+//! A protocol ring is a log of the protocol's own pages (X-FTL's X-L2P table
+//! pages), appended without a superblock: each page is self-describing (its OOB
+//! record has a data CRC and a sequence number) and recovery reads the ring
+//! newest first. The superblock only names the ring's blocks, which change when
+//! a worn ring block is swapped for a fresh one from the data pool.
 //! The rest of the page is zero. The page's OOB is a `Superblock` record whose
 //! `seq` is the superblock sequence number.
 
@@ -42,15 +42,10 @@ use txftl_nand::BlockId;
 const MAGIC: &[u8; 8] = b"TXFTLSB1";
 const FIXED: usize = 120;
 
-/// A protocol ring and its current record, as the superblock names them.
+/// A protocol ring, as the superblock names it.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct RingRecord {
     pub blocks: Vec<BlockId>,
-    /// The current record (pages == 0: none yet).
-    pub current: Extent,
-    pub bytes: u32,
-    pub crc: u32,
-    pub seq: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,7 +85,7 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 
 impl Superblock {
     pub fn encoded_len(ring_len: usize, root_len: usize, protocol_ring_lens: &[usize]) -> usize {
-        FIXED + 4 * ring_len + root_len + 4 + protocol_ring_lens.iter().map(|m| 32 + 4 * m).sum::<usize>() + 4
+        FIXED + 4 * ring_len + root_len + 4 + protocol_ring_lens.iter().map(|m| 4 + 4 * m).sum::<usize>() + 4
     }
 
     /// Encodes into a page-sized buffer. The caller checked it fits.
@@ -136,10 +131,6 @@ impl Superblock {
         put(page, &(self.protocol_rings.len() as u32).to_le_bytes());
         for r in &self.protocol_rings {
             put(page, &(r.blocks.len() as u32).to_le_bytes());
-            for v in [r.current.index as u32, r.current.page, r.current.pages, r.bytes, r.crc] {
-                put(page, &v.to_le_bytes());
-            }
-            put(page, &r.seq.to_le_bytes());
             for b in &r.blocks {
                 put(page, &b.to_le_bytes());
             }
@@ -176,18 +167,10 @@ impl Superblock {
         let count_at = take(&mut at, 4)?;
         let mut protocol_rings = Vec::new();
         for _ in 0..u32_at(page, count_at) {
-            let h = take(&mut at, 32)?;
+            let h = take(&mut at, 4)?;
             let m = u32_at(page, h) as usize;
             let blocks_at = take(&mut at, 4 * m)?;
             protocol_rings.push(RingRecord {
-                current: Extent {
-                    index: u32_at(page, h + 4) as usize,
-                    page: u32_at(page, h + 8),
-                    pages: u32_at(page, h + 12),
-                },
-                bytes: u32_at(page, h + 16),
-                crc: u32_at(page, h + 20),
-                seq: u64_at(page, h + 24),
                 blocks: (0..m).map(|i| u32_at(page, blocks_at + 4 * i)).collect(),
             });
         }
@@ -260,17 +243,7 @@ mod tests {
                 crc: 0xBEEF,
             },
             root: vec![1, 2, 3],
-            protocol_rings: vec![RingRecord {
-                blocks: vec![3, 19, 4],
-                current: Extent {
-                    index: 2,
-                    page: 5,
-                    pages: 1,
-                },
-                bytes: 400,
-                crc: 77,
-                seq: 1234,
-            }],
+            protocol_rings: vec![RingRecord { blocks: vec![3, 19, 4] }],
         };
         let mut page = vec![0u8; 512];
         assert!(Superblock::encoded_len(4, 3, &[3]) <= 512);

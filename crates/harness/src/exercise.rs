@@ -23,6 +23,10 @@ pub struct Exercised {
     pub protocol_records_with_open_tx: u64,
     /// Transactions the host aborted because the device's table was full.
     pub table_full_aborts: u64,
+    /// Protocol log pages moved ahead of the ring's erases, and metadata ring
+    /// blocks swapped with the data pool for wear.
+    pub protocol_log_moves: u64,
+    pub ring_swaps: u64,
     /// Recoveries: torn pages found, and of those, pages with an intact OOB and torn data.
     pub torn_pages: u64,
     pub torn_data_intact_oob: u64,
@@ -42,6 +46,8 @@ impl Exercised {
             gc_protocol_copies: s.gc_protocol_copies,
             protocol_records_with_open_tx: s.protocol_records_with_open_tx,
             table_full_aborts,
+            protocol_log_moves: s.protocol_log_moves,
+            ring_swaps: s.ring_swaps,
             ..Exercised::default()
         }
     }
@@ -72,6 +78,8 @@ impl Exercised {
             Expect::RecordsWithOpenTx => self.protocol_records_with_open_tx,
             Expect::TableFull => self.table_full_aborts,
             Expect::TornDataIntactOob => self.torn_data_intact_oob,
+            Expect::LogMoves => self.protocol_log_moves,
+            Expect::RingSwaps => self.ring_swaps,
         }
     }
 }
@@ -89,6 +97,8 @@ pub enum Expect {
     RecordsWithOpenTx,
     TableFull,
     TornDataIntactOob,
+    LogMoves,
+    RingSwaps,
 }
 
 impl Expect {
@@ -103,6 +113,8 @@ impl Expect {
             Expect::RecordsWithOpenTx => "protocol records written with a transaction open",
             Expect::TableFull => "transactions aborted on a full table",
             Expect::TornDataIntactOob => "torn pages with an intact OOB",
+            Expect::LogMoves => "protocol log pages moved ahead of the ring's erases",
+            Expect::RingSwaps => "metadata ring blocks swapped with the data pool",
         }
     }
 }

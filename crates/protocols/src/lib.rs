@@ -123,8 +123,15 @@ fn canary_cfg(mut cfg: FtlConfig) -> FtlConfig {
     cfg
 }
 
-fn xhooks(opts: &ProtocolOptions, canary: bool) -> xftl::XHooks {
-    xftl::XHooks::new(opts.xl2p_entries, canary)
+/// X-FTL's hooks sized for the array: its table pages are the array's pages.
+fn xftl_format(n: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, DeviceError> {
+    let hooks = xftl::XHooks::new(opts.xl2p_entries, n.geometry().page_size, canary);
+    Ok(Box::new(xftl::XFtl::new(Ftl::format(n, cfg, hooks)?)))
+}
+
+fn xftl_mount(n: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, MountFailure> {
+    let hooks = xftl::XHooks::new(opts.xl2p_entries, n.geometry().page_size, canary);
+    boxed(Ftl::mount_or_return(n, cfg, hooks).map(xftl::XFtl::new))
 }
 
 /// Every protocol this build offers.
@@ -147,16 +154,16 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         name: "xftl",
         transactional: true,
         canary_workload: None,
-        format: |n, cfg, o| Ok(Box::new(xftl::XFtl::new(Ftl::format(n, cfg, xhooks(o, false))?))),
-        mount: |n, cfg, o| boxed(Ftl::mount_or_return(n, cfg, xhooks(o, false)).map(xftl::XFtl::new)),
+        format: |n, cfg, o| xftl_format(n, cfg, o, false),
+        mount: |n, cfg, o| xftl_mount(n, cfg, o, false),
     },
     ProtocolEntry {
         name: "xftl-canary",
         transactional: true,
         // Its bug (a commit acknowledged before its table is durable) only shows with transactions.
         canary_workload: Some("txwrite"),
-        format: |n, cfg, o| Ok(Box::new(xftl::XFtl::new(Ftl::format(n, cfg, xhooks(o, true))?))),
-        mount: |n, cfg, o| boxed(Ftl::mount_or_return(n, cfg, xhooks(o, true)).map(xftl::XFtl::new)),
+        format: |n, cfg, o| xftl_format(n, cfg, o, true),
+        mount: |n, cfg, o| xftl_mount(n, cfg, o, true),
     },
 ];
 

@@ -7,20 +7,25 @@
 //! - `read(t, p)` returns t's own copy if t wrote p, else the last committed copy (L2P).
 //! - `commit(t)`: wait for t's pages; drop committed entries of other
 //!   transactions for the same pages (superseded); mark t's entries committed;
-//!   write the whole table to its ring copy-on-write, then a superblock naming it
-//!   (the root switch: a torn superblock leaves the previous table current); then
-//!   fold t's entries into the L2P. Committed entries stay in the table until a
-//!   durable checkpoint covers them (or a newer write of the same page supersedes
-//!   them in DRAM).
+//!   write the table pages that changed to X-FTL's log ring as one group (see
+//!   `page.rs`: the paper writes the X-L2P table page at commit; a table of
+//!   several pages writes only those that changed, and the group is the atomic
+//!   unit: recovery uses it only whole); then fold t's entries into the L2P.
+//!   No superblock is written per commit, so the superblock blocks do not wear
+//!   at the commit rate. Committed entries stay in the table until a durable
+//!   checkpoint covers them (or a newer write of the same page supersedes them
+//!   in DRAM); after that checkpoint no table page on flash is needed. Pages
+//!   still needed are moved ahead before the ring erases the block they are in.
 //! - `abort(t)`: mark t's entries aborted and drop them; their pages are dead.
 //! - GC keeps a page live if the L2P or an active entry points to it; moving a
 //!   page repoints its entry. A GC copy of committed data loses its tid: it is
 //!   plain data from then on.
 //! - Recovery: the framework loads the last checkpoint and rolls non-transactional
-//!   pages forward; X-FTL loads the last durable table and, if it is newer than
-//!   the checkpoint, applies its committed entries at the table's sequence number
-//!   (idempotent); active and aborted entries, and every other transactional
-//!   page, are dropped.
+//!   pages forward; X-FTL reads its log ring newest first, takes the newest whole
+//!   version of each table page, and applies its committed entries at the
+//!   sequence number of the commit that wrote them unless the checkpoint covers
+//!   them (idempotent); active and aborted entries, and every other
+//!   transactional page, are dropped.
 //!
 //! A non-transactional write of a page drops its committed entries in DRAM: if
 //! the table on flash still has them, the newer write's larger sequence number
@@ -29,6 +34,7 @@
 //! stays in the tables written meanwhile (marked trimmed in DRAM), and a cut
 //! before that flush brings back the committed value, never an older one.
 
+mod page;
 mod table;
 
 pub use table::{Entry, Status, XL2P};
@@ -36,10 +42,10 @@ pub use table::{Entry, Status, XL2P};
 use crate::AnyDevice;
 use std::collections::BTreeSet;
 use txftl_ftl::{
-    Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, ProtocolRecord, RecoveredUpdate, RecoveryReport, Result, Tid,
-    PROTOCOL_BYTES,
+    BlockId, Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, RecoveryReport, Result,
+    Tid, PROTOCOL_BYTES,
 };
-use txftl_nand::Nand;
+use txftl_nand::{Geometry, Nand};
 
 /// Entries the paper uses (500 entries = one 8 KiB page).
 pub const DEFAULT_ENTRIES: u32 = 500;
@@ -54,7 +60,9 @@ fn protocol_bytes(tid: Tid) -> [u8; PROTOCOL_BYTES] {
     p
 }
 
-/// X-FTL's state inside the framework: the X-L2P table and the active transactions.
+/// X-FTL's state inside the framework: the X-L2P table, the active
+/// transactions, and where in its log ring the table pages recovery still
+/// needs are.
 #[derive(Clone, Debug)]
 pub struct XHooks {
     pub table: XL2P,
@@ -63,16 +71,46 @@ pub struct XHooks {
     /// next commit or flush). A deliberate bug the crash harness must catch.
     canary: bool,
     table_dirty: bool,
+    page_size: u32,
+    /// Per table page: the log ring block holding the version recovery needs
+    /// (written since the last checkpoint), or None if it needs none.
+    live: Vec<Option<BlockId>>,
+    /// Per table page: its entries as last written, and the sequence number of
+    /// the commit that wrote them (to move the page ahead in the ring unchanged).
+    written: Vec<Vec<u8>>,
+    written_seq: Vec<u64>,
+    next_group: u64,
+    page_buf: Vec<u8>,
 }
 
 impl XHooks {
-    pub fn new(entries: u32, canary: bool) -> XHooks {
+    /// A table of `entries` entries on a device of `page_size`-byte pages.
+    pub fn new(entries: u32, page_size: u32, canary: bool) -> XHooks {
+        let table = XL2P::new(entries, page::entries_per_page(page_size));
+        let pages = table.pages() as usize;
         XHooks {
-            table: XL2P::new(entries),
+            table,
             active: BTreeSet::new(),
             canary,
             table_dirty: false,
+            page_size,
+            live: vec![None; pages],
+            written: vec![Vec::new(); pages],
+            written_seq: vec![0; pages],
+            next_group: 1,
+            page_buf: vec![0; page_size as usize],
         }
+    }
+
+    /// Blocks one group of table pages can enter at most (every page of the
+    /// table at once), and the window of blocks ahead of the log's head kept
+    /// free of pages recovery needs: room for a group and for moving every
+    /// needed page ahead, so moving never has to enter a block it moves from.
+    fn group_blocks(&self, pages_per_block: u32) -> u32 {
+        self.table.pages().div_ceil(pages_per_block)
+    }
+    fn window_blocks(&self, pages_per_block: u32) -> u32 {
+        2 * self.group_blocks(pages_per_block) + 1
     }
 }
 
@@ -109,48 +147,106 @@ impl Hooks for XHooks {
         }
     }
 
-    fn protocol_rings(&self) -> Vec<usize> {
-        vec![XL2P::encoded_len(self.table.capacity())]
+    fn protocol_rings(&self, geo: &Geometry) -> Vec<u32> {
+        // The head block, the clean window, and room for the pages still needed.
+        let ppb = geo.pages_per_block;
+        vec![1 + self.window_blocks(ppb) + self.group_blocks(ppb) + 1]
+    }
+
+    fn root_len_max(&self) -> usize {
+        4
+    }
+
+    /// The table's capacity: fixed at format, so a mount sizes the table as
+    /// the device was formatted, whatever it is asked for.
+    fn root(&self) -> Vec<u8> {
+        self.table.capacity().to_le_bytes().to_vec()
     }
 
     fn checkpoint_durable(&mut self) {
+        // The checkpoint covers every commit so far: no table page on flash is
+        // needed any more, and the entries it covers go.
         self.table.drop_committed();
+        self.live.iter_mut().for_each(|l| *l = None);
+        for k in 0..self.table.pages() {
+            self.table.clean(k);
+        }
     }
 
-    fn recover(&mut self, ckpt_seq: u64, records: &[Vec<ProtocolRecord>]) -> Vec<RecoveredUpdate> {
-        self.table = XL2P::new(self.table.capacity());
-        self.active.clear();
-        self.table_dirty = false;
-        let Some(current) = records.first().and_then(|ring| ring.last()) else {
-            return Vec::new();
+    /// Reads the log ring newest first. A group is read last page first and is
+    /// used only whole. The newest whole version of each table page is the
+    /// current one; its committed entries are applied at the sequence number of
+    /// the commit that wrote them, unless the checkpoint covers them. Reading
+    /// stops once every page has its current version, or at pages older than the
+    /// checkpoint. After a fallback to an older checkpoint, every whole version
+    /// since that checkpoint is applied (each at its own commit), because the
+    /// lost checkpoint alone covered commits whose entries later versions dropped.
+    fn recover(&mut self, ckpt_seq: u64, root: &[u8], fell_back: bool, logs: &mut dyn LogSource) -> Result<Vec<RecoveredUpdate>> {
+        let capacity = match root.try_into() {
+            Ok(b) => u32::from_le_bytes(b),
+            Err(_) => self.table.capacity(),
         };
-        // The table on flash decides its capacity (a mount may be asked for another).
-        if let Some(cap) = current.bytes.get(8..12).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes"))) {
-            if cap > 0 && XL2P::encoded_len(cap) == current.bytes.len() {
-                self.table = XL2P::new(cap);
+        *self = XHooks::new(capacity, self.page_size, self.canary);
+        let pages = self.table.pages();
+        let entries_len = |k: u32| self.table.page_entries(k).len();
+        let mut decided = vec![false; pages as usize];
+        let mut undecided = pages;
+        let mut updates = Vec::new();
+        let mut group: Vec<(page::PageHeader, txftl_ftl::LogPage)> = Vec::new();
+        while let Some(p) = logs.prev_page(0)? {
+            if p.seq < ckpt_seq {
+                break;
+            }
+            let Some(h) = page::decode_header(&p.bytes).filter(|h| h.capacity == capacity && h.pages == pages) else {
+                group.clear();
+                continue;
+            };
+            let continues = group
+                .last()
+                .is_some_and(|(g, _)| g.group == h.group && g.position == h.position + 1);
+            if !continues {
+                group.clear();
+                if h.position + 1 != h.group_len {
+                    continue; // its later pages are missing: a torn commit
+                }
+            }
+            group.push((h, p));
+            if h.position > 0 {
+                continue;
+            }
+            let commit_seq = group[0].1.seq;
+            for (gh, gp) in group.drain(..) {
+                let k = gh.index;
+                if !fell_back {
+                    if decided[k as usize] {
+                        continue;
+                    }
+                    decided[k as usize] = true;
+                    undecided -= 1;
+                }
+                let at = if gh.content_seq != 0 { gh.content_seq } else { commit_seq };
+                if at < ckpt_seq {
+                    continue;
+                }
+                let bytes = &gp.bytes[page::HEADER_BYTES..page::HEADER_BYTES + entries_len(k)];
+                // An intact page that does not decode is a format bug: refuse to guess.
+                let entries = XL2P::decode(bytes).map_err(|e| DeviceError::Corrupted(format!("X-L2P table page {k}: {e}")))?;
+                updates.extend(
+                    entries
+                        .into_iter()
+                        .filter(|e| e.status == Status::Committed)
+                        .map(|e| RecoveredUpdate {
+                            seq: at,
+                            lpn: e.lpn,
+                            ppn: e.ppn,
+                        }),
+                );
+            }
+            if !fell_back && undecided == 0 {
+                break;
             }
         }
-        // Every table newer than the checkpoint (normally just the current one;
-        // after a fallback to an older checkpoint, the older ones too), each
-        // applied at its own sequence number. A table older than the checkpoint
-        // is covered by it: its committed entries were folded before it was taken.
-        records[0]
-            .iter()
-            .filter(|rec| rec.seq >= ckpt_seq)
-            .flat_map(|rec| {
-                // A record passed its CRC, so a decode error is a format bug: apply
-                // nothing of it rather than guess (the invariant check then fails loudly).
-                XL2P::decode(&rec.bytes)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter(|e| e.status == Status::Committed)
-                    .map(move |e| RecoveredUpdate {
-                        seq: rec.seq,
-                        lpn: e.lpn,
-                        ppn: e.ppn,
-                    })
-            })
-            .collect()
+        Ok(updates)
     }
 
     fn roll_forward(&self, oob: &Oob) -> bool {
@@ -210,18 +306,103 @@ impl XFtl {
         }
     }
 
-    /// Writes the table and switches the root to it.
-    fn write_table(&mut self) -> Result<()> {
-        // Lend the table image to the framework for the write (no copy), then put it back.
-        if self.ftl.hooks().table.len() > self.ftl.hooks().table.committed_count() {
-            self.ftl.counters_mut().protocol_records_with_open_tx += 1;
+    fn pages_per_block(&self) -> u32 {
+        self.ftl.nand().geometry().pages_per_block
+    }
+
+    /// Writes table pages `pages` to the log ring as one group: as they are in
+    /// DRAM (a commit), or as they were last written (`moving`: pages recovery
+    /// still needs, moved ahead of blocks the ring is about to erase).
+    fn write_group(&mut self, pages: &[u32], moving: bool) -> Result<()> {
+        let hooks = self.ftl.hooks_mut();
+        let group = hooks.next_group;
+        hooks.next_group += 1;
+        let mut buf = std::mem::take(&mut hooks.page_buf);
+        let mut last_seq = 0;
+        for (position, &k) in pages.iter().enumerate() {
+            let hooks = self.ftl.hooks();
+            let h = page::PageHeader {
+                capacity: hooks.table.capacity(),
+                index: k,
+                pages: hooks.table.pages(),
+                position: position as u16,
+                group_len: pages.len() as u16,
+                group,
+                content_seq: if moving { hooks.written_seq[k as usize] } else { 0 },
+            };
+            let entries = if moving {
+                &hooks.written[k as usize][..]
+            } else {
+                hooks.table.page_entries(k)
+            };
+            page::encode(&h, entries, &mut buf);
+            let r = self.ftl.append_log(0, &buf);
+            let (ppn, seq) = match r {
+                Ok(x) => x,
+                Err(e) => {
+                    self.ftl.hooks_mut().page_buf = buf;
+                    return Err(e);
+                }
+            };
+            let block = self.ftl.block_of(ppn);
+            self.ftl.hooks_mut().live[k as usize] = Some(block);
+            last_seq = seq;
         }
-        let image = self.ftl.hooks_mut().table.take_image();
-        debug_assert_eq!(image, self.ftl.hooks().table.encode());
-        let r = self.ftl.commit_protocol_record(0, &image);
-        self.ftl.hooks_mut().table.put_image(image);
-        r?;
+        let hooks = self.ftl.hooks_mut();
+        hooks.page_buf = buf;
+        if !moving {
+            for &k in pages {
+                hooks.written[k as usize] = hooks.table.page_entries(k).to_vec();
+                hooks.written_seq[k as usize] = last_seq;
+                hooks.table.clean(k);
+            }
+        }
+        Ok(())
+    }
+
+    /// Table pages recovery still needs that lie in `blocks`.
+    fn needed_in(&self, blocks: &[BlockId]) -> Vec<u32> {
+        let live = &self.ftl.hooks().live;
+        (0..live.len() as u32)
+            .filter(|&k| live[k as usize].is_some_and(|b| blocks.contains(&b)))
+            .collect()
+    }
+
+    /// Refuses an append that would erase a table page recovery still needs
+    /// (the ring is sized so this never happens; a typed error, not lost data).
+    fn check_room(&self, pages: u32) -> Result<()> {
+        let entered = self.ftl.log_blocks_entered(0, pages);
+        if self.needed_in(&entered).is_empty() {
+            Ok(())
+        } else {
+            Err(DeviceError::WornOut("the X-L2P log ring is too small for the table".into()))
+        }
+    }
+
+    /// Writes the table pages that changed as one group (the commit point is
+    /// its last page), then keeps the window of blocks ahead of the log's head
+    /// free of pages recovery needs, moving them ahead nearest block first.
+    fn write_table(&mut self) -> Result<()> {
+        let dirty = self.ftl.hooks().table.dirty_pages();
+        if !dirty.is_empty() {
+            self.check_room(dirty.len() as u32)?;
+            let table = &self.ftl.hooks().table;
+            if table.len() > table.committed_count() {
+                self.ftl.counters_mut().protocol_records_with_open_tx += 1;
+            }
+            self.write_group(&dirty, false)?;
+        }
         self.ftl.hooks_mut().table_dirty = false;
+        let window = self.ftl.hooks().window_blocks(self.pages_per_block());
+        for block in self.ftl.log_next_blocks(0, window) {
+            let needed = self.needed_in(&[block]);
+            if needed.is_empty() {
+                continue;
+            }
+            self.check_room(needed.len() as u32)?;
+            self.write_group(&needed, true)?;
+            self.ftl.counters_mut().protocol_log_moves += needed.len() as u64;
+        }
         Ok(())
     }
 }

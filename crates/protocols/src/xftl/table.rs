@@ -1,25 +1,14 @@
 //! The X-L2P table: one entry (tid, logical page, new physical page, status)
 //! per page a transaction updated, beside the L2P (X-FTL, SIGMOD 2013, sec. 5.3).
 //!
-//! On flash the whole table is one record of the protocol's ring, written
-//! copy-on-write at every commit (integers little-endian):
-//!
-//! ```text
-//!  0  [u8; 8]  magic "TXFTLXT1"
-//!  8  u32      capacity C (entries)
-//! 12  u32      reserved (0)
-//! 16  C x 16   entries: u32 tid, u32 logical page, u32 physical page,
-//!              u8 status (0 free slot, 1 active, 2 committed, 3 aborted), 3 bytes reserved
-//! ```
-//! 500 entries take 8,016 bytes: one 8 KiB page, as in the paper. The record's
-//! sequence number and CRC live in the superblock that names it.
+//! On flash the table is cut into pages of whole entries (see `page.rs`); the
+//! DRAM table keeps the entries' on-flash bytes up to date slot by slot, and
+//! which table pages changed since they were last written.
 
 use std::collections::BTreeMap;
 use txftl_ftl::{Lpn, Ppn, Tid};
 
 pub const ENTRY_BYTES: usize = 16;
-const HEADER_BYTES: usize = 16;
-const MAGIC: &[u8; 8] = b"TXFTLXT1";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -79,9 +68,12 @@ pub struct XL2P {
     committed: usize,
     /// Free slots, a stack (slot 0 on top in a new table).
     free: Vec<usize>,
-    /// The table as it goes to flash, kept up to date slot by slot (a commit
-    /// writes it as is instead of encoding 500 entries).
+    /// The entries as they go to flash, kept up to date slot by slot (a commit
+    /// writes them as they are instead of encoding 500 entries).
     encoded: Vec<u8>,
+    /// Entries per table page, and which table pages changed since written.
+    entries_per_page: u32,
+    dirty: Vec<bool>,
 }
 
 /// One entry as it is on flash (a free slot is all zeros).
@@ -113,7 +105,9 @@ fn set_at(index: &mut Vec<u32>, i: u32, slot: u32) {
 }
 
 impl XL2P {
-    pub fn new(capacity: u32) -> XL2P {
+    /// A table of `capacity` entries, cut into pages of `entries_per_page`.
+    pub fn new(capacity: u32, entries_per_page: u32) -> XL2P {
+        let entries_per_page = entries_per_page.max(1);
         XL2P {
             slots: vec![None; capacity as usize],
             next_same_lpn: vec![NONE; capacity as usize],
@@ -122,19 +116,38 @@ impl XL2P {
             by_tx: BTreeMap::new(),
             committed: 0,
             free: (0..capacity as usize).rev().collect(),
-            encoded: {
-                let mut e = vec![0u8; Self::encoded_len(capacity)];
-                e[0..8].copy_from_slice(MAGIC);
-                e[8..12].copy_from_slice(&capacity.to_le_bytes());
-                e
-            },
+            encoded: vec![0u8; Self::encoded_len(capacity)],
+            entries_per_page,
+            dirty: vec![false; capacity.div_ceil(entries_per_page) as usize],
         }
     }
 
-    /// Re-encodes one slot into the table image.
+    /// Re-encodes one slot into the table image; its page must be written again.
     fn sync_slot(&mut self, slot: usize) {
-        let rec = &mut self.encoded[HEADER_BYTES + slot * ENTRY_BYTES..HEADER_BYTES + (slot + 1) * ENTRY_BYTES];
+        let rec = &mut self.encoded[slot * ENTRY_BYTES..(slot + 1) * ENTRY_BYTES];
         encode_entry(self.slots[slot].as_ref(), rec);
+        self.dirty[slot / self.entries_per_page as usize] = true;
+    }
+
+    /// Table pages.
+    pub fn pages(&self) -> u32 {
+        self.dirty.len() as u32
+    }
+
+    /// Table pages changed since they were last written, in order.
+    pub fn dirty_pages(&self) -> Vec<u32> {
+        (0..self.pages()).filter(|&k| self.dirty[k as usize]).collect()
+    }
+
+    /// Table page `k` was written (or needs no writing).
+    pub fn clean(&mut self, k: u32) {
+        self.dirty[k as usize] = false;
+    }
+
+    /// The on-flash bytes of table page `k`'s entries.
+    pub fn page_entries(&self, k: u32) -> &[u8] {
+        let e = self.entries_per_page as usize * ENTRY_BYTES;
+        &self.encoded[k as usize * e..((k as usize + 1) * e).min(self.encoded.len())]
     }
 
     pub fn capacity(&self) -> u32 {
@@ -146,8 +159,9 @@ impl XL2P {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Bytes of the entries of a table of `capacity` entries.
     pub fn encoded_len(capacity: u32) -> usize {
-        HEADER_BYTES + ENTRY_BYTES * capacity as usize
+        ENTRY_BYTES * capacity as usize
     }
 
     pub fn entries(&self) -> impl Iterator<Item = (usize, &Entry)> {
@@ -353,21 +367,9 @@ impl XL2P {
         &self.encoded
     }
 
-    /// Lends the table image out (until `put_image`); the table must not change meanwhile.
-    pub fn take_image(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.encoded)
-    }
-
-    pub fn put_image(&mut self, image: Vec<u8>) {
-        self.encoded = image;
-    }
-
     /// Encodes the table from its entries (the reference `image` is checked against).
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(Self::encoded_len(self.capacity()));
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&self.capacity().to_le_bytes());
-        out.extend_from_slice(&0u32.to_le_bytes());
         for slot in &self.slots {
             let mut rec = [0u8; ENTRY_BYTES];
             encode_entry(slot.as_ref(), &mut rec);
@@ -376,17 +378,11 @@ impl XL2P {
         out
     }
 
-    /// Decodes a table record into its used entries.
+    /// Decodes entries' on-flash bytes (a table page's, or a whole image) into
+    /// the used entries.
     pub fn decode(bytes: &[u8]) -> Result<Vec<Entry>, String> {
-        if bytes.len() < HEADER_BYTES || &bytes[0..8] != MAGIC {
-            return Err("X-L2P table magic missing".into());
-        }
-        let capacity = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
-        if bytes.len() != Self::encoded_len(capacity as u32) {
-            return Err(format!("X-L2P table of {} bytes does not match capacity {capacity}", bytes.len()));
-        }
         let mut out = Vec::new();
-        for rec in bytes[HEADER_BYTES..].chunks_exact(ENTRY_BYTES) {
+        for rec in bytes.chunks_exact(ENTRY_BYTES) {
             let u = |at: usize| u32::from_le_bytes(rec[at..at + 4].try_into().expect("4 bytes"));
             let status = match rec[12] {
                 0 => continue,
@@ -411,14 +407,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn paper_sizes() {
-        assert_eq!(XL2P::encoded_len(500), 8016);
-        assert!(XL2P::encoded_len(500) <= 8192, "500 entries fit one 8 KiB page");
+    fn pages_and_dirty_tracking() {
+        let mut t = XL2P::new(10, 4);
+        assert_eq!(t.pages(), 3);
+        assert!(t.dirty_pages().is_empty());
+        t.upsert(1, 5, 50).unwrap(); // slot 0: page 0
+        assert_eq!(t.dirty_pages(), vec![0]);
+        t.clean(0);
+        for ppn in 51..56 {
+            t.upsert(1, ppn, ppn).unwrap(); // slots 1..=5: pages 0 and 1
+        }
+        assert_eq!(t.dirty_pages(), vec![0, 1]);
+        assert_eq!(t.page_entries(2).len(), 2 * ENTRY_BYTES, "the last page holds the remainder");
+        assert_eq!(XL2P::decode(t.page_entries(1)).unwrap().len(), 2);
     }
 
     #[test]
     fn upsert_update_commit_round_trip() {
-        let mut t = XL2P::new(3);
+        let mut t = XL2P::new(3, 2);
         assert_eq!(t.upsert(7, 10, 100), Ok(None));
         assert_eq!(t.upsert(7, 10, 101), Ok(Some(100)), "same page again updates the entry");
         assert_eq!(t.len(), 1);
@@ -446,7 +452,6 @@ mod tests {
         t.drop_committed();
         assert_eq!(t.len(), 2);
         assert_eq!(t.image(), &t.encode()[..]);
-        assert!(XL2P::decode(&t.encode()[..20]).is_err());
     }
 
     /// The dense indexes and slot chains against a plain list of entries,
@@ -457,7 +462,7 @@ mod tests {
         const CAP: u32 = 12;
         for seed in 0..40u64 {
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-            let mut t = XL2P::new(CAP);
+            let mut t = XL2P::new(CAP, 5);
             let mut model: Vec<Entry> = Vec::new();
             let mut next_ppn = 0u32;
             for step in 0..400 {
