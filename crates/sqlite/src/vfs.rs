@@ -8,8 +8,14 @@
 //! On a transactional file system (X-FTL), SQLite's transactions map to the
 //! device's in one of two ways ([`TxMapping`]).
 //!
+//! Each open database file handle (each connection) has its own device
+//! transaction: the file system keeps several open at once, each with its own
+//! writes and metadata (`txftl_fs`'s `txn` module says how they share metadata
+//! pages), so one connection's commit never carries another's uncommitted pages.
+//!
 //! [`TxMapping::FirstWrite`], for `journal_mode=OFF` or `MEMORY` (the paper's way):
-//! - a device transaction begins at the first write to the main database file;
+//! - a device transaction begins at the first write to the main database file
+//!   through this handle (or its first truncate);
 //! - reads of the database inside it see its own writes (SQLite re-reads pages
 //!   it spilled and evicted);
 //! - it commits at SQLite's commit point, `SQLITE_FCNTL_COMMIT_PHASETWO` (sent
@@ -42,7 +48,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard};
 use txftl_fs::{FileClass, Fs, FsError, FsMode, Ino};
-use txftl_ftl::DeviceError;
+use txftl_ftl::{DeviceError, Tid};
 
 /// The file system a VFS serves, shared with whoever registered it.
 pub type SharedFs = Arc<Mutex<Fs>>;
@@ -93,6 +99,8 @@ struct FileState {
     main_db: bool,
     lock: c_int,
     delete_on_close: bool,
+    /// This handle's open device transaction (main database files only).
+    tx: Option<Tid>,
 }
 
 /// A registered VFS. Unregisters on drop (close every connection first).
@@ -296,6 +304,7 @@ unsafe extern "C" fn x_open(
             main_db: class == FileClass::Database,
             lock: ffi::SQLITE_LOCK_NONE,
             delete_on_close: flags & ffi::SQLITE_OPEN_DELETEONCLOSE != 0,
+            tx: None,
         });
         (*(file as *mut TxFile)).state = Box::into_raw(fstate);
         (*file).pMethods = &IO_METHODS;
@@ -380,18 +389,23 @@ unsafe extern "C" fn x_get_last_error(_vfs: *mut ffi::sqlite3_vfs, _n: c_int, _o
     0
 }
 
-/// Commits the open device transaction; `None` if none is open.
-fn commit_open_tx(fs: &mut Fs, io: c_int) -> Option<c_int> {
-    let tid = fs.in_transaction()?;
+/// Commits the handle's open device transaction; `None` if none is open. On
+/// failure the transaction stays open (SQLite's unlock aborts it).
+fn commit_open_tx(st: &mut FileState, fs: &mut Fs, io: c_int) -> Option<c_int> {
+    let tid = st.tx?;
     Some(match fs.commit(tid) {
-        Ok(()) => ffi::SQLITE_OK,
+        Ok(()) => {
+            st.tx = None;
+            ffi::SQLITE_OK
+        }
         Err(e) => fs_code(&e, io),
     })
 }
 
-/// Aborts the open device transaction (ROLLBACK, or close).
-fn abort_open_tx(fs: &mut Fs) -> c_int {
-    match fs.in_transaction() {
+/// Aborts the handle's open device transaction (ROLLBACK, or close).
+fn abort_open_tx(st: &mut FileState, fs: &mut Fs) -> c_int {
+    match st.tx.take() {
+        // The file system forgets the transaction even when this fails.
         Some(tid) => match fs.abort(tid) {
             Ok(()) => ffi::SQLITE_OK,
             Err(e) => fs_code(&e, ffi::SQLITE_IOERR),
@@ -402,16 +416,13 @@ fn abort_open_tx(fs: &mut Fs) -> c_int {
 
 unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
     guard(ffi::SQLITE_IOERR_CLOSE, || {
-        let st = Box::from_raw((*(file as *mut TxFile)).state);
+        let mut st = Box::from_raw((*(file as *mut TxFile)).state);
         (*file).pMethods = std::ptr::null();
         let state = &*st.vfs;
         let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_CLOSE;
         };
-        let mut rc = ffi::SQLITE_OK;
-        if st.main_db && state.transactional {
-            rc = abort_open_tx(&mut fs);
-        }
+        let mut rc = abort_open_tx(&mut st, &mut fs);
         if st.delete_on_close {
             if let Err(e) = fs.delete(&st.name) {
                 rc = fs_code(&e, ffi::SQLITE_IOERR_CLOSE);
@@ -424,11 +435,12 @@ unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
 unsafe extern "C" fn x_read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c_int, off: ffi::sqlite3_int64) -> c_int {
     guard(ffi::SQLITE_IOERR_READ, || {
         let st = file_state(file);
-        let Some(mut fs) = lock(&*st.vfs) else {
+        let state = &*st.vfs;
+        let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_READ;
         };
         let out = std::slice::from_raw_parts_mut(buf as *mut u8, amt as usize);
-        match fs.read(st.ino, off as u64, out) {
+        match fs.read(st.tx, st.ino, off as u64, out) {
             Ok(n) if n == out.len() => ffi::SQLITE_OK,
             Ok(n) => {
                 out[n..].fill(0);
@@ -439,6 +451,18 @@ unsafe extern "C" fn x_read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt:
     })
 }
 
+/// Opens the handle's device transaction if this mapping begins one at the
+/// first change of the main database file.
+fn begin_at_first_change(state: &VfsState, st: &mut FileState, fs: &mut Fs, io: c_int) -> c_int {
+    if st.main_db && state.maps(TxMapping::FirstWrite) && st.tx.is_none() {
+        match fs.begin() {
+            Ok(tid) => st.tx = Some(tid),
+            Err(e) => return fs_code(&e, io),
+        }
+    }
+    ffi::SQLITE_OK
+}
+
 unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *const c_void, amt: c_int, off: ffi::sqlite3_int64) -> c_int {
     guard(ffi::SQLITE_IOERR_WRITE, || {
         let st = file_state(file);
@@ -446,13 +470,12 @@ unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *const c_void, a
         let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_WRITE;
         };
-        if st.main_db && state.maps(TxMapping::FirstWrite) && fs.in_transaction().is_none() {
-            if let Err(e) = fs.begin() {
-                return fs_code(&e, ffi::SQLITE_IOERR_WRITE);
-            }
+        let rc = begin_at_first_change(state, st, &mut fs, ffi::SQLITE_IOERR_WRITE);
+        if rc != ffi::SQLITE_OK {
+            return rc;
         }
         let data = std::slice::from_raw_parts(buf as *const u8, amt as usize);
-        match fs.write(st.ino, off as u64, data) {
+        match fs.write(st.tx, st.ino, off as u64, data) {
             Ok(()) => ffi::SQLITE_OK,
             // Inside a batch, an I/O error (not SQLITE_FULL) makes SQLite roll the
             // batch back and commit through its rollback journal instead.
@@ -468,10 +491,17 @@ unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *const c_void, a
 unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
     guard(ffi::SQLITE_IOERR_TRUNCATE, || {
         let st = file_state(file);
-        let Some(mut fs) = lock(&*st.vfs) else {
+        let state = &*st.vfs;
+        let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_TRUNCATE;
         };
-        match fs.truncate(st.ino, size as u64) {
+        // A truncate outside a transaction would be durable at once: on the
+        // paper's mapping it belongs to the transaction like a write.
+        let rc = begin_at_first_change(state, st, &mut fs, ffi::SQLITE_IOERR_TRUNCATE);
+        if rc != ffi::SQLITE_OK {
+            return rc;
+        }
+        match fs.truncate(st.tx, st.ino, size as u64) {
             Ok(()) => ffi::SQLITE_OK,
             Err(e) => fs_code(&e, ffi::SQLITE_IOERR_TRUNCATE),
         }
@@ -481,10 +511,11 @@ unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3
 unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_int {
     guard(ffi::SQLITE_IOERR_FSYNC, || {
         let st = file_state(file);
-        let Some(mut fs) = lock(&*st.vfs) else {
+        let state = &*st.vfs;
+        let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_FSYNC;
         };
-        match fs.fsync(st.ino) {
+        match fs.fsync(st.tx, st.ino) {
             Ok(()) => ffi::SQLITE_OK,
             Err(e) => fs_code(&e, ffi::SQLITE_IOERR_FSYNC),
         }
@@ -494,8 +525,9 @@ unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_in
 unsafe extern "C" fn x_file_size(file: *mut ffi::sqlite3_file, out: *mut ffi::sqlite3_int64) -> c_int {
     guard(ffi::SQLITE_IOERR_FSTAT, || {
         let st = file_state(file);
-        let Some(fs) = lock(&*st.vfs) else { return ffi::SQLITE_IOERR_FSTAT };
-        match fs.size(st.ino) {
+        let state = &*st.vfs;
+        let Some(fs) = lock(state) else { return ffi::SQLITE_IOERR_FSTAT };
+        match fs.size(st.tx, st.ino) {
             Ok(s) => {
                 *out = s as ffi::sqlite3_int64;
                 ffi::SQLITE_OK
@@ -520,11 +552,11 @@ unsafe extern "C" fn x_unlock(file: *mut ffi::sqlite3_file, level: c_int) -> c_i
         let state = &*st.vfs;
         // Dropping to SHARED or NONE with the device transaction still open: the
         // transaction did not commit (ROLLBACK): abort it on the device.
-        if st.main_db && state.transactional && level <= ffi::SQLITE_LOCK_SHARED {
+        if st.tx.is_some() && level <= ffi::SQLITE_LOCK_SHARED {
             let Some(mut fs) = lock(state) else {
                 return ffi::SQLITE_IOERR_UNLOCK;
             };
-            return abort_open_tx(&mut fs);
+            return abort_open_tx(st, &mut fs);
         }
         ffi::SQLITE_OK
     })
@@ -543,25 +575,31 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
         match op {
             ffi::SQLITE_FCNTL_BEGIN_ATOMIC_WRITE if st.main_db && batch => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
+                if st.tx.is_some() {
+                    return ffi::SQLITE_IOERR_BEGIN_ATOMIC; // a batch is already open
+                }
                 match fs.begin() {
-                    Ok(_) => ffi::SQLITE_OK,
+                    Ok(tid) => {
+                        st.tx = Some(tid);
+                        ffi::SQLITE_OK
+                    }
                     Err(e) => fs_code(&e, ffi::SQLITE_IOERR_BEGIN_ATOMIC),
                 }
             }
             ffi::SQLITE_FCNTL_COMMIT_ATOMIC_WRITE if st.main_db && batch => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
-                commit_open_tx(&mut fs, ffi::SQLITE_IOERR_COMMIT_ATOMIC).unwrap_or(ffi::SQLITE_IOERR_COMMIT_ATOMIC)
+                commit_open_tx(st, &mut fs, ffi::SQLITE_IOERR_COMMIT_ATOMIC).unwrap_or(ffi::SQLITE_IOERR_COMMIT_ATOMIC)
             }
             ffi::SQLITE_FCNTL_ROLLBACK_ATOMIC_WRITE if st.main_db && batch => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
-                match abort_open_tx(&mut fs) {
+                match abort_open_tx(st, &mut fs) {
                     ffi::SQLITE_OK => ffi::SQLITE_OK,
                     _ => ffi::SQLITE_IOERR_ROLLBACK_ATOMIC,
                 }
             }
             ffi::SQLITE_FCNTL_COMMIT_PHASETWO if st.main_db && state.transactional => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
-                commit_open_tx(&mut fs, ffi::SQLITE_IOERR).unwrap_or(ffi::SQLITE_OK)
+                commit_open_tx(st, &mut fs, ffi::SQLITE_IOERR).unwrap_or(ffi::SQLITE_OK)
             }
             ffi::SQLITE_FCNTL_PRAGMA if state.transactional => {
                 // arg: char*[3] = { error message out, pragma name, value or NULL }
