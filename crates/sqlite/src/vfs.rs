@@ -36,6 +36,14 @@
 //! X-L2P table fails with `SQLITE_IOERR_WRITE`, which makes SQLite abort it and
 //! fall back to the journal.
 //!
+//! Locks: SQLite's file locks (NONE, SHARED, RESERVED, PENDING, EXCLUSIVE) are
+//! kept across the connections of the process per file, with the unix VFS's
+//! rules (see [`FileLocks`]): `SQLITE_BUSY` when another connection's lock
+//! precludes the one asked for, and `xCheckReservedLock` true while any
+//! connection holds RESERVED or more. The WAL index's locks (`xShmLock`) are
+//! kept the same way. Locks are per process: another process opening the
+//! same device image is not excluded (an image belongs to one process).
+//!
 //! Nothing panics across the FFI boundary: every callback catches unwinding and
 //! maps errors to SQLite codes (`SQLITE_IOERR_*`, `SQLITE_FULL`, `SQLITE_CANTOPEN`).
 //! Time and randomness are deterministic (a fixed clock, a counter).
@@ -80,11 +88,37 @@ struct VfsState {
     transactional: bool,
     /// Meaningful only when `transactional`; see [`VfsState::maps`].
     mapping: TxMapping,
-    /// WAL index regions, per file name (in memory, as SQLite allows).
-    shm: Mutex<BTreeMap<String, Vec<Box<[u8]>>>>,
+    /// WAL index regions and their locks, per file name (in memory, as SQLite allows).
+    shm: Mutex<BTreeMap<String, Shm>>,
     random: Mutex<u64>,
     temp_names: Mutex<u64>,
 }
+
+/// A WAL index: its regions and the locks on its SQLITE_SHM_NLOCK slots.
+#[derive(Default)]
+struct Shm {
+    regions: Vec<Box<[u8]>>,
+    /// Handles holding each slot shared.
+    shared: [u32; SHM_SLOTS],
+    /// The handle holding each slot exclusively.
+    exclusive: [Option<usize>; SHM_SLOTS],
+}
+
+const SHM_SLOTS: usize = ffi::SQLITE_SHM_NLOCK as usize;
+
+/// SQLite's lock on one file, across the handles of this process (the unix
+/// VFS keeps the same per inode, over POSIX locks): how many handles hold
+/// SHARED or more, and the one handle, if any, above SHARED.
+#[derive(Debug, Default)]
+struct FileLocks {
+    shared: u32,
+    /// (handle, RESERVED | PENDING | EXCLUSIVE)
+    writer: Option<(usize, c_int)>,
+}
+
+/// Locks per (file system, inode): a file system can be served by several
+/// VFSes (the extension registers two over one), which must see one lock.
+static LOCKS: Mutex<BTreeMap<(usize, Ino), FileLocks>> = Mutex::new(BTreeMap::new());
 
 #[repr(C)]
 struct TxFile {
@@ -101,6 +135,20 @@ struct FileState {
     delete_on_close: bool,
     /// This handle's open device transaction (main database files only).
     tx: Option<Tid>,
+    /// WAL index slots this handle holds shared / exclusive (bit per slot).
+    shm_shared: u8,
+    shm_exclusive: u8,
+}
+
+impl FileState {
+    /// This handle's identity in the lock tables.
+    fn id(&self) -> usize {
+        self as *const FileState as usize
+    }
+    fn lock_key(&self) -> (usize, Ino) {
+        let state = unsafe { &*self.vfs };
+        (Arc::as_ptr(&state.fs) as *const () as usize, self.ino)
+    }
 }
 
 /// A registered VFS. Unregisters on drop (close every connection first).
@@ -305,6 +353,8 @@ unsafe extern "C" fn x_open(
             lock: ffi::SQLITE_LOCK_NONE,
             delete_on_close: flags & ffi::SQLITE_OPEN_DELETEONCLOSE != 0,
             tx: None,
+            shm_shared: 0,
+            shm_exclusive: 0,
         });
         (*(file as *mut TxFile)).state = Box::into_raw(fstate);
         (*file).pMethods = &IO_METHODS;
@@ -419,6 +469,8 @@ unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
         let mut st = Box::from_raw((*(file as *mut TxFile)).state);
         (*file).pMethods = std::ptr::null();
         let state = &*st.vfs;
+        release_lock(&mut st, ffi::SQLITE_LOCK_NONE);
+        release_shm_locks(&mut st);
         let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_CLOSE;
         };
@@ -537,18 +589,93 @@ unsafe extern "C" fn x_file_size(file: *mut ffi::sqlite3_file, out: *mut ffi::sq
     })
 }
 
+/// Raises the handle's lock to `level`, by the unix VFS's rules inside one
+/// process: SHARED unless someone holds PENDING or EXCLUSIVE; RESERVED unless
+/// another handle holds RESERVED or more; EXCLUSIVE through PENDING (which
+/// stays, keeping new readers out, when other readers remain: `SQLITE_BUSY`).
+fn acquire_lock(st: &mut FileState, level: c_int) -> c_int {
+    if st.lock >= level {
+        return ffi::SQLITE_OK;
+    }
+    let me = st.id();
+    let Ok(mut table) = LOCKS.lock() else {
+        return ffi::SQLITE_IOERR_LOCK;
+    };
+    let locks = table.entry(st.lock_key()).or_default();
+    let other_writer = locks.writer.filter(|&(h, _)| h != me);
+    match level {
+        ffi::SQLITE_LOCK_SHARED => {
+            if other_writer.is_some_and(|(_, l)| l >= ffi::SQLITE_LOCK_PENDING) {
+                return ffi::SQLITE_BUSY;
+            }
+            locks.shared += 1;
+            st.lock = ffi::SQLITE_LOCK_SHARED;
+            ffi::SQLITE_OK
+        }
+        ffi::SQLITE_LOCK_RESERVED => {
+            if st.lock < ffi::SQLITE_LOCK_SHARED {
+                return ffi::SQLITE_MISUSE; // SQLite asks for SHARED first
+            }
+            if other_writer.is_some() {
+                return ffi::SQLITE_BUSY;
+            }
+            locks.writer = Some((me, ffi::SQLITE_LOCK_RESERVED));
+            st.lock = ffi::SQLITE_LOCK_RESERVED;
+            ffi::SQLITE_OK
+        }
+        ffi::SQLITE_LOCK_PENDING | ffi::SQLITE_LOCK_EXCLUSIVE => {
+            if st.lock < ffi::SQLITE_LOCK_SHARED {
+                return ffi::SQLITE_MISUSE;
+            }
+            if other_writer.is_some() {
+                return ffi::SQLITE_BUSY;
+            }
+            locks.writer = Some((me, ffi::SQLITE_LOCK_PENDING));
+            st.lock = ffi::SQLITE_LOCK_PENDING;
+            if level == ffi::SQLITE_LOCK_PENDING {
+                return ffi::SQLITE_OK;
+            }
+            if locks.shared > 1 {
+                return ffi::SQLITE_BUSY; // readers remain; PENDING keeps new ones out
+            }
+            locks.writer = Some((me, ffi::SQLITE_LOCK_EXCLUSIVE));
+            st.lock = ffi::SQLITE_LOCK_EXCLUSIVE;
+            ffi::SQLITE_OK
+        }
+        _ => ffi::SQLITE_MISUSE,
+    }
+}
+
+/// Lowers the handle's lock to `level` (SHARED or NONE).
+fn release_lock(st: &mut FileState, level: c_int) {
+    if st.lock <= level {
+        return;
+    }
+    let me = st.id();
+    let key = st.lock_key();
+    let Ok(mut table) = LOCKS.lock() else { return };
+    if let Some(locks) = table.get_mut(&key) {
+        if st.lock > ffi::SQLITE_LOCK_SHARED && locks.writer.is_some_and(|(h, _)| h == me) {
+            locks.writer = None;
+        }
+        if level < ffi::SQLITE_LOCK_SHARED {
+            locks.shared = locks.shared.saturating_sub(1);
+        }
+        if locks.shared == 0 && locks.writer.is_none() {
+            table.remove(&key);
+        }
+    }
+    st.lock = level;
+}
+
 unsafe extern "C" fn x_lock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
-    guard(ffi::SQLITE_IOERR_LOCK, || {
-        let st = file_state(file);
-        st.lock = st.lock.max(level);
-        ffi::SQLITE_OK
-    })
+    guard(ffi::SQLITE_IOERR_LOCK, || acquire_lock(file_state(file), level))
 }
 
 unsafe extern "C" fn x_unlock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
     guard(ffi::SQLITE_IOERR_UNLOCK, || {
         let st = file_state(file);
-        st.lock = level;
+        release_lock(st, level);
         let state = &*st.vfs;
         // Dropping to SHARED or NONE with the device transaction still open: the
         // transaction did not commit (ROLLBACK): abort it on the device.
@@ -562,9 +689,16 @@ unsafe extern "C" fn x_unlock(file: *mut ffi::sqlite3_file, level: c_int) -> c_i
     })
 }
 
-unsafe extern "C" fn x_check_reserved_lock(_file: *mut ffi::sqlite3_file, out: *mut c_int) -> c_int {
-    *out = 0;
-    ffi::SQLITE_OK
+/// True while any handle of the process holds RESERVED or more on the file.
+unsafe extern "C" fn x_check_reserved_lock(file: *mut ffi::sqlite3_file, out: *mut c_int) -> c_int {
+    guard(ffi::SQLITE_IOERR_CHECKRESERVEDLOCK, || {
+        let st = file_state(file);
+        let Ok(table) = LOCKS.lock() else {
+            return ffi::SQLITE_IOERR_CHECKRESERVEDLOCK;
+        };
+        *out = table.get(&st.lock_key()).is_some_and(|l| l.writer.is_some()) as c_int;
+        ffi::SQLITE_OK
+    })
 }
 
 unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg: *mut c_void) -> c_int {
@@ -645,7 +779,7 @@ unsafe extern "C" fn x_shm_map(file: *mut ffi::sqlite3_file, region: c_int, size
         let Ok(mut shm) = (*st.vfs).shm.lock() else {
             return ffi::SQLITE_IOERR_SHMMAP;
         };
-        let regions = shm.entry(st.name.clone()).or_default();
+        let regions = &mut shm.entry(st.name.clone()).or_default().regions;
         let region = region as usize;
         if regions.len() <= region {
             if extend == 0 {
@@ -661,8 +795,84 @@ unsafe extern "C" fn x_shm_map(file: *mut ffi::sqlite3_file, region: c_int, size
     })
 }
 
-unsafe extern "C" fn x_shm_lock(_file: *mut ffi::sqlite3_file, _offset: c_int, _n: c_int, _flags: c_int) -> c_int {
-    ffi::SQLITE_OK // one process, one connection per database
+/// The WAL index's locks, across the connections of the process, as the unix
+/// VFS keeps them: a slot is held shared by any number of handles or
+/// exclusively by one; a request that conflicts gets `SQLITE_BUSY`.
+unsafe extern "C" fn x_shm_lock(file: *mut ffi::sqlite3_file, offset: c_int, n: c_int, flags: c_int) -> c_int {
+    guard(ffi::SQLITE_IOERR_SHMLOCK, || {
+        let st = file_state(file);
+        if offset < 0 || n < 1 || (offset + n) as usize > SHM_SLOTS {
+            return ffi::SQLITE_MISUSE;
+        }
+        let Ok(mut shm) = (*st.vfs).shm.lock() else {
+            return ffi::SQLITE_IOERR_SHMLOCK;
+        };
+        let shm = shm.entry(st.name.clone()).or_default();
+        let me = st.id();
+        let slots = offset as usize..(offset + n) as usize;
+        let mask = |slot: usize| 1u8 << slot;
+        if flags & ffi::SQLITE_SHM_UNLOCK != 0 {
+            for slot in slots {
+                if st.shm_shared & mask(slot) != 0 {
+                    shm.shared[slot] = shm.shared[slot].saturating_sub(1);
+                    st.shm_shared &= !mask(slot);
+                }
+                if st.shm_exclusive & mask(slot) != 0 {
+                    shm.exclusive[slot] = None;
+                    st.shm_exclusive &= !mask(slot);
+                }
+            }
+            return ffi::SQLITE_OK;
+        }
+        if flags & ffi::SQLITE_SHM_SHARED != 0 {
+            for slot in slots.clone() {
+                if shm.exclusive[slot].is_some_and(|h| h != me) {
+                    return ffi::SQLITE_BUSY;
+                }
+            }
+            for slot in slots {
+                if st.shm_shared & mask(slot) == 0 {
+                    shm.shared[slot] += 1;
+                    st.shm_shared |= mask(slot);
+                }
+            }
+            return ffi::SQLITE_OK;
+        }
+        // Exclusive: nobody else may hold any of the slots.
+        for slot in slots.clone() {
+            let mine_shared = (st.shm_shared & mask(slot) != 0) as u32;
+            if shm.exclusive[slot].is_some_and(|h| h != me) || shm.shared[slot] > mine_shared {
+                return ffi::SQLITE_BUSY;
+            }
+        }
+        for slot in slots {
+            shm.exclusive[slot] = Some(me);
+            st.shm_exclusive |= mask(slot);
+        }
+        ffi::SQLITE_OK
+    })
+}
+
+/// Drops every WAL-index lock the handle holds (at unmap and close).
+fn release_shm_locks(st: &mut FileState) {
+    if st.shm_shared == 0 && st.shm_exclusive == 0 {
+        return;
+    }
+    let state = unsafe { &*st.vfs };
+    if let Ok(mut shm) = state.shm.lock() {
+        if let Some(shm) = shm.get_mut(&st.name) {
+            for slot in 0..SHM_SLOTS {
+                if st.shm_shared & (1 << slot) != 0 {
+                    shm.shared[slot] = shm.shared[slot].saturating_sub(1);
+                }
+                if st.shm_exclusive & (1 << slot) != 0 {
+                    shm.exclusive[slot] = None;
+                }
+            }
+        }
+    }
+    st.shm_shared = 0;
+    st.shm_exclusive = 0;
 }
 
 unsafe extern "C" fn x_shm_barrier(_file: *mut ffi::sqlite3_file) {
@@ -672,6 +882,7 @@ unsafe extern "C" fn x_shm_barrier(_file: *mut ffi::sqlite3_file) {
 unsafe extern "C" fn x_shm_unmap(file: *mut ffi::sqlite3_file, delete: c_int) -> c_int {
     guard(ffi::SQLITE_IOERR_SHMMAP, || {
         let st = file_state(file);
+        release_shm_locks(st);
         if delete != 0 {
             if let Ok(mut shm) = (*st.vfs).shm.lock() {
                 shm.remove(&st.name);

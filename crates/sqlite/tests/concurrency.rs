@@ -1,7 +1,8 @@
 //! Several connections in one process: each database file handle has its own
-//! device transaction.
+//! device transaction, and SQLite's locks (NONE, SHARED, RESERVED, PENDING,
+//! EXCLUSIVE) are kept across connections per database file.
 
-use rusqlite::Connection;
+use rusqlite::{Connection, ErrorCode};
 use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::{format, ProtocolOptions};
@@ -27,6 +28,10 @@ fn power_cycle(s: Stack) -> Stack {
     nand.power_on();
     let dev = txftl_protocols::mount(mode.protocol(), nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
     Stack::mount(dev, mode).unwrap()
+}
+
+fn is_busy(r: rusqlite::Result<usize>) -> bool {
+    matches!(r, Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == ErrorCode::DatabaseBusy)
 }
 
 fn rows(conn: &Connection) -> Vec<(i64, String)> {
@@ -67,5 +72,67 @@ fn a_rollback_stays_rolled_back_when_another_database_commits() {
         assert_eq!(costs(&a).unwrap(), before, "{mode:?}: A's rollback is what the device kept");
         let b = s.open("b.db", 4096).unwrap();
         assert_eq!(rows(&b), vec![(1, "b commits".to_string())], "{mode:?}: B's commit is durable");
+    }
+}
+
+/// One connection holds a write transaction; another's write gets SQLITE_BUSY;
+/// after the first commits the second retries; both rows are there, before
+/// and after a power cut.
+#[test]
+fn a_second_writer_gets_busy_and_no_committed_row_is_lost() {
+    for mode in Mode::ALL {
+        let s = stack(mode);
+        let a = s.open("t.db", 4096).unwrap();
+        a.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)").unwrap();
+        let b = s.open("t.db", 4096).unwrap();
+        a.execute_batch("BEGIN; INSERT INTO t VALUES (1, 'a');").unwrap();
+        assert!(
+            is_busy(b.execute("INSERT INTO t VALUES (2, 'b')", [])),
+            "{mode:?}: B must not write while A holds a write transaction"
+        );
+        a.execute_batch("COMMIT").unwrap();
+        b.execute("INSERT INTO t VALUES (2, 'b')", []).unwrap();
+        let want = vec![(1, "a".to_string()), (2, "b".to_string())];
+        assert_eq!(rows(&a), want, "{mode:?}: A sees both rows");
+        assert_eq!(rows(&b), want, "{mode:?}: B sees both rows");
+        drop((a, b));
+        let s = power_cycle(s);
+        let c = s.open("t.db", 4096).unwrap();
+        assert_eq!(integrity_check(&c).unwrap(), "ok", "{mode:?}");
+        assert_eq!(rows(&c), want, "{mode:?}: both commits are durable");
+    }
+}
+
+/// The classic lost update: two read-modify-write transactions on one counter,
+/// interleaved. The second writer gets SQLITE_BUSY, rolls back and retries, so
+/// the counter ends at 2, not 1.
+#[test]
+fn interleaved_increments_lose_no_update() {
+    for mode in Mode::ALL {
+        let s = stack(mode);
+        let a = s.open("c.db", 4096).unwrap();
+        a.execute_batch("CREATE TABLE c(id INTEGER PRIMARY KEY, n INT); INSERT INTO c VALUES (1, 0);")
+            .unwrap();
+        let b = s.open("c.db", 4096).unwrap();
+        let read = |c: &Connection| -> i64 { c.query_row("SELECT n FROM c WHERE id = 1", [], |r| r.get(0)).unwrap() };
+        a.execute_batch("BEGIN").unwrap();
+        b.execute_batch("BEGIN").unwrap();
+        let na = read(&a);
+        let nb = read(&b);
+        a.execute("UPDATE c SET n = ?1 WHERE id = 1", [na + 1]).unwrap();
+        let second = b.execute("UPDATE c SET n = ?1 WHERE id = 1", [nb + 1]);
+        assert!(is_busy(second), "{mode:?}: B's update of a counter A is updating must be refused");
+        b.execute_batch("ROLLBACK").unwrap();
+        a.execute_batch("COMMIT").unwrap();
+        // B retries its whole transaction.
+        b.execute_batch("BEGIN").unwrap();
+        let nb = read(&b);
+        b.execute("UPDATE c SET n = ?1 WHERE id = 1", [nb + 1]).unwrap();
+        b.execute_batch("COMMIT").unwrap();
+        assert_eq!(read(&a), 2, "{mode:?}: both increments counted");
+        drop((a, b));
+        let s = power_cycle(s);
+        let c = s.open("c.db", 4096).unwrap();
+        assert_eq!(read(&c), 2, "{mode:?}: after a power cut too");
     }
 }
