@@ -44,11 +44,17 @@
 //! kept the same way. Locks are per process: another process opening the
 //! same device image is not excluded (an image belongs to one process).
 //!
+//! Why a call failed: `SQLITE_FULL` alone does not say whether the X-L2P table,
+//! a file's extent list, the inodes or the device ran out. Each failure's
+//! reason goes to SQLite's error log (`sqlite3_log`, as the unix VFS logs the
+//! errno behind an I/O error) and is kept for `xGetLastError` and
+//! [`Vfs::last_error`].
+//!
 //! Nothing panics across the FFI boundary: every callback catches unwinding and
 //! maps errors to SQLite codes (`SQLITE_IOERR_*`, `SQLITE_FULL`, `SQLITE_CANTOPEN`).
 //! Time and randomness are deterministic (a fixed clock, a counter).
 //! With `TXFTL_VFS_DEBUG` set in the environment, the file-system error behind
-//! each failing callback is printed to stderr.
+//! each failing callback is also printed to stderr.
 
 use crate::ffi;
 use std::collections::BTreeMap;
@@ -69,6 +75,8 @@ pub struct Api {
     pub vfs_register: unsafe extern "C" fn(*mut ffi::sqlite3_vfs, c_int) -> c_int,
     pub vfs_unregister: unsafe extern "C" fn(*mut ffi::sqlite3_vfs) -> c_int,
     pub mprintf: unsafe extern "C" fn(*const c_char, ...) -> *mut c_char,
+    /// `sqlite3_log`, where failures say why (optional: a host may lack it).
+    pub log: Option<unsafe extern "C" fn(c_int, *const c_char, ...)>,
 }
 
 /// How SQLite's transactions map to the device's on a transactional file system.
@@ -92,6 +100,8 @@ struct VfsState {
     shm: Mutex<BTreeMap<String, Shm>>,
     random: Mutex<u64>,
     temp_names: Mutex<u64>,
+    /// The last failure: the SQLite code returned and why.
+    last_error: Mutex<Option<(c_int, String)>>,
 }
 
 /// A WAL index: its regions and the locks on its SQLITE_SHM_NLOCK slots.
@@ -175,6 +185,7 @@ impl Vfs {
             shm: Mutex::new(BTreeMap::new()),
             random: Mutex::new(0x5EED),
             temp_names: Mutex::new(0),
+            last_error: Mutex::new(None),
         }));
         let vfs = Box::new(ffi::sqlite3_vfs {
             iVersion: 2,
@@ -220,6 +231,12 @@ impl Vfs {
         unsafe { (*self.state).fs.clone() }
     }
 
+    /// Why the last failing call failed (also in SQLite's error log).
+    pub fn last_error(&self) -> Option<String> {
+        let state = unsafe { &*self.state };
+        state.last_error.lock().ok()?.as_ref().map(|(_, m)| m.clone())
+    }
+
     /// Keeps the VFS registered for the rest of the process (a loadable
     /// extension's VFS outlives the connection that loaded it).
     pub fn leak(self) {
@@ -237,20 +254,53 @@ impl Drop for Vfs {
     }
 }
 
-fn debug_error(e: &FsError) {
-    if std::env::var_os("TXFTL_VFS_DEBUG").is_some() {
-        eprintln!("txftl vfs: {e}");
+/// Why a file-system call failed, in words a SQLite user can act on.
+fn reason(e: &FsError, file: &str) -> String {
+    match e {
+        FsError::Device(DeviceError::TableFull { capacity }) => format!(
+            "txftl: X-L2P transaction table full ({capacity} entries, all uncommitted): \
+             a transaction on `{file}` writes more pages than the device's table holds"
+        ),
+        FsError::TooFragmented(name) => {
+            format!(
+                "txftl: file `{name}` has too many extents (at most {}): it cannot grow",
+                txftl_fs::EXTENTS_MAX
+            )
+        }
+        FsError::NoSpace => format!("txftl: the file system is full (writing `{file}`)"),
+        FsError::NoInodes => format!("txftl: all {} inodes are in use (creating `{file}`)", txftl_fs::INODE_COUNT),
+        FsError::Device(DeviceError::NoSpace) => format!("txftl: the device is full (writing `{file}`)"),
+        e => format!("txftl: `{file}`: {e}"),
     }
 }
 
-fn fs_code(e: &FsError, io: c_int) -> c_int {
-    debug_error(e);
-    match e {
+/// Records why a call failed (for `xGetLastError`, [`Vfs::last_error`]) and
+/// logs it through `sqlite3_log`.
+fn note_error(state: &VfsState, code: c_int, msg: String) {
+    if std::env::var_os("TXFTL_VFS_DEBUG").is_some() {
+        eprintln!("txftl vfs: {msg}");
+    }
+    if let Some(log) = state.api.log {
+        if let Ok(c) = CString::new(msg.replace('\0', " ")) {
+            unsafe { log(code, c"%s".as_ptr(), c.as_ptr()) };
+        }
+    }
+    if let Ok(mut last) = state.last_error.lock() {
+        *last = Some((code, msg));
+    }
+}
+
+/// The SQLite code for a file-system error (`io` unless the device or the
+/// file system ran out of something: `SQLITE_FULL`), with the reason noted.
+fn fs_code(state: &VfsState, file: &str, e: &FsError, io: c_int) -> c_int {
+    let code = match e {
         FsError::NoSpace | FsError::TooFragmented(_) | FsError::NoInodes => ffi::SQLITE_FULL,
         FsError::Device(DeviceError::NoSpace) => ffi::SQLITE_FULL,
         FsError::Device(DeviceError::TableFull { .. }) => ffi::SQLITE_FULL,
         _ => io,
-    }
+    };
+    note_error(state, code, reason(e, file));
+    code
 }
 
 /// Runs a callback body, turning a panic into `err` (never unwinds into C).
@@ -332,7 +382,7 @@ unsafe extern "C" fn x_open(
             Some(ino) => ino,
             None if flags & ffi::SQLITE_OPEN_CREATE != 0 => match fs.create(&name, class) {
                 Ok(ino) => ino,
-                Err(e) => return fs_code(&e, ffi::SQLITE_CANTOPEN),
+                Err(e) => return fs_code(state, &name, &e, ffi::SQLITE_CANTOPEN),
             },
             None => {
                 if std::env::var_os("TXFTL_VFS_DEBUG").is_some() {
@@ -375,7 +425,7 @@ unsafe extern "C" fn x_delete(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, _
         match fs.delete(&name) {
             Ok(()) => ffi::SQLITE_OK,
             Err(FsError::NotFound(_)) => ffi::SQLITE_IOERR_DELETE_NOENT,
-            Err(e) => fs_code(&e, ffi::SQLITE_IOERR_DELETE),
+            Err(e) => fs_code(state, &name, &e, ffi::SQLITE_IOERR_DELETE),
         }
     })
 }
@@ -435,30 +485,44 @@ unsafe extern "C" fn x_current_time_int64(_vfs: *mut ffi::sqlite3_vfs, out: *mut
     ffi::SQLITE_OK
 }
 
-unsafe extern "C" fn x_get_last_error(_vfs: *mut ffi::sqlite3_vfs, _n: c_int, _out: *mut c_char) -> c_int {
-    0
+/// Copies the last failure's reason into `out` (`n` bytes, NUL-terminated) and
+/// returns its SQLite code (0: none). SQLite itself asks with `n` 0 for
+/// `sqlite3_system_errno`; a caller can ask for the text through
+/// `sqlite3_vfs_find(name)->xGetLastError`.
+unsafe extern "C" fn x_get_last_error(vfs: *mut ffi::sqlite3_vfs, n: c_int, out: *mut c_char) -> c_int {
+    guard(0, || {
+        let state = vfs_state(vfs);
+        let Ok(last) = state.last_error.lock() else { return 0 };
+        let Some((code, msg)) = last.as_ref() else { return 0 };
+        if n > 0 && !out.is_null() {
+            let len = msg.len().min(n as usize - 1);
+            std::ptr::copy_nonoverlapping(msg.as_ptr() as *const c_char, out, len);
+            *out.add(len) = 0;
+        }
+        *code
+    })
 }
 
 /// Commits the handle's open device transaction; `None` if none is open. On
 /// failure the transaction stays open (SQLite's unlock aborts it).
-fn commit_open_tx(st: &mut FileState, fs: &mut Fs, io: c_int) -> Option<c_int> {
+fn commit_open_tx(state: &VfsState, st: &mut FileState, fs: &mut Fs, io: c_int) -> Option<c_int> {
     let tid = st.tx?;
     Some(match fs.commit(tid) {
         Ok(()) => {
             st.tx = None;
             ffi::SQLITE_OK
         }
-        Err(e) => fs_code(&e, io),
+        Err(e) => fs_code(state, &st.name, &e, io),
     })
 }
 
 /// Aborts the handle's open device transaction (ROLLBACK, or close).
-fn abort_open_tx(st: &mut FileState, fs: &mut Fs) -> c_int {
+fn abort_open_tx(state: &VfsState, st: &mut FileState, fs: &mut Fs) -> c_int {
     match st.tx.take() {
         // The file system forgets the transaction even when this fails.
         Some(tid) => match fs.abort(tid) {
             Ok(()) => ffi::SQLITE_OK,
-            Err(e) => fs_code(&e, ffi::SQLITE_IOERR),
+            Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR),
         },
         None => ffi::SQLITE_OK,
     }
@@ -474,10 +538,10 @@ unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
         let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_CLOSE;
         };
-        let mut rc = abort_open_tx(&mut st, &mut fs);
+        let mut rc = abort_open_tx(state, &mut st, &mut fs);
         if st.delete_on_close {
             if let Err(e) = fs.delete(&st.name) {
-                rc = fs_code(&e, ffi::SQLITE_IOERR_CLOSE);
+                rc = fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_CLOSE);
             }
         }
         rc
@@ -498,7 +562,7 @@ unsafe extern "C" fn x_read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt:
                 out[n..].fill(0);
                 ffi::SQLITE_IOERR_SHORT_READ
             }
-            Err(e) => fs_code(&e, ffi::SQLITE_IOERR_READ),
+            Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_READ),
         }
     })
 }
@@ -509,7 +573,7 @@ fn begin_at_first_change(state: &VfsState, st: &mut FileState, fs: &mut Fs, io: 
     if st.main_db && state.maps(TxMapping::FirstWrite) && st.tx.is_none() {
         match fs.begin() {
             Ok(tid) => st.tx = Some(tid),
-            Err(e) => return fs_code(&e, io),
+            Err(e) => return fs_code(state, &st.name, &e, io),
         }
     }
     ffi::SQLITE_OK
@@ -532,10 +596,11 @@ unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *const c_void, a
             // Inside a batch, an I/O error (not SQLITE_FULL) makes SQLite roll the
             // batch back and commit through its rollback journal instead.
             Err(e @ FsError::Device(DeviceError::TableFull { .. })) if state.maps(TxMapping::BatchAtomic) => {
-                debug_error(&e);
+                let why = format!("{}; the batch falls back to the rollback journal", reason(&e, &st.name));
+                note_error(state, ffi::SQLITE_IOERR_WRITE, why);
                 ffi::SQLITE_IOERR_WRITE
             }
-            Err(e) => fs_code(&e, ffi::SQLITE_IOERR_WRITE),
+            Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_WRITE),
         }
     })
 }
@@ -555,7 +620,7 @@ unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3
         }
         match fs.truncate(st.tx, st.ino, size as u64) {
             Ok(()) => ffi::SQLITE_OK,
-            Err(e) => fs_code(&e, ffi::SQLITE_IOERR_TRUNCATE),
+            Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_TRUNCATE),
         }
     })
 }
@@ -569,7 +634,7 @@ unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_in
         };
         match fs.fsync(st.tx, st.ino) {
             Ok(()) => ffi::SQLITE_OK,
-            Err(e) => fs_code(&e, ffi::SQLITE_IOERR_FSYNC),
+            Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_FSYNC),
         }
     })
 }
@@ -584,7 +649,7 @@ unsafe extern "C" fn x_file_size(file: *mut ffi::sqlite3_file, out: *mut ffi::sq
                 *out = s as ffi::sqlite3_int64;
                 ffi::SQLITE_OK
             }
-            Err(e) => fs_code(&e, ffi::SQLITE_IOERR_FSTAT),
+            Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_FSTAT),
         }
     })
 }
@@ -683,7 +748,7 @@ unsafe extern "C" fn x_unlock(file: *mut ffi::sqlite3_file, level: c_int) -> c_i
             let Some(mut fs) = lock(state) else {
                 return ffi::SQLITE_IOERR_UNLOCK;
             };
-            return abort_open_tx(st, &mut fs);
+            return abort_open_tx(state, st, &mut fs);
         }
         ffi::SQLITE_OK
     })
@@ -717,23 +782,23 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
                         st.tx = Some(tid);
                         ffi::SQLITE_OK
                     }
-                    Err(e) => fs_code(&e, ffi::SQLITE_IOERR_BEGIN_ATOMIC),
+                    Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_BEGIN_ATOMIC),
                 }
             }
             ffi::SQLITE_FCNTL_COMMIT_ATOMIC_WRITE if st.main_db && batch => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
-                commit_open_tx(st, &mut fs, ffi::SQLITE_IOERR_COMMIT_ATOMIC).unwrap_or(ffi::SQLITE_IOERR_COMMIT_ATOMIC)
+                commit_open_tx(state, st, &mut fs, ffi::SQLITE_IOERR_COMMIT_ATOMIC).unwrap_or(ffi::SQLITE_IOERR_COMMIT_ATOMIC)
             }
             ffi::SQLITE_FCNTL_ROLLBACK_ATOMIC_WRITE if st.main_db && batch => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
-                match abort_open_tx(st, &mut fs) {
+                match abort_open_tx(state, st, &mut fs) {
                     ffi::SQLITE_OK => ffi::SQLITE_OK,
                     _ => ffi::SQLITE_IOERR_ROLLBACK_ATOMIC,
                 }
             }
             ffi::SQLITE_FCNTL_COMMIT_PHASETWO if st.main_db && state.transactional => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
-                commit_open_tx(st, &mut fs, ffi::SQLITE_IOERR).unwrap_or(ffi::SQLITE_OK)
+                commit_open_tx(state, st, &mut fs, ffi::SQLITE_IOERR).unwrap_or(ffi::SQLITE_OK)
             }
             ffi::SQLITE_FCNTL_PRAGMA if state.transactional => {
                 // arg: char*[3] = { error message out, pragma name, value or NULL }
