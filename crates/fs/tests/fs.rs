@@ -1,15 +1,19 @@
 //! The file system on plain (journaled) and X-FTL (transactional) devices.
 
 use txftl_fs::{FileClass, Fs, FsError, FsMode};
-use txftl_ftl::FtlConfig;
+use txftl_ftl::{DeviceError, FtlConfig};
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
 
 fn device(protocol: &str) -> Box<dyn AnyDevice> {
+    device_with(protocol, &ProtocolOptions::default())
+}
+
+fn device_with(protocol: &str, opts: &ProtocolOptions) -> Box<dyn AnyDevice> {
     let mut p = preset("tiny").unwrap();
     p.geometry.blocks_per_plane = 64;
     let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
-    format(protocol, nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap()
+    format(protocol, nand, FtlConfig::default(), opts).unwrap()
 }
 
 fn remount(dev: Box<dyn AnyDevice>, protocol: &str) -> Box<dyn AnyDevice> {
@@ -182,6 +186,40 @@ fn one_transaction_at_a_time_changes_a_file() {
         matches!(fs.commit(t2), Err(FsError::Device(_))),
         "a finished transaction is unknown"
     );
+}
+
+/// A commit that fails while writing its metadata (the X-L2P table is full)
+/// leaves the transaction open; it aborts; another transaction then commits
+/// the same metadata pages. Nothing of it survives and the other
+/// commit is whole.
+#[test]
+fn a_commit_that_fails_on_metadata_leaves_nothing_behind() {
+    // 40 entries: format's 33 metadata pages fit (it commits them as one transaction).
+    let mut fs = Fs::format(device_with("xftl", &ProtocolOptions { xl2p_entries: 40 }), FsMode::Transactional).unwrap();
+    let a = fs.create("a.db", FileClass::Database).unwrap();
+    let b = fs.create("b.db", FileClass::Database).unwrap();
+    let t1 = fs.begin().unwrap();
+    // 39 data pages fit; the inode page and the bitmap page at commit do not.
+    fs.write(Some(t1), a, 0, &bytes(39 * 512, 1)).unwrap();
+    assert!(matches!(fs.commit(t1), Err(FsError::Device(DeviceError::TableFull { .. }))));
+    assert_eq!(fs.open_transactions(), vec![t1], "a failed commit leaves the transaction open");
+    fs.abort(t1).unwrap();
+    let t2 = fs.begin().unwrap();
+    fs.write(Some(t2), b, 0, &bytes(512, 2)).unwrap();
+    fs.commit(t2).unwrap();
+    let dev = remount(fs.into_device(), "xftl");
+    let mut fs = Fs::mount(dev, FsMode::Transactional).unwrap();
+    let (a, b) = (fs.lookup("a.db").unwrap(), fs.lookup("b.db").unwrap());
+    assert_eq!(fs.size(None, a).unwrap(), 0);
+    assert_eq!(fs.size(None, b).unwrap(), 512);
+    let mut got = vec![0u8; 512];
+    fs.read(None, b, 0, &mut got).unwrap();
+    assert_eq!(got, bytes(512, 2));
+    // a grows again after the abort, and b's page is not among its pages.
+    fs.write(None, a, 0, &bytes(512, 3)).unwrap();
+    fs.fsync(None, a).unwrap();
+    fs.read(None, b, 0, &mut got).unwrap();
+    assert_eq!(got, bytes(512, 2), "a's new page is not b's");
 }
 
 #[test]

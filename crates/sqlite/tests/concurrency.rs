@@ -136,3 +136,39 @@ fn interleaved_increments_lose_no_update() {
         assert_eq!(read(&c), 2, "{mode:?}: after a power cut too");
     }
 }
+
+/// A reader holds SHARED: the writer's COMMIT gets SQLITE_BUSY and keeps
+/// PENDING, which keeps new readers out (SQLITE_BUSY) until the reader is
+/// gone; then the commit goes through. Not WAL, where readers never block.
+#[test]
+fn a_reader_delays_a_commit_and_pending_keeps_new_readers_out() {
+    for mode in [Mode::Rbj, Mode::XftlOff, Mode::XftlMemory, Mode::XftlBatch] {
+        let s = stack(mode);
+        let a = s.open("p.db", 4096).unwrap();
+        a.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, 'old');")
+            .unwrap();
+        let reader = s.open("p.db", 4096).unwrap();
+        let late = s.open("p.db", 4096).unwrap();
+        reader.execute_batch("BEGIN").unwrap();
+        assert_eq!(rows(&reader), vec![(1, "old".to_string())]);
+        a.execute_batch("BEGIN; UPDATE t SET v = 'new' WHERE k = 1;").unwrap();
+        assert!(is_busy(a.execute("COMMIT", [])), "{mode:?}: a reader holds SHARED");
+        let r = late.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0));
+        assert!(
+            matches!(&r, Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == ErrorCode::DatabaseBusy),
+            "{mode:?}: PENDING keeps a new reader out: {r:?}"
+        );
+        assert_eq!(
+            rows(&reader),
+            vec![(1, "old".to_string())],
+            "{mode:?}: the reader sees the committed row"
+        );
+        reader.execute_batch("COMMIT").unwrap();
+        a.execute_batch("COMMIT").unwrap();
+        assert_eq!(rows(&late), vec![(1, "new".to_string())], "{mode:?}");
+        drop((a, reader, late));
+        let s = power_cycle(s);
+        let c = s.open("p.db", 4096).unwrap();
+        assert_eq!(rows(&c), vec![(1, "new".to_string())], "{mode:?}: after a power cut");
+    }
+}
