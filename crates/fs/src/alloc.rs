@@ -1,5 +1,5 @@
 //! The data-page allocator: a bitmap (committed, in `Fs::bitmap`) plus the
-//! pages open contexts reserved ([`crate::txn`]). Long-lived files (databases,
+//! pages open contexts reserved (`txn.rs`). Long-lived files (databases,
 //! others) grow from the low end of the data area and stay contiguous; journals
 //! and WAL files, which come and go, from the high end.
 

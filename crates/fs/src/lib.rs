@@ -5,7 +5,7 @@
 //! journals and WAL files from the high end, so a database stays contiguous).
 //! Data goes to the device as it is written; metadata (inodes, bitmap) is kept
 //! in memory and made durable at `fsync`, or at once for namespace changes
-//! (create, delete, truncate), in one of two ways:
+//! (create, delete, a truncate outside a transaction), in one of two ways:
 //!
 //! - [`FsMode::Journaled`], for devices without transactions: like ext4's ordered
 //!   mode. A flush makes the data durable first, then the dirty metadata pages go
@@ -20,7 +20,7 @@
 //!   atomically, with no journal; an abort drops both. Non-transactional
 //!   metadata changes (and namespace changes) are made durable in a
 //!   transaction of their own. How concurrent transactions share the metadata
-//!   pages without losing each other's changes: [`txn`].
+//!   pages without losing each other's changes: `txn.rs`.
 //!
 //! Metadata writes are counted apart from data writes, and data writes by the
 //! class of file (database, rollback journal, WAL).
@@ -144,7 +144,7 @@ pub struct Fs {
     inodes: Vec<Inode>,
     /// The committed allocation bitmap: one bit per data page (set: allocated).
     bitmap: Vec<u8>,
-    /// Changes not durable yet, per context ([`txn`]).
+    /// Changes not durable yet, per context (`txn.rs`).
     pending: BTreeMap<Ctx, Pending>,
     /// Data pages some context allocated and has not committed yet.
     reserved: BTreeSet<u32>,

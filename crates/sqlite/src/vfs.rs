@@ -38,7 +38,7 @@
 //!
 //! Locks: SQLite's file locks (NONE, SHARED, RESERVED, PENDING, EXCLUSIVE) are
 //! kept across the connections of the process per file, with the unix VFS's
-//! rules (see [`FileLocks`]): `SQLITE_BUSY` when another connection's lock
+//! rules (see `FileLocks` below): `SQLITE_BUSY` when another connection's lock
 //! precludes the one asked for, and `xCheckReservedLock` true while any
 //! connection holds RESERVED or more. The WAL index's locks (`xShmLock`) are
 //! kept the same way. Locks are per process: another process opening the
