@@ -11,8 +11,8 @@
 //!   use `PRAGMA journal_mode=OFF` or `MEMORY`).
 //!
 //! The entry points, `sqlite3_txftl_init` and the default `sqlite3_extension_init`, take only `vfs_register`,
-//! `vfs_unregister` and `mprintf` from the host's API routines, and checks
-//! nothing else, so hosts older than the Rust bindings (Debian's SQLite 3.40)
+//! `vfs_unregister` and `mprintf` from the host's API routines (and `log`, if
+//! the host has it, for the reasons behind failures), and check nothing else, so hosts older than the Rust bindings (Debian's SQLite 3.40)
 //! can load it. It returns `SQLITE_OK_LOAD_PERMANENTLY`: the VFS outlives the
 //! connection that loaded it.
 
@@ -63,6 +63,8 @@ pub unsafe extern "C" fn sqlite3_txftl_init(_db: *mut ffi::sqlite3, err: *mut *m
             vfs_register,
             vfs_unregister,
             mprintf,
+            // Optional: without it failures are only kept for xGetLastError.
+            log: routines.log,
         };
         let fs = mount()?;
         let fs = Arc::new(Mutex::new(fs));

@@ -105,14 +105,14 @@ fn age(stack: &Stack, spec: &CompareSpec) -> Result<(), StackError> {
         let filler = fs.create("aging.bin", FileClass::Other)?;
         let page = vec![0xA5u8; ps];
         for p in 0..target {
-            fs.write(filler, p * ps as u64, &page)?;
+            fs.write(None, filler, p * ps as u64, &page)?;
         }
         let mut rng = ChaCha8Rng::seed_from_u64(spec.seed ^ 0xA6E);
         for _ in 0..target {
             let p = rng.gen_range(0..target.max(1));
-            fs.write(filler, p * ps as u64, &page)?;
+            fs.write(None, filler, p * ps as u64, &page)?;
         }
-        fs.fsync(filler)?;
+        fs.fsync(None, filler)?;
         Ok(())
     })??;
     Ok(())

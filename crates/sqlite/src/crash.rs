@@ -1,14 +1,18 @@
 //! End-to-end crash tests: real SQLite on the device, power cut at every flash
 //! operation (with torn variants) of a scenario of several transactions.
 //!
-//! The scenario, after `partsupp` is loaded and the stack cleanly closed (that
-//! image is the starting point of every run): `transactions` transactions of K
-//! updates; one of them (the `rollback_at`-th) first shrinks the page cache so
-//! its updates spill to the device, then rolls back. After each cut the FTL is
+//! The scenario, after `partsupp` is loaded (and a second database, `side.db`,
+//! created) and the stack cleanly closed (that image is the starting point of
+//! every run): `transactions` transactions of K updates; one of them (the
+//! `rollback_at`-th) first shrinks the page cache so its updates spill to the
+//! device; while it is open, a second connection commits a row to `side.db`
+//! (its own device transaction on X-FTL, which must not carry the first one's
+//! spilled pages); then the first rolls back. After each cut the FTL is
 //! recovered from the NAND alone, the file system mounted, SQLite reopened, and:
-//! `PRAGMA integrity_check` must say ok, and the table must hold exactly the
-//! transactions whose COMMIT returned, plus the one in flight at the cut
-//! either whole or not at all.
+//! `PRAGMA integrity_check` must say ok on both databases, `partsupp` must hold
+//! exactly the transactions whose COMMIT returned, plus the one in flight at
+//! the cut either whole or not at all, and `side.db` its row if that commit
+//! returned (either way if it was in flight).
 
 use crate::workload::{costs, integrity_check, load, run_tx, TxUpdates, TxWorkload};
 use crate::{Mode, Stack, StackError};
@@ -57,6 +61,9 @@ fn loaded_image(spec: &SqlCrashSpec) -> Result<Nand, StackError> {
     let conn = stack.open("crash.db", page_size(&spec.nand))?;
     load(&conn, spec.rows, spec.seed)?;
     drop(conn);
+    let side = stack.open(SIDE_DB, page_size(&spec.nand))?;
+    side.execute_batch("CREATE TABLE side(k INTEGER PRIMARY KEY)")?;
+    drop(side);
     let fs = stack.into_fs()?;
     let dev = fs.into_device();
     dev.close().map_err(|e| StackError::Other(e.to_string()))
@@ -68,17 +75,34 @@ fn mount(spec: &SqlCrashSpec, nand: Nand) -> Result<Stack, StackError> {
     Stack::mount(dev, spec.mode)
 }
 
-/// Runs the scenario; returns the committed-state model: the costs after the
-/// transactions whose commit returned, the in-flight transaction's updates,
-/// and whether the run was cut.
-/// The committed state after a run, and the updates of the transaction in flight at the cut.
-type ScenarioOutcome = (Vec<f64>, Option<TxUpdates>);
+/// The second database, committed to while the rolled-back transaction is open.
+const SIDE_DB: &str = "side.db";
 
+/// What a run left committed (the model the restarted database is checked against).
+#[derive(Default)]
+struct ScenarioOutcome {
+    /// `partsupp` costs after the transactions whose commit returned.
+    costs: Vec<f64>,
+    /// The updates of the transaction in flight at the cut.
+    in_flight: Option<TxUpdates>,
+    /// Rows of `side.db` whose commit returned.
+    side_rows: i64,
+    /// A `side.db` commit was in flight at the cut (its row may or may not be there).
+    side_in_flight: bool,
+}
+
+/// Runs the scenario until it ends or the power cut stops it.
 fn scenario(spec: &SqlCrashSpec, stack: &Stack, initial: &[f64]) -> Result<ScenarioOutcome, StackError> {
-    let mut state = initial.to_vec();
-    // A cut can land while the connection opens (its PRAGMAs write).
+    let mut out = ScenarioOutcome {
+        costs: initial.to_vec(),
+        ..Default::default()
+    };
+    // A cut can land while a connection opens (its PRAGMAs write).
     let Ok(conn) = stack.open("crash.db", page_size(&spec.nand)) else {
-        return Ok((state, None));
+        return Ok(out);
+    };
+    let Ok(side) = stack.open(SIDE_DB, page_size(&spec.nand)) else {
+        return Ok(out);
     };
     let w = TxWorkload {
         rows: spec.rows,
@@ -88,16 +112,26 @@ fn scenario(spec: &SqlCrashSpec, stack: &Stack, initial: &[f64]) -> Result<Scena
     };
     for i in 0..spec.transactions {
         if i == spec.rollback_at {
-            // A transaction whose cache spills to the device, then rolls back.
-            let r = (|| -> rusqlite::Result<()> {
+            // A transaction whose cache spills to the device; while it is open
+            // another connection commits to another database; then it rolls back.
+            let spill = (|| -> rusqlite::Result<()> {
                 conn.pragma_update(None, "cache_size", 2)?;
-                conn.execute_batch("BEGIN; UPDATE partsupp SET ps_supplycost = -1;")?;
+                conn.execute_batch("BEGIN; UPDATE partsupp SET ps_supplycost = -1;")
+            })();
+            if spill.is_err() {
+                return Ok(out);
+            }
+            if side.execute("INSERT INTO side VALUES (?1)", [i]).is_err() {
+                out.side_in_flight = true;
+                return Ok(out);
+            }
+            out.side_rows += 1;
+            let r = (|| -> rusqlite::Result<()> {
                 conn.execute_batch("ROLLBACK")?;
-                conn.pragma_update(None, "cache_size", -2000)?;
-                Ok(())
+                conn.pragma_update(None, "cache_size", -2000)
             })();
             if r.is_err() {
-                return Ok((state, None));
+                return Ok(out);
             }
             continue;
         }
@@ -105,13 +139,16 @@ fn scenario(spec: &SqlCrashSpec, stack: &Stack, initial: &[f64]) -> Result<Scena
         match run_tx(&conn, &u) {
             Ok(()) => {
                 for &(id, c) in &u {
-                    state[id as usize] = c;
+                    out.costs[id as usize] = c;
                 }
             }
-            Err(_) => return Ok((state, Some(u))),
+            Err(_) => {
+                out.in_flight = Some(u);
+                return Ok(out);
+            }
         }
     }
-    Ok((state, None))
+    Ok(out)
 }
 
 /// Enumerates every crash point of the scenario.
@@ -132,8 +169,8 @@ pub fn sql_crashtest(spec: &SqlCrashSpec, progress: &dyn Fn(u64, u64)) -> Result
     let stack = mount(spec, probe)?;
     let base = stack.with_fs_mut(|fs| fs.device().nand().op_count())?;
     stack.with_fs_mut(|fs| fs.device_mut().nand_mut().set_op_log(true))?;
-    let (_, cut) = scenario(spec, &stack, &initial)?;
-    if cut.is_some() {
+    let dry = scenario(spec, &stack, &initial)?;
+    if dry.in_flight.is_some() || dry.side_in_flight || dry.side_rows != 1 {
         return Err(StackError::Other("the uncut dry run failed".into()));
     }
     let log: Vec<OpKind> = stack.with_fs_mut(|fs| fs.device().nand().op_log().to_vec())?;
@@ -160,7 +197,8 @@ pub fn sql_crashtest(spec: &SqlCrashSpec, progress: &dyn Fn(u64, u64)) -> Result
                 seed: spec.seed,
             })
         })?;
-        let (expect, in_flight) = scenario(spec, &stack, &initial)?;
+        let outcome = scenario(spec, &stack, &initial)?;
+        let (expect, in_flight) = (&outcome.costs, &outcome.in_flight);
         // The cut: drop SQLite, the file system and the FTL; keep the NAND.
         let mut nand = match stack.into_fs() {
             Ok(fs) => fs.into_device().into_nand(),
@@ -178,11 +216,29 @@ pub fn sql_crashtest(spec: &SqlCrashSpec, progress: &dyn Fn(u64, u64)) -> Result
             if ic != "ok" {
                 return Err(format!("integrity_check: {ic}"));
             }
+            let side = stack
+                .open(SIDE_DB, page_size(&spec.nand))
+                .map_err(|e| format!("reopening {SIDE_DB} failed: {e}"))?;
+            let ic = integrity_check(&side).map_err(|e| format!("{SIDE_DB}: integrity_check failed: {e}"))?;
+            if ic != "ok" {
+                return Err(format!("{SIDE_DB}: integrity_check: {ic}"));
+            }
+            let rows: i64 = side
+                .query_row("SELECT count(*) FROM side", [], |r| r.get(0))
+                .map_err(|e| format!("reading {SIDE_DB} failed: {e}"))?;
+            let side_ok = rows == outcome.side_rows || (outcome.side_in_flight && rows == outcome.side_rows + 1);
+            if !side_ok {
+                return Err(format!(
+                    "{SIDE_DB} holds {rows} rows where {} committed{}",
+                    outcome.side_rows,
+                    if outcome.side_in_flight { " (and one was in flight)" } else { "" }
+                ));
+            }
             let got = costs(&conn).map_err(|e| format!("reading the table failed: {e}"))?;
-            if got == expect {
+            if &got == expect {
                 return Ok(());
             }
-            if let Some(u) = &in_flight {
+            if let Some(u) = in_flight {
                 let mut with = expect.clone();
                 for &(id, c) in u {
                     with[id as usize] = c;
@@ -192,7 +248,7 @@ pub fn sql_crashtest(spec: &SqlCrashSpec, progress: &dyn Fn(u64, u64)) -> Result
                     return Ok(());
                 }
             }
-            let diff = got.iter().zip(&expect).position(|(a, b)| a != b).unwrap_or(0);
+            let diff = got.iter().zip(expect).position(|(a, b)| a != b).unwrap_or(0);
             Err(format!(
                 "tuple {diff} holds cost {} where the committed state says {}",
                 got[diff], expect[diff]

@@ -27,6 +27,7 @@ impl Api {
             vfs_register: ffi::sqlite3_vfs_register,
             vfs_unregister: ffi::sqlite3_vfs_unregister,
             mprintf: ffi::sqlite3_mprintf,
+            log: Some(ffi::sqlite3_log),
         }
     }
 }
@@ -151,6 +152,11 @@ impl Stack {
         }
         conn.pragma_update(None, "synchronous", "FULL")?;
         Ok(conn)
+    }
+
+    /// Why the last failing VFS call failed (also in SQLite's error log).
+    pub fn last_error(&self) -> Option<String> {
+        self.vfs.last_error()
     }
 
     pub fn with_fs_mut<T>(&self, f: impl FnOnce(&mut Fs) -> T) -> Result<T, StackError> {

@@ -8,8 +8,14 @@
 //! On a transactional file system (X-FTL), SQLite's transactions map to the
 //! device's in one of two ways ([`TxMapping`]).
 //!
+//! Each open database file handle (each connection) has its own device
+//! transaction: the file system keeps several open at once, each with its own
+//! writes and metadata (`txftl_fs`'s `txn` module says how they share metadata
+//! pages), so one connection's commit never carries another's uncommitted pages.
+//!
 //! [`TxMapping::FirstWrite`], for `journal_mode=OFF` or `MEMORY` (the paper's way):
-//! - a device transaction begins at the first write to the main database file;
+//! - a device transaction begins at the first write to the main database file
+//!   through this handle (or its first truncate);
 //! - reads of the database inside it see its own writes (SQLite re-reads pages
 //!   it spilled and evicted);
 //! - it commits at SQLite's commit point, `SQLITE_FCNTL_COMMIT_PHASETWO` (sent
@@ -30,11 +36,25 @@
 //! X-L2P table fails with `SQLITE_IOERR_WRITE`, which makes SQLite abort it and
 //! fall back to the journal.
 //!
+//! Locks: SQLite's file locks (NONE, SHARED, RESERVED, PENDING, EXCLUSIVE) are
+//! kept across the connections of the process per file, with the unix VFS's
+//! rules (see `FileLocks` below): `SQLITE_BUSY` when another connection's lock
+//! precludes the one asked for, and `xCheckReservedLock` true while any
+//! connection holds RESERVED or more. The WAL index's locks (`xShmLock`) are
+//! kept the same way. Locks are per process: another process opening the
+//! same device image is not excluded (an image belongs to one process).
+//!
+//! Why a call failed: `SQLITE_FULL` alone does not say whether the X-L2P table,
+//! a file's extent list, the inodes or the device ran out. Each failure's
+//! reason goes to SQLite's error log (`sqlite3_log`, as the unix VFS logs the
+//! errno behind an I/O error) and is kept for `xGetLastError` and
+//! [`Vfs::last_error`].
+//!
 //! Nothing panics across the FFI boundary: every callback catches unwinding and
 //! maps errors to SQLite codes (`SQLITE_IOERR_*`, `SQLITE_FULL`, `SQLITE_CANTOPEN`).
 //! Time and randomness are deterministic (a fixed clock, a counter).
 //! With `TXFTL_VFS_DEBUG` set in the environment, the file-system error behind
-//! each failing callback is printed to stderr.
+//! each failing callback is also printed to stderr.
 
 use crate::ffi;
 use std::collections::BTreeMap;
@@ -42,7 +62,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard};
 use txftl_fs::{FileClass, Fs, FsError, FsMode, Ino};
-use txftl_ftl::DeviceError;
+use txftl_ftl::{DeviceError, Tid};
 
 /// The file system a VFS serves, shared with whoever registered it.
 pub type SharedFs = Arc<Mutex<Fs>>;
@@ -55,6 +75,8 @@ pub struct Api {
     pub vfs_register: unsafe extern "C" fn(*mut ffi::sqlite3_vfs, c_int) -> c_int,
     pub vfs_unregister: unsafe extern "C" fn(*mut ffi::sqlite3_vfs) -> c_int,
     pub mprintf: unsafe extern "C" fn(*const c_char, ...) -> *mut c_char,
+    /// `sqlite3_log`, where failures say why (optional: a host may lack it).
+    pub log: Option<unsafe extern "C" fn(c_int, *const c_char, ...)>,
 }
 
 /// How SQLite's transactions map to the device's on a transactional file system.
@@ -74,11 +96,39 @@ struct VfsState {
     transactional: bool,
     /// Meaningful only when `transactional`; see [`VfsState::maps`].
     mapping: TxMapping,
-    /// WAL index regions, per file name (in memory, as SQLite allows).
-    shm: Mutex<BTreeMap<String, Vec<Box<[u8]>>>>,
+    /// WAL index regions and their locks, per file name (in memory, as SQLite allows).
+    shm: Mutex<BTreeMap<String, Shm>>,
     random: Mutex<u64>,
     temp_names: Mutex<u64>,
+    /// The last failure: the SQLite code returned and why.
+    last_error: Mutex<Option<(c_int, String)>>,
 }
+
+/// A WAL index: its regions and the locks on its SQLITE_SHM_NLOCK slots.
+#[derive(Default)]
+struct Shm {
+    regions: Vec<Box<[u8]>>,
+    /// Handles holding each slot shared.
+    shared: [u32; SHM_SLOTS],
+    /// The handle holding each slot exclusively.
+    exclusive: [Option<usize>; SHM_SLOTS],
+}
+
+const SHM_SLOTS: usize = ffi::SQLITE_SHM_NLOCK as usize;
+
+/// SQLite's lock on one file, across the handles of this process (the unix
+/// VFS keeps the same per inode, over POSIX locks): how many handles hold
+/// SHARED or more, and the one handle, if any, above SHARED.
+#[derive(Debug, Default)]
+struct FileLocks {
+    shared: u32,
+    /// (handle, RESERVED | PENDING | EXCLUSIVE)
+    writer: Option<(usize, c_int)>,
+}
+
+/// Locks per (file system, inode): a file system can be served by several
+/// VFSes (the extension registers two over one), which must see one lock.
+static LOCKS: Mutex<BTreeMap<(usize, Ino), FileLocks>> = Mutex::new(BTreeMap::new());
 
 #[repr(C)]
 struct TxFile {
@@ -93,6 +143,22 @@ struct FileState {
     main_db: bool,
     lock: c_int,
     delete_on_close: bool,
+    /// This handle's open device transaction (main database files only).
+    tx: Option<Tid>,
+    /// WAL index slots this handle holds shared / exclusive (bit per slot).
+    shm_shared: u8,
+    shm_exclusive: u8,
+}
+
+impl FileState {
+    /// This handle's identity in the lock tables.
+    fn id(&self) -> usize {
+        self as *const FileState as usize
+    }
+    fn lock_key(&self) -> (usize, Ino) {
+        let state = unsafe { &*self.vfs };
+        (Arc::as_ptr(&state.fs) as *const () as usize, self.ino)
+    }
 }
 
 /// A registered VFS. Unregisters on drop (close every connection first).
@@ -119,6 +185,7 @@ impl Vfs {
             shm: Mutex::new(BTreeMap::new()),
             random: Mutex::new(0x5EED),
             temp_names: Mutex::new(0),
+            last_error: Mutex::new(None),
         }));
         let vfs = Box::new(ffi::sqlite3_vfs {
             iVersion: 2,
@@ -164,6 +231,12 @@ impl Vfs {
         unsafe { (*self.state).fs.clone() }
     }
 
+    /// Why the last failing call failed (also in SQLite's error log).
+    pub fn last_error(&self) -> Option<String> {
+        let state = unsafe { &*self.state };
+        state.last_error.lock().ok()?.as_ref().map(|(_, m)| m.clone())
+    }
+
     /// Keeps the VFS registered for the rest of the process (a loadable
     /// extension's VFS outlives the connection that loaded it).
     pub fn leak(self) {
@@ -181,20 +254,53 @@ impl Drop for Vfs {
     }
 }
 
-fn debug_error(e: &FsError) {
-    if std::env::var_os("TXFTL_VFS_DEBUG").is_some() {
-        eprintln!("txftl vfs: {e}");
+/// Why a file-system call failed, in words a SQLite user can act on.
+fn reason(e: &FsError, file: &str) -> String {
+    match e {
+        FsError::Device(DeviceError::TableFull { capacity }) => format!(
+            "txftl: X-L2P transaction table full ({capacity} entries, all uncommitted): \
+             a transaction on `{file}` writes more pages than the device's table holds"
+        ),
+        FsError::TooFragmented(name) => {
+            format!(
+                "txftl: file `{name}` has too many extents (at most {}): it cannot grow",
+                txftl_fs::EXTENTS_MAX
+            )
+        }
+        FsError::NoSpace => format!("txftl: the file system is full (writing `{file}`)"),
+        FsError::NoInodes => format!("txftl: all {} inodes are in use (creating `{file}`)", txftl_fs::INODE_COUNT),
+        FsError::Device(DeviceError::NoSpace) => format!("txftl: the device is full (writing `{file}`)"),
+        e => format!("txftl: `{file}`: {e}"),
     }
 }
 
-fn fs_code(e: &FsError, io: c_int) -> c_int {
-    debug_error(e);
-    match e {
+/// Records why a call failed (for `xGetLastError`, [`Vfs::last_error`]) and
+/// logs it through `sqlite3_log`.
+fn note_error(state: &VfsState, code: c_int, msg: String) {
+    if std::env::var_os("TXFTL_VFS_DEBUG").is_some() {
+        eprintln!("txftl vfs: {msg}");
+    }
+    if let Some(log) = state.api.log {
+        if let Ok(c) = CString::new(msg.replace('\0', " ")) {
+            unsafe { log(code, c"%s".as_ptr(), c.as_ptr()) };
+        }
+    }
+    if let Ok(mut last) = state.last_error.lock() {
+        *last = Some((code, msg));
+    }
+}
+
+/// The SQLite code for a file-system error (`io` unless the device or the
+/// file system ran out of something: `SQLITE_FULL`), with the reason noted.
+fn fs_code(state: &VfsState, file: &str, e: &FsError, io: c_int) -> c_int {
+    let code = match e {
         FsError::NoSpace | FsError::TooFragmented(_) | FsError::NoInodes => ffi::SQLITE_FULL,
         FsError::Device(DeviceError::NoSpace) => ffi::SQLITE_FULL,
         FsError::Device(DeviceError::TableFull { .. }) => ffi::SQLITE_FULL,
         _ => io,
-    }
+    };
+    note_error(state, code, reason(e, file));
+    code
 }
 
 /// Runs a callback body, turning a panic into `err` (never unwinds into C).
@@ -276,7 +382,7 @@ unsafe extern "C" fn x_open(
             Some(ino) => ino,
             None if flags & ffi::SQLITE_OPEN_CREATE != 0 => match fs.create(&name, class) {
                 Ok(ino) => ino,
-                Err(e) => return fs_code(&e, ffi::SQLITE_CANTOPEN),
+                Err(e) => return fs_code(state, &name, &e, ffi::SQLITE_CANTOPEN),
             },
             None => {
                 if std::env::var_os("TXFTL_VFS_DEBUG").is_some() {
@@ -296,6 +402,9 @@ unsafe extern "C" fn x_open(
             main_db: class == FileClass::Database,
             lock: ffi::SQLITE_LOCK_NONE,
             delete_on_close: flags & ffi::SQLITE_OPEN_DELETEONCLOSE != 0,
+            tx: None,
+            shm_shared: 0,
+            shm_exclusive: 0,
         });
         (*(file as *mut TxFile)).state = Box::into_raw(fstate);
         (*file).pMethods = &IO_METHODS;
@@ -316,7 +425,7 @@ unsafe extern "C" fn x_delete(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, _
         match fs.delete(&name) {
             Ok(()) => ffi::SQLITE_OK,
             Err(FsError::NotFound(_)) => ffi::SQLITE_IOERR_DELETE_NOENT,
-            Err(e) => fs_code(&e, ffi::SQLITE_IOERR_DELETE),
+            Err(e) => fs_code(state, &name, &e, ffi::SQLITE_IOERR_DELETE),
         }
     })
 }
@@ -376,25 +485,44 @@ unsafe extern "C" fn x_current_time_int64(_vfs: *mut ffi::sqlite3_vfs, out: *mut
     ffi::SQLITE_OK
 }
 
-unsafe extern "C" fn x_get_last_error(_vfs: *mut ffi::sqlite3_vfs, _n: c_int, _out: *mut c_char) -> c_int {
-    0
-}
-
-/// Commits the open device transaction; `None` if none is open.
-fn commit_open_tx(fs: &mut Fs, io: c_int) -> Option<c_int> {
-    let tid = fs.in_transaction()?;
-    Some(match fs.commit(tid) {
-        Ok(()) => ffi::SQLITE_OK,
-        Err(e) => fs_code(&e, io),
+/// Copies the last failure's reason into `out` (`n` bytes, NUL-terminated) and
+/// returns its SQLite code (0: none). SQLite itself asks with `n` 0 for
+/// `sqlite3_system_errno`; a caller can ask for the text through
+/// `sqlite3_vfs_find(name)->xGetLastError`.
+unsafe extern "C" fn x_get_last_error(vfs: *mut ffi::sqlite3_vfs, n: c_int, out: *mut c_char) -> c_int {
+    guard(0, || {
+        let state = vfs_state(vfs);
+        let Ok(last) = state.last_error.lock() else { return 0 };
+        let Some((code, msg)) = last.as_ref() else { return 0 };
+        if n > 0 && !out.is_null() {
+            let len = msg.len().min(n as usize - 1);
+            std::ptr::copy_nonoverlapping(msg.as_ptr() as *const c_char, out, len);
+            *out.add(len) = 0;
+        }
+        *code
     })
 }
 
-/// Aborts the open device transaction (ROLLBACK, or close).
-fn abort_open_tx(fs: &mut Fs) -> c_int {
-    match fs.in_transaction() {
+/// Commits the handle's open device transaction; `None` if none is open. On
+/// failure the transaction stays open (SQLite's unlock aborts it).
+fn commit_open_tx(state: &VfsState, st: &mut FileState, fs: &mut Fs, io: c_int) -> Option<c_int> {
+    let tid = st.tx?;
+    Some(match fs.commit(tid) {
+        Ok(()) => {
+            st.tx = None;
+            ffi::SQLITE_OK
+        }
+        Err(e) => fs_code(state, &st.name, &e, io),
+    })
+}
+
+/// Aborts the handle's open device transaction (ROLLBACK, or close).
+fn abort_open_tx(state: &VfsState, st: &mut FileState, fs: &mut Fs) -> c_int {
+    match st.tx.take() {
+        // The file system forgets the transaction even when this fails.
         Some(tid) => match fs.abort(tid) {
             Ok(()) => ffi::SQLITE_OK,
-            Err(e) => fs_code(&e, ffi::SQLITE_IOERR),
+            Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR),
         },
         None => ffi::SQLITE_OK,
     }
@@ -402,19 +530,18 @@ fn abort_open_tx(fs: &mut Fs) -> c_int {
 
 unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
     guard(ffi::SQLITE_IOERR_CLOSE, || {
-        let st = Box::from_raw((*(file as *mut TxFile)).state);
+        let mut st = Box::from_raw((*(file as *mut TxFile)).state);
         (*file).pMethods = std::ptr::null();
         let state = &*st.vfs;
+        release_lock(&mut st, ffi::SQLITE_LOCK_NONE);
+        release_shm_locks(&mut st);
         let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_CLOSE;
         };
-        let mut rc = ffi::SQLITE_OK;
-        if st.main_db && state.transactional {
-            rc = abort_open_tx(&mut fs);
-        }
+        let mut rc = abort_open_tx(state, &mut st, &mut fs);
         if st.delete_on_close {
             if let Err(e) = fs.delete(&st.name) {
-                rc = fs_code(&e, ffi::SQLITE_IOERR_CLOSE);
+                rc = fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_CLOSE);
             }
         }
         rc
@@ -424,19 +551,32 @@ unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
 unsafe extern "C" fn x_read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt: c_int, off: ffi::sqlite3_int64) -> c_int {
     guard(ffi::SQLITE_IOERR_READ, || {
         let st = file_state(file);
-        let Some(mut fs) = lock(&*st.vfs) else {
+        let state = &*st.vfs;
+        let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_READ;
         };
         let out = std::slice::from_raw_parts_mut(buf as *mut u8, amt as usize);
-        match fs.read(st.ino, off as u64, out) {
+        match fs.read(st.tx, st.ino, off as u64, out) {
             Ok(n) if n == out.len() => ffi::SQLITE_OK,
             Ok(n) => {
                 out[n..].fill(0);
                 ffi::SQLITE_IOERR_SHORT_READ
             }
-            Err(e) => fs_code(&e, ffi::SQLITE_IOERR_READ),
+            Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_READ),
         }
     })
+}
+
+/// Opens the handle's device transaction if this mapping begins one at the
+/// first change of the main database file.
+fn begin_at_first_change(state: &VfsState, st: &mut FileState, fs: &mut Fs, io: c_int) -> c_int {
+    if st.main_db && state.maps(TxMapping::FirstWrite) && st.tx.is_none() {
+        match fs.begin() {
+            Ok(tid) => st.tx = Some(tid),
+            Err(e) => return fs_code(state, &st.name, &e, io),
+        }
+    }
+    ffi::SQLITE_OK
 }
 
 unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *const c_void, amt: c_int, off: ffi::sqlite3_int64) -> c_int {
@@ -446,21 +586,21 @@ unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *const c_void, a
         let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_WRITE;
         };
-        if st.main_db && state.maps(TxMapping::FirstWrite) && fs.in_transaction().is_none() {
-            if let Err(e) = fs.begin() {
-                return fs_code(&e, ffi::SQLITE_IOERR_WRITE);
-            }
+        let rc = begin_at_first_change(state, st, &mut fs, ffi::SQLITE_IOERR_WRITE);
+        if rc != ffi::SQLITE_OK {
+            return rc;
         }
         let data = std::slice::from_raw_parts(buf as *const u8, amt as usize);
-        match fs.write(st.ino, off as u64, data) {
+        match fs.write(st.tx, st.ino, off as u64, data) {
             Ok(()) => ffi::SQLITE_OK,
             // Inside a batch, an I/O error (not SQLITE_FULL) makes SQLite roll the
             // batch back and commit through its rollback journal instead.
             Err(e @ FsError::Device(DeviceError::TableFull { .. })) if state.maps(TxMapping::BatchAtomic) => {
-                debug_error(&e);
+                let why = format!("{}; the batch falls back to the rollback journal", reason(&e, &st.name));
+                note_error(state, ffi::SQLITE_IOERR_WRITE, why);
                 ffi::SQLITE_IOERR_WRITE
             }
-            Err(e) => fs_code(&e, ffi::SQLITE_IOERR_WRITE),
+            Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_WRITE),
         }
     })
 }
@@ -468,12 +608,19 @@ unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *const c_void, a
 unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
     guard(ffi::SQLITE_IOERR_TRUNCATE, || {
         let st = file_state(file);
-        let Some(mut fs) = lock(&*st.vfs) else {
+        let state = &*st.vfs;
+        let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_TRUNCATE;
         };
-        match fs.truncate(st.ino, size as u64) {
+        // A truncate outside a transaction would be durable at once: on the
+        // paper's mapping it belongs to the transaction like a write.
+        let rc = begin_at_first_change(state, st, &mut fs, ffi::SQLITE_IOERR_TRUNCATE);
+        if rc != ffi::SQLITE_OK {
+            return rc;
+        }
+        match fs.truncate(st.tx, st.ino, size as u64) {
             Ok(()) => ffi::SQLITE_OK,
-            Err(e) => fs_code(&e, ffi::SQLITE_IOERR_TRUNCATE),
+            Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_TRUNCATE),
         }
     })
 }
@@ -481,12 +628,13 @@ unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3
 unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_int {
     guard(ffi::SQLITE_IOERR_FSYNC, || {
         let st = file_state(file);
-        let Some(mut fs) = lock(&*st.vfs) else {
+        let state = &*st.vfs;
+        let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_FSYNC;
         };
-        match fs.fsync(st.ino) {
+        match fs.fsync(st.tx, st.ino) {
             Ok(()) => ffi::SQLITE_OK,
-            Err(e) => fs_code(&e, ffi::SQLITE_IOERR_FSYNC),
+            Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_FSYNC),
         }
     })
 }
@@ -494,45 +642,128 @@ unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_in
 unsafe extern "C" fn x_file_size(file: *mut ffi::sqlite3_file, out: *mut ffi::sqlite3_int64) -> c_int {
     guard(ffi::SQLITE_IOERR_FSTAT, || {
         let st = file_state(file);
-        let Some(fs) = lock(&*st.vfs) else { return ffi::SQLITE_IOERR_FSTAT };
-        match fs.size(st.ino) {
+        let state = &*st.vfs;
+        let Some(fs) = lock(state) else { return ffi::SQLITE_IOERR_FSTAT };
+        match fs.size(st.tx, st.ino) {
             Ok(s) => {
                 *out = s as ffi::sqlite3_int64;
                 ffi::SQLITE_OK
             }
-            Err(e) => fs_code(&e, ffi::SQLITE_IOERR_FSTAT),
+            Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_FSTAT),
         }
     })
 }
 
+/// Raises the handle's lock to `level`, by the unix VFS's rules inside one
+/// process: SHARED unless someone holds PENDING or EXCLUSIVE; RESERVED unless
+/// another handle holds RESERVED or more; EXCLUSIVE through PENDING (which
+/// stays, keeping new readers out, when other readers remain: `SQLITE_BUSY`).
+fn acquire_lock(st: &mut FileState, level: c_int) -> c_int {
+    if st.lock >= level {
+        return ffi::SQLITE_OK;
+    }
+    let me = st.id();
+    let Ok(mut table) = LOCKS.lock() else {
+        return ffi::SQLITE_IOERR_LOCK;
+    };
+    let locks = table.entry(st.lock_key()).or_default();
+    let other_writer = locks.writer.filter(|&(h, _)| h != me);
+    match level {
+        ffi::SQLITE_LOCK_SHARED => {
+            if other_writer.is_some_and(|(_, l)| l >= ffi::SQLITE_LOCK_PENDING) {
+                return ffi::SQLITE_BUSY;
+            }
+            locks.shared += 1;
+            st.lock = ffi::SQLITE_LOCK_SHARED;
+            ffi::SQLITE_OK
+        }
+        ffi::SQLITE_LOCK_RESERVED => {
+            if st.lock < ffi::SQLITE_LOCK_SHARED {
+                return ffi::SQLITE_MISUSE; // SQLite asks for SHARED first
+            }
+            if other_writer.is_some() {
+                return ffi::SQLITE_BUSY;
+            }
+            locks.writer = Some((me, ffi::SQLITE_LOCK_RESERVED));
+            st.lock = ffi::SQLITE_LOCK_RESERVED;
+            ffi::SQLITE_OK
+        }
+        ffi::SQLITE_LOCK_PENDING | ffi::SQLITE_LOCK_EXCLUSIVE => {
+            if st.lock < ffi::SQLITE_LOCK_SHARED {
+                return ffi::SQLITE_MISUSE;
+            }
+            if other_writer.is_some() {
+                return ffi::SQLITE_BUSY;
+            }
+            locks.writer = Some((me, ffi::SQLITE_LOCK_PENDING));
+            st.lock = ffi::SQLITE_LOCK_PENDING;
+            if level == ffi::SQLITE_LOCK_PENDING {
+                return ffi::SQLITE_OK;
+            }
+            if locks.shared > 1 {
+                return ffi::SQLITE_BUSY; // readers remain; PENDING keeps new ones out
+            }
+            locks.writer = Some((me, ffi::SQLITE_LOCK_EXCLUSIVE));
+            st.lock = ffi::SQLITE_LOCK_EXCLUSIVE;
+            ffi::SQLITE_OK
+        }
+        _ => ffi::SQLITE_MISUSE,
+    }
+}
+
+/// Lowers the handle's lock to `level` (SHARED or NONE).
+fn release_lock(st: &mut FileState, level: c_int) {
+    if st.lock <= level {
+        return;
+    }
+    let me = st.id();
+    let key = st.lock_key();
+    let Ok(mut table) = LOCKS.lock() else { return };
+    if let Some(locks) = table.get_mut(&key) {
+        if st.lock > ffi::SQLITE_LOCK_SHARED && locks.writer.is_some_and(|(h, _)| h == me) {
+            locks.writer = None;
+        }
+        if level < ffi::SQLITE_LOCK_SHARED {
+            locks.shared = locks.shared.saturating_sub(1);
+        }
+        if locks.shared == 0 && locks.writer.is_none() {
+            table.remove(&key);
+        }
+    }
+    st.lock = level;
+}
+
 unsafe extern "C" fn x_lock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
-    guard(ffi::SQLITE_IOERR_LOCK, || {
-        let st = file_state(file);
-        st.lock = st.lock.max(level);
-        ffi::SQLITE_OK
-    })
+    guard(ffi::SQLITE_IOERR_LOCK, || acquire_lock(file_state(file), level))
 }
 
 unsafe extern "C" fn x_unlock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
     guard(ffi::SQLITE_IOERR_UNLOCK, || {
         let st = file_state(file);
-        st.lock = level;
+        release_lock(st, level);
         let state = &*st.vfs;
         // Dropping to SHARED or NONE with the device transaction still open: the
         // transaction did not commit (ROLLBACK): abort it on the device.
-        if st.main_db && state.transactional && level <= ffi::SQLITE_LOCK_SHARED {
+        if st.tx.is_some() && level <= ffi::SQLITE_LOCK_SHARED {
             let Some(mut fs) = lock(state) else {
                 return ffi::SQLITE_IOERR_UNLOCK;
             };
-            return abort_open_tx(&mut fs);
+            return abort_open_tx(state, st, &mut fs);
         }
         ffi::SQLITE_OK
     })
 }
 
-unsafe extern "C" fn x_check_reserved_lock(_file: *mut ffi::sqlite3_file, out: *mut c_int) -> c_int {
-    *out = 0;
-    ffi::SQLITE_OK
+/// True while any handle of the process holds RESERVED or more on the file.
+unsafe extern "C" fn x_check_reserved_lock(file: *mut ffi::sqlite3_file, out: *mut c_int) -> c_int {
+    guard(ffi::SQLITE_IOERR_CHECKRESERVEDLOCK, || {
+        let st = file_state(file);
+        let Ok(table) = LOCKS.lock() else {
+            return ffi::SQLITE_IOERR_CHECKRESERVEDLOCK;
+        };
+        *out = table.get(&st.lock_key()).is_some_and(|l| l.writer.is_some()) as c_int;
+        ffi::SQLITE_OK
+    })
 }
 
 unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg: *mut c_void) -> c_int {
@@ -543,25 +774,31 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
         match op {
             ffi::SQLITE_FCNTL_BEGIN_ATOMIC_WRITE if st.main_db && batch => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
+                if st.tx.is_some() {
+                    return ffi::SQLITE_IOERR_BEGIN_ATOMIC; // a batch is already open
+                }
                 match fs.begin() {
-                    Ok(_) => ffi::SQLITE_OK,
-                    Err(e) => fs_code(&e, ffi::SQLITE_IOERR_BEGIN_ATOMIC),
+                    Ok(tid) => {
+                        st.tx = Some(tid);
+                        ffi::SQLITE_OK
+                    }
+                    Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_BEGIN_ATOMIC),
                 }
             }
             ffi::SQLITE_FCNTL_COMMIT_ATOMIC_WRITE if st.main_db && batch => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
-                commit_open_tx(&mut fs, ffi::SQLITE_IOERR_COMMIT_ATOMIC).unwrap_or(ffi::SQLITE_IOERR_COMMIT_ATOMIC)
+                commit_open_tx(state, st, &mut fs, ffi::SQLITE_IOERR_COMMIT_ATOMIC).unwrap_or(ffi::SQLITE_IOERR_COMMIT_ATOMIC)
             }
             ffi::SQLITE_FCNTL_ROLLBACK_ATOMIC_WRITE if st.main_db && batch => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
-                match abort_open_tx(&mut fs) {
+                match abort_open_tx(state, st, &mut fs) {
                     ffi::SQLITE_OK => ffi::SQLITE_OK,
                     _ => ffi::SQLITE_IOERR_ROLLBACK_ATOMIC,
                 }
             }
             ffi::SQLITE_FCNTL_COMMIT_PHASETWO if st.main_db && state.transactional => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
-                commit_open_tx(&mut fs, ffi::SQLITE_IOERR).unwrap_or(ffi::SQLITE_OK)
+                commit_open_tx(state, st, &mut fs, ffi::SQLITE_IOERR).unwrap_or(ffi::SQLITE_OK)
             }
             ffi::SQLITE_FCNTL_PRAGMA if state.transactional => {
                 // arg: char*[3] = { error message out, pragma name, value or NULL }
@@ -607,7 +844,7 @@ unsafe extern "C" fn x_shm_map(file: *mut ffi::sqlite3_file, region: c_int, size
         let Ok(mut shm) = (*st.vfs).shm.lock() else {
             return ffi::SQLITE_IOERR_SHMMAP;
         };
-        let regions = shm.entry(st.name.clone()).or_default();
+        let regions = &mut shm.entry(st.name.clone()).or_default().regions;
         let region = region as usize;
         if regions.len() <= region {
             if extend == 0 {
@@ -623,8 +860,84 @@ unsafe extern "C" fn x_shm_map(file: *mut ffi::sqlite3_file, region: c_int, size
     })
 }
 
-unsafe extern "C" fn x_shm_lock(_file: *mut ffi::sqlite3_file, _offset: c_int, _n: c_int, _flags: c_int) -> c_int {
-    ffi::SQLITE_OK // one process, one connection per database
+/// The WAL index's locks, across the connections of the process, as the unix
+/// VFS keeps them: a slot is held shared by any number of handles or
+/// exclusively by one; a request that conflicts gets `SQLITE_BUSY`.
+unsafe extern "C" fn x_shm_lock(file: *mut ffi::sqlite3_file, offset: c_int, n: c_int, flags: c_int) -> c_int {
+    guard(ffi::SQLITE_IOERR_SHMLOCK, || {
+        let st = file_state(file);
+        if offset < 0 || n < 1 || (offset + n) as usize > SHM_SLOTS {
+            return ffi::SQLITE_MISUSE;
+        }
+        let Ok(mut shm) = (*st.vfs).shm.lock() else {
+            return ffi::SQLITE_IOERR_SHMLOCK;
+        };
+        let shm = shm.entry(st.name.clone()).or_default();
+        let me = st.id();
+        let slots = offset as usize..(offset + n) as usize;
+        let mask = |slot: usize| 1u8 << slot;
+        if flags & ffi::SQLITE_SHM_UNLOCK != 0 {
+            for slot in slots {
+                if st.shm_shared & mask(slot) != 0 {
+                    shm.shared[slot] = shm.shared[slot].saturating_sub(1);
+                    st.shm_shared &= !mask(slot);
+                }
+                if st.shm_exclusive & mask(slot) != 0 {
+                    shm.exclusive[slot] = None;
+                    st.shm_exclusive &= !mask(slot);
+                }
+            }
+            return ffi::SQLITE_OK;
+        }
+        if flags & ffi::SQLITE_SHM_SHARED != 0 {
+            for slot in slots.clone() {
+                if shm.exclusive[slot].is_some_and(|h| h != me) {
+                    return ffi::SQLITE_BUSY;
+                }
+            }
+            for slot in slots {
+                if st.shm_shared & mask(slot) == 0 {
+                    shm.shared[slot] += 1;
+                    st.shm_shared |= mask(slot);
+                }
+            }
+            return ffi::SQLITE_OK;
+        }
+        // Exclusive: nobody else may hold any of the slots.
+        for slot in slots.clone() {
+            let mine_shared = (st.shm_shared & mask(slot) != 0) as u32;
+            if shm.exclusive[slot].is_some_and(|h| h != me) || shm.shared[slot] > mine_shared {
+                return ffi::SQLITE_BUSY;
+            }
+        }
+        for slot in slots {
+            shm.exclusive[slot] = Some(me);
+            st.shm_exclusive |= mask(slot);
+        }
+        ffi::SQLITE_OK
+    })
+}
+
+/// Drops every WAL-index lock the handle holds (at unmap and close).
+fn release_shm_locks(st: &mut FileState) {
+    if st.shm_shared == 0 && st.shm_exclusive == 0 {
+        return;
+    }
+    let state = unsafe { &*st.vfs };
+    if let Ok(mut shm) = state.shm.lock() {
+        if let Some(shm) = shm.get_mut(&st.name) {
+            for slot in 0..SHM_SLOTS {
+                if st.shm_shared & (1 << slot) != 0 {
+                    shm.shared[slot] = shm.shared[slot].saturating_sub(1);
+                }
+                if st.shm_exclusive & (1 << slot) != 0 {
+                    shm.exclusive[slot] = None;
+                }
+            }
+        }
+    }
+    st.shm_shared = 0;
+    st.shm_exclusive = 0;
 }
 
 unsafe extern "C" fn x_shm_barrier(_file: *mut ffi::sqlite3_file) {
@@ -634,6 +947,7 @@ unsafe extern "C" fn x_shm_barrier(_file: *mut ffi::sqlite3_file) {
 unsafe extern "C" fn x_shm_unmap(file: *mut ffi::sqlite3_file, delete: c_int) -> c_int {
     guard(ffi::SQLITE_IOERR_SHMMAP, || {
         let st = file_state(file);
+        release_shm_locks(st);
         if delete != 0 {
             if let Ok(mut shm) = (*st.vfs).shm.lock() {
                 shm.remove(&st.name);

@@ -1,0 +1,316 @@
+//! Metadata changes that are not durable yet, per context, and how a context
+//! makes them durable (commit) or drops them (abort).
+//!
+//! A context is an open device transaction (`Some(tid)`, one per writer: the
+//! SQLite VFS opens one per database file handle) or the non-transactional
+//! writes (`None`: journals, WAL, temporary files, everything on a journaled
+//! file system). The committed metadata (`Fs::inodes`, `Fs::bitmap`) is what
+//! the device holds durably; each context keeps its changes apart in a
+//! [`Pending`]: its own copies of the inodes it changes, the data pages it
+//! allocated or freed, and the metadata pages those changes touch.
+//!
+//! Why several transactions cannot lose each other's metadata. X-FTL lets two
+//! active transactions write the same logical page, each seeing its own copy,
+//! and the last commit wins for that page. The inode table and the bitmap
+//! pack many files into one page, so if two transactions each wrote their own
+//! image of a shared metadata page while open, the second commit would undo
+//! the first one's change. So:
+//!
+//! 1. A transaction never writes a metadata page while it is open. Its
+//!    metadata pages are written only inside [`Fs::commit`], immediately before
+//!    the device commit, and `commit` runs under `&mut Fs` (the VFS holds the
+//!    file system's mutex), so no other context runs in between. The image of
+//!    each page is built at that moment from the committed state (which holds
+//!    every earlier commit) plus this transaction's own changes, and nothing of
+//!    any other open context. The last commit of a shared page therefore
+//!    carries every committed change to it; nothing is lost.
+//! 2. If a commit fails after writing some metadata pages (the X-L2P table is
+//!    full), the transaction stays open with stale images in its device
+//!    entries; a retried commit rewrites every page it ever touched (the set
+//!    only grows) from the then-current committed state, and an abort drops
+//!    them. Metadata pages are never read through a transaction (only at
+//!    mount), so a stale image is never seen.
+//! 3. One file's inode is changed by at most one context at a time: the first
+//!    write claims it. A transaction that needs an inode another open
+//!    transaction holds gets [`FsError::Busy`] (SQLite's locks keep two
+//!    writers off one database, so this is a safety net, not a code path); one
+//!    that needs an inode with pending non-transactional changes makes those
+//!    durable first (an early fsync), so a transaction's copy always starts
+//!    from the committed inode.
+//! 4. Data pages a context allocates are reserved for it (no other context can
+//!    take them) until it commits (they become allocated) or aborts (free
+//!    again); pages it frees stay allocated until it commits, so nobody reuses
+//!    a page an abort would give back to its file.
+//!
+//! The on-flash format does not change: a metadata page is the same bytes
+//! ([`crate::layout`]), only which transaction writes it is decided here.
+
+use crate::inode::Inode;
+use crate::layout::INODE_BYTES;
+use crate::{Fs, FsError, FsMode, Ino, Result};
+use std::collections::{BTreeMap, BTreeSet};
+use txftl_ftl::{DeviceError, Lpn, Tid};
+
+/// Whose change: an open device transaction, or none (non-transactional).
+pub(crate) type Ctx = Option<Tid>;
+
+/// One context's metadata changes that are not durable yet.
+#[derive(Debug, Default)]
+pub(crate) struct Pending {
+    /// The context's copies of the inodes it claimed (changed or about to be).
+    pub inodes: BTreeMap<Ino, Inode>,
+    /// Data pages (bitmap index) it allocated: reserved for it.
+    pub alloc: BTreeSet<u32>,
+    /// Data pages it freed: still allocated in the committed bitmap.
+    pub freed: BTreeSet<u32>,
+    /// Metadata pages its changes touch (only grows, see the module comment).
+    pub pages: BTreeSet<Lpn>,
+}
+
+impl Fs {
+    /// The inode as `ctx` sees it: its own pending copy; for a transaction,
+    /// else the non-transactional pending copy (those writes are on the device
+    /// already, only their metadata is not durable yet); else the committed one.
+    pub(crate) fn view(&self, ctx: Ctx, ino: Ino) -> Option<&Inode> {
+        let committed = self.inodes.get(ino as usize)?;
+        let mine = self.pending.get(&ctx).and_then(|p| p.inodes.get(&ino));
+        let plain = || match ctx {
+            Some(_) => self.pending.get(&None).and_then(|p| p.inodes.get(&ino)),
+            None => None,
+        };
+        Some(mine.or_else(plain).unwrap_or(committed))
+    }
+
+    /// The context holding pending changes of `ino`, if any.
+    fn owner(&self, ino: Ino) -> Option<Ctx> {
+        self.pending.iter().find(|(_, p)| p.inodes.contains_key(&ino)).map(|(c, _)| *c)
+    }
+
+    /// Makes `ctx` the only context that may change `ino` until it commits or aborts.
+    pub(crate) fn claim(&mut self, ctx: Ctx, ino: Ino) -> Result<()> {
+        match self.owner(ino) {
+            Some(c) if c == ctx => return Ok(()),
+            Some(Some(tid)) => {
+                let name = self.inodes.get(ino as usize).map(|i| i.name.clone()).unwrap_or_default();
+                return Err(FsError::Busy { name, tid });
+            }
+            // A transaction takes over an inode with non-transactional pending
+            // changes: those become durable first, so its copy starts committed.
+            Some(None) => self.make_plain_durable()?,
+            None => {}
+        }
+        let inode = self.inodes.get(ino as usize).cloned().ok_or(FsError::BadHandle(ino))?;
+        self.pending.entry(ctx).or_default().inodes.insert(ino, inode);
+        Ok(())
+    }
+
+    /// `ctx`'s copy of `ino`, to change (its inode page will be written).
+    pub(crate) fn inode_mut(&mut self, ctx: Ctx, ino: Ino) -> Result<&mut Inode> {
+        self.claim(ctx, ino)?;
+        let per_page = (self.page_size() / INODE_BYTES) as u32;
+        let page = self.layout.inode_start + ino / per_page;
+        let p = self.pending.get_mut(&ctx).expect("claimed above");
+        p.pages.insert(page);
+        Ok(p.inodes.get_mut(&ino).expect("claimed above"))
+    }
+
+    fn bitmap_page(&self, i: u32) -> Lpn {
+        self.layout.bitmap_start + i / (8 * self.page_size() as u32)
+    }
+
+    fn committed_bit(&self, i: u32) -> bool {
+        self.bitmap[i as usize / 8] & (1 << (i % 8)) != 0
+    }
+
+    fn set_committed_bit(&mut self, i: u32, on: bool) {
+        let byte = &mut self.bitmap[i as usize / 8];
+        if on {
+            *byte |= 1 << (i % 8);
+        } else {
+            *byte &= !(1 << (i % 8));
+        }
+    }
+
+    /// Can any context allocate data page `i`?
+    pub(crate) fn is_free(&self, i: u32) -> bool {
+        !self.committed_bit(i) && !self.reserved.contains(&i)
+    }
+
+    /// Data page `i` (free) becomes `ctx`'s.
+    pub(crate) fn take_page(&mut self, ctx: Ctx, i: u32) {
+        let page = self.bitmap_page(i);
+        self.reserved.insert(i);
+        let p = self.pending.entry(ctx).or_default();
+        p.alloc.insert(i);
+        p.pages.insert(page);
+    }
+
+    /// `ctx` frees data page `i` (a page of a file it claimed).
+    pub(crate) fn release_page(&mut self, ctx: Ctx, i: u32) {
+        let page = self.bitmap_page(i);
+        let p = self.pending.entry(ctx).or_default();
+        if p.alloc.remove(&i) {
+            self.reserved.remove(&i);
+        } else {
+            p.freed.insert(i);
+        }
+        p.pages.insert(page);
+    }
+
+    /// The bytes of metadata page `lpn` with `ctx`'s changes over the committed state.
+    pub(crate) fn meta_image(&self, ctx: Ctx, lpn: Lpn, out: &mut [u8]) {
+        let l = &self.layout;
+        let ps = self.page_size();
+        let pending = self.pending.get(&ctx);
+        if (l.inode_start..l.inode_start + l.inode_pages).contains(&lpn) {
+            out.fill(0);
+            let per_page = ps / INODE_BYTES;
+            let first = (lpn - l.inode_start) as usize * per_page;
+            for i in 0..per_page {
+                let ino = (first + i) as Ino;
+                let mine = pending.and_then(|p| p.inodes.get(&ino));
+                if let Some(inode) = mine.or_else(|| self.inodes.get(ino as usize)) {
+                    inode.encode(&mut out[i * INODE_BYTES..(i + 1) * INODE_BYTES]);
+                }
+            }
+        } else {
+            let first = (lpn - l.bitmap_start) as usize * ps;
+            out.copy_from_slice(&self.bitmap[first..first + ps]);
+            let bits = first as u32 * 8..(first + ps) as u32 * 8;
+            if let Some(p) = pending {
+                for &i in p.alloc.range(bits.clone()) {
+                    out[i as usize / 8 - first] |= 1 << (i % 8);
+                }
+                for &i in p.freed.range(bits) {
+                    out[i as usize / 8 - first] &= !(1 << (i % 8));
+                }
+            }
+        }
+    }
+
+    pub(crate) fn touched_pages(&self, ctx: Ctx) -> Vec<Lpn> {
+        self.pending
+            .get(&ctx)
+            .map(|p| p.pages.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
+    /// `ctx`'s changes are durable: they become the committed state.
+    pub(crate) fn fold(&mut self, ctx: Ctx) {
+        let Some(p) = self.pending.remove(&ctx) else { return };
+        for (ino, inode) in p.inodes {
+            self.inodes[ino as usize] = inode;
+        }
+        for i in p.alloc {
+            self.reserved.remove(&i);
+            self.set_committed_bit(i, true);
+        }
+        for i in p.freed {
+            self.set_committed_bit(i, false);
+        }
+    }
+
+    /// Writes `ctx`'s touched metadata pages inside device transaction `tid`.
+    fn write_pending(&mut self, ctx: Ctx, tid: Tid) -> Result<()> {
+        let mut page = vec![0u8; self.page_size()];
+        for lpn in self.touched_pages(ctx) {
+            self.meta_image(ctx, lpn, &mut page);
+            self.dev.write_tx(tid, lpn, &page)?;
+            self.stats.metadata_page_writes += 1;
+        }
+        Ok(())
+    }
+
+    fn new_tid(&mut self) -> Tid {
+        loop {
+            let tid = self.next_tid;
+            self.next_tid = self.next_tid.wrapping_add(1).max(1);
+            if !self.open.contains(&tid) {
+                return tid;
+            }
+        }
+    }
+
+    /// Makes the non-transactional metadata changes durable: through the
+    /// journal, or on a transactional device in a transaction of their own.
+    pub(crate) fn make_plain_durable(&mut self) -> Result<()> {
+        if self.touched_pages(None).is_empty() {
+            self.fold(None); // claims without changes: nothing to write
+            return Ok(());
+        }
+        match self.mode {
+            FsMode::Journaled => self.journal_commit(),
+            FsMode::Transactional => {
+                let tid = self.new_tid();
+                self.dev.begin(tid)?;
+                let r = self.write_pending(None, tid).and_then(|()| Ok(self.dev.commit(tid)?));
+                if let Err(e) = r {
+                    // The changes stay pending for the next attempt.
+                    let _ = self.dev.abort(tid);
+                    return Err(e);
+                }
+                self.fold(None);
+                self.stats.tx_commits += 1;
+                Ok(())
+            }
+        }
+    }
+
+    // ---- transactions (transactional mode) -------------------------------------
+
+    /// Opens a transaction. Several can be open at once; each sees its own
+    /// writes, and its data and metadata commit or abort together.
+    pub fn begin(&mut self) -> Result<Tid> {
+        if self.mode != FsMode::Transactional {
+            return Err(FsError::NotTransactional);
+        }
+        let tid = self.new_tid();
+        self.dev.begin(tid)?;
+        self.open.insert(tid);
+        Ok(tid)
+    }
+
+    fn check_open(&self, tid: Tid) -> Result<()> {
+        if self.open.contains(&tid) {
+            Ok(())
+        } else {
+            Err(FsError::Device(DeviceError::UnknownTransaction(tid)))
+        }
+    }
+
+    /// Commits: the metadata the transaction changed joins it (written now,
+    /// see the module comment), then the device commits data and metadata
+    /// atomically. On an error the transaction stays open (abort it or retry).
+    pub fn commit(&mut self, tid: Tid) -> Result<()> {
+        self.check_open(tid)?;
+        self.write_pending(Some(tid), tid)?;
+        self.dev.commit(tid)?;
+        self.fold(Some(tid));
+        self.open.remove(&tid);
+        self.stats.tx_commits += 1;
+        Ok(())
+    }
+
+    /// Aborts: the device drops the transaction's pages, the file system its
+    /// pending metadata (pages it allocated are free again).
+    pub fn abort(&mut self, tid: Tid) -> Result<()> {
+        self.check_open(tid)?;
+        // Forget the transaction even if the device fails (it is gone with a
+        // power loss anyway): its changes must never be committed later.
+        let r = self.dev.abort(tid);
+        if let Some(p) = self.pending.remove(&Some(tid)) {
+            for i in p.alloc {
+                self.reserved.remove(&i);
+            }
+        }
+        self.open.remove(&tid);
+        self.stats.tx_aborts += 1;
+        r?;
+        Ok(())
+    }
+
+    /// The transactions open now.
+    pub fn open_transactions(&self) -> Vec<Tid> {
+        self.open.iter().copied().collect()
+    }
+}

@@ -1,0 +1,126 @@
+//! Why a write failed reaches the SQLite caller: `SQLITE_FULL` alone does not
+//! say whether the X-L2P table or a file's extent list ran out, so the VFS logs
+//! the reason through `sqlite3_log` (SQLite's error log, the channel its own
+//! unix VFS uses for the errno behind an I/O error) and keeps it for
+//! `xGetLastError` and `Stack::last_error`. (SQLite's own message for the
+//! statement stays "database or disk is full": a VFS cannot change it.)
+//!
+//! One test in this binary: SQLite's log callback can only be installed before
+//! SQLite initializes, i.e. before any other test would open a connection.
+
+use rusqlite::ffi;
+use rusqlite::{Connection, ErrorCode};
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::sync::Mutex;
+use txftl_ftl::FtlConfig;
+use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
+use txftl_protocols::{format, ProtocolOptions};
+use txftl_sqlite::{Mode, Stack};
+
+static LOG: Mutex<Vec<(c_int, String)>> = Mutex::new(Vec::new());
+
+unsafe extern "C" fn log_callback(_arg: *mut c_void, code: c_int, msg: *const c_char) {
+    let msg = unsafe { CStr::from_ptr(msg) }.to_string_lossy().into_owned();
+    if let Ok(mut log) = LOG.lock() {
+        log.push((code, msg));
+    }
+}
+
+fn take_log() -> Vec<(c_int, String)> {
+    std::mem::take(&mut *LOG.lock().unwrap())
+}
+
+fn stack(xl2p_entries: u32) -> Stack {
+    let mut p = preset("tiny").unwrap();
+    p.geometry.blocks_per_plane = 512;
+    p.geometry.page_size = 4096;
+    let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+    let dev = format("xftl", nand, FtlConfig::default(), &ProtocolOptions { xl2p_entries }).unwrap();
+    Stack::format(dev, Mode::XftlOff).unwrap()
+}
+
+fn is_full<T>(r: &rusqlite::Result<T>) -> bool {
+    matches!(r, Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == ErrorCode::DiskFull)
+}
+
+#[test]
+fn sqlite_full_says_why() {
+    let rc = unsafe {
+        ffi::sqlite3_config(
+            ffi::SQLITE_CONFIG_LOG,
+            log_callback as unsafe extern "C" fn(*mut c_void, c_int, *const c_char),
+            std::ptr::null_mut::<c_void>(),
+        )
+    };
+    assert_eq!(rc, ffi::SQLITE_OK, "the log callback goes in before SQLite initializes");
+
+    // The X-L2P table: 16 entries, a transaction of about 60 pages.
+    let s = stack(16);
+    let conn = s.open("t.db", 4096).unwrap();
+    conn.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)").unwrap();
+    take_log();
+    let r = conn.execute_batch(
+        "BEGIN; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) \
+         INSERT INTO t SELECT i, printf('%0200d', i) FROM n; COMMIT;",
+    );
+    assert!(is_full(&r), "{r:?}");
+    let log = take_log();
+    assert!(
+        log.iter()
+            .any(|(code, m)| *code == ffi::SQLITE_FULL && m.contains("txftl") && m.contains("transaction table full")),
+        "the log says the X-L2P table is full: {log:?}"
+    );
+    for (code, m) in log.iter().filter(|(_, m)| m.starts_with("txftl")) {
+        eprintln!("sqlite3_log({code}): {m}");
+    }
+    // The same text through the VFS: its xGetLastError (any SQLite caller can
+    // reach it with sqlite3_vfs_find) and the Rust API.
+    let kept = s.last_error().unwrap();
+    assert!(kept.contains("transaction table full"), "{kept}");
+    let mut buf = [0 as c_char; 256];
+    let name = std::ffi::CString::new(s.vfs.name()).unwrap();
+    let code = unsafe {
+        let vfs = ffi::sqlite3_vfs_find(name.as_ptr());
+        assert!(!vfs.is_null());
+        ((*vfs).xGetLastError.unwrap())(vfs, buf.len() as c_int, buf.as_mut_ptr())
+    };
+    let text = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy();
+    assert_eq!(code, ffi::SQLITE_FULL);
+    assert!(kept.starts_with(&*text) && text.contains("transaction table full"), "{text}");
+    drop(conn);
+    drop(s);
+
+    // A file's extent list: two databases growing in turn interleave their
+    // pages, so each growth of one is a new extent.
+    let s = stack(500);
+    let x = s.open("x.db", 4096).unwrap();
+    let y = s.open("y.db", 4096).unwrap();
+    for c in [&x, &y] {
+        c.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB)").unwrap();
+    }
+    take_log();
+    let mut failed = None;
+    'grow: for i in 0..200 {
+        for (name, c) in [("x.db", &x), ("y.db", &y)] {
+            let r = c.execute("INSERT INTO t VALUES (?1, zeroblob(3500))", [i]);
+            if r.is_err() {
+                failed = Some((name, r));
+                break 'grow;
+            }
+        }
+    }
+    let Some((name, r)) = failed else {
+        panic!("200 interleaved growths never ran out of extents");
+    };
+    assert!(is_full(&r), "{r:?}");
+    let log = take_log();
+    assert!(
+        log.iter()
+            .any(|(code, m)| *code == ffi::SQLITE_FULL && m.contains("txftl") && m.contains(name) && m.contains("extents")),
+        "the log says {name} has too many extents: {log:?}"
+    );
+    for (code, m) in log.iter().filter(|(_, m)| m.starts_with("txftl")) {
+        eprintln!("sqlite3_log({code}): {m}");
+    }
+    let _: (Connection, Connection) = (x, y);
+}
