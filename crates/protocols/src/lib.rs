@@ -66,27 +66,26 @@ impl<H: txftl_ftl::Hooks + Send + 'static> AnyDevice for Ftl<H> {
 pub struct UnknownProtocol(pub String);
 
 /// Options of the protocols themselves (the FTL framework has its own).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct ProtocolOptions {
-    /// X-FTL: entries in the X-L2P table.
+    /// X-FTL: entries in the X-L2P table, fixed when the device is formatted
+    /// (a mount takes the formatted size). 0: sized to the array (see
+    /// [`xftl::auto_entries`]); [`xftl::DEFAULT_ENTRIES`] (500) is the paper's.
     pub xl2p_entries: u32,
 }
 
-impl Default for ProtocolOptions {
-    fn default() -> Self {
-        ProtocolOptions {
-            xl2p_entries: xftl::DEFAULT_ENTRIES,
-        }
-    }
-}
 
 fn unknown(name: &str) -> DeviceError {
     DeviceError::Config(UnknownProtocol(name.to_string()).to_string())
 }
 
 fn check_options(opts: &ProtocolOptions) -> Result<(), DeviceError> {
-    if opts.xl2p_entries == 0 {
-        return Err(DeviceError::Config("the X-L2P table needs at least one entry".into()));
+    if opts.xl2p_entries > xftl::MAX_ENTRIES {
+        return Err(DeviceError::Config(format!(
+            "an X-L2P table of {} entries is larger than the {} this build supports",
+            opts.xl2p_entries,
+            xftl::MAX_ENTRIES
+        )));
     }
     Ok(())
 }
@@ -125,11 +124,17 @@ fn canary_cfg(mut cfg: FtlConfig) -> FtlConfig {
 
 /// X-FTL's hooks sized for the array: its table pages are the array's pages.
 fn xftl_format(n: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, DeviceError> {
-    let hooks = xftl::XHooks::new(opts.xl2p_entries, n.geometry().page_size, canary);
+    let entries = match opts.xl2p_entries {
+        0 => xftl::auto_entries(n.geometry()),
+        e => e,
+    };
+    let hooks = xftl::XHooks::new(entries, n.geometry().page_size, canary);
     Ok(Box::new(xftl::XFtl::new(Ftl::format(n, cfg, hooks)?)))
 }
 
 fn xftl_mount(n: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, MountFailure> {
+    // The formatted size is recorded in the superblock; recovery takes it, and
+    // refuses a different size asked for here.
     let hooks = xftl::XHooks::new(opts.xl2p_entries, n.geometry().page_size, canary);
     boxed(Ftl::mount_or_return(n, cfg, hooks).map(xftl::XFtl::new))
 }

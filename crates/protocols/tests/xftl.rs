@@ -173,3 +173,47 @@ fn a_trim_after_a_commit_never_resurrects_the_older_value() {
     assert_eq!(read(&mut *d, 4), 41);
     d.check_invariants().unwrap();
 }
+
+/// The table's size is fixed at format and recorded in the superblock: a mount
+/// takes it (asked for nothing) and refuses a different size; with no size
+/// given, format sizes the table to the array.
+#[test]
+fn the_table_size_is_fixed_at_format() {
+    let nand = Nand::new(preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+    let d = format("xftl", nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
+    let auto = txftl_protocols::xftl::auto_entries(d.nand().geometry());
+    let n = d.close().unwrap();
+    let d = mount("xftl", n, FtlConfig::default(), &ProtocolOptions { xl2p_entries: 0 }).unwrap();
+    let n = d.close().unwrap();
+    let e = mount("xftl", n, FtlConfig::default(), &ProtocolOptions { xl2p_entries: auto + 1 })
+        .err()
+        .expect("a different size is refused");
+    assert!(e.to_string().contains("fixed at format"), "{e}");
+    assert!(auto >= 32);
+}
+
+/// A transaction larger than one table page commits (the table spans several
+/// pages) and survives a power cut whole; only the pages it changed are written.
+#[test]
+fn a_transaction_larger_than_one_table_page_commits() {
+    let mut d = device(100); // 29 entries a page on `tiny`: four table pages
+    let ps = d.info().page_size;
+    d.begin(1).unwrap();
+    for lpn in 0..90 {
+        d.write_tx(1, lpn, &page(ps, lpn as u8)).unwrap();
+    }
+    d.commit(1).unwrap();
+    assert_eq!(d.stats().protocol_meta_writes, 4, "90 entries fill four table pages");
+    d.begin(2).unwrap();
+    d.write_tx(2, 95, &page(ps, 95)).unwrap();
+    d.commit(2).unwrap();
+    assert_eq!(d.stats().protocol_meta_writes, 5, "a small commit writes only the page it changed");
+    let mut n = d.into_nand();
+    n.power_off();
+    n.power_on();
+    let mut d = mount("xftl", n, FtlConfig::default(), &ProtocolOptions { xl2p_entries: 100 }).unwrap();
+    for lpn in (0..90).chain([95]) {
+        assert_eq!(read(&mut *d, lpn), lpn as u8);
+    }
+    d.check_invariants().unwrap();
+}

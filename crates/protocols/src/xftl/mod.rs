@@ -47,8 +47,20 @@ use txftl_ftl::{
 };
 use txftl_nand::{Geometry, Nand};
 
-/// Entries the paper uses (500 entries = one 8 KiB page).
+/// Entries the paper uses (500 entries = one 8 KiB page): what `compare`
+/// measures. A commit of more pages than the table holds fails with `TableFull`.
 pub const DEFAULT_ENTRIES: u32 = 500;
+
+/// The largest table this build supports (a 8 KiB-page table of 129 pages).
+pub const MAX_ENTRIES: u32 = 65_536;
+
+/// The table size when none is given: one entry for every 8 pages of the array,
+/// between 32 and [`MAX_ENTRIES`], so that large transactions (SQLite's
+/// `CREATE INDEX` on a big table) fit while the table stays a small share of
+/// the device (its log ring holds about three times its pages).
+pub fn auto_entries(geo: &Geometry) -> u32 {
+    (geo.page_count() / 8).clamp(32, MAX_ENTRIES)
+}
 
 fn tid_of(oob: &Oob) -> Tid {
     u32::from_le_bytes(oob.protocol[0..4].try_into().expect("4 bytes"))
@@ -184,8 +196,18 @@ impl Hooks for XHooks {
     fn recover(&mut self, ckpt_seq: u64, root: &[u8], fell_back: bool, logs: &mut dyn LogSource) -> Result<Vec<RecoveredUpdate>> {
         let capacity = match root.try_into() {
             Ok(b) => u32::from_le_bytes(b),
-            Err(_) => self.table.capacity(),
+            Err(_) => {
+                return Err(DeviceError::Corrupted(
+                    "the superblock does not record the X-L2P table's size".into(),
+                ))
+            }
         };
+        let asked = self.table.capacity();
+        if asked != 0 && asked != capacity {
+            return Err(DeviceError::Config(format!(
+                "the device was formatted with an X-L2P table of {capacity} entries, not {asked}: the table size is fixed at format"
+            )));
+        }
         *self = XHooks::new(capacity, self.page_size, self.canary);
         let pages = self.table.pages();
         let entries_len = |k: u32| self.table.page_entries(k).len();
