@@ -72,9 +72,10 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
     }
     .spec()?;
     let d = &args.device;
-    let mut replay_base = format!(
+    let mut replay_base =
+        format!(
         "txftl crashtest --protocol {} --preset {} --workload {} --ops {} --fill {} --seed {} --flush-every {} --overprovision {} --gc {}",
-        d.protocol, p.name, args.workload, args.ops, args.fill, args.seed, args.flush_every, d.overprovision, d.gc
+        d.protocol(), p.name, args.workload, args.ops, args.fill, args.seed, args.flush_every, d.overprovision, d.gc
     );
     if let Some(b) = d.blocks_per_plane {
         replay_base += &format!(" --blocks-per-plane {b}");
@@ -103,7 +104,7 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
     }
     let spec = CrashSpec {
         device: DeviceSpec {
-            protocol: d.protocol.clone(),
+            protocol: d.protocol().to_string(),
             nand: p.config(DataMode::Full, ViolationPolicy::Panic),
             ftl: ftl_config(d)?,
             opts: crate::setup::protocol_options(d),
