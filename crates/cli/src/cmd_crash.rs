@@ -75,7 +75,7 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
     let mut replay_base =
         format!(
         "txftl crashtest --protocol {} --preset {} --workload {} --ops {} --fill {} --seed {} --flush-every {} --overprovision {} --gc {}",
-        d.protocol(), p.name, args.workload, args.ops, args.fill, args.seed, args.flush_every, d.overprovision, d.gc
+        d.protocol(), p.name, args.workload, args.ops, args.fill, args.seed, args.flush_every, d.overprovision(), d.gc
     );
     if let Some(b) = d.blocks_per_plane {
         replay_base += &format!(" --blocks-per-plane {b}");

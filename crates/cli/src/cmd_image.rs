@@ -258,8 +258,13 @@ pub fn info(image: &Path, protocol: &str, json: bool, sync: ImageSync) -> Result
         t.row(
             "geometry",
             format!(
-                "{} ch x {} dies x {} planes x {} blocks x {} pages, {:?}",
-                geo.channels, geo.dies_per_channel, geo.planes_per_die, geo.blocks_per_plane, geo.pages_per_block, geo.cell
+                "{} ch x {} dies x {} planes x {} blocks x {} pages, {}",
+                geo.channels,
+                geo.dies_per_channel,
+                geo.planes_per_die,
+                geo.blocks_per_plane,
+                geo.pages_per_block,
+                crate::setup::cell_name(geo.cell)
             ),
         );
         t.row("erase count min / max", format!("{lo} / {hi}"));

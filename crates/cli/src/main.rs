@@ -78,9 +78,11 @@ pub struct DeviceArgs {
     /// Erase cycles a block survives (overrides the preset's).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub endurance: Option<u32>,
-    /// Over-provisioning, percent of the data blocks hidden from the host.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(0..100))]
-    pub overprovision: u32,
+    /// Over-provisioning, percent of the data blocks hidden from the host [default: 10].
+    // An `Option` so that an explicit value on an existing image (fixed when it
+    // was formatted) can be refused.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..100))]
+    pub overprovision: Option<u32>,
     /// GC victim selection.
     #[arg(long, default_value = "greedy", value_parser = ["greedy", "cost-benefit"])]
     pub gc: String,
@@ -97,6 +99,11 @@ pub struct DeviceArgs {
 }
 
 impl DeviceArgs {
+    /// Over-provisioning percent: the one given, or the default 10.
+    pub fn overprovision(&self) -> u32 {
+        self.overprovision.unwrap_or(10)
+    }
+
     /// The protocol named, or `plain`. (An `Option` so that commands whose
     /// protocol is chosen otherwise can refuse an explicit `--protocol`.)
     pub fn protocol(&self) -> &str {

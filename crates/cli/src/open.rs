@@ -87,13 +87,15 @@ pub fn check_fits(cfg: &NandConfig) -> Result<(), CliError> {
     }
 }
 
-/// An existing image fixes the geometry, the endurance and the data mode:
+/// An existing image fixes the geometry, the endurance, the data mode and
+/// (formatted into its superblock) the over-provisioning:
 /// options that would set them are refused instead of ignored.
 pub fn refuse_options_fixed_by_image(device: &DeviceArgs, data: Option<&str>) -> Result<(), CliError> {
     let given = [
         ("--preset", device.preset.is_some()),
         ("--blocks-per-plane", device.blocks_per_plane.is_some()),
         ("--endurance", device.endurance.is_some()),
+        ("--overprovision", device.overprovision.is_some()),
         ("--data", data.is_some()),
     ];
     let named: Vec<&str> = given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect();
@@ -101,7 +103,7 @@ pub fn refuse_options_fixed_by_image(device: &DeviceArgs, data: Option<&str>) ->
         return Ok(());
     }
     Err(CliError::Usage(format!(
-        "{} cannot apply to an existing image: its header fixes the geometry, endurance and data (always full); drop {}",
+        "{} cannot apply to an existing image: the image fixes the geometry, endurance, over-provisioning and data (always full); drop {}",
         named.join(", "),
         if named.len() == 1 { "it" } else { "them" }
     )))

@@ -288,6 +288,7 @@ fn options_an_existing_image_fixes_are_refused() {
         &["--preset", "tiny"][..],
         &["--blocks-per-plane", "64"],
         &["--endurance", "10"],
+        &["--overprovision", "30"],
         &["--data", "meta"],
     ] {
         let mut args = vec!["run", "--image", &img, "--reuse", "--ops", "10"];
@@ -315,6 +316,21 @@ fn options_an_existing_image_fixes_are_refused() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--data meta"), "{err}");
+}
+
+/// What users read names cell types as they write them, not as Rust's `Debug` does.
+#[test]
+fn descriptions_have_no_debug_forms() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("dev.img");
+    let (code, out, err) = txftl(&["format", "--image", img.to_str().unwrap(), "--preset", "tiny"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("(MLC,") && !out.contains("Mlc"), "{out}");
+    let (code, out, err) = txftl(&["info", "--image", img.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("MLC") && !out.contains("Mlc"), "{out}");
+    let (_, out, _) = txftl(&["presets"]);
+    assert!(out.contains("SLC") && !out.contains("Slc") && !out.contains("Mlc"), "{out}");
 }
 
 #[test]
