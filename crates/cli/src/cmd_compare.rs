@@ -1,5 +1,6 @@
 //! `txftl compare`: the synthetic SQLite workload in RBJ, WAL and X-FTL modes.
 
+use crate::open::check_fits;
 use crate::setup::{describe, ftl_config, protocol_options, resolve_preset};
 use crate::table::{sim_time, thousands};
 use crate::{CliError, DeviceArgs};
@@ -7,7 +8,7 @@ use clap::Args;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use txftl_nand::{DataMode, ViolationPolicy};
 use txftl_sqlite::compare::{restart, run_mode, CompareSpec, ModeRun, Restart};
@@ -95,15 +96,47 @@ fn parse_list<T>(s: &str, what: &str, parse: impl Fn(&str) -> Option<T>) -> Resu
         .collect()
 }
 
+/// The modes choose the protocol of each run (rbj and wal on plain, the xftl
+/// modes on xftl), so an explicit --protocol would be ignored: refuse it.
+fn refuse_protocol(device: &DeviceArgs) -> Result<(), CliError> {
+    match &device.protocol {
+        Some(p) => Err(CliError::Usage(format!(
+            "--protocol {p} does not apply here: each mode in --modes runs on its own protocol \
+             (rbj and wal on plain, xftl, xftl-memory and xftl-batch on xftl); drop --protocol"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Checks that the report can be written before the (long) run, not after it:
+/// an existing file is opened for writing (not truncated yet), a new one is
+/// created and removed again.
+fn check_writable(path: &Path) -> Result<(), CliError> {
+    let bad = |e: std::io::Error| CliError::Usage(format!("--html {}: cannot write there: {e}", path.display()));
+    if path.exists() {
+        std::fs::OpenOptions::new().append(true).open(path).map_err(bad)?;
+    } else {
+        std::fs::File::create(path).map_err(bad)?;
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
 pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
+    refuse_protocol(&args.device)?;
+    if let Some(path) = &args.html {
+        check_writable(path)?;
+    }
     let p = resolve_preset(&args.device, "jasmine")?;
     let modes = parse_list(&args.modes, "mode (rbj, wal, xftl, xftl-memory, xftl-batch)", Mode::parse)?;
     if modes.is_empty() {
         return Err(CliError::Usage("--modes names no mode".into()));
     }
     let ks = parse_list(&args.ks, "K", |x| x.parse::<u32>().ok().filter(|&k| k > 0))?;
+    let nand = p.config(DataMode::Full, ViolationPolicy::Error);
+    check_fits(&nand)?;
     let spec = CompareSpec {
-        nand: p.config(DataMode::Full, ViolationPolicy::Error),
+        nand,
         ftl: ftl_config(&args.device)?,
         opts: protocol_options(&args.device),
         rows: args.rows,
@@ -486,6 +519,7 @@ pub struct SqlCrashArgs {
 }
 
 pub fn sqlcrash(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
+    refuse_protocol(&args.device)?;
     let mut device = args.device.clone();
     if device.blocks_per_plane.is_none() && device.preset.is_none() {
         device.blocks_per_plane = Some(64);

@@ -67,7 +67,7 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         Some(_) => return Err(CliError::Usage("--at needs exactly one --torn variant".into())),
         None => None,
     };
-    let entry = txftl_protocols::entry(&args.device.protocol).map_err(|e| CliError::Usage(e.to_string()))?;
+    let entry = txftl_protocols::entry(args.device.protocol()).map_err(|e| CliError::Usage(e.to_string()))?;
     let workload_name = match (&args.workload, entry.canary_workload) {
         (Some(w), Some(shows)) if w != shows => {
             return Err(CliError::Usage(format!(
@@ -92,7 +92,14 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
     let d = &args.device;
     let mut replay_base = format!(
         "txftl crashtest --protocol {} --preset {} --workload {} --ops {} --fill {} --seed {} --flush-every {} --gc {}",
-        d.protocol, p.name, workload_name, args.ops, args.fill, args.seed, args.flush_every, d.gc
+        d.protocol(),
+        p.name,
+        workload_name,
+        args.ops,
+        args.fill,
+        args.seed,
+        args.flush_every,
+        d.gc
     );
     if let Some(op) = d.overprovision {
         replay_base += &format!(" --overprovision {op}");
@@ -144,7 +151,7 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
     }
     let spec = CrashSpec {
         device: DeviceSpec {
-            protocol: d.protocol.clone(),
+            protocol: d.protocol().to_string(),
             nand: p.config(DataMode::Full, ViolationPolicy::Panic),
             ftl: ftl_config(d)?,
             opts: crate::setup::protocol_options(d),

@@ -1,15 +1,16 @@
 //! Device images: format, put, get, info.
 
 use crate::cmd_run::add_recovery;
+use crate::open::{create_image, open_image, with_sync, SyncArgs};
 use crate::setup::{describe, ftl_config, nand_config, resolve_preset};
 use crate::table::{thousands, Figures};
 use crate::{CliError, DeviceArgs};
 use clap::Args;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use txftl_ftl::FtlConfig;
-use txftl_nand::{DataMode, Nand, ViolationPolicy};
+use txftl_nand::{DataMode, ImageSync};
 use txftl_protocols::AnyDevice;
 
 #[derive(Args, Debug)]
@@ -23,6 +24,8 @@ pub struct FormatArgs {
     /// extension): journaled on plain, transactional on xftl.
     #[arg(long)]
     pub fs: bool,
+    #[command(flatten)]
+    pub sync: SyncArgs,
 }
 
 #[derive(Args, Debug)]
@@ -34,8 +37,11 @@ pub struct PutArgs {
     /// First logical page to write.
     #[arg(long, default_value_t = 0)]
     pub lpn: u32,
-    /// File whose bytes are written (the last page is zero-padded).
+    /// File whose bytes are written (the last page is zero-padded); `-` for
+    /// standard input. Read page by page, never whole.
     pub file: PathBuf,
+    #[command(flatten)]
+    pub sync: SyncArgs,
 }
 
 #[derive(Args, Debug)]
@@ -52,12 +58,15 @@ pub struct GetArgs {
     /// Output file (default: standard output).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub sync: SyncArgs,
 }
 
-fn mount(image: &Path, protocol: &str, cfg: FtlConfig) -> Result<Box<dyn AnyDevice>, CliError> {
-    let nand = Nand::open_image(image, ViolationPolicy::Error).map_err(|e| CliError::Failed(format!("{}: {e}", image.display())))?;
-    txftl_protocols::mount(protocol, nand, cfg, &txftl_protocols::ProtocolOptions::default())
-        .map_err(|e| CliError::Failed(format!("mounting {}: {e}", image.display())))
+fn mount(image: &Path, protocol: &str, cfg: FtlConfig, sync: ImageSync) -> Result<Box<dyn AnyDevice>, CliError> {
+    let nand = open_image(image, sync)?;
+    let dev = txftl_protocols::mount(protocol, nand, cfg, &txftl_protocols::ProtocolOptions::default())
+        .map_err(|e| CliError::Failed(format!("mounting {}: {e}", image.display())))?;
+    Ok(with_sync(dev, sync))
 }
 
 pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
@@ -68,15 +77,16 @@ pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
             args.image.display()
         )));
     }
-    let nand = Nand::create_image(&args.image, nand_config(&p, DataMode::Full))
-        .map_err(|e| CliError::Failed(format!("{}: {e}", args.image.display())))?;
+    let sync = args.sync.mode();
+    let nand = create_image(&args.image, nand_config(&p, DataMode::Full), sync)?;
     let dev = txftl_protocols::format(
-        &args.device.protocol,
+        args.device.protocol(),
         nand,
         ftl_config(&args.device)?,
         &crate::setup::protocol_options(&args.device),
     )
     .map_err(CliError::failed)?;
+    let dev = with_sync(dev, sync);
     let info = dev.info();
     let dev = if args.fs {
         let mode = if dev.transactional() {
@@ -102,33 +112,93 @@ pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The input of `put`: a file or standard input.
+fn open_input(path: &Path) -> Result<(Box<dyn Read>, Option<u64>), CliError> {
+    if path.as_os_str() == "-" {
+        return Ok((Box::new(std::io::stdin().lock()), None));
+    }
+    let f = std::fs::File::open(path).map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
+    // A regular file's length is known up front; a pipe's or a device's is not.
+    let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+    Ok((Box::new(f), len))
+}
+
+/// Reads until `buf` is full or the input ends; returns the bytes read.
+fn read_page(input: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match input.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Writes the input page by page (never holding more than one page of it), so
+/// an input larger than the room from --lpn to the device end is refused as
+/// soon as it is known to be: up front for a regular file (nothing is
+/// written), at the first byte past the end for a stream.
 pub fn put(args: PutArgs) -> Result<ExitCode, CliError> {
-    let bytes = std::fs::read(&args.file).map_err(|e| CliError::Failed(format!("{}: {e}", args.file.display())))?;
-    let mut dev = mount(&args.image, &args.protocol, FtlConfig::default())?;
+    let (mut input, known_len) = open_input(&args.file)?;
+    let mut dev = mount(&args.image, &args.protocol, FtlConfig::default(), args.sync.mode())?;
     let info = dev.info();
     let ps = info.page_size as usize;
-    let pages = bytes.len().div_ceil(ps) as u64;
-    if args.lpn as u64 + pages > info.logical_pages as u64 {
+    let logical = info.logical_pages as u64;
+    if args.lpn as u64 >= logical {
         return Err(CliError::Usage(format!(
-            "{} bytes need {pages} pages from lpn {}, but the device has {} logical pages",
-            bytes.len(),
-            args.lpn,
-            info.logical_pages
+            "--lpn {} is past the device end ({} logical pages)",
+            args.lpn, info.logical_pages
+        )));
+    }
+    let room = (logical - args.lpn as u64) * ps as u64;
+    let room_text = format!(
+        "the {room} bytes from lpn {} to the device end ({} logical pages of {ps} B)",
+        args.lpn, info.logical_pages
+    );
+    if let Some(len) = known_len.filter(|&len| len > room) {
+        return Err(CliError::Failed(format!(
+            "{} is {len} bytes, more than {room_text}; nothing was written",
+            args.file.display()
         )));
     }
     let mut page = vec![0u8; ps];
-    for (i, chunk) in bytes.chunks(ps).enumerate() {
-        page.fill(0);
-        page[..chunk.len()].copy_from_slice(chunk);
-        dev.write(args.lpn + i as u32, &page).map_err(CliError::failed)?;
+    let mut crc = crc32fast::Hasher::new();
+    let (mut total, mut pages) = (0u64, 0u64);
+    let mut overflow = false;
+    loop {
+        let n = read_page(&mut input, &mut page).map_err(|e| CliError::Failed(format!("{}: {e}", args.file.display())))?;
+        if n == 0 {
+            break;
+        }
+        if args.lpn as u64 + pages == logical {
+            overflow = true;
+            break;
+        }
+        page[n..].fill(0);
+        dev.write(args.lpn + pages as u32, &page).map_err(CliError::failed)?;
+        crc.update(&page[..n]);
+        total += n as u64;
+        pages += 1;
     }
+    // Even after an overflow, what was written is flushed and the image closed
+    // cleanly: the user is told exactly which pages now hold the input's start.
     dev.flush().map_err(CliError::failed)?;
     dev.close().map_err(CliError::failed)?;
+    if overflow {
+        return Err(CliError::Failed(format!(
+            "{} is longer than {room_text}: stopped there; lpn {}..{} hold its first {total} bytes",
+            args.file.display(),
+            args.lpn,
+            args.lpn as u64 + pages - 1
+        )));
+    }
     println!(
-        "wrote {} bytes to {pages} pages from lpn {} (crc32 {:08x})",
-        bytes.len(),
+        "wrote {total} bytes to {pages} pages from lpn {} (crc32 {:08x})",
         args.lpn,
-        crc32(&bytes)
+        crc.finalize()
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -138,7 +208,7 @@ fn crc32(b: &[u8]) -> u32 {
 }
 
 pub fn get(args: GetArgs) -> Result<ExitCode, CliError> {
-    let mut dev = mount(&args.image, &args.protocol, FtlConfig::default())?;
+    let mut dev = mount(&args.image, &args.protocol, FtlConfig::default(), args.sync.mode())?;
     let info = dev.info();
     let ps = info.page_size as u64;
     let pages = args.bytes.div_ceil(ps);
@@ -169,8 +239,8 @@ pub fn get(args: GetArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn info(image: &Path, protocol: &str, json: bool) -> Result<ExitCode, CliError> {
-    let dev = mount(image, protocol, FtlConfig::default())?;
+pub fn info(image: &Path, protocol: &str, json: bool, sync: ImageSync) -> Result<ExitCode, CliError> {
+    let dev = mount(image, protocol, FtlConfig::default(), sync)?;
     let info = dev.info();
     let report = dev.recovery_report().unwrap_or_default();
     let (lo, hi) = dev.wear_spread();
@@ -188,8 +258,13 @@ pub fn info(image: &Path, protocol: &str, json: bool) -> Result<ExitCode, CliErr
         t.row(
             "geometry",
             format!(
-                "{} ch x {} dies x {} planes x {} blocks x {} pages, {:?}",
-                geo.channels, geo.dies_per_channel, geo.planes_per_die, geo.blocks_per_plane, geo.pages_per_block, geo.cell
+                "{} ch x {} dies x {} planes x {} blocks x {} pages, {}",
+                geo.channels,
+                geo.dies_per_channel,
+                geo.planes_per_die,
+                geo.blocks_per_plane,
+                geo.pages_per_block,
+                crate::setup::cell_name(geo.cell)
             ),
         );
         t.row("erase count min / max", format!("{lo} / {hi}"));

@@ -1,5 +1,6 @@
 //! `txftl run`: a workload on one device, with counters, times and speed.
 
+use crate::open::{create_image, open_image, ram, refuse_options_fixed_by_image, with_sync, SyncArgs};
 use crate::setup::{describe, ftl_config, nand_config, protocol_options, resolve_preset};
 use crate::table::{sim_time, thousands, Figures};
 use crate::{CliError, DeviceArgs};
@@ -10,7 +11,7 @@ use std::process::ExitCode;
 use txftl_ftl::{DeviceStats, RecoveryReport};
 use txftl_harness::run::RunError;
 use txftl_harness::{run_workload, OpStream, RunReport, WorkloadKind, WorkloadSpec, WORKLOAD_NAMES};
-use txftl_nand::{DataMode, Nand, Torn};
+use txftl_nand::{DataMode, Torn};
 use txftl_protocols::AnyDevice;
 
 #[derive(Args, Debug)]
@@ -23,16 +24,24 @@ pub struct RunArgs {
     /// Defaults to meta, or full with --image.
     #[arg(long, value_parser = ["full", "meta"])]
     pub data: Option<String>,
-    /// Use (or create) a device image file: the device survives the process.
+    /// Create a device image file: the device survives the process. An existing
+    /// file is refused (the workload would overwrite its data) unless --reuse.
     #[arg(long)]
     pub image: Option<PathBuf>,
+    /// Run on the existing image at --image, mounted through recovery: its wear
+    /// carries over, and the workload overwrites its logical pages (and any file
+    /// system on it). The image fixes the geometry, endurance and data mode.
+    #[arg(long, requires = "image")]
+    pub reuse: bool,
+    #[command(flatten)]
+    pub sync: SyncArgs,
     /// Cut power at this flash operation of the measured phase, then recover and
     /// report the recovery cost.
     #[arg(long)]
     pub cut_at: Option<u64>,
-    /// How the operation at --cut-at is torn.
-    #[arg(long, default_value = "garbage", value_parser = ["none", "garbage", "partial"])]
-    pub torn: String,
+    /// How the operation at --cut-at is torn [default: garbage].
+    #[arg(long, value_parser = ["none", "garbage", "partial"])]
+    pub torn: Option<String>,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -72,35 +81,53 @@ impl WorkloadArgs {
 }
 
 fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String), CliError> {
-    let p = resolve_preset(&args.device, "jasmine")?;
     let cfg = ftl_config(&args.device)?;
     let opts = protocol_options(&args.device);
-    let protocol = args.device.protocol.as_str();
+    let protocol = args.device.protocol();
+    let sync = args.sync.mode();
     match &args.image {
-        Some(path) if path.exists() => {
-            if args.data.as_deref() == Some("meta") {
-                return Err(CliError::Usage("an image always stores full data; drop --data meta".into()));
+        Some(path) if args.reuse => {
+            if !path.exists() {
+                return Err(CliError::Usage(format!(
+                    "{} does not exist; drop --reuse to create it",
+                    path.display()
+                )));
             }
-            let nand = Nand::open_image(path, txftl_nand::ViolationPolicy::Error)
-                .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
+            refuse_options_fixed_by_image(&args.device, args.data.as_deref())?;
+            let nand = open_image(path, sync)?;
             let dev = txftl_protocols::mount(protocol, nand, cfg, &opts)
                 .map_err(|e| CliError::Failed(format!("mounting {}: {e}", path.display())))?;
             let what = format!("image {} (mounted through recovery)", path.display());
-            Ok((dev, what))
+            Ok((with_sync(dev, sync), what))
         }
         Some(path) => {
-            let nand = Nand::create_image(path, nand_config(&p, DataMode::Full))
-                .map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
+            // Checked before anything is built, so the refusal costs nothing.
+            if path.exists() {
+                return Err(CliError::Usage(format!(
+                    "{} already exists; the workload would overwrite its data (and any file system on it): \
+                     pass --reuse to run on it anyway, or give a new path",
+                    path.display()
+                )));
+            }
+            if args.data.as_deref() == Some("meta") {
+                return Err(CliError::Usage("an image always stores full data; drop --data meta".into()));
+            }
+            let p = resolve_preset(&args.device, "jasmine")?;
+            let nand = create_image(path, nand_config(&p, DataMode::Full), sync)?;
             let dev = txftl_protocols::format(protocol, nand, cfg, &opts).map_err(CliError::failed)?;
-            Ok((dev, format!("new image {} on {}", path.display(), describe(&p))))
+            Ok((with_sync(dev, sync), format!("new image {} on {}", path.display(), describe(&p))))
         }
         None => {
+            if args.sync.sync.is_some() {
+                return Err(CliError::Usage("--sync applies to an image file; add --image".into()));
+            }
+            let p = resolve_preset(&args.device, "jasmine")?;
             let mode = if args.data.as_deref() == Some("full") {
                 DataMode::Full
             } else {
                 DataMode::MetaOnly
             };
-            let nand = Nand::new(nand_config(&p, mode)).map_err(|e| CliError::Usage(e.to_string()))?;
+            let nand = ram(nand_config(&p, mode))?;
             let dev = txftl_protocols::format(protocol, nand, cfg, &opts).map_err(CliError::failed)?;
             Ok((
                 dev,
@@ -116,7 +143,15 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String), CliError>
 
 pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let spec = args.workload.spec()?;
-    let torn = Torn::parse(&args.torn).ok_or_else(|| CliError::Usage(format!("unknown torn kind `{}`", args.torn)))?;
+    let torn = match (&args.torn, args.cut_at) {
+        (Some(_), None) => {
+            return Err(CliError::Usage(
+                "--torn only applies with --cut-at N; add --cut-at or drop --torn".into(),
+            ))
+        }
+        (Some(t), Some(_)) => Torn::parse(t).ok_or_else(|| CliError::Usage(format!("unknown torn kind `{t}`")))?,
+        (None, _) => Torn::Garbage,
+    };
     let (mut dev, what) = open_device(&args)?;
     let total = OpStream::new(spec, dev.info().logical_pages).total_ops();
     let bar = if args.json {
@@ -129,7 +164,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             .map_err(CliError::failed)?
             .progress_chars("=> "),
     );
-    bar.set_message(format!("{} {}", args.device.protocol, spec.kind.name()));
+    bar.set_message(format!("{} {}", args.device.protocol(), spec.kind.name()));
     let result = run_workload(&mut *dev, spec, args.cut_at.map(|at| (at, torn)), &mut |done| {
         bar.set_position(done)
     });
@@ -156,8 +191,9 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             let mut nand = dev.into_nand();
             nand.power_on();
             let cfg = ftl_config(&args.device)?;
-            let dev = txftl_protocols::mount(&args.device.protocol, nand, cfg, &protocol_options(&args.device))
+            let dev = txftl_protocols::mount(args.device.protocol(), nand, cfg, &protocol_options(&args.device))
                 .map_err(|e| CliError::Failed(format!("recovery failed: {e}")))?;
+            let dev = with_sync(dev, args.sync.mode());
             let report = dev.recovery_report().unwrap_or_default();
             dev.check_invariants()
                 .map_err(|e| CliError::Failed(format!("invariant broken after recovery: {e}")))?;

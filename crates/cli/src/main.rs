@@ -7,6 +7,8 @@ mod cmd_compare;
 mod cmd_crash;
 mod cmd_image;
 mod cmd_run;
+mod durable;
+mod open;
 mod setup;
 mod table;
 
@@ -56,6 +58,8 @@ enum Command {
         protocol: String,
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        sync: open::SyncArgs,
     },
 }
 
@@ -65,9 +69,9 @@ pub struct DeviceArgs {
     /// Device preset.
     #[arg(long, value_parser = setup::preset_parser())]
     pub preset: Option<String>,
-    /// Commit protocol (FTL).
-    #[arg(long, default_value = "plain", value_parser = setup::protocol_parser())]
-    pub protocol: String,
+    /// Commit protocol (FTL) [default: plain].
+    #[arg(long, value_parser = setup::protocol_parser())]
+    pub protocol: Option<String>,
     /// Scale the capacity: blocks per plane (overrides the preset's).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub blocks_per_plane: Option<u32>,
@@ -77,6 +81,8 @@ pub struct DeviceArgs {
     /// Over-provisioning, percent of the data blocks hidden from the host
     /// (default: 10, or the geometry's minimum for GC if larger; a value below
     /// that minimum is refused).
+    // An `Option` so that an explicit value on an existing image (fixed when it
+    // was formatted) can be refused.
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..100))]
     pub overprovision: Option<u32>,
     /// GC victim selection.
@@ -92,6 +98,15 @@ pub struct DeviceArgs {
     /// X-FTL: entries in the X-L2P table (the paper uses 500 or 1000).
     #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub xl2p_entries: u32,
+}
+
+impl DeviceArgs {
+    /// Over-provisioning percent: the one given, or the default 10.
+    /// The protocol named, or `plain`. (An `Option` so that commands whose
+    /// protocol is chosen otherwise can refuse an explicit `--protocol`.)
+    pub fn protocol(&self) -> &str {
+        self.protocol.as_deref().unwrap_or("plain")
+    }
 }
 
 /// Shape of the `txwrite` workload.
@@ -166,7 +181,12 @@ fn main() -> ExitCode {
         Command::Format(args) => cmd_image::format(args),
         Command::Put(args) => cmd_image::put(args),
         Command::Get(args) => cmd_image::get(args),
-        Command::Info { image, protocol, json } => cmd_image::info(&image, &protocol, json),
+        Command::Info {
+            image,
+            protocol,
+            json,
+            sync,
+        } => cmd_image::info(&image, &protocol, json, sync.mode()),
     };
     match result {
         Ok(code) => code,

@@ -87,11 +87,24 @@ fn image_round_trip_and_refusals() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(std::fs::read(&output).unwrap(), bytes);
-    // A run on the image, then the data is still there.
+    // A run on the image (explicitly reused: it overwrites the data), and the image still mounts.
     assert_eq!(
-        txftl(&["run", "--image", img, "--ops", "300", "--fill", "50", "--workload", "mixed"]).0,
+        txftl(&[
+            "run",
+            "--image",
+            img,
+            "--reuse",
+            "--ops",
+            "300",
+            "--fill",
+            "50",
+            "--workload",
+            "mixed"
+        ])
+        .0,
         0
     );
+    assert_eq!(txftl(&["info", "--image", img]).0, 0);
     // Refusals.
     assert_eq!(txftl(&["format", "--image", img]).0, 2, "never overwrites");
     let (code, _, err) = txftl(&["put", "--image", img, "--lpn", "1000000", input.to_str().unwrap()]);
@@ -221,4 +234,252 @@ fn simulated_figures_are_deterministic() {
         serde_json::from_str::<serde_json::Value>(&out).unwrap()["table1"].clone()
     };
     assert_eq!(compare(), compare());
+}
+
+/// Formats a `tiny` image in `dir` and writes `bytes` from lpn 0; returns its path.
+fn image_with(dir: &std::path::Path, name: &str, bytes: &[u8]) -> String {
+    let img = dir.join(name).to_str().unwrap().to_string();
+    let (code, _, err) = txftl(&["format", "--image", &img, "--preset", "tiny"]);
+    assert_eq!(code, 0, "{err}");
+    let input = dir.join(format!("{name}.in"));
+    std::fs::write(&input, bytes).unwrap();
+    let (code, _, err) = txftl(&["put", "--image", &img, input.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    img
+}
+
+fn get_bytes(img: &str, n: usize) -> Vec<u8> {
+    let out = Command::new(env!("CARGO_BIN_EXE_txftl"))
+        .args(["get", "--image", img, "--bytes", &n.to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+/// `run --image` on an existing image would overwrite its logical pages (and any
+/// file system on it): it is refused unless `--reuse` says so.
+#[test]
+fn run_refuses_an_existing_image_without_reuse() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image_with(dir.path(), "dev.img", &[0x5Au8; 3000]);
+    let (code, _, err) = txftl(&["run", "--image", &img, "--ops", "100", "--fill", "50"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("already exists") && err.contains("--reuse"), "{err}");
+    assert_eq!(get_bytes(&img, 3000), vec![0x5Au8; 3000], "the image is untouched");
+    let (code, _, err) = txftl(&["run", "--image", &img, "--reuse", "--ops", "100", "--fill", "50"]);
+    assert_eq!(code, 0, "{err}");
+    // --reuse needs an image that exists, and an --image at all.
+    let missing = dir.path().join("missing.img");
+    let (code, _, err) = txftl(&["run", "--image", missing.to_str().unwrap(), "--reuse", "--ops", "10"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!missing.exists());
+    let (code, _, err) = txftl(&["run", "--reuse", "--preset", "tiny", "--ops", "10"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// The image fixes the geometry, endurance and data mode: options that would
+/// change them are refused rather than ignored.
+#[test]
+fn options_an_existing_image_fixes_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image_with(dir.path(), "dev.img", &[1u8; 100]);
+    for extra in [
+        &["--preset", "tiny"][..],
+        &["--blocks-per-plane", "64"],
+        &["--endurance", "10"],
+        &["--overprovision", "30"],
+        &["--data", "meta"],
+    ] {
+        let mut args = vec!["run", "--image", &img, "--reuse", "--ops", "10"];
+        args.extend_from_slice(extra);
+        let (code, _, err) = txftl(&args);
+        assert_eq!(code, 2, "{extra:?}: {err}");
+        assert!(err.contains(extra[0]), "{extra:?}: {err}");
+    }
+    for cmd in ["info", "get", "put"] {
+        let (code, _, err) = txftl(&[cmd, "--image", &img, "--preset", "tiny", "x"]);
+        assert_eq!(code, 2, "{cmd}: {err}");
+    }
+    // A new image stores full data: `--data meta` would be ignored.
+    let new = dir.path().join("new.img");
+    let (code, _, err) = txftl(&[
+        "run",
+        "--image",
+        new.to_str().unwrap(),
+        "--data",
+        "meta",
+        "--preset",
+        "tiny",
+        "--ops",
+        "10",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--data meta"), "{err}");
+}
+
+/// What users read names cell types as they write them, not as Rust's `Debug` does.
+#[test]
+fn descriptions_have_no_debug_forms() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("dev.img");
+    let (code, out, err) = txftl(&["format", "--image", img.to_str().unwrap(), "--preset", "tiny"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("(MLC,") && !out.contains("Mlc"), "{out}");
+    let (code, out, err) = txftl(&["info", "--image", img.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("MLC") && !out.contains("Mlc"), "{out}");
+    let (_, out, _) = txftl(&["presets"]);
+    assert!(out.contains("SLC") && !out.contains("Slc") && !out.contains("Mlc"), "{out}");
+}
+
+#[test]
+fn torn_without_cut_at_is_refused() {
+    let (code, _, err) = txftl(&["run", "--preset", "tiny", "--ops", "10", "--torn", "partial"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--cut-at"), "{err}");
+}
+
+/// `put` streams its input: an endless input fails as soon as it passes the
+/// device end instead of filling memory, and a file too large is refused
+/// before anything is written.
+#[test]
+fn put_streams_and_refuses_input_past_the_device_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image_with(dir.path(), "dev.img", &[7u8; 512]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_txftl"))
+        .args(["put", "--image", &img, "--lpn", "1", "/dev/zero"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("put /dev/zero did not stop at the device end");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("device end"), "{err}");
+    // A regular file too large: refused up front, lpn 0 keeps its data.
+    let big = dir.path().join("big.bin");
+    std::fs::write(&big, vec![9u8; 200_000]).unwrap();
+    let (code, _, err) = txftl(&["put", "--image", &img, "--lpn", "0", big.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("device end") && err.contains("200000 bytes"), "{err}");
+    assert_eq!(get_bytes(&img, 512), vec![7u8; 512]);
+    // Standard input ("-") streams too.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_txftl"))
+        .args(["put", "--image", &img, "--lpn", "2", "-"])
+        .stdin(std::process::Stdio::piped())
+        .output_with_input(b"hello");
+    assert!(child.status.success(), "{}", String::from_utf8_lossy(&child.stderr));
+    child.stdout.clear();
+}
+
+trait OutputWithInput {
+    fn output_with_input(&mut self, input: &[u8]) -> std::process::Output;
+}
+
+impl OutputWithInput for Command {
+    fn output_with_input(&mut self, input: &[u8]) -> std::process::Output {
+        let mut child = self
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(child.stdin.as_mut().unwrap(), input).unwrap();
+        drop(child.stdin.take());
+        child.wait_with_output().unwrap()
+    }
+}
+
+/// A device larger than the machine's memory is refused with what it needs,
+/// not aborted by a failed allocation (exit 134).
+#[test]
+fn a_device_too_large_for_memory_is_refused_with_its_size() {
+    let (code, _, err) = txftl(&["run", "--blocks-per-plane", "100000", "--ops", "10"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("memory") && err.contains("GiB"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("huge.img");
+    let (code, _, err) = txftl(&[
+        "format",
+        "--image",
+        img.to_str().unwrap(),
+        "--preset",
+        "jasmine",
+        "--blocks-per-plane",
+        "100000",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("memory"), "{err}");
+    assert!(!img.exists(), "no image is left behind");
+}
+
+/// A second process opening an image in use gets an error naming the holder.
+#[test]
+fn an_image_in_use_is_refused_naming_the_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = image_with(dir.path(), "dev.img", &[3u8; 600]);
+    let held = txftl_nand::Nand::open_image(std::path::Path::new(&img), txftl_nand::ViolationPolicy::Error).unwrap();
+    let input = dir.path().join("x.bin");
+    std::fs::write(&input, [1u8; 10]).unwrap();
+    for args in [
+        &["put", "--image", &img, input.to_str().unwrap()][..],
+        &["get", "--image", &img, "--bytes", "10"],
+        &["info", "--image", &img],
+        &["run", "--image", &img, "--reuse", "--ops", "10"],
+    ] {
+        let (code, _, err) = txftl(args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(
+            err.contains("in use by process") && err.contains(&std::process::id().to_string()),
+            "{args:?}: {err}"
+        );
+    }
+    drop(held);
+    assert_eq!(get_bytes(&img, 600), vec![3u8; 600]);
+}
+
+#[test]
+fn sync_modes_are_accepted_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("dev.img");
+    let img = img.to_str().unwrap();
+    let (code, _, err) = txftl(&["format", "--image", img, "--preset", "tiny", "--sync", "always"]);
+    assert_eq!(code, 0, "{err}");
+    let input = dir.path().join("in.bin");
+    std::fs::write(&input, [4u8; 1500]).unwrap();
+    for mode in ["close", "flush", "always"] {
+        let (code, _, err) = txftl(&["put", "--image", img, "--sync", mode, input.to_str().unwrap()]);
+        assert_eq!(code, 0, "{mode}: {err}");
+        let (code, _, err) = txftl(&["run", "--image", img, "--reuse", "--sync", mode, "--ops", "50", "--fill", "20"]);
+        assert_eq!(code, 0, "{mode}: {err}");
+    }
+    let (code, _, err) = txftl(&["put", "--image", img, "--sync", "sometimes", input.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    // Without an image there is nothing to sync.
+    let (code, _, err) = txftl(&["run", "--preset", "tiny", "--sync", "always", "--ops", "10"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn compare_refuses_what_it_would_ignore() {
+    // The modes choose the protocol (rbj and wal on plain, xftl on xftl).
+    let (code, _, err) = txftl(&["compare", "--protocol", "xftl", "--preset", "tiny", "--transactions", "1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--protocol") && err.contains("--modes"), "{err}");
+    // An unwritable report path fails before the (long) run, not after it.
+    let start = std::time::Instant::now();
+    let (code, _, err) = txftl(&["compare", "--html", "/nonexistent-dir/report.html"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("/nonexistent-dir/report.html"), "{err}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
 }

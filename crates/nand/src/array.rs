@@ -13,10 +13,11 @@
 //! A broken rule is an FTL bug: it panics (default) or returns
 //! [`NandError::Violation`], per [`ViolationPolicy`].
 
-use crate::error::{ImageError, NandError, Violation};
+use crate::error::{ImageError, MemoryError, NandError, Violation};
 use crate::fault::{tear_program, Area, PowerCut, Torn};
 use crate::geometry::{BlockId, Geometry, GeometryError, Ppn};
-use crate::image::ImageFile;
+use crate::image::{ImageFile, ImageSync};
+use crate::memory;
 use crate::timing::{Clocks, OpTime, Timing};
 use rand::Rng;
 use serde::Serialize;
@@ -135,35 +136,66 @@ pub struct Nand {
 
 impl Nand {
     /// A fresh, fully erased array in RAM.
+    ///
+    /// For a device sized from user input use [`Nand::try_new`]: this one
+    /// panics (with the size needed) if the machine refuses the memory.
     pub fn new(cfg: NandConfig) -> Result<Nand, GeometryError> {
         cfg.geometry.validate()?;
+        match Nand::allocate(cfg) {
+            Ok(nand) => Ok(nand),
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Like [`Nand::new`], but a device larger than the memory the machine has
+    /// available (or whose allocation fails) is a typed error.
+    pub fn try_new(cfg: NandConfig) -> Result<Nand, NandError> {
+        cfg.geometry.validate()?;
+        memory::check(Nand::memory_needed(&cfg))?;
+        Ok(Nand::allocate(cfg)?)
+    }
+
+    /// Bytes of memory the array of `cfg` needs (see `memory::needed`).
+    pub fn memory_needed(cfg: &NandConfig) -> u64 {
+        memory::needed(cfg)
+    }
+
+    /// The erased arrays of a valid geometry, each allocation fallible.
+    fn allocate(cfg: NandConfig) -> Result<Nand, MemoryError> {
         let g = &cfg.geometry;
+        let need = memory::needed(&cfg);
         let pages = g.page_count() as usize;
+        let blocks = g.block_count() as usize;
         let data = match cfg.data_mode {
-            DataMode::Full => Data::Full(vec![0xFF; pages * g.page_size as usize]),
+            DataMode::Full => Data::Full(memory::filled(pages * g.page_size as usize, 0xFF, need)?),
             DataMode::MetaOnly => Data::Meta(BTreeMap::new()),
         };
         let state = State {
-            programs: vec![0; pages],
-            erase_counts: vec![0; g.block_count() as usize],
-            bad: vec![false; g.block_count() as usize],
-            oob: vec![0xFF; pages * g.oob_size as usize],
+            programs: memory::filled(pages, 0, need)?,
+            erase_counts: memory::filled(blocks, 0, need)?,
+            bad: memory::filled(blocks, false, need)?,
+            oob: memory::filled(pages * g.oob_size as usize, 0xFF, need)?,
             data,
         };
         Ok(Nand::from_state(cfg, state, None))
     }
 
     /// A fresh, erased array backed by a new image file (always full data).
+    /// Refuses an existing file, and a device too large for memory before the
+    /// file is created. The image stays locked while the array lives.
     pub fn create_image(path: &Path, mut cfg: NandConfig) -> Result<Nand, ImageError> {
         cfg.geometry.validate()?;
         cfg.data_mode = DataMode::Full;
+        memory::check(memory::needed(&cfg))?;
+        let mut nand = Nand::allocate(cfg)?;
         let image = ImageFile::create(path, &cfg.geometry, &cfg.timing, cfg.endurance)?;
-        let mut nand = Nand::new(cfg)?;
         nand.image = Some(image);
         Ok(nand)
     }
 
-    /// Opens an existing image file: the array comes back exactly as the file holds it.
+    /// Opens an existing image file: the array comes back exactly as the file
+    /// holds it. The image stays locked while the array lives: a second open
+    /// (from this or another process) is refused with [`ImageError::InUse`].
     pub fn open_image(path: &Path, violation_policy: ViolationPolicy) -> Result<Nand, ImageError> {
         let (image, l) = ImageFile::open(path)?;
         let cfg = NandConfig {
@@ -244,12 +276,49 @@ impl Nand {
     pub fn has_image(&self) -> bool {
         self.image.is_some()
     }
-    /// Flushes the image file to stable storage (no-op for RAM).
+    /// Flushes the image file to stable storage (no-op for RAM), whatever the
+    /// [`ImageSync`] mode: the FTL calls it at a clean close.
     pub fn sync_image(&self) -> Result<(), NandError> {
         if let Some(img) = &self.image {
             img.sync()?;
         }
         Ok(())
+    }
+
+    /// Chooses when the image file reaches the host's disk (no-op for RAM).
+    pub fn set_image_sync(&mut self, mode: ImageSync) {
+        if let Some(img) = &mut self.image {
+            img.set_sync(mode);
+        }
+    }
+
+    /// The image's sync mode; `None` without an image.
+    pub fn image_sync(&self) -> Option<ImageSync> {
+        self.image.as_ref().map(|img| img.sync_mode())
+    }
+
+    /// A device flush or commit is durable from here on: in [`ImageSync::Flush`]
+    /// mode the image is synced to the host's disk; otherwise nothing happens.
+    /// The FTL calls this when its `flush` and `commit` complete.
+    pub fn flush_image(&self) -> Result<(), NandError> {
+        if let Some(img) = &self.image {
+            img.flush_point()?;
+        }
+        Ok(())
+    }
+
+    /// Syncs of the image file so far (0 without an image).
+    pub fn image_syncs(&self) -> u64 {
+        self.image.as_ref().map_or(0, |img| img.syncs())
+    }
+
+    /// After a program or erase is written through: in [`ImageSync::Always`]
+    /// mode it is synced before the operation returns.
+    fn image_op_done(&self) -> Result<(), ImageError> {
+        match &self.image {
+            Some(img) => img.op_done(),
+            None => Ok(()),
+        }
     }
 
     /// Arms a power cut at operation index `cut.at_op` (see [`PowerCut`]).
@@ -457,6 +526,7 @@ impl Nand {
             }
         }
         self.write_through_page(ppn)?;
+        self.image_op_done()?;
         self.stats.programs += 1;
         let (unit, channel) = self.unit_channel(ppn);
         let t = self.cfg.timing;
@@ -567,6 +637,7 @@ impl Nand {
             self.store_data(ppn, new);
         }
         self.write_through_page(ppn)?;
+        self.image_op_done()?;
         self.stats.partial_programs += 1;
         let (unit, channel) = self.unit_channel(ppn);
         let t = self.cfg.timing;
@@ -602,6 +673,7 @@ impl Nand {
             if let Some(img) = &mut self.image {
                 img.write_block(block, self.erase_counts[block as usize], true)?;
             }
+            self.image_op_done()?;
             return Err(NandError::EraseFailed(block));
         }
         self.erase_counts[block as usize] += 1;
@@ -612,6 +684,7 @@ impl Nand {
         }
         self.next_page[block as usize] = 0;
         self.write_through_block(block)?;
+        self.image_op_done()?;
         Ok(time)
     }
 

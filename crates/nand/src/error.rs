@@ -1,4 +1,5 @@
 use crate::geometry::{BlockId, GeometryError, Ppn};
+use std::path::PathBuf;
 
 /// A broken rule of the NAND physics. Always an FTL bug: with the default
 /// [`ViolationPolicy::Panic`](crate::ViolationPolicy) the model panics on the spot so the
@@ -40,6 +41,52 @@ pub enum ImageError {
     Length { expected: u64, actual: u64 },
     #[error("image page-state table is corrupted at page {0}")]
     PageTable(Ppn),
+    /// Another open of the image holds its lock (see `image.rs`, "Locking").
+    #[error("image {} is in use by {}", path.display(), holder.as_ref().map_or("another process".to_string(), |h| h.to_string()))]
+    InUse { path: PathBuf, holder: Option<Holder> },
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+}
+
+/// Who holds an image open, as recorded beside it when it was opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    pub pid: u32,
+    /// The holder's command line (may be empty if it could not be read).
+    pub command: String,
+}
+
+impl std::fmt::Display for Holder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.command.is_empty() {
+            write!(f, "process {}", self.pid)
+        } else {
+            write!(f, "process {} ({})", self.pid, self.command)
+        }
+    }
+}
+
+/// The array of a device does not fit in memory: refused up front from an
+/// estimate, or a fallible allocation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MemoryError {
+    #[error(
+        "the device's flash array needs {} of memory but only {} is available (MemAvailable)",
+        gib(*needed),
+        gib(*available)
+    )]
+    TooLarge { needed: u64, available: u64 },
+    #[error("allocating {} for the device's flash array failed (it needs {} in all)", gib(*failed), gib(*needed))]
+    AllocationFailed { failed: u64, needed: u64 },
+}
+
+/// Bytes as GiB with two decimals (MiB below 1 GiB), for memory messages.
+pub fn gib(bytes: u64) -> String {
+    if bytes >= 1 << 30 {
+        format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -57,4 +104,8 @@ pub enum NandError {
     Violation(#[from] Violation),
     #[error(transparent)]
     Image(#[from] ImageError),
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+    #[error("invalid geometry: {0}")]
+    Geometry(#[from] GeometryError),
 }

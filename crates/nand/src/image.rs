@@ -28,25 +28,77 @@
 //!
 //! The file length must match the header exactly; anything else is a foreign or
 //! truncated image and is refused.
+//!
+//! Locking: an image is open in one place at a time (see `image/lock.rs`).
+//!
+//! Durability on the host ([`ImageSync`]): writes go to the host's page cache;
+//! when they reach its disk is chosen per open image. A host crash (not a
+//! simulated power cut) loses what was not yet synced.
 
+mod lock;
+
+use crate::array::{DataMode, NandConfig, ViolationPolicy};
 use crate::error::ImageError;
 use crate::geometry::{BlockId, CellType, Geometry, Ppn};
+use crate::memory;
 use crate::timing::Timing;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub const IMAGE_MAGIC: &[u8; 8] = b"TXFTLIMG";
 pub const IMAGE_VERSION: u32 = 1;
 const HEADER_SIZE: u64 = 512;
 const BLOCK_RECORD: u64 = 8;
 
+/// When the image file is synced (`fdatasync`) to the host's disk.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ImageSync {
+    /// Only when the device is closed cleanly (the FTL's `close`). Fastest; a
+    /// host crash can lose everything since the image was opened.
+    #[default]
+    Close,
+    /// Also at every device flush and commit: whoever issues them calls
+    /// [`Nand::flush_image`](crate::Nand::flush_image).
+    Flush,
+    /// After every program, partial program and erase: the file always holds
+    /// every completed flash operation.
+    Always,
+}
+
+impl ImageSync {
+    pub const NAMES: [&'static str; 3] = ["close", "flush", "always"];
+
+    pub fn parse(s: &str) -> Option<ImageSync> {
+        match s {
+            "close" => Some(ImageSync::Close),
+            "flush" => Some(ImageSync::Flush),
+            "always" => Some(ImageSync::Always),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ImageSync::Close => "close",
+            ImageSync::Flush => "flush",
+            ImageSync::Always => "always",
+        }
+    }
+}
+
 pub(crate) struct ImageFile {
+    // Dropped before `file`: the sidecar naming the holder goes before the
+    // lock is released by closing the file.
+    _lock: lock::HeldLock,
     file: File,
     geo: Geometry,
     page_table_at: u64,
     pages_at: u64,
     scratch: Vec<u8>,
+    sync: ImageSync,
+    syncs: AtomicU64,
 }
 
 /// What an image holds, loaded into memory.
@@ -152,23 +204,38 @@ impl ImageFile {
     /// Creates a new image of an erased array. Refuses to overwrite an existing file.
     pub(crate) fn create(path: &Path, geo: &Geometry, timing: &Timing, endurance: u32) -> Result<ImageFile, ImageError> {
         let file = OpenOptions::new().read(true).write(true).create_new(true).open(path)?;
+        let lock = lock::lock(&file, path)?;
         let (page_table_at, pages_at, total) = layout(geo);
-        file.write_all_at(&encode_header(geo, timing, endurance), 0)?;
-        // Everything after the header starts as zeros: erase count 0, not bad,
-        // page state 0 (erased), and inverted 0xFF (erased) page contents.
-        file.set_len(total)?;
-        Ok(ImageFile {
+        let written = file
+            .write_all_at(&encode_header(geo, timing, endurance), 0)
+            // Everything after the header starts as zeros: erase count 0, not bad,
+            // page state 0 (erased), and inverted 0xFF (erased) page contents.
+            .and_then(|()| file.set_len(total));
+        if let Err(e) = written {
+            // A half-created image would only be refused later as truncated.
+            let _ = std::fs::remove_file(path);
+            return Err(e.into());
+        }
+        Ok(ImageFile::new(lock, file, *geo, page_table_at, pages_at))
+    }
+
+    fn new(lock: lock::HeldLock, file: File, geo: Geometry, page_table_at: u64, pages_at: u64) -> ImageFile {
+        ImageFile {
+            _lock: lock,
             file,
-            geo: *geo,
+            geo,
             page_table_at,
             pages_at,
             scratch: Vec::new(),
-        })
+            sync: ImageSync::default(),
+            syncs: AtomicU64::new(0),
+        }
     }
 
     /// Opens an existing image and loads it.
     pub(crate) fn open(path: &Path) -> Result<(ImageFile, Loaded), ImageError> {
         let file = OpenOptions::new().read(true).write(true).open(path)?;
+        let lock = lock::lock(&file, path)?;
         let actual = file.metadata()?.len();
         if actual < HEADER_SIZE {
             return Err(ImageError::BadMagic);
@@ -182,22 +249,31 @@ impl ImageFile {
         }
         let blocks = geo.block_count() as usize;
         let pages = geo.page_count() as usize;
-        let mut table = vec![0u8; blocks * BLOCK_RECORD as usize];
+        let (oob_size, page_size) = (geo.oob_size as usize, geo.page_size as usize);
+        // Read in chunks of whole pages to bound the temporary buffer.
+        let record = oob_size + page_size;
+        let chunk_pages = (8 << 20) / record + 1;
+        let cfg = NandConfig {
+            geometry: geo,
+            timing,
+            endurance,
+            data_mode: DataMode::Full,
+            violation_policy: ViolationPolicy::Error,
+        };
+        let need = memory::needed(&cfg) + (chunk_pages * record + blocks * BLOCK_RECORD as usize) as u64;
+        memory::check(need)?;
+        let mut table = memory::filled(blocks * BLOCK_RECORD as usize, 0u8, need)?;
         file.read_exact_at(&mut table, HEADER_SIZE)?;
         let erase_counts = table.chunks_exact(8).map(|r| u32_at(r, 0)).collect();
         let bad = table.chunks_exact(8).map(|r| r[4] & 1 == 1).collect();
-        let mut programs = vec![0u8; pages];
+        let mut programs = memory::filled(pages, 0u8, need)?;
         file.read_exact_at(&mut programs, page_table_at)?;
         if let Some(p) = programs.iter().position(|&n| n > geo.nop.max(1)) {
             return Err(ImageError::PageTable(p as Ppn));
         }
-        let (oob_size, page_size) = (geo.oob_size as usize, geo.page_size as usize);
-        let mut oob = vec![0u8; pages * oob_size];
-        let mut data = vec![0u8; pages * page_size];
-        // Read in chunks of whole pages to bound the temporary buffer.
-        let record = oob_size + page_size;
-        let chunk_pages = (8 << 20) / record + 1;
-        let mut buf = vec![0u8; chunk_pages * record];
+        let mut oob = memory::filled(pages * oob_size, 0u8, need)?;
+        let mut data = memory::filled(pages * page_size, 0u8, need)?;
+        let mut buf = memory::filled(chunk_pages * record, 0u8, need)?;
         let mut first = 0usize;
         while first < pages {
             let n = chunk_pages.min(pages - first);
@@ -221,16 +297,7 @@ impl ImageFile {
             oob,
             data,
         };
-        Ok((
-            ImageFile {
-                file,
-                geo,
-                page_table_at,
-                pages_at,
-                scratch: Vec::new(),
-            },
-            loaded,
-        ))
+        Ok((ImageFile::new(lock, file, geo, page_table_at, pages_at), loaded))
     }
 
     fn record_at(&self, ppn: Ppn) -> u64 {
@@ -256,9 +323,41 @@ impl ImageFile {
         Ok(())
     }
 
+    /// Syncs the file to the host's disk, whatever the mode (a clean close).
     pub(crate) fn sync(&self) -> Result<(), ImageError> {
         self.file.sync_data()?;
+        self.syncs.fetch_add(1, Ordering::Relaxed);
         Ok(())
+    }
+
+    pub(crate) fn set_sync(&mut self, mode: ImageSync) {
+        self.sync = mode;
+    }
+
+    pub(crate) fn sync_mode(&self) -> ImageSync {
+        self.sync
+    }
+
+    /// Syncs done so far (for tests and reports).
+    pub(crate) fn syncs(&self) -> u64 {
+        self.syncs.load(Ordering::Relaxed)
+    }
+
+    /// A program or erase has been written through: sync it in `Always` mode.
+    pub(crate) fn op_done(&self) -> Result<(), ImageError> {
+        match self.sync {
+            ImageSync::Always => self.sync(),
+            ImageSync::Close | ImageSync::Flush => Ok(()),
+        }
+    }
+
+    /// The device flushed or committed: sync in `Flush` mode (in `Always` mode
+    /// every operation is on disk already).
+    pub(crate) fn flush_point(&self) -> Result<(), ImageError> {
+        match self.sync {
+            ImageSync::Flush => self.sync(),
+            ImageSync::Close | ImageSync::Always => Ok(()),
+        }
     }
 }
 
@@ -276,5 +375,86 @@ mod tests {
         assert!(matches!(decode_header(&h), Err(ImageError::HeaderChecksum)));
         h[0] = b'X';
         assert!(matches!(decode_header(&h), Err(ImageError::BadMagic)));
+    }
+
+    fn tiny_cfg() -> NandConfig {
+        crate::preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Error)
+    }
+
+    fn page(n: &crate::Nand, fill: u8) -> (Vec<u8>, Vec<u8>) {
+        let g = n.geometry();
+        (vec![fill; g.page_size as usize], vec![fill; g.oob_size as usize])
+    }
+
+    #[test]
+    fn a_second_open_is_refused_naming_the_holder_until_the_first_closes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dev.img");
+        let first = crate::Nand::create_image(&path, tiny_cfg()).unwrap();
+        let e = crate::Nand::open_image(&path, ViolationPolicy::Error)
+            .err()
+            .expect("refused while held");
+        let ImageError::InUse { holder: Some(holder), .. } = &e else {
+            panic!("not InUse with a holder: {e}");
+        };
+        assert_eq!(holder.pid, std::process::id());
+        let msg = e.to_string();
+        assert!(
+            msg.contains(&format!("dev.img is in use by process {}", std::process::id())),
+            "{msg}"
+        );
+        drop(first);
+        assert!(!dir.path().join("dev.img.lock").exists(), "the holder record goes with the lock");
+        let second = crate::Nand::open_image(&path, ViolationPolicy::Error).unwrap();
+        assert!(crate::Nand::open_image(&path, ViolationPolicy::Error).is_err());
+        drop(second);
+        // A stale record (its holder was killed) never blocks an open.
+        std::fs::write(dir.path().join("dev.img.lock"), "pid 1\ncommand gone\n").unwrap();
+        crate::Nand::open_image(&path, ViolationPolicy::Error).unwrap();
+    }
+
+    #[test]
+    fn sync_modes_sync_at_their_points() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dev.img");
+        let mut n = crate::Nand::create_image(&path, tiny_cfg()).unwrap();
+        let (d, o) = page(&n, 0x11);
+        assert_eq!(n.image_sync(), Some(ImageSync::Close));
+        n.program(0, 0, &d, &o).unwrap();
+        n.flush_image().unwrap();
+        assert_eq!(n.image_syncs(), 0, "close mode: nothing before close");
+        n.set_image_sync(ImageSync::Flush);
+        n.program(1, 0, &d, &o).unwrap();
+        assert_eq!(n.image_syncs(), 0);
+        n.flush_image().unwrap();
+        assert_eq!(n.image_syncs(), 1, "flush mode: at the flush");
+        n.set_image_sync(ImageSync::Always);
+        n.program(2, 0, &d, &o).unwrap();
+        n.erase(1, 0).unwrap();
+        assert_eq!(n.image_syncs(), 3, "always mode: after each program and erase");
+        n.sync_image().unwrap();
+        assert_eq!(n.image_syncs(), 4, "a close syncs in every mode");
+        assert_eq!(ImageSync::parse("flush"), Some(ImageSync::Flush));
+        assert_eq!(ImageSync::parse("sometimes"), None);
+    }
+
+    #[test]
+    fn a_device_too_large_for_memory_is_refused_before_any_file_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.img");
+        let mut cfg = tiny_cfg();
+        // 2^30 pages of 64 KiB: 64 TiB, beyond any machine this runs on.
+        cfg.geometry.page_size = 64 << 10;
+        cfg.geometry.blocks_per_plane = 1 << 24;
+        cfg.geometry.pages_per_block = 64;
+        cfg.geometry.channels = 1;
+        cfg.geometry.dies_per_channel = 1;
+        cfg.geometry.planes_per_die = 1;
+        let e = crate::Nand::create_image(&path, cfg).err().expect("refused");
+        assert!(matches!(e, ImageError::Memory(_)), "{e}");
+        assert!(e.to_string().contains("GiB"), "{e}");
+        assert!(!path.exists());
+        let e = crate::Nand::try_new(cfg).err().expect("refused");
+        assert!(matches!(e, crate::NandError::Memory(_)), "{e}");
     }
 }

@@ -10,14 +10,16 @@ mod error;
 mod fault;
 mod geometry;
 mod image;
+mod memory;
 mod preset;
 mod timing;
 
 pub use array::{DataMode, Nand, NandConfig, NandStats, OpKind, ViolationPolicy};
-pub use error::{ImageError, NandError, Violation};
+pub use error::{gib, Holder, ImageError, MemoryError, NandError, Violation};
 pub use fault::{PowerCut, Torn};
 pub use geometry::{BlockId, CellType, Geometry, GeometryError, Ppn};
-pub use image::{IMAGE_MAGIC, IMAGE_VERSION};
+pub use image::{ImageSync, IMAGE_MAGIC, IMAGE_VERSION};
+pub use memory::available as available_memory;
 pub use preset::{preset, Preset, PRESET_NAMES};
 pub use timing::{OpTime, Timing};
 

@@ -74,7 +74,6 @@ pub struct ProtocolOptions {
     pub xl2p_entries: u32,
 }
 
-
 fn unknown(name: &str) -> DeviceError {
     DeviceError::Config(UnknownProtocol(name.to_string()).to_string())
 }

@@ -1,0 +1,110 @@
+//! Opening devices for the commands: image files (created or opened, locked,
+//! synced as `--sync` says) and RAM arrays, with the errors a user should see.
+
+use crate::durable::SyncOnFlush;
+use crate::{CliError, DeviceArgs};
+use clap::Args;
+use std::path::Path;
+use txftl_nand::{DataMode, ImageError, ImageSync, Nand, NandConfig, NandError, ViolationPolicy};
+use txftl_protocols::AnyDevice;
+
+/// When the image file reaches the host's disk (commands that open an image).
+#[derive(Args, Clone, Debug)]
+pub struct SyncArgs {
+    /// Sync the image file to the host's disk at close only (default), at every
+    /// device flush and commit too (flush), or after every flash program and
+    /// erase (always). A host crash loses what was not synced.
+    #[arg(long, value_parser = ImageSync::NAMES)]
+    pub sync: Option<String>,
+}
+
+impl SyncArgs {
+    pub fn mode(&self) -> ImageSync {
+        self.sync.as_deref().and_then(ImageSync::parse).unwrap_or_default()
+    }
+}
+
+/// Attaches the sync mode to a device on an image: the NAND syncs in `always`
+/// mode by itself; in `flush` mode the device's flushes and commits call it.
+pub fn with_sync(dev: Box<dyn AnyDevice>, mode: ImageSync) -> Box<dyn AnyDevice> {
+    match mode {
+        ImageSync::Flush => SyncOnFlush::wrap(dev),
+        ImageSync::Close | ImageSync::Always => dev,
+    }
+}
+
+/// What the user reads for an image that cannot be opened or created.
+fn image_error(path: &Path, e: ImageError) -> CliError {
+    match e {
+        // Already names the image and its holder.
+        ImageError::InUse { .. } => CliError::Failed(e.to_string()),
+        // The arguments asked for a device this machine cannot hold.
+        ImageError::Memory(m) => CliError::Usage(format!("{}: {m}; choose a smaller --blocks-per-plane or preset", path.display())),
+        e => CliError::Failed(format!("{}: {e}", path.display())),
+    }
+}
+
+/// Opens an existing image (locked while the NAND lives).
+pub fn open_image(path: &Path, sync: ImageSync) -> Result<Nand, CliError> {
+    let mut nand = Nand::open_image(path, ViolationPolicy::Error).map_err(|e| match e {
+        // The image exists: too large for this machine is a failed run, not bad arguments.
+        ImageError::Memory(m) => CliError::Failed(format!("{}: {m}", path.display())),
+        e => image_error(path, e),
+    })?;
+    nand.set_image_sync(sync);
+    Ok(nand)
+}
+
+/// Creates a new image (refusing an existing file), locked while the NAND lives.
+pub fn create_image(path: &Path, cfg: NandConfig, sync: ImageSync) -> Result<Nand, CliError> {
+    let mut nand = Nand::create_image(path, cfg).map_err(|e| image_error(path, e))?;
+    nand.set_image_sync(sync);
+    Ok(nand)
+}
+
+/// A RAM array; a device too large for the machine is refused with its size.
+pub fn ram(cfg: NandConfig) -> Result<Nand, CliError> {
+    let hint = match cfg.data_mode {
+        DataMode::Full => ", or --data meta (stores no page data)",
+        DataMode::MetaOnly => "",
+    };
+    Nand::try_new(cfg).map_err(|e| match e {
+        NandError::Memory(m) => CliError::Usage(format!("{m}; choose a smaller --blocks-per-plane or preset{hint}")),
+        e => CliError::Usage(e.to_string()),
+    })
+}
+
+/// Refuses memory a run-time allocation (the SQLite commands build their own
+/// devices) would not find, with the same message as [`ram`].
+pub fn check_fits(cfg: &NandConfig) -> Result<(), CliError> {
+    let needed = Nand::memory_needed(cfg);
+    match txftl_nand::available_memory() {
+        Some(available) if needed > available => Err(CliError::Usage(format!(
+            "{}; choose a smaller --blocks-per-plane or preset",
+            txftl_nand::MemoryError::TooLarge { needed, available }
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// An existing image fixes the geometry, the endurance, the data mode and
+/// (formatted into its superblock) the over-provisioning:
+/// options that would set them are refused instead of ignored.
+pub fn refuse_options_fixed_by_image(device: &DeviceArgs, data: Option<&str>) -> Result<(), CliError> {
+    let given = [
+        ("--preset", device.preset.is_some()),
+        ("--blocks-per-plane", device.blocks_per_plane.is_some()),
+        ("--endurance", device.endurance.is_some()),
+        ("--overprovision", device.overprovision.is_some()),
+        ("--data", data.is_some()),
+    ];
+    let named: Vec<&str> = given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect();
+    if named.is_empty() {
+        return Ok(());
+    }
+    Err(CliError::Usage(format!(
+        "{} cannot apply to an existing image: the image fixes the geometry, endurance, over-provisioning and data (always full); drop {}",
+        named.join(", "),
+        if named.len() == 1 { "it" } else { "them" }
+    )))
+}

@@ -1,0 +1,90 @@
+//! Memory of the flash array: how much a device needs (from its geometry and
+//! data mode), how much the machine has, and fallible allocation of the big
+//! arrays, so that a device too large for the machine is a typed
+//! [`MemoryError`] instead of an allocation abort.
+//!
+//! Why both an estimate and fallible allocation: with Linux overcommit an
+//! allocation larger than free memory often succeeds, and the process is then
+//! killed when the array is filled (erased flash is 0xFF, so every byte is
+//! touched). So constructors that size a device from user input refuse up front
+//! when the estimate exceeds `MemAvailable`; `try_reserve` catches what the
+//! kernel refuses outright (and machines without `/proc/meminfo`).
+
+use crate::array::{DataMode, NandConfig};
+use crate::error::MemoryError;
+
+/// Bytes the array of `cfg` holds in memory: per page, its program count, OOB
+/// and (in full-data mode) data; per block, the write pointer, erase count and
+/// bad flag. Metadata-only mode also stores the data of the FTL's own metadata
+/// pages as they are written; that grows with use and is not counted here.
+pub fn needed(cfg: &NandConfig) -> u64 {
+    let g = &cfg.geometry;
+    let pages = g.page_count() as u64;
+    let blocks = g.block_count() as u64;
+    let data = match cfg.data_mode {
+        DataMode::Full => g.page_size as u64,
+        DataMode::MetaOnly => 0,
+    };
+    pages * (1 + g.oob_size as u64 + data) + blocks * (4 + 4 + 1)
+}
+
+/// `MemAvailable` from `/proc/meminfo`, in bytes; `None` where it cannot be read.
+pub fn available() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    parse_mem_available(&info)
+}
+
+fn parse_mem_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let mut fields = line.split_whitespace().skip(1);
+    let kib: u64 = fields.next()?.parse().ok()?;
+    (fields.next() == Some("kB")).then_some(kib * 1024)
+}
+
+/// Refuses `needed` bytes when the machine reports less available.
+pub fn check(needed: u64) -> Result<(), MemoryError> {
+    match available() {
+        Some(available) if needed > available => Err(MemoryError::TooLarge { needed, available }),
+        _ => Ok(()),
+    }
+}
+
+/// `vec![value; n]`, but a refused allocation is an error naming the total
+/// `needed` by the array it belongs to.
+pub fn filled<T: Clone>(n: usize, value: T, needed: u64) -> Result<Vec<T>, MemoryError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| MemoryError::AllocationFailed {
+        failed: (n * std::mem::size_of::<T>()) as u64,
+        needed,
+    })?;
+    v.resize(n, value);
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mem_available_is_parsed_in_bytes() {
+        let info = "MemTotal:       16000000 kB\nMemFree:  100 kB\nMemAvailable:    3000000 kB\n";
+        assert_eq!(parse_mem_available(info), Some(3_000_000 * 1024));
+        assert_eq!(parse_mem_available("MemTotal: 5 kB\n"), None);
+    }
+
+    #[test]
+    fn the_estimate_counts_data_only_in_full_mode() {
+        let p = crate::preset("tiny").unwrap();
+        let full = needed(&p.config(DataMode::Full, crate::ViolationPolicy::Panic));
+        let meta = needed(&p.config(DataMode::MetaOnly, crate::ViolationPolicy::Panic));
+        assert_eq!(full - meta, p.geometry.page_count() as u64 * p.geometry.page_size as u64);
+    }
+
+    #[test]
+    fn a_refused_allocation_is_an_error_not_an_abort() {
+        // More than any address space holds: try_reserve refuses it at once.
+        let e = filled(usize::MAX / 2, 0u8, u64::MAX).unwrap_err();
+        assert!(matches!(e, MemoryError::AllocationFailed { .. }), "{e}");
+        assert!(check(u64::MAX).is_err() || available().is_none());
+    }
+}
