@@ -138,7 +138,10 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
     let spec = CompareSpec {
         nand,
         ftl: ftl_config(&args.device)?,
-        opts: protocol_options(&args.device),
+        // The paper's one-page table (500 entries) unless asked otherwise.
+        opts: txftl_protocols::ProtocolOptions {
+            xl2p_entries: args.device.xl2p_entries.unwrap_or(txftl_protocols::xftl::DEFAULT_ENTRIES),
+        },
         rows: args.rows,
         transactions: args.transactions,
         seed: args.seed,

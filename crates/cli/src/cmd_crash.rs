@@ -88,7 +88,7 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         flush_every: args.flush_every,
         tx: args.tx.clone(),
     }
-    .spec()?;
+    .spec(crate::TxDefaults::CRASH)?;
     let d = &args.device;
     let mut replay_base = format!(
         "txftl crashtest --protocol {} --preset {} --workload {} --ops {} --fill {} --seed {} --flush-every {} --gc {}",
@@ -114,14 +114,21 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         replay_base += &format!(" --wear-spread-max {}", d.wear_spread_max);
     }
     if workload.kind == txftl_harness::WorkloadKind::TxWrite {
-        let t = &args.tx;
+        let t = &workload.tx;
         replay_base += &format!(
             " --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {}",
-            t.pages_per_tx, t.abort_ratio, t.concurrency, t.nontx_pct, t.trim_pct
+            t.pages_per_tx,
+            t.abort_pct as f64 / 100.0,
+            t.concurrency,
+            t.nontx_pct,
+            t.trim_pct
         );
+        if t.transactions > 0 {
+            replay_base += &format!(" --txs {}", t.transactions);
+        }
     }
-    if d.xl2p_entries != 500 {
-        replay_base += &format!(" --xl2p-entries {}", d.xl2p_entries);
+    if let Some(e) = d.xl2p_entries {
+        replay_base += &format!(" --xl2p-entries {e}");
     }
     if d.checkpoint_every > 0 {
         replay_base += &format!(" --checkpoint-every {}", d.checkpoint_every);

@@ -1,7 +1,7 @@
 //! Device images: format, put, get, info.
 
 use crate::cmd_run::add_recovery;
-use crate::open::{create_image, open_image, with_sync, SyncArgs};
+use crate::open::{create_image, open_image, SyncArgs};
 use crate::setup::{describe, ftl_config, nand_config, resolve_preset};
 use crate::table::{thousands, Figures};
 use crate::{CliError, DeviceArgs};
@@ -58,15 +58,15 @@ pub struct GetArgs {
     /// Output file (default: standard output).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    #[command(flatten)]
-    pub sync: SyncArgs,
 }
 
+/// Mounts an image. `get` and `info` mount it read-only: looking at a device
+/// writes nothing to it (no sealing checkpoint, no wear, no `--sync`).
 fn mount(image: &Path, protocol: &str, cfg: FtlConfig, sync: ImageSync) -> Result<Box<dyn AnyDevice>, CliError> {
     let nand = open_image(image, sync)?;
     let dev = txftl_protocols::mount(protocol, nand, cfg, &txftl_protocols::ProtocolOptions::default())
         .map_err(|e| CliError::Failed(format!("mounting {}: {e}", image.display())))?;
-    Ok(with_sync(dev, sync))
+    Ok(dev)
 }
 
 pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
@@ -86,7 +86,6 @@ pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
         &crate::setup::protocol_options(&args.device),
     )
     .map_err(CliError::failed)?;
-    let dev = with_sync(dev, sync);
     let info = dev.info();
     let dev = if args.fs {
         let mode = if dev.transactional() {
@@ -208,7 +207,7 @@ fn crc32(b: &[u8]) -> u32 {
 }
 
 pub fn get(args: GetArgs) -> Result<ExitCode, CliError> {
-    let mut dev = mount(&args.image, &args.protocol, FtlConfig::default(), args.sync.mode())?;
+    let mut dev = mount(&args.image, &args.protocol, read_only(), ImageSync::Close)?;
     let info = dev.info();
     let ps = info.page_size as u64;
     let pages = args.bytes.div_ceil(ps);
@@ -239,8 +238,15 @@ pub fn get(args: GetArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn info(image: &Path, protocol: &str, json: bool, sync: ImageSync) -> Result<ExitCode, CliError> {
-    let dev = mount(image, protocol, FtlConfig::default(), sync)?;
+fn read_only() -> FtlConfig {
+    FtlConfig {
+        read_only: true,
+        ..FtlConfig::default()
+    }
+}
+
+pub fn info(image: &Path, protocol: &str, json: bool) -> Result<ExitCode, CliError> {
+    let dev = mount(image, protocol, read_only(), ImageSync::Close)?;
     let info = dev.info();
     let report = dev.recovery_report().unwrap_or_default();
     let (lo, hi) = dev.wear_spread();

@@ -1,6 +1,6 @@
 //! `txftl run`: a workload on one device, with counters, times and speed.
 
-use crate::open::{create_image, open_image, ram, refuse_options_fixed_by_image, with_sync, SyncArgs};
+use crate::open::{create_image, open_image, ram, refuse_options_fixed_by_image, SyncArgs};
 use crate::setup::{describe, ftl_config, nand_config, protocol_options, resolve_preset};
 use crate::table::{sim_time, thousands, Figures};
 use crate::{CliError, DeviceArgs};
@@ -67,7 +67,7 @@ pub struct WorkloadArgs {
 }
 
 impl WorkloadArgs {
-    pub fn spec(&self) -> Result<WorkloadSpec, CliError> {
+    pub fn spec(&self, tx_defaults: crate::TxDefaults) -> Result<WorkloadSpec, CliError> {
         let kind = WorkloadKind::parse(&self.workload).ok_or_else(|| CliError::Usage(format!("unknown workload `{}`", self.workload)))?;
         Ok(WorkloadSpec {
             kind,
@@ -75,7 +75,7 @@ impl WorkloadArgs {
             fill_pct: self.fill,
             seed: self.seed,
             flush_every: self.flush_every,
-            tx: self.tx.shape()?,
+            tx: self.tx.shape(kind, tx_defaults)?,
         })
     }
 }
@@ -98,7 +98,7 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String), CliError>
             let dev = txftl_protocols::mount(protocol, nand, cfg, &opts)
                 .map_err(|e| CliError::Failed(format!("mounting {}: {e}", path.display())))?;
             let what = format!("image {} (mounted through recovery)", path.display());
-            Ok((with_sync(dev, sync), what))
+            Ok((dev, what))
         }
         Some(path) => {
             // Checked before anything is built, so the refusal costs nothing.
@@ -115,7 +115,7 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String), CliError>
             let p = resolve_preset(&args.device, "jasmine")?;
             let nand = create_image(path, nand_config(&p, DataMode::Full), sync)?;
             let dev = txftl_protocols::format(protocol, nand, cfg, &opts).map_err(CliError::failed)?;
-            Ok((with_sync(dev, sync), format!("new image {} on {}", path.display(), describe(&p))))
+            Ok((dev, format!("new image {} on {}", path.display(), describe(&p))))
         }
         None => {
             if args.sync.sync.is_some() {
@@ -142,7 +142,7 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String), CliError>
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
-    let spec = args.workload.spec()?;
+    let spec = args.workload.spec(crate::TxDefaults::RUN)?;
     let torn = match (&args.torn, args.cut_at) {
         (Some(_), None) => {
             return Err(CliError::Usage(
@@ -193,7 +193,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             let cfg = ftl_config(&args.device)?;
             let dev = txftl_protocols::mount(args.device.protocol(), nand, cfg, &protocol_options(&args.device))
                 .map_err(|e| CliError::Failed(format!("recovery failed: {e}")))?;
-            let dev = with_sync(dev, args.sync.mode());
             let report = dev.recovery_report().unwrap_or_default();
             dev.check_invariants()
                 .map_err(|e| CliError::Failed(format!("invariant broken after recovery: {e}")))?;

@@ -7,7 +7,6 @@ mod cmd_compare;
 mod cmd_crash;
 mod cmd_image;
 mod cmd_run;
-mod durable;
 mod open;
 mod setup;
 mod table;
@@ -58,8 +57,6 @@ enum Command {
         protocol: String,
         #[arg(long)]
         json: bool,
-        #[command(flatten)]
-        sync: open::SyncArgs,
     },
 }
 
@@ -95,9 +92,12 @@ pub struct DeviceArgs {
     /// Mapping checkpoint every N page programs (0: the FTL's default).
     #[arg(long, default_value_t = 0)]
     pub checkpoint_every: u64,
-    /// X-FTL: entries in the X-L2P table (the paper uses 500 or 1000).
-    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    pub xl2p_entries: u32,
+    /// X-FTL: entries in the X-L2P table, fixed at format (the paper uses 500,
+    /// one 8 KiB page, what `compare` measures by default; elsewhere the
+    /// default sizes the table to the array: one entry per 8 pages, 32 to
+    /// 65,536, so large transactions fit).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65_536))]
+    pub xl2p_entries: Option<u32>,
 }
 
 impl DeviceArgs {
@@ -109,50 +109,97 @@ impl DeviceArgs {
     }
 }
 
-/// Shape of the `txwrite` workload.
+/// Shape of the `txwrite` workload. Every option is refused with another
+/// workload (it would be ignored); unset ones take the command's defaults.
 #[derive(Args, Clone, Debug)]
 pub struct TxArgs {
-    /// Page writes per transaction.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10_000))]
-    pub pages_per_tx: u32,
-    /// Share of transactions that abort, 0.0 to 1.0.
-    #[arg(long, default_value_t = 0.1)]
-    pub abort_ratio: f64,
-    /// Transactions open at once, at most.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    /// Page writes per transaction [default: 5].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub pages_per_tx: Option<u32>,
+    /// Share of transactions that abort, 0.0 to 1.0 [default: 0.1].
+    #[arg(long)]
+    pub abort_ratio: Option<f64>,
+    /// Transactions open at once, at most [default: 1 on run, 2 on crashtest].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub concurrency: Option<u32>,
+    /// Percent of operations that are non-transactional writes mixed in
+    /// [default: 0 on run, 10 on crashtest].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub nontx_pct: Option<u32>,
+    /// Percent of operations that are trims mixed in [default: 0 on run, 5 on crashtest].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub trim_pct: Option<u32>,
+    /// Run exactly this many transactions (overrides --ops).
+    #[arg(long)]
+    pub txs: Option<u64>,
+}
+
+/// A command's defaults for the transactional mix: `run` measures one
+/// transaction at a time; `crashtest` defaults to what shakes out the most
+/// bugs (two transactions open, plain writes and trims mixed in).
+#[derive(Clone, Copy, Debug)]
+pub struct TxDefaults {
     pub concurrency: u32,
-    /// Percent of operations that are non-transactional writes mixed in.
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub nontx_pct: u32,
-    /// Percent of operations that are trims mixed in.
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub trim_pct: u32,
-    /// Run exactly this many transactions (txwrite; overrides --ops).
-    #[arg(long, default_value_t = 0)]
-    pub txs: u64,
+}
+
+impl TxDefaults {
+    pub const RUN: TxDefaults = TxDefaults {
+        concurrency: 1,
+        nontx_pct: 0,
+        trim_pct: 0,
+    };
+    pub const CRASH: TxDefaults = TxDefaults {
+        concurrency: 2,
+        nontx_pct: 10,
+        trim_pct: 5,
+    };
 }
 
 impl TxArgs {
-    pub fn shape(&self) -> Result<txftl_harness::TxShape, CliError> {
-        if !(0.0..=1.0).contains(&self.abort_ratio) {
+    /// The options given, by flag name.
+    fn given(&self) -> Vec<&'static str> {
+        [
+            ("--pages-per-tx", self.pages_per_tx.is_some()),
+            ("--abort-ratio", self.abort_ratio.is_some()),
+            ("--concurrency", self.concurrency.is_some()),
+            ("--nontx-pct", self.nontx_pct.is_some()),
+            ("--trim-pct", self.trim_pct.is_some()),
+            ("--txs", self.txs.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect()
+    }
+
+    /// The shape for `workload`: refused options of another workload.
+    pub fn shape(&self, workload: txftl_harness::WorkloadKind, d: TxDefaults) -> Result<txftl_harness::TxShape, CliError> {
+        let given = self.given();
+        if workload != txftl_harness::WorkloadKind::TxWrite && !given.is_empty() {
             return Err(CliError::Usage(format!(
-                "--abort-ratio {} is not between 0 and 1",
-                self.abort_ratio
+                "{} only apply to --workload txwrite, not {}",
+                given.join(", "),
+                workload.name()
             )));
         }
-        if self.nontx_pct + self.trim_pct > 100 {
+        let abort_ratio = self.abort_ratio.unwrap_or(0.1);
+        if !(0.0..=1.0).contains(&abort_ratio) {
+            return Err(CliError::Usage(format!("--abort-ratio {abort_ratio} is not between 0 and 1")));
+        }
+        let (nontx_pct, trim_pct) = (self.nontx_pct.unwrap_or(d.nontx_pct), self.trim_pct.unwrap_or(d.trim_pct));
+        if nontx_pct + trim_pct > 100 {
             return Err(CliError::Usage(format!(
-                "--nontx-pct {} and --trim-pct {} add up to more than 100",
-                self.nontx_pct, self.trim_pct
+                "--nontx-pct {nontx_pct} and --trim-pct {trim_pct} add up to more than 100"
             )));
         }
         Ok(txftl_harness::TxShape {
-            pages_per_tx: self.pages_per_tx,
-            abort_pct: (self.abort_ratio * 100.0).round() as u32,
-            concurrency: self.concurrency,
-            nontx_pct: self.nontx_pct,
-            trim_pct: self.trim_pct,
-            transactions: self.txs,
+            pages_per_tx: self.pages_per_tx.unwrap_or(5),
+            abort_pct: (abort_ratio * 100.0).round() as u32,
+            concurrency: self.concurrency.unwrap_or(d.concurrency),
+            nontx_pct,
+            trim_pct,
+            transactions: self.txs.unwrap_or(0),
         })
     }
 }
@@ -181,12 +228,7 @@ fn main() -> ExitCode {
         Command::Format(args) => cmd_image::format(args),
         Command::Put(args) => cmd_image::put(args),
         Command::Get(args) => cmd_image::get(args),
-        Command::Info {
-            image,
-            protocol,
-            json,
-            sync,
-        } => cmd_image::info(&image, &protocol, json, sync.mode()),
+        Command::Info { image, protocol, json } => cmd_image::info(&image, &protocol, json),
     };
     match result {
         Ok(code) => code,

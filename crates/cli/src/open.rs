@@ -1,12 +1,10 @@
 //! Opening devices for the commands: image files (created or opened, locked,
 //! synced as `--sync` says) and RAM arrays, with the errors a user should see.
 
-use crate::durable::SyncOnFlush;
 use crate::{CliError, DeviceArgs};
 use clap::Args;
 use std::path::Path;
 use txftl_nand::{DataMode, ImageError, ImageSync, Nand, NandConfig, NandError, ViolationPolicy};
-use txftl_protocols::AnyDevice;
 
 /// When the image file reaches the host's disk (commands that open an image).
 #[derive(Args, Clone, Debug)]
@@ -21,15 +19,6 @@ pub struct SyncArgs {
 impl SyncArgs {
     pub fn mode(&self) -> ImageSync {
         self.sync.as_deref().and_then(ImageSync::parse).unwrap_or_default()
-    }
-}
-
-/// Attaches the sync mode to a device on an image: the NAND syncs in `always`
-/// mode by itself; in `flush` mode the device's flushes and commits call it.
-pub fn with_sync(dev: Box<dyn AnyDevice>, mode: ImageSync) -> Box<dyn AnyDevice> {
-    match mode {
-        ImageSync::Flush => SyncOnFlush::wrap(dev),
-        ImageSync::Close | ImageSync::Always => dev,
     }
 }
 

@@ -49,7 +49,8 @@ pub fn ftl_config(args: &DeviceArgs) -> Result<FtlConfig, CliError> {
 
 pub fn protocol_options(args: &DeviceArgs) -> txftl_protocols::ProtocolOptions {
     txftl_protocols::ProtocolOptions {
-        xl2p_entries: args.xl2p_entries,
+        // 0: sized to the array at format, or as formatted at a mount.
+        xl2p_entries: args.xl2p_entries.unwrap_or(0),
     }
 }
 

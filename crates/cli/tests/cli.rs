@@ -2,14 +2,8 @@
 
 use std::process::Command;
 
-fn txftl(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_txftl")).args(args).output().expect("run txftl");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::txftl;
 
 #[test]
 fn bad_arguments_exit_2_with_a_message() {
@@ -482,4 +476,29 @@ fn compare_refuses_what_it_would_ignore() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("/nonexistent-dir/report.html"), "{err}");
     assert!(start.elapsed() < std::time::Duration::from_secs(5));
+}
+
+/// Looking at a device must not wear it: `info` and `get` mount read-only and
+/// leave the image byte for byte as it was (they used to seal a checkpoint).
+#[test]
+fn info_and_get_leave_the_image_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("dev.img");
+    let img = img.to_str().unwrap();
+    let input = dir.path().join("in.bin");
+    std::fs::write(&input, [7u8; 3000]).unwrap();
+    assert_eq!(txftl(&["format", "--image", img, "--preset", "tiny", "--protocol", "xftl"]).0, 0);
+    assert_eq!(txftl(&["put", "--image", img, "--protocol", "xftl", input.to_str().unwrap()]).0, 0);
+    let before = std::fs::read(img).unwrap();
+    for args in [
+        &["info", "--image", img, "--protocol", "xftl"][..],
+        &["get", "--image", img, "--protocol", "xftl", "--bytes", "3000", "--out", "/dev/null"],
+    ] {
+        let (code, _, err) = txftl(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(std::fs::read(img).unwrap() == before, "{args:?} wrote to the image");
+    }
+    // --sync has nothing to do on a read-only mount: refused.
+    let (code, _, err) = txftl(&["info", "--image", img, "--sync", "always"]);
+    assert_eq!(code, 2, "{err}");
 }

@@ -1,16 +1,8 @@
 //! Options the device or the harness cannot honour are refused, and a run that
 //! would test nothing fails instead of reporting a clean result.
 
-use std::process::Command;
-
-fn txftl(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_txftl")).args(args).output().expect("run txftl");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::txftl;
 
 /// The X-FTL canary's bug only shows with transactions: on its defaults it
 /// runs `txwrite` and is caught (exit 1); a workload without transactions is refused.
@@ -47,4 +39,51 @@ fn an_overprovisioning_below_the_minimum_is_refused() {
     // Without the option, the default is raised to the minimum and the run works.
     let (code, out, err) = txftl(&["run", "--preset", "tiny", "--ops", "100"]);
     assert_eq!(code, 0, "{out}{err}");
+}
+
+/// Transaction options with a workload that has no transactions used to be
+/// ignored without a word.
+#[test]
+fn transaction_options_need_the_txwrite_workload() {
+    let (code, _, err) = txftl(&["run", "--preset", "tiny", "--ops", "10", "--concurrency", "3"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--concurrency") && err.contains("txwrite"), "{err}");
+    let (code, _, err) = txftl(&["crashtest", "--workload", "mixed", "--trim-pct", "5"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// `crashtest` on a transactional protocol defaults to the mix that shakes out
+/// the most bugs: two transactions open, plain writes and trims mixed in.
+#[test]
+fn crashtest_defaults_to_concurrent_transactions_with_plain_writes_and_trims() {
+    let (code, out, err) = txftl(&[
+        "crashtest",
+        "--protocol",
+        "xftl",
+        "--ops",
+        "150",
+        "--no-recovery-cuts",
+        "--torn",
+        "none,data",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("txwrite"), "{out}");
+    let (code, out, _) = txftl(&[
+        "crashtest",
+        "--protocol",
+        "xftl",
+        "--ops",
+        "150",
+        "--no-recovery-cuts",
+        "--torn",
+        "none,data",
+        "--json",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let tx = &v["workload"]["tx"];
+    assert_eq!(
+        (tx["concurrency"].as_u64(), tx["nontx_pct"].as_u64(), tx["trim_pct"].as_u64()),
+        (Some(2), Some(10), Some(5))
+    );
 }

@@ -703,6 +703,9 @@ impl<H: Hooks> Ftl<H> {
         if self.trims_pending {
             self.checkpoint()?;
         }
+        // With an image synced at flushes (`--sync flush`), a flush that returns
+        // is on the host's disk too.
+        self.nand.flush_image()?;
         Ok(self.now_ns - start)
     }
 

@@ -124,6 +124,9 @@ impl<H: Hooks> Ftl<H> {
                 })
                 .collect(),
         };
+        // With an image synced at flushes, what this superblock names (the
+        // checkpoint, the log pages before it) reaches the host's disk before it.
+        self.nand.flush_image()?;
         let mut page = std::mem::take(&mut self.meta_buf);
         page.resize(self.geo.page_size as usize, 0);
         sb.encode(&mut page);

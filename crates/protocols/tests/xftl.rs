@@ -217,3 +217,27 @@ fn a_transaction_larger_than_one_table_page_commits() {
     }
     d.check_invariants().unwrap();
 }
+
+/// `--sync flush`: on an image synced at flushes, a device flush and an X-FTL
+/// commit reach the host's disk when they return (the FTL calls the sync, so
+/// every host of the device gets it, the SQLite extension included); a write
+/// alone does not.
+#[test]
+fn flushes_and_commits_sync_the_image_in_flush_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dev.img");
+    let p = preset("tiny").unwrap();
+    let mut nand = Nand::create_image(&path, p.config(DataMode::Full, ViolationPolicy::Error)).unwrap();
+    nand.set_image_sync(txftl_nand::ImageSync::Flush);
+    let mut dev = format("xftl", nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
+    let page = vec![1u8; dev.info().page_size as usize];
+    let before = dev.nand().image_syncs();
+    dev.write(0, &page).unwrap();
+    assert_eq!(dev.nand().image_syncs(), before, "a write alone is not synced");
+    dev.flush().unwrap();
+    assert_eq!(dev.nand().image_syncs(), before + 1);
+    dev.begin(1).unwrap();
+    dev.write_tx(1, 1, &page).unwrap();
+    dev.commit(1).unwrap();
+    assert_eq!(dev.nand().image_syncs(), before + 2);
+}

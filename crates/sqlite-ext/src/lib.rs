@@ -8,7 +8,10 @@
 //! Configuration, from the environment of the loading process:
 //! - `TXFTL_IMAGE`: the device image (made with `txftl format --fs --image PATH`);
 //! - `TXFTL_PROTOCOL`: `plain` (default) or `xftl` (the journal-free X-FTL mode:
-//!   use `PRAGMA journal_mode=OFF` or `MEMORY`).
+//!   use `PRAGMA journal_mode=OFF` or `MEMORY`);
+//! - `TXFTL_SYNC`: when the image file reaches the host's disk: `close`
+//!   (default), `flush` (also at every device flush and commit) or `always`
+//!   (after every flash program and erase), as `txftl --sync` says.
 //!
 //! The entry points, `sqlite3_txftl_init` and the default `sqlite3_extension_init`, take only `vfs_register`,
 //! `vfs_unregister` and `mprintf` from the host's API routines (and `log`, if
@@ -28,7 +31,7 @@ mod ffi {
 mod vfs;
 
 use txftl_fs::{Fs, FsMode};
-use txftl_nand::{Nand, ViolationPolicy};
+use txftl_nand::{ImageSync, Nand, ViolationPolicy};
 
 const SQLITE_OK_LOAD_PERMANENTLY: c_int = 256;
 
@@ -40,7 +43,12 @@ fn mount() -> Result<Fs, String> {
         "xftl" => FsMode::Transactional,
         other => return Err(format!("TXFTL_PROTOCOL `{other}` is not plain or xftl")),
     };
-    let nand = Nand::open_image(image.as_ref(), ViolationPolicy::Error).map_err(|e| format!("{image}: {e}"))?;
+    let sync = match std::env::var("TXFTL_SYNC") {
+        Ok(v) => ImageSync::parse(&v).ok_or_else(|| format!("TXFTL_SYNC `{v}` is not one of {}", ImageSync::NAMES.join(", ")))?,
+        Err(_) => ImageSync::default(),
+    };
+    let mut nand = Nand::open_image(image.as_ref(), ViolationPolicy::Error).map_err(|e| format!("{image}: {e}"))?;
+    nand.set_image_sync(sync);
     let opts = txftl_protocols::ProtocolOptions::default();
     let dev =
         txftl_protocols::mount(&protocol, nand, txftl_ftl::FtlConfig::default(), &opts).map_err(|e| format!("mounting {image}: {e}"))?;

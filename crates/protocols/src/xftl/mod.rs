@@ -532,6 +532,8 @@ impl Device for XFtl {
             for e in &entries {
                 self.ftl.map_page(e.lpn, e.ppn)?;
             }
+            // With an image synced at flushes, a commit that returns is on the host's disk.
+            self.ftl.nand().flush_image()?;
         }
         self.ftl.hooks_mut().active.remove(&tid);
         self.ftl.counters_mut().commits += 1;
