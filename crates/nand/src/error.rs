@@ -41,6 +41,8 @@ pub enum ImageError {
     Length { expected: u64, actual: u64 },
     #[error("image page-state table is corrupted at page {0}")]
     PageTable(Ppn),
+    #[error("image block table is corrupted at block {0} (its record fails its check)")]
+    BlockTable(BlockId),
     /// Another open of the image holds its lock (see `image.rs`, "Locking").
     #[error("image {} is in use by {}", path.display(), holder.as_ref().map_or("another process".to_string(), |h| h.to_string()))]
     InUse { path: PathBuf, holder: Option<Holder> },

@@ -7,7 +7,7 @@
 //! ```text
 //! offset 0, 512 bytes: header
 //!     0  [u8; 8]  magic "TXFTLIMG"
-//!     8  u32      format version (1)
+//!     8  u32      format version (2)
 //!    12  u32      header size (512)
 //!    16  u32 x 7  channels, dies_per_channel, planes_per_die, blocks_per_plane,
 //!                 pages_per_block, page_size, oob_size
@@ -20,7 +20,11 @@
 //!    96  ..508    zero
 //!   508  u32      CRC-32 (IEEE) of bytes 0..508
 //! offset 512: block table, 8 bytes per block
-//!     u32 erase count, u8 flags (bit 0: bad), 3 bytes reserved
+//!     u32 erase count, u8 flags (bit 0: bad), u8 reserved (0),
+//!     u16 check: the low 16 bits of CRC-32(bytes 0..6) XOR CRC-32(six zero
+//!         bytes), so a never-written record (all zeros) checks out; a flipped
+//!         byte in an erase count is a typed error, not a block that looks worn
+//!     (version 1 had no check and is refused)
 //! then: page-state table, 1 byte per page: programs since the last erase (0 = erased)
 //! then, from the next 4 KiB boundary: one record per page, OOB then data,
 //!     stored bitwise inverted so that a file hole (zeros) reads as erased flash (0xFF).
@@ -47,8 +51,13 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// The check of a block record (see the layout): all zeros for a record never written.
+fn block_check(rec: &[u8]) -> u16 {
+    (crc32fast::hash(&rec[..6]) ^ crc32fast::hash(&[0u8; 6])) as u16
+}
+
 pub const IMAGE_MAGIC: &[u8; 8] = b"TXFTLIMG";
-pub const IMAGE_VERSION: u32 = 1;
+pub const IMAGE_VERSION: u32 = 2;
 const HEADER_SIZE: u64 = 512;
 const BLOCK_RECORD: u64 = 8;
 
@@ -264,6 +273,12 @@ impl ImageFile {
         memory::check(need)?;
         let mut table = memory::filled(blocks * BLOCK_RECORD as usize, 0u8, need)?;
         file.read_exact_at(&mut table, HEADER_SIZE)?;
+        if let Some(b) = table
+            .chunks_exact(8)
+            .position(|r| u16::from_le_bytes([r[6], r[7]]) != block_check(r))
+        {
+            return Err(ImageError::BlockTable(b as BlockId));
+        }
         let erase_counts = table.chunks_exact(8).map(|r| u32_at(r, 0)).collect();
         let bad = table.chunks_exact(8).map(|r| r[4] & 1 == 1).collect();
         let mut programs = memory::filled(pages, 0u8, need)?;
@@ -319,6 +334,8 @@ impl ImageFile {
         let mut rec = [0u8; BLOCK_RECORD as usize];
         rec[0..4].copy_from_slice(&erase_count.to_le_bytes());
         rec[4] = bad as u8;
+        let check = block_check(&rec);
+        rec[6..8].copy_from_slice(&check.to_le_bytes());
         self.file.write_all_at(&rec, HEADER_SIZE + block as u64 * BLOCK_RECORD)?;
         Ok(())
     }
@@ -384,6 +401,32 @@ mod tests {
     fn page(n: &crate::Nand, fill: u8) -> (Vec<u8>, Vec<u8>) {
         let g = n.geometry();
         (vec![fill; g.page_size as usize], vec![fill; g.oob_size as usize])
+    }
+
+    /// A flipped byte in a block's erase count used to make the block look worn
+    /// out ("metadata area worn out" later); now the open says what is wrong.
+    #[test]
+    fn a_flipped_erase_count_in_the_block_table_is_a_typed_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dev.img");
+        let mut n = crate::Nand::create_image(&path, tiny_cfg()).unwrap();
+        n.erase(3, 0).unwrap();
+        n.erase(3, 0).unwrap();
+        drop(n);
+        // Untouched records (all zeros) and written ones both check out.
+        let n = crate::Nand::open_image(&path, ViolationPolicy::Error).unwrap();
+        assert_eq!(n.inspect_erase_count(3), 2);
+        drop(n);
+        let at = HEADER_SIZE + 3 * BLOCK_RECORD + 3; // the erase count's high byte
+        let file = OpenOptions::new().read(true).write(true).open(&path).unwrap();
+        let mut b = [0u8; 1];
+        file.read_exact_at(&mut b, at).unwrap();
+        file.write_all_at(&[b[0] ^ 0x40], at).unwrap();
+        drop(file);
+        match crate::Nand::open_image(&path, ViolationPolicy::Error) {
+            Err(ImageError::BlockTable(3)) => {}
+            other => panic!("expected a block-table error at block 3, got {:?}", other.map(|_| ())),
+        }
     }
 
     #[test]
