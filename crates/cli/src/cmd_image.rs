@@ -265,12 +265,7 @@ pub fn info(image: &Path, protocol: &str, json: bool) -> Result<ExitCode, CliErr
             "geometry",
             format!(
                 "{} ch x {} dies x {} planes x {} blocks x {} pages, {}",
-                geo.channels,
-                geo.dies_per_channel,
-                geo.planes_per_die,
-                geo.blocks_per_plane,
-                geo.pages_per_block,
-                crate::setup::cell_name(geo.cell)
+                geo.channels, geo.dies_per_channel, geo.planes_per_die, geo.blocks_per_plane, geo.pages_per_block, geo.cell
             ),
         );
         t.row("erase count min / max", format!("{lo} / {hi}"));

@@ -5,7 +5,7 @@ use crate::{CliError, DeviceArgs};
 use clap::builder::PossibleValuesParser;
 use std::process::ExitCode;
 use txftl_ftl::{FtlConfig, GcPolicy};
-use txftl_nand::{preset, CellType, DataMode, NandConfig, Preset, ViolationPolicy, PRESET_NAMES};
+use txftl_nand::{preset, DataMode, NandConfig, Preset, ViolationPolicy, PRESET_NAMES};
 
 pub fn preset_parser() -> PossibleValuesParser {
     PossibleValuesParser::new(PRESET_NAMES)
@@ -54,15 +54,6 @@ pub fn protocol_options(args: &DeviceArgs) -> txftl_protocols::ProtocolOptions {
     }
 }
 
-/// The cell type as users write it (its `Debug` form is `Mlc`).
-pub fn cell_name(c: CellType) -> &'static str {
-    match c {
-        CellType::Slc => "SLC",
-        CellType::Mlc => "MLC",
-        CellType::Tlc => "TLC",
-    }
-}
-
 pub fn describe(p: &Preset) -> String {
     let g = &p.geometry;
     let raw = g.capacity_bytes();
@@ -73,14 +64,7 @@ pub fn describe(p: &Preset) -> String {
     };
     format!(
         "{} ({}, {raw} raw, {} ch x {} dies x {} planes x {} blocks x {} pages of {} B)",
-        p.name,
-        cell_name(g.cell),
-        g.channels,
-        g.dies_per_channel,
-        g.planes_per_die,
-        g.blocks_per_plane,
-        g.pages_per_block,
-        g.page_size
+        p.name, g.cell, g.channels, g.dies_per_channel, g.planes_per_die, g.blocks_per_plane, g.pages_per_block, g.page_size
     )
 }
 

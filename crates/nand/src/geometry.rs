@@ -29,6 +29,16 @@ pub enum CellType {
     Tlc,
 }
 
+impl std::fmt::Display for CellType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CellType::Slc => "SLC",
+            CellType::Mlc => "MLC",
+            CellType::Tlc => "TLC",
+        })
+    }
+}
+
 impl CellType {
     pub fn code(self) -> u8 {
         match self {
@@ -76,7 +86,7 @@ pub enum GeometryError {
     PageSize(u32),
     #[error("OOB size {0} is below the 16-byte minimum")]
     OobSize(u32),
-    #[error("NOP {nop} is not valid for {cell:?} cells (SLC allows 1..=8, MLC/TLC exactly 1)")]
+    #[error("NOP {nop} is not valid for {cell} cells (SLC allows 1..=8, MLC/TLC exactly 1)")]
     Nop { nop: u8, cell: CellType },
     #[error("geometry has {0} pages, more than the 2^31 a 32-bit page number can address")]
     TooLarge(u64),
