@@ -85,6 +85,11 @@ impl<H: Hooks> Ftl<H> {
             .collect()
     }
 
+    /// Blocks in protocol ring `ring`.
+    pub fn log_ring_blocks(&self, ring: usize) -> usize {
+        self.proto_rings[ring].blocks.len()
+    }
+
     /// The block holding physical page `ppn`.
     pub fn block_of(&self, ppn: Ppn) -> BlockId {
         self.geo.block_of(ppn)

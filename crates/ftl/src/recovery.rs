@@ -457,10 +457,19 @@ impl<H: Hooks> Ftl<H> {
         // same). The first page normally tells; if it is not intact (a block
         // never entered, or a torn erase that left older pages behind), the
         // first intact page does. Blocks are read in parallel, each in order.
-        let meta_blocks: Vec<BlockId> = superblock_blocks(&geo)
-            .into_iter()
-            .chain(sb.ckpt_ring.iter().copied())
-            .chain(sb.protocol_rings.iter().flat_map(|r| r.blocks.iter().copied()))
+        // Blocks the checkpoint recorded as metadata but no ring names any more
+        // (swapped out for wear since) were ring blocks too, possibly erased
+        // after the checkpoint.
+        let swapped_out = ck
+            .blocks
+            .iter()
+            .enumerate()
+            .filter(|(b, r)| r.state == RecordState::Meta && !ring_owned.contains(&(*b as BlockId)))
+            .map(|(b, _)| b as BlockId);
+        let meta_blocks: Vec<BlockId> = ring_owned
+            .iter()
+            .copied()
+            .chain(swapped_out)
             .filter(|&b| b < geo.block_count())
             .collect();
         let mut oob = vec![0u8; geo.oob_size as usize];

@@ -114,15 +114,18 @@ impl XHooks {
         }
     }
 
-    /// Blocks one group of table pages can enter at most (every page of the
-    /// table at once), and the window of blocks ahead of the log's head kept
-    /// free of pages recovery needs: room for a group and for moving every
-    /// needed page ahead, so moving never has to enter a block it moves from.
+    /// g: blocks one group of table pages can enter at most (every page of the
+    /// table at once). The log keeps the 2g blocks ahead of its head free of
+    /// pages recovery needs: a group enters at most g of them, and the g still
+    /// clean after it hold every needed page that has to move ahead of the
+    /// blocks now in the window, so moving never enters a block it moves from.
+    /// Needed pages then lie in the head block and the g blocks behind it: the
+    /// ring has 3g + 1 blocks (4 for the paper's one-page table).
     fn group_blocks(&self, pages_per_block: u32) -> u32 {
-        self.table.pages().div_ceil(pages_per_block)
+        self.table.pages().div_ceil(pages_per_block).max(1)
     }
     fn window_blocks(&self, pages_per_block: u32) -> u32 {
-        2 * self.group_blocks(pages_per_block) + 1
+        2 * self.group_blocks(pages_per_block)
     }
 }
 
@@ -160,9 +163,10 @@ impl Hooks for XHooks {
     }
 
     fn protocol_rings(&self, geo: &Geometry) -> Vec<u32> {
-        // The head block, the clean window, and room for the pages still needed.
+        // The head block, the clean window, and the blocks behind the head
+        // that may hold pages still needed (see `group_blocks`).
         let ppb = geo.pages_per_block;
-        vec![1 + self.window_blocks(ppb) + self.group_blocks(ppb) + 1]
+        vec![1 + self.window_blocks(ppb) + self.group_blocks(ppb)]
     }
 
     fn root_len_max(&self) -> usize {
@@ -415,17 +419,21 @@ impl XFtl {
             self.write_group(&dirty, false)?;
         }
         self.ftl.hooks_mut().table_dirty = false;
+        // Moving pages advances the head, which brings more blocks into the
+        // window: clean the nearest block holding needed pages until none does.
+        // Each round cleans one block; the ring has no more blocks than that.
         let window = self.ftl.hooks().window_blocks(self.pages_per_block());
-        for block in self.ftl.log_next_blocks(0, window) {
-            let needed = self.needed_in(&[block]);
-            if needed.is_empty() {
-                continue;
-            }
+        let ring_blocks = self.ftl.log_ring_blocks(0);
+        for _ in 0..=ring_blocks {
+            let ahead = self.ftl.log_next_blocks(0, window);
+            let Some(needed) = ahead.iter().map(|&b| self.needed_in(&[b])).find(|n| !n.is_empty()) else {
+                return Ok(());
+            };
             self.check_room(needed.len() as u32)?;
             self.write_group(&needed, true)?;
             self.ftl.counters_mut().protocol_log_moves += needed.len() as u64;
         }
-        Ok(())
+        Err(DeviceError::WornOut("the X-L2P log ring is too small for the table".into()))
     }
 }
 
