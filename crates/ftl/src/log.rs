@@ -121,7 +121,10 @@ pub(crate) struct LogReader<'a> {
 impl<'a> LogReader<'a> {
     /// Orders every ring's blocks by the sequence number of their first page
     /// (a ring enters its blocks in order, and a block's first program follows
-    /// its erase), and finds how far each block is programmed.
+    /// its erase), and finds how far each block is programmed. The blocks of a
+    /// ring sit on different dies: their reads are issued together, each
+    /// block's in order, and OOB-only (a page whose OOB reads erased over torn
+    /// data could only be the last one programmed, and is torn anyway).
     pub fn new(nand: &'a mut Nand, geo: Geometry, rings: &[Vec<BlockId>], at_ns: u64) -> Result<LogReader<'a>> {
         let mut r = LogReader {
             nand,
@@ -133,18 +136,24 @@ impl<'a> LogReader<'a> {
             newest_index: Vec::new(),
         };
         let mut oob = vec![0u8; geo.oob_size as usize];
+        let issue = at_ns;
         for blocks in rings {
             let mut ordered = Vec::new();
             for (index, &b) in blocks.iter().enumerate() {
-                let done = r.nand.read(geo.ppn(b, 0), r.t, None, &mut oob)?;
-                r.t = r.t.max(done.done_ns);
+                let mut t = issue;
+                let done = r.nand.read(geo.ppn(b, 0), t, None, &mut oob)?;
+                t = t.max(done.done_ns);
                 let first_seq = match Oob::decode(&oob) {
                     OobState::Valid(o) if o.kind == PageKind::Protocol => o.seq,
                     // A torn first program: nothing after it in this block.
                     OobState::Garbage => 0,
-                    _ => continue,
+                    _ => {
+                        r.t = r.t.max(t);
+                        continue;
+                    }
                 };
-                let programmed = r.programmed_prefix(b)?;
+                let programmed = r.programmed_prefix(b, &mut t)?;
+                r.t = r.t.max(t);
                 ordered.push((first_seq, index, b, programmed));
             }
             ordered.sort_by_key(|&(seq, ..)| std::cmp::Reverse(seq));
@@ -167,16 +176,16 @@ impl<'a> LogReader<'a> {
         Ok(r)
     }
 
-    /// Pages programmed at the start of `block` (a prefix: binary search).
-    fn programmed_prefix(&mut self, block: BlockId) -> Result<u32> {
+    /// Pages programmed at the start of `block` (a prefix: binary search over
+    /// OOB-only reads from `t`, which moves to when the search is done).
+    fn programmed_prefix(&mut self, block: BlockId, t: &mut u64) -> Result<u32> {
         let (mut lo, mut hi) = (0, self.geo.pages_per_block);
-        let mut buf = vec![0u8; self.geo.page_size as usize];
         let mut oob = vec![0u8; self.geo.oob_size as usize];
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let done = self.nand.read(self.geo.ppn(block, mid), self.t, Some(&mut buf), &mut oob)?;
-            self.t = self.t.max(done.done_ns);
-            if buf.iter().chain(oob.iter()).any(|&b| b != 0xFF) {
+            let done = self.nand.read(self.geo.ppn(block, mid), *t, None, &mut oob)?;
+            *t = (*t).max(done.done_ns);
+            if oob.iter().any(|&b| b != 0xFF) {
                 lo = mid + 1;
             } else {
                 hi = mid;
