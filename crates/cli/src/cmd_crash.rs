@@ -14,6 +14,8 @@ use txftl_nand::{DataMode, Torn, ViolationPolicy};
 pub struct CrashArgs {
     #[command(flatten)]
     pub device: DeviceArgs,
+    #[command(flatten)]
+    pub faults: crate::FaultArgs,
     /// Workload (defaults sized for the `tiny` preset: 300 ops at 90% fill, flush
     /// every 8 writes). Default: txwrite on a transactional protocol, else randwrite;
     /// a canary takes only the workload that shows its bug.
@@ -104,6 +106,8 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
     if let Some(op) = d.overprovision {
         replay_base += &format!(" --overprovision {op}");
     }
+    let faults = args.faults.model()?;
+    replay_base += &args.faults.replay();
     if let Some(b) = d.blocks_per_plane {
         replay_base += &format!(" --blocks-per-plane {b}");
     }
@@ -160,6 +164,7 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         device: DeviceSpec {
             protocol: d.protocol().to_string(),
             nand: p.config(DataMode::Full, ViolationPolicy::Panic),
+            faults,
             ftl: ftl_config(d)?,
             opts: crate::setup::protocol_options(d),
         },

@@ -11,13 +11,15 @@ use std::process::ExitCode;
 use txftl_ftl::{DeviceStats, RecoveryReport};
 use txftl_harness::run::RunError;
 use txftl_harness::{run_workload, OpStream, RunReport, WorkloadKind, WorkloadSpec, WORKLOAD_NAMES};
-use txftl_nand::{DataMode, Torn};
+use txftl_nand::{DataMode, Nand, Torn};
 use txftl_protocols::AnyDevice;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
     #[command(flatten)]
     pub device: DeviceArgs,
+    #[command(flatten)]
+    pub faults: crate::FaultArgs,
     #[command(flatten)]
     pub workload: WorkloadArgs,
     /// Store page data (full) or only OOB metadata (meta: faster, same counts and times).
@@ -81,6 +83,11 @@ impl WorkloadArgs {
 }
 
 fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String), CliError> {
+    let faults = args.faults.model()?;
+    let with_faults = |mut nand: Nand| -> Result<Nand, CliError> {
+        nand.set_fault_model(faults).map_err(CliError::Usage)?;
+        Ok(nand)
+    };
     let cfg = ftl_config(&args.device)?;
     let opts = protocol_options(&args.device);
     let protocol = args.device.protocol();
@@ -94,7 +101,7 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String), CliError>
                 )));
             }
             refuse_options_fixed_by_image(&args.device, args.data.as_deref())?;
-            let nand = open_image(path, sync)?;
+            let nand = with_faults(open_image(path, sync)?)?;
             let dev = txftl_protocols::mount(protocol, nand, cfg, &opts)
                 .map_err(|e| CliError::Failed(format!("mounting {}: {e}", path.display())))?;
             let what = format!("image {} (mounted through recovery)", path.display());
@@ -113,7 +120,7 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String), CliError>
                 return Err(CliError::Usage("an image always stores full data; drop --data meta".into()));
             }
             let p = resolve_preset(&args.device, "jasmine")?;
-            let nand = create_image(path, nand_config(&p, DataMode::Full), sync)?;
+            let nand = with_faults(create_image(path, nand_config(&p, DataMode::Full), sync)?)?;
             let dev = txftl_protocols::format(protocol, nand, cfg, &opts).map_err(CliError::failed)?;
             Ok((dev, format!("new image {} on {}", path.display(), describe(&p))))
         }
@@ -127,7 +134,7 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String), CliError>
             } else {
                 DataMode::MetaOnly
             };
-            let nand = ram(nand_config(&p, mode))?;
+            let nand = with_faults(ram(nand_config(&p, mode))?)?;
             let dev = txftl_protocols::format(protocol, nand, cfg, &opts).map_err(CliError::failed)?;
             Ok((
                 dev,
@@ -231,6 +238,29 @@ pub fn add_counters(t: &mut Figures, s: &DeviceStats) {
     t.row("superblock writes", thousands(s.superblock_writes));
     t.row("protocol metadata writes (X-L2P table pages)", thousands(s.protocol_meta_writes));
     t.row("bad blocks", thousands(s.bad_blocks));
+    let faults = [
+        s.corrected_bits,
+        s.read_retries,
+        s.uncorrectable_reads,
+        s.program_failures,
+        s.retired_blocks,
+        s.lost_page_reads,
+        s.lost_page_copies,
+    ];
+    if faults.iter().any(|&n| n > 0) {
+        t.section("flash faults (simulated)");
+        t.row("bit errors corrected by ECC", thousands(s.corrected_bits));
+        t.row("read retries", thousands(s.read_retries));
+        t.row("reads uncorrectable after every retry", thousands(s.uncorrectable_reads));
+        t.row(
+            "failed programs / blocks retired",
+            format!("{} / {}", thousands(s.program_failures), thousands(s.retired_blocks)),
+        );
+        t.row(
+            "pages lost: reads refused / GC copies",
+            format!("{} / {}", thousands(s.lost_page_reads), thousands(s.lost_page_copies)),
+        );
+    }
     t.section("transactions (simulated)");
     t.row("commits / aborts", format!("{} / {}", thousands(s.commits), thousands(s.aborts)));
 }
@@ -238,6 +268,9 @@ pub fn add_counters(t: &mut Figures, s: &DeviceStats) {
 fn add_host_reactions(t: &mut Figures, r: &RunReport) {
     if r.table_full_aborts > 0 {
         t.row("aborted by the host on `table full`", thousands(r.table_full_aborts));
+    }
+    if r.lost_reads > 0 {
+        t.row("reads the device reported lost (bit errors)", thousands(r.lost_reads));
     }
 }
 

@@ -100,6 +100,59 @@ pub struct DeviceArgs {
     pub xl2p_entries: Option<u32>,
 }
 
+/// Flash faults: bit errors growing with wear and retention, ECC with a
+/// correction limit, read retry, program and erase failures (see the README,
+/// "Flash faults"). Off unless `--faults` names a profile.
+#[derive(Args, Clone, Debug)]
+pub struct FaultArgs {
+    /// Fault model profile: typical (MLC-class rates) or stress (rates raised
+    /// so small runs meet every kind of fault). Default: no faults.
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(txftl_nand::FAULT_PROFILES))]
+    pub faults: Option<String>,
+    /// Seed of the fault model's draws (which pages carry how many errors,
+    /// which programs and erases fail). Needs --faults.
+    #[arg(long)]
+    pub fault_seed: Option<u64>,
+    /// Days the data sat unpowered before the run (raises the bit-error rate
+    /// of every page). Needs --faults.
+    #[arg(long)]
+    pub retention_days: Option<f64>,
+}
+
+impl FaultArgs {
+    /// The model asked for; options that need `--faults` are refused without it.
+    pub fn model(&self) -> Result<Option<txftl_nand::FaultModel>, CliError> {
+        let Some(name) = &self.faults else {
+            if self.fault_seed.is_some() || self.retention_days.is_some() {
+                return Err(CliError::Usage("--fault-seed and --retention-days need --faults".into()));
+            }
+            return Ok(None);
+        };
+        let mut m = txftl_nand::FaultModel::profile(name, self.fault_seed.unwrap_or(1))
+            .ok_or_else(|| CliError::Usage(format!("unknown fault profile {name}")))?;
+        if let Some(d) = self.retention_days {
+            m.retention_days = d;
+        }
+        m.validate().map_err(|e| CliError::Usage(format!("fault model: {e}")))?;
+        Ok(Some(m))
+    }
+
+    /// The options as given, for a command line that reproduces a run.
+    pub fn replay(&self) -> String {
+        let mut s = String::new();
+        if let Some(f) = &self.faults {
+            s += &format!(" --faults {f}");
+        }
+        if let Some(x) = self.fault_seed {
+            s += &format!(" --fault-seed {x}");
+        }
+        if let Some(d) = self.retention_days {
+            s += &format!(" --retention-days {d}");
+        }
+        s
+    }
+}
+
 impl DeviceArgs {
     /// Over-provisioning percent: the one given, or the default 10.
     /// The protocol named, or `plain`. (An `Option` so that commands whose

@@ -49,7 +49,10 @@ impl<H: Hooks> Ftl<H> {
             }
             match Oob::decode(self.nand.inspect_oob(ppn)) {
                 OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn as u32 => {
-                    if self.nand.config().data_mode == DataMode::Full && !o.data_matches(&self.nand.inspect_data(ppn)) {
+                    // A page ECC cannot read (or a GC copy of one) is reported
+                    // lost at every read: mapped, but never handed up as data.
+                    let reported_lost = o.lost || self.nand.inspect_unreadable(ppn);
+                    if self.nand.config().data_mode == DataMode::Full && !reported_lost && !o.data_matches(&self.nand.inspect_data(ppn)) {
                         return Err(format!("lpn {lpn} at page {ppn}: data CRC mismatch (torn page mapped)"));
                     }
                 }

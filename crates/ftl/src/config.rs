@@ -32,6 +32,9 @@ pub enum Canary {
     /// which only scans blocks that were free at the checkpoint, then misses data
     /// written into a reused block.
     ReuseBeforeCheckpoint,
+    /// GC copies a page ECC could not correct as if it were intact, instead of
+    /// marking the copy lost: the host later reads corrupted data as good.
+    IgnoreUncorrectable,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -54,6 +54,19 @@ pub struct DeviceStats {
     /// the metadata areas share the wear.
     pub ring_swaps: u64,
     pub bad_blocks: u64,
+    /// Flash faults (with a fault model on the NAND): bit errors ECC
+    /// corrected, reads repeated at a shifted read level, reads that stayed
+    /// uncorrectable after every retry level, programs that failed their status
+    /// (their block is retired), and blocks retired after a failed program.
+    pub corrected_bits: u64,
+    pub read_retries: u64,
+    pub uncorrectable_reads: u64,
+    pub program_failures: u64,
+    pub retired_blocks: u64,
+    /// Pages whose data is lost to bit errors: host reads refused with
+    /// `DataLost`, and pages GC had to copy without their data.
+    pub lost_page_reads: u64,
+    pub lost_page_copies: u64,
     /// Transactions committed and aborted (transactional protocols).
     pub commits: u64,
     pub aborts: u64,
@@ -95,6 +108,10 @@ pub struct RecoveryReport {
     pub pages_scanned: u64,
     pub pages_rolled_forward: u64,
     pub torn_pages_found: u64,
+    /// Pages the scan could not decode after every read retry (fault model):
+    /// with an intact spare area they are kept as the newest version of their
+    /// page and read back as lost; without one they are counted here only.
+    pub unreadable_pages: u64,
     /// Of which pages whose OOB record is intact but whose data fails its checksum.
     pub torn_data_intact_oob: u64,
     /// Corrupted checkpoints recovery skipped to fall back to an older intact

@@ -38,6 +38,11 @@ pub enum DeviceError {
     DeviceWornOut { bad_blocks: u32, spares: u32 },
     #[error("metadata area worn out: {0}")]
     WornOut(String),
+    /// The page's data is lost: the flash returned more bit errors than ECC
+    /// corrects at every read-retry level (now or when GC moved it). The
+    /// device stays usable; writing the page again replaces it.
+    #[error("logical page {lpn} is lost: physical page {ppn} has more bit errors than ECC corrects, after every read retry")]
+    DataLost { lpn: u32, ppn: u32 },
     #[error("NAND error: {0}")]
     Nand(NandError),
     /// The protocol's transaction table is full of uncommitted entries: commit or

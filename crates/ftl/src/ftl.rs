@@ -97,9 +97,21 @@ pub struct Ftl<H: Hooks> {
     pub(crate) meta_buf: Vec<u8>,
     /// Data pages whose contents this mount knows to match their OOB CRC: it
     /// programmed them, or already verified them. Their reads skip the second CRC
-    /// pass. Sound because the model injects no bit errors; a fault model that
-    /// flips bits must clear this (a remount starts with it empty).
+    /// pass. Sound with the fault model too: bit errors are corrected by ECC in
+    /// the read (or the read fails), never handed up as data.
     pub(crate) intact: Vec<bool>,
+    /// Blocks whose program failed: closed for writing, to be emptied by
+    /// `retire_pending` and then marked bad (never erased again).
+    pub(crate) retiring: std::collections::BTreeSet<BlockId>,
+    /// The GC copy being programmed is of a page whose data was lost.
+    pub(crate) gc_copy_lost: bool,
+}
+
+/// Which write stream a page goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stream {
+    Host,
+    Gc,
 }
 
 /// Fixed superblock locations: the first block of units 0 and 1 (or blocks 0
@@ -169,6 +181,8 @@ impl<H: Hooks> Ftl<H> {
             oob_buf: vec![0; geo.oob_size as usize],
             meta_buf: vec![0; geo.page_size as usize],
             intact: vec![false; geo.page_count() as usize],
+            retiring: Default::default(),
+            gc_copy_lost: false,
             hooks,
             cfg,
             geo,
@@ -442,17 +456,49 @@ impl<H: Hooks> Ftl<H> {
         Ok(None)
     }
 
-    /// Programs the next page of an open block with a fresh sequence number,
-    /// issued at `at_ns`. Returns the page and when its data crossed the channel.
-    pub(crate) fn program_next(
+    /// Programs a page into `stream`: the next page of its open block on the
+    /// next unit, with a fresh sequence number, issued at `at_ns`. A program
+    /// that fails its status retires its block (see `retire_pending`) and goes
+    /// to another block. Returns the page and when its data crossed the channel.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn program_stream(
         &mut self,
-        block: BlockId,
+        stream: Stream,
         kind: PageKind,
         lpn: u32,
         data: &[u8],
         protocol: &[u8; PROTOCOL_BYTES],
         at_ns: u64,
     ) -> Result<(Ppn, u64)> {
+        // GC copies are marked relocated; `lost` rides along from the source.
+        let (relocated, lost) = match stream {
+            Stream::Host => (false, false),
+            Stream::Gc => (true, self.gc_copy_lost),
+        };
+        loop {
+            let block = match stream {
+                Stream::Host => self.host_block()?,
+                Stream::Gc => self.gc_block()?,
+            };
+            if let Some(done) = self.program_next(block, kind, lpn, data, protocol, (lost, relocated), at_ns)? {
+                return Ok(done);
+            }
+        }
+    }
+
+    /// Programs the next page of an open block. `Ok(None)`: the program failed
+    /// and the block is now retiring (closed; the caller picks another).
+    #[allow(clippy::too_many_arguments)]
+    fn program_next(
+        &mut self,
+        block: BlockId,
+        kind: PageKind,
+        lpn: u32,
+        data: &[u8],
+        protocol: &[u8; PROTOCOL_BYTES],
+        (lost, relocated): (bool, bool),
+        at_ns: u64,
+    ) -> Result<Option<(Ppn, u64)>> {
         let page = self.blocks.write_ptr[block as usize];
         debug_assert!(page < self.geo.pages_per_block, "program into full block {block}");
         let ppn = self.geo.ppn(block, page);
@@ -460,9 +506,20 @@ impl<H: Hooks> Ftl<H> {
         self.seq += 1;
         let mut oob = Oob::new(kind, lpn, seq, self.blocks.erase_count[block as usize], data);
         oob.protocol = *protocol;
+        oob.lost = lost;
+        oob.relocated = relocated;
         oob.encode(&mut self.oob_buf);
         let t = match self.nand.program(ppn, at_ns, data, &self.oob_buf) {
             Ok(t) => t,
+            Err(NandError::ProgramFailed { done_ns, .. }) => {
+                self.now_ns = self.now_ns.max(done_ns);
+                self.start_retiring(block);
+                return Ok(None);
+            }
+            Err(NandError::BadBlock(_)) => {
+                self.start_retiring(block);
+                return Ok(None);
+            }
             Err(e) => return Err(self.fail(e)),
         };
         let b = block as usize;
@@ -472,17 +529,50 @@ impl<H: Hooks> Ftl<H> {
         self.blocks.clean[b] = false;
         if page + 1 == self.geo.pages_per_block {
             self.blocks.state[b] = BlockState::Full;
-            if let Some(slot) = self
-                .host_open
-                .iter_mut()
-                .chain(self.gc_open.iter_mut())
-                .find(|s| **s == Some(block))
-            {
-                *slot = None;
-            }
+            self.close_stream_slot(block);
         }
         self.programs_since_ckpt += 1;
-        Ok((ppn, t.transferred_ns))
+        Ok(Some((ppn, t.transferred_ns)))
+    }
+
+    fn close_stream_slot(&mut self, block: BlockId) {
+        if let Some(slot) = self
+            .host_open
+            .iter_mut()
+            .chain(self.gc_open.iter_mut())
+            .find(|s| **s == Some(block))
+        {
+            *slot = None;
+        }
+    }
+
+    /// A program into `block` failed: no more programs go there (it counts as
+    /// full, its failed page as used), and it is queued to be emptied and
+    /// marked bad. Its live pages stay readable meanwhile.
+    fn start_retiring(&mut self, block: BlockId) {
+        let b = block as usize;
+        self.blocks.write_ptr[b] = self.geo.pages_per_block;
+        self.blocks.clean[b] = false;
+        self.blocks.state[b] = BlockState::Full;
+        self.programs_since_ckpt += 1;
+        self.close_stream_slot(block);
+        self.retiring.insert(block);
+    }
+
+    /// Empties the blocks whose program failed (their live pages go to the GC
+    /// stream) and marks them bad (`relocate_block` does, for a retiring
+    /// block). Called after host operations, outside any GC in progress. A
+    /// power cut before the next checkpoint forgets the retirement: the block
+    /// is then an ordinary used block, GC'd and erased like any other.
+    pub(crate) fn retire_pending(&mut self) -> Result<()> {
+        while let Some(&b) = self.retiring.iter().next() {
+            if self.blocks.state[b as usize] != BlockState::Full {
+                self.retiring.remove(&b);
+                continue;
+            }
+            self.relocate_block(b)?;
+        }
+        Ok(())
     }
 
     /// Points `lpn` at `ppn`, invalidating its previous page.
@@ -503,7 +593,7 @@ impl<H: Hooks> Ftl<H> {
     }
 
     /// An open host block with room, on the next unit of the stripe.
-    fn host_block(&mut self) -> Result<BlockId> {
+    pub(crate) fn host_block(&mut self) -> Result<BlockId> {
         let units = self.geo.unit_count();
         let unit = self.host_cursor;
         self.host_cursor = (unit + 1) % units;
@@ -564,8 +654,7 @@ impl<H: Hooks> Ftl<H> {
         self.check_lpn(lpn)?;
         self.check_data_len(data.len())?;
         let start = self.now_ns;
-        let block = self.host_block()?;
-        let (ppn, transferred) = self.program_next(block, PageKind::Data, lpn, data, protocol, self.now_ns)?;
+        let (ppn, transferred) = self.program_stream(Stream::Host, PageKind::Data, lpn, data, protocol, self.now_ns)?;
         self.counters.host_writes += 1;
         self.now_ns = self.now_ns.max(transferred);
         self.after_program()?;
@@ -625,8 +714,7 @@ impl<H: Hooks> Ftl<H> {
         self.check_lpn(lpn)?;
         self.check_data_len(data.len())?;
         let start = self.now_ns;
-        let block = self.host_block()?;
-        let (ppn, transferred) = self.program_next(block, PageKind::Data, lpn, data, protocol, self.now_ns)?;
+        let (ppn, transferred) = self.program_stream(Stream::Host, PageKind::Data, lpn, data, protocol, self.now_ns)?;
         self.map(lpn, ppn);
         self.counters.host_writes += 1;
         self.now_ns = self.now_ns.max(transferred);
@@ -636,6 +724,9 @@ impl<H: Hooks> Ftl<H> {
 
     /// Housekeeping after host programs: interval checkpoints and static wear leveling.
     pub(crate) fn after_program(&mut self) -> Result<()> {
+        if !self.retiring.is_empty() {
+            self.retire_pending()?;
+        }
         if self.programs_since_ckpt >= self.derived.checkpoint_every {
             self.checkpoint()?;
         }
@@ -646,16 +737,27 @@ impl<H: Hooks> Ftl<H> {
         Ok(())
     }
 
-    /// Reads the page `ppn` expecting logical page `lpn`; checks OOB and data CRCs.
+    /// Reads the page `ppn` expecting logical page `lpn`; checks OOB and data
+    /// CRCs. A page ECC cannot correct after every read retry, or one GC had
+    /// to copy without its data, is `DataLost` (the device stays usable).
     pub(crate) fn read_mapped(&mut self, lpn: Lpn, ppn: Ppn, buf: &mut [u8]) -> Result<()> {
         let data = if buf.is_empty() { None } else { Some(&mut buf[..]) };
-        let t = match self.nand.read(ppn, self.now_ns, data, &mut self.oob_buf) {
-            Ok(t) => t,
+        match crate::ecc::read_retrying(&mut self.nand, ppn, self.now_ns, data, &mut self.oob_buf) {
+            Ok(Ok(done)) => self.now_ns = self.now_ns.max(done),
+            Ok(Err(unreadable)) => {
+                self.now_ns = self.now_ns.max(unreadable.done_ns);
+                self.counters.uncorrectable_reads += 1;
+                self.counters.lost_page_reads += 1;
+                return Err(DeviceError::DataLost { lpn, ppn });
+            }
             Err(e) => return Err(self.fail(e)),
-        };
-        self.now_ns = self.now_ns.max(t.done_ns);
+        }
         let known = self.intact[ppn as usize];
         match Oob::decode(&self.oob_buf) {
+            OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn && o.lost => {
+                self.counters.lost_page_reads += 1;
+                Err(DeviceError::DataLost { lpn, ppn })
+            }
             OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn && (buf.is_empty() || known || o.data_matches(buf)) => {
                 self.intact[ppn as usize] = true;
                 Ok(())
@@ -734,6 +836,9 @@ impl<H: Hooks> Ftl<H> {
             flash_programs: n.programs - b.programs,
             flash_partial_programs: n.partial_programs - b.partial_programs,
             flash_erases: n.erases - b.erases,
+            corrected_bits: n.corrected_bits - b.corrected_bits,
+            read_retries: n.read_retries - b.read_retries,
+            program_failures: n.program_failures - b.program_failures,
             sim_time_ns: self.now_ns.max(self.nand.all_idle_ns()) - self.time_base_ns,
             ..self.counters
         }

@@ -8,9 +8,9 @@ use crate::blocks::{AllocFor, BlockState};
 use crate::checkpoint::UNMAPPED;
 use crate::config::{Canary, GcPolicy};
 use crate::error::{DeviceError, Result};
-use crate::ftl::Ftl;
+use crate::ftl::{Ftl, Stream};
 use crate::hooks::Hooks;
-use crate::oob::{Oob, OobState};
+use crate::oob::{Oob, OobState, PageKind};
 use txftl_nand::{BlockId, Ppn};
 
 /// Static wear leveling moves at most this many blocks per check.
@@ -89,7 +89,7 @@ impl<H: Hooks> Ftl<H> {
 
     /// An open GC block with room on the next unit of the GC stripe, opening
     /// one from the pool if needed.
-    fn gc_block(&mut self) -> Result<BlockId> {
+    pub(crate) fn gc_block(&mut self) -> Result<BlockId> {
         let unit = self.gc_cursor;
         self.gc_cursor = (unit + 1) % self.geo.unit_count();
         if let Some(b) = self.gc_open[unit as usize] {
@@ -136,7 +136,12 @@ impl<H: Hooks> Ftl<H> {
         self.now_ns = self.now_ns.max(done);
         debug_assert_eq!(self.blocks.valid[victim as usize], 0, "victim {victim} still has valid pages");
         self.blocks.valid[victim as usize] = 0;
-        if self.cfg.canary == Some(Canary::ReuseBeforeCheckpoint) {
+        if self.retiring.remove(&victim) {
+            // Its program failed: it is never erased or written again.
+            self.blocks.state[victim as usize] = BlockState::Bad;
+            self.counters.retired_blocks += 1;
+            self.counters.bad_blocks += 1;
+        } else if self.cfg.canary == Some(Canary::ReuseBeforeCheckpoint) {
             self.blocks.set_free(victim);
         } else {
             self.blocks.set_prefree(victim);
@@ -145,19 +150,45 @@ impl<H: Hooks> Ftl<H> {
     }
 
     /// Copies one page; returns when the copy's data has crossed the channel.
+    /// A source ECC cannot correct is copied all the same, marked lost in its
+    /// OOB, so the loss is reported at every later read and no older version
+    /// of the page can come back at recovery.
     fn copy_page(&mut self, ppn: Ppn, lpn: u32, buf: &mut [u8], store_data: bool, issue_ns: u64) -> Result<u64> {
-        let t = match self.nand.read(ppn, issue_ns, Some(buf), &mut self.oob_buf) {
-            Ok(t) => t,
+        let data = if store_data { Some(&mut buf[..]) } else { None };
+        let (done, unreadable) = match crate::ecc::read_retrying(&mut self.nand, ppn, issue_ns, data, &mut self.oob_buf) {
+            Ok(Ok(done)) => (done, None),
+            Ok(Err(u)) => {
+                self.counters.uncorrectable_reads += 1;
+                (u.done_ns, Some(u))
+            }
             Err(e) => return Err(self.fail(e)),
         };
-        let oob = match Oob::decode(&self.oob_buf) {
-            OobState::Valid(o) if !store_data || o.data_matches(buf) => o,
-            other => return Err(DeviceError::Corrupted(format!("GC source page {ppn} is unreadable: found {other}"))),
+        let mut oob = match (unreadable, Oob::decode(&self.oob_buf)) {
+            (Some(u), _) if u.oob => {
+                if lpn == UNMAPPED {
+                    return Err(DeviceError::Corrupted(format!(
+                        "GC source page {ppn}, a page the protocol keeps live, lost its spare area to bit errors"
+                    )));
+                }
+                // The spare area is gone but the L2P says whose page it is.
+                Oob::new(PageKind::Data, lpn, 0, 0, &[])
+            }
+            (Some(_), OobState::Valid(o)) => o,
+            (None, OobState::Valid(o)) if !store_data || o.data_matches(buf) => o,
+            (_, other) => return Err(DeviceError::Corrupted(format!("GC source page {ppn} is unreadable: found {other}"))),
         };
-        let dest = self.gc_block()?;
+        let unreadable = unreadable.filter(|_| self.cfg.canary != Some(Canary::IgnoreUncorrectable));
+        let lost = oob.lost || unreadable.is_some();
+        if unreadable.is_some() {
+            self.counters.lost_page_copies += 1;
+        }
+        oob.lost = lost;
         let data: &[u8] = if store_data { buf } else { &[] };
         let protocol = self.hooks.relocated_protocol_bytes(lpn != UNMAPPED, &oob);
-        let (new, transferred) = self.program_next(dest, oob.kind, oob.lpn, data, &protocol, t.done_ns)?;
+        self.gc_copy_lost = lost;
+        let copied = self.program_stream(Stream::Gc, oob.kind, oob.lpn, data, &protocol, done);
+        self.gc_copy_lost = false;
+        let (new, transferred) = copied?;
         if lpn != UNMAPPED {
             self.map(lpn, new);
         }

@@ -16,6 +16,7 @@ mod check;
 pub mod checkpoint;
 mod config;
 mod device;
+mod ecc;
 mod error;
 mod ftl;
 mod gc;

@@ -141,8 +141,8 @@ impl<'a> LogReader<'a> {
             let mut ordered = Vec::new();
             for (index, &b) in blocks.iter().enumerate() {
                 let mut t = issue;
-                let done = r.nand.read(geo.ppn(b, 0), t, None, &mut oob)?;
-                t = t.max(done.done_ns);
+                let done = crate::ecc::read_lenient(r.nand, geo.ppn(b, 0), t, None, &mut oob)?;
+                t = t.max(done);
                 let first_seq = match Oob::decode(&oob) {
                     OobState::Valid(o) if o.kind == PageKind::Protocol => o.seq,
                     // A torn first program: nothing after it in this block.
@@ -161,8 +161,8 @@ impl<'a> LogReader<'a> {
             // The newest page of the ring bounds every sequence number on it.
             if let Some(&(_, _, b, programmed)) = ordered.first() {
                 for page in (0..programmed).rev() {
-                    let done = r.nand.read(geo.ppn(b, page), r.t, None, &mut oob)?;
-                    r.t = r.t.max(done.done_ns);
+                    let done = crate::ecc::read_lenient(r.nand, geo.ppn(b, page), r.t, None, &mut oob)?;
+                    r.t = r.t.max(done);
                     if let OobState::Valid(o) = Oob::decode(&oob) {
                         r.max_seq = r.max_seq.max(o.seq);
                         break;
@@ -183,8 +183,8 @@ impl<'a> LogReader<'a> {
         let mut oob = vec![0u8; self.geo.oob_size as usize];
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            let done = self.nand.read(self.geo.ppn(block, mid), *t, None, &mut oob)?;
-            *t = (*t).max(done.done_ns);
+            let done = crate::ecc::read_lenient(self.nand, self.geo.ppn(block, mid), *t, None, &mut oob)?;
+            *t = (*t).max(done);
             if oob.iter().any(|&b| b != 0xFF) {
                 lo = mid + 1;
             } else {
@@ -212,8 +212,8 @@ impl LogSource for LogReader<'_> {
             }
             cur.page -= 1;
             let ppn = geo.ppn(block, cur.page);
-            let done = self.nand.read(ppn, self.t, Some(&mut buf), &mut oob)?;
-            self.t = self.t.max(done.done_ns);
+            let done = crate::ecc::read_lenient(self.nand, ppn, self.t, Some(&mut buf), &mut oob)?;
+            self.t = self.t.max(done);
             self.pages_read += 1;
             match Oob::decode(&oob) {
                 OobState::Valid(o) if o.kind == PageKind::Protocol && o.lpn == ring as u32 && o.data_matches(&buf) => {

@@ -8,7 +8,14 @@
 //!  0  u8      kind: 0x01 data, 0x02 checkpoint, 0x03 superblock, 0x10.. protocol metadata
 //!             (0xFF: the OOB is erased)
 //!  1  u8      record version (1)
-//!  2  u16     flags: bit 0 = `data_crc` is valid (the data area was stored)
+//!  2  u16     flags: bit 0 = `data_crc` is valid (the data area was stored);
+//!             bit 1 = lost: GC copied this page although ECC could not
+//!             correct its source's data area, so its data is not the page's
+//!             (a read reports the loss; the page keeps its place as the
+//!             newest version so recovery cannot bring an older one back);
+//!             bit 2 = relocated: written by GC from a source page that holds the
+//!             same data until the next checkpoint (recovery may skip an
+//!             unreadable relocated page: its source is still there)
 //!  4  u32     lpn (data pages) / page index within its record (metadata pages)
 //!  8  u64     sequence number: every program gets a fresh, larger one
 //! 16  u32     erase count of the block, as the FTL knew it when programming
@@ -26,6 +33,8 @@ pub const OOB_RECORD_SIZE: usize = 64;
 pub const PROTOCOL_BYTES: usize = 32;
 const VERSION: u8 = 1;
 const FLAG_DATA_CRC: u16 = 1;
+const FLAG_LOST: u16 = 2;
+const FLAG_RELOCATED: u16 = 4;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 #[repr(u8)]
@@ -58,6 +67,10 @@ pub struct Oob {
     pub erase_count: u32,
     /// CRC-32 of the data area, if it was stored.
     pub data_crc: Option<u32>,
+    /// The data area was lost to bit errors before this copy (flag bit 1).
+    pub lost: bool,
+    /// Written by GC (flag bit 2).
+    pub relocated: bool,
     pub protocol: [u8; PROTOCOL_BYTES],
 }
 
@@ -102,6 +115,8 @@ impl Oob {
             seq,
             erase_count,
             data_crc,
+            lost: false,
+            relocated: false,
             protocol: [0; PROTOCOL_BYTES],
         }
     }
@@ -112,7 +127,9 @@ impl Oob {
         let r = &mut oob[..OOB_RECORD_SIZE];
         r[0] = self.kind as u8;
         r[1] = VERSION;
-        let flags = if self.data_crc.is_some() { FLAG_DATA_CRC } else { 0 };
+        let flags = if self.data_crc.is_some() { FLAG_DATA_CRC } else { 0 }
+            | if self.lost { FLAG_LOST } else { 0 }
+            | if self.relocated { FLAG_RELOCATED } else { 0 };
         r[2..4].copy_from_slice(&flags.to_le_bytes());
         r[4..8].copy_from_slice(&self.lpn.to_le_bytes());
         r[8..16].copy_from_slice(&self.seq.to_le_bytes());
@@ -146,6 +163,8 @@ impl Oob {
             seq: u64::from_le_bytes(r[8..16].try_into().expect("8 bytes")),
             erase_count: u32::from_le_bytes(r[16..20].try_into().expect("4 bytes")),
             data_crc: (flags & FLAG_DATA_CRC != 0).then_some(data_crc),
+            lost: flags & FLAG_LOST != 0,
+            relocated: flags & FLAG_RELOCATED != 0,
             protocol,
         })
     }
@@ -170,6 +189,14 @@ mod tests {
         assert!(buf[64..].iter().all(|&b| b == 0xFF));
         assert_eq!(Oob::decode(&buf), OobState::Valid(o));
         assert!(o.data_matches(&data));
+        let lost = Oob {
+            lost: true,
+            relocated: true,
+            ..o
+        };
+        lost.encode(&mut buf);
+        assert_eq!(Oob::decode(&buf), OobState::Valid(lost));
+        o.encode(&mut buf);
         assert!(!o.data_matches(&vec![8u8; 512]));
         buf[10] ^= 0x40;
         assert_eq!(Oob::decode(&buf), OobState::Garbage);

@@ -64,15 +64,39 @@ impl<H: Hooks> Ftl<H> {
         let mut extent = Extent { index: 0, page: 0, pages };
         let mut page = std::mem::take(&mut self.meta_buf);
         page.resize(ps, 0);
-        for (i, chunk) in bytes.chunks(ps).enumerate() {
-            page.fill(0);
-            page[..chunk.len()].copy_from_slice(chunk);
-            let (index, at) = self.append(Ring::Checkpoint, &protect, PageKind::Checkpoint, i as u32, seq, &page, false)?;
-            if i == 0 {
-                extent.index = index;
-                extent.page = at;
+        let ppb = self.geo.pages_per_block;
+        let ring_len = self.ckpt_area.blocks.len();
+        // A record is read back as consecutive ring pages: when a program
+        // fails (the append skips the failed page), the record starts over
+        // after it.
+        'record: loop {
+            let mut expected = None;
+            for (i, chunk) in bytes.chunks(ps).enumerate() {
+                page.fill(0);
+                page[..chunk.len()].copy_from_slice(chunk);
+                let r = self.append(Ring::Checkpoint, &protect, PageKind::Checkpoint, i as u32, seq, &page, false);
+                let (index, at) = match r {
+                    Ok(landed) => landed,
+                    Err(e) => {
+                        self.meta_buf = page;
+                        return Err(e);
+                    }
+                };
+                self.counters.map_writes += 1;
+                if expected.is_some_and(|e| e != (index, at)) {
+                    continue 'record;
+                }
+                if i == 0 {
+                    extent.index = index;
+                    extent.page = at;
+                }
+                expected = Some(if at + 1 < ppb {
+                    (index, at + 1)
+                } else {
+                    ((index + 1) % ring_len, 0)
+                });
             }
-            self.counters.map_writes += 1;
+            break;
         }
         self.meta_buf = page;
         let loc = RecordLoc {
@@ -167,16 +191,27 @@ impl<H: Hooks> Ftl<H> {
             if ring != Ring::Superblock {
                 self.swap_worn_ring_block(ring, idx);
             }
-            let block = self.ring_area(ring).blocks[idx];
-            match self.nand.erase(block, self.now_ns) {
-                Ok(t) => self.now_ns = self.now_ns.max(t.done_ns),
-                Err(NandError::EraseFailed(b)) | Err(NandError::BadBlock(b)) => {
-                    self.blocks.state[b as usize] = BlockState::Bad;
-                    self.failed = true;
-                    return Err(DeviceError::WornOut(format!("{ring} block {b} wore out")));
+            let block = loop {
+                let block = self.ring_area(ring).blocks[idx];
+                match self.nand.erase(block, self.now_ns) {
+                    Ok(t) => {
+                        self.now_ns = self.now_ns.max(t.done_ns);
+                        break block;
+                    }
+                    Err(NandError::EraseFailed(b)) | Err(NandError::BadBlock(b)) => {
+                        self.blocks.state[b as usize] = BlockState::Bad;
+                        self.counters.bad_blocks += 1;
+                        // A bad ring block gives its place to a free block of
+                        // the pool (the superblock's two blocks are fixed:
+                        // recovery finds them from the geometry alone).
+                        if ring == Ring::Superblock || !self.replace_ring_block(ring, idx) {
+                            self.failed = true;
+                            return Err(DeviceError::WornOut(format!("{ring} block {b} went bad")));
+                        }
+                    }
+                    Err(e) => return Err(self.fail(e)),
                 }
-                Err(e) => return Err(self.fail(e)),
-            }
+            };
             self.blocks.erase_count[block as usize] += 1;
             let area = self.ring_area_mut(ring);
             area.head_index = idx;
@@ -188,10 +223,37 @@ impl<H: Hooks> Ftl<H> {
         Oob::new(kind, index, seq, self.blocks.erase_count[block as usize], crc_over).encode(&mut self.oob_buf);
         match self.nand.program(ppn, self.now_ns, data, &self.oob_buf) {
             Ok(t) => self.now_ns = self.now_ns.max(t.done_ns),
+            Err(NandError::ProgramFailed { done_ns, .. }) => {
+                // The page holds garbage, which every reader skips (its OOB
+                // fails its CRC): write this page again at the next slot. The
+                // block stays in the ring; its next erase decides whether it
+                // is still good.
+                self.now_ns = self.now_ns.max(done_ns);
+                self.ring_area_mut(ring).head_page = page + 1;
+                return self.append(ring, protect, kind, index, seq, data, with_crc);
+            }
             Err(e) => return Err(self.fail(e)),
         }
         self.ring_area_mut(ring).head_page = page + 1;
         Ok((idx, page))
+    }
+
+    /// Puts the least-worn free block in place of the ring's (bad) block at
+    /// `idx`. False if the pool has no block to spare beyond GC's reserve.
+    fn replace_ring_block(&mut self, ring: Ring, idx: usize) -> bool {
+        if self.blocks.free_count() <= self.derived.reserve + 1 {
+            return false;
+        }
+        let Some((_, fresh)) = self.blocks.least_worn_free() else {
+            return false;
+        };
+        self.blocks.take_block(fresh);
+        self.blocks.state[fresh as usize] = BlockState::Meta;
+        self.blocks.clean[fresh as usize] = false;
+        self.ring_area_mut(ring).blocks[idx] = fresh;
+        self.ring_swaps += 1;
+        self.counters.ring_swaps += 1;
+        true
     }
 
     /// Metadata rings share the wear with data blocks: before a ring erases its

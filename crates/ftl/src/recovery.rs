@@ -34,6 +34,7 @@ use crate::blocks::BlockState;
 use crate::checkpoint::{Checkpoint, RecordState, UNMAPPED};
 use crate::config::FtlConfig;
 use crate::device::RecoveryReport;
+use crate::ecc::{read_retrying, Unreadable};
 use crate::error::{DeviceError, Result};
 use crate::ftl::{superblock_blocks, Ftl, RecordLoc};
 use crate::hooks::Hooks;
@@ -63,15 +64,23 @@ struct Found {
 }
 
 impl<H: Hooks> Ftl<H> {
-    /// Reads a page (data and OOB) at `at_ns`; returns the completion time.
+    /// Reads a page (data and OOB) at `at_ns`; returns the completion time. A
+    /// page ECC cannot correct (after read retry) leaves corrupted bytes that
+    /// fail every check, as a torn page does: see `recovery_read_ecc` for the
+    /// one reader that must tell the two apart.
     fn recovery_read(&mut self, ppn: Ppn, at_ns: u64, data: bool, buf: &mut [u8], oob: &mut [u8]) -> Result<u64> {
-        let r = if data {
-            self.nand.read(ppn, at_ns, Some(buf), oob)
-        } else {
-            self.nand.read(ppn, at_ns, None, oob)
-        };
-        match r {
-            Ok(t) => Ok(t.done_ns),
+        Ok(self.recovery_read_ecc(ppn, at_ns, data, buf, oob)?.0)
+    }
+
+    /// `recovery_read`, saying whether the page was unreadable.
+    fn recovery_read_ecc(&mut self, ppn: Ppn, at_ns: u64, data: bool, buf: &mut [u8], oob: &mut [u8]) -> Result<(u64, Option<Unreadable>)> {
+        let data = if data { Some(buf) } else { None };
+        match read_retrying(&mut self.nand, ppn, at_ns, data, oob) {
+            Ok(Ok(done)) => Ok((done, None)),
+            Ok(Err(u)) => {
+                self.counters.uncorrectable_reads += 1;
+                Ok((u.done_ns, Some(u)))
+            }
             Err(e) => Err(self.fail(e)),
         }
     }
@@ -214,8 +223,14 @@ impl<H: Hooks> Ftl<H> {
         report.blocks_scanned += 1;
         for page in start..self.geo.pages_per_block {
             let ppn = self.geo.ppn(block, page);
-            t = self.recovery_read(ppn, t, full_reads, &mut buf, &mut oob)?;
+            let (done, unreadable) = self.recovery_read_ecc(ppn, t, full_reads, &mut buf, &mut oob)?;
+            t = done;
             report.pages_scanned += 1;
+            if unreadable.is_some_and(|u| u.oob) {
+                // Not even the spare area decodes: whose page it was is unknown.
+                // Counted; the page reads as garbage below.
+                report.unreadable_pages += 1;
+            }
             match Oob::decode(&oob) {
                 OobState::Valid(o) if o.seq > ckpt_seq => {
                     write_ptr = page + 1;
@@ -223,6 +238,23 @@ impl<H: Hooks> Ftl<H> {
                     // An intact OOB records the block's erase count, even over torn data.
                     let count = &mut self.blocks.erase_count[block as usize];
                     *count = (*count).max(o.erase_count);
+                    if unreadable.is_some() && o.relocated {
+                        // A GC copy (torn, or decayed) whose source still holds
+                        // the same data: GC sources are not erased before the
+                        // next checkpoint, and the scan only sees pages written
+                        // since the last one. Skip it; the source stays mapped.
+                        report.unreadable_pages += 1;
+                        continue;
+                    }
+                    if unreadable.is_some() {
+                        // The spare area decoded but the data did not: the page
+                        // was written (an intact OOB), its data is lost to bit
+                        // errors. It stays the newest version (reads report the
+                        // loss) rather than letting an older one come back.
+                        report.unreadable_pages += 1;
+                        found.push(Found { seq: o.seq, ppn, oob: o });
+                        continue;
+                    }
                     if full_reads && !o.data_matches(&buf) {
                         report.torn_pages_found += 1;
                         report.torn_data_intact_oob += 1;

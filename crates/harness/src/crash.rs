@@ -31,11 +31,11 @@ use crate::data::Content;
 use crate::exercise::{Exercised, Expect};
 use crate::model::TxModel;
 use crate::run::{logical_state, Driver, Outcome};
-use crate::workload::{OpStream, WorkloadSpec};
+use crate::workload::{Op, OpStream, WorkloadSpec};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use txftl_ftl::{DeviceError, DeviceStats, FtlConfig};
-use txftl_nand::{Nand, NandConfig, OpKind, PowerCut, Torn};
+use txftl_nand::{FaultModel, Nand, NandConfig, OpKind, PowerCut, Torn};
 use txftl_protocols::{AnyDevice, ProtocolOptions};
 
 /// How to build the device under test: always the same, fresh.
@@ -43,6 +43,8 @@ use txftl_protocols::{AnyDevice, ProtocolOptions};
 pub struct DeviceSpec {
     pub protocol: String,
     pub nand: NandConfig,
+    /// Bit errors, ECC, read retry, program and erase failures (None: off).
+    pub faults: Option<FaultModel>,
     pub ftl: FtlConfig,
     pub opts: ProtocolOptions,
 }
@@ -55,13 +57,15 @@ impl DeviceSpec {
             nand: txftl_nand::preset("tiny")
                 .expect("tiny preset")
                 .config(txftl_nand::DataMode::Full, txftl_nand::ViolationPolicy::Panic),
+            faults: None,
             ftl: FtlConfig::default(),
             opts: ProtocolOptions::default(),
         }
     }
 
     pub fn fresh(&self) -> Result<Box<dyn AnyDevice>, DeviceError> {
-        let nand = Nand::new(self.nand)?;
+        let mut nand = Nand::new(self.nand)?;
+        nand.set_fault_model(self.faults).map_err(DeviceError::Config)?;
         txftl_protocols::format(&self.protocol, nand, self.ftl.clone(), &self.opts)
     }
 }
@@ -141,6 +145,8 @@ struct RunEnd {
     /// Power was cut.
     cut: bool,
     table_full_aborts: u64,
+    /// Reads the device reported lost to bit errors (each checked genuine).
+    reported_losses: u64,
 }
 
 /// Runs the workload until it ends or power is cut. `check_each`: check the
@@ -151,6 +157,7 @@ fn run_until_cut(spec: &CrashSpec, dev: &mut dyn AnyDevice, check_each: bool) ->
     let mut driver = Driver::new(info.page_size, true);
     let mut stream = OpStream::new(spec.workload, info.logical_pages);
     let mut table_full_aborts = 0;
+    let mut reported_losses = 0;
     let mut index = 0u64;
     while let Some(op) = stream.next() {
         match driver.apply(dev, op, &mut model) {
@@ -170,7 +177,23 @@ fn run_until_cut(spec: &CrashSpec, dev: &mut dyn AnyDevice, check_each: bool) ->
                     model,
                     cut: true,
                     table_full_aborts,
+                    reported_losses,
                 })
+            }
+            // A read the device reports lost to bit errors: allowed only if the
+            // page really is beyond ECC (a loss reported, not a bug hidden).
+            Err(DeviceError::DataLost { lpn, ppn }) if matches!(op, Op::Read(_) | Op::TxRead(..)) => {
+                if let Some(why) = not_a_real_loss(dev.nand(), lpn, ppn) {
+                    return Err(format!("host op {index} ({op:?}) reported lpn {lpn} lost, but {why}"));
+                }
+                // No cut yet in this run: nothing mapped can be torn.
+                let torn = crate::data::decode(&dev.nand().inspect_data(ppn)) == Content::Foreign;
+                if torn && !is_gc_lost_copy(dev.nand(), ppn) {
+                    return Err(format!(
+                        "host op {index} ({op:?}) reported lpn {lpn} lost, but page {ppn} is torn with no cut"
+                    ));
+                }
+                reported_losses += 1;
             }
             Err(e) => return Err(format!("host op {index} ({op:?}) failed: {e}")),
         }
@@ -184,7 +207,40 @@ fn run_until_cut(spec: &CrashSpec, dev: &mut dyn AnyDevice, check_each: bool) ->
         model,
         cut: false,
         table_full_aborts,
+        reported_losses,
     })
+}
+
+fn is_gc_lost_copy(nand: &Nand, ppn: u32) -> bool {
+    matches!(txftl_ftl::oob::Oob::decode(nand.inspect_oob(ppn)), txftl_ftl::oob::OobState::Valid(o) if o.lost)
+}
+
+/// Why a page the device reported lost is not a genuine loss (`None`: it is).
+/// Genuine: ECC fails on the page at every retry level, or it is a copy GC
+/// made of such a page (its OOB says lost); either way the page's raw spare
+/// area must name `lpn`, and a page that is not a GC copy must hold a
+/// complete write of `lpn` under its errors (so recovery mapped the right page).
+fn not_a_real_loss(nand: &Nand, lpn: u32, ppn: u32) -> Option<String> {
+    use txftl_ftl::oob::{Oob, OobState};
+    let oob = match Oob::decode(nand.inspect_oob(ppn)) {
+        OobState::Valid(o) => o,
+        other => return Some(format!("physical page {ppn}'s spare area is {other}")),
+    };
+    if oob.lpn != lpn {
+        return Some(format!("physical page {ppn} belongs to lpn {}", oob.lpn));
+    }
+    if oob.lost {
+        return None;
+    }
+    if !nand.inspect_unreadable(ppn) {
+        return Some(format!("physical page {ppn} is readable"));
+    }
+    match crate::data::decode(&nand.inspect_data(ppn)) {
+        Content::Written { lpn: l, .. } if l == lpn => None,
+        // Torn under its errors: the caller decides whether a torn page may be there.
+        Content::Foreign => None,
+        other => Some(format!("physical page {ppn} holds {other:?} under its bit errors")),
+    }
 }
 
 /// Erase counts must never be below what the block's own pages record in their
@@ -211,11 +267,34 @@ fn erase_count_below_oob(dev: &dyn AnyDevice) -> Option<String> {
     None
 }
 
-fn check_against_model(state: &[Content], model: &TxModel) -> Vec<String> {
+fn check_against_model(state: &[Content], model: &TxModel, nand: &Nand) -> Vec<String> {
     let mut out = Vec::new();
     for (lpn, content) in state.iter().enumerate() {
         let lpn = lpn as u32;
         let value = match *content {
+            Content::Lost { ppn } => {
+                // A reported loss: genuine, and of a version the model allows
+                // (read from the raw cells under the errors).
+                if let Some(why) = not_a_real_loss(nand, lpn, ppn) {
+                    out.push(format!("lpn {lpn} reported lost, but {why}"));
+                    continue;
+                }
+                match crate::data::decode(&nand.inspect_data(ppn)) {
+                    Content::Written { version, .. } => Some(version),
+                    // A lost-marked GC copy: the version it held is gone.
+                    _ if is_gc_lost_copy(nand, ppn) => continue,
+                    // A torn page whose data ECC cannot read either: recovery
+                    // cannot tell it from a decayed one and keeps it, reported
+                    // lost. Only a write the cut could interrupt may be torn.
+                    _ if model.allowed(lpn).len() > 1 => continue,
+                    other => {
+                        out.push(format!(
+                            "lpn {lpn} reported lost, a page holding {other:?}, but no write to it was in flight"
+                        ));
+                        continue;
+                    }
+                }
+            }
             Content::Unwritten => None,
             Content::Written { lpn: l, version } if l == lpn => Some(version),
             Content::Written { lpn: l, version } => {
@@ -286,11 +365,16 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn) -> Result<PointResult, Devic
     if let Some(r) = dev.recovery_report() {
         result.exercised.add_recovery(&r);
     }
-    for msg in check_against_model(&state, &model) {
+    for msg in check_against_model(&state, &model, dev.nand()) {
         result.violations.push((None, msg));
     }
     let value_of = |lpn: u32| match state[lpn as usize] {
         Content::Written { lpn: l, version } if l == lpn => Some(version),
+        // A reported loss of a page that held this version (checked above).
+        Content::Lost { ppn } => match crate::data::decode(&dev.nand().inspect_data(ppn)) {
+            Content::Written { version, .. } => Some(version),
+            _ => None,
+        },
         _ => None,
     };
     if let Some(msg) = model.atomic_violation(value_of) {
@@ -439,7 +523,7 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
     let mut violations = Vec::new();
     let mut violation_count = 0;
     let mut recovery_crash_points = 0;
-    let mut exercised = Exercised::from_dry_run(&dry_run, dry.table_full_aborts);
+    let mut exercised = Exercised::from_dry_run(&dry_run, dry.table_full_aborts, dry.reported_losses);
     for r in &results {
         recovery_crash_points += r.recovery_points;
         exercised.add_recovery_counts(&r.exercised);

@@ -23,6 +23,11 @@ pub enum Content {
     },
     /// Neither zeros nor an intact page: torn, or corrupted.
     Foreign,
+    /// The device reported the page lost to bit errors (`DeviceError::DataLost`):
+    /// physical page `ppn` was uncorrectable. Not a decode result: reads set it.
+    Lost {
+        ppn: u32,
+    },
 }
 
 fn splitmix(mut x: u64) -> u64 {

@@ -33,10 +33,24 @@ pub struct Exercised {
     /// Recoveries: pages rolled forward, and protocol updates applied (X-FTL: committed entries).
     pub pages_rolled_forward: u64,
     pub protocol_updates_applied: u64,
+    /// Flash faults in the dry run (with a fault model): bit errors corrected,
+    /// read retries, reads uncorrectable after every retry, failed programs,
+    /// blocks retired after one, blocks gone bad (erase failures), reads the
+    /// host saw reported lost (each checked genuine), pages GC copied lost.
+    pub corrected_bits: u64,
+    pub read_retries: u64,
+    pub uncorrectable_reads: u64,
+    pub program_failures: u64,
+    pub retired_blocks: u64,
+    pub bad_blocks: u64,
+    pub reported_losses: u64,
+    pub lost_page_copies: u64,
+    /// Recoveries: pages the scan could not decode.
+    pub unreadable_pages: u64,
 }
 
 impl Exercised {
-    pub fn from_dry_run(s: &DeviceStats, table_full_aborts: u64) -> Exercised {
+    pub fn from_dry_run(s: &DeviceStats, table_full_aborts: u64, reported_losses: u64) -> Exercised {
         Exercised {
             gc_runs: s.gc_runs,
             checkpoints: s.checkpoints,
@@ -48,6 +62,14 @@ impl Exercised {
             table_full_aborts,
             protocol_log_moves: s.protocol_log_moves,
             ring_swaps: s.ring_swaps,
+            corrected_bits: s.corrected_bits,
+            read_retries: s.read_retries,
+            uncorrectable_reads: s.uncorrectable_reads,
+            program_failures: s.program_failures,
+            retired_blocks: s.retired_blocks,
+            bad_blocks: s.bad_blocks,
+            reported_losses,
+            lost_page_copies: s.lost_page_copies,
             ..Exercised::default()
         }
     }
@@ -57,6 +79,7 @@ impl Exercised {
         self.torn_data_intact_oob += r.torn_data_intact_oob;
         self.pages_rolled_forward += r.pages_rolled_forward;
         self.protocol_updates_applied += r.protocol_updates_applied;
+        self.unreadable_pages += r.unreadable_pages;
     }
 
     /// Adds the recovery counts of another run (one crash point's).
@@ -65,6 +88,7 @@ impl Exercised {
         self.torn_data_intact_oob += o.torn_data_intact_oob;
         self.pages_rolled_forward += o.pages_rolled_forward;
         self.protocol_updates_applied += o.protocol_updates_applied;
+        self.unreadable_pages += o.unreadable_pages;
     }
 
     pub fn count(&self, e: Expect) -> u64 {
@@ -80,6 +104,11 @@ impl Exercised {
             Expect::TornDataIntactOob => self.torn_data_intact_oob,
             Expect::LogMoves => self.protocol_log_moves,
             Expect::RingSwaps => self.ring_swaps,
+            Expect::CorrectedBits => self.corrected_bits,
+            Expect::ReadRetries => self.read_retries,
+            Expect::Uncorrectable => self.uncorrectable_reads,
+            Expect::ProgramFailures => self.program_failures,
+            Expect::BadBlocks => self.bad_blocks,
         }
     }
 }
@@ -99,6 +128,11 @@ pub enum Expect {
     TornDataIntactOob,
     LogMoves,
     RingSwaps,
+    CorrectedBits,
+    ReadRetries,
+    Uncorrectable,
+    ProgramFailures,
+    BadBlocks,
 }
 
 impl Expect {
@@ -115,6 +149,11 @@ impl Expect {
             Expect::TornDataIntactOob => "torn pages with an intact OOB",
             Expect::LogMoves => "protocol log pages moved ahead of the ring's erases",
             Expect::RingSwaps => "metadata ring blocks swapped with the data pool",
+            Expect::CorrectedBits => "bit errors corrected by ECC",
+            Expect::ReadRetries => "read retries",
+            Expect::Uncorrectable => "reads uncorrectable after every retry",
+            Expect::ProgramFailures => "failed programs",
+            Expect::BadBlocks => "blocks gone bad",
         }
     }
 }

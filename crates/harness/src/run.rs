@@ -161,9 +161,10 @@ pub fn logical_state(dev: &mut dyn AnyDevice) -> Result<Vec<Content>, DeviceErro
     let info = dev.info();
     let mut buf = vec![0u8; info.page_size as usize];
     (0..info.logical_pages)
-        .map(|lpn| {
-            dev.read(lpn, &mut buf)?;
-            Ok(data::decode(&buf))
+        .map(|lpn| match dev.read(lpn, &mut buf) {
+            Ok(_) => Ok(data::decode(&buf)),
+            Err(DeviceError::DataLost { ppn, .. }) => Ok(Content::Lost { ppn }),
+            Err(e) => Err(e),
         })
         .collect()
 }
@@ -187,6 +188,8 @@ pub struct RunReport {
     pub flash_ops_per_wall_second: f64,
     /// Reads that did not return the latest write (must be 0).
     pub wrong_reads: u64,
+    /// Reads the device refused as lost to bit errors (fault model on).
+    pub lost_reads: u64,
     /// Pages the host journal wrote (transactions on a device without them).
     pub host_journal_writes: u64,
     /// Transactions the host aborted because the device's table was full.
@@ -238,6 +241,7 @@ pub fn run_workload(
     let mut fill = None;
     let mut wrong_reads = 0;
     let mut table_full_aborts = 0;
+    let mut lost_reads = 0;
     let mut index = 0u64;
     dev.reset_stats();
     let mut started = Instant::now();
@@ -269,6 +273,9 @@ pub fn run_workload(
                     measured: Box::new(dev.stats()),
                 });
             }
+            // A page lost to bit errors (fault model): the device reported it;
+            // the host counts it and goes on, as a database would report it.
+            Err(DeviceError::DataLost { .. }) if matches!(op, Op::Read(_) | Op::TxRead(..)) => lost_reads += 1,
             Err(source) => return Err(RunError::Device { index, op, source }),
         }
         index += 1;
@@ -313,6 +320,7 @@ pub fn run_workload(
         wall_seconds: wall,
         flash_ops_per_wall_second: if wall > 0.0 { measured.flash_ops() as f64 / wall } else { 0.0 },
         wrong_reads,
+        lost_reads,
         host_journal_writes: driver.journal.as_ref().map_or(0, |j| j.journal_writes),
         table_full_aborts,
     })

@@ -13,6 +13,7 @@
 //! A broken rule is an FTL bug: it panics (default) or returns
 //! [`NandError::Violation`], per [`ViolationPolicy`].
 
+use crate::bit_errors::{FaultModel, PageKey, SALT_ERASE, SALT_GARBAGE, SALT_PROGRAM};
 use crate::error::{ImageError, MemoryError, NandError, Violation};
 use crate::fault::{tear_program, Area, PowerCut, Torn};
 use crate::geometry::{BlockId, Geometry, GeometryError, Ppn};
@@ -64,11 +65,19 @@ pub struct NandStats {
     pub partial_programs: u64,
     pub erases: u64,
     pub erase_failures: u64,
+    /// Bit errors ECC corrected (fault model on).
+    pub corrected_bits: u64,
+    /// Reads ECC could not correct (each retry that fails counts too).
+    pub uncorrectable_reads: u64,
+    /// Reads at a retry level above 0 (each is also counted in `reads`/`oob_reads`).
+    pub read_retries: u64,
+    /// Programs that failed their status (fault model on).
+    pub program_failures: u64,
 }
 
 impl NandStats {
     pub fn total_ops(&self) -> u64 {
-        self.reads + self.oob_reads + self.programs + self.partial_programs + self.erases
+        self.reads + self.oob_reads + self.programs + self.program_failures + self.partial_programs + self.erases
     }
 }
 
@@ -132,6 +141,8 @@ pub struct Nand {
     cut: Option<PowerCut>,
     powered: bool,
     op_log: Option<Vec<OpKind>>,
+    /// Bit errors, ECC and program/erase failures (`bit_errors.rs`); `None`: off.
+    faults: Option<FaultModel>,
 }
 
 impl Nand {
@@ -240,6 +251,7 @@ impl Nand {
             cut: None,
             powered: true,
             op_log: None,
+            faults: None,
             cfg,
         }
     }
@@ -368,6 +380,7 @@ impl Nand {
             cut: self.cut,
             powered: self.powered,
             op_log: self.op_log.clone(),
+            faults: self.faults,
         }
     }
 
@@ -432,11 +445,32 @@ impl Nand {
     }
 
     /// Reads a page. `data: None` reads the OOB only (a spare-area read: the
-    /// channel moves only the OOB bytes).
+    /// channel moves only the OOB bytes). With a fault model, a page with more
+    /// bit errors than ECC corrects is [`NandError::Uncorrectable`]: the area
+    /// that failed holds corrupted bytes, the other one what the cells hold.
     pub fn read(&mut self, ppn: Ppn, at_ns: u64, data: Option<&mut [u8]>, oob: &mut [u8]) -> Result<OpTime, NandError> {
+        self.read_at_level(ppn, at_ns, 0, data, oob)
+    }
+
+    /// A read retry: rereads the page with read thresholds shifted to retry
+    /// level `level` (1 and up; see `bit_errors.rs`). Without a fault model it
+    /// is a plain read.
+    pub fn read_retry(&mut self, ppn: Ppn, at_ns: u64, level: u8, data: Option<&mut [u8]>, oob: &mut [u8]) -> Result<OpTime, NandError> {
+        self.read_at_level(ppn, at_ns, level, data, oob)
+    }
+
+    /// Retry levels the fault model offers (0 without one).
+    pub fn read_retry_levels(&self) -> u8 {
+        self.faults.map_or(0, |f| f.read_retries)
+    }
+
+    fn read_at_level(&mut self, ppn: Ppn, at_ns: u64, level: u8, mut data: Option<&mut [u8]>, oob: &mut [u8]) -> Result<OpTime, NandError> {
         self.check_ppn(ppn)?;
         let g = self.cfg.geometry;
         self.check_len("read oob", oob.len(), g.oob_size as usize)?;
+        if let Some(buf) = &data {
+            self.check_len("read data", buf.len(), g.page_size as usize)?;
+        }
         let kind = if data.is_some() { OpKind::Read } else { OpKind::OobRead };
         if self.begin_op(kind)?.is_some() {
             // A read changes nothing on the array: the cut just stops it.
@@ -445,9 +479,8 @@ impl Nand {
         let (unit, channel) = self.unit_channel(ppn);
         let o = ppn as usize * g.oob_size as usize;
         oob.copy_from_slice(&self.oob[o..o + g.oob_size as usize]);
-        let bytes = match data {
+        let bytes = match &mut data {
             Some(buf) => {
-                self.check_len("read data", buf.len(), g.page_size as usize)?;
                 self.copy_data_out(ppn, buf);
                 self.stats.reads += 1;
                 g.page_size + g.oob_size
@@ -457,8 +490,73 @@ impl Nand {
                 g.oob_size
             }
         };
+        if level > 0 {
+            self.stats.read_retries += 1;
+        }
         let t = self.cfg.timing;
-        Ok(self.clocks.read(unit, channel, at_ns, t.read_ns, t.transfer_ns(bytes)))
+        let time = self.clocks.read(unit, channel, at_ns, t.read_ns, t.transfer_ns(bytes));
+        if let (Some(model), true) = (self.faults, self.programs[ppn as usize] > 0) {
+            let key = self.page_key(ppn);
+            let data_bytes = if data.is_some() { g.page_size } else { 0 };
+            let d = model.decode(key, data_bytes, g.oob_size, self.cfg.endurance, level);
+            self.stats.corrected_bits += d.corrected_bits;
+            if !d.ok() {
+                self.stats.uncorrectable_reads += 1;
+                // What the controller hands up from a failed decode is not the
+                // page: corrupt it so a caller that ignored the error would
+                // see a checksum mismatch rather than good data.
+                if d.oob_failed {
+                    scramble(&model, key, 0, oob);
+                }
+                if let (true, Some(buf)) = (d.data_failed, data) {
+                    scramble(&model, key, 1, buf);
+                }
+                return Err(NandError::Uncorrectable {
+                    ppn,
+                    data: d.data_failed,
+                    oob: d.oob_failed,
+                    done_ns: time.done_ns,
+                });
+            }
+        }
+        Ok(time)
+    }
+
+    fn page_key(&self, ppn: Ppn) -> PageKey {
+        let block = self.cfg.geometry.block_of(ppn);
+        PageKey {
+            ppn,
+            erase_count: self.erase_counts[block as usize],
+        }
+    }
+
+    /// Sets (or with `None` removes) the fault model: bit errors, ECC, read
+    /// retry, program and erase failures. Refuses invalid parameters.
+    pub fn set_fault_model(&mut self, model: Option<FaultModel>) -> Result<(), String> {
+        if let Some(m) = &model {
+            m.validate()?;
+        }
+        self.faults = model;
+        Ok(())
+    }
+
+    pub fn fault_model(&self) -> Option<FaultModel> {
+        self.faults
+    }
+
+    /// Would reading the data of `ppn` fail ECC at every retry level? For
+    /// checkers that must tell a reported loss from a bug. No operation, no time.
+    pub fn inspect_unreadable(&self, ppn: Ppn) -> bool {
+        let Some(model) = self.faults else { return false };
+        if self.programs[ppn as usize] == 0 {
+            return false;
+        }
+        let g = self.cfg.geometry;
+        (0..=model.read_retries).all(|level| {
+            !model
+                .decode(self.page_key(ppn), g.page_size, g.oob_size, self.cfg.endurance, level)
+                .ok()
+        })
     }
 
     fn copy_data_out(&self, ppn: Ppn, buf: &mut [u8]) {
@@ -514,6 +612,31 @@ impl Nand {
         *np = (*np).max(index + 1);
         let (os, ps) = (g.oob_size as usize, g.page_size as usize);
         let o = ppn as usize * os;
+        if let (None, Some(model)) = (cut, self.faults) {
+            let key = self.page_key(ppn);
+            let p = model.program_fail_p(key.erase_count, self.cfg.endurance);
+            if model.uniform(&[SALT_PROGRAM, ppn as u64, key.erase_count as u64]) < p {
+                // Status fail: the cells hold garbage (a torn program's worth).
+                let garbage = PowerCut {
+                    at_op: 0,
+                    torn: Torn::Garbage,
+                    seed: model.seed ^ crate::bit_errors::splitmix64(SALT_GARBAGE ^ ((ppn as u64) << 8)),
+                };
+                self.tear_page(ppn, garbage, data, oob);
+                self.write_through_page(ppn)?;
+                self.image_op_done()?;
+                self.stats.program_failures += 1;
+                let (unit, channel) = self.unit_channel(ppn);
+                let t = self.cfg.timing;
+                let time = self
+                    .clocks
+                    .program(unit, channel, at_ns, t.transfer_ns((ps + os) as u32), t.program_ns);
+                return Err(NandError::ProgramFailed {
+                    ppn,
+                    done_ns: time.done_ns,
+                });
+            }
+        }
         match cut {
             None => {
                 self.oob[o..o + os].copy_from_slice(oob);
@@ -667,7 +790,11 @@ impl Nand {
             return Err(NandError::PowerLoss);
         }
         let time = self.clocks.erase(unit, at_ns, t.erase_ns);
-        if self.erase_counts[block as usize] >= self.cfg.endurance {
+        let ec = self.erase_counts[block as usize];
+        let random_failure = self
+            .faults
+            .is_some_and(|m| m.uniform(&[SALT_ERASE, block as u64, ec as u64]) < m.erase_fail_p(ec, self.cfg.endurance));
+        if ec >= self.cfg.endurance || random_failure {
             self.bad[block as usize] = true;
             self.stats.erase_failures += 1;
             if let Some(img) = &mut self.image {
@@ -815,6 +942,19 @@ impl Nand {
         }
         self.write_through_page(ppn)?;
         Ok(true)
+    }
+}
+
+/// Corrupts a buffer a failed ECC decode hands up: one byte in 64 flipped,
+/// positions and masks drawn from the page's key.
+fn scramble(model: &FaultModel, key: PageKey, area: u64, buf: &mut [u8]) {
+    let mut h = model
+        .uniform(&[SALT_GARBAGE, key.ppn as u64, key.erase_count as u64, area])
+        .to_bits();
+    for chunk in buf.chunks_mut(64) {
+        h = crate::bit_errors::splitmix64(h);
+        let i = (h % chunk.len() as u64) as usize;
+        chunk[i] ^= ((h >> 32) as u8) | 1;
     }
 }
 

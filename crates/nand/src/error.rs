@@ -99,9 +99,18 @@ pub enum NandError {
     /// Program or erase on a block that has gone bad.
     #[error("block {0} is bad")]
     BadBlock(BlockId),
-    /// The erase failed because the block reached its endurance; it is now bad.
-    #[error("erase of block {0} failed: the block wore out and is now bad")]
+    /// The erase failed (the block reached its endurance, or the fault model
+    /// drew a failure); the block is now bad.
+    #[error("erase of block {0} failed: the block is now bad")]
     EraseFailed(BlockId),
+    /// The program failed its status (fault model): the page holds garbage.
+    /// The block stays usable as far as the chip is concerned; the FTL retires it.
+    #[error("program of page {ppn} failed")]
+    ProgramFailed { ppn: Ppn, done_ns: u64 },
+    /// More bit errors than ECC corrects in the data area and/or the spare
+    /// area of the page (fault model). The read took its time (`done_ns`).
+    #[error("uncorrectable bit errors reading page {ppn} ({})", match (data, oob) { (true, true) => "data and spare area", (true, false) => "data area", _ => "spare area" })]
+    Uncorrectable { ppn: Ppn, data: bool, oob: bool, done_ns: u64 },
     #[error("NAND rule violated: {0}")]
     Violation(#[from] Violation),
     #[error(transparent)]

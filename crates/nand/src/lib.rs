@@ -6,6 +6,7 @@
 //! operation in flight. See [`Nand`] for the chip contract.
 
 mod array;
+mod bit_errors;
 mod error;
 mod fault;
 mod geometry;
@@ -15,6 +16,7 @@ mod preset;
 mod timing;
 
 pub use array::{DataMode, Nand, NandConfig, NandStats, OpKind, ViolationPolicy};
+pub use bit_errors::{FaultModel, FAULT_PROFILES};
 pub use error::{gib, Holder, ImageError, MemoryError, NandError, Violation};
 pub use fault::{PowerCut, Torn};
 pub use geometry::{BlockId, CellType, Geometry, GeometryError, Ppn};

@@ -1,0 +1,63 @@
+//! Reads through ECC. With a fault model on the NAND, a page may come back
+//! with more bit errors than ECC corrects; the FTL then rereads it at each
+//! read-retry level the chip offers (each a read of its own, issued when the
+//! previous one is done) before it counts as unreadable. What an unreadable
+//! page means is the caller's business: a host read reports the page lost
+//! (`DeviceError::DataLost`), GC copies it marked lost, recovery treats its
+//! record as absent (and a data page with an intact spare area as lost).
+
+use txftl_nand::{Nand, NandError, Ppn};
+
+/// A page that stayed uncorrectable at every retry level: which area failed,
+/// and when the last retry completed.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Unreadable {
+    #[allow(dead_code)] // kept for messages and checkers; callers branch on `oob`
+    pub data: bool,
+    pub oob: bool,
+    pub done_ns: u64,
+}
+
+/// Reads `ppn` (OOB only when `data` is `None`) at `at_ns`, retrying at every
+/// level on uncorrectable errors. `Ok(Ok(done))` on success; `Ok(Err(..))`
+/// when every level failed (the buffers then hold what the last decode
+/// handed up, which is not the page); `Err` for any other NAND error.
+pub(crate) fn read_retrying(
+    nand: &mut Nand,
+    ppn: Ppn,
+    at_ns: u64,
+    mut data: Option<&mut [u8]>,
+    oob: &mut [u8],
+) -> Result<Result<u64, Unreadable>, NandError> {
+    let mut t = at_ns;
+    let mut last = None;
+    for level in 0..=nand.read_retry_levels() {
+        let r = if level == 0 {
+            nand.read(ppn, t, data.as_deref_mut(), oob)
+        } else {
+            nand.read_retry(ppn, t, level, data.as_deref_mut(), oob)
+        };
+        match r {
+            Ok(time) => return Ok(Ok(time.done_ns)),
+            Err(NandError::Uncorrectable {
+                data: d, oob: o, done_ns, ..
+            }) => {
+                t = done_ns;
+                last = Some(Unreadable { data: d, oob: o, done_ns });
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Err(last.expect("at least one read was issued")))
+}
+
+/// Like [`read_retrying`], for readers that check what they read themselves
+/// (records with CRCs, self-describing log pages, erased-page probes): an
+/// unreadable page leaves corrupted bytes in the buffers, which fail those
+/// checks, so it reads as a torn page would. Returns when the last read is done.
+pub(crate) fn read_lenient(nand: &mut Nand, ppn: Ppn, at_ns: u64, data: Option<&mut [u8]>, oob: &mut [u8]) -> Result<u64, NandError> {
+    Ok(match read_retrying(nand, ppn, at_ns, data, oob)? {
+        Ok(done) => done,
+        Err(u) => u.done_ns,
+    })
+}
