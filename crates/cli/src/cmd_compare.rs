@@ -506,97 +506,210 @@ pub struct SqlCrashArgs {
     /// Modes, comma-separated: rbj, wal, xftl, xftl-memory, xftl-batch.
     #[arg(long, default_value = "rbj,wal,xftl,xftl-memory,xftl-batch")]
     pub modes: String,
-    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(10..))]
+    /// PRAGMA synchronous settings, comma-separated: off, normal, full (each mode runs under each).
+    #[arg(long, default_value = "off,normal,full")]
+    pub synchronous: String,
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(10..))]
     pub rows: u32,
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub k: u32,
-    /// Transactions in the scenario (one of them spills its cache and rolls back).
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(2..))]
-    pub transactions: u32,
-    #[arg(long, default_value = "none,garbage")]
+    /// Transactions in the scenario (one of them spills its cache and rolls back);
+    /// default per mode, enough for GC and X-L2P table-reclaim checkpoints.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
+    pub transactions: Option<u32>,
+    /// Torn variants of the cut operation, comma-separated: none, garbage, partial, data, oob.
+    #[arg(long, default_value = "none,garbage,partial,data,oob")]
     pub torn: String,
+    /// Cuts inside each crash point's restart (recovery, mount, hot-journal
+    /// rollback): at most this many of its programs and erases, evenly spaced.
+    #[arg(long, default_value_t = 2)]
+    pub recovery_cuts: u32,
+    /// Try every n-th crash point only (1: every one).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub sample_every: u64,
+    /// Replay one crash point (with --torn naming one variant).
+    #[arg(long)]
+    pub at: Option<u64>,
+    /// A deliberate VFS bug the checker must catch: commit-at-sync (the X-FTL
+    /// VFS commits at xSync instead of COMMIT_PHASETWO). Off by default.
+    #[arg(long, value_parser = ["commit-at-sync"])]
+    pub canary: Option<String>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     #[arg(long)]
     pub json: bool,
 }
 
+fn mode_arg(m: Mode) -> &'static str {
+    match m {
+        Mode::Rbj => "rbj",
+        Mode::Wal => "wal",
+        Mode::XftlOff => "xftl",
+        Mode::XftlMemory => "xftl-memory",
+        Mode::XftlBatch => "xftl-batch",
+    }
+}
+
 pub fn sqlcrash(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
+    use txftl_sqlite::crash::{ScenarioSize, SqlCrashSpec};
+    use txftl_sqlite::{Canary, Synchronous};
     refuse_protocol(&args.device)?;
-    let mut device = args.device.clone();
-    if device.blocks_per_plane.is_none() && device.preset.is_none() {
-        device.blocks_per_plane = Some(64);
-    }
-    let p = resolve_preset(&device, "tiny")?;
-    if p.geometry.page_count() > 1 << 16 {
-        return Err(CliError::Usage(format!("preset {} is too large for crash enumeration", p.name)));
-    }
     let modes = parse_list(&args.modes, "mode (rbj, wal, xftl, xftl-memory, xftl-batch)", Mode::parse)?;
-    let torn = parse_list(&args.torn, "torn variant (none, garbage, partial)", txftl_nand::Torn::parse)?;
+    let syncs = parse_list(&args.synchronous, "synchronous setting (off, normal, full)", Synchronous::parse)?;
+    let torn = parse_list(
+        &args.torn,
+        "torn variant (none, garbage, partial, data, oob)",
+        txftl_nand::Torn::parse,
+    )?;
+    if torn.is_empty() || syncs.is_empty() {
+        return Err(CliError::Usage("--torn and --synchronous need at least one value".into()));
+    }
+    let only = match args.at {
+        Some(at) if torn.len() == 1 => Some((at, torn[0])),
+        Some(_) => return Err(CliError::Usage("--at replays one crash point: give one --torn variant".into())),
+        None => None,
+    };
+    let canary = match args.canary.as_deref() {
+        Some("commit-at-sync") => Canary::CommitAtSync,
+        _ => Canary::None,
+    };
     let mut reports = Vec::new();
+    let mut described = Vec::new();
     for mode in modes {
-        let spec = txftl_sqlite::crash::SqlCrashSpec {
-            nand: p.config(DataMode::Full, ViolationPolicy::Panic),
-            ftl: ftl_config(&device)?,
-            opts: protocol_options(&device),
-            mode,
-            rows: args.rows,
-            k: args.k,
-            transactions: args.transactions,
-            rollback_at: 1,
-            seed: args.seed,
-            torn: torn.clone(),
-        };
-        let bar = if args.json { ProgressBar::hidden() } else { ProgressBar::new(0) };
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} crash points")
-                .map_err(CliError::failed)?
-                .progress_chars("=> "),
-        );
-        bar.set_message(mode.name());
-        let r = txftl_sqlite::crash::sql_crashtest(&spec, &|done, total| {
-            bar.set_length(total);
-            bar.set_position(done);
-        })
-        .map_err(|e| CliError::Failed(format!("{}: {e}", mode.name())))?;
-        bar.finish_and_clear();
-        reports.push(r);
+        let size = ScenarioSize::default_for(mode);
+        let mut device = args.device.clone();
+        if device.blocks_per_plane.is_none() && device.preset.is_none() {
+            device.blocks_per_plane = Some(size.blocks_per_plane);
+        }
+        if device.xl2p_entries.is_none() {
+            device.xl2p_entries = Some(size.xl2p_entries);
+        }
+        let p = resolve_preset(&device, "tiny")?;
+        if p.geometry.page_count() > 1 << 16 {
+            return Err(CliError::Usage(format!("preset {} is too large for crash enumeration", p.name)));
+        }
+        described.push(format!("{}: {}", mode.name(), describe(&p)));
+        let transactions = args.transactions.unwrap_or(size.transactions);
+        for &synchronous in &syncs {
+            let mut replay = format!(
+                "txftl sqlcrash --modes {} --synchronous {} --rows {} --k {} --transactions {transactions} --seed {} --recovery-cuts {}",
+                mode_arg(mode),
+                synchronous.name().to_ascii_lowercase(),
+                args.rows,
+                args.k,
+                args.seed,
+                args.recovery_cuts
+            );
+            if let Some(b) = device.blocks_per_plane {
+                replay.push_str(&format!(" --blocks-per-plane {b}"));
+            }
+            if let Some(x) = device.xl2p_entries {
+                replay.push_str(&format!(" --xl2p-entries {x}"));
+            }
+            if let Some(pr) = &device.preset {
+                replay.push_str(&format!(" --preset {pr}"));
+            }
+            if let Some(c) = &args.canary {
+                replay.push_str(&format!(" --canary {c}"));
+            }
+            let spec = SqlCrashSpec {
+                nand: p.config(DataMode::Full, ViolationPolicy::Panic),
+                ftl: ftl_config(&device)?,
+                opts: protocol_options(&device),
+                mode,
+                synchronous,
+                rows: args.rows,
+                k: args.k,
+                transactions,
+                rollback_at: 1,
+                seed: args.seed,
+                torn: torn.clone(),
+                recovery_cuts: args.recovery_cuts,
+                sample_every: args.sample_every,
+                only,
+                canary,
+                replay_base: replay,
+            };
+            let bar = if args.json { ProgressBar::hidden() } else { ProgressBar::new(0) };
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} crash points")
+                    .map_err(CliError::failed)?
+                    .progress_chars("=> "),
+            );
+            bar.set_message(format!("{} synchronous={}", mode.name(), synchronous.name()));
+            let r = txftl_sqlite::crash::sql_crashtest(&spec, &|done, total| {
+                bar.set_length(total);
+                bar.set_position(done);
+            })
+            .map_err(|e| {
+                CliError::Failed(format!(
+                    "{} synchronous={}: {e} (replay: {})",
+                    mode.name(),
+                    synchronous.name(),
+                    spec.replay_base
+                ))
+            })?;
+            bar.finish_and_clear();
+            reports.push(r);
+        }
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&reports).map_err(CliError::failed)?);
     } else {
-        println!("device: {}", describe(&p));
+        for d in &described {
+            println!("device {d}");
+        }
         println!(
-            "scenario: {} transactions of K={} on partsupp ({} tuples), transaction #2 spills its cache and rolls back",
-            args.transactions, args.k, args.rows
+            "scenario: transactions of K={} on partsupp ({} tuples), transaction #2 spills its cache and rolls back; {} recovery cuts per crash point",
+            args.k, args.rows, args.recovery_cuts
         );
         let mut t = Table::new();
         t.load_preset(UTF8_FULL_CONDENSED);
         t.set_header(vec![
             "mode",
-            "flash ops",
-            "programs + erases",
+            "synchronous",
+            "promise",
             "crash points tried",
-            "in-flight tx found whole",
+            "in rollback",
+            "in GC",
+            "recovery cuts",
+            "in-flight whole / absent",
+            "hot journals",
+            "WAL frames",
+            "commits lost (allowed)",
+            "torn (unjudged)",
+            "GC runs",
+            "table-reclaim ckpts",
             "violations",
         ]);
         for r in &reports {
+            let e = &r.exercised;
             t.add_row(vec![
                 r.mode.name().to_string(),
-                thousands(r.flash_ops),
-                thousands(r.mutating_ops),
-                thousands(r.crash_points),
-                thousands(r.in_flight_applied),
-                thousands(r.violations.len() as u64),
+                r.synchronous.name().to_string(),
+                format!("{:?}", r.promise),
+                format!("{} of {}", thousands(r.crash_points), thousands(r.crash_points_total)),
+                thousands(e.cuts_in_rollback),
+                thousands(e.cuts_in_gc),
+                thousands(e.recovery_cuts),
+                format!("{} / {}", thousands(e.in_flight_applied), thousands(e.in_flight_absent)),
+                thousands(e.hot_journal_rollbacks),
+                thousands(e.wal_frames_recovered),
+                thousands(e.committed_lost),
+                thousands(e.torn_outcomes + e.corrupt_outcomes),
+                thousands(r.dry_run.gc_runs),
+                thousands(r.dry_run.table_reclaim_checkpoints),
+                thousands(r.violation_count),
             ]);
         }
         println!("{t}");
         for r in &reports {
             for v in r.violations.iter().take(10) {
-                println!("VIOLATION {}: {v}", r.mode.name());
+                println!("VIOLATION {} synchronous={}: {}", r.mode.name(), r.synchronous.name(), v.message);
+                println!("  replay: {}", v.replay);
             }
         }
     }
-    let bad = reports.iter().any(|r| !r.violations.is_empty());
+    let bad = reports.iter().any(|r| r.violation_count > 0);
     Ok(if bad { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

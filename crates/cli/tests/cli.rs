@@ -179,9 +179,43 @@ fn compare_runs_every_mode_and_writes_a_report() {
 
 #[test]
 fn sqlcrash_enumerates_and_finds_nothing() {
-    let (code, out, err) = txftl(&["sqlcrash", "--modes", "xftl,rbj", "--rows", "30", "--transactions", "3"]);
+    let (code, out, err) = txftl(&[
+        "sqlcrash",
+        "--modes",
+        "xftl,rbj",
+        "--synchronous",
+        "off,full",
+        "--sample-every",
+        "7",
+    ]);
     assert_eq!(code, 0, "{err}{out}");
-    assert!(out.contains("crash points tried") && out.contains("X-FTL"), "{out}");
+    assert!(
+        out.contains("crash points tried") && out.contains("X-FTL") && out.contains("OFF"),
+        "{out}"
+    );
+    // Too short for GC: the run refuses to pass on a scenario that exercised nothing of it.
+    let (code, _, err) = txftl(&["sqlcrash", "--modes", "xftl", "--transactions", "3", "--sample-every", "7"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("meant to exercise GC runs"), "{err}");
+    // The canary (commit at xSync) is caught with synchronous=OFF, and the failure says how to replay it.
+    let (code, out, _) = txftl(&[
+        "sqlcrash",
+        "--modes",
+        "xftl",
+        "--synchronous",
+        "off",
+        "--canary",
+        "commit-at-sync",
+        "--sample-every",
+        "7",
+        "--recovery-cuts",
+        "0",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("VIOLATION") && out.contains("replay: txftl sqlcrash --modes xftl --synchronous off"),
+        "{out}"
+    );
 }
 
 /// One seed, one result: the simulated figures of two runs are identical (only

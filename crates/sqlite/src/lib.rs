@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use txftl_fs::{Fs, FsError, FsMode};
 use txftl_protocols::AnyDevice;
-pub use vfs::{Api, SharedFs, TxMapping, Vfs};
+pub use vfs::{Api, Canary, SharedFs, TxMapping, Vfs};
 
 impl Api {
     /// The SQLite this program is linked with (rusqlite's bundled one).
@@ -101,6 +101,33 @@ impl Mode {
     }
 }
 
+/// `PRAGMA synchronous`: how often SQLite syncs, and so what a COMMIT that
+/// returned promises after a power cut (see the `crash` module).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Synchronous {
+    Off,
+    Normal,
+    #[default]
+    Full,
+}
+
+impl Synchronous {
+    pub const ALL: [Synchronous; 3] = [Synchronous::Off, Synchronous::Normal, Synchronous::Full];
+
+    /// The pragma's value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Synchronous::Off => "OFF",
+            Synchronous::Normal => "NORMAL",
+            Synchronous::Full => "FULL",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Synchronous> {
+        Synchronous::ALL.into_iter().find(|x| x.name().eq_ignore_ascii_case(s))
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StackError {
     #[error("file system: {0}")]
@@ -117,24 +144,41 @@ static VFS_COUNTER: AtomicU64 = AtomicU64::new(0);
 pub struct Stack {
     pub vfs: Vfs,
     pub mode: Mode,
+    /// Set on every connection [`Stack::open`] opens (`FULL` unless changed).
+    pub synchronous: Synchronous,
 }
 
 impl Stack {
     /// Formats a file system on the device and registers a VFS over it.
     pub fn format(dev: Box<dyn AnyDevice>, mode: Mode) -> Result<Stack, StackError> {
-        Self::with_fs(Fs::format(dev, mode.fs_mode())?, mode)
+        Self::format_with_canary(dev, mode, Canary::None)
+    }
+
+    /// [`Stack::format`] with a deliberate VFS bug (crash-checker canaries).
+    pub fn format_with_canary(dev: Box<dyn AnyDevice>, mode: Mode, canary: Canary) -> Result<Stack, StackError> {
+        Self::with_fs(Fs::format(dev, mode.fs_mode())?, mode, canary)
     }
 
     /// Mounts the file system already on the device (after a power cut: the
     /// device has been remounted through recovery).
     pub fn mount(dev: Box<dyn AnyDevice>, mode: Mode) -> Result<Stack, StackError> {
-        Self::with_fs(Fs::mount(dev, mode.fs_mode())?, mode)
+        Self::mount_with_canary(dev, mode, Canary::None)
     }
 
-    fn with_fs(fs: Fs, mode: Mode) -> Result<Stack, StackError> {
+    /// [`Stack::mount`] with a deliberate VFS bug (crash-checker canaries).
+    pub fn mount_with_canary(dev: Box<dyn AnyDevice>, mode: Mode, canary: Canary) -> Result<Stack, StackError> {
+        Self::with_fs(Fs::mount(dev, mode.fs_mode())?, mode, canary)
+    }
+
+    fn with_fs(fs: Fs, mode: Mode, canary: Canary) -> Result<Stack, StackError> {
         let name = format!("txftl-{}", VFS_COUNTER.fetch_add(1, Ordering::Relaxed));
-        let vfs = Vfs::register(&name, Arc::new(Mutex::new(fs)), Api::linked(), mode.tx_mapping()).map_err(StackError::Other)?;
-        Ok(Stack { vfs, mode })
+        let vfs = Vfs::register_with_canary(&name, Arc::new(Mutex::new(fs)), Api::linked(), mode.tx_mapping(), canary)
+            .map_err(StackError::Other)?;
+        Ok(Stack {
+            vfs,
+            mode,
+            synchronous: Synchronous::Full,
+        })
     }
 
     /// Opens a connection to `db` with the mode's journal mode.
@@ -150,7 +194,7 @@ impl Stack {
                 self.mode.journal_mode()
             )));
         }
-        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "synchronous", self.synchronous.name())?;
         Ok(conn)
     }
 

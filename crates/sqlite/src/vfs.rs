@@ -90,6 +90,21 @@ pub enum TxMapping {
     BatchAtomic,
 }
 
+/// A deliberate, plausible VFS bug, for proving the crash checker catches it.
+/// Never on unless asked for ([`Vfs::register_with_canary`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Canary {
+    #[default]
+    None,
+    /// [`TxMapping::FirstWrite`] commits the device transaction at `xSync` of
+    /// the database file ("fsync becomes commit") instead of at
+    /// `SQLITE_FCNTL_COMMIT_PHASETWO`. Indistinguishable while SQLite syncs at
+    /// every commit (`synchronous=NORMAL` or `FULL`); with `synchronous=OFF`
+    /// SQLite never syncs, so no transaction ever commits on the device.
+    CommitAtSync,
+}
+
 struct VfsState {
     api: Api,
     fs: SharedFs,
@@ -102,6 +117,7 @@ struct VfsState {
     temp_names: Mutex<u64>,
     /// The last failure: the SQLite code returned and why.
     last_error: Mutex<Option<(c_int, String)>>,
+    canary: Canary,
 }
 
 /// A WAL index: its regions and the locks on its SQLITE_SHM_NLOCK slots.
@@ -175,6 +191,11 @@ impl Vfs {
     /// Registers a VFS named `name` over `fs` (not the default VFS). `mapping`
     /// matters only on a transactional file system.
     pub fn register(name: &str, fs: SharedFs, api: Api, mapping: TxMapping) -> Result<Vfs, String> {
+        Self::register_with_canary(name, fs, api, mapping, Canary::None)
+    }
+
+    /// [`Vfs::register`], with a deliberate bug switched on (crash-checker canaries).
+    pub fn register_with_canary(name: &str, fs: SharedFs, api: Api, mapping: TxMapping, canary: Canary) -> Result<Vfs, String> {
         let transactional = fs.lock().map_err(|_| "file system lock poisoned")?.mode() == FsMode::Transactional;
         let cname = CString::new(name).map_err(|_| format!("VFS name `{name}` contains a NUL byte"))?;
         let state = Box::into_raw(Box::new(VfsState {
@@ -186,6 +207,7 @@ impl Vfs {
             random: Mutex::new(0x5EED),
             temp_names: Mutex::new(0),
             last_error: Mutex::new(None),
+            canary,
         }));
         let vfs = Box::new(ffi::sqlite3_vfs {
             iVersion: 2,
@@ -632,6 +654,11 @@ unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_in
         let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_FSYNC;
         };
+        if state.canary == Canary::CommitAtSync && st.main_db && state.maps(TxMapping::FirstWrite) {
+            if let Some(rc) = commit_open_tx(state, st, &mut fs, ffi::SQLITE_IOERR_FSYNC) {
+                return rc;
+            }
+        }
         match fs.fsync(st.tx, st.ino) {
             Ok(()) => ffi::SQLITE_OK,
             Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_FSYNC),
@@ -795,6 +822,10 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
                     ffi::SQLITE_OK => ffi::SQLITE_OK,
                     _ => ffi::SQLITE_IOERR_ROLLBACK_ATOMIC,
                 }
+            }
+            // The canary moved the commit to xSync: phase two does nothing.
+            ffi::SQLITE_FCNTL_COMMIT_PHASETWO if st.main_db && state.transactional && state.canary == Canary::CommitAtSync => {
+                ffi::SQLITE_OK
             }
             ffi::SQLITE_FCNTL_COMMIT_PHASETWO if st.main_db && state.transactional => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };

@@ -1,0 +1,882 @@
+//! End-to-end crash tests: real SQLite on the device, power cut at every flash
+//! operation (with torn variants) of a scenario of several transactions, under
+//! each `PRAGMA synchronous` setting, and cuts again inside the restart.
+//!
+//! The scenario, after `partsupp` is loaded (and a second database, `side.db`,
+//! created) and the stack cleanly closed (that image is the starting point of
+//! every run): `transactions` transactions of K updates; one of them (the
+//! `rollback_at`-th) first shrinks the page cache so its updates spill to the
+//! device; while it is open, a second connection commits a row to `side.db`
+//! (its own device transaction on X-FTL, which must not carry the first one's
+//! spilled pages); then the first rolls back. The geometry and the number of
+//! transactions are chosen (by the caller) so that GC and, on X-FTL, the
+//! checkpoints that reclaim committed X-L2P entries happen inside the scenario.
+//!
+//! After each cut the FTL is recovered from the NAND alone, the file system
+//! mounted, SQLite reopened (which rolls back a hot journal or reads the WAL),
+//! and both databases read: this is the *restart*. With recovery cuts on, the
+//! restart itself is cut at (a sample of) its programs and erases, restarted
+//! again, and checked against the same oracle; in the modes that promise
+//! durability it must also reach the same contents as the uncut restart.
+//!
+//! # The oracle, per mode and `synchronous` setting ([`Promise`])
+//!
+//! What SQLite promises depends on when it syncs; what the stack promises
+//! depends on where the VFS puts the device commit. The oracle is exactly that:
+//!
+//! - [`Promise::Durable`]: every transaction whose COMMIT returned is there,
+//!   the one in flight at the cut whole or absent, nothing of a rolled-back one,
+//!   `integrity_check` ok on both databases. It holds for
+//!   - `xftl`, `xftl-memory` in every setting: the VFS commits the device
+//!     transaction at `SQLITE_FCNTL_COMMIT_PHASETWO`, which SQLite sends even
+//!     with `synchronous=OFF`, and X-FTL's commit is durable when it returns;
+//!   - `rbj` with `FULL` or `NORMAL`: SQLite syncs the journal before it
+//!     overwrites the database and the database before it deletes the journal
+//!     (`NORMAL` only skips the second sync of the journal header, which the
+//!     journal's checksums cover). The hole SQLite leaves in `NORMAL` and
+//!     `FULL` (an unlink not yet durable brings the journal back, `EXTRA`
+//!     closes it) is not there: this file system's delete is durable when it
+//!     returns;
+//!   - `xftl-batch` with `FULL` or `NORMAL`: a batch commits at
+//!     `SQLITE_FCNTL_COMMIT_ATOMIC_WRITE`, a spilled transaction goes through
+//!     the journal as in `rbj`;
+//!   - `wal` with `FULL`: the WAL is synced at every commit.
+//! - [`Promise::Prefix`]: the databases hold the committed transactions up to
+//!   some point, and nothing after it: a prefix of the sequence (committed
+//!   ones, then the one in flight), never part of a transaction, never a later
+//!   one without an earlier one; `integrity_check` ok. For `wal` with `NORMAL`
+//!   (SQLite: "a transaction committed in WAL mode with synchronous=NORMAL
+//!   might roll back following a power loss"; the WAL is synced only at
+//!   checkpoints, its checksummed frames are read back up to the first bad one)
+//!   and `OFF`.
+//! - [`Promise::NoneAfterPowerLoss`]: `rbj` and `xftl-batch` (which SQLite does
+//!   not run as a batch without syncs) with `OFF`. SQLite's documentation:
+//!   "the database might become corrupted if the operating system crashes or
+//!   the computer loses power". Here it really happens: the journal's size is
+//!   file-system metadata, durable only at fsync, so after a cut the journal
+//!   may be there but empty while half the transaction already overwrote the
+//!   database. Only the restart itself must succeed (FTL recovery, mount,
+//!   SQLite opening the files); what the databases hold is classified
+//!   (prefix, torn, corrupt) and reported, not judged.
+//!
+//! `side.db` is held to the same promise (its row counted like a transaction).
+//!
+//! # What a run exercised
+//!
+//! A crash test that never cut inside the rollback, never found a hot journal,
+//! or never let GC run proves nothing about those paths while still reporting 0
+//! violations. Every report counts them ([`SqlExercised`]), and a run fails with
+//! [`SqlCrashError::NotExercised`] if something the scenario is meant to
+//! exercise in that mode ([`SqlExpect`]) stayed at zero.
+
+mod probe;
+
+use crate::workload::{costs, integrity_check, load, run_tx, TxUpdates, TxWorkload};
+use crate::{Canary, Mode, Stack, StackError, Synchronous};
+use probe::{Probe, ProbeShared, Shared, Span};
+use rusqlite::Connection;
+use serde::Serialize;
+use std::sync::{Arc, Mutex};
+use txftl_ftl::FtlConfig;
+use txftl_nand::{Nand, NandConfig, OpKind, PowerCut, Torn};
+use txftl_protocols::ProtocolOptions;
+
+#[derive(Clone, Debug)]
+pub struct SqlCrashSpec {
+    pub nand: NandConfig,
+    pub ftl: FtlConfig,
+    pub opts: ProtocolOptions,
+    pub mode: Mode,
+    pub synchronous: Synchronous,
+    pub rows: u32,
+    pub k: u32,
+    pub transactions: u32,
+    /// Index of the transaction that spills its cache and rolls back.
+    pub rollback_at: u32,
+    pub seed: u64,
+    pub torn: Vec<Torn>,
+    /// Cuts inside each crash point's restart: at most this many of its
+    /// programs and erases, evenly spaced (0: none; `u32::MAX`: every one).
+    pub recovery_cuts: u32,
+    /// Try every n-th crash point only (1: all). A supplement for quick tests;
+    /// the whole enumeration is the proof.
+    pub sample_every: u64,
+    /// Only this crash point (replaying a failure); expectations are not checked.
+    pub only: Option<(u64, Torn)>,
+    /// A deliberate VFS bug, to show the checker catches it.
+    pub canary: Canary,
+    /// The command line that reproduces this run, without `--at`/`--torn`.
+    pub replay_base: String,
+}
+
+/// A scenario size per mode on the `tiny` preset, picked so that GC runs and,
+/// on X-FTL, committed X-L2P entries fill the table and checkpoints reclaim
+/// them inside the scenario (X-FTL writes far fewer pages per transaction
+/// than a journal does, so its modes need more transactions). `xftl-batch`
+/// needs room for the spilled transaction's journal beside the database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ScenarioSize {
+    pub blocks_per_plane: u32,
+    pub transactions: u32,
+    pub xl2p_entries: u32,
+}
+
+impl ScenarioSize {
+    pub fn default_for(mode: Mode) -> ScenarioSize {
+        let (blocks_per_plane, transactions) = match mode {
+            Mode::Rbj | Mode::Wal => (16, 12),
+            Mode::XftlOff | Mode::XftlMemory => (16, 60),
+            Mode::XftlBatch => (24, 30),
+        };
+        ScenarioSize {
+            blocks_per_plane,
+            transactions,
+            xl2p_entries: 48,
+        }
+    }
+}
+
+/// What a COMMIT that returned promises after a power cut (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Promise {
+    Durable,
+    Prefix,
+    NoneAfterPowerLoss,
+}
+
+impl Promise {
+    pub fn of(mode: Mode, sync: Synchronous) -> Promise {
+        match (mode, sync) {
+            (Mode::XftlOff | Mode::XftlMemory, _) => Promise::Durable,
+            (Mode::Rbj | Mode::XftlBatch, Synchronous::Full | Synchronous::Normal) => Promise::Durable,
+            (Mode::Wal, Synchronous::Full) => Promise::Durable,
+            (Mode::Wal, Synchronous::Normal | Synchronous::Off) => Promise::Prefix,
+            (Mode::Rbj | Mode::XftlBatch, Synchronous::Off) => Promise::NoneAfterPowerLoss,
+        }
+    }
+}
+
+/// The phase of the scenario a crash point falls in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// Opening the connections (their PRAGMAs).
+    Open,
+    /// The ordinary transactions.
+    Commit,
+    /// The transaction that spills and rolls back, with the `side.db` commit inside it.
+    Rollback,
+    /// After the last operation (nothing torn).
+    End,
+}
+
+/// Counts of what a run exercised.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SqlExercised {
+    /// Crash points per phase.
+    pub cuts_in_open: u64,
+    pub cuts_in_commits: u64,
+    pub cuts_in_rollback: u64,
+    pub cuts_at_end: u64,
+    /// Crash points inside a device call during which GC ran, or a checkpoint
+    /// was taken inside a transactional write (X-FTL's table reclaim).
+    pub cuts_in_gc: u64,
+    pub cuts_in_table_reclaim: u64,
+    /// Restarts where the transaction in flight was found whole / absent.
+    pub in_flight_applied: u64,
+    pub in_flight_absent: u64,
+    /// Restarts that found a hot journal and SQLite rolled it back (the
+    /// journal was gone after the reopen).
+    pub hot_journal_rollbacks: u64,
+    /// WAL frames found at restarts, and restarts that found any.
+    pub wal_frames_recovered: u64,
+    pub restarts_with_wal_frames: u64,
+    /// Restarts that lost committed transactions (allowed by [`Promise::Prefix`]).
+    pub committed_lost: u64,
+    /// Outcomes [`Promise::NoneAfterPowerLoss`] does not judge: part of a
+    /// transaction visible, or `integrity_check` failing.
+    pub torn_outcomes: u64,
+    pub corrupt_outcomes: u64,
+    /// Cuts inside restarts, and the restarts' programs and erases they were drawn from.
+    pub recovery_cuts: u64,
+    pub recovery_mutating_ops: u64,
+}
+
+/// The uncut dry run's device counters (the scenario only, not the load).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DryRun {
+    pub gc_runs: u64,
+    pub gc_copies: u64,
+    pub checkpoints: u64,
+    /// Checkpoints taken inside a transactional write (X-FTL reclaiming
+    /// committed X-L2P entries of a full table).
+    pub table_reclaim_checkpoints: u64,
+    pub commits: u64,
+    pub aborts: u64,
+}
+
+/// Something the scenario is meant to exercise in a mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SqlExpect {
+    CutsInCommits,
+    CutsInRollback,
+    InFlightApplied,
+    InFlightAbsent,
+    HotJournalRollbacks,
+    WalFramesRecovered,
+    Gc,
+    TableReclaimCheckpoints,
+    CutsInGc,
+    RecoveryCuts,
+}
+
+impl SqlExpect {
+    pub fn name(self) -> &'static str {
+        match self {
+            SqlExpect::CutsInCommits => "crash points inside the committing transactions",
+            SqlExpect::CutsInRollback => "crash points inside the spilled, rolled-back transaction",
+            SqlExpect::InFlightApplied => "in-flight transactions found whole",
+            SqlExpect::InFlightAbsent => "in-flight transactions found absent",
+            SqlExpect::HotJournalRollbacks => "hot-journal rollbacks at restart",
+            SqlExpect::WalFramesRecovered => "WAL frames read back at restart",
+            SqlExpect::Gc => "GC runs",
+            SqlExpect::TableReclaimCheckpoints => "X-L2P table-reclaim checkpoints",
+            SqlExpect::CutsInGc => "crash points inside GC",
+            SqlExpect::RecoveryCuts => "cuts inside restarts",
+        }
+    }
+
+    fn count(self, e: &SqlExercised, d: &DryRun) -> u64 {
+        match self {
+            SqlExpect::CutsInCommits => e.cuts_in_commits,
+            SqlExpect::CutsInRollback => e.cuts_in_rollback,
+            SqlExpect::InFlightApplied => e.in_flight_applied,
+            SqlExpect::InFlightAbsent => e.in_flight_absent,
+            SqlExpect::HotJournalRollbacks => e.hot_journal_rollbacks,
+            SqlExpect::WalFramesRecovered => e.wal_frames_recovered,
+            SqlExpect::Gc => d.gc_runs,
+            SqlExpect::TableReclaimCheckpoints => d.table_reclaim_checkpoints,
+            SqlExpect::CutsInGc => e.cuts_in_gc,
+            SqlExpect::RecoveryCuts => e.recovery_cuts,
+        }
+    }
+
+    /// What the scenario is meant to exercise in `spec`'s mode and setting.
+    pub fn for_spec(spec: &SqlCrashSpec) -> Vec<SqlExpect> {
+        let mut v = vec![SqlExpect::CutsInCommits, SqlExpect::CutsInRollback, SqlExpect::InFlightAbsent];
+        let promise = Promise::of(spec.mode, spec.synchronous);
+        // A whole in-flight transaction needs flash operations after the commit
+        // point inside COMMIT: the journal delete's metadata writes (rbj), the
+        // WAL sync's (wal FULL). X-FTL's commit record is its last operation.
+        // (A prefix promise makes no such point: what is not synced is lost.)
+        if matches!(spec.mode, Mode::Rbj | Mode::Wal) && promise == Promise::Durable {
+            v.push(SqlExpect::InFlightApplied);
+        }
+        match spec.mode {
+            // Without syncs the journal's size is not durable: an empty journal is not hot.
+            Mode::Rbj | Mode::XftlBatch if promise == Promise::Durable => v.push(SqlExpect::HotJournalRollbacks),
+            Mode::Wal => v.push(SqlExpect::WalFramesRecovered),
+            _ => {}
+        }
+        if spec.mode.protocol() == "xftl" {
+            v.extend([SqlExpect::Gc, SqlExpect::CutsInGc]);
+            // Without syncs SQLite runs no batch: xftl-batch writes no device transaction.
+            if !(spec.mode == Mode::XftlBatch && spec.synchronous == Synchronous::Off) {
+                v.push(SqlExpect::TableReclaimCheckpoints);
+            }
+        }
+        if spec.recovery_cuts > 0 {
+            v.push(SqlExpect::RecoveryCuts);
+        }
+        v
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SqlViolation {
+    pub at_op: u64,
+    pub torn: Torn,
+    /// Set when the violation appeared after the restart itself was cut.
+    pub recovery_cut: Option<(u64, Torn)>,
+    pub message: String,
+    /// The command that replays this crash point.
+    pub replay: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SqlCrashReport {
+    pub mode: Mode,
+    pub synchronous: Synchronous,
+    pub promise: Promise,
+    pub canary: Canary,
+    /// NAND operations of the scenario (after the load), and how many change the array.
+    pub flash_ops: u64,
+    pub mutating_ops: u64,
+    /// Crash points enumerated, and tried (fewer when sampled).
+    pub crash_points_total: u64,
+    pub crash_points: u64,
+    pub dry_run: DryRun,
+    pub exercised: SqlExercised,
+    pub expected: Vec<SqlExpect>,
+    pub violation_count: u64,
+    /// The first violations (at most 50), in crash-point order.
+    pub violations: Vec<SqlViolation>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SqlCrashError {
+    #[error(transparent)]
+    Stack(#[from] StackError),
+    #[error("the uncut dry run failed: {0}")]
+    DryRun(String),
+    #[error("crash point {at} does not exist: the scenario issues {ops} flash operations (points 0 to {ops}, the last one after every operation)")]
+    NoSuchPoint { at: u64, ops: u64 },
+    #[error("the scenario was meant to exercise {} but did not: it proves nothing there (exercised: {exercised:?}, dry run: {dry_run:?})", missing.join(", "))]
+    NotExercised {
+        missing: Vec<&'static str>,
+        exercised: Box<SqlExercised>,
+        dry_run: Box<DryRun>,
+    },
+}
+
+fn page_size(nand: &NandConfig) -> usize {
+    nand.geometry.page_size as usize
+}
+
+fn other(e: impl std::fmt::Display) -> StackError {
+    StackError::Other(e.to_string())
+}
+
+/// The loaded database, cleanly closed: the image every run starts from.
+fn loaded_image(spec: &SqlCrashSpec) -> Result<Nand, StackError> {
+    let nand = Nand::new(spec.nand).map_err(other)?;
+    let dev = txftl_protocols::format(spec.mode.protocol(), nand, spec.ftl.clone(), &spec.opts).map_err(other)?;
+    let stack = Stack::format(dev, spec.mode)?;
+    let conn = stack.open("crash.db", page_size(&spec.nand))?;
+    load(&conn, spec.rows, spec.seed)?;
+    drop(conn);
+    let side = stack.open(SIDE_DB, page_size(&spec.nand))?;
+    side.execute_batch("CREATE TABLE side(k INTEGER PRIMARY KEY)")?;
+    drop(side);
+    let fs = stack.into_fs()?;
+    let dev = fs.into_device();
+    dev.close().map_err(other)
+}
+
+/// Recovers the FTL, mounts the file system and registers the VFS, with the
+/// device under a [`Probe`] (so the NAND comes back whatever fails).
+fn mount(spec: &SqlCrashSpec, nand: Nand, shared: &Shared) -> Result<Stack, String> {
+    let dev = match txftl_protocols::mount_or_return(spec.mode.protocol(), nand, spec.ftl.clone(), &spec.opts) {
+        Ok(d) => d,
+        Err((e, nand)) => {
+            if let Ok(mut s) = shared.lock() {
+                s.nand = Some(*nand);
+            }
+            return Err(format!("FTL recovery: {e}"));
+        }
+    };
+    let mut stack =
+        Stack::mount_with_canary(Probe::wrap(dev, shared.clone()), spec.mode, spec.canary).map_err(|e| format!("mount: {e}"))?;
+    stack.synchronous = spec.synchronous;
+    Ok(stack)
+}
+
+/// The NAND the last dropped stack (or failed mount) left behind.
+fn take_nand(shared: &Shared) -> Result<Nand, StackError> {
+    shared
+        .lock()
+        .map_err(|_| other("probe lock poisoned"))?
+        .nand
+        .take()
+        .ok_or_else(|| other("the device did not hand its NAND back"))
+}
+
+fn op_count(stack: &Stack) -> Result<u64, StackError> {
+    stack.with_fs_mut(|fs| fs.device().nand().op_count())
+}
+
+/// The second database, committed to while the rolled-back transaction is open.
+const SIDE_DB: &str = "side.db";
+
+/// What a run left committed (the model the restarted database is checked against).
+#[derive(Default)]
+struct ScenarioOutcome {
+    /// Transactions whose commit returned, in order.
+    committed: Vec<TxUpdates>,
+    /// The updates of the transaction in flight at the cut.
+    in_flight: Option<TxUpdates>,
+    /// Rows of `side.db` whose commit returned.
+    side_rows: i64,
+    /// A `side.db` commit was in flight at the cut (its row may or may not be there).
+    side_in_flight: bool,
+    /// Where each phase began (NAND operation counts; dry run).
+    marks: Vec<(Phase, u64)>,
+}
+
+/// Runs the scenario until it ends or the power cut stops it.
+fn scenario(spec: &SqlCrashSpec, stack: &Stack) -> Result<ScenarioOutcome, StackError> {
+    let mut out = ScenarioOutcome::default();
+    let mark = |out: &mut ScenarioOutcome, p: Phase| -> Result<(), StackError> {
+        out.marks.push((p, op_count(stack)?));
+        Ok(())
+    };
+    mark(&mut out, Phase::Open)?;
+    // A cut can land while a connection opens (its PRAGMAs write).
+    let Ok(conn) = stack.open("crash.db", page_size(&spec.nand)) else {
+        return Ok(out);
+    };
+    let Ok(side) = stack.open(SIDE_DB, page_size(&spec.nand)) else {
+        return Ok(out);
+    };
+    let w = TxWorkload {
+        rows: spec.rows,
+        k: spec.k,
+        transactions: spec.transactions,
+        seed: spec.seed,
+    };
+    for i in 0..spec.transactions {
+        if i == spec.rollback_at {
+            mark(&mut out, Phase::Rollback)?;
+            // A transaction whose cache spills to the device; while it is open
+            // another connection commits to another database; then it rolls back.
+            let spill = (|| -> rusqlite::Result<()> {
+                conn.pragma_update(None, "cache_size", 2)?;
+                conn.execute_batch("BEGIN; UPDATE partsupp SET ps_supplycost = -1;")
+            })();
+            if spill.is_err() {
+                return Ok(out);
+            }
+            if side.execute("INSERT INTO side VALUES (?1)", [i]).is_err() {
+                out.side_in_flight = true;
+                return Ok(out);
+            }
+            out.side_rows += 1;
+            let r = (|| -> rusqlite::Result<()> {
+                conn.execute_batch("ROLLBACK")?;
+                conn.pragma_update(None, "cache_size", -2000)
+            })();
+            if r.is_err() {
+                return Ok(out);
+            }
+            continue;
+        }
+        if i == 0 || i == spec.rollback_at + 1 {
+            mark(&mut out, Phase::Commit)?;
+        }
+        let u = w.updates(i);
+        match run_tx(&conn, &u) {
+            Ok(()) => out.committed.push(u),
+            Err(_) => {
+                out.in_flight = Some(u);
+                return Ok(out);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn file_size(stack: &Stack, name: &str) -> Result<Option<u64>, String> {
+    stack
+        .with_fs_mut(|fs| fs.lookup(name).map(|ino| fs.size(None, ino)))
+        .map_err(|e| e.to_string())?
+        .transpose()
+        .map_err(|e| e.to_string())
+}
+
+/// What a restart found.
+#[derive(Clone, Debug, PartialEq)]
+struct Observed {
+    costs: Vec<f64>,
+    side_rows: i64,
+    hot_journals: u64,
+    wal_frames: u64,
+}
+
+/// Why a restart failed: the stack could not come back, or SQLite reports the
+/// database corrupt (which only [`Promise::NoneAfterPowerLoss`] allows).
+enum RestartError {
+    Failed(String),
+    Corrupt(String),
+}
+
+/// The restart: FTL recovery, mount, SQLite reopens both databases (rolling
+/// back hot journals, reading WALs) and reads them. The stack is dropped at the
+/// end: its NAND goes back to `shared`.
+fn restart(spec: &SqlCrashSpec, nand: Nand, shared: &Shared) -> Result<Observed, RestartError> {
+    use RestartError::*;
+    let stack = mount(spec, nand, shared).map_err(|e| Failed(format!("restart failed: {e}")))?;
+    let ps = page_size(&spec.nand);
+    let mut hot_journals = 0;
+    let mut wal_frames = 0;
+    let mut check = |db: &str| -> Result<(Connection, Option<u64>), RestartError> {
+        let journal = format!("{db}-journal");
+        let hot = file_size(&stack, &journal).map_err(Failed)?.filter(|&s| s > 0);
+        if let Some(s) = file_size(&stack, &format!("{db}-wal")).map_err(Failed)? {
+            wal_frames += s.saturating_sub(32) / (ps as u64 + 24);
+        }
+        let conn = stack.open(db, ps).map_err(|e| Failed(format!("reopening {db} failed: {e}")))?;
+        let ic = integrity_check(&conn).map_err(|e| Corrupt(format!("{db}: integrity_check failed: {e}")))?;
+        if ic != "ok" {
+            return Err(Corrupt(format!("{db}: integrity_check: {ic}")));
+        }
+        Ok((conn, hot.filter(|_| file_size(&stack, &journal).ok().flatten().unwrap_or(0) == 0)))
+    };
+    let (conn, hot) = check("crash.db")?;
+    hot_journals += hot.is_some() as u64;
+    let (side, hot) = check(SIDE_DB)?;
+    hot_journals += hot.is_some() as u64;
+    let costs = costs(&conn).map_err(|e| Corrupt(format!("reading the table failed: {e}")))?;
+    let side_rows: i64 = side
+        .query_row("SELECT count(*) FROM side", [], |r| r.get(0))
+        .map_err(|e| Corrupt(format!("reading {SIDE_DB} failed: {e}")))?;
+    Ok(Observed {
+        costs,
+        side_rows,
+        hot_journals,
+        wal_frames,
+    })
+}
+
+/// How a restart's contents compare with the run's committed state.
+#[derive(Debug, PartialEq)]
+enum Verdict {
+    /// Every committed transaction; the in-flight one applied or not (None: none in flight).
+    Exact { in_flight_applied: Option<bool> },
+    /// A proper prefix of the committed transactions (some lost).
+    Prefix,
+    /// Anything else: part of a transaction, or a later one without an earlier one.
+    Torn(String),
+}
+
+fn apply(state: &mut [f64], u: &TxUpdates) {
+    for &(id, c) in u {
+        state[id as usize] = c;
+    }
+}
+
+fn judge(initial: &[f64], out: &ScenarioOutcome, got: &Observed) -> Verdict {
+    let mut state = initial.to_vec();
+    let mut prefixes = vec![state.clone()];
+    for u in &out.committed {
+        apply(&mut state, u);
+        prefixes.push(state.clone());
+    }
+    let side_max = out.side_rows + out.side_in_flight as i64;
+    let side_ok = got.side_rows == out.side_rows || got.side_rows == side_max;
+    if got.costs == state && side_ok {
+        return Verdict::Exact {
+            in_flight_applied: out.in_flight.as_ref().map(|_| false),
+        };
+    }
+    if let Some(u) = &out.in_flight {
+        let mut with = state.clone();
+        apply(&mut with, u);
+        if got.costs == with && side_ok {
+            return Verdict::Exact {
+                in_flight_applied: Some(true),
+            };
+        }
+    }
+    // Lost commits of `side.db` are its own prefix (an independent database).
+    let side_prefix = (0..=side_max).contains(&got.side_rows);
+    if side_prefix && prefixes.contains(&got.costs) {
+        return Verdict::Prefix;
+    }
+    if !side_prefix {
+        return Verdict::Torn(format!(
+            "{SIDE_DB} holds {} rows where {} committed{}",
+            got.side_rows,
+            out.side_rows,
+            if out.side_in_flight { " (and one was in flight)" } else { "" }
+        ));
+    }
+    let diff = got.costs.iter().zip(&state).position(|(a, b)| a != b).unwrap_or(0);
+    Verdict::Torn(format!(
+        "no prefix of the committed transactions gives this table: tuple {diff} holds cost {} where the committed state says {}",
+        got.costs.get(diff).copied().unwrap_or(f64::NAN),
+        state.get(diff).copied().unwrap_or(f64::NAN)
+    ))
+}
+
+/// Applies the promise to a restart's outcome: `Err` is a violation; `Ok(None)`
+/// a corrupt database [`Promise::NoneAfterPowerLoss`] allows.
+fn check(
+    promise: Promise,
+    initial: &[f64],
+    out: &ScenarioOutcome,
+    got: Result<Observed, RestartError>,
+    ex: &mut SqlExercised,
+) -> Result<Option<Observed>, String> {
+    let got = match got {
+        Ok(o) => o,
+        Err(RestartError::Failed(m)) => return Err(m),
+        Err(RestartError::Corrupt(_)) if promise == Promise::NoneAfterPowerLoss => {
+            ex.corrupt_outcomes += 1;
+            return Ok(None);
+        }
+        Err(RestartError::Corrupt(m)) => return Err(m),
+    };
+    ex.hot_journal_rollbacks += got.hot_journals;
+    ex.wal_frames_recovered += got.wal_frames;
+    ex.restarts_with_wal_frames += (got.wal_frames > 0) as u64;
+    match judge(initial, out, &got) {
+        Verdict::Exact { in_flight_applied } => {
+            match in_flight_applied {
+                Some(true) => ex.in_flight_applied += 1,
+                Some(false) => ex.in_flight_absent += 1,
+                None => {}
+            }
+            Ok(Some(got))
+        }
+        Verdict::Prefix if promise != Promise::Durable => {
+            ex.committed_lost += 1;
+            Ok(Some(got))
+        }
+        Verdict::Prefix => Err("committed transactions are missing (a prefix of them is there)".into()),
+        Verdict::Torn(_) if promise == Promise::NoneAfterPowerLoss => {
+            ex.torn_outcomes += 1;
+            Ok(Some(got))
+        }
+        Verdict::Torn(m) => Err(m),
+    }
+}
+
+/// The phase and the GC / table-reclaim attribution of scenario operation `at`.
+fn classify(at: u64, marks: &[(Phase, u64)], spans: &[Span], ops: u64) -> (Phase, bool, bool) {
+    let phase = if at >= ops {
+        Phase::End
+    } else {
+        marks.iter().rev().find(|&&(_, m)| m <= at).map_or(Phase::Open, |&(p, _)| p)
+    };
+    let span = spans.iter().find(|s| s.first_op <= at && at < s.end_op);
+    (phase, span.is_some_and(|s| s.gc), span.is_some_and(|s| s.table_reclaim))
+}
+
+/// Evenly spaced indices into `n` items, at most `max`.
+fn sample(n: usize, max: u32) -> Vec<usize> {
+    let max = max as usize;
+    if n <= max {
+        return (0..n).collect();
+    }
+    (0..max).map(|i| i * n / max).collect()
+}
+
+/// Enumerates the crash points of the scenario and checks the promise at each.
+pub fn sql_crashtest(spec: &SqlCrashSpec, progress: &dyn Fn(u64, u64)) -> Result<SqlCrashReport, SqlCrashError> {
+    let promise = Promise::of(spec.mode, spec.synchronous);
+    let shared: Shared = Arc::new(Mutex::new(ProbeShared::default()));
+    let image = loaded_image(spec)?;
+    // The table as loaded (read on a copy, so the dry run below issues exactly
+    // the operations every crash run issues).
+    let initial = {
+        let mut copy = image.snapshot();
+        copy.power_on();
+        let stack = mount(spec, copy, &shared).map_err(SqlCrashError::DryRun)?;
+        let conn = stack.open("crash.db", page_size(&spec.nand))?;
+        costs(&conn).map_err(StackError::from)?
+    };
+    // Dry run: learn the scenario's NAND operations, phases, GC and reclaims.
+    let mut probe = image.snapshot();
+    probe.power_on(); // restart the op counter at 0 for this boot
+    let stack = mount(spec, probe, &shared).map_err(SqlCrashError::DryRun)?;
+    let base = op_count(&stack)?;
+    let stats0 = stack.with_fs_mut(|fs| fs.device().stats())?;
+    stack.with_fs_mut(|fs| fs.device_mut().nand_mut().set_op_log(true))?;
+    shared.lock().map_err(|_| other("probe lock poisoned"))?.record = true;
+    let dry = scenario(spec, &stack)?;
+    shared.lock().map_err(|_| other("probe lock poisoned"))?.record = false;
+    if dry.in_flight.is_some() || dry.side_in_flight || dry.side_rows != 1 {
+        return Err(SqlCrashError::DryRun(format!(
+            "the scenario stopped early without a cut ({} of {} transactions committed): {}",
+            dry.committed.len(),
+            spec.transactions,
+            stack.last_error().unwrap_or_default()
+        )));
+    }
+    let stats1 = stack.with_fs_mut(|fs| fs.device().stats())?;
+    let log: Vec<OpKind> = stack.with_fs_mut(|fs| fs.device().nand().op_log().to_vec())?;
+    drop(stack);
+    let spans: Vec<Span> = std::mem::take(&mut shared.lock().map_err(|_| other("probe lock poisoned"))?.spans);
+    // Spans and marks count from the boot; crash points from the scenario's start.
+    let spans: Vec<Span> = spans
+        .into_iter()
+        .map(|s| Span {
+            first_op: s.first_op.saturating_sub(base),
+            end_op: s.end_op.saturating_sub(base),
+            ..s
+        })
+        .collect();
+    let marks: Vec<(Phase, u64)> = dry.marks.iter().map(|&(p, m)| (p, m.saturating_sub(base))).collect();
+    let dry_run = DryRun {
+        gc_runs: stats1.gc_runs - stats0.gc_runs,
+        gc_copies: stats1.gc_copies - stats0.gc_copies,
+        checkpoints: stats1.checkpoints - stats0.checkpoints,
+        table_reclaim_checkpoints: spans.iter().filter(|s| s.table_reclaim).count() as u64,
+        commits: stats1.commits - stats0.commits,
+        aborts: stats1.aborts - stats0.aborts,
+    };
+
+    let mut points: Vec<(u64, Torn)> = Vec::new();
+    for (i, k) in log.iter().enumerate() {
+        if k.mutates() {
+            points.extend(spec.torn.iter().map(|&t| (i as u64, t)));
+        }
+    }
+    points.push((log.len() as u64, Torn::None));
+    let total = points.len() as u64;
+    if let Some(only) = spec.only {
+        if only.0 > log.len() as u64 {
+            return Err(SqlCrashError::NoSuchPoint {
+                at: only.0,
+                ops: log.len() as u64,
+            });
+        }
+        points = vec![only];
+    } else if spec.sample_every > 1 {
+        // Always keep the last point (the whole scenario, uncut).
+        let last = points.len() - 1;
+        points = points
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| (i as u64).is_multiple_of(spec.sample_every) || i == last)
+            .map(|(_, &p)| p)
+            .collect();
+    }
+    let tried = points.len() as u64;
+    let mut ex = SqlExercised::default();
+    let mut violations = Vec::new();
+    let mut violation_count = 0u64;
+    let mut report = |at: u64, torn: Torn, rcut: Option<(u64, Torn)>, message: String, vs: &mut Vec<SqlViolation>| {
+        violation_count += 1;
+        if vs.len() < 50 {
+            vs.push(SqlViolation {
+                at_op: at,
+                torn,
+                recovery_cut: rcut,
+                message,
+                replay: format!("{} --at {at} --torn {}", spec.replay_base, torn.name()),
+            });
+        }
+    };
+    for (n, &(at, torn)) in points.iter().enumerate() {
+        progress(n as u64 + 1, tried);
+        let (phase, in_gc, in_reclaim) = classify(at, &marks, &spans, log.len() as u64);
+        match phase {
+            Phase::Open => ex.cuts_in_open += 1,
+            Phase::Commit => ex.cuts_in_commits += 1,
+            Phase::Rollback => ex.cuts_in_rollback += 1,
+            Phase::End => ex.cuts_at_end += 1,
+        }
+        ex.cuts_in_gc += in_gc as u64;
+        ex.cuts_in_table_reclaim += in_reclaim as u64;
+        let mut nand = image.snapshot();
+        nand.power_on();
+        let stack = mount(spec, nand, &shared).map_err(SqlCrashError::DryRun)?;
+        stack.with_fs_mut(|fs| {
+            fs.device_mut().nand_mut().arm_power_cut(PowerCut {
+                at_op: base + at,
+                torn,
+                seed: spec.seed,
+            })
+        })?;
+        let outcome = scenario(spec, &stack)?;
+        // The cut: drop SQLite, the file system and the FTL; keep the NAND.
+        drop(stack);
+        let mut nand = take_nand(&shared)?;
+        nand.power_off();
+        nand.power_on();
+        let before_restart = nand.snapshot();
+        let first = restart(spec, nand, &shared);
+        let first = match check(promise, &initial, &outcome, first, &mut ex) {
+            Ok(o) => o,
+            Err(msg) => {
+                report(at, torn, None, msg, &mut violations);
+                continue;
+            }
+        };
+        if spec.recovery_cuts == 0 {
+            continue;
+        }
+        // The restart's own operations, then cuts inside it.
+        let mut probe_nand = before_restart.snapshot();
+        probe_nand.set_op_log(true);
+        let _ = restart(spec, probe_nand, &shared);
+        let rlog: Vec<OpKind> = take_nand(&shared)?.op_log().to_vec();
+        let mutating: Vec<usize> = (0..rlog.len()).filter(|&j| rlog[j].mutates()).collect();
+        ex.recovery_mutating_ops += mutating.len() as u64;
+        for (s, &idx) in sample(mutating.len(), spec.recovery_cuts).iter().enumerate() {
+            let j = mutating[idx] as u64;
+            let rt = spec.torn[(s + n) % spec.torn.len()];
+            ex.recovery_cuts += 1;
+            let mut cut = before_restart.snapshot();
+            cut.arm_power_cut(PowerCut {
+                at_op: j,
+                torn: rt,
+                seed: spec.seed ^ 0x5EED,
+            });
+            let _ = restart(spec, cut, &shared);
+            let mut again = take_nand(&shared)?;
+            again.power_off();
+            again.power_on();
+            let second = restart(spec, again, &shared);
+            match check(promise, &initial, &outcome, second, &mut ex) {
+                // Durable: a cut restart reaches what the uncut one did (the
+                // in-flight transaction does not change sides).
+                Ok(Some(o)) if promise == Promise::Durable && first.as_ref().is_some_and(|f| f.costs != o.costs) => {
+                    let f = first.as_ref().map(|f| f.costs.clone()).unwrap_or_default();
+                    let t = o.costs.iter().zip(&f).position(|(a, b)| a != b).unwrap_or(0);
+                    report(
+                        at,
+                        torn,
+                        Some((j, rt)),
+                        format!(
+                            "after a cut inside the restart, tuple {t} is {} where the uncut restart found {}",
+                            o.costs[t], f[t]
+                        ),
+                        &mut violations,
+                    );
+                }
+                Ok(_) => {}
+                Err(msg) => report(
+                    at,
+                    torn,
+                    Some((j, rt)),
+                    format!("after a cut inside the restart: {msg}"),
+                    &mut violations,
+                ),
+            }
+        }
+    }
+    // The recovery cuts' second restarts were counted in `check` too: the
+    // outcome counts above are per restart, the cut counts per crash point.
+    let expected = if spec.only.is_some() {
+        Vec::new()
+    } else {
+        SqlExpect::for_spec(spec)
+    };
+    let missing: Vec<&'static str> = expected.iter().filter(|e| e.count(&ex, &dry_run) == 0).map(|e| e.name()).collect();
+    if !missing.is_empty() && spec.canary == Canary::None {
+        return Err(SqlCrashError::NotExercised {
+            missing,
+            exercised: Box::new(ex),
+            dry_run: Box::new(dry_run),
+        });
+    }
+    Ok(SqlCrashReport {
+        mode: spec.mode,
+        synchronous: spec.synchronous,
+        promise,
+        canary: spec.canary,
+        flash_ops: log.len() as u64,
+        mutating_ops: log.iter().filter(|k| k.mutates()).count() as u64,
+        crash_points_total: total,
+        crash_points: tried,
+        dry_run,
+        exercised: ex,
+        expected,
+        violation_count,
+        violations,
+    })
+}

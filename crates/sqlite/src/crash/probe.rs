@@ -1,0 +1,173 @@
+//! A device wrapper the crash runs put under the file system, for two things
+//! the stack above cannot give back:
+//!
+//! - the NAND, whatever happens: when the stack is dropped (SQLite, the file
+//!   system and the FTL all gone, as at a power cut), or a mount fails half
+//!   way, the wrapper's `Drop` hands the array to a shared slot, so a cut in
+//!   the middle of a restart can be restarted again;
+//! - in the dry run, which NAND operations each device call issued and whether
+//!   GC ran or a checkpoint was taken inside a transactional write (X-FTL takes
+//!   one there to reclaim committed X-L2P entries when the table is full), so a
+//!   crash point can be attributed to them. The attribution is per device call:
+//!   a cut at any operation of a call during which GC ran counts as "in GC".
+
+use std::sync::{Arc, Mutex};
+use txftl_ftl::{Device, DeviceError, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};
+use txftl_nand::Nand;
+use txftl_protocols::AnyDevice;
+
+/// The NAND operations `[first_op, end_op)` of one device call of the dry run.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Span {
+    pub first_op: u64,
+    pub end_op: u64,
+    pub gc: bool,
+    pub table_reclaim: bool,
+}
+
+#[derive(Default)]
+pub(crate) struct ProbeShared {
+    /// Where the NAND goes when the wrapper is dropped.
+    pub nand: Option<Nand>,
+    /// Record spans (the dry run only).
+    pub record: bool,
+    pub spans: Vec<Span>,
+}
+
+pub(crate) type Shared = Arc<Mutex<ProbeShared>>;
+
+pub(crate) struct Probe {
+    inner: Option<Box<dyn AnyDevice>>,
+    shared: Shared,
+}
+
+impl Probe {
+    pub fn wrap(inner: Box<dyn AnyDevice>, shared: Shared) -> Box<dyn AnyDevice> {
+        Box::new(Probe {
+            inner: Some(inner),
+            shared,
+        })
+    }
+
+    fn dev(&self) -> &dyn AnyDevice {
+        // Only `into_nand`/`close`/`drop` take it, and they consume the wrapper.
+        self.inner.as_deref().expect("probe: device taken")
+    }
+
+    fn dev_mut(&mut self) -> &mut dyn AnyDevice {
+        self.inner.as_deref_mut().expect("probe: device taken")
+    }
+
+    /// Runs one device call, recording its span in the dry run.
+    fn call<T>(&mut self, tx_write: bool, f: impl FnOnce(&mut dyn AnyDevice) -> T) -> T {
+        let record = self.shared.lock().map(|s| s.record).unwrap_or(false);
+        if !record {
+            return f(self.dev_mut());
+        }
+        let (op0, s0) = (self.dev().nand().op_count(), self.dev().stats());
+        let r = f(self.dev_mut());
+        let (op1, s1) = (self.dev().nand().op_count(), self.dev().stats());
+        if op1 > op0 {
+            let span = Span {
+                first_op: op0,
+                end_op: op1,
+                gc: s1.gc_runs > s0.gc_runs || s1.gc_copies > s0.gc_copies,
+                table_reclaim: tx_write && s1.checkpoints > s0.checkpoints,
+            };
+            if let Ok(mut s) = self.shared.lock() {
+                s.spans.push(span);
+            }
+        }
+        r
+    }
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        if let Some(inner) = self.inner.take() {
+            let nand = inner.into_nand();
+            if let Ok(mut s) = self.shared.lock() {
+                s.nand = Some(nand);
+            }
+        }
+    }
+}
+
+type R<T> = Result<T, DeviceError>;
+
+impl Device for Probe {
+    fn info(&self) -> DeviceInfo {
+        self.dev().info()
+    }
+    fn read(&mut self, lpn: Lpn, buf: &mut [u8]) -> R<u64> {
+        self.call(false, |d| d.read(lpn, buf))
+    }
+    fn write(&mut self, lpn: Lpn, data: &[u8]) -> R<u64> {
+        self.call(false, |d| d.write(lpn, data))
+    }
+    fn flush(&mut self) -> R<u64> {
+        self.call(false, |d| d.flush())
+    }
+    fn trim(&mut self, lpn: Lpn) -> R<u64> {
+        self.call(false, |d| d.trim(lpn))
+    }
+    fn stats(&self) -> DeviceStats {
+        self.dev().stats()
+    }
+    fn reset_stats(&mut self) {
+        self.dev_mut().reset_stats()
+    }
+    fn now_ns(&self) -> u64 {
+        self.dev().now_ns()
+    }
+    fn begin(&mut self, tid: Tid) -> R<u64> {
+        self.call(false, |d| d.begin(tid))
+    }
+    fn write_tx(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> R<u64> {
+        self.call(true, |d| d.write_tx(tid, lpn, data))
+    }
+    fn read_tx(&mut self, tid: Tid, lpn: Lpn, buf: &mut [u8]) -> R<u64> {
+        self.call(false, |d| d.read_tx(tid, lpn, buf))
+    }
+    fn commit(&mut self, tid: Tid) -> R<u64> {
+        self.call(false, |d| d.commit(tid))
+    }
+    fn abort(&mut self, tid: Tid) -> R<u64> {
+        self.call(false, |d| d.abort(tid))
+    }
+}
+
+impl AnyDevice for Probe {
+    fn check_invariants(&self) -> Result<(), String> {
+        self.dev().check_invariants()
+    }
+    fn recovery_report(&self) -> Option<RecoveryReport> {
+        self.dev().recovery_report()
+    }
+    fn into_nand(mut self: Box<Self>) -> Nand {
+        let inner = self.inner.take().expect("probe: device taken");
+        inner.into_nand()
+    }
+    fn close(mut self: Box<Self>) -> Result<Nand, DeviceError> {
+        let inner = self.inner.take().expect("probe: device taken");
+        inner.close()
+    }
+    fn nand(&self) -> &Nand {
+        self.dev().nand()
+    }
+    fn wear_spread(&self) -> (u32, u32) {
+        self.dev().wear_spread()
+    }
+    fn erase_counts(&self) -> Vec<u32> {
+        self.dev().erase_counts()
+    }
+    fn checkpoint_erase_counts(&self) -> Vec<u32> {
+        self.dev().checkpoint_erase_counts()
+    }
+    fn nand_mut(&mut self) -> &mut Nand {
+        self.dev_mut().nand_mut()
+    }
+    fn transactional(&self) -> bool {
+        self.dev().transactional()
+    }
+}
