@@ -741,7 +741,9 @@ impl<H: Hooks> Ftl<H> {
     /// CRCs. A page ECC cannot correct after every read retry, or one GC had
     /// to copy without its data, is `DataLost` (the device stays usable).
     pub(crate) fn read_mapped(&mut self, lpn: Lpn, ppn: Ppn, buf: &mut [u8]) -> Result<()> {
-        let data = if buf.is_empty() { None } else { Some(&mut buf[..]) };
+        // An empty buffer (metadata-only mode) still reads the data area: same
+        // time and bit errors as a full read, nothing handed up.
+        let data = Some(&mut buf[..]);
         match crate::ecc::read_retrying(&mut self.nand, ppn, self.now_ns, data, &mut self.oob_buf) {
             Ok(Ok(done)) => self.now_ns = self.now_ns.max(done),
             Ok(Err(unreadable)) => {

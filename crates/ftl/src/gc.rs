@@ -154,7 +154,8 @@ impl<H: Hooks> Ftl<H> {
     /// OOB, so the loss is reported at every later read and no older version
     /// of the page can come back at recovery.
     fn copy_page(&mut self, ppn: Ppn, lpn: u32, buf: &mut [u8], store_data: bool, issue_ns: u64) -> Result<u64> {
-        let data = if store_data { Some(&mut buf[..]) } else { None };
+        // Metadata-only mode: an empty buffer still reads (and times) the data area.
+        let data = Some(if store_data { &mut buf[..] } else { &mut buf[..0] });
         let (done, unreadable) = match crate::ecc::read_retrying(&mut self.nand, ppn, issue_ns, data, &mut self.oob_buf) {
             Ok(Ok(done)) => (done, None),
             Ok(Err(u)) => {

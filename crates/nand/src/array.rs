@@ -469,7 +469,12 @@ impl Nand {
         let g = self.cfg.geometry;
         self.check_len("read oob", oob.len(), g.oob_size as usize)?;
         if let Some(buf) = &data {
-            self.check_len("read data", buf.len(), g.page_size as usize)?;
+            // In metadata-only mode an empty buffer reads the data area (its
+            // time, its bit errors) without handing it up: the mode stores no data.
+            let discard = buf.is_empty() && self.cfg.data_mode == DataMode::MetaOnly;
+            if !discard {
+                self.check_len("read data", buf.len(), g.page_size as usize)?;
+            }
         }
         let kind = if data.is_some() { OpKind::Read } else { OpKind::OobRead };
         if self.begin_op(kind)?.is_some() {
@@ -481,7 +486,9 @@ impl Nand {
         oob.copy_from_slice(&self.oob[o..o + g.oob_size as usize]);
         let bytes = match &mut data {
             Some(buf) => {
-                self.copy_data_out(ppn, buf);
+                if !buf.is_empty() {
+                    self.copy_data_out(ppn, buf);
+                }
                 self.stats.reads += 1;
                 g.page_size + g.oob_size
             }
