@@ -8,12 +8,10 @@
 
 use txftl_nand::{Nand, NandError, Ppn};
 
-/// A page that stayed uncorrectable at every retry level: which area failed,
-/// and when the last retry completed.
+/// A page that stayed uncorrectable at every retry level: whether its spare
+/// area failed too (otherwise only the data did), and when the last retry completed.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Unreadable {
-    #[allow(dead_code)] // kept for messages and checkers; callers branch on `oob`
-    pub data: bool,
     pub oob: bool,
     pub done_ns: u64,
 }
@@ -39,11 +37,9 @@ pub(crate) fn read_retrying(
         };
         match r {
             Ok(time) => return Ok(Ok(time.done_ns)),
-            Err(NandError::Uncorrectable {
-                data: d, oob: o, done_ns, ..
-            }) => {
+            Err(NandError::Uncorrectable { oob, done_ns, .. }) => {
                 t = done_ns;
-                last = Some(Unreadable { data: d, oob: o, done_ns });
+                last = Some(Unreadable { oob, done_ns });
             }
             Err(e) => return Err(e),
         }

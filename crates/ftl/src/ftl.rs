@@ -103,15 +103,17 @@ pub struct Ftl<H: Hooks> {
     /// Blocks whose program failed: closed for writing, to be emptied by
     /// `retire_pending` and then marked bad (never erased again).
     pub(crate) retiring: std::collections::BTreeSet<BlockId>,
-    /// The GC copy being programmed is of a page whose data was lost.
-    pub(crate) gc_copy_lost: bool,
 }
 
 /// Which write stream a page goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Stream {
     Host,
-    Gc,
+    /// A GC copy (marked relocated in its OOB); `lost`: of a page whose data
+    /// ECC could not correct (marked lost too).
+    Gc {
+        lost: bool,
+    },
 }
 
 /// Fixed superblock locations: the first block of units 0 and 1 (or blocks 0
@@ -182,7 +184,6 @@ impl<H: Hooks> Ftl<H> {
             meta_buf: vec![0; geo.page_size as usize],
             intact: vec![false; geo.page_count() as usize],
             retiring: Default::default(),
-            gc_copy_lost: false,
             hooks,
             cfg,
             geo,
@@ -470,15 +471,14 @@ impl<H: Hooks> Ftl<H> {
         protocol: &[u8; PROTOCOL_BYTES],
         at_ns: u64,
     ) -> Result<(Ppn, u64)> {
-        // GC copies are marked relocated; `lost` rides along from the source.
         let (relocated, lost) = match stream {
             Stream::Host => (false, false),
-            Stream::Gc => (true, self.gc_copy_lost),
+            Stream::Gc { lost } => (true, lost),
         };
         loop {
             let block = match stream {
                 Stream::Host => self.host_block()?,
-                Stream::Gc => self.gc_block()?,
+                Stream::Gc { .. } => self.gc_block()?,
             };
             if let Some(done) = self.program_next(block, kind, lpn, data, protocol, (lost, relocated), at_ns)? {
                 return Ok(done);

@@ -186,10 +186,7 @@ impl<H: Hooks> Ftl<H> {
         oob.lost = lost;
         let data: &[u8] = if store_data { buf } else { &[] };
         let protocol = self.hooks.relocated_protocol_bytes(lpn != UNMAPPED, &oob);
-        self.gc_copy_lost = lost;
-        let copied = self.program_stream(Stream::Gc, oob.kind, oob.lpn, data, &protocol, done);
-        self.gc_copy_lost = false;
-        let (new, transferred) = copied?;
+        let (new, transferred) = self.program_stream(Stream::Gc { lost }, oob.kind, oob.lpn, data, &protocol, done)?;
         if lpn != UNMAPPED {
             self.map(lpn, new);
         }

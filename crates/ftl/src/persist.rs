@@ -9,7 +9,7 @@ use crate::ftl::{Ftl, RecordLoc};
 use crate::hooks::Hooks;
 use crate::oob::{Oob, PageKind};
 use crate::superblock::{PrevCheckpoint, RingRecord, Superblock};
-use txftl_nand::NandError;
+use txftl_nand::{BlockId, NandError};
 
 /// Which metadata ring an append goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -241,18 +241,10 @@ impl<H: Hooks> Ftl<H> {
     /// Puts the least-worn free block in place of the ring's (bad) block at
     /// `idx`. False if the pool has no block to spare beyond GC's reserve.
     fn replace_ring_block(&mut self, ring: Ring, idx: usize) -> bool {
-        if self.blocks.free_count() <= self.derived.reserve + 1 {
-            return false;
-        }
-        let Some((_, fresh)) = self.blocks.least_worn_free() else {
+        let Some((_, fresh)) = self.spare_free_block() else {
             return false;
         };
-        self.blocks.take_block(fresh);
-        self.blocks.state[fresh as usize] = BlockState::Meta;
-        self.blocks.clean[fresh as usize] = false;
-        self.ring_area_mut(ring).blocks[idx] = fresh;
-        self.ring_swaps += 1;
-        self.counters.ring_swaps += 1;
+        self.install_ring_block(ring, idx, fresh);
         true
     }
 
@@ -266,22 +258,33 @@ impl<H: Hooks> Ftl<H> {
     /// on the new block (a checkpoint writes one anyway; a log append writes one).
     fn swap_worn_ring_block(&mut self, ring: Ring, idx: usize) {
         let old = self.ring_area(ring).blocks[idx];
-        // Keep the free blocks GC needs.
-        if self.blocks.free_count() <= self.derived.reserve + 1 {
-            return;
-        }
-        let Some((fresh_count, fresh)) = self.blocks.least_worn_free() else {
+        let Some((fresh_count, fresh)) = self.spare_free_block() else {
             return;
         };
         if self.blocks.erase_count[old as usize] <= fresh_count + self.cfg.wear_spread_max / 2 {
             return;
         }
-        self.blocks.take_block(fresh);
-        self.blocks.state[fresh as usize] = BlockState::Meta;
-        self.blocks.clean[fresh as usize] = false;
         self.blocks.valid[old as usize] = 0;
         self.blocks.write_ptr[old as usize] = self.geo.pages_per_block;
         self.blocks.set_prefree(old);
+        self.install_ring_block(ring, idx, fresh);
+    }
+
+    /// The least-worn free block (erase count, block), if the pool can spare
+    /// one beyond the free blocks GC needs.
+    fn spare_free_block(&self) -> Option<(u32, BlockId)> {
+        if self.blocks.free_count() <= self.derived.reserve + 1 {
+            return None;
+        }
+        self.blocks.least_worn_free()
+    }
+
+    /// Takes free block `fresh` out of the pool into the ring at `idx` (a
+    /// change of ring block lists, which the next superblock records).
+    fn install_ring_block(&mut self, ring: Ring, idx: usize, fresh: BlockId) {
+        self.blocks.take_block(fresh);
+        self.blocks.state[fresh as usize] = BlockState::Meta;
+        self.blocks.clean[fresh as usize] = false;
         self.ring_area_mut(ring).blocks[idx] = fresh;
         self.ring_swaps += 1;
         self.counters.ring_swaps += 1;
