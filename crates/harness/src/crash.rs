@@ -183,15 +183,15 @@ fn run_until_cut(spec: &CrashSpec, dev: &mut dyn AnyDevice, check_each: bool) ->
             // A read the device reports lost to bit errors: allowed only if the
             // page really is beyond ECC (a loss reported, not a bug hidden).
             Err(DeviceError::DataLost { lpn, ppn }) if matches!(op, Op::Read(_) | Op::TxRead(..)) => {
-                if let Some(why) = not_a_real_loss(dev.nand(), lpn, ppn) {
-                    return Err(format!("host op {index} ({op:?}) reported lpn {lpn} lost, but {why}"));
-                }
-                // No cut yet in this run: nothing mapped can be torn.
-                let torn = crate::data::decode(&dev.nand().inspect_data(ppn)) == Content::Foreign;
-                if torn && !is_gc_lost_copy(dev.nand(), ppn) {
-                    return Err(format!(
-                        "host op {index} ({op:?}) reported lpn {lpn} lost, but page {ppn} is torn with no cut"
-                    ));
+                match lost_page(dev.nand(), lpn, ppn) {
+                    Err(why) => return Err(format!("host op {index} ({op:?}) reported lpn {lpn} lost, but {why}")),
+                    // No cut yet in this run: nothing mapped can be torn.
+                    Ok(Some(Content::Foreign)) => {
+                        return Err(format!(
+                            "host op {index} ({op:?}) reported lpn {lpn} lost, but page {ppn} is torn with no cut"
+                        ))
+                    }
+                    Ok(_) => {}
                 }
                 reported_losses += 1;
             }
@@ -211,35 +211,40 @@ fn run_until_cut(spec: &CrashSpec, dev: &mut dyn AnyDevice, check_each: bool) ->
     })
 }
 
-fn is_gc_lost_copy(nand: &Nand, ppn: u32) -> bool {
-    matches!(txftl_ftl::oob::Oob::decode(nand.inspect_oob(ppn)), txftl_ftl::oob::OobState::Valid(o) if o.lost)
-}
-
-/// Why a page the device reported lost is not a genuine loss (`None`: it is).
-/// Genuine: ECC fails on the page at every retry level, or it is a copy GC
-/// made of such a page (its OOB says lost); either way the page's raw spare
-/// area must name `lpn`, and a page that is not a GC copy must hold a
-/// complete write of `lpn` under its errors (so recovery mapped the right page).
-fn not_a_real_loss(nand: &Nand, lpn: u32, ppn: u32) -> Option<String> {
+/// Checks a page the device reported lost. `Err(why)` if the loss is not
+/// genuine. Genuine: a copy GC made of a page beyond ECC (its OOB says lost;
+/// `Ok(None)`: what it held is gone), or a page ECC fails on at every retry
+/// level (`Ok(Some(raw))`: what its cells hold under the errors, a complete
+/// write of `lpn` or `Foreign` when torn, which the caller judges). Either way
+/// the page's raw spare area must name `lpn` (recovery mapped the right page).
+fn lost_page(nand: &Nand, lpn: u32, ppn: u32) -> Result<Option<Content>, String> {
     use txftl_ftl::oob::{Oob, OobState};
     let oob = match Oob::decode(nand.inspect_oob(ppn)) {
         OobState::Valid(o) => o,
-        other => return Some(format!("physical page {ppn}'s spare area is {other}")),
+        other => return Err(format!("physical page {ppn}'s spare area is {other}")),
     };
     if oob.lpn != lpn {
-        return Some(format!("physical page {ppn} belongs to lpn {}", oob.lpn));
+        return Err(format!("physical page {ppn} belongs to lpn {}", oob.lpn));
     }
     if oob.lost {
-        return None;
+        return Ok(None);
     }
     if !nand.inspect_unreadable(ppn) {
-        return Some(format!("physical page {ppn} is readable"));
+        return Err(format!("physical page {ppn} is readable"));
     }
     match crate::data::decode(&nand.inspect_data(ppn)) {
-        Content::Written { lpn: l, .. } if l == lpn => None,
-        // Torn under its errors: the caller decides whether a torn page may be there.
-        Content::Foreign => None,
-        other => Some(format!("physical page {ppn} holds {other:?} under its bit errors")),
+        raw @ Content::Foreign => Ok(Some(raw)),
+        raw @ Content::Written { lpn: l, .. } if l == lpn => Ok(Some(raw)),
+        other => Err(format!("physical page {ppn} holds {other:?} under its bit errors")),
+    }
+}
+
+/// The version a page reported lost held (`None` if unknown: a GC copy
+/// marked lost, or torn), once `lost_page` accepted it.
+fn lost_version(nand: &Nand, lpn: u32, ppn: u32) -> Option<u64> {
+    match lost_page(nand, lpn, ppn) {
+        Ok(Some(Content::Written { version, .. })) => Some(version),
+        _ => None,
     }
 }
 
@@ -275,19 +280,19 @@ fn check_against_model(state: &[Content], model: &TxModel, nand: &Nand) -> Vec<S
             Content::Lost { ppn } => {
                 // A reported loss: genuine, and of a version the model allows
                 // (read from the raw cells under the errors).
-                if let Some(why) = not_a_real_loss(nand, lpn, ppn) {
-                    out.push(format!("lpn {lpn} reported lost, but {why}"));
-                    continue;
-                }
-                match crate::data::decode(&nand.inspect_data(ppn)) {
-                    Content::Written { version, .. } => Some(version),
+                match lost_page(nand, lpn, ppn) {
+                    Err(why) => {
+                        out.push(format!("lpn {lpn} reported lost, but {why}"));
+                        continue;
+                    }
+                    Ok(Some(Content::Written { version, .. })) => Some(version),
                     // A lost-marked GC copy: the version it held is gone.
-                    _ if is_gc_lost_copy(nand, ppn) => continue,
+                    Ok(None) => continue,
                     // A torn page whose data ECC cannot read either: recovery
                     // cannot tell it from a decayed one and keeps it, reported
                     // lost. Only a write the cut could interrupt may be torn.
-                    _ if model.allowed(lpn).len() > 1 => continue,
-                    other => {
+                    Ok(Some(_)) if model.allowed(lpn).len() > 1 => continue,
+                    Ok(Some(other)) => {
                         out.push(format!(
                             "lpn {lpn} reported lost, a page holding {other:?}, but no write to it was in flight"
                         ));
@@ -371,10 +376,7 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn) -> Result<PointResult, Devic
     let value_of = |lpn: u32| match state[lpn as usize] {
         Content::Written { lpn: l, version } if l == lpn => Some(version),
         // A reported loss of a page that held this version (checked above).
-        Content::Lost { ppn } => match crate::data::decode(&dev.nand().inspect_data(ppn)) {
-            Content::Written { version, .. } => Some(version),
-            _ => None,
-        },
+        Content::Lost { ppn } => lost_version(dev.nand(), lpn, ppn),
         _ => None,
     };
     if let Some(msg) = model.atomic_violation(value_of) {

@@ -5,6 +5,8 @@
 //! beyond ECC), never silent; and a canary that lets GC copy an uncorrectable
 //! page as if it were good must be caught.
 
+mod common;
+use common::assert_clean;
 use txftl_harness::{crashtest, CrashSpec, DeviceSpec, Expect, TxShape, WorkloadKind, WorkloadSpec};
 use txftl_nand::{FaultModel, Torn};
 
@@ -50,16 +52,6 @@ fn spec(protocol: &str, kind: WorkloadKind, ops: u64, recovery_cuts: bool) -> Cr
             Expect::BadBlocks,
         ],
     }
-}
-
-fn assert_clean(report: &txftl_harness::CrashReport) {
-    for v in &report.violations {
-        eprintln!(
-            "violation at op {} ({:?}, recovery cut {:?}): {}\n  replay: {}",
-            v.at_op, v.torn, v.recovery_cut, v.message, v.replay
-        );
-    }
-    assert_eq!(report.violation_count, 0);
 }
 
 #[test]

@@ -1,5 +1,7 @@
 //! Exhaustive crash tests of `plain` on the tiny geometry, and the canary.
 
+mod common;
+use common::assert_clean;
 use txftl_harness::{crashtest, CrashSpec, DeviceSpec, Expect, TxShape, WorkloadKind, WorkloadSpec};
 use txftl_nand::Torn;
 
@@ -26,16 +28,6 @@ fn spec(protocol: &str, kind: WorkloadKind, ops: u64, fill_pct: u32, seed: u64, 
         ),
         expect: vec![Expect::Gc, Expect::Checkpoints, Expect::TornDataIntactOob],
     }
-}
-
-fn assert_clean(report: &txftl_harness::CrashReport) {
-    for v in &report.violations {
-        eprintln!(
-            "violation at op {} ({:?}, recovery cut {:?}): {}\n  replay: {}",
-            v.at_op, v.torn, v.recovery_cut, v.message, v.replay
-        );
-    }
-    assert_eq!(report.violation_count, 0);
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! transactions, aborts, re-updates inside a transaction, non-transactional
 //! writes mixed in, transactions spanning GC and checkpoints; and the canary.
 
+mod common;
 use txftl_harness::{crashtest, CrashReport, CrashSpec, DeviceSpec, Expect, TxShape, WorkloadKind, WorkloadSpec};
 use txftl_nand::Torn;
 use txftl_protocols::ProtocolOptions;
@@ -34,14 +35,9 @@ fn seeded(protocol: &str, entries: u32, ops: u64, fill_pct: u32, tx: TxShape, re
     }
 }
 
+/// Clean, and the transactional paths ran.
 fn assert_clean(r: &CrashReport) {
-    for v in &r.violations {
-        eprintln!(
-            "violation at op {} ({:?}, recovery cut {:?}): {}\n  replay: {}",
-            v.at_op, v.torn, v.recovery_cut, v.message, v.replay
-        );
-    }
-    assert_eq!(r.violation_count, 0);
+    common::assert_clean(r);
     assert!(r.dry_run.commits > 0 && r.dry_run.protocol_meta_writes > 0, "{:?}", r.dry_run);
 }
 
