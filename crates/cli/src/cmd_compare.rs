@@ -2,7 +2,7 @@
 
 use crate::open::check_fits;
 use crate::setup::{describe, ftl_config, protocol_options, resolve_preset};
-use crate::table::{sim_time, thousands};
+use crate::table::{pair, sim_time, thousands};
 use crate::{CliError, DeviceArgs};
 use clap::Args;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
@@ -692,7 +692,7 @@ pub fn sqlcrash(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
                 thousands(e.cuts_in_rollback),
                 thousands(e.cuts_in_gc),
                 thousands(e.recovery_cuts),
-                format!("{} / {}", thousands(e.in_flight_applied), thousands(e.in_flight_absent)),
+                pair(e.in_flight_applied, e.in_flight_absent),
                 thousands(e.hot_journal_rollbacks),
                 thousands(e.wal_frames_recovered),
                 thousands(e.committed_lost),

@@ -2,7 +2,7 @@
 
 use crate::cmd_run::WorkloadArgs;
 use crate::setup::{ftl_config, resolve_preset};
-use crate::table::{thousands, Figures};
+use crate::table::{pair, thousands, Figures};
 use crate::{CliError, DeviceArgs};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -228,19 +228,15 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         t.row("transactions aborted on a full table", thousands(x.table_full_aborts));
         t.row(
             "GC moves of uncommitted pages / records written with a transaction open",
-            format!(
-                "{} / {}",
-                thousands(x.gc_protocol_copies),
-                thousands(x.protocol_records_with_open_tx)
-            ),
+            pair(x.gc_protocol_copies, x.protocol_records_with_open_tx),
         );
         t.row(
             "recoveries: torn pages / of which with an intact OOB",
-            format!("{} / {}", thousands(x.torn_pages), thousands(x.torn_data_intact_oob)),
+            pair(x.torn_pages, x.torn_data_intact_oob),
         );
         t.row(
             "recoveries: pages rolled forward / protocol updates applied",
-            format!("{} / {}", thousands(x.pages_rolled_forward), thousands(x.protocol_updates_applied)),
+            pair(x.pages_rolled_forward, x.protocol_updates_applied),
         );
         t.section("enumeration");
         t.row("crash points tried", thousands(report.crash_points));

@@ -2,7 +2,7 @@
 
 use crate::open::{create_image, open_image, ram, refuse_options_fixed_by_image, SyncArgs};
 use crate::setup::{describe, ftl_config, nand_config, protocol_options, resolve_preset};
-use crate::table::{sim_time, thousands, Figures};
+use crate::table::{pair, sim_time, thousands, Figures};
 use crate::{CliError, DeviceArgs};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -252,17 +252,11 @@ pub fn add_counters(t: &mut Figures, s: &DeviceStats) {
         t.row("bit errors corrected by ECC", thousands(s.corrected_bits));
         t.row("read retries", thousands(s.read_retries));
         t.row("reads uncorrectable after every retry", thousands(s.uncorrectable_reads));
-        t.row(
-            "failed programs / blocks retired",
-            format!("{} / {}", thousands(s.program_failures), thousands(s.retired_blocks)),
-        );
-        t.row(
-            "pages lost: reads refused / GC copies",
-            format!("{} / {}", thousands(s.lost_page_reads), thousands(s.lost_page_copies)),
-        );
+        t.row("failed programs / blocks retired", pair(s.program_failures, s.retired_blocks));
+        t.row("pages lost: reads refused / GC copies", pair(s.lost_page_reads, s.lost_page_copies));
     }
     t.section("transactions (simulated)");
-    t.row("commits / aborts", format!("{} / {}", thousands(s.commits), thousands(s.aborts)));
+    t.row("commits / aborts", pair(s.commits, s.aborts));
 }
 
 fn add_host_reactions(t: &mut Figures, r: &RunReport) {
@@ -301,7 +295,7 @@ fn print_report(what: &str, r: &RunReport) {
     t.section("device");
     t.row(
         "logical pages / working set",
-        format!("{} / {}", thousands(r.logical_pages as u64), thousands(r.working_set_pages as u64)),
+        pair(r.logical_pages as u64, r.working_set_pages as u64),
     );
     if r.host_journal_writes > 0 {
         t.row("host journal page writes (in host writes)", thousands(r.host_journal_writes));
@@ -346,10 +340,7 @@ pub fn add_recovery(t: &mut Figures, r: &RecoveryReport) {
     t.row("  sealing checkpoint write", sim_time(r.seal_ns));
     t.row("superblock page reads", thousands(r.superblock_reads));
     t.row("checkpoint pages read", thousands(r.checkpoint_pages_read));
-    t.row(
-        "blocks scanned / pages scanned",
-        format!("{} / {}", thousands(r.blocks_scanned), thousands(r.pages_scanned)),
-    );
+    t.row("blocks scanned / pages scanned", pair(r.blocks_scanned, r.pages_scanned));
     t.row("pages rolled forward", thousands(r.pages_rolled_forward));
     t.row("protocol record pages read", thousands(r.protocol_pages_read));
     t.row("protocol updates applied", thousands(r.protocol_updates_applied));

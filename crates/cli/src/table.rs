@@ -43,6 +43,11 @@ pub fn thousands(n: u64) -> String {
 }
 
 /// Simulated nanoseconds, readable.
+/// Two counts as `a / b`, each with thousands separators.
+pub fn pair(a: u64, b: u64) -> String {
+    format!("{} / {}", thousands(a), thousands(b))
+}
+
 pub fn sim_time(ns: u64) -> String {
     match ns {
         0..1_000 => format!("{ns} ns"),
