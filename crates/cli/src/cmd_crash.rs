@@ -238,6 +238,18 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
             "recoveries: pages rolled forward / protocol updates applied",
             pair(x.pages_rolled_forward, x.protocol_updates_applied),
         );
+        if args.faults.faults.is_some() {
+            t.section("flash faults exercised (dry run; recoveries)");
+            t.row("bit errors corrected / read retries", pair(x.corrected_bits, x.read_retries));
+            t.row("reads uncorrectable after every retry", thousands(x.uncorrectable_reads));
+            t.row("failed programs / blocks retired", pair(x.program_failures, x.retired_blocks));
+            t.row("blocks gone bad", thousands(x.bad_blocks));
+            t.row(
+                "losses reported at reads / GC copies marked lost",
+                pair(x.reported_losses, x.lost_page_copies),
+            );
+            t.row("recoveries: unreadable pages met", thousands(x.unreadable_pages));
+        }
         t.section("enumeration");
         t.row("crash points tried", thousands(report.crash_points));
         t.row("recovery crash points tried", thousands(report.recovery_crash_points));
