@@ -87,3 +87,29 @@ fn crashtest_defaults_to_concurrent_transactions_with_plain_writes_and_trims() {
         (Some(2), Some(10), Some(5))
     );
 }
+
+/// Fault options need a fault model, and its parameters are checked; with
+/// one, the run's table says what the faults did.
+#[test]
+fn fault_options_are_checked_and_reported() {
+    let (code, _, err) = txftl(&["run", "--preset", "tiny", "--ops", "100", "--fault-seed", "3"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("need --faults"), "{err}");
+    let (code, _, err) = txftl(&[
+        "run",
+        "--preset",
+        "tiny",
+        "--ops",
+        "100",
+        "--faults",
+        "typical",
+        "--retention-days=-1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("retention_days must be 0 or more"), "{err}");
+    let (code, _, err) = txftl(&["run", "--preset", "tiny", "--ops", "100", "--faults", "bogus"]);
+    assert_eq!(code, 2, "{err}");
+    let (code, out, err) = txftl(&["run", "--preset", "tiny", "--ops", "200", "--data", "full", "--faults", "stress"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("flash faults") && out.contains("bit errors corrected by ECC"), "{out}");
+}
