@@ -531,8 +531,9 @@ pub struct SqlCrashArgs {
     #[arg(long)]
     pub at: Option<u64>,
     /// A deliberate VFS bug the checker must catch: commit-at-sync (the X-FTL
-    /// VFS commits at xSync instead of COMMIT_PHASETWO). Off by default.
-    #[arg(long, value_parser = ["commit-at-sync"])]
+    /// VFS commits at xSync instead of COMMIT_PHASETWO), no-sync-after-batch-abort
+    /// (xftl-batch does not sync SQLite's journal after an aborted batch). Off by default.
+    #[arg(long, value_parser = ["commit-at-sync", "no-sync-after-batch-abort"])]
     pub canary: Option<String>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -571,6 +572,7 @@ pub fn sqlcrash(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
     };
     let canary = match args.canary.as_deref() {
         Some("commit-at-sync") => Canary::CommitAtSync,
+        Some("no-sync-after-batch-abort") => Canary::NoSyncAfterBatchAbort,
         _ => Canary::None,
     };
     let mut reports = Vec::new();
@@ -622,6 +624,7 @@ pub fn sqlcrash(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
                 k: args.k,
                 transactions,
                 rollback_at: 1,
+                big_at: size.big_at,
                 seed: args.seed,
                 torn: torn.clone(),
                 recovery_cuts: args.recovery_cuts,
@@ -663,6 +666,16 @@ pub fn sqlcrash(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
             "scenario: transactions of K={} on partsupp ({} tuples), transaction #2 spills its cache and rolls back; {} recovery cuts per crash point",
             args.k, args.rows, args.recovery_cuts
         );
+        for r in reports.iter().filter(|r| r.big_at.is_some()) {
+            if let Some(b) = r.big_at {
+                println!(
+                    "{} synchronous={}: transaction #{} updates every tuple (larger than the X-L2P table: the batch is aborted and committed through the journal)",
+                    r.mode.name(),
+                    r.synchronous.name(),
+                    b + 1
+                );
+            }
+        }
         let mut t = Table::new();
         t.load_preset(UTF8_FULL_CONDENSED);
         t.set_header(vec![
@@ -680,6 +693,7 @@ pub fn sqlcrash(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
             "torn (unjudged)",
             "GC runs",
             "table-reclaim ckpts",
+            "batch aborts",
             "violations",
         ]);
         for r in &reports {
@@ -699,6 +713,11 @@ pub fn sqlcrash(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
                 thousands(e.torn_outcomes + e.corrupt_outcomes),
                 thousands(r.dry_run.gc_runs),
                 thousands(r.dry_run.table_reclaim_checkpoints),
+                if r.mode == Mode::XftlBatch {
+                    thousands(r.dry_run.aborts)
+                } else {
+                    "-".into()
+                },
                 thousands(r.violation_count),
             ]);
         }

@@ -164,16 +164,22 @@ impl Fs {
         }
         let info = dev.info();
         let layout = Layout::new(info.page_size, info.logical_pages)?;
+        // Like mkfs: the empty metadata (and an empty journal descriptor, so no
+        // older journal is replayed) as plain writes, a flush, and only then
+        // the superblock, after any older one was wiped first. A cut before
+        // the last flush leaves no file system, never a half-formatted one.
+        // Plain writes, not one device transaction: the inode table alone
+        // (32 pages at 512-byte pages) may be larger than X-FTL's table.
         let mut page = vec![0u8; info.page_size as usize];
+        dev.write(0, &page)?;
+        for lpn in layout.meta_pages().chain([layout.journal_start]) {
+            dev.write(lpn, &page)?;
+        }
+        dev.flush()?;
         layout.encode(&mut page);
         dev.write(0, &page)?;
-        let mut fs = Fs::empty(dev, mode, layout);
-        // Every metadata page, empty, as a non-transactional change.
-        fs.pending.entry(None).or_default().pages.extend(layout.meta_pages());
-        fs.make_plain_durable()?;
-        fs.dev.flush()?;
-        fs.stats = FsStats::default();
-        Ok(fs)
+        dev.flush()?;
+        Ok(Fs::empty(dev, mode, layout))
     }
 
     /// Mounts the file system: replays a committed metadata journal transaction

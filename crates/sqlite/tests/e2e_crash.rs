@@ -29,6 +29,7 @@ fn spec(mode: Mode, synchronous: Synchronous, sample_every: u64) -> SqlCrashSpec
         k: 3,
         transactions: size.transactions,
         rollback_at: 1,
+        big_at: size.big_at,
         seed: 1,
         torn: Torn::ALL.to_vec(),
         recovery_cuts: 1,
@@ -67,6 +68,12 @@ fn survives(mode: Mode) {
             assert!(r.dry_run.gc_runs > 0 && r.exercised.cuts_in_gc > 0, "{}", summary(&r));
             if !(mode == Mode::XftlBatch && s == Synchronous::Off) {
                 assert!(r.dry_run.table_reclaim_checkpoints > 0, "{}", summary(&r));
+            }
+            if mode == Mode::XftlBatch {
+                // The transaction larger than the table: cut inside, and (when
+                // SQLite batches at all) its batch aborted by the device.
+                assert!(r.exercised.cuts_in_big > 0, "{}", summary(&r));
+                assert_eq!(r.dry_run.aborts > 0, s != Synchronous::Off, "{}", summary(&r));
             }
         }
     }
@@ -126,4 +133,25 @@ fn canary_commit_at_sync_is_caught_with_synchronous_off() {
         let correct = run(s, Canary::None);
         assert_eq!(correct.violation_count, 0, "{}", summary(&correct));
     }
+}
+
+/// The second canary: after a batch larger than the X-L2P table is aborted,
+/// SQLite writes its journal and overwrites the database with no sync between
+/// them; a VFS that does not sync the journal itself leaves a torn database
+/// after a cut in the overwrites. The checker must see it, and the correct VFS
+/// pass the same run.
+#[test]
+fn canary_no_sync_after_batch_abort_is_caught() {
+    let run = |canary: Canary| {
+        let mut sp = spec(Mode::XftlBatch, Synchronous::Full, 7);
+        sp.recovery_cuts = 0;
+        sp.canary = canary;
+        sql_crashtest(&sp, &|_, _| {}).unwrap()
+    };
+    let caught = run(Canary::NoSyncAfterBatchAbort);
+    eprintln!("canary: {}", summary(&caught));
+    assert!(caught.dry_run.aborts > 0, "no batch was aborted: {}", summary(&caught));
+    assert!(caught.violation_count > 0, "the canary went unnoticed: {}", summary(&caught));
+    let correct = run(Canary::None);
+    assert_eq!(correct.violation_count, 0, "{}", summary(&correct));
 }

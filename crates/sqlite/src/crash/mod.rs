@@ -11,6 +11,13 @@
 //! spilled pages); then the first rolls back. The geometry and the number of
 //! transactions are chosen (by the caller) so that GC and, on X-FTL, the
 //! checkpoints that reclaim committed X-L2P entries happen inside the scenario.
+//! In `xftl-batch` one more transaction (the `big_at`-th) updates every tuple:
+//! more pages than the X-L2P table holds, so the device refuses the batch
+//! (`TableFull`), the VFS answers SQLite's `COMMIT_ATOMIC_WRITE` with an I/O
+//! error, SQLite sends `ROLLBACK_ATOMIC_WRITE` (a device abort of the pages the
+//! batch already wrote) and commits the same transaction through its rollback
+//! journal: cuts inside it test that nothing of the aborted batch survives and
+//! that the journaled commit that follows is atomic.
 //!
 //! After each cut the FTL is recovered from the NAND alone, the file system
 //! mounted, SQLite reopened (which rolls back a hot journal or reads the WAL),
@@ -93,6 +100,8 @@ pub struct SqlCrashSpec {
     pub transactions: u32,
     /// Index of the transaction that spills its cache and rolls back.
     pub rollback_at: u32,
+    /// Index of a transaction that updates every tuple (see the module doc).
+    pub big_at: Option<u32>,
     pub seed: u64,
     pub torn: Vec<Torn>,
     /// Cuts inside each crash point's restart: at most this many of its
@@ -112,26 +121,43 @@ pub struct SqlCrashSpec {
 /// A scenario size per mode on the `tiny` preset, picked so that GC runs and,
 /// on X-FTL, committed X-L2P entries fill the table and checkpoints reclaim
 /// them inside the scenario (X-FTL writes far fewer pages per transaction
-/// than a journal does, so its modes need more transactions). `xftl-batch`
-/// needs room for the spilled transaction's journal beside the database.
+/// than a journal does, so its modes need more transactions).
+///
+/// `xftl-batch` runs on 24 blocks per plane, not 16, because it alone keeps a
+/// rollback journal on an X-FTL device, and there it does not fit: at 16
+/// blocks per plane X-FTL exports 112 logical pages of 512 bytes, the file
+/// system's fixed areas take 69 of them (the superblock, 32 pages of inode
+/// table for 64 inodes of 256 bytes, the bitmap, and a 35-page metadata
+/// journal area the layout reserves in both metadata modes), leaving 43 data
+/// pages; `crash.db` takes 17 and `side.db` 2, and the spilled transaction's
+/// journal needs more than the 24 left, because with a 2-page cache SQLite
+/// syncs the journal at every spill and starts a new segment with its own
+/// 512-byte header each time (it reached 11,784 bytes, 24 pages, when the
+/// file system refused it). The `rbj` mode fits on 16: the plain FTL keeps no
+/// X-L2P log ring and exports more logical pages. Its X-L2P table is smaller
+/// (12 entries) so that the transaction that updates every tuple (about 16
+/// pages) is larger than the table and its batch is aborted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct ScenarioSize {
     pub blocks_per_plane: u32,
     pub transactions: u32,
     pub xl2p_entries: u32,
+    /// The transaction that updates every tuple ([`SqlCrashSpec::big_at`]).
+    pub big_at: Option<u32>,
 }
 
 impl ScenarioSize {
     pub fn default_for(mode: Mode) -> ScenarioSize {
-        let (blocks_per_plane, transactions) = match mode {
-            Mode::Rbj | Mode::Wal => (16, 12),
-            Mode::XftlOff | Mode::XftlMemory => (16, 60),
-            Mode::XftlBatch => (24, 30),
+        let (blocks_per_plane, transactions, xl2p_entries, big_at) = match mode {
+            Mode::Rbj | Mode::Wal => (16, 12, 48, None),
+            Mode::XftlOff | Mode::XftlMemory => (16, 60, 48, None),
+            Mode::XftlBatch => (24, 30, 12, Some(4)),
         };
         ScenarioSize {
             blocks_per_plane,
             transactions,
-            xl2p_entries: 48,
+            xl2p_entries,
+            big_at,
         }
     }
 }
@@ -167,6 +193,9 @@ pub enum Phase {
     Commit,
     /// The transaction that spills and rolls back, with the `side.db` commit inside it.
     Rollback,
+    /// The transaction that updates every tuple (in `xftl-batch`: the aborted
+    /// batch, then the journaled commit).
+    Big,
     /// After the last operation (nothing torn).
     End,
 }
@@ -178,6 +207,7 @@ pub struct SqlExercised {
     pub cuts_in_open: u64,
     pub cuts_in_commits: u64,
     pub cuts_in_rollback: u64,
+    pub cuts_in_big: u64,
     pub cuts_at_end: u64,
     /// Crash points inside a device call during which GC ran, or a checkpoint
     /// was taken inside a transactional write (X-FTL's table reclaim).
@@ -222,6 +252,8 @@ pub struct DryRun {
 pub enum SqlExpect {
     CutsInCommits,
     CutsInRollback,
+    CutsInBig,
+    BatchAborts,
     InFlightApplied,
     InFlightAbsent,
     HotJournalRollbacks,
@@ -237,6 +269,8 @@ impl SqlExpect {
         match self {
             SqlExpect::CutsInCommits => "crash points inside the committing transactions",
             SqlExpect::CutsInRollback => "crash points inside the spilled, rolled-back transaction",
+            SqlExpect::CutsInBig => "crash points inside the transaction that updates every tuple",
+            SqlExpect::BatchAborts => "batches aborted by the device (ROLLBACK_ATOMIC_WRITE)",
             SqlExpect::InFlightApplied => "in-flight transactions found whole",
             SqlExpect::InFlightAbsent => "in-flight transactions found absent",
             SqlExpect::HotJournalRollbacks => "hot-journal rollbacks at restart",
@@ -252,6 +286,9 @@ impl SqlExpect {
         match self {
             SqlExpect::CutsInCommits => e.cuts_in_commits,
             SqlExpect::CutsInRollback => e.cuts_in_rollback,
+            SqlExpect::CutsInBig => e.cuts_in_big,
+            // In xftl-batch the only device transactions are batches.
+            SqlExpect::BatchAborts => d.aborts,
             SqlExpect::InFlightApplied => e.in_flight_applied,
             SqlExpect::InFlightAbsent => e.in_flight_absent,
             SqlExpect::HotJournalRollbacks => e.hot_journal_rollbacks,
@@ -287,6 +324,12 @@ impl SqlExpect {
                 v.push(SqlExpect::TableReclaimCheckpoints);
             }
         }
+        if spec.big_at.is_some_and(|b| b < spec.transactions) {
+            v.push(SqlExpect::CutsInBig);
+            if spec.mode == Mode::XftlBatch && spec.synchronous != Synchronous::Off {
+                v.push(SqlExpect::BatchAborts);
+            }
+        }
         if spec.recovery_cuts > 0 {
             v.push(SqlExpect::RecoveryCuts);
         }
@@ -311,6 +354,8 @@ pub struct SqlCrashReport {
     pub synchronous: Synchronous,
     pub promise: Promise,
     pub canary: Canary,
+    /// The transaction that updated every tuple, if the scenario had one.
+    pub big_at: Option<u32>,
     /// NAND operations of the scenario (after the load), and how many change the array.
     pub flash_ops: u64,
     pub mutating_ops: u64,
@@ -462,10 +507,13 @@ fn scenario(spec: &SqlCrashSpec, stack: &Stack) -> Result<ScenarioOutcome, Stack
             }
             continue;
         }
-        if i == 0 || i == spec.rollback_at + 1 {
+        let big = spec.big_at == Some(i);
+        if big {
+            mark(&mut out, Phase::Big)?;
+        } else if i == 0 || i == spec.rollback_at + 1 || spec.big_at.is_some_and(|b| i == b + 1) {
             mark(&mut out, Phase::Commit)?;
         }
-        let u = w.updates(i);
+        let u = if big { every_tuple(spec.rows, i) } else { w.updates(i) };
         match run_tx(&conn, &u) {
             Ok(()) => out.committed.push(u),
             Err(_) => {
@@ -475,6 +523,12 @@ fn scenario(spec: &SqlCrashSpec, stack: &Stack) -> Result<ScenarioOutcome, Stack
         }
     }
     Ok(out)
+}
+
+/// The updates of the transaction that touches every tuple (costs no other
+/// transaction writes: `updates` gives i * 1000 + j + 0.25).
+fn every_tuple(rows: u32, i: u32) -> TxUpdates {
+    (0..rows).map(|id| (id, i as f64 * 1000.0 + 500.0 + id as f64 / 64.0)).collect()
 }
 
 fn file_size(stack: &Stack, name: &str) -> Result<Option<u64>, String> {
@@ -767,6 +821,7 @@ pub fn sql_crashtest(spec: &SqlCrashSpec, progress: &dyn Fn(u64, u64)) -> Result
             Phase::Open => ex.cuts_in_open += 1,
             Phase::Commit => ex.cuts_in_commits += 1,
             Phase::Rollback => ex.cuts_in_rollback += 1,
+            Phase::Big => ex.cuts_in_big += 1,
             Phase::End => ex.cuts_at_end += 1,
         }
         ex.cuts_in_gc += in_gc as u64;
@@ -869,6 +924,7 @@ pub fn sql_crashtest(spec: &SqlCrashSpec, progress: &dyn Fn(u64, u64)) -> Result
         synchronous: spec.synchronous,
         promise,
         canary: spec.canary,
+        big_at: spec.big_at.filter(|&b| b < spec.transactions),
         flash_ops: log.len() as u64,
         mutating_ops: log.iter().filter(|k| k.mutates()).count() as u64,
         crash_points_total: total,
