@@ -148,6 +148,14 @@ pub trait Device {
     fn reset_stats(&mut self);
     /// The device clock, ns.
     fn now_ns(&self) -> u64;
+    /// Submits the next operation at `at_ns` on the device clock (the
+    /// concurrent host, `txftl-host`). Another client's operation may have
+    /// moved the clock past `at_ns`: the operation still starts at `at_ns`,
+    /// and queues behind whatever keeps its die or channel busy then, so
+    /// operations of different clients overlap wherever the units are free.
+    /// Its returned latency counts from `at_ns`. The host submits in
+    /// non-decreasing `at_ns` order, never before the last `reset_stats`.
+    fn set_clock(&mut self, at_ns: u64);
 
     fn begin(&mut self, _tid: Tid) -> Result<u64> {
         Err(self.unsupported("begin"))

@@ -883,4 +883,7 @@ impl<H: Hooks> Device for Ftl<H> {
     fn now_ns(&self) -> u64 {
         self.now_ns
     }
+    fn set_clock(&mut self, at_ns: u64) {
+        self.now_ns = at_ns.max(self.time_base_ns);
+    }
 }

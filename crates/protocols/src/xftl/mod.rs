@@ -471,6 +471,9 @@ impl Device for XFtl {
     fn now_ns(&self) -> u64 {
         self.ftl.now()
     }
+    fn set_clock(&mut self, at_ns: u64) {
+        self.ftl.set_clock(at_ns)
+    }
 
     fn begin(&mut self, tid: Tid) -> Result<u64> {
         if tid == 0 {

@@ -120,6 +120,9 @@ impl Device for Probe {
     fn now_ns(&self) -> u64 {
         self.dev().now_ns()
     }
+    fn set_clock(&mut self, at_ns: u64) {
+        self.dev_mut().set_clock(at_ns)
+    }
     fn begin(&mut self, tid: Tid) -> R<u64> {
         self.call(false, |d| d.begin(tid))
     }
