@@ -9,8 +9,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use txftl_ftl::{DeviceStats, RecoveryReport};
-use txftl_harness::run::RunError;
-use txftl_harness::{run_workload, OpStream, RunReport, WorkloadKind, WorkloadSpec, WORKLOAD_NAMES};
+use txftl_harness::{OpStream, WorkloadKind, WorkloadSpec, WORKLOAD_NAMES};
+use txftl_host::trace::TraceWriter;
+use txftl_host::{run_workload, HostOptions, LatencyReport, RunError, RunReport};
 use txftl_nand::{DataMode, Nand, Torn};
 use txftl_protocols::AnyDevice;
 
@@ -44,9 +45,53 @@ pub struct RunArgs {
     /// How the operation at --cut-at is torn [default: garbage].
     #[arg(long, value_parser = ["none", "garbage", "partial"])]
     pub torn: Option<String>,
+    #[command(flatten)]
+    pub host: HostArgs,
+    /// Record every operation the host sends (fill included) as a txftl
+    /// transactional block trace (see the README's trace format).
+    #[arg(long)]
+    pub record: Option<PathBuf>,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The concurrent host.
+#[derive(Args, Debug, Clone)]
+pub struct HostArgs {
+    /// Concurrent closed-loop clients sending the workload; operations of
+    /// different clients overlap on the device clock wherever dies and
+    /// channels are free.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub clients: u32,
+    /// Think time of each client between an operation's completion and its
+    /// next submission, microseconds of simulated time.
+    #[arg(long, default_value_t = 0)]
+    pub think_us: u64,
+}
+
+impl HostArgs {
+    pub fn options(&self) -> Result<HostOptions, CliError> {
+        let think_ns = self
+            .think_us
+            .checked_mul(1000)
+            .ok_or_else(|| CliError::Usage(format!("--think-us {} is too large", self.think_us)))?;
+        Ok(HostOptions {
+            clients: self.clients,
+            think_ns,
+        })
+    }
+}
+
+/// Opens `path` for a trace record (refusing to overwrite an existing file).
+pub fn record_file(path: &std::path::Path) -> Result<TraceWriter<Box<dyn std::io::Write>>, CliError> {
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| CliError::Usage(format!("cannot create the trace record {}: {e}", path.display())))?;
+    let w: Box<dyn std::io::Write> = Box::new(std::io::BufWriter::new(f));
+    TraceWriter::new(w).map_err(|e| CliError::Failed(format!("writing {}: {e}", path.display())))
 }
 
 #[derive(Args, Debug, Clone)]
@@ -159,6 +204,8 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         (Some(t), Some(_)) => Torn::parse(t).ok_or_else(|| CliError::Usage(format!("unknown torn kind `{t}`")))?,
         (None, _) => Torn::Garbage,
     };
+    let host = args.host.options()?;
+    let record = args.record.as_deref().map(record_file).transpose()?;
     let (mut dev, what) = open_device(&args)?;
     let total = OpStream::new(spec, dev.info().logical_pages).total_ops();
     let bar = if args.json {
@@ -172,7 +219,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             .progress_chars("=> "),
     );
     bar.set_message(format!("{} {}", args.device.protocol(), spec.kind.name()));
-    let result = run_workload(&mut *dev, spec, args.cut_at.map(|at| (at, torn)), &mut |done| {
+    let result = run_workload(&mut *dev, spec, host, record, args.cut_at.map(|at| (at, torn)), &mut |done| {
         bar.set_position(done)
     });
     bar.finish_and_clear();
@@ -183,10 +230,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             } else {
                 print_report(&what, &report);
             }
-            if report.wrong_reads > 0 {
+            if report.counts.wrong_reads > 0 {
                 return Err(CliError::Failed(format!(
                     "{} reads returned stale or wrong data",
-                    report.wrong_reads
+                    report.counts.wrong_reads
                 )));
             }
             if args.image.is_some() {
@@ -260,11 +307,38 @@ pub fn add_counters(t: &mut Figures, s: &DeviceStats) {
 }
 
 fn add_host_reactions(t: &mut Figures, r: &RunReport) {
-    if r.table_full_aborts > 0 {
-        t.row("aborted by the host on `table full`", thousands(r.table_full_aborts));
+    if r.counts.table_full_aborts > 0 {
+        t.row("aborted by the host on `table full`", thousands(r.counts.table_full_aborts));
     }
-    if r.lost_reads > 0 {
-        t.row("reads the device reported lost (bit errors)", thousands(r.lost_reads));
+    if r.counts.lost_reads > 0 {
+        t.row("reads the device reported lost (bit errors)", thousands(r.counts.lost_reads));
+    }
+}
+
+/// Mean / p50 / p99 / p99.9 in microseconds.
+fn latency_row(s: &txftl_host::LatencySummary) -> String {
+    let us = |ns: u64| ns as f64 / 1000.0;
+    format!(
+        "{:.1} / {:.1} / {:.1} / {:.1}",
+        s.mean_ns / 1000.0,
+        us(s.p50_ns),
+        us(s.p99_ns),
+        us(s.p999_ns)
+    )
+}
+
+/// Latency rows: every request, each kind of operation, transactions.
+pub fn add_latency(t: &mut Figures, l: &LatencyReport) {
+    t.section("latency, us: mean / p50 / p99 / p99.9 (simulated)");
+    t.row(&format!("every request ({})", thousands(l.request.count)), latency_row(&l.request));
+    for (k, s) in &l.by_op {
+        t.row(&format!("  {k} ({})", thousands(s.count)), latency_row(s));
+    }
+    if l.transaction.count > 0 {
+        t.row(
+            &format!("transactions, begin to end ({})", thousands(l.transaction.count)),
+            latency_row(&l.transaction),
+        );
     }
 }
 
@@ -321,9 +395,22 @@ fn print_report(what: &str, r: &RunReport) {
         0.0
     };
     t.row("host writes per simulated second", format!("{per_sec:.0}"));
+    t.row(
+        &format!(
+            "requests per simulated second ({} client{})",
+            r.host.clients,
+            if r.host.clients == 1 { "" } else { "s" }
+        ),
+        format!("{:.0}", r.throughput_per_sim_s),
+    );
+    if r.counts.commits > 0 {
+        t.row("transactions committed per simulated second", format!("{:.1}", r.transactions_per_sim_s));
+    }
+    add_latency(&mut t, &r.latency);
     t.section("emulator (wall clock)");
     t.row("wall time", format!("{:.3} s", r.wall_seconds));
     t.row("flash ops per wall second", thousands(r.flash_ops_per_wall_second as u64));
+    t.row("requests per wall second", thousands(r.requests_per_wall_second as u64));
     t.print();
     println!(
         "(the measured phase follows a fill of {} pages; its counters are in --json under \"fill\")",

@@ -1,5 +1,5 @@
 //! txftl-harness: workloads, the reference model of the crash contract, the
-//! workload runner, and the crash-point enumerator.
+//! operation driver, and the crash-point enumerator.
 
 pub mod crash;
 pub mod data;
@@ -11,5 +11,4 @@ pub mod workload;
 
 pub use crash::{crashtest, CrashReport, CrashSpec, CrashViolation, DeviceSpec};
 pub use exercise::{Exercised, Expect};
-pub use run::{run_workload, RunReport};
 pub use workload::{Op, OpStream, TxShape, WorkloadKind, WorkloadSpec, WORKLOAD_NAMES};

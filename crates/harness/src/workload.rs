@@ -5,7 +5,9 @@
 //! (the working set) and flushes; then it issues `ops` operations:
 //! - `seqwrite`: writes sweeping the working set in order, wrapping around;
 //! - `randwrite`: writes to uniformly random pages of the working set;
-//! - `mixed`: 55% writes, 30% reads, 10% trims, 5% explicit flushes.
+//! - `mixed`: 55% writes, 30% reads, 10% trims, 5% explicit flushes;
+//! - `seqread`: reads sweeping the working set in order, wrapping around;
+//! - `randread`: reads of uniformly random pages of the working set.
 //! - `txwrite`: transactions of `pages_per_tx` writes each (a page may be
 //!   re-updated inside its transaction, and transactions read pages too), up to
 //!   `concurrency` open at once and interleaved; each ends in a commit, or an
@@ -28,9 +30,11 @@ pub enum WorkloadKind {
     RandWrite,
     Mixed,
     TxWrite,
+    SeqRead,
+    RandRead,
 }
 
-pub const WORKLOAD_NAMES: &[&str] = &["seqwrite", "randwrite", "mixed", "txwrite"];
+pub const WORKLOAD_NAMES: &[&str] = &["seqwrite", "randwrite", "mixed", "txwrite", "seqread", "randread"];
 
 /// Shape of the `txwrite` workload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -68,6 +72,8 @@ impl WorkloadKind {
             "randwrite" => Some(WorkloadKind::RandWrite),
             "mixed" => Some(WorkloadKind::Mixed),
             "txwrite" => Some(WorkloadKind::TxWrite),
+            "seqread" => Some(WorkloadKind::SeqRead),
+            "randread" => Some(WorkloadKind::RandRead),
             _ => None,
         }
     }
@@ -77,6 +83,8 @@ impl WorkloadKind {
             WorkloadKind::RandWrite => "randwrite",
             WorkloadKind::Mixed => "mixed",
             WorkloadKind::TxWrite => "txwrite",
+            WorkloadKind::SeqRead => "seqread",
+            WorkloadKind::RandRead => "randread",
         }
     }
 }
@@ -278,6 +286,12 @@ impl Iterator for OpStream {
                 self.after_write(Op::Write(lpn))
             }
             WorkloadKind::TxWrite => self.next_tx_op(),
+            WorkloadKind::SeqRead => {
+                let lpn = self.cursor;
+                self.cursor = (self.cursor + 1) % ws;
+                Op::Read(lpn)
+            }
+            WorkloadKind::RandRead => Op::Read(self.rng.gen_range(0..ws)),
             WorkloadKind::Mixed => {
                 let roll = self.rng.gen_range(0..100u32);
                 let lpn = self.rng.gen_range(0..ws);

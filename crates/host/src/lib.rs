@@ -1,7 +1,20 @@
 //! txftl-host: the host side of the device interface.
 //!
+//! - [`exec`]: operations executed at their submission time on the device
+//!   clock, so clients' operations overlap wherever dies and channels are free;
+//! - [`run`]: a generated workload sent by N closed-loop clients (`txftl run`);
+//! - [`latency`]: per-operation and per-transaction latency percentiles;
+//! - [`trace`]: txftl's transactional block trace format (record, read);
 //! - [`blocktrace`]: public block traces as users have them (MQSim/DiskSim
 //!   ASCII, MSR Cambridge / SNIA CSV, blkparse text), parsed into
 //!   [`blocktrace::BlockRequest`]s and mapped onto logical pages.
 
 pub mod blocktrace;
+pub mod exec;
+pub mod latency;
+pub mod run;
+pub mod trace;
+
+pub use exec::HostCounts;
+pub use latency::{LatencyReport, LatencySummary};
+pub use run::{run_workload, HostOptions, RunError, RunReport};

@@ -1,0 +1,163 @@
+//! Executing host operations on the device at their submission times.
+//!
+//! The concurrent host runs every operation in order of submission time (a
+//! discrete-event simulation): it sets the device clock to the operation's
+//! submission time ([`txftl_ftl::Device::set_clock`]), issues it, and takes
+//! the device clock afterwards as its completion. Dies and channels keep their
+//! own busy-until clocks, so an operation submitted while another client's
+//! operation still occupies its die queues behind it, and operations on free
+//! units overlap.
+
+use crate::latency::Latencies;
+use crate::trace::{TraceKind, TraceOp, TraceWriter};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::Write;
+use txftl_ftl::DeviceError;
+use txftl_harness::model::TxModel;
+use txftl_harness::run::{Driver, Outcome};
+use txftl_harness::Op;
+use txftl_protocols::AnyDevice;
+
+/// Counts of what the host saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct HostCounts {
+    /// Host operations issued (each page of a multi-page request counts once).
+    pub ops: u64,
+    pub commits: u64,
+    pub aborts: u64,
+    /// Reads that did not return the latest write (must be 0).
+    pub wrong_reads: u64,
+    /// Reads the device refused as lost to bit errors (fault model on).
+    pub lost_reads: u64,
+    /// Transactions the host aborted because the device's table was full.
+    pub table_full_aborts: u64,
+    /// Barriers the host waited at.
+    pub barriers: u64,
+}
+
+/// The trace record of an operation.
+pub fn trace_op(client: u32, at_ns: u64, op: Op) -> TraceOp {
+    let (kind, tid, lpn, pages) = match op {
+        Op::Write(l) => (TraceKind::Write, None, l, 1),
+        Op::Read(l) => (TraceKind::Read, None, l, 1),
+        Op::Trim(l) => (TraceKind::Trim, None, l, 1),
+        Op::Flush => (TraceKind::Flush, None, 0, 0),
+        Op::Begin(t) => (TraceKind::Begin, Some(t), 0, 0),
+        Op::TxWrite(t, l) => (TraceKind::Write, Some(t), l, 1),
+        Op::TxRead(t, l) => (TraceKind::Read, Some(t), l, 1),
+        Op::Commit(t) => (TraceKind::Commit, Some(t), 0, 0),
+        Op::Abort(t) => (TraceKind::Abort, Some(t), 0, 0),
+    };
+    TraceOp::new(at_ns, client, tid, kind, lpn, pages)
+}
+
+pub fn op_kind(op: Op) -> &'static str {
+    match op {
+        Op::Write(_) | Op::TxWrite(..) => "write",
+        Op::Read(_) | Op::TxRead(..) => "read",
+        Op::Trim(_) => "trim",
+        Op::Flush => "flush",
+        Op::Begin(_) => "begin",
+        Op::Commit(_) => "commit",
+        Op::Abort(_) => "abort",
+    }
+}
+
+pub struct Executor<'d> {
+    pub dev: &'d mut dyn AnyDevice,
+    pub driver: Driver,
+    pub model: TxModel,
+    pub lat: Latencies,
+    pub counts: HostCounts,
+    pub record: Option<TraceWriter<Box<dyn Write>>>,
+    /// Submission time of each open transaction's begin.
+    tx_start: BTreeMap<u32, u64>,
+}
+
+impl<'d> Executor<'d> {
+    pub fn new(dev: &'d mut dyn AnyDevice, driver: Driver, record: Option<TraceWriter<Box<dyn Write>>>) -> Executor<'d> {
+        let pages = dev.info().logical_pages;
+        Executor {
+            dev,
+            driver,
+            model: TxModel::new(pages),
+            lat: Latencies::default(),
+            counts: HostCounts::default(),
+            record,
+            tx_start: BTreeMap::new(),
+        }
+    }
+
+    fn note_record(&mut self, op: &TraceOp) -> Result<(), DeviceError> {
+        if let Some(w) = &mut self.record {
+            w.op(op)
+                .map_err(|e| DeviceError::Config(format!("writing the trace record failed: {e}")))?;
+        }
+        Ok(())
+    }
+
+    /// Runs `op` for `client`, submitted at `at_ns`. Returns its completion
+    /// time and what happened.
+    pub fn run(&mut self, client: u32, at_ns: u64, op: Op) -> Result<(u64, Outcome), DeviceError> {
+        self.note_record(&trace_op(client, at_ns, op))?;
+        self.dev.set_clock(at_ns);
+        let r = self.driver.apply(&mut *self.dev, op, &mut self.model);
+        let done = self.dev.now_ns().max(at_ns);
+        self.counts.ops += 1;
+        let outcome = match r {
+            Ok(o) => o,
+            // A page lost to bit errors (fault model): the device reported it;
+            // the host counts it and goes on, as a database would report it.
+            Err(DeviceError::DataLost { .. }) if matches!(op, Op::Read(_) | Op::TxRead(..)) => {
+                self.counts.lost_reads += 1;
+                Outcome::Done
+            }
+            Err(e) => return Err(e),
+        };
+        self.lat.op(op_kind(op), done - at_ns);
+        let ended = match (op, &outcome) {
+            (Op::Abort(t), _) => Some(t),
+            (_, Outcome::TableFullAborted(t)) => Some(*t),
+            _ => None,
+        };
+        match op {
+            Op::Begin(t) => {
+                self.tx_start.insert(t, at_ns);
+            }
+            Op::Commit(t) => {
+                self.counts.commits += 1;
+                self.tx_done(t, done);
+            }
+            _ => {}
+        }
+        if let Some(t) = ended {
+            self.counts.aborts += 1;
+            self.tx_done(t, done);
+        }
+        match outcome {
+            Outcome::WrongRead { .. } => self.counts.wrong_reads += 1,
+            Outcome::TableFullAborted(_) => self.counts.table_full_aborts += 1,
+            Outcome::Done => {}
+        }
+        Ok((done, outcome))
+    }
+
+    fn tx_done(&mut self, tid: u32, done: u64) {
+        if let Some(start) = self.tx_start.remove(&tid) {
+            self.lat.transaction.record(done - start);
+        }
+    }
+
+    /// A barrier released at `at_ns` (recorded; counted).
+    pub fn barrier(&mut self, at_ns: u64) -> Result<(), DeviceError> {
+        self.counts.barriers += 1;
+        self.note_record(&TraceOp::new(at_ns, 0, None, TraceKind::Barrier, 0, 0))
+    }
+
+    /// Forgets latencies and counts (after a warm-up phase).
+    pub fn reset_measurements(&mut self) {
+        self.lat = Latencies::default();
+        self.counts = HostCounts::default();
+    }
+}

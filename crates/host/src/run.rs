@@ -1,0 +1,284 @@
+//! The measured run behind `txftl run`: a generated workload ([`OpStream`])
+//! sent by `clients` concurrent clients on the device clock.
+//!
+//! Each client is a closed loop: it submits its next operation when its
+//! previous one completed, plus `think_ns`. Operations are dealt from the
+//! workload's stream as clients become free: a client that wants work takes
+//! the next operation, unless it belongs to a transaction another client
+//! began (a transaction stays with the client that began it, its operations in
+//! order), in which case it goes to that client's queue. With one client this
+//! is exactly the stream, in order, each operation submitted when the previous
+//! one completed.
+//!
+//! The fill phase is followed by a barrier (every fill operation completes),
+//! then the counters are reset and the measured phase starts.
+
+use crate::exec::{Executor, HostCounts};
+use crate::latency::LatencyReport;
+use crate::trace::TraceWriter;
+use serde::Serialize;
+use std::collections::{BTreeMap, VecDeque};
+use std::io::Write;
+use std::time::Instant;
+use txftl_ftl::{DeviceError, DeviceStats};
+use txftl_harness::journal::HostJournal;
+use txftl_harness::run::{Driver, Outcome};
+use txftl_harness::{Op, OpStream, WorkloadKind, WorkloadSpec};
+use txftl_nand::{PowerCut, Torn};
+use txftl_protocols::AnyDevice;
+
+/// How the host sends the workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct HostOptions {
+    /// Concurrent clients (at least 1).
+    pub clients: u32,
+    /// Think time between an operation's completion and the client's next, ns.
+    pub think_ns: u64,
+}
+
+impl Default for HostOptions {
+    fn default() -> Self {
+        HostOptions { clients: 1, think_ns: 0 }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunReport {
+    pub protocol: String,
+    pub workload: WorkloadSpec,
+    pub host: HostOptions,
+    pub logical_pages: u32,
+    pub working_set_pages: u32,
+    /// Counters of the fill phase.
+    pub fill: DeviceStats,
+    /// Counters of the measured phase (after the fill).
+    pub measured: DeviceStats,
+    pub write_amplification: f64,
+    /// Erase counts over data blocks at the end, as the FTL knows them.
+    pub erase_count_min: u32,
+    pub erase_count_max: u32,
+    /// What the host saw in the measured phase.
+    pub counts: HostCounts,
+    /// Host operations, and transactions committed, per simulated second.
+    pub throughput_per_sim_s: f64,
+    pub transactions_per_sim_s: f64,
+    /// Latencies of the measured phase on the device clock.
+    pub latency: LatencyReport,
+    /// Wall-clock figures: how fast the emulator ran (not simulated time).
+    pub wall_seconds: f64,
+    pub flash_ops_per_wall_second: f64,
+    pub requests_per_wall_second: f64,
+    /// Pages the host journal wrote (transactions on a device without them).
+    pub host_journal_writes: u64,
+}
+
+/// Why a run stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("operation {index} ({op:?}) failed: {source}")]
+    Device { index: u64, op: Op, source: DeviceError },
+    /// The power cut asked for happened after `host_ops` operations.
+    #[error("power cut after {host_ops} host operations")]
+    PowerCut { host_ops: u64, measured: Box<DeviceStats> },
+    /// The cut asked for lies past the measured phase's last flash operation:
+    /// the run tested nothing, so it is not reported as if it had.
+    #[error("no power cut happened: --cut-at {at} is past the measured phase's last flash operation ({ops} operations)")]
+    CutNotReached { at: u64, ops: u64 },
+    #[error("--clients must be at least 1")]
+    NoClients,
+}
+
+struct Client {
+    ready_ns: u64,
+    queue: VecDeque<Op>,
+}
+
+fn tid_of(op: Op) -> Option<u32> {
+    match op {
+        Op::Begin(t) | Op::TxWrite(t, _) | Op::TxRead(t, _) | Op::Commit(t) | Op::Abort(t) => Some(t),
+        _ => None,
+    }
+}
+
+/// The client with work whose next submission is earliest (ties: lowest index).
+fn next_busy(clients: &[Client]) -> Option<usize> {
+    (0..clients.len())
+        .filter(|&i| !clients[i].queue.is_empty())
+        .min_by_key(|&i| (clients[i].ready_ns, i))
+}
+
+/// The idle client that would submit earliest.
+fn next_idle(clients: &[Client]) -> Option<usize> {
+    (0..clients.len())
+        .filter(|&i| clients[i].queue.is_empty())
+        .min_by_key(|&i| (clients[i].ready_ns, i))
+}
+
+/// Runs the fill, a barrier, resets the counters, then runs the measured
+/// operations. `progress` is called with the number of operations done so far.
+/// `cut`: cut power at this NAND operation of the measured phase (counted from
+/// its start), tearing it as given; the run then ends with [`RunError::PowerCut`].
+/// `record`: every operation (fill included) and the barrier, as a trace.
+pub fn run_workload(
+    dev: &mut dyn AnyDevice,
+    spec: WorkloadSpec,
+    host: HostOptions,
+    record: Option<TraceWriter<Box<dyn Write>>>,
+    cut: Option<(u64, Torn)>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<RunReport, RunError> {
+    if host.clients == 0 {
+        return Err(RunError::NoClients);
+    }
+    let info = dev.info();
+    let store_data = dev.nand().config().data_mode == txftl_nand::DataMode::Full;
+    let mut driver = Driver::new(info.page_size, store_data);
+    // A device without transactions runs transactional workloads through a host
+    // journal kept in its last logical pages, outside the workload's pages.
+    let mut workload_pages = info.logical_pages;
+    if spec.kind == WorkloadKind::TxWrite && !dev.transactional() {
+        let j = HostJournal::new(info.logical_pages, spec.tx.pages_per_tx, info.page_size).map_err(|source| RunError::Device {
+            index: 0,
+            op: Op::Flush,
+            source,
+        })?;
+        workload_pages = j.journal_start;
+        driver.journal = Some(j);
+    }
+    let mut stream = OpStream::new(spec, workload_pages);
+    let working_set = stream.working_set();
+    dev.reset_stats();
+    let start_ns = dev.now_ns();
+    let mut ex = Executor::new(dev, driver, record);
+    let mut clients: Vec<Client> = (0..host.clients)
+        .map(|_| Client {
+            ready_ns: start_ns,
+            queue: VecDeque::new(),
+        })
+        .collect();
+    let mut owner: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut fill: Option<DeviceStats> = None;
+    let mut stream_done = false;
+    let mut index = 0u64;
+    let mut started = Instant::now();
+    loop {
+        let mut pick = next_busy(&clients);
+        // Idle clients that would submit before the busy one take work first.
+        while let Some(i) = next_idle(&clients) {
+            if stream_done || (fill.is_none() && !stream.in_fill()) {
+                break;
+            }
+            if pick.is_some_and(|p| (clients[p].ready_ns, p) < (clients[i].ready_ns, i)) {
+                break;
+            }
+            let Some(op) = stream.next() else {
+                stream_done = true;
+                break;
+            };
+            let target = match (op, tid_of(op)) {
+                (Op::Begin(t), _) => {
+                    owner.insert(t, i);
+                    i
+                }
+                (_, Some(t)) => owner.get(&t).copied().unwrap_or(i),
+                (_, None) => i,
+            };
+            if let Op::Commit(t) | Op::Abort(t) = op {
+                owner.remove(&t);
+            }
+            clients[target].queue.push_back(op);
+            pick = next_busy(&clients);
+        }
+        let Some(p) = pick else {
+            if fill.is_none() && !stream_done {
+                // The fill is done: a barrier, then the measured phase.
+                let t = clients.iter().map(|c| c.ready_ns).max().unwrap_or(start_ns);
+                ex.dev.set_clock(t);
+                ex.barrier(t).map_err(|source| RunError::Device { index, op: Op::Flush, source })?;
+                fill = Some(ex.dev.stats());
+                ex.dev.reset_stats();
+                ex.reset_measurements();
+                let now = ex.dev.now_ns();
+                clients.iter_mut().for_each(|c| c.ready_ns = now);
+                if let Some((at, torn)) = cut {
+                    let base = ex.dev.nand().op_count();
+                    ex.dev.nand_mut().arm_power_cut(PowerCut {
+                        at_op: base + at,
+                        torn,
+                        seed: spec.seed,
+                    });
+                }
+                started = Instant::now();
+                continue;
+            }
+            break;
+        };
+        let op = clients[p].queue.pop_front().expect("a busy client has work");
+        let at = clients[p].ready_ns;
+        match ex.run(p as u32, at, op) {
+            Ok((done, outcome)) => {
+                clients[p].ready_ns = done + host.think_ns;
+                if let Outcome::TableFullAborted(tid) = outcome {
+                    // The host aborted it: nothing more of it is sent.
+                    stream.forget(tid);
+                    owner.remove(&tid);
+                    clients[p].queue.retain(|o| tid_of(*o) != Some(tid));
+                }
+            }
+            Err(DeviceError::PowerLoss) if cut.is_some() && fill.is_some() => {
+                return Err(RunError::PowerCut {
+                    host_ops: ex.counts.ops,
+                    measured: Box::new(ex.dev.stats()),
+                });
+            }
+            Err(source) => return Err(RunError::Device { index, op, source }),
+        }
+        index += 1;
+        if index.is_multiple_of(4096) {
+            progress(index);
+        }
+    }
+    let end = clients.iter().map(|c| c.ready_ns).max().unwrap_or(start_ns);
+    ex.dev.set_clock(end);
+    match ex.dev.flush() {
+        Ok(_) => {}
+        Err(DeviceError::PowerLoss) if cut.is_some() => {
+            return Err(RunError::PowerCut {
+                host_ops: ex.counts.ops,
+                measured: Box::new(ex.dev.stats()),
+            })
+        }
+        Err(source) => return Err(RunError::Device { index, op: Op::Flush, source }),
+    }
+    if let Some((at, _)) = cut {
+        let ops = ex.dev.stats().flash_ops();
+        return Err(RunError::CutNotReached { at, ops });
+    }
+    progress(index);
+    let wall = started.elapsed().as_secs_f64();
+    let measured = ex.dev.stats();
+    let (lo, hi) = ex.dev.wear_spread();
+    let sim_s = measured.sim_time_ns as f64 / 1e9;
+    let per_sim_s = |n: u64| if sim_s > 0.0 { n as f64 / sim_s } else { 0.0 };
+    let per_wall_s = |n: u64| if wall > 0.0 { n as f64 / wall } else { 0.0 };
+    Ok(RunReport {
+        protocol: info.protocol.to_string(),
+        workload: spec,
+        host,
+        logical_pages: info.logical_pages,
+        working_set_pages: working_set,
+        fill: fill.unwrap_or_default(),
+        measured,
+        write_amplification: measured.write_amplification(),
+        erase_count_min: lo,
+        erase_count_max: hi,
+        counts: ex.counts,
+        throughput_per_sim_s: per_sim_s(ex.counts.ops),
+        transactions_per_sim_s: per_sim_s(ex.counts.commits),
+        latency: ex.lat.report(),
+        wall_seconds: wall,
+        flash_ops_per_wall_second: per_wall_s(measured.flash_ops()),
+        requests_per_wall_second: per_wall_s(ex.counts.ops),
+        host_journal_writes: ex.driver.journal.as_ref().map_or(0, |j| j.journal_writes),
+    })
+}

@@ -1,0 +1,277 @@
+//! txftl's transactional block trace: what a host sent to the device
+//! interface, one operation a line, as text.
+//!
+//! ```text
+//! # txftl-trace v1
+//! # time_ns client tid op lpn pages
+//! 0 0 - write 17 1
+//! 1200 1 7 begin - -
+//! 1200 1 7 write 40 2
+//! 9800 1 7 commit - -
+//! 9800 0 - barrier - -
+//! ```
+//!
+//! Fields, separated by spaces or tabs:
+//! - `time_ns`: submission time on the device clock (simulated ns);
+//! - `client`: the host client that sent it (0-based);
+//! - `tid`: the transaction (`-` for none); `begin`, `commit` and `abort` need
+//!   one; a `read` or `write` with one is transactional (`read_tx`/`write_tx`);
+//! - `op`: `read`, `write`, `trim`, `flush`, `begin`, `commit`, `abort`, `barrier`
+//!   (every earlier operation completes before a later one starts);
+//! - `lpn`, `pages`: the first logical page and the page count (`-` for `flush`,
+//!   `begin`, `commit`, `abort`, `barrier`; at least 1 page otherwise).
+//!
+//! Lines starting with `#` and blank lines are skipped. A bad line is a
+//! [`TraceError`] with its line number.
+
+use crate::blocktrace::TraceError;
+use serde::Serialize;
+use std::io::{self, BufRead, Write};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TraceKind {
+    Read,
+    Write,
+    Trim,
+    Flush,
+    Begin,
+    Commit,
+    Abort,
+    Barrier,
+}
+
+impl TraceKind {
+    pub const ALL: [TraceKind; 8] = [
+        TraceKind::Read,
+        TraceKind::Write,
+        TraceKind::Trim,
+        TraceKind::Flush,
+        TraceKind::Begin,
+        TraceKind::Commit,
+        TraceKind::Abort,
+        TraceKind::Barrier,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceKind::Read => "read",
+            TraceKind::Write => "write",
+            TraceKind::Trim => "trim",
+            TraceKind::Flush => "flush",
+            TraceKind::Begin => "begin",
+            TraceKind::Commit => "commit",
+            TraceKind::Abort => "abort",
+            TraceKind::Barrier => "barrier",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<TraceKind> {
+        TraceKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+
+    /// Does the operation name a page range?
+    pub fn has_range(self) -> bool {
+        matches!(self, TraceKind::Read | TraceKind::Write | TraceKind::Trim)
+    }
+
+    /// Must it name a transaction?
+    pub fn needs_tid(self) -> bool {
+        matches!(self, TraceKind::Begin | TraceKind::Commit | TraceKind::Abort)
+    }
+
+    /// May it name a transaction?
+    pub fn takes_tid(self) -> bool {
+        self.needs_tid() || matches!(self, TraceKind::Read | TraceKind::Write)
+    }
+}
+
+/// One line of a trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct TraceOp {
+    pub time_ns: u64,
+    pub client: u32,
+    pub tid: Option<u32>,
+    pub kind: TraceKind,
+    /// First page and count (0 and 0 for operations without a range).
+    pub lpn: u32,
+    pub pages: u32,
+}
+
+impl TraceOp {
+    pub fn new(time_ns: u64, client: u32, tid: Option<u32>, kind: TraceKind, lpn: u32, pages: u32) -> TraceOp {
+        TraceOp {
+            time_ns,
+            client,
+            tid,
+            kind,
+            lpn,
+            pages,
+        }
+    }
+}
+
+pub const HEADER: &str = "# txftl-trace v1\n# time_ns client tid op lpn pages\n";
+
+/// Writes a trace, line by line.
+pub struct TraceWriter<W: Write> {
+    out: W,
+    pub lines: u64,
+}
+
+impl<W: Write> TraceWriter<W> {
+    pub fn new(mut out: W) -> io::Result<TraceWriter<W>> {
+        out.write_all(HEADER.as_bytes())?;
+        Ok(TraceWriter { out, lines: 0 })
+    }
+
+    pub fn op(&mut self, op: &TraceOp) -> io::Result<()> {
+        self.lines += 1;
+        write!(self.out, "{} {} ", op.time_ns, op.client)?;
+        match op.tid {
+            Some(t) => write!(self.out, "{t} ")?,
+            None => self.out.write_all(b"- ")?,
+        }
+        self.out.write_all(op.kind.name().as_bytes())?;
+        if op.kind.has_range() {
+            writeln!(self.out, " {} {}", op.lpn, op.pages)
+        } else {
+            self.out.write_all(b" - -\n")
+        }
+    }
+
+    pub fn finish(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+fn field<T: std::str::FromStr>(s: &str, name: &str, line: u64) -> Result<T, TraceError> {
+    s.parse().map_err(|_| TraceError {
+        line,
+        message: format!("{name} `{s}` is not a number"),
+    })
+}
+
+fn optional<T: std::str::FromStr>(s: &str, name: &str, line: u64) -> Result<Option<T>, TraceError> {
+    if s == "-" {
+        Ok(None)
+    } else {
+        field(s, name, line).map(Some)
+    }
+}
+
+/// Parses one non-comment line.
+pub fn parse_line(text: &str, line: u64) -> Result<TraceOp, TraceError> {
+    let f: Vec<&str> = text.split_whitespace().collect();
+    if f.len() != 6 {
+        return Err(TraceError {
+            line,
+            message: format!("expected 6 fields (time_ns client tid op lpn pages), found {}", f.len()),
+        });
+    }
+    let err = |message: String| TraceError { line, message };
+    let time_ns: u64 = field(f[0], "time_ns", line)?;
+    let client: u32 = field(f[1], "client", line)?;
+    let tid: Option<u32> = optional(f[2], "tid", line)?;
+    let kind = TraceKind::parse(f[3]).ok_or_else(|| {
+        err(format!(
+            "unknown operation `{}` (known: read, write, trim, flush, begin, commit, abort, barrier)",
+            f[3]
+        ))
+    })?;
+    let lpn: Option<u32> = optional(f[4], "lpn", line)?;
+    let pages: Option<u32> = optional(f[5], "pages", line)?;
+    if kind.needs_tid() && tid.is_none() {
+        return Err(err(format!("`{}` needs a transaction id", kind.name())));
+    }
+    if !kind.takes_tid() && tid.is_some() {
+        return Err(err(format!("`{}` takes no transaction id (give `-`)", kind.name())));
+    }
+    let (lpn, pages) = match (kind.has_range(), lpn, pages) {
+        (true, Some(l), Some(p)) if p >= 1 => {
+            if l.checked_add(p - 1).is_none() {
+                return Err(err(format!("pages {l} + {p} run past the largest page number")));
+            }
+            (l, p)
+        }
+        (true, Some(_), Some(_)) => return Err(err("a range needs at least 1 page".into())),
+        (true, _, _) => return Err(err(format!("`{}` needs lpn and pages", kind.name()))),
+        (false, None, None) => (0, 0),
+        (false, _, _) => return Err(err(format!("`{}` takes no lpn or pages (give `- -`)", kind.name()))),
+    };
+    Ok(TraceOp {
+        time_ns,
+        client,
+        tid,
+        kind,
+        lpn,
+        pages,
+    })
+}
+
+/// Reads a whole trace. An I/O error is reported at the line it happened on.
+pub fn read_trace(input: impl BufRead) -> Result<Vec<TraceOp>, TraceError> {
+    let mut ops = Vec::new();
+    for (i, l) in input.lines().enumerate() {
+        let line = i as u64 + 1;
+        let l = l.map_err(|e| TraceError {
+            line,
+            message: format!("cannot read: {e}"),
+        })?;
+        let t = l.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        ops.push(parse_line(t, line)?);
+    }
+    Ok(ops)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trace_written_reads_back_the_same() {
+        let ops = vec![
+            TraceOp::new(0, 0, None, TraceKind::Write, 17, 1),
+            TraceOp::new(10, 1, Some(7), TraceKind::Begin, 0, 0),
+            TraceOp::new(12, 1, Some(7), TraceKind::Write, 40, 2),
+            TraceOp::new(13, 1, Some(7), TraceKind::Read, 40, 1),
+            TraceOp::new(20, 1, Some(7), TraceKind::Commit, 0, 0),
+            TraceOp::new(20, 0, None, TraceKind::Barrier, 0, 0),
+            TraceOp::new(21, 0, None, TraceKind::Trim, 3, 4),
+            TraceOp::new(22, 2, None, TraceKind::Flush, 0, 0),
+            TraceOp::new(23, 2, Some(9), TraceKind::Begin, 0, 0),
+            TraceOp::new(24, 2, Some(9), TraceKind::Abort, 0, 0),
+        ];
+        let mut w = TraceWriter::new(Vec::new()).unwrap();
+        for o in &ops {
+            w.op(o).unwrap();
+        }
+        let bytes = w.finish().unwrap();
+        assert_eq!(read_trace(&bytes[..]).unwrap(), ops);
+    }
+
+    #[test]
+    fn bad_lines_name_their_line_and_fault() {
+        let cases = [
+            ("0 0 - write 1", "expected 6 fields"),
+            ("x 0 - write 1 1", "time_ns `x` is not a number"),
+            ("0 0 - fly 1 1", "unknown operation `fly`"),
+            ("0 0 - begin - -", "`begin` needs a transaction id"),
+            ("0 0 3 trim 1 1", "`trim` takes no transaction id"),
+            ("0 0 - write - -", "`write` needs lpn and pages"),
+            ("0 0 - write 1 0", "at least 1 page"),
+            ("0 0 - flush 1 1", "takes no lpn or pages"),
+            ("0 0 - write 4294967295 2", "run past"),
+        ];
+        for (text, want) in cases {
+            let input = format!("# header\n\n{text}\n");
+            let e = read_trace(input.as_bytes()).unwrap_err();
+            assert_eq!(e.line, 3, "{text}: {e}");
+            assert!(e.message.contains(want), "{text}: {e}");
+        }
+    }
+}
