@@ -404,7 +404,10 @@ fn print_report(what: &str, r: &RunReport) {
         format!("{:.0}", r.throughput_per_sim_s),
     );
     if r.counts.commits > 0 {
-        t.row("transactions committed per simulated second", format!("{:.1}", r.transactions_per_sim_s));
+        t.row(
+            "transactions committed per simulated second",
+            format!("{:.1}", r.transactions_per_sim_s),
+        );
     }
     add_latency(&mut t, &r.latency);
     t.section("emulator (wall clock)");

@@ -7,6 +7,7 @@ mod cmd_compare;
 mod cmd_crash;
 mod cmd_image;
 mod cmd_run;
+mod cmd_trace;
 mod open;
 mod setup;
 mod table;
@@ -38,6 +39,10 @@ enum Command {
     /// End-to-end crash test: real SQLite on each mode, power cut at every flash
     /// operation of a scenario (with a cache spill and a ROLLBACK), restart, check.
     Sqlcrash(cmd_compare::SqlCrashArgs),
+    /// Block traces: replay txftl traces (recorded with `run --record`) with
+    /// concurrent clients and an isolation level.
+    #[command(subcommand)]
+    Trace(cmd_trace::TraceCommand),
     /// List the device presets.
     Presets {
         #[arg(long)]
@@ -277,6 +282,7 @@ fn main() -> ExitCode {
         Command::Crashtest(args) => cmd_crash::run(args),
         Command::Compare(args) => cmd_compare::run(args),
         Command::Sqlcrash(args) => cmd_compare::sqlcrash(args),
+        Command::Trace(cmd) => cmd_trace::run(cmd),
         Command::Presets { json } => setup::print_presets(json),
         Command::Format(args) => cmd_image::format(args),
         Command::Put(args) => cmd_image::put(args),

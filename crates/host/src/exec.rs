@@ -143,6 +143,11 @@ impl<'d> Executor<'d> {
         Ok((done, outcome))
     }
 
+    /// Has transaction `tid` begun and not ended?
+    pub fn tx_open(&self, tid: u32) -> bool {
+        self.tx_start.contains_key(&tid)
+    }
+
     fn tx_done(&mut self, tid: u32, done: u64) {
         if let Some(start) = self.tx_start.remove(&tid) {
             self.lat.transaction.record(done - start);

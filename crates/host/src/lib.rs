@@ -5,6 +5,7 @@
 //! - [`run`]: a generated workload sent by N closed-loop clients (`txftl run`);
 //! - [`latency`]: per-operation and per-transaction latency percentiles;
 //! - [`trace`]: txftl's transactional block trace format (record, read);
+//! - [`replay`]: a txftl trace replayed by N clients at an isolation level;
 //! - [`blocktrace`]: public block traces as users have them (MQSim/DiskSim
 //!   ASCII, MSR Cambridge / SNIA CSV, blkparse text), parsed into
 //!   [`blocktrace::BlockRequest`]s and mapped onto logical pages.
@@ -12,6 +13,7 @@
 pub mod blocktrace;
 pub mod exec;
 pub mod latency;
+pub mod replay;
 pub mod run;
 pub mod trace;
 

@@ -194,7 +194,11 @@ pub fn run_workload(
                 // The fill is done: a barrier, then the measured phase.
                 let t = clients.iter().map(|c| c.ready_ns).max().unwrap_or(start_ns);
                 ex.dev.set_clock(t);
-                ex.barrier(t).map_err(|source| RunError::Device { index, op: Op::Flush, source })?;
+                ex.barrier(t).map_err(|source| RunError::Device {
+                    index,
+                    op: Op::Flush,
+                    source,
+                })?;
                 fill = Some(ex.dev.stats());
                 ex.dev.reset_stats();
                 ex.reset_measurements();
@@ -248,7 +252,13 @@ pub fn run_workload(
                 measured: Box::new(ex.dev.stats()),
             })
         }
-        Err(source) => return Err(RunError::Device { index, op: Op::Flush, source }),
+        Err(source) => {
+            return Err(RunError::Device {
+                index,
+                op: Op::Flush,
+                source,
+            })
+        }
     }
     if let Some((at, _)) = cut {
         let ops = ex.dev.stats().flash_ops();

@@ -210,9 +210,16 @@ pub fn parse_line(text: &str, line: u64) -> Result<TraceOp, TraceError> {
     })
 }
 
+/// A trace read into memory: its operations and the line each came from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Trace {
+    pub ops: Vec<TraceOp>,
+    pub lines: Vec<u64>,
+}
+
 /// Reads a whole trace. An I/O error is reported at the line it happened on.
-pub fn read_trace(input: impl BufRead) -> Result<Vec<TraceOp>, TraceError> {
-    let mut ops = Vec::new();
+pub fn read_trace(input: impl BufRead) -> Result<Trace, TraceError> {
+    let mut trace = Trace::default();
     for (i, l) in input.lines().enumerate() {
         let line = i as u64 + 1;
         let l = l.map_err(|e| TraceError {
@@ -223,9 +230,10 @@ pub fn read_trace(input: impl BufRead) -> Result<Vec<TraceOp>, TraceError> {
         if t.is_empty() || t.starts_with('#') {
             continue;
         }
-        ops.push(parse_line(t, line)?);
+        trace.ops.push(parse_line(t, line)?);
+        trace.lines.push(line);
     }
-    Ok(ops)
+    Ok(trace)
 }
 
 #[cfg(test)]
@@ -251,7 +259,7 @@ mod tests {
             w.op(o).unwrap();
         }
         let bytes = w.finish().unwrap();
-        assert_eq!(read_trace(&bytes[..]).unwrap(), ops);
+        assert_eq!(read_trace(&bytes[..]).unwrap().ops, ops);
     }
 
     #[test]

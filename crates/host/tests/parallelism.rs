@@ -70,7 +70,10 @@ fn random_reads_of_8_clients_on_8_dies_gain_what_their_collisions_allow() {
     let t = sweep(8, 1, WorkloadKind::RandRead);
     assert!(t.windows(2).all(|w| w[1] > w[0]), "{t:?}");
     let gain = t[3] / t[0];
-    assert!((3.8..=5.8).contains(&gain), "8 random clients on 8 dies: x{gain:.2} (exponential closed network: x4.27)");
+    assert!(
+        (3.8..=5.8).contains(&gain),
+        "8 random clients on 8 dies: x{gain:.2} (exponential closed network: x4.27)"
+    );
 }
 
 #[test]
