@@ -6,10 +6,12 @@
 //! - [`latency`]: per-operation and per-transaction latency percentiles;
 //! - [`trace`]: txftl's transactional block trace format (record, read);
 //! - [`replay`]: a txftl trace replayed by N clients at an isolation level;
+//! - [`block_replay`]: a public block trace replayed open loop or with a queue depth;
 //! - [`blocktrace`]: public block traces as users have them (MQSim/DiskSim
 //!   ASCII, MSR Cambridge / SNIA CSV, blkparse text), parsed into
 //!   [`blocktrace::BlockRequest`]s and mapped onto logical pages.
 
+pub mod block_replay;
 pub mod blocktrace;
 pub mod exec;
 pub mod latency;
