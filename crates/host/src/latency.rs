@@ -64,14 +64,23 @@ impl Latency {
 /// submission to its commit's or abort's completion).
 #[derive(Clone, Debug, Default)]
 pub struct Latencies {
-    pub by_op: BTreeMap<&'static str, Latency>,
+    /// A few kinds, looked up by name on every operation: a short list
+    /// beats a map here (the host's hot path).
+    by_op: Vec<(&'static str, Latency)>,
     pub request: Latency,
     pub transaction: Latency,
 }
 
 impl Latencies {
     pub fn op(&mut self, kind: &'static str, ns: u64) {
-        self.by_op.entry(kind).or_default().record(ns);
+        let i = match self.by_op.iter().position(|(k, _)| std::ptr::eq(*k, kind) || *k == kind) {
+            Some(i) => i,
+            None => {
+                self.by_op.push((kind, Latency::default()));
+                self.by_op.len() - 1
+            }
+        };
+        self.by_op[i].1.record(ns);
         self.request.record(ns);
     }
 
