@@ -29,6 +29,10 @@ pub struct TxModel {
     open: BTreeMap<u32, BTreeMap<u32, u64>>,
     /// The transaction whose commit was in flight at the cut.
     in_flight_commit: Option<BTreeMap<u32, u64>>,
+    /// False: the model keeps nothing (a run that stores no page data has no
+    /// contents to check, and the per-page vectors would cost 32 bytes per
+    /// logical page: 2 GB at 512 GiB).
+    tracking: bool,
 }
 
 impl TxModel {
@@ -39,16 +43,35 @@ impl TxModel {
             since_durable: BTreeMap::new(),
             open: BTreeMap::new(),
             in_flight_commit: None,
+            tracking: true,
+        }
+    }
+
+    /// A model that tracks nothing: every query answers "never written".
+    pub fn untracked() -> TxModel {
+        TxModel {
+            durable: Vec::new(),
+            latest: Vec::new(),
+            since_durable: BTreeMap::new(),
+            open: BTreeMap::new(),
+            in_flight_commit: None,
+            tracking: false,
         }
     }
 
     /// A write or trim that may have reached the device (acknowledged or in flight).
     pub fn candidate(&mut self, lpn: u32, value: Value) {
+        if !self.tracking {
+            return;
+        }
         self.since_durable.entry(lpn).or_default().push(value);
     }
 
     /// A write or trim that returned.
     pub fn acknowledged(&mut self, lpn: u32, value: Value) {
+        if !self.tracking {
+            return;
+        }
         self.candidate(lpn, value);
         self.latest[lpn as usize] = value;
     }
@@ -61,10 +84,16 @@ impl TxModel {
     }
 
     pub fn begun(&mut self, tid: u32) {
+        if !self.tracking {
+            return;
+        }
         self.open.insert(tid, BTreeMap::new());
     }
 
     pub fn tx_written(&mut self, tid: u32, lpn: u32, version: u64) {
+        if !self.tracking {
+            return;
+        }
         self.open.entry(tid).or_default().insert(lpn, version);
     }
 
@@ -92,6 +121,9 @@ impl TxModel {
     }
 
     pub fn latest(&self, lpn: u32) -> Value {
+        if !self.tracking {
+            return None;
+        }
         self.latest[lpn as usize]
     }
 

@@ -78,10 +78,16 @@ pub struct Executor<'d> {
 impl<'d> Executor<'d> {
     pub fn new(dev: &'d mut dyn AnyDevice, driver: Driver, record: Option<TraceWriter<Box<dyn Write>>>) -> Executor<'d> {
         let pages = dev.info().logical_pages;
+        // Without page data there is nothing to check reads against.
+        let model = if dev.nand().config().data_mode == txftl_nand::DataMode::Full {
+            TxModel::new(pages)
+        } else {
+            TxModel::untracked()
+        };
         Executor {
             dev,
             driver,
-            model: TxModel::new(pages),
+            model,
             lat: Latencies::default(),
             counts: HostCounts::default(),
             record,
