@@ -20,7 +20,7 @@
 //! so a replay's memory does not grow with the device): the crash harness and
 //! the txftl-trace replays check contents.
 
-use crate::blocktrace::{BlockRequest, PageSpan, ReqKind, TraceError};
+use crate::blocktrace::{AddressMap, BlockRequest, PageSpan, ReqKind, TraceError};
 use crate::latency::{Latencies, LatencyReport};
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -62,6 +62,10 @@ pub struct BlockCounts {
     pub reordered: u64,
     /// Requests of zero length (nothing sent).
     pub empty: u64,
+    /// Requests of other devices than the one replayed (dropped, see `AddressMap`).
+    pub other_device: u64,
+    /// Requests whose addresses were folded into the device (`--wrap`).
+    pub wrapped: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -102,6 +106,21 @@ fn kind_name(k: ReqKind) -> &'static str {
 
 /// Issues one request's page operations at `at`; returns the completion.
 fn issue(
+    dev: &mut dyn AnyDevice,
+    req: &BlockRequest,
+    spans: &[PageSpan],
+    at: u64,
+    buf: &mut [u8],
+    c: &mut BlockCounts,
+) -> Result<u64, DeviceError> {
+    let mut done = at;
+    for &span in spans {
+        done = done.max(issue_span(dev, req, span, at, buf, c)?);
+    }
+    Ok(done)
+}
+
+fn issue_span(
     dev: &mut dyn AnyDevice,
     req: &BlockRequest,
     span: PageSpan,
@@ -163,13 +182,13 @@ fn issue(
     Ok(done.max(at))
 }
 
-/// Replays `requests` on `dev`. `span` maps a request onto logical pages
-/// (refusing or folding addresses past the device, see `blocktrace`);
-/// `line` is the trace line of the request last read, for errors.
+/// Replays `requests` (with their trace lines) on `dev`. `map` maps each onto
+/// logical pages (refusing or folding addresses past the device, choosing
+/// among the trace's devices: see [`AddressMap`]).
 pub fn replay_block<I>(
     dev: &mut dyn AnyDevice,
     requests: I,
-    span: &mut dyn FnMut(&BlockRequest) -> Result<PageSpan, TraceError>,
+    map: &mut AddressMap,
     opts: BlockReplayOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<BlockReplayReport, BlockReplayError>
@@ -180,7 +199,10 @@ where
         return Err(BlockReplayError::NoQueue);
     }
     let info = dev.info();
-    let mut buf = vec![0u8; info.page_size as usize];
+    // Metadata-only: host pages carry no data (an empty buffer; the NAND
+    // would otherwise keep every page written, as it keeps metadata pages).
+    let store_data = dev.nand().config().data_mode == txftl_nand::DataMode::Full;
+    let mut buf = vec![0u8; if store_data { info.page_size as usize } else { 0 }];
     // Precondition: a sequential fill, flushed, counted apart.
     dev.reset_stats();
     let fill = (info.logical_pages as u64 * opts.precondition_pct as u64 / 100) as Lpn;
@@ -201,6 +223,10 @@ where
     let started = Instant::now();
     for item in requests {
         let (line, req) = item?;
+        let Some(m) = map.map(line, &req)? else {
+            c.other_device += 1;
+            continue;
+        };
         let arrival = if opts.as_fast_as_possible {
             start
         } else {
@@ -219,7 +245,6 @@ where
             at = at.max(free);
         }
         last_submit = at;
-        let s = span(&req)?;
         c.requests += 1;
         match req.kind {
             ReqKind::Read => {
@@ -233,11 +258,15 @@ where
             ReqKind::Trim => c.trims += 1,
             ReqKind::Flush => c.flushes += 1,
         }
-        if s.pages == 0 && req.kind != ReqKind::Flush {
+        if m.span.pages == 0 && req.kind != ReqKind::Flush {
             c.empty += 1;
             continue;
         }
-        let done = issue(dev, &req, s, at, &mut buf, &mut c).map_err(|source| BlockReplayError::Device { line, source })?;
+        let spans: &[PageSpan] = match &m.rest {
+            Some(rest) => &[m.span, *rest],
+            None => &[m.span],
+        };
+        let done = issue(dev, &m.req, spans, at, &mut buf, &mut c).map_err(|source| BlockReplayError::Device { line, source })?;
         // Open loop: from the arrival (queueing included); as fast as
         // possible there is no arrival, so from the submission.
         let from = if opts.as_fast_as_possible { at } else { arrival };
@@ -250,6 +279,7 @@ where
         }
     }
     progress(c.requests);
+    c.wrapped = map.stats().wrapped;
     let wall = started.elapsed().as_secs_f64();
     let measured = dev.stats();
     let sim_s = measured.sim_time_ns as f64 / 1e9;
