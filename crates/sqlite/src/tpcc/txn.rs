@@ -427,10 +427,13 @@ fn order_status(conn: &Connection, i: &OrderStatusInput) -> Result<Outcome, Tpcc
     let _balance: i64 = conn
         .prepare_cached("SELECT c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = ?1 AND c_d_id = ?2 AND c_id = ?3")?
         .query_row(params![i.w_id, i.d_id, c_id], |r| r.get(0))?;
+    // The most recent order, found through the orders-by-customer index
+    // (with ORDER BY o_id DESC LIMIT 1, SQLite walks the district's orders
+    // backwards by primary key instead).
     let order: Option<(i64, i64, Option<i64>)> = conn
         .prepare_cached(
-            "SELECT o_id, o_entry_d, o_carrier_id FROM orders WHERE o_w_id = ?1 AND o_d_id = ?2 AND o_c_id = ?3 \
-             ORDER BY o_id DESC LIMIT 1",
+            "SELECT o_id, o_entry_d, o_carrier_id FROM orders WHERE o_w_id = ?1 AND o_d_id = ?2 AND o_id = \
+             (SELECT max(o_id) FROM orders WHERE o_w_id = ?1 AND o_d_id = ?2 AND o_c_id = ?3)",
         )?
         .query_row(params![i.w_id, i.d_id, c_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .optional()?;
