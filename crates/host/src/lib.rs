@@ -5,6 +5,7 @@
 //! - [`run`]: a generated workload sent by N closed-loop clients (`txftl run`);
 //! - [`latency`]: per-operation and per-transaction latency percentiles;
 //! - [`trace`]: txftl's transactional block trace format (record, read);
+//! - [`record`]: a device wrapper recording every call as a trace line;
 //! - [`replay`]: a txftl trace replayed by N clients at an isolation level;
 //! - [`block_replay`]: a public block trace replayed open loop or with a queue depth;
 //! - [`blocktrace`]: public block traces as users have them (MQSim/DiskSim
@@ -15,6 +16,7 @@ pub mod block_replay;
 pub mod blocktrace;
 pub mod exec;
 pub mod latency;
+pub mod record;
 pub mod replay;
 pub mod run;
 pub mod trace;

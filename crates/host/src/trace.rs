@@ -140,6 +140,10 @@ impl<W: Write> TraceWriter<W> {
         }
     }
 
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
     pub fn finish(mut self) -> io::Result<W> {
         self.out.flush()?;
         Ok(self.out)

@@ -1,0 +1,154 @@
+//! Recording what a host sends to the device interface, as a txftl trace:
+//! a device wrapper that writes one line per call (its submission time on the
+//! device clock, the transaction id the caller gave, the operation and page)
+//! and passes the call on. Put under a file system, it records the file
+//! system's own transaction ids, so an SQL workload becomes a trace any
+//! protocol can replay.
+//!
+//! The trace is what was *sent*: a call the device refused is recorded too.
+//! Reads are recorded; `flush` and every transactional call as they come.
+
+use crate::trace::{TraceKind, TraceOp, TraceWriter};
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use txftl_ftl::{Device, DeviceError, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};
+use txftl_nand::Nand;
+use txftl_protocols::AnyDevice;
+
+/// A sink for trace lines that can travel with the device (`Send`).
+pub type SendWriter = TraceWriter<Box<dyn Write + Send>>;
+
+pub struct Recorder {
+    inner: Box<dyn AnyDevice>,
+    out: SendWriter,
+    /// The client the next calls are recorded for.
+    pub client: u32,
+    /// The first write error (recording stops; every later call fails with it).
+    failed: Option<String>,
+    /// Record while set (the caller keeps the other handle: e.g. on after a load).
+    on: Arc<AtomicBool>,
+}
+
+impl Recorder {
+    pub fn wrap(inner: Box<dyn AnyDevice>, out: SendWriter, on: Arc<AtomicBool>) -> Box<dyn AnyDevice> {
+        Box::new(Recorder {
+            inner,
+            out,
+            client: 0,
+            failed: None,
+            on,
+        })
+    }
+
+    fn note(&mut self, tid: Option<Tid>, kind: TraceKind, lpn: Lpn, pages: u32) -> Result<(), DeviceError> {
+        if !self.on.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        if let Some(e) = &self.failed {
+            return Err(DeviceError::Config(e.clone()));
+        }
+        let op = TraceOp::new(self.inner.now_ns(), self.client, tid, kind, lpn, pages);
+        if let Err(e) = self.out.op(&op) {
+            let msg = format!("writing the trace record failed: {e}");
+            self.failed = Some(msg.clone());
+            return Err(DeviceError::Config(msg));
+        }
+        Ok(())
+    }
+}
+
+type R<T> = Result<T, DeviceError>;
+
+impl Device for Recorder {
+    fn info(&self) -> DeviceInfo {
+        self.inner.info()
+    }
+    fn read(&mut self, lpn: Lpn, buf: &mut [u8]) -> R<u64> {
+        self.note(None, TraceKind::Read, lpn, 1)?;
+        self.inner.read(lpn, buf)
+    }
+    fn write(&mut self, lpn: Lpn, data: &[u8]) -> R<u64> {
+        self.note(None, TraceKind::Write, lpn, 1)?;
+        self.inner.write(lpn, data)
+    }
+    fn flush(&mut self) -> R<u64> {
+        self.note(None, TraceKind::Flush, 0, 0)?;
+        self.inner.flush()
+    }
+    fn trim(&mut self, lpn: Lpn) -> R<u64> {
+        self.note(None, TraceKind::Trim, lpn, 1)?;
+        self.inner.trim(lpn)
+    }
+    fn stats(&self) -> DeviceStats {
+        self.inner.stats()
+    }
+    fn reset_stats(&mut self) {
+        self.inner.reset_stats()
+    }
+    fn now_ns(&self) -> u64 {
+        self.inner.now_ns()
+    }
+    fn set_clock(&mut self, at_ns: u64) {
+        self.inner.set_clock(at_ns)
+    }
+    fn begin(&mut self, tid: Tid) -> R<u64> {
+        self.note(Some(tid), TraceKind::Begin, 0, 0)?;
+        self.inner.begin(tid)
+    }
+    fn write_tx(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> R<u64> {
+        self.note(Some(tid), TraceKind::Write, lpn, 1)?;
+        self.inner.write_tx(tid, lpn, data)
+    }
+    fn read_tx(&mut self, tid: Tid, lpn: Lpn, buf: &mut [u8]) -> R<u64> {
+        self.note(Some(tid), TraceKind::Read, lpn, 1)?;
+        self.inner.read_tx(tid, lpn, buf)
+    }
+    fn commit(&mut self, tid: Tid) -> R<u64> {
+        self.note(Some(tid), TraceKind::Commit, 0, 0)?;
+        self.inner.commit(tid)
+    }
+    fn abort(&mut self, tid: Tid) -> R<u64> {
+        self.note(Some(tid), TraceKind::Abort, 0, 0)?;
+        self.inner.abort(tid)
+    }
+}
+
+impl AnyDevice for Recorder {
+    fn check_invariants(&self) -> Result<(), String> {
+        self.inner.check_invariants()
+    }
+    fn recovery_report(&self) -> Option<RecoveryReport> {
+        self.inner.recovery_report()
+    }
+    fn into_nand(self: Box<Self>) -> Nand {
+        let mut me = *self;
+        let _ = me.out.flush();
+        me.inner.into_nand()
+    }
+    fn close(self: Box<Self>) -> Result<Nand, DeviceError> {
+        let mut me = *self;
+        me.out
+            .flush()
+            .map_err(|e| DeviceError::Config(format!("writing the trace record failed: {e}")))?;
+        me.inner.close()
+    }
+    fn nand(&self) -> &Nand {
+        self.inner.nand()
+    }
+    fn wear_spread(&self) -> (u32, u32) {
+        self.inner.wear_spread()
+    }
+    fn erase_counts(&self) -> Vec<u32> {
+        self.inner.erase_counts()
+    }
+    fn checkpoint_erase_counts(&self) -> Vec<u32> {
+        self.inner.checkpoint_erase_counts()
+    }
+    fn nand_mut(&mut self) -> &mut Nand {
+        self.inner.nand_mut()
+    }
+    fn transactional(&self) -> bool {
+        self.inner.transactional()
+    }
+}
