@@ -1,7 +1,7 @@
 //! `txftl compare`: the synthetic SQLite workload in RBJ, WAL and X-FTL modes.
 
 use crate::open::check_fits;
-use crate::setup::{describe, ftl_config, protocol_options, resolve_preset};
+use crate::setup::{describe, protocol_options, replay_ftl_flags, resolve_device};
 use crate::table::{pair, sim_time, thousands};
 use crate::{CliError, DeviceArgs};
 use clap::Args;
@@ -127,7 +127,8 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
     if let Some(path) = &args.html {
         check_writable(path)?;
     }
-    let p = resolve_preset(&args.device, "jasmine")?;
+    let chosen = resolve_device(&args.device, "jasmine")?;
+    let p = &chosen.preset;
     let modes = parse_list(&args.modes, "mode (rbj, wal, xftl, xftl-memory, xftl-batch)", Mode::parse)?;
     if modes.is_empty() {
         return Err(CliError::Usage("--modes names no mode".into()));
@@ -137,7 +138,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
     check_fits(&nand)?;
     let spec = CompareSpec {
         nand,
-        ftl: ftl_config(&args.device)?,
+        ftl: chosen.ftl.clone(),
         // The paper's one-page table (500 entries) unless asked otherwise.
         opts: txftl_protocols::ProtocolOptions {
             xl2p_entries: args.device.xl2p_entries.unwrap_or(txftl_protocols::xftl::DEFAULT_ENTRIES),
@@ -182,7 +183,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
     }
     bar.finish_and_clear();
     let report = CompareReport {
-        device: describe(&p),
+        device: describe(p),
         spec: SpecOut {
             k: args.k,
             transactions: args.transactions,
@@ -577,20 +578,32 @@ pub fn sqlcrash(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
     };
     let mut reports = Vec::new();
     let mut described = Vec::new();
+    // A device file is read once (its warnings printed once); it fixes the
+    // geometry, so the scenario's default size does not apply to it.
+    let from_file = args.device.config.is_some() || args.device.mqsim_config.is_some();
+    let file_device = if from_file {
+        Some(resolve_device(&args.device, "tiny")?)
+    } else {
+        None
+    };
     for mode in modes {
         let size = ScenarioSize::default_for(mode);
         let mut device = args.device.clone();
-        if device.blocks_per_plane.is_none() && device.preset.is_none() {
+        if device.blocks_per_plane.is_none() && device.preset.is_none() && !from_file {
             device.blocks_per_plane = Some(size.blocks_per_plane);
         }
         if device.xl2p_entries.is_none() {
             device.xl2p_entries = Some(size.xl2p_entries);
         }
-        let p = resolve_preset(&device, "tiny")?;
+        let chosen = match &file_device {
+            Some(c) => c.clone(),
+            None => resolve_device(&device, "tiny")?,
+        };
+        let p = &chosen.preset;
         if p.geometry.page_count() > 1 << 16 {
-            return Err(CliError::Usage(format!("preset {} is too large for crash enumeration", p.name)));
+            return Err(CliError::Usage(format!("device {} is too large for crash enumeration", p.name)));
         }
-        described.push(format!("{}: {}", mode.name(), describe(&p)));
+        described.push(format!("{}: {}", mode.name(), describe(p)));
         let transactions = args.transactions.unwrap_or(size.transactions);
         for &synchronous in &syncs {
             let mut replay = format!(
@@ -608,15 +621,16 @@ pub fn sqlcrash(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
             if let Some(x) = device.xl2p_entries {
                 replay.push_str(&format!(" --xl2p-entries {x}"));
             }
-            if let Some(pr) = &device.preset {
-                replay.push_str(&format!(" --preset {pr}"));
+            if device.preset.is_some() || from_file {
+                replay.push_str(&format!(" {}", chosen.replay_option()));
             }
+            replay.push_str(&replay_ftl_flags(&device));
             if let Some(c) = &args.canary {
                 replay.push_str(&format!(" --canary {c}"));
             }
             let spec = SqlCrashSpec {
                 nand: p.config(DataMode::Full, ViolationPolicy::Panic),
-                ftl: ftl_config(&device)?,
+                ftl: chosen.ftl.clone(),
                 opts: protocol_options(&device),
                 mode,
                 synchronous,

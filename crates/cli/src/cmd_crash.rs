@@ -1,7 +1,7 @@
 //! `txftl crashtest`: enumerate every crash point of a workload.
 
 use crate::cmd_run::WorkloadArgs;
-use crate::setup::{ftl_config, resolve_preset};
+use crate::setup::resolve_device;
 use crate::table::{pair, thousands, Figures};
 use crate::{CliError, DeviceArgs};
 use clap::Args;
@@ -49,10 +49,11 @@ pub struct CrashArgs {
 }
 
 pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
-    let p = resolve_preset(&args.device, "tiny")?;
+    let chosen = resolve_device(&args.device, "tiny")?;
+    let p = &chosen.preset;
     if p.geometry.page_count() > 1 << 16 {
         return Err(CliError::Usage(format!(
-            "preset {} has {} pages: crash enumeration is for small geometries (use --preset tiny or --blocks-per-plane)",
+            "device {} has {} pages: crash enumeration is for small geometries (use --preset tiny or --blocks-per-plane)",
             p.name,
             p.geometry.page_count()
         )));
@@ -93,29 +94,20 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
     .spec(crate::TxDefaults::CRASH)?;
     let d = &args.device;
     let mut replay_base = format!(
-        "txftl crashtest --protocol {} --preset {} --workload {} --ops {} --fill {} --seed {} --flush-every {} --gc {}",
+        "txftl crashtest --protocol {} {} --workload {} --ops {} --fill {} --seed {} --flush-every {}",
         d.protocol(),
-        p.name,
+        chosen.replay_option(),
         workload_name,
         args.ops,
         args.fill,
         args.seed,
         args.flush_every,
-        d.gc
     );
-    if let Some(op) = d.overprovision {
-        replay_base += &format!(" --overprovision {op}");
-    }
+    replay_base += &crate::setup::replay_ftl_flags(d);
     let faults = args.faults.model()?;
     replay_base += &args.faults.replay();
     if let Some(b) = d.blocks_per_plane {
         replay_base += &format!(" --blocks-per-plane {b}");
-    }
-    if let Some(e) = d.endurance {
-        replay_base += &format!(" --endurance {e}");
-    }
-    if d.wear_spread_max != 64 {
-        replay_base += &format!(" --wear-spread-max {}", d.wear_spread_max);
     }
     if workload.kind == txftl_harness::WorkloadKind::TxWrite {
         let t = &workload.tx;
@@ -133,9 +125,6 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
     }
     if let Some(e) = d.xl2p_entries {
         replay_base += &format!(" --xl2p-entries {e}");
-    }
-    if d.checkpoint_every > 0 {
-        replay_base += &format!(" --checkpoint-every {}", d.checkpoint_every);
     }
     if args.no_recovery_cuts {
         replay_base += " --no-recovery-cuts";
@@ -165,7 +154,7 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
             protocol: d.protocol().to_string(),
             nand: p.config(DataMode::Full, ViolationPolicy::Panic),
             faults,
-            ftl: ftl_config(d)?,
+            ftl: chosen.ftl.clone(),
             opts: crate::setup::protocol_options(d),
         },
         workload,

@@ -2,7 +2,7 @@
 
 use crate::cmd_run::add_recovery;
 use crate::open::{create_image, open_image, SyncArgs};
-use crate::setup::{describe, ftl_config, nand_config, resolve_preset};
+use crate::setup::{describe, nand_config, resolve_device};
 use crate::table::{thousands, Figures};
 use crate::{CliError, DeviceArgs};
 use clap::Args;
@@ -70,7 +70,7 @@ fn mount(image: &Path, protocol: &str, cfg: FtlConfig, sync: ImageSync) -> Resul
 }
 
 pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
-    let p = resolve_preset(&args.device, "tiny")?;
+    let d = resolve_device(&args.device, "tiny")?;
     if args.image.exists() {
         return Err(CliError::Usage(format!(
             "{} already exists; refusing to overwrite it",
@@ -78,14 +78,9 @@ pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
         )));
     }
     let sync = args.sync.mode();
-    let nand = create_image(&args.image, nand_config(&p, DataMode::Full), sync)?;
-    let dev = txftl_protocols::format(
-        args.device.protocol(),
-        nand,
-        ftl_config(&args.device)?,
-        &crate::setup::protocol_options(&args.device),
-    )
-    .map_err(CliError::failed)?;
+    let nand = create_image(&args.image, nand_config(&d.preset, DataMode::Full), sync)?;
+    let dev = txftl_protocols::format(args.device.protocol(), nand, d.ftl, &crate::setup::protocol_options(&args.device))
+        .map_err(CliError::failed)?;
     let info = dev.info();
     let dev = if args.fs {
         let mode = if dev.transactional() {
@@ -106,7 +101,7 @@ pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
         info.protocol,
         thousands(info.logical_pages as u64),
         info.page_size,
-        describe(&p)
+        describe(&d.preset)
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,7 @@
 //! `txftl run`: a workload on one device, with counters, times and speed.
 
 use crate::open::{create_image, open_image, ram, refuse_options_fixed_by_image, SyncArgs};
-use crate::setup::{describe, ftl_config, nand_config, protocol_options, resolve_preset};
+use crate::setup::{describe, ftl_config, nand_config, protocol_options, resolve_device};
 use crate::table::{pair, sim_time, thousands, Figures};
 use crate::{CliError, DeviceArgs};
 use clap::Args;
@@ -127,13 +127,14 @@ impl WorkloadArgs {
     }
 }
 
-fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String), CliError> {
+/// The device and how to describe it, and the FTL options it was built
+/// with (a remount after a power cut takes the same).
+fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String, txftl_ftl::FtlConfig), CliError> {
     let faults = args.faults.model()?;
     let with_faults = |mut nand: Nand| -> Result<Nand, CliError> {
         nand.set_fault_model(faults).map_err(CliError::Usage)?;
         Ok(nand)
     };
-    let cfg = ftl_config(&args.device)?;
     let opts = protocol_options(&args.device);
     let protocol = args.device.protocol();
     let sync = args.sync.mode();
@@ -146,11 +147,12 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String), CliError>
                 )));
             }
             refuse_options_fixed_by_image(&args.device, args.data.as_deref())?;
+            let cfg = ftl_config(&args.device)?;
             let nand = with_faults(open_image(path, sync)?)?;
-            let dev = txftl_protocols::mount(protocol, nand, cfg, &opts)
+            let dev = txftl_protocols::mount(protocol, nand, cfg.clone(), &opts)
                 .map_err(|e| CliError::Failed(format!("mounting {}: {e}", path.display())))?;
             let what = format!("image {} (mounted through recovery)", path.display());
-            Ok((dev, what))
+            Ok((dev, what, cfg))
         }
         Some(path) => {
             // Checked before anything is built, so the refusal costs nothing.
@@ -164,30 +166,31 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String), CliError>
             if args.data.as_deref() == Some("meta") {
                 return Err(CliError::Usage("an image always stores full data; drop --data meta".into()));
             }
-            let p = resolve_preset(&args.device, "jasmine")?;
-            let nand = with_faults(create_image(path, nand_config(&p, DataMode::Full), sync)?)?;
-            let dev = txftl_protocols::format(protocol, nand, cfg, &opts).map_err(CliError::failed)?;
-            Ok((dev, format!("new image {} on {}", path.display(), describe(&p))))
+            let d = resolve_device(&args.device, "jasmine")?;
+            let nand = with_faults(create_image(path, nand_config(&d.preset, DataMode::Full), sync)?)?;
+            let dev = txftl_protocols::format(protocol, nand, d.ftl.clone(), &opts).map_err(CliError::failed)?;
+            Ok((dev, format!("new image {} on {}", path.display(), describe(&d.preset)), d.ftl))
         }
         None => {
             if args.sync.sync.is_some() {
                 return Err(CliError::Usage("--sync applies to an image file; add --image".into()));
             }
-            let p = resolve_preset(&args.device, "jasmine")?;
+            let d = resolve_device(&args.device, "jasmine")?;
             let mode = if args.data.as_deref() == Some("full") {
                 DataMode::Full
             } else {
                 DataMode::MetaOnly
             };
-            let nand = with_faults(ram(nand_config(&p, mode))?)?;
-            let dev = txftl_protocols::format(protocol, nand, cfg, &opts).map_err(CliError::failed)?;
+            let nand = with_faults(ram(nand_config(&d.preset, mode))?)?;
+            let dev = txftl_protocols::format(protocol, nand, d.ftl.clone(), &opts).map_err(CliError::failed)?;
             Ok((
                 dev,
                 format!(
                     "{} in RAM, {} data",
-                    describe(&p),
+                    describe(&d.preset),
                     if mode == DataMode::Full { "full" } else { "metadata-only" }
                 ),
+                d.ftl,
             ))
         }
     }
@@ -206,7 +209,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     };
     let host = args.host.options()?;
     let record = args.record.as_deref().map(record_file).transpose()?;
-    let (mut dev, what) = open_device(&args)?;
+    let (mut dev, what, cfg) = open_device(&args)?;
     let total = OpStream::new(spec, dev.info().logical_pages).total_ops();
     let bar = if args.json {
         ProgressBar::hidden()
@@ -244,7 +247,6 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         Err(RunError::PowerCut { host_ops, measured }) => {
             let mut nand = dev.into_nand();
             nand.power_on();
-            let cfg = ftl_config(&args.device)?;
             let dev = txftl_protocols::mount(args.device.protocol(), nand, cfg, &protocol_options(&args.device))
                 .map_err(|e| CliError::Failed(format!("recovery failed: {e}")))?;
             let report = dev.recovery_report().unwrap_or_default();

@@ -8,7 +8,7 @@
 
 use crate::cmd_run::{add_counters, add_latency, record_file, HostArgs};
 use crate::open::ram;
-use crate::setup::{describe, ftl_config, nand_config, protocol_options, resolve_preset};
+use crate::setup::{describe, nand_config, protocol_options, resolve_device};
 use crate::table::{pair, sim_time, thousands, Figures};
 use crate::{CliError, DeviceArgs};
 use clap::{Args, Subcommand};
@@ -273,11 +273,11 @@ fn print_block(what: &str, args: &ReplayArgs, r: &BlockReplayReport) {
 
 /// A fresh device in RAM for a replay.
 fn ram_device(device: &DeviceArgs, data: &str) -> Result<(Box<dyn AnyDevice>, String), CliError> {
-    let p = resolve_preset(device, "jasmine")?;
+    let d = resolve_device(device, "jasmine")?;
     let mode = if data == "full" { DataMode::Full } else { DataMode::MetaOnly };
-    let nand = ram(nand_config(&p, mode))?;
-    let dev = txftl_protocols::format(device.protocol(), nand, ftl_config(device)?, &protocol_options(device)).map_err(CliError::failed)?;
-    Ok((dev, format!("{} in RAM, {data} data", describe(&p))))
+    let nand = ram(nand_config(&d.preset, mode))?;
+    let dev = txftl_protocols::format(device.protocol(), nand, d.ftl.clone(), &protocol_options(device)).map_err(CliError::failed)?;
+    Ok((dev, format!("{} in RAM, {data} data", describe(&d.preset))))
 }
 
 fn replay_cmd(args: ReplayArgs) -> Result<ExitCode, CliError> {

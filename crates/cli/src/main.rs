@@ -8,6 +8,7 @@ mod cmd_crash;
 mod cmd_image;
 mod cmd_run;
 mod cmd_trace;
+mod device_file;
 mod open;
 mod setup;
 mod table;
@@ -43,10 +44,14 @@ enum Command {
     /// concurrent clients and an isolation level.
     #[command(subcommand)]
     Trace(cmd_trace::TraceCommand),
-    /// List the device presets.
+    /// List the device presets, or print one as a device file for --config.
     Presets {
-        #[arg(long)]
+        #[arg(long, conflicts_with = "toml")]
         json: bool,
+        /// Print this preset as a TOML device file (loads back with --config
+        /// FILE to the identical device).
+        #[arg(long, value_name = "NAME", value_parser = setup::preset_parser())]
+        toml: Option<String>,
     },
     /// Create and format a device image file.
     Format(cmd_image::FormatArgs),
@@ -66,37 +71,50 @@ enum Command {
 }
 
 /// Device options shared by the commands that build a device.
+///
+/// The device comes from a preset (`--preset`, or the command's default), a
+/// TOML device file (`--config`) or MQSim's `ssdconfig.xml` (`--mqsim-config`),
+/// one of the three; the other flags override what it sets.
 #[derive(Args, Clone, Debug)]
 pub struct DeviceArgs {
     /// Device preset.
     #[arg(long, value_parser = setup::preset_parser())]
     pub preset: Option<String>,
+    /// Device file (TOML): geometry, timing, endurance and FTL options, as
+    /// `txftl presets --toml NAME` prints them. Flags given beside it override it.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["preset", "mqsim_config"])]
+    pub config: Option<PathBuf>,
+    /// MQSim's ssdconfig.xml: its device, imported (the fields with no
+    /// counterpart are listed on standard error). Flags given beside it override it.
+    #[arg(long, value_name = "FILE", conflicts_with = "preset")]
+    pub mqsim_config: Option<PathBuf>,
     /// Commit protocol (FTL) [default: plain].
     #[arg(long, value_parser = setup::protocol_parser())]
     pub protocol: Option<String>,
-    /// Scale the capacity: blocks per plane (overrides the preset's).
+    /// Scale the capacity: blocks per plane (overrides the preset's or file's).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub blocks_per_plane: Option<u32>,
-    /// Erase cycles a block survives (overrides the preset's).
+    /// Erase cycles a block survives (overrides the preset's or file's).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub endurance: Option<u32>,
     /// Over-provisioning, percent of the data blocks hidden from the host
-    /// (default: 10, or the geometry's minimum for GC if larger; a value below
-    /// that minimum is refused).
+    /// (default: the file's, else 10, or the geometry's minimum for GC if
+    /// larger; a value below that minimum is refused).
     // An `Option` so that an explicit value on an existing image (fixed when it
     // was formatted) can be refused.
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..100))]
     pub overprovision: Option<u32>,
-    /// GC victim selection.
-    #[arg(long, default_value = "greedy", value_parser = ["greedy", "cost-benefit"])]
-    pub gc: String,
+    /// GC victim selection [default: the file's, else greedy].
+    #[arg(long, value_parser = ["greedy", "cost-benefit"])]
+    pub gc: Option<String>,
     /// Static wear leveling moves the coldest block's data when the erase-count
-    /// spread exceeds this.
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..))]
-    pub wear_spread_max: u32,
-    /// Mapping checkpoint every N page programs (0: the FTL's default).
-    #[arg(long, default_value_t = 0)]
-    pub checkpoint_every: u64,
+    /// spread exceeds this [default: the file's, else 64].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub wear_spread_max: Option<u32>,
+    /// Mapping checkpoint every N page programs [default: the file's, else 0:
+    /// the FTL's default].
+    #[arg(long)]
+    pub checkpoint_every: Option<u64>,
     /// X-FTL: entries in the X-L2P table, fixed at format (the paper uses 500,
     /// one 8 KiB page, what `compare` measures by default; elsewhere the
     /// default sizes the table to the array: one entry per 8 pages, 32 to
@@ -159,7 +177,6 @@ impl FaultArgs {
 }
 
 impl DeviceArgs {
-    /// Over-provisioning percent: the one given, or the default 10.
     /// The protocol named, or `plain`. (An `Option` so that commands whose
     /// protocol is chosen otherwise can refuse an explicit `--protocol`.)
     pub fn protocol(&self) -> &str {
@@ -283,7 +300,10 @@ fn main() -> ExitCode {
         Command::Compare(args) => cmd_compare::run(args),
         Command::Sqlcrash(args) => cmd_compare::sqlcrash(args),
         Command::Trace(cmd) => cmd_trace::run(cmd),
-        Command::Presets { json } => setup::print_presets(json),
+        Command::Presets { json, toml } => match toml {
+            Some(name) => setup::print_preset_toml(&name),
+            None => setup::print_presets(json),
+        },
         Command::Format(args) => cmd_image::format(args),
         Command::Put(args) => cmd_image::put(args),
         Command::Get(args) => cmd_image::get(args),

@@ -28,7 +28,10 @@ fn image_error(path: &Path, e: ImageError) -> CliError {
         // Already names the image and its holder.
         ImageError::InUse { .. } => CliError::Failed(e.to_string()),
         // The arguments asked for a device this machine cannot hold.
-        ImageError::Memory(m) => CliError::Usage(format!("{}: {m}; choose a smaller --blocks-per-plane or preset", path.display())),
+        ImageError::Memory(m) => CliError::Usage(format!(
+            "{}: {m}; choose a smaller device (--blocks-per-plane, --preset or device file)",
+            path.display()
+        )),
         e => CliError::Failed(format!("{}: {e}", path.display())),
     }
 }
@@ -58,7 +61,9 @@ pub fn ram(cfg: NandConfig) -> Result<Nand, CliError> {
         DataMode::MetaOnly => "",
     };
     Nand::try_new(cfg).map_err(|e| match e {
-        NandError::Memory(m) => CliError::Usage(format!("{m}; choose a smaller --blocks-per-plane or preset{hint}")),
+        NandError::Memory(m) => CliError::Usage(format!(
+            "{m}; choose a smaller device (--blocks-per-plane, --preset or device file){hint}"
+        )),
         e => CliError::Usage(e.to_string()),
     })
 }
@@ -69,7 +74,7 @@ pub fn check_fits(cfg: &NandConfig) -> Result<(), CliError> {
     let needed = Nand::memory_needed(cfg);
     match txftl_nand::available_memory() {
         Some(available) if needed > available => Err(CliError::Usage(format!(
-            "{}; choose a smaller --blocks-per-plane or preset",
+            "{}; choose a smaller device (--blocks-per-plane, --preset or device file)",
             txftl_nand::MemoryError::TooLarge { needed, available }
         ))),
         _ => Ok(()),
@@ -82,6 +87,8 @@ pub fn check_fits(cfg: &NandConfig) -> Result<(), CliError> {
 pub fn refuse_options_fixed_by_image(device: &DeviceArgs, data: Option<&str>) -> Result<(), CliError> {
     let given = [
         ("--preset", device.preset.is_some()),
+        ("--config", device.config.is_some()),
+        ("--mqsim-config", device.mqsim_config.is_some()),
         ("--blocks-per-plane", device.blocks_per_plane.is_some()),
         ("--endurance", device.endurance.is_some()),
         ("--overprovision", device.overprovision.is_some()),

@@ -1,11 +1,11 @@
 //! Tunables of the FTL framework.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Over-provisioning when none is given, percent.
 pub const DEFAULT_OVERPROVISION_PCT: u32 = 10;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum GcPolicy {
     /// Victim with the fewest valid pages.
@@ -20,6 +20,14 @@ impl GcPolicy {
             "greedy" => Some(GcPolicy::Greedy),
             "cost-benefit" => Some(GcPolicy::CostBenefit),
             _ => None,
+        }
+    }
+
+    /// The name [`GcPolicy::parse`] takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            GcPolicy::Greedy => "greedy",
+            GcPolicy::CostBenefit => "cost-benefit",
         }
     }
 }

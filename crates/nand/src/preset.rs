@@ -8,14 +8,18 @@
 use crate::geometry::{CellType, Geometry};
 use crate::timing::Timing;
 use serde::Serialize;
+use std::borrow::Cow;
 
+/// A device: the flash array, its timing and endurance, with a name and what
+/// it models. The built-in presets borrow static text; a device read from a
+/// file (the CLI's `--config`, `--mqsim-config`) owns its strings.
 #[derive(Clone, Debug, Serialize)]
 pub struct Preset {
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     /// What the preset models.
-    pub models: &'static str,
+    pub models: Cow<'static, str>,
     /// Where its numbers come from, and which are assumptions.
-    pub source: &'static str,
+    pub source: Cow<'static, str>,
     pub geometry: Geometry,
     pub timing: Timing,
     /// Erase cycles a block survives; the next erase fails and the block goes bad.
@@ -28,12 +32,16 @@ pub const PRESET_NAMES: &[&str] = &["jasmine", "lighttx", "flagcommit", "femu", 
 pub fn preset(name: &str) -> Option<Preset> {
     let p = match name {
         "jasmine" => Preset {
-            name: "jasmine",
-            models: "OpenSSD Jasmine board as used by X-FTL (SIGMOD 2013): Samsung K9LCG08U1M MLC, 8 KiB pages, 128 pages/block",
-            source: "page size, pages/block and MLC from X-FTL sec. 6.1; 4 channels x 2 dies, 448 B OOB, \
+            name: Cow::Borrowed("jasmine"),
+            models: Cow::Borrowed(
+                "OpenSSD Jasmine board as used by X-FTL (SIGMOD 2013): Samsung K9LCG08U1M MLC, 8 KiB pages, 128 pages/block",
+            ),
+            source: Cow::Borrowed(
+                "page size, pages/block and MLC from X-FTL sec. 6.1; 4 channels x 2 dies, 448 B OOB, \
                      read 60 us / program 800 us / erase 1.5 ms, 80 MB/s bus and 3,000-cycle endurance are \
                      assumed datasheet-class values for 3x-nm MLC (the paper gives no latencies); \
                      capacity scaled to 1 GiB",
+            ),
             geometry: Geometry {
                 channels: 4,
                 dies_per_channel: 2,
@@ -55,11 +63,13 @@ pub fn preset(name: &str) -> Option<Preset> {
             endurance: 3_000,
         },
         "lighttx" => Preset {
-            name: "lighttx",
-            models: "LightTx (ICCD 2013) Table II: 4 KiB pages, 64 pages/block, 8 packages x 8 planes",
-            source: "page size, pages/block, packages, planes, read 25 us, program 200 us, erase 1.5 ms from \
+            name: Cow::Borrowed("lighttx"),
+            models: Cow::Borrowed("LightTx (ICCD 2013) Table II: 4 KiB pages, 64 pages/block, 8 packages x 8 planes"),
+            source: Cow::Borrowed(
+                "page size, pages/block, packages, planes, read 25 us, program 200 us, erase 1.5 ms from \
                      LightTx Table II; SLC with NOP 4, 128 B OOB, 400 MB/s bus and 100,000-cycle endurance \
                      assumed; capacity scaled from 32 GB to 512 MiB",
+            ),
             geometry: Geometry {
                 channels: 8,
                 dies_per_channel: 1,
@@ -81,11 +91,13 @@ pub fn preset(name: &str) -> Option<Preset> {
             endurance: 100_000,
         },
         "flagcommit" => Preset {
-            name: "flagcommit",
-            models: "Flag Commit (TKDE) Table 2: SLC, 2 KiB pages, 128 KiB blocks, partial programming level 2",
-            source: "page and block size, read 80 us, program 200 us, partial program 200 us, NOP 2, erase \
+            name: Cow::Borrowed("flagcommit"),
+            models: Cow::Borrowed("Flag Commit (TKDE) Table 2: SLC, 2 KiB pages, 128 KiB blocks, partial programming level 2"),
+            source: Cow::Borrowed(
+                "page and block size, read 80 us, program 200 us, partial program 200 us, NOP 2, erase \
                      1.5 ms from Flag Commit Table 2; eight packages as in its sec. 5.1; 64 B OOB, 400 MB/s \
                      bus and 100,000-cycle endurance assumed; capacity scaled from 32 GB to 512 MiB",
+            ),
             geometry: Geometry {
                 channels: 8,
                 dies_per_channel: 1,
@@ -107,11 +119,13 @@ pub fn preset(name: &str) -> Option<Preset> {
             endurance: 100_000,
         },
         "femu" => Preset {
-            name: "femu",
-            models: "NoLgn-FTL's FEMU setup (JSA 2025): 4 KiB pages, 1024 pages/block",
-            source: "page size, pages/block, read 50 us, program 500 us, erase 5 ms from NoLgn-FTL sec. 4; \
+            name: Cow::Borrowed("femu"),
+            models: Cow::Borrowed("NoLgn-FTL's FEMU setup (JSA 2025): 4 KiB pages, 1024 pages/block"),
+            source: Cow::Borrowed(
+                "page size, pages/block, read 50 us, program 500 us, erase 5 ms from NoLgn-FTL sec. 4; \
                      8 channels x 8 dies (FEMU's default layout), MLC rules, 128 B OOB, 400 MB/s bus and \
                      3,000-cycle endurance assumed; capacity scaled from 16 GB to 2 GiB",
+            ),
             geometry: Geometry {
                 channels: 8,
                 dies_per_channel: 8,
@@ -133,9 +147,9 @@ pub fn preset(name: &str) -> Option<Preset> {
             endurance: 3_000,
         },
         "tiny" => Preset {
-            name: "tiny",
-            models: "a toy MLC array for exhaustive crash tests: 2 dies, 32 blocks of 8 pages of 512 B",
-            source: "made up to be small; timings are round SLC-class numbers",
+            name: Cow::Borrowed("tiny"),
+            models: Cow::Borrowed("a toy MLC array for exhaustive crash tests: 2 dies, 32 blocks of 8 pages of 512 B"),
+            source: Cow::Borrowed("made up to be small; timings are round SLC-class numbers"),
             geometry: Geometry {
                 channels: 1,
                 dies_per_channel: 2,
