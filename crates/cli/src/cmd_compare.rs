@@ -98,7 +98,7 @@ fn parse_list<T>(s: &str, what: &str, parse: impl Fn(&str) -> Option<T>) -> Resu
 
 /// The modes choose the protocol of each run (rbj and wal on plain, the xftl
 /// modes on xftl), so an explicit --protocol would be ignored: refuse it.
-fn refuse_protocol(device: &DeviceArgs) -> Result<(), CliError> {
+pub fn refuse_protocol(device: &DeviceArgs) -> Result<(), CliError> {
     match &device.protocol {
         Some(p) => Err(CliError::Usage(format!(
             "--protocol {p} does not apply here: each mode in --modes runs on its own protocol \

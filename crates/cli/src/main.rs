@@ -7,6 +7,7 @@ mod cmd_compare;
 mod cmd_crash;
 mod cmd_image;
 mod cmd_run;
+mod cmd_sql;
 mod cmd_trace;
 mod device_file;
 mod open;
@@ -44,6 +45,10 @@ enum Command {
     /// concurrent clients and an isolation level.
     #[command(subcommand)]
     Trace(cmd_trace::TraceCommand),
+    /// Database workloads on real SQLite through the VFS in one journal mode
+    /// (TPC-C), with tpmC, pages written per transaction type and latency.
+    #[command(subcommand)]
+    Sql(cmd_sql::SqlCommand),
     /// List the device presets, or print one as a device file for --config.
     Presets {
         #[arg(long, conflicts_with = "toml")]
@@ -300,6 +305,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => cmd_compare::run(args),
         Command::Sqlcrash(args) => cmd_compare::sqlcrash(args),
         Command::Trace(cmd) => cmd_trace::run(cmd),
+        Command::Sql(cmd) => cmd_sql::run(cmd),
         Command::Presets { json, toml } => match toml {
             Some(name) => setup::print_preset_toml(&name),
             None => setup::print_presets(json),

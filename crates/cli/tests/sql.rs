@@ -1,0 +1,57 @@
+//! `txftl sql tpcc`, as a user runs it: a small-scale run per journal mode,
+//! its consistency check, a recorded trace that replays.
+
+mod common;
+
+use common::txftl;
+
+#[test]
+fn tpcc_runs_in_every_mode_and_its_trace_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let dev = ["--preset", "jasmine", "--blocks-per-plane", "16"];
+    for mode in ["rbj", "wal", "xftl"] {
+        let trace = dir.path().join(format!("{mode}.trace"));
+        let mut a = vec!["sql", "tpcc", "--mode", mode, "--scale", "100", "--transactions", "300", "--json"];
+        a.extend(dev);
+        a.extend(["--record", trace.to_str().unwrap()]);
+        let (code, out, err) = txftl(&a);
+        assert_eq!(code, 0, "{mode}: {err}");
+        let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(r["consistency"], "ok", "{mode}");
+        assert_eq!(r["integrity"], "ok", "{mode}");
+        assert!(r["tpmc"].as_f64().unwrap() > 0.0, "{mode}");
+        assert_eq!(r["kinds"].as_array().unwrap().len(), 5);
+        assert!(
+            r["kinds"][0]["host_page_writes_per_tx"].as_f64().unwrap() > 0.0,
+            "{mode}: New-Order writes pages"
+        );
+        assert_eq!(r["kinds"][2]["host_page_writes_per_tx"], 0.0, "{mode}: Order-Status writes nothing");
+        if mode == "xftl" {
+            // The file system's transactions, replayed by 7 clients.
+            let mut a = vec![
+                "trace",
+                "replay",
+                trace.to_str().unwrap(),
+                "--protocol",
+                "xftl",
+                "--clients",
+                "7",
+                "--isolation",
+                "serializable",
+                "--json",
+            ];
+            a.extend(dev);
+            let (code, out, err) = txftl(&a);
+            assert_eq!(code, 0, "{err}");
+            let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert!(r["trace"]["transactions"].as_u64().unwrap() > 200, "{r}");
+        }
+    }
+    // A mix that does not add up is refused.
+    let (code, _, err) = txftl(&["sql", "tpcc", "--mix", "50,50,0,0,1"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("adds up to 101"), "{err}");
+    let (code, _, err) = txftl(&["sql", "tpcc", "--protocol", "plain"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--protocol plain does not apply"), "{err}");
+}
