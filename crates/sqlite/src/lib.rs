@@ -11,6 +11,7 @@ pub mod crash;
 pub mod tpcc;
 pub mod vfs;
 pub mod workload;
+pub mod ycsb;
 
 pub(crate) use rusqlite::ffi;
 use rusqlite::{Connection, OpenFlags};
