@@ -140,9 +140,10 @@ mod tests {
     fn key_names_follow_build_key_name() {
         assert_eq!(key_name(5, 1, InsertOrder::Ordered), "user5");
         assert_eq!(key_name(5, 8, InsertOrder::Ordered), "user00000005");
-        let h = key_name(5, 1, InsertOrder::Hashed);
-        assert_eq!(h, format!("user{}", fnv_hash64(5)));
-        assert!(h.len() > 10);
+        assert_eq!(key_name(0, 1, InsertOrder::Hashed), "user6284781860667377211");
+        assert_eq!(key_name(1, 1, InsertOrder::Hashed), "user8517097267634966620");
+        assert_eq!(key_name(5, 1, InsertOrder::Hashed), format!("user{}", fnv_hash64(5)));
+        assert_eq!(key_name(2, 20, InsertOrder::Hashed), "user01820151046732198393");
     }
 
     #[test]
