@@ -8,6 +8,7 @@
 
 pub mod compare;
 pub mod crash;
+pub mod sqlitebench;
 pub mod tpcc;
 pub mod vfs;
 pub mod workload;
