@@ -44,7 +44,8 @@
 //! - random numbers come from ChaCha8 streams of the seed (one stream for the
 //!   load, and one each for the run's operation choice, key choice and
 //!   values), not Java's `Random`; YCSB's generators are otherwise followed
-//!   draw for draw in their arithmetic;
+//!   in their arithmetic, draw for draw, except that the warm-up draw of the
+//!   zipfian and latest generators' constructors is not made;
 //! - a read-modify-write reads and updates inside one `BEGIN` ... `COMMIT`
 //!   (under JDBC autocommit its two statements are two transactions; the read
 //!   one writes nothing, so the device sees the same writes);
