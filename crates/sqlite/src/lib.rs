@@ -8,9 +8,11 @@
 
 pub mod compare;
 pub mod crash;
+pub mod sqlitebench;
 pub mod tpcc;
 pub mod vfs;
 pub mod workload;
+pub mod ycsb;
 
 pub(crate) use rusqlite::ffi;
 use rusqlite::{Connection, OpenFlags};
