@@ -21,7 +21,9 @@ use txftl_host::latency::Latency;
 use txftl_host::record::Recorder;
 use txftl_host::{LatencyReport, LatencySummary};
 use txftl_nand::DataMode;
+use txftl_sqlite::sqlitebench::{self, BenchEvent, BenchSpec, Benchmark};
 use txftl_sqlite::tpcc::{self, TpccSpec, TxEvent, TxKind};
+use txftl_sqlite::ycsb::{self, Distribution, OpEvent, OpKind, Workload, YcsbSpec};
 use txftl_sqlite::{Mode, Stack};
 
 #[derive(Subcommand, Debug)]
@@ -29,6 +31,61 @@ pub enum SqlCommand {
     /// TPC-C (rev. 5.11): the nine tables, the five transactions, a mix; tpmC,
     /// pages written per transaction type, the consistency check.
     Tpcc(TpccArgs),
+    /// YCSB core workloads A to F (one table `usertable`, YCSB's key chooser,
+    /// zipfian / uniform / latest), operations per simulated second and latency.
+    Ycsb(YcsbArgs),
+    /// sqlite-bench (LevelDB's db_bench_sqlite3): fillseq, fillrandom,
+    /// overwrite, readseq, readrandom...; throughput and pages per benchmark.
+    SqliteBench(BenchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct YcsbArgs {
+    #[command(flatten)]
+    pub common: SqlCommon,
+    /// Workload: a (50% read, 50% update), b (95/5), c (read only), d (read
+    /// latest, 5% insert), e (short scans, 5% insert), f (read-modify-write).
+    #[arg(long, default_value = "a", value_parser = ["a", "b", "c", "d", "e", "f"])]
+    pub workload: String,
+    /// Records loaded (recordcount).
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub records: u64,
+    /// Operations run (operationcount).
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub operations: u64,
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub fieldcount: u32,
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub fieldlength: u32,
+    /// Request distribution [default: the workload's].
+    #[arg(long, value_parser = ["zipfian", "uniform", "latest"])]
+    pub distribution: Option<String>,
+    /// Longest scan (workload e).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..))]
+    pub maxscanlength: u32,
+    /// Operations per SQLite transaction (1: autocommit, as YCSB's JDBC binding).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub batch: u32,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub common: SqlCommon,
+    /// Benchmarks, comma-separated, run in order (fillseq, fillseqsync,
+    /// fillseqbatch, fillrandom, fillrandsync, fillrandbatch, overwrite,
+    /// overwritebatch, readrandom, readseq, fillrand100K, fillseq100K, readrand100K).
+    #[arg(long, default_value = "fillseq,fillrandom,overwrite,readseq,readrandom")]
+    pub benchmarks: String,
+    /// Entries.
+    #[arg(long, default_value_t = 100_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub num: u64,
+    /// Bytes of a value (NoLgn: 256 to 16384).
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1 << 20))]
+    pub value_size: u32,
+    /// Entries per transaction of the *batch benchmarks.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub batch: u32,
 }
 
 /// Options every SQL workload takes.
@@ -72,7 +129,423 @@ pub struct TpccArgs {
 pub fn run(cmd: SqlCommand) -> Result<ExitCode, CliError> {
     match cmd {
         SqlCommand::Tpcc(args) => tpcc_cmd(args),
+        SqlCommand::Ycsb(args) => ycsb_cmd(args),
+        SqlCommand::SqliteBench(args) => bench_cmd(args),
     }
+}
+
+/// Counters and latency attributed to the kinds of operation of a workload,
+/// from snapshots taken at each operation's begin and end.
+struct Attribution {
+    costs: Vec<KindCost>,
+    lat: Vec<Latency>,
+    all: Latency,
+    begin: Option<Snap>,
+}
+
+impl Attribution {
+    fn new(kinds: &[&str]) -> Attribution {
+        Attribution {
+            costs: kinds
+                .iter()
+                .map(|k| KindCost {
+                    kind: k.to_string(),
+                    ..KindCost::default()
+                })
+                .collect(),
+            lat: vec![Latency::default(); kinds.len()],
+            all: Latency::default(),
+            begin: None,
+        }
+    }
+
+    fn begin(&mut self, s: Snap) {
+        self.begin = Some(s);
+    }
+
+    /// `ops` operations of kind `i` ended at `s`.
+    fn end(&mut self, i: usize, s: Snap, ops: u64) {
+        let Some(b) = self.begin.take() else { return };
+        let c = &mut self.costs[i];
+        c.count += ops;
+        c.host_page_writes += s.fs.host_page_writes() - b.fs.host_page_writes();
+        c.flash_programs += s.dev.flash_programs - b.dev.flash_programs;
+        self.lat[i].record(s.now_ns - b.now_ns);
+        self.all.record(s.now_ns - b.now_ns);
+    }
+
+    fn finish(mut self) -> (Vec<KindCost>, LatencyReport) {
+        for (c, l) in self.costs.iter_mut().zip(&self.lat) {
+            let n = c.count.max(1) as f64;
+            c.host_page_writes_per_tx = c.host_page_writes as f64 / n;
+            c.flash_programs_per_tx = c.flash_programs as f64 / n;
+            c.latency = l.summary();
+        }
+        let by_op = self
+            .costs
+            .iter()
+            .filter(|c| c.count > 0)
+            .map(|c| (c.kind.clone(), c.latency))
+            .collect();
+        let report = LatencyReport {
+            request: self.all.summary(),
+            transaction: LatencySummary::default(),
+            by_op,
+        };
+        (
+            self.costs.into_iter().filter(|c| c.count > 0 || c.latency.count > 0).collect(),
+            report,
+        )
+    }
+}
+
+/// The run's measured counters, after a load: resets them, records from here.
+fn start_measuring(stack: &Stack, on: &AtomicBool) -> Result<(), CliError> {
+    stack
+        .with_fs_mut(|fs| {
+            fs.reset_stats();
+            fs.device_mut().reset_stats();
+        })
+        .map_err(CliError::failed)?;
+    on.store(true, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Closes the stack (flushing a trace record) after the run.
+fn close(stack: Stack, recording: bool) -> Result<(), CliError> {
+    if recording {
+        let fs = stack.into_fs().map_err(CliError::failed)?;
+        fs.into_device()
+            .close()
+            .map_err(|e| CliError::Failed(format!("closing the device: {e}")))?;
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct YcsbOut {
+    mode: Mode,
+    device: String,
+    spec: YcsbSpec,
+    report: ycsb::YcsbReport,
+    kinds: Vec<KindCost>,
+    operations_per_sim_s: f64,
+    throughput_per_sim_s: f64,
+    latency: LatencyReport,
+    host: FsStats,
+    measured: DeviceStats,
+    integrity: String,
+    load_wall_seconds: f64,
+    run_wall_seconds: f64,
+}
+
+fn ycsb_cmd(args: YcsbArgs) -> Result<ExitCode, CliError> {
+    let workload = Workload::parse(&args.workload).ok_or_else(|| CliError::Usage(format!("unknown workload `{}`", args.workload)))?;
+    let mut spec = YcsbSpec::preset(workload);
+    spec.recordcount = args.records;
+    spec.operationcount = args.operations;
+    spec.fieldcount = args.fieldcount;
+    spec.fieldlength = args.fieldlength;
+    spec.maxscanlength = args.maxscanlength;
+    spec.batch = args.batch;
+    spec.seed = args.common.seed;
+    if let Some(d) = &args.distribution {
+        spec.distribution = Some(Distribution::parse(d).ok_or_else(|| CliError::Usage(format!("unknown distribution `{d}`")))?);
+    }
+    spec.validate().map_err(|e| CliError::Usage(e.to_string()))?;
+    let (stack, mode, what, on) = stack(&args.common)?;
+    let page_size = stack.with_fs_mut(|fs| fs.page_size()).map_err(CliError::failed)?;
+    let conn = stack.open("ycsb.db", page_size).map_err(CliError::failed)?;
+    let bar = progress(
+        args.common.json,
+        spec.operationcount,
+        &format!("{} YCSB {}", mode.name(), workload.name()),
+    )?;
+    let t0 = std::time::Instant::now();
+    ycsb::load(&conn, &spec).map_err(|e| CliError::Failed(format!("loading YCSB: {e}{}", why(&stack))))?;
+    let load_wall = t0.elapsed().as_secs_f64();
+    start_measuring(&stack, &on)?;
+    let mut names: Vec<&str> = OpKind::ALL.iter().map(|k| k.name()).collect();
+    names.push("COMMIT");
+    let mut att = Attribution::new(&names);
+    let t1 = std::time::Instant::now();
+    let report = ycsb::run_with(&conn, &spec, |ev| match *ev {
+        OpEvent::Begin { .. } | OpEvent::CommitBegin { .. } => att.begin(snap(&stack)),
+        OpEvent::End { index, kind, .. } => {
+            att.end(kind.index(), snap(&stack), 1);
+            if index % 256 == 0 {
+                bar.set_position(index + 1);
+            }
+        }
+        OpEvent::CommitEnd { .. } => att.end(OpKind::ALL.len(), snap(&stack), 1),
+    })
+    .map_err(|e| CliError::Failed(format!("running YCSB: {e}{}", why(&stack))))?;
+    let run_wall = t1.elapsed().as_secs_f64();
+    on.store(false, Ordering::Relaxed);
+    bar.finish_and_clear();
+    let end = snap(&stack);
+    let integrity = txftl_sqlite::workload::integrity_check(&conn).map_err(CliError::failed)?;
+    drop(conn);
+    close(stack, args.common.record.is_some())?;
+    let (kinds, latency) = att.finish();
+    let sim_s = end.dev.sim_time_ns as f64 / 1e9;
+    let ops = report.operations();
+    let out = YcsbOut {
+        mode,
+        device: what,
+        spec,
+        report,
+        kinds,
+        operations_per_sim_s: if sim_s > 0.0 { ops as f64 / sim_s } else { 0.0 },
+        throughput_per_sim_s: if sim_s > 0.0 { ops as f64 / sim_s } else { 0.0 },
+        latency,
+        host: end.fs,
+        measured: end.dev,
+        integrity: integrity.clone(),
+        load_wall_seconds: load_wall,
+        run_wall_seconds: run_wall,
+    };
+    if args.common.json {
+        println!("{}", serde_json::to_string_pretty(&out).map_err(CliError::failed)?);
+    } else {
+        println!("device: {}", out.device);
+        let mut t = Figures::new(&format!(
+            "txftl sql ycsb: {} | workload {}, {} records, {} operations, seed {}",
+            mode.name(),
+            workload.name(),
+            thousands(out.spec.recordcount),
+            thousands(ops),
+            out.spec.seed
+        ));
+        add_kinds(&mut t, &out.kinds, "operation");
+        add_fs(&mut t, &out.host);
+        add_counters(&mut t, &out.measured);
+        t.section("derived (simulated)");
+        t.row("simulated time", sim_time(out.measured.sim_time_ns));
+        t.row("operations per simulated second", format!("{:.0}", out.operations_per_sim_s));
+        add_latency(&mut t, &out.latency);
+        t.section("checks");
+        t.row("integrity_check", &out.integrity);
+        add_wall(&mut t, load_wall, run_wall, ops);
+        t.print();
+    }
+    if integrity != "ok" {
+        return Err(CliError::Failed(format!("integrity_check: {integrity}")));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A progress bar for `len` steps (hidden with --json).
+fn progress(json: bool, len: u64, msg: &str) -> Result<ProgressBar, CliError> {
+    let bar = if json { ProgressBar::hidden() } else { ProgressBar::new(len) };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})")
+            .map_err(CliError::failed)?
+            .progress_chars("=> "),
+    );
+    bar.set_message(msg.to_string());
+    Ok(bar)
+}
+
+fn add_kinds(t: &mut Figures, kinds: &[KindCost], what: &str) {
+    t.section(&format!(
+        "per {what} (simulated): count | host pages / flash programs per {what} | latency mean / p99 us"
+    ));
+    for c in kinds {
+        t.row(
+            &format!("  {}", c.kind),
+            format!(
+                "{} | {:.2} / {:.2} | {:.0} / {:.0}",
+                thousands(c.count),
+                c.host_page_writes_per_tx,
+                c.flash_programs_per_tx,
+                c.latency.mean_ns / 1000.0,
+                us(c.latency.p99_ns)
+            ),
+        );
+    }
+}
+
+fn add_fs(t: &mut Figures, h: &FsStats) {
+    t.section("file system (simulated)");
+    t.row(
+        "database / journal / WAL page writes",
+        format!(
+            "{} / {} / {}",
+            thousands(h.database_page_writes),
+            thousands(h.journal_page_writes),
+            thousands(h.wal_page_writes)
+        ),
+    );
+    t.row(
+        "metadata page writes: in place / journal",
+        pair(h.metadata_page_writes, h.metadata_journal_writes),
+    );
+    t.row("fsyncs / device flushes", pair(h.fsyncs, h.flushes));
+    t.row("device commits / aborts", pair(h.tx_commits, h.tx_aborts));
+}
+
+fn add_wall(t: &mut Figures, load: f64, run: f64, ops: u64) {
+    t.section("emulator (wall clock)");
+    t.row("load / run wall time", format!("{load:.1} s / {run:.1} s"));
+    t.row("operations per wall second", format!("{:.0}", ops as f64 / run.max(1e-9)));
+}
+
+/// One benchmark's figures.
+#[derive(Serialize)]
+struct BenchOut {
+    benchmark: String,
+    result: sqlitebench::BenchResult,
+    host_page_writes: u64,
+    flash_programs: u64,
+    sim_seconds: f64,
+    operations_per_sim_s: f64,
+    /// Per transaction, on the device clock.
+    latency: LatencySummary,
+}
+
+#[derive(Serialize)]
+struct BenchRunOut {
+    mode: Mode,
+    device: String,
+    journal_mode: String,
+    locking_mode: String,
+    page_size: u32,
+    num: u64,
+    value_size: u32,
+    benchmarks: Vec<BenchOut>,
+    host: FsStats,
+    measured: DeviceStats,
+    throughput_per_sim_s: f64,
+    latency: LatencyReport,
+    integrity: String,
+    run_wall_seconds: f64,
+}
+
+fn bench_cmd(args: BenchArgs) -> Result<ExitCode, CliError> {
+    let benchmarks = Benchmark::parse_list(&args.benchmarks).map_err(CliError::Usage)?;
+    let spec = BenchSpec {
+        benchmarks,
+        num: args.num,
+        value_size: args.value_size,
+        batch: args.batch,
+        seed: args.common.seed,
+        ..BenchSpec::default()
+    };
+    let (stack, mode, what, on) = stack(&args.common)?;
+    let page_size = stack.with_fs_mut(|fs| fs.page_size()).map_err(CliError::failed)?;
+    let conn = stack.open("dbbench.db", page_size).map_err(CliError::failed)?;
+    start_measuring(&stack, &on)?;
+    let bar = progress(
+        args.common.json,
+        spec.benchmarks.len() as u64,
+        &format!("{} sqlite-bench", mode.name()),
+    )?;
+    let names: Vec<&str> = spec.benchmarks.iter().map(|b| b.name()).collect();
+    let mut att = Attribution::new(&names);
+    let mut at_start: Vec<Option<Snap>> = vec![None; names.len()];
+    let mut at_finish: Vec<Option<Snap>> = vec![None; names.len()];
+    let mut current = 0usize;
+    let t1 = std::time::Instant::now();
+    let report = sqlitebench::run_with(&conn, &spec, |ev| match *ev {
+        BenchEvent::Start { bench } => {
+            current = spec.benchmarks.iter().position(|b| *b == bench).unwrap_or(0);
+            at_start[current] = Some(snap(&stack));
+        }
+        BenchEvent::Begin { .. } => att.begin(snap(&stack)),
+        BenchEvent::End { ops, .. } => att.end(current, snap(&stack), ops),
+        BenchEvent::Finish { .. } => {
+            at_finish[current] = Some(snap(&stack));
+            bar.inc(1);
+        }
+    })
+    .map_err(|e| CliError::Failed(format!("running sqlite-bench: {e}{}", why(&stack))))?;
+    let run_wall = t1.elapsed().as_secs_f64();
+    on.store(false, Ordering::Relaxed);
+    bar.finish_and_clear();
+    let end = snap(&stack);
+    let integrity = txftl_sqlite::workload::integrity_check(&conn).map_err(CliError::failed)?;
+    drop(conn);
+    close(stack, args.common.record.is_some())?;
+    let lat: Vec<LatencySummary> = att.lat.iter().map(|l| l.summary()).collect();
+    let latency = LatencyReport {
+        request: att.all.summary(),
+        transaction: att.all.summary(),
+        by_op: names.iter().zip(&lat).map(|(n, l)| (n.to_string(), *l)).collect(),
+    };
+    let mut outs = Vec::new();
+    for (i, r) in report.results.iter().enumerate() {
+        let (Some(a), Some(b)) = (at_start[i], at_finish[i]) else {
+            continue;
+        };
+        let sim_s = (b.now_ns.saturating_sub(a.now_ns)) as f64 / 1e9;
+        outs.push(BenchOut {
+            benchmark: r.benchmark.name().to_string(),
+            result: r.clone(),
+            host_page_writes: b.fs.host_page_writes() - a.fs.host_page_writes(),
+            flash_programs: b.dev.flash_programs - a.dev.flash_programs,
+            sim_seconds: sim_s,
+            operations_per_sim_s: if sim_s > 0.0 { r.operations as f64 / sim_s } else { 0.0 },
+            latency: lat[i],
+        });
+    }
+    let total_ops: u64 = report.results.iter().map(|r| r.operations).sum();
+    let sim_s = end.dev.sim_time_ns as f64 / 1e9;
+    let out = BenchRunOut {
+        mode,
+        device: what,
+        journal_mode: report.journal_mode.clone(),
+        locking_mode: report.locking_mode.clone(),
+        page_size: report.page_size,
+        num: spec.num,
+        value_size: spec.value_size,
+        benchmarks: outs,
+        host: end.fs,
+        measured: end.dev,
+        throughput_per_sim_s: if sim_s > 0.0 { total_ops as f64 / sim_s } else { 0.0 },
+        latency,
+        integrity: integrity.clone(),
+        run_wall_seconds: run_wall,
+    };
+    if args.common.json {
+        println!("{}", serde_json::to_string_pretty(&out).map_err(CliError::failed)?);
+    } else {
+        println!("device: {}", out.device);
+        let mut t = Figures::new(&format!(
+            "txftl sql sqlite-bench: {} | {} entries of {} B values, journal {}, locking {}, page {} B",
+            mode.name(),
+            thousands(out.num),
+            out.value_size,
+            out.journal_mode,
+            out.locking_mode,
+            out.page_size
+        ));
+        t.section("per benchmark (simulated): operations | per simulated s | host pages / flash programs | tx latency mean / p99 us");
+        for b in &out.benchmarks {
+            t.row(
+                &format!("  {}", b.benchmark),
+                format!(
+                    "{} | {:.0} | {} / {} | {:.0} / {:.0}",
+                    thousands(b.result.operations),
+                    b.operations_per_sim_s,
+                    thousands(b.host_page_writes),
+                    thousands(b.flash_programs),
+                    b.latency.mean_ns / 1000.0,
+                    us(b.latency.p99_ns)
+                ),
+            );
+        }
+        add_fs(&mut t, &out.host);
+        add_counters(&mut t, &out.measured);
+        t.section("checks");
+        t.row("integrity_check", &out.integrity);
+        add_wall(&mut t, 0.0, run_wall, total_ops);
+        t.print();
+    }
+    if integrity != "ok" {
+        return Err(CliError::Failed(format!("integrity_check: {integrity}")));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A device in RAM with the file system and the VFS of `mode`, recording the

@@ -55,3 +55,55 @@ fn tpcc_runs_in_every_mode_and_its_trace_replays() {
     assert_eq!(code, 2);
     assert!(err.contains("--protocol plain does not apply"), "{err}");
 }
+
+#[test]
+fn ycsb_and_sqlite_bench_run_on_wal_and_xftl() {
+    let dev = ["--preset", "jasmine", "--blocks-per-plane", "16"];
+    for mode in ["wal", "xftl"] {
+        for w in ["a", "e"] {
+            let mut a = vec![
+                "sql",
+                "ycsb",
+                "--mode",
+                mode,
+                "--workload",
+                w,
+                "--records",
+                "500",
+                "--operations",
+                "300",
+                "--json",
+            ];
+            a.extend(dev);
+            let (code, out, err) = txftl(&a);
+            assert_eq!(code, 0, "{mode} {w}: {err}");
+            let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(r["integrity"], "ok");
+            assert!(r["throughput_per_sim_s"].as_f64().unwrap() > 0.0);
+            assert!(r["latency"]["request"]["p99_ns"].as_u64().unwrap() > 0, "{mode} {w}");
+        }
+        let mut a = vec![
+            "sql",
+            "sqlite-bench",
+            "--mode",
+            mode,
+            "--benchmarks",
+            "fillseq,overwrite,readrandom",
+            "--num",
+            "300",
+            "--value-size",
+            "4096",
+            "--json",
+        ];
+        a.extend(dev);
+        let (code, out, err) = txftl(&a);
+        assert_eq!(code, 0, "{mode}: {err}");
+        let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let b = r["benchmarks"].as_array().unwrap();
+        assert_eq!(b.len(), 3);
+        assert_eq!(b[2]["result"]["found"], 300, "readrandom finds every key");
+        assert!(b[1]["host_page_writes"].as_u64().unwrap() > 0);
+    }
+    let (code, _, err) = txftl(&["sql", "sqlite-bench", "--benchmarks", "fillfast"]);
+    assert_eq!(code, 2, "{err}");
+}
