@@ -9,10 +9,22 @@
 //!                  20 u32     CRC-32 of the n page images, in order
 //!                  24 n x u32 home page of each image
 //! n image pages:   the metadata pages, byte for byte as they go in place
+//!                   (inode, bitmap and extent overflow pages)
 //! commit record:    0 [u8; 8] magic "TXFTLFC1"
 //!                   8 u64     sequence number (the descriptor's)
 //!                  16 u32     CRC-32 (the descriptor's)
 //! ```
+//!
+//! The area holds `journal_pages - 2` images (sized at format, see
+//! [`crate::layout`]); the file system commits early, between two steps of
+//! its non-transactional operations, before a journal transaction would
+//! outgrow it ([`Fs::make_room`]), and a transaction that would still
+//! exceed it fails with [`FsError::JournalFull`] before anything is written.
+//!
+//! Replay after a crash is safe for overflow pages too: an overflow page in
+//! the last committed journal transaction cannot have been reused since (a
+//! page freed by a journal transaction stays allocated until that
+//! transaction commits, and the next commit overwrites the journal first).
 
 use crate::{Fs, FsError, Result};
 use txftl_ftl::Lpn;
@@ -24,18 +36,20 @@ impl Fs {
     /// Ordered-mode journal commit of the non-transactional metadata changes:
     /// data first, then the metadata to the journal, a barrier, then in place.
     pub(crate) fn journal_commit(&mut self) -> Result<()> {
-        self.flush()?;
         let l = self.layout;
         let ps = self.page_size();
-        let homes: Vec<Lpn> = self.touched_pages(None);
+        let (homes, images): (Vec<Lpn>, Vec<Vec<u8>>) = self.pending_images(None).into_iter().unzip();
+        if homes.len() > l.journal_images() as usize {
+            return Err(FsError::JournalFull {
+                pages: homes.len(),
+                capacity: l.journal_images(),
+            });
+        }
+        self.flush()?;
         self.journal_seq += 1;
-        let mut images = Vec::with_capacity(homes.len());
-        let mut page = vec![0u8; ps];
         let mut crc = crc32fast::Hasher::new();
-        for &h in &homes {
-            self.meta_image(None, h, &mut page);
-            crc.update(&page);
-            images.push(page.clone());
+        for img in &images {
+            crc.update(img);
         }
         let crc = crc.finalize();
         let mut desc = vec![0u8; ps];
@@ -102,8 +116,10 @@ impl Fs {
         }
         for (i, img) in images.iter().enumerate() {
             let home = u32::from_le_bytes(desc[24 + 4 * i..28 + 4 * i].try_into().expect("4 bytes"));
-            if !l.meta_pages().contains(&home) {
-                return Err(FsError::Journal(format!("journal names page {home}, not a metadata page")));
+            if !l.meta_pages().contains(&home) && !l.in_data(home) {
+                return Err(FsError::Journal(format!(
+                    "journal names page {home}, outside the metadata and data areas"
+                )));
             }
             self.dev.write(home, img)?;
         }

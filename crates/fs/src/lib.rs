@@ -1,39 +1,64 @@
 //! txftl-fs: a small file system on the logical pages of a txftl device.
 //!
-//! One flat directory of at most 64 files, each a list of at most 16 extents;
-//! a bitmap allocator (long-lived files grow from the low end of the data area,
-//! journals and WAL files from the high end, so a database stays contiguous).
-//! Data goes to the device as it is written; metadata (inodes, bitmap) is kept
-//! in memory and made durable at `fsync`, or at once for namespace changes
-//! (create, delete, a truncate outside a transaction), in one of two ways:
+//! Directories and files up to the size of the device: an inode table sized
+//! at format from the device (one inode per 8 logical pages, 64 to 65,536),
+//! each file a list of extents (16 in its inode, the rest in a chain of
+//! extent overflow pages in the data area), each inode naming its parent
+//! directory and its name, with no directory data blocks (the root is inode
+//! 0; an index of (parent, name) is built at mount, so a lookup costs the
+//! depth of the path, not a scan of the inodes). A bitmap allocator:
+//! long-lived files grow from the low end of the data area, journals and WAL
+//! files from the high end, so a database stays contiguous. Creating,
+//! looking up and deleting a file stay fast with tens of thousands of files
+//! (a set of free inodes, the name index, allocation hints). The on-flash
+//! format (2, `TXFTLFS2`) is documented byte by byte in `layout.rs` and
+//! `journal.rs`; a format-1 image is refused by name.
+//!
+//! Paths use `/` between components (a leading `/` is allowed); a component
+//! is 1 to 60 bytes, neither `.` nor `..`. [`Fs::create`] needs the parent
+//! directory to exist; [`Fs::mkdir`], [`Fs::rmdir`] (empty directories only),
+//! [`Fs::list_dir`]. Errors are typed ([`FsError::NotFound`],
+//! [`FsError::NotADirectory`], [`FsError::NotEmpty`], [`FsError::Exists`], ...).
+//!
+//! Data goes to the device as it is written; metadata (inodes, overflow
+//! pages, bitmap) is kept in memory and made durable at `fsync`, or at once
+//! for namespace changes (create, delete, mkdir, rmdir, a truncate outside a
+//! transaction), in one of two ways:
 //!
 //! - [`FsMode::Journaled`], for devices without transactions: like ext4's ordered
 //!   mode. A flush makes the data durable first, then the dirty metadata pages go
 //!   to the journal area with a descriptor and a commit record, a flush (the write
 //!   barrier), then the pages are written in place. Mount replays a committed
-//!   journal transaction (idempotently).
+//!   journal transaction (idempotently). Non-transactional changes are committed
+//!   early, between two steps of an operation, before they would outgrow the
+//!   journal area (see `journal.rs`).
 //! - [`FsMode::Transactional`], on X-FTL: the file system hands out transaction
 //!   ids, and several transactions can be open at once (the SQLite VFS opens one
 //!   per database file handle). Every file operation names its context: a
 //!   transaction (its page writes carry its id, its reads see its own writes)
-//!   or none. A transaction's commit makes its data and metadata durable
-//!   atomically, with no journal; an abort drops both. Non-transactional
-//!   metadata changes (and namespace changes) are made durable in a
-//!   transaction of their own. How concurrent transactions share the metadata
-//!   pages without losing each other's changes: `txn.rs`.
+//!   or none. A transaction's commit makes its data and metadata (its files'
+//!   inode and overflow pages, the bitmap) durable atomically, with no
+//!   journal; an abort drops both. Non-transactional metadata changes (and
+//!   namespace changes) are made durable in a transaction of their own. How
+//!   concurrent transactions share the metadata pages without losing each
+//!   other's changes: `txn.rs`.
 //!
 //! Metadata writes are counted apart from data writes, and data writes by the
 //! class of file (database, rollback journal, WAL).
 
 mod alloc;
+mod check;
+mod dir;
 mod inode;
 mod journal;
 mod layout;
 mod txn;
 
-pub use layout::{Layout, EXTENTS_MAX, INODE_COUNT, NAME_MAX};
+pub use check::CheckReport;
+pub use dir::DirEntry;
+pub use layout::{Layout, EXTENTS_INLINE, INODE_COUNT_MAX, INODE_COUNT_MIN, NAME_MAX, PAGES_PER_INODE, ROOT, STEP_PAGES_MAX};
 
-use inode::Inode;
+use inode::{Inode, Kind};
 use layout::INODE_BYTES;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -42,21 +67,30 @@ use txftl_protocols::AnyDevice;
 use txn::{Ctx, Pending};
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FsError {
     #[error("device: {0}")]
     Device(#[from] DeviceError),
     #[error("{0}")]
     Format(String),
-    #[error("no file named `{0}`")]
+    #[error("no file or directory named `{0}`")]
     NotFound(String),
-    #[error("file name `{0}` is longer than {NAME_MAX} bytes")]
+    #[error("`{0}` is not a directory")]
+    NotADirectory(String),
+    #[error("`{0}` is a directory")]
+    IsADirectory(String),
+    #[error("directory `{0}` is not empty")]
+    NotEmpty(String),
+    #[error("`{0}` exists already")]
+    Exists(String),
+    #[error("a name component of `{0}` is longer than {NAME_MAX} bytes")]
     NameTooLong(String),
-    #[error("all {INODE_COUNT} inodes are in use")]
-    NoInodes,
+    #[error("`{0}` is not a valid path (empty component, `.`, `..` or NUL)")]
+    InvalidName(String),
+    #[error("all {count} inodes are in use")]
+    NoInodes { count: u32 },
     #[error("the file system is full")]
     NoSpace,
-    #[error("file `{0}` would need more than {EXTENTS_MAX} extents")]
-    TooFragmented(String),
     #[error("bad file handle {0}")]
     BadHandle(u32),
     #[error("transactions need a transactional device (mount in journaled mode on this one)")]
@@ -66,6 +100,9 @@ pub enum FsError {
     Busy { name: String, tid: Tid },
     #[error("journal corrupted: {0}")]
     Journal(String),
+    /// One metadata journal transaction would hold more pages than the area.
+    #[error("a metadata journal transaction of {pages} pages does not fit the journal area ({capacity} pages)")]
+    JournalFull { pages: usize, capacity: u32 },
 }
 
 pub type Result<T> = std::result::Result<T, FsError>;
@@ -133,8 +170,16 @@ impl FsStats {
     }
 }
 
-/// A file, by inode number.
+/// A file or directory, by inode number.
 pub type Ino = u32;
+
+/// Choices made at format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FormatOptions {
+    /// Inodes (rounded up to whole pages of the inode table); `None`: one per
+    /// [`PAGES_PER_INODE`] logical pages, [`INODE_COUNT_MIN`] to [`INODE_COUNT_MAX`].
+    pub inode_count: Option<u32>,
+}
 
 pub struct Fs {
     dev: Box<dyn AnyDevice>,
@@ -142,6 +187,17 @@ pub struct Fs {
     layout: Layout,
     /// The committed (durable) inodes.
     inodes: Vec<Inode>,
+    /// Inodes free in the committed state (a create takes the lowest one no
+    /// context has pending changes to).
+    free_inodes: BTreeSet<Ino>,
+    /// (parent, name) -> inode, as the non-transactional context sees the
+    /// namespace (namespace changes are durable when they return; a
+    /// transaction never changes a name).
+    names: BTreeMap<(Ino, String), Ino>,
+    /// No data page below this one is free (`alloc.rs`).
+    low_hint: u32,
+    /// No data page from this one on is free.
+    high_hint: u32,
     /// The committed allocation bitmap: one bit per data page (set: allocated).
     bitmap: Vec<u8>,
     /// Changes not durable yet, per context (`txn.rs`).
@@ -157,29 +213,52 @@ pub struct Fs {
 }
 
 impl Fs {
-    /// Creates an empty file system on the device (all logical pages).
-    pub fn format(mut dev: Box<dyn AnyDevice>, mode: FsMode) -> Result<Fs> {
+    /// Creates an empty file system on the device (all logical pages), with
+    /// the default layout.
+    pub fn format(dev: Box<dyn AnyDevice>, mode: FsMode) -> Result<Fs> {
+        Fs::format_with(dev, mode, FormatOptions::default())
+    }
+
+    /// Creates an empty file system with the given choices.
+    pub fn format_with(dev: Box<dyn AnyDevice>, mode: FsMode, opts: FormatOptions) -> Result<Fs> {
         if mode == FsMode::Transactional && !dev.transactional() {
             return Err(FsError::NotTransactional);
         }
         let info = dev.info();
-        let layout = Layout::new(info.page_size, info.logical_pages)?;
-        // Like mkfs: the empty metadata (and an empty journal descriptor, so no
-        // older journal is replayed) as plain writes, a flush, and only then
-        // the superblock, after any older one was wiped first. A cut before
-        // the last flush leaves no file system, never a half-formatted one.
-        // Plain writes, not one device transaction: the inode table alone
-        // (32 pages at 512-byte pages) may be larger than X-FTL's table.
+        let layout = match opts.inode_count {
+            Some(n) => Layout::with_inodes(info.page_size, info.logical_pages, n)?,
+            None => Layout::new(info.page_size, info.logical_pages)?,
+        };
+        // Like mkfs: the empty metadata (the root directory, and an empty
+        // journal descriptor, so no older journal is replayed) as plain
+        // writes, a flush, and only then the superblock, after any older one
+        // was wiped first. A cut before the last flush leaves no file system,
+        // never a half-formatted one. Plain writes, not one device
+        // transaction: the inode table alone may be larger than X-FTL's table.
+        let mut fs = Fs::empty(dev, mode, layout);
+        fs.inodes[ROOT as usize] = Inode {
+            kind: Kind::Dir,
+            parent: ROOT,
+            ..Inode::default()
+        };
         let mut page = vec![0u8; info.page_size as usize];
-        dev.write(0, &page)?;
+        fs.dev.write(0, &page)?;
+        let per_page = layout.inodes_per_page() as usize;
         for lpn in layout.meta_pages().chain([layout.journal_start]) {
-            dev.write(lpn, &page)?;
+            page.fill(0);
+            if lpn == layout.inode_start {
+                for (i, inode) in fs.inodes[..per_page].iter().enumerate() {
+                    inode.encode(&mut page[i * INODE_BYTES..(i + 1) * INODE_BYTES]);
+                }
+            }
+            fs.dev.write(lpn, &page)?;
         }
-        dev.flush()?;
+        fs.dev.flush()?;
         layout.encode(&mut page);
-        dev.write(0, &page)?;
-        dev.flush()?;
-        Ok(Fs::empty(dev, mode, layout))
+        fs.dev.write(0, &page)?;
+        fs.dev.flush()?;
+        fs.index()?;
+        Ok(fs)
     }
 
     /// Mounts the file system: replays a committed metadata journal transaction
@@ -198,6 +277,7 @@ impl Fs {
         let mut fs = Fs::empty(dev, mode, layout);
         fs.replay_journal()?;
         fs.load_meta()?;
+        fs.index()?;
         Ok(fs)
     }
 
@@ -206,7 +286,11 @@ impl Fs {
         Fs {
             dev,
             mode,
-            inodes: vec![Inode::default(); INODE_COUNT as usize],
+            inodes: vec![Inode::default(); layout.inode_count as usize],
+            free_inodes: BTreeSet::new(),
+            names: BTreeMap::new(),
+            low_hint: 0,
+            high_hint: layout.data_pages,
             bitmap: vec![0; layout.bitmap_pages as usize * ps],
             pending: BTreeMap::new(),
             reserved: BTreeSet::new(),
@@ -241,25 +325,95 @@ impl Fs {
     pub fn page_size(&self) -> usize {
         self.layout.page_size as usize
     }
+    /// Where the file system's areas are.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
 
-    /// Loads the committed metadata from the device (at mount).
+    /// Loads the committed metadata from the device (at mount): the inode
+    /// table, every overflow chain, the bitmap.
     fn load_meta(&mut self) -> Result<()> {
         let l = self.layout;
         let ps = self.page_size();
-        let per_page = ps / INODE_BYTES;
+        let per_page = l.inodes_per_page() as usize;
+        let per_overflow = l.extents_per_overflow_page();
         let mut page = vec![0u8; ps];
+        let mut overflow = vec![0u8; ps];
         for p in 0..l.inode_pages {
             self.read_dev(None, l.inode_start + p, &mut page)?;
             for i in 0..per_page {
-                let ino = p as usize * per_page + i;
-                if ino < INODE_COUNT as usize {
-                    self.inodes[ino] = Inode::decode(&page[i * INODE_BYTES..(i + 1) * INODE_BYTES])?;
+                let ino = (p as usize * per_page + i) as Ino;
+                if ino >= l.inode_count {
+                    break;
                 }
+                let (mut inode, chain) = Inode::decode(ino, &page[i * INODE_BYTES..(i + 1) * INODE_BYTES], per_overflow)?;
+                let mut extents = inode.extents.as_slice().to_vec();
+                let mut next = chain.first;
+                for k in 0..chain.pages as usize {
+                    if !l.in_data(next) {
+                        return Err(FsError::Format(format!(
+                            "inode {ino}: overflow page {k} at {next}, outside the data area"
+                        )));
+                    }
+                    self.read_dev(None, next, &mut overflow)?;
+                    let (more, after) = Inode::decode_overflow(ino, k, next, &overflow, per_overflow)?;
+                    inode.overflow.push(next);
+                    extents.extend(more);
+                    next = after;
+                }
+                if next != 0 || extents.len() != inode.extents.len() + chain.extents {
+                    return Err(FsError::Format(format!(
+                        "inode {ino}: its overflow chain does not hold its {} extents",
+                        inode.extents.len() + chain.extents
+                    )));
+                }
+                if extents
+                    .iter()
+                    .any(|&(start, len)| len == 0 || !l.in_data(start) || !l.in_data(start + len - 1))
+                {
+                    return Err(FsError::Format(format!("inode {ino}: an extent outside the data area")));
+                }
+                inode.extents = inode::Extents::from_list(extents);
+                self.inodes[ino as usize] = inode;
             }
         }
         for p in 0..l.bitmap_pages {
             self.read_dev(None, l.bitmap_start + p, &mut page)?;
             self.bitmap[p as usize * ps..(p as usize + 1) * ps].copy_from_slice(&page);
+        }
+        Ok(())
+    }
+
+    /// Builds the free-inode set and the name index from the committed
+    /// inodes, and checks the tree (the root a directory, every parent a
+    /// directory, no name twice in one directory).
+    fn index(&mut self) -> Result<()> {
+        if !self.inodes[ROOT as usize].is_dir() {
+            return Err(FsError::Format("inode 0 is not the root directory".into()));
+        }
+        self.free_inodes.clear();
+        self.names.clear();
+        for (ino, inode) in self.inodes.iter().enumerate() {
+            let ino = ino as Ino;
+            if !inode.used() {
+                self.free_inodes.insert(ino);
+                continue;
+            }
+            if ino == ROOT {
+                continue;
+            }
+            if !self.inodes.get(inode.parent as usize).is_some_and(|p| p.is_dir()) || inode.parent == ino {
+                return Err(FsError::Format(format!(
+                    "inode {ino} (`{}`) names inode {} as its directory, which is not one",
+                    inode.name, inode.parent
+                )));
+            }
+            if inode.name.is_empty() || self.names.insert((inode.parent, inode.name.clone()), ino).is_some() {
+                return Err(FsError::Format(format!(
+                    "directory inode {} holds `{}` twice, or an empty name",
+                    inode.parent, inode.name
+                )));
+            }
         }
         Ok(())
     }
@@ -297,46 +451,51 @@ impl Fs {
 
     // ---- files ------------------------------------------------------------------
 
-    pub fn lookup(&self, name: &str) -> Option<Ino> {
-        (0..INODE_COUNT).find(|&ino| self.view(None, ino).is_some_and(|i| i.used && i.name == name))
-    }
-
     pub fn class(&self, ino: Ino) -> Result<FileClass> {
         Ok(FileClass::from_u8(self.inode(None, ino)?.class))
     }
 
     fn inode(&self, ctx: Ctx, ino: Ino) -> Result<&Inode> {
-        self.view(ctx, ino).filter(|i| i.used).ok_or(FsError::BadHandle(ino))
+        self.view(ctx, ino).filter(|i| i.used()).ok_or(FsError::BadHandle(ino))
     }
 
-    /// Creates an empty file; durable when this returns.
-    pub fn create(&mut self, name: &str, class: FileClass) -> Result<Ino> {
-        if name.len() > NAME_MAX {
-            return Err(FsError::NameTooLong(name.into()));
+    /// The inode of a file (not a directory) as `ctx` sees it.
+    fn file(&self, ctx: Ctx, ino: Ino) -> Result<&Inode> {
+        let inode = self.inode(ctx, ino)?;
+        if inode.is_dir() {
+            return Err(FsError::IsADirectory(inode.name.clone()));
         }
-        if let Some(ino) = self.lookup(name) {
-            return Ok(ino);
+        Ok(inode)
+    }
+
+    /// Creates an empty file in an existing directory (or returns the file
+    /// that exists under that path); durable when this returns.
+    pub fn create(&mut self, path: &str, class: FileClass) -> Result<Ino> {
+        let (parent, name) = self.parent_of(path)?;
+        if let Some(&ino) = self.names.get(&(parent, name.to_string())) {
+            return match self.inode(None, ino)?.is_dir() {
+                true => Err(FsError::IsADirectory(path.into())),
+                false => Ok(ino),
+            };
         }
-        // A free inode no context has pending changes to.
-        let ino = (0..INODE_COUNT)
-            .find(|&ino| !self.view(None, ino).is_some_and(|i| i.used) && !self.pending.values().any(|p| p.inodes.contains_key(&ino)))
-            .ok_or(FsError::NoInodes)?;
-        *self.inode_mut(None, ino)? = Inode {
-            used: true,
-            class: class as u8,
-            name: name.into(),
-            size: 0,
-            extents: Vec::new(),
-        };
-        self.make_plain_durable()?;
-        Ok(ino)
+        self.new_inode(parent, name, Kind::File, class)
     }
 
     /// Deletes a file; durable when this returns.
-    pub fn delete(&mut self, name: &str) -> Result<()> {
-        let ino = self.lookup(name).ok_or_else(|| FsError::NotFound(name.into()))?;
+    pub fn delete(&mut self, path: &str) -> Result<()> {
+        let ino = self.resolve(path)?;
+        if self.inode(None, ino)?.is_dir() {
+            return Err(FsError::IsADirectory(path.into()));
+        }
+        // Freeing touches the inode page and up to every bitmap page.
+        self.make_room(None, self.layout.bitmap_pages + STEP_PAGES_MAX)?;
         self.free_pages_from(None, ino, 0)?;
+        let (parent, name) = {
+            let inode = self.inode(None, ino)?;
+            (inode.parent, inode.name.clone())
+        };
         *self.inode_mut(None, ino)? = Inode::default();
+        self.names.remove(&(parent, name));
         self.make_plain_durable()
     }
 
@@ -349,7 +508,11 @@ impl Fs {
     pub fn truncate(&mut self, tx: Option<Tid>, ino: Ino, size: u64) -> Result<()> {
         let ctx = self.context(tx)?;
         let ps = self.page_size() as u64;
-        let old = self.inode(ctx, ino)?.size;
+        let old = self.file(ctx, ino)?.size;
+        if size.div_ceil(ps) > self.layout.data_pages as u64 {
+            return Err(FsError::NoSpace);
+        }
+        self.make_room(ctx, self.layout.bitmap_pages + STEP_PAGES_MAX)?;
         self.claim(ctx, ino)?;
         if size < old {
             self.free_pages_from(ctx, ino, size.div_ceil(ps) as u32)?;
@@ -388,7 +551,7 @@ impl Fs {
     /// (a transaction sees its own writes); returns the bytes read (short at EOF).
     pub fn read(&mut self, tx: Option<Tid>, ino: Ino, offset: u64, buf: &mut [u8]) -> Result<usize> {
         let ctx = self.context(tx)?;
-        let size = self.inode(ctx, ino)?.size;
+        let size = self.file(ctx, ino)?.size;
         if offset >= size {
             return Ok(0);
         }
@@ -426,9 +589,13 @@ impl Fs {
     pub fn write(&mut self, tx: Option<Tid>, ino: Ino, offset: u64, data: &[u8]) -> Result<()> {
         let ctx = self.context(tx)?;
         let ps = self.page_size() as u64;
-        let old_size = self.inode(ctx, ino)?.size;
-        self.claim(ctx, ino)?;
+        let old_size = self.file(ctx, ino)?.size;
         let end = offset + data.len() as u64;
+        if end.div_ceil(ps) > self.layout.data_pages as u64 {
+            return Err(FsError::NoSpace);
+        }
+        self.make_room(ctx, STEP_PAGES_MAX)?;
+        self.claim(ctx, ino)?;
         // Pages between the old end and this write: allocated and zeroed.
         let first_page = (offset / ps) as u32;
         if first_page > self.inode(ctx, ino)?.pages() {
@@ -490,7 +657,7 @@ impl Fs {
         if ctx.is_some() {
             return Ok(());
         }
-        if self.touched_pages(None).is_empty() {
+        if self.touched_count(None) == 0 {
             self.fold(None);
             return self.flush();
         }
@@ -499,14 +666,5 @@ impl Fs {
             self.flush()?;
         }
         Ok(())
-    }
-
-    /// Names and sizes of the files (as committed, with non-transactional changes).
-    pub fn list(&self) -> Vec<(String, u64)> {
-        (0..INODE_COUNT)
-            .filter_map(|ino| self.view(None, ino))
-            .filter(|i| i.used)
-            .map(|i| (i.name.clone(), i.size))
-            .collect()
     }
 }

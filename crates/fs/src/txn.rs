@@ -7,7 +7,10 @@
 //! file system). The committed metadata (`Fs::inodes`, `Fs::bitmap`) is what
 //! the device holds durably; each context keeps its changes apart in a
 //! [`Pending`]: its own copies of the inodes it changes, the data pages it
-//! allocated or freed, and the metadata pages those changes touch.
+//! allocated or freed, and the metadata pages those changes touch: inode
+//! pages, bitmap pages, and the extent overflow pages of its files whose
+//! contents change (the page holding a changed extent, and the one before it,
+//! whose next-page link may change).
 //!
 //! Why several transactions cannot lose each other's metadata. X-FTL lets two
 //! active transactions write the same logical page, each seeing its own copy,
@@ -40,13 +43,28 @@
 //! 4. Data pages a context allocates are reserved for it (no other context can
 //!    take them) until it commits (they become allocated) or aborts (free
 //!    again); pages it frees stay allocated until it commits, so nobody reuses
-//!    a page an abort would give back to its file.
+//!    a page an abort would give back to its file. A page a transaction
+//!    allocates and frees again (a file that grows, then shrinks) stays
+//!    reserved until the transaction ends: the transaction's device entry for
+//!    that page (data, or an overflow image of a failed commit attempt)
+//!    commits with it, and must not land on a page another file took in
+//!    between. (Non-transactional writes go to the device at once, so the
+//!    non-transactional context gives such a page back at once.)
+//! 5. Extent overflow pages belong to one file, so they are never shared:
+//!    only the context that claimed the file (rule 3) touches them, and their
+//!    image is built from that context's copy of the inode. They are data
+//!    pages for the allocator (rule 4). A touched overflow page that is no
+//!    longer in the file's chain when the metadata is written (the file shrank
+//!    or was deleted) is not written: it is free in the new bitmap, or
+//!    reserved to this context, or (non-transactional) may already hold
+//!    another file's data. Rule 2 holds for the pages still in the chain.
 //!
-//! The on-flash format does not change: a metadata page is the same bytes
-//! ([`crate::layout`]), only which transaction writes it is decided here.
+//! The on-flash format is the same in both modes: a metadata page is the
+//! same bytes ([`crate::layout`]), only which transaction writes it is
+//! decided here.
 
 use crate::inode::Inode;
-use crate::layout::INODE_BYTES;
+use crate::layout::{EXTENTS_INLINE, INODE_BYTES};
 use crate::{Fs, FsError, FsMode, Ino, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use txftl_ftl::{DeviceError, Lpn, Tid};
@@ -63,8 +81,20 @@ pub(crate) struct Pending {
     pub alloc: BTreeSet<u32>,
     /// Data pages it freed: still allocated in the committed bitmap.
     pub freed: BTreeSet<u32>,
+    /// Data pages a transaction allocated and freed again: reserved for it
+    /// until it ends, free in its bitmap (rule 4).
+    pub dropped: BTreeSet<u32>,
     /// Metadata pages its changes touch (only grows, see the module comment).
     pub pages: BTreeSet<Lpn>,
+}
+
+/// What a metadata page holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MetaPage {
+    Inodes,
+    Bitmap,
+    /// Page `k` of inode `ino`'s overflow chain.
+    Overflow(Ino, usize),
 }
 
 impl Fs {
@@ -82,7 +112,7 @@ impl Fs {
     }
 
     /// The context holding pending changes of `ino`, if any.
-    fn owner(&self, ino: Ino) -> Option<Ctx> {
+    pub(crate) fn owner(&self, ino: Ino) -> Option<Ctx> {
         self.pending.iter().find(|(_, p)| p.inodes.contains_key(&ino)).map(|(c, _)| *c)
     }
 
@@ -107,11 +137,27 @@ impl Fs {
     /// `ctx`'s copy of `ino`, to change (its inode page will be written).
     pub(crate) fn inode_mut(&mut self, ctx: Ctx, ino: Ino) -> Result<&mut Inode> {
         self.claim(ctx, ino)?;
-        let per_page = (self.page_size() / INODE_BYTES) as u32;
-        let page = self.layout.inode_start + ino / per_page;
+        let page = self.layout.inode_start + ino / self.layout.inodes_per_page();
         let p = self.pending.get_mut(&ctx).expect("claimed above");
         p.pages.insert(page);
         Ok(p.inodes.get_mut(&ino).expect("claimed above"))
+    }
+
+    /// `ctx` changed extent `e` of `ino` (grew, added or cut it): the overflow
+    /// page holding it and the one holding the extent before it (whose
+    /// next-page link may change) are touched; inline extents live in the
+    /// inode page, touched by [`Fs::inode_mut`].
+    pub(crate) fn touch_extent(&mut self, ctx: Ctx, ino: Ino, e: usize) {
+        let per_page = self.layout.extents_per_overflow_page();
+        let Some(p) = self.pending.get_mut(&ctx) else { return };
+        let Some(inode) = p.inodes.get(&ino) else { return };
+        for i in [e.saturating_sub(1), e] {
+            if i >= EXTENTS_INLINE {
+                if let Some(&lpn) = inode.overflow.get((i - EXTENTS_INLINE) / per_page) {
+                    p.pages.insert(lpn);
+                }
+            }
+        }
     }
 
     fn bitmap_page(&self, i: u32) -> Lpn {
@@ -131,6 +177,11 @@ impl Fs {
         }
     }
 
+    /// Is the committed bitmap byte holding data page `i` full (8 allocated pages)?
+    pub(crate) fn committed_byte_full(&self, i: u32) -> bool {
+        self.bitmap[i as usize / 8] == 0xFF
+    }
+
     /// Can any context allocate data page `i`?
     pub(crate) fn is_free(&self, i: u32) -> bool {
         !self.committed_bit(i) && !self.reserved.contains(&i)
@@ -138,6 +189,7 @@ impl Fs {
 
     /// Data page `i` (free) becomes `ctx`'s.
     pub(crate) fn take_page(&mut self, ctx: Ctx, i: u32) {
+        debug_assert!(self.is_free(i), "data page {i} taken twice");
         let page = self.bitmap_page(i);
         self.reserved.insert(i);
         let p = self.pending.entry(ctx).or_default();
@@ -149,56 +201,116 @@ impl Fs {
     pub(crate) fn release_page(&mut self, ctx: Ctx, i: u32) {
         let page = self.bitmap_page(i);
         let p = self.pending.entry(ctx).or_default();
+        p.pages.insert(page);
         if p.alloc.remove(&i) {
-            self.reserved.remove(&i);
+            if ctx.is_some() {
+                p.dropped.insert(i); // reserved until the transaction ends (rule 4)
+            } else {
+                self.reserved.remove(&i);
+                self.note_free(i);
+            }
         } else {
             p.freed.insert(i);
         }
-        p.pages.insert(page);
+    }
+
+    /// What metadata page `lpn` is for `ctx`: `None` for an overflow page
+    /// that is in none of its files' chains any more (rule 5).
+    fn meta_kind(&self, ctx: Ctx, lpn: Lpn, chains: &BTreeMap<Lpn, (Ino, usize)>) -> Option<MetaPage> {
+        let l = &self.layout;
+        if (l.inode_start..l.inode_start + l.inode_pages).contains(&lpn) {
+            Some(MetaPage::Inodes)
+        } else if (l.bitmap_start..l.bitmap_start + l.bitmap_pages).contains(&lpn) {
+            Some(MetaPage::Bitmap)
+        } else {
+            debug_assert!(l.in_data(lpn) && self.pending.contains_key(&ctx));
+            chains.get(&lpn).map(|&(ino, k)| MetaPage::Overflow(ino, k))
+        }
+    }
+
+    /// The overflow pages of the files `ctx` claimed: page -> (inode, index in its chain).
+    fn chains(&self, ctx: Ctx) -> BTreeMap<Lpn, (Ino, usize)> {
+        let mut chains = BTreeMap::new();
+        if let Some(p) = self.pending.get(&ctx) {
+            for (&ino, inode) in &p.inodes {
+                for (k, &lpn) in inode.overflow.iter().enumerate() {
+                    chains.insert(lpn, (ino, k));
+                }
+            }
+        }
+        chains
     }
 
     /// The bytes of metadata page `lpn` with `ctx`'s changes over the committed state.
-    pub(crate) fn meta_image(&self, ctx: Ctx, lpn: Lpn, out: &mut [u8]) {
+    fn meta_image(&self, ctx: Ctx, lpn: Lpn, kind: MetaPage, out: &mut [u8]) {
         let l = &self.layout;
         let ps = self.page_size();
         let pending = self.pending.get(&ctx);
-        if (l.inode_start..l.inode_start + l.inode_pages).contains(&lpn) {
-            out.fill(0);
-            let per_page = ps / INODE_BYTES;
-            let first = (lpn - l.inode_start) as usize * per_page;
-            for i in 0..per_page {
-                let ino = (first + i) as Ino;
-                let mine = pending.and_then(|p| p.inodes.get(&ino));
-                if let Some(inode) = mine.or_else(|| self.inodes.get(ino as usize)) {
-                    inode.encode(&mut out[i * INODE_BYTES..(i + 1) * INODE_BYTES]);
+        match kind {
+            MetaPage::Inodes => {
+                out.fill(0);
+                let per_page = l.inodes_per_page() as usize;
+                let first = (lpn - l.inode_start) as usize * per_page;
+                for i in 0..per_page {
+                    let ino = (first + i) as Ino;
+                    let mine = pending.and_then(|p| p.inodes.get(&ino));
+                    if let Some(inode) = mine.or_else(|| self.inodes.get(ino as usize)) {
+                        inode.encode(&mut out[i * INODE_BYTES..(i + 1) * INODE_BYTES]);
+                    }
                 }
             }
-        } else {
-            let first = (lpn - l.bitmap_start) as usize * ps;
-            out.copy_from_slice(&self.bitmap[first..first + ps]);
-            let bits = first as u32 * 8..(first + ps) as u32 * 8;
-            if let Some(p) = pending {
-                for &i in p.alloc.range(bits.clone()) {
-                    out[i as usize / 8 - first] |= 1 << (i % 8);
+            MetaPage::Bitmap => {
+                let first = (lpn - l.bitmap_start) as usize * ps;
+                out.copy_from_slice(&self.bitmap[first..first + ps]);
+                let bits = first as u32 * 8..(first + ps) as u32 * 8;
+                if let Some(p) = pending {
+                    for &i in p.alloc.range(bits.clone()) {
+                        out[i as usize / 8 - first] |= 1 << (i % 8);
+                    }
+                    for &i in p.freed.range(bits) {
+                        out[i as usize / 8 - first] &= !(1 << (i % 8));
+                    }
                 }
-                for &i in p.freed.range(bits) {
-                    out[i as usize / 8 - first] &= !(1 << (i % 8));
-                }
+            }
+            MetaPage::Overflow(ino, k) => {
+                let inode = pending.and_then(|p| p.inodes.get(&ino)).expect("a claimed file's chain");
+                inode.encode_overflow(ino, k, l.extents_per_overflow_page(), out);
             }
         }
     }
 
-    pub(crate) fn touched_pages(&self, ctx: Ctx) -> Vec<Lpn> {
-        self.pending
-            .get(&ctx)
-            .map(|p| p.pages.iter().copied().collect())
-            .unwrap_or_default()
+    /// The images of every metadata page `ctx` touched and still has to write, in page order.
+    pub(crate) fn pending_images(&self, ctx: Ctx) -> Vec<(Lpn, Vec<u8>)> {
+        let Some(p) = self.pending.get(&ctx) else { return Vec::new() };
+        let chains = self.chains(ctx);
+        let mut out = Vec::with_capacity(p.pages.len());
+        for &lpn in &p.pages {
+            if let Some(kind) = self.meta_kind(ctx, lpn, &chains) {
+                let mut page = vec![0u8; self.page_size()];
+                self.meta_image(ctx, lpn, kind, &mut page);
+                out.push((lpn, page));
+            }
+        }
+        out
+    }
+
+    pub(crate) fn touched_count(&self, ctx: Ctx) -> usize {
+        self.pending.get(&ctx).map_or(0, |p| p.pages.len())
     }
 
     /// `ctx`'s changes are durable: they become the committed state.
     pub(crate) fn fold(&mut self, ctx: Ctx) {
         let Some(p) = self.pending.remove(&ctx) else { return };
         for (ino, inode) in p.inodes {
+            match (self.inodes[ino as usize].used(), inode.used()) {
+                (false, true) => {
+                    self.free_inodes.remove(&ino);
+                }
+                (true, false) => {
+                    self.free_inodes.insert(ino);
+                }
+                _ => {}
+            }
             self.inodes[ino as usize] = inode;
         }
         for i in p.alloc {
@@ -207,14 +319,17 @@ impl Fs {
         }
         for i in p.freed {
             self.set_committed_bit(i, false);
+            self.note_free(i);
+        }
+        for i in p.dropped {
+            self.reserved.remove(&i);
+            self.note_free(i);
         }
     }
 
     /// Writes `ctx`'s touched metadata pages inside device transaction `tid`.
     fn write_pending(&mut self, ctx: Ctx, tid: Tid) -> Result<()> {
-        let mut page = vec![0u8; self.page_size()];
-        for lpn in self.touched_pages(ctx) {
-            self.meta_image(ctx, lpn, &mut page);
+        for (lpn, page) in self.pending_images(ctx) {
             self.dev.write_tx(tid, lpn, &page)?;
             self.stats.metadata_page_writes += 1;
         }
@@ -234,7 +349,7 @@ impl Fs {
     /// Makes the non-transactional metadata changes durable: through the
     /// journal, or on a transactional device in a transaction of their own.
     pub(crate) fn make_plain_durable(&mut self) -> Result<()> {
-        if self.touched_pages(None).is_empty() {
+        if self.touched_count(None) == 0 {
             self.fold(None); // claims without changes: nothing to write
             return Ok(());
         }
@@ -254,6 +369,20 @@ impl Fs {
                 Ok(())
             }
         }
+    }
+
+    /// Before a non-transactional step that may touch `pages` more metadata
+    /// pages: if the pending ones and those would not fit one journal
+    /// transaction, the pending ones become durable now (as ext4 commits a
+    /// running transaction that fills its journal). The state between two
+    /// steps is consistent: a file's extents may reach past its size, never
+    /// the other way round. The same bound holds on a transactional device,
+    /// where it keeps the transaction of the non-transactional metadata small.
+    pub(crate) fn make_room(&mut self, ctx: Ctx, pages: u32) -> Result<()> {
+        if ctx.is_none() && self.touched_count(None) + pages as usize > self.layout.journal_images() as usize {
+            self.make_plain_durable()?;
+        }
+        Ok(())
     }
 
     // ---- transactions (transactional mode) -------------------------------------
@@ -299,8 +428,9 @@ impl Fs {
         // power loss anyway): its changes must never be committed later.
         let r = self.dev.abort(tid);
         if let Some(p) = self.pending.remove(&Some(tid)) {
-            for i in p.alloc {
+            for i in p.alloc.into_iter().chain(p.dropped) {
                 self.reserved.remove(&i);
+                self.note_free(i);
             }
         }
         self.open.remove(&tid);

@@ -57,7 +57,7 @@
 //! same device image is not excluded (an image belongs to one process).
 //!
 //! Why a call failed: `SQLITE_FULL` alone does not say whether the X-L2P table,
-//! a file's extent list, the inodes or the device ran out. Each failure's
+//! the inodes, the metadata journal or the device ran out. Each failure's
 //! reason goes to SQLite's error log (`sqlite3_log`, as the unix VFS logs the
 //! errno behind an I/O error) and is kept for `xGetLastError` and
 //! [`Vfs::last_error`].
@@ -303,14 +303,8 @@ fn reason(e: &FsError, file: &str) -> String {
             "txftl: X-L2P transaction table full ({capacity} entries, all uncommitted): \
              a transaction on `{file}` writes more pages than the device's table holds"
         ),
-        FsError::TooFragmented(name) => {
-            format!(
-                "txftl: file `{name}` has too many extents (at most {}): it cannot grow",
-                txftl_fs::EXTENTS_MAX
-            )
-        }
         FsError::NoSpace => format!("txftl: the file system is full (writing `{file}`)"),
-        FsError::NoInodes => format!("txftl: all {} inodes are in use (creating `{file}`)", txftl_fs::INODE_COUNT),
+        FsError::NoInodes { count } => format!("txftl: all {count} inodes are in use (creating `{file}`)"),
         FsError::Device(DeviceError::NoSpace) => format!("txftl: the device is full (writing `{file}`)"),
         e => format!("txftl: `{file}`: {e}"),
     }
@@ -336,7 +330,7 @@ fn note_error(state: &VfsState, code: c_int, msg: String) {
 /// file system ran out of something: `SQLITE_FULL`), with the reason noted.
 fn fs_code(state: &VfsState, file: &str, e: &FsError, io: c_int) -> c_int {
     let code = match e {
-        FsError::NoSpace | FsError::TooFragmented(_) | FsError::NoInodes => ffi::SQLITE_FULL,
+        FsError::NoSpace | FsError::NoInodes { .. } | FsError::JournalFull { .. } => ffi::SQLITE_FULL,
         FsError::Device(DeviceError::NoSpace) => ffi::SQLITE_FULL,
         FsError::Device(DeviceError::TableFull { .. }) => ffi::SQLITE_FULL,
         _ => io,
@@ -421,6 +415,10 @@ unsafe extern "C" fn x_open(
         };
         let Some(mut fs) = lock(state) else { return ffi::SQLITE_CANTOPEN };
         let ino = match fs.lookup(&name) {
+            Some(ino) if fs.is_dir(ino).unwrap_or(true) => {
+                note_error(state, ffi::SQLITE_CANTOPEN, format!("txftl: `{name}` is a directory"));
+                return ffi::SQLITE_CANTOPEN;
+            }
             Some(ino) => ino,
             None if flags & ffi::SQLITE_OPEN_CREATE != 0 => match fs.create(&name, class) {
                 Ok(ino) => ino,
@@ -485,7 +483,7 @@ unsafe extern "C" fn x_access(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, _
 
 unsafe extern "C" fn x_full_pathname(_vfs: *mut ffi::sqlite3_vfs, name: *const c_char, n: c_int, out: *mut c_char) -> c_int {
     guard(ffi::SQLITE_CANTOPEN, || {
-        // One flat directory: a name is its own full path.
+        // Paths are relative to the file system's root: a name is its own full path.
         let bytes = CStr::from_ptr(name).to_bytes_with_nul();
         if bytes.len() > n as usize {
             return ffi::SQLITE_CANTOPEN;

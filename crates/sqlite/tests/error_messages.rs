@@ -1,5 +1,5 @@
 //! Why a write failed reaches the SQLite caller: `SQLITE_FULL` alone does not
-//! say whether the X-L2P table or a file's extent list ran out, so the VFS logs
+//! say whether the X-L2P table or the file system ran out, so the VFS logs
 //! the reason through `sqlite3_log` (SQLite's error log, the channel its own
 //! unix VFS uses for the errno behind an I/O error) and keeps it for
 //! `xGetLastError` and `Stack::last_error`. (SQLite's own message for the
@@ -31,8 +31,12 @@ fn take_log() -> Vec<(c_int, String)> {
 }
 
 fn stack(xl2p_entries: u32) -> Stack {
+    stack_of(512, xl2p_entries)
+}
+
+fn stack_of(blocks_per_plane: u32, xl2p_entries: u32) -> Stack {
     let mut p = preset("tiny").unwrap();
-    p.geometry.blocks_per_plane = 512;
+    p.geometry.blocks_per_plane = blocks_per_plane;
     p.geometry.page_size = 4096;
     let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
     let dev = format("xftl", nand, FtlConfig::default(), &ProtocolOptions { xl2p_entries }).unwrap();
@@ -90,9 +94,10 @@ fn sqlite_full_says_why() {
     drop(conn);
     drop(s);
 
-    // A file's extent list: two databases growing in turn interleave their
-    // pages, so each growth of one is a new extent.
-    let s = stack(500);
+    // A full file system: two databases growing in turn (their pages
+    // interleave, so each grows far past the 16 extents of its inode) until
+    // the device's data area is used up.
+    let s = stack_of(64, 500);
     let x = s.open("x.db", 4096).unwrap();
     let y = s.open("y.db", 4096).unwrap();
     for c in [&x, &y] {
@@ -100,7 +105,7 @@ fn sqlite_full_says_why() {
     }
     take_log();
     let mut failed = None;
-    'grow: for i in 0..200 {
+    'grow: for i in 0..2000 {
         for (name, c) in [("x.db", &x), ("y.db", &y)] {
             let r = c.execute("INSERT INTO t VALUES (?1, zeroblob(3500))", [i]);
             if r.is_err() {
@@ -110,17 +115,21 @@ fn sqlite_full_says_why() {
         }
     }
     let Some((name, r)) = failed else {
-        panic!("200 interleaved growths never ran out of extents");
+        panic!("2000 interleaved growths never filled the file system");
     };
     assert!(is_full(&r), "{r:?}");
     let log = take_log();
     assert!(
         log.iter()
-            .any(|(code, m)| *code == ffi::SQLITE_FULL && m.contains("txftl") && m.contains(name) && m.contains("extents")),
-        "the log says {name} has too many extents: {log:?}"
+            .any(|(code, m)| *code == ffi::SQLITE_FULL && m.contains("txftl") && m.contains(name) && m.contains("file system is full")),
+        "the log says the file system is full writing {name}: {log:?}"
     );
     for (code, m) in log.iter().filter(|(_, m)| m.starts_with("txftl")) {
         eprintln!("sqlite3_log({code}): {m}");
     }
+    let extents = s
+        .with_fs_mut(|fs| ["x.db", "y.db"].map(|n| fs.lookup(n).and_then(|ino| fs.extent_count(None, ino).ok()).unwrap_or(0)))
+        .unwrap();
+    assert!(extents.iter().all(|&e| e > 16), "both databases grew past 16 extents: {extents:?}");
     let _: (Connection, Connection) = (x, y);
 }
