@@ -22,7 +22,7 @@ use txftl_host::record::Recorder;
 use txftl_host::{LatencyReport, LatencySummary};
 use txftl_nand::DataMode;
 use txftl_sqlite::sqlitebench::{self, BenchEvent, BenchSpec, Benchmark};
-use txftl_sqlite::tpcc::{self, TpccSpec, TxEvent, TxKind};
+use txftl_sqlite::tpcc::{self, TpccSpec, TxKind};
 use txftl_sqlite::ycsb::{self, Distribution, OpEvent, OpKind, Workload, YcsbSpec};
 use txftl_sqlite::{Mode, Stack};
 
@@ -124,6 +124,10 @@ pub struct TpccArgs {
     /// Percent of New-Order, Payment, Order-Status, Delivery, Stock-Level (sum 100).
     #[arg(long, default_value = "45,43,4,4,4")]
     pub mix: String,
+    /// Clients, each its own SQLite connection to the database (see the README:
+    /// how their transactions overlap on the device clock).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub clients: u32,
 }
 
 pub fn run(cmd: SqlCommand) -> Result<ExitCode, CliError> {
@@ -615,6 +619,7 @@ struct TpccOut {
     scale: u32,
     mix: [u32; 5],
     transactions: u64,
+    clients: u32,
     seed: u64,
     load_wall_seconds: f64,
     run_wall_seconds: f64,
@@ -707,24 +712,77 @@ fn tpcc_cmd(args: TpccArgs) -> Result<ExitCode, CliError> {
         .collect();
     let mut lat: Vec<Latency> = vec![Latency::default(); TxKind::ALL.len()];
     let mut all = Latency::default();
-    let mut begin = start;
+    let mut begin;
     let t1 = std::time::Instant::now();
-    let report = tpcc::run_with(&conn, &spec, |ev| match *ev {
-        TxEvent::Begin { .. } => begin = snap(&stack),
-        TxEvent::End { index, kind, .. } => {
-            let end = snap(&stack);
-            let i = TxKind::ALL.iter().position(|k| *k == kind).unwrap_or(0);
-            let c = &mut costs[i];
-            c.host_page_writes += end.fs.host_page_writes() - begin.fs.host_page_writes();
-            c.flash_programs += end.dev.flash_programs - begin.dev.flash_programs;
-            lat[i].record(end.now_ns - begin.now_ns);
-            all.record(end.now_ns - begin.now_ns);
-            if index % 64 == 0 {
-                bar.set_position(index + 1);
-            }
+    // The clients: one connection each (the first one the load's).
+    let mut conns = vec![conn];
+    for _ in 1..args.clients {
+        conns.push(stack.open("tpcc.db", page_size).map_err(CliError::failed)?);
+    }
+    let mut runner = tpcc::Runner::new(&conns[0], &spec).map_err(|e| CliError::Failed(e.to_string()))?;
+    struct Client {
+        ready_ns: u64,
+        next: Option<tpcc::NextTx>,
+    }
+    let mut clients: Vec<Client> = (0..args.clients)
+        .map(|_| Client {
+            ready_ns: start.now_ns,
+            next: None,
+        })
+        .collect();
+    // When the last writing transaction ended: SQLite has one writer at a time.
+    let mut writer_free_ns = start.now_ns;
+    let start_of = |c: &Client, writer_free_ns: u64| -> Option<u64> {
+        let tx = c.next.as_ref()?;
+        Some(if tx.kind.writes() {
+            c.ready_ns.max(writer_free_ns)
+        } else {
+            c.ready_ns
+        })
+    };
+    let mut done_count = 0u64;
+    loop {
+        // Free clients take the next transactions of the mix, earliest free first.
+        let mut idle: Vec<usize> = (0..clients.len()).filter(|&i| clients[i].next.is_none()).collect();
+        idle.sort_by_key(|&i| (clients[i].ready_ns, i));
+        for i in idle {
+            clients[i].next = runner.next_transaction();
         }
-    })
-    .map_err(|e| CliError::Failed(format!("running TPC-C: {e}{}", why(&stack))))?;
+        let Some(c) = (0..clients.len())
+            .filter_map(|i| start_of(&clients[i], writer_free_ns).map(|t| (t, i)))
+            .min()
+            .map(|(_, i)| i)
+        else {
+            break;
+        };
+        let at = start_of(&clients[c], writer_free_ns).expect("picked with a transaction");
+        let tx = clients[c].next.take().expect("picked with a transaction");
+        stack.with_fs_mut(|fs| fs.device_mut().set_clock(at)).map_err(CliError::failed)?;
+        begin = snap(&stack);
+        runner
+            .execute(&conns[c], &tx)
+            .map_err(|e| CliError::Failed(format!("running TPC-C: {e}{}", why(&stack))))?;
+        let end = snap(&stack);
+        let i = TxKind::ALL.iter().position(|k| *k == tx.kind).unwrap_or(0);
+        let cost = &mut costs[i];
+        cost.host_page_writes += end.fs.host_page_writes() - begin.fs.host_page_writes();
+        cost.flash_programs += end.dev.flash_programs - begin.dev.flash_programs;
+        // From when the client was ready: waiting for the writer counts.
+        let done_ns = end.now_ns.max(at);
+        lat[i].record(done_ns - clients[c].ready_ns);
+        all.record(done_ns - clients[c].ready_ns);
+        clients[c].ready_ns = done_ns;
+        if tx.kind.writes() {
+            writer_free_ns = done_ns;
+        }
+        done_count += 1;
+        if done_count % 64 == 0 {
+            bar.set_position(done_count);
+        }
+    }
+    let report = runner.report.clone();
+    let conn = conns.swap_remove(0);
+    drop(conns);
     let run_wall = t1.elapsed().as_secs_f64();
     on.store(false, Ordering::Relaxed);
     bar.finish_and_clear();
@@ -772,6 +830,7 @@ fn tpcc_cmd(args: TpccArgs) -> Result<ExitCode, CliError> {
         scale: spec.scale,
         mix,
         transactions: spec.transactions,
+        clients: args.clients,
         seed: spec.seed,
         load_wall_seconds: load_wall,
         run_wall_seconds: run_wall,
@@ -821,12 +880,13 @@ fn us(ns: u64) -> f64 {
 fn print_tpcc(o: &TpccOut, record: Option<&std::path::Path>) {
     println!("device: {}", o.device);
     let mut t = Figures::new(&format!(
-        "txftl sql tpcc: {} | {} warehouse(s), scale 1/{}, mix {:?}, {} transactions, seed {}",
+        "txftl sql tpcc: {} | {} warehouse(s), scale 1/{}, mix {:?}, {} transactions, {} client(s), seed {}",
         o.mode.name(),
         o.warehouses,
         o.scale,
         o.mix,
         thousands(o.transactions),
+        o.clients,
         o.seed
     ));
     t.section("per transaction type (simulated): count (rolled back) | host pages / flash programs per tx | latency mean / p99 us");

@@ -47,6 +47,26 @@ fn tpcc_runs_in_every_mode_and_its_trace_replays() {
             assert!(r["trace"]["transactions"].as_u64().unwrap() > 200, "{r}");
         }
     }
+    // Four clients, four connections: the database stays consistent.
+    let mut a = vec![
+        "sql",
+        "tpcc",
+        "--mode",
+        "xftl",
+        "--clients",
+        "4",
+        "--scale",
+        "100",
+        "--transactions",
+        "300",
+        "--json",
+    ];
+    a.extend(dev);
+    let (code, out, err) = txftl(&a);
+    assert_eq!(code, 0, "{err}");
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((r["consistency"].as_str(), r["integrity"].as_str()), (Some("ok"), Some("ok")));
+    assert_eq!(r["clients"], 4);
     // A mix that does not add up is refused.
     let (code, _, err) = txftl(&["sql", "tpcc", "--mix", "50,50,0,0,1"]);
     assert_eq!(code, 2);

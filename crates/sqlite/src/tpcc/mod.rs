@@ -358,37 +358,101 @@ pub fn run(conn: &Connection, spec: &TpccSpec) -> Result<TpccReport, TpccError> 
 
 /// [`run`], calling `hook` before and after each transaction.
 pub fn run_with(conn: &Connection, spec: &TpccSpec, mut hook: impl FnMut(&TxEvent)) -> Result<TpccReport, TpccError> {
-    spec.validate()?;
-    let loaded = Loaded::read(conn)?;
-    if loaded.warehouses != spec.warehouses || loaded.scale != spec.scale {
-        return Err(TpccError::Spec(format!(
-            "the database holds {} warehouses at scale 1/{}, the run asks for {} at 1/{}",
-            loaded.warehouses, loaded.scale, spec.warehouses, spec.scale
-        )));
+    let mut runner = Runner::new(conn, spec)?;
+    while let Some(next) = runner.next_transaction() {
+        hook(&TxEvent::Begin {
+            index: next.index,
+            kind: next.kind,
+        });
+        let outcome = runner.execute(conn, &next)?;
+        hook(&TxEvent::End {
+            index: next.index,
+            kind: next.kind,
+            outcome,
+        });
     }
-    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-    let ctx = Ctx {
-        card: spec.cardinalities(),
-        warehouses: spec.warehouses,
-        nu: NuConstants::for_run(&mut Random::new(spec.seed, STREAM_RUN_CONSTANTS), loaded.c_last),
-        canary: spec.canary,
-    };
-    let mut inputs = Random::new(spec.seed, STREAM_RUN_INPUTS);
-    let mut deck = mix::Deck::new(spec.mix, Random::new(spec.seed, STREAM_RUN_DECK));
-    let mut report = TpccReport::default();
-    for index in 0..spec.transactions {
-        let kind = deck.deal();
-        let input = txn::Input::generate(kind, &mut inputs, &ctx, RUN_EPOCH + index as i64);
-        input.count(&mut report);
-        hook(&TxEvent::Begin { index, kind });
-        let done = txn::execute(conn, &ctx, &input)?;
-        let counts = report.kind_mut(kind);
+    Ok(runner.report)
+}
+
+/// A transaction drawn from the mix, with its inputs, not yet run.
+pub struct NextTx {
+    pub index: u64,
+    pub kind: TxKind,
+    input: txn::Input,
+}
+
+impl TxKind {
+    /// Does the transaction write (SQLite's single writer applies)?
+    pub fn writes(self) -> bool {
+        matches!(self, TxKind::NewOrder | TxKind::Payment | TxKind::Delivery)
+    }
+}
+
+/// The run, one transaction at a time: `next_transaction` draws the next
+/// transaction of the mix (type and inputs, in the same order as [`run`]),
+/// `execute` runs it on any connection to the database. A driver with
+/// several connections (clients) deals the transactions to them.
+pub struct Runner {
+    ctx: Ctx,
+    inputs: Random,
+    deck: mix::Deck,
+    next: u64,
+    transactions: u64,
+    pub report: TpccReport,
+}
+
+impl Runner {
+    /// Checks the spec against the loaded database (through `conn`).
+    pub fn new(conn: &Connection, spec: &TpccSpec) -> Result<Runner, TpccError> {
+        spec.validate()?;
+        let loaded = Loaded::read(conn)?;
+        if loaded.warehouses != spec.warehouses || loaded.scale != spec.scale {
+            return Err(TpccError::Spec(format!(
+                "the database holds {} warehouses at scale 1/{}, the run asks for {} at 1/{}",
+                loaded.warehouses, loaded.scale, spec.warehouses, spec.scale
+            )));
+        }
+        let ctx = Ctx {
+            card: spec.cardinalities(),
+            warehouses: spec.warehouses,
+            nu: NuConstants::for_run(&mut Random::new(spec.seed, STREAM_RUN_CONSTANTS), loaded.c_last),
+            canary: spec.canary,
+        };
+        Ok(Runner {
+            ctx,
+            inputs: Random::new(spec.seed, STREAM_RUN_INPUTS),
+            deck: mix::Deck::new(spec.mix, Random::new(spec.seed, STREAM_RUN_DECK)),
+            next: 0,
+            transactions: spec.transactions,
+            report: TpccReport::default(),
+        })
+    }
+
+    /// The next transaction of the run (`None` after `spec.transactions`).
+    pub fn next_transaction(&mut self) -> Option<NextTx> {
+        if self.next >= self.transactions {
+            return None;
+        }
+        let index = self.next;
+        self.next += 1;
+        let kind = self.deck.deal();
+        let input = txn::Input::generate(kind, &mut self.inputs, &self.ctx, RUN_EPOCH + index as i64);
+        input.count(&mut self.report);
+        Some(NextTx { index, kind, input })
+    }
+
+    /// Runs `tx` on `conn` (a connection to the loaded database).
+    pub fn execute(&mut self, conn: &Connection, tx: &NextTx) -> Result<Outcome, TpccError> {
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        let done = txn::execute(conn, &self.ctx, &tx.input)?;
+        let report = &mut self.report;
+        let counts = report.kind_mut(tx.kind);
         counts.count += 1;
         match done.outcome {
             Outcome::Committed => counts.committed += 1,
             Outcome::RolledBack => counts.rolled_back += 1,
         }
-        if let txn::Input::NewOrder(no) = &input {
+        if let txn::Input::NewOrder(no) = &tx.input {
             if done.outcome == Outcome::Committed {
                 report.new_orders += 1;
                 report.order_lines += no.lines.len() as u64;
@@ -396,11 +460,6 @@ pub fn run_with(conn: &Connection, spec: &TpccSpec, mut hook: impl FnMut(&TxEven
             }
         }
         report.delivery_skipped_districts += done.skipped_districts as u64;
-        hook(&TxEvent::End {
-            index,
-            kind,
-            outcome: done.outcome,
-        });
+        Ok(done.outcome)
     }
-    Ok(report)
 }
