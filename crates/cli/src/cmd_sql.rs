@@ -277,7 +277,7 @@ fn ycsb_cmd(args: YcsbArgs) -> Result<ExitCode, CliError> {
         OpEvent::Begin { .. } | OpEvent::CommitBegin { .. } => att.begin(snap(&stack)),
         OpEvent::End { index, kind, .. } => {
             att.end(kind.index(), snap(&stack), 1);
-            if index % 256 == 0 {
+            if index.is_multiple_of(256) {
                 bar.set_position(index + 1);
             }
         }
@@ -776,7 +776,7 @@ fn tpcc_cmd(args: TpccArgs) -> Result<ExitCode, CliError> {
             writer_free_ns = done_ns;
         }
         done_count += 1;
-        if done_count % 64 == 0 {
+        if done_count.is_multiple_of(64) {
             bar.set_position(done_count);
         }
     }
