@@ -10,7 +10,11 @@
 //!   last checkpoint's L2P names are never erased, and pages written after a
 //!   checkpoint only land in blocks that were free or open at that checkpoint:
 //!   the only blocks recovery has to scan;
-//! - blocks are erased when allocated, so a torn erase never matters.
+//! - blocks are erased when allocated, so a torn erase never matters; a block
+//!   this mount knows to be erased and not programmed since (`clean`: erased
+//!   by this mount, or shipped erased on an array formatted fresh) is not
+//!   erased again. A mount trusts no block to be clean: a torn program can
+//!   leave a page that reads erased, so every block is erased before reuse.
 
 use crate::area::{Extent, LogArea};
 use crate::blocks::{AllocFor, BlockState, BlockTable};
@@ -259,6 +263,9 @@ impl<H: Hooks> Ftl<H> {
         if cfg.read_only {
             return Err(DeviceError::Config("a read-only device cannot be formatted".into()));
         }
+        // An array as shipped is erased: its blocks need no erase before their
+        // first program (the NAND's contract). Anything else is erased on use.
+        let shipped_erased = nand.is_factory_fresh();
         if (geo.oob_size as usize) < crate::oob::OOB_RECORD_SIZE {
             return Err(DeviceError::Config(format!(
                 "OOB of {} bytes cannot hold the 64-byte OOB record",
@@ -298,6 +305,7 @@ impl<H: Hooks> Ftl<H> {
         ftl.proto_rings = rings.into_iter().map(|r| LogArea::new(r, geo.pages_per_block)).collect();
         for b in 0..geo.block_count() {
             ftl.blocks.state[b as usize] = BlockState::Meta;
+            ftl.blocks.clean[b as usize] = shipped_erased;
         }
         for b in 0..geo.block_count() {
             if !meta.contains(&b) {

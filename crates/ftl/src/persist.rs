@@ -193,9 +193,14 @@ impl<H: Hooks> Ftl<H> {
             }
             let block = loop {
                 let block = self.ring_area(ring).blocks[idx];
+                if self.blocks.clean[block as usize] {
+                    // Erased and not programmed since: no erase needed.
+                    break block;
+                }
                 match self.nand.erase(block, self.now_ns) {
                     Ok(t) => {
                         self.now_ns = self.now_ns.max(t.done_ns);
+                        self.blocks.erase_count[block as usize] += 1;
                         break block;
                     }
                     Err(NandError::EraseFailed(b)) | Err(NandError::BadBlock(b)) => {
@@ -212,7 +217,8 @@ impl<H: Hooks> Ftl<H> {
                     Err(e) => return Err(self.fail(e)),
                 }
             };
-            self.blocks.erase_count[block as usize] += 1;
+            // Its first program below ends the clean state.
+            self.blocks.clean[block as usize] = false;
             let area = self.ring_area_mut(ring);
             area.head_index = idx;
             area.head_page = 0;
@@ -283,8 +289,9 @@ impl<H: Hooks> Ftl<H> {
     /// change of ring block lists, which the next superblock records).
     fn install_ring_block(&mut self, ring: Ring, idx: usize, fresh: BlockId) {
         self.blocks.take_block(fresh);
+        // Its clean state carries over: a free block this mount erased (or
+        // that was shipped erased) needs no erase when the ring enters it.
         self.blocks.state[fresh as usize] = BlockState::Meta;
-        self.blocks.clean[fresh as usize] = false;
         self.ring_area_mut(ring).blocks[idx] = fresh;
         self.ring_swaps += 1;
         self.counters.ring_swaps += 1;

@@ -83,12 +83,13 @@ fn canary_is_caught() {
     );
 }
 
-/// A workload long enough for a block to wear out (endurance 25): GC retires
-/// it as bad mid-run, and every crash point still holds the contract.
+/// A workload long enough for a block to wear out (endurance 24; blocks
+/// shipped erased spend no cycle before their first program): GC retires it as
+/// bad mid-run, and every crash point still holds the contract.
 #[test]
 fn grown_bad_block_survives_every_cut() {
-    let mut s = spec("plain", WorkloadKind::RandWrite, 2700, 90, 1, false);
-    s.device.nand.endurance = 25;
+    let mut s = spec("plain", WorkloadKind::RandWrite, 2720, 90, 1, false);
+    s.device.nand.endurance = 24;
     let r = crashtest(&s, &|_, _| {}).unwrap();
     assert!(r.dry_run.bad_blocks > 0, "a block must wear out: {:?}", r.dry_run);
     assert_clean(&r);

@@ -9,6 +9,10 @@
 //! - `erase(block)` resets every page of the block to 0xFF and costs one cycle of
 //!   wear; a block at its endurance fails the erase and is bad from then on.
 //! - After a power cut every operation fails with `PowerLoss` until `power_on`.
+//! - A new array is shipped erased (every datasheet promises it: all pages
+//!   read 0xFF, no erase spent): [`Nand::is_factory_fresh`] says so until the
+//!   first program or erase, so an FTL formatting it may skip the first erase
+//!   of each block. An array opened from an image is never fresh.
 //!
 //! A broken rule is an FTL bug: it panics (default) or returns
 //! [`NandError::Violation`], per [`ViolationPolicy`].
@@ -143,6 +147,8 @@ pub struct Nand {
     op_log: Option<Vec<OpKind>>,
     /// Bit errors, ECC and program/erase failures (`bit_errors.rs`); `None`: off.
     faults: Option<FaultModel>,
+    /// As shipped: no program or erase was ever issued (not even a torn one).
+    factory_fresh: bool,
 }
 
 impl Nand {
@@ -188,7 +194,9 @@ impl Nand {
             oob: memory::filled(pages * g.oob_size as usize, 0xFF, need)?,
             data,
         };
-        Ok(Nand::from_state(cfg, state, None))
+        let mut nand = Nand::from_state(cfg, state, None);
+        nand.factory_fresh = true;
+        Ok(nand)
     }
 
     /// A fresh, erased array backed by a new image file (always full data).
@@ -252,6 +260,7 @@ impl Nand {
             powered: true,
             op_log: None,
             faults: None,
+            factory_fresh: false,
             cfg,
         }
     }
@@ -287,6 +296,14 @@ impl Nand {
     }
     pub fn has_image(&self) -> bool {
         self.image.is_some()
+    }
+    /// Is the array as shipped, every block erased and never programmed? True
+    /// for a new array (in RAM or a new image file) until its first program,
+    /// partial program or erase is issued (even one a power cut tears); false
+    /// for an array opened from an image. An FTL that formats a fresh array
+    /// may treat every block as erased.
+    pub fn is_factory_fresh(&self) -> bool {
+        self.factory_fresh
     }
     /// Flushes the image file to stable storage (no-op for RAM), whatever the
     /// [`ImageSync`] mode: the FTL calls it at a clean close.
@@ -381,6 +398,7 @@ impl Nand {
             powered: self.powered,
             op_log: self.op_log.clone(),
             faults: self.faults,
+            factory_fresh: self.factory_fresh,
         }
     }
 
@@ -412,6 +430,9 @@ impl Nand {
         }
         if let Some(log) = &mut self.op_log {
             log.push(kind);
+        }
+        if kind.mutates() {
+            self.factory_fresh = false;
         }
         let index = self.op_count;
         self.op_count += 1;

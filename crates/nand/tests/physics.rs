@@ -188,6 +188,34 @@ fn cut_with_torn_none_changes_nothing() {
     assert_eq!(n.inspect_programs(0), 0);
 }
 
+/// A new array is shipped erased until its first program or erase, even a
+/// torn one or one a cut stops before it reaches the cells; reads and
+/// snapshots keep it fresh; an array opened from an image is never fresh.
+#[test]
+fn a_new_array_is_fresh_until_its_first_program_or_erase() {
+    let mut n = tiny(DataMode::Full, ViolationPolicy::Error);
+    assert!(n.is_factory_fresh());
+    let (mut d, mut o) = page(&n, 0);
+    n.read(5, 0, Some(&mut d), &mut o).unwrap();
+    assert!(n.is_factory_fresh() && n.snapshot().is_factory_fresh());
+    n.arm_power_cut(PowerCut {
+        at_op: n.op_count(),
+        torn: Torn::None,
+        seed: 0,
+    });
+    assert!(n.program(0, 0, &d, &o).is_err());
+    assert!(!n.is_factory_fresh(), "a program stopped by a cut may have reached the cells");
+    let mut n = tiny(DataMode::MetaOnly, ViolationPolicy::Error);
+    n.erase(0, 0).unwrap();
+    assert!(!n.is_factory_fresh());
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fresh.img");
+    let cfg = preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Error);
+    assert!(Nand::create_image(&path, cfg).unwrap().is_factory_fresh());
+    assert!(!Nand::open_image(&path, ViolationPolicy::Error).unwrap().is_factory_fresh());
+}
+
 #[test]
 fn meta_only_mode_stores_oob_and_metadata_pages() {
     let mut n = tiny(DataMode::MetaOnly, ViolationPolicy::Error);
