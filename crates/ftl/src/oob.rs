@@ -5,8 +5,9 @@
 //! Integers little-endian:
 //!
 //! ```text
-//!  0  u8      kind: 0x01 data, 0x02 checkpoint, 0x03 superblock, 0x10.. protocol metadata
-//!             (0xFF: the OOB is erased)
+//!  0  u8      kind: 0x01 data, 0x02 checkpoint record, 0x03 superblock,
+//!             0x04 table page of the mapping checkpoint (L2P or block table),
+//!             0x10.. protocol metadata (0xFF: the OOB is erased)
 //!  1  u8      record version (1)
 //!  2  u16     flags: bit 0 = `data_crc` is valid (the data area was stored);
 //!             bit 1 = lost: GC copied this page although ECC could not
@@ -16,7 +17,8 @@
 //!             bit 2 = relocated: written by GC from a source page that holds the
 //!             same data until the next checkpoint (recovery may skip an
 //!             unreadable relocated page: its source is still there)
-//!  4  u32     lpn (data pages) / page index within its record (metadata pages)
+//!  4  u32     lpn (data pages) / table page index (table pages) / page index
+//!             within its record (other metadata pages)
 //!  8  u64     sequence number: every program gets a fresh, larger one
 //! 16  u32     erase count of the block, as the FTL knew it when programming
 //! 20  u32     CRC-32 of the data area (when flag bit 0 is set; metadata pages
@@ -42,6 +44,9 @@ pub enum PageKind {
     Data = 0x01,
     Checkpoint = 0x02,
     Superblock = 0x03,
+    /// A table page of the mapping checkpoint: a page of the L2P or of the
+    /// block table (`checkpoint.rs`).
+    Map = 0x04,
     /// A protocol's own metadata page (X-FTL's X-L2P table, Möbius's atom log...).
     Protocol = 0x10,
 }
@@ -52,6 +57,7 @@ impl PageKind {
             0x01 => Some(PageKind::Data),
             0x02 => Some(PageKind::Checkpoint),
             0x03 => Some(PageKind::Superblock),
+            0x04 => Some(PageKind::Map),
             0x10 => Some(PageKind::Protocol),
             _ => None,
         }
@@ -90,6 +96,7 @@ impl std::fmt::Display for PageKind {
             PageKind::Data => "data",
             PageKind::Checkpoint => "checkpoint",
             PageKind::Superblock => "superblock",
+            PageKind::Map => "mapping table",
             PageKind::Protocol => "protocol record",
         })
     }
