@@ -21,6 +21,8 @@ pub type Value = Option<u64>;
 
 #[derive(Clone, Debug)]
 pub struct TxModel {
+    /// False: the model records nothing (`untracked`).
+    tracked: bool,
     durable: Vec<Value>,
     latest: Vec<Value>,
     /// Values made visible (or maybe, if in flight) since the page's durable value.
@@ -34,6 +36,7 @@ pub struct TxModel {
 impl TxModel {
     pub fn new(logical_pages: u32) -> TxModel {
         TxModel {
+            tracked: true,
             durable: vec![None; logical_pages as usize],
             latest: vec![None; logical_pages as usize],
             since_durable: BTreeMap::new(),
@@ -42,13 +45,28 @@ impl TxModel {
         }
     }
 
+    /// A model that records nothing, for runs whose reads cannot be checked
+    /// (metadata-only data): it costs no memory per logical page (32 bytes
+    /// each otherwise), and every query answers "never written".
+    pub fn untracked() -> TxModel {
+        TxModel {
+            tracked: false,
+            ..TxModel::new(0)
+        }
+    }
+
     /// A write or trim that may have reached the device (acknowledged or in flight).
     pub fn candidate(&mut self, lpn: u32, value: Value) {
-        self.since_durable.entry(lpn).or_default().push(value);
+        if self.tracked {
+            self.since_durable.entry(lpn).or_default().push(value);
+        }
     }
 
     /// A write or trim that returned.
     pub fn acknowledged(&mut self, lpn: u32, value: Value) {
+        if !self.tracked {
+            return;
+        }
         self.candidate(lpn, value);
         self.latest[lpn as usize] = value;
     }
@@ -61,11 +79,15 @@ impl TxModel {
     }
 
     pub fn begun(&mut self, tid: u32) {
-        self.open.insert(tid, BTreeMap::new());
+        if self.tracked {
+            self.open.insert(tid, BTreeMap::new());
+        }
     }
 
     pub fn tx_written(&mut self, tid: u32, lpn: u32, version: u64) {
-        self.open.entry(tid).or_default().insert(lpn, version);
+        if self.tracked {
+            self.open.entry(tid).or_default().insert(lpn, version);
+        }
     }
 
     /// A commit returned: the transaction's writes are visible and durable.
@@ -92,7 +114,7 @@ impl TxModel {
     }
 
     pub fn latest(&self, lpn: u32) -> Value {
-        self.latest[lpn as usize]
+        self.latest.get(lpn as usize).copied().flatten()
     }
 
     /// What a transactional read must return.
@@ -102,7 +124,7 @@ impl TxModel {
 
     /// Values a page may hold after a cut.
     pub fn allowed(&self, lpn: u32) -> Vec<Value> {
-        let mut v = vec![self.durable[lpn as usize]];
+        let mut v = vec![self.durable.get(lpn as usize).copied().flatten()];
         if let Some(more) = self.since_durable.get(&lpn) {
             v.extend(more.iter().copied());
         }
@@ -126,5 +148,25 @@ impl TxModel {
                 writes.keys().collect::<Vec<_>>()
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_untracked_model_records_nothing() {
+        let mut m = TxModel::untracked();
+        m.acknowledged(5, Some(1));
+        m.begun(1);
+        m.tx_written(1, 7, 2);
+        m.committed(1);
+        m.flushed();
+        assert_eq!((m.latest(5), m.tx_read(1, 7)), (None, None));
+        assert_eq!(m.allowed(5), vec![None]);
+        let mut t = TxModel::new(10);
+        t.acknowledged(5, Some(1));
+        assert_eq!(t.latest(5), Some(1));
     }
 }
