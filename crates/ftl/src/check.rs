@@ -47,7 +47,7 @@ impl<H: Hooks> Ftl<H> {
             if !matches!(state, BlockState::Open | BlockState::Full) {
                 return Err(format!("lpn {lpn} maps into block {b} in state {state:?}"));
             }
-            match Oob::decode(self.nand.inspect_oob(ppn)) {
+            match Oob::decode(&self.nand.inspect_oob(ppn)) {
                 OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn as u32 => {
                     // A page ECC cannot read (or a GC copy of one) is reported
                     // lost at every read: mapped, but never handed up as data.
@@ -146,7 +146,7 @@ impl<H: Hooks> Ftl<H> {
             if held != t {
                 return Err(format!("the ring says physical page {} holds table page {held}, the directory {t}", e.ppn));
             }
-            match Oob::decode(self.nand.inspect_oob(e.ppn)) {
+            match Oob::decode(&self.nand.inspect_oob(e.ppn)) {
                 OobState::Valid(o) if o.kind == PageKind::Map && o.lpn == t => {}
                 other => return Err(format!("table page {t} at physical page {}: OOB is {other:?}", e.ppn)),
             }

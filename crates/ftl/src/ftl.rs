@@ -149,7 +149,9 @@ fn reserve_rings(geo: &Geometry, ring_blocks: &[u32]) -> Vec<Vec<BlockId>> {
 }
 
 impl<H: Hooks> Ftl<H> {
-    pub(crate) fn empty(nand: Nand, cfg: FtlConfig, hooks: H) -> Ftl<H> {
+    pub(crate) fn empty(mut nand: Nand, cfg: FtlConfig, hooks: H) -> Ftl<H> {
+        // Metadata-only arrays store this FTL's OOB records packed.
+        nand.set_spare_codec(Some(crate::oob::SPARE_CODEC));
         let geo = *nand.geometry();
         let units = geo.unit_count() as usize;
         let ppb = geo.pages_per_block;

@@ -31,6 +31,8 @@
 //! A torn program leaves a record whose CRC fails (or a data area whose CRC
 //! fails), so recovery never mistakes half a page for a page.
 
+use txftl_nand::{PackedSpare, SpareCodec};
+
 pub const OOB_RECORD_SIZE: usize = 64;
 pub const PROTOCOL_BYTES: usize = 32;
 const VERSION: u8 = 1;
@@ -182,6 +184,49 @@ impl Oob {
     }
 }
 
+/// The record's codec for the NAND's metadata-only mode (`txftl-nand`'s
+/// `spare.rs`): a data page with no data CRC, no protocol bytes and not lost
+/// (what the host and GC write when no data is stored) packs into its logical
+/// page, sequence number, erase count and relocated flag; the NAND keeps any
+/// other spare area whole.
+pub const SPARE_CODEC: SpareCodec = SpareCodec {
+    pack: pack_spare,
+    unpack: unpack_spare,
+};
+
+fn pack_spare(oob: &[u8]) -> Option<PackedSpare> {
+    let r = &oob[..OOB_RECORD_SIZE];
+    let flags = u16::from_le_bytes([r[2], r[3]]);
+    // Every byte is checked, so the record `unpack_spare` writes is this one
+    // (folds rather than early exits: they vectorise).
+    let common = r[0] == PageKind::Data as u8
+        && r[1] == VERSION
+        && flags & !FLAG_RELOCATED == 0
+        && r[20..60].iter().fold(0, |a, &b| a | b) == 0
+        && oob[OOB_RECORD_SIZE..].iter().fold(0xFF, |a, &b| a & b) == 0xFF
+        && crc32fast::hash(&r[..60]).to_le_bytes() == r[60..64];
+    common.then(|| PackedSpare {
+        lpn: u32::from_le_bytes(r[4..8].try_into().expect("4 bytes")),
+        seq: u64::from_le_bytes(r[8..16].try_into().expect("8 bytes")),
+        erase_count: u32::from_le_bytes(r[16..20].try_into().expect("4 bytes")),
+        flag: flags & FLAG_RELOCATED != 0,
+    })
+}
+
+fn unpack_spare(p: &PackedSpare, oob: &mut [u8]) {
+    Oob {
+        kind: PageKind::Data,
+        lpn: p.lpn,
+        seq: p.seq,
+        erase_count: p.erase_count,
+        data_crc: None,
+        lost: false,
+        relocated: p.flag,
+        protocol: [0; PROTOCOL_BYTES],
+    }
+    .encode(oob);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,5 +255,37 @@ mod tests {
         assert_eq!(Oob::decode(&[0xFF; 64]), OobState::Erased);
         let meta = Oob::new(PageKind::Data, 1, 1, 0, &[]);
         assert!(meta.data_matches(&[1, 2, 3]));
+    }
+
+    #[test]
+    fn the_spare_codec_packs_exactly_the_common_form() {
+        let mut buf = vec![0u8; 128];
+        let mut back = vec![0u8; 128];
+        let relocated = Oob {
+            relocated: true,
+            ..Oob::new(PageKind::Data, 42, 1 << 40, 7, &[])
+        };
+        for o in [Oob::new(PageKind::Data, 42, 9, 3, &[]), relocated] {
+            o.encode(&mut buf);
+            let p = (SPARE_CODEC.pack)(&buf).expect("the common form packs");
+            (SPARE_CODEC.unpack)(&p, &mut back);
+            assert_eq!(back, buf);
+        }
+        let with_crc = Oob::new(PageKind::Data, 1, 2, 3, &[5; 16]);
+        let lost = Oob { lost: true, ..relocated };
+        let mut protocol = relocated;
+        protocol.protocol[3] = 1;
+        let map = Oob::new(PageKind::Map, 1, 2, 3, &[]);
+        for o in [with_crc, lost, protocol, map] {
+            o.encode(&mut buf);
+            assert_eq!((SPARE_CODEC.pack)(&buf), None, "{o:?}");
+        }
+        // A flipped byte anywhere is not the common form any more.
+        for at in [1, 2, 5, 22, 40, 58, 61, 100] {
+            relocated.encode(&mut buf);
+            buf[at] ^= 0x08;
+            assert_eq!((SPARE_CODEC.pack)(&buf), None, "byte {at}");
+        }
+        assert_eq!((SPARE_CODEC.pack)(&[0xFF; 128]), None);
     }
 }

@@ -23,6 +23,7 @@ use crate::fault::{tear_program, Area, PowerCut, Torn};
 use crate::geometry::{BlockId, Geometry, GeometryError, Ppn};
 use crate::image::{ImageFile, ImageSync};
 use crate::memory;
+use crate::spare::{Spare, SpareCodec};
 use crate::timing::{Clocks, OpTime, Timing};
 use rand::Rng;
 use serde::Serialize;
@@ -37,7 +38,9 @@ pub enum DataMode {
     Full,
     /// Only OOB is stored, plus the data of pages programmed with a full buffer
     /// (the FTL's own metadata pages). Programs with an empty data buffer store
-    /// no data; reading such a page yields zeros. For large trace replays.
+    /// no data; reading such a page yields zeros. The OOB is stored packed
+    /// when the FTL installs a codec for its record (`spare.rs`, about 6
+    /// bytes a page instead of the spare area). For large trace replays.
     MetaOnly,
 }
 
@@ -116,7 +119,7 @@ struct State {
     programs: Vec<u8>,
     erase_counts: Vec<u32>,
     bad: Vec<bool>,
-    oob: Vec<u8>,
+    spare: Spare,
     data: Data,
 }
 
@@ -134,7 +137,8 @@ pub struct Nand {
     next_page: Vec<u32>,
     erase_counts: Vec<u32>,
     bad: Vec<bool>,
-    oob: Vec<u8>,
+    /// The spare area of every page (`spare.rs`).
+    spare: Spare,
     data: Data,
     image: Option<ImageFile>,
     clocks: Clocks,
@@ -183,15 +187,22 @@ impl Nand {
         let need = memory::needed(&cfg);
         let pages = g.page_count() as usize;
         let blocks = g.block_count() as usize;
-        let data = match cfg.data_mode {
-            DataMode::Full => Data::Full(memory::filled(pages * g.page_size as usize, 0xFF, need)?),
-            DataMode::MetaOnly => Data::Meta(BTreeMap::new()),
+        let os = g.oob_size as usize;
+        let (data, spare) = match cfg.data_mode {
+            DataMode::Full => (
+                Data::Full(memory::filled(pages * g.page_size as usize, 0xFF, need)?),
+                Spare::bytes(pages, os, need)?,
+            ),
+            DataMode::MetaOnly => (
+                Data::Meta(BTreeMap::new()),
+                Spare::packed(pages, blocks, g.pages_per_block, os, need)?,
+            ),
         };
         let state = State {
             programs: memory::filled(pages, 0, need)?,
             erase_counts: memory::filled(blocks, 0, need)?,
             bad: memory::filled(blocks, false, need)?,
-            oob: memory::filled(pages * g.oob_size as usize, 0xFF, need)?,
+            spare,
             data,
         };
         let mut nand = Nand::from_state(cfg, state, None);
@@ -228,7 +239,7 @@ impl Nand {
             programs: l.programs,
             erase_counts: l.erase_counts,
             bad: l.bad,
-            oob: l.oob,
+            spare: Spare::Bytes(l.oob),
             data: Data::Full(l.data),
         };
         Ok(Nand::from_state(cfg, state, Some(image)))
@@ -249,7 +260,7 @@ impl Nand {
             next_page,
             erase_counts: st.erase_counts,
             bad: st.bad,
-            oob: st.oob,
+            spare: st.spare,
             data: st.data,
             image,
             clocks: Clocks::new(g.unit_count(), g.channels),
@@ -387,7 +398,7 @@ impl Nand {
             next_page: self.next_page.clone(),
             erase_counts: self.erase_counts.clone(),
             bad: self.bad.clone(),
-            oob: self.oob.clone(),
+            spare: self.spare.clone(),
             data: self.data.clone(),
             image: None,
             clocks: self.clocks.clone(),
@@ -503,8 +514,7 @@ impl Nand {
             return Err(NandError::PowerLoss);
         }
         let (unit, channel) = self.unit_channel(ppn);
-        let o = ppn as usize * g.oob_size as usize;
-        oob.copy_from_slice(&self.oob[o..o + g.oob_size as usize]);
+        self.spare.read(ppn, oob);
         let bytes = match &mut data {
             Some(buf) => {
                 if !buf.is_empty() {
@@ -570,6 +580,14 @@ impl Nand {
 
     pub fn fault_model(&self) -> Option<FaultModel> {
         self.faults
+    }
+
+    /// Installs the codec of the FTL's OOB record: in metadata-only mode,
+    /// spare areas of its common form are stored packed from now on (see
+    /// `spare.rs`); reads return the same bytes either way. No effect in
+    /// full-data mode, which stores every byte.
+    pub fn set_spare_codec(&mut self, codec: Option<SpareCodec>) {
+        self.spare.set_codec(codec);
     }
 
     /// Would reading the data of `ppn` fail ECC at every retry level? For
@@ -639,7 +657,6 @@ impl Nand {
         let np = &mut self.next_page[block as usize];
         *np = (*np).max(index + 1);
         let (os, ps) = (g.oob_size as usize, g.page_size as usize);
-        let o = ppn as usize * os;
         if let (None, Some(model)) = (cut, self.faults) {
             let key = self.page_key(ppn);
             let p = model.program_fail_p(key.erase_count, self.cfg.endurance);
@@ -667,7 +684,7 @@ impl Nand {
         }
         match cut {
             None => {
-                self.oob[o..o + os].copy_from_slice(oob);
+                self.spare.write(ppn, oob);
                 self.store_data(ppn, data);
             }
             Some(cut) => {
@@ -706,8 +723,10 @@ impl Nand {
         let g = self.cfg.geometry;
         let (os, ps) = (g.oob_size as usize, g.page_size as usize);
         let mut rng = cut.rng();
-        let o = ppn as usize * os;
-        tear_program(&mut rng, cut.torn, Area::Oob, &mut self.oob[o..o + os], target_oob);
+        let mut spare = vec![0u8; os];
+        self.spare.read(ppn, &mut spare);
+        tear_program(&mut rng, cut.torn, Area::Oob, &mut spare, target_oob);
+        self.spare.write(ppn, &spare);
         match &mut self.data {
             Data::Full(d) => {
                 let target: Vec<u8> = if target_data.is_empty() {
@@ -747,10 +766,11 @@ impl Nand {
             return Err(self.violation(Violation::NopExceeded { ppn, nop: g.nop }));
         }
         let (os, ps) = (g.oob_size as usize, g.page_size as usize);
-        let o = ppn as usize * os;
+        let mut spare = vec![0u8; os];
+        self.spare.read(ppn, &mut spare);
         if let Some(new) = oob {
             self.check_len("partial program oob", new.len(), os)?;
-            if let Some(byte) = first_bit_set(&self.oob[o..o + os], new) {
+            if let Some(byte) = first_bit_set(&spare, new) {
                 return Err(self.violation(Violation::BitSet { ppn, byte }));
             }
         }
@@ -772,7 +792,8 @@ impl Nand {
         if let Some(cut) = cut {
             let mut rng = cut.rng();
             if let Some(new) = oob {
-                tear_program(&mut rng, cut.torn, Area::Oob, &mut self.oob[o..o + os], new);
+                tear_program(&mut rng, cut.torn, Area::Oob, &mut spare, new);
+                self.spare.write(ppn, &spare);
             }
             if let Some(new) = data {
                 tear_program(&mut rng, cut.torn, Area::Data, &mut current, new);
@@ -782,7 +803,7 @@ impl Nand {
             return Err(NandError::PowerLoss);
         }
         if let Some(new) = oob {
-            self.oob[o..o + os].copy_from_slice(new);
+            self.spare.write(ppn, new);
         }
         if let Some(new) = data {
             self.store_data(ppn, new);
@@ -837,6 +858,7 @@ impl Nand {
         for ppn in first..first + g.pages_per_block {
             self.erase_page(ppn);
         }
+        self.spare.block_erased(block);
         self.next_page[block as usize] = 0;
         self.write_through_block(block)?;
         self.image_op_done()?;
@@ -850,7 +872,7 @@ impl Nand {
             return;
         }
         self.programs[ppn as usize] = 0;
-        self.oob[ppn as usize * os..(ppn as usize + 1) * os].fill(0xFF);
+        self.spare.erase_page(ppn, os);
         // The data bytes are left as they are: `programs == 0` makes them read as
         // erased, and a program overwrites the whole page.
         if let Data::Meta(m) = &mut self.data {
@@ -872,7 +894,9 @@ impl Nand {
                 } else if cut.torn == Torn::Garbage {
                     let os = g.oob_size as usize;
                     self.programs[ppn as usize] = self.programs[ppn as usize].max(1);
-                    rng.fill(&mut self.oob[ppn as usize * os..(ppn as usize + 1) * os]);
+                    let mut spare = vec![0u8; os];
+                    rng.fill(&mut spare[..]);
+                    self.spare.write(ppn, &spare);
                     let mut junk = vec![0u8; g.page_size as usize];
                     rng.fill(&mut junk[..]);
                     if self.cfg.data_mode == DataMode::Full {
@@ -894,7 +918,7 @@ impl Nand {
         }
         let g = self.cfg.geometry;
         let (os, ps) = (g.oob_size as usize, g.page_size as usize);
-        let oob = &self.oob[ppn as usize * os..(ppn as usize + 1) * os];
+        let oob = self.spare.slice(ppn, os).expect("images store every spare byte");
         let programs = self.programs[ppn as usize];
         let erased;
         let data = match &self.data {
@@ -925,9 +949,10 @@ impl Nand {
     // ---- Inspection, for checkers and tests. Costs no time, counts no operation,
     // ---- ignores power. An FTL must never use these: recovery reads through `read`.
 
-    pub fn inspect_oob(&self, ppn: Ppn) -> &[u8] {
-        let os = self.cfg.geometry.oob_size as usize;
-        &self.oob[ppn as usize * os..(ppn as usize + 1) * os]
+    pub fn inspect_oob(&self, ppn: Ppn) -> Vec<u8> {
+        let mut oob = vec![0u8; self.cfg.geometry.oob_size as usize];
+        self.spare.read(ppn, &mut oob);
+        oob
     }
     pub fn inspect_data(&self, ppn: Ppn) -> Vec<u8> {
         let mut buf = vec![0u8; self.cfg.geometry.page_size as usize];
@@ -958,7 +983,10 @@ impl Nand {
             return Ok(false);
         }
         if in_oob {
-            self.oob[ppn as usize * os + offset] ^= mask;
+            let mut spare = vec![0u8; os];
+            self.spare.read(ppn, &mut spare);
+            spare[offset] ^= mask;
+            self.spare.write(ppn, &spare);
         } else {
             match &mut self.data {
                 Data::Full(d) => d[ppn as usize * ps + offset] ^= mask,

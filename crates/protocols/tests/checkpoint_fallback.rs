@@ -24,7 +24,7 @@ fn page(size: u32, lpn: u32, version: u32) -> Vec<u8> {
 /// Physical page 0 of the newest checkpoint record on the flash.
 fn newest_checkpoint_page(nand: &Nand) -> u32 {
     (0..nand.geometry().page_count())
-        .filter_map(|ppn| match Oob::decode(nand.inspect_oob(ppn)) {
+        .filter_map(|ppn| match Oob::decode(&nand.inspect_oob(ppn)) {
             OobState::Valid(o) if o.kind == PageKind::Checkpoint && o.lpn == 0 => Some((o.seq, ppn)),
             _ => None,
         })
@@ -35,10 +35,10 @@ fn newest_checkpoint_page(nand: &Nand) -> u32 {
 
 /// A table page (L2P or block table) the newest checkpoint wrote itself.
 fn newest_table_page(nand: &Nand) -> u32 {
-    let newest = Oob::decode(nand.inspect_oob(newest_checkpoint_page(nand)));
+    let newest = Oob::decode(&nand.inspect_oob(newest_checkpoint_page(nand)));
     let OobState::Valid(record) = newest else { unreachable!() };
     (0..nand.geometry().page_count())
-        .find(|&ppn| matches!(Oob::decode(nand.inspect_oob(ppn)), OobState::Valid(o) if o.kind == PageKind::Map && o.seq == record.seq))
+        .find(|&ppn| matches!(Oob::decode(&nand.inspect_oob(ppn)), OobState::Valid(o) if o.kind == PageKind::Map && o.seq == record.seq))
         .expect("the newest checkpoint wrote a table page")
 }
 
