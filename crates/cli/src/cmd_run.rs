@@ -284,6 +284,7 @@ pub fn add_counters(t: &mut Figures, s: &DeviceStats) {
     t.row("wear-leveling moves", thousands(s.wear_level_runs));
     t.row("checkpoints", thousands(s.checkpoints));
     t.row("map page writes", thousands(s.map_writes));
+    t.row("  of which table pages moved ahead of the ring", thousands(s.map_moves));
     t.row("superblock writes", thousands(s.superblock_writes));
     t.row("protocol metadata writes (X-L2P table pages)", thousands(s.protocol_meta_writes));
     t.row("bad blocks", thousands(s.bad_blocks));

@@ -39,7 +39,10 @@ pub struct BlockTable {
     pub write_ptr: Vec<u32>,
     /// Sequence number of the last page programmed (cost-benefit age).
     pub last_seq: Vec<u64>,
-    /// Erased by this mount and not programmed since: allocation can skip the erase.
+    /// Erased and not programmed since, as this mount knows it (erased by this
+    /// mount, or shipped erased on an array formatted fresh): allocation and a
+    /// ring entering the block skip the erase. Never persisted: a mount
+    /// starts with no clean block (a torn program can read as erased).
     pub clean: Vec<bool>,
     /// Free blocks per unit, ordered by (erase count, block).
     free: Vec<BTreeSet<(u32, BlockId)>>,

@@ -2,7 +2,7 @@
 //! inspection interface, which costs no time and counts no operation).
 
 use crate::blocks::BlockState;
-use crate::checkpoint::UNMAPPED;
+use crate::checkpoint::{decode_block_page, decode_map_page, BlockRecord, RecordState, UNMAPPED};
 use crate::ftl::Ftl;
 use crate::hooks::Hooks;
 use crate::oob::{Oob, OobState, PageKind};
@@ -47,7 +47,7 @@ impl<H: Hooks> Ftl<H> {
             if !matches!(state, BlockState::Open | BlockState::Full) {
                 return Err(format!("lpn {lpn} maps into block {b} in state {state:?}"));
             }
-            match Oob::decode(self.nand.inspect_oob(ppn)) {
+            match Oob::decode(&self.nand.inspect_oob(ppn)) {
                 OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn as u32 => {
                     // A page ECC cannot read (or a GC copy of one) is reported
                     // lost at every read: mapped, but never handed up as data.
@@ -106,6 +106,80 @@ impl<H: Hooks> Ftl<H> {
                 return Err(format!("stream block {slot} is not open"));
             }
         }
+        self.check_tables()?;
         self.hooks.check(&self.l2p, &self.nand)
+    }
+
+    /// The persisted tables agree with the flash and with DRAM:
+    /// - every table page the current checkpoint names lies in the checkpoint
+    ///   ring, holds an intact `Map` page of that index with the CRC the
+    ///   directory records, and the ring knows it holds it;
+    /// - an L2P page not marked dirty holds exactly the DRAM mappings (so no
+    ///   change escapes the next checkpoint), block-table pages hold the
+    ///   records the FTL believes persisted;
+    /// - the W ring blocks ahead of the head hold no page the current or the
+    ///   previous checkpoint needs (the next checkpoint can enter them).
+    fn check_tables(&self) -> Result<(), String> {
+        let geo = &self.geo;
+        let tables = &self.tables;
+        let layout = tables.layout;
+        let ppb = geo.pages_per_block;
+        let ring = &self.ckpt_area.blocks;
+        let mut entries = vec![0u32; layout.entries_per_page as usize];
+        let mut records = Vec::new();
+        for (t, e) in tables.dir_cur.iter().enumerate() {
+            let t = t as u32;
+            let is_map = t < layout.map_pages();
+            if e.ppn == UNMAPPED {
+                if !is_map {
+                    return Err(format!("block-table page {t} has no place in the current checkpoint"));
+                }
+                if !tables.map_page_dirty(t) && self.l2p[layout.lpns_of(t)].iter().any(|&p| p != UNMAPPED) {
+                    return Err(format!("L2P page {t} holds mappings but is neither persisted nor dirty"));
+                }
+                continue;
+            }
+            let Some(idx) = ring.iter().position(|&b| b == geo.block_of(e.ppn)) else {
+                return Err(format!("table page {t} at physical page {} lies outside the checkpoint ring", e.ppn));
+            };
+            let held = tables.holder[idx * ppb as usize + geo.page_index_of(e.ppn) as usize];
+            if held != t {
+                return Err(format!("the ring says physical page {} holds table page {held}, the directory {t}", e.ppn));
+            }
+            match Oob::decode(&self.nand.inspect_oob(e.ppn)) {
+                OobState::Valid(o) if o.kind == PageKind::Map && o.lpn == t => {}
+                other => return Err(format!("table page {t} at physical page {}: OOB is {other:?}", e.ppn)),
+            }
+            let data = self.nand.inspect_data(e.ppn);
+            if crc32fast::hash(&data) != e.crc {
+                return Err(format!("table page {t} at physical page {}: CRC differs from the directory's", e.ppn));
+            }
+            if is_map {
+                let r = layout.lpns_of(t);
+                decode_map_page(&data, &mut entries[..r.len()]);
+                if !tables.map_page_dirty(t) && entries[..r.len()] != self.l2p[r] {
+                    return Err(format!("L2P page {t} differs from its persisted copy but is not dirty"));
+                }
+            } else {
+                let r = layout.blocks_of(t);
+                records.resize(r.len(), BlockRecord { erase_count: 0, write_ptr: 0, state: RecordState::Free });
+                decode_block_page(&data, r.start, &mut records).map_err(|e| format!("block-table page {t}: {e}"))?;
+                let persisted = tables.persisted_blocks.as_ref().map(|p| &p[r]);
+                if persisted != Some(&records[..]) {
+                    return Err(format!("block-table page {t} differs from the records the FTL believes persisted"));
+                }
+            }
+        }
+        let n = ring.len();
+        for d in 1..=(tables.enter_max as usize).min(n - 1) {
+            let idx = (self.ckpt_area.head_index + d) % n;
+            if self.ckpt_block_pinned(idx) {
+                return Err(format!(
+                    "checkpoint ring block {} ({d} ahead of the head) holds pages the current or previous checkpoint needs",
+                    ring[idx]
+                ));
+            }
+        }
+        Ok(())
     }
 }

@@ -38,9 +38,16 @@ pub struct DeviceStats {
     pub gc_protocol_copies: u64,
     /// Victims chosen by static wear leveling (counted in gc_runs too).
     pub wear_level_runs: u64,
-    /// Mapping checkpoints written, and their map pages.
+    /// Mapping checkpoints written, and their pages (table pages and records).
     pub checkpoints: u64,
     pub map_writes: u64,
+    /// Table pages a checkpoint wrote again unchanged, to move them out of the
+    /// ring blocks the next checkpoints enter (counted in map_writes too).
+    pub map_moves: u64,
+    /// Table pages a checkpoint left where an earlier one wrote them, named
+    /// again by its directory (unchanged since): the writes an incremental
+    /// checkpoint saves.
+    pub map_pages_kept: u64,
     pub superblock_writes: u64,
     /// Pages a protocol writes for its own metadata (X-L2P tables, commit records...).
     pub protocol_meta_writes: u64,

@@ -10,16 +10,21 @@
 //!   last checkpoint's L2P names are never erased, and pages written after a
 //!   checkpoint only land in blocks that were free or open at that checkpoint:
 //!   the only blocks recovery has to scan;
-//! - blocks are erased when allocated, so a torn erase never matters.
+//! - blocks are erased when allocated, so a torn erase never matters; a block
+//!   this mount knows to be erased and not programmed since (`clean`: erased
+//!   by this mount, or shipped erased on an array formatted fresh) is not
+//!   erased again. A mount trusts no block to be clean: a torn program can
+//!   leave a page that reads erased, so every block is erased before reuse.
 
 use crate::area::{Extent, LogArea};
 use crate::blocks::{AllocFor, BlockState, BlockTable};
-use crate::checkpoint::UNMAPPED;
+use crate::checkpoint::{TableLayout, UNMAPPED};
 use crate::config::FtlConfig;
 use crate::device::{Device, DeviceInfo, DeviceStats, Lpn, RecoveryReport};
 use crate::error::{DeviceError, Result};
 use crate::hooks::Hooks;
 use crate::oob::{Oob, OobState, PageKind, PROTOCOL_BYTES};
+use crate::tables::Tables;
 use txftl_nand::{BlockId, DataMode, Geometry, Nand, NandError, NandStats, Ppn};
 
 /// Static wear leveling looks at the erase-count spread after this many erases.
@@ -56,6 +61,9 @@ pub struct Ftl<H: Hooks> {
     pub(crate) cfg: FtlConfig,
     pub(crate) derived: Derived,
     pub(crate) l2p: Vec<u32>,
+    /// The L2P and block table as checkpoints persist them: dirty pages,
+    /// directories, the checkpoint ring's contents (`tables.rs`).
+    pub(crate) tables: Tables,
     /// Reverse map: logical page of each physical page the L2P points to.
     pub(crate) p2l: Vec<u32>,
     pub(crate) blocks: BlockTable,
@@ -141,12 +149,15 @@ fn reserve_rings(geo: &Geometry, ring_blocks: &[u32]) -> Vec<Vec<BlockId>> {
 }
 
 impl<H: Hooks> Ftl<H> {
-    pub(crate) fn empty(nand: Nand, cfg: FtlConfig, hooks: H) -> Ftl<H> {
+    pub(crate) fn empty(mut nand: Nand, cfg: FtlConfig, hooks: H) -> Ftl<H> {
+        // Metadata-only arrays store this FTL's OOB records packed.
+        nand.set_spare_codec(Some(crate::oob::SPARE_CODEC));
         let geo = *nand.geometry();
         let units = geo.unit_count() as usize;
         let ppb = geo.pages_per_block;
         Ftl {
             l2p: Vec::new(),
+            tables: Tables::new(TableLayout::new(0, geo.block_count(), geo.page_size), &geo, 0, 1),
             p2l: vec![UNMAPPED; geo.page_count() as usize],
             blocks: BlockTable::new(&geo),
             host_open: vec![None; units],
@@ -259,18 +270,20 @@ impl<H: Hooks> Ftl<H> {
         if cfg.read_only {
             return Err(DeviceError::Config("a read-only device cannot be formatted".into()));
         }
+        // An array as shipped is erased: its blocks need no erase before their
+        // first program (the NAND's contract). Anything else is erased on use.
+        let shipped_erased = nand.is_factory_fresh();
         if (geo.oob_size as usize) < crate::oob::OOB_RECORD_SIZE {
             return Err(DeviceError::Config(format!(
                 "OOB of {} bytes cannot hold the 64-byte OOB record",
                 geo.oob_size
             )));
         }
-        let ppb = geo.pages_per_block;
-        // The checkpoint ring holds two records (the current one and the one
-        // being written) plus slack; a log ring what its protocol asks for, plus
-        // one block for the erase granularity.
-        let ckpt_pages_max = (Self::ckpt_bytes_max(&geo, &hooks) as u64).div_ceil(geo.page_size as u64) as u32;
-        let mut sizes = vec![(2 * ckpt_pages_max.div_ceil(ppb) + 2).max(3)];
+        // The checkpoint ring is sized for the largest tables this geometry
+        // can have (see `Tables::ring_blocks`); a log ring what its protocol
+        // asks for, plus one block for the erase granularity.
+        let sizing = TableLayout::new(geo.page_count(), geo.block_count(), geo.page_size);
+        let mut sizes = vec![Tables::ring_blocks(&sizing, &geo, hooks.checkpoint_section_max()).max(3)];
         sizes.extend(hooks.protocol_rings(&geo).iter().map(|&blocks| blocks.max(3)));
         let mut rings = reserve_rings(&geo, &sizes);
         let ring_blocks: u32 = rings.iter().map(|r| r.len() as u32).sum();
@@ -294,10 +307,13 @@ impl<H: Hooks> Ftl<H> {
         ftl.l2p = vec![UNMAPPED; derived.logical_pages as usize];
         let meta: Vec<BlockId> = rings.iter().flatten().copied().chain(superblock_blocks(&geo)).collect();
         let ckpt_ring = rings.remove(0);
+        let layout = TableLayout::new(derived.logical_pages, geo.block_count(), geo.page_size);
+        ftl.tables = Tables::new(layout, &geo, ftl.hooks.checkpoint_section_max(), ckpt_ring.len());
         ftl.ckpt_area = LogArea::new(ckpt_ring, geo.pages_per_block);
         ftl.proto_rings = rings.into_iter().map(|r| LogArea::new(r, geo.pages_per_block)).collect();
         for b in 0..geo.block_count() {
             ftl.blocks.state[b as usize] = BlockState::Meta;
+            ftl.blocks.clean[b as usize] = shipped_erased;
         }
         for b in 0..geo.block_count() {
             if !meta.contains(&b) {
@@ -308,11 +324,6 @@ impl<H: Hooks> Ftl<H> {
         ftl.checkpoint()?;
         ftl.reset_stats();
         Ok(ftl)
-    }
-
-    /// Largest checkpoint this geometry can produce (sizes the ring at format).
-    fn ckpt_bytes_max(geo: &Geometry, hooks: &H) -> usize {
-        crate::checkpoint::Checkpoint::encoded_len(geo.page_count(), geo.block_count(), hooks.checkpoint_section_max())
     }
 
     // ---- accessors -------------------------------------------------------------
@@ -579,6 +590,7 @@ impl<H: Hooks> Ftl<H> {
     pub(crate) fn map(&mut self, lpn: Lpn, ppn: Ppn) {
         self.unmap(lpn);
         self.l2p[lpn as usize] = ppn;
+        self.tables.mark_lpn(lpn);
         self.p2l[ppn as usize] = lpn;
         self.blocks.valid[self.geo.block_of(ppn) as usize] += 1;
     }
@@ -589,6 +601,7 @@ impl<H: Hooks> Ftl<H> {
             self.p2l[old as usize] = UNMAPPED;
             self.blocks.valid[self.geo.block_of(old) as usize] -= 1;
             self.l2p[lpn as usize] = UNMAPPED;
+            self.tables.mark_lpn(lpn);
         }
     }
 

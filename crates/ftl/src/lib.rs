@@ -3,9 +3,11 @@
 //! Page-level mapping in DRAM; an OOB record on every page (logical page,
 //! sequence number, CRCs, protocol bytes); write streams striped over the
 //! parallel units; GC with greedy or cost-benefit victims and free-block
-//! watermarks; dynamic and static wear leveling; mapping checkpoints in a ring
-//! of blocks, named by a superblock kept in two copies; roll-forward recovery
-//! from the OOB of pages written after the last checkpoint.
+//! watermarks; dynamic and static wear leveling; incremental mapping
+//! checkpoints (the L2P and block-table pages that changed, and a directory of
+//! every table page) in a ring of blocks, named by a superblock kept in two
+//! copies; roll-forward recovery from the OOB of pages written after the last
+//! checkpoint.
 //!
 //! Protocols plug in through [`Hooks`]. The `plain` protocol is the framework
 //! with no hooks (see `txftl-protocols`).
@@ -26,6 +28,7 @@ pub mod oob;
 mod persist;
 mod recovery;
 pub mod superblock;
+mod tables;
 
 pub use config::{Canary, FtlConfig, GcPolicy, DEFAULT_OVERPROVISION_PCT};
 pub use device::{Device, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};

@@ -5,8 +5,9 @@
 //! Integers little-endian:
 //!
 //! ```text
-//!  0  u8      kind: 0x01 data, 0x02 checkpoint, 0x03 superblock, 0x10.. protocol metadata
-//!             (0xFF: the OOB is erased)
+//!  0  u8      kind: 0x01 data, 0x02 checkpoint record, 0x03 superblock,
+//!             0x04 table page of the mapping checkpoint (L2P or block table),
+//!             0x10.. protocol metadata (0xFF: the OOB is erased)
 //!  1  u8      record version (1)
 //!  2  u16     flags: bit 0 = `data_crc` is valid (the data area was stored);
 //!             bit 1 = lost: GC copied this page although ECC could not
@@ -16,7 +17,8 @@
 //!             bit 2 = relocated: written by GC from a source page that holds the
 //!             same data until the next checkpoint (recovery may skip an
 //!             unreadable relocated page: its source is still there)
-//!  4  u32     lpn (data pages) / page index within its record (metadata pages)
+//!  4  u32     lpn (data pages) / table page index (table pages) / page index
+//!             within its record (other metadata pages)
 //!  8  u64     sequence number: every program gets a fresh, larger one
 //! 16  u32     erase count of the block, as the FTL knew it when programming
 //! 20  u32     CRC-32 of the data area (when flag bit 0 is set; metadata pages
@@ -28,6 +30,8 @@
 //!
 //! A torn program leaves a record whose CRC fails (or a data area whose CRC
 //! fails), so recovery never mistakes half a page for a page.
+
+use txftl_nand::{PackedSpare, SpareCodec};
 
 pub const OOB_RECORD_SIZE: usize = 64;
 pub const PROTOCOL_BYTES: usize = 32;
@@ -42,6 +46,9 @@ pub enum PageKind {
     Data = 0x01,
     Checkpoint = 0x02,
     Superblock = 0x03,
+    /// A table page of the mapping checkpoint: a page of the L2P or of the
+    /// block table (`checkpoint.rs`).
+    Map = 0x04,
     /// A protocol's own metadata page (X-FTL's X-L2P table, Möbius's atom log...).
     Protocol = 0x10,
 }
@@ -52,6 +59,7 @@ impl PageKind {
             0x01 => Some(PageKind::Data),
             0x02 => Some(PageKind::Checkpoint),
             0x03 => Some(PageKind::Superblock),
+            0x04 => Some(PageKind::Map),
             0x10 => Some(PageKind::Protocol),
             _ => None,
         }
@@ -90,6 +98,7 @@ impl std::fmt::Display for PageKind {
             PageKind::Data => "data",
             PageKind::Checkpoint => "checkpoint",
             PageKind::Superblock => "superblock",
+            PageKind::Map => "mapping table",
             PageKind::Protocol => "protocol record",
         })
     }
@@ -175,6 +184,49 @@ impl Oob {
     }
 }
 
+/// The record's codec for the NAND's metadata-only mode (`txftl-nand`'s
+/// `spare.rs`): a data page with no data CRC, no protocol bytes and not lost
+/// (what the host and GC write when no data is stored) packs into its logical
+/// page, sequence number, erase count and relocated flag; the NAND keeps any
+/// other spare area whole.
+pub const SPARE_CODEC: SpareCodec = SpareCodec {
+    pack: pack_spare,
+    unpack: unpack_spare,
+};
+
+fn pack_spare(oob: &[u8]) -> Option<PackedSpare> {
+    let r = &oob[..OOB_RECORD_SIZE];
+    let flags = u16::from_le_bytes([r[2], r[3]]);
+    // Every byte is checked, so the record `unpack_spare` writes is this one
+    // (folds rather than early exits: they vectorise).
+    let common = r[0] == PageKind::Data as u8
+        && r[1] == VERSION
+        && flags & !FLAG_RELOCATED == 0
+        && r[20..60].iter().fold(0, |a, &b| a | b) == 0
+        && oob[OOB_RECORD_SIZE..].iter().fold(0xFF, |a, &b| a & b) == 0xFF
+        && crc32fast::hash(&r[..60]).to_le_bytes() == r[60..64];
+    common.then(|| PackedSpare {
+        lpn: u32::from_le_bytes(r[4..8].try_into().expect("4 bytes")),
+        seq: u64::from_le_bytes(r[8..16].try_into().expect("8 bytes")),
+        erase_count: u32::from_le_bytes(r[16..20].try_into().expect("4 bytes")),
+        flag: flags & FLAG_RELOCATED != 0,
+    })
+}
+
+fn unpack_spare(p: &PackedSpare, oob: &mut [u8]) {
+    Oob {
+        kind: PageKind::Data,
+        lpn: p.lpn,
+        seq: p.seq,
+        erase_count: p.erase_count,
+        data_crc: None,
+        lost: false,
+        relocated: p.flag,
+        protocol: [0; PROTOCOL_BYTES],
+    }
+    .encode(oob);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,5 +255,37 @@ mod tests {
         assert_eq!(Oob::decode(&[0xFF; 64]), OobState::Erased);
         let meta = Oob::new(PageKind::Data, 1, 1, 0, &[]);
         assert!(meta.data_matches(&[1, 2, 3]));
+    }
+
+    #[test]
+    fn the_spare_codec_packs_exactly_the_common_form() {
+        let mut buf = vec![0u8; 128];
+        let mut back = vec![0u8; 128];
+        let relocated = Oob {
+            relocated: true,
+            ..Oob::new(PageKind::Data, 42, 1 << 40, 7, &[])
+        };
+        for o in [Oob::new(PageKind::Data, 42, 9, 3, &[]), relocated] {
+            o.encode(&mut buf);
+            let p = (SPARE_CODEC.pack)(&buf).expect("the common form packs");
+            (SPARE_CODEC.unpack)(&p, &mut back);
+            assert_eq!(back, buf);
+        }
+        let with_crc = Oob::new(PageKind::Data, 1, 2, 3, &[5; 16]);
+        let lost = Oob { lost: true, ..relocated };
+        let mut protocol = relocated;
+        protocol.protocol[3] = 1;
+        let map = Oob::new(PageKind::Map, 1, 2, 3, &[]);
+        for o in [with_crc, lost, protocol, map] {
+            o.encode(&mut buf);
+            assert_eq!((SPARE_CODEC.pack)(&buf), None, "{o:?}");
+        }
+        // A flipped byte anywhere is not the common form any more.
+        for at in [1, 2, 5, 22, 40, 58, 61, 100] {
+            relocated.encode(&mut buf);
+            buf[at] ^= 0x08;
+            assert_eq!((SPARE_CODEC.pack)(&buf), None, "byte {at}");
+        }
+        assert_eq!((SPARE_CODEC.pack)(&[0xFF; 128]), None);
     }
 }

@@ -3,7 +3,7 @@
 use crate::area::Extent;
 use crate::area::LogArea;
 use crate::blocks::BlockState;
-use crate::checkpoint::{BlockRecord, Checkpoint, RecordState};
+use crate::checkpoint::{encode_block_page, encode_map_page, BlockRecord, DirEntry, Record, RecordState, UNMAPPED};
 use crate::error::{DeviceError, Result};
 use crate::ftl::{Ftl, RecordLoc};
 use crate::hooks::Hooks;
@@ -48,22 +48,136 @@ impl<H: Hooks> Ftl<H> {
         }
     }
 
-    /// Writes a checkpoint of the L2P and block table, then a superblock naming it.
-    /// Durable when this returns; prefree blocks then join the free pool.
+    /// Writes a checkpoint, then a superblock naming it. Durable when this
+    /// returns; prefree blocks then join the free pool.
+    ///
+    /// Incremental (format in `checkpoint.rs`): it writes the table pages that
+    /// changed since the current checkpoint (L2P pages with a mapping changed,
+    /// block-table pages with a record changed), then the record whose
+    /// directory names where every table page lies, old or new.
+    ///
+    /// The ring's rule, which keeps the previous checkpoint intact as a
+    /// fallback: the ring enters (erases) a block only if no page of the
+    /// current or the previous checkpoint (record or table page) lies in it
+    /// (`ckpt_block_pinned`; a typed error otherwise). So that the blocks
+    /// ahead are always free of them, every checkpoint also writes again the
+    /// current checkpoint's table pages that lie in the 3W ring blocks ahead of
+    /// the head, W being the most blocks one checkpoint can enter: the new
+    /// checkpoint then has no page there but the ones it wrote itself behind
+    /// its head, the one before it none within 3W - W = 2W blocks of where
+    /// this one starts, and the next checkpoint enters at most W blocks, the
+    /// one after at most W more.
     pub fn checkpoint(&mut self) -> Result<()> {
         self.check_writable("checkpoint")?;
         let seq = self.seq;
         self.seq += 1;
         let blocks: Vec<BlockRecord> = (0..self.geo.block_count() as usize).map(|b| self.record_state(b)).collect();
-        let bytes = Checkpoint::encode_parts(seq, &self.l2p, &blocks, &self.hooks.checkpoint_section());
-        let recorded_erase_counts: Vec<u32> = blocks.iter().map(|r| r.erase_count).collect();
+        let write = self.table_pages_to_write(&blocks);
+        self.tables.dir_next.clone_from(&self.tables.dir_cur);
+        let ps = self.geo.page_size as usize;
+        let mut page = std::mem::take(&mut self.meta_buf);
+        page.resize(ps, 0);
+        let kept = self.tables.dir_cur.iter().filter(|e| e.ppn != UNMAPPED).count() - write.iter().filter(|&&(t, _)| self.tables.dir_cur[t as usize].ppn != UNMAPPED).count();
+        let written = self.write_table_pages(&write, &blocks, seq, &mut page);
+        let extent_bytes = written.and_then(|()| self.write_record(seq, &mut page));
+        self.meta_buf = page;
+        let (extent, bytes, crc) = extent_bytes?;
+        let loc = RecordLoc { seq, extent, bytes, crc };
+        let prev = self.ckpt;
+        self.write_superblock(&loc, &prev)?;
+        self.prev_ckpt = prev;
+        self.ckpt = loc;
+        self.ckpt_erase_counts = blocks.iter().map(|r| r.erase_count).collect();
+        self.tables.checkpoint_durable(blocks);
+        self.counters.map_pages_kept += kept as u64;
+        self.programs_since_ckpt = 0;
+        self.trims_pending = false;
+        self.blocks.release_prefree();
+        self.counters.checkpoints += 1;
+        self.hooks.checkpoint_durable();
+        Ok(())
+    }
+
+    /// Table pages the next checkpoint writes, in order: those that changed,
+    /// and those of the current checkpoint in the 3W ring blocks ahead of the
+    /// head (see `checkpoint`), with whether each is only moved (unchanged).
+    fn table_pages_to_write(&self, blocks: &[BlockRecord]) -> Vec<(u32, bool)> {
+        let layout = self.tables.layout;
+        let mut changed = vec![false; layout.table_pages() as usize];
+        for t in 0..layout.map_pages() {
+            changed[t as usize] = self.tables.map_page_dirty(t);
+        }
+        for t in layout.map_pages()..layout.table_pages() {
+            changed[t as usize] = self.tables.blocks_changed(t, blocks);
+        }
+        let mut moved = vec![false; layout.table_pages() as usize];
+        let ppb = self.geo.pages_per_block;
+        let n = self.ckpt_area.blocks.len();
+        let zone = (3 * self.tables.enter_max as usize).min(n - 1);
+        for d in 1..=zone {
+            let idx = (self.ckpt_area.head_index + d) % n;
+            let block = self.ckpt_area.blocks[idx];
+            for page in 0..ppb {
+                let t = self.tables.holder[idx * ppb as usize + page as usize];
+                if t != UNMAPPED && self.tables.dir_cur[t as usize].ppn == self.geo.ppn(block, page) {
+                    moved[t as usize] = !changed[t as usize];
+                }
+            }
+        }
+        (0..layout.table_pages())
+            .filter(|&t| changed[t as usize] || moved[t as usize])
+            .map(|t| (t, moved[t as usize]))
+            .collect()
+    }
+
+    /// Writes table pages `write` to the checkpoint ring, each with its index
+    /// in the OOB, and notes where they landed in the next directory. An L2P
+    /// page with no mapping is not written (its directory entry says so).
+    fn write_table_pages(&mut self, write: &[(u32, bool)], blocks: &[BlockRecord], seq: u64, page: &mut [u8]) -> Result<()> {
+        let layout = self.tables.layout;
+        let ppb = self.geo.pages_per_block;
+        for &(t, moved) in write {
+            if t < layout.map_pages() {
+                let entries = &self.l2p[layout.lpns_of(t)];
+                if entries.iter().all(|&p| p == UNMAPPED) {
+                    self.tables.dir_next[t as usize] = DirEntry::NONE;
+                    continue;
+                }
+                encode_map_page(entries, page);
+            } else {
+                encode_block_page(&blocks[layout.blocks_of(t)], page);
+            }
+            let (idx, at) = self.append(Ring::Checkpoint, &[], PageKind::Map, t, seq, page, true)?;
+            let ppn = self.geo.ppn(self.ckpt_area.blocks[idx], at);
+            self.tables.dir_next[t as usize] = DirEntry {
+                ppn,
+                crc: crc32fast::hash(page),
+            };
+            self.tables.holder[idx * ppb as usize + at as usize] = t;
+            self.counters.map_writes += 1;
+            self.counters.map_moves += moved as u64;
+        }
+        Ok(())
+    }
+
+    /// Writes the record (the next directory and the protocol's section) as
+    /// consecutive ring pages. Returns where it lies, its length and its CRC.
+    fn write_record(&mut self, seq: u64, page: &mut [u8]) -> Result<(Extent, u32, u32)> {
+        let layout = self.tables.layout;
+        let record = Record {
+            seq,
+            logical_pages: layout.logical_pages,
+            block_count: layout.block_count,
+            map_pages: layout.map_pages(),
+            block_pages: layout.block_pages(),
+            directory: self.tables.dir_next.clone(),
+            protocol: self.hooks.checkpoint_section(),
+        };
+        let bytes = record.encode();
         let crc = crc32fast::hash(&bytes);
         let ps = self.geo.page_size as usize;
         let pages = bytes.len().div_ceil(ps) as u32;
-        let protect = self.ckpt.extent.ring_indexes(self.geo.pages_per_block, self.ckpt_area.blocks.len());
         let mut extent = Extent { index: 0, page: 0, pages };
-        let mut page = std::mem::take(&mut self.meta_buf);
-        page.resize(ps, 0);
         let ppb = self.geo.pages_per_block;
         let ring_len = self.ckpt_area.blocks.len();
         // A record is read back as consecutive ring pages: when a program
@@ -74,14 +188,7 @@ impl<H: Hooks> Ftl<H> {
             for (i, chunk) in bytes.chunks(ps).enumerate() {
                 page.fill(0);
                 page[..chunk.len()].copy_from_slice(chunk);
-                let r = self.append(Ring::Checkpoint, &protect, PageKind::Checkpoint, i as u32, seq, &page, false);
-                let (index, at) = match r {
-                    Ok(landed) => landed,
-                    Err(e) => {
-                        self.meta_buf = page;
-                        return Err(e);
-                    }
-                };
+                let (index, at) = self.append(Ring::Checkpoint, &[], PageKind::Checkpoint, i as u32, seq, page, false)?;
                 self.counters.map_writes += 1;
                 if expected.is_some_and(|e| e != (index, at)) {
                     continue 'record;
@@ -98,24 +205,28 @@ impl<H: Hooks> Ftl<H> {
             }
             break;
         }
-        self.meta_buf = page;
-        let loc = RecordLoc {
-            seq,
-            extent,
-            bytes: bytes.len() as u32,
-            crc,
-        };
-        let prev = self.ckpt;
-        self.write_superblock(&loc, &prev)?;
-        self.prev_ckpt = prev;
-        self.ckpt = loc;
-        self.ckpt_erase_counts = recorded_erase_counts;
-        self.programs_since_ckpt = 0;
-        self.trims_pending = false;
-        self.blocks.release_prefree();
-        self.counters.checkpoints += 1;
-        self.hooks.checkpoint_durable();
-        Ok(())
+        Ok((extent, bytes.len() as u32, crc))
+    }
+
+    /// May the checkpoint ring enter (erase) its block at `idx`? Not if a page
+    /// of the current or previous checkpoint (record or table page), or of the
+    /// one being written, lies in it.
+    pub(crate) fn ckpt_block_pinned(&self, idx: usize) -> bool {
+        let ppb = self.geo.pages_per_block;
+        let n = self.ckpt_area.blocks.len();
+        let records = [self.ckpt, self.prev_ckpt];
+        if records.iter().any(|r| r.seq > 0 && r.extent.ring_indexes(ppb, n).contains(&idx)) {
+            return true;
+        }
+        let block = self.ckpt_area.blocks[idx];
+        (0..ppb).any(|page| {
+            let t = self.tables.holder[idx * ppb as usize + page as usize];
+            let ppn = self.geo.ppn(block, page);
+            t != UNMAPPED
+                && (self.tables.dir_cur[t as usize].ppn == ppn
+                    || self.tables.dir_prev[t as usize] == ppn
+                    || self.tables.dir_next[t as usize].ppn == ppn)
+        })
     }
 
     /// Writes a superblock naming checkpoint `loc` (and `prev`, the one before it).
@@ -182,9 +293,13 @@ impl<H: Hooks> Ftl<H> {
         let area = self.ring_area(ring);
         let (enter, idx, page) = area.next_slot(ppb);
         if enter {
-            if protect.contains(&idx) {
+            let pinned = match ring {
+                Ring::Checkpoint => self.ckpt_block_pinned(idx),
+                _ => protect.contains(&idx),
+            };
+            if pinned {
                 return Err(DeviceError::WornOut(format!(
-                    "{ring} ring of {} blocks is too small",
+                    "{ring} ring of {} blocks is too small: its next block still holds pages recovery needs",
                     area.blocks.len()
                 )));
             }
@@ -193,9 +308,14 @@ impl<H: Hooks> Ftl<H> {
             }
             let block = loop {
                 let block = self.ring_area(ring).blocks[idx];
+                if self.blocks.clean[block as usize] {
+                    // Erased and not programmed since: no erase needed.
+                    break block;
+                }
                 match self.nand.erase(block, self.now_ns) {
                     Ok(t) => {
                         self.now_ns = self.now_ns.max(t.done_ns);
+                        self.blocks.erase_count[block as usize] += 1;
                         break block;
                     }
                     Err(NandError::EraseFailed(b)) | Err(NandError::BadBlock(b)) => {
@@ -212,7 +332,12 @@ impl<H: Hooks> Ftl<H> {
                     Err(e) => return Err(self.fail(e)),
                 }
             };
-            self.blocks.erase_count[block as usize] += 1;
+            // Its first program below ends the clean state.
+            self.blocks.clean[block as usize] = false;
+            if ring == Ring::Checkpoint {
+                let ppb = ppb as usize;
+                self.tables.holder[idx * ppb..(idx + 1) * ppb].fill(UNMAPPED);
+            }
             let area = self.ring_area_mut(ring);
             area.head_index = idx;
             area.head_page = 0;
@@ -283,8 +408,9 @@ impl<H: Hooks> Ftl<H> {
     /// change of ring block lists, which the next superblock records).
     fn install_ring_block(&mut self, ring: Ring, idx: usize, fresh: BlockId) {
         self.blocks.take_block(fresh);
+        // Its clean state carries over: a free block this mount erased (or
+        // that was shipped erased) needs no erase when the ring enters it.
         self.blocks.state[fresh as usize] = BlockState::Meta;
-        self.blocks.clean[fresh as usize] = false;
         self.ring_area_mut(ring).blocks[idx] = fresh;
         self.ring_swaps += 1;
         self.counters.ring_swaps += 1;

@@ -3,8 +3,11 @@
 //! 1. Superblock: in each of the two superblock blocks, binary-search the last
 //!    programmed page, then read back to the newest intact copy; the copy with
 //!    the larger sequence number wins (a torn superblock falls back to the older).
-//! 2. Checkpoint: read the pages it names, check each page's CRC and the whole
-//!    record's CRC, decode the L2P and block table. If the newest checkpoint is
+//! 2. Checkpoint: read the record it names (each page's OOB, the whole
+//!    record's CRC), then every table page its directory names (OOB, data CRC,
+//!    the CRC the directory records), and decode the L2P and block table from
+//!    them; also read the previous checkpoint's record, whose table pages the
+//!    ring must keep until the next checkpoint is durable. If the newest checkpoint is
 //!    corrupted (a flipped byte), fall back to the newest intact one that an
 //!    older superblock still names, and roll forward from it over *every*
 //!    block (blocks GC freed after it may have been reused since), taking the
@@ -31,7 +34,7 @@
 
 use crate::area::{Extent, LogArea};
 use crate::blocks::BlockState;
-use crate::checkpoint::{Checkpoint, RecordState, UNMAPPED};
+use crate::checkpoint::{decode_block_page, decode_map_page, BlockRecord, Checkpoint, Record, RecordState, TableLayout, UNMAPPED};
 use crate::config::FtlConfig;
 use crate::device::RecoveryReport;
 use crate::ecc::{read_retrying, Unreadable};
@@ -41,6 +44,7 @@ use crate::hooks::Hooks;
 use crate::log::LogReader;
 use crate::oob::{Oob, OobState, PageKind};
 use crate::superblock::Superblock;
+use crate::tables::Tables;
 use txftl_nand::{BlockId, DataMode, Nand, Ppn};
 
 /// What the roll-forward scan found in one block.
@@ -112,6 +116,7 @@ impl<H: Hooks> Ftl<H> {
     /// Finds the newest intact superblock. Returns it with its ring index.
     fn find_superblock(&mut self, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<(Superblock, usize)> {
         let mut best: Option<(Superblock, usize)> = None;
+        let mut format_1 = false;
         let reads_before = self.nand.stats().reads;
         for (index, block) in superblock_blocks(&self.geo).into_iter().enumerate() {
             let programmed = self.programmed_prefix(block, 0, at_ns)?;
@@ -120,6 +125,7 @@ impl<H: Hooks> Ftl<H> {
             for page in (0..programmed).rev() {
                 *at_ns = self.recovery_read(self.geo.ppn(block, page), *at_ns, true, &mut buf, &mut oob)?;
                 let intact = matches!(Oob::decode(&oob), OobState::Valid(o) if o.kind == PageKind::Superblock && o.data_matches(&buf));
+                format_1 |= intact && Superblock::is_format_1(&buf);
                 if let Some(sb) = intact.then(|| Superblock::decode(&buf)).flatten() {
                     if best.as_ref().is_none_or(|(b, _)| sb.sb_seq > b.sb_seq) {
                         best = Some((sb, index));
@@ -129,7 +135,13 @@ impl<H: Hooks> Ftl<H> {
             }
         }
         report.superblock_reads = self.nand.stats().reads - reads_before;
-        best.ok_or(DeviceError::NotFormatted)
+        match best {
+            Some(found) => Ok(found),
+            None if format_1 => Err(DeviceError::Config(
+                "the device was formatted with on-flash format 1 (whole checkpoints); this txftl reads format 2 (incremental checkpoints): format it again".into(),
+            )),
+            None => Err(DeviceError::NotFormatted),
+        }
     }
 
     /// Reads a record (the checkpoint, or a protocol record) from a ring: every
@@ -182,8 +194,8 @@ impl<H: Hooks> Ftl<H> {
         Ok(bytes)
     }
 
-    /// Reads the checkpoint the superblock names and checks every CRC.
-    fn read_checkpoint(&mut self, sb: &Superblock, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<Checkpoint> {
+    /// Reads the record of the checkpoint `sb` names and checks its CRCs.
+    fn read_ckpt_record(&mut self, sb: &Superblock, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<Record> {
         let bytes = self.read_record(
             &sb.ckpt_ring,
             sb.ckpt,
@@ -194,11 +206,75 @@ impl<H: Hooks> Ftl<H> {
             at_ns,
         )?;
         report.checkpoint_pages_read += sb.ckpt.pages as u64;
-        let ck = Checkpoint::decode(&bytes).map_err(DeviceError::Corrupted)?;
-        if ck.seq != sb.ckpt_seq || ck.l2p.len() != sb.logical_pages as usize || ck.blocks.len() != self.geo.block_count() as usize {
-            return Err(DeviceError::Corrupted("checkpoint does not match its superblock".into()));
+        let record = Record::decode(&bytes).map_err(DeviceError::Corrupted)?;
+        let layout = TableLayout::new(sb.logical_pages, self.geo.block_count(), self.geo.page_size);
+        let shape = (record.logical_pages, record.block_count, record.map_pages, record.block_pages);
+        if record.seq != sb.ckpt_seq || shape != (layout.logical_pages, layout.block_count, layout.map_pages(), layout.block_pages()) {
+            return Err(DeviceError::Corrupted("checkpoint record does not match its superblock".into()));
         }
-        Ok(ck)
+        Ok(record)
+    }
+
+    /// Reads the checkpoint the superblock names: its record, then every table
+    /// page its directory names (issued together: they lie on the ring's
+    /// blocks, on different dies), checking every CRC. Table pages must lie in
+    /// a block of `ring`, the checkpoint ring as the newest superblock names
+    /// it (the only blocks whose reuse the ring controls).
+    fn read_checkpoint(&mut self, sb: &Superblock, ring: &[BlockId], report: &mut RecoveryReport, at_ns: &mut u64) -> Result<Checkpoint> {
+        let record = self.read_ckpt_record(sb, report, at_ns)?;
+        let geo = self.geo;
+        let layout = TableLayout::new(sb.logical_pages, geo.block_count(), geo.page_size);
+        let mut l2p = vec![UNMAPPED; layout.logical_pages as usize];
+        let none = BlockRecord {
+            erase_count: 0,
+            write_ptr: 0,
+            state: RecordState::Bad,
+        };
+        let mut blocks = vec![none; geo.block_count() as usize];
+        let mut buf = vec![0u8; geo.page_size as usize];
+        let mut oob = vec![0u8; geo.oob_size as usize];
+        let issue = *at_ns;
+        for (t, e) in record.directory.iter().enumerate() {
+            let t = t as u32;
+            if e.ppn == UNMAPPED {
+                if t >= layout.map_pages() {
+                    return Err(DeviceError::Corrupted(format!("checkpoint names no block-table page {t}")));
+                }
+                continue;
+            }
+            if e.ppn >= geo.page_count() || !ring.contains(&geo.block_of(e.ppn)) {
+                return Err(DeviceError::Corrupted(format!(
+                    "checkpoint names physical page {} for table page {t}, outside its ring",
+                    e.ppn
+                )));
+            }
+            let done = self.recovery_read(e.ppn, issue, true, &mut buf, &mut oob)?;
+            *at_ns = (*at_ns).max(done);
+            report.checkpoint_pages_read += 1;
+            match Oob::decode(&oob) {
+                OobState::Valid(o)
+                    if o.kind == PageKind::Map && o.lpn == t && o.seq <= record.seq && o.data_matches(&buf) && crc32fast::hash(&buf) == e.crc => {}
+                other => {
+                    return Err(DeviceError::Corrupted(format!(
+                        "table page {t} at physical page {} is not intact: found {other}",
+                        e.ppn
+                    )))
+                }
+            }
+            if t < layout.map_pages() {
+                decode_map_page(&buf, &mut l2p[layout.lpns_of(t)]);
+            } else {
+                let r = layout.blocks_of(t);
+                decode_block_page(&buf, r.start, &mut blocks[r]).map_err(DeviceError::Corrupted)?;
+            }
+        }
+        Ok(Checkpoint {
+            seq: record.seq,
+            l2p,
+            blocks,
+            directory: record.directory,
+            protocol: record.protocol,
+        })
     }
 
     /// Scans one block that was free or open at the checkpoint, from page `start`
@@ -338,7 +414,8 @@ impl<H: Hooks> Ftl<H> {
         report: &mut RecoveryReport,
         at_ns: &mut u64,
     ) -> Result<(Checkpoint, Superblock, Option<Vec<Superblock>>)> {
-        let why = match self.read_checkpoint(sb, report, at_ns) {
+        let ring = sb.ckpt_ring.clone();
+        let why = match self.read_checkpoint(sb, &ring, report, at_ns) {
             Ok(ck) => return Ok((ck, sb.clone(), None)),
             Err(DeviceError::Corrupted(why)) => why,
             Err(e) => return Err(e),
@@ -361,7 +438,7 @@ impl<H: Hooks> Ftl<H> {
                 continue;
             }
             tried.push(older.ckpt_seq);
-            match self.read_checkpoint(older, report, at_ns) {
+            match self.read_checkpoint(older, &ring, report, at_ns) {
                 Ok(ck) => {
                     // The superblocks left form a contiguous suffix of all those
                     // written: if the oldest predates the checkpoint used, every
@@ -396,6 +473,7 @@ impl<H: Hooks> Ftl<H> {
             };
             if !holds {
                 self.l2p[lpn] = UNMAPPED;
+                self.tables.mark_lpn(lpn as u32);
                 report.mappings_dropped += 1;
             }
         }
@@ -441,14 +519,39 @@ impl<H: Hooks> Ftl<H> {
                 ftl.hooks.name()
             )));
         }
-        let (ck, ck_sb, history) = ftl.load_checkpoint(&sb, &mut report, &mut t)?;
+        let (mut ck, ck_sb, history) = ftl.load_checkpoint(&sb, &mut report, &mut t)?;
         let fallback = history.is_some();
+        // The checkpoint before the one used stays the fallback until the
+        // next one is durable: its table pages must stay where they are, so
+        // the ring must know them (its record only; if it cannot be read, it
+        // is no fallback anyway). After a fallback, the corrupted newer one
+        // is of no use and the one used is the fallback of the sealing one.
+        let prev_dir = if !fallback && ck_sb.prev_ckpt.seq > 0 {
+            let prev_sb = Superblock {
+                ckpt_seq: ck_sb.prev_ckpt.seq,
+                ckpt: ck_sb.prev_ckpt.extent,
+                ckpt_bytes: ck_sb.prev_ckpt.bytes,
+                ckpt_crc: ck_sb.prev_ckpt.crc,
+                ..ck_sb.clone()
+            };
+            match ftl.read_ckpt_record(&prev_sb, &mut report, &mut t) {
+                Ok(r) => Some(r.directory),
+                Err(DeviceError::Corrupted(_)) => None,
+                Err(e) => return Err(e),
+            }
+        } else {
+            None
+        };
         report.load_ns = t - start_ns;
         ftl.ckpt_erase_counts = ck.blocks.iter().map(|r| r.erase_count).collect();
         let ring_blocks: usize = sb.ckpt_ring.len() + sb.protocol_rings.iter().map(|r| r.blocks.len()).sum::<usize>();
         let pool_blocks = geo.block_count().saturating_sub(2 + ring_blocks as u32);
         ftl.derived = Self::derive(&geo, &ftl.cfg, pool_blocks, Some(sb.logical_pages))?;
-        ftl.l2p = ck.l2p.clone();
+        ftl.l2p = std::mem::take(&mut ck.l2p);
+        let layout = TableLayout::new(sb.logical_pages, geo.block_count(), geo.page_size);
+        ftl.tables = Tables::new(layout, &geo, ftl.hooks.checkpoint_section_max(), sb.ckpt_ring.len());
+        ftl.tables.loaded(std::mem::take(&mut ck.directory), prev_dir, ck.blocks.clone());
+        ftl.tables.rebuild_holder(&sb.ckpt_ring, &geo);
 
         // The rings as the superblock names them own their blocks; a block the
         // checkpoint recorded as metadata that no ring names any more was
@@ -549,6 +652,7 @@ impl<H: Hooks> Ftl<H> {
         apply.sort_by_key(|&(seq, _, _)| seq);
         for (_, lpn, ppn) in apply {
             ftl.l2p[lpn as usize] = ppn;
+            ftl.tables.mark_lpn(lpn);
         }
         if fallback {
             t = ftl.drop_stale_mappings(&mut report, t)?;

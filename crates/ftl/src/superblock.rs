@@ -1,26 +1,30 @@
 //! The superblock: the root of everything recovery reads. It names the current
-//! checkpoint and the metadata areas. It is appended to a ring of two reserved
+//! checkpoint's record (which names the checkpoint's table pages, see
+//! `checkpoint.rs`), the previous one, and the metadata areas. It is appended to a ring of two reserved
 //! blocks (the first block of units 0 and 1), so a torn superblock write leaves
 //! the previous copy as the newest valid one.
 //!
 //! Page layout (data area), integers little-endian:
 //!
 //! ```text
-//!   0  [u8; 8]  magic "TXFTLSB1"
+//!   0  [u8; 8]  magic "TXFTLSB2" (on-flash format 2: incremental checkpoints;
+//!               "TXFTLSB1", format 1, had whole checkpoints and is refused)
 //!   8  u32      body length B (bytes covered by the CRC)
 //!  12  u32      reserved (0)
 //!  16  u64      superblock sequence number (newest valid copy wins)
 //!  24  u32 x 4  block count, pages per block, page size, logical pages
 //!  40  [u8;16]  protocol name, zero padded
 //!  56  u64      checkpoint sequence number
-//!  64  u32 x 5  checkpoint: ring index, first page, page count, byte length, CRC-32
+//!  64  u32 x 5  checkpoint record: ring index, first page, page count, byte
+//!               length, CRC-32
 //!  84  u32      checkpoint ring length N
 //!  88  u32      protocol root length R
 //!  92  u64      previous checkpoint's sequence number (0: none)
-//! 100  u32 x 5  previous checkpoint: ring index, first page, page count, byte
-//!               length, CRC-32 (still intact: the ring protects the current
-//!               record while the next is written; recovery falls back to it
-//!               when the current one is corrupted)
+//! 100  u32 x 5  previous checkpoint's record: ring index, first page, page
+//!               count, byte length, CRC-32 (still intact, with every table
+//!               page it names: the ring never erases a block holding a page
+//!               of the current or the previous checkpoint; recovery falls
+//!               back to it when the current one is corrupted)
 //! 120  u32 x N  checkpoint ring block ids
 //!  ..  [u8; R]  protocol root (opaque to the framework)
 //!  ..  u32      protocol ring count P, then per ring:
@@ -39,7 +43,9 @@
 use crate::area::Extent;
 use txftl_nand::BlockId;
 
-const MAGIC: &[u8; 8] = b"TXFTLSB1";
+const MAGIC: &[u8; 8] = b"TXFTLSB2";
+/// The magic of on-flash format 1 (whole checkpoints), which this version refuses.
+const MAGIC_FORMAT_1: &[u8; 8] = b"TXFTLSB1";
 const FIXED: usize = 120;
 
 /// A protocol ring, as the superblock names it.
@@ -140,6 +146,11 @@ impl Superblock {
         let crc = crc32fast::hash(&page[..body]);
         page[body..body + 4].copy_from_slice(&crc.to_le_bytes());
         page[body + 4..].fill(0);
+    }
+
+    /// Is `page` a superblock of on-flash format 1 (whole checkpoints)?
+    pub fn is_format_1(page: &[u8]) -> bool {
+        page.len() >= 8 && &page[0..8] == MAGIC_FORMAT_1
     }
 
     /// Decodes a page; `None` if it is not an intact superblock.
@@ -249,8 +260,11 @@ mod tests {
         assert!(Superblock::encoded_len(4, 3, &[3]) <= 512);
         sb.encode(&mut page);
         assert_eq!(Superblock::decode(&page), Some(sb));
+        assert!(!Superblock::is_format_1(&page));
         page[30] ^= 1;
         assert_eq!(Superblock::decode(&page), None);
+        page[..8].copy_from_slice(b"TXFTLSB1");
+        assert!(Superblock::is_format_1(&page));
         assert_eq!(Superblock::decode(&vec![0xFF; 512]), None);
     }
 }

@@ -219,7 +219,7 @@ fn run_until_cut(spec: &CrashSpec, dev: &mut dyn AnyDevice, check_each: bool) ->
 /// the page's raw spare area must name `lpn` (recovery mapped the right page).
 fn lost_page(nand: &Nand, lpn: u32, ppn: u32) -> Result<Option<Content>, String> {
     use txftl_ftl::oob::{Oob, OobState};
-    let oob = match Oob::decode(nand.inspect_oob(ppn)) {
+    let oob = match Oob::decode(&nand.inspect_oob(ppn)) {
         OobState::Valid(o) => o,
         other => return Err(format!("physical page {ppn}'s spare area is {other}")),
     };
@@ -257,7 +257,7 @@ fn erase_count_below_oob(dev: &dyn AnyDevice) -> Option<String> {
     let counts = dev.erase_counts();
     for b in 0..geo.block_count() {
         let recorded = (0..geo.pages_per_block)
-            .filter_map(|p| match txftl_ftl::oob::Oob::decode(nand.inspect_oob(geo.ppn(b, p))) {
+            .filter_map(|p| match txftl_ftl::oob::Oob::decode(&nand.inspect_oob(geo.ppn(b, p))) {
                 txftl_ftl::oob::OobState::Valid(o) => Some(o.erase_count),
                 _ => None,
             })

@@ -27,6 +27,10 @@ pub struct Exercised {
     /// blocks swapped with the data pool for wear.
     pub protocol_log_moves: u64,
     pub ring_swaps: u64,
+    /// Checkpoint table pages left in place by a later checkpoint (incremental
+    /// checkpoints), and moved ahead of the checkpoint ring's erases.
+    pub map_pages_kept: u64,
+    pub map_moves: u64,
     /// Recoveries: torn pages found, and of those, pages with an intact OOB and torn data.
     pub torn_pages: u64,
     pub torn_data_intact_oob: u64,
@@ -62,6 +66,8 @@ impl Exercised {
             table_full_aborts,
             protocol_log_moves: s.protocol_log_moves,
             ring_swaps: s.ring_swaps,
+            map_pages_kept: s.map_pages_kept,
+            map_moves: s.map_moves,
             corrected_bits: s.corrected_bits,
             read_retries: s.read_retries,
             uncorrectable_reads: s.uncorrectable_reads,
@@ -104,6 +110,8 @@ impl Exercised {
             Expect::TornDataIntactOob => self.torn_data_intact_oob,
             Expect::LogMoves => self.protocol_log_moves,
             Expect::RingSwaps => self.ring_swaps,
+            Expect::MapPagesKept => self.map_pages_kept,
+            Expect::MapMoves => self.map_moves,
             Expect::CorrectedBits => self.corrected_bits,
             Expect::ReadRetries => self.read_retries,
             Expect::Uncorrectable => self.uncorrectable_reads,
@@ -128,6 +136,8 @@ pub enum Expect {
     TornDataIntactOob,
     LogMoves,
     RingSwaps,
+    MapPagesKept,
+    MapMoves,
     CorrectedBits,
     ReadRetries,
     Uncorrectable,
@@ -149,6 +159,8 @@ impl Expect {
             Expect::TornDataIntactOob => "torn pages with an intact OOB",
             Expect::LogMoves => "protocol log pages moved ahead of the ring's erases",
             Expect::RingSwaps => "metadata ring blocks swapped with the data pool",
+            Expect::MapPagesKept => "checkpoint table pages left in place by a later checkpoint",
+            Expect::MapMoves => "checkpoint table pages moved ahead of the checkpoint ring's erases",
             Expect::CorrectedBits => "bit errors corrected by ECC",
             Expect::ReadRetries => "read retries",
             Expect::Uncorrectable => "reads uncorrectable after every retry",

@@ -145,6 +145,9 @@ impl AnyDevice for Recorder {
     fn checkpoint_erase_counts(&self) -> Vec<u32> {
         self.inner.checkpoint_erase_counts()
     }
+    fn mapping(&self, lpn: u32) -> Option<u32> {
+        self.inner.mapping(lpn)
+    }
     fn nand_mut(&mut self) -> &mut Nand {
         self.inner.nand_mut()
     }

@@ -9,6 +9,10 @@
 //! - `erase(block)` resets every page of the block to 0xFF and costs one cycle of
 //!   wear; a block at its endurance fails the erase and is bad from then on.
 //! - After a power cut every operation fails with `PowerLoss` until `power_on`.
+//! - A new array is shipped erased (every datasheet promises it: all pages
+//!   read 0xFF, no erase spent): [`Nand::is_factory_fresh`] says so until the
+//!   first program or erase, so an FTL formatting it may skip the first erase
+//!   of each block. An array opened from an image is never fresh.
 //!
 //! A broken rule is an FTL bug: it panics (default) or returns
 //! [`NandError::Violation`], per [`ViolationPolicy`].
@@ -19,6 +23,7 @@ use crate::fault::{tear_program, Area, PowerCut, Torn};
 use crate::geometry::{BlockId, Geometry, GeometryError, Ppn};
 use crate::image::{ImageFile, ImageSync};
 use crate::memory;
+use crate::spare::{Spare, SpareCodec};
 use crate::timing::{Clocks, OpTime, Timing};
 use rand::Rng;
 use serde::Serialize;
@@ -33,7 +38,9 @@ pub enum DataMode {
     Full,
     /// Only OOB is stored, plus the data of pages programmed with a full buffer
     /// (the FTL's own metadata pages). Programs with an empty data buffer store
-    /// no data; reading such a page yields zeros. For large trace replays.
+    /// no data; reading such a page yields zeros. The OOB is stored packed
+    /// when the FTL installs a codec for its record (`spare.rs`, about 6
+    /// bytes a page instead of the spare area). For large trace replays.
     MetaOnly,
 }
 
@@ -112,7 +119,7 @@ struct State {
     programs: Vec<u8>,
     erase_counts: Vec<u32>,
     bad: Vec<bool>,
-    oob: Vec<u8>,
+    spare: Spare,
     data: Data,
 }
 
@@ -130,7 +137,8 @@ pub struct Nand {
     next_page: Vec<u32>,
     erase_counts: Vec<u32>,
     bad: Vec<bool>,
-    oob: Vec<u8>,
+    /// The spare area of every page (`spare.rs`).
+    spare: Spare,
     data: Data,
     image: Option<ImageFile>,
     clocks: Clocks,
@@ -143,6 +151,8 @@ pub struct Nand {
     op_log: Option<Vec<OpKind>>,
     /// Bit errors, ECC and program/erase failures (`bit_errors.rs`); `None`: off.
     faults: Option<FaultModel>,
+    /// As shipped: no program or erase was ever issued (not even a torn one).
+    factory_fresh: bool,
 }
 
 impl Nand {
@@ -177,18 +187,27 @@ impl Nand {
         let need = memory::needed(&cfg);
         let pages = g.page_count() as usize;
         let blocks = g.block_count() as usize;
-        let data = match cfg.data_mode {
-            DataMode::Full => Data::Full(memory::filled(pages * g.page_size as usize, 0xFF, need)?),
-            DataMode::MetaOnly => Data::Meta(BTreeMap::new()),
+        let os = g.oob_size as usize;
+        let (data, spare) = match cfg.data_mode {
+            DataMode::Full => (
+                Data::Full(memory::filled(pages * g.page_size as usize, 0xFF, need)?),
+                Spare::bytes(pages, os, need)?,
+            ),
+            DataMode::MetaOnly => (
+                Data::Meta(BTreeMap::new()),
+                Spare::packed(pages, blocks, g.pages_per_block, os, need)?,
+            ),
         };
         let state = State {
             programs: memory::filled(pages, 0, need)?,
             erase_counts: memory::filled(blocks, 0, need)?,
             bad: memory::filled(blocks, false, need)?,
-            oob: memory::filled(pages * g.oob_size as usize, 0xFF, need)?,
+            spare,
             data,
         };
-        Ok(Nand::from_state(cfg, state, None))
+        let mut nand = Nand::from_state(cfg, state, None);
+        nand.factory_fresh = true;
+        Ok(nand)
     }
 
     /// A fresh, erased array backed by a new image file (always full data).
@@ -220,7 +239,7 @@ impl Nand {
             programs: l.programs,
             erase_counts: l.erase_counts,
             bad: l.bad,
-            oob: l.oob,
+            spare: Spare::Bytes(l.oob),
             data: Data::Full(l.data),
         };
         Ok(Nand::from_state(cfg, state, Some(image)))
@@ -241,7 +260,7 @@ impl Nand {
             next_page,
             erase_counts: st.erase_counts,
             bad: st.bad,
-            oob: st.oob,
+            spare: st.spare,
             data: st.data,
             image,
             clocks: Clocks::new(g.unit_count(), g.channels),
@@ -252,6 +271,7 @@ impl Nand {
             powered: true,
             op_log: None,
             faults: None,
+            factory_fresh: false,
             cfg,
         }
     }
@@ -287,6 +307,14 @@ impl Nand {
     }
     pub fn has_image(&self) -> bool {
         self.image.is_some()
+    }
+    /// Is the array as shipped, every block erased and never programmed? True
+    /// for a new array (in RAM or a new image file) until its first program,
+    /// partial program or erase is issued (even one a power cut tears); false
+    /// for an array opened from an image. An FTL that formats a fresh array
+    /// may treat every block as erased.
+    pub fn is_factory_fresh(&self) -> bool {
+        self.factory_fresh
     }
     /// Flushes the image file to stable storage (no-op for RAM), whatever the
     /// [`ImageSync`] mode: the FTL calls it at a clean close.
@@ -370,7 +398,7 @@ impl Nand {
             next_page: self.next_page.clone(),
             erase_counts: self.erase_counts.clone(),
             bad: self.bad.clone(),
-            oob: self.oob.clone(),
+            spare: self.spare.clone(),
             data: self.data.clone(),
             image: None,
             clocks: self.clocks.clone(),
@@ -381,6 +409,7 @@ impl Nand {
             powered: self.powered,
             op_log: self.op_log.clone(),
             faults: self.faults,
+            factory_fresh: self.factory_fresh,
         }
     }
 
@@ -412,6 +441,9 @@ impl Nand {
         }
         if let Some(log) = &mut self.op_log {
             log.push(kind);
+        }
+        if kind.mutates() {
+            self.factory_fresh = false;
         }
         let index = self.op_count;
         self.op_count += 1;
@@ -482,8 +514,7 @@ impl Nand {
             return Err(NandError::PowerLoss);
         }
         let (unit, channel) = self.unit_channel(ppn);
-        let o = ppn as usize * g.oob_size as usize;
-        oob.copy_from_slice(&self.oob[o..o + g.oob_size as usize]);
+        self.spare.read(ppn, oob);
         let bytes = match &mut data {
             Some(buf) => {
                 if !buf.is_empty() {
@@ -549,6 +580,14 @@ impl Nand {
 
     pub fn fault_model(&self) -> Option<FaultModel> {
         self.faults
+    }
+
+    /// Installs the codec of the FTL's OOB record: in metadata-only mode,
+    /// spare areas of its common form are stored packed from now on (see
+    /// `spare.rs`); reads return the same bytes either way. No effect in
+    /// full-data mode, which stores every byte.
+    pub fn set_spare_codec(&mut self, codec: Option<SpareCodec>) {
+        self.spare.set_codec(codec);
     }
 
     /// Would reading the data of `ppn` fail ECC at every retry level? For
@@ -618,7 +657,6 @@ impl Nand {
         let np = &mut self.next_page[block as usize];
         *np = (*np).max(index + 1);
         let (os, ps) = (g.oob_size as usize, g.page_size as usize);
-        let o = ppn as usize * os;
         if let (None, Some(model)) = (cut, self.faults) {
             let key = self.page_key(ppn);
             let p = model.program_fail_p(key.erase_count, self.cfg.endurance);
@@ -646,7 +684,7 @@ impl Nand {
         }
         match cut {
             None => {
-                self.oob[o..o + os].copy_from_slice(oob);
+                self.spare.write(ppn, oob);
                 self.store_data(ppn, data);
             }
             Some(cut) => {
@@ -685,8 +723,10 @@ impl Nand {
         let g = self.cfg.geometry;
         let (os, ps) = (g.oob_size as usize, g.page_size as usize);
         let mut rng = cut.rng();
-        let o = ppn as usize * os;
-        tear_program(&mut rng, cut.torn, Area::Oob, &mut self.oob[o..o + os], target_oob);
+        let mut spare = vec![0u8; os];
+        self.spare.read(ppn, &mut spare);
+        tear_program(&mut rng, cut.torn, Area::Oob, &mut spare, target_oob);
+        self.spare.write(ppn, &spare);
         match &mut self.data {
             Data::Full(d) => {
                 let target: Vec<u8> = if target_data.is_empty() {
@@ -726,10 +766,11 @@ impl Nand {
             return Err(self.violation(Violation::NopExceeded { ppn, nop: g.nop }));
         }
         let (os, ps) = (g.oob_size as usize, g.page_size as usize);
-        let o = ppn as usize * os;
+        let mut spare = vec![0u8; os];
+        self.spare.read(ppn, &mut spare);
         if let Some(new) = oob {
             self.check_len("partial program oob", new.len(), os)?;
-            if let Some(byte) = first_bit_set(&self.oob[o..o + os], new) {
+            if let Some(byte) = first_bit_set(&spare, new) {
                 return Err(self.violation(Violation::BitSet { ppn, byte }));
             }
         }
@@ -751,7 +792,8 @@ impl Nand {
         if let Some(cut) = cut {
             let mut rng = cut.rng();
             if let Some(new) = oob {
-                tear_program(&mut rng, cut.torn, Area::Oob, &mut self.oob[o..o + os], new);
+                tear_program(&mut rng, cut.torn, Area::Oob, &mut spare, new);
+                self.spare.write(ppn, &spare);
             }
             if let Some(new) = data {
                 tear_program(&mut rng, cut.torn, Area::Data, &mut current, new);
@@ -761,7 +803,7 @@ impl Nand {
             return Err(NandError::PowerLoss);
         }
         if let Some(new) = oob {
-            self.oob[o..o + os].copy_from_slice(new);
+            self.spare.write(ppn, new);
         }
         if let Some(new) = data {
             self.store_data(ppn, new);
@@ -816,6 +858,7 @@ impl Nand {
         for ppn in first..first + g.pages_per_block {
             self.erase_page(ppn);
         }
+        self.spare.block_erased(block);
         self.next_page[block as usize] = 0;
         self.write_through_block(block)?;
         self.image_op_done()?;
@@ -829,7 +872,7 @@ impl Nand {
             return;
         }
         self.programs[ppn as usize] = 0;
-        self.oob[ppn as usize * os..(ppn as usize + 1) * os].fill(0xFF);
+        self.spare.erase_page(ppn, os);
         // The data bytes are left as they are: `programs == 0` makes them read as
         // erased, and a program overwrites the whole page.
         if let Data::Meta(m) = &mut self.data {
@@ -851,7 +894,9 @@ impl Nand {
                 } else if cut.torn == Torn::Garbage {
                     let os = g.oob_size as usize;
                     self.programs[ppn as usize] = self.programs[ppn as usize].max(1);
-                    rng.fill(&mut self.oob[ppn as usize * os..(ppn as usize + 1) * os]);
+                    let mut spare = vec![0u8; os];
+                    rng.fill(&mut spare[..]);
+                    self.spare.write(ppn, &spare);
                     let mut junk = vec![0u8; g.page_size as usize];
                     rng.fill(&mut junk[..]);
                     if self.cfg.data_mode == DataMode::Full {
@@ -873,7 +918,7 @@ impl Nand {
         }
         let g = self.cfg.geometry;
         let (os, ps) = (g.oob_size as usize, g.page_size as usize);
-        let oob = &self.oob[ppn as usize * os..(ppn as usize + 1) * os];
+        let oob = self.spare.slice(ppn, os).expect("images store every spare byte");
         let programs = self.programs[ppn as usize];
         let erased;
         let data = match &self.data {
@@ -904,9 +949,10 @@ impl Nand {
     // ---- Inspection, for checkers and tests. Costs no time, counts no operation,
     // ---- ignores power. An FTL must never use these: recovery reads through `read`.
 
-    pub fn inspect_oob(&self, ppn: Ppn) -> &[u8] {
-        let os = self.cfg.geometry.oob_size as usize;
-        &self.oob[ppn as usize * os..(ppn as usize + 1) * os]
+    pub fn inspect_oob(&self, ppn: Ppn) -> Vec<u8> {
+        let mut oob = vec![0u8; self.cfg.geometry.oob_size as usize];
+        self.spare.read(ppn, &mut oob);
+        oob
     }
     pub fn inspect_data(&self, ppn: Ppn) -> Vec<u8> {
         let mut buf = vec![0u8; self.cfg.geometry.page_size as usize];
@@ -937,7 +983,10 @@ impl Nand {
             return Ok(false);
         }
         if in_oob {
-            self.oob[ppn as usize * os + offset] ^= mask;
+            let mut spare = vec![0u8; os];
+            self.spare.read(ppn, &mut spare);
+            spare[offset] ^= mask;
+            self.spare.write(ppn, &spare);
         } else {
             match &mut self.data {
                 Data::Full(d) => d[ppn as usize * ps + offset] ^= mask,

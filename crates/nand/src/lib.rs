@@ -13,6 +13,7 @@ mod geometry;
 mod image;
 mod memory;
 mod preset;
+mod spare;
 mod timing;
 
 pub use array::{DataMode, Nand, NandConfig, NandStats, OpKind, ViolationPolicy};
@@ -23,6 +24,7 @@ pub use geometry::{BlockId, CellType, Geometry, GeometryError, Ppn};
 pub use image::{ImageSync, IMAGE_MAGIC, IMAGE_VERSION};
 pub use memory::available as available_memory;
 pub use preset::{preset, Preset, PRESET_NAMES};
+pub use spare::{PackedSpare, SpareCodec};
 pub use timing::{OpTime, Timing};
 
 impl Preset {

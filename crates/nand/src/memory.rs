@@ -12,20 +12,23 @@
 
 use crate::array::{DataMode, NandConfig};
 use crate::error::MemoryError;
+use crate::spare::{PACKED_BYTES_PER_BLOCK, PACKED_BYTES_PER_PAGE};
 
-/// Bytes the array of `cfg` holds in memory: per page, its program count, OOB
-/// and (in full-data mode) data; per block, the write pointer, erase count and
-/// bad flag. Metadata-only mode also stores the data of the FTL's own metadata
-/// pages as they are written; that grows with use and is not counted here.
+/// Bytes the array of `cfg` holds in memory: per page, its program count and,
+/// in full-data mode, its OOB and data, in metadata-only mode its packed OOB
+/// (`spare.rs`); per block, the write pointer, erase count and bad flag (and
+/// the packed OOB's base). Metadata-only mode also stores the data and OOB of
+/// the FTL's own metadata pages, and any spare area it cannot pack, as they
+/// are written: that depends on the FTL and is not counted here.
 pub fn needed(cfg: &NandConfig) -> u64 {
     let g = &cfg.geometry;
     let pages = g.page_count() as u64;
     let blocks = g.block_count() as u64;
-    let data = match cfg.data_mode {
-        DataMode::Full => g.page_size as u64,
-        DataMode::MetaOnly => 0,
+    let (per_page, per_block) = match cfg.data_mode {
+        DataMode::Full => (g.oob_size as u64 + g.page_size as u64, 0),
+        DataMode::MetaOnly => (PACKED_BYTES_PER_PAGE, PACKED_BYTES_PER_BLOCK),
     };
-    pages * (1 + g.oob_size as u64 + data) + blocks * (4 + 4 + 1)
+    pages * (1 + per_page) + blocks * (4 + 4 + 1 + per_block)
 }
 
 /// `MemAvailable` from `/proc/meminfo`, in bytes; `None` where it cannot be read.
@@ -73,11 +76,14 @@ mod tests {
     }
 
     #[test]
-    fn the_estimate_counts_data_only_in_full_mode() {
+    fn the_estimate_counts_data_and_whole_spare_areas_only_in_full_mode() {
         let p = crate::preset("tiny").unwrap();
+        let g = p.geometry;
         let full = needed(&p.config(DataMode::Full, crate::ViolationPolicy::Panic));
         let meta = needed(&p.config(DataMode::MetaOnly, crate::ViolationPolicy::Panic));
-        assert_eq!(full - meta, p.geometry.page_count() as u64 * p.geometry.page_size as u64);
+        let (pages, blocks) = (g.page_count() as u64, g.block_count() as u64);
+        assert_eq!(full, pages * (1 + 64 + 512) + blocks * 9);
+        assert_eq!(meta, pages * (1 + 6) + blocks * (9 + 12));
     }
 
     #[test]

@@ -22,6 +22,8 @@ pub trait AnyDevice: Device + Send {
     fn erase_counts(&self) -> Vec<u32>;
     /// Erase counts recorded in the last durable checkpoint.
     fn checkpoint_erase_counts(&self) -> Vec<u32>;
+    /// The physical page the L2P maps `lpn` to (for checkers).
+    fn mapping(&self, lpn: u32) -> Option<u32>;
     /// Arms a power cut on the live device's NAND.
     fn nand_mut(&mut self) -> &mut Nand;
     /// Does the device offer begin/commit/abort?
@@ -54,6 +56,9 @@ impl<H: txftl_ftl::Hooks + Send + 'static> AnyDevice for Ftl<H> {
     }
     fn checkpoint_erase_counts(&self) -> Vec<u32> {
         Ftl::checkpoint_erase_counts(self).to_vec()
+    }
+    fn mapping(&self, lpn: u32) -> Option<u32> {
+        Ftl::mapping(self, lpn)
     }
     fn nand_mut(&mut self) -> &mut Nand {
         Ftl::nand_mut(self)

@@ -299,3 +299,20 @@ fn a_mount_that_changes_nothing_writes_nothing_and_read_only_refuses_writes() {
     assert_eq!(buf[0], 8);
     d.check_invariants().unwrap();
 }
+
+/// An array formatted with on-flash format 1 (whole checkpoints, superblock
+/// magic "TXFTLSB1") is refused with a reason, not as corrupted or unformatted.
+#[test]
+fn on_flash_format_1_is_refused_with_a_reason() {
+    use txftl_ftl::oob::Oob;
+    use txftl_ftl::PageKind;
+    let mut n = nand("tiny");
+    let g = *n.geometry();
+    let mut data = vec![0u8; g.page_size as usize];
+    data[..8].copy_from_slice(b"TXFTLSB1");
+    let mut oob = vec![0u8; g.oob_size as usize];
+    Oob::new(PageKind::Superblock, 0, 1, 0, &[]).encode(&mut oob);
+    n.program(0, 0, &data, &oob).unwrap();
+    let e = Ftl::mount(n, FtlConfig::default(), Plain).err().expect("refused");
+    assert!(matches!(e, DeviceError::Config(_)) && e.to_string().contains("format 1"), "{e}");
+}

@@ -286,7 +286,7 @@ impl Hooks for XHooks {
                     if l2p.get(e.lpn as usize) == Some(&e.ppn) {
                         return Err(format!("active X-L2P entry {slot} is already in the L2P"));
                     }
-                    match Oob::decode(nand.inspect_oob(e.ppn)) {
+                    match Oob::decode(&nand.inspect_oob(e.ppn)) {
                         txftl_ftl::oob::OobState::Valid(o) if o.lpn == e.lpn && tid_of(&o) == e.tid => {}
                         other => return Err(format!("active X-L2P entry {slot} ({e:?}) points to a page whose OOB is {other:?}")),
                     }
@@ -588,6 +588,9 @@ impl AnyDevice for XFtl {
     }
     fn checkpoint_erase_counts(&self) -> Vec<u32> {
         self.ftl.checkpoint_erase_counts().to_vec()
+    }
+    fn mapping(&self, lpn: u32) -> Option<u32> {
+        self.ftl.mapping(lpn)
     }
     fn nand_mut(&mut self) -> &mut Nand {
         self.ftl.nand_mut()

@@ -167,6 +167,9 @@ impl AnyDevice for Probe {
     fn checkpoint_erase_counts(&self) -> Vec<u32> {
         self.dev().checkpoint_erase_counts()
     }
+    fn mapping(&self, lpn: u32) -> Option<u32> {
+        self.dev().mapping(lpn)
+    }
     fn nand_mut(&mut self) -> &mut Nand {
         self.dev_mut().nand_mut()
     }

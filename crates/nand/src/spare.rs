@@ -1,0 +1,310 @@
+//! Where the array keeps the spare (OOB) area of every page.
+//!
+//! Full-data mode (and image files) keep every byte ([`Spare::Bytes`]).
+//! Metadata-only mode keeps, per page, only what the FTL's OOB record holds
+//! ([`Spare::Packed`]): the FTL installs a [`SpareCodec`] that turns a record
+//! of its common form (a data page: logical page, sequence number, erase
+//! count, one flag) into [`PackedSpare`] fields and back into the exact same
+//! bytes. The array stores the logical page in a `u32` (its top bit the flag),
+//! the sequence number as a `u16` offset from a base kept per block, and the
+//! erase count once per block: 6 bytes a page instead of the whole spare area.
+//! Any other spare area (no codec, a metadata page, protocol bytes, a torn
+//! program, a flipped byte, a sequence number too far from its block's base)
+//! is kept whole in a side map, its trailing 0xFF bytes trimmed. Reads return
+//! the same bytes either way, so torn variants, bit flips and the fault model
+//! behave the same in both modes.
+
+use crate::error::MemoryError;
+use crate::geometry::{BlockId, Ppn};
+use crate::memory;
+use std::collections::HashMap;
+
+/// The fields of a spare area of the FTL's common form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PackedSpare {
+    /// Below [`PackedSpare::LPN_LIMIT`].
+    pub lpn: u32,
+    pub seq: u64,
+    pub erase_count: u32,
+    pub flag: bool,
+}
+
+impl PackedSpare {
+    /// Logical pages from here on are never packed (the top values mark
+    /// erased and whole pages, the top bit carries the flag).
+    pub const LPN_LIMIT: u32 = (1 << 31) - 2;
+}
+
+/// Turns spare areas of one common form into [`PackedSpare`] fields and back.
+/// `pack` must return `Some` only if `unpack` of its result writes back
+/// exactly the bytes it was given (the whole spare area).
+#[derive(Clone, Copy, Debug)]
+pub struct SpareCodec {
+    pub pack: fn(&[u8]) -> Option<PackedSpare>,
+    pub unpack: fn(&PackedSpare, &mut [u8]),
+}
+
+/// `Packed::lpn` of an erased page.
+const ERASED: u32 = u32::MAX;
+/// `Packed::lpn` of a page whose spare area is in the side map.
+const WHOLE: u32 = u32::MAX - 1;
+const FLAG: u32 = 1 << 31;
+/// `Packed::seq_base` of a block with no packed page yet.
+const UNSET: u64 = u64::MAX;
+
+#[derive(Clone)]
+pub(crate) enum Spare {
+    /// Every byte of every page's spare area.
+    Bytes(Vec<u8>),
+    Packed(Box<Packed>),
+}
+
+#[derive(Clone)]
+pub(crate) struct Packed {
+    oob_size: usize,
+    pages_per_block: u32,
+    codec: Option<SpareCodec>,
+    /// Per page: the logical page (top bit: the flag), or `ERASED` / `WHOLE`.
+    lpn: Vec<u32>,
+    /// Per page: the sequence number minus its block's base.
+    seq_off: Vec<u16>,
+    /// Per block: the base of its pages' sequence numbers (`UNSET`: none
+    /// packed since its last erase), and the erase count they record.
+    seq_base: Vec<u64>,
+    erase_count: Vec<u32>,
+    /// Spare areas kept whole, trailing 0xFF bytes trimmed.
+    whole: HashMap<Ppn, Box<[u8]>>,
+}
+
+/// Bytes per page a packed store holds (besides the side map).
+pub(crate) const PACKED_BYTES_PER_PAGE: u64 = 4 + 2;
+/// Bytes per block a packed store holds.
+pub(crate) const PACKED_BYTES_PER_BLOCK: u64 = 8 + 4;
+
+impl Spare {
+    /// Every spare area erased (all 0xFF), every byte stored.
+    pub fn bytes(pages: usize, oob_size: usize, need: u64) -> Result<Spare, MemoryError> {
+        Ok(Spare::Bytes(memory::filled(pages * oob_size, 0xFF, need)?))
+    }
+
+    /// Every spare area erased, packed (no codec yet: everything stays whole
+    /// until one is installed).
+    pub fn packed(pages: usize, blocks: usize, pages_per_block: u32, oob_size: usize, need: u64) -> Result<Spare, MemoryError> {
+        Ok(Spare::Packed(Box::new(Packed {
+            oob_size,
+            pages_per_block,
+            codec: None,
+            lpn: memory::filled(pages, ERASED, need)?,
+            seq_off: memory::filled(pages, 0, need)?,
+            seq_base: memory::filled(blocks, UNSET, need)?,
+            erase_count: memory::filled(blocks, 0, need)?,
+            whole: HashMap::new(),
+        })))
+    }
+
+    /// Installs the codec of a packed store (a no-op for bytes).
+    pub fn set_codec(&mut self, codec: Option<SpareCodec>) {
+        if let Spare::Packed(p) = self {
+            p.codec = codec;
+        }
+    }
+
+    /// The spare area of `ppn` (all 0xFF if erased).
+    #[inline]
+    pub fn read(&self, ppn: Ppn, out: &mut [u8]) {
+        match self {
+            Spare::Bytes(b) => {
+                let os = out.len();
+                out.copy_from_slice(&b[ppn as usize * os..(ppn as usize + 1) * os]);
+            }
+            Spare::Packed(p) => p.read(ppn, out),
+        }
+    }
+
+    /// The stored bytes of `ppn`, when the store keeps them as they are.
+    pub fn slice(&self, ppn: Ppn, oob_size: usize) -> Option<&[u8]> {
+        match self {
+            Spare::Bytes(b) => Some(&b[ppn as usize * oob_size..(ppn as usize + 1) * oob_size]),
+            Spare::Packed(_) => None,
+        }
+    }
+
+    /// Stores `bytes` as the spare area of `ppn`.
+    #[inline]
+    pub fn write(&mut self, ppn: Ppn, bytes: &[u8]) {
+        match self {
+            Spare::Bytes(b) => {
+                let os = bytes.len();
+                b[ppn as usize * os..(ppn as usize + 1) * os].copy_from_slice(bytes);
+            }
+            Spare::Packed(p) => p.write(ppn, bytes),
+        }
+    }
+
+    /// The page's spare area reads erased again.
+    pub fn erase_page(&mut self, ppn: Ppn, oob_size: usize) {
+        match self {
+            Spare::Bytes(b) => b[ppn as usize * oob_size..(ppn as usize + 1) * oob_size].fill(0xFF),
+            Spare::Packed(p) => p.erase_page(ppn),
+        }
+    }
+
+    /// A whole block was erased: its packed pages' base is free again.
+    pub fn block_erased(&mut self, block: BlockId) {
+        if let Spare::Packed(p) = self {
+            p.seq_base[block as usize] = UNSET;
+        }
+    }
+
+    /// Spare areas kept whole (packed store; 0 for bytes).
+    #[cfg(test)]
+    pub fn whole_count(&self) -> usize {
+        match self {
+            Spare::Bytes(_) => 0,
+            Spare::Packed(p) => p.whole.len(),
+        }
+    }
+}
+
+impl Packed {
+    #[inline]
+    fn read(&self, ppn: Ppn, out: &mut [u8]) {
+        match self.lpn[ppn as usize] {
+            ERASED => out.fill(0xFF),
+            WHOLE => {
+                let kept = &self.whole[&ppn];
+                out[..kept.len()].copy_from_slice(kept);
+                out[kept.len()..].fill(0xFF);
+            }
+            v => {
+                let b = (ppn / self.pages_per_block) as usize;
+                let codec = self.codec.expect("a page is packed only with a codec");
+                let fields = PackedSpare {
+                    lpn: v & !FLAG,
+                    flag: v & FLAG != 0,
+                    seq: self.seq_base[b] + self.seq_off[ppn as usize] as u64,
+                    erase_count: self.erase_count[b],
+                };
+                (codec.unpack)(&fields, out);
+            }
+        }
+    }
+
+    #[inline]
+    fn write(&mut self, ppn: Ppn, bytes: &[u8]) {
+        debug_assert_eq!(bytes.len(), self.oob_size);
+        if self.lpn[ppn as usize] == WHOLE {
+            self.whole.remove(&ppn);
+        }
+        let b = (ppn / self.pages_per_block) as usize;
+        if let Some(fields) = self.codec.and_then(|c| (c.pack)(bytes)) {
+            if self.seq_base[b] == UNSET {
+                self.seq_base[b] = fields.seq;
+                self.erase_count[b] = fields.erase_count;
+            }
+            let off = fields.seq.wrapping_sub(self.seq_base[b]);
+            if fields.lpn < PackedSpare::LPN_LIMIT && off <= u16::MAX as u64 && fields.erase_count == self.erase_count[b] {
+                self.lpn[ppn as usize] = fields.lpn | if fields.flag { FLAG } else { 0 };
+                self.seq_off[ppn as usize] = off as u16;
+                return;
+            }
+        }
+        let kept = bytes.iter().rposition(|&x| x != 0xFF).map_or(0, |i| i + 1);
+        if kept == 0 {
+            self.lpn[ppn as usize] = ERASED;
+            return;
+        }
+        self.whole.insert(ppn, bytes[..kept].into());
+        self.lpn[ppn as usize] = WHOLE;
+    }
+
+    fn erase_page(&mut self, ppn: Ppn) {
+        if self.lpn[ppn as usize] == WHOLE {
+            self.whole.remove(&ppn);
+        }
+        self.lpn[ppn as usize] = ERASED;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A toy codec: lpn (u32), seq (u64), erase count (u32), flag (u8 0/1) in
+    /// bytes 0..17, the rest 0xFF.
+    fn pack(b: &[u8]) -> Option<PackedSpare> {
+        if b[16] > 1 || b[17..].iter().any(|&x| x != 0xFF) {
+            return None;
+        }
+        Some(PackedSpare {
+            lpn: u32::from_le_bytes(b[0..4].try_into().unwrap()),
+            seq: u64::from_le_bytes(b[4..12].try_into().unwrap()),
+            erase_count: u32::from_le_bytes(b[12..16].try_into().unwrap()),
+            flag: b[16] == 1,
+        })
+    }
+    fn unpack(f: &PackedSpare, out: &mut [u8]) {
+        out.fill(0xFF);
+        out[0..4].copy_from_slice(&f.lpn.to_le_bytes());
+        out[4..12].copy_from_slice(&f.seq.to_le_bytes());
+        out[12..16].copy_from_slice(&f.erase_count.to_le_bytes());
+        out[16] = f.flag as u8;
+    }
+    const CODEC: SpareCodec = SpareCodec { pack, unpack };
+
+    fn record(lpn: u32, seq: u64, ec: u32, flag: bool) -> Vec<u8> {
+        let mut b = vec![0u8; 64];
+        unpack(&PackedSpare { lpn, seq, erase_count: ec, flag }, &mut b);
+        b
+    }
+
+    #[test]
+    fn packed_pages_read_back_exactly_and_odd_ones_are_kept_whole() {
+        let mut s = Spare::packed(32, 4, 8, 64, 0).unwrap();
+        let mut out = vec![0u8; 64];
+        // Without a codec everything is kept whole.
+        s.write(0, &record(1, 10, 0, false));
+        assert_eq!(s.whole_count(), 1);
+        s.set_codec(Some(CODEC));
+        let cases = [
+            (1, record(5, 100, 3, false)),
+            (2, record(6, 101, 3, true)),
+            (3, record(7, 100 + 70_000, 3, false)), // too far from the base
+            (4, record(8, 102, 4, false)),          // another erase count
+            (5, record(u32::MAX - 1, 103, 3, false)),
+            (6, {
+                let mut b = record(9, 104, 3, false);
+                b[40] = 0; // not the common form
+                b
+            }),
+            (9, record(1, 50, 1, false)), // block 1: its own base
+        ];
+        for (ppn, bytes) in &cases {
+            s.write(*ppn, bytes);
+        }
+        assert_eq!(s.whole_count(), 5, "pages 0, 3, 4, 5, 6");
+        s.read(0, &mut out);
+        assert_eq!(out, record(1, 10, 0, false));
+        for (ppn, bytes) in &cases {
+            s.read(*ppn, &mut out);
+            assert_eq!(&out, bytes, "page {ppn}");
+        }
+        s.read(7, &mut out);
+        assert!(out.iter().all(|&b| b == 0xFF));
+        // Rewriting a whole page with the common form packs it.
+        s.write(6, &record(9, 104, 3, false));
+        assert_eq!(s.whole_count(), 4);
+        for p in 0..8 {
+            s.erase_page(p, 64);
+        }
+        s.block_erased(0);
+        assert_eq!(s.whole_count(), 0);
+        s.read(1, &mut out);
+        assert!(out.iter().all(|&b| b == 0xFF));
+        // A new cycle takes a new base.
+        s.write(1, &record(5, 900_000, 4, false));
+        s.read(1, &mut out);
+        assert_eq!(out, record(5, 900_000, 4, false));
+        assert_eq!(s.whole_count(), 0);
+    }
+}
