@@ -170,7 +170,7 @@ fn a_device_file_too_large_for_memory_is_refused_with_its_size() {
     let text = std::fs::read_to_string(preset_file(dir.path(), "jasmine", "j.toml")).unwrap();
     let path = dir.path().join("huge.toml");
     std::fs::write(&path, text.replace("blocks_per_plane = 128", "blocks_per_plane = 100000")).unwrap();
-    let (code, _, err) = txftl(&["run", "--config", path.to_str().unwrap(), "--ops", "10"]);
+    let (code, _, err) = txftl(&["run", "--config", path.to_str().unwrap(), "--data", "full", "--ops", "10"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("memory") && err.contains("GiB"), "{err}");
 }
