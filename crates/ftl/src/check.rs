@@ -10,7 +10,7 @@ use txftl_nand::DataMode;
 
 impl<H: Hooks> Ftl<H> {
     /// Checks that the DRAM state agrees with itself and with the flash:
-    /// - the L2P is one-to-one and the reverse map mirrors it;
+    /// - the L2P is one-to-one and the mapped-page bits mirror it;
     /// - every mapped page holds an intact data page of that logical page, in a
     ///   block that is open or full;
     /// - valid counts equal the mapped pages of each block;
@@ -35,11 +35,8 @@ impl<H: Hooks> Ftl<H> {
                 ));
             }
             owner[ppn as usize] = lpn as u32;
-            if self.p2l[ppn as usize] != lpn as u32 {
-                return Err(format!(
-                    "reverse map of page {ppn} says {} but lpn {lpn} maps there",
-                    self.p2l[ppn as usize]
-                ));
+            if !self.mapped.get(ppn) {
+                return Err(format!("page {ppn} is not marked mapped but lpn {lpn} maps there"));
             }
             let b = geo.block_of(ppn);
             valid[b as usize] += 1;
@@ -59,10 +56,8 @@ impl<H: Hooks> Ftl<H> {
                 other => return Err(format!("lpn {lpn} at page {ppn}: OOB is {other:?}")),
             }
         }
-        for (ppn, &lpn) in self.p2l.iter().enumerate() {
-            if lpn != UNMAPPED && owner[ppn] != lpn {
-                return Err(format!("reverse map has stale entry page {ppn} -> lpn {lpn}"));
-            }
+        if let Some(ppn) = self.mapped.ones().find(|&ppn| owner[ppn as usize] == UNMAPPED) {
+            return Err(format!("page {ppn} is marked mapped but no logical page maps there"));
         }
         let mut free = 0;
         for b in 0..geo.block_count() {

@@ -17,6 +17,7 @@
 //!   leave a page that reads erased, so every block is erased before reuse.
 
 use crate::area::{Extent, LogArea};
+use crate::bits::Bits;
 use crate::blocks::{AllocFor, BlockState, BlockTable};
 use crate::checkpoint::{TableLayout, UNMAPPED};
 use crate::config::FtlConfig;
@@ -64,8 +65,10 @@ pub struct Ftl<H: Hooks> {
     /// The L2P and block table as checkpoints persist them: dirty pages,
     /// directories, the checkpoint ring's contents (`tables.rs`).
     pub(crate) tables: Tables,
-    /// Reverse map: logical page of each physical page the L2P points to.
-    pub(crate) p2l: Vec<u32>,
+    /// Physical pages the L2P points to, one bit each. Which logical page a
+    /// mapped page holds is in its OOB (no reverse map is kept: GC reads the
+    /// OOB of each page it copies anyway).
+    pub(crate) mapped: Bits,
     pub(crate) blocks: BlockTable,
     pub(crate) host_open: Vec<Option<BlockId>>,
     pub(crate) host_cursor: u32,
@@ -107,7 +110,7 @@ pub struct Ftl<H: Hooks> {
     /// programmed them, or already verified them. Their reads skip the second CRC
     /// pass. Sound with the fault model too: bit errors are corrected by ECC in
     /// the read (or the read fails), never handed up as data.
-    pub(crate) intact: Vec<bool>,
+    pub(crate) intact: Bits,
     /// Blocks whose program failed: closed for writing, to be emptied by
     /// `retire_pending` and then marked bad (never erased again).
     pub(crate) retiring: std::collections::BTreeSet<BlockId>,
@@ -158,7 +161,7 @@ impl<H: Hooks> Ftl<H> {
         Ftl {
             l2p: Vec::new(),
             tables: Tables::new(TableLayout::new(0, geo.block_count(), geo.page_size), &geo, 0, 1),
-            p2l: vec![UNMAPPED; geo.page_count() as usize],
+            mapped: Bits::new(geo.page_count() as usize),
             blocks: BlockTable::new(&geo),
             host_open: vec![None; units],
             host_cursor: 0,
@@ -193,7 +196,7 @@ impl<H: Hooks> Ftl<H> {
             page_buf: vec![0; geo.page_size as usize],
             oob_buf: vec![0; geo.oob_size as usize],
             meta_buf: vec![0; geo.page_size as usize],
-            intact: vec![false; geo.page_count() as usize],
+            intact: Bits::new(geo.page_count() as usize),
             retiring: Default::default(),
             hooks,
             cfg,
@@ -534,7 +537,7 @@ impl<H: Hooks> Ftl<H> {
             Err(e) => return Err(self.fail(e)),
         };
         let b = block as usize;
-        self.intact[ppn as usize] = true;
+        self.intact.set(ppn, true);
         self.blocks.write_ptr[b] = page + 1;
         self.blocks.last_seq[b] = seq;
         self.blocks.clean[b] = false;
@@ -591,14 +594,14 @@ impl<H: Hooks> Ftl<H> {
         self.unmap(lpn);
         self.l2p[lpn as usize] = ppn;
         self.tables.mark_lpn(lpn);
-        self.p2l[ppn as usize] = lpn;
+        self.mapped.set(ppn, true);
         self.blocks.valid[self.geo.block_of(ppn) as usize] += 1;
     }
 
     pub(crate) fn unmap(&mut self, lpn: Lpn) {
         let old = self.l2p[lpn as usize];
         if old != UNMAPPED {
-            self.p2l[old as usize] = UNMAPPED;
+            self.mapped.set(old, false);
             self.blocks.valid[self.geo.block_of(old) as usize] -= 1;
             self.l2p[lpn as usize] = UNMAPPED;
             self.tables.mark_lpn(lpn);
@@ -678,7 +681,7 @@ impl<H: Hooks> Ftl<H> {
     /// `program_unmapped`): a protocol folding a committed page into the L2P.
     pub fn map_page(&mut self, lpn: Lpn, ppn: Ppn) -> Result<()> {
         self.check_lpn(lpn)?;
-        if ppn >= self.geo.page_count() || self.p2l[ppn as usize] != UNMAPPED {
+        if ppn >= self.geo.page_count() || self.mapped.get(ppn) {
             return Err(DeviceError::Corrupted(format!(
                 "cannot map lpn {lpn} to page {ppn}: out of range or already mapped"
             )));
@@ -767,14 +770,14 @@ impl<H: Hooks> Ftl<H> {
             }
             Err(e) => return Err(self.fail(e)),
         }
-        let known = self.intact[ppn as usize];
+        let known = self.intact.get(ppn);
         match Oob::decode(&self.oob_buf) {
             OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn && o.lost => {
                 self.counters.lost_page_reads += 1;
                 Err(DeviceError::DataLost { lpn, ppn })
             }
             OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn && (buf.is_empty() || known || o.data_matches(buf)) => {
-                self.intact[ppn as usize] = true;
+                self.intact.set(ppn, true);
                 Ok(())
             }
             OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn => Err(DeviceError::Corrupted(format!(

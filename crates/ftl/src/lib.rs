@@ -13,6 +13,7 @@
 //! with no hooks (see `txftl-protocols`).
 
 mod area;
+mod bits;
 mod blocks;
 mod check;
 pub mod checkpoint;

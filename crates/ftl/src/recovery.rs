@@ -696,12 +696,12 @@ impl<H: Hooks> Ftl<H> {
             if ppn == UNMAPPED {
                 continue;
             }
-            if ppn >= geo.page_count() || ftl.p2l[ppn as usize] != UNMAPPED {
+            if ppn >= geo.page_count() || ftl.mapped.get(ppn) {
                 return Err(DeviceError::Corrupted(format!(
                     "logical page {lpn} maps to invalid or shared physical page {ppn}"
                 )));
             }
-            ftl.p2l[ppn as usize] = lpn as u32;
+            ftl.mapped.set(ppn, true);
             ftl.blocks.valid[geo.block_of(ppn) as usize] += 1;
         }
         for b in 0..geo.block_count() {

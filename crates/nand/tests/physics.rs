@@ -229,6 +229,29 @@ fn meta_only_mode_stores_oob_and_metadata_pages() {
     assert!(n.inspect_data(1).iter().all(|&b| b == 0xFF));
 }
 
+/// Metadata-only mode forgets the data of a metadata page the FTL says it
+/// will not read again (reads then yield zeros, as for pages programmed
+/// without data); the spare area stays. Full-data mode keeps everything.
+#[test]
+fn metadata_only_mode_forgets_data_on_request() {
+    for mode in [DataMode::MetaOnly, DataMode::Full] {
+        let mut n = tiny(mode, ViolationPolicy::Error);
+        let (d, o) = page(&n, 0x33);
+        n.program(0, 0, &d, &o).unwrap();
+        n.forget_data(0);
+        n.forget_data(1);
+        assert_eq!(n.inspect_oob(0), o);
+        let (mut rd, mut ro) = page(&n, 0);
+        n.read(0, 0, Some(&mut rd), &mut ro).unwrap();
+        if mode == DataMode::Full {
+            assert_eq!(rd, d);
+        } else {
+            assert!(rd.iter().all(|&b| b == 0));
+            assert_eq!(n.inspect_stored_data_pages(), 0);
+        }
+    }
+}
+
 #[test]
 fn parallel_dies_overlap_in_time() {
     let mut n = tiny(DataMode::Full, ViolationPolicy::Error);
