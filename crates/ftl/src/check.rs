@@ -93,6 +93,7 @@ impl<H: Hooks> Ftl<H> {
                 ));
             }
         }
+        self.blocks.index_consistent()?;
         if free != self.blocks.free_count() {
             return Err(format!("free pool count {} but {free} blocks are free", self.blocks.free_count()));
         }

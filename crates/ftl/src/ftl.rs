@@ -542,7 +542,7 @@ impl<H: Hooks> Ftl<H> {
         self.blocks.last_seq[b] = seq;
         self.blocks.clean[b] = false;
         if page + 1 == self.geo.pages_per_block {
-            self.blocks.state[b] = BlockState::Full;
+            self.blocks.set_full(block);
             self.close_stream_slot(block);
         }
         self.programs_since_ckpt += 1;
@@ -567,7 +567,7 @@ impl<H: Hooks> Ftl<H> {
         let b = block as usize;
         self.blocks.write_ptr[b] = self.geo.pages_per_block;
         self.blocks.clean[b] = false;
-        self.blocks.state[b] = BlockState::Full;
+        self.blocks.set_full(block);
         self.programs_since_ckpt += 1;
         self.close_stream_slot(block);
         self.retiring.insert(block);
@@ -595,14 +595,14 @@ impl<H: Hooks> Ftl<H> {
         self.l2p[lpn as usize] = ppn;
         self.tables.mark_lpn(lpn);
         self.mapped.set(ppn, true);
-        self.blocks.valid[self.geo.block_of(ppn) as usize] += 1;
+        self.blocks.valid_inc(self.geo.block_of(ppn));
     }
 
     pub(crate) fn unmap(&mut self, lpn: Lpn) {
         let old = self.l2p[lpn as usize];
         if old != UNMAPPED {
             self.mapped.set(old, false);
-            self.blocks.valid[self.geo.block_of(old) as usize] -= 1;
+            self.blocks.valid_dec(self.geo.block_of(old));
             self.l2p[lpn as usize] = UNMAPPED;
             self.tables.mark_lpn(lpn);
         }

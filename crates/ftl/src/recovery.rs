@@ -716,6 +716,7 @@ impl<H: Hooks> Ftl<H> {
                 _ => {}
             }
         }
+        ftl.blocks.rebuild_index();
         ftl.seq = max_seq + 1;
 
         // Metadata rings: the next appends go to a fresh block. The page after the
