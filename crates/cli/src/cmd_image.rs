@@ -78,14 +78,10 @@ pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
         )));
     }
     let sync = args.sync.mode();
+    let (cfg, opts) = (ftl_config(&args.device)?, crate::setup::protocol_options(&args.device));
+    crate::open::check_device_fits(args.device.protocol(), &nand_config(&p, DataMode::Full), &cfg, &opts, 0)?;
     let nand = create_image(&args.image, nand_config(&p, DataMode::Full), sync)?;
-    let dev = txftl_protocols::format(
-        args.device.protocol(),
-        nand,
-        ftl_config(&args.device)?,
-        &crate::setup::protocol_options(&args.device),
-    )
-    .map_err(CliError::failed)?;
+    let dev = txftl_protocols::format(args.device.protocol(), nand, cfg, &opts).map_err(crate::open::device_error)?;
     let info = dev.info();
     let dev = if args.fs {
         let mode = if dev.transactional() {

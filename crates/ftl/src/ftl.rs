@@ -282,13 +282,45 @@ impl<H: Hooks> Ftl<H> {
                 geo.oob_size
             )));
         }
+        let (mut rings, derived) = Self::layout(&geo, &cfg, &hooks)?;
+        crate::memory::check(Self::memory_needed(&geo, &cfg, nand.config().data_mode, &hooks)?.total())?;
+        let mut ftl = Ftl::empty(nand, cfg, hooks);
+        ftl.derived = derived;
+        ftl.l2p = crate::memory::filled(derived.logical_pages as usize, UNMAPPED)?;
+        let mut meta = vec![false; geo.block_count() as usize];
+        for b in rings.iter().flatten().copied().chain(superblock_blocks(&geo)) {
+            meta[b as usize] = true;
+        }
+        let ckpt_ring = rings.remove(0);
+        let layout = TableLayout::new(derived.logical_pages, geo.block_count(), geo.page_size);
+        ftl.tables = Tables::new(layout, &geo, ftl.hooks.checkpoint_section_max(), ckpt_ring.len());
+        ftl.ckpt_area = LogArea::new(ckpt_ring, geo.pages_per_block);
+        ftl.proto_rings = rings.into_iter().map(|r| LogArea::new(r, geo.pages_per_block)).collect();
+        for b in 0..geo.block_count() {
+            ftl.blocks.state[b as usize] = BlockState::Meta;
+            ftl.blocks.clean[b as usize] = shipped_erased;
+        }
+        for b in 0..geo.block_count() {
+            if !meta[b as usize] {
+                ftl.blocks.set_free(b);
+            }
+        }
+        ftl.hooks.on_format(derived.logical_pages);
+        ftl.checkpoint()?;
+        ftl.reset_stats();
+        Ok(ftl)
+    }
+
+    /// The metadata rings a format lays out (the checkpoint ring first, then
+    /// each protocol ring) and the sizes derived from what is left.
+    fn layout(geo: &Geometry, cfg: &FtlConfig, hooks: &H) -> Result<(Vec<Vec<BlockId>>, Derived)> {
         // The checkpoint ring is sized for the largest tables this geometry
         // can have (see `Tables::ring_blocks`); a log ring what its protocol
         // asks for, plus one block for the erase granularity.
         let sizing = TableLayout::new(geo.page_count(), geo.block_count(), geo.page_size);
-        let mut sizes = vec![Tables::ring_blocks(&sizing, &geo, hooks.checkpoint_section_max()).max(3)];
-        sizes.extend(hooks.protocol_rings(&geo).iter().map(|&blocks| blocks.max(3)));
-        let mut rings = reserve_rings(&geo, &sizes);
+        let mut sizes = vec![Tables::ring_blocks(&sizing, geo, hooks.checkpoint_section_max()).max(3)];
+        sizes.extend(hooks.protocol_rings(geo).iter().map(|&blocks| blocks.max(3)));
+        let rings = reserve_rings(geo, &sizes);
         let ring_blocks: u32 = rings.iter().map(|r| r.len() as u32).sum();
         if rings.iter().any(|r| r.len() < 3) || ring_blocks + 2 >= geo.block_count() {
             return Err(DeviceError::Config(format!(
@@ -304,29 +336,19 @@ impl<H: Hooks> Ftl<H> {
             )));
         }
         let pool_blocks = geo.block_count() - 2 - ring_blocks;
-        let derived = Self::derive(&geo, &cfg, pool_blocks, None)?;
-        let mut ftl = Ftl::empty(nand, cfg, hooks);
-        ftl.derived = derived;
-        ftl.l2p = vec![UNMAPPED; derived.logical_pages as usize];
-        let meta: Vec<BlockId> = rings.iter().flatten().copied().chain(superblock_blocks(&geo)).collect();
-        let ckpt_ring = rings.remove(0);
-        let layout = TableLayout::new(derived.logical_pages, geo.block_count(), geo.page_size);
-        ftl.tables = Tables::new(layout, &geo, ftl.hooks.checkpoint_section_max(), ckpt_ring.len());
-        ftl.ckpt_area = LogArea::new(ckpt_ring, geo.pages_per_block);
-        ftl.proto_rings = rings.into_iter().map(|r| LogArea::new(r, geo.pages_per_block)).collect();
-        for b in 0..geo.block_count() {
-            ftl.blocks.state[b as usize] = BlockState::Meta;
-            ftl.blocks.clean[b as usize] = shipped_erased;
-        }
-        for b in 0..geo.block_count() {
-            if !meta.contains(&b) {
-                ftl.blocks.set_free(b);
-            }
-        }
-        ftl.hooks.on_format(derived.logical_pages);
-        ftl.checkpoint()?;
-        ftl.reset_stats();
-        Ok(ftl)
+        let derived = Self::derive(geo, cfg, pool_blocks, None)?;
+        Ok((rings, derived))
+    }
+
+    /// Memory the FTL needs for a device of this geometry, configuration and
+    /// data mode (see `memory.rs`): its DRAM tables, and the metadata pages a
+    /// metadata-only array keeps in memory for it. Refuses a geometry the
+    /// FTL cannot lay out, as `format` would.
+    pub fn memory_needed(geo: &Geometry, cfg: &FtlConfig, data_mode: DataMode, hooks: &H) -> Result<crate::memory::FtlMemory> {
+        geo.validate()?;
+        let (rings, derived) = Self::layout(geo, cfg, hooks)?;
+        let ring_pages: Vec<u64> = rings.iter().map(|r| r.len() as u64 * geo.pages_per_block as u64).collect();
+        Ok(crate::memory::FtlMemory::estimate(geo, derived.logical_pages, data_mode, &ring_pages, hooks.checkpoint_section_max()))
     }
 
     // ---- accessors -------------------------------------------------------------

@@ -224,7 +224,7 @@ impl<H: Hooks> Ftl<H> {
         let record = self.read_ckpt_record(sb, report, at_ns)?;
         let geo = self.geo;
         let layout = TableLayout::new(sb.logical_pages, geo.block_count(), geo.page_size);
-        let mut l2p = vec![UNMAPPED; layout.logical_pages as usize];
+        let mut l2p = crate::memory::filled(layout.logical_pages as usize, UNMAPPED)?;
         let none = BlockRecord {
             erase_count: 0,
             write_ptr: 0,
@@ -519,6 +519,14 @@ impl<H: Hooks> Ftl<H> {
                 ftl.hooks.name()
             )));
         }
+        // The tables this device needs must fit before they are loaded.
+        let ppb = geo.pages_per_block as u64;
+        let ring_pages: Vec<u64> = std::iter::once(sb.ckpt_ring.len() as u64 * ppb)
+            .chain(sb.protocol_rings.iter().map(|r| r.blocks.len() as u64 * ppb))
+            .collect();
+        let data_mode = ftl.nand.config().data_mode;
+        let section_max = ftl.hooks.checkpoint_section_max();
+        crate::memory::check(crate::memory::FtlMemory::estimate(&geo, sb.logical_pages, data_mode, &ring_pages, section_max).total())?;
         let (mut ck, ck_sb, history) = ftl.load_checkpoint(&sb, &mut report, &mut t)?;
         let fallback = history.is_some();
         // The checkpoint before the one used stays the fallback until the
