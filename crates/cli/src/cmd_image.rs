@@ -78,9 +78,10 @@ pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
         )));
     }
     let sync = args.sync.mode();
+    let opts = crate::setup::protocol_options(&args.device);
+    crate::open::check_device_fits(args.device.protocol(), &nand_config(&d.preset, DataMode::Full), &d.ftl, &opts, 0)?;
     let nand = create_image(&args.image, nand_config(&d.preset, DataMode::Full), sync)?;
-    let dev = txftl_protocols::format(args.device.protocol(), nand, d.ftl, &crate::setup::protocol_options(&args.device))
-        .map_err(CliError::failed)?;
+    let dev = txftl_protocols::format(args.device.protocol(), nand, d.ftl, &opts).map_err(crate::open::device_error)?;
     let info = dev.info();
     let dev = if args.fs {
         let mode = if dev.transactional() {

@@ -1,7 +1,11 @@
 //! `txftl run`: a workload on one device, with counters, times and speed.
 
-use crate::open::{create_image, open_image, ram, refuse_options_fixed_by_image, SyncArgs};
+use crate::open::{check_device_fits, create_image, open_image, ram, refuse_options_fixed_by_image, SyncArgs};
 use crate::setup::{describe, ftl_config, nand_config, protocol_options, resolve_device};
+
+/// Bytes per logical page of the workload's reference model on full data
+/// (the value each page held at the last flush, and its latest one).
+const MODEL_BYTES: u64 = 32;
 use crate::table::{pair, sim_time, thousands, Figures};
 use crate::{CliError, DeviceArgs};
 use clap::Args;
@@ -167,8 +171,9 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String, txftl_ftl:
                 return Err(CliError::Usage("an image always stores full data; drop --data meta".into()));
             }
             let d = resolve_device(&args.device, "jasmine")?;
+            check_device_fits(protocol, &nand_config(&d.preset, DataMode::Full), &d.ftl, &opts, MODEL_BYTES)?;
             let nand = with_faults(create_image(path, nand_config(&d.preset, DataMode::Full), sync)?)?;
-            let dev = txftl_protocols::format(protocol, nand, d.ftl.clone(), &opts).map_err(CliError::failed)?;
+            let dev = txftl_protocols::format(protocol, nand, d.ftl.clone(), &opts).map_err(crate::open::device_error)?;
             Ok((dev, format!("new image {} on {}", path.display(), describe(&d.preset)), d.ftl))
         }
         None => {
@@ -181,8 +186,10 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String, txftl_ftl:
             } else {
                 DataMode::MetaOnly
             };
+            let model = if mode == DataMode::Full { MODEL_BYTES } else { 0 };
+            check_device_fits(protocol, &nand_config(&d.preset, mode), &d.ftl, &opts, model)?;
             let nand = with_faults(ram(nand_config(&d.preset, mode))?)?;
-            let dev = txftl_protocols::format(protocol, nand, d.ftl.clone(), &opts).map_err(CliError::failed)?;
+            let dev = txftl_protocols::format(protocol, nand, d.ftl.clone(), &opts).map_err(crate::open::device_error)?;
             Ok((
                 dev,
                 format!(

@@ -275,8 +275,10 @@ fn print_block(what: &str, args: &ReplayArgs, r: &BlockReplayReport) {
 fn ram_device(device: &DeviceArgs, data: &str) -> Result<(Box<dyn AnyDevice>, String), CliError> {
     let d = resolve_device(device, "jasmine")?;
     let mode = if data == "full" { DataMode::Full } else { DataMode::MetaOnly };
+    let opts = protocol_options(device);
+    crate::open::check_device_fits(device.protocol(), &nand_config(&d.preset, mode), &d.ftl, &opts, 0)?;
     let nand = ram(nand_config(&d.preset, mode))?;
-    let dev = txftl_protocols::format(device.protocol(), nand, d.ftl.clone(), &protocol_options(device)).map_err(CliError::failed)?;
+    let dev = txftl_protocols::format(device.protocol(), nand, d.ftl.clone(), &opts).map_err(crate::open::device_error)?;
     Ok((dev, format!("{} in RAM, {data} data", describe(&d.preset))))
 }
 

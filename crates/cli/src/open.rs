@@ -4,7 +4,9 @@
 use crate::{CliError, DeviceArgs};
 use clap::Args;
 use std::path::Path;
+use txftl_ftl::FtlConfig;
 use txftl_nand::{DataMode, ImageError, ImageSync, Nand, NandConfig, NandError, ViolationPolicy};
+use txftl_protocols::ProtocolOptions;
 
 /// When the image file reaches the host's disk (commands that open an image).
 #[derive(Args, Clone, Debug)]
@@ -66,6 +68,51 @@ pub fn ram(cfg: NandConfig) -> Result<Nand, CliError> {
         )),
         e => CliError::Usage(e.to_string()),
     })
+}
+
+/// Refuses a new device whose flash array and FTL tables (and, for a run on
+/// full data, the workload's reference model: `model_bytes` per logical page)
+/// would not fit in the memory the machine has, saying what it needs, before
+/// anything is allocated.
+pub fn check_device_fits(
+    protocol: &str,
+    nand: &NandConfig,
+    cfg: &FtlConfig,
+    opts: &ProtocolOptions,
+    model_bytes: u64,
+) -> Result<(), CliError> {
+    let need = txftl_protocols::memory_needed(protocol, nand, cfg, opts).map_err(|e| CliError::Usage(e.to_string()))?;
+    let model = model_bytes * need.ftl.logical_pages as u64;
+    let needed = need.total() + model;
+    let hint = match nand.data_mode {
+        DataMode::Full => ", or --data meta (stores no page data)",
+        DataMode::MetaOnly => "",
+    };
+    match txftl_nand::available_memory() {
+        Some(available) if needed > available => {
+            let model = if model > 0 {
+                format!(", the workload's reference model {}", txftl_nand::gib(model))
+            } else {
+                String::new()
+            };
+            Err(CliError::Usage(format!(
+                "the device needs {} of memory ({need}{model}) but only {} is available \
+                 (MemAvailable, or TXFTL_MEMORY_AVAILABLE if lower); choose a smaller --blocks-per-plane or preset{hint}",
+                txftl_nand::gib(needed),
+                txftl_nand::gib(available)
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// What the user reads when building a device failed: a device too large
+/// for memory is a bad argument (exit 2), anything else a failed run.
+pub fn device_error(e: txftl_ftl::DeviceError) -> CliError {
+    match e {
+        txftl_ftl::DeviceError::Memory(m) => CliError::Usage(format!("{m}; choose a smaller --blocks-per-plane or preset")),
+        e => CliError::Failed(e.to_string()),
+    }
 }
 
 /// Refuses memory a run-time allocation (the SQLite commands build their own

@@ -3,7 +3,7 @@
 use std::process::Command;
 
 mod common;
-use common::txftl;
+use common::{txftl, txftl_env};
 
 #[test]
 fn bad_arguments_exit_2_with_a_message() {
@@ -429,14 +429,25 @@ impl OutputWithInput for Command {
 }
 
 /// A device larger than the machine's memory is refused with what it needs,
-/// not aborted by a failed allocation (exit 134).
+/// by part (flash array, FTL tables, metadata pages), not aborted by a failed
+/// allocation (exit 134). TXFTL_MEMORY_AVAILABLE caps the memory the run may
+/// use, so the refusal does not depend on the machine.
 #[test]
 fn a_device_too_large_for_memory_is_refused_with_its_size() {
-    // Full data: 781 GiB of pages. (Metadata-only, the array keeps a few
-    // bytes a page, and a device this size fits.)
-    let (code, _, err) = txftl(&["run", "--blocks-per-plane", "100000", "--data", "full", "--ops", "10"]);
+    let cap = [("TXFTL_MEMORY_AVAILABLE", "1073741824")];
+    // 800 Ki blocks of 128 pages: about 2 GiB even with metadata only.
+    let (code, _, err) = txftl_env(&["run", "--blocks-per-plane", "100000", "--ops", "10"], &cap);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("memory") && err.contains("GiB"), "{err}");
+    assert!(err.contains("memory") && err.contains("GiB") && err.contains("FTL tables"), "{err}");
+    assert!(err.contains("only 1.00 GiB"), "{err}");
+    // The example: more pages than a 32-bit page number addresses.
+    let (code, _, err) = txftl(&["run", "--preset", "jasmine", "--blocks-per-plane", "100000000", "--data", "meta"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("pages"), "{err}");
+    // Full data at that size needs the whole array in memory.
+    let (code, _, err) = txftl(&["run", "--blocks-per-plane", "100000", "--ops", "10", "--data", "full"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--data meta"), "{err}");
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("huge.img");
     let (code, _, err) = txftl(&[

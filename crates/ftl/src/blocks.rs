@@ -46,6 +46,8 @@ pub struct BlockTable {
     pub clean: Vec<bool>,
     /// Free blocks per unit, ordered by (erase count, block).
     free: Vec<BTreeSet<(u32, BlockId)>>,
+    /// Full blocks by valid-page count (greedy victims without a scan).
+    by_valid: ByValid,
     free_count: u32,
     prefree: Vec<BlockId>,
     blocks_per_unit: u32,
@@ -62,10 +64,92 @@ impl BlockTable {
             last_seq: vec![0; n],
             clean: vec![false; n],
             free: vec![BTreeSet::new(); geo.unit_count() as usize],
+            by_valid: ByValid::new(n, geo.pages_per_block),
             free_count: 0,
             prefree: Vec::new(),
             blocks_per_unit: geo.blocks_per_unit(),
         }
+    }
+
+    /// A block becomes full (closed): it joins the greedy victim index.
+    pub fn set_full(&mut self, b: BlockId) {
+        self.state[b as usize] = BlockState::Full;
+        self.by_valid.put(b, self.valid[b as usize]);
+    }
+
+    /// One more valid page in block `b`.
+    #[inline]
+    pub fn valid_inc(&mut self, b: BlockId) {
+        self.valid[b as usize] += 1;
+        self.reindex(b);
+    }
+
+    /// One valid page fewer in block `b`.
+    #[inline]
+    pub fn valid_dec(&mut self, b: BlockId) {
+        self.valid[b as usize] -= 1;
+        self.reindex(b);
+    }
+
+    #[inline]
+    fn reindex(&mut self, b: BlockId) {
+        if self.by_valid.contains(b) {
+            if self.state[b as usize] == BlockState::Full {
+                self.by_valid.put(b, self.valid[b as usize]);
+            } else {
+                self.by_valid.take(b);
+            }
+        }
+    }
+
+    /// Rebuilds the victim index from the states and valid counts (after recovery).
+    pub fn rebuild_index(&mut self) {
+        self.by_valid.clear();
+        for b in 0..self.state.len() as BlockId {
+            if self.state[b as usize] == BlockState::Full {
+                self.by_valid.put(b, self.valid[b as usize]);
+            }
+        }
+    }
+
+    /// The greedy victim: among full blocks with fewer than `below` valid
+    /// pages, the one with the fewest, then the least worn, then the lowest
+    /// id; `None` if there is none. Blocks that left the full state since
+    /// they were indexed are dropped from the index on the way.
+    pub fn greedy_victim(&mut self, below: u32) -> Option<BlockId> {
+        for v in 0..below {
+            let mut best: Option<(u32, BlockId)> = None;
+            let mut at = self.by_valid.head[v as usize];
+            while at != NONE {
+                let next = self.by_valid.next[at as usize];
+                if self.state[at as usize] != BlockState::Full {
+                    self.by_valid.take(at);
+                } else {
+                    let key = (self.erase_count[at as usize], at);
+                    if best.is_none_or(|b| key < b) {
+                        best = Some(key);
+                    }
+                }
+                at = next;
+            }
+            if let Some((_, b)) = best {
+                return Some(b);
+            }
+        }
+        None
+    }
+
+    /// Is every full block indexed under its valid count? (For the invariant check.)
+    pub fn index_consistent(&self) -> Result<(), String> {
+        for (b, &s) in self.state.iter().enumerate() {
+            if s == BlockState::Full && self.by_valid.at[b] != self.valid[b] {
+                return Err(format!(
+                    "full block {b} with {} valid pages is indexed under {}",
+                    self.valid[b], self.by_valid.at[b] as i64
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub fn free_count(&self) -> u32 {
@@ -145,5 +229,119 @@ impl BlockTable {
             }
         }
         (lo.min(hi), hi)
+    }
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Blocks by valid-page count: one doubly linked list per count, so moving a
+/// block between counts is O(1) (every page write and invalidation may).
+#[derive(Clone)]
+struct ByValid {
+    /// First block of each count's list.
+    head: Vec<u32>,
+    next: Vec<u32>,
+    prev: Vec<u32>,
+    /// The count each block is listed under (`NONE`: not listed).
+    at: Vec<u32>,
+}
+
+impl ByValid {
+    fn new(blocks: usize, pages_per_block: u32) -> ByValid {
+        ByValid {
+            head: vec![NONE; pages_per_block as usize + 1],
+            next: vec![NONE; blocks],
+            prev: vec![NONE; blocks],
+            at: vec![NONE; blocks],
+        }
+    }
+
+    #[inline]
+    fn contains(&self, b: BlockId) -> bool {
+        self.at[b as usize] != NONE
+    }
+
+    fn clear(&mut self) {
+        self.head.fill(NONE);
+        self.at.fill(NONE);
+    }
+
+    #[inline]
+    fn take(&mut self, b: BlockId) {
+        let v = self.at[b as usize];
+        if v == NONE {
+            return;
+        }
+        let (p, n) = (self.prev[b as usize], self.next[b as usize]);
+        if p == NONE {
+            self.head[v as usize] = n;
+        } else {
+            self.next[p as usize] = n;
+        }
+        if n != NONE {
+            self.prev[n as usize] = p;
+        }
+        self.at[b as usize] = NONE;
+    }
+
+    /// Lists `b` under count `v` (moving it if it is listed elsewhere).
+    #[inline]
+    fn put(&mut self, b: BlockId, v: u32) {
+        if self.at[b as usize] == v {
+            return;
+        }
+        self.take(b);
+        let h = self.head[v as usize];
+        self.next[b as usize] = h;
+        self.prev[b as usize] = NONE;
+        if h != NONE {
+            self.prev[h as usize] = b;
+        }
+        self.head[v as usize] = b;
+        self.at[b as usize] = v;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_greedy_victim_is_the_full_block_with_fewest_valid_then_least_worn_then_lowest() {
+        let geo = txftl_nand::preset("tiny").unwrap().geometry;
+        let mut t = BlockTable::new(&geo);
+        let ppb = geo.pages_per_block;
+        for b in 0..t.state.len() {
+            t.state[b] = BlockState::Free;
+        }
+        assert_eq!(t.greedy_victim(ppb), None);
+        for (b, valid, ec) in [(3, 5, 2), (4, 2, 9), (5, 2, 1), (6, 2, 1), (7, 8, 0)] {
+            t.valid[b as usize] = valid;
+            t.erase_count[b as usize] = ec;
+            t.set_full(b);
+        }
+        assert_eq!(t.greedy_victim(ppb), Some(5), "fewest valid, then least worn, then lowest id");
+        t.valid_dec(3);
+        t.valid_dec(3);
+        t.valid_dec(3);
+        t.valid_dec(3);
+        assert_eq!(t.greedy_victim(ppb), Some(3));
+        // Leaving the full state drops a block from the index on the way.
+        t.state[3] = BlockState::Prefree;
+        assert_eq!(t.greedy_victim(ppb), Some(5));
+        t.state[5] = BlockState::Open;
+        t.valid_inc(5);
+        assert_eq!(t.greedy_victim(ppb), Some(6));
+        t.index_consistent().unwrap();
+        // A block with every page valid gains nothing.
+        for b in [4, 6] {
+            t.state[b] = BlockState::Free;
+        }
+        assert_eq!(t.greedy_victim(ppb), None, "block 7 is all valid");
+        t.valid_dec(7);
+        assert_eq!(t.greedy_victim(ppb), Some(7));
+        t.rebuild_index();
+        t.index_consistent().unwrap();
+        assert_eq!(t.greedy_victim(ppb), Some(7));
     }
 }

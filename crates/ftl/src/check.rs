@@ -10,7 +10,7 @@ use txftl_nand::DataMode;
 
 impl<H: Hooks> Ftl<H> {
     /// Checks that the DRAM state agrees with itself and with the flash:
-    /// - the L2P is one-to-one and the reverse map mirrors it;
+    /// - the L2P is one-to-one and the mapped-page bits mirror it;
     /// - every mapped page holds an intact data page of that logical page, in a
     ///   block that is open or full;
     /// - valid counts equal the mapped pages of each block;
@@ -35,11 +35,8 @@ impl<H: Hooks> Ftl<H> {
                 ));
             }
             owner[ppn as usize] = lpn as u32;
-            if self.p2l[ppn as usize] != lpn as u32 {
-                return Err(format!(
-                    "reverse map of page {ppn} says {} but lpn {lpn} maps there",
-                    self.p2l[ppn as usize]
-                ));
+            if !self.mapped.get(ppn) {
+                return Err(format!("page {ppn} is not marked mapped but lpn {lpn} maps there"));
             }
             let b = geo.block_of(ppn);
             valid[b as usize] += 1;
@@ -59,10 +56,8 @@ impl<H: Hooks> Ftl<H> {
                 other => return Err(format!("lpn {lpn} at page {ppn}: OOB is {other:?}")),
             }
         }
-        for (ppn, &lpn) in self.p2l.iter().enumerate() {
-            if lpn != UNMAPPED && owner[ppn] != lpn {
-                return Err(format!("reverse map has stale entry page {ppn} -> lpn {lpn}"));
-            }
+        if let Some(ppn) = self.mapped.ones().find(|&ppn| owner[ppn as usize] == UNMAPPED) {
+            return Err(format!("page {ppn} is marked mapped but no logical page maps there"));
         }
         let mut free = 0;
         for b in 0..geo.block_count() {
@@ -98,6 +93,7 @@ impl<H: Hooks> Ftl<H> {
                 ));
             }
         }
+        self.blocks.index_consistent()?;
         if free != self.blocks.free_count() {
             return Err(format!("free pool count {} but {free} blocks are free", self.blocks.free_count()));
         }
@@ -140,11 +136,17 @@ impl<H: Hooks> Ftl<H> {
                 continue;
             }
             let Some(idx) = ring.iter().position(|&b| b == geo.block_of(e.ppn)) else {
-                return Err(format!("table page {t} at physical page {} lies outside the checkpoint ring", e.ppn));
+                return Err(format!(
+                    "table page {t} at physical page {} lies outside the checkpoint ring",
+                    e.ppn
+                ));
             };
             let held = tables.holder[idx * ppb as usize + geo.page_index_of(e.ppn) as usize];
             if held != t {
-                return Err(format!("the ring says physical page {} holds table page {held}, the directory {t}", e.ppn));
+                return Err(format!(
+                    "the ring says physical page {} holds table page {held}, the directory {t}",
+                    e.ppn
+                ));
             }
             match Oob::decode(&self.nand.inspect_oob(e.ppn)) {
                 OobState::Valid(o) if o.kind == PageKind::Map && o.lpn == t => {}
@@ -152,7 +154,10 @@ impl<H: Hooks> Ftl<H> {
             }
             let data = self.nand.inspect_data(e.ppn);
             if crc32fast::hash(&data) != e.crc {
-                return Err(format!("table page {t} at physical page {}: CRC differs from the directory's", e.ppn));
+                return Err(format!(
+                    "table page {t} at physical page {}: CRC differs from the directory's",
+                    e.ppn
+                ));
             }
             if is_map {
                 let r = layout.lpns_of(t);
@@ -162,7 +167,14 @@ impl<H: Hooks> Ftl<H> {
                 }
             } else {
                 let r = layout.blocks_of(t);
-                records.resize(r.len(), BlockRecord { erase_count: 0, write_ptr: 0, state: RecordState::Free });
+                records.resize(
+                    r.len(),
+                    BlockRecord {
+                        erase_count: 0,
+                        write_ptr: 0,
+                        state: RecordState::Free,
+                    },
+                );
                 decode_block_page(&data, r.start, &mut records).map_err(|e| format!("block-table page {t}: {e}"))?;
                 let persisted = tables.persisted_blocks.as_ref().map(|p| &p[r]);
                 if persisted != Some(&records[..]) {

@@ -1,4 +1,4 @@
-use txftl_nand::{GeometryError, NandError};
+use txftl_nand::{GeometryError, MemoryError, NandError};
 
 /// Everything a device operation can refuse or fail with.
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +45,10 @@ pub enum DeviceError {
     DataLost { lpn: u32, ppn: u32 },
     #[error("NAND error: {0}")]
     Nand(NandError),
+    /// The device does not fit in memory (an estimate up front, or an
+    /// allocation the machine refused); the message says how much it needs.
+    #[error(transparent)]
+    Memory(MemoryError),
     /// The protocol's transaction table is full of uncommitted entries: commit or
     /// abort a transaction, then retry.
     #[error("transaction table full ({capacity} entries, all uncommitted): commit or abort a transaction")]

@@ -17,6 +17,7 @@
 //!   leave a page that reads erased, so every block is erased before reuse.
 
 use crate::area::{Extent, LogArea};
+use crate::bits::Bits;
 use crate::blocks::{AllocFor, BlockState, BlockTable};
 use crate::checkpoint::{TableLayout, UNMAPPED};
 use crate::config::FtlConfig;
@@ -64,8 +65,10 @@ pub struct Ftl<H: Hooks> {
     /// The L2P and block table as checkpoints persist them: dirty pages,
     /// directories, the checkpoint ring's contents (`tables.rs`).
     pub(crate) tables: Tables,
-    /// Reverse map: logical page of each physical page the L2P points to.
-    pub(crate) p2l: Vec<u32>,
+    /// Physical pages the L2P points to, one bit each. Which logical page a
+    /// mapped page holds is in its OOB (no reverse map is kept: GC reads the
+    /// OOB of each page it copies anyway).
+    pub(crate) mapped: Bits,
     pub(crate) blocks: BlockTable,
     pub(crate) host_open: Vec<Option<BlockId>>,
     pub(crate) host_cursor: u32,
@@ -107,7 +110,7 @@ pub struct Ftl<H: Hooks> {
     /// programmed them, or already verified them. Their reads skip the second CRC
     /// pass. Sound with the fault model too: bit errors are corrected by ECC in
     /// the read (or the read fails), never handed up as data.
-    pub(crate) intact: Vec<bool>,
+    pub(crate) intact: Bits,
     /// Blocks whose program failed: closed for writing, to be emptied by
     /// `retire_pending` and then marked bad (never erased again).
     pub(crate) retiring: std::collections::BTreeSet<BlockId>,
@@ -158,7 +161,7 @@ impl<H: Hooks> Ftl<H> {
         Ftl {
             l2p: Vec::new(),
             tables: Tables::new(TableLayout::new(0, geo.block_count(), geo.page_size), &geo, 0, 1),
-            p2l: vec![UNMAPPED; geo.page_count() as usize],
+            mapped: Bits::new(geo.page_count() as usize),
             blocks: BlockTable::new(&geo),
             host_open: vec![None; units],
             host_cursor: 0,
@@ -193,7 +196,7 @@ impl<H: Hooks> Ftl<H> {
             page_buf: vec![0; geo.page_size as usize],
             oob_buf: vec![0; geo.oob_size as usize],
             meta_buf: vec![0; geo.page_size as usize],
-            intact: vec![false; geo.page_count() as usize],
+            intact: Bits::new(geo.page_count() as usize),
             retiring: Default::default(),
             hooks,
             cfg,
@@ -279,13 +282,45 @@ impl<H: Hooks> Ftl<H> {
                 geo.oob_size
             )));
         }
+        let (mut rings, derived) = Self::layout(&geo, &cfg, &hooks)?;
+        crate::memory::check(Self::memory_needed(&geo, &cfg, nand.config().data_mode, &hooks)?.total())?;
+        let mut ftl = Ftl::empty(nand, cfg, hooks);
+        ftl.derived = derived;
+        ftl.l2p = crate::memory::filled(derived.logical_pages as usize, UNMAPPED)?;
+        let mut meta = vec![false; geo.block_count() as usize];
+        for b in rings.iter().flatten().copied().chain(superblock_blocks(&geo)) {
+            meta[b as usize] = true;
+        }
+        let ckpt_ring = rings.remove(0);
+        let layout = TableLayout::new(derived.logical_pages, geo.block_count(), geo.page_size);
+        ftl.tables = Tables::new(layout, &geo, ftl.hooks.checkpoint_section_max(), ckpt_ring.len());
+        ftl.ckpt_area = LogArea::new(ckpt_ring, geo.pages_per_block);
+        ftl.proto_rings = rings.into_iter().map(|r| LogArea::new(r, geo.pages_per_block)).collect();
+        for b in 0..geo.block_count() {
+            ftl.blocks.state[b as usize] = BlockState::Meta;
+            ftl.blocks.clean[b as usize] = shipped_erased;
+        }
+        for b in 0..geo.block_count() {
+            if !meta[b as usize] {
+                ftl.blocks.set_free(b);
+            }
+        }
+        ftl.hooks.on_format(derived.logical_pages);
+        ftl.checkpoint()?;
+        ftl.reset_stats();
+        Ok(ftl)
+    }
+
+    /// The metadata rings a format lays out (the checkpoint ring first, then
+    /// each protocol ring) and the sizes derived from what is left.
+    fn layout(geo: &Geometry, cfg: &FtlConfig, hooks: &H) -> Result<(Vec<Vec<BlockId>>, Derived)> {
         // The checkpoint ring is sized for the largest tables this geometry
         // can have (see `Tables::ring_blocks`); a log ring what its protocol
         // asks for, plus one block for the erase granularity.
         let sizing = TableLayout::new(geo.page_count(), geo.block_count(), geo.page_size);
-        let mut sizes = vec![Tables::ring_blocks(&sizing, &geo, hooks.checkpoint_section_max()).max(3)];
-        sizes.extend(hooks.protocol_rings(&geo).iter().map(|&blocks| blocks.max(3)));
-        let mut rings = reserve_rings(&geo, &sizes);
+        let mut sizes = vec![Tables::ring_blocks(&sizing, geo, hooks.checkpoint_section_max()).max(3)];
+        sizes.extend(hooks.protocol_rings(geo).iter().map(|&blocks| blocks.max(3)));
+        let rings = reserve_rings(geo, &sizes);
         let ring_blocks: u32 = rings.iter().map(|r| r.len() as u32).sum();
         if rings.iter().any(|r| r.len() < 3) || ring_blocks + 2 >= geo.block_count() {
             return Err(DeviceError::Config(format!(
@@ -301,29 +336,25 @@ impl<H: Hooks> Ftl<H> {
             )));
         }
         let pool_blocks = geo.block_count() - 2 - ring_blocks;
-        let derived = Self::derive(&geo, &cfg, pool_blocks, None)?;
-        let mut ftl = Ftl::empty(nand, cfg, hooks);
-        ftl.derived = derived;
-        ftl.l2p = vec![UNMAPPED; derived.logical_pages as usize];
-        let meta: Vec<BlockId> = rings.iter().flatten().copied().chain(superblock_blocks(&geo)).collect();
-        let ckpt_ring = rings.remove(0);
-        let layout = TableLayout::new(derived.logical_pages, geo.block_count(), geo.page_size);
-        ftl.tables = Tables::new(layout, &geo, ftl.hooks.checkpoint_section_max(), ckpt_ring.len());
-        ftl.ckpt_area = LogArea::new(ckpt_ring, geo.pages_per_block);
-        ftl.proto_rings = rings.into_iter().map(|r| LogArea::new(r, geo.pages_per_block)).collect();
-        for b in 0..geo.block_count() {
-            ftl.blocks.state[b as usize] = BlockState::Meta;
-            ftl.blocks.clean[b as usize] = shipped_erased;
-        }
-        for b in 0..geo.block_count() {
-            if !meta.contains(&b) {
-                ftl.blocks.set_free(b);
-            }
-        }
-        ftl.hooks.on_format(derived.logical_pages);
-        ftl.checkpoint()?;
-        ftl.reset_stats();
-        Ok(ftl)
+        let derived = Self::derive(geo, cfg, pool_blocks, None)?;
+        Ok((rings, derived))
+    }
+
+    /// Memory the FTL needs for a device of this geometry, configuration and
+    /// data mode (see `memory.rs`): its DRAM tables, and the metadata pages a
+    /// metadata-only array keeps in memory for it. Refuses a geometry the
+    /// FTL cannot lay out, as `format` would.
+    pub fn memory_needed(geo: &Geometry, cfg: &FtlConfig, data_mode: DataMode, hooks: &H) -> Result<crate::memory::FtlMemory> {
+        geo.validate()?;
+        let (rings, derived) = Self::layout(geo, cfg, hooks)?;
+        let ring_pages: Vec<u64> = rings.iter().map(|r| r.len() as u64 * geo.pages_per_block as u64).collect();
+        Ok(crate::memory::FtlMemory::estimate(
+            geo,
+            derived.logical_pages,
+            data_mode,
+            &ring_pages,
+            hooks.checkpoint_section_max(),
+        ))
     }
 
     // ---- accessors -------------------------------------------------------------
@@ -534,12 +565,12 @@ impl<H: Hooks> Ftl<H> {
             Err(e) => return Err(self.fail(e)),
         };
         let b = block as usize;
-        self.intact[ppn as usize] = true;
+        self.intact.set(ppn, true);
         self.blocks.write_ptr[b] = page + 1;
         self.blocks.last_seq[b] = seq;
         self.blocks.clean[b] = false;
         if page + 1 == self.geo.pages_per_block {
-            self.blocks.state[b] = BlockState::Full;
+            self.blocks.set_full(block);
             self.close_stream_slot(block);
         }
         self.programs_since_ckpt += 1;
@@ -564,7 +595,7 @@ impl<H: Hooks> Ftl<H> {
         let b = block as usize;
         self.blocks.write_ptr[b] = self.geo.pages_per_block;
         self.blocks.clean[b] = false;
-        self.blocks.state[b] = BlockState::Full;
+        self.blocks.set_full(block);
         self.programs_since_ckpt += 1;
         self.close_stream_slot(block);
         self.retiring.insert(block);
@@ -591,15 +622,15 @@ impl<H: Hooks> Ftl<H> {
         self.unmap(lpn);
         self.l2p[lpn as usize] = ppn;
         self.tables.mark_lpn(lpn);
-        self.p2l[ppn as usize] = lpn;
-        self.blocks.valid[self.geo.block_of(ppn) as usize] += 1;
+        self.mapped.set(ppn, true);
+        self.blocks.valid_inc(self.geo.block_of(ppn));
     }
 
     pub(crate) fn unmap(&mut self, lpn: Lpn) {
         let old = self.l2p[lpn as usize];
         if old != UNMAPPED {
-            self.p2l[old as usize] = UNMAPPED;
-            self.blocks.valid[self.geo.block_of(old) as usize] -= 1;
+            self.mapped.set(old, false);
+            self.blocks.valid_dec(self.geo.block_of(old));
             self.l2p[lpn as usize] = UNMAPPED;
             self.tables.mark_lpn(lpn);
         }
@@ -678,7 +709,7 @@ impl<H: Hooks> Ftl<H> {
     /// `program_unmapped`): a protocol folding a committed page into the L2P.
     pub fn map_page(&mut self, lpn: Lpn, ppn: Ppn) -> Result<()> {
         self.check_lpn(lpn)?;
-        if ppn >= self.geo.page_count() || self.p2l[ppn as usize] != UNMAPPED {
+        if ppn >= self.geo.page_count() || self.mapped.get(ppn) {
             return Err(DeviceError::Corrupted(format!(
                 "cannot map lpn {lpn} to page {ppn}: out of range or already mapped"
             )));
@@ -767,14 +798,14 @@ impl<H: Hooks> Ftl<H> {
             }
             Err(e) => return Err(self.fail(e)),
         }
-        let known = self.intact[ppn as usize];
+        let known = self.intact.get(ppn);
         match Oob::decode(&self.oob_buf) {
             OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn && o.lost => {
                 self.counters.lost_page_reads += 1;
                 Err(DeviceError::DataLost { lpn, ppn })
             }
             OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn && (buf.is_empty() || known || o.data_matches(buf)) => {
-                self.intact[ppn as usize] = true;
+                self.intact.set(ppn, true);
                 Ok(())
             }
             OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn => Err(DeviceError::Corrupted(format!(

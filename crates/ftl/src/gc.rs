@@ -39,8 +39,22 @@ impl<H: Hooks> Ftl<H> {
         self.blocks.state[b as usize] == BlockState::Full && !self.hooks.skip_victim(b)
     }
 
-    /// Greedy or cost-benefit choice among full blocks with at least one dead page.
-    pub(crate) fn select_victim(&self) -> Option<BlockId> {
+    /// Greedy or cost-benefit choice among full blocks with at least one dead
+    /// page. Plain greedy (no pages the protocol keeps, no victims it skips)
+    /// asks the block table's index of full blocks by valid count instead of
+    /// scanning every block: same victim (debug builds check it against the
+    /// scan), without a cost that grows with the device.
+    pub(crate) fn select_victim(&mut self) -> Option<BlockId> {
+        if self.cfg.gc_policy == GcPolicy::Greedy && !H::has_extra_live() && !H::may_skip_victims() {
+            let v = self.blocks.greedy_victim(self.geo.pages_per_block);
+            debug_assert_eq!(v, self.scan_for_victim(), "the victim index disagrees with a scan");
+            return v;
+        }
+        self.scan_for_victim()
+    }
+
+    /// `select_victim` by looking at every block.
+    fn scan_for_victim(&self) -> Option<BlockId> {
         let ppb = self.geo.pages_per_block;
         let mut best: Option<(BlockId, f64, u32)> = None;
         for b in 0..self.geo.block_count() {
@@ -123,11 +137,11 @@ impl<H: Hooks> Ftl<H> {
         let mut done = issue;
         let result: Result<()> = (|| {
             for ppn in first..first + written {
-                let lpn = self.p2l[ppn as usize];
-                if lpn == UNMAPPED && !(H::has_extra_live() && self.hooks.extra_live(ppn)) {
+                let mapped = self.mapped.get(ppn);
+                if !mapped && !(H::has_extra_live() && self.hooks.extra_live(ppn)) {
                     continue;
                 }
-                done = done.max(self.copy_page(ppn, lpn, &mut buf, store_data, issue)?);
+                done = done.max(self.copy_page(ppn, mapped, &mut buf, store_data, issue)?);
             }
             Ok(())
         })();
@@ -149,11 +163,12 @@ impl<H: Hooks> Ftl<H> {
         Ok(())
     }
 
-    /// Copies one page; returns when the copy's data has crossed the channel.
+    /// Copies one page (`mapped`: the L2P points to it; else the protocol
+    /// keeps it live); returns when the copy's data has crossed the channel.
     /// A source ECC cannot correct is copied all the same, marked lost in its
     /// OOB, so the loss is reported at every later read and no older version
     /// of the page can come back at recovery.
-    fn copy_page(&mut self, ppn: Ppn, lpn: u32, buf: &mut [u8], store_data: bool, issue_ns: u64) -> Result<u64> {
+    fn copy_page(&mut self, ppn: Ppn, mapped: bool, buf: &mut [u8], store_data: bool, issue_ns: u64) -> Result<u64> {
         // Metadata-only mode: an empty buffer still reads (and times) the data area.
         let data = Some(if store_data { &mut buf[..] } else { &mut buf[..0] });
         let (done, unreadable) = match crate::ecc::read_retrying(&mut self.nand, ppn, issue_ns, data, &mut self.oob_buf) {
@@ -164,7 +179,20 @@ impl<H: Hooks> Ftl<H> {
             }
             Err(e) => return Err(self.fail(e)),
         };
-        let mut oob = match (unreadable, Oob::decode(&self.oob_buf)) {
+        // Whose page it is: its OOB says (and the L2P must agree); if bit
+        // errors took the spare area, the L2P alone can tell.
+        let decoded = Oob::decode(&self.oob_buf);
+        let lpn = match (mapped, unreadable.is_some_and(|u| u.oob), decoded) {
+            (false, _, _) => UNMAPPED,
+            (true, true, _) => self.lpn_mapped_to(ppn)?,
+            (true, false, OobState::Valid(o)) if o.kind == PageKind::Data && self.l2p.get(o.lpn as usize) == Some(&ppn) => o.lpn,
+            (true, false, other) => {
+                return Err(DeviceError::Corrupted(format!(
+                    "GC source page {ppn} is mapped, but its OOB is {other}"
+                )))
+            }
+        };
+        let mut oob = match (unreadable, decoded) {
             (Some(u), _) if u.oob => {
                 if lpn == UNMAPPED {
                     return Err(DeviceError::Corrupted(format!(
@@ -196,6 +224,16 @@ impl<H: Hooks> Ftl<H> {
             self.counters.gc_protocol_copies += 1;
         }
         Ok(transferred)
+    }
+
+    /// The logical page mapped to `ppn`, by searching the L2P (for a page
+    /// whose spare area is lost: no reverse map is kept).
+    fn lpn_mapped_to(&self, ppn: Ppn) -> Result<u32> {
+        self.l2p
+            .iter()
+            .position(|&p| p == ppn)
+            .map(|lpn| lpn as u32)
+            .ok_or_else(|| DeviceError::Corrupted(format!("page {ppn} is marked mapped but no logical page maps to it")))
     }
 
     /// Static wear leveling: when the erase-count spread is too wide, move the data

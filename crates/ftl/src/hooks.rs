@@ -46,6 +46,15 @@ pub trait Hooks {
         false
     }
 
+    /// Whether `skip_victim` can ever say yes; without it, greedy GC picks
+    /// victims from an index instead of scanning every block.
+    fn may_skip_victims() -> bool
+    where
+        Self: Sized,
+    {
+        false
+    }
+
     /// GC moved a page it kept for the protocol (`extra_live`) or a mapped page
     /// from `old` to `new` (Flag Commit moves its flags; X-FTL repoints entries).
     fn on_relocate(&mut self, _old: Ppn, _new: Ppn, _oob: &Oob) {}

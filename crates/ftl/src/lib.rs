@@ -13,6 +13,7 @@
 //! with no hooks (see `txftl-protocols`).
 
 mod area;
+mod bits;
 mod blocks;
 mod check;
 pub mod checkpoint;
@@ -24,6 +25,7 @@ mod ftl;
 mod gc;
 mod hooks;
 mod log;
+mod memory;
 pub mod oob;
 mod persist;
 mod recovery;
@@ -36,5 +38,6 @@ pub use error::{DeviceError, Result};
 pub use ftl::Ftl;
 pub use hooks::{Hooks, RecoveredUpdate};
 pub use log::{LogPage, LogSource};
+pub use memory::FtlMemory;
 pub use oob::{Oob, PageKind, PROTOCOL_BYTES};
 pub use txftl_nand::{BlockId, Ppn};

@@ -77,7 +77,11 @@ impl<H: Hooks> Ftl<H> {
         let ps = self.geo.page_size as usize;
         let mut page = std::mem::take(&mut self.meta_buf);
         page.resize(ps, 0);
-        let kept = self.tables.dir_cur.iter().filter(|e| e.ppn != UNMAPPED).count() - write.iter().filter(|&&(t, _)| self.tables.dir_cur[t as usize].ppn != UNMAPPED).count();
+        let kept = self.tables.dir_cur.iter().filter(|e| e.ppn != UNMAPPED).count()
+            - write
+                .iter()
+                .filter(|&&(t, _)| self.tables.dir_cur[t as usize].ppn != UNMAPPED)
+                .count();
         let written = self.write_table_pages(&write, &blocks, seq, &mut page);
         let extent_bytes = written.and_then(|()| self.write_record(seq, &mut page));
         self.meta_buf = page;
@@ -85,10 +89,19 @@ impl<H: Hooks> Ftl<H> {
         let loc = RecordLoc { seq, extent, bytes, crc };
         let prev = self.ckpt;
         self.write_superblock(&loc, &prev)?;
-        self.prev_ckpt = prev;
+        // The checkpoint before the previous one is no fallback any more: a
+        // metadata-only array may forget its pages' data (not the pages).
+        let gone = std::mem::replace(&mut self.prev_ckpt, prev);
+        if gone.seq > 0 && gone.seq != prev.seq {
+            for ppn in gone.extent.ppns(&self.ckpt_area, self.geo.pages_per_block) {
+                self.nand.forget_data(ppn);
+            }
+        }
         self.ckpt = loc;
         self.ckpt_erase_counts = blocks.iter().map(|r| r.erase_count).collect();
-        self.tables.checkpoint_durable(blocks);
+        for ppn in self.tables.checkpoint_durable(blocks) {
+            self.nand.forget_data(ppn);
+        }
         self.counters.map_pages_kept += kept as u64;
         self.programs_since_ckpt = 0;
         self.trims_pending = false;

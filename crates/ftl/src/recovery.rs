@@ -224,7 +224,7 @@ impl<H: Hooks> Ftl<H> {
         let record = self.read_ckpt_record(sb, report, at_ns)?;
         let geo = self.geo;
         let layout = TableLayout::new(sb.logical_pages, geo.block_count(), geo.page_size);
-        let mut l2p = vec![UNMAPPED; layout.logical_pages as usize];
+        let mut l2p = crate::memory::filled(layout.logical_pages as usize, UNMAPPED)?;
         let none = BlockRecord {
             erase_count: 0,
             write_ptr: 0,
@@ -253,7 +253,11 @@ impl<H: Hooks> Ftl<H> {
             report.checkpoint_pages_read += 1;
             match Oob::decode(&oob) {
                 OobState::Valid(o)
-                    if o.kind == PageKind::Map && o.lpn == t && o.seq <= record.seq && o.data_matches(&buf) && crc32fast::hash(&buf) == e.crc => {}
+                    if o.kind == PageKind::Map
+                        && o.lpn == t
+                        && o.seq <= record.seq
+                        && o.data_matches(&buf)
+                        && crc32fast::hash(&buf) == e.crc => {}
                 other => {
                     return Err(DeviceError::Corrupted(format!(
                         "table page {t} at physical page {} is not intact: found {other}",
@@ -519,6 +523,14 @@ impl<H: Hooks> Ftl<H> {
                 ftl.hooks.name()
             )));
         }
+        // The tables this device needs must fit before they are loaded.
+        let ppb = geo.pages_per_block as u64;
+        let ring_pages: Vec<u64> = std::iter::once(sb.ckpt_ring.len() as u64 * ppb)
+            .chain(sb.protocol_rings.iter().map(|r| r.blocks.len() as u64 * ppb))
+            .collect();
+        let data_mode = ftl.nand.config().data_mode;
+        let section_max = ftl.hooks.checkpoint_section_max();
+        crate::memory::check(crate::memory::FtlMemory::estimate(&geo, sb.logical_pages, data_mode, &ring_pages, section_max).total())?;
         let (mut ck, ck_sb, history) = ftl.load_checkpoint(&sb, &mut report, &mut t)?;
         let fallback = history.is_some();
         // The checkpoint before the one used stays the fallback until the
@@ -696,12 +708,12 @@ impl<H: Hooks> Ftl<H> {
             if ppn == UNMAPPED {
                 continue;
             }
-            if ppn >= geo.page_count() || ftl.p2l[ppn as usize] != UNMAPPED {
+            if ppn >= geo.page_count() || ftl.mapped.get(ppn) {
                 return Err(DeviceError::Corrupted(format!(
                     "logical page {lpn} maps to invalid or shared physical page {ppn}"
                 )));
             }
-            ftl.p2l[ppn as usize] = lpn as u32;
+            ftl.mapped.set(ppn, true);
             ftl.blocks.valid[geo.block_of(ppn) as usize] += 1;
         }
         for b in 0..geo.block_count() {
@@ -716,6 +728,7 @@ impl<H: Hooks> Ftl<H> {
                 _ => {}
             }
         }
+        ftl.blocks.rebuild_index();
         ftl.seq = max_seq + 1;
 
         // Metadata rings: the next appends go to a fresh block. The page after the

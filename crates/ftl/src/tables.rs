@@ -86,14 +86,21 @@ impl Tables {
     }
 
     /// A checkpoint is durable: its directory becomes the current one, the
-    /// current one the previous, and nothing is dirty any more.
-    pub fn checkpoint_durable(&mut self, blocks: Vec<BlockRecord>) {
-        for (prev, cur) in self.dir_prev.iter_mut().zip(&self.dir_cur) {
+    /// current one the previous, and nothing is dirty any more. Returns the
+    /// table pages no checkpoint recovery may use names any more (the old
+    /// previous checkpoint's, unless a newer one still names them).
+    pub fn checkpoint_durable(&mut self, blocks: Vec<BlockRecord>) -> Vec<Ppn> {
+        let mut dead = Vec::new();
+        for ((prev, cur), next) in self.dir_prev.iter_mut().zip(&self.dir_cur).zip(&self.dir_next) {
+            if *prev != UNMAPPED && *prev != cur.ppn && *prev != next.ppn {
+                dead.push(*prev);
+            }
             *prev = cur.ppn;
         }
         self.dir_cur.clone_from(&self.dir_next);
         self.persisted_blocks = Some(blocks);
         self.map_dirty.fill(0);
+        dead
     }
 
     /// After recovery loaded a checkpoint: its directory is current, `prev`

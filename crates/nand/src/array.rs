@@ -582,6 +582,17 @@ impl Nand {
         self.faults
     }
 
+    /// Metadata-only mode: the FTL will not read the data of `ppn` again (a
+    /// metadata page no checkpoint it may fall back to names any more). The
+    /// array drops it, as it never stores the data of pages programmed without
+    /// any: a later read yields zeros. The spare area stays. Costs no time and
+    /// counts no operation; a no-op in full-data mode, which stores everything.
+    pub fn forget_data(&mut self, ppn: Ppn) {
+        if let Data::Meta(m) = &mut self.data {
+            m.remove(&ppn);
+        }
+    }
+
     /// Installs the codec of the FTL's OOB record: in metadata-only mode,
     /// spare areas of its common form are stored packed from now on (see
     /// `spare.rs`); reads return the same bytes either way. No effect in
@@ -968,6 +979,14 @@ impl Nand {
     }
     pub fn inspect_bad(&self, block: BlockId) -> bool {
         self.bad[block as usize]
+    }
+    /// Metadata-only mode: how many pages' data the array holds (the FTL's
+    /// metadata pages it has not erased or forgotten); 0 in full-data mode.
+    pub fn inspect_stored_data_pages(&self) -> usize {
+        match &self.data {
+            Data::Meta(m) => m.len(),
+            Data::Full(_) => 0,
+        }
     }
 
     /// Fault injection: XORs `mask` into byte `offset` of a programmed page's

@@ -73,12 +73,12 @@ impl std::fmt::Display for Holder {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MemoryError {
     #[error(
-        "the device's flash array needs {} of memory but only {} is available (MemAvailable)",
+        "the device needs {} of memory but only {} is available (MemAvailable, or TXFTL_MEMORY_AVAILABLE if lower)",
         gib(*needed),
         gib(*available)
     )]
     TooLarge { needed: u64, available: u64 },
-    #[error("allocating {} for the device's flash array failed (it needs {} in all)", gib(*failed), gib(*needed))]
+    #[error("allocating {} for the device failed (it needs {} in all)", gib(*failed), gib(*needed))]
     AllocationFailed { failed: u64, needed: u64 },
 }
 

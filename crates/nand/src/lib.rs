@@ -22,7 +22,7 @@ pub use error::{gib, Holder, ImageError, MemoryError, NandError, Violation};
 pub use fault::{PowerCut, Torn};
 pub use geometry::{BlockId, CellType, Geometry, GeometryError, Ppn};
 pub use image::{ImageSync, IMAGE_MAGIC, IMAGE_VERSION};
-pub use memory::available as available_memory;
+pub use memory::{available as available_memory, check as check_memory, filled as try_filled};
 pub use preset::{preset, Preset, PRESET_NAMES};
 pub use spare::{PackedSpare, SpareCodec};
 pub use timing::{OpTime, Timing};

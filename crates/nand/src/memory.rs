@@ -31,10 +31,20 @@ pub fn needed(cfg: &NandConfig) -> u64 {
     pages * (1 + per_page) + blocks * (4 + 4 + 1 + per_block)
 }
 
-/// `MemAvailable` from `/proc/meminfo`, in bytes; `None` where it cannot be read.
+/// `MemAvailable` from `/proc/meminfo`, in bytes, or the environment variable
+/// `TXFTL_MEMORY_AVAILABLE` (bytes) if it is set and lower: a cap on what a
+/// device may use (and how tests check refusals on any machine). `None`
+/// where neither can be read.
 pub fn available() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    parse_mem_available(&info)
+    let info = std::fs::read_to_string("/proc/meminfo").ok();
+    let meminfo = info.as_deref().and_then(parse_mem_available);
+    let cap = std::env::var("TXFTL_MEMORY_AVAILABLE")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    match (meminfo, cap) {
+        (Some(m), Some(c)) => Some(m.min(c)),
+        (m, c) => m.or(c),
+    }
 }
 
 fn parse_mem_available(meminfo: &str) -> Option<u64> {

@@ -229,6 +229,29 @@ fn meta_only_mode_stores_oob_and_metadata_pages() {
     assert!(n.inspect_data(1).iter().all(|&b| b == 0xFF));
 }
 
+/// Metadata-only mode forgets the data of a metadata page the FTL says it
+/// will not read again (reads then yield zeros, as for pages programmed
+/// without data); the spare area stays. Full-data mode keeps everything.
+#[test]
+fn metadata_only_mode_forgets_data_on_request() {
+    for mode in [DataMode::MetaOnly, DataMode::Full] {
+        let mut n = tiny(mode, ViolationPolicy::Error);
+        let (d, o) = page(&n, 0x33);
+        n.program(0, 0, &d, &o).unwrap();
+        n.forget_data(0);
+        n.forget_data(1);
+        assert_eq!(n.inspect_oob(0), o);
+        let (mut rd, mut ro) = page(&n, 0);
+        n.read(0, 0, Some(&mut rd), &mut ro).unwrap();
+        if mode == DataMode::Full {
+            assert_eq!(rd, d);
+        } else {
+            assert!(rd.iter().all(|&b| b == 0));
+            assert_eq!(n.inspect_stored_data_pages(), 0);
+        }
+    }
+}
+
 #[test]
 fn parallel_dies_overlap_in_time() {
     let mut n = tiny(DataMode::Full, ViolationPolicy::Error);
@@ -342,7 +365,10 @@ fn packed_spare_areas_read_exactly_as_full_ones() {
                 seed: step,
             };
             full.arm_power_cut(c);
-            meta.arm_power_cut(PowerCut { at_op: meta.op_count(), ..c });
+            meta.arm_power_cut(PowerCut {
+                at_op: meta.op_count(),
+                ..c
+            });
         }
         let roll = rng.gen_range(0..100);
         let (a, b) = if roll < 8 || next[block as usize] >= g.pages_per_block {
@@ -365,7 +391,10 @@ fn packed_spare_areas_read_exactly_as_full_ones() {
             if roll < 15 {
                 oob[30] = 0x11; // not the codec's form: kept whole
             }
-            (full.program(ppn, 0, &data, &oob).map(|_| ()), meta.program(ppn, 0, &[], &oob).map(|_| ()))
+            (
+                full.program(ppn, 0, &data, &oob).map(|_| ()),
+                meta.program(ppn, 0, &[], &oob).map(|_| ()),
+            )
         };
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "step {step}");
         match (&a, torn) {
@@ -382,7 +411,10 @@ fn packed_spare_areas_read_exactly_as_full_ones() {
         if rng.gen_range(0..20) == 0 {
             let ppn = rng.gen_range(0..g.page_count());
             let (at, mask) = (rng.gen_range(0..g.oob_size as usize), rng.gen::<u8>() | 1);
-            assert_eq!(full.flip_byte(ppn, true, at, mask).unwrap(), meta.flip_byte(ppn, true, at, mask).unwrap());
+            assert_eq!(
+                full.flip_byte(ppn, true, at, mask).unwrap(),
+                meta.flip_byte(ppn, true, at, mask).unwrap()
+            );
         }
         if step % 100 == 99 {
             for ppn in 0..g.page_count() {
@@ -394,5 +426,9 @@ fn packed_spare_areas_read_exactly_as_full_ones() {
         }
     }
     assert!(done > 1500 && tears > 500, "{done} operations done, {tears} torn");
-    assert!(meta.stats().program_failures > 0 && meta.stats().uncorrectable_reads > 0, "{:?}", meta.stats());
+    assert!(
+        meta.stats().program_failures > 0 && meta.stats().uncorrectable_reads > 0,
+        "{:?}",
+        meta.stats()
+    );
 }

@@ -4,8 +4,8 @@
 pub mod plain;
 pub mod xftl;
 
-use txftl_ftl::{Canary, Device, DeviceError, Ftl, FtlConfig, RecoveryReport};
-use txftl_nand::Nand;
+use txftl_ftl::{Canary, Device, DeviceError, Ftl, FtlConfig, FtlMemory, RecoveryReport};
+use txftl_nand::{Nand, NandConfig};
 
 /// A device of any protocol, behind the device interface, that can also be
 /// cut and handed back as its NAND.
@@ -101,6 +101,7 @@ pub type MountFailure = (DeviceError, Box<Nand>);
 /// Builds a protocol's device: formats, or mounts through recovery.
 type FormatFn = fn(Nand, FtlConfig, &ProtocolOptions) -> Result<Box<dyn AnyDevice>, DeviceError>;
 type MountFn = fn(Nand, FtlConfig, &ProtocolOptions) -> Result<Box<dyn AnyDevice>, MountFailure>;
+type MemoryFn = fn(&NandConfig, &FtlConfig, &ProtocolOptions) -> Result<FtlMemory, DeviceError>;
 
 /// One protocol of the registry. Adding a protocol is its folder plus one
 /// entry in [`PROTOCOLS`].
@@ -115,6 +116,7 @@ pub struct ProtocolEntry {
     pub canary_workload: Option<&'static str>,
     format: FormatFn,
     mount: MountFn,
+    memory: MemoryFn,
 }
 
 fn boxed<D: AnyDevice + 'static>(r: Result<D, MountFailure>) -> Result<Box<dyn AnyDevice>, MountFailure> {
@@ -136,6 +138,19 @@ fn xftl_format(n: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) ->
     Ok(Box::new(xftl::XFtl::new(Ftl::format(n, cfg, hooks)?)))
 }
 
+/// X-FTL's memory: the framework's, and its X-L2P table (bounded by
+/// `xftl::MAX_ENTRIES`) with its indexes.
+fn xftl_memory(n: &NandConfig, cfg: &FtlConfig, opts: &ProtocolOptions) -> Result<FtlMemory, DeviceError> {
+    let entries = match opts.xl2p_entries {
+        0 => xftl::auto_entries(&n.geometry),
+        e => e,
+    };
+    let hooks = xftl::XHooks::new(entries, n.geometry.page_size, false);
+    let mut m = Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &hooks)?;
+    m.tables += entries as u64 * xftl::BYTES_PER_ENTRY + xftl::index_bytes_max(&n.geometry);
+    Ok(m)
+}
+
 fn xftl_mount(n: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, MountFailure> {
     // The formatted size is recorded in the superblock; recovery takes it, and
     // refuses a different size asked for here.
@@ -151,6 +166,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         canary_workload: None,
         format: |n, cfg, _| Ok(Box::new(Ftl::format(n, cfg, plain::Plain)?)),
         mount: |n, cfg, _| boxed(Ftl::mount_or_return(n, cfg, plain::Plain)),
+        memory: |n, cfg, _| Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &plain::Plain),
     },
     ProtocolEntry {
         name: "plain-canary",
@@ -158,6 +174,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         canary_workload: Some("randwrite"),
         format: |n, cfg, _| Ok(Box::new(Ftl::format(n, canary_cfg(cfg), plain::PlainCanary)?)),
         mount: |n, cfg, _| boxed(Ftl::mount_or_return(n, canary_cfg(cfg), plain::PlainCanary)),
+        memory: |n, cfg, _| Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &plain::PlainCanary),
     },
     ProtocolEntry {
         name: "xftl",
@@ -165,6 +182,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         canary_workload: None,
         format: |n, cfg, o| xftl_format(n, cfg, o, false),
         mount: |n, cfg, o| xftl_mount(n, cfg, o, false),
+        memory: xftl_memory,
     },
     ProtocolEntry {
         name: "xftl-canary",
@@ -173,6 +191,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         canary_workload: Some("txwrite"),
         format: |n, cfg, o| xftl_format(n, cfg, o, true),
         mount: |n, cfg, o| xftl_mount(n, cfg, o, true),
+        memory: xftl_memory,
     },
 ];
 
@@ -196,6 +215,43 @@ pub fn entry(name: &str) -> Result<&'static ProtocolEntry, DeviceError> {
 pub fn format(name: &str, nand: Nand, cfg: FtlConfig, opts: &ProtocolOptions) -> Result<Box<dyn AnyDevice>, DeviceError> {
     check_options(opts)?;
     (entry(name)?.format)(nand, cfg, opts)
+}
+
+/// What a device needs in memory, by part: its flash array, and the FTL
+/// (tables and the metadata pages a metadata-only array keeps for it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceMemory {
+    pub flash_array: u64,
+    pub ftl: FtlMemory,
+}
+
+impl DeviceMemory {
+    pub fn total(&self) -> u64 {
+        self.flash_array + self.ftl.total()
+    }
+}
+
+impl std::fmt::Display for DeviceMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use txftl_nand::gib;
+        write!(
+            f,
+            "flash array {}, FTL tables {}, metadata pages kept in memory {}",
+            gib(self.flash_array),
+            gib(self.ftl.tables),
+            gib(self.ftl.metadata)
+        )
+    }
+}
+
+/// Memory a device of protocol `name` on an array of `nand` needs (an
+/// estimate from the geometry, before anything is allocated).
+pub fn memory_needed(name: &str, nand: &NandConfig, cfg: &FtlConfig, opts: &ProtocolOptions) -> Result<DeviceMemory, DeviceError> {
+    check_options(opts)?;
+    Ok(DeviceMemory {
+        flash_array: Nand::memory_needed(nand),
+        ftl: (entry(name)?.memory)(nand, cfg, opts)?,
+    })
 }
 
 /// Mounts `nand` (recovery from the NAND alone) for protocol `name`.

@@ -2,6 +2,7 @@
 //! typed, counted loss after read retry (never silent data), and failed
 //! programs retire their block without losing a page.
 
+use rand::{Rng, SeedableRng};
 use txftl_ftl::{DeviceError, FtlConfig};
 use txftl_nand::{DataMode, FaultModel, Nand, ViolationPolicy};
 use txftl_protocols::ProtocolOptions;
@@ -100,5 +101,69 @@ fn failed_programs_retire_their_blocks_and_lose_no_page() {
     for lpn in 0..pages {
         dev.read(lpn, &mut buf).unwrap();
         assert!(buf.iter().all(|&b| Some(b) == latest[lpn as usize]), "lpn {lpn}");
+    }
+}
+
+/// Scale issue, item 4: the FTL keeps no reverse map; GC learns whose page it
+/// copies from the page's OOB. When bit errors took the spare area itself of
+/// a mapped page, the L2P alone tells: GC finds the logical page there, copies
+/// the page marked lost, and the mapping stays right.
+#[test]
+fn gc_copies_a_page_whose_spare_area_is_lost_under_its_logical_page() {
+    let mut dev = device(quiet());
+    let (ps, pages) = (dev.info().page_size as usize, dev.info().logical_pages);
+    let working = pages * 9 / 10;
+    for lpn in 0..working {
+        dev.write(lpn, &vec![lpn as u8; ps]).unwrap();
+    }
+    dev.flush().unwrap();
+    // Errors that ECC (2 bits per 64 bytes, no retry) often cannot correct,
+    // in the spare area too.
+    let harsh = FaultModel {
+        rber_fresh: 2e-3,
+        rber_worn: 2e-3,
+        codeword_bytes: 64,
+        ecc_bits: 2,
+        read_retries: 0,
+        ..quiet()
+    };
+    dev.nand_mut().set_fault_model(Some(harsh)).unwrap();
+    let os = dev.nand().geometry().oob_size as usize;
+    let spare_lost = |dev: &mut Box<dyn txftl_protocols::AnyDevice>| -> Vec<u32> {
+        (0..working)
+            .filter(|&lpn| {
+                let ppn = dev.mapping(lpn).unwrap();
+                let mut oob = vec![0u8; os];
+                matches!(
+                    dev.nand_mut().read(ppn, 0, None, &mut oob),
+                    Err(txftl_nand::NandError::Uncorrectable { oob: true, .. })
+                )
+            })
+            .collect()
+    };
+    let before = spare_lost(&mut dev);
+    assert!(!before.is_empty(), "some mapped page must lose its spare area");
+    // Random overwrites of the other pages until GC has moved every one of
+    // those (their blocks keep some valid pages, so GC must copy them).
+    let keep: std::collections::BTreeSet<u32> = before.iter().copied().collect();
+    let placed: Vec<u32> = before.iter().map(|&lpn| dev.mapping(lpn).unwrap()).collect();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let mut writes = 0;
+    while before.iter().zip(&placed).any(|(&lpn, &ppn)| dev.mapping(lpn) == Some(ppn)) {
+        let lpn = rng.gen_range(0..working);
+        if !keep.contains(&lpn) {
+            dev.write(lpn, &vec![lpn as u8; ps]).unwrap();
+            writes += 1;
+            assert!(writes < 100 * pages, "GC never moved the pages");
+        }
+    }
+    assert!(dev.stats().lost_page_copies > 0);
+    dev.check_invariants().unwrap();
+    let mut buf = vec![0u8; ps];
+    for &lpn in &before {
+        match dev.read(lpn, &mut buf) {
+            Err(DeviceError::DataLost { lpn: l, .. }) => assert_eq!(l, lpn),
+            other => panic!("lpn {lpn}: expected a reported loss, got {other:?}"),
+        }
     }
 }

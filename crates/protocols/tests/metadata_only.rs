@@ -110,3 +110,39 @@ fn plain_on_metadata_only_data_survives_cuts() {
 fn xftl_on_metadata_only_data_survives_cuts() {
     every_cut("xftl");
 }
+
+/// A metadata-only array keeps the data of metadata pages, which recovery
+/// reads; the FTL tells it to forget those no checkpoint it may fall back to
+/// names, so what it holds stays about two checkpoints' worth (the current
+/// and the previous one, records and table pages), whatever the ring's size.
+#[test]
+fn metadata_only_arrays_keep_two_checkpoints_of_metadata() {
+    let mut p = preset("tiny").unwrap();
+    p.geometry.blocks_per_plane = 64;
+    let nand = Nand::new(p.config(DataMode::MetaOnly, ViolationPolicy::Panic)).unwrap();
+    let mut d = format("plain", nand, cfg(), &OPTS).unwrap();
+    let pages = d.info().logical_pages;
+    let mut rng = ChaCha8Rng::seed_from_u64(3);
+    for i in 0..20_000u32 {
+        d.write(rng.gen_range(0..pages * 9 / 10), &[]).unwrap();
+        if i % 64 == 0 {
+            d.flush().unwrap();
+        }
+    }
+    let s = d.stats();
+    let g = *d.nand().geometry();
+    let table_pages = pages.div_ceil(g.page_size / 4) + (g.block_count() * 8).div_ceil(g.page_size);
+    assert!(s.checkpoints > 100 && s.map_writes > 20 * table_pages as u64, "{s:?}");
+    // Two checkpoints (table pages and a one-page record each), and the two
+    // superblock blocks.
+    let bound = 2 * (table_pages as usize + 1) + 2 * g.pages_per_block as usize;
+    let held = d.nand().inspect_stored_data_pages();
+    assert!(held <= bound, "the array holds {held} metadata pages, more than {bound}");
+    d.check_invariants().unwrap();
+    // And what it holds is enough: the device mounts after a cut.
+    let mut n = d.into_nand();
+    n.power_off();
+    n.power_on();
+    let d = txftl_protocols::mount("plain", n, cfg(), &OPTS).unwrap();
+    d.check_invariants().unwrap();
+}

@@ -4,7 +4,16 @@ use std::process::Command;
 
 /// Runs `txftl ARGS`: (exit code, standard output, standard error).
 pub fn txftl(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_txftl")).args(args).output().expect("run txftl");
+    txftl_env(args, &[])
+}
+
+/// Runs `txftl ARGS` with environment variables set.
+pub fn txftl_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_txftl"))
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("run txftl");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

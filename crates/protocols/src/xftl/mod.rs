@@ -54,6 +54,17 @@ pub const DEFAULT_ENTRIES: u32 = 500;
 /// The largest table this build supports (a 8 KiB-page table of 129 pages).
 pub const MAX_ENTRIES: u32 = 65_536;
 
+/// DRAM per X-L2P entry (the entry, its slot chain, its encoded image and its
+/// transaction index), for memory estimates.
+pub const BYTES_PER_ENTRY: u64 = 64;
+
+/// DRAM of the X-L2P table's dense indexes (by logical and by physical page,
+/// grown up to the largest page an entry names), at most: 4 bytes per page
+/// of the array for each.
+pub fn index_bytes_max(geo: &Geometry) -> u64 {
+    8 * geo.page_count() as u64
+}
+
 /// The table size when none is given: one entry for every 8 pages of the array,
 /// between 32 and [`MAX_ENTRIES`], so that large transactions (SQLite's
 /// `CREATE INDEX` on a big table) fit while the table stays a small share of

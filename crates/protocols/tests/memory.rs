@@ -1,0 +1,56 @@
+//! Scale issue, item 5: a device's memory is estimated before anything is
+//! allocated (flash array, FTL tables, metadata pages a metadata-only array
+//! keeps), the estimate covers what building the device allocates, and a
+//! device whose tables do not fit is refused with a typed error that says
+//! how much it needs. (One test in this binary: it sets an environment
+//! variable.)
+
+use txftl_ftl::{DeviceError, FtlConfig};
+use txftl_nand::{preset, DataMode, MemoryError, Nand, ViolationPolicy};
+use txftl_protocols::{format, memory_needed, ProtocolOptions};
+
+/// Resident memory of this process, bytes.
+fn rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+#[test]
+fn the_estimate_covers_a_device_and_one_that_does_not_fit_is_refused_with_its_size() {
+    let opts = ProtocolOptions::default();
+    let mut p = preset("jasmine").unwrap();
+    p.geometry.blocks_per_plane = 2048; // 16 GiB raw
+    let ncfg = p.config(DataMode::MetaOnly, ViolationPolicy::Error);
+    for protocol in ["plain", "xftl"] {
+        let need = memory_needed(protocol, &ncfg, &FtlConfig::default(), &opts).unwrap();
+        let allocated = need.flash_array + need.ftl.tables;
+        let before = rss();
+        let dev = format(protocol, Nand::try_new(ncfg).unwrap(), FtlConfig::default(), &opts).unwrap();
+        let grown = rss().saturating_sub(before);
+        assert_eq!(dev.info().logical_pages, need.ftl.logical_pages);
+        assert!(
+            grown <= allocated + allocated / 10 && grown >= allocated / 2,
+            "{protocol}: building the device took {grown} bytes, the estimate says {allocated} ({need:?})"
+        );
+        drop(dev);
+    }
+
+    // A cap just above the flash array: the array is built, the FTL refuses.
+    let need = memory_needed("plain", &ncfg, &FtlConfig::default(), &opts).unwrap();
+    std::env::set_var("TXFTL_MEMORY_AVAILABLE", (need.flash_array + (1 << 20)).to_string());
+    let nand = Nand::try_new(ncfg).unwrap();
+    let e = format("plain", nand, FtlConfig::default(), &opts).err().expect("refused");
+    assert!(e.to_string().contains(&txftl_nand::gib(need.ftl.total())), "{e}");
+    match e {
+        DeviceError::Memory(MemoryError::TooLarge { needed, .. }) => assert_eq!(needed, need.ftl.total()),
+        other => panic!("expected a typed memory error, got {other}"),
+    }
+    // Below the array: the array itself is refused.
+    std::env::set_var("TXFTL_MEMORY_AVAILABLE", (need.flash_array / 2).to_string());
+    assert!(matches!(
+        Nand::try_new(ncfg),
+        Err(txftl_nand::NandError::Memory(MemoryError::TooLarge { .. }))
+    ));
+    std::env::remove_var("TXFTL_MEMORY_AVAILABLE");
+}
