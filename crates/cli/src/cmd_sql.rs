@@ -560,8 +560,10 @@ fn stack(common: &SqlCommon) -> Result<(Stack, Mode, String, Arc<AtomicBool>), C
         .ok_or_else(|| CliError::Usage(format!("unknown mode `{}` (rbj, wal, xftl, xftl-memory, xftl-batch)", common.mode)))?;
     let d = resolve_device(&common.device, "jasmine")?;
     let p = d.preset;
+    let opts = protocol_options(&common.device);
+    crate::open::check_device_fits(mode.protocol(), &nand_config(&p, DataMode::Full), &d.ftl, &opts, 0)?;
     let nand = ram(nand_config(&p, DataMode::Full))?;
-    let mut dev = txftl_protocols::format(mode.protocol(), nand, d.ftl, &protocol_options(&common.device)).map_err(CliError::failed)?;
+    let mut dev = txftl_protocols::format(mode.protocol(), nand, d.ftl, &opts).map_err(crate::open::device_error)?;
     let on = Arc::new(AtomicBool::new(false));
     if let Some(path) = &common.record {
         let f = std::fs::OpenOptions::new()
