@@ -69,7 +69,13 @@ pub fn ram(cfg: NandConfig) -> Result<Nand, CliError> {
 /// full data, the workload's reference model: `model_bytes` per logical page)
 /// would not fit in the memory the machine has, saying what it needs, before
 /// anything is allocated.
-pub fn check_device_fits(protocol: &str, nand: &NandConfig, cfg: &FtlConfig, opts: &ProtocolOptions, model_bytes: u64) -> Result<(), CliError> {
+pub fn check_device_fits(
+    protocol: &str,
+    nand: &NandConfig,
+    cfg: &FtlConfig,
+    opts: &ProtocolOptions,
+    model_bytes: u64,
+) -> Result<(), CliError> {
     let need = txftl_protocols::memory_needed(protocol, nand, cfg, opts).map_err(|e| CliError::Usage(e.to_string()))?;
     let model = model_bytes * need.ftl.logical_pages as u64;
     let needed = need.total() + model;

@@ -136,11 +136,17 @@ impl<H: Hooks> Ftl<H> {
                 continue;
             }
             let Some(idx) = ring.iter().position(|&b| b == geo.block_of(e.ppn)) else {
-                return Err(format!("table page {t} at physical page {} lies outside the checkpoint ring", e.ppn));
+                return Err(format!(
+                    "table page {t} at physical page {} lies outside the checkpoint ring",
+                    e.ppn
+                ));
             };
             let held = tables.holder[idx * ppb as usize + geo.page_index_of(e.ppn) as usize];
             if held != t {
-                return Err(format!("the ring says physical page {} holds table page {held}, the directory {t}", e.ppn));
+                return Err(format!(
+                    "the ring says physical page {} holds table page {held}, the directory {t}",
+                    e.ppn
+                ));
             }
             match Oob::decode(&self.nand.inspect_oob(e.ppn)) {
                 OobState::Valid(o) if o.kind == PageKind::Map && o.lpn == t => {}
@@ -148,7 +154,10 @@ impl<H: Hooks> Ftl<H> {
             }
             let data = self.nand.inspect_data(e.ppn);
             if crc32fast::hash(&data) != e.crc {
-                return Err(format!("table page {t} at physical page {}: CRC differs from the directory's", e.ppn));
+                return Err(format!(
+                    "table page {t} at physical page {}: CRC differs from the directory's",
+                    e.ppn
+                ));
             }
             if is_map {
                 let r = layout.lpns_of(t);
@@ -158,7 +167,14 @@ impl<H: Hooks> Ftl<H> {
                 }
             } else {
                 let r = layout.blocks_of(t);
-                records.resize(r.len(), BlockRecord { erase_count: 0, write_ptr: 0, state: RecordState::Free });
+                records.resize(
+                    r.len(),
+                    BlockRecord {
+                        erase_count: 0,
+                        write_ptr: 0,
+                        state: RecordState::Free,
+                    },
+                );
                 decode_block_page(&data, r.start, &mut records).map_err(|e| format!("block-table page {t}: {e}"))?;
                 let persisted = tables.persisted_blocks.as_ref().map(|p| &p[r]);
                 if persisted != Some(&records[..]) {

@@ -234,7 +234,10 @@ impl Record {
         let t = map_pages as usize + block_pages as usize;
         let need = RECORD_HEADER + DIR_ENTRY_SIZE * t + p as usize;
         if bytes.len() < need {
-            return Err(format!("checkpoint record truncated: {} bytes, its header asks for {need}", bytes.len()));
+            return Err(format!(
+                "checkpoint record truncated: {} bytes, its header asks for {need}",
+                bytes.len()
+            ));
         }
         let directory = (0..t)
             .map(|i| {

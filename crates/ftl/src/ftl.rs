@@ -348,7 +348,13 @@ impl<H: Hooks> Ftl<H> {
         geo.validate()?;
         let (rings, derived) = Self::layout(geo, cfg, hooks)?;
         let ring_pages: Vec<u64> = rings.iter().map(|r| r.len() as u64 * geo.pages_per_block as u64).collect();
-        Ok(crate::memory::FtlMemory::estimate(geo, derived.logical_pages, data_mode, &ring_pages, hooks.checkpoint_section_max()))
+        Ok(crate::memory::FtlMemory::estimate(
+            geo,
+            derived.logical_pages,
+            data_mode,
+            &ring_pages,
+            hooks.checkpoint_section_max(),
+        ))
     }
 
     // ---- accessors -------------------------------------------------------------

@@ -45,7 +45,13 @@ impl FtlMemory {
     }
 
     /// `ring_pages`: pages of the checkpoint ring, then of each protocol ring.
-    pub(crate) fn estimate(geo: &Geometry, logical_pages: u32, data_mode: DataMode, ring_pages: &[u64], protocol_section_max: usize) -> FtlMemory {
+    pub(crate) fn estimate(
+        geo: &Geometry,
+        logical_pages: u32,
+        data_mode: DataMode,
+        ring_pages: &[u64],
+        protocol_section_max: usize,
+    ) -> FtlMemory {
         let (pages, blocks) = (geo.page_count() as u64, geo.block_count() as u64);
         let layout = TableLayout::new(logical_pages, geo.block_count(), geo.page_size);
         let t = layout.table_pages() as u64;

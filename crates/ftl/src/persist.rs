@@ -77,7 +77,11 @@ impl<H: Hooks> Ftl<H> {
         let ps = self.geo.page_size as usize;
         let mut page = std::mem::take(&mut self.meta_buf);
         page.resize(ps, 0);
-        let kept = self.tables.dir_cur.iter().filter(|e| e.ppn != UNMAPPED).count() - write.iter().filter(|&&(t, _)| self.tables.dir_cur[t as usize].ppn != UNMAPPED).count();
+        let kept = self.tables.dir_cur.iter().filter(|e| e.ppn != UNMAPPED).count()
+            - write
+                .iter()
+                .filter(|&&(t, _)| self.tables.dir_cur[t as usize].ppn != UNMAPPED)
+                .count();
         let written = self.write_table_pages(&write, &blocks, seq, &mut page);
         let extent_bytes = written.and_then(|()| self.write_record(seq, &mut page));
         self.meta_buf = page;

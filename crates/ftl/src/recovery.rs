@@ -253,7 +253,11 @@ impl<H: Hooks> Ftl<H> {
             report.checkpoint_pages_read += 1;
             match Oob::decode(&oob) {
                 OobState::Valid(o)
-                    if o.kind == PageKind::Map && o.lpn == t && o.seq <= record.seq && o.data_matches(&buf) && crc32fast::hash(&buf) == e.crc => {}
+                    if o.kind == PageKind::Map
+                        && o.lpn == t
+                        && o.seq <= record.seq
+                        && o.data_matches(&buf)
+                        && crc32fast::hash(&buf) == e.crc => {}
                 other => {
                     return Err(DeviceError::Corrupted(format!(
                         "table page {t} at physical page {} is not intact: found {other}",

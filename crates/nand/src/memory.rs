@@ -38,7 +38,9 @@ pub fn needed(cfg: &NandConfig) -> u64 {
 pub fn available() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok();
     let meminfo = info.as_deref().and_then(parse_mem_available);
-    let cap = std::env::var("TXFTL_MEMORY_AVAILABLE").ok().and_then(|v| v.trim().parse::<u64>().ok());
+    let cap = std::env::var("TXFTL_MEMORY_AVAILABLE")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok());
     match (meminfo, cap) {
         (Some(m), Some(c)) => Some(m.min(c)),
         (m, c) => m.or(c),

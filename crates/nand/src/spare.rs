@@ -254,7 +254,15 @@ mod tests {
 
     fn record(lpn: u32, seq: u64, ec: u32, flag: bool) -> Vec<u8> {
         let mut b = vec![0u8; 64];
-        unpack(&PackedSpare { lpn, seq, erase_count: ec, flag }, &mut b);
+        unpack(
+            &PackedSpare {
+                lpn,
+                seq,
+                erase_count: ec,
+                flag,
+            },
+            &mut b,
+        );
         b
     }
 

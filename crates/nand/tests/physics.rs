@@ -365,7 +365,10 @@ fn packed_spare_areas_read_exactly_as_full_ones() {
                 seed: step,
             };
             full.arm_power_cut(c);
-            meta.arm_power_cut(PowerCut { at_op: meta.op_count(), ..c });
+            meta.arm_power_cut(PowerCut {
+                at_op: meta.op_count(),
+                ..c
+            });
         }
         let roll = rng.gen_range(0..100);
         let (a, b) = if roll < 8 || next[block as usize] >= g.pages_per_block {
@@ -388,7 +391,10 @@ fn packed_spare_areas_read_exactly_as_full_ones() {
             if roll < 15 {
                 oob[30] = 0x11; // not the codec's form: kept whole
             }
-            (full.program(ppn, 0, &data, &oob).map(|_| ()), meta.program(ppn, 0, &[], &oob).map(|_| ()))
+            (
+                full.program(ppn, 0, &data, &oob).map(|_| ()),
+                meta.program(ppn, 0, &[], &oob).map(|_| ()),
+            )
         };
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "step {step}");
         match (&a, torn) {
@@ -405,7 +411,10 @@ fn packed_spare_areas_read_exactly_as_full_ones() {
         if rng.gen_range(0..20) == 0 {
             let ppn = rng.gen_range(0..g.page_count());
             let (at, mask) = (rng.gen_range(0..g.oob_size as usize), rng.gen::<u8>() | 1);
-            assert_eq!(full.flip_byte(ppn, true, at, mask).unwrap(), meta.flip_byte(ppn, true, at, mask).unwrap());
+            assert_eq!(
+                full.flip_byte(ppn, true, at, mask).unwrap(),
+                meta.flip_byte(ppn, true, at, mask).unwrap()
+            );
         }
         if step % 100 == 99 {
             for ppn in 0..g.page_count() {
@@ -417,5 +426,9 @@ fn packed_spare_areas_read_exactly_as_full_ones() {
         }
     }
     assert!(done > 1500 && tears > 500, "{done} operations done, {tears} torn");
-    assert!(meta.stats().program_failures > 0 && meta.stats().uncorrectable_reads > 0, "{:?}", meta.stats());
+    assert!(
+        meta.stats().program_failures > 0 && meta.stats().uncorrectable_reads > 0,
+        "{:?}",
+        meta.stats()
+    );
 }

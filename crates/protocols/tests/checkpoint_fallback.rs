@@ -192,7 +192,10 @@ fn shared_pages_scenario(protocol: &str, seed: u64, flip: Flip) {
     let s = d.stats();
     let (checkpoints, kept) = (s.checkpoints - before.checkpoints, s.map_pages_kept - before.map_pages_kept);
     assert!(checkpoints >= 6, "{s:?}");
-    assert!(kept >= 3 * checkpoints, "checkpoints must leave most table pages in place: {checkpoints} checkpoints kept {kept}");
+    assert!(
+        kept >= 3 * checkpoints,
+        "checkpoints must leave most table pages in place: {checkpoints} checkpoints kept {kept}"
+    );
     let mut nand = d.into_nand();
     nand.power_off();
     nand.power_on();

@@ -77,7 +77,10 @@ fn an_array_that_is_not_fresh_is_erased_before_use() {
         f.write(lpn, &page(ps, lpn, 0)).unwrap();
     }
     f.flush().unwrap();
-    assert!(f.stats().flash_erases > 0, "blocks of a used array were programmed without an erase");
+    assert!(
+        f.stats().flash_erases > 0,
+        "blocks of a used array were programmed without an erase"
+    );
     f.check_invariants().unwrap();
 }
 
@@ -103,7 +106,10 @@ fn a_mount_trusts_no_block_to_be_clean() {
     for b in 0..g.block_count() {
         if blank_before[b as usize] && f.nand().inspect_programs(g.ppn(b, 0)) > 0 {
             opened += 1;
-            assert!(f.nand().inspect_erase_count(b) > 0, "block {b} was programmed without an erase after a mount");
+            assert!(
+                f.nand().inspect_erase_count(b) > 0,
+                "block {b} was programmed without an erase after a mount"
+            );
         }
     }
     assert!(opened > 0);
@@ -215,7 +221,10 @@ fn a_torn_erase_is_erased_again() {
     r.unwrap();
     let log = f.nand().op_log().to_vec();
     let base = f.nand().op_count() - log.len() as u64;
-    let erases: Vec<u64> = (0..log.len()).filter(|&i| log[i] == OpKind::Erase).map(|i| base + i as u64).collect();
+    let erases: Vec<u64> = (0..log.len())
+        .filter(|&i| log[i] == OpKind::Erase)
+        .map(|i| base + i as u64)
+        .collect();
     assert!(erases.len() > 2, "the workload must erase blocks");
     let mut checked = 0;
     for &at in erases.iter().step_by(erases.len() / 3) {

@@ -134,7 +134,10 @@ fn gc_copies_a_page_whose_spare_area_is_lost_under_its_logical_page() {
             .filter(|&lpn| {
                 let ppn = dev.mapping(lpn).unwrap();
                 let mut oob = vec![0u8; os];
-                matches!(dev.nand_mut().read(ppn, 0, None, &mut oob), Err(txftl_nand::NandError::Uncorrectable { oob: true, .. }))
+                matches!(
+                    dev.nand_mut().read(ppn, 0, None, &mut oob),
+                    Err(txftl_nand::NandError::Uncorrectable { oob: true, .. })
+                )
             })
             .collect()
     };

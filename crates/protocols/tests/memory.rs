@@ -48,6 +48,9 @@ fn the_estimate_covers_a_device_and_one_that_does_not_fit_is_refused_with_its_si
     }
     // Below the array: the array itself is refused.
     std::env::set_var("TXFTL_MEMORY_AVAILABLE", (need.flash_array / 2).to_string());
-    assert!(matches!(Nand::try_new(ncfg), Err(txftl_nand::NandError::Memory(MemoryError::TooLarge { .. }))));
+    assert!(matches!(
+        Nand::try_new(ncfg),
+        Err(txftl_nand::NandError::Memory(MemoryError::TooLarge { .. }))
+    ));
     std::env::remove_var("TXFTL_MEMORY_AVAILABLE");
 }
