@@ -138,7 +138,8 @@ impl<H: Hooks> Ftl<H> {
         let result: Result<()> = (|| {
             for ppn in first..first + written {
                 let mapped = self.mapped.get(ppn);
-                if !mapped && !(H::has_extra_live() && self.hooks.extra_live(ppn)) {
+                let kept = H::has_extra_live() && self.hooks.extra_live(ppn);
+                if !mapped && !kept {
                     continue;
                 }
                 done = done.max(self.copy_page(ppn, mapped, &mut buf, store_data, issue)?);
