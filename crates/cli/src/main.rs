@@ -297,7 +297,18 @@ impl CliError {
     }
 }
 
+/// A closed pipe ends the program quietly, as it does `cat` (`txftl run | head`):
+/// Rust ignores SIGPIPE, so every later `println!` would panic instead.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to the default, before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => cmd_run::run(args),
