@@ -906,23 +906,7 @@ fn print_tpcc(o: &TpccOut, record: Option<&std::path::Path>) {
             ),
         );
     }
-    t.section("file system (simulated)");
-    let h = &o.host;
-    t.row(
-        "database / journal / WAL page writes",
-        format!(
-            "{} / {} / {}",
-            thousands(h.database_page_writes),
-            thousands(h.journal_page_writes),
-            thousands(h.wal_page_writes)
-        ),
-    );
-    t.row(
-        "metadata page writes: in place / journal",
-        pair(h.metadata_page_writes, h.metadata_journal_writes),
-    );
-    t.row("fsyncs / device flushes", pair(h.fsyncs, h.flushes));
-    t.row("device commits / aborts", pair(h.tx_commits, h.tx_aborts));
+    add_fs(&mut t, &o.host);
     add_counters(&mut t, &o.measured);
     t.section("derived (simulated)");
     t.row("simulated time", sim_time(o.measured.sim_time_ns));
