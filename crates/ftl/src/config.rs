@@ -58,7 +58,9 @@ pub struct FtlConfig {
     /// GC stops when free + prefree blocks reach this many (0: derive low + 2% of the pool, at least +2).
     pub gc_high_blocks: u32,
     /// A mapping checkpoint after this many page programs since the last one
-    /// (0: derive 8 blocks' worth per parallel unit). Bounds the roll-forward scan.
+    /// (0: derive 8 blocks' worth per parallel unit, or 8 per table page if
+    /// that is longer, so map writes stay a bounded share on large devices).
+    /// Bounds the roll-forward scan.
     pub checkpoint_every_pages: u64,
     /// Static wear leveling: relocate the coldest block when the erase-count spread exceeds this.
     pub wear_spread_max: u32,

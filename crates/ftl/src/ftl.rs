@@ -250,7 +250,14 @@ impl<H: Hooks> Ftl<H> {
         let checkpoint_every = if cfg.checkpoint_every_pages > 0 {
             cfg.checkpoint_every_pages
         } else {
-            8 * ppb as u64 * units as u64
+            // 8 blocks per parallel unit bounds the roll-forward scan. A
+            // checkpoint writes the table pages that changed, and uniformly
+            // random writes change nearly all of them between two
+            // checkpoints: at least 8 programs per table page keeps map
+            // writes under about 1/8 of the programs whatever the capacity
+            // (only devices of more than about 16 GiB at 8 KiB pages reach it).
+            let table_pages = crate::checkpoint::TableLayout::new(logical_pages, geo.block_count(), geo.page_size).table_pages();
+            (8 * ppb as u64 * units as u64).max(8 * table_pages as u64)
         };
         let gc_low = gc_low.max(units + 1);
         let gc_high = gc_high.max(gc_low);
