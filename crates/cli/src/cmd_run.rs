@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use txftl_ftl::{DeviceStats, RecoveryReport};
 use txftl_harness::{OpStream, WorkloadKind, WorkloadSpec, WORKLOAD_NAMES};
-use txftl_host::trace::TraceWriter;
+use txftl_host::trace::{TraceRecord, TraceWriter};
 use txftl_host::{run_workload, HostOptions, LatencyReport, RunError, RunReport};
 use txftl_nand::{DataMode, Nand, Torn};
 use txftl_protocols::AnyDevice;
@@ -88,13 +88,13 @@ impl HostArgs {
 }
 
 /// Opens `path` for a trace record (refusing to overwrite an existing file).
-pub fn record_file(path: &std::path::Path) -> Result<TraceWriter<Box<dyn std::io::Write>>, CliError> {
+pub fn record_file(path: &std::path::Path) -> Result<TraceRecord, CliError> {
     let f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)
         .map_err(|e| CliError::Usage(format!("cannot create the trace record {}: {e}", path.display())))?;
-    let w: Box<dyn std::io::Write> = Box::new(std::io::BufWriter::new(f));
+    let w: Box<dyn std::io::Write + Send> = Box::new(std::io::BufWriter::new(f));
     TraceWriter::new(w).map_err(|e| CliError::Failed(format!("writing {}: {e}", path.display())))
 }
 
@@ -325,6 +325,14 @@ fn add_host_reactions(t: &mut Figures, r: &RunReport) {
     }
 }
 
+/// How fast the emulator ran (wall clock, apart from the simulated figures).
+pub fn add_speed(t: &mut Figures, wall_seconds: f64, requests_per_wall_second: f64, flash_ops_per_wall_second: f64) {
+    t.section("emulator (wall clock)");
+    t.row("wall time", format!("{wall_seconds:.3} s"));
+    t.row("requests per wall second", thousands(requests_per_wall_second as u64));
+    t.row("flash ops per wall second", thousands(flash_ops_per_wall_second as u64));
+}
+
 /// Mean / p50 / p99 / p99.9 in microseconds.
 fn latency_row(s: &txftl_host::LatencySummary) -> String {
     let us = |ns: u64| ns as f64 / 1000.0;
@@ -420,10 +428,7 @@ fn print_report(what: &str, r: &RunReport) {
         );
     }
     add_latency(&mut t, &r.latency);
-    t.section("emulator (wall clock)");
-    t.row("wall time", format!("{:.3} s", r.wall_seconds));
-    t.row("flash ops per wall second", thousands(r.flash_ops_per_wall_second as u64));
-    t.row("requests per wall second", thousands(r.requests_per_wall_second as u64));
+    add_speed(&mut t, r.wall_seconds, r.requests_per_wall_second, r.flash_ops_per_wall_second);
     t.print();
     println!(
         "(the measured phase follows a fill of {} pages; its counters are in --json under \"fill\")",

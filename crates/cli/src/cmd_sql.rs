@@ -167,15 +167,22 @@ impl Attribution {
         self.begin = Some(s);
     }
 
-    /// `ops` operations of kind `i` ended at `s`.
+    /// `ops` operations of kind `i` ended at `s` (latency from their begin).
     fn end(&mut self, i: usize, s: Snap, ops: u64) {
+        let Some(b) = self.begin else { return };
+        self.end_with(i, s, ops, s.now_ns - b.now_ns);
+    }
+
+    /// [`Attribution::end`] with the latency given (a client that waited
+    /// before its begin counts the wait).
+    fn end_with(&mut self, i: usize, s: Snap, ops: u64, latency_ns: u64) {
         let Some(b) = self.begin.take() else { return };
         let c = &mut self.costs[i];
         c.count += ops;
         c.host_page_writes += s.fs.host_page_writes() - b.fs.host_page_writes();
         c.flash_programs += s.dev.flash_programs - b.dev.flash_programs;
-        self.lat[i].record(s.now_ns - b.now_ns);
-        self.all.record(s.now_ns - b.now_ns);
+        self.lat[i].record(latency_ns);
+        self.all.record(latency_ns);
     }
 
     fn finish(mut self) -> (Vec<KindCost>, LatencyReport) {
@@ -196,10 +203,7 @@ impl Attribution {
             transaction: LatencySummary::default(),
             by_op,
         };
-        (
-            self.costs.into_iter().filter(|c| c.count > 0 || c.latency.count > 0).collect(),
-            report,
-        )
+        (self.costs, report)
     }
 }
 
@@ -233,7 +237,7 @@ struct YcsbOut {
     spec: YcsbSpec,
     report: ycsb::YcsbReport,
     kinds: Vec<KindCost>,
-    operations_per_sim_s: f64,
+    /// Operations per simulated second.
     throughput_per_sim_s: f64,
     latency: LatencyReport,
     host: FsStats,
@@ -292,6 +296,8 @@ fn ycsb_cmd(args: YcsbArgs) -> Result<ExitCode, CliError> {
     drop(conn);
     close(stack, args.common.record.is_some())?;
     let (kinds, latency) = att.finish();
+    // Only the kinds the workload has (and COMMIT when batched).
+    let kinds: Vec<KindCost> = kinds.into_iter().filter(|c| c.count > 0).collect();
     let sim_s = end.dev.sim_time_ns as f64 / 1e9;
     let ops = report.operations();
     let out = YcsbOut {
@@ -300,7 +306,6 @@ fn ycsb_cmd(args: YcsbArgs) -> Result<ExitCode, CliError> {
         spec,
         report,
         kinds,
-        operations_per_sim_s: if sim_s > 0.0 { ops as f64 / sim_s } else { 0.0 },
         throughput_per_sim_s: if sim_s > 0.0 { ops as f64 / sim_s } else { 0.0 },
         latency,
         host: end.fs,
@@ -326,7 +331,7 @@ fn ycsb_cmd(args: YcsbArgs) -> Result<ExitCode, CliError> {
         add_counters(&mut t, &out.measured);
         t.section("derived (simulated)");
         t.row("simulated time", sim_time(out.measured.sim_time_ns));
-        t.row("operations per simulated second", format!("{:.0}", out.operations_per_sim_s));
+        t.row("operations per simulated second", format!("{:.0}", out.throughput_per_sim_s));
         add_latency(&mut t, &out.latency);
         t.section("checks");
         t.row("integrity_check", &out.integrity);
@@ -566,14 +571,7 @@ fn stack(common: &SqlCommon) -> Result<(Stack, Mode, String, Arc<AtomicBool>), C
     let mut dev = txftl_protocols::format(mode.protocol(), nand, d.ftl, &opts).map_err(crate::open::device_error)?;
     let on = Arc::new(AtomicBool::new(false));
     if let Some(path) = &common.record {
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map_err(|e| CliError::Usage(format!("cannot create the trace record {}: {e}", path.display())))?;
-        let w: Box<dyn std::io::Write + Send> = Box::new(std::io::BufWriter::new(f));
-        let writer = txftl_host::trace::TraceWriter::new(w).map_err(|e| CliError::Failed(format!("writing {}: {e}", path.display())))?;
-        dev = Recorder::wrap(dev, writer, on.clone());
+        dev = Recorder::wrap(dev, crate::cmd_run::record_file(path)?, on.clone());
     }
     let stack = Stack::format(dev, mode).map_err(CliError::failed)?;
     Ok((stack, mode, format!("{} in RAM, full data", describe(&p)), on))
@@ -637,7 +635,6 @@ struct TpccOut {
     write_amplification: f64,
     consistency: String,
     integrity: String,
-    trace_lines: Option<u64>,
 }
 
 fn parse_mix(s: &str) -> Result<[u32; 5], CliError> {
@@ -697,24 +694,10 @@ fn tpcc_cmd(args: TpccArgs) -> Result<ExitCode, CliError> {
     );
     bar.set_length(spec.transactions);
     bar.set_message(format!("{} TPC-C", mode.name()));
-    stack
-        .with_fs_mut(|fs| {
-            fs.reset_stats();
-            fs.device_mut().reset_stats();
-        })
-        .map_err(CliError::failed)?;
-    on.store(true, Ordering::Relaxed);
+    start_measuring(&stack, &on)?;
     let start = snap(&stack);
-    let mut costs: Vec<KindCost> = TxKind::ALL
-        .iter()
-        .map(|k| KindCost {
-            kind: k.name().to_string(),
-            ..KindCost::default()
-        })
-        .collect();
-    let mut lat: Vec<Latency> = vec![Latency::default(); TxKind::ALL.len()];
-    let mut all = Latency::default();
-    let mut begin;
+    let names: Vec<&str> = TxKind::ALL.iter().map(|k| k.name()).collect();
+    let mut att = Attribution::new(&names);
     let t1 = std::time::Instant::now();
     // The clients: one connection each (the first one the load's).
     let mut conns = vec![conn];
@@ -760,19 +743,15 @@ fn tpcc_cmd(args: TpccArgs) -> Result<ExitCode, CliError> {
         let at = start_of(&clients[c], writer_free_ns).expect("picked with a transaction");
         let tx = clients[c].next.take().expect("picked with a transaction");
         stack.with_fs_mut(|fs| fs.device_mut().set_clock(at)).map_err(CliError::failed)?;
-        begin = snap(&stack);
+        att.begin(snap(&stack));
         runner
             .execute(&conns[c], &tx)
             .map_err(|e| CliError::Failed(format!("running TPC-C: {e}{}", why(&stack))))?;
         let end = snap(&stack);
         let i = TxKind::ALL.iter().position(|k| *k == tx.kind).unwrap_or(0);
-        let cost = &mut costs[i];
-        cost.host_page_writes += end.fs.host_page_writes() - begin.fs.host_page_writes();
-        cost.flash_programs += end.dev.flash_programs - begin.dev.flash_programs;
         // From when the client was ready: waiting for the writer counts.
         let done_ns = end.now_ns.max(at);
-        lat[i].record(done_ns - clients[c].ready_ns);
-        all.record(done_ns - clients[c].ready_ns);
+        att.end_with(i, end, 1, done_ns - clients[c].ready_ns);
         clients[c].ready_ns = done_ns;
         if tx.kind.writes() {
             writer_free_ns = done_ns;
@@ -794,6 +773,8 @@ fn tpcc_cmd(args: TpccArgs) -> Result<ExitCode, CliError> {
         Err(e) => e,
     };
     let integrity = txftl_sqlite::workload::integrity_check(&conn).map_err(CliError::failed)?;
+    let (mut costs, mut latency) = att.finish();
+    latency.transaction = latency.request;
     let counts = [
         report.new_order,
         report.payment,
@@ -801,26 +782,12 @@ fn tpcc_cmd(args: TpccArgs) -> Result<ExitCode, CliError> {
         report.delivery,
         report.stock_level,
     ];
-    for ((c, k), l) in costs.iter_mut().zip(counts).zip(&lat) {
-        c.count = k.count;
+    for (c, k) in costs.iter_mut().zip(counts) {
         c.committed = k.committed;
         c.rolled_back = k.rolled_back;
-        let n = k.count.max(1) as f64;
-        c.host_page_writes_per_tx = c.host_page_writes as f64 / n;
-        c.flash_programs_per_tx = c.flash_programs as f64 / n;
-        c.latency = l.summary();
     }
     drop(conn);
-    let trace_lines = if args.common.record.is_some() {
-        // Closing the device flushes the record.
-        let fs = stack.into_fs().map_err(CliError::failed)?;
-        fs.into_device()
-            .close()
-            .map_err(|e| CliError::Failed(format!("closing the device: {e}")))?;
-        Some(0)
-    } else {
-        None
-    };
+    close(stack, args.common.record.is_some())?;
     let measured = end.dev;
     let sim_s = measured.sim_time_ns as f64 / 1e9;
     let per_s = |n: u64| if sim_s > 0.0 { n as f64 / sim_s } else { 0.0 };
@@ -839,11 +806,7 @@ fn tpcc_cmd(args: TpccArgs) -> Result<ExitCode, CliError> {
         tpmc: per_s(report.new_orders) * 60.0,
         transactions_per_sim_s: per_s(committed),
         throughput_per_sim_s: per_s(spec.transactions),
-        latency: LatencyReport {
-            request: all.summary(),
-            transaction: all.summary(),
-            by_op: costs.iter().map(|c| (c.kind.clone(), c.latency)).collect(),
-        },
+        latency,
         kinds: costs,
         report,
         host: end.fs,
@@ -855,7 +818,6 @@ fn tpcc_cmd(args: TpccArgs) -> Result<ExitCode, CliError> {
         },
         consistency: consistency.clone(),
         integrity: integrity.clone(),
-        trace_lines,
     };
     if args.common.json {
         println!("{}", serde_json::to_string_pretty(&out).map_err(CliError::failed)?);

@@ -6,7 +6,7 @@
 //!   open loop at the trace's arrival times, or as fast as possible with a
 //!   queue depth.
 
-use crate::cmd_run::{add_counters, add_latency, record_file, HostArgs};
+use crate::cmd_run::{add_counters, add_latency, add_speed, record_file, HostArgs};
 use crate::open::ram;
 use crate::setup::{describe, nand_config, protocol_options, resolve_device};
 use crate::table::{pair, sim_time, thousands, Figures};
@@ -264,10 +264,7 @@ fn print_block(what: &str, args: &ReplayArgs, r: &BlockReplayReport) {
     t.row("simulated time", sim_time(r.measured.sim_time_ns));
     t.row("requests per simulated second", format!("{:.0}", r.throughput_per_sim_s));
     add_latency(&mut t, &r.latency);
-    t.section("emulator (wall clock)");
-    t.row("wall time", format!("{:.3} s", r.wall_seconds));
-    t.row("requests per wall second", thousands(r.requests_per_wall_second as u64));
-    t.row("flash ops per wall second", thousands(r.flash_ops_per_wall_second as u64));
+    add_speed(&mut t, r.wall_seconds, r.requests_per_wall_second, r.flash_ops_per_wall_second);
     t.print();
 }
 
@@ -388,9 +385,6 @@ fn print_replay(what: &str, args: &ReplayArgs, r: &ReplayReport) {
         format!("{:.1}", r.transactions_per_sim_s),
     );
     add_latency(&mut t, &r.latency);
-    t.section("emulator (wall clock)");
-    t.row("wall time", format!("{:.3} s", r.wall_seconds));
-    t.row("requests per wall second", thousands(r.requests_per_wall_second as u64));
-    t.row("flash ops per wall second", thousands(r.flash_ops_per_wall_second as u64));
+    add_speed(&mut t, r.wall_seconds, r.requests_per_wall_second, r.flash_ops_per_wall_second);
     t.print();
 }

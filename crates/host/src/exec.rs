@@ -9,10 +9,9 @@
 //! units overlap.
 
 use crate::latency::Latencies;
-use crate::trace::{TraceKind, TraceOp, TraceWriter};
+use crate::trace::{TraceKind, TraceOp, TraceRecord};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::io::Write;
 use txftl_ftl::DeviceError;
 use txftl_harness::model::TxModel;
 use txftl_harness::run::{Driver, Outcome};
@@ -70,13 +69,13 @@ pub struct Executor<'d> {
     pub model: TxModel,
     pub lat: Latencies,
     pub counts: HostCounts,
-    pub record: Option<TraceWriter<Box<dyn Write>>>,
+    pub record: Option<TraceRecord>,
     /// Submission time of each open transaction's begin.
     tx_start: BTreeMap<u32, u64>,
 }
 
 impl<'d> Executor<'d> {
-    pub fn new(dev: &'d mut dyn AnyDevice, driver: Driver, record: Option<TraceWriter<Box<dyn Write>>>) -> Executor<'d> {
+    pub fn new(dev: &'d mut dyn AnyDevice, driver: Driver, record: Option<TraceRecord>) -> Executor<'d> {
         let pages = dev.info().logical_pages;
         // Without page data there is nothing to check reads against.
         let model = if dev.nand().config().data_mode == txftl_nand::DataMode::Full {

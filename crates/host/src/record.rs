@@ -8,20 +8,16 @@
 //! The trace is what was *sent*: a call the device refused is recorded too.
 //! Reads are recorded; `flush` and every transactional call as they come.
 
-use crate::trace::{TraceKind, TraceOp, TraceWriter};
-use std::io::Write;
+use crate::trace::{TraceKind, TraceOp, TraceRecord};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use txftl_ftl::{Device, DeviceError, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};
 use txftl_nand::Nand;
 use txftl_protocols::AnyDevice;
 
-/// A sink for trace lines that can travel with the device (`Send`).
-pub type SendWriter = TraceWriter<Box<dyn Write + Send>>;
-
 pub struct Recorder {
     inner: Box<dyn AnyDevice>,
-    out: SendWriter,
+    out: TraceRecord,
     /// The client the next calls are recorded for.
     pub client: u32,
     /// The first write error (recording stops; every later call fails with it).
@@ -31,7 +27,7 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    pub fn wrap(inner: Box<dyn AnyDevice>, out: SendWriter, on: Arc<AtomicBool>) -> Box<dyn AnyDevice> {
+    pub fn wrap(inner: Box<dyn AnyDevice>, out: TraceRecord, on: Arc<AtomicBool>) -> Box<dyn AnyDevice> {
         Box::new(Recorder {
             inner,
             out,

@@ -30,12 +30,11 @@
 use crate::blocktrace::TraceError;
 use crate::exec::{Executor, HostCounts};
 use crate::latency::LatencyReport;
-use crate::trace::{Trace, TraceKind, TraceOp, TraceWriter};
+use crate::trace::{Trace, TraceKind, TraceOp, TraceRecord};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::time::Instant;
 use txftl_ftl::{DeviceError, DeviceStats};
 use txftl_harness::journal::HostJournal;
@@ -328,7 +327,7 @@ pub fn replay(
     dev: &mut dyn AnyDevice,
     trace: &Trace,
     opts: ReplayOptions,
-    record: Option<TraceWriter<Box<dyn Write>>>,
+    record: Option<TraceRecord>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<ReplayReport, ReplayError> {
     if opts.clients == 0 {

@@ -15,10 +15,9 @@
 
 use crate::exec::{Executor, HostCounts};
 use crate::latency::LatencyReport;
-use crate::trace::TraceWriter;
+use crate::trace::TraceRecord;
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
-use std::io::Write;
 use std::time::Instant;
 use txftl_ftl::{DeviceError, DeviceStats};
 use txftl_harness::journal::HostJournal;
@@ -123,7 +122,7 @@ pub fn run_workload(
     dev: &mut dyn AnyDevice,
     spec: WorkloadSpec,
     host: HostOptions,
-    record: Option<TraceWriter<Box<dyn Write>>>,
+    record: Option<TraceRecord>,
     cut: Option<(u64, Torn)>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<RunReport, RunError> {

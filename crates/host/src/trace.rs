@@ -111,6 +111,10 @@ impl TraceOp {
     }
 }
 
+/// A trace being written that can travel with a device (`Send`): what
+/// `run --record`, replays and the device recorder write to.
+pub type TraceRecord = TraceWriter<Box<dyn Write + Send>>;
+
 pub const HEADER: &str = "# txftl-trace v1\n# time_ns client tid op lpn pages\n";
 
 /// Writes a trace, line by line.

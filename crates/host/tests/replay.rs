@@ -7,7 +7,7 @@ use std::io::Write;
 use txftl_ftl::FtlConfig;
 use txftl_harness::{TxShape, WorkloadKind, WorkloadSpec};
 use txftl_host::replay::{replay, Isolation, ReplayError, ReplayOptions, ReplayReport};
-use txftl_host::trace::{read_trace, Trace, TraceKind, TraceWriter};
+use txftl_host::trace::{read_trace, Trace, TraceKind, TraceRecord, TraceWriter};
 use txftl_host::{run_workload, HostOptions};
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::{AnyDevice, ProtocolOptions};
@@ -32,8 +32,8 @@ impl Write for Sink {
     }
 }
 impl Sink {
-    fn writer(&self) -> TraceWriter<Box<dyn Write>> {
-        TraceWriter::new(Box::new(self.clone()) as Box<dyn Write>).unwrap()
+    fn writer(&self) -> TraceRecord {
+        TraceWriter::new(Box::new(self.clone()) as Box<dyn Write + Send>).unwrap()
     }
     fn trace(&self) -> Trace {
         read_trace(&self.0.lock().unwrap()[..]).unwrap()
