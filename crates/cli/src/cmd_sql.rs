@@ -19,7 +19,7 @@ use txftl_fs::FsStats;
 use txftl_ftl::DeviceStats;
 use txftl_host::latency::Latency;
 use txftl_host::record::Recorder;
-use txftl_host::{LatencyReport, LatencySummary};
+use txftl_host::{per_second, LatencyReport, LatencySummary};
 use txftl_nand::DataMode;
 use txftl_sqlite::sqlitebench::{self, BenchEvent, BenchSpec, Benchmark};
 use txftl_sqlite::tpcc::{self, TpccSpec, TxKind};
@@ -306,7 +306,7 @@ fn ycsb_cmd(args: YcsbArgs) -> Result<ExitCode, CliError> {
         spec,
         report,
         kinds,
-        throughput_per_sim_s: if sim_s > 0.0 { ops as f64 / sim_s } else { 0.0 },
+        throughput_per_sim_s: per_second(ops, sim_s),
         latency,
         host: end.fs,
         measured: end.dev,
@@ -494,7 +494,7 @@ fn bench_cmd(args: BenchArgs) -> Result<ExitCode, CliError> {
             host_page_writes: b.fs.host_page_writes() - a.fs.host_page_writes(),
             flash_programs: b.dev.flash_programs - a.dev.flash_programs,
             sim_seconds: sim_s,
-            operations_per_sim_s: if sim_s > 0.0 { r.operations as f64 / sim_s } else { 0.0 },
+            operations_per_sim_s: per_second(r.operations, sim_s),
             latency: lat[i],
         });
     }
@@ -511,7 +511,7 @@ fn bench_cmd(args: BenchArgs) -> Result<ExitCode, CliError> {
         benchmarks: outs,
         host: end.fs,
         measured: end.dev,
-        throughput_per_sim_s: if sim_s > 0.0 { total_ops as f64 / sim_s } else { 0.0 },
+        throughput_per_sim_s: per_second(total_ops, sim_s),
         latency,
         integrity: integrity.clone(),
         run_wall_seconds: run_wall,
@@ -790,7 +790,7 @@ fn tpcc_cmd(args: TpccArgs) -> Result<ExitCode, CliError> {
     close(stack, args.common.record.is_some())?;
     let measured = end.dev;
     let sim_s = measured.sim_time_ns as f64 / 1e9;
-    let per_s = |n: u64| if sim_s > 0.0 { n as f64 / sim_s } else { 0.0 };
+    let per_s = |n: u64| per_second(n, sim_s);
     let committed: u64 = costs.iter().map(|c| c.committed).sum();
     let out = TpccOut {
         mode,

@@ -283,7 +283,7 @@ where
     let wall = started.elapsed().as_secs_f64();
     let measured = dev.stats();
     let sim_s = measured.sim_time_ns as f64 / 1e9;
-    let per_wall_s = |n: u64| if wall > 0.0 { n as f64 / wall } else { 0.0 };
+    let per_wall_s = |n: u64| crate::per_second(n, wall);
     Ok(BlockReplayReport {
         protocol: info.protocol.to_string(),
         options: opts,
@@ -291,7 +291,7 @@ where
         precondition,
         measured,
         write_amplification: measured.write_amplification(),
-        throughput_per_sim_s: if sim_s > 0.0 { c.requests as f64 / sim_s } else { 0.0 },
+        throughput_per_sim_s: crate::per_second(c.requests, sim_s),
         latency: lat.report(),
         wall_seconds: wall,
         requests_per_wall_second: per_wall_s(c.requests),

@@ -24,3 +24,13 @@ pub mod trace;
 pub use exec::HostCounts;
 pub use latency::{LatencyReport, LatencySummary};
 pub use run::{run_workload, HostOptions, RunError, RunReport};
+
+/// `n` per second over `seconds` (0 over no time): throughput on the device
+/// clock or on the wall clock.
+pub fn per_second(n: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        n as f64 / seconds
+    } else {
+        0.0
+    }
+}

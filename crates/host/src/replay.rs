@@ -479,8 +479,8 @@ pub fn replay(
     let wall = started.elapsed().as_secs_f64();
     let measured = ex.dev.stats();
     let sim_s = measured.sim_time_ns as f64 / 1e9;
-    let per_sim_s = |n: u64| if sim_s > 0.0 { n as f64 / sim_s } else { 0.0 };
-    let per_wall_s = |n: u64| if wall > 0.0 { n as f64 / wall } else { 0.0 };
+    let per_sim_s = |n: u64| crate::per_second(n, sim_s);
+    let per_wall_s = |n: u64| crate::per_second(n, wall);
     Ok(ReplayReport {
         protocol: info.protocol.to_string(),
         options: opts,

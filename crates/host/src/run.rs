@@ -268,8 +268,8 @@ pub fn run_workload(
     let measured = ex.dev.stats();
     let (lo, hi) = ex.dev.wear_spread();
     let sim_s = measured.sim_time_ns as f64 / 1e9;
-    let per_sim_s = |n: u64| if sim_s > 0.0 { n as f64 / sim_s } else { 0.0 };
-    let per_wall_s = |n: u64| if wall > 0.0 { n as f64 / wall } else { 0.0 };
+    let per_sim_s = |n: u64| crate::per_second(n, sim_s);
+    let per_wall_s = |n: u64| crate::per_second(n, wall);
     Ok(RunReport {
         protocol: info.protocol.to_string(),
         workload: spec,
