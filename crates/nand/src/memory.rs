@@ -14,9 +14,10 @@ use crate::array::{DataMode, NandConfig};
 use crate::error::MemoryError;
 use crate::spare::{PACKED_BYTES_PER_BLOCK, PACKED_BYTES_PER_PAGE};
 
-/// Bytes the array of `cfg` holds in memory: per page, its program count and,
-/// in full-data mode, its OOB and data, in metadata-only mode its packed OOB
-/// (`spare.rs`); per block, the write pointer, erase count and bad flag (and
+/// Bytes the array of `cfg` holds in memory: per page, its program count (a
+/// byte, or a bit in metadata-only mode: `programs.rs`) and, in full-data
+/// mode, its OOB and data, in metadata-only mode its packed OOB (`spare.rs`);
+/// per block, the write pointer, erase count and bad flag (and
 /// the packed OOB's base). Metadata-only mode also stores the data and OOB of
 /// the FTL's own metadata pages, and any spare area it cannot pack, as they
 /// are written: that depends on the FTL and is not counted here.
@@ -24,11 +25,11 @@ pub fn needed(cfg: &NandConfig) -> u64 {
     let g = &cfg.geometry;
     let pages = g.page_count() as u64;
     let blocks = g.block_count() as u64;
-    let (per_page, per_block) = match cfg.data_mode {
-        DataMode::Full => (g.oob_size as u64 + g.page_size as u64, 0),
-        DataMode::MetaOnly => (PACKED_BYTES_PER_PAGE, PACKED_BYTES_PER_BLOCK),
+    let (per_page, per_block, programs) = match cfg.data_mode {
+        DataMode::Full => (g.oob_size as u64 + g.page_size as u64, 0, pages),
+        DataMode::MetaOnly => (PACKED_BYTES_PER_PAGE, PACKED_BYTES_PER_BLOCK, pages.div_ceil(64) * 8),
     };
-    pages * (1 + per_page) + blocks * (4 + 4 + 1 + per_block)
+    programs + pages * per_page + blocks * (4 + 4 + 1 + per_block)
 }
 
 /// `MemAvailable` from `/proc/meminfo`, in bytes, or the environment variable
@@ -93,7 +94,7 @@ mod tests {
         let meta = needed(&p.config(DataMode::MetaOnly, crate::ViolationPolicy::Panic));
         let (pages, blocks) = (g.page_count() as u64, g.block_count() as u64);
         assert_eq!(full, pages * (1 + 64 + 512) + blocks * 9);
-        assert_eq!(meta, pages * (1 + 6) + blocks * (9 + 12));
+        assert_eq!(meta, pages.div_ceil(64) * 8 + pages * 6 + blocks * (9 + 12));
     }
 
     #[test]
