@@ -71,8 +71,35 @@ pub fn filled<T: Clone>(n: usize, value: T, needed: u64) -> Result<Vec<T>, Memor
         failed: (n * std::mem::size_of::<T>()) as u64,
         needed,
     })?;
+    huge_pages(v.as_mut_ptr() as *mut u8, n * std::mem::size_of::<T>());
     v.resize(n, value);
     Ok(v)
+}
+
+/// Asks Linux to back a large table with transparent huge pages (2 MiB)
+/// where the system leaves that to the program (`madvise` mode): the FTL's
+/// and the array's per-page tables are read at random addresses, and at
+/// hundreds of MiB their 4 KiB pages miss the TLB on nearly every access.
+/// Only a hint: it changes no content and may be refused.
+fn huge_pages(ptr: *mut u8, len: usize) {
+    const HUGE: usize = 2 << 20;
+    if len < 2 * HUGE {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let start = (ptr as usize).next_multiple_of(HUGE);
+        let end = (ptr as usize + len) / HUGE * HUGE;
+        if end > start {
+            // SAFETY: the range lies inside the allocation just reserved;
+            // MADV_HUGEPAGE changes no memory contents.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = ptr;
 }
 
 #[cfg(test)]
