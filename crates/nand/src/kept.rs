@@ -32,9 +32,6 @@ use std::sync::Arc;
 
 /// A patch longer than a page's size divided by this is not made.
 pub(crate) const PATCH_LIMIT_DIV: usize = 1;
-/// Runs closer than this are merged (the bytes between them are cheaper than
-/// a run header).
-const MERGE_GAP: usize = 8;
 const RUN_HEADER: usize = 8;
 
 #[derive(Clone)]
@@ -202,34 +199,45 @@ fn whole(data: &[u8]) -> Kept {
 }
 
 /// The runs that turn `base` into `new`, or `None` if they take more than
-/// `limit` bytes. Equal stretches are skipped 64 bytes at a time.
+/// `limit` bytes. Runs are found a word (8 bytes) at a time: a run covers
+/// whole words (the page's last bytes, if its size is not a multiple of 8,
+/// are a run of their own when they differ). A checkpoint rewrites a table
+/// page with entries changed all over it, so this loop is kept tight.
 fn diff(base: &[u8], new: &[u8], limit: usize) -> Option<Vec<u8>> {
     debug_assert_eq!(base.len(), new.len());
+    const WORD: usize = 8;
+    let word = |s: &[u8]| u64::from_ne_bytes(s.try_into().expect("a word"));
     let mut runs: Vec<(usize, usize)> = Vec::new();
     let mut cost = 0usize;
-    for (c, (b, n)) in base.chunks(64).zip(new.chunks(64)).enumerate() {
-        if b == n {
-            continue;
-        }
-        for (j, (x, y)) in b.iter().zip(n).enumerate() {
-            if x == y {
-                continue;
-            }
-            let at = c * 64 + j;
-            match runs.last_mut() {
-                Some(last) if at - last.1 < MERGE_GAP => {
-                    cost += at + 1 - last.1;
-                    last.1 = at + 1;
+    let mut open: Option<usize> = None;
+    let words = base.chunks_exact(WORD).zip(new.chunks_exact(WORD));
+    let n = words.len();
+    for (i, (x, y)) in words.enumerate() {
+        let differs = word(x) != word(y);
+        match (differs, open) {
+            (true, None) => open = Some(i),
+            (false, Some(start)) => {
+                runs.push((start * WORD, i * WORD));
+                cost += RUN_HEADER + (i - start) * WORD;
+                if cost > limit {
+                    return None;
                 }
-                _ => {
-                    runs.push((at, at + 1));
-                    cost += RUN_HEADER + 1;
-                }
+                open = None;
             }
+            _ => {}
         }
-        if cost > limit {
-            return None;
-        }
+    }
+    if let Some(start) = open {
+        runs.push((start * WORD, n * WORD));
+        cost += RUN_HEADER + (n - start) * WORD;
+    }
+    let tail = n * WORD;
+    if base[tail..] != new[tail..] {
+        runs.push((tail, new.len()));
+        cost += RUN_HEADER + new.len() - tail;
+    }
+    if cost > limit {
+        return None;
     }
     let mut patch = Vec::with_capacity(cost);
     for (start, end) in runs {
@@ -290,7 +298,7 @@ mod tests {
         }
         assert_eq!(k.len(), 3);
         // Three versions kept in a whole page and two small patches.
-        assert!(k.bytes() <= 512 + 2 * 4 * (RUN_HEADER as u64 + 8), "{} bytes", k.bytes());
+        assert!(k.bytes() <= 512 + 2 * 4 * (RUN_HEADER as u64 + 16), "{} bytes", k.bytes());
         // The newest gone, the older ones still read back.
         k.remove(199);
         expect.retain(|(p, _)| *p != 199);
@@ -343,7 +351,7 @@ mod tests {
         c[0] = 0;
         c[511] = 0;
         k.insert(13, &c, Some(12)); // two runs: patched
-        assert_eq!(k.bytes(), 3 * 512 + 2 * (RUN_HEADER as u64 + 1));
+        assert_eq!(k.bytes(), 3 * 512 + 2 * (RUN_HEADER as u64 + 8));
         k.remove(12);
         assert_eq!(read(&k, 10), a);
         assert_eq!(read(&k, 11), b);
@@ -356,11 +364,11 @@ mod tests {
         let base = vec![0u8; 256];
         let mut new = base.clone();
         new[3] = 1;
-        new[6] = 1; // merged with the byte at 3 (gap 2)
+        new[9] = 1; // the next word: one run of two words
         new[100] = 1;
         new[255] = 9;
         let patch = diff(&base, &new, usize::MAX).unwrap();
-        assert_eq!(patch.len(), (RUN_HEADER + 4) + 2 * (RUN_HEADER + 1));
+        assert_eq!(patch.len(), (RUN_HEADER + 16) + 2 * (RUN_HEADER + 8));
         let mut out = base.clone();
         apply(&patch, &mut out);
         assert_eq!(out, new);
