@@ -22,6 +22,7 @@ use txftl_host::record::Recorder;
 use txftl_host::{per_second, LatencyReport, LatencySummary};
 use txftl_nand::DataMode;
 use txftl_sqlite::sqlitebench::{self, BenchEvent, BenchSpec, Benchmark};
+use txftl_sqlite::tpcc::clients::{BusyCounts, ClientsSpec};
 use txftl_sqlite::tpcc::{self, TpccSpec, TxKind};
 use txftl_sqlite::ycsb::{self, Distribution, OpEvent, OpKind, Workload, YcsbSpec};
 use txftl_sqlite::{Mode, Stack};
@@ -124,8 +125,9 @@ pub struct TpccArgs {
     /// Percent of New-Order, Payment, Order-Status, Delivery, Stock-Level (sum 100).
     #[arg(long, default_value = "45,43,4,4,4")]
     pub mix: String,
-    /// Clients, each its own SQLite connection to the database (see the README:
-    /// how their transactions overlap on the device clock).
+    /// Clients, each its own SQLite connection to the database, interleaved
+    /// statement by statement on the device clock; SQLite's locks decide who
+    /// waits (SQLITE_BUSY: back off, retry). See the README.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub clients: u32,
 }
@@ -181,6 +183,16 @@ impl Attribution {
         c.count += ops;
         c.host_page_writes += s.fs.host_page_writes() - b.fs.host_page_writes();
         c.flash_programs += s.dev.flash_programs - b.dev.flash_programs;
+        self.lat[i].record(latency_ns);
+        self.all.record(latency_ns);
+    }
+
+    /// `ops` operations of kind `i` whose costs the caller summed.
+    fn add(&mut self, i: usize, host_page_writes: u64, flash_programs: u64, latency_ns: u64) {
+        let c = &mut self.costs[i];
+        c.count += 1;
+        c.host_page_writes += host_page_writes;
+        c.flash_programs += flash_programs;
         self.lat[i].record(latency_ns);
         self.all.record(latency_ns);
     }
@@ -625,6 +637,14 @@ struct TpccOut {
     run_wall_seconds: f64,
     kinds: Vec<KindCost>,
     report: tpcc::TpccReport,
+    /// SQLITE_BUSY events met by the clients and how they were retried (all, then per type).
+    busy: BusyCounts,
+    busy_by_kind: [BusyCounts; 5],
+    /// How the clients backed off.
+    clients_spec: ClientsSpec,
+    /// Statements run, and times the token went to another client.
+    steps: u64,
+    switches: u64,
     /// New-Order transactions committed per simulated minute.
     tpmc: f64,
     transactions_per_sim_s: f64,
@@ -695,73 +715,26 @@ fn tpcc_cmd(args: TpccArgs) -> Result<ExitCode, CliError> {
     bar.set_length(spec.transactions);
     bar.set_message(format!("{} TPC-C", mode.name()));
     start_measuring(&stack, &on)?;
-    let start = snap(&stack);
     let names: Vec<&str> = TxKind::ALL.iter().map(|k| k.name()).collect();
     let mut att = Attribution::new(&names);
     let t1 = std::time::Instant::now();
-    // The clients: one connection each (the first one the load's).
+    // The clients: one connection each (the first one the load's),
+    // interleaved statement by statement on the device clock.
     let mut conns = vec![conn];
     for _ in 1..args.clients {
         conns.push(stack.open("tpcc.db", page_size).map_err(CliError::failed)?);
     }
-    let mut runner = tpcc::Runner::new(&conns[0], &spec).map_err(|e| CliError::Failed(e.to_string()))?;
-    struct Client {
-        ready_ns: u64,
-        next: Option<tpcc::NextTx>,
-    }
-    let mut clients: Vec<Client> = (0..args.clients)
-        .map(|_| Client {
-            ready_ns: start.now_ns,
-            next: None,
-        })
-        .collect();
-    // When the last writing transaction ended: SQLite has one writer at a time.
-    let mut writer_free_ns = start.now_ns;
-    let start_of = |c: &Client, writer_free_ns: u64| -> Option<u64> {
-        let tx = c.next.as_ref()?;
-        Some(if tx.kind.writes() {
-            c.ready_ns.max(writer_free_ns)
-        } else {
-            c.ready_ns
-        })
-    };
+    let how = ClientsSpec::default();
     let mut done_count = 0u64;
-    loop {
-        // Free clients take the next transactions of the mix, earliest free first.
-        let mut idle: Vec<usize> = (0..clients.len()).filter(|&i| clients[i].next.is_none()).collect();
-        idle.sort_by_key(|&i| (clients[i].ready_ns, i));
-        for i in idle {
-            clients[i].next = runner.next_transaction();
-        }
-        let Some(c) = (0..clients.len())
-            .filter_map(|i| start_of(&clients[i], writer_free_ns).map(|t| (t, i)))
-            .min()
-            .map(|(_, i)| i)
-        else {
-            break;
-        };
-        let at = start_of(&clients[c], writer_free_ns).expect("picked with a transaction");
-        let tx = clients[c].next.take().expect("picked with a transaction");
-        stack.with_fs_mut(|fs| fs.device_mut().set_clock(at)).map_err(CliError::failed)?;
-        att.begin(snap(&stack));
-        runner
-            .execute(&conns[c], &tx)
-            .map_err(|e| CliError::Failed(format!("running TPC-C: {e}{}", why(&stack))))?;
-        let end = snap(&stack);
-        let i = TxKind::ALL.iter().position(|k| *k == tx.kind).unwrap_or(0);
-        // From when the client was ready: waiting for the writer counts.
-        let done_ns = end.now_ns.max(at);
-        att.end_with(i, end, 1, done_ns - clients[c].ready_ns);
-        clients[c].ready_ns = done_ns;
-        if tx.kind.writes() {
-            writer_free_ns = done_ns;
-        }
+    let (clients, mut conns) = tpcc::clients::run_clients(&stack, conns, &spec, &how, |t| {
+        att.add(t.kind.index(), t.host_page_writes, t.flash_programs, t.latency_ns());
         done_count += 1;
         if done_count.is_multiple_of(64) {
             bar.set_position(done_count);
         }
-    }
-    let report = runner.report.clone();
+    })
+    .map_err(|e| CliError::Failed(format!("running TPC-C: {e}{}", why(&stack))))?;
+    let report = clients.report.clone();
     let conn = conns.swap_remove(0);
     drop(conns);
     let run_wall = t1.elapsed().as_secs_f64();
@@ -800,6 +773,11 @@ fn tpcc_cmd(args: TpccArgs) -> Result<ExitCode, CliError> {
         mix,
         transactions: spec.transactions,
         clients: args.clients,
+        busy: clients.busy,
+        busy_by_kind: clients.busy_by_kind,
+        clients_spec: how,
+        steps: clients.steps,
+        switches: clients.switches,
         seed: spec.seed,
         load_wall_seconds: load_wall,
         run_wall_seconds: run_wall,
@@ -882,6 +860,29 @@ fn print_tpcc(o: &TpccOut, record: Option<&std::path::Path>) {
         format!("{:.3}", o.write_amplification),
     );
     add_latency(&mut t, &o.latency);
+    t.section(&format!(
+        "clients (SQLite's locks across connections; backoff {:.0}-{:.0} us simulated)",
+        o.clients_spec.backoff_ns_min as f64 / 1000.0,
+        o.clients_spec.backoff_ns_max as f64 / 1000.0
+    ));
+    t.row(
+        "SQLITE_BUSY met: restarts from BEGIN / COMMITs retried",
+        format!(
+            "{}: {} / {}",
+            thousands(o.busy.busy),
+            thousands(o.busy.restarts),
+            thousands(o.busy.commit_retries)
+        ),
+    );
+    for (k, b) in TxKind::ALL.iter().zip(&o.busy_by_kind) {
+        if b.busy > 0 {
+            t.row(&format!("  {}", k.name()), format!("{} busy", thousands(b.busy)));
+        }
+    }
+    t.row(
+        "statements run / token handed to another client",
+        format!("{} / {}", thousands(o.steps), thousands(o.switches)),
+    );
     t.section("checks");
     t.row("consistency conditions 1-4", &o.consistency);
     t.row("integrity_check", &o.integrity);
