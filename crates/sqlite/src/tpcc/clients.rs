@@ -264,10 +264,7 @@ pub fn run_clients(
         let result = schedule(stack, &mut runner, &mut slots, &events, &mut report, &mut on_tx);
         // Closing the command channels ends every client's thread.
         drop(slots);
-        let conns: Vec<Connection> = handles
-            .into_iter()
-            .filter_map(|h| h.join().ok().flatten())
-            .collect();
+        let conns: Vec<Connection> = handles.into_iter().filter_map(|h| h.join().ok().flatten()).collect();
         result?;
         if conns.len() != n {
             return Err(TpccError::Stopped("a client's thread ended without its connection".into()));
@@ -311,12 +308,8 @@ fn schedule(
             }
             None => Cmd::Resume,
         };
-        slot.cmds
-            .send(cmd)
-            .map_err(|_| TpccError::Stopped(format!("client {c} is gone")))?;
-        let (from, event) = events
-            .recv()
-            .map_err(|_| TpccError::Stopped("every client is gone".into()))?;
+        slot.cmds.send(cmd).map_err(|_| TpccError::Stopped(format!("client {c} is gone")))?;
+        let (from, event) = events.recv().map_err(|_| TpccError::Stopped("every client is gone".into()))?;
         assert_eq!(from, c, "only the client holding the token runs");
         let after = snap(stack)?;
         slot.clock_ns = slot.clock_ns.max(after.now_ns);
@@ -373,10 +366,7 @@ impl Backoff {
 
     /// The wait after the `n`th busy event of a transaction (n >= 1).
     fn wait_ns(&mut self, n: u32) -> u64 {
-        let b = self
-            .min_ns
-            .saturating_mul(1u64 << (n - 1).min(32))
-            .min(self.max_ns);
+        let b = self.min_ns.saturating_mul(1u64 << (n - 1).min(32)).min(self.max_ns);
         // In [b/2, b]; b <= u32::MAX (checked in run_clients).
         self.rng.uniform((b / 2) as u32, b as u32) as u64
     }
@@ -457,9 +447,7 @@ impl Client {
             ran.done = done;
             // COMMIT (or New-Order's ROLLBACK); a busy COMMIT is retried as is.
             loop {
-                let end = db
-                    .prepare_cached(done.outcome.end_statement())
-                    .and_then(|mut s| Ok(s.execute([])?));
+                let end = db.prepare_cached(done.outcome.end_statement()).and_then(|mut s| Ok(s.execute([])?));
                 match end {
                     Ok(_) => return Ok(ran),
                     Err(e) if e.is_busy() && !conn.is_autocommit() => {
