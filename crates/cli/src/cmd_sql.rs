@@ -22,7 +22,7 @@ use txftl_host::record::Recorder;
 use txftl_host::{per_second, LatencyReport, LatencySummary};
 use txftl_nand::DataMode;
 use txftl_sqlite::sqlitebench::{self, BenchEvent, BenchSpec, Benchmark};
-use txftl_sqlite::tpcc::clients::{BusyCounts, ClientsSpec};
+use txftl_sqlite::tpcc::clients::{Begin, BusyCounts, ClientsSpec};
 use txftl_sqlite::tpcc::{self, TpccSpec, TxKind};
 use txftl_sqlite::workload::{self as partsupp, TxWorkload};
 use txftl_sqlite::ycsb::{self, Distribution, OpEvent, OpKind, Workload, YcsbSpec};
@@ -150,6 +150,11 @@ pub struct TpccArgs {
     /// waits (SQLITE_BUSY: back off, retry). See the README.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub clients: u32,
+    /// How the writing transactions (New-Order, Payment, Delivery) begin:
+    /// deferred (BEGIN: a write refused mid-transaction restarts it) or
+    /// immediate (BEGIN IMMEDIATE: the write lock first).
+    #[arg(long, default_value = "deferred", value_parser = ["deferred", "immediate"])]
+    pub begin: String,
 }
 
 pub fn run(cmd: SqlCommand) -> Result<ExitCode, CliError> {
@@ -859,7 +864,10 @@ fn tpcc_cmd(args: TpccArgs) -> Result<ExitCode, CliError> {
     for _ in 1..args.clients {
         conns.push(stack.open("tpcc.db", page_size).map_err(CliError::failed)?);
     }
-    let how = ClientsSpec::default();
+    let how = ClientsSpec {
+        begin: Begin::parse(&args.begin).ok_or_else(|| CliError::Usage(format!("unknown --begin `{}`", args.begin)))?,
+        ..ClientsSpec::default()
+    };
     let mut done_count = 0u64;
     let (clients, mut conns) = tpcc::clients::run_clients(&stack, conns, &spec, &how, |t| {
         att.add(t.kind.index(), t.host_page_writes, t.flash_programs, t.latency_ns());
@@ -996,7 +1004,8 @@ fn print_tpcc(o: &TpccOut, record: Option<&std::path::Path>) {
     );
     add_latency(&mut t, &o.latency);
     t.section(&format!(
-        "clients (SQLite's locks across connections; backoff {:.0}-{:.0} us simulated)",
+        "clients (SQLite's locks across connections; writers begin {:?}; backoff {:.0}-{:.0} us simulated)",
+        o.clients_spec.begin,
         o.clients_spec.backoff_ns_min as f64 / 1000.0,
         o.clients_spec.backoff_ns_max as f64 / 1000.0
     ));

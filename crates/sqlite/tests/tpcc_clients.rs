@@ -6,7 +6,7 @@ use rusqlite::Connection;
 use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::{format, ProtocolOptions};
-use txftl_sqlite::tpcc::clients::{run_clients, ClientTx, ClientsReport, ClientsSpec};
+use txftl_sqlite::tpcc::clients::{run_clients, Begin, ClientTx, ClientsReport, ClientsSpec};
 use txftl_sqlite::tpcc::{self, check, fingerprint, Canary, TpccSpec, TxKind, STANDARD_MIX};
 use txftl_sqlite::workload::integrity_check;
 use txftl_sqlite::{Mode, Stack};
@@ -42,6 +42,10 @@ struct Run {
 /// Loads `spec` on a fresh device of `mode` and runs it on `clients` clients;
 /// checks consistency and integrity after the run.
 fn run(mode: Mode, clients: usize, spec: &TpccSpec) -> Run {
+    run_with(mode, clients, spec, &ClientsSpec::default())
+}
+
+fn run_with(mode: Mode, clients: usize, spec: &TpccSpec, how: &ClientsSpec) -> Run {
     let s = stack(mode);
     let loader = s.open("tpcc.db", 4096).unwrap();
     tpcc::load(&loader, spec).unwrap();
@@ -50,7 +54,7 @@ fn run(mode: Mode, clients: usize, spec: &TpccSpec) -> Run {
         conns.push(s.open("tpcc.db", 4096).unwrap());
     }
     let mut txs = Vec::new();
-    let (report, conns) = run_clients(&s, conns, spec, &ClientsSpec::default(), |t| txs.push(*t))
+    let (report, conns) = run_clients(&s, conns, spec, how, |t| txs.push(*t))
         .unwrap_or_else(|e| panic!("{mode:?}, {clients} clients: {e} ({:?})", s.last_error()));
     assert_eq!(conns.len(), clients);
     let conn: &Connection = &conns[0];
@@ -128,6 +132,38 @@ fn four_clients_keep_the_database_consistent_in_every_mode() {
         // (run() checked conditions 1 to 4 and integrity_check.)
         let committed: u64 = TxKind::ALL.iter().map(|&k| r.report.report.kind(k).committed).sum();
         assert!(committed > 0, "{mode:?}");
+    }
+}
+
+/// Writers that take the write lock at BEGIN IMMEDIATE wait before their
+/// reads instead of redoing them: each busy event costs one statement again
+/// (the refused BEGIN IMMEDIATE or COMMIT), where a deferred writer refused at
+/// its first write redoes every statement before it.
+#[test]
+fn begin_immediate_waits_instead_of_redoing() {
+    let spec = small(400, 5);
+    for mode in [Mode::Rbj, Mode::Wal] {
+        let serial = run(mode, 1, &spec).report.steps;
+        let deferred = run(mode, 4, &spec).report;
+        let immediate = run_with(
+            mode,
+            4,
+            &spec,
+            &ClientsSpec {
+                begin: Begin::Immediate,
+                ..ClientsSpec::default()
+            },
+        );
+        all_ran(&immediate, &spec);
+        let i = &immediate.report;
+        assert!(i.busy.busy > 0, "{mode:?}");
+        assert_eq!(i.steps - i.busy.busy, serial, "{mode:?}: BEGIN IMMEDIATE redoes nothing");
+        assert!(
+            deferred.steps - deferred.busy.busy > serial,
+            "{mode:?}: deferred writers redo their reads ({} statements, {} busy, {serial} alone)",
+            deferred.steps,
+            deferred.busy.busy
+        );
     }
 }
 

@@ -22,7 +22,9 @@
 //! [`ClientsSpec::backoff_ns_max`], the wait drawn in [b/2, b] from the
 //! client's own seeded stream. SQLite's own busy handler is off
 //! (`busy_timeout` 0): it would sleep and retry inside the statement,
-//! unseen. A transaction's latency runs from when its client was ready for
+//! unseen. Writers open with `BEGIN` (deferred: SHARED at the first read,
+//! RESERVED at the first write) unless [`ClientsSpec::begin`] asks for
+//! `BEGIN IMMEDIATE`. A transaction's latency runs from when its client was ready for
 //! it to its `COMMIT`'s (or `ROLLBACK`'s) completion, waits and retries included.
 //!
 //! What this models and what it does not: SQLite's CPU time is not
@@ -40,9 +42,41 @@ use serde::Serialize;
 use std::cell::{Cell, RefCell};
 use std::sync::mpsc::{channel, Receiver, Sender};
 
+/// How a client opens a transaction that writes (New-Order, Payment, Delivery).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Begin {
+    /// `BEGIN`: SHARED at the first read, RESERVED at the first write (a busy
+    /// write then restarts the transaction, its reads done again).
+    #[default]
+    Deferred,
+    /// `BEGIN IMMEDIATE`: RESERVED (in WAL, the write lock) at once, so a
+    /// writer waits before it reads, never after; readers still use `BEGIN`.
+    Immediate,
+}
+
+impl Begin {
+    pub fn parse(s: &str) -> Option<Begin> {
+        match s {
+            "deferred" => Some(Begin::Deferred),
+            "immediate" => Some(Begin::Immediate),
+            _ => None,
+        }
+    }
+
+    /// The statement that opens a transaction of `kind`.
+    fn statement(self, kind: TxKind) -> &'static str {
+        match self {
+            Begin::Immediate if kind.writes() => "BEGIN IMMEDIATE",
+            _ => "BEGIN",
+        }
+    }
+}
+
 /// How clients run and back off.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ClientsSpec {
+    pub begin: Begin,
     /// First backoff after a busy event, ns of simulated time.
     pub backoff_ns_min: u64,
     /// Longest backoff, ns (the backoff doubles up to this).
@@ -55,6 +89,7 @@ pub struct ClientsSpec {
 impl Default for ClientsSpec {
     fn default() -> ClientsSpec {
         ClientsSpec {
+            begin: Begin::Deferred,
             // About one flash page program: a lock is seldom held for less.
             backoff_ns_min: 100_000,
             backoff_ns_max: 10_000_000,
@@ -245,6 +280,7 @@ pub fn run_clients(
                 events: events_tx.clone(),
                 cmds,
                 backoff: RefCell::new(Backoff::new(how, spec.seed, id)),
+                begin: how.begin,
                 busy_max: how.busy_max_per_transaction,
             };
             handles.push(scope.spawn(move || client.serve(conn)));
@@ -379,6 +415,7 @@ struct Client {
     events: Sender<(usize, Event)>,
     cmds: Receiver<Cmd>,
     backoff: RefCell<Backoff>,
+    begin: Begin,
     busy_max: u32,
 }
 
@@ -430,7 +467,7 @@ impl Client {
             commit_retries: 0,
         };
         loop {
-            let body = begin_and_body(&db, &self.ctx, &tx.input);
+            let body = begin_and_body(&db, &self.ctx, &tx.input, self.begin.statement(tx.kind));
             let done = match body {
                 Ok(done) => done,
                 Err(e) => {

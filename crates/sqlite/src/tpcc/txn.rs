@@ -246,7 +246,7 @@ impl<'c> Db<'c> {
 /// unused item). On an error the transaction is rolled back and the error returned.
 pub(crate) fn execute(conn: &Connection, ctx: &Ctx, input: &Input) -> Result<Done, TpccError> {
     let db = Db::new(conn, &|| Ok(()));
-    let ended = begin_and_body(&db, ctx, input).and_then(|done| {
+    let ended = begin_and_body(&db, ctx, input, "BEGIN").and_then(|done| {
         db.prepare_cached(done.outcome.end_statement())?.execute([])?;
         Ok(done)
     });
@@ -256,10 +256,11 @@ pub(crate) fn execute(conn: &Connection, ctx: &Ctx, input: &Input) -> Result<Don
     ended
 }
 
-/// `BEGIN` and the transaction's statements, up to (not including) its
-/// `COMMIT` or `ROLLBACK`, which the caller issues (and may retry).
-pub(crate) fn begin_and_body(db: &Db, ctx: &Ctx, input: &Input) -> Result<Done, TpccError> {
-    db.prepare_cached("BEGIN")?.execute([])?;
+/// `begin` (`BEGIN`, or `BEGIN IMMEDIATE`) and the transaction's statements,
+/// up to (not including) its `COMMIT` or `ROLLBACK`, which the caller issues
+/// (and may retry).
+pub(crate) fn begin_and_body(db: &Db, ctx: &Ctx, input: &Input, begin: &str) -> Result<Done, TpccError> {
+    db.prepare_cached(begin)?.execute([])?;
     let mut skipped_districts = 0;
     let outcome = match input {
         Input::NewOrder(i) => new_order(db, ctx, i),
