@@ -126,7 +126,7 @@ fn rollback_journal_clients_meet_busy_and_retry() {
 #[test]
 fn four_clients_keep_the_database_consistent_in_every_mode() {
     let spec = small(400, 5);
-    for mode in [Mode::Rbj, Mode::Wal, Mode::XftlOff] {
+    for mode in Mode::ALL {
         let r = run(mode, 4, &spec);
         all_ran(&r, &spec);
         // (run() checked conditions 1 to 4 and integrity_check.)
