@@ -5,9 +5,9 @@
 //! How: each client runs on its own OS thread, but only one thread runs at a
 //! time. The scheduler (the caller's thread) holds a token and hands it to
 //! the client whose clock is earliest (ties: the one resumed longest ago);
-//! that client runs one step (one SQL statement, or the rest of one, up to
-//! the next statement) with the device clock set to its own clock, and hands
-//! the token back. Its clock becomes the device clock after the step. So the
+//! that client runs one step (its next SQL statement, up to where it is about
+//! to prepare the one after) with the device clock set to its own clock, and
+//! hands the token back. Its clock becomes the device clock after the step. So the
 //! same seed gives the same interleaving, the same locks refused, the same
 //! figures, whatever the operating system does with the threads.
 //!
