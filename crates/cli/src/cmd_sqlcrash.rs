@@ -181,7 +181,7 @@ pub fn run(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
                 SqlWorkload::Partsupp => format!("--rows {rows} --k {k}"),
             };
             let mut replay = format!(
-                "txftl sqlcrash {sized} --modes {} --synchronous {} --transactions {transactions} --seed {} --recovery-cuts {}",
+                "txftl sqlcrash --modes {} --synchronous {} {sized} --transactions {transactions} --seed {} --recovery-cuts {}",
                 mode_arg(mode),
                 synchronous.name().to_ascii_lowercase(),
                 args.seed,

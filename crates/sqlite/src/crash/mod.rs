@@ -69,9 +69,10 @@
 //!   checkpoints inside the run, found it: W_YTD with the payments, the
 //!   districts' D_YTD without; partsupp never checkpoints inside its
 //!   scenario, and held `wal` `OFF` to a prefix before). Only the restart
-//!   itself must succeed (FTL recovery, mount,
-//!   SQLite opening the files); what the databases hold is classified
-//!   (prefix, torn, corrupt) and reported, not judged.
+//!   itself must succeed (FTL recovery, mount, SQLite opening the files);
+//!   what the databases hold is classified (prefix, torn, corrupt: among
+//!   them a file SQLite refuses as malformed while it opens it, as the
+//!   TPC-C scenario on `xftl-batch` met) and reported, not judged.
 //!
 //! `side.db` is held to the same promise (its row counted like a transaction).
 //!
@@ -211,7 +212,9 @@ impl ScenarioSize {
         let (blocks_per_plane, transactions) = match mode {
             // One round of the ten types; two on X-FTL.
             Mode::Rbj | Mode::Wal => (20, 10),
-            Mode::XftlOff | Mode::XftlMemory | Mode::XftlBatch => (14, 20),
+            Mode::XftlOff | Mode::XftlMemory => (14, 20),
+            // The rolled-back New-Order's spilled journal does not fit on 14.
+            Mode::XftlBatch => (16, 20),
         };
         ScenarioSize {
             page_size: Some(4096),
@@ -683,7 +686,16 @@ fn restart(spec: &SqlCrashSpec, nand: Nand, shared: &Shared) -> Result<Observed,
         if let Some(s) = file_size(&stack, &format!("{db}-wal")).map_err(Failed)? {
             wal_frames += s.saturating_sub(32) / (ps as u64 + 24);
         }
-        let conn = stack.open(db, ps).map_err(|e| Failed(format!("reopening {db} failed: {e}")))?;
+        // SQLite reads the schema as it opens: a file it finds malformed is a
+        // corrupt database (the stack below worked), not a failed restart.
+        let conn = stack.open(db, ps).map_err(|e| match &e {
+            StackError::Sql(rusqlite::Error::SqliteFailure(f, _))
+                if matches!(f.code, rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) =>
+            {
+                Corrupt(format!("reopening {db}: {e}"))
+            }
+            _ => Failed(format!("reopening {db} failed: {e}")),
+        })?;
         let ic = integrity_check(&conn).map_err(|e| Corrupt(format!("{db}: integrity_check failed: {e}")))?;
         if ic != "ok" {
             return Err(Corrupt(format!("{db}: integrity_check: {ic}")));
