@@ -19,6 +19,12 @@
 //! journal: cuts inside it test that nothing of the aborted batch survives and
 //! that the journaled commit that follows is atomic.
 //!
+//! With [`SqlWorkload::Tpcc`] the scenario is a short TPC-C run instead, with
+//! its own oracle (the database after each transaction, from an in-memory
+//! run) and the consistency conditions checked at every restart: the
+//! [`tpcc`] module's doc. The enumeration, the cuts inside restarts and the
+//! promises below are the same.
+//!
 //! After each cut the FTL is recovered from the NAND alone, the file system
 //! mounted, SQLite reopened (which rolls back a hot journal or reads the WAL),
 //! and both databases read: this is the *restart*. With recovery cuts on, the
