@@ -8,6 +8,7 @@ mod cmd_crash;
 mod cmd_image;
 mod cmd_run;
 mod cmd_sql;
+mod cmd_sqlcrash;
 mod cmd_trace;
 mod device_file;
 mod open;
@@ -40,7 +41,7 @@ enum Command {
     Compare(cmd_compare::CompareArgs),
     /// End-to-end crash test: real SQLite on each mode, power cut at every flash
     /// operation of a scenario (with a cache spill and a ROLLBACK), restart, check.
-    Sqlcrash(cmd_compare::SqlCrashArgs),
+    Sqlcrash(cmd_sqlcrash::SqlCrashArgs),
     /// Block traces: replay txftl traces (recorded with `run --record`) with
     /// concurrent clients and an isolation level.
     #[command(subcommand)]
@@ -314,7 +315,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd_run::run(args),
         Command::Crashtest(args) => cmd_crash::run(args),
         Command::Compare(args) => cmd_compare::run(args),
-        Command::Sqlcrash(args) => cmd_compare::sqlcrash(args),
+        Command::Sqlcrash(args) => cmd_sqlcrash::run(args),
         Command::Trace(cmd) => cmd_trace::run(cmd),
         Command::Sql(cmd) => cmd_sql::run(cmd),
         Command::Presets { json, toml } => match toml {

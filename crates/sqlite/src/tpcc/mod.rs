@@ -393,6 +393,7 @@ pub fn run_with(conn: &Connection, spec: &TpccSpec, mut hook: impl FnMut(&TxEven
 }
 
 /// A transaction drawn from the mix, with its inputs, not yet run.
+#[derive(Clone, Debug)]
 pub struct NextTx {
     pub index: u64,
     pub kind: TxKind,
@@ -451,12 +452,36 @@ impl Runner {
         if self.next >= self.transactions {
             return None;
         }
+        let kind = self.deck.deal();
+        Some(self.draw(kind))
+    }
+
+    /// The next transaction of a given type, its inputs drawn from the same
+    /// stream as [`Runner::next_transaction`]'s (for scenarios that fix the
+    /// sequence of types, such as the crash test's; the mix is not consulted).
+    pub fn draw(&mut self, kind: TxKind) -> NextTx {
         let index = self.next;
         self.next += 1;
-        let kind = self.deck.deal();
         let input = txn::Input::generate(kind, &mut self.inputs, &self.ctx, RUN_EPOCH + index as i64);
         input.count(&mut self.report);
-        Some(NextTx { index, kind, input })
+        NextTx { index, kind, input }
+    }
+
+    /// Makes `tx`, a New-Order, one of the spec's 1% that roll back: its last
+    /// line names an unused item number (clause 2.4.1.4), so the whole
+    /// transaction runs and then rolls back. False (and `tx` unchanged) for
+    /// any other type.
+    pub fn force_rollback(&self, tx: &mut NextTx) -> bool {
+        let txn::Input::NewOrder(no) = &mut tx.input else {
+            return false;
+        };
+        match no.lines.last_mut() {
+            Some(last) => {
+                last.i_id = self.ctx.card.items + 1;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Runs `tx` on `conn` (a connection to the loaded database).
