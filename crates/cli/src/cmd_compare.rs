@@ -111,7 +111,7 @@ pub fn refuse_protocol(device: &DeviceArgs) -> Result<(), CliError> {
 /// Checks that the report can be written before the (long) run, not after it:
 /// an existing file is opened for writing (not truncated yet), a new one is
 /// created and removed again.
-fn check_writable(path: &Path) -> Result<(), CliError> {
+pub fn check_writable(path: &Path) -> Result<(), CliError> {
     let bad = |e: std::io::Error| CliError::Usage(format!("--html {}: cannot write there: {e}", path.display()));
     if path.exists() {
         std::fs::OpenOptions::new().append(true).open(path).map_err(bad)?;
