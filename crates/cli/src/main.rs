@@ -4,6 +4,7 @@
 //! Exit codes: 0 success; 1 the run failed or found violations; 2 bad arguments.
 
 mod cmd_compare;
+mod cmd_compare_workload;
 mod cmd_crash;
 mod cmd_image;
 mod cmd_run;
