@@ -40,6 +40,46 @@ pub enum Figure {
     Lines(Lines),
 }
 
+impl Figure {
+    /// The legend, drawn in HTML under the SVG (so that every coloured shape
+    /// inside the SVG is data, which the browser check counts): a name and a
+    /// palette colour, or `None` for the paper's hollow bar.
+    fn legend(&self) -> Vec<(String, Option<RGBColor>)> {
+        match self {
+            Figure::Bars(b) => {
+                let mut v: Vec<(String, Option<RGBColor>)> = b
+                    .segments
+                    .iter()
+                    .enumerate()
+                    .map(|(j, s)| (format!("ours: {s}"), Some(PALETTE[j % PALETTE.len()])))
+                    .collect();
+                if b.paper.iter().any(Option::is_some) {
+                    v.push(("paper (hollow bar)".into(), None));
+                }
+                v
+            }
+            Figure::Lines(l) => l
+                .series
+                .iter()
+                .enumerate()
+                .map(|(i, (name, _))| (name.clone(), Some(PALETTE[i % PALETTE.len()])))
+                .collect(),
+        }
+    }
+}
+
+fn legend_html(items: &[(String, Option<RGBColor>)]) -> String {
+    let mut s = String::from("<figcaption>");
+    for (name, c) in items {
+        let swatch = match c {
+            Some(c) => format!("background:#{:02X}{:02X}{:02X}", c.0, c.1, c.2),
+            None => "border:2px solid #000;box-sizing:border-box".to_string(),
+        };
+        s += &format!("<span class=key><i style=\"{swatch}\"></i>{}</span>", escape(name));
+    }
+    s + "</figcaption>"
+}
+
 const PALETTE: [RGBColor; 5] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
@@ -110,32 +150,13 @@ fn bars_svg(b: &Bars) -> String {
             let _ = chart.draw_series(std::iter::once(Text::new(fmt(y, b.decimals), ((x0 + x1) / 2.0, y), value_style.clone())));
             if let Some(Some(pv)) = b.paper.get(i) {
                 let (p0, p1) = (i as f64 + 0.52, i as f64 + 0.88);
-                let _ = chart.draw_series(std::iter::once(Rectangle::new([(p0, 0.0), (p1, *pv)], BLACK.stroke_width(2))));
+                let _ = chart.draw_series(std::iter::once(Rectangle::new([(p0, 0.0), (p1, *pv)], BLACK.stroke_width(1))));
                 let _ = chart.draw_series(std::iter::once(Text::new(
                     format!("paper {}", fmt(*pv, b.decimals)),
                     ((p0 + p1) / 2.0, *pv),
                     value_style.clone(),
                 )));
             }
-        }
-        // Legend: our segments and the paper's hollow bar.
-        let mut entries: Vec<(String, Option<RGBColor>)> = b
-            .segments
-            .iter()
-            .enumerate()
-            .map(|(j, s)| (format!("ours: {s}"), Some(PALETTE[j % PALETTE.len()])))
-            .collect();
-        if has_paper {
-            entries.push(("paper (hollow)".into(), None));
-        }
-        for (j, (name, color)) in entries.iter().enumerate() {
-            let (lx, ly) = (90 + 150 * (j as i32 % 3), 30 + 16 * (j as i32 / 3));
-            let rect = match color {
-                Some(c) => Rectangle::new([(lx, ly), (lx + 12, ly + 10)], c.filled()),
-                None => Rectangle::new([(lx, ly), (lx + 12, ly + 10)], BLACK.stroke_width(2)),
-            };
-            let _ = root.draw(&rect);
-            let _ = root.draw(&Text::new(name.clone(), (lx + 16, ly), ("sans-serif", 11).into_font()));
         }
         let _ = root.present();
     }
@@ -167,21 +188,12 @@ fn lines_svg(l: &Lines) -> String {
             .y_desc(l.y_desc.as_str())
             .draw();
         let value_style = TextStyle::from(("sans-serif", 10).into_font()).pos(Pos::new(HPos::Left, VPos::Bottom));
-        for (i, (name, pts)) in l.series.iter().enumerate() {
+        for (i, (_, pts)) in l.series.iter().enumerate() {
             let c = PALETTE[i % PALETTE.len()];
-            if let Ok(s) = chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(2))) {
-                s.label(name.as_str())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
-            }
+            let _ = chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)));
             let _ = chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled())));
             let _ = chart.draw_series(pts.iter().map(|&p| Text::new(format!("{:.1}", p.1), p, value_style.clone())));
         }
-        let _ = chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw();
         let _ = root.present();
     }
     svg
@@ -199,13 +211,21 @@ window.addEventListener('load', function () {
     var svg = f.querySelector('svg');
     if (!svg) { out.push('figure ' + (i + 1) + ': MISSING svg'); return; }
     var r = svg.getBoundingClientRect();
+    // Data: shapes in the palette's colours (our bars, lines, markers) and
+    // the paper's hollow bars (unfilled black rectangles); axes and
+    // gridlines are lines, black or grey. Legends are outside the SVG.
+    var palette = ['#1F77B4', '#FF7F0E', '#2CA02C', '#D62728', '#9467BD'];
     var drawn = 0;
     svg.querySelectorAll('rect,path,polyline,circle,line').forEach(function (e) {
+      var fill = (e.getAttribute('fill') || '').toUpperCase();
+      var stroke = (e.getAttribute('stroke') || '').toUpperCase();
+      var data = palette.indexOf(fill) >= 0 || palette.indexOf(stroke) >= 0 ||
+        (e.tagName === 'rect' && fill === 'NONE' && stroke === '#000000');
       var b = e.getBBox();
-      if (b.width > 0 || b.height > 0) drawn++;
+      if (data && (b.width > 0 && b.height > 0 || e.tagName === 'polyline' && (b.width > 0 || b.height > 0))) drawn++;
     });
     var texts = svg.querySelectorAll('text').length;
-    out.push('figure ' + (i + 1) + ': ' + Math.round(r.width) + 'x' + Math.round(r.height) + ' px, ' + drawn + ' shapes, ' + texts + ' texts');
+    out.push('figure ' + (i + 1) + ': ' + Math.round(r.width) + 'x' + Math.round(r.height) + ' px, ' + drawn + ' data shapes, ' + texts + ' texts');
   });
   document.getElementById('figure-check').textContent = out.join('\n');
 });
@@ -217,7 +237,8 @@ pub fn page(title: &str, intro: &str, figures: &[Figure], tables_html: &str, che
         "<!doctype html><html><head><meta charset=utf-8><title>{t}</title><style>\
          body{{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}}\
          table{{border-collapse:collapse;margin:1em 0;font-size:13px}}td,th{{border:1px solid #bbb;padding:3px 7px}}\
-         td.n{{text-align:right}}tr.no td{{background:#fff3f0}}figure.fig{{display:inline-block;margin:6px}}\
+         td.n{{text-align:right}}tr.no td{{background:#fff3f0}}figure.fig{{display:inline-block;margin:6px;vertical-align:top}}\
+         span.key{{margin-right:14px;font-size:12px}}span.key i{{display:inline-block;width:12px;height:10px;margin-right:4px}}\
          pre{{background:#f6f6f6;padding:8px;font-size:12px;white-space:pre-wrap}}</style></head><body>\
          <h1>{t}</h1><p>{intro}</p><h2>Figures</h2>",
         t = escape(title),
@@ -228,7 +249,7 @@ pub fn page(title: &str, intro: &str, figures: &[Figure], tables_html: &str, che
             Figure::Bars(b) => bars_svg(b),
             Figure::Lines(l) => lines_svg(l),
         };
-        s += &format!("<figure class=fig id=fig{}>{svg}</figure>", i + 1);
+        s += &format!("<figure class=fig id=fig{}>{svg}{}</figure>", i + 1, legend_html(&f.legend()));
     }
     s += tables_html;
     s += &format!("<h2>Checks: {}</h2><table><tr><th>id</th><th>what</th><th>paper</th><th>measured</th><th>unit</th><th>kind</th><th>within 25%</th><th>note</th></tr>", escape(&summary(checks)));
