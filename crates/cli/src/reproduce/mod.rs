@@ -33,6 +33,10 @@ pub struct ReproduceArgs {
     pub html: Option<PathBuf>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Tests only: every experiment at the smallest sizes that still run
+    /// them (for debug builds), figures not meant to be read.
+    #[arg(long, hide = true, conflicts_with = "quick")]
+    pub tiny: bool,
 }
 
 pub fn run(args: ReproduceArgs) -> Result<ExitCode, CliError> {
@@ -47,6 +51,9 @@ pub fn run(args: ReproduceArgs) -> Result<ExitCode, CliError> {
     }
     let wall = std::time::Instant::now();
     let mut params = xftl::Params::new(args.quick, args.seed);
+    if args.tiny {
+        params.tiny();
+    }
     let figures = xftl::run(&mut params, !args.json)?;
     let checks = xftl::checks(&params, &figures);
     let (checks, deviations) = xftl::explain(&params, &figures, checks);
