@@ -229,8 +229,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
             // Five runs, as in the paper, the cut spread through the transaction.
             for fraction in RESTART_FRACTIONS {
                 bar.set_message(format!("{} restart ({:.0}%)", mode.name(), fraction * 100.0));
-                restarts
-                    .push(restart(&spec, mode, k, fraction).map_err(|e| CliError::Failed(format!("{} restart: {e}", mode.name())))?);
+                restarts.push(restart(&spec, mode, k, fraction).map_err(|e| CliError::Failed(format!("{} restart: {e}", mode.name())))?);
             }
             bar.inc(1);
         }

@@ -68,8 +68,11 @@ fn parse_mix(s: &str) -> Result<[u32; 5], CliError> {
         .map(|x| x.trim().parse::<u32>())
         .collect::<Result<_, _>>()
         .map_err(|_| CliError::Usage(format!("--mix `{s}` is not five percentages")))?;
-    v.try_into()
-        .map_err(|_| CliError::Usage(format!("--mix `{s}` needs five percentages (New-Order, Payment, Order-Status, Delivery, Stock-Level)")))
+    v.try_into().map_err(|_| {
+        CliError::Usage(format!(
+            "--mix `{s}` needs five percentages (New-Order, Payment, Order-Status, Delivery, Stock-Level)"
+        ))
+    })
 }
 
 fn workload(args: &CompareArgs) -> Result<Workload, CliError> {
@@ -110,8 +113,12 @@ fn workload(args: &CompareArgs) -> Result<Workload, CliError> {
         }
         "sqlite-bench" => {
             let s = BenchSpec {
-                benchmarks: Benchmark::parse_list(args.benchmarks.as_deref().unwrap_or("fillseq,fillrandom,overwrite,readseq,readrandom"))
-                    .map_err(CliError::Usage)?,
+                benchmarks: Benchmark::parse_list(
+                    args.benchmarks
+                        .as_deref()
+                        .unwrap_or("fillseq,fillrandom,overwrite,readseq,readrandom"),
+                )
+                .map_err(CliError::Usage)?,
                 num: args.num.unwrap_or(100_000),
                 value_size: args.value_size.unwrap_or(100),
                 seed: args.seed,
@@ -191,7 +198,11 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
 
 fn print(r: &Report) {
     println!("device: {} (a fresh one per mode, full data)", r.device);
-    println!("workload: {}, seed {}; the measured phase (after the load)", r.workload.name(), r.seed);
+    println!(
+        "workload: {}, seed {}; the measured phase (after the load)",
+        r.workload.name(),
+        r.seed
+    );
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     let mut header = vec![format!("compare --workload {}", r.workload.name())];
@@ -199,7 +210,10 @@ fn print(r: &Report) {
     t.set_header(header);
     type Cell = Box<dyn Fn(&WorkloadRun) -> String>;
     let mut rows: Vec<(String, Cell)> = vec![
-        ("host page writes (file system)".into(), Box::new(|x| thousands(x.host.host_page_writes()))),
+        (
+            "host page writes (file system)".into(),
+            Box::new(|x| thousands(x.host.host_page_writes())),
+        ),
         ("fsync calls".into(), Box::new(|x| thousands(x.host.fsyncs))),
         ("device flushes".into(), Box::new(|x| thousands(x.device.host_flushes))),
         ("device commits".into(), Box::new(|x| thousands(x.device.commits))),
@@ -236,7 +250,7 @@ fn print(r: &Report) {
     rows.push(("integrity_check".into(), Box::new(|x| x.integrity.clone())));
     for (name, g) in rows {
         let mut row = vec![name];
-        row.extend(r.runs.iter().map(|x| g(x)));
+        row.extend(r.runs.iter().map(&g));
         t.add_row(row);
     }
     println!("{t}");

@@ -14,10 +14,6 @@ fn within(paper: f64, measured: f64) -> bool {
     paper.signum() == measured.signum() && (measured / paper - 1.0).abs() <= 0.25
 }
 
-fn run(mode: &Value, k: u64) -> impl Fn(&Value) -> bool + '_ {
-    move |r: &Value| r["mode"] == *mode && r["k"].as_u64() == Some(k)
-}
-
 #[test]
 fn reproduce_xftl_json_has_the_papers_figures_and_checks_from_measurements() {
     let (code, out, err) = txftl(&["reproduce", "xftl", "--tiny", "--json"]);
@@ -32,7 +28,10 @@ fn reproduce_xftl_json_has_the_papers_figures_and_checks_from_measurements() {
     let f = &r["figures"];
     // Figure 5 at 30, 50 and 70% validity, every mode at every K.
     let fig5 = f["figure5"].as_array().unwrap();
-    assert_eq!(fig5.iter().map(|x| x["validity_pct"].as_u64().unwrap()).collect::<Vec<_>>(), [30, 50, 70]);
+    assert_eq!(
+        fig5.iter().map(|x| x["validity_pct"].as_u64().unwrap()).collect::<Vec<_>>(),
+        [30, 50, 70]
+    );
     for v in fig5 {
         assert_eq!(v["runs"].as_array().unwrap().len(), 3 * params["ks"].as_array().unwrap().len());
         for run in v["runs"].as_array().unwrap() {
@@ -62,7 +61,12 @@ fn reproduce_xftl_json_has_the_papers_figures_and_checks_from_measurements() {
         }
         let ok = c["within_25pct"].as_bool().unwrap();
         match c["kind"].as_str().unwrap() {
-            "value" => assert_eq!(ok, within(c["paper"].as_f64().unwrap(), c["measured"].as_f64().unwrap()), "{}", c["id"]),
+            "value" => assert_eq!(
+                ok,
+                within(c["paper"].as_f64().unwrap(), c["measured"].as_f64().unwrap()),
+                "{}",
+                c["id"]
+            ),
             "order" => assert_eq!(ok, c["paper"] == c["measured"], "{}", c["id"]),
             k => panic!("kind {k}"),
         }
@@ -71,7 +75,7 @@ fn reproduce_xftl_json_has_the_papers_figures_and_checks_from_measurements() {
     // The paper's column is the paper's; the measured one is ours, from the figures.
     assert_eq!(check("table1.rbj.host_writes")["paper"], 29439.0);
     let t1 = fig5.iter().find(|v| v["validity_pct"] == 50).unwrap()["runs"].as_array().unwrap();
-    let xftl = t1.iter().find(run(&Value::from("XftlOff"), 5)).unwrap();
+    let xftl = t1.iter().find(|r| r["mode"] == "XftlOff" && r["k"] == 5).unwrap();
     let fsyncs = xftl["host"]["fsyncs"].as_f64().unwrap() * 1000.0 / tx;
     assert_eq!(check("table1.xftl.fsyncs")["measured"].as_f64().unwrap(), fsyncs);
     let w = &tpcc[0]["runs"].as_array().unwrap();

@@ -264,7 +264,9 @@ pub fn restart(spec: &CompareSpec, mode: Mode, k: u32, fraction: f64) -> Result<
 pub enum Workload {
     /// The paper's synthetic workload with `k` tuples per transaction
     /// (rows and transactions from the [`CompareSpec`]).
-    Partsupp { k: u32 },
+    Partsupp {
+        k: u32,
+    },
     Tpcc(crate::tpcc::TpccSpec),
     Ycsb(crate::ycsb::YcsbSpec),
     SqliteBench(crate::sqlitebench::BenchSpec),
@@ -362,7 +364,8 @@ pub fn run_workload(spec: &CompareSpec, mode: Mode, w: &Workload) -> Result<Work
     age(&stack, spec)?;
     let page_size = stack.with_fs_mut(|fs| fs.page_size())?;
     let conn = stack.open(w.db(), page_size)?;
-    let other = |e: &dyn std::fmt::Display| StackError::Other(format!("{e}{}", stack.last_error().map(|x| format!(" ({x})")).unwrap_or_default()));
+    let other =
+        |e: &dyn std::fmt::Display| StackError::Other(format!("{e}{}", stack.last_error().map(|x| format!(" ({x})")).unwrap_or_default()));
     match w {
         Workload::Partsupp { .. } => load(&conn, spec.rows, spec.seed)?,
         Workload::Tpcc(t) => crate::tpcc::load(&conn, t).map_err(|e| other(&e))?,

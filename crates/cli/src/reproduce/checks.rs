@@ -129,7 +129,11 @@ pub fn ordering(items: &[(&str, f64)]) -> String {
 
 /// "N of M within 25%".
 pub fn summary(checks: &[Check]) -> String {
-    format!("{} of {} within 25%", checks.iter().filter(|c| c.within_25pct).count(), checks.len())
+    format!(
+        "{} of {} within 25%",
+        checks.iter().filter(|c| c.within_25pct).count(),
+        checks.len()
+    )
 }
 
 /// The checks table for the terminal.

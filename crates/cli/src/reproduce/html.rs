@@ -147,7 +147,11 @@ fn bars_svg(b: &Bars) -> String {
                 let _ = chart.draw_series(std::iter::once(Rectangle::new([(x0, y), (x1, y + v)], c.filled())));
                 y += v;
             }
-            let _ = chart.draw_series(std::iter::once(Text::new(fmt(y, b.decimals), ((x0 + x1) / 2.0, y), value_style.clone())));
+            let _ = chart.draw_series(std::iter::once(Text::new(
+                fmt(y, b.decimals),
+                ((x0 + x1) / 2.0, y),
+                value_style.clone(),
+            )));
             if let Some(Some(pv)) = b.paper.get(i) {
                 let (p0, p1) = (i as f64 + 0.52, i as f64 + 0.88);
                 let _ = chart.draw_series(std::iter::once(Rectangle::new([(p0, 0.0), (p1, *pv)], BLACK.stroke_width(1))));
@@ -232,7 +236,15 @@ window.addEventListener('load', function () {
 </script>"#;
 
 /// The whole page.
-pub fn page(title: &str, intro: &str, figures: &[Figure], tables_html: &str, checks: &[Check], params_json: &str, deviations: &[String]) -> String {
+pub fn page(
+    title: &str,
+    intro: &str,
+    figures: &[Figure],
+    tables_html: &str,
+    checks: &[Check],
+    params_json: &str,
+    deviations: &[String],
+) -> String {
     let mut s = format!(
         "<!doctype html><html><head><meta charset=utf-8><title>{t}</title><style>\
          body{{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}}\

@@ -81,8 +81,7 @@ pub fn run(args: ReproduceArgs) -> Result<ExitCode, CliError> {
     let f = &report.figures;
     let broken = f.figure5.iter().flat_map(|x| &x.runs).any(|r| r.integrity != "ok")
         || f.table5.summary.iter().any(|s| !s.all_ok)
-        || f
-            .tpcc
+        || f.tpcc
             .iter()
             .flat_map(|m| &m.runs)
             .any(|r| r.integrity != "ok" || r.consistency.as_deref() != Some("ok"));
