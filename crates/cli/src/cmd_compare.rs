@@ -18,29 +18,61 @@ use txftl_sqlite::Mode;
 pub struct CompareArgs {
     #[command(flatten)]
     pub device: DeviceArgs,
-    /// Tuples read and updated per transaction (Table 1).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub k: u32,
-    /// K values for the elapsed-time figure (Figure 5); empty to skip.
-    #[arg(long, default_value = "1,5,10,15,20")]
-    pub ks: String,
-    /// Transactions per run.
+    /// Workload run in every mode: partsupp (the X-FTL paper's synthetic
+    /// workload: Table 1, Figure 5, Table 5), tpcc, ycsb-a .. ycsb-f (or ycsb
+    /// with --ycsb-workload), sqlite-bench.
+    #[arg(long, default_value = "partsupp")]
+    pub workload: String,
+    /// partsupp: tuples read and updated per transaction (Table 1) [default: 5].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub k: Option<u32>,
+    /// partsupp: K values for the elapsed-time figure (Figure 5); empty to skip [default: 1,5,10,15,20].
+    #[arg(long)]
+    pub ks: Option<String>,
+    /// Transactions per run (partsupp, tpcc).
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
     pub transactions: u32,
-    /// Tuples in partsupp.
-    #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u32).range(10..))]
-    pub rows: u32,
-    /// Target share of valid pages in GC victims, percent (30, 50, 70 in the paper; 0: no aging).
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=90))]
-    pub validity: u32,
+    /// partsupp: tuples in partsupp [default: 60000].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(10..))]
+    pub rows: Option<u32>,
+    /// partsupp: target share of valid pages in GC victims, percent (30, 50, 70 in the paper; 0: no aging) [default: 50].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=90))]
+    pub validity: Option<u32>,
     /// Modes, comma-separated: rbj, wal, xftl, xftl-memory, xftl-batch.
     #[arg(long, default_value = "rbj,wal,xftl")]
     pub modes: String,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Skip the restart-after-power-cut measurement.
+    /// partsupp: skip the restart-after-power-cut measurement.
     #[arg(long)]
     pub no_restart: bool,
+    /// tpcc: warehouses [default: 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub warehouses: Option<u32>,
+    /// tpcc: divide the item, customer and order counts by this [default: 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=900))]
+    pub scale: Option<u32>,
+    /// tpcc: percent of New-Order, Payment, Order-Status, Delivery, Stock-Level [default: 45,43,4,4,4].
+    #[arg(long)]
+    pub mix: Option<String>,
+    /// ycsb: the core workload letter (a..f) for --workload ycsb.
+    #[arg(long, value_parser = ["a", "b", "c", "d", "e", "f"])]
+    pub ycsb_workload: Option<String>,
+    /// ycsb: records loaded [default: 100000].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub records: Option<u64>,
+    /// ycsb: operations run [default: 100000].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub operations: Option<u64>,
+    /// sqlite-bench: benchmarks, comma-separated [default: fillseq,fillrandom,overwrite,readseq,readrandom].
+    #[arg(long)]
+    pub benchmarks: Option<String>,
+    /// sqlite-bench: entries [default: 100000].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub num: Option<u64>,
+    /// sqlite-bench: bytes of a value [default: 100].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1 << 20))]
+    pub value_size: Option<u32>,
     /// Print the results as JSON.
     #[arg(long)]
     pub json: bool,
@@ -111,7 +143,7 @@ pub fn refuse_protocol(device: &DeviceArgs) -> Result<(), CliError> {
 /// Checks that the report can be written before the (long) run, not after it:
 /// an existing file is opened for writing (not truncated yet), a new one is
 /// created and removed again.
-fn check_writable(path: &Path) -> Result<(), CliError> {
+pub fn check_writable(path: &Path) -> Result<(), CliError> {
     let bad = |e: std::io::Error| CliError::Usage(format!("--html {}: cannot write there: {e}", path.display()));
     if path.exists() {
         std::fs::OpenOptions::new().append(true).open(path).map_err(bad)?;
@@ -124,6 +156,28 @@ fn check_writable(path: &Path) -> Result<(), CliError> {
 
 pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
     refuse_protocol(&args.device)?;
+    if args.workload != "partsupp" {
+        return crate::cmd_compare_workload::run(&args);
+    }
+    for (given, name) in [
+        (args.warehouses.is_some(), "--warehouses"),
+        (args.scale.is_some(), "--scale"),
+        (args.mix.is_some(), "--mix"),
+        (args.ycsb_workload.is_some(), "--ycsb-workload"),
+        (args.records.is_some(), "--records"),
+        (args.operations.is_some(), "--operations"),
+        (args.benchmarks.is_some(), "--benchmarks"),
+        (args.num.is_some(), "--num"),
+        (args.value_size.is_some(), "--value-size"),
+    ] {
+        if given {
+            return Err(CliError::Usage(format!("{name} does not apply to --workload partsupp")));
+        }
+    }
+    let k = args.k.unwrap_or(5);
+    let ks_arg = args.ks.clone().unwrap_or_else(|| "1,5,10,15,20".into());
+    let rows = args.rows.unwrap_or(60_000);
+    let validity = args.validity.unwrap_or(50);
     if let Some(path) = &args.html {
         check_writable(path)?;
     }
@@ -133,7 +187,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
     if modes.is_empty() {
         return Err(CliError::Usage("--modes names no mode".into()));
     }
-    let ks = parse_list(&args.ks, "K", |x| x.parse::<u32>().ok().filter(|&k| k > 0))?;
+    let ks = parse_list(&ks_arg, "K", |x| x.parse::<u32>().ok().filter(|&k| k > 0))?;
     let nand = p.config(DataMode::Full, ViolationPolicy::Error);
     check_fits(&nand)?;
     let spec = CompareSpec {
@@ -143,10 +197,10 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
         opts: txftl_protocols::ProtocolOptions {
             xl2p_entries: args.device.xl2p_entries.unwrap_or(txftl_protocols::xftl::DEFAULT_ENTRIES),
         },
-        rows: args.rows,
+        rows,
         transactions: args.transactions,
         seed: args.seed,
-        validity_pct: args.validity,
+        validity_pct: validity,
     };
     let steps = modes.len() * (1 + ks.len() + usize::from(!args.no_restart));
     let bar = if args.json {
@@ -163,8 +217,8 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
     let mut figure5 = Vec::new();
     let mut restarts = Vec::new();
     for &mode in &modes {
-        bar.set_message(format!("{} K={}", mode.name(), args.k));
-        table1.push(run_mode(&spec, mode, args.k).map_err(|e| CliError::Failed(format!("{}: {e}", mode.name())))?);
+        bar.set_message(format!("{} K={}", mode.name(), k));
+        table1.push(run_mode(&spec, mode, k).map_err(|e| CliError::Failed(format!("{}: {e}", mode.name())))?);
         bar.inc(1);
         for &k in &ks {
             bar.set_message(format!("{} K={k}", mode.name()));
@@ -175,8 +229,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
             // Five runs, as in the paper, the cut spread through the transaction.
             for fraction in RESTART_FRACTIONS {
                 bar.set_message(format!("{} restart ({:.0}%)", mode.name(), fraction * 100.0));
-                restarts
-                    .push(restart(&spec, mode, args.k, fraction).map_err(|e| CliError::Failed(format!("{} restart: {e}", mode.name())))?);
+                restarts.push(restart(&spec, mode, k, fraction).map_err(|e| CliError::Failed(format!("{} restart: {e}", mode.name())))?);
             }
             bar.inc(1);
         }
@@ -185,10 +238,10 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
     let report = CompareReport {
         device: describe(p),
         spec: SpecOut {
-            k: args.k,
+            k,
             transactions: args.transactions,
-            rows: args.rows,
-            validity_pct: args.validity,
+            rows,
+            validity_pct: validity,
             seed: args.seed,
         },
         table1,

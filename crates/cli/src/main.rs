@@ -4,6 +4,7 @@
 //! Exit codes: 0 success; 1 the run failed or found violations; 2 bad arguments.
 
 mod cmd_compare;
+mod cmd_compare_workload;
 mod cmd_crash;
 mod cmd_image;
 mod cmd_run;
@@ -12,6 +13,7 @@ mod cmd_sqlcrash;
 mod cmd_trace;
 mod device_file;
 mod open;
+mod reproduce;
 mod setup;
 mod table;
 
@@ -39,6 +41,9 @@ enum Command {
     /// Real SQLite on the device: the X-FTL paper's synthetic workload in every
     /// journal mode on identical devices (Table 1, Figure 5, Table 5).
     Compare(cmd_compare::CompareArgs),
+    /// Rerun a paper's evaluation and put its figures beside ours, with the
+    /// checks (see ../shared/REPRODUCE.md): xftl.
+    Reproduce(reproduce::ReproduceArgs),
     /// End-to-end crash test: real SQLite on each mode, power cut at every flash
     /// operation of a scenario (with a cache spill and a ROLLBACK), restart, check.
     Sqlcrash(cmd_sqlcrash::SqlCrashArgs),
@@ -315,6 +320,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd_run::run(args),
         Command::Crashtest(args) => cmd_crash::run(args),
         Command::Compare(args) => cmd_compare::run(args),
+        Command::Reproduce(args) => reproduce::run(args),
         Command::Sqlcrash(args) => cmd_sqlcrash::run(args),
         Command::Trace(cmd) => cmd_trace::run(cmd),
         Command::Sql(cmd) => cmd_sql::run(cmd),

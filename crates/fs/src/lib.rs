@@ -157,6 +157,11 @@ pub struct FsStats {
     pub tx_commits: u64,
     pub tx_aborts: u64,
     pub page_reads: u64,
+    /// Writes of a database, journal or WAL page already written since the
+    /// last fsync (counted in the page writes above too). Writes go to the
+    /// device as they come: this file system has no host page cache, which
+    /// would have sent each such page once, at the fsync.
+    pub rewrites_before_fsync: u64,
 }
 
 impl FsStats {
@@ -210,6 +215,9 @@ pub struct Fs {
     next_tid: Tid,
     stats: FsStats,
     buf: Vec<u8>,
+    /// Database, journal and WAL pages written since the last fsync (only
+    /// to count `rewrites_before_fsync`); emptied by fsync, delete, truncate.
+    unsynced: BTreeSet<(Ino, Lpn)>,
 }
 
 impl Fs {
@@ -299,6 +307,7 @@ impl Fs {
             next_tid: 1,
             stats: FsStats::default(),
             buf: vec![0; ps],
+            unsynced: BTreeSet::new(),
             layout,
         }
     }
@@ -489,6 +498,7 @@ impl Fs {
         }
         // Freeing touches the inode page and up to every bitmap page.
         self.make_room(None, self.layout.bitmap_pages + STEP_PAGES_MAX)?;
+        self.unsynced.retain(|&(i, _)| i != ino);
         self.free_pages_from(None, ino, 0)?;
         let (parent, name) = {
             let inode = self.inode(None, ino)?;
@@ -507,6 +517,7 @@ impl Fs {
     /// Sets the file size: durable when this returns (`tx` `None`), or with the transaction.
     pub fn truncate(&mut self, tx: Option<Tid>, ino: Ino, size: u64) -> Result<()> {
         let ctx = self.context(tx)?;
+        self.unsynced.retain(|&(i, _)| i != ino);
         let ps = self.page_size() as u64;
         let old = self.file(ctx, ino)?.size;
         if size.div_ceil(ps) > self.layout.data_pages as u64 {
@@ -542,7 +553,13 @@ impl Fs {
             FileClass::Database => self.stats.database_page_writes += 1,
             FileClass::Journal => self.stats.journal_page_writes += 1,
             FileClass::Wal => self.stats.wal_page_writes += 1,
-            FileClass::Other => self.stats.other_page_writes += 1,
+            FileClass::Other => {
+                self.stats.other_page_writes += 1;
+                return Ok(());
+            }
+        }
+        if !self.unsynced.insert((ino, lpn)) {
+            self.stats.rewrites_before_fsync += 1;
         }
         Ok(())
     }
@@ -654,6 +671,7 @@ impl Fs {
     pub fn fsync(&mut self, tx: Option<Tid>, _ino: Ino) -> Result<()> {
         let ctx = self.context(tx)?;
         self.stats.fsyncs += 1;
+        self.unsynced.clear();
         if ctx.is_some() {
             return Ok(());
         }

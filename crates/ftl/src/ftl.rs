@@ -855,7 +855,7 @@ impl<H: Hooks> Ftl<H> {
         let start = self.now_ns;
         self.counters.host_flushes += 1;
         self.now_ns = self.now_ns.max(self.nand.all_idle_ns());
-        if self.trims_pending {
+        if self.trims_pending || (self.cfg.checkpoint_at_flush && self.programs_since_ckpt > 0) {
             self.checkpoint()?;
         }
         // With an image synced at flushes (`--sync flush`), a flush that returns
