@@ -126,6 +126,11 @@ pub struct DeviceArgs {
     /// 65,536, so large transactions fit).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub xl2p_entries: Option<u32>,
+    /// LightTx: blocks in the Available Zone; the zones slide (a checkpoint)
+    /// every this many blocks' worth of programs [default: the FTL's
+    /// checkpoint interval]. Refused with `--checkpoint-every` and with other protocols.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000), conflicts_with = "checkpoint_every")]
+    pub zone_blocks: Option<u32>,
 }
 
 /// Flash faults: bit errors growing with wear and retention, ECC with a
