@@ -425,10 +425,12 @@ impl<H: Hooks> Ftl<H> {
                 report.protocol_pages_scanned += 1;
                 if unreadable.is_some() {
                     report.unreadable_pages += 1;
-                    continue;
                 }
+                // A page whose data is beyond ECC but whose spare area decodes
+                // is still there (reads report its loss): the protocol counts it.
+                let data_ok = unreadable.is_some() || !full_reads;
                 if let OobState::Valid(o) = Oob::decode(&oob) {
-                    if o.kind == PageKind::Data && o.seq < ck.seq && (!full_reads || o.data_matches(&buf)) {
+                    if o.kind == PageKind::Data && o.seq < ck.seq && (data_ok || o.data_matches(&buf)) {
                         pages.push(ScannedPage { ppn, oob: o });
                     }
                 }
