@@ -196,6 +196,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
         // The paper's one-page table (500 entries) unless asked otherwise.
         opts: txftl_protocols::ProtocolOptions {
             xl2p_entries: args.device.xl2p_entries.unwrap_or(txftl_protocols::xftl::DEFAULT_ENTRIES),
+            ..Default::default()
         },
         rows,
         transactions: args.transactions,

@@ -132,6 +132,11 @@ pub struct DeviceArgs {
     /// 65,536, so large transactions fit).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub xl2p_entries: Option<u32>,
+    /// LightTx: blocks in the Available Zone; the zones slide (a checkpoint)
+    /// every this many blocks' worth of programs [default: the FTL's
+    /// checkpoint interval]. Refused with `--checkpoint-every` and with other protocols.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000), conflicts_with = "checkpoint_every")]
+    pub zone_blocks: Option<u32>,
 }
 
 /// Flash faults: bit errors growing with wear and retention, ECC with a
@@ -218,6 +223,10 @@ pub struct TxArgs {
     /// Run exactly this many transactions (overrides --ops).
     #[arg(long)]
     pub txs: Option<u64>,
+    /// Percent of transactional writes that go to a page another open
+    /// transaction wrote (needs --concurrency above 1) [default: 0].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub cross_tx_pct: Option<u32>,
 }
 
 /// A command's defaults for the transactional mix: `run` measures one
@@ -253,6 +262,7 @@ impl TxArgs {
             ("--nontx-pct", self.nontx_pct.is_some()),
             ("--trim-pct", self.trim_pct.is_some()),
             ("--txs", self.txs.is_some()),
+            ("--cross-tx-pct", self.cross_tx_pct.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, set)| set.then_some(name))
@@ -279,13 +289,20 @@ impl TxArgs {
                 "--nontx-pct {nontx_pct} and --trim-pct {trim_pct} add up to more than 100"
             )));
         }
+        let concurrency = self.concurrency.unwrap_or(d.concurrency);
+        if self.cross_tx_pct.is_some_and(|p| p > 0) && concurrency < 2 {
+            return Err(CliError::Usage(
+                "--cross-tx-pct needs --concurrency 2 or more: with one transaction open there is no other to share pages with".into(),
+            ));
+        }
         Ok(txftl_harness::TxShape {
             pages_per_tx: self.pages_per_tx.unwrap_or(5),
             abort_pct: (abort_ratio * 100.0).round() as u32,
-            concurrency: self.concurrency.unwrap_or(d.concurrency),
+            concurrency,
             nontx_pct,
             trim_pct,
             transactions: self.txs.unwrap_or(0),
+            cross_pct: self.cross_tx_pct.unwrap_or(0),
         })
     }
 }

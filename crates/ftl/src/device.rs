@@ -52,7 +52,8 @@ pub struct DeviceStats {
     /// Pages a protocol writes for its own metadata (X-L2P tables, commit records...).
     pub protocol_meta_writes: u64,
     /// Protocol records written while some transaction was still open, so its
-    /// uncommitted state reached the flash (X-FTL: tables with active entries).
+    /// uncommitted state reached the flash (X-FTL: tables with active entries;
+    /// LightTx: checkpoints whose zone metadata lists an Unavailable Zone).
     pub protocol_records_with_open_tx: u64,
     /// Protocol log pages rewritten unchanged to move them out of blocks their
     /// ring was about to erase (counted in protocol_meta_writes too).
@@ -103,8 +104,13 @@ pub struct RecoveryReport {
     pub protocol_pages_read: u64,
     /// L2P updates the protocol's recovery applied (X-FTL: committed entries).
     pub protocol_updates_applied: u64,
-    /// Device time spent reading the protocol's records (X-FTL: loading the X-L2P table).
+    /// Device time spent reading the protocol's records (X-FTL: loading the
+    /// X-L2P table) and the blocks it asked to scan (LightTx: its Unavailable Zone).
     pub protocol_read_ns: u64,
+    /// Blocks in use at the checkpoint, and their pages, read because the
+    /// protocol asked (`Hooks::zone_blocks`; LightTx's Unavailable Zone).
+    pub protocol_blocks_scanned: u64,
+    pub protocol_pages_scanned: u64,
     /// Device time spent on the superblock search and the checkpoint read.
     pub load_ns: u64,
     /// Device time spent on the roll-forward scan.
