@@ -32,7 +32,11 @@ fn prepared(protocol: &'static str) -> &'static Prepared {
         let (nand, working_set) = txftl_bench::tx_steady_state(protocol, "jasmine", 90, 1);
         let flash_ops = transactions(&mut *fresh(protocol, &nand), working_set, TXS, 7);
         eprintln!("{protocol}: {TXS} transactions -> {flash_ops} flash ops");
-        Box::leak(Box::new(Prepared { nand, working_set, flash_ops }))
+        Box::leak(Box::new(Prepared {
+            nand,
+            working_set,
+            flash_ops,
+        }))
     })
 }
 

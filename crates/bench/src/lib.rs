@@ -54,7 +54,8 @@ pub fn replay(f: &mut Ftl<Plain>, lpns: &[u32]) -> u64 {
 pub fn tx_steady_state(protocol: &str, preset_name: &str, fill_pct: u32, seed: u64) -> (Nand, u32) {
     let p = preset(preset_name).expect("known preset");
     let nand = Nand::new(p.config(DataMode::MetaOnly, ViolationPolicy::Panic)).expect("valid geometry");
-    let mut d = txftl_protocols::format(protocol, nand, FtlConfig::default(), &txftl_protocols::ProtocolOptions::default()).expect("format");
+    let mut d =
+        txftl_protocols::format(protocol, nand, FtlConfig::default(), &txftl_protocols::ProtocolOptions::default()).expect("format");
     let working_set = (d.info().logical_pages as u64 * fill_pct as u64 / 100) as u32;
     for lpn in 0..working_set {
         d.write(lpn, &[]).expect("fill");

@@ -155,6 +155,7 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
             // Sized to the array unless asked: TPC-C's and the benchmarks'
             // transactions can be larger than the paper's 500-entry table.
             xl2p_entries: args.device.xl2p_entries.unwrap_or(0),
+            ..Default::default()
         },
         rows: 0,
         transactions: args.transactions,

@@ -410,10 +410,14 @@ impl<H: Hooks> Ftl<H> {
         blocks.dedup();
         for block in blocks {
             let Some(rec) = ck.blocks.get(block as usize) else {
-                return Err(DeviceError::Corrupted(format!("the checkpoint's protocol section names block {block}, beyond the array")));
+                return Err(DeviceError::Corrupted(format!(
+                    "the checkpoint's protocol section names block {block}, beyond the array"
+                )));
             };
             let end = match rec.state {
-                RecordState::Used | RecordState::Open if !ring_owned.contains(&block) => (rec.write_ptr as u32).min(self.geo.pages_per_block),
+                RecordState::Used | RecordState::Open if !ring_owned.contains(&block) => {
+                    (rec.write_ptr as u32).min(self.geo.pages_per_block)
+                }
                 _ => continue,
             };
             report.protocol_blocks_scanned += 1;

@@ -249,7 +249,11 @@ impl OpStream {
             // With `cross_pct`, a page another open transaction wrote, if any.
             let cross = shape.cross_pct > 0 && self.rng.gen_range(0..100) < shape.cross_pct;
             let others: Vec<u32> = if cross {
-                self.open.iter().filter(|o| o.tid != tid).flat_map(|o| o.pages.iter().copied()).collect()
+                self.open
+                    .iter()
+                    .filter(|o| o.tid != tid)
+                    .flat_map(|o| o.pages.iter().copied())
+                    .collect()
             } else {
                 Vec::new()
             };

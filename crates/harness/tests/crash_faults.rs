@@ -86,7 +86,11 @@ fn lighttx_with_bit_errors_and_program_failures_survives_every_cut() {
     s.replay_base += " --concurrency 3 --no-recovery-cuts";
     let r = crashtest(&s, &|_, _| {}).unwrap();
     eprintln!("{:?}", r.exercised);
-    assert!(r.exercised.zone_pages_scanned > 0 && r.exercised.unreadable_pages > 0, "{:?}", r.exercised);
+    assert!(
+        r.exercised.zone_pages_scanned > 0 && r.exercised.unreadable_pages > 0,
+        "{:?}",
+        r.exercised
+    );
     assert_clean(&r);
 }
 

@@ -19,7 +19,11 @@ fn spec(protocol: &str, ops: u64, zone_blocks: u32, tx: TxShape, recovery_cuts: 
         zone_blocks,
         ..Default::default()
     };
-    let zone = if zone_blocks > 0 { format!(" --zone-blocks {zone_blocks}") } else { String::new() };
+    let zone = if zone_blocks > 0 {
+        format!(" --zone-blocks {zone_blocks}")
+    } else {
+        String::new()
+    };
     CrashSpec {
         device,
         expect: vec![

@@ -15,7 +15,10 @@ fn spec(protocol: &str, entries: u32, ops: u64, fill_pct: u32, tx: TxShape, reco
 
 fn seeded(protocol: &str, entries: u32, ops: u64, fill_pct: u32, tx: TxShape, recovery_cuts: bool, seed: u64) -> CrashSpec {
     let mut device = DeviceSpec::tiny(protocol);
-    device.opts = ProtocolOptions { xl2p_entries: entries, ..Default::default() };
+    device.opts = ProtocolOptions {
+        xl2p_entries: entries,
+        ..Default::default()
+    };
     CrashSpec {
         device,
         expect: vec![Expect::Commits, Expect::Gc, Expect::TornDataIntactOob],

@@ -361,7 +361,11 @@ mod tests {
     #[test]
     fn every_name_fits_the_superblock() {
         for p in super::PROTOCOLS {
-            assert!(p.name.len() <= txftl_ftl::superblock::PROTOCOL_NAME_MAX, "`{}` is longer than the superblock's name field", p.name);
+            assert!(
+                p.name.len() <= txftl_ftl::superblock::PROTOCOL_NAME_MAX,
+                "`{}` is longer than the superblock's name field",
+                p.name
+            );
         }
     }
 }

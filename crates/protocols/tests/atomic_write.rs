@@ -28,7 +28,14 @@ fn atomic_write_runs_one_transaction_at_a_time_and_writes_the_map_at_each_commit
     let before = d.stats();
     d.commit(1).unwrap();
     let after = d.stats();
-    assert_eq!(after.flash_programs - before.flash_programs - (after.map_writes - before.map_writes) - (after.superblock_writes - before.superblock_writes), 1, "the flagged page");
+    assert_eq!(
+        after.flash_programs
+            - before.flash_programs
+            - (after.map_writes - before.map_writes)
+            - (after.superblock_writes - before.superblock_writes),
+        1,
+        "the flagged page"
+    );
     assert!(after.map_writes > before.map_writes, "the map is written back at commit");
     d.begin(2).unwrap();
     d.write_tx(2, 3, &page(&*d, 9)).unwrap();

@@ -139,5 +139,9 @@ fn the_canary_loses_a_commit_spanning_a_zone_slide() {
         .find(|(d, _)| d.stats().checkpoints == CKPTS.with(|c| c.get()))
         .expect("some length commits between two slides");
     let d = mount("lighttx-canary", d.into_nand(), FtlConfig::default(), &opts(1)).unwrap();
-    assert_eq!(d.recovery_report().unwrap().protocol_updates_applied, 0, "the whole commit is lost ({n} pages)");
+    assert_eq!(
+        d.recovery_report().unwrap().protocol_updates_applied,
+        0,
+        "the whole commit is lost ({n} pages)"
+    );
 }

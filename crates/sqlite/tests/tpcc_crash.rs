@@ -32,6 +32,7 @@ fn spec(mode: Mode, synchronous: Synchronous, sample_every: u64) -> SqlCrashSpec
         ftl: FtlConfig::default(),
         opts: ProtocolOptions {
             xl2p_entries: size.xl2p_entries,
+            ..Default::default()
         },
         mode,
         synchronous,

@@ -287,6 +287,7 @@ fn spec(params: &Params, validity: u32) -> Result<CompareSpec, CliError> {
         ftl: FtlConfig::default(),
         opts: txftl_protocols::ProtocolOptions {
             xl2p_entries: params.xl2p_entries,
+            ..Default::default()
         },
         rows: params.rows,
         transactions: params.transactions,

@@ -104,7 +104,11 @@ impl Hooks for AwHooks {
 
     fn on_program(&mut self, ppn: Ppn, oob: &Oob, done_ns: u64) {
         let flag = PageFlag::of(oob);
-        let Some(g) = self.open.as_mut().filter(|g| flag.group == g.id && flag.group != 0 && !oob.relocated) else {
+        let Some(g) = self
+            .open
+            .as_mut()
+            .filter(|g| flag.group == g.id && flag.group != 0 && !oob.relocated)
+        else {
             return;
         };
         // Only the newest version of each page is kept live (GC moves it):
@@ -138,7 +142,11 @@ impl Hooks for AwHooks {
         if mapped {
             PageFlag::default().encode()
         } else {
-            PageFlag { group: flag.group, last: false }.encode()
+            PageFlag {
+                group: flag.group,
+                last: false,
+            }
+            .encode()
         }
     }
 
@@ -150,7 +158,14 @@ impl Hooks for AwHooks {
         self.position().encode()
     }
 
-    fn recover(&mut self, _ckpt_seq: u64, _root: &[u8], section: &[u8], _fell_back: bool, _logs: &mut dyn LogSource) -> Result<Vec<RecoveredUpdate>> {
+    fn recover(
+        &mut self,
+        _ckpt_seq: u64,
+        _root: &[u8],
+        section: &[u8],
+        _fell_back: bool,
+        _logs: &mut dyn LogSource,
+    ) -> Result<Vec<RecoveredUpdate>> {
         let pos = LogPosition::decode(section)?;
         *self = AwHooks::new(&self.geo, self.canary);
         self.next_group = pos.next_group;
@@ -298,7 +313,9 @@ impl Device for AtomicWrite {
             });
         }
         let id = hooks.next_group;
-        hooks.next_group = id.checked_add(1).ok_or(DeviceError::WornOut("Atomic-Write group ids are used up".into()))?;
+        hooks.next_group = id
+            .checked_add(1)
+            .ok_or(DeviceError::WornOut("Atomic-Write group ids are used up".into()))?;
         hooks.open = Some(Group {
             tid,
             id,

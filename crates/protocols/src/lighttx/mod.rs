@@ -211,7 +211,14 @@ impl Hooks for LHooks {
         self.set_unavailable(blocks);
     }
 
-    fn recover(&mut self, _ckpt_seq: u64, _root: &[u8], section: &[u8], _fell_back: bool, _logs: &mut dyn LogSource) -> Result<Vec<RecoveredUpdate>> {
+    fn recover(
+        &mut self,
+        _ckpt_seq: u64,
+        _root: &[u8],
+        section: &[u8],
+        _fell_back: bool,
+        _logs: &mut dyn LogSource,
+    ) -> Result<Vec<RecoveredUpdate>> {
         let zone = ZoneMeta::decode(section)?;
         *self = LHooks::new(&self.geo, self.canary);
         self.next_tx_id = zone.next_tx_id;
@@ -256,11 +263,17 @@ impl Hooks for LHooks {
         for (tid, tx) in self.txs.iter() {
             for (&lpn, &ppn) in &tx.entries {
                 if l2p.get(lpn as usize) == Some(&ppn) {
-                    return Err(format!("transaction {tid}: its uncommitted page of lpn {lpn} is already in the L2P"));
+                    return Err(format!(
+                        "transaction {tid}: its uncommitted page of lpn {lpn} is already in the L2P"
+                    ));
                 }
                 match Oob::decode(&nand.inspect_oob(ppn)) {
                     txftl_ftl::oob::OobState::Valid(o) if o.lpn == lpn && PageTx::of(&o).tx_id == tx.id => {}
-                    other => return Err(format!("transaction {tid}: its entry for lpn {lpn} points to page {ppn}, whose OOB is {other:?}")),
+                    other => {
+                        return Err(format!(
+                            "transaction {tid}: its entry for lpn {lpn} points to page {ppn}, whose OOB is {other:?}"
+                        ))
+                    }
                 }
                 let b = self.geo.block_of(ppn);
                 if !self.written[b as usize] && !self.unavailable[b as usize] {
@@ -350,7 +363,9 @@ impl Device for LightTx {
             return Err(DeviceError::TransactionExists(tid));
         }
         let id = hooks.next_tx_id;
-        hooks.next_tx_id = id.checked_add(1).ok_or(DeviceError::WornOut("LightTx transaction ids are used up".into()))?;
+        hooks.next_tx_id = id
+            .checked_add(1)
+            .ok_or(DeviceError::WornOut("LightTx transaction ids are used up".into()))?;
         hooks.txs.begin(tid, id);
         Ok(0)
     }

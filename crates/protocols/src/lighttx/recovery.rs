@@ -94,11 +94,8 @@ pub fn resolve(ckpt_seq: u64, pages: &[ScannedPage]) -> Result<Resolved> {
         for &(_, ppn, lpn) in f.pages.values() {
             latest.insert(lpn, ppn);
         }
-        out.updates.extend(latest.into_iter().map(|(lpn, ppn)| RecoveredUpdate {
-            seq: commit_seq,
-            lpn,
-            ppn,
-        }));
+        out.updates
+            .extend(latest.into_iter().map(|(lpn, ppn)| RecoveredUpdate { seq: commit_seq, lpn, ppn }));
     }
     Ok(out)
 }
@@ -149,7 +146,15 @@ mod tests {
 
     #[test]
     fn a_gc_copy_counts_once_under_its_origin_and_is_where_the_page_is() {
-        let mut copy = page(40, 1, 120, PageTx { origin: 101, ..tx(5, 0, 0) });
+        let mut copy = page(
+            40,
+            1,
+            120,
+            PageTx {
+                origin: 101,
+                ..tx(5, 0, 0)
+            },
+        );
         copy.oob.relocated = true;
         let pages = [page(10, 1, 101, tx(5, 0, 0)), copy, page(12, 2, 110, tx(5, 2, 1))];
         let r = resolve(100, &pages).unwrap();

@@ -208,7 +208,14 @@ impl Hooks for XHooks {
     /// checkpoint. After a fallback to an older checkpoint, every whole version
     /// since that checkpoint is applied (each at its own commit), because the
     /// lost checkpoint alone covered commits whose entries later versions dropped.
-    fn recover(&mut self, ckpt_seq: u64, root: &[u8], _section: &[u8], fell_back: bool, logs: &mut dyn LogSource) -> Result<Vec<RecoveredUpdate>> {
+    fn recover(
+        &mut self,
+        ckpt_seq: u64,
+        root: &[u8],
+        _section: &[u8],
+        fell_back: bool,
+        logs: &mut dyn LogSource,
+    ) -> Result<Vec<RecoveredUpdate>> {
         let capacity = match root.try_into() {
             Ok(b) => u32::from_le_bytes(b),
             Err(_) => {
