@@ -119,6 +119,11 @@ pub struct ProtocolEntry {
     /// the workload whose crash points show its bug. Other workloads are refused
     /// for it, since they would report a clean run that tested nothing.
     pub canary_workload: Option<&'static str>,
+    /// The isolation levels (the concurrent host's, by name) its transactions
+    /// can run under: a level that needs what the protocol cannot do (several
+    /// transactions open at once, several uncommitted versions of a page) is
+    /// refused with a typed error before anything runs.
+    pub isolation: &'static [&'static str],
     format: FormatFn,
     mount: MountFn,
     memory: MemoryFn,
@@ -205,12 +210,17 @@ fn atomic_write_memory(n: &NandConfig, cfg: &FtlConfig, _opts: &ProtocolOptions)
     Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &atomic_write::AwHooks::new(&n.geometry, false))
 }
 
+/// Every isolation level: the protocol keeps each transaction's versions
+/// apart (or the host journal does, on a protocol without transactions).
+const ALL_LEVELS: &[&str] = &["strict", "no-page-conflict", "serializable"];
+
 /// Every protocol this build offers.
 pub const PROTOCOLS: &[ProtocolEntry] = &[
     ProtocolEntry {
         name: "plain",
         transactional: false,
         canary_workload: None,
+        isolation: ALL_LEVELS,
         format: |n, cfg, _| Ok(Box::new(Ftl::format(n, cfg, plain::Plain)?)),
         mount: |n, cfg, _| boxed(Ftl::mount_or_return(n, cfg, plain::Plain)),
         memory: |n, cfg, _| Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &plain::Plain),
@@ -219,6 +229,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         name: "plain-canary",
         transactional: false,
         canary_workload: Some("randwrite"),
+        isolation: ALL_LEVELS,
         format: |n, cfg, _| Ok(Box::new(Ftl::format(n, canary_cfg(cfg), plain::PlainCanary)?)),
         mount: |n, cfg, _| boxed(Ftl::mount_or_return(n, canary_cfg(cfg), plain::PlainCanary)),
         memory: |n, cfg, _| Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &plain::PlainCanary),
@@ -227,6 +238,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         name: "xftl",
         transactional: true,
         canary_workload: None,
+        isolation: ALL_LEVELS,
         format: |n, cfg, o| xftl_format(n, cfg, o, false),
         mount: |n, cfg, o| xftl_mount(n, cfg, o, false),
         memory: xftl_memory,
@@ -236,6 +248,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         transactional: true,
         // Its bug (a commit acknowledged before its table is durable) only shows with transactions.
         canary_workload: Some("txwrite"),
+        isolation: ALL_LEVELS,
         format: |n, cfg, o| xftl_format(n, cfg, o, true),
         mount: |n, cfg, o| xftl_mount(n, cfg, o, true),
         memory: xftl_memory,
@@ -244,6 +257,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         name: "lighttx",
         transactional: true,
         canary_workload: None,
+        isolation: ALL_LEVELS,
         format: |n, cfg, o| lighttx_format(n, cfg, o, false),
         mount: |n, cfg, o| lighttx_mount(n, cfg, o, false),
         memory: lighttx_memory,
@@ -254,6 +268,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         // Its bug (the zone metadata forgets the Unavailable Zone) only shows
         // with transactions open across a checkpoint.
         canary_workload: Some("txwrite"),
+        isolation: ALL_LEVELS,
         format: |n, cfg, o| lighttx_format(n, cfg, o, true),
         mount: |n, cfg, o| lighttx_mount(n, cfg, o, true),
         memory: lighttx_memory,
@@ -262,6 +277,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         name: "atomic-write",
         transactional: true,
         canary_workload: None,
+        isolation: &["strict"],
         format: |n, cfg, _| atomic_write_format(n, cfg, false),
         mount: |n, cfg, _| atomic_write_mount(n, cfg, false),
         memory: atomic_write_memory,
@@ -273,6 +289,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         // Its bug (the flag on a group's first page) shows with a cut inside a group.
         // Its bug (the flag on a group's first page) shows with a cut inside a group.
         canary_workload: Some("txwrite"),
+        isolation: &["strict"],
         format: |n, cfg, _| atomic_write_format(n, cfg, true),
         mount: |n, cfg, _| atomic_write_mount(n, cfg, true),
         memory: atomic_write_memory,
