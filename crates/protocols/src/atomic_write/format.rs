@@ -30,7 +30,74 @@
 //!  8  u32 × n  their block ids, ascending
 //! ```
 
+//! # Mapping write-back (a page of Atomic-Write's log ring, `txftl_ftl::log`)
+//!
+//! At every commit the group's mappings are appended to the mapping log, one
+//! page per commit unless the group is larger than a page holds; recovery
+//! redoes the groups whose mapping pages are all there (the log's pages since
+//! the checkpoint; a checkpoint is taken before the ring would erase one):
+//!
+//! ```text
+//!  0  [u8; 4]  magic "AWMP"
+//!  4  u32      group id
+//!  8  u16      position of this page in the group's mapping pages
+//! 10  u16      the group's mapping pages
+//! 12  u32      n: entries in this page
+//! 16  (u32 logical page, u32 physical page) × n
+//!  ..  zero to the end of the page
+//! ```
+
 use txftl_ftl::{DeviceError, Oob, Result, PROTOCOL_BYTES};
+
+const MAGIC: &[u8; 4] = b"AWMP";
+const HEADER: usize = 16;
+
+/// A mapping page's header and entries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MapPage {
+    pub group: u32,
+    pub position: u16,
+    pub pages: u16,
+    pub entries: Vec<(u32, u32)>,
+}
+
+impl MapPage {
+    pub fn entries_per_page(page_size: u32) -> usize {
+        (page_size as usize - HEADER) / 8
+    }
+
+    pub fn encode(&self, page: &mut [u8]) {
+        page.fill(0);
+        page[0..4].copy_from_slice(MAGIC);
+        page[4..8].copy_from_slice(&self.group.to_le_bytes());
+        page[8..10].copy_from_slice(&self.position.to_le_bytes());
+        page[10..12].copy_from_slice(&self.pages.to_le_bytes());
+        page[12..16].copy_from_slice(&(self.entries.len() as u32).to_le_bytes());
+        for (i, (lpn, ppn)) in self.entries.iter().enumerate() {
+            let at = HEADER + 8 * i;
+            page[at..at + 4].copy_from_slice(&lpn.to_le_bytes());
+            page[at + 4..at + 8].copy_from_slice(&ppn.to_le_bytes());
+        }
+    }
+
+    /// None: not a mapping page of this format.
+    pub fn decode(page: &[u8]) -> Option<MapPage> {
+        if page.len() < HEADER || &page[0..4] != MAGIC {
+            return None;
+        }
+        let u32_at = |i: usize| u32::from_le_bytes(page[i..i + 4].try_into().expect("4 bytes"));
+        let n = u32_at(12) as usize;
+        if HEADER + 8 * n > page.len() {
+            return None;
+        }
+        Some(MapPage {
+            group: u32_at(4),
+            position: u16::from_le_bytes([page[8], page[9]]),
+            pages: u16::from_le_bytes([page[10], page[11]]),
+            entries: (0..n).map(|i| (u32_at(HEADER + 8 * i), u32_at(HEADER + 8 * i + 4))).collect(),
+        })
+    }
+}
 use txftl_nand::BlockId;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -114,5 +181,16 @@ mod tests {
         };
         assert_eq!(LogPosition::decode(&pos.encode()).unwrap(), pos);
         assert!(LogPosition::decode(&[1, 2, 3]).is_err());
+        let m = MapPage {
+            group: 3,
+            position: 1,
+            pages: 2,
+            entries: vec![(7, 70), (8, 81)],
+        };
+        let mut page = vec![0xEE; 512];
+        m.encode(&mut page);
+        assert_eq!(&page[0..4], b"AWMP");
+        assert_eq!(MapPage::decode(&page), Some(m));
+        assert_eq!(MapPage::entries_per_page(512), 62);
     }
 }
