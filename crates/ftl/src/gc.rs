@@ -40,17 +40,35 @@ impl<H: Hooks> Ftl<H> {
     }
 
     /// Greedy or cost-benefit choice among full blocks with at least one dead
-    /// page. Plain greedy (no pages the protocol keeps, no victims it skips)
-    /// asks the block table's index of full blocks by valid count instead of
-    /// scanning every block: same victim (debug builds check it against the
-    /// scan), without a cost that grows with the device.
+    /// page. Greedy asks the block table's index of full blocks by valid
+    /// count instead of scanning every block: same victim (debug builds check
+    /// it against the scan), without a cost that grows with the device.
     pub(crate) fn select_victim(&mut self) -> Option<BlockId> {
-        if self.cfg.gc_policy == GcPolicy::Greedy && !H::has_extra_live() && !H::may_skip_victims() {
-            let v = self.blocks.greedy_victim(self.geo.pages_per_block);
-            debug_assert_eq!(v, self.scan_for_victim(), "the victim index disagrees with a scan");
-            return v;
+        if self.cfg.gc_policy != GcPolicy::Greedy {
+            return self.scan_for_victim();
         }
-        self.scan_for_victim()
+        let ppb = self.geo.pages_per_block;
+        let v = if !H::has_extra_live() && !H::may_skip_victims() {
+            self.blocks.greedy_victim(ppb)
+        } else {
+            // Protocol pages and skipped blocks: the index still orders the
+            // candidates by valid pages, a lower bound of their live pages.
+            let (hooks, geo) = (&self.hooks, self.geo);
+            self.blocks.greedy_victim_by(ppb, |b, valid, written| {
+                if H::may_skip_victims() && hooks.skip_victim(b) {
+                    return None;
+                }
+                let extra = if H::has_extra_live() {
+                    let first = geo.ppn(b, 0);
+                    hooks.extra_live_count(first, first + written)
+                } else {
+                    0
+                };
+                Some(valid + extra)
+            })
+        };
+        debug_assert_eq!(v, self.scan_for_victim(), "the victim index disagrees with a scan");
+        v
     }
 
     /// `select_victim` by looking at every block.
