@@ -126,7 +126,7 @@ fn a_batch_too_big_for_the_table_falls_back_to_the_journal() {
     // The journal path leaves the file system consistent: remount and look again.
     drop(conn);
     let fs = s.into_fs().unwrap();
-    let dev = fs.into_device().close().unwrap();
+    let dev = fs.unmount().unwrap().close().unwrap();
     let dev = txftl_protocols::mount(
         "xftl",
         dev,
