@@ -369,7 +369,13 @@ impl Fs {
             return Err(FsError::EmptyCache);
         }
         self.cache_policy = policy;
-        let ctxs: BTreeSet<Ctx> = self.pending.keys().copied().chain([None]).chain(self.open.iter().map(|&t| Some(t))).collect();
+        let ctxs: BTreeSet<Ctx> = self
+            .pending
+            .keys()
+            .copied()
+            .chain([None])
+            .chain(self.open.iter().map(|&t| Some(t)))
+            .collect();
         for ctx in ctxs {
             match policy {
                 CachePolicy::WriteThrough => self.write_back_ctx(ctx)?,
@@ -627,7 +633,9 @@ impl Fs {
     /// of `ctx` or of the non-transactional context (never another open
     /// transaction's: its writes carry its id and its errors are its own).
     fn evict(&mut self, ctx: Ctx) -> Result<()> {
-        let CachePolicy::WriteBack { max_dirty_pages } = self.cache_policy else { return Ok(()) };
+        let CachePolicy::WriteBack { max_dirty_pages } = self.cache_policy else {
+            return Ok(());
+        };
         while self.cache.len() > max_dirty_pages {
             let Some(key) = self.cache.oldest_for(ctx) else { break };
             self.write_back(key)?;

@@ -539,7 +539,10 @@ fn mount(spec: &SqlCrashSpec, nand: Nand, shared: &Shared) -> Result<Stack, Stri
     let cache = txftl_fs::CachePolicy::WriteBack {
         max_dirty_pages: CRASH_HOST_CACHE_PAGES,
     };
-    stack.with_fs_mut(|fs| fs.set_cache_policy(cache)).map_err(|e| e.to_string())?.map_err(|e| format!("mount: {e}"))?;
+    stack
+        .with_fs_mut(|fs| fs.set_cache_policy(cache))
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("mount: {e}"))?;
     stack.synchronous = spec.synchronous;
     Ok(stack)
 }
