@@ -33,8 +33,9 @@
 //! so while the rollback journal is still in memory; a transaction whose cache
 //! spilled has already written its journal to a file, and commits through it as
 //! usual (non-transactional writes and flushes). A batch that does not fit the
-//! X-L2P table fails with `SQLITE_IOERR_WRITE`, which makes SQLite abort it and
-//! fall back to the journal.
+//! X-L2P table fails with `SQLITE_IOERR_WRITE`, or `SQLITE_IOERR_COMMIT_ATOMIC`
+//! when the file system's page cache held its pages until the commit, which
+//! makes SQLite abort it and fall back to the journal.
 //!
 //! That fallback is not crash-safe as SQLite does it (3.50.2,
 //! `sqlite3PagerCommitPhaseOne`): its journal was in memory during the batch,
