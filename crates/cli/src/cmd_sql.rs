@@ -261,7 +261,8 @@ fn start_measuring(stack: &Stack, on: &AtomicBool) -> Result<(), CliError> {
 fn close(stack: Stack, recording: bool) -> Result<(), CliError> {
     if recording {
         let fs = stack.into_fs().map_err(CliError::failed)?;
-        fs.into_device()
+        fs.unmount()
+            .map_err(|e| CliError::Failed(format!("unmounting the file system: {e}")))?
             .close()
             .map_err(|e| CliError::Failed(format!("closing the device: {e}")))?;
     }

@@ -33,8 +33,9 @@
 //! so while the rollback journal is still in memory; a transaction whose cache
 //! spilled has already written its journal to a file, and commits through it as
 //! usual (non-transactional writes and flushes). A batch that does not fit the
-//! X-L2P table fails with `SQLITE_IOERR_WRITE`, which makes SQLite abort it and
-//! fall back to the journal.
+//! X-L2P table fails with `SQLITE_IOERR_WRITE`, or `SQLITE_IOERR_COMMIT_ATOMIC`
+//! when the file system's page cache held its pages until the commit, which
+//! makes SQLite abort it and fall back to the journal.
 //!
 //! That fallback is not crash-safe as SQLite does it (3.50.2,
 //! `sqlite3PagerCommitPhaseOne`): its journal was in memory during the batch,
@@ -853,7 +854,24 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
             }
             ffi::SQLITE_FCNTL_COMMIT_ATOMIC_WRITE if st.main_db && batch => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
-                commit_open_tx(state, st, &mut fs, ffi::SQLITE_IOERR_COMMIT_ATOMIC).unwrap_or(ffi::SQLITE_IOERR_COMMIT_ATOMIC)
+                let Some(tid) = st.tx else { return ffi::SQLITE_IOERR_COMMIT_ATOMIC };
+                match fs.commit(tid) {
+                    Ok(()) => {
+                        st.tx = None;
+                        ffi::SQLITE_OK
+                    }
+                    // The host page cache holds the batch's pages until its
+                    // commit, so a batch larger than the X-L2P table is refused
+                    // here rather than at a write: as there, an I/O error (not
+                    // SQLITE_FULL) makes SQLite roll the batch back and commit
+                    // through its rollback journal.
+                    Err(e @ FsError::Device(DeviceError::TableFull { .. })) => {
+                        let why = format!("{}; the batch falls back to the rollback journal", reason(&e, &st.name));
+                        note_error(state, ffi::SQLITE_IOERR_COMMIT_ATOMIC, why);
+                        ffi::SQLITE_IOERR_COMMIT_ATOMIC
+                    }
+                    Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_COMMIT_ATOMIC),
+                }
             }
             ffi::SQLITE_FCNTL_ROLLBACK_ATOMIC_WRITE if st.main_db && batch => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };

@@ -1,5 +1,6 @@
 //! Real SQLite on the device, in every journal mode.
 
+use txftl_fs::CachePolicy;
 use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::{format, ProtocolOptions};
@@ -72,6 +73,11 @@ fn every_mode_runs_the_workload_and_keeps_integrity() {
 fn rollback_after_a_cache_spill_on_xftl() {
     for mode in [Mode::XftlOff, Mode::XftlMemory, Mode::XftlBatch] {
         let s = stack(mode);
+        // A host page cache of 4 pages: the spilled pages reach the device
+        // (evicted with the transaction's id) before the rollback.
+        s.with_fs_mut(|fs| fs.set_cache_policy(CachePolicy::WriteBack { max_dirty_pages: 4 }))
+            .unwrap()
+            .unwrap();
         let loader = s.open("test.db", 4096).unwrap();
         load(&loader, 2000, 1).unwrap();
         let before = costs(&loader).unwrap();
@@ -126,7 +132,7 @@ fn a_batch_too_big_for_the_table_falls_back_to_the_journal() {
     // The journal path leaves the file system consistent: remount and look again.
     drop(conn);
     let fs = s.into_fs().unwrap();
-    let dev = fs.into_device().close().unwrap();
+    let dev = fs.unmount().unwrap().close().unwrap();
     let dev = txftl_protocols::mount(
         "xftl",
         dev,

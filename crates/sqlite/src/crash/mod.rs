@@ -191,7 +191,7 @@ impl ScenarioSize {
         let (blocks_per_plane, transactions, xl2p_entries, big_at) = match mode {
             Mode::Rbj | Mode::Wal => (16, 12, 48, None),
             Mode::XftlOff | Mode::XftlMemory => (16, 60, 48, None),
-            Mode::XftlBatch => (24, 30, 12, Some(4)),
+            Mode::XftlBatch => (24, 60, 12, Some(4)),
         };
         ScenarioSize {
             page_size: None,
@@ -216,8 +216,10 @@ impl ScenarioSize {
             return ScenarioSize::default_for(mode);
         }
         let (blocks_per_plane, transactions) = match mode {
-            // One round of the ten types; two on X-FTL.
-            Mode::Rbj | Mode::Wal => (20, 10),
+            // Two rounds of the ten types (one did enough before the host
+            // page cache absorbed WAL's and the journal's rewrites: with
+            // fewer device writes, sampled cuts no longer reached GC).
+            Mode::Rbj | Mode::Wal => (20, 20),
             Mode::XftlOff | Mode::XftlMemory => (14, 20),
             // The rolled-back New-Order's spilled journal does not fit on 14.
             Mode::XftlBatch => (16, 20),
@@ -385,8 +387,15 @@ impl SqlExpect {
 
     /// What the scenario is meant to exercise in `spec`'s mode and setting.
     pub fn for_spec(spec: &SqlCrashSpec) -> Vec<SqlExpect> {
-        let mut v = vec![SqlExpect::CutsInCommits, SqlExpect::CutsInRollback, SqlExpect::InFlightAbsent];
         let promise = Promise::of(spec.mode, spec.synchronous);
+        let mut v = vec![SqlExpect::CutsInCommits, SqlExpect::CutsInRollback];
+        // An absent in-flight transaction counts when every committed one is
+        // there. In `wal` with `OFF` nothing is ever synced: the committed
+        // transactions' frames reach the device only when the host page cache
+        // writes them back, so a cut nearly always finds some lost.
+        if !(spec.mode == Mode::Wal && promise == Promise::NoneAfterPowerLoss) {
+            v.push(SqlExpect::InFlightAbsent);
+        }
         // A whole in-flight transaction needs flash operations after the commit
         // point inside COMMIT: the journal delete's metadata writes (rbj), the
         // WAL sync's (wal FULL). X-FTL's commit record is its last operation.
@@ -508,7 +517,8 @@ fn loaded_image(spec: &SqlCrashSpec, tpcc: Option<&tpcc::Oracle>) -> Result<Nand
         drop(side);
     }
     let fs = stack.into_fs()?;
-    let dev = fs.into_device();
+    // A clean unmount: the load is on the device before the first cut.
+    let dev = fs.unmount().map_err(other)?;
     dev.close().map_err(other)
 }
 
@@ -526,6 +536,13 @@ fn mount(spec: &SqlCrashSpec, nand: Nand, shared: &Shared) -> Result<Stack, Stri
     };
     let mut stack =
         Stack::mount_with_canary(Probe::wrap(dev, shared.clone()), spec.mode, spec.canary).map_err(|e| format!("mount: {e}"))?;
+    let cache = txftl_fs::CachePolicy::WriteBack {
+        max_dirty_pages: CRASH_HOST_CACHE_PAGES,
+    };
+    stack
+        .with_fs_mut(|fs| fs.set_cache_policy(cache))
+        .map_err(|e| e.to_string())?
+        .map_err(|e| format!("mount: {e}"))?;
     stack.synchronous = spec.synchronous;
     Ok(stack)
 }
@@ -565,6 +582,17 @@ struct ScenarioOutcome {
     /// TPC-C: the transactions that returned, and whether one was in flight.
     tpcc: tpcc::Progress,
 }
+
+/// The bound of the host page cache (dirty pages) in the crash runs. The
+/// file system's default bound (`txftl_fs::DEFAULT_MAX_DIRTY_PAGES`) would
+/// hold these tiny devices whole, and writes that are never fsynced
+/// (`synchronous=OFF`, a spilled transaction, WAL frames before their sync)
+/// would then never reach the device while the scenario runs: no cut could
+/// land inside them. A small cache is a host under memory pressure: such
+/// writes reach the device in the middle of transactions, written back
+/// oldest-dirtied first (not in the order SQLite wrote them), and the
+/// youngest dirty pages vanish at a cut; the oracle allows both.
+pub const CRASH_HOST_CACHE_PAGES: usize = 2;
 
 /// Runs the scenario until it ends or the power cut stops it.
 fn scenario(spec: &SqlCrashSpec, oracle: &Oracle, stack: &Stack) -> Result<ScenarioOutcome, StackError> {
