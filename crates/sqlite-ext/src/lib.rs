@@ -56,7 +56,8 @@ fn mount() -> Result<Fs, String> {
     // The VFS lives until the host process exits, and nothing unmounts it
     // then: a write-back page cache would lose at exit what a kernel keeps.
     // Every write goes to the device as it comes.
-    fs.set_cache_policy(CachePolicy::WriteThrough).map_err(|e| format!("{image}: file system: {e}"))?;
+    fs.set_cache_policy(CachePolicy::WriteThrough)
+        .map_err(|e| format!("{image}: file system: {e}"))?;
     Ok(fs)
 }
 
