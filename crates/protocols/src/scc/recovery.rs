@@ -45,6 +45,9 @@ pub struct Resolved {
     pub max_version: u64,
 }
 
+/// One distinct page of a transaction: (lpn, version, newest copy's sequence number, its page, its links).
+type TxPage = (Lpn, u64, u64, Ppn, PageLink);
+
 pub fn resolve(pages: &[Found]) -> Resolved {
     let mut r = Resolved::default();
     // (tx, lpn, version) -> the newest copy (largest sequence number).
@@ -66,7 +69,7 @@ pub fn resolve(pages: &[Found]) -> Resolved {
             }
         }
     }
-    let mut by_tx: BTreeMap<u32, Vec<(Lpn, u64, u64, Ppn, PageLink)>> = BTreeMap::new();
+    let mut by_tx: BTreeMap<u32, Vec<TxPage>> = BTreeMap::new();
     for (&(tx, lpn, ver), &(seq, ppn, link)) in &present {
         by_tx.entry(tx).or_default().push((lpn, ver, seq, ppn, link));
     }
