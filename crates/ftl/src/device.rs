@@ -38,6 +38,12 @@ pub struct DeviceStats {
     pub gc_protocol_copies: u64,
     /// Victims chosen by static wear leveling (counted in gc_runs too).
     pub wear_level_runs: u64,
+    /// Blocks a protocol had erased at once, whatever their valid pages
+    /// (`Ftl::force_erase`: TxFlash's SCC erases an uncommitted version of a
+    /// page before a newer version of it is written), and the live pages
+    /// moved out of them first (counted in gc_copies too).
+    pub forced_erases: u64,
+    pub forced_erase_moves: u64,
     /// Mapping checkpoints written, and their pages (table pages and records).
     pub checkpoints: u64,
     pub map_writes: u64,

@@ -587,7 +587,7 @@ impl<H: Hooks> Ftl<H> {
         Ok(Some((ppn, t.transferred_ns)))
     }
 
-    fn close_stream_slot(&mut self, block: BlockId) {
+    pub(crate) fn close_stream_slot(&mut self, block: BlockId) {
         if let Some(slot) = self
             .host_open
             .iter_mut()

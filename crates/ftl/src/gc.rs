@@ -11,7 +11,7 @@ use crate::error::{DeviceError, Result};
 use crate::ftl::{Ftl, Stream};
 use crate::hooks::Hooks;
 use crate::oob::{Oob, OobState, PageKind};
-use txftl_nand::{BlockId, Ppn};
+use txftl_nand::{BlockId, NandError, Ppn};
 
 /// Static wear leveling moves at most this many blocks per check.
 const WEAR_MOVES_PER_CHECK_MAX: u32 = 4;
@@ -180,6 +180,75 @@ impl<H: Hooks> Ftl<H> {
             self.blocks.set_prefree(victim);
         }
         Ok(())
+    }
+
+    /// Erases `block` now, before the caller programs anything else: its live
+    /// pages (mapped, or kept by the protocol) are first copied to the GC
+    /// stream as GC does, then the block is erased and waits, prefree, for the
+    /// next checkpoint like any GC victim (allocation skips the second erase).
+    /// For a protocol whose recovery would misread a page for as long as it
+    /// lies on flash (TxFlash's SCC: an uncommitted version of a page must be
+    /// gone before a newer version of it is written). An open block is closed
+    /// first (its unwritten tail is wasted). A block already free is left
+    /// alone: recovery reads nothing older than the checkpoint that freed it.
+    /// Returns whether an erase was done (metadata, bad and free blocks: no).
+    /// A block whose erase fails is refused (`WornOut`): its pages are still there.
+    pub fn force_erase(&mut self, block: BlockId) -> Result<bool> {
+        self.check_writable("erase")?;
+        let b = block as usize;
+        if b >= self.geo.block_count() as usize {
+            return Err(DeviceError::Corrupted(format!("forced erase of block {block}, beyond the array")));
+        }
+        match self.blocks.state[b] {
+            BlockState::Free | BlockState::Bad | BlockState::Meta => return Ok(false),
+            BlockState::Open => {
+                self.blocks.write_ptr[b] = self.geo.pages_per_block;
+                self.blocks.set_full(block);
+                self.close_stream_slot(block);
+                self.programs_since_ckpt += 1;
+            }
+            BlockState::Full | BlockState::Prefree => {}
+        }
+        if self.blocks.state[b] == BlockState::Full {
+            let before = self.counters.gc_copies;
+            self.relocate_block(block)?;
+            self.counters.forced_erase_moves += self.counters.gc_copies - before;
+            if self.blocks.state[b] == BlockState::Bad {
+                // Retired after a failed program: never erased again.
+                return Ok(false);
+            }
+        }
+        // Erased and written again since the last checkpoint: an erase torn
+        // by a power cut could leave pages recording an erase count above the
+        // checkpoint's, in a block recovery takes for free (it stops at the
+        // first erased page). A checkpoint first records the count they carry.
+        if self.ckpt_erase_counts.get(b) != Some(&self.blocks.erase_count[b]) {
+            self.checkpoint()?;
+        }
+        // The checkpoint may have released it to the free pool, which is
+        // ordered by erase count: out while the count changes.
+        let in_pool = self.blocks.state[b] == BlockState::Free;
+        if in_pool {
+            self.blocks.take_block(block);
+        }
+        match self.nand.erase(block, self.now_ns) {
+            Ok(t) => {
+                self.now_ns = self.now_ns.max(t.done_ns);
+                self.blocks.erase_count[b] += 1;
+                self.blocks.clean[b] = true;
+                self.erases_since_wl_check += 1;
+                if in_pool {
+                    self.blocks.set_free(block);
+                }
+            }
+            // What it holds is still there: the caller cannot go on safely.
+            Err(NandError::EraseFailed(_)) | Err(NandError::BadBlock(_)) => {
+                return Err(DeviceError::WornOut(format!("forced erase of block {block} failed")))
+            }
+            Err(e) => return Err(self.fail(e)),
+        }
+        self.counters.forced_erases += 1;
+        Ok(true)
     }
 
     /// Copies one page (`mapped`: the L2P points to it; else the protocol

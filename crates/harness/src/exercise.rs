@@ -57,6 +57,11 @@ pub struct Exercised {
     /// Recoveries: pages of blocks in use at the checkpoint that the protocol
     /// asked to read (LightTx's Unavailable Zone).
     pub zone_pages_scanned: u64,
+    /// Blocks erased because the protocol forced it (SCC: an uncommitted
+    /// version of a page erased before a newer one is written), and the
+    /// live pages moved out of them first.
+    pub forced_erases: u64,
+    pub forced_erase_moves: u64,
 }
 
 impl Exercised {
@@ -82,6 +87,8 @@ impl Exercised {
             bad_blocks: s.bad_blocks,
             reported_losses,
             lost_page_copies: s.lost_page_copies,
+            forced_erases: s.forced_erases,
+            forced_erase_moves: s.forced_erase_moves,
             ..Exercised::default()
         }
     }
@@ -127,6 +134,7 @@ impl Exercised {
             Expect::BadBlocks => self.bad_blocks,
             Expect::CrossTxUpdates => self.cross_tx_updates,
             Expect::ZoneScans => self.zone_pages_scanned,
+            Expect::ForcedErases => self.forced_erases,
         }
     }
 }
@@ -155,6 +163,7 @@ pub enum Expect {
     BadBlocks,
     CrossTxUpdates,
     ZoneScans,
+    ForcedErases,
 }
 
 impl Expect {
@@ -180,6 +189,7 @@ impl Expect {
             Expect::BadBlocks => "blocks gone bad",
             Expect::CrossTxUpdates => "writes to a page another open transaction wrote",
             Expect::ZoneScans => "recovery reads of the protocol's zones (blocks in use at the checkpoint)",
+            Expect::ForcedErases => "blocks the protocol forced erased",
         }
     }
 }

@@ -4,6 +4,7 @@
 pub mod atomic_write;
 pub mod lighttx;
 pub mod plain;
+pub mod scc;
 pub mod xftl;
 
 use txftl_ftl::{Canary, Device, DeviceError, Ftl, FtlConfig, FtlMemory, RecoveryReport};
@@ -215,6 +216,20 @@ fn atomic_write_memory(n: &NandConfig, cfg: &FtlConfig, _opts: &ProtocolOptions)
 const ALL_LEVELS: &[&str] = &["strict", "no-page-conflict", "serializable"];
 
 /// Every protocol this build offers.
+fn scc_format(n: Nand, cfg: FtlConfig, canary: bool) -> Result<Box<dyn AnyDevice>, DeviceError> {
+    let hooks = scc::SccHooks::new(n.geometry(), canary);
+    Ok(Box::new(scc::Scc::new(Ftl::format(n, cfg, hooks)?)))
+}
+
+fn scc_mount(n: Nand, cfg: FtlConfig, canary: bool) -> Result<Box<dyn AnyDevice>, MountFailure> {
+    let hooks = scc::SccHooks::new(n.geometry(), canary);
+    boxed(Ftl::mount_or_return(n, cfg, hooks).map(scc::Scc::new))
+}
+
+fn scc_memory(n: &NandConfig, cfg: &FtlConfig, _opts: &ProtocolOptions) -> Result<FtlMemory, DeviceError> {
+    Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &scc::SccHooks::new(&n.geometry, false))
+}
+
 pub const PROTOCOLS: &[ProtocolEntry] = &[
     ProtocolEntry {
         name: "plain",
@@ -293,6 +308,25 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         format: |n, cfg, _| atomic_write_format(n, cfg, true),
         mount: |n, cfg, _| atomic_write_mount(n, cfg, true),
         memory: atomic_write_memory,
+    },
+    ProtocolEntry {
+        name: "scc",
+        transactional: true,
+        canary_workload: None,
+        // A page's older versions must be settled before a new one is written.
+        isolation: &["strict", "no-page-conflict"],
+        format: |n, cfg, _| scc_format(n, cfg, false),
+        mount: |n, cfg, _| scc_mount(n, cfg, false),
+        memory: scc_memory,
+    },
+    ProtocolEntry {
+        name: "scc-canary",
+        transactional: true,
+        canary_workload: Some("txwrite"),
+        isolation: &["strict", "no-page-conflict"],
+        format: |n, cfg, _| scc_format(n, cfg, true),
+        mount: |n, cfg, _| scc_mount(n, cfg, true),
+        memory: scc_memory,
     },
 ];
 
