@@ -1,6 +1,55 @@
 //! txftl-protocols: each paper's commit protocol on the FTL framework, and the
 //! registry the CLI and the harness pick them from by name.
 
+/// `AnyDevice` for a transactional protocol's device whose field `ftl` is
+/// the framework's FTL: every method is the FTL's. `before_close` (optional)
+/// writes what the protocol keeps back until then (X-FTL: a table page
+/// written lazily) before the FTL's own clean close.
+macro_rules! any_device_over_ftl {
+    ($t:ty) => {
+        any_device_over_ftl!($t, |_: &mut $t| Ok(()));
+    };
+    ($t:ty, $before_close:expr) => {
+        impl $crate::AnyDevice for $t {
+            fn check_invariants(&self) -> std::result::Result<(), String> {
+                self.ftl.check_invariants()
+            }
+            fn recovery_report(&self) -> Option<txftl_ftl::RecoveryReport> {
+                self.ftl.recovery_report()
+            }
+            fn into_nand(self: Box<Self>) -> txftl_nand::Nand {
+                self.ftl.into_nand()
+            }
+            fn close(mut self: Box<Self>) -> std::result::Result<txftl_nand::Nand, txftl_ftl::DeviceError> {
+                let before_close: fn(&mut $t) -> txftl_ftl::Result<()> = $before_close;
+                before_close(&mut self)?;
+                self.ftl.close()
+            }
+            fn nand(&self) -> &txftl_nand::Nand {
+                self.ftl.nand()
+            }
+            fn wear_spread(&self) -> (u32, u32) {
+                self.ftl.wear_spread()
+            }
+            fn erase_counts(&self) -> Vec<u32> {
+                self.ftl.erase_counts().to_vec()
+            }
+            fn checkpoint_erase_counts(&self) -> Vec<u32> {
+                self.ftl.checkpoint_erase_counts().to_vec()
+            }
+            fn mapping(&self, lpn: u32) -> Option<u32> {
+                self.ftl.mapping(lpn)
+            }
+            fn nand_mut(&mut self) -> &mut txftl_nand::Nand {
+                self.ftl.nand_mut()
+            }
+            fn transactional(&self) -> bool {
+                true
+            }
+        }
+    };
+}
+
 pub mod atomic_write;
 pub mod lighttx;
 pub mod plain;

@@ -43,10 +43,9 @@ mod txtable;
 pub use format::{PageTx, ZoneMeta};
 pub use recovery::{resolve, Resolved};
 
-use crate::AnyDevice;
 use txftl_ftl::{
-    BlockId, Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, RecoveryReport, Result,
-    ScannedPage, Tid, PROTOCOL_BYTES,
+    BlockId, Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPage, Tid,
+    PROTOCOL_BYTES,
 };
 use txftl_nand::{Geometry, Nand};
 use txtable::TxTable;
@@ -453,38 +452,4 @@ impl Device for LightTx {
     }
 }
 
-impl AnyDevice for LightTx {
-    fn check_invariants(&self) -> std::result::Result<(), String> {
-        self.ftl.check_invariants()
-    }
-    fn recovery_report(&self) -> Option<RecoveryReport> {
-        self.ftl.recovery_report()
-    }
-    fn into_nand(self: Box<Self>) -> Nand {
-        self.ftl.into_nand()
-    }
-    fn close(self: Box<Self>) -> std::result::Result<Nand, DeviceError> {
-        self.ftl.close()
-    }
-    fn nand(&self) -> &Nand {
-        self.ftl.nand()
-    }
-    fn wear_spread(&self) -> (u32, u32) {
-        self.ftl.wear_spread()
-    }
-    fn erase_counts(&self) -> Vec<u32> {
-        self.ftl.erase_counts().to_vec()
-    }
-    fn checkpoint_erase_counts(&self) -> Vec<u32> {
-        self.ftl.checkpoint_erase_counts().to_vec()
-    }
-    fn mapping(&self, lpn: u32) -> Option<u32> {
-        self.ftl.mapping(lpn)
-    }
-    fn nand_mut(&mut self) -> &mut Nand {
-        self.ftl.nand_mut()
-    }
-    fn transactional(&self) -> bool {
-        true
-    }
-}
+any_device_over_ftl!(LightTx);

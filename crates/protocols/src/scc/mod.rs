@@ -48,11 +48,9 @@ mod recovery;
 pub use format::PageLink;
 pub use recovery::{resolve, DeadTx, Found, Resolved};
 
-use crate::AnyDevice;
 use std::collections::{BTreeMap, BTreeSet};
 use txftl_ftl::{
-    BlockId, Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, RecoveryReport, Result, ScannedPage,
-    Tid,
+    BlockId, Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPage, Tid,
 };
 use txftl_nand::{Geometry, Nand};
 
@@ -558,38 +556,4 @@ impl Device for Scc {
     }
 }
 
-impl AnyDevice for Scc {
-    fn check_invariants(&self) -> std::result::Result<(), String> {
-        self.ftl.check_invariants()
-    }
-    fn recovery_report(&self) -> Option<RecoveryReport> {
-        self.ftl.recovery_report()
-    }
-    fn into_nand(self: Box<Self>) -> Nand {
-        self.ftl.into_nand()
-    }
-    fn close(self: Box<Self>) -> std::result::Result<Nand, DeviceError> {
-        self.ftl.close()
-    }
-    fn nand(&self) -> &Nand {
-        self.ftl.nand()
-    }
-    fn wear_spread(&self) -> (u32, u32) {
-        self.ftl.wear_spread()
-    }
-    fn erase_counts(&self) -> Vec<u32> {
-        self.ftl.erase_counts().to_vec()
-    }
-    fn checkpoint_erase_counts(&self) -> Vec<u32> {
-        self.ftl.checkpoint_erase_counts().to_vec()
-    }
-    fn mapping(&self, lpn: u32) -> Option<u32> {
-        self.ftl.mapping(lpn)
-    }
-    fn nand_mut(&mut self) -> &mut Nand {
-        self.ftl.nand_mut()
-    }
-    fn transactional(&self) -> bool {
-        true
-    }
-}
+any_device_over_ftl!(Scc);
