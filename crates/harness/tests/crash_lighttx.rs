@@ -6,8 +6,7 @@
 //! and the canary, whose zone metadata forgets the Unavailable Zone.
 
 mod common;
-use txftl_harness::{crashtest, CrashReport, CrashSpec, DeviceSpec, Expect, TxShape, WorkloadKind, WorkloadSpec};
-use txftl_nand::Torn;
+use txftl_harness::{crashtest, CrashSpec, DeviceSpec, Expect, TxShape};
 use txftl_protocols::ProtocolOptions;
 
 /// Every LightTx scenario must commit, run GC, slide its zones with a
@@ -24,37 +23,14 @@ fn spec(protocol: &str, ops: u64, zone_blocks: u32, tx: TxShape, recovery_cuts: 
     } else {
         String::new()
     };
-    CrashSpec {
-        device,
-        expect: vec![
-            Expect::Commits,
-            Expect::Gc,
-            Expect::TornDataIntactOob,
-            Expect::RecordsWithOpenTx,
-            Expect::ZoneScans,
-        ],
-        workload: WorkloadSpec {
-            kind: WorkloadKind::TxWrite,
-            ops,
-            fill_pct: 90,
-            seed: 1,
-            flush_every: 8,
-            tx,
-        },
-        torn: Torn::ALL.to_vec(),
-        recovery_cuts,
-        only: None,
-        threads: 2,
-        replay_base: format!(
-            "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill 90 --seed 1{zone} --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {} --cross-tx-pct {}",
-            tx.pages_per_tx,
-            tx.abort_pct as f64 / 100.0,
-            tx.concurrency,
-            tx.nontx_pct,
-            tx.trim_pct,
-            tx.cross_pct
-        ),
-    }
+    let expect = vec![
+        Expect::Commits,
+        Expect::Gc,
+        Expect::TornDataIntactOob,
+        Expect::RecordsWithOpenTx,
+        Expect::ZoneScans,
+    ];
+    common::txwrite_spec(device, &zone, ops, 90, tx, recovery_cuts, expect)
 }
 
 fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: u32) -> TxShape {
@@ -69,17 +45,11 @@ fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: u32) ->
     }
 }
 
-fn run(s: &CrashSpec) -> CrashReport {
-    let r = crashtest(s, &|_, _| {}).unwrap();
-    common::assert_clean(&r);
-    r
-}
-
 #[test]
 fn three_open_transactions_with_aborts() {
     let mut s = spec("lighttx", 300, 0, shape(5, 30, 3, 0), true);
     s.expect.push(Expect::Aborts);
-    run(&s);
+    common::run_clean(&s);
 }
 
 #[test]
@@ -88,7 +58,7 @@ fn long_transactions_across_gc_and_zone_slides() {
     // so 20-page transactions stay open across several slides.
     let mut s = spec("lighttx", 250, 1, shape(20, 10, 2, 0), false);
     s.expect.push(Expect::Checkpoints);
-    let r = run(&s);
+    let r = common::run_clean(&s);
     assert!(r.dry_run.checkpoints > 10, "{:?}", r.dry_run);
 }
 
@@ -96,7 +66,7 @@ fn long_transactions_across_gc_and_zone_slides() {
 fn several_uncommitted_versions_of_one_page() {
     let mut s = spec("lighttx", 300, 0, shape(8, 10, 3, 40), false);
     s.expect.push(Expect::CrossTxUpdates);
-    let r = run(&s);
+    let r = common::run_clean(&s);
     assert!(r.exercised.cross_tx_updates > 10, "{:?}", r.exercised);
 }
 

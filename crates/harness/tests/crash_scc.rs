@@ -6,44 +6,21 @@
 //! which skips the forced erase.
 
 mod common;
-use txftl_harness::{crashtest, CrashReport, CrashSpec, DeviceSpec, Expect, TxShape, WorkloadKind, WorkloadSpec};
-use txftl_nand::Torn;
+use txftl_harness::{crashtest, CrashSpec, DeviceSpec, Expect, TxShape};
 
 /// Every SCC scenario must commit, abort, run GC, force erases and tear
 /// pages whose OOB survives; recovery reads every block in use (the whole
 /// device). Trims are off: SCC refuses them.
 fn spec(protocol: &str, ops: u64, fill_pct: u32, tx: TxShape, recovery_cuts: bool) -> CrashSpec {
-    CrashSpec {
-        device: DeviceSpec::tiny(protocol),
-        expect: vec![
-            Expect::Commits,
-            Expect::Aborts,
-            Expect::Gc,
-            Expect::TornDataIntactOob,
-            Expect::ZoneScans,
-            Expect::ForcedErases,
-        ],
-        workload: WorkloadSpec {
-            kind: WorkloadKind::TxWrite,
-            ops,
-            fill_pct,
-            seed: 1,
-            flush_every: 8,
-            tx,
-        },
-        torn: Torn::ALL.to_vec(),
-        recovery_cuts,
-        only: None,
-        threads: 2,
-        replay_base: format!(
-            "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill {fill_pct} --seed 1 --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct 0 --cross-tx-pct {}",
-            tx.pages_per_tx,
-            tx.abort_pct as f64 / 100.0,
-            tx.concurrency,
-            tx.nontx_pct,
-            tx.cross_pct
-        ),
-    }
+    let expect = vec![
+        Expect::Commits,
+        Expect::Aborts,
+        Expect::Gc,
+        Expect::TornDataIntactOob,
+        Expect::ZoneScans,
+        Expect::ForcedErases,
+    ];
+    common::txwrite_spec(DeviceSpec::tiny(protocol), "", ops, fill_pct, tx, recovery_cuts, expect)
 }
 
 fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: u32) -> TxShape {
@@ -58,17 +35,11 @@ fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: u32) ->
     }
 }
 
-fn run(s: &CrashSpec) -> CrashReport {
-    let r = crashtest(s, &|_, _| {}).unwrap();
-    common::assert_clean(&r);
-    r
-}
-
 #[test]
 fn three_open_transactions_with_aborts() {
     let mut s = spec("scc", 300, 90, shape(5, 30, 3, 0), true);
     s.expect.push(Expect::RecordsWithOpenTx);
-    run(&s);
+    common::run_clean(&s);
 }
 
 #[test]
@@ -76,7 +47,7 @@ fn long_transactions_across_gc_and_checkpoints() {
     let mut s = spec("scc", 250, 90, shape(20, 20, 2, 0), false);
     s.expect.push(Expect::Checkpoints);
     s.expect.push(Expect::RecordsWithOpenTx);
-    run(&s);
+    common::run_clean(&s);
 }
 
 /// A small working set: pages are written again inside a transaction and
@@ -90,7 +61,7 @@ fn re_updates_inside_and_across_transactions() {
     // here, not by GC (the other two scenarios run it).
     s.expect.retain(|&e| e != Expect::Gc);
     s.expect.push(Expect::CrossTxUpdates);
-    let r = run(&s);
+    let r = common::run_clean(&s);
     assert!(r.dry_run.forced_erases > 5, "{:?}", r.dry_run);
 }
 
