@@ -47,6 +47,45 @@ pub fn replay(f: &mut Ftl<Plain>, lpns: &[u32]) -> u64 {
     f.stats().flash_ops() - before
 }
 
+/// A device of `protocol` filled to `fill_pct` of its logical pages with
+/// plain writes, then aged by random transactions (8 pages each) until GC
+/// runs in steady state, metadata-only, cleanly closed: returns its NAND (a
+/// mount of a snapshot is a fresh copy) and the working set.
+pub fn tx_steady_state(protocol: &str, preset_name: &str, fill_pct: u32, seed: u64) -> (Nand, u32) {
+    let p = preset(preset_name).expect("known preset");
+    let nand = Nand::new(p.config(DataMode::MetaOnly, ViolationPolicy::Panic)).expect("valid geometry");
+    let mut d =
+        txftl_protocols::format(protocol, nand, FtlConfig::default(), &txftl_protocols::ProtocolOptions::default()).expect("format");
+    let working_set = (d.info().logical_pages as u64 * fill_pct as u64 / 100) as u32;
+    for lpn in 0..working_set {
+        d.write(lpn, &[]).expect("fill");
+    }
+    // Twice the working set in transactional writes: GC then runs on every block.
+    transactions(&mut *d, working_set, 2 * working_set as usize / 8, seed);
+    d.flush().expect("flush");
+    (d.close().expect("close"), working_set)
+}
+
+/// Runs `txs` transactions of 8 random page writes each, one at a time, every
+/// tenth aborted; returns the flash operations they issued.
+pub fn transactions(d: &mut dyn txftl_protocols::AnyDevice, working_set: u32, txs: usize, seed: u64) -> u64 {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let before = d.stats().flash_ops();
+    for t in 0..txs {
+        let tid = t as u32 + 1;
+        d.begin(tid).expect("begin");
+        for _ in 0..8 {
+            d.write_tx(tid, rng.gen_range(0..working_set), &[]).expect("write");
+        }
+        if t % 10 == 9 {
+            d.abort(tid).expect("abort");
+        } else {
+            d.commit(tid).expect("commit");
+        }
+    }
+    d.stats().flash_ops() - before
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -61,5 +100,21 @@ mod tests {
         let b = replay(&mut f.duplicate(), &lpns);
         assert_eq!(a, b);
         assert!(a > 500, "GC must run: {a} flash ops for 500 writes");
+    }
+
+    /// The protocols' benchmark at toy size: a fresh mount of the same NAND
+    /// issues the same operations every time.
+    #[test]
+    fn transactions_replay_identically() {
+        for protocol in ["xftl", "lighttx", "atomic-write"] {
+            let (nand, ws) = tx_steady_state(protocol, "tiny", 90, 1);
+            let run = || {
+                let mut d = txftl_protocols::mount(protocol, nand.snapshot(), FtlConfig::default(), &Default::default()).unwrap();
+                transactions(&mut *d, ws, 50, 2)
+            };
+            let (a, b) = (run(), run());
+            assert_eq!(a, b, "{protocol}");
+            assert!(a > 400, "{protocol}: GC must run: {a} flash ops for 400 writes");
+        }
     }
 }

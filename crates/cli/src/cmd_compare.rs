@@ -1,8 +1,8 @@
 //! `txftl compare`: the synthetic SQLite workload in RBJ, WAL and X-FTL modes.
 
 use crate::open::check_fits;
-use crate::setup::{describe, protocol_options, replay_ftl_flags, resolve_device};
-use crate::table::{pair, sim_time, thousands};
+use crate::setup::{describe, resolve_device};
+use crate::table::{sim_time, thousands};
 use crate::{CliError, DeviceArgs};
 use clap::Args;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
@@ -18,29 +18,61 @@ use txftl_sqlite::Mode;
 pub struct CompareArgs {
     #[command(flatten)]
     pub device: DeviceArgs,
-    /// Tuples read and updated per transaction (Table 1).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub k: u32,
-    /// K values for the elapsed-time figure (Figure 5); empty to skip.
-    #[arg(long, default_value = "1,5,10,15,20")]
-    pub ks: String,
-    /// Transactions per run.
+    /// Workload run in every mode: partsupp (the X-FTL paper's synthetic
+    /// workload: Table 1, Figure 5, Table 5), tpcc, ycsb-a .. ycsb-f (or ycsb
+    /// with --ycsb-workload), sqlite-bench.
+    #[arg(long, default_value = "partsupp")]
+    pub workload: String,
+    /// partsupp: tuples read and updated per transaction (Table 1) [default: 5].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub k: Option<u32>,
+    /// partsupp: K values for the elapsed-time figure (Figure 5); empty to skip [default: 1,5,10,15,20].
+    #[arg(long)]
+    pub ks: Option<String>,
+    /// Transactions per run (partsupp, tpcc).
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
     pub transactions: u32,
-    /// Tuples in partsupp.
-    #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u32).range(10..))]
-    pub rows: u32,
-    /// Target share of valid pages in GC victims, percent (30, 50, 70 in the paper; 0: no aging).
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=90))]
-    pub validity: u32,
+    /// partsupp: tuples in partsupp [default: 60000].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(10..))]
+    pub rows: Option<u32>,
+    /// partsupp: target share of valid pages in GC victims, percent (30, 50, 70 in the paper; 0: no aging) [default: 50].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=90))]
+    pub validity: Option<u32>,
     /// Modes, comma-separated: rbj, wal, xftl, xftl-memory, xftl-batch.
     #[arg(long, default_value = "rbj,wal,xftl")]
     pub modes: String,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Skip the restart-after-power-cut measurement.
+    /// partsupp: skip the restart-after-power-cut measurement.
     #[arg(long)]
     pub no_restart: bool,
+    /// tpcc: warehouses [default: 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub warehouses: Option<u32>,
+    /// tpcc: divide the item, customer and order counts by this [default: 1].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=900))]
+    pub scale: Option<u32>,
+    /// tpcc: percent of New-Order, Payment, Order-Status, Delivery, Stock-Level [default: 45,43,4,4,4].
+    #[arg(long)]
+    pub mix: Option<String>,
+    /// ycsb: the core workload letter (a..f) for --workload ycsb.
+    #[arg(long, value_parser = ["a", "b", "c", "d", "e", "f"])]
+    pub ycsb_workload: Option<String>,
+    /// ycsb: records loaded [default: 100000].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub records: Option<u64>,
+    /// ycsb: operations run [default: 100000].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub operations: Option<u64>,
+    /// sqlite-bench: benchmarks, comma-separated [default: fillseq,fillrandom,overwrite,readseq,readrandom].
+    #[arg(long)]
+    pub benchmarks: Option<String>,
+    /// sqlite-bench: entries [default: 100000].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub num: Option<u64>,
+    /// sqlite-bench: bytes of a value [default: 100].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1 << 20))]
+    pub value_size: Option<u32>,
     /// Print the results as JSON.
     #[arg(long)]
     pub json: bool,
@@ -88,7 +120,7 @@ fn restart_modes(r: &[Restart]) -> Vec<Mode> {
     modes
 }
 
-fn parse_list<T>(s: &str, what: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Vec<T>, CliError> {
+pub fn parse_list<T>(s: &str, what: &str, parse: impl Fn(&str) -> Option<T>) -> Result<Vec<T>, CliError> {
     s.split(',')
         .map(str::trim)
         .filter(|x| !x.is_empty())
@@ -111,7 +143,7 @@ pub fn refuse_protocol(device: &DeviceArgs) -> Result<(), CliError> {
 /// Checks that the report can be written before the (long) run, not after it:
 /// an existing file is opened for writing (not truncated yet), a new one is
 /// created and removed again.
-fn check_writable(path: &Path) -> Result<(), CliError> {
+pub fn check_writable(path: &Path) -> Result<(), CliError> {
     let bad = |e: std::io::Error| CliError::Usage(format!("--html {}: cannot write there: {e}", path.display()));
     if path.exists() {
         std::fs::OpenOptions::new().append(true).open(path).map_err(bad)?;
@@ -124,6 +156,28 @@ fn check_writable(path: &Path) -> Result<(), CliError> {
 
 pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
     refuse_protocol(&args.device)?;
+    if args.workload != "partsupp" {
+        return crate::cmd_compare_workload::run(&args);
+    }
+    for (given, name) in [
+        (args.warehouses.is_some(), "--warehouses"),
+        (args.scale.is_some(), "--scale"),
+        (args.mix.is_some(), "--mix"),
+        (args.ycsb_workload.is_some(), "--ycsb-workload"),
+        (args.records.is_some(), "--records"),
+        (args.operations.is_some(), "--operations"),
+        (args.benchmarks.is_some(), "--benchmarks"),
+        (args.num.is_some(), "--num"),
+        (args.value_size.is_some(), "--value-size"),
+    ] {
+        if given {
+            return Err(CliError::Usage(format!("{name} does not apply to --workload partsupp")));
+        }
+    }
+    let k = args.k.unwrap_or(5);
+    let ks_arg = args.ks.clone().unwrap_or_else(|| "1,5,10,15,20".into());
+    let rows = args.rows.unwrap_or(60_000);
+    let validity = args.validity.unwrap_or(50);
     if let Some(path) = &args.html {
         check_writable(path)?;
     }
@@ -133,7 +187,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
     if modes.is_empty() {
         return Err(CliError::Usage("--modes names no mode".into()));
     }
-    let ks = parse_list(&args.ks, "K", |x| x.parse::<u32>().ok().filter(|&k| k > 0))?;
+    let ks = parse_list(&ks_arg, "K", |x| x.parse::<u32>().ok().filter(|&k| k > 0))?;
     let nand = p.config(DataMode::Full, ViolationPolicy::Error);
     check_fits(&nand)?;
     let spec = CompareSpec {
@@ -142,11 +196,12 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
         // The paper's one-page table (500 entries) unless asked otherwise.
         opts: txftl_protocols::ProtocolOptions {
             xl2p_entries: args.device.xl2p_entries.unwrap_or(txftl_protocols::xftl::DEFAULT_ENTRIES),
+            ..Default::default()
         },
-        rows: args.rows,
+        rows,
         transactions: args.transactions,
         seed: args.seed,
-        validity_pct: args.validity,
+        validity_pct: validity,
     };
     let steps = modes.len() * (1 + ks.len() + usize::from(!args.no_restart));
     let bar = if args.json {
@@ -163,8 +218,8 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
     let mut figure5 = Vec::new();
     let mut restarts = Vec::new();
     for &mode in &modes {
-        bar.set_message(format!("{} K={}", mode.name(), args.k));
-        table1.push(run_mode(&spec, mode, args.k).map_err(|e| CliError::Failed(format!("{}: {e}", mode.name())))?);
+        bar.set_message(format!("{} K={}", mode.name(), k));
+        table1.push(run_mode(&spec, mode, k).map_err(|e| CliError::Failed(format!("{}: {e}", mode.name())))?);
         bar.inc(1);
         for &k in &ks {
             bar.set_message(format!("{} K={k}", mode.name()));
@@ -175,8 +230,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
             // Five runs, as in the paper, the cut spread through the transaction.
             for fraction in RESTART_FRACTIONS {
                 bar.set_message(format!("{} restart ({:.0}%)", mode.name(), fraction * 100.0));
-                restarts
-                    .push(restart(&spec, mode, args.k, fraction).map_err(|e| CliError::Failed(format!("{} restart: {e}", mode.name())))?);
+                restarts.push(restart(&spec, mode, k, fraction).map_err(|e| CliError::Failed(format!("{} restart: {e}", mode.name())))?);
             }
             bar.inc(1);
         }
@@ -185,10 +239,10 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
     let report = CompareReport {
         device: describe(p),
         spec: SpecOut {
-            k: args.k,
+            k,
             transactions: args.transactions,
-            rows: args.rows,
-            validity_pct: args.validity,
+            rows,
+            validity_pct: validity,
             seed: args.seed,
         },
         table1,
@@ -498,251 +552,4 @@ fn html(r: &CompareReport) -> String {
         figure5_svg(&r.figure5),
         html_table(&rh, &restart_rows),
     )
-}
-
-#[derive(Args, Debug)]
-pub struct SqlCrashArgs {
-    #[command(flatten)]
-    pub device: DeviceArgs,
-    /// Modes, comma-separated: rbj, wal, xftl, xftl-memory, xftl-batch.
-    #[arg(long, default_value = "rbj,wal,xftl,xftl-memory,xftl-batch")]
-    pub modes: String,
-    /// PRAGMA synchronous settings, comma-separated: off, normal, full (each mode runs under each).
-    #[arg(long, default_value = "off,normal,full")]
-    pub synchronous: String,
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(10..))]
-    pub rows: u32,
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
-    pub k: u32,
-    /// Transactions in the scenario (one of them spills its cache and rolls back);
-    /// default per mode, enough for GC and X-L2P table-reclaim checkpoints.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
-    pub transactions: Option<u32>,
-    /// Torn variants of the cut operation, comma-separated: none, garbage, partial, data, oob.
-    #[arg(long, default_value = "none,garbage,partial,data,oob")]
-    pub torn: String,
-    /// Cuts inside each crash point's restart (recovery, mount, hot-journal
-    /// rollback): at most this many of its programs and erases, evenly spaced.
-    #[arg(long, default_value_t = 2)]
-    pub recovery_cuts: u32,
-    /// Try every n-th crash point only (1: every one).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
-    pub sample_every: u64,
-    /// Replay one crash point (with --torn naming one variant).
-    #[arg(long)]
-    pub at: Option<u64>,
-    /// A deliberate VFS bug the checker must catch: commit-at-sync (the X-FTL
-    /// VFS commits at xSync instead of COMMIT_PHASETWO), no-sync-after-batch-abort
-    /// (xftl-batch does not sync SQLite's journal after an aborted batch). Off by default.
-    #[arg(long, value_parser = ["commit-at-sync", "no-sync-after-batch-abort"])]
-    pub canary: Option<String>,
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    #[arg(long)]
-    pub json: bool,
-}
-
-fn mode_arg(m: Mode) -> &'static str {
-    match m {
-        Mode::Rbj => "rbj",
-        Mode::Wal => "wal",
-        Mode::XftlOff => "xftl",
-        Mode::XftlMemory => "xftl-memory",
-        Mode::XftlBatch => "xftl-batch",
-    }
-}
-
-pub fn sqlcrash(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
-    use txftl_sqlite::crash::{ScenarioSize, SqlCrashSpec};
-    use txftl_sqlite::{Canary, Synchronous};
-    refuse_protocol(&args.device)?;
-    let modes = parse_list(&args.modes, "mode (rbj, wal, xftl, xftl-memory, xftl-batch)", Mode::parse)?;
-    let syncs = parse_list(&args.synchronous, "synchronous setting (off, normal, full)", Synchronous::parse)?;
-    let torn = parse_list(
-        &args.torn,
-        "torn variant (none, garbage, partial, data, oob)",
-        txftl_nand::Torn::parse,
-    )?;
-    if torn.is_empty() || syncs.is_empty() {
-        return Err(CliError::Usage("--torn and --synchronous need at least one value".into()));
-    }
-    let only = match args.at {
-        Some(at) if torn.len() == 1 => Some((at, torn[0])),
-        Some(_) => return Err(CliError::Usage("--at replays one crash point: give one --torn variant".into())),
-        None => None,
-    };
-    let canary = match args.canary.as_deref() {
-        Some("commit-at-sync") => Canary::CommitAtSync,
-        Some("no-sync-after-batch-abort") => Canary::NoSyncAfterBatchAbort,
-        _ => Canary::None,
-    };
-    let mut reports = Vec::new();
-    let mut described = Vec::new();
-    // A device file is read once (its warnings printed once); it fixes the
-    // geometry, so the scenario's default size does not apply to it.
-    let from_file = args.device.config.is_some() || args.device.mqsim_config.is_some();
-    let file_device = if from_file {
-        Some(resolve_device(&args.device, "tiny")?)
-    } else {
-        None
-    };
-    for mode in modes {
-        let size = ScenarioSize::default_for(mode);
-        let mut device = args.device.clone();
-        if device.blocks_per_plane.is_none() && device.preset.is_none() && !from_file {
-            device.blocks_per_plane = Some(size.blocks_per_plane);
-        }
-        if device.xl2p_entries.is_none() {
-            device.xl2p_entries = Some(size.xl2p_entries);
-        }
-        let chosen = match &file_device {
-            Some(c) => c.clone(),
-            None => resolve_device(&device, "tiny")?,
-        };
-        let p = &chosen.preset;
-        if p.geometry.page_count() > 1 << 16 {
-            return Err(CliError::Usage(format!("device {} is too large for crash enumeration", p.name)));
-        }
-        described.push(format!("{}: {}", mode.name(), describe(p)));
-        let transactions = args.transactions.unwrap_or(size.transactions);
-        for &synchronous in &syncs {
-            let mut replay = format!(
-                "txftl sqlcrash --modes {} --synchronous {} --rows {} --k {} --transactions {transactions} --seed {} --recovery-cuts {}",
-                mode_arg(mode),
-                synchronous.name().to_ascii_lowercase(),
-                args.rows,
-                args.k,
-                args.seed,
-                args.recovery_cuts
-            );
-            if let Some(b) = device.blocks_per_plane {
-                replay.push_str(&format!(" --blocks-per-plane {b}"));
-            }
-            if let Some(x) = device.xl2p_entries {
-                replay.push_str(&format!(" --xl2p-entries {x}"));
-            }
-            if device.preset.is_some() || from_file {
-                replay.push_str(&format!(" {}", chosen.replay_option()));
-            }
-            replay.push_str(&replay_ftl_flags(&device));
-            if let Some(c) = &args.canary {
-                replay.push_str(&format!(" --canary {c}"));
-            }
-            let spec = SqlCrashSpec {
-                nand: p.config(DataMode::Full, ViolationPolicy::Panic),
-                ftl: chosen.ftl.clone(),
-                opts: protocol_options(&device),
-                mode,
-                synchronous,
-                rows: args.rows,
-                k: args.k,
-                transactions,
-                rollback_at: 1,
-                big_at: size.big_at,
-                seed: args.seed,
-                torn: torn.clone(),
-                recovery_cuts: args.recovery_cuts,
-                sample_every: args.sample_every,
-                only,
-                canary,
-                replay_base: replay,
-            };
-            let bar = if args.json { ProgressBar::hidden() } else { ProgressBar::new(0) };
-            bar.set_style(
-                ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} crash points")
-                    .map_err(CliError::failed)?
-                    .progress_chars("=> "),
-            );
-            bar.set_message(format!("{} synchronous={}", mode.name(), synchronous.name()));
-            let r = txftl_sqlite::crash::sql_crashtest(&spec, &|done, total| {
-                bar.set_length(total);
-                bar.set_position(done);
-            })
-            .map_err(|e| {
-                CliError::Failed(format!(
-                    "{} synchronous={}: {e} (replay: {})",
-                    mode.name(),
-                    synchronous.name(),
-                    spec.replay_base
-                ))
-            })?;
-            bar.finish_and_clear();
-            reports.push(r);
-        }
-    }
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&reports).map_err(CliError::failed)?);
-    } else {
-        for d in &described {
-            println!("device {d}");
-        }
-        println!(
-            "scenario: transactions of K={} on partsupp ({} tuples), transaction #2 spills its cache and rolls back; {} recovery cuts per crash point",
-            args.k, args.rows, args.recovery_cuts
-        );
-        for r in reports.iter().filter(|r| r.big_at.is_some()) {
-            if let Some(b) = r.big_at {
-                println!(
-                    "{} synchronous={}: transaction #{} updates every tuple (larger than the X-L2P table: the batch is aborted and committed through the journal)",
-                    r.mode.name(),
-                    r.synchronous.name(),
-                    b + 1
-                );
-            }
-        }
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
-        t.set_header(vec![
-            "mode",
-            "synchronous",
-            "promise",
-            "crash points tried",
-            "in rollback",
-            "in GC",
-            "recovery cuts",
-            "in-flight whole / absent",
-            "hot journals",
-            "WAL frames",
-            "commits lost (allowed)",
-            "torn (unjudged)",
-            "GC runs",
-            "table-reclaim ckpts",
-            "batch aborts",
-            "violations",
-        ]);
-        for r in &reports {
-            let e = &r.exercised;
-            t.add_row(vec![
-                r.mode.name().to_string(),
-                r.synchronous.name().to_string(),
-                format!("{:?}", r.promise),
-                format!("{} of {}", thousands(r.crash_points), thousands(r.crash_points_total)),
-                thousands(e.cuts_in_rollback),
-                thousands(e.cuts_in_gc),
-                thousands(e.recovery_cuts),
-                pair(e.in_flight_applied, e.in_flight_absent),
-                thousands(e.hot_journal_rollbacks),
-                thousands(e.wal_frames_recovered),
-                thousands(e.committed_lost),
-                thousands(e.torn_outcomes + e.corrupt_outcomes),
-                thousands(r.dry_run.gc_runs),
-                thousands(r.dry_run.table_reclaim_checkpoints),
-                if r.mode == Mode::XftlBatch {
-                    thousands(r.dry_run.aborts)
-                } else {
-                    "-".into()
-                },
-                thousands(r.violation_count),
-            ]);
-        }
-        println!("{t}");
-        for r in &reports {
-            for v in r.violations.iter().take(10) {
-                println!("VIOLATION {} synchronous={}: {}", r.mode.name(), r.synchronous.name(), v.message);
-                println!("  replay: {}", v.replay);
-            }
-        }
-    }
-    let bad = reports.iter().any(|r| r.violation_count > 0);
-    Ok(if bad { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

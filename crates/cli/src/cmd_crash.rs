@@ -122,6 +122,9 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         if t.transactions > 0 {
             replay_base += &format!(" --txs {}", t.transactions);
         }
+        if t.cross_pct > 0 {
+            replay_base += &format!(" --cross-tx-pct {}", t.cross_pct);
+        }
     }
     if let Some(e) = d.xl2p_entries {
         replay_base += &format!(" --xl2p-entries {e}");
@@ -144,6 +147,9 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         }
         if workload.tx.concurrency > 1 && entry.transactional {
             expect.push(Expect::RecordsWithOpenTx);
+        }
+        if workload.tx.cross_pct > 0 {
+            expect.push(Expect::CrossTxUpdates);
         }
     }
     if workload.kind == txftl_harness::WorkloadKind::Mixed {
@@ -227,6 +233,11 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
             "recoveries: pages rolled forward / protocol updates applied",
             pair(x.pages_rolled_forward, x.protocol_updates_applied),
         );
+        t.row(
+            "writes to a page another open transaction wrote / recovery zone pages read",
+            pair(x.cross_tx_updates, x.zone_pages_scanned),
+        );
+        t.row("forced erases / live pages they moved", pair(x.forced_erases, x.forced_erase_moves));
         if args.faults.faults.is_some() {
             t.section("flash faults exercised (dry run; recoveries)");
             t.row("bit errors corrected / read retries", pair(x.corrected_bits, x.read_retries));

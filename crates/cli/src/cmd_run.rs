@@ -288,6 +288,10 @@ pub fn add_counters(t: &mut Figures, s: &DeviceStats) {
     t.section("ftl (simulated)");
     t.row("GC runs (victims)", thousands(s.gc_runs));
     t.row("GC page copies", thousands(s.gc_copies));
+    t.row(
+        "forced erases (SCC) / pages they moved (in GC page copies)",
+        format!("{} / {}", thousands(s.forced_erases), thousands(s.forced_erase_moves)),
+    );
     t.row("wear-leveling moves", thousands(s.wear_level_runs));
     t.row("checkpoints", thousands(s.checkpoints));
     t.row("map page writes", thousands(s.map_writes));

@@ -22,7 +22,9 @@ use txftl_host::record::Recorder;
 use txftl_host::{per_second, LatencyReport, LatencySummary};
 use txftl_nand::DataMode;
 use txftl_sqlite::sqlitebench::{self, BenchEvent, BenchSpec, Benchmark};
+use txftl_sqlite::tpcc::clients::{Begin, BusyCounts, ClientsSpec};
 use txftl_sqlite::tpcc::{self, TpccSpec, TxKind};
+use txftl_sqlite::workload::{self as partsupp, TxWorkload};
 use txftl_sqlite::ycsb::{self, Distribution, OpEvent, OpKind, Workload, YcsbSpec};
 use txftl_sqlite::{Mode, Stack};
 
@@ -37,6 +39,25 @@ pub enum SqlCommand {
     /// sqlite-bench (LevelDB's db_bench_sqlite3): fillseq, fillrandom,
     /// overwrite, readseq, readrandom...; throughput and pages per benchmark.
     SqliteBench(BenchArgs),
+    /// The X-FTL paper's synthetic workload: a TPC-H `partsupp` table; each
+    /// transaction reads K random tuples by key and updates their supply cost.
+    /// On a fresh device (`txftl compare` ages it first and runs every mode).
+    Partsupp(PartsuppArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct PartsuppArgs {
+    #[command(flatten)]
+    pub common: SqlCommon,
+    /// Tuples read and updated per transaction.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub k: u32,
+    /// Transactions to run after the load.
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..))]
+    pub transactions: u32,
+    /// Tuples in partsupp.
+    #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u32).range(10..))]
+    pub rows: u32,
 }
 
 #[derive(Args, Debug)]
@@ -124,10 +145,16 @@ pub struct TpccArgs {
     /// Percent of New-Order, Payment, Order-Status, Delivery, Stock-Level (sum 100).
     #[arg(long, default_value = "45,43,4,4,4")]
     pub mix: String,
-    /// Clients, each its own SQLite connection to the database (see the README:
-    /// how their transactions overlap on the device clock).
+    /// Clients, each its own SQLite connection to the database, interleaved
+    /// statement by statement on the device clock; SQLite's locks decide who
+    /// waits (SQLITE_BUSY: back off, retry). See the README.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub clients: u32,
+    /// How the writing transactions (New-Order, Payment, Delivery) begin:
+    /// deferred (BEGIN: a write refused mid-transaction restarts it) or
+    /// immediate (BEGIN IMMEDIATE: the write lock first).
+    #[arg(long, default_value = "deferred", value_parser = ["deferred", "immediate"])]
+    pub begin: String,
 }
 
 pub fn run(cmd: SqlCommand) -> Result<ExitCode, CliError> {
@@ -135,6 +162,7 @@ pub fn run(cmd: SqlCommand) -> Result<ExitCode, CliError> {
         SqlCommand::Tpcc(args) => tpcc_cmd(args),
         SqlCommand::Ycsb(args) => ycsb_cmd(args),
         SqlCommand::SqliteBench(args) => bench_cmd(args),
+        SqlCommand::Partsupp(args) => partsupp_cmd(args),
     }
 }
 
@@ -185,6 +213,16 @@ impl Attribution {
         self.all.record(latency_ns);
     }
 
+    /// `ops` operations of kind `i` whose costs the caller summed.
+    fn add(&mut self, i: usize, host_page_writes: u64, flash_programs: u64, latency_ns: u64) {
+        let c = &mut self.costs[i];
+        c.count += 1;
+        c.host_page_writes += host_page_writes;
+        c.flash_programs += flash_programs;
+        self.lat[i].record(latency_ns);
+        self.all.record(latency_ns);
+    }
+
     fn finish(mut self) -> (Vec<KindCost>, LatencyReport) {
         for (c, l) in self.costs.iter_mut().zip(&self.lat) {
             let n = c.count.max(1) as f64;
@@ -223,7 +261,8 @@ fn start_measuring(stack: &Stack, on: &AtomicBool) -> Result<(), CliError> {
 fn close(stack: Stack, recording: bool) -> Result<(), CliError> {
     if recording {
         let fs = stack.into_fs().map_err(CliError::failed)?;
-        fs.into_device()
+        fs.unmount()
+            .map_err(|e| CliError::Failed(format!("unmounting the file system: {e}")))?
             .close()
             .map_err(|e| CliError::Failed(format!("closing the device: {e}")))?;
     }
@@ -336,6 +375,120 @@ fn ycsb_cmd(args: YcsbArgs) -> Result<ExitCode, CliError> {
         t.section("checks");
         t.row("integrity_check", &out.integrity);
         add_wall(&mut t, load_wall, run_wall, ops);
+        t.print();
+    }
+    if integrity != "ok" {
+        return Err(CliError::Failed(format!("integrity_check: {integrity}")));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+struct PartsuppOut {
+    mode: Mode,
+    device: String,
+    workload: TxWorkload,
+    /// Host page writes and flash programs per transaction; latency on the device clock.
+    kinds: Vec<KindCost>,
+    /// Transactions per simulated second.
+    throughput_per_sim_s: f64,
+    latency: LatencyReport,
+    host: FsStats,
+    measured: DeviceStats,
+    write_amplification: f64,
+    integrity: String,
+    load_wall_seconds: f64,
+    run_wall_seconds: f64,
+}
+
+fn partsupp_cmd(args: PartsuppArgs) -> Result<ExitCode, CliError> {
+    let w = TxWorkload {
+        rows: args.rows,
+        k: args.k,
+        transactions: args.transactions,
+        seed: args.common.seed,
+    };
+    let (stack, mode, what, on) = stack(&args.common)?;
+    let page_size = stack.with_fs_mut(|fs| fs.page_size()).map_err(CliError::failed)?;
+    let conn = stack.open("partsupp.db", page_size).map_err(CliError::failed)?;
+    let bar = progress(
+        args.common.json,
+        w.transactions as u64,
+        &format!("{} partsupp K={}", mode.name(), w.k),
+    )?;
+    let t0 = std::time::Instant::now();
+    partsupp::load(&conn, w.rows, w.seed).map_err(|e| CliError::Failed(format!("loading partsupp: {e}{}", why(&stack))))?;
+    let load_wall = t0.elapsed().as_secs_f64();
+    start_measuring(&stack, &on)?;
+    let mut att = Attribution::new(&["transaction"]);
+    let t1 = std::time::Instant::now();
+    for i in 0..w.transactions {
+        att.begin(snap(&stack));
+        partsupp::run_tx(&conn, &w.updates(i))
+            .map_err(|e| CliError::Failed(format!("running partsupp, transaction {i}: {e}{}", why(&stack))))?;
+        att.end(0, snap(&stack), 1);
+        if i.is_multiple_of(64) {
+            bar.set_position(i as u64 + 1);
+        }
+    }
+    let run_wall = t1.elapsed().as_secs_f64();
+    on.store(false, Ordering::Relaxed);
+    bar.finish_and_clear();
+    let end = snap(&stack);
+    let integrity = partsupp::integrity_check(&conn).map_err(CliError::failed)?;
+    drop(conn);
+    close(stack, args.common.record.is_some())?;
+    let (kinds, mut latency) = att.finish();
+    latency.transaction = latency.request;
+    let sim_s = end.dev.sim_time_ns as f64 / 1e9;
+    let host_writes = end.fs.host_page_writes();
+    let out = PartsuppOut {
+        mode,
+        device: what,
+        workload: w,
+        kinds,
+        throughput_per_sim_s: per_second(w.transactions as u64, sim_s),
+        latency,
+        host: end.fs,
+        measured: end.dev,
+        write_amplification: if host_writes > 0 {
+            (end.dev.flash_programs + end.dev.flash_partial_programs) as f64 / host_writes as f64
+        } else {
+            0.0
+        },
+        integrity: integrity.clone(),
+        load_wall_seconds: load_wall,
+        run_wall_seconds: run_wall,
+    };
+    if args.common.json {
+        println!("{}", serde_json::to_string_pretty(&out).map_err(CliError::failed)?);
+    } else {
+        println!("device: {}", out.device);
+        let mut t = Figures::new(&format!(
+            "txftl sql partsupp: {} | {} transactions of K={} on partsupp ({} tuples), seed {}",
+            mode.name(),
+            thousands(w.transactions as u64),
+            w.k,
+            thousands(w.rows as u64),
+            w.seed
+        ));
+        add_kinds(&mut t, &out.kinds, "transaction");
+        add_fs(&mut t, &out.host);
+        add_counters(&mut t, &out.measured);
+        t.section("derived (simulated)");
+        t.row("simulated time", sim_time(out.measured.sim_time_ns));
+        t.row("transactions per simulated second", format!("{:.1}", out.throughput_per_sim_s));
+        t.row(
+            "write amplification (flash programs per host page write)",
+            format!("{:.3}", out.write_amplification),
+        );
+        add_latency(&mut t, &out.latency);
+        t.section("checks");
+        t.row("integrity_check", &out.integrity);
+        if let Some(p) = &args.common.record {
+            t.row("trace recorded (the run, not the load)", p.display());
+        }
+        add_wall(&mut t, load_wall, run_wall, w.transactions as u64);
         t.print();
     }
     if integrity != "ok" {
@@ -625,6 +778,14 @@ struct TpccOut {
     run_wall_seconds: f64,
     kinds: Vec<KindCost>,
     report: tpcc::TpccReport,
+    /// SQLITE_BUSY events met by the clients and how they were retried (all, then per type).
+    busy: BusyCounts,
+    busy_by_kind: [BusyCounts; 5],
+    /// How the clients backed off.
+    clients_spec: ClientsSpec,
+    /// Statements run, and times the token went to another client.
+    steps: u64,
+    switches: u64,
     /// New-Order transactions committed per simulated minute.
     tpmc: f64,
     transactions_per_sim_s: f64,
@@ -695,73 +856,29 @@ fn tpcc_cmd(args: TpccArgs) -> Result<ExitCode, CliError> {
     bar.set_length(spec.transactions);
     bar.set_message(format!("{} TPC-C", mode.name()));
     start_measuring(&stack, &on)?;
-    let start = snap(&stack);
     let names: Vec<&str> = TxKind::ALL.iter().map(|k| k.name()).collect();
     let mut att = Attribution::new(&names);
     let t1 = std::time::Instant::now();
-    // The clients: one connection each (the first one the load's).
+    // The clients: one connection each (the first one the load's),
+    // interleaved statement by statement on the device clock.
     let mut conns = vec![conn];
     for _ in 1..args.clients {
         conns.push(stack.open("tpcc.db", page_size).map_err(CliError::failed)?);
     }
-    let mut runner = tpcc::Runner::new(&conns[0], &spec).map_err(|e| CliError::Failed(e.to_string()))?;
-    struct Client {
-        ready_ns: u64,
-        next: Option<tpcc::NextTx>,
-    }
-    let mut clients: Vec<Client> = (0..args.clients)
-        .map(|_| Client {
-            ready_ns: start.now_ns,
-            next: None,
-        })
-        .collect();
-    // When the last writing transaction ended: SQLite has one writer at a time.
-    let mut writer_free_ns = start.now_ns;
-    let start_of = |c: &Client, writer_free_ns: u64| -> Option<u64> {
-        let tx = c.next.as_ref()?;
-        Some(if tx.kind.writes() {
-            c.ready_ns.max(writer_free_ns)
-        } else {
-            c.ready_ns
-        })
+    let how = ClientsSpec {
+        begin: Begin::parse(&args.begin).ok_or_else(|| CliError::Usage(format!("unknown --begin `{}`", args.begin)))?,
+        ..ClientsSpec::default()
     };
     let mut done_count = 0u64;
-    loop {
-        // Free clients take the next transactions of the mix, earliest free first.
-        let mut idle: Vec<usize> = (0..clients.len()).filter(|&i| clients[i].next.is_none()).collect();
-        idle.sort_by_key(|&i| (clients[i].ready_ns, i));
-        for i in idle {
-            clients[i].next = runner.next_transaction();
-        }
-        let Some(c) = (0..clients.len())
-            .filter_map(|i| start_of(&clients[i], writer_free_ns).map(|t| (t, i)))
-            .min()
-            .map(|(_, i)| i)
-        else {
-            break;
-        };
-        let at = start_of(&clients[c], writer_free_ns).expect("picked with a transaction");
-        let tx = clients[c].next.take().expect("picked with a transaction");
-        stack.with_fs_mut(|fs| fs.device_mut().set_clock(at)).map_err(CliError::failed)?;
-        att.begin(snap(&stack));
-        runner
-            .execute(&conns[c], &tx)
-            .map_err(|e| CliError::Failed(format!("running TPC-C: {e}{}", why(&stack))))?;
-        let end = snap(&stack);
-        let i = TxKind::ALL.iter().position(|k| *k == tx.kind).unwrap_or(0);
-        // From when the client was ready: waiting for the writer counts.
-        let done_ns = end.now_ns.max(at);
-        att.end_with(i, end, 1, done_ns - clients[c].ready_ns);
-        clients[c].ready_ns = done_ns;
-        if tx.kind.writes() {
-            writer_free_ns = done_ns;
-        }
+    let (clients, mut conns) = tpcc::clients::run_clients(&stack, conns, &spec, &how, |t| {
+        att.add(t.kind.index(), t.host_page_writes, t.flash_programs, t.latency_ns());
         done_count += 1;
         if done_count.is_multiple_of(64) {
             bar.set_position(done_count);
         }
-    }
-    let report = runner.report.clone();
+    })
+    .map_err(|e| CliError::Failed(format!("running TPC-C: {e}{}", why(&stack))))?;
+    let report = clients.report.clone();
     let conn = conns.swap_remove(0);
     drop(conns);
     let run_wall = t1.elapsed().as_secs_f64();
@@ -800,6 +917,11 @@ fn tpcc_cmd(args: TpccArgs) -> Result<ExitCode, CliError> {
         mix,
         transactions: spec.transactions,
         clients: args.clients,
+        busy: clients.busy,
+        busy_by_kind: clients.busy_by_kind,
+        clients_spec: how,
+        steps: clients.steps,
+        switches: clients.switches,
         seed: spec.seed,
         load_wall_seconds: load_wall,
         run_wall_seconds: run_wall,
@@ -882,6 +1004,30 @@ fn print_tpcc(o: &TpccOut, record: Option<&std::path::Path>) {
         format!("{:.3}", o.write_amplification),
     );
     add_latency(&mut t, &o.latency);
+    t.section(&format!(
+        "clients (SQLite's locks across connections; writers begin {:?}; backoff {:.0}-{:.0} us simulated)",
+        o.clients_spec.begin,
+        o.clients_spec.backoff_ns_min as f64 / 1000.0,
+        o.clients_spec.backoff_ns_max as f64 / 1000.0
+    ));
+    t.row(
+        "SQLITE_BUSY met: restarts from BEGIN / COMMITs retried",
+        format!(
+            "{}: {} / {}",
+            thousands(o.busy.busy),
+            thousands(o.busy.restarts),
+            thousands(o.busy.commit_retries)
+        ),
+    );
+    for (k, b) in TxKind::ALL.iter().zip(&o.busy_by_kind) {
+        if b.busy > 0 {
+            t.row(&format!("  {}", k.name()), format!("{} busy", thousands(b.busy)));
+        }
+    }
+    t.row(
+        "statements run / token handed to another client",
+        format!("{} / {}", thousands(o.steps), thousands(o.switches)),
+    );
     t.section("checks");
     t.row("consistency conditions 1-4", &o.consistency);
     t.row("integrity_check", &o.integrity);

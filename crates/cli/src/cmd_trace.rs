@@ -344,6 +344,7 @@ fn replay_cmd(args: ReplayArgs) -> Result<ExitCode, CliError> {
     })
     .map_err(|e| match e {
         txftl_host::replay::ReplayError::Trace(t) => CliError::Usage(format!("{}: {t}", args.file.display())),
+        e @ txftl_host::replay::ReplayError::Isolation(_) => CliError::Usage(e.to_string()),
         e => CliError::Failed(format!("{}: {e}", args.file.display())),
     })?;
     bar.finish_and_clear();

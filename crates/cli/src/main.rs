@@ -4,13 +4,16 @@
 //! Exit codes: 0 success; 1 the run failed or found violations; 2 bad arguments.
 
 mod cmd_compare;
+mod cmd_compare_workload;
 mod cmd_crash;
 mod cmd_image;
 mod cmd_run;
 mod cmd_sql;
+mod cmd_sqlcrash;
 mod cmd_trace;
 mod device_file;
 mod open;
+mod reproduce;
 mod setup;
 mod table;
 
@@ -38,9 +41,12 @@ enum Command {
     /// Real SQLite on the device: the X-FTL paper's synthetic workload in every
     /// journal mode on identical devices (Table 1, Figure 5, Table 5).
     Compare(cmd_compare::CompareArgs),
+    /// Rerun a paper's evaluation and put its figures beside ours, with the
+    /// checks (see ../shared/REPRODUCE.md): xftl.
+    Reproduce(reproduce::ReproduceArgs),
     /// End-to-end crash test: real SQLite on each mode, power cut at every flash
     /// operation of a scenario (with a cache spill and a ROLLBACK), restart, check.
-    Sqlcrash(cmd_compare::SqlCrashArgs),
+    Sqlcrash(cmd_sqlcrash::SqlCrashArgs),
     /// Block traces: replay txftl traces (recorded with `run --record`) with
     /// concurrent clients and an isolation level.
     #[command(subcommand)]
@@ -126,6 +132,11 @@ pub struct DeviceArgs {
     /// 65,536, so large transactions fit).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65_536))]
     pub xl2p_entries: Option<u32>,
+    /// LightTx: blocks in the Available Zone; the zones slide (a checkpoint)
+    /// every this many blocks' worth of programs [default: the FTL's
+    /// checkpoint interval]. Refused with `--checkpoint-every` and with other protocols.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000), conflicts_with = "checkpoint_every")]
+    pub zone_blocks: Option<u32>,
 }
 
 /// Flash faults: bit errors growing with wear and retention, ECC with a
@@ -212,6 +223,10 @@ pub struct TxArgs {
     /// Run exactly this many transactions (overrides --ops).
     #[arg(long)]
     pub txs: Option<u64>,
+    /// Percent of transactional writes that go to a page another open
+    /// transaction wrote (needs --concurrency above 1) [default: 0].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub cross_tx_pct: Option<u32>,
 }
 
 /// A command's defaults for the transactional mix: `run` measures one
@@ -247,6 +262,7 @@ impl TxArgs {
             ("--nontx-pct", self.nontx_pct.is_some()),
             ("--trim-pct", self.trim_pct.is_some()),
             ("--txs", self.txs.is_some()),
+            ("--cross-tx-pct", self.cross_tx_pct.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, set)| set.then_some(name))
@@ -273,13 +289,20 @@ impl TxArgs {
                 "--nontx-pct {nontx_pct} and --trim-pct {trim_pct} add up to more than 100"
             )));
         }
+        let concurrency = self.concurrency.unwrap_or(d.concurrency);
+        if self.cross_tx_pct.is_some_and(|p| p > 0) && concurrency < 2 {
+            return Err(CliError::Usage(
+                "--cross-tx-pct needs --concurrency 2 or more: with one transaction open there is no other to share pages with".into(),
+            ));
+        }
         Ok(txftl_harness::TxShape {
             pages_per_tx: self.pages_per_tx.unwrap_or(5),
             abort_pct: (abort_ratio * 100.0).round() as u32,
-            concurrency: self.concurrency.unwrap_or(d.concurrency),
+            concurrency,
             nontx_pct,
             trim_pct,
             transactions: self.txs.unwrap_or(0),
+            cross_pct: self.cross_tx_pct.unwrap_or(0),
         })
     }
 }
@@ -314,7 +337,8 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd_run::run(args),
         Command::Crashtest(args) => cmd_crash::run(args),
         Command::Compare(args) => cmd_compare::run(args),
-        Command::Sqlcrash(args) => cmd_compare::sqlcrash(args),
+        Command::Reproduce(args) => reproduce::run(args),
+        Command::Sqlcrash(args) => cmd_sqlcrash::run(args),
         Command::Trace(cmd) => cmd_trace::run(cmd),
         Command::Sql(cmd) => cmd_sql::run(cmd),
         Command::Presets { json, toml } => match toml {

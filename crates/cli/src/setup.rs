@@ -89,6 +89,12 @@ pub fn ftl_config(args: &DeviceArgs) -> Result<FtlConfig, CliError> {
 }
 
 fn apply_flags(args: &DeviceArgs, cfg: &mut FtlConfig) -> Result<(), CliError> {
+    if args.zone_blocks.is_some() && !args.protocol().starts_with("lighttx") {
+        return Err(CliError::Usage(format!(
+            "--zone-blocks sizes LightTx's zones; protocol `{}` has none",
+            args.protocol()
+        )));
+    }
     if let Some(gc) = &args.gc {
         cfg.gc_policy = GcPolicy::parse(gc).ok_or_else(|| CliError::Usage(format!("unknown GC policy `{gc}`")))?;
     }
@@ -162,6 +168,9 @@ pub fn replay_ftl_flags(args: &DeviceArgs) -> String {
     if let Some(n) = args.checkpoint_every {
         s += &format!(" --checkpoint-every {n}");
     }
+    if let Some(z) = args.zone_blocks {
+        s += &format!(" --zone-blocks {z}");
+    }
     s
 }
 
@@ -174,6 +183,7 @@ pub fn protocol_options(args: &DeviceArgs) -> txftl_protocols::ProtocolOptions {
     txftl_protocols::ProtocolOptions {
         // 0: sized to the array at format, or as formatted at a mount.
         xl2p_entries: args.xl2p_entries.unwrap_or(0),
+        zone_blocks: args.zone_blocks.unwrap_or(0),
     }
 }
 

@@ -218,6 +218,50 @@ fn sqlcrash_enumerates_and_finds_nothing() {
     );
 }
 
+/// The TPC-C scenario: a sample of its crash points passes on `xftl` and
+/// `wal`; the canary that skips the WAL's syncs is caught with FULL, with a
+/// replay line naming the workload; partsupp's options are refused for it and
+/// TPC-C's for partsupp.
+#[test]
+fn sqlcrash_tpcc_enumerates_catches_its_canary_and_refuses_what_does_not_apply() {
+    let (code, out, err) = txftl(&["sqlcrash", "--workload", "tpcc", "--modes", "xftl,wal", "--sample-every", "53"]);
+    assert_eq!(code, 0, "{err}{out}");
+    assert!(out.contains("in New-Order / Payment / Delivery") && out.contains("WAL"), "{out}");
+    let (code, out, _) = txftl(&[
+        "sqlcrash",
+        "--workload",
+        "tpcc",
+        "--modes",
+        "wal",
+        "--synchronous",
+        "full",
+        "--canary",
+        "wal-skips-sync",
+        "--sample-every",
+        "7",
+        "--recovery-cuts",
+        "0",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("VIOLATION") && out.contains("replay: txftl sqlcrash --modes wal --synchronous full --workload tpcc --scale 900"),
+        "{out}"
+    );
+    for (args, flag) in [
+        (&["sqlcrash", "--workload", "tpcc", "--rows", "40"][..], "--rows"),
+        (&["sqlcrash", "--workload", "tpcc", "--k", "2"][..], "--k"),
+        (
+            &["sqlcrash", "--workload", "tpcc", "--canary", "no-sync-after-batch-abort"][..],
+            "--canary",
+        ),
+        (&["sqlcrash", "--scale", "10"][..], "--scale"),
+    ] {
+        let (code, _, err) = txftl(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(flag) && err.contains("does not apply"), "{err}");
+    }
+}
+
 /// One seed, one result: the simulated figures of two runs are identical (only
 /// the wall-clock fields may differ).
 #[test]

@@ -67,6 +67,13 @@ fn tpcc_runs_in_every_mode_and_its_trace_replays() {
     let r: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!((r["consistency"].as_str(), r["integrity"].as_str()), (Some("ok"), Some("ok")));
     assert_eq!(r["clients"], 4);
+    // They interleaved: the token changed hands, and every busy event was retried.
+    assert!(r["switches"].as_u64().unwrap() > 300, "{}", r["switches"]);
+    let b = &r["busy"];
+    assert_eq!(
+        b["busy"].as_u64(),
+        Some(b["restarts"].as_u64().unwrap() + b["commit_retries"].as_u64().unwrap())
+    );
     // A mix that does not add up is refused.
     let (code, _, err) = txftl(&["sql", "tpcc", "--mix", "50,50,0,0,1"]);
     assert_eq!(code, 2);
@@ -125,5 +132,38 @@ fn ycsb_and_sqlite_bench_run_on_wal_and_xftl() {
         assert!(b[1]["host_page_writes"].as_u64().unwrap() > 0);
     }
     let (code, _, err) = txftl(&["sql", "sqlite-bench", "--benchmarks", "fillfast"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn partsupp_runs_on_rbj_and_xftl() {
+    let dev = ["--preset", "jasmine", "--blocks-per-plane", "16"];
+    let mut committed = Vec::new();
+    for mode in ["rbj", "xftl"] {
+        let mut a = vec![
+            "sql",
+            "partsupp",
+            "--mode",
+            mode,
+            "--rows",
+            "2000",
+            "--transactions",
+            "200",
+            "--k",
+            "5",
+            "--json",
+        ];
+        a.extend(dev);
+        let (code, out, err) = txftl(&a);
+        assert_eq!(code, 0, "{mode}: {err}");
+        let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(r["integrity"], "ok");
+        assert_eq!(r["kinds"][0]["count"], 200);
+        assert!(r["throughput_per_sim_s"].as_f64().unwrap() > 0.0);
+        assert!(r["latency"]["transaction"]["p99_ns"].as_u64().unwrap() > 0);
+        committed.push(r["host"]["database_page_writes"].as_u64().unwrap());
+    }
+    assert!(committed.iter().all(|&n| n > 0), "{committed:?}");
+    let (code, _, err) = txftl(&["sql", "partsupp", "--k", "0"]);
     assert_eq!(code, 2, "{err}");
 }

@@ -32,6 +32,10 @@ fn a_recorded_run_replays_on_every_isolation_level_and_on_plain() {
         ("xftl", "no-page-conflict"),
         ("xftl", "serializable"),
         ("plain", "serializable"),
+        ("lighttx", "strict"),
+        ("lighttx", "no-page-conflict"),
+        ("lighttx", "serializable"),
+        ("atomic-write", "strict"),
     ] {
         let mut a = vec![
             "trace",
@@ -52,6 +56,24 @@ fn a_recorded_run_replays_on_every_isolation_level_and_on_plain() {
         assert_eq!(r["trace"]["transactions"], 200, "{protocol} {iso}");
         assert_eq!(r["counts"]["wrong_reads"], 0);
         assert!(r["latency"]["request"]["p99_ns"].as_u64().unwrap() > 0);
+    }
+    // Atomic-Write runs one transaction at a time: the other levels are refused.
+    for iso in ["no-page-conflict", "serializable"] {
+        let mut a = vec![
+            "trace",
+            "replay",
+            t,
+            "--protocol",
+            "atomic-write",
+            "--clients",
+            "8",
+            "--isolation",
+            iso,
+        ];
+        a.extend(dev);
+        let (code, _, err) = txftl(&a);
+        assert_eq!(code, 2, "{iso}: {err}");
+        assert!(err.contains("does not offer") && err.contains(iso), "{err}");
     }
 }
 

@@ -66,6 +66,9 @@ impl Fs {
     pub(crate) fn free_pages_from(&mut self, ctx: Ctx, ino: Ino, keep: u32) -> Result<()> {
         let data_start = self.layout.data_start;
         let per_page = self.layout.extents_per_overflow_page();
+        // The dropped pages' dirty images die with them (a freed page may
+        // belong to another file before a write-back would reach it).
+        self.drop_cached(ctx, ino, keep);
         let inode = self.inode_mut(ctx, ino)?;
         if keep >= inode.pages() {
             return Ok(());
@@ -150,9 +153,13 @@ impl Fs {
     /// (so they never show stale contents).
     pub(crate) fn ensure_pages(&mut self, ctx: Ctx, ino: Ino, pages: u32) -> Result<()> {
         let zeros = vec![0u8; self.page_size()];
-        while self.inode(ctx, ino)?.pages() < pages {
+        loop {
+            let idx = self.inode(ctx, ino)?.pages();
+            if idx >= pages {
+                break;
+            }
             let lpn = self.allocate(ctx, ino)?;
-            self.write_page(ctx, ino, lpn, &zeros)?;
+            self.write_page(ctx, ino, idx, lpn, &zeros)?;
         }
         Ok(())
     }

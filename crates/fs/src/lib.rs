@@ -20,10 +20,15 @@
 //! [`Fs::list_dir`]. Errors are typed ([`FsError::NotFound`],
 //! [`FsError::NotADirectory`], [`FsError::NotEmpty`], [`FsError::Exists`], ...).
 //!
-//! Data goes to the device as it is written; metadata (inodes, overflow
-//! pages, bitmap) is kept in memory and made durable at `fsync`, or at once
-//! for namespace changes (create, delete, mkdir, rmdir, a truncate outside a
-//! transaction), in one of two ways:
+//! File data is written into a host page cache, as an OS's page cache keeps
+//! it ([`CachePolicy`], `cache.rs`): a dirty page reaches the device once, at
+//! `fsync` of its file, at its transaction's commit, before a metadata commit
+//! (ordered mode), or when the cache outgrows its bound; a power cut loses
+//! what was not fsynced (the POSIX contract). [`CachePolicy::WriteThrough`]
+//! keeps the model without a cache (every write to the device as it comes).
+//! Metadata (inodes, overflow pages, bitmap) is kept in memory and made
+//! durable at `fsync`, or at once for namespace changes (create, delete,
+//! mkdir, rmdir, a truncate outside a transaction), in one of two ways:
 //!
 //! - [`FsMode::Journaled`], for devices without transactions: like ext4's ordered
 //!   mode. A flush makes the data durable first, then the dirty metadata pages go
@@ -47,6 +52,7 @@
 //! class of file (database, rollback journal, WAL).
 
 mod alloc;
+mod cache;
 mod check;
 mod dir;
 mod inode;
@@ -54,6 +60,7 @@ mod journal;
 mod layout;
 mod txn;
 
+pub use cache::{CachePolicy, DEFAULT_MAX_DIRTY_PAGES};
 pub use check::CheckReport;
 pub use dir::DirEntry;
 pub use layout::{Layout, EXTENTS_INLINE, INODE_COUNT_MAX, INODE_COUNT_MIN, NAME_MAX, PAGES_PER_INODE, ROOT, STEP_PAGES_MAX};
@@ -103,6 +110,8 @@ pub enum FsError {
     /// One metadata journal transaction would hold more pages than the area.
     #[error("a metadata journal transaction of {pages} pages does not fit the journal area ({capacity} pages)")]
     JournalFull { pages: usize, capacity: u32 },
+    #[error("a write-back page cache needs a bound of at least one page")]
+    EmptyCache,
 }
 
 pub type Result<T> = std::result::Result<T, FsError>;
@@ -157,6 +166,14 @@ pub struct FsStats {
     pub tx_commits: u64,
     pub tx_aborts: u64,
     pub page_reads: u64,
+    /// Device writes of a database, journal or WAL page already written to
+    /// the device since the last fsync (counted in the page writes above too):
+    /// what a write-through file system sends twice. Near zero with the
+    /// write-back cache (only a page evicted and dirtied again before its fsync).
+    pub rewrites_before_fsync: u64,
+    /// Writes of a file page already dirty in the host page cache: absorbed
+    /// there, never sent to the device (not counted in the page writes above).
+    pub cache_absorbed_writes: u64,
 }
 
 impl FsStats {
@@ -210,6 +227,12 @@ pub struct Fs {
     next_tid: Tid,
     stats: FsStats,
     buf: Vec<u8>,
+    /// Database, journal and WAL pages written since the last fsync (only
+    /// to count `rewrites_before_fsync`); emptied by fsync, delete, truncate.
+    unsynced: BTreeSet<(Ino, Lpn)>,
+    /// The host page cache (`cache.rs`) and its policy.
+    cache: cache::PageCache,
+    cache_policy: CachePolicy,
 }
 
 impl Fs {
@@ -299,6 +322,9 @@ impl Fs {
             next_tid: 1,
             stats: FsStats::default(),
             buf: vec![0; ps],
+            unsynced: BTreeSet::new(),
+            cache: cache::PageCache::default(),
+            cache_policy: CachePolicy::default(),
             layout,
         }
     }
@@ -309,9 +335,59 @@ impl Fs {
     pub fn device_mut(&mut self) -> &mut dyn AnyDevice {
         &mut *self.dev
     }
-    /// Hands the device back (a power cut drops the file system's DRAM state with it).
+    /// Hands the device back as it is: a power cut, which drops the file
+    /// system's DRAM state with it (pending metadata, the dirty pages of the
+    /// page cache). [`Fs::unmount`] is the clean way.
     pub fn into_device(self) -> Box<dyn AnyDevice> {
         self.dev
+    }
+
+    /// A clean unmount: [`Fs::sync`], then the device. Open transactions are
+    /// not committed (their pages go with them, as with a power cut).
+    pub fn unmount(mut self) -> Result<Box<dyn AnyDevice>> {
+        self.sync()?;
+        Ok(self.dev)
+    }
+
+    /// Like `sync(2)`: every non-transactional dirty page and pending
+    /// metadata change durable, then a device flush. Open transactions keep theirs.
+    pub fn sync(&mut self) -> Result<()> {
+        self.write_back_ctx(None)?;
+        self.make_plain_durable()?;
+        self.flush()
+    }
+
+    pub fn cache_policy(&self) -> CachePolicy {
+        self.cache_policy
+    }
+
+    /// Sets the page cache policy. The dirty pages the new policy does not
+    /// keep (all of them for write-through, the oldest beyond a smaller bound)
+    /// are written back first, each with its context.
+    pub fn set_cache_policy(&mut self, policy: CachePolicy) -> Result<()> {
+        if policy == (CachePolicy::WriteBack { max_dirty_pages: 0 }) {
+            return Err(FsError::EmptyCache);
+        }
+        self.cache_policy = policy;
+        let ctxs: BTreeSet<Ctx> = self
+            .pending
+            .keys()
+            .copied()
+            .chain([None])
+            .chain(self.open.iter().map(|&t| Some(t)))
+            .collect();
+        for ctx in ctxs {
+            match policy {
+                CachePolicy::WriteThrough => self.write_back_ctx(ctx)?,
+                CachePolicy::WriteBack { .. } => self.evict(ctx)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Dirty pages in the host page cache now.
+    pub fn dirty_pages(&self) -> usize {
+        self.cache.len()
     }
     pub fn stats(&self) -> FsStats {
         self.stats
@@ -489,6 +565,7 @@ impl Fs {
         }
         // Freeing touches the inode page and up to every bitmap page.
         self.make_room(None, self.layout.bitmap_pages + STEP_PAGES_MAX)?;
+        self.unsynced.retain(|&(i, _)| i != ino);
         self.free_pages_from(None, ino, 0)?;
         let (parent, name) = {
             let inode = self.inode(None, ino)?;
@@ -507,6 +584,7 @@ impl Fs {
     /// Sets the file size: durable when this returns (`tx` `None`), or with the transaction.
     pub fn truncate(&mut self, tx: Option<Tid>, ino: Ino, size: u64) -> Result<()> {
         let ctx = self.context(tx)?;
+        self.unsynced.retain(|&(i, _)| i != ino);
         let ps = self.page_size() as u64;
         let old = self.file(ctx, ino)?.size;
         if size.div_ceil(ps) > self.layout.data_pages as u64 {
@@ -521,9 +599,9 @@ impl Fs {
                 let idx = (size / ps) as u32;
                 if let Some(lpn) = self.inode(ctx, ino)?.page(idx) {
                     let mut page = vec![0u8; ps as usize];
-                    self.read_dev(ctx, lpn, &mut page)?;
+                    self.read_page(ctx, ino, idx, lpn, &mut page)?;
                     page[(size % ps) as usize..].fill(0);
-                    self.write_page(ctx, ino, lpn, &page)?;
+                    self.write_page(ctx, ino, idx, lpn, &page)?;
                 }
             }
         } else if size > old {
@@ -536,13 +614,100 @@ impl Fs {
         Ok(())
     }
 
-    fn write_page(&mut self, ctx: Ctx, ino: Ino, lpn: Lpn, data: &[u8]) -> Result<()> {
+    /// Writes file page `idx` of `ino` (device page `lpn`): into the page
+    /// cache, or to the device at once (write-through).
+    fn write_page(&mut self, ctx: Ctx, ino: Ino, idx: u32, lpn: Lpn, data: &[u8]) -> Result<()> {
+        let class = FileClass::from_u8(self.inode(ctx, ino)?.class);
+        match self.cache_policy {
+            CachePolicy::WriteThrough => self.write_page_dev(ctx, ino, lpn, class, data),
+            CachePolicy::WriteBack { .. } => {
+                if self.cache.put((ctx, ino, idx), lpn, class, data) {
+                    self.stats.cache_absorbed_writes += 1;
+                }
+                self.evict(ctx)
+            }
+        }
+    }
+
+    /// While the cache is over its bound, writes back the oldest dirty page
+    /// of `ctx` or of the non-transactional context (never another open
+    /// transaction's: its writes carry its id and its errors are its own).
+    fn evict(&mut self, ctx: Ctx) -> Result<()> {
+        let CachePolicy::WriteBack { max_dirty_pages } = self.cache_policy else {
+            return Ok(());
+        };
+        while self.cache.len() > max_dirty_pages {
+            let Some(key) = self.cache.oldest_for(ctx) else { break };
+            self.write_back(key)?;
+        }
+        Ok(())
+    }
+
+    /// Sends one dirty page to the device (with its context).
+    fn write_back(&mut self, key: cache::Key) -> Result<()> {
+        let Some(d) = self.cache.take(&key) else { return Ok(()) };
+        let (ctx, ino, _) = key;
+        if let Err(e) = self.write_page_dev(ctx, ino, d.lpn, d.class, &d.data) {
+            // Still dirty: a retried commit or fsync writes it again, an abort drops it.
+            self.cache.put(key, d.lpn, d.class, &d.data);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Writes back `ctx`'s dirty pages of `ino`.
+    pub(crate) fn write_back_file(&mut self, ctx: Ctx, ino: Ino) -> Result<()> {
+        for key in self.cache.keys_of_file(ctx, ino, 0) {
+            self.write_back(key)?;
+        }
+        Ok(())
+    }
+
+    /// Writes back every dirty page of `ctx`.
+    pub(crate) fn write_back_ctx(&mut self, ctx: Ctx) -> Result<()> {
+        for key in self.cache.keys_of_ctx(ctx) {
+            self.write_back(key)?;
+        }
+        Ok(())
+    }
+
+    /// Forgets `ctx`'s dirty pages of `ino` from file page `from` on (the file dropped them).
+    pub(crate) fn drop_cached(&mut self, ctx: Ctx, ino: Ino, from: u32) {
+        for key in self.cache.keys_of_file(ctx, ino, from) {
+            self.cache.take(&key);
+        }
+    }
+
+    /// Reads file page `idx` of `ino` (device page `lpn`) as `ctx` sees it:
+    /// its dirty page, else (a transaction) the non-transactional one, else the device.
+    fn read_page(&mut self, ctx: Ctx, ino: Ino, idx: u32, lpn: Lpn, buf: &mut [u8]) -> Result<()> {
+        let cached = self.cache.get(&(ctx, ino, idx)).or_else(|| match ctx {
+            Some(_) => self.cache.get(&(None, ino, idx)),
+            None => None,
+        });
+        match cached {
+            Some(d) => {
+                buf.copy_from_slice(&d.data);
+                Ok(())
+            }
+            None => self.read_dev(ctx, lpn, buf),
+        }
+    }
+
+    /// A file data page to the device now, counted by class.
+    fn write_page_dev(&mut self, ctx: Ctx, ino: Ino, lpn: Lpn, class: FileClass, data: &[u8]) -> Result<()> {
         self.write_dev(ctx, lpn, data)?;
-        match FileClass::from_u8(self.inode(ctx, ino)?.class) {
+        match class {
             FileClass::Database => self.stats.database_page_writes += 1,
             FileClass::Journal => self.stats.journal_page_writes += 1,
             FileClass::Wal => self.stats.wal_page_writes += 1,
-            FileClass::Other => self.stats.other_page_writes += 1,
+            FileClass::Other => {
+                self.stats.other_page_writes += 1;
+                return Ok(());
+            }
+        }
+        if !self.unsynced.insert((ino, lpn)) {
+            self.stats.rewrites_before_fsync += 1;
         }
         Ok(())
     }
@@ -567,9 +732,9 @@ impl Fs {
                 let take = (ps as usize - within).min(n - done);
                 match self.inode(ctx, ino)?.page(idx) {
                     // A whole page: straight into the caller's buffer.
-                    Some(lpn) if take == ps as usize => self.read_dev(ctx, lpn, &mut buf[done..done + take])?,
+                    Some(lpn) if take == ps as usize => self.read_page(ctx, ino, idx, lpn, &mut buf[done..done + take])?,
                     Some(lpn) => {
-                        self.read_dev(ctx, lpn, &mut page)?;
+                        self.read_page(ctx, ino, idx, lpn, &mut page)?;
                         buf[done..done + take].copy_from_slice(&page[within..within + take]);
                     }
                     None => buf[done..done + take].fill(0),
@@ -583,8 +748,8 @@ impl Fs {
     }
 
     /// Writes `data` at `offset` in `tx` (or none), growing the file as needed.
-    /// The data goes to the device now; the size and allocation become durable
-    /// at `fsync` (`tx` `None`) or with the transaction. The first write claims
+    /// The data goes to the page cache (or the device, write-through); data,
+    /// size and allocation become durable at `fsync` (`tx` `None`) or with the transaction. The first write claims
     /// the file for its context ([`FsError::Busy`] if another transaction holds it).
     pub fn write(&mut self, tx: Option<Tid>, ino: Ino, offset: u64, data: &[u8]) -> Result<()> {
         let ctx = self.context(tx)?;
@@ -615,7 +780,7 @@ impl Fs {
                         Some(lpn) => lpn,
                         None => self.allocate(ctx, ino)?,
                     };
-                    self.write_page(ctx, ino, lpn, &data[done..done + take])?;
+                    self.write_page(ctx, ino, idx, lpn, &data[done..done + take])?;
                     done += take;
                     continue;
                 }
@@ -624,7 +789,7 @@ impl Fs {
                         // Read-modify-write of a partial page.
                         let page_start = idx as u64 * ps;
                         if page_start < old_size {
-                            self.read_dev(ctx, lpn, &mut page)?;
+                            self.read_page(ctx, ino, idx, lpn, &mut page)?;
                         } else {
                             page.fill(0);
                         }
@@ -636,7 +801,7 @@ impl Fs {
                     }
                 };
                 page[within..within + take].copy_from_slice(&data[done..done + take]);
-                self.write_page(ctx, ino, lpn, &page)?;
+                self.write_page(ctx, ino, idx, lpn, &page)?;
                 done += take;
             }
             Ok(())
@@ -649,11 +814,15 @@ impl Fs {
         Ok(())
     }
 
-    /// fsync: the non-transactional data and metadata durable. Inside a
-    /// transaction, a no-op (its commit is the durability point).
-    pub fn fsync(&mut self, tx: Option<Tid>, _ino: Ino) -> Result<()> {
+    /// fsync: the file's dirty pages go to the device, then the
+    /// non-transactional data and metadata are made durable. Inside a
+    /// transaction, the file's dirty pages go to the device with the
+    /// transaction's id and nothing more (its commit is the durability point).
+    pub fn fsync(&mut self, tx: Option<Tid>, ino: Ino) -> Result<()> {
         let ctx = self.context(tx)?;
         self.stats.fsyncs += 1;
+        self.write_back_file(ctx, ino)?;
+        self.unsynced.clear();
         if ctx.is_some() {
             return Ok(());
         }

@@ -129,6 +129,12 @@ impl Fs {
             Some(None) => self.make_plain_durable()?,
             None => {}
         }
+        // Its non-transactional dirty pages were written first: they reach
+        // the device before the transaction's (which would otherwise be
+        // overwritten by a later write-back).
+        if ctx.is_some() {
+            self.write_back_file(None, ino)?;
+        }
         let inode = self.inodes.get(ino as usize).cloned().ok_or(FsError::BadHandle(ino))?;
         self.pending.entry(ctx).or_default().inodes.insert(ino, inode);
         Ok(())
@@ -353,6 +359,8 @@ impl Fs {
             self.fold(None); // claims without changes: nothing to write
             return Ok(());
         }
+        // Ordered mode: the data the metadata names reaches the device first.
+        self.write_back_ctx(None)?;
         match self.mode {
             FsMode::Journaled => self.journal_commit(),
             FsMode::Transactional => {
@@ -412,6 +420,9 @@ impl Fs {
     /// atomically. On an error the transaction stays open (abort it or retry).
     pub fn commit(&mut self, tid: Tid) -> Result<()> {
         self.check_open(tid)?;
+        // Its dirty pages join the device transaction first (a failed
+        // attempt keeps the rest dirty for the retry).
+        self.write_back_ctx(Some(tid))?;
         self.write_pending(Some(tid), tid)?;
         self.dev.commit(tid)?;
         self.fold(Some(tid));
@@ -427,6 +438,9 @@ impl Fs {
         // Forget the transaction even if the device fails (it is gone with a
         // power loss anyway): its changes must never be committed later.
         let r = self.dev.abort(tid);
+        for key in self.cache.keys_of_ctx(Some(tid)) {
+            self.cache.take(&key);
+        }
         if let Some(p) = self.pending.remove(&Some(tid)) {
             for i in p.alloc.into_iter().chain(p.dropped) {
                 self.reserved.remove(&i);

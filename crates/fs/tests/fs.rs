@@ -195,7 +195,17 @@ fn one_transaction_at_a_time_changes_a_file() {
 #[test]
 fn a_commit_that_fails_on_metadata_leaves_nothing_behind() {
     // 40 entries: format's 33 metadata pages fit (it commits them as one transaction).
-    let mut fs = Fs::format(device_with("xftl", &ProtocolOptions { xl2p_entries: 40 }), FsMode::Transactional).unwrap();
+    let mut fs = Fs::format(
+        device_with(
+            "xftl",
+            &ProtocolOptions {
+                xl2p_entries: 40,
+                ..Default::default()
+            },
+        ),
+        FsMode::Transactional,
+    )
+    .unwrap();
     let a = fs.create("a.db", FileClass::Database).unwrap();
     let b = fs.create("b.db", FileClass::Database).unwrap();
     let t1 = fs.begin().unwrap();

@@ -139,6 +139,36 @@ impl BlockTable {
         None
     }
 
+    /// The greedy victim when a protocol keeps pages the L2P does not map or
+    /// skips some blocks: `live(block, valid, write_ptr)` gives a full block's
+    /// live pages (at least its valid ones), or None if it may not be a
+    /// victim. Among full blocks with fewer than `below` live pages: the
+    /// fewest, then the least worn, then the lowest id (as a scan would pick).
+    /// Walks the index from the fewest valid pages up and stops once no
+    /// block further up can have fewer live pages than the best found.
+    pub fn greedy_victim_by(&mut self, below: u32, mut live: impl FnMut(BlockId, u32, u32) -> Option<u32>) -> Option<BlockId> {
+        let mut best: Option<(u32, u32, BlockId)> = None;
+        for v in 0..below {
+            if best.is_some_and(|(l, _, _)| v > l) {
+                break;
+            }
+            let mut at = self.by_valid.head[v as usize];
+            while at != NONE {
+                let next = self.by_valid.next[at as usize];
+                if self.state[at as usize] != BlockState::Full {
+                    self.by_valid.take(at);
+                } else if let Some(l) = live(at, v, self.write_ptr[at as usize]).filter(|&l| l < below) {
+                    let key = (l, self.erase_count[at as usize], at);
+                    if best.is_none_or(|b| key < b) {
+                        best = Some(key);
+                    }
+                }
+                at = next;
+            }
+        }
+        best.map(|(_, _, b)| b)
+    }
+
     /// Is every full block indexed under its valid count? (For the invariant check.)
     pub fn index_consistent(&self) -> Result<(), String> {
         for (b, &s) in self.state.iter().enumerate() {

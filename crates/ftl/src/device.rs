@@ -38,6 +38,12 @@ pub struct DeviceStats {
     pub gc_protocol_copies: u64,
     /// Victims chosen by static wear leveling (counted in gc_runs too).
     pub wear_level_runs: u64,
+    /// Blocks a protocol had erased at once, whatever their valid pages
+    /// (`Ftl::force_erase`: TxFlash's SCC erases an uncommitted version of a
+    /// page before a newer version of it is written), and the live pages
+    /// moved out of them first (counted in gc_copies too).
+    pub forced_erases: u64,
+    pub forced_erase_moves: u64,
     /// Mapping checkpoints written, and their pages (table pages and records).
     pub checkpoints: u64,
     pub map_writes: u64,
@@ -52,7 +58,8 @@ pub struct DeviceStats {
     /// Pages a protocol writes for its own metadata (X-L2P tables, commit records...).
     pub protocol_meta_writes: u64,
     /// Protocol records written while some transaction was still open, so its
-    /// uncommitted state reached the flash (X-FTL: tables with active entries).
+    /// uncommitted state reached the flash (X-FTL: tables with active entries;
+    /// LightTx: checkpoints whose zone metadata lists an Unavailable Zone).
     pub protocol_records_with_open_tx: u64,
     /// Protocol log pages rewritten unchanged to move them out of blocks their
     /// ring was about to erase (counted in protocol_meta_writes too).
@@ -103,8 +110,13 @@ pub struct RecoveryReport {
     pub protocol_pages_read: u64,
     /// L2P updates the protocol's recovery applied (X-FTL: committed entries).
     pub protocol_updates_applied: u64,
-    /// Device time spent reading the protocol's records (X-FTL: loading the X-L2P table).
+    /// Device time spent reading the protocol's records (X-FTL: loading the
+    /// X-L2P table) and the blocks it asked to scan (LightTx: its Unavailable Zone).
     pub protocol_read_ns: u64,
+    /// Blocks in use at the checkpoint, and their pages, read because the
+    /// protocol asked (`Hooks::zone_blocks`; LightTx's Unavailable Zone).
+    pub protocol_blocks_scanned: u64,
+    pub protocol_pages_scanned: u64,
     /// Device time spent on the superblock search and the checkpoint read.
     pub load_ns: u64,
     /// Device time spent on the roll-forward scan.

@@ -59,6 +59,10 @@ pub enum DeviceError {
     TransactionExists(u32),
     #[error("transaction id 0 is reserved for non-transactional writes")]
     InvalidTransactionId,
+    /// The protocol cannot offer what the host asked of it (Atomic-Write runs
+    /// one transaction at a time; SCC and BPCC have no serializable level).
+    #[error("protocol `{protocol}` does not offer {level}")]
+    IsolationUnsupported { protocol: &'static str, level: &'static str },
 }
 
 impl From<NandError> for DeviceError {

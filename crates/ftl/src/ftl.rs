@@ -572,6 +572,9 @@ impl<H: Hooks> Ftl<H> {
             Err(e) => return Err(self.fail(e)),
         };
         let b = block as usize;
+        if kind == PageKind::Data {
+            self.hooks.on_program(ppn, &oob, t.done_ns);
+        }
         self.intact.set(ppn, true);
         self.blocks.write_ptr[b] = page + 1;
         self.blocks.last_seq[b] = seq;
@@ -584,7 +587,7 @@ impl<H: Hooks> Ftl<H> {
         Ok(Some((ppn, t.transferred_ns)))
     }
 
-    fn close_stream_slot(&mut self, block: BlockId) {
+    pub(crate) fn close_stream_slot(&mut self, block: BlockId) {
         if let Some(slot) = self
             .host_open
             .iter_mut()
@@ -681,6 +684,7 @@ impl<H: Hooks> Ftl<H> {
         if self.blocks.free_count() + self.blocks.prefree_count() <= self.derived.gc_low {
             self.collect_garbage(self.derived.gc_high)?;
         }
+        let mut slid = false;
         loop {
             if self.blocks.free_count() > self.derived.reserve {
                 return Ok(());
@@ -690,6 +694,14 @@ impl<H: Hooks> Ftl<H> {
                 continue;
             }
             if !self.gc_one()? {
+                // Every block with dead pages may be one the protocol keeps
+                // from GC until the next checkpoint (LightTx's zones): take it
+                // and try again, once.
+                if H::may_skip_victims() && !slid {
+                    slid = true;
+                    self.checkpoint()?;
+                    continue;
+                }
                 return Err(self.no_space());
             }
         }
@@ -701,6 +713,19 @@ impl<H: Hooks> Ftl<H> {
     /// page: the protocol keeps it live through `Hooks::extra_live` and maps it
     /// at commit). Returns the page and the write's latency.
     pub fn program_unmapped(&mut self, lpn: Lpn, data: &[u8], protocol: &[u8; PROTOCOL_BYTES]) -> Result<(Ppn, u64)> {
+        let start = self.now_ns;
+        let (ppn, _) = self.program_unmapped_deferred(lpn, data, protocol)?;
+        self.after_program()?;
+        Ok((ppn, self.now_ns - start))
+    }
+
+    /// [`Ftl::program_unmapped`] without the housekeeping that follows a host
+    /// program (interval checkpoints, wear leveling, retiring failed blocks):
+    /// the caller finishes what the page belongs to, then calls
+    /// [`Ftl::housekeeping`]. LightTx programs a commit page this way and maps
+    /// the transaction's pages before any checkpoint: a checkpoint in between
+    /// would record neither the commit (older than it) nor the mappings.
+    pub fn program_unmapped_deferred(&mut self, lpn: Lpn, data: &[u8], protocol: &[u8; PROTOCOL_BYTES]) -> Result<(Ppn, u64)> {
         self.check_writable("write")?;
         self.check_lpn(lpn)?;
         self.check_data_len(data.len())?;
@@ -708,8 +733,12 @@ impl<H: Hooks> Ftl<H> {
         let (ppn, transferred) = self.program_stream(Stream::Host, PageKind::Data, lpn, data, protocol, self.now_ns)?;
         self.counters.host_writes += 1;
         self.now_ns = self.now_ns.max(transferred);
-        self.after_program()?;
         Ok((ppn, self.now_ns - start))
+    }
+
+    /// The housekeeping deferred by [`Ftl::program_unmapped_deferred`].
+    pub fn housekeeping(&mut self) -> Result<()> {
+        self.after_program()
     }
 
     /// Points `lpn` at `ppn`, a data page of `lpn` programmed earlier (by
@@ -741,6 +770,14 @@ impl<H: Hooks> Ftl<H> {
     pub fn wait_idle(&mut self) -> u64 {
         let start = self.now_ns;
         self.now_ns = self.now_ns.max(self.nand.all_idle_ns());
+        self.now_ns - start
+    }
+
+    /// Waits until `t_ns` on the device clock (a protocol waiting for the
+    /// programs of one transaction, not for every die).
+    pub fn wait_until(&mut self, t_ns: u64) -> u64 {
+        let start = self.now_ns;
+        self.now_ns = self.now_ns.max(t_ns);
         self.now_ns - start
     }
 
@@ -855,7 +892,7 @@ impl<H: Hooks> Ftl<H> {
         let start = self.now_ns;
         self.counters.host_flushes += 1;
         self.now_ns = self.now_ns.max(self.nand.all_idle_ns());
-        if self.trims_pending {
+        if self.trims_pending || (self.cfg.checkpoint_at_flush && self.programs_since_ckpt > 0) {
             self.checkpoint()?;
         }
         // With an image synced at flushes (`--sync flush`), a flush that returns

@@ -11,7 +11,7 @@ use crate::error::{DeviceError, Result};
 use crate::ftl::{Ftl, Stream};
 use crate::hooks::Hooks;
 use crate::oob::{Oob, OobState, PageKind};
-use txftl_nand::{BlockId, Ppn};
+use txftl_nand::{BlockId, NandError, Ppn};
 
 /// Static wear leveling moves at most this many blocks per check.
 const WEAR_MOVES_PER_CHECK_MAX: u32 = 4;
@@ -40,17 +40,35 @@ impl<H: Hooks> Ftl<H> {
     }
 
     /// Greedy or cost-benefit choice among full blocks with at least one dead
-    /// page. Plain greedy (no pages the protocol keeps, no victims it skips)
-    /// asks the block table's index of full blocks by valid count instead of
-    /// scanning every block: same victim (debug builds check it against the
-    /// scan), without a cost that grows with the device.
+    /// page. Greedy asks the block table's index of full blocks by valid
+    /// count instead of scanning every block: same victim (debug builds check
+    /// it against the scan), without a cost that grows with the device.
     pub(crate) fn select_victim(&mut self) -> Option<BlockId> {
-        if self.cfg.gc_policy == GcPolicy::Greedy && !H::has_extra_live() && !H::may_skip_victims() {
-            let v = self.blocks.greedy_victim(self.geo.pages_per_block);
-            debug_assert_eq!(v, self.scan_for_victim(), "the victim index disagrees with a scan");
-            return v;
+        if self.cfg.gc_policy != GcPolicy::Greedy {
+            return self.scan_for_victim();
         }
-        self.scan_for_victim()
+        let ppb = self.geo.pages_per_block;
+        let v = if !H::has_extra_live() && !H::may_skip_victims() {
+            self.blocks.greedy_victim(ppb)
+        } else {
+            // Protocol pages and skipped blocks: the index still orders the
+            // candidates by valid pages, a lower bound of their live pages.
+            let (hooks, geo) = (&self.hooks, self.geo);
+            self.blocks.greedy_victim_by(ppb, |b, valid, written| {
+                if H::may_skip_victims() && hooks.skip_victim(b) {
+                    return None;
+                }
+                let extra = if H::has_extra_live() {
+                    let first = geo.ppn(b, 0);
+                    hooks.extra_live_count(first, first + written)
+                } else {
+                    0
+                };
+                Some(valid + extra)
+            })
+        };
+        debug_assert_eq!(v, self.scan_for_victim(), "the victim index disagrees with a scan");
+        v
     }
 
     /// `select_victim` by looking at every block.
@@ -162,6 +180,75 @@ impl<H: Hooks> Ftl<H> {
             self.blocks.set_prefree(victim);
         }
         Ok(())
+    }
+
+    /// Erases `block` now, before the caller programs anything else: its live
+    /// pages (mapped, or kept by the protocol) are first copied to the GC
+    /// stream as GC does, then the block is erased and waits, prefree, for the
+    /// next checkpoint like any GC victim (allocation skips the second erase).
+    /// For a protocol whose recovery would misread a page for as long as it
+    /// lies on flash (TxFlash's SCC: an uncommitted version of a page must be
+    /// gone before a newer version of it is written). An open block is closed
+    /// first (its unwritten tail is wasted). A block already free is left
+    /// alone: recovery reads nothing older than the checkpoint that freed it.
+    /// Returns whether an erase was done (metadata, bad and free blocks: no).
+    /// A block whose erase fails is refused (`WornOut`): its pages are still there.
+    pub fn force_erase(&mut self, block: BlockId) -> Result<bool> {
+        self.check_writable("erase")?;
+        let b = block as usize;
+        if b >= self.geo.block_count() as usize {
+            return Err(DeviceError::Corrupted(format!("forced erase of block {block}, beyond the array")));
+        }
+        match self.blocks.state[b] {
+            BlockState::Free | BlockState::Bad | BlockState::Meta => return Ok(false),
+            BlockState::Open => {
+                self.blocks.write_ptr[b] = self.geo.pages_per_block;
+                self.blocks.set_full(block);
+                self.close_stream_slot(block);
+                self.programs_since_ckpt += 1;
+            }
+            BlockState::Full | BlockState::Prefree => {}
+        }
+        if self.blocks.state[b] == BlockState::Full {
+            let before = self.counters.gc_copies;
+            self.relocate_block(block)?;
+            self.counters.forced_erase_moves += self.counters.gc_copies - before;
+            if self.blocks.state[b] == BlockState::Bad {
+                // Retired after a failed program: never erased again.
+                return Ok(false);
+            }
+        }
+        // Erased and written again since the last checkpoint: an erase torn
+        // by a power cut could leave pages recording an erase count above the
+        // checkpoint's, in a block recovery takes for free (it stops at the
+        // first erased page). A checkpoint first records the count they carry.
+        if self.ckpt_erase_counts.get(b) != Some(&self.blocks.erase_count[b]) {
+            self.checkpoint()?;
+        }
+        // The checkpoint may have released it to the free pool, which is
+        // ordered by erase count: out while the count changes.
+        let in_pool = self.blocks.state[b] == BlockState::Free;
+        if in_pool {
+            self.blocks.take_block(block);
+        }
+        match self.nand.erase(block, self.now_ns) {
+            Ok(t) => {
+                self.now_ns = self.now_ns.max(t.done_ns);
+                self.blocks.erase_count[b] += 1;
+                self.blocks.clean[b] = true;
+                self.erases_since_wl_check += 1;
+                if in_pool {
+                    self.blocks.set_free(block);
+                }
+            }
+            // What it holds is still there: the caller cannot go on safely.
+            Err(NandError::EraseFailed(_)) | Err(NandError::BadBlock(_)) => {
+                return Err(DeviceError::WornOut(format!("forced erase of block {block} failed")))
+            }
+            Err(e) => return Err(self.fail(e)),
+        }
+        self.counters.forced_erases += 1;
+        Ok(true)
     }
 
     /// Copies one page (`mapped`: the L2P points to it; else the protocol

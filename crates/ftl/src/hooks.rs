@@ -16,6 +16,14 @@ pub struct RecoveredUpdate {
     pub ppn: Ppn,
 }
 
+/// An intact data page recovery read, handed to the protocol
+/// ([`Hooks::recover_scanned`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScannedPage {
+    pub ppn: Ppn,
+    pub oob: Oob,
+}
+
 pub trait Hooks {
     /// Protocol name, as the CLI spells it and the superblock records it.
     fn name(&self) -> &'static str;
@@ -54,6 +62,12 @@ pub trait Hooks {
     {
         false
     }
+
+    /// A data page was programmed (host or GC stream), before any housekeeping
+    /// (GC, checkpoint) that follows it: a protocol that tracks where its
+    /// pages lie (LightTx's zones) learns it before a checkpoint records them.
+    /// `done_ns`: when the die finishes the program (device clock).
+    fn on_program(&mut self, _ppn: Ppn, _oob: &Oob, _done_ns: u64) {}
 
     /// GC moved a page it kept for the protocol (`extra_live`) or a mapped page
     /// from `old` to `new` (Flag Commit moves its flags; X-FTL repoints entries).
@@ -104,7 +118,42 @@ pub trait Hooks {
     /// first, as far back as it needs), and return extra L2P updates.
     /// `fell_back`: recovery fell back to an older checkpoint than the newest,
     /// so updates the newest alone covered must be found again in the logs.
-    fn recover(&mut self, _ckpt_seq: u64, _root: &[u8], _fell_back: bool, _logs: &mut dyn LogSource) -> Result<Vec<RecoveredUpdate>> {
+    /// `section`: the protocol's section of the checkpoint used.
+    fn recover(
+        &mut self,
+        _ckpt_seq: u64,
+        _root: &[u8],
+        _section: &[u8],
+        _fell_back: bool,
+        _logs: &mut dyn LogSource,
+    ) -> Result<Vec<RecoveredUpdate>> {
+        Ok(Vec::new())
+    }
+
+    /// Recovery, after `recover`: blocks in use at the checkpoint whose pages
+    /// written before it the protocol must read too (LightTx's Unavailable
+    /// Zone: blocks holding pages of transactions still open at the
+    /// checkpoint). The framework reads each from its first page to its write
+    /// pointer at the checkpoint, in parallel across blocks, on the device clock.
+    fn zone_blocks(&self) -> Vec<BlockId> {
+        Vec::new()
+    }
+
+    /// Whether the protocol wants `recover_scanned` (recovery then keeps every
+    /// page it read).
+    fn wants_scanned_pages() -> bool
+    where
+        Self: Sized,
+    {
+        false
+    }
+
+    /// Recovery, after the scans: every intact data page the roll-forward scan
+    /// found (programmed after the checkpoint `ckpt_seq`) and every intact data
+    /// page of the `zone_blocks` (programmed before it), in no particular
+    /// order; returns L2P updates, as `recover` does. LightTx decides here which
+    /// transactions committed.
+    fn recover_scanned(&mut self, _ckpt_seq: u64, _pages: &[ScannedPage]) -> Result<Vec<RecoveredUpdate>> {
         Ok(Vec::new())
     }
 

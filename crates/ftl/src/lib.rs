@@ -36,7 +36,7 @@ pub use config::{Canary, FtlConfig, GcPolicy, DEFAULT_OVERPROVISION_PCT};
 pub use device::{Device, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};
 pub use error::{DeviceError, Result};
 pub use ftl::Ftl;
-pub use hooks::{Hooks, RecoveredUpdate};
+pub use hooks::{Hooks, RecoveredUpdate, ScannedPage};
 pub use log::{LogPage, LogSource};
 pub use memory::FtlMemory;
 pub use oob::{Oob, PageKind, PROTOCOL_BYTES};

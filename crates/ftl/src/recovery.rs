@@ -40,7 +40,7 @@ use crate::device::RecoveryReport;
 use crate::ecc::{read_retrying, Unreadable};
 use crate::error::{DeviceError, Result};
 use crate::ftl::{superblock_blocks, Ftl, RecordLoc};
-use crate::hooks::Hooks;
+use crate::hooks::{Hooks, ScannedPage};
 use crate::log::LogReader;
 use crate::oob::{Oob, OobState, PageKind};
 use crate::superblock::Superblock;
@@ -388,6 +388,62 @@ impl<H: Hooks> Ftl<H> {
         Ok((scanned, t))
     }
 
+    /// Reads the blocks the protocol names (`Hooks::zone_blocks`: blocks in use
+    /// at the checkpoint), each from its first page to its write pointer at the
+    /// checkpoint, blocks in parallel and each page after page, and adds their
+    /// intact data pages programmed before the checkpoint to `pages` (later ones
+    /// the roll-forward scan found). Returns when the last read finished.
+    fn scan_zone_blocks(
+        &mut self,
+        ck: &Checkpoint,
+        ring_owned: &std::collections::BTreeSet<BlockId>,
+        pages: &mut Vec<ScannedPage>,
+        report: &mut RecoveryReport,
+        at_ns: u64,
+    ) -> Result<u64> {
+        let full_reads = self.nand.config().data_mode == DataMode::Full;
+        let mut buf = vec![0u8; self.geo.page_size as usize];
+        let mut oob = vec![0u8; self.geo.oob_size as usize];
+        let mut done = at_ns;
+        let mut blocks = self.hooks.zone_blocks();
+        blocks.sort_unstable();
+        blocks.dedup();
+        for block in blocks {
+            let Some(rec) = ck.blocks.get(block as usize) else {
+                return Err(DeviceError::Corrupted(format!(
+                    "the checkpoint's protocol section names block {block}, beyond the array"
+                )));
+            };
+            let end = match rec.state {
+                RecordState::Used | RecordState::Open if !ring_owned.contains(&block) => {
+                    (rec.write_ptr as u32).min(self.geo.pages_per_block)
+                }
+                _ => continue,
+            };
+            report.protocol_blocks_scanned += 1;
+            let mut t = at_ns;
+            for page in 0..end {
+                let ppn = self.geo.ppn(block, page);
+                let (d, unreadable) = self.recovery_read_ecc(ppn, t, full_reads, &mut buf, &mut oob)?;
+                t = d;
+                report.protocol_pages_scanned += 1;
+                if unreadable.is_some() {
+                    report.unreadable_pages += 1;
+                }
+                // A page whose data is beyond ECC but whose spare area decodes
+                // is still there (reads report its loss): the protocol counts it.
+                let data_ok = unreadable.is_some() || !full_reads;
+                if let OobState::Valid(o) = Oob::decode(&oob) {
+                    if o.kind == PageKind::Data && o.seq < ck.seq && (data_ok || o.data_matches(&buf)) {
+                        pages.push(ScannedPage { ppn, oob: o });
+                    }
+                }
+            }
+            done = done.max(t);
+        }
+        Ok(done)
+    }
+
     /// Every intact superblock in the two superblock blocks, newest first (for
     /// falling back to an older checkpoint).
     fn superblock_history(&mut self, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<Vec<Superblock>> {
@@ -638,10 +694,19 @@ impl<H: Hooks> Ftl<H> {
         let protocol_start = t;
         let ring_lists: Vec<Vec<BlockId>> = sb.protocol_rings.iter().map(|r| r.blocks.clone()).collect();
         let mut logs = LogReader::new(&mut ftl.nand, geo, &ring_lists, t)?;
-        let updates = ftl.hooks.recover(ck.seq, &sb.root, fallback, &mut logs)?;
+        let mut updates = ftl.hooks.recover(ck.seq, &sb.root, &ck.protocol, fallback, &mut logs)?;
         let (log_max_seq, log_newest) = (logs.max_seq, std::mem::take(&mut logs.newest_index));
         report.protocol_pages_read = logs.pages_read;
         t = logs.t;
+        if H::wants_scanned_pages() {
+            let mut pages: Vec<ScannedPage> = found
+                .iter()
+                .filter(|f| f.oob.kind == PageKind::Data)
+                .map(|f| ScannedPage { ppn: f.ppn, oob: f.oob })
+                .collect();
+            t = ftl.scan_zone_blocks(&ck, &ring_owned, &mut pages, &mut report, t)?;
+            updates.extend(ftl.hooks.recover_scanned(ck.seq, &pages)?);
+        }
         report.protocol_read_ns = t - protocol_start;
         // The newest superblock's checkpoint may be newer than the one used, and
         // new programs must follow every page of the protocol's logs.

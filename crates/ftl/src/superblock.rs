@@ -48,6 +48,10 @@ const MAGIC: &[u8; 8] = b"TXFTLSB2";
 const MAGIC_FORMAT_1: &[u8; 8] = b"TXFTLSB1";
 const FIXED: usize = 120;
 
+/// Bytes of the protocol name the superblock holds (a longer name could not
+/// be told apart at mount).
+pub const PROTOCOL_NAME_MAX: usize = 16;
+
 /// A protocol ring, as the superblock names it.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct RingRecord {

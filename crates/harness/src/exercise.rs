@@ -51,6 +51,17 @@ pub struct Exercised {
     pub lost_page_copies: u64,
     /// Recoveries: pages the scan could not decode.
     pub unreadable_pages: u64,
+    /// Transactional writes to a page another open transaction had written
+    /// (several uncommitted versions of one page at once).
+    pub cross_tx_updates: u64,
+    /// Recoveries: pages of blocks in use at the checkpoint that the protocol
+    /// asked to read (LightTx's Unavailable Zone).
+    pub zone_pages_scanned: u64,
+    /// Blocks erased because the protocol forced it (SCC: an uncommitted
+    /// version of a page erased before a newer one is written), and the
+    /// live pages moved out of them first.
+    pub forced_erases: u64,
+    pub forced_erase_moves: u64,
 }
 
 impl Exercised {
@@ -76,6 +87,8 @@ impl Exercised {
             bad_blocks: s.bad_blocks,
             reported_losses,
             lost_page_copies: s.lost_page_copies,
+            forced_erases: s.forced_erases,
+            forced_erase_moves: s.forced_erase_moves,
             ..Exercised::default()
         }
     }
@@ -86,6 +99,7 @@ impl Exercised {
         self.pages_rolled_forward += r.pages_rolled_forward;
         self.protocol_updates_applied += r.protocol_updates_applied;
         self.unreadable_pages += r.unreadable_pages;
+        self.zone_pages_scanned += r.protocol_pages_scanned;
     }
 
     /// Adds the recovery counts of another run (one crash point's).
@@ -95,6 +109,7 @@ impl Exercised {
         self.pages_rolled_forward += o.pages_rolled_forward;
         self.protocol_updates_applied += o.protocol_updates_applied;
         self.unreadable_pages += o.unreadable_pages;
+        self.zone_pages_scanned += o.zone_pages_scanned;
     }
 
     pub fn count(&self, e: Expect) -> u64 {
@@ -117,6 +132,9 @@ impl Exercised {
             Expect::Uncorrectable => self.uncorrectable_reads,
             Expect::ProgramFailures => self.program_failures,
             Expect::BadBlocks => self.bad_blocks,
+            Expect::CrossTxUpdates => self.cross_tx_updates,
+            Expect::ZoneScans => self.zone_pages_scanned,
+            Expect::ForcedErases => self.forced_erases,
         }
     }
 }
@@ -143,6 +161,9 @@ pub enum Expect {
     Uncorrectable,
     ProgramFailures,
     BadBlocks,
+    CrossTxUpdates,
+    ZoneScans,
+    ForcedErases,
 }
 
 impl Expect {
@@ -166,6 +187,9 @@ impl Expect {
             Expect::Uncorrectable => "reads uncorrectable after every retry",
             Expect::ProgramFailures => "failed programs",
             Expect::BadBlocks => "blocks gone bad",
+            Expect::CrossTxUpdates => "writes to a page another open transaction wrote",
+            Expect::ZoneScans => "recovery reads of the protocol's zones (blocks in use at the checkpoint)",
+            Expect::ForcedErases => "blocks the protocol forced erased",
         }
     }
 }

@@ -50,6 +50,10 @@ pub struct TxShape {
     pub trim_pct: u32,
     /// If not 0: run exactly this many transactions (and ignore `ops`).
     pub transactions: u64,
+    /// Percent of transactional writes that go to a page another open
+    /// transaction has written (several uncommitted versions of one page at
+    /// once; needs `concurrency` above 1).
+    pub cross_pct: u32,
 }
 
 impl Default for TxShape {
@@ -61,6 +65,7 @@ impl Default for TxShape {
             nontx_pct: 0,
             trim_pct: 0,
             transactions: 0,
+            cross_pct: 0,
         }
     }
 }
@@ -135,6 +140,9 @@ pub struct OpStream {
     next_tid: u32,
     open: Vec<OpenTx>,
     begun: u64,
+    /// Transactional writes so far to a page another open transaction had
+    /// written (`TxShape::cross_pct`).
+    pub cross_tx_updates: u64,
 }
 
 impl OpStream {
@@ -152,6 +160,7 @@ impl OpStream {
             next_tid: 1,
             open: Vec::new(),
             begun: 0,
+            cross_tx_updates: 0,
         }
     }
 
@@ -228,20 +237,36 @@ impl OpStream {
             return self.finish(i);
         }
         let roll = self.rng.gen_range(0..100);
-        let tx = &mut self.open[i];
+        let tid = self.open[i].tid;
         if roll < 15 {
             let lpn = self.rng.gen_range(0..ws);
-            return Op::TxRead(tx.tid, lpn);
+            return Op::TxRead(tid, lpn);
         }
-        let lpn = if roll < 35 && !tx.pages.is_empty() {
-            tx.pages[self.rng.gen_range(0..tx.pages.len())] // a re-update inside the transaction
+        let own = self.open[i].pages.len();
+        let lpn = if roll < 35 && own > 0 {
+            self.open[i].pages[self.rng.gen_range(0..own)] // a re-update inside the transaction
         } else {
-            let lpn = self.rng.gen_range(0..ws);
-            tx.pages.push(lpn);
+            // With `cross_pct`, a page another open transaction wrote, if any.
+            let cross = shape.cross_pct > 0 && self.rng.gen_range(0..100) < shape.cross_pct;
+            let others: Vec<u32> = if cross {
+                self.open
+                    .iter()
+                    .filter(|o| o.tid != tid)
+                    .flat_map(|o| o.pages.iter().copied())
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let lpn = if others.is_empty() {
+                self.rng.gen_range(0..ws)
+            } else {
+                self.cross_tx_updates += 1;
+                others[self.rng.gen_range(0..others.len())]
+            };
+            self.open[i].pages.push(lpn);
             lpn
         };
-        tx.writes += 1;
-        let tid = tx.tid;
+        self.open[i].writes += 1;
         self.after_write(Op::TxWrite(tid, lpn))
     }
 }
@@ -350,6 +375,7 @@ mod tx_tests {
             nontx_pct: 10,
             trim_pct: 5,
             transactions: 0,
+            cross_pct: 0,
         };
         let spec = WorkloadSpec {
             kind: WorkloadKind::TxWrite,

@@ -76,6 +76,24 @@ fn xftl_with_bit_errors_and_program_failures_survives_every_cut() {
     assert_clean(&r);
 }
 
+/// LightTx counts a transaction's pages at recovery: a page of the
+/// Unavailable Zone whose data is beyond ECC still counts (its spare area
+/// says whose it is), or the commit it belongs to would be lost.
+#[test]
+fn lighttx_with_bit_errors_and_program_failures_survives_every_cut() {
+    let mut s = spec("lighttx", WorkloadKind::TxWrite, 300, false);
+    s.workload.tx.concurrency = 3;
+    s.replay_base += " --concurrency 3 --no-recovery-cuts";
+    let r = crashtest(&s, &|_, _| {}).unwrap();
+    eprintln!("{:?}", r.exercised);
+    assert!(
+        r.exercised.zone_pages_scanned > 0 && r.exercised.unreadable_pages > 0,
+        "{:?}",
+        r.exercised
+    );
+    assert_clean(&r);
+}
+
 #[test]
 fn canary_gc_copying_an_uncorrectable_page_as_good_is_caught() {
     let mut s = spec("plain", WorkloadKind::RandWrite, 300, false);

@@ -15,7 +15,10 @@ fn spec(protocol: &str, entries: u32, ops: u64, fill_pct: u32, tx: TxShape, reco
 
 fn seeded(protocol: &str, entries: u32, ops: u64, fill_pct: u32, tx: TxShape, recovery_cuts: bool, seed: u64) -> CrashSpec {
     let mut device = DeviceSpec::tiny(protocol);
-    device.opts = ProtocolOptions { xl2p_entries: entries };
+    device.opts = ProtocolOptions {
+        xl2p_entries: entries,
+        ..Default::default()
+    };
     CrashSpec {
         device,
         expect: vec![Expect::Commits, Expect::Gc, Expect::TornDataIntactOob],
@@ -49,6 +52,7 @@ fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, nontx_pct: u32) ->
         nontx_pct,
         trim_pct: 0,
         transactions: 0,
+        cross_pct: 0,
     }
 }
 

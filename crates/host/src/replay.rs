@@ -130,6 +130,9 @@ pub enum ReplayError {
     NoClients,
     #[error("the device failed at trace line {line}: {source}")]
     Device { line: u64, source: DeviceError },
+    /// The protocol cannot run the trace's transactions at this level.
+    #[error("{0}: choose another --isolation")]
+    Isolation(DeviceError),
 }
 
 /// One unit of work: a transaction or a single operation.
@@ -334,6 +337,15 @@ pub fn replay(
         return Err(ReplayError::NoClients);
     }
     let info = dev.info();
+    // A level the protocol cannot offer is refused before anything runs.
+    if let Ok(entry) = txftl_protocols::entry(info.protocol) {
+        if !entry.isolation.contains(&opts.isolation.name()) {
+            return Err(ReplayError::Isolation(DeviceError::IsolationUnsupported {
+                protocol: info.protocol,
+                level: opts.isolation.name(),
+            }));
+        }
+    }
     let store_data = dev.nand().config().data_mode == txftl_nand::DataMode::Full;
     let mut driver = Driver::new(info.page_size, store_data);
     let mut pages = info.logical_pages;

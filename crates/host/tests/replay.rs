@@ -57,6 +57,7 @@ fn recorded() -> Trace {
             nontx_pct: 0,
             trim_pct: 0,
             transactions: 400,
+            cross_pct: 0,
         },
     };
     let sink = Sink::default();

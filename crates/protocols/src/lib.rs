@@ -1,7 +1,59 @@
 //! txftl-protocols: each paper's commit protocol on the FTL framework, and the
 //! registry the CLI and the harness pick them from by name.
 
+/// `AnyDevice` for a transactional protocol's device whose field `ftl` is
+/// the framework's FTL: every method is the FTL's. `before_close` (optional)
+/// writes what the protocol keeps back until then (X-FTL: a table page
+/// written lazily) before the FTL's own clean close.
+macro_rules! any_device_over_ftl {
+    ($t:ty) => {
+        any_device_over_ftl!($t, |_: &mut $t| Ok(()));
+    };
+    ($t:ty, $before_close:expr) => {
+        impl $crate::AnyDevice for $t {
+            fn check_invariants(&self) -> std::result::Result<(), String> {
+                self.ftl.check_invariants()
+            }
+            fn recovery_report(&self) -> Option<txftl_ftl::RecoveryReport> {
+                self.ftl.recovery_report()
+            }
+            fn into_nand(self: Box<Self>) -> txftl_nand::Nand {
+                self.ftl.into_nand()
+            }
+            fn close(mut self: Box<Self>) -> std::result::Result<txftl_nand::Nand, txftl_ftl::DeviceError> {
+                let before_close: fn(&mut $t) -> txftl_ftl::Result<()> = $before_close;
+                before_close(&mut self)?;
+                self.ftl.close()
+            }
+            fn nand(&self) -> &txftl_nand::Nand {
+                self.ftl.nand()
+            }
+            fn wear_spread(&self) -> (u32, u32) {
+                self.ftl.wear_spread()
+            }
+            fn erase_counts(&self) -> Vec<u32> {
+                self.ftl.erase_counts().to_vec()
+            }
+            fn checkpoint_erase_counts(&self) -> Vec<u32> {
+                self.ftl.checkpoint_erase_counts().to_vec()
+            }
+            fn mapping(&self, lpn: u32) -> Option<u32> {
+                self.ftl.mapping(lpn)
+            }
+            fn nand_mut(&mut self) -> &mut txftl_nand::Nand {
+                self.ftl.nand_mut()
+            }
+            fn transactional(&self) -> bool {
+                true
+            }
+        }
+    };
+}
+
+pub mod atomic_write;
+pub mod lighttx;
 pub mod plain;
+pub mod scc;
 pub mod xftl;
 
 use txftl_ftl::{Canary, Device, DeviceError, Ftl, FtlConfig, FtlMemory, RecoveryReport};
@@ -77,6 +129,9 @@ pub struct ProtocolOptions {
     /// (a mount takes the formatted size). 0: sized to the array (see
     /// [`xftl::auto_entries`]); [`xftl::DEFAULT_ENTRIES`] (500) is the paper's.
     pub xl2p_entries: u32,
+    /// LightTx: blocks in the Available Zone, i.e. a checkpoint (zone slide)
+    /// every this many blocks' worth of programs. 0: the framework's interval.
+    pub zone_blocks: u32,
 }
 
 fn unknown(name: &str) -> DeviceError {
@@ -114,6 +169,11 @@ pub struct ProtocolEntry {
     /// the workload whose crash points show its bug. Other workloads are refused
     /// for it, since they would report a clean run that tested nothing.
     pub canary_workload: Option<&'static str>,
+    /// The isolation levels (the concurrent host's, by name) its transactions
+    /// can run under: a level that needs what the protocol cannot do (several
+    /// transactions open at once, several uncommitted versions of a page) is
+    /// refused with a typed error before anything runs.
+    pub isolation: &'static [&'static str],
     format: FormatFn,
     mount: MountFn,
     memory: MemoryFn,
@@ -158,12 +218,73 @@ fn xftl_mount(n: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> 
     boxed(Ftl::mount_or_return(n, cfg, hooks).map(xftl::XFtl::new))
 }
 
+/// LightTx's zone size is the checkpoint interval, in blocks of programs.
+fn lighttx_cfg(n: &Nand, mut cfg: FtlConfig, opts: &ProtocolOptions) -> FtlConfig {
+    if opts.zone_blocks > 0 {
+        cfg.checkpoint_every_pages = opts.zone_blocks as u64 * n.geometry().pages_per_block as u64;
+    }
+    cfg
+}
+
+fn lighttx_format(n: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, DeviceError> {
+    let cfg = lighttx_cfg(&n, cfg, opts);
+    let hooks = lighttx::LHooks::new(n.geometry(), canary);
+    Ok(Box::new(lighttx::LightTx::new(Ftl::format(n, cfg, hooks)?)))
+}
+
+fn lighttx_mount(n: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, MountFailure> {
+    let cfg = lighttx_cfg(&n, cfg, opts);
+    let hooks = lighttx::LHooks::new(n.geometry(), canary);
+    boxed(Ftl::mount_or_return(n, cfg, hooks).map(lighttx::LightTx::new))
+}
+
+fn lighttx_memory(n: &NandConfig, cfg: &FtlConfig, _opts: &ProtocolOptions) -> Result<FtlMemory, DeviceError> {
+    let hooks = lighttx::LHooks::new(&n.geometry, false);
+    let mut m = Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &hooks)?;
+    // The zone bitmaps (one byte per block each).
+    m.tables += 2 * n.geometry.block_count() as u64;
+    Ok(m)
+}
+
+fn atomic_write_format(n: Nand, cfg: FtlConfig, canary: bool) -> Result<Box<dyn AnyDevice>, DeviceError> {
+    let hooks = atomic_write::AwHooks::new(n.geometry(), canary);
+    Ok(Box::new(atomic_write::AtomicWrite::new(Ftl::format(n, cfg, hooks)?)))
+}
+
+fn atomic_write_mount(n: Nand, cfg: FtlConfig, canary: bool) -> Result<Box<dyn AnyDevice>, MountFailure> {
+    let hooks = atomic_write::AwHooks::new(n.geometry(), canary);
+    boxed(Ftl::mount_or_return(n, cfg, hooks).map(atomic_write::AtomicWrite::new))
+}
+
+fn atomic_write_memory(n: &NandConfig, cfg: &FtlConfig, _opts: &ProtocolOptions) -> Result<FtlMemory, DeviceError> {
+    Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &atomic_write::AwHooks::new(&n.geometry, false))
+}
+
+/// Every isolation level: the protocol keeps each transaction's versions
+/// apart (or the host journal does, on a protocol without transactions).
+const ALL_LEVELS: &[&str] = &["strict", "no-page-conflict", "serializable"];
+
 /// Every protocol this build offers.
+fn scc_format(n: Nand, cfg: FtlConfig, canary: bool) -> Result<Box<dyn AnyDevice>, DeviceError> {
+    let hooks = scc::SccHooks::new(n.geometry(), canary);
+    Ok(Box::new(scc::Scc::new(Ftl::format(n, cfg, hooks)?)))
+}
+
+fn scc_mount(n: Nand, cfg: FtlConfig, canary: bool) -> Result<Box<dyn AnyDevice>, MountFailure> {
+    let hooks = scc::SccHooks::new(n.geometry(), canary);
+    boxed(Ftl::mount_or_return(n, cfg, hooks).map(scc::Scc::new))
+}
+
+fn scc_memory(n: &NandConfig, cfg: &FtlConfig, _opts: &ProtocolOptions) -> Result<FtlMemory, DeviceError> {
+    Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &scc::SccHooks::new(&n.geometry, false))
+}
+
 pub const PROTOCOLS: &[ProtocolEntry] = &[
     ProtocolEntry {
         name: "plain",
         transactional: false,
         canary_workload: None,
+        isolation: ALL_LEVELS,
         format: |n, cfg, _| Ok(Box::new(Ftl::format(n, cfg, plain::Plain)?)),
         mount: |n, cfg, _| boxed(Ftl::mount_or_return(n, cfg, plain::Plain)),
         memory: |n, cfg, _| Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &plain::Plain),
@@ -172,6 +293,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         name: "plain-canary",
         transactional: false,
         canary_workload: Some("randwrite"),
+        isolation: ALL_LEVELS,
         format: |n, cfg, _| Ok(Box::new(Ftl::format(n, canary_cfg(cfg), plain::PlainCanary)?)),
         mount: |n, cfg, _| boxed(Ftl::mount_or_return(n, canary_cfg(cfg), plain::PlainCanary)),
         memory: |n, cfg, _| Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &plain::PlainCanary),
@@ -180,6 +302,7 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         name: "xftl",
         transactional: true,
         canary_workload: None,
+        isolation: ALL_LEVELS,
         format: |n, cfg, o| xftl_format(n, cfg, o, false),
         mount: |n, cfg, o| xftl_mount(n, cfg, o, false),
         memory: xftl_memory,
@@ -189,9 +312,70 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         transactional: true,
         // Its bug (a commit acknowledged before its table is durable) only shows with transactions.
         canary_workload: Some("txwrite"),
+        isolation: ALL_LEVELS,
         format: |n, cfg, o| xftl_format(n, cfg, o, true),
         mount: |n, cfg, o| xftl_mount(n, cfg, o, true),
         memory: xftl_memory,
+    },
+    ProtocolEntry {
+        name: "lighttx",
+        transactional: true,
+        canary_workload: None,
+        isolation: ALL_LEVELS,
+        format: |n, cfg, o| lighttx_format(n, cfg, o, false),
+        mount: |n, cfg, o| lighttx_mount(n, cfg, o, false),
+        memory: lighttx_memory,
+    },
+    ProtocolEntry {
+        name: "lighttx-canary",
+        transactional: true,
+        // Its bug (the zone metadata forgets the Unavailable Zone) only shows
+        // with transactions open across a checkpoint.
+        canary_workload: Some("txwrite"),
+        isolation: ALL_LEVELS,
+        format: |n, cfg, o| lighttx_format(n, cfg, o, true),
+        mount: |n, cfg, o| lighttx_mount(n, cfg, o, true),
+        memory: lighttx_memory,
+    },
+    ProtocolEntry {
+        name: "atomic-write",
+        transactional: true,
+        canary_workload: None,
+        isolation: &["strict"],
+        format: |n, cfg, _| atomic_write_format(n, cfg, false),
+        mount: |n, cfg, _| atomic_write_mount(n, cfg, false),
+        memory: atomic_write_memory,
+    },
+    ProtocolEntry {
+        // The superblock holds 16 bytes of name: `atomic-write-canary` does not fit.
+        name: "atomic-w-canary",
+        transactional: true,
+        // Its bug (the flag on a group's first page) shows with a cut inside a group.
+        // Its bug (the flag on a group's first page) shows with a cut inside a group.
+        canary_workload: Some("txwrite"),
+        isolation: &["strict"],
+        format: |n, cfg, _| atomic_write_format(n, cfg, true),
+        mount: |n, cfg, _| atomic_write_mount(n, cfg, true),
+        memory: atomic_write_memory,
+    },
+    ProtocolEntry {
+        name: "scc",
+        transactional: true,
+        canary_workload: None,
+        // A page's older versions must be settled before a new one is written.
+        isolation: &["strict", "no-page-conflict"],
+        format: |n, cfg, _| scc_format(n, cfg, false),
+        mount: |n, cfg, _| scc_mount(n, cfg, false),
+        memory: scc_memory,
+    },
+    ProtocolEntry {
+        name: "scc-canary",
+        transactional: true,
+        canary_workload: Some("txwrite"),
+        isolation: &["strict", "no-page-conflict"],
+        format: |n, cfg, _| scc_format(n, cfg, true),
+        mount: |n, cfg, _| scc_mount(n, cfg, true),
+        memory: scc_memory,
     },
 ];
 
@@ -270,4 +454,18 @@ pub fn mount_or_return(name: &str, nand: Nand, cfg: FtlConfig, opts: &ProtocolOp
 
 pub fn is_known(name: &str) -> bool {
     entry(name).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_name_fits_the_superblock() {
+        for p in super::PROTOCOLS {
+            assert!(
+                p.name.len() <= txftl_ftl::superblock::PROTOCOL_NAME_MAX,
+                "`{}` is longer than the superblock's name field",
+                p.name
+            );
+        }
+    }
 }

@@ -12,7 +12,10 @@ use txftl_ftl::{FtlConfig, PageKind};
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
 
-const OPTS: ProtocolOptions = ProtocolOptions { xl2p_entries: 16 };
+const OPTS: ProtocolOptions = ProtocolOptions {
+    xl2p_entries: 16,
+    zone_blocks: 0,
+};
 
 fn page(size: u32, lpn: u32, version: u32) -> Vec<u8> {
     let mut p = vec![0u8; size as usize];

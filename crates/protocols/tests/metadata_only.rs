@@ -12,7 +12,10 @@ use txftl_ftl::{DeviceError, FtlConfig};
 use txftl_nand::{preset, DataMode, Nand, OpKind, PowerCut, Torn, ViolationPolicy};
 use txftl_protocols::{format, mount_or_return, AnyDevice, ProtocolOptions};
 
-const OPTS: ProtocolOptions = ProtocolOptions { xl2p_entries: 24 };
+const OPTS: ProtocolOptions = ProtocolOptions {
+    xl2p_entries: 24,
+    zone_blocks: 0,
+};
 
 fn cfg() -> FtlConfig {
     FtlConfig {

@@ -8,7 +8,16 @@ use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
 
 fn device(entries: u32) -> Box<dyn AnyDevice> {
     let nand = Nand::new(preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
-    format("xftl", nand, FtlConfig::default(), &ProtocolOptions { xl2p_entries: entries }).unwrap()
+    format(
+        "xftl",
+        nand,
+        FtlConfig::default(),
+        &ProtocolOptions {
+            xl2p_entries: entries,
+            ..Default::default()
+        },
+    )
+    .unwrap()
 }
 
 fn page(size: u32, tag: u8) -> Vec<u8> {
@@ -70,7 +79,16 @@ fn committed_survives_remount_uncommitted_does_not() {
     let mut n = d.into_nand();
     n.power_off();
     n.power_on();
-    let mut d = mount("xftl", n, FtlConfig::default(), &ProtocolOptions { xl2p_entries: 16 }).unwrap();
+    let mut d = mount(
+        "xftl",
+        n,
+        FtlConfig::default(),
+        &ProtocolOptions {
+            xl2p_entries: 16,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(read(&mut *d, 4), 41);
     assert_eq!(read(&mut *d, 5), 0);
     let r = d.recovery_report().unwrap();
@@ -142,7 +160,16 @@ fn a_newer_plain_write_beats_an_older_commit_after_a_cut() {
     let mut n = d.into_nand();
     n.power_off();
     n.power_on();
-    let mut d = mount("xftl", n, FtlConfig::default(), &ProtocolOptions { xl2p_entries: 16 }).unwrap();
+    let mut d = mount(
+        "xftl",
+        n,
+        FtlConfig::default(),
+        &ProtocolOptions {
+            xl2p_entries: 16,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(read(&mut *d, 6), 61, "the committed entry must not be replayed over a newer write");
 }
 
@@ -167,7 +194,16 @@ fn a_trim_after_a_commit_never_resurrects_the_older_value() {
     let mut n = d.into_nand();
     n.power_off();
     n.power_on();
-    let mut d = mount("xftl", n, FtlConfig::default(), &ProtocolOptions { xl2p_entries: 16 }).unwrap();
+    let mut d = mount(
+        "xftl",
+        n,
+        FtlConfig::default(),
+        &ProtocolOptions {
+            xl2p_entries: 16,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let p = read(&mut *d, 3);
     assert!(p == 31 || p == 0, "p came back as {p}: the value from before the committed T1");
     assert_eq!(read(&mut *d, 4), 41);
@@ -183,11 +219,28 @@ fn the_table_size_is_fixed_at_format() {
     let d = format("xftl", nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
     let auto = txftl_protocols::xftl::auto_entries(d.nand().geometry());
     let n = d.close().unwrap();
-    let d = mount("xftl", n, FtlConfig::default(), &ProtocolOptions { xl2p_entries: 0 }).unwrap();
+    let d = mount(
+        "xftl",
+        n,
+        FtlConfig::default(),
+        &ProtocolOptions {
+            xl2p_entries: 0,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let n = d.close().unwrap();
-    let e = mount("xftl", n, FtlConfig::default(), &ProtocolOptions { xl2p_entries: auto + 1 })
-        .err()
-        .expect("a different size is refused");
+    let e = mount(
+        "xftl",
+        n,
+        FtlConfig::default(),
+        &ProtocolOptions {
+            xl2p_entries: auto + 1,
+            ..Default::default()
+        },
+    )
+    .err()
+    .expect("a different size is refused");
     assert!(e.to_string().contains("fixed at format"), "{e}");
     assert!(auto >= 32);
 }
@@ -211,7 +264,16 @@ fn a_transaction_larger_than_one_table_page_commits() {
     let mut n = d.into_nand();
     n.power_off();
     n.power_on();
-    let mut d = mount("xftl", n, FtlConfig::default(), &ProtocolOptions { xl2p_entries: 100 }).unwrap();
+    let mut d = mount(
+        "xftl",
+        n,
+        FtlConfig::default(),
+        &ProtocolOptions {
+            xl2p_entries: 100,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     for lpn in (0..90).chain([95]) {
         assert_eq!(read(&mut *d, lpn), lpn as u8);
     }

@@ -11,7 +11,10 @@ use txftl_ftl::{DeviceError, FtlConfig};
 use txftl_nand::{preset, DataMode, Nand, PowerCut, Torn, ViolationPolicy};
 use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
 
-const OPTS: ProtocolOptions = ProtocolOptions { xl2p_entries: 600 };
+const OPTS: ProtocolOptions = ProtocolOptions {
+    xl2p_entries: 600,
+    zone_blocks: 0,
+};
 const TXS: u32 = 200;
 const PAGES_PER_TX: u32 = 1;
 

@@ -30,7 +30,7 @@ mod ffi {
 #[allow(dead_code)]
 mod vfs;
 
-use txftl_fs::{Fs, FsMode};
+use txftl_fs::{CachePolicy, Fs, FsMode};
 use txftl_nand::{ImageSync, Nand, ViolationPolicy};
 
 const SQLITE_OK_LOAD_PERMANENTLY: c_int = 256;
@@ -52,7 +52,13 @@ fn mount() -> Result<Fs, String> {
     let opts = txftl_protocols::ProtocolOptions::default();
     let dev =
         txftl_protocols::mount(&protocol, nand, txftl_ftl::FtlConfig::default(), &opts).map_err(|e| format!("mounting {image}: {e}"))?;
-    Fs::mount(dev, mode).map_err(|e| format!("{image}: file system: {e}"))
+    let mut fs = Fs::mount(dev, mode).map_err(|e| format!("{image}: file system: {e}"))?;
+    // The VFS lives until the host process exits, and nothing unmounts it
+    // then: a write-back page cache would lose at exit what a kernel keeps.
+    // Every write goes to the device as it comes.
+    fs.set_cache_policy(CachePolicy::WriteThrough)
+        .map_err(|e| format!("{image}: file system: {e}"))?;
+    Ok(fs)
 }
 
 /// The extension's entry point (`.load PATH sqlite3_txftl_init`).

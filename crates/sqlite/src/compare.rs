@@ -65,6 +65,11 @@ pub struct Restart {
     /// Pages SQLite read and wrote during its recovery.
     pub sqlite_recovery_page_reads: u64,
     pub sqlite_recovery_page_writes: u64,
+    /// Device work during SQLite's recovery: flash programs, GC runs and
+    /// mapping checkpoints it caused.
+    pub sqlite_recovery_flash_programs: u64,
+    pub sqlite_recovery_gc_runs: u64,
+    pub sqlite_recovery_checkpoints: u64,
     pub integrity: String,
     /// The table holds exactly the transactions whose commit returned, plus
     /// (or not) the one in flight at the cut, whole.
@@ -225,12 +230,12 @@ pub fn restart(spec: &CompareSpec, mode: Mode, k: u32, fraction: f64) -> Result<
     let t0 = dev.now_ns();
     // File system mount (journal replay).
     let stack = Stack::mount(dev, mode)?;
-    let (t1, fs_before) = stack.with_fs_mut(|fs| (fs.device().now_ns(), fs.stats()))?;
+    let (t1, fs_before, dev_before) = stack.with_fs_mut(|fs| (fs.device().now_ns(), fs.stats(), fs.device().stats()))?;
     // SQLite's recovery happens when the database is first read (hot journal
     // rollback, WAL recovery): open it and read one tuple.
     let conn = stack.open("partsupp.db", page_size)?;
     let _: f64 = conn.query_row("SELECT ps_supplycost FROM partsupp WHERE ps_id = 0", [], |r| r.get(0))?;
-    let (t2, fs_after) = stack.with_fs_mut(|fs| (fs.device().now_ns(), fs.stats()))?;
+    let (t2, fs_after, dev_after) = stack.with_fs_mut(|fs| (fs.device().now_ns(), fs.stats(), fs.device().stats()))?;
     let integrity = integrity_check(&conn)?;
     let state = costs(&conn)?;
     let in_flight_applied = state == with_last;
@@ -244,8 +249,226 @@ pub fn restart(spec: &CompareSpec, mode: Mode, k: u32, fraction: f64) -> Result<
         sqlite_recovery_ns: t2 - t1,
         sqlite_recovery_page_reads: fs_after.page_reads - fs_before.page_reads,
         sqlite_recovery_page_writes: fs_after.host_page_writes() - fs_before.host_page_writes(),
+        sqlite_recovery_flash_programs: dev_after.flash_programs - dev_before.flash_programs,
+        sqlite_recovery_gc_runs: dev_after.gc_runs - dev_before.gc_runs,
+        sqlite_recovery_checkpoints: dev_after.checkpoints - dev_before.checkpoints,
         integrity,
         committed_state_ok,
         in_flight_applied,
+    })
+}
+
+/// A workload `compare --workload` (and `reproduce`) runs in each mode on an
+/// identical device: the same spec, seed and device for every mode.
+#[derive(Clone, Debug, Serialize)]
+pub enum Workload {
+    /// The paper's synthetic workload with `k` tuples per transaction
+    /// (rows and transactions from the [`CompareSpec`]).
+    Partsupp {
+        k: u32,
+    },
+    Tpcc(crate::tpcc::TpccSpec),
+    Ycsb(crate::ycsb::YcsbSpec),
+    SqliteBench(crate::sqlitebench::BenchSpec),
+}
+
+impl Workload {
+    /// The database file the workload uses.
+    fn db(&self) -> &'static str {
+        match self {
+            Workload::Partsupp { .. } => "partsupp.db",
+            Workload::Tpcc(_) => "tpcc.db",
+            Workload::Ycsb(_) => "ycsb.db",
+            Workload::SqliteBench(_) => "bench.db",
+        }
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            Workload::Partsupp { k } => format!("partsupp K={k}"),
+            Workload::Tpcc(s) => format!("tpcc mix {:?}", s.mix),
+            Workload::Ycsb(s) => format!("ycsb-{}", s.workload.name()),
+            Workload::SqliteBench(s) => {
+                let names: Vec<&str> = s.benchmarks.iter().map(|b| b.name()).collect();
+                format!("sqlite-bench {}", names.join(","))
+            }
+        }
+    }
+}
+
+/// One workload in one mode: host and device counters of the measured phase
+/// (after the load), throughput and latency on the device clock.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkloadRun {
+    pub mode: Mode,
+    pub workload: String,
+    pub host: FsStats,
+    pub device: DeviceStats,
+    /// Simulated elapsed time of the measured phase, seconds (device clock).
+    pub elapsed_s: f64,
+    /// Units of work measured: transactions (partsupp, TPC-C), operations
+    /// (YCSB), transactions of the benchmarks (sqlite-bench).
+    pub units: u64,
+    pub unit: &'static str,
+    pub throughput_per_sim_s: f64,
+    /// Latency of a unit, begin to end on the device clock, ns.
+    pub latency_mean_ns: f64,
+    pub latency_p99_ns: u64,
+    /// TPC-C only: the run's report (New-Orders and counts per type).
+    pub tpcc: Option<crate::tpcc::TpccReport>,
+    /// TPC-C only: consistency conditions 1-4 ("ok" or what failed).
+    pub consistency: Option<String>,
+    pub integrity: String,
+}
+
+impl WorkloadRun {
+    /// Flash programs (full and partial) per host page write.
+    pub fn write_amplification(&self) -> f64 {
+        let h = self.host.host_page_writes();
+        if h == 0 {
+            return 0.0;
+        }
+        (self.device.flash_programs + self.device.flash_partial_programs) as f64 / h as f64
+    }
+
+    /// TPC-C: every transaction committed per simulated minute (the X-FTL
+    /// paper's "tpmC", which it reports for mixes without New-Order too).
+    pub fn transactions_per_sim_minute(&self) -> f64 {
+        if self.elapsed_s > 0.0 {
+            self.units as f64 * 60.0 / self.elapsed_s
+        } else {
+            0.0
+        }
+    }
+
+    /// TPC-C: New-Orders committed per simulated minute (the specification's tpmC).
+    pub fn new_orders_per_sim_minute(&self) -> Option<f64> {
+        let r = self.tpcc.as_ref()?;
+        Some(if self.elapsed_s > 0.0 {
+            r.new_orders as f64 * 60.0 / self.elapsed_s
+        } else {
+            0.0
+        })
+    }
+}
+
+/// Device clock now.
+fn now(stack: &Stack) -> Result<u64, StackError> {
+    stack.with_fs_mut(|fs| fs.device().now_ns())
+}
+
+/// Runs `w` in `mode` on a fresh device of the spec (aged to its validity
+/// target), loads it, resets the counters and measures the run.
+pub fn run_workload(spec: &CompareSpec, mode: Mode, w: &Workload) -> Result<WorkloadRun, StackError> {
+    let stack = device(spec, mode)?;
+    age(&stack, spec)?;
+    let page_size = stack.with_fs_mut(|fs| fs.page_size())?;
+    let conn = stack.open(w.db(), page_size)?;
+    let other =
+        |e: &dyn std::fmt::Display| StackError::Other(format!("{e}{}", stack.last_error().map(|x| format!(" ({x})")).unwrap_or_default()));
+    match w {
+        Workload::Partsupp { .. } => load(&conn, spec.rows, spec.seed)?,
+        Workload::Tpcc(t) => crate::tpcc::load(&conn, t).map_err(|e| other(&e))?,
+        Workload::Ycsb(y) => crate::ycsb::load(&conn, y).map_err(|e| other(&e))?,
+        Workload::SqliteBench(_) => {}
+    }
+    let start = reset_counters(&stack)?;
+    // Begin-to-end latency of each unit on the device clock.
+    let mut lat: Vec<u64> = Vec::new();
+    let mut began = 0u64;
+    let mut tpcc = None;
+    let mut consistency = None;
+    match w {
+        Workload::Partsupp { k } => {
+            let tw = TxWorkload {
+                rows: spec.rows,
+                k: *k,
+                transactions: spec.transactions,
+                seed: spec.seed,
+            };
+            for i in 0..tw.transactions {
+                let b = now(&stack)?;
+                run_tx(&conn, &tw.updates(i))?;
+                lat.push(now(&stack)? - b);
+            }
+        }
+        Workload::Tpcc(t) => {
+            let r = crate::tpcc::run_with(&conn, t, |ev| {
+                let n = now(&stack).unwrap_or(0);
+                match ev {
+                    crate::tpcc::TxEvent::Begin { .. } => began = n,
+                    crate::tpcc::TxEvent::End { .. } => lat.push(n.saturating_sub(began)),
+                }
+            })
+            .map_err(|e| other(&e))?;
+            tpcc = Some(r);
+        }
+        Workload::Ycsb(y) => {
+            // A unit is an operation; with batches, the commit is timed apart
+            // and not counted as a unit.
+            crate::ycsb::run_with(&conn, y, |ev| {
+                let n = now(&stack).unwrap_or(0);
+                match ev {
+                    crate::ycsb::OpEvent::Begin { .. } => began = n,
+                    crate::ycsb::OpEvent::End { .. } => lat.push(n.saturating_sub(began)),
+                    _ => {}
+                }
+            })
+            .map_err(|e| other(&e))?;
+        }
+        Workload::SqliteBench(b) => {
+            crate::sqlitebench::run_with(&conn, b, |ev| {
+                let n = now(&stack).unwrap_or(0);
+                match ev {
+                    crate::sqlitebench::BenchEvent::Begin { .. } => began = n,
+                    crate::sqlitebench::BenchEvent::End { .. } => lat.push(n.saturating_sub(began)),
+                    _ => {}
+                }
+            })
+            .map_err(|e| other(&e))?;
+        }
+    }
+    // The measured phase ends here: the checks below read the whole
+    // database, and closing the connection checkpoints a WAL.
+    let (host, device, end) = stack.with_fs_mut(|fs| (fs.stats(), fs.device().stats(), fs.device().now_ns()))?;
+    if matches!(w, Workload::Tpcc(_)) {
+        consistency = Some(match crate::tpcc::check(&conn) {
+            Ok(()) => "ok".to_string(),
+            Err(e) => e,
+        });
+    }
+    let integrity = integrity_check(&conn)?;
+    drop(conn);
+    let elapsed_s = (end - start) as f64 / 1e9;
+    let units = lat.len() as u64;
+    lat.sort_unstable();
+    // Nearest-rank p99.
+    let p99 = if lat.is_empty() {
+        0
+    } else {
+        lat[((lat.len() as f64 * 0.99).ceil() as usize).clamp(1, lat.len()) - 1]
+    };
+    let mean = if lat.is_empty() {
+        0.0
+    } else {
+        lat.iter().map(|&x| x as f64).sum::<f64>() / lat.len() as f64
+    };
+    Ok(WorkloadRun {
+        mode,
+        workload: w.name(),
+        host,
+        device,
+        elapsed_s,
+        units,
+        unit: match w {
+            Workload::Ycsb(_) => "operations",
+            _ => "transactions",
+        },
+        throughput_per_sim_s: if elapsed_s > 0.0 { units as f64 / elapsed_s } else { 0.0 },
+        latency_mean_ns: mean,
+        latency_p99_ns: p99,
+        tpcc,
+        consistency,
+        integrity,
     })
 }

@@ -3,6 +3,7 @@
 //! EXCLUSIVE) are kept across connections per database file.
 
 use rusqlite::{Connection, ErrorCode};
+use txftl_fs::CachePolicy;
 use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::{format, ProtocolOptions};
@@ -49,6 +50,11 @@ fn rows(conn: &Connection) -> Vec<(i64, String)> {
 fn a_rollback_stays_rolled_back_when_another_database_commits() {
     for mode in [Mode::XftlOff, Mode::XftlMemory] {
         let s = stack(mode);
+        // A host page cache of 4 pages: A's spilled pages reach the device
+        // (evicted with its transaction's id) before the rollback.
+        s.with_fs_mut(|fs| fs.set_cache_policy(CachePolicy::WriteBack { max_dirty_pages: 4 }))
+            .unwrap()
+            .unwrap();
         let loader = s.open("a.db", 4096).unwrap();
         load(&loader, 2000, 1).unwrap();
         let before = costs(&loader).unwrap();

@@ -10,7 +10,7 @@
 use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Torn, ViolationPolicy};
 use txftl_protocols::ProtocolOptions;
-use txftl_sqlite::crash::{sql_crashtest, ScenarioSize, SqlCrashReport, SqlCrashSpec};
+use txftl_sqlite::crash::{sql_crashtest, ScenarioSize, SqlCrashReport, SqlCrashSpec, SqlWorkload};
 use txftl_sqlite::{Canary, Mode, Synchronous};
 
 fn spec(mode: Mode, synchronous: Synchronous, sample_every: u64) -> SqlCrashSpec {
@@ -18,10 +18,12 @@ fn spec(mode: Mode, synchronous: Synchronous, sample_every: u64) -> SqlCrashSpec
     let mut p = preset("tiny").unwrap();
     p.geometry.blocks_per_plane = size.blocks_per_plane;
     SqlCrashSpec {
+        workload: SqlWorkload::Partsupp,
         nand: p.config(DataMode::Full, ViolationPolicy::Panic),
         ftl: FtlConfig::default(),
         opts: ProtocolOptions {
             xl2p_entries: size.xl2p_entries,
+            ..Default::default()
         },
         mode,
         synchronous,

@@ -39,7 +39,16 @@ fn stack_of(blocks_per_plane: u32, xl2p_entries: u32) -> Stack {
     p.geometry.blocks_per_plane = blocks_per_plane;
     p.geometry.page_size = 4096;
     let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
-    let dev = format("xftl", nand, FtlConfig::default(), &ProtocolOptions { xl2p_entries }).unwrap();
+    let dev = format(
+        "xftl",
+        nand,
+        FtlConfig::default(),
+        &ProtocolOptions {
+            xl2p_entries,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     Stack::format(dev, Mode::XftlOff).unwrap()
 }
 

@@ -1,5 +1,6 @@
 //! Real SQLite on the device, in every journal mode.
 
+use txftl_fs::CachePolicy;
 use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::{format, ProtocolOptions};
@@ -72,6 +73,11 @@ fn every_mode_runs_the_workload_and_keeps_integrity() {
 fn rollback_after_a_cache_spill_on_xftl() {
     for mode in [Mode::XftlOff, Mode::XftlMemory, Mode::XftlBatch] {
         let s = stack(mode);
+        // A host page cache of 4 pages: the spilled pages reach the device
+        // (evicted with the transaction's id) before the rollback.
+        s.with_fs_mut(|fs| fs.set_cache_policy(CachePolicy::WriteBack { max_dirty_pages: 4 }))
+            .unwrap()
+            .unwrap();
         let loader = s.open("test.db", 4096).unwrap();
         load(&loader, 2000, 1).unwrap();
         let before = costs(&loader).unwrap();
@@ -96,7 +102,13 @@ fn rollback_after_a_cache_spill_on_xftl() {
 /// back on the device and goes through SQLite's rollback journal instead.
 #[test]
 fn a_batch_too_big_for_the_table_falls_back_to_the_journal() {
-    let s = stack_with(Mode::XftlBatch, &ProtocolOptions { xl2p_entries: 16 });
+    let s = stack_with(
+        Mode::XftlBatch,
+        &ProtocolOptions {
+            xl2p_entries: 16,
+            ..Default::default()
+        },
+    );
     let conn = s.open("test.db", 4096).unwrap();
     conn.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)").unwrap();
     conn.execute("INSERT INTO t VALUES (1, 'x')", []).unwrap();
@@ -120,8 +132,17 @@ fn a_batch_too_big_for_the_table_falls_back_to_the_journal() {
     // The journal path leaves the file system consistent: remount and look again.
     drop(conn);
     let fs = s.into_fs().unwrap();
-    let dev = fs.into_device().close().unwrap();
-    let dev = txftl_protocols::mount("xftl", dev, FtlConfig::default(), &ProtocolOptions { xl2p_entries: 16 }).unwrap();
+    let dev = fs.unmount().unwrap().close().unwrap();
+    let dev = txftl_protocols::mount(
+        "xftl",
+        dev,
+        FtlConfig::default(),
+        &ProtocolOptions {
+            xl2p_entries: 16,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let s = Stack::mount(dev, Mode::XftlBatch).unwrap();
     let conn = s.open("test.db", 4096).unwrap();
     let n: i64 = conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();

@@ -24,7 +24,16 @@ pub fn device_on(protocol: &str, nand: Nand) -> Box<dyn AnyDevice> {
 
 /// A device with an X-L2P table of `entries` (ignored by `plain`).
 pub fn device_with_table(protocol: &str, nand: Nand, entries: u32) -> Box<dyn AnyDevice> {
-    format(protocol, nand, FtlConfig::default(), &ProtocolOptions { xl2p_entries: entries }).unwrap()
+    format(
+        protocol,
+        nand,
+        FtlConfig::default(),
+        &ProtocolOptions {
+            xl2p_entries: entries,
+            ..Default::default()
+        },
+    )
+    .unwrap()
 }
 
 /// `tiny` at 128 blocks per plane with the paper's 500-entry X-L2P table, so

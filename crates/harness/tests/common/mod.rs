@@ -12,3 +12,53 @@ pub fn assert_clean(report: &CrashReport) {
     }
     assert_eq!(report.violation_count, 0);
 }
+
+/// A `txwrite` crash scenario on the tiny geometry (seed 1, a flush every 8
+/// writes, every torn variant) whose replay command names every option of
+/// `tx`; `device_flags`: the device's own options, as the command line gives them.
+#[allow(dead_code)] // not every crash test file builds transactional scenarios
+pub fn txwrite_spec(
+    device: txftl_harness::DeviceSpec,
+    device_flags: &str,
+    ops: u64,
+    fill_pct: u32,
+    tx: txftl_harness::TxShape,
+    recovery_cuts: bool,
+    expect: Vec<txftl_harness::Expect>,
+) -> txftl_harness::CrashSpec {
+    let protocol = device.protocol.clone();
+    txftl_harness::CrashSpec {
+        device,
+        expect,
+        workload: txftl_harness::WorkloadSpec {
+            kind: txftl_harness::WorkloadKind::TxWrite,
+            ops,
+            fill_pct,
+            seed: 1,
+            flush_every: 8,
+            tx,
+        },
+        torn: txftl_nand::Torn::ALL.to_vec(),
+        recovery_cuts,
+        only: None,
+        threads: 2,
+        replay_base: format!(
+            "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill {fill_pct} --seed 1{device_flags} --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {} --cross-tx-pct {}{}",
+            tx.pages_per_tx,
+            tx.abort_pct as f64 / 100.0,
+            tx.concurrency,
+            tx.nontx_pct,
+            tx.trim_pct,
+            tx.cross_pct,
+            if recovery_cuts { "" } else { " --no-recovery-cuts" },
+        ),
+    }
+}
+
+/// Runs a scenario and fails on any violation.
+#[allow(dead_code)]
+pub fn run_clean(s: &txftl_harness::CrashSpec) -> CrashReport {
+    let r = txftl_harness::crashtest(s, &|_, _| {}).unwrap();
+    assert_clean(&r);
+    r
+}

@@ -39,11 +39,10 @@ mod table;
 
 pub use table::{Entry, Status, XL2P};
 
-use crate::AnyDevice;
 use std::collections::BTreeSet;
 use txftl_ftl::{
-    BlockId, Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, RecoveryReport, Result,
-    Tid, PROTOCOL_BYTES,
+    BlockId, Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, Tid,
+    PROTOCOL_BYTES,
 };
 use txftl_nand::{Geometry, Nand};
 
@@ -208,7 +207,14 @@ impl Hooks for XHooks {
     /// checkpoint. After a fallback to an older checkpoint, every whole version
     /// since that checkpoint is applied (each at its own commit), because the
     /// lost checkpoint alone covered commits whose entries later versions dropped.
-    fn recover(&mut self, ckpt_seq: u64, root: &[u8], fell_back: bool, logs: &mut dyn LogSource) -> Result<Vec<RecoveredUpdate>> {
+    fn recover(
+        &mut self,
+        ckpt_seq: u64,
+        root: &[u8],
+        _section: &[u8],
+        fell_back: bool,
+        logs: &mut dyn LogSource,
+    ) -> Result<Vec<RecoveredUpdate>> {
         let capacity = match root.try_into() {
             Ok(b) => u32::from_le_bytes(b),
             Err(_) => {
@@ -572,41 +578,9 @@ impl Device for XFtl {
     }
 }
 
-impl AnyDevice for XFtl {
-    fn check_invariants(&self) -> std::result::Result<(), String> {
-        self.ftl.check_invariants()
-    }
-    fn recovery_report(&self) -> Option<RecoveryReport> {
-        self.ftl.recovery_report()
-    }
-    fn into_nand(self: Box<Self>) -> Nand {
-        self.ftl.into_nand()
-    }
-    fn close(mut self: Box<Self>) -> std::result::Result<Nand, DeviceError> {
-        if self.ftl.hooks().table_dirty {
-            self.write_table()?;
-        }
-        self.ftl.close()
-    }
-    fn nand(&self) -> &Nand {
-        self.ftl.nand()
-    }
-    fn wear_spread(&self) -> (u32, u32) {
-        self.ftl.wear_spread()
-    }
-    fn erase_counts(&self) -> Vec<u32> {
-        self.ftl.erase_counts().to_vec()
-    }
-    fn checkpoint_erase_counts(&self) -> Vec<u32> {
-        self.ftl.checkpoint_erase_counts().to_vec()
-    }
-    fn mapping(&self, lpn: u32) -> Option<u32> {
-        self.ftl.mapping(lpn)
-    }
-    fn nand_mut(&mut self) -> &mut Nand {
-        self.ftl.nand_mut()
-    }
-    fn transactional(&self) -> bool {
-        true
-    }
-}
+// A table page a canary commit left dirty is written before the clean close.
+any_device_over_ftl!(XFtl, |d: &mut XFtl| if d.ftl.hooks().table_dirty {
+    d.write_table()
+} else {
+    Ok(())
+});

@@ -81,6 +81,8 @@ pub const STREAM_LOAD: u64 = 1;
 pub const STREAM_RUN_CONSTANTS: u64 = 2;
 pub const STREAM_RUN_INPUTS: u64 = 3;
 pub const STREAM_RUN_DECK: u64 = 4;
+/// Client `c`'s backoff after SQLITE_BUSY draws from stream `STREAM_CLIENT_BACKOFF + c`.
+pub const STREAM_CLIENT_BACKOFF: u64 = 1 << 32;
 
 impl Random {
     pub fn new(seed: u64, stream: u64) -> Random {

@@ -4,7 +4,7 @@
 
 use super::rand::{last_name, Random, A_C_ID, A_C_LAST, A_OL_I_ID};
 use super::{Canary, Ctx, Outcome, TpccError, TpccReport, TxKind, DISTRICTS};
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, CachedStatement, Connection, OptionalExtension};
 
 /// How a transaction names its customer (clauses 2.5.1.2, 2.6.1.2).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -214,46 +214,83 @@ pub struct Done {
     pub skipped_districts: u32,
 }
 
+/// A connection, and the point where its client yields between statements
+/// (several clients interleave statement by statement, see
+/// [`super::clients`]; alone, a client never yields).
+pub(crate) struct Db<'c> {
+    pub conn: &'c Connection,
+    pause: &'c dyn Fn() -> Result<(), TpccError>,
+}
+
+impl<'c> Db<'c> {
+    pub fn new(conn: &'c Connection, pause: &'c dyn Fn() -> Result<(), TpccError>) -> Db<'c> {
+        Db { conn, pause }
+    }
+
+    /// The statement `sql` from the connection's cache, after yielding: every
+    /// statement of a transaction goes through here, so each is one step.
+    pub fn prepare_cached(&self, sql: &str) -> Result<CachedStatement<'c>, TpccError> {
+        (self.pause)()?;
+        Ok(self.conn.prepare_cached(sql)?)
+    }
+
+    /// Rolls back the open transaction, if SQLite left one open (after an error).
+    pub fn rollback_if_open(&self) {
+        if !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+    }
+}
+
 /// Runs one transaction in `BEGIN` ... `COMMIT` (or `ROLLBACK` for New-Order's
 /// unused item). On an error the transaction is rolled back and the error returned.
 pub(crate) fn execute(conn: &Connection, ctx: &Ctx, input: &Input) -> Result<Done, TpccError> {
-    conn.prepare_cached("BEGIN")?.execute([])?;
+    let db = Db::new(conn, &|| Ok(()));
+    let ended = begin_and_body(&db, ctx, input, "BEGIN").and_then(|done| {
+        db.prepare_cached(done.outcome.end_statement())?.execute([])?;
+        Ok(done)
+    });
+    if ended.is_err() {
+        db.rollback_if_open();
+    }
+    ended
+}
+
+/// `begin` (`BEGIN`, or `BEGIN IMMEDIATE`) and the transaction's statements,
+/// up to (not including) its `COMMIT` or `ROLLBACK`, which the caller issues
+/// (and may retry).
+pub(crate) fn begin_and_body(db: &Db, ctx: &Ctx, input: &Input, begin: &str) -> Result<Done, TpccError> {
+    db.prepare_cached(begin)?.execute([])?;
     let mut skipped_districts = 0;
-    let result = match input {
-        Input::NewOrder(i) => new_order(conn, ctx, i),
-        Input::Payment(i) => payment(conn, ctx, i),
-        Input::OrderStatus(i) => order_status(conn, i),
-        Input::Delivery(i) => delivery(conn, ctx, i).map(|skipped| {
+    let outcome = match input {
+        Input::NewOrder(i) => new_order(db, ctx, i),
+        Input::Payment(i) => payment(db, ctx, i),
+        Input::OrderStatus(i) => order_status(db, i),
+        Input::Delivery(i) => delivery(db, ctx, i).map(|skipped| {
             skipped_districts = skipped;
             Outcome::Committed
         }),
-        Input::StockLevel(i) => stock_level(conn, i),
-    };
-    let ended = result.and_then(|outcome| {
-        let end = match outcome {
+        Input::StockLevel(i) => stock_level(db, i),
+    }?;
+    Ok(Done {
+        outcome,
+        skipped_districts,
+    })
+}
+
+impl Outcome {
+    /// The statement that ends a transaction with this outcome.
+    pub(crate) fn end_statement(self) -> &'static str {
+        match self {
             Outcome::Committed => "COMMIT",
             Outcome::RolledBack => "ROLLBACK",
-        };
-        conn.prepare_cached(end)?.execute([])?;
-        Ok(outcome)
-    });
-    match ended {
-        Ok(outcome) => Ok(Done {
-            outcome,
-            skipped_districts,
-        }),
-        Err(e) => {
-            if !conn.is_autocommit() {
-                let _ = conn.execute_batch("ROLLBACK");
-            }
-            Err(e)
         }
     }
 }
 
 /// The customer at position ceil(n/2) of those named `last` in the district,
 /// sorted by first name (clause 2.5.2.2).
-fn customer_by_last_name(conn: &Connection, w_id: u32, d_id: u32, last: &str) -> Result<u32, TpccError> {
+fn customer_by_last_name(conn: &Db, w_id: u32, d_id: u32, last: &str) -> Result<u32, TpccError> {
     let mut st =
         conn.prepare_cached("SELECT c_id FROM customer WHERE c_w_id = ?1 AND c_d_id = ?2 AND c_last = ?3 ORDER BY c_first, c_id")?;
     let ids = st
@@ -267,7 +304,7 @@ fn customer_by_last_name(conn: &Connection, w_id: u32, d_id: u32, last: &str) ->
     Ok(ids[(ids.len() - 1) / 2])
 }
 
-fn customer_id_of(conn: &Connection, w_id: u32, d_id: u32, key: &CustomerKey) -> Result<u32, TpccError> {
+fn customer_id_of(conn: &Db, w_id: u32, d_id: u32, key: &CustomerKey) -> Result<u32, TpccError> {
     match key {
         CustomerKey::Id(c) => Ok(*c),
         CustomerKey::LastName(last) => customer_by_last_name(conn, w_id, d_id, last),
@@ -289,7 +326,7 @@ const STOCK_SELECT: [&str; DISTRICTS as usize] = [
 ];
 
 /// Clause 2.4.2.2.
-fn new_order(conn: &Connection, ctx: &Ctx, i: &NewOrderInput) -> Result<Outcome, TpccError> {
+fn new_order(conn: &Db, ctx: &Ctx, i: &NewOrderInput) -> Result<Outcome, TpccError> {
     let w_tax: f64 = conn
         .prepare_cached("SELECT w_tax FROM warehouse WHERE w_id = ?1")?
         .query_row([i.w_id], |r| r.get(0))?;
@@ -375,7 +412,7 @@ fn money(cents: i64) -> String {
 const C_DATA_MAX: usize = 500;
 
 /// Clause 2.5.2.2.
-fn payment(conn: &Connection, ctx: &Ctx, i: &PaymentInput) -> Result<Outcome, TpccError> {
+fn payment(conn: &Db, ctx: &Ctx, i: &PaymentInput) -> Result<Outcome, TpccError> {
     let w_name: String = conn
         .prepare_cached("SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM warehouse WHERE w_id = ?1")?
         .query_row([i.w_id], |r| r.get(0))?;
@@ -422,7 +459,7 @@ fn payment(conn: &Connection, ctx: &Ctx, i: &PaymentInput) -> Result<Outcome, Tp
 }
 
 /// Clause 2.6.2.2.
-fn order_status(conn: &Connection, i: &OrderStatusInput) -> Result<Outcome, TpccError> {
+fn order_status(conn: &Db, i: &OrderStatusInput) -> Result<Outcome, TpccError> {
     let c_id = customer_id_of(conn, i.w_id, i.d_id, &i.customer)?;
     let _balance: i64 = conn
         .prepare_cached("SELECT c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = ?1 AND c_d_id = ?2 AND c_id = ?3")?
@@ -456,7 +493,7 @@ fn order_status(conn: &Connection, i: &OrderStatusInput) -> Result<Outcome, Tpcc
 
 /// Clause 2.7.4.2: the oldest undelivered order of each district. Returns the
 /// number of districts that had none.
-fn delivery(conn: &Connection, ctx: &Ctx, i: &DeliveryInput) -> Result<u32, TpccError> {
+fn delivery(conn: &Db, ctx: &Ctx, i: &DeliveryInput) -> Result<u32, TpccError> {
     let mut skipped = 0;
     for d_id in 1..=DISTRICTS {
         let oldest: Option<i64> = conn
@@ -498,7 +535,7 @@ fn delivery(conn: &Connection, ctx: &Ctx, i: &DeliveryInput) -> Result<u32, Tpcc
 
 /// Clause 2.8.2.2: distinct items of the district's last 20 orders whose
 /// stock at the home warehouse is below the threshold.
-fn stock_level(conn: &Connection, i: &StockLevelInput) -> Result<Outcome, TpccError> {
+fn stock_level(conn: &Db, i: &StockLevelInput) -> Result<Outcome, TpccError> {
     let next_o_id: i64 = conn
         .prepare_cached("SELECT d_next_o_id FROM district WHERE d_w_id = ?1 AND d_id = ?2")?
         .query_row(params![i.w_id, i.d_id], |r| r.get(0))?;

@@ -1,0 +1,352 @@
+//! `txftl sqlcrash`: the end-to-end crash test, real SQLite on every mode with
+//! a power cut at every flash operation of a scenario (partsupp, or a short
+//! TPC-C run), checked after each restart against what the mode promises.
+
+use crate::cmd_compare::{parse_list, refuse_protocol};
+use crate::setup::{describe, protocol_options, replay_ftl_flags, resolve_device};
+use crate::table::{pair, thousands};
+use crate::{CliError, DeviceArgs};
+use clap::Args;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::process::ExitCode;
+use txftl_nand::{DataMode, ViolationPolicy};
+use txftl_sqlite::crash::{tpcc, ScenarioSize, SqlCrashReport, SqlCrashSpec, SqlWorkload};
+use txftl_sqlite::{Canary, Mode, Synchronous};
+
+#[derive(Args, Debug)]
+pub struct SqlCrashArgs {
+    #[command(flatten)]
+    pub device: DeviceArgs,
+    /// The scenario: partsupp (the X-FTL paper's table, a spilled rollback
+    /// and a second database) or tpcc (a short TPC-C run; see the README).
+    #[arg(long, default_value = "partsupp", value_parser = ["partsupp", "tpcc"])]
+    pub workload: String,
+    /// Modes, comma-separated: rbj, wal, xftl, xftl-memory, xftl-batch.
+    #[arg(long, default_value = "rbj,wal,xftl,xftl-memory,xftl-batch")]
+    pub modes: String,
+    /// PRAGMA synchronous settings, comma-separated: off, normal, full (each mode runs under each).
+    #[arg(long, default_value = "off,normal,full")]
+    pub synchronous: String,
+    /// partsupp: tuples in the table [default: 30].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(10..))]
+    pub rows: Option<u32>,
+    /// partsupp: tuples updated per transaction [default: 3].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub k: Option<u32>,
+    /// tpcc: divisor of the item, customer and order counts (one warehouse)
+    /// [default: 900: 111 items, 3 customers and 3 orders per district].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=900))]
+    pub scale: Option<u32>,
+    /// Transactions in the scenario (one of them spills its cache and rolls back);
+    /// default per workload and mode, enough for GC and X-L2P table-reclaim checkpoints.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
+    pub transactions: Option<u32>,
+    /// Torn variants of the cut operation, comma-separated: none, garbage, partial, data, oob.
+    #[arg(long, default_value = "none,garbage,partial,data,oob")]
+    pub torn: String,
+    /// Cuts inside each crash point's restart (recovery, mount, hot-journal
+    /// rollback): at most this many of its programs and erases, evenly spaced.
+    #[arg(long, default_value_t = 2)]
+    pub recovery_cuts: u32,
+    /// Try every n-th crash point only (1: every one).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    pub sample_every: u64,
+    /// Replay one crash point (with --torn naming one variant).
+    #[arg(long)]
+    pub at: Option<u64>,
+    /// A deliberate VFS bug the checker must catch: commit-at-sync (the X-FTL
+    /// VFS commits at xSync instead of COMMIT_PHASETWO), no-sync-after-batch-abort
+    /// (xftl-batch does not sync SQLite's journal after an aborted batch;
+    /// partsupp only: TPC-C aborts no batch), wal-skips-sync (xSync of a WAL
+    /// file does nothing). Off by default.
+    #[arg(long, value_parser = ["commit-at-sync", "no-sync-after-batch-abort", "wal-skips-sync"])]
+    pub canary: Option<String>,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn mode_arg(m: Mode) -> &'static str {
+    match m {
+        Mode::Rbj => "rbj",
+        Mode::Wal => "wal",
+        Mode::XftlOff => "xftl",
+        Mode::XftlMemory => "xftl-memory",
+        Mode::XftlBatch => "xftl-batch",
+    }
+}
+
+/// Rows, K and the workload, with what does not apply to it refused.
+fn workload(args: &SqlCrashArgs) -> Result<(SqlWorkload, u32, u32), CliError> {
+    let refuse = |flag: &str, w: &str| Err(CliError::Usage(format!("{flag} does not apply to --workload {w}")));
+    match args.workload.as_str() {
+        "tpcc" => {
+            if args.rows.is_some() {
+                return refuse("--rows", "tpcc (it sizes partsupp; use --scale)");
+            }
+            if args.k.is_some() {
+                return refuse("--k", "tpcc (it sizes partsupp's transactions)");
+            }
+            if args.canary.as_deref() == Some("no-sync-after-batch-abort") {
+                return refuse(
+                    "--canary no-sync-after-batch-abort",
+                    "tpcc (no TPC-C transaction outgrows the X-L2P table, so no batch is aborted)",
+                );
+            }
+            let scale = args.scale.unwrap_or(tpcc::SCALE_DEFAULT);
+            Ok((SqlWorkload::Tpcc { scale }, 0, 0))
+        }
+        _ => {
+            if args.scale.is_some() {
+                return refuse("--scale", "partsupp (it scales TPC-C's population; use --rows)");
+            }
+            Ok((SqlWorkload::Partsupp, args.rows.unwrap_or(30), args.k.unwrap_or(3)))
+        }
+    }
+}
+
+pub fn run(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
+    refuse_protocol(&args.device)?;
+    let (workload, rows, k) = workload(&args)?;
+    let modes = parse_list(&args.modes, "mode (rbj, wal, xftl, xftl-memory, xftl-batch)", Mode::parse)?;
+    let syncs = parse_list(&args.synchronous, "synchronous setting (off, normal, full)", Synchronous::parse)?;
+    let torn = parse_list(
+        &args.torn,
+        "torn variant (none, garbage, partial, data, oob)",
+        txftl_nand::Torn::parse,
+    )?;
+    if torn.is_empty() || syncs.is_empty() {
+        return Err(CliError::Usage("--torn and --synchronous need at least one value".into()));
+    }
+    let only = match args.at {
+        Some(at) if torn.len() == 1 => Some((at, torn[0])),
+        Some(_) => return Err(CliError::Usage("--at replays one crash point: give one --torn variant".into())),
+        None => None,
+    };
+    let canary = match args.canary.as_deref() {
+        Some("commit-at-sync") => Canary::CommitAtSync,
+        Some("no-sync-after-batch-abort") => Canary::NoSyncAfterBatchAbort,
+        Some("wal-skips-sync") => Canary::WalSkipsSync,
+        _ => Canary::None,
+    };
+    let rollback_at = match workload {
+        SqlWorkload::Tpcc { .. } => tpcc::ROLLBACK_AT_DEFAULT,
+        SqlWorkload::Partsupp => 1,
+    };
+    if args.transactions.is_some_and(|t| t <= rollback_at) {
+        return Err(CliError::Usage(format!(
+            "--transactions must exceed {rollback_at}: transaction #{} is the one that rolls back",
+            rollback_at + 1
+        )));
+    }
+    let mut reports = Vec::new();
+    let mut described = Vec::new();
+    // A device file is read once (its warnings printed once); it fixes the
+    // geometry, so the scenario's default size does not apply to it.
+    let from_file = args.device.config.is_some() || args.device.mqsim_config.is_some();
+    let file_device = if from_file {
+        Some(resolve_device(&args.device, "tiny")?)
+    } else {
+        None
+    };
+    for mode in modes {
+        let size = ScenarioSize::for_workload(workload, mode);
+        let mut device = args.device.clone();
+        let default_geometry = device.preset.is_none() && !from_file;
+        if device.blocks_per_plane.is_none() && default_geometry {
+            device.blocks_per_plane = Some(size.blocks_per_plane);
+        }
+        if device.xl2p_entries.is_none() {
+            device.xl2p_entries = Some(size.xl2p_entries);
+        }
+        let mut chosen = match &file_device {
+            Some(c) => c.clone(),
+            None => resolve_device(&device, "tiny")?,
+        };
+        // The scenario's page size applies to its default device only.
+        if let (Some(ps), true) = (size.page_size, default_geometry) {
+            chosen.preset.geometry.page_size = ps;
+        }
+        let p = &chosen.preset;
+        if p.geometry.page_count() > 1 << 16 {
+            return Err(CliError::Usage(format!("device {} is too large for crash enumeration", p.name)));
+        }
+        described.push(format!("{}: {}", mode.name(), describe(p)));
+        let transactions = args.transactions.unwrap_or(size.transactions);
+        for &synchronous in &syncs {
+            let sized = match workload {
+                SqlWorkload::Tpcc { scale } => format!("--workload tpcc --scale {scale}"),
+                SqlWorkload::Partsupp => format!("--rows {rows} --k {k}"),
+            };
+            let mut replay = format!(
+                "txftl sqlcrash --modes {} --synchronous {} {sized} --transactions {transactions} --seed {} --recovery-cuts {}",
+                mode_arg(mode),
+                synchronous.name().to_ascii_lowercase(),
+                args.seed,
+                args.recovery_cuts
+            );
+            if let Some(b) = device.blocks_per_plane {
+                replay.push_str(&format!(" --blocks-per-plane {b}"));
+            }
+            if let Some(x) = device.xl2p_entries {
+                replay.push_str(&format!(" --xl2p-entries {x}"));
+            }
+            if device.preset.is_some() || from_file {
+                replay.push_str(&format!(" {}", chosen.replay_option()));
+            }
+            replay.push_str(&replay_ftl_flags(&device));
+            if let Some(c) = &args.canary {
+                replay.push_str(&format!(" --canary {c}"));
+            }
+            let spec = SqlCrashSpec {
+                workload,
+                nand: p.config(DataMode::Full, ViolationPolicy::Panic),
+                ftl: chosen.ftl.clone(),
+                opts: protocol_options(&device),
+                mode,
+                synchronous,
+                rows,
+                k,
+                transactions,
+                rollback_at,
+                big_at: size.big_at,
+                seed: args.seed,
+                torn: torn.clone(),
+                recovery_cuts: args.recovery_cuts,
+                sample_every: args.sample_every,
+                only,
+                canary,
+                replay_base: replay,
+            };
+            let bar = if args.json { ProgressBar::hidden() } else { ProgressBar::new(0) };
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} crash points")
+                    .map_err(CliError::failed)?
+                    .progress_chars("=> "),
+            );
+            bar.set_message(format!("{} synchronous={}", mode.name(), synchronous.name()));
+            let r = txftl_sqlite::crash::sql_crashtest(&spec, &|done, total| {
+                bar.set_length(total);
+                bar.set_position(done);
+            })
+            .map_err(|e| {
+                CliError::Failed(format!(
+                    "{} synchronous={}: {e} (replay: {})",
+                    mode.name(),
+                    synchronous.name(),
+                    spec.replay_base
+                ))
+            })?;
+            bar.finish_and_clear();
+            reports.push(r);
+        }
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&reports).map_err(CliError::failed)?);
+    } else {
+        for d in &described {
+            println!("device {d}");
+        }
+        print_scenario(workload, rows, k, args.recovery_cuts);
+        for r in reports.iter().filter(|r| r.big_at.is_some()) {
+            if let Some(b) = r.big_at {
+                println!(
+                    "{} synchronous={}: transaction #{} updates every tuple (larger than the X-L2P table: the batch is aborted and committed through the journal)",
+                    r.mode.name(),
+                    r.synchronous.name(),
+                    b + 1
+                );
+            }
+        }
+        println!("{}", table(workload, &reports));
+        for r in &reports {
+            for v in r.violations.iter().take(10) {
+                println!("VIOLATION {} synchronous={}: {}", r.mode.name(), r.synchronous.name(), v.message);
+                println!("  replay: {}", v.replay);
+            }
+        }
+    }
+    let bad = reports.iter().any(|r| r.violation_count > 0);
+    Ok(if bad { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn print_scenario(workload: SqlWorkload, rows: u32, k: u32, recovery_cuts: u32) {
+    match workload {
+        SqlWorkload::Partsupp => println!(
+            "scenario: transactions of K={k} on partsupp ({rows} tuples), transaction #2 spills its cache and rolls back; {recovery_cuts} recovery cuts per crash point"
+        ),
+        SqlWorkload::Tpcc { scale } => println!(
+            "scenario: TPC-C, 1 warehouse at scale 1/{scale}, transactions in the order {} (repeated), transaction #{} a New-Order forced to roll back with a spilled cache; \
+             every restart: integrity_check, consistency conditions 1-4, the database equal to the state after an allowed prefix of the transactions; {recovery_cuts} recovery cuts per crash point",
+            tpcc::KINDS.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
+            tpcc::ROLLBACK_AT_DEFAULT + 1
+        ),
+    }
+}
+
+fn table(workload: SqlWorkload, reports: &[SqlCrashReport]) -> Table {
+    let is_tpcc = matches!(workload, SqlWorkload::Tpcc { .. });
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut header = vec!["mode", "synchronous", "promise", "crash points tried", "in rollback"];
+    if is_tpcc {
+        header.extend(["in New-Order / Payment / Delivery"]);
+    }
+    header.extend([
+        "in GC",
+        "recovery cuts",
+        "in-flight whole / absent",
+        "hot journals",
+        "WAL frames",
+        "commits lost (allowed)",
+        "torn (unjudged)",
+        "GC runs",
+        "table-reclaim ckpts",
+    ]);
+    if !is_tpcc {
+        header.push("batch aborts");
+    }
+    header.push("violations");
+    t.set_header(header);
+    for r in reports {
+        let e = &r.exercised;
+        let mut row = vec![
+            r.mode.name().to_string(),
+            r.synchronous.name().to_string(),
+            format!("{:?}", r.promise),
+            format!("{} of {}", thousands(r.crash_points), thousands(r.crash_points_total)),
+            thousands(e.cuts_in_rollback),
+        ];
+        if is_tpcc {
+            row.push(format!(
+                "{} / {} / {}",
+                thousands(e.cuts_in_new_order),
+                thousands(e.cuts_in_payment),
+                thousands(e.cuts_in_delivery)
+            ));
+        }
+        row.extend([
+            thousands(e.cuts_in_gc),
+            thousands(e.recovery_cuts),
+            pair(e.in_flight_applied, e.in_flight_absent),
+            thousands(e.hot_journal_rollbacks),
+            thousands(e.wal_frames_recovered),
+            thousands(e.committed_lost),
+            thousands(e.torn_outcomes + e.corrupt_outcomes),
+            thousands(r.dry_run.gc_runs),
+            thousands(r.dry_run.table_reclaim_checkpoints),
+        ]);
+        if !is_tpcc {
+            row.push(if r.mode == Mode::XftlBatch {
+                thousands(r.dry_run.aborts)
+            } else {
+                "-".into()
+            });
+        }
+        row.push(thousands(r.violation_count));
+        t.add_row(row);
+    }
+    t
+}

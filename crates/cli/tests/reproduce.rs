@@ -1,0 +1,97 @@
+//! `txftl reproduce xftl`, as a user runs it (at the hidden test size, for
+//! debug builds): the JSON of REPRODUCE.md, every experiment present, and
+//! checks computed from the measured figures, not copied from the paper.
+
+mod common;
+
+use common::txftl;
+use serde_json::Value;
+
+fn within(paper: f64, measured: f64) -> bool {
+    if paper == 0.0 {
+        return measured == 0.0;
+    }
+    paper.signum() == measured.signum() && (measured / paper - 1.0).abs() <= 0.25
+}
+
+#[test]
+fn reproduce_xftl_json_has_the_papers_figures_and_checks_from_measurements() {
+    let (code, out, err) = txftl(&["reproduce", "xftl", "--tiny", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    for key in ["paper", "params", "figures", "checks"] {
+        assert!(!r[key].is_null(), "missing {key}");
+    }
+    let params = &r["params"];
+    assert!(!params["scaled_down"].as_array().unwrap().is_empty(), "says what was scaled down");
+    let tx = params["transactions"].as_f64().unwrap();
+    let f = &r["figures"];
+    // Figure 5 at 30, 50 and 70% validity, every mode at every K.
+    let fig5 = f["figure5"].as_array().unwrap();
+    assert_eq!(
+        fig5.iter().map(|x| x["validity_pct"].as_u64().unwrap()).collect::<Vec<_>>(),
+        [30, 50, 70]
+    );
+    for v in fig5 {
+        assert_eq!(v["runs"].as_array().unwrap().len(), 3 * params["ks"].as_array().unwrap().len());
+        for run in v["runs"].as_array().unwrap() {
+            assert_eq!(run["integrity"], "ok");
+        }
+    }
+    // Table 5: every cut in every mode; TPC-C: the paper's four mixes on three modes.
+    let cuts = params["restart_cut_fractions"].as_array().unwrap().len();
+    assert!(cuts >= 5);
+    assert_eq!(f["table5"]["runs"].as_array().unwrap().len(), 3 * cuts);
+    let tpcc = f["tpcc"].as_array().unwrap();
+    let mixes: Vec<&str> = tpcc.iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(mixes, ["write", "read", "selection", "join"]);
+    assert_eq!(tpcc[1]["mix"], serde_json::json!([5, 0, 50, 0, 45]), "read-intensive, Table 3");
+    for m in tpcc {
+        for run in m["runs"].as_array().unwrap() {
+            assert_eq!(run["consistency"], "ok");
+        }
+    }
+    // Every check has the fields of REPRODUCE.md, and within_25pct follows
+    // from paper and measured.
+    let checks = r["checks"].as_array().unwrap();
+    assert!(checks.len() >= 30, "{} checks", checks.len());
+    for c in checks {
+        for key in ["id", "what", "paper", "measured", "unit", "kind", "within_25pct", "note"] {
+            assert!(!c[key].is_null(), "check {} lacks {key}", c["id"]);
+        }
+        let ok = c["within_25pct"].as_bool().unwrap();
+        match c["kind"].as_str().unwrap() {
+            "value" => assert_eq!(
+                ok,
+                within(c["paper"].as_f64().unwrap(), c["measured"].as_f64().unwrap()),
+                "{}",
+                c["id"]
+            ),
+            "order" => assert_eq!(ok, c["paper"] == c["measured"], "{}", c["id"]),
+            k => panic!("kind {k}"),
+        }
+    }
+    let check = |id: &str| checks.iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("no check {id}"));
+    // The paper's column is the paper's; the measured one is ours, from the figures.
+    assert_eq!(check("table1.rbj.host_writes")["paper"], 29439.0);
+    let t1 = fig5.iter().find(|v| v["validity_pct"] == 50).unwrap()["runs"].as_array().unwrap();
+    let xftl = t1.iter().find(|r| r["mode"] == "XftlOff" && r["k"] == 5).unwrap();
+    let fsyncs = xftl["host"]["fsyncs"].as_f64().unwrap() * 1000.0 / tx;
+    assert_eq!(check("table1.xftl.fsyncs")["measured"].as_f64().unwrap(), fsyncs);
+    let w = &tpcc[0]["runs"].as_array().unwrap();
+    let tpm = |mode: &str| {
+        let x = w.iter().find(|x| x["mode"] == mode).unwrap();
+        x["units"].as_f64().unwrap() * 60.0 / x["elapsed_s"].as_f64().unwrap()
+    };
+    let gain = 100.0 * (tpm("XftlOff") / tpm("Wal") - 1.0);
+    let measured = check("table4.write.xftl_over_wal")["measured"].as_f64().unwrap();
+    assert!((measured - gain).abs() < 1e-6, "{measured} vs {gain}");
+    assert_eq!(check("table4.write.xftl_over_wal")["unit"], "percent");
+}
+
+#[test]
+fn reproduce_refuses_papers_not_done_yet() {
+    let (code, _, err) = txftl(&["reproduce", "lighttx", "--quick"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not implemented"), "{err}");
+}

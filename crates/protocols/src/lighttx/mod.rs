@@ -1,0 +1,455 @@
+//! LightTx (Lu, Shu, Guo, Li, Mutlu; ICCD 2013): a page-independent commit
+//! protocol and zone-based tracking of live transactions.
+//!
+//! - `write_tx(t, p)`: the page is cached in device DRAM until t's next
+//!   command. Another write of t programs the cached page (anywhere: it takes
+//!   the next unit of the stripe, so a transaction's pages spread over dies)
+//!   with TxCnt = TxVer = 0 and caches the new one. Nothing touches the L2P:
+//!   t's pages go into the active TxTable (`txtable.rs`).
+//! - `commit(t)`: the cached page is programmed with TxCnt = the number of
+//!   pages t programmed, this one included, and TxVer = the next commit
+//!   version (the commit page); when every page of t is done on its die the
+//!   commit is durable, and t's entries go into the L2P. A commit of a
+//!   transaction that wrote nothing programs nothing.
+//! - `abort(t)`: the cached page and t's entries are dropped. Nothing is
+//!   programmed; t's programmed pages are dead.
+//! - Non-transactional writes carry TxID 0, TxCnt 1 and the current version,
+//!   and go to the L2P at once, as on `plain`.
+//! - Zones (`format.rs`): the Available Zone is the blocks programmed since the
+//!   last checkpoint (the framework's roll-forward reads them: the blocks the
+//!   checkpoint records free or open); the Unavailable Zone is the blocks in
+//!   use at the checkpoint holding a page of a transaction open then, listed
+//!   in the checkpoint's zone metadata; the rest is the Checkpointed Zone. A
+//!   checkpoint (the paper's zone slide) moves blocks between them: it makes
+//!   every earlier commit durable in the L2P. GC takes victims from the
+//!   Checkpointed Zone only: the pages of the other two are recovery's
+//!   evidence, and open transactions' pages lie nowhere else (so GC never has
+//!   to move them; a block retired after a failed program does, see
+//!   `relocated_protocol_bytes`). When every block with dead pages is in a
+//!   zone, the framework slides the zones (a checkpoint) and tries again.
+//! - The zone size (`ProtocolOptions::zone_blocks`) is the checkpoint
+//!   interval, in blocks' worth of programs.
+//! - Recovery (`recovery.rs`) reads the page metadata of the two zones, counts
+//!   each transaction's pages against its TxCnt and redoes the committed ones in
+//!   TxVer order; every other transactional page is dead.
+//!
+//! Several open transactions may write the same logical page: each version
+//! is its own page, and commit order decides which the L2P keeps.
+
+mod format;
+mod recovery;
+mod txtable;
+
+pub use format::{PageTx, ZoneMeta};
+pub use recovery::{resolve, Resolved};
+
+use txftl_ftl::{
+    BlockId, Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPage, Tid,
+    PROTOCOL_BYTES,
+};
+use txftl_nand::{Geometry, Nand};
+use txtable::TxTable;
+
+/// LightTx's state inside the framework: the active TxTable and the zones.
+#[derive(Clone, Debug)]
+pub struct LHooks {
+    txs: TxTable,
+    /// `lighttx-canary`: the zone metadata forgets the Unavailable Zone (it
+    /// records none), so recovery misses the pages a transaction open at a
+    /// checkpoint wrote before it. A deliberate bug the crash harness must catch.
+    canary: bool,
+    geo: Geometry,
+    next_tx_id: u32,
+    next_tx_ver: u32,
+    /// Blocks programmed since the last checkpoint (the Available Zone).
+    written: Vec<bool>,
+    written_list: Vec<BlockId>,
+    /// Blocks of the Unavailable Zone.
+    unavailable: Vec<bool>,
+    unavailable_list: Vec<BlockId>,
+    /// Checkpoints (zone slides) whose zone metadata recorded pages of open
+    /// transactions (a non-empty Unavailable Zone), since the last `reset_stats`:
+    /// reported as `protocol_records_with_open_tx`.
+    slides_with_open_tx: u64,
+    /// What the last recovery found: transactions redone and dropped.
+    pub recovered_commits: u32,
+    pub recovered_uncommitted: u32,
+}
+
+impl LHooks {
+    pub fn new(geo: &Geometry, canary: bool) -> LHooks {
+        let blocks = geo.block_count() as usize;
+        LHooks {
+            txs: TxTable::default(),
+            canary,
+            geo: *geo,
+            next_tx_id: 1,
+            next_tx_ver: 1,
+            written: vec![false; blocks],
+            written_list: Vec::new(),
+            unavailable: vec![false; blocks],
+            unavailable_list: Vec::new(),
+            slides_with_open_tx: 0,
+            recovered_commits: 0,
+            recovered_uncommitted: 0,
+        }
+    }
+
+    fn set_unavailable(&mut self, blocks: Vec<BlockId>) {
+        for &b in &self.unavailable_list {
+            self.unavailable[b as usize] = false;
+        }
+        for &b in &blocks {
+            if let Some(u) = self.unavailable.get_mut(b as usize) {
+                *u = true;
+            }
+        }
+        self.unavailable_list = blocks;
+    }
+
+    /// The Unavailable Zone a checkpoint taken now records.
+    fn zone_meta(&self) -> ZoneMeta {
+        ZoneMeta {
+            next_tx_id: self.next_tx_id,
+            next_tx_ver: self.next_tx_ver,
+            unavailable: if self.canary { Vec::new() } else { self.txs.blocks() },
+        }
+    }
+
+    /// Blocks in the Available and Unavailable Zones now.
+    pub fn zone_sizes(&self) -> (usize, usize) {
+        (self.written_list.len(), self.unavailable_list.len())
+    }
+}
+
+impl Hooks for LHooks {
+    fn name(&self) -> &'static str {
+        if self.canary {
+            "lighttx-canary"
+        } else {
+            "lighttx"
+        }
+    }
+
+    fn has_extra_live() -> bool {
+        true
+    }
+
+    /// Pages of open transactions: GC never picks their blocks (they are in
+    /// a zone), but a block retired after a failed program is emptied whatever
+    /// it holds.
+    fn extra_live(&self, ppn: Ppn) -> bool {
+        self.txs.owns(ppn)
+    }
+
+    fn extra_live_count(&self, first: Ppn, end: Ppn) -> u32 {
+        self.txs.owned_in(first, end)
+    }
+
+    fn skip_victim(&self, block: BlockId) -> bool {
+        self.written[block as usize] || self.unavailable[block as usize]
+    }
+
+    fn may_skip_victims() -> bool {
+        true
+    }
+
+    fn on_program(&mut self, ppn: Ppn, oob: &Oob, done_ns: u64) {
+        let b = self.geo.block_of(ppn);
+        if !self.written[b as usize] {
+            self.written[b as usize] = true;
+            self.written_list.push(b);
+        }
+        let tx = PageTx::of(oob);
+        if tx.tx_id != 0 && !oob.relocated {
+            self.txs.programmed(tx.tx_id, oob.lpn, ppn, b, done_ns);
+        }
+    }
+
+    fn on_relocate(&mut self, old: Ppn, new: Ppn, _oob: &Oob) {
+        let b = self.geo.block_of(new);
+        self.txs.relocated(old, new, b);
+    }
+
+    /// A GC copy of committed data is plain data from then on (TxID 0). A copy
+    /// of an open transaction's page (only a retired block's) keeps its
+    /// transaction and records the sequence number it was programmed at, so
+    /// recovery counts it once whether it finds the copy, the source, or both.
+    fn relocated_protocol_bytes(&self, mapped: bool, oob: &Oob) -> [u8; PROTOCOL_BYTES] {
+        let tx = PageTx::of(oob);
+        if mapped || tx.tx_id == 0 {
+            return PageTx {
+                tx_id: 0,
+                tx_cnt: 1,
+                tx_ver: tx.tx_ver,
+                origin: 0,
+            }
+            .encode();
+        }
+        let origin = if tx.origin != 0 { tx.origin } else { oob.seq };
+        PageTx { origin, ..tx }.encode()
+    }
+
+    fn checkpoint_section_max(&self) -> usize {
+        ZoneMeta::len_max(self.geo.block_count())
+    }
+
+    fn checkpoint_section(&self) -> Vec<u8> {
+        self.zone_meta().encode()
+    }
+
+    /// The zones slide: every block written so far leaves the Available Zone,
+    /// and the Unavailable Zone becomes the blocks of transactions still open.
+    fn checkpoint_durable(&mut self) {
+        for &b in &self.written_list {
+            self.written[b as usize] = false;
+        }
+        self.written_list.clear();
+        let blocks = self.txs.blocks();
+        self.slides_with_open_tx += !blocks.is_empty() as u64;
+        self.set_unavailable(blocks);
+    }
+
+    fn recover(
+        &mut self,
+        _ckpt_seq: u64,
+        _root: &[u8],
+        section: &[u8],
+        _fell_back: bool,
+        _logs: &mut dyn LogSource,
+    ) -> Result<Vec<RecoveredUpdate>> {
+        let zone = ZoneMeta::decode(section)?;
+        *self = LHooks::new(&self.geo, self.canary);
+        self.next_tx_id = zone.next_tx_id;
+        self.next_tx_ver = zone.next_tx_ver;
+        self.set_unavailable(zone.unavailable);
+        Ok(Vec::new())
+    }
+
+    fn zone_blocks(&self) -> Vec<BlockId> {
+        self.unavailable_list.clone()
+    }
+
+    fn wants_scanned_pages() -> bool {
+        true
+    }
+
+    fn recover_scanned(&mut self, ckpt_seq: u64, pages: &[ScannedPage]) -> Result<Vec<RecoveredUpdate>> {
+        let r = resolve(ckpt_seq, pages)?;
+        self.next_tx_id = self.next_tx_id.max(r.max_tx_id.saturating_add(1));
+        self.next_tx_ver = self.next_tx_ver.max(r.max_tx_ver.saturating_add(1));
+        self.recovered_commits = r.committed;
+        self.recovered_uncommitted = r.uncommitted;
+        // Pages found in the Available Zone keep their blocks out of GC until
+        // the next checkpoint (the seal recovery writes when it found any).
+        for p in pages {
+            if p.oob.seq > ckpt_seq {
+                let b = self.geo.block_of(p.ppn);
+                if !self.written[b as usize] {
+                    self.written[b as usize] = true;
+                    self.written_list.push(b);
+                }
+            }
+        }
+        Ok(r.updates)
+    }
+
+    fn roll_forward(&self, oob: &Oob) -> bool {
+        PageTx::of(oob).tx_id == 0
+    }
+
+    fn check(&self, l2p: &[u32], nand: &Nand) -> std::result::Result<(), String> {
+        for (tid, tx) in self.txs.iter() {
+            for (&lpn, &ppn) in &tx.entries {
+                if l2p.get(lpn as usize) == Some(&ppn) {
+                    return Err(format!(
+                        "transaction {tid}: its uncommitted page of lpn {lpn} is already in the L2P"
+                    ));
+                }
+                match Oob::decode(&nand.inspect_oob(ppn)) {
+                    txftl_ftl::oob::OobState::Valid(o) if o.lpn == lpn && PageTx::of(&o).tx_id == tx.id => {}
+                    other => {
+                        return Err(format!(
+                            "transaction {tid}: its entry for lpn {lpn} points to page {ppn}, whose OOB is {other:?}"
+                        ))
+                    }
+                }
+                let b = self.geo.block_of(ppn);
+                if !self.written[b as usize] && !self.unavailable[b as usize] {
+                    return Err(format!("transaction {tid}: its page {ppn} lies in block {b}, outside the zones"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The LightTx device.
+pub struct LightTx {
+    ftl: Ftl<LHooks>,
+}
+
+impl LightTx {
+    pub fn new(ftl: Ftl<LHooks>) -> LightTx {
+        LightTx { ftl }
+    }
+    pub fn ftl(&self) -> &Ftl<LHooks> {
+        &self.ftl
+    }
+
+    /// Programs the page `tid` has cached, as a non-last page of it.
+    fn program_cached(&mut self, tid: Tid) -> Result<()> {
+        let Some((id, lpn, data)) = self.ftl.hooks_mut().txs.take_cached(tid) else {
+            return Ok(());
+        };
+        let bytes = PageTx {
+            tx_id: id,
+            ..PageTx::default()
+        }
+        .encode();
+        self.ftl.program_unmapped(lpn, &data, &bytes)?;
+        Ok(())
+    }
+}
+
+impl Device for LightTx {
+    fn info(&self) -> DeviceInfo {
+        self.ftl.info()
+    }
+    fn read(&mut self, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
+        self.ftl.read_page(lpn, buf)
+    }
+    fn write(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64> {
+        let bytes = PageTx {
+            tx_id: 0,
+            tx_cnt: 1,
+            tx_ver: self.ftl.hooks().next_tx_ver - 1,
+            origin: 0,
+        }
+        .encode();
+        self.ftl.write_page_with(lpn, data, &bytes)
+    }
+    fn flush(&mut self) -> Result<u64> {
+        self.ftl.flush_all()
+    }
+    fn trim(&mut self, lpn: Lpn) -> Result<u64> {
+        self.ftl.trim_page(lpn)
+    }
+    fn stats(&self) -> DeviceStats {
+        let mut s = self.ftl.device_stats();
+        s.protocol_records_with_open_tx += self.ftl.hooks().slides_with_open_tx;
+        s
+    }
+    fn reset_stats(&mut self) {
+        self.ftl.reset_device_stats();
+        self.ftl.hooks_mut().slides_with_open_tx = 0;
+    }
+    fn now_ns(&self) -> u64 {
+        self.ftl.now()
+    }
+    fn set_clock(&mut self, at_ns: u64) {
+        self.ftl.set_clock(at_ns)
+    }
+
+    /// The host's id must not name an open transaction; the device gives the
+    /// transaction an id of its own that no page on flash carries yet.
+    fn begin(&mut self, tid: Tid) -> Result<u64> {
+        if tid == 0 {
+            return Err(DeviceError::InvalidTransactionId);
+        }
+        let hooks = self.ftl.hooks_mut();
+        if hooks.txs.contains(tid) {
+            return Err(DeviceError::TransactionExists(tid));
+        }
+        let id = hooks.next_tx_id;
+        hooks.next_tx_id = id
+            .checked_add(1)
+            .ok_or(DeviceError::WornOut("LightTx transaction ids are used up".into()))?;
+        hooks.txs.begin(tid, id);
+        Ok(0)
+    }
+
+    fn write_tx(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> Result<u64> {
+        if !self.ftl.hooks().txs.contains(tid) {
+            return Err(DeviceError::UnknownTransaction(tid));
+        }
+        if lpn >= self.ftl.logical_pages() {
+            return Err(DeviceError::OutOfRange {
+                lpn: lpn as u64,
+                logical_pages: self.ftl.logical_pages(),
+            });
+        }
+        let want = self.ftl.page_size() as usize;
+        if !(data.len() == want || (data.is_empty() && self.ftl.nand().config().data_mode == txftl_nand::DataMode::MetaOnly)) {
+            return Err(DeviceError::BufferSize { got: data.len(), want });
+        }
+        let start = self.ftl.now();
+        self.program_cached(tid)?;
+        self.ftl.hooks_mut().txs.cache(tid, lpn, data);
+        Ok(self.ftl.now() - start)
+    }
+
+    fn read_tx(&mut self, tid: Tid, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
+        let txs = &self.ftl.hooks().txs;
+        if !txs.contains(tid) {
+            return Err(DeviceError::UnknownTransaction(tid));
+        }
+        if let Some(data) = txs.cached_copy(tid, lpn) {
+            if buf.len() == data.len() {
+                buf.copy_from_slice(data);
+                self.ftl.counters_mut().host_reads += 1;
+                return Ok(0);
+            }
+        }
+        match txs.entry(tid, lpn) {
+            Some(ppn) => self.ftl.read_physical(lpn, ppn, buf),
+            None => self.ftl.read_page(lpn, buf),
+        }
+    }
+
+    fn commit(&mut self, tid: Tid) -> Result<u64> {
+        if !self.ftl.hooks().txs.contains(tid) {
+            return Err(DeviceError::UnknownTransaction(tid));
+        }
+        let start = self.ftl.now();
+        if let Some((id, lpn, data)) = self.ftl.hooks_mut().txs.take_cached(tid) {
+            let hooks = self.ftl.hooks_mut();
+            let tx_ver = hooks.next_tx_ver;
+            hooks.next_tx_ver += 1;
+            let bytes = PageTx {
+                tx_id: id,
+                tx_cnt: hooks.txs.programmed_count(tid) + 1,
+                tx_ver,
+                origin: 0,
+            }
+            .encode();
+            // No checkpoint may come between the commit page and the L2P
+            // updates: it would record neither (see `program_unmapped_deferred`).
+            self.ftl.program_unmapped_deferred(lpn, &data, &bytes)?;
+            let (entries, done_ns) = self.ftl.hooks_mut().txs.end(tid);
+            // Durable when every page of the transaction is done on its die.
+            self.ftl.wait_until(done_ns);
+            for (lpn, ppn) in entries {
+                self.ftl.map_page(lpn, ppn)?;
+            }
+            self.ftl.housekeeping()?;
+            // With an image synced at flushes, a commit that returns is on the host's disk.
+            self.ftl.nand().flush_image()?;
+        } else {
+            self.ftl.hooks_mut().txs.end(tid);
+        }
+        self.ftl.counters_mut().commits += 1;
+        Ok(self.ftl.now() - start)
+    }
+
+    fn abort(&mut self, tid: Tid) -> Result<u64> {
+        if !self.ftl.hooks().txs.contains(tid) {
+            return Err(DeviceError::UnknownTransaction(tid));
+        }
+        self.ftl.hooks_mut().txs.end(tid);
+        self.ftl.counters_mut().aborts += 1;
+        Ok(0)
+    }
+}
+
+any_device_over_ftl!(LightTx);

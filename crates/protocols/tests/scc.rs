@@ -1,0 +1,122 @@
+//! SCC, scenario by scenario (the crash contract is in txftl-harness's
+//! crash tests): what each command programs, the forced erase, the isolation
+//! it refuses, and the whole-device scan at recovery.
+
+use std::collections::BTreeSet;
+use txftl_ftl::{DeviceError, FtlConfig};
+use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
+use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
+
+fn device(protocol: &str) -> Box<dyn AnyDevice> {
+    let nand = Nand::new(preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+    format(protocol, nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap()
+}
+
+/// Power loss: DRAM is gone, the NAND is mounted again.
+fn power_cycle(d: Box<dyn AnyDevice>, protocol: &str) -> Box<dyn AnyDevice> {
+    mount(protocol, d.into_nand(), FtlConfig::default(), &ProtocolOptions::default()).unwrap()
+}
+
+fn page(dev: &dyn AnyDevice, tag: u8) -> Vec<u8> {
+    vec![tag; dev.info().page_size as usize]
+}
+
+fn read(dev: &mut dyn AnyDevice, lpn: u32) -> u8 {
+    let mut buf = vec![0u8; dev.info().page_size as usize];
+    dev.read(lpn, &mut buf).unwrap();
+    buf[0]
+}
+
+#[test]
+fn a_cycle_commits_and_an_open_chain_does_not() {
+    let mut d = device("scc");
+    let programs = |d: &dyn AnyDevice| d.stats().flash_programs;
+    d.begin(1).unwrap();
+    let p0 = programs(&*d);
+    d.write_tx(1, 3, &page(&*d, 0xA1)).unwrap();
+    assert_eq!(programs(&*d), p0, "the first page waits for its link");
+    d.write_tx(1, 4, &page(&*d, 0xA2)).unwrap();
+    assert_eq!(programs(&*d), p0 + 1, "the next write programs it, linking to the new page");
+    d.commit(1).unwrap();
+    assert_eq!(programs(&*d), p0 + 2, "the commit programs the last page, linking to the first");
+    assert_eq!((read(&mut *d, 3), read(&mut *d, 4)), (0xA1, 0xA2));
+
+    // Open at the power loss: its first page is on flash, linking to a page that is not.
+    d.begin(2).unwrap();
+    d.write_tx(2, 3, &page(&*d, 0xB1)).unwrap();
+    d.write_tx(2, 5, &page(&*d, 0xB2)).unwrap();
+    let mut d = power_cycle(d, "scc");
+    assert_eq!((read(&mut *d, 3), read(&mut *d, 4), read(&mut *d, 5)), (0xA1, 0xA2, 0));
+}
+
+/// An aborted transaction's page links to a page it never programmed; once
+/// a newer version of that page exists, the gap would look explained. SCC
+/// erases the aborted transaction first; the canary does not, and recovery
+/// then brings the aborted page back.
+#[test]
+fn an_uncommitted_transaction_is_erased_before_a_newer_version_is_written() {
+    for (protocol, forced, after_crash) in [("scc", 1, 0x11), ("scc-canary", 0, 0xA1)] {
+        let mut d = device(protocol);
+        for lpn in 0..40 {
+            d.write(lpn, &page(&*d, 0x11)).unwrap();
+        }
+        d.begin(1).unwrap();
+        d.write_tx(1, 3, &page(&*d, 0xA1)).unwrap();
+        d.write_tx(1, 4, &page(&*d, 0xA2)).unwrap(); // programs lpn 3's page, linking to lpn 4
+        d.abort(1).unwrap();
+        assert_eq!(d.stats().forced_erases, 0, "an abort programs and erases nothing");
+        d.write(4, &page(&*d, 0x44)).unwrap();
+        let s = d.stats();
+        assert_eq!(s.forced_erases, forced, "{protocol}: {s:?}");
+        if forced > 0 {
+            assert!(s.forced_erase_moves > 0, "the block's valid pages are moved first: {s:?}");
+        }
+        assert_eq!((read(&mut *d, 3), read(&mut *d, 4)), (0x11, 0x44));
+        let mut d = power_cycle(d, protocol);
+        assert_eq!(read(&mut *d, 4), 0x44);
+        assert_eq!(read(&mut *d, 3), after_crash, "{protocol}");
+    }
+}
+
+#[test]
+fn a_page_another_open_transaction_wrote_is_refused_and_trim_too() {
+    let mut d = device("scc");
+    d.begin(1).unwrap();
+    d.begin(2).unwrap();
+    d.write_tx(1, 5, &page(&*d, 1)).unwrap();
+    let refused = |r: Result<u64, DeviceError>| matches!(r, Err(DeviceError::IsolationUnsupported { protocol: "scc", .. }));
+    assert!(refused(d.write_tx(2, 5, &page(&*d, 2))));
+    assert!(refused(d.write(5, &page(&*d, 3))));
+    d.write_tx(2, 6, &page(&*d, 2)).unwrap(); // no conflict: no-page-conflict isolation
+    d.write_tx(1, 5, &page(&*d, 4)).unwrap(); // its own page again
+    d.commit(1).unwrap();
+    d.write_tx(2, 5, &page(&*d, 5)).unwrap();
+    d.commit(2).unwrap();
+    assert_eq!((read(&mut *d, 5), read(&mut *d, 6)), (5, 2));
+    assert!(matches!(d.trim(5), Err(DeviceError::Unsupported { protocol: "scc", .. })));
+}
+
+/// No mapping table of its own: recovery reads every block holding data,
+/// not only those written since the last checkpoint.
+#[test]
+fn recovery_scans_every_block_in_use() {
+    let mut d = device("scc");
+    let n = d.info().logical_pages / 2;
+    for lpn in 0..n {
+        d.write(lpn, &page(&*d, 7)).unwrap();
+    }
+    d.flush().unwrap();
+    let nand = d.close().unwrap(); // a clean shutdown: checkpoint written, nothing to roll forward
+    let d = mount("scc", nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
+    let geo = *d.nand().geometry();
+    let in_use: BTreeSet<u32> = (0..n).filter_map(|l| d.mapping(l)).map(|p| geo.block_of(p)).collect();
+    let r = d.recovery_report().unwrap();
+    assert!(
+        r.protocol_blocks_scanned as usize >= in_use.len() && r.protocol_pages_scanned >= n as u64,
+        "{} blocks hold data, recovery read {} of them ({} pages): {r:?}",
+        in_use.len(),
+        r.protocol_blocks_scanned,
+        r.protocol_pages_scanned
+    );
+    assert_eq!(r.protocol_updates_applied, n as u64, "every mapping comes from the scan");
+}
