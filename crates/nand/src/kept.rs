@@ -5,52 +5,49 @@
 //! one table page differ in a few entries (a checkpoint rewrites a page once
 //! some of its mappings changed). So a page programmed with a hint of the
 //! page it supersedes (`Nand::program_like`) is kept whole, and the page it
-//! supersedes, and the older versions patched against that one, are kept
-//! from then on as patches against it (reverse patches: the newest version
-//! whole, the older ones as the byte runs where they differ from it).
-//! [`Kept::Patched`] holds a shared reference to the whole page and its
-//! runs; the base is always a whole page, never a patched one, so reading
-//! costs one copy and the runs. The bytes of a whole page live as long as a
-//! page is patched against it: erasing or forgetting the page it came from
-//! does not change what the others read. A patch longer than
-//! [`PATCH_LIMIT_DIV`]'s share of the page is not made (the page stays as
-//! it is, whole or patched against its old base). A hint naming a page that
-//! is itself patched (not the newest version) keeps the new page as a
-//! forward patch against that page's base.
-//!
-//! So the FTL's three live versions of a table page (the current checkpoint's,
-//! the previous one's, the one being written) take about one page and two
-//! small patches instead of three pages. Reads return exactly the bytes
-//! programmed either way; the hint only decides how much memory they take.
+//! supersedes becomes a delta against it: the byte runs where the older
+//! version differs from the newer. Versions of a table page thus form a
+//! chain, oldest to newest, each a delta against the next, the newest whole
+//! (reverse deltas, as version control systems keep files): a new version
+//! costs one comparison with the one before, and memory follows what changed
+//! between checkpoints, not how many versions the checkpoint ring still
+//! holds. Reading a version applies the deltas from the newest back to it
+//! (the FTL reads table pages only at recovery and when the ring moves a
+//! live one). Removing a page (its block erased) folds it into the pages
+//! that were deltas against it: the ring erases its oldest block first, so
+//! this is usually a page nothing depends on. A hint naming a page that is
+//! itself a delta keeps the new page as a forward delta against it; a delta
+//! longer than the page is not made (the page is kept whole).
 //!
 //! Patch format, run after run: offset (u32 LE), length (u32 LE), then that
-//! many bytes, which replace the base's from the offset on.
+//! many bytes, which replace the base's from the offset on. Runs are sorted
+//! by offset and do not overlap.
 
 use crate::geometry::Ppn;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-/// A patch longer than a page's size divided by this is not made.
-pub(crate) const PATCH_LIMIT_DIV: usize = 1;
 const RUN_HEADER: usize = 8;
 
 #[derive(Clone)]
-enum Kept {
-    /// `patched`: pages that were patched against this one (some may have
-    /// been removed or replaced since: checked when used).
-    Whole {
-        data: Arc<[u8]>,
-        patched: Vec<Ppn>,
-    },
-    Patched {
-        base: Arc<[u8]>,
+enum Repr {
+    Whole(Box<[u8]>),
+    /// Applied to the data of page `base`, `patch` gives this page's data.
+    Delta {
+        base: Ppn,
         patch: Box<[u8]>,
     },
 }
 
+#[derive(Clone)]
+struct Node {
+    repr: Repr,
+    /// The pages kept as deltas against this one.
+    dependents: Vec<Ppn>,
+}
+
 #[derive(Clone, Default)]
 pub(crate) struct KeptPages {
-    pages: BTreeMap<Ppn, Kept>,
+    pages: BTreeMap<Ppn, Node>,
 }
 
 impl KeptPages {
@@ -60,171 +57,192 @@ impl KeptPages {
 
     /// Copies the data of `ppn` into `out` (a whole page); false if none is kept.
     pub fn read(&self, ppn: Ppn, out: &mut [u8]) -> bool {
-        match self.pages.get(&ppn) {
-            None => false,
-            Some(Kept::Whole { data, .. }) => {
-                out.copy_from_slice(data);
-                true
-            }
-            Some(Kept::Patched { base, patch }) => {
-                out.copy_from_slice(base);
-                apply(patch, out);
-                true
+        let mut chain: Vec<&[u8]> = Vec::new();
+        let mut at = ppn;
+        loop {
+            match self.pages.get(&at).map(|n| &n.repr) {
+                None if at == ppn => return false,
+                None => unreachable!("a delta's base is kept"),
+                Some(Repr::Whole(data)) => {
+                    out.copy_from_slice(data);
+                    break;
+                }
+                Some(Repr::Delta { base, patch }) => {
+                    chain.push(patch);
+                    at = *base;
+                }
             }
         }
+        for patch in chain.iter().rev() {
+            apply(patch, out);
+        }
+        true
     }
 
     /// Keeps `data` as the data of `ppn`. With a hint `like` naming a kept
-    /// whole page, `data` is kept whole and `like` (with the pages patched
-    /// against it) is patched against it; naming a patched page, `data` is
-    /// patched against that page's base. Either only where the patch is small.
+    /// whole page, `data` is kept whole and `like` becomes a delta against
+    /// it; naming a delta, `data` is kept as a delta against `like`. Either
+    /// only where the delta is smaller than the page.
     pub fn insert(&mut self, ppn: Ppn, data: &[u8], like: Option<Ppn>) {
-        let limit = data.len() / PATCH_LIMIT_DIV;
-        self.pages.remove(&ppn);
+        let limit = data.len();
+        self.remove(ppn);
         let Some(like) = like.filter(|l| self.pages.contains_key(l)) else {
             self.pages.insert(ppn, whole(data));
             return;
         };
-        if let Some(Kept::Patched { base, .. }) = self.pages.get(&like) {
-            let base = base.clone();
-            let kept = match diff(&base, data, limit) {
-                Some(patch) => Kept::Patched {
-                    base,
-                    patch: patch.into_boxed_slice(),
-                },
-                None => whole(data),
-            };
-            self.pages.insert(ppn, kept);
-            return;
-        }
-        let Some(Kept::Whole { data: mut old, patched }) = self.pages.remove(&like) else {
-            unreachable!("a kept page is whole or patched")
-        };
-        // The old version, then the pages patched against it, as patches
-        // against the new one (computed while the old bytes are at hand).
-        let mut rebased: Vec<(Ppn, Box<[u8]>)> = Vec::new();
-        let mut still_on_old = Vec::new();
-        let like_patch = diff(data, &old, limit);
-        let mut page = vec![0u8; data.len()];
-        for p in patched {
-            let Some(Kept::Patched { base, patch }) = self.pages.get(&p) else {
-                continue;
-            };
-            if !Arc::ptr_eq(base, &old) {
-                continue;
-            }
-            page.copy_from_slice(&old);
-            apply(patch, &mut page);
-            match diff(data, &page, limit) {
-                Some(p2) => rebased.push((p, p2.into_boxed_slice())),
-                None => still_on_old.push(p),
-            }
-        }
-        for (p, _) in &rebased {
-            self.pages.remove(p);
-        }
-        let new: Arc<[u8]> = match (&like_patch, Arc::get_mut(&mut old)) {
-            // Nothing refers to the old bytes any more: the new version takes
-            // their place (no allocation, so no churn of whole pages in the
-            // allocator, which fragments the heap).
-            (Some(_), Some(bytes)) => {
-                bytes.copy_from_slice(data);
-                old.clone()
-            }
-            _ => data.into(),
-        };
-        let mut now_patched = Vec::with_capacity(rebased.len() + 1);
-        match like_patch {
-            Some(patch) => {
-                now_patched.push(like);
-                self.pages.insert(
-                    like,
-                    Kept::Patched {
-                        base: new.clone(),
+        let node = self.pages.get_mut(&like).expect("checked above");
+        match &mut node.repr {
+            Repr::Whole(old) => match diff(data, old, limit) {
+                Some(patch) => {
+                    // The old version's bytes become the new one's (no
+                    // allocation, so no churn of whole pages in the heap).
+                    let mut bytes = std::mem::replace(old, Box::default());
+                    bytes.copy_from_slice(data);
+                    node.repr = Repr::Delta {
+                        base: ppn,
                         patch: patch.into_boxed_slice(),
-                    },
-                );
-            }
-            None => {
-                self.pages.insert(
-                    like,
-                    Kept::Whole {
-                        data: old,
-                        patched: still_on_old,
-                    },
-                );
-            }
-        }
-        for (p, patch) in rebased {
-            now_patched.push(p);
-            self.pages.insert(p, Kept::Patched { base: new.clone(), patch });
-        }
-        self.pages.insert(
-            ppn,
-            Kept::Whole {
-                data: new,
-                patched: now_patched,
+                    };
+                    self.pages.insert(
+                        ppn,
+                        Node {
+                            repr: Repr::Whole(bytes),
+                            dependents: vec![like],
+                        },
+                    );
+                }
+                None => {
+                    self.pages.insert(ppn, whole(data));
+                }
             },
-        );
-    }
-
-    pub fn remove(&mut self, ppn: Ppn) {
-        self.pages.remove(&ppn);
-    }
-
-    /// Bytes the kept data takes (each whole page counted once, patches, not
-    /// the map's own nodes): what the tests and the memory report look at.
-    pub fn bytes(&self) -> u64 {
-        let mut bases = std::collections::HashSet::new();
-        let mut total = 0u64;
-        for k in self.pages.values() {
-            let (base, patch) = match k {
-                Kept::Whole { data, .. } => (data, 0),
-                Kept::Patched { base, patch } => (base, patch.len()),
-            };
-            if bases.insert(Arc::as_ptr(base) as *const u8 as usize) {
-                total += base.len() as u64;
+            Repr::Delta { .. } => {
+                let mut old = vec![0u8; data.len()];
+                self.read(like, &mut old);
+                let kept = match diff(&old, data, limit) {
+                    Some(patch) => {
+                        self.pages.get_mut(&like).expect("checked above").dependents.push(ppn);
+                        Node {
+                            repr: Repr::Delta {
+                                base: like,
+                                patch: patch.into_boxed_slice(),
+                            },
+                            dependents: Vec::new(),
+                        }
+                    }
+                    None => whole(data),
+                };
+                self.pages.insert(ppn, kept);
             }
-            total += patch as u64;
         }
-        total
+    }
+
+    /// Forgets the data of `ppn`. The pages that were deltas against it are
+    /// kept against its base instead (the two deltas laid one over the
+    /// other), or whole when it was whole.
+    pub fn remove(&mut self, ppn: Ppn) {
+        let Some(node) = self.pages.remove(&ppn) else { return };
+        match node.repr {
+            Repr::Whole(data) => {
+                // Each dependent becomes whole; the last takes the bytes over.
+                let n = node.dependents.len();
+                let mut data = Some(data);
+                for (i, d) in node.dependents.into_iter().enumerate() {
+                    let mut bytes = match i + 1 == n {
+                        true => data.take().expect("kept for the last"),
+                        false => data.clone().expect("kept until the last"),
+                    };
+                    let dep = self.pages.get_mut(&d).expect("a dependent is kept");
+                    let Repr::Delta { patch, .. } = &dep.repr else {
+                        unreachable!("a dependent is a delta")
+                    };
+                    apply(patch, &mut bytes);
+                    dep.repr = Repr::Whole(bytes);
+                }
+            }
+            Repr::Delta { base, patch: under } => {
+                let base_node = self.pages.get_mut(&base).expect("a delta's base is kept");
+                base_node.dependents.retain(|&d| d != ppn);
+                for d in node.dependents {
+                    let dep = self.pages.get_mut(&d).expect("a dependent is kept");
+                    let Repr::Delta { patch, .. } = &dep.repr else {
+                        unreachable!("a dependent is a delta")
+                    };
+                    // Limit-free: the page's bytes must stay readable.
+                    let both = overlay(&under, patch, usize::MAX).expect("no limit");
+                    dep.repr = Repr::Delta {
+                        base,
+                        patch: both.into_boxed_slice(),
+                    };
+                    self.pages.get_mut(&base).expect("kept").dependents.push(d);
+                }
+            }
+        }
+    }
+
+    /// Bytes the kept data takes (whole pages and deltas, not the map's own
+    /// nodes): what the tests and the memory report look at.
+    pub fn bytes(&self) -> u64 {
+        self.pages
+            .values()
+            .map(|n| match &n.repr {
+                Repr::Whole(d) => d.len() as u64,
+                Repr::Delta { patch, .. } => patch.len() as u64,
+            })
+            .sum()
     }
 }
 
-fn whole(data: &[u8]) -> Kept {
-    Kept::Whole {
-        data: data.into(),
-        patched: Vec::new(),
+fn whole(data: &[u8]) -> Node {
+    Node {
+        repr: Repr::Whole(data.into()),
+        dependents: Vec::new(),
     }
 }
 
 /// The runs that turn `base` into `new`, or `None` if they take more than
 /// `limit` bytes. Runs are found a word (8 bytes) at a time: a run covers
 /// whole words (the page's last bytes, if its size is not a multiple of 8,
-/// are a run of their own when they differ). A checkpoint rewrites a table
-/// page with entries changed all over it, so this loop is kept tight.
+/// are a run of their own when they differ). A checkpoint rewrites every
+/// table page whose entries changed, and after GC moved pages the changes
+/// are all over it, so this loop is kept free of branches per word: the
+/// words of a block of 64 are compared into a bit mask (which the compiler
+/// vectorises), and runs are read off the mask's bits.
 fn diff(base: &[u8], new: &[u8], limit: usize) -> Option<Vec<u8>> {
     debug_assert_eq!(base.len(), new.len());
     const WORD: usize = 8;
-    let word = |s: &[u8]| u64::from_ne_bytes(s.try_into().expect("a word"));
+    let word = |s: &[u8], i: usize| u64::from_ne_bytes(s[i * WORD..(i + 1) * WORD].try_into().expect("a word"));
+    let n = base.len() / WORD;
     let mut runs: Vec<(usize, usize)> = Vec::new();
     let mut cost = 0usize;
     let mut open: Option<usize> = None;
-    let words = base.chunks_exact(WORD).zip(new.chunks_exact(WORD));
-    let n = words.len();
-    for (i, (x, y)) in words.enumerate() {
-        let differs = word(x) != word(y);
-        match (differs, open) {
-            (true, None) => open = Some(i),
-            (false, Some(start)) => {
-                runs.push((start * WORD, i * WORD));
-                cost += RUN_HEADER + (i - start) * WORD;
-                if cost > limit {
-                    return None;
+    for lo in (0..n).step_by(64) {
+        let width = (n - lo).min(64);
+        let mask = (0..width).fold(0u64, |m, k| m | ((word(base, lo + k) != word(new, lo + k)) as u64) << k);
+        let mut bit = 0;
+        while bit < width {
+            match open {
+                None => {
+                    let rest = mask >> bit;
+                    if rest == 0 {
+                        break;
+                    }
+                    bit += rest.trailing_zeros() as usize;
+                    open = Some(lo + bit);
                 }
-                open = None;
+                Some(start) => {
+                    // Bits past `width` are 0 in the mask, so 1 here: the run
+                    // then goes on into the next block.
+                    bit += (!mask >> bit).trailing_zeros() as usize;
+                    if bit < width {
+                        let end = lo + bit;
+                        runs.push((start * WORD, end * WORD));
+                        cost += RUN_HEADER + (end - start) * WORD;
+                        if cost > limit {
+                            return None;
+                        }
+                        open = None;
+                    }
+                }
             }
-            _ => {}
         }
     }
     if let Some(start) = open {
@@ -241,19 +259,79 @@ fn diff(base: &[u8], new: &[u8], limit: usize) -> Option<Vec<u8>> {
     }
     let mut patch = Vec::with_capacity(cost);
     for (start, end) in runs {
-        patch.extend_from_slice(&(start as u32).to_le_bytes());
-        patch.extend_from_slice(&((end - start) as u32).to_le_bytes());
-        patch.extend_from_slice(&new[start..end]);
+        push_run(&mut patch, start, &new[start..end]);
     }
     Some(patch)
 }
 
-fn apply(mut patch: &[u8], out: &mut [u8]) {
-    while !patch.is_empty() {
+fn push_run(patch: &mut Vec<u8>, at: usize, bytes: &[u8]) {
+    patch.extend_from_slice(&(at as u32).to_le_bytes());
+    patch.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    patch.extend_from_slice(bytes);
+}
+
+/// The runs of a patch: (offset, bytes), in the order written (by offset).
+fn runs(mut patch: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+    std::iter::from_fn(move || {
+        if patch.is_empty() {
+            return None;
+        }
         let at = u32::from_le_bytes(patch[0..4].try_into().expect("4 bytes")) as usize;
         let len = u32::from_le_bytes(patch[4..8].try_into().expect("4 bytes")) as usize;
-        out[at..at + len].copy_from_slice(&patch[RUN_HEADER..RUN_HEADER + len]);
+        let run = (at, &patch[RUN_HEADER..RUN_HEADER + len]);
         patch = &patch[RUN_HEADER + len..];
+        Some(run)
+    })
+}
+
+/// One patch doing what applying `under` and then `over` does: `over`'s
+/// runs, and `under`'s bytes where `over` has none. `None` if it takes more
+/// than `limit` bytes. Both patches' runs are sorted and disjoint (as
+/// [`diff`] and this function make them), and so are the result's.
+fn overlay(under: &[u8], over: &[u8], limit: usize) -> Option<Vec<u8>> {
+    let over_runs: Vec<(usize, &[u8])> = runs(over).collect();
+    let mut pieces: Vec<(usize, &[u8])> = Vec::with_capacity(over_runs.len() * 2 + 1);
+    // The first run of `over` that may still meet a run of `under`.
+    let mut first = 0;
+    for (start, bytes) in runs(under) {
+        let end = start + bytes.len();
+        while first < over_runs.len() && over_runs[first].0 + over_runs[first].1.len() <= start {
+            first += 1;
+        }
+        let mut at = start;
+        let mut k = first;
+        while at < end {
+            match over_runs.get(k) {
+                Some(&(o_start, o_bytes)) if o_start < end => {
+                    if o_start > at {
+                        pieces.push((at, &bytes[at - start..o_start - start]));
+                    }
+                    at = at.max(o_start + o_bytes.len());
+                    k += 1;
+                }
+                _ => {
+                    pieces.push((at, &bytes[at - start..]));
+                    at = end;
+                }
+            }
+        }
+    }
+    pieces.extend_from_slice(&over_runs);
+    pieces.sort_unstable_by_key(|&(at, _)| at);
+    let cost: usize = pieces.iter().map(|(_, b)| RUN_HEADER + b.len()).sum();
+    if cost > limit {
+        return None;
+    }
+    let mut patch = Vec::with_capacity(cost);
+    for (at, bytes) in pieces {
+        push_run(&mut patch, at, bytes);
+    }
+    Some(patch)
+}
+
+fn apply(patch: &[u8], out: &mut [u8]) {
+    for (at, bytes) in runs(patch) {
+        out[at..at + bytes.len()].copy_from_slice(bytes);
     }
 }
 
@@ -374,5 +452,82 @@ mod tests {
         assert_eq!(out, new);
         assert!(diff(&base, &new, 10).is_none());
         assert_eq!(diff(&base, &base, 0).unwrap().len(), 0);
+    }
+
+    /// A patch laid over another does what applying both in turn does,
+    /// whatever the runs' overlaps; and it respects its limit.
+    #[test]
+    fn an_overlay_applies_like_its_two_patches_in_turn() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        for _ in 0..2_000 {
+            let a: Vec<u8> = (0..256).map(|_| rng.gen()).collect();
+            let change = |rng: &mut ChaCha8Rng, from: &[u8]| {
+                let mut to = from.to_vec();
+                for _ in 0..rng.gen_range(0..12) {
+                    let at = rng.gen_range(0..to.len());
+                    let len = rng.gen_range(1..=(to.len() - at).min(40));
+                    to[at..at + len].iter_mut().for_each(|b| *b = rng.gen());
+                }
+                to
+            };
+            let b = change(&mut rng, &a);
+            let c = change(&mut rng, &b);
+            // c as a patch against b, b as a patch against a: c against a.
+            let under = diff(&a, &b, usize::MAX).unwrap();
+            let over = diff(&b, &c, usize::MAX).unwrap();
+            let both = overlay(&under, &over, usize::MAX).unwrap();
+            let mut out = a.clone();
+            apply(&both, &mut out);
+            assert_eq!(out, c);
+            assert!(overlay(&under, &over, both.len()).is_some());
+            if !both.is_empty() {
+                assert!(overlay(&under, &over, both.len() - 1).is_none());
+            }
+        }
+    }
+
+    /// The diff's runs are the maximal runs of differing words, as a plain
+    /// word-by-word walk finds them, across its blocks of 64 words and at
+    /// the page's ragged end.
+    #[test]
+    fn diffs_find_the_runs_a_word_walk_finds() {
+        let mut rng = ChaCha8Rng::seed_from_u64(13);
+        for &len in &[8usize, 520, 1024, 8192, 8195, 4096 + 4] {
+            for _ in 0..200 {
+                let a: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+                let mut b = a.clone();
+                let density = rng.gen_range(0.0..1.0f64);
+                for w in 0..len.div_ceil(8) {
+                    if rng.gen_bool(density * 0.3) {
+                        let at = (w * 8 + rng.gen_range(0..8)).min(len - 1);
+                        b[at] ^= 1 + rng.gen::<u8>() % 255;
+                    }
+                }
+                let patch = diff(&a, &b, usize::MAX).unwrap();
+                let mut out = a.clone();
+                apply(&patch, &mut out);
+                assert_eq!(out, b);
+                // The reference: walk the words one by one.
+                let mut expect = Vec::new();
+                let words = len / 8;
+                let mut w = 0;
+                while w < words {
+                    if a[w * 8..w * 8 + 8] == b[w * 8..w * 8 + 8] {
+                        w += 1;
+                        continue;
+                    }
+                    let start = w;
+                    while w < words && a[w * 8..w * 8 + 8] != b[w * 8..w * 8 + 8] {
+                        w += 1;
+                    }
+                    expect.push((start * 8, (w - start) * 8));
+                }
+                if a[words * 8..] != b[words * 8..] {
+                    expect.push((words * 8, len - words * 8));
+                }
+                let got: Vec<(usize, usize)> = runs(&patch).map(|(at, bytes)| (at, bytes.len())).collect();
+                assert_eq!(got, expect, "page of {len} bytes");
+            }
+        }
     }
 }
