@@ -96,7 +96,7 @@ impl KeptPages {
                 Some(patch) => {
                     // The old version's bytes become the new one's (no
                     // allocation, so no churn of whole pages in the heap).
-                    let mut bytes = std::mem::replace(old, Box::default());
+                    let mut bytes = std::mem::take(old);
                     bytes.copy_from_slice(data);
                     node.repr = Repr::Delta {
                         base: ppn,
