@@ -45,6 +45,8 @@ fn replay(dev: &mut Ftl<Plain>, requests: &[BlockRequest]) -> u64 {
         as_fast_as_possible: true,
         queue_depth: 32,
         precondition_pct: 0,
+        age_pct: 0,
+        age_seed: 0,
     };
     let reqs = requests.iter().enumerate().map(|(i, r)| Ok((i as u64 + 1, *r)));
     let r = replay_block(dev, reqs, &mut map, opts, &mut |_| {}).expect("replay");

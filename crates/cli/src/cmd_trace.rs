@@ -66,6 +66,11 @@ pub struct ReplayArgs {
     /// Public traces: write this percent of the logical pages sequentially before the replay.
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub precondition: Option<u32>,
+    /// Public traces: after the precondition, overwrite this percent of the
+    /// logical pages at random within the preconditioned ones (from --seed),
+    /// so GC runs in the replay as on an aged device.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub age: Option<u32>,
     /// Public traces: fold addresses past the device's end modulo its capacity
     /// (counted) instead of refusing the trace.
     #[arg(long)]
@@ -154,6 +159,11 @@ fn replay_public(args: ReplayArgs) -> Result<ExitCode, CliError> {
         ],
         &format!("{} (open loop: use --queue-depth)", args.format),
     )?;
+    if args.age.is_some() && args.precondition.unwrap_or(0) == 0 {
+        return Err(CliError::Usage(
+            "--age overwrites the preconditioned pages: it needs --precondition".into(),
+        ));
+    }
     if args.blkparse_events.is_some() && args.format != "blkparse" {
         return Err(CliError::Usage("--blkparse-events applies to --format blkparse".into()));
     }
@@ -190,6 +200,8 @@ fn replay_public(args: ReplayArgs) -> Result<ExitCode, CliError> {
         as_fast_as_possible: args.as_fast_as_possible,
         queue_depth,
         precondition_pct: args.precondition.unwrap_or(0),
+        age_pct: args.age.unwrap_or(0),
+        age_seed: args.seed,
     };
     let file = std::fs::File::open(&args.file).map_err(|e| CliError::Usage(format!("cannot open {}: {e}", args.file.display())))?;
     let reader = read_requests_with(format, BufReader::with_capacity(1 << 20, file), options).numbered();
@@ -258,6 +270,15 @@ fn print_block(what: &str, args: &ReplayArgs, r: &BlockReplayReport) {
             thousands(r.precondition.host_writes),
         );
     }
+    if o.age_pct > 0 {
+        t.row(
+            &format!(
+                "  then {}% of the logical pages overwritten at random (seed {})",
+                o.age_pct, o.age_seed
+            ),
+            "",
+        );
+    }
     add_counters(&mut t, &r.measured);
     t.section("derived (simulated)");
     t.row("write amplification", format!("{:.3}", r.write_amplification));
@@ -285,6 +306,7 @@ fn replay_cmd(args: ReplayArgs) -> Result<ExitCode, CliError> {
             ("--as-fast-as-possible", args.as_fast_as_possible),
             ("--queue-depth", args.queue_depth.is_some()),
             ("--precondition", args.precondition.is_some()),
+            ("--age", args.age.is_some()),
             ("--wrap", args.wrap),
             ("--trace-device", args.trace_device.is_some()),
             ("--merge-devices", args.merge_devices),

@@ -127,6 +127,13 @@ fn public_traces_replay_and_bad_lines_are_named() {
     let (code, _, err) = txftl(&["trace", "replay", gs, "--queue-depth", "4"]);
     assert_eq!(code, 2);
     assert!(err.contains("--queue-depth do not apply"), "{err}");
+    let (code, _, err) = txftl(&["trace", "replay", gs, "--age", "10"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--age do not apply"), "{err}");
+    // Aging overwrites the preconditioned pages: without them it is refused.
+    let (code, _, err) = txftl(&["trace", "replay", gs, "--format", "mqsim", "--age", "10"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--age overwrites the preconditioned pages"), "{err}");
     // A txftl trace with a bad line.
     let bad = dir.path().join("bad.trace");
     std::fs::write(&bad, "# txftl-trace v1\n0 0 - write 1 1\n5 0 - fly 1 1\n").unwrap();

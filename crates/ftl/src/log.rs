@@ -48,7 +48,7 @@ impl<H: Hooks> Ftl<H> {
         let seq = self.seq;
         self.seq += 1;
         let swaps = self.ring_swaps;
-        let (idx, page) = self.append(Ring::Protocol(ring), &[], PageKind::Protocol, ring as u32, seq, data, true)?;
+        let (idx, page) = self.append(Ring::Protocol(ring), &[], PageKind::Protocol, ring as u32, seq, data, true, None)?;
         self.counters.protocol_meta_writes += 1;
         if self.ring_swaps != swaps {
             let (ckpt, prev) = (self.ckpt, self.prev_ckpt);

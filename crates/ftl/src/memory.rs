@@ -34,8 +34,9 @@ pub struct FtlMemory {
     pub tables: u64,
     /// Metadata pages a metadata-only array keeps in memory for this FTL: three
     /// checkpoints (the current one, the previous one, and the one being
-    /// written: table pages and records), the superblocks, every protocol log
-    /// page. 0 with full data (the array counts every page itself).
+    /// written: table pages, most of them as patches, and records), the
+    /// superblocks, every protocol log page. 0 with full data (the array
+    /// counts every page itself).
     pub metadata: u64,
 }
 
@@ -66,8 +67,12 @@ impl FtlMemory {
             DataMode::Full => 0,
             DataMode::MetaOnly => {
                 let ps = geo.page_size as u64;
-                let kept = 3 * (t + record.div_ceil(ps)) + 2 * geo.pages_per_block as u64 + ring_pages.iter().skip(1).sum::<u64>();
-                kept * (ps + PER_KEPT_PAGE)
+                // Table pages: the three versions of each take about one
+                // page and two patches (the array's `kept.rs`; patches grow
+                // when a page changes much between checkpoints): counted as
+                // 1.25 pages. Records, superblocks and log pages whole.
+                let whole = 3 * record.div_ceil(ps) + 2 * geo.pages_per_block as u64 + ring_pages.iter().skip(1).sum::<u64>();
+                whole * (ps + PER_KEPT_PAGE) + 3 * t * PER_KEPT_PAGE + t * ps * 5 / 4
             }
         };
         FtlMemory {

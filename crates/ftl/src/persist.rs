@@ -160,7 +160,10 @@ impl<H: Hooks> Ftl<H> {
             } else {
                 encode_block_page(&blocks[layout.blocks_of(t)], page);
             }
-            let (idx, at) = self.append(Ring::Checkpoint, &[], PageKind::Map, t, seq, page, true)?;
+            // The version it replaces: a metadata-only array keeps the new
+            // one as a patch against it (the two differ in a few entries).
+            let like = Some(self.tables.dir_cur[t as usize].ppn).filter(|&p| p != UNMAPPED);
+            let (idx, at) = self.append(Ring::Checkpoint, &[], PageKind::Map, t, seq, page, true, like)?;
             let ppn = self.geo.ppn(self.ckpt_area.blocks[idx], at);
             self.tables.dir_next[t as usize] = DirEntry {
                 ppn,
@@ -201,7 +204,7 @@ impl<H: Hooks> Ftl<H> {
             for (i, chunk) in bytes.chunks(ps).enumerate() {
                 page.fill(0);
                 page[..chunk.len()].copy_from_slice(chunk);
-                let (index, at) = self.append(Ring::Checkpoint, &[], PageKind::Checkpoint, i as u32, seq, page, false)?;
+                let (index, at) = self.append(Ring::Checkpoint, &[], PageKind::Checkpoint, i as u32, seq, page, false, None)?;
                 self.counters.map_writes += 1;
                 if expected.is_some_and(|e| e != (index, at)) {
                     continue 'record;
@@ -280,7 +283,11 @@ impl<H: Hooks> Ftl<H> {
         sb.encode(&mut page);
         // The block holding the newest superblock must survive this append.
         let protect = [self.sb_area.head_index];
-        self.append(Ring::Superblock, &protect, PageKind::Superblock, 0, self.sb_seq, &page, false)?;
+        // The previous superblock, when it lies just behind the head: the new
+        // one differs from it in a few fields (a hint to the array).
+        let head = self.sb_area.head_page;
+        let like = (head > 0).then(|| self.geo.ppn(self.sb_area.blocks[self.sb_area.head_index], head - 1));
+        self.append(Ring::Superblock, &protect, PageKind::Superblock, 0, self.sb_seq, &page, false, like)?;
         self.meta_buf = page;
         self.counters.superblock_writes += 1;
         Ok(())
@@ -290,6 +297,8 @@ impl<H: Hooks> Ftl<H> {
     /// enters it. Synchronous: the clock moves to the end of the program.
     /// `with_crc`: the OOB records a CRC of the data (log pages, which nothing
     /// else checks); records named by a superblock carry their own CRC there.
+    /// `like`: a page whose data this one resembles (the version of a table
+    /// page it replaces), a hint to the array (`Nand::program_like`).
     /// Returns the ring index and page index written.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn append(
@@ -301,6 +310,7 @@ impl<H: Hooks> Ftl<H> {
         seq: u64,
         data: &[u8],
         with_crc: bool,
+        like: Option<txftl_nand::Ppn>,
     ) -> Result<(usize, u32)> {
         let ppb = self.geo.pages_per_block;
         let area = self.ring_area(ring);
@@ -359,7 +369,11 @@ impl<H: Hooks> Ftl<H> {
         let ppn = self.geo.ppn(block, page);
         let crc_over: &[u8] = if with_crc { data } else { &[] };
         Oob::new(kind, index, seq, self.blocks.erase_count[block as usize], crc_over).encode(&mut self.oob_buf);
-        match self.nand.program(ppn, self.now_ns, data, &self.oob_buf) {
+        let programmed = match like {
+            Some(like) => self.nand.program_like(ppn, self.now_ns, data, &self.oob_buf, like),
+            None => self.nand.program(ppn, self.now_ns, data, &self.oob_buf),
+        };
+        match programmed {
             Ok(t) => self.now_ns = self.now_ns.max(t.done_ns),
             Err(NandError::ProgramFailed { done_ns, .. }) => {
                 // The page holds garbage, which every reader skips (its OOB
@@ -368,7 +382,7 @@ impl<H: Hooks> Ftl<H> {
                 // is still good.
                 self.now_ns = self.now_ns.max(done_ns);
                 self.ring_area_mut(ring).head_page = page + 1;
-                return self.append(ring, protect, kind, index, seq, data, with_crc);
+                return self.append(ring, protect, kind, index, seq, data, with_crc, like);
             }
             Err(e) => return Err(self.fail(e)),
         }

@@ -22,6 +22,8 @@
 
 use crate::blocktrace::{AddressMap, BlockRequest, PageSpan, ReqKind, TraceError};
 use crate::latency::{Latencies, LatencyReport};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -38,6 +40,12 @@ pub struct BlockReplayOptions {
     /// Before the replay, write this percent of the logical pages sequentially
     /// (then flush; counted apart), so GC works as on a used device.
     pub precondition_pct: u32,
+    /// After the sequential fill, overwrite this percent of the logical pages
+    /// at random within the filled range (uniform, from `age_seed`; counted
+    /// with the precondition), so that GC has used up the free space and runs
+    /// in the replay as on an aged device.
+    pub age_pct: u32,
+    pub age_seed: u64,
 }
 
 /// What the trace asked for, and what mapping it onto pages cost.
@@ -93,6 +101,8 @@ pub enum BlockReplayError {
     Device { line: u64, source: DeviceError },
     #[error("--as-fast-as-possible needs a queue depth of at least 1")]
     NoQueue,
+    #[error("--age overwrites the preconditioned pages: it needs --precondition")]
+    AgeWithoutFill,
 }
 
 fn kind_name(k: ReqKind) -> &'static str {
@@ -209,6 +219,16 @@ where
     for lpn in 0..fill {
         dev.write(lpn, &buf)
             .map_err(|source| BlockReplayError::Device { line: 0, source })?;
+    }
+    if opts.age_pct > 0 {
+        if fill == 0 {
+            return Err(BlockReplayError::AgeWithoutFill);
+        }
+        let mut rng = ChaCha8Rng::seed_from_u64(opts.age_seed);
+        for _ in 0..info.logical_pages as u64 * opts.age_pct as u64 / 100 {
+            dev.write(rng.gen_range(0..fill), &buf)
+                .map_err(|source| BlockReplayError::Device { line: 0, source })?;
+        }
     }
     dev.flush().map_err(|source| BlockReplayError::Device { line: 0, source })?;
     let precondition = dev.stats();

@@ -37,6 +37,8 @@ const OPEN: BlockReplayOptions = BlockReplayOptions {
     as_fast_as_possible: false,
     queue_depth: 0,
     precondition_pct: 0,
+    age_pct: 0,
+    age_seed: 0,
 };
 
 #[test]
@@ -48,6 +50,8 @@ fn a_deeper_queue_serves_more_requests_per_simulated_second() {
                 as_fast_as_possible: true,
                 queue_depth: q,
                 precondition_pct: 50,
+                age_pct: 0,
+                age_seed: 0,
             },
         )
     };
@@ -100,4 +104,24 @@ fn a_trace_past_the_device_is_refused_with_its_line() {
     let reqs = read_requests(TraceFormat::Mqsim, text.as_bytes()).numbered();
     let e = replay_block(&mut *dev, reqs, &mut map, OPEN, &mut |_| {}).unwrap_err();
     assert!(e.to_string().contains("line 2"), "{e}");
+}
+
+/// `age_pct`: random overwrites after the sequential fill use up the free
+/// space, so GC runs in a replay whose own writes would not make it run; the
+/// overwrites are counted with the precondition, and they are deterministic.
+#[test]
+fn aging_after_the_precondition_makes_gc_run_in_the_replay() {
+    let opts = |age_pct| BlockReplayOptions {
+        as_fast_as_possible: true,
+        queue_depth: 32,
+        precondition_pct: 90,
+        age_pct,
+        age_seed: 4,
+    };
+    let (fresh, aged) = (generated(2_000, opts(0)), generated(2_000, opts(50)));
+    assert_eq!(fresh.measured.gc_runs, 0, "{:?}", fresh.measured);
+    assert!(aged.measured.gc_runs > 0, "{:?}", aged.measured);
+    let logical = aged.precondition.host_writes * 100 / (90 + 50);
+    assert!(aged.precondition.host_writes > fresh.precondition.host_writes + logical * 49 / 100);
+    assert_eq!(generated(2_000, opts(50)).measured, aged.measured);
 }

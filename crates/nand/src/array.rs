@@ -22,12 +22,13 @@ use crate::error::{ImageError, MemoryError, NandError, Violation};
 use crate::fault::{tear_program, Area, PowerCut, Torn};
 use crate::geometry::{BlockId, Geometry, GeometryError, Ppn};
 use crate::image::{ImageFile, ImageSync};
+use crate::kept::KeptPages;
 use crate::memory;
+use crate::programs::Programs;
 use crate::spare::{Spare, SpareCodec};
 use crate::timing::{Clocks, OpTime, Timing};
 use rand::Rng;
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Whether page data is stored.
@@ -116,7 +117,7 @@ impl OpKind {
 
 /// The cell contents and wear of an array (what an image file stores).
 struct State {
-    programs: Vec<u8>,
+    programs: Programs,
     erase_counts: Vec<u32>,
     bad: Vec<bool>,
     spare: Spare,
@@ -126,13 +127,13 @@ struct State {
 #[derive(Clone)]
 enum Data {
     Full(Vec<u8>),
-    Meta(BTreeMap<Ppn, Box<[u8]>>),
+    Meta(KeptPages),
 }
 
 pub struct Nand {
     cfg: NandConfig,
-    /// Programs since the last erase, per page (0 = erased).
-    programs: Vec<u8>,
+    /// Programs since the last erase, per page (0 = erased; `programs.rs`).
+    programs: Programs,
     /// Next page index each block may program (MLC/TLC order rule).
     next_page: Vec<u32>,
     erase_counts: Vec<u32>,
@@ -194,12 +195,15 @@ impl Nand {
                 Spare::bytes(pages, os, need)?,
             ),
             DataMode::MetaOnly => (
-                Data::Meta(BTreeMap::new()),
+                Data::Meta(KeptPages::default()),
                 Spare::packed(pages, blocks, g.pages_per_block, os, need)?,
             ),
         };
         let state = State {
-            programs: memory::filled(pages, 0, need)?,
+            programs: match cfg.data_mode {
+                DataMode::Full => Programs::Bytes(memory::filled(pages, 0, need)?),
+                DataMode::MetaOnly => Programs::bits(pages, need)?,
+            },
             erase_counts: memory::filled(blocks, 0, need)?,
             bad: memory::filled(blocks, false, need)?,
             spare,
@@ -236,7 +240,7 @@ impl Nand {
             violation_policy,
         };
         let state = State {
-            programs: l.programs,
+            programs: Programs::Bytes(l.programs),
             erase_counts: l.erase_counts,
             bad: l.bad,
             spare: Spare::Bytes(l.oob),
@@ -250,10 +254,13 @@ impl Nand {
     fn from_state(cfg: NandConfig, st: State, image: Option<ImageFile>) -> Nand {
         let g = cfg.geometry;
         let ppb = g.pages_per_block as usize;
-        let next_page = st
-            .programs
-            .chunks(ppb)
-            .map(|block| block.iter().rposition(|&n| n > 0).map_or(0, |i| i as u32 + 1))
+        let next_page = (0..g.block_count())
+            .map(|b| {
+                let first = b as usize * ppb;
+                (0..ppb)
+                    .rposition(|i| st.programs.get((first + i) as Ppn) > 0)
+                    .map_or(0, |i| i as u32 + 1)
+            })
             .collect();
         Nand {
             programs: st.programs,
@@ -533,7 +540,7 @@ impl Nand {
         }
         let t = self.cfg.timing;
         let time = self.clocks.read(unit, channel, at_ns, t.read_ns, t.transfer_ns(bytes));
-        if let (Some(model), true) = (self.faults, self.programs[ppn as usize] > 0) {
+        if let (Some(model), true) = (self.faults, self.programs.get(ppn) > 0) {
             let key = self.page_key(ppn);
             let data_bytes = if data.is_some() { g.page_size } else { 0 };
             let d = model.decode(key, data_bytes, g.oob_size, self.cfg.endurance, level);
@@ -589,7 +596,7 @@ impl Nand {
     /// counts no operation; a no-op in full-data mode, which stores everything.
     pub fn forget_data(&mut self, ppn: Ppn) {
         if let Data::Meta(m) = &mut self.data {
-            m.remove(&ppn);
+            m.remove(ppn);
         }
     }
 
@@ -605,7 +612,7 @@ impl Nand {
     /// checkers that must tell a reported loss from a bug. No operation, no time.
     pub fn inspect_unreadable(&self, ppn: Ppn) -> bool {
         let Some(model) = self.faults else { return false };
-        if self.programs[ppn as usize] == 0 {
+        if self.programs.get(ppn) == 0 {
             return false;
         }
         let g = self.cfg.geometry;
@@ -621,19 +628,32 @@ impl Nand {
         match &self.data {
             // An erased page's bytes in the store are stale (erase does not touch
             // them, it is too costly): it reads as 0xFF.
-            Data::Full(_) if self.programs[ppn as usize] == 0 => buf.fill(0xFF),
+            Data::Full(_) if self.programs.get(ppn) == 0 => buf.fill(0xFF),
             Data::Full(d) => buf.copy_from_slice(&d[ppn as usize * ps..(ppn as usize + 1) * ps]),
-            Data::Meta(m) => match m.get(&ppn) {
-                Some(stored) => buf.copy_from_slice(stored),
-                None if self.programs[ppn as usize] == 0 => buf.fill(0xFF),
-                None => buf.fill(0),
-            },
+            Data::Meta(m) => {
+                if !m.read(ppn, buf) {
+                    buf.fill(if self.programs.get(ppn) == 0 { 0xFF } else { 0 });
+                }
+            }
         }
     }
 
     /// Programs an erased page. `data` is a full page, or empty in `MetaOnly` mode
     /// (the data is then not stored).
     pub fn program(&mut self, ppn: Ppn, at_ns: u64, data: &[u8], oob: &[u8]) -> Result<OpTime, NandError> {
+        self.program_hinted(ppn, at_ns, data, oob, None)
+    }
+
+    /// [`Nand::program`], with a hint for a metadata-only array: `data` is
+    /// likely to differ little from that of page `like` (the earlier version
+    /// of an FTL table page). The array may then keep it as a patch (`kept.rs`);
+    /// reads return the bytes programmed all the same, whatever `like` holds
+    /// or later becomes. Same operation, time and counts as `program`.
+    pub fn program_like(&mut self, ppn: Ppn, at_ns: u64, data: &[u8], oob: &[u8], like: Ppn) -> Result<OpTime, NandError> {
+        self.program_hinted(ppn, at_ns, data, oob, Some(like))
+    }
+
+    fn program_hinted(&mut self, ppn: Ppn, at_ns: u64, data: &[u8], oob: &[u8], like: Option<Ppn>) -> Result<OpTime, NandError> {
         self.check_ppn(ppn)?;
         let g = self.cfg.geometry;
         self.check_len("program oob", oob.len(), g.oob_size as usize)?;
@@ -650,7 +670,7 @@ impl Nand {
         if self.bad[block as usize] {
             return Err(self.bad_block_op(block, OpKind::Program));
         }
-        let programs = self.programs[ppn as usize];
+        let programs = self.programs.get(ppn);
         if programs != 0 {
             return Err(self.violation(Violation::ProgramNotErased { ppn, programs }));
         }
@@ -664,7 +684,7 @@ impl Nand {
         if matches!(cut, Some(PowerCut { torn: Torn::None, .. })) {
             return Err(NandError::PowerLoss);
         }
-        self.programs[ppn as usize] = 1;
+        self.programs.set(ppn, 1);
         let np = &mut self.next_page[block as usize];
         *np = (*np).max(index + 1);
         let (os, ps) = (g.oob_size as usize, g.page_size as usize);
@@ -696,7 +716,7 @@ impl Nand {
         match cut {
             None => {
                 self.spare.write(ppn, oob);
-                self.store_data(ppn, data);
+                self.store_data(ppn, data, like);
             }
             Some(cut) => {
                 self.tear_page(ppn, cut, data, oob);
@@ -717,13 +737,13 @@ impl Nand {
         Ok(self.clocks.program(unit, channel, at_ns, t.transfer_ns(bytes), t.program_ns))
     }
 
-    fn store_data(&mut self, ppn: Ppn, data: &[u8]) {
+    fn store_data(&mut self, ppn: Ppn, data: &[u8], like: Option<Ppn>) {
         let ps = self.cfg.geometry.page_size as usize;
         match &mut self.data {
             Data::Full(d) => d[ppn as usize * ps..(ppn as usize + 1) * ps].copy_from_slice(data),
             Data::Meta(m) => {
                 if !data.is_empty() {
-                    m.insert(ppn, data.into());
+                    m.insert(ppn, data, like);
                 }
             }
         }
@@ -752,9 +772,10 @@ impl Nand {
             }
             Data::Meta(m) => {
                 if !target_data.is_empty() {
-                    let mut buf = m.get(&ppn).map(|b| b.to_vec()).unwrap_or_else(|| vec![0xFF; ps]);
+                    let mut buf = vec![0xFF; ps];
+                    m.read(ppn, &mut buf);
                     tear_program(&mut rng, cut.torn, Area::Data, &mut buf, target_data);
-                    m.insert(ppn, buf.into());
+                    m.insert(ppn, &buf, None);
                 }
             }
         }
@@ -772,7 +793,7 @@ impl Nand {
         if self.bad[block as usize] {
             return Err(self.bad_block_op(block, OpKind::PartialProgram));
         }
-        let programs = self.programs[ppn as usize];
+        let programs = self.programs.get(ppn);
         if programs >= g.nop {
             return Err(self.violation(Violation::NopExceeded { ppn, nop: g.nop }));
         }
@@ -797,7 +818,7 @@ impl Nand {
         if matches!(cut, Some(PowerCut { torn: Torn::None, .. })) {
             return Err(NandError::PowerLoss);
         }
-        self.programs[ppn as usize] = programs + 1;
+        self.programs.set(ppn, programs + 1);
         let np = &mut self.next_page[block as usize];
         *np = (*np).max(g.page_index_of(ppn) + 1);
         if let Some(cut) = cut {
@@ -808,7 +829,7 @@ impl Nand {
             }
             if let Some(new) = data {
                 tear_program(&mut rng, cut.torn, Area::Data, &mut current, new);
-                self.store_data(ppn, &current);
+                self.store_data(ppn, &current, None);
             }
             self.write_through_page(ppn)?;
             return Err(NandError::PowerLoss);
@@ -817,7 +838,7 @@ impl Nand {
             self.spare.write(ppn, new);
         }
         if let Some(new) = data {
-            self.store_data(ppn, new);
+            self.store_data(ppn, new, None);
         }
         self.write_through_page(ppn)?;
         self.image_op_done()?;
@@ -879,15 +900,15 @@ impl Nand {
     fn erase_page(&mut self, ppn: Ppn) {
         let g = self.cfg.geometry;
         let os = g.oob_size as usize;
-        if self.programs[ppn as usize] == 0 {
+        if self.programs.get(ppn) == 0 {
             return;
         }
-        self.programs[ppn as usize] = 0;
+        self.programs.set(ppn, 0);
         self.spare.erase_page(ppn, os);
         // The data bytes are left as they are: `programs == 0` makes them read as
         // erased, and a program overwrites the whole page.
         if let Data::Meta(m) = &mut self.data {
-            m.remove(&ppn);
+            m.remove(ppn);
         }
     }
 
@@ -904,19 +925,20 @@ impl Nand {
                     self.erase_page(ppn);
                 } else if cut.torn == Torn::Garbage {
                     let os = g.oob_size as usize;
-                    self.programs[ppn as usize] = self.programs[ppn as usize].max(1);
+                    self.programs.set(ppn, self.programs.get(ppn).max(1));
                     let mut spare = vec![0u8; os];
                     rng.fill(&mut spare[..]);
                     self.spare.write(ppn, &spare);
                     let mut junk = vec![0u8; g.page_size as usize];
                     rng.fill(&mut junk[..]);
                     if self.cfg.data_mode == DataMode::Full {
-                        self.store_data(ppn, &junk);
+                        self.store_data(ppn, &junk, None);
                     }
                 }
             }
-            let block_pages = &self.programs[first as usize..(first + g.pages_per_block) as usize];
-            self.next_page[block as usize] = block_pages.iter().rposition(|&n| n > 0).map_or(0, |i| i as u32 + 1);
+            self.next_page[block as usize] = (0..g.pages_per_block)
+                .rposition(|i| self.programs.get(first + i) > 0)
+                .map_or(0, |i| i as u32 + 1);
         }
         // A failed write-through after a power cut has nowhere to be reported; the
         // image then simply lacks the torn state, which is also a possible outcome.
@@ -930,7 +952,7 @@ impl Nand {
         let g = self.cfg.geometry;
         let (os, ps) = (g.oob_size as usize, g.page_size as usize);
         let oob = self.spare.slice(ppn, os).expect("images store every spare byte");
-        let programs = self.programs[ppn as usize];
+        let programs = self.programs.get(ppn);
         let erased;
         let data = match &self.data {
             Data::Full(_) if programs == 0 => {
@@ -971,7 +993,7 @@ impl Nand {
         buf
     }
     pub fn inspect_programs(&self, ppn: Ppn) -> u8 {
-        self.programs[ppn as usize]
+        self.programs.get(ppn)
     }
     /// The physical wear of a block (the FTL keeps its own, possibly lagging, count).
     pub fn inspect_erase_count(&self, block: BlockId) -> u32 {
@@ -988,6 +1010,15 @@ impl Nand {
             Data::Full(_) => 0,
         }
     }
+    /// Metadata-only mode: the bytes of page data the array holds (each
+    /// page kept whole or as a patch against a shared whole page, `kept.rs`:
+    /// every shared page counted once); 0 in full-data mode.
+    pub fn inspect_stored_data_bytes(&self) -> u64 {
+        match &self.data {
+            Data::Meta(m) => m.bytes(),
+            Data::Full(_) => 0,
+        }
+    }
 
     /// Fault injection: XORs `mask` into byte `offset` of a programmed page's
     /// data (`in_oob` false) or OOB, as a retention error or a flipped byte in an
@@ -998,7 +1029,7 @@ impl Nand {
         self.check_ppn(ppn)?;
         let g = self.cfg.geometry;
         let (os, ps) = (g.oob_size as usize, g.page_size as usize);
-        if self.programs[ppn as usize] == 0 || offset >= if in_oob { os } else { ps } {
+        if self.programs.get(ppn) == 0 || offset >= if in_oob { os } else { ps } {
             return Ok(false);
         }
         if in_oob {
@@ -1009,10 +1040,14 @@ impl Nand {
         } else {
             match &mut self.data {
                 Data::Full(d) => d[ppn as usize * ps + offset] ^= mask,
-                Data::Meta(m) => match m.get_mut(&ppn) {
-                    Some(stored) => stored[offset] ^= mask,
-                    None => return Ok(false),
-                },
+                Data::Meta(m) => {
+                    let mut page = vec![0u8; ps];
+                    if !m.read(ppn, &mut page) {
+                        return Ok(false);
+                    }
+                    page[offset] ^= mask;
+                    m.insert(ppn, &page, None);
+                }
             }
         }
         self.write_through_page(ppn)?;

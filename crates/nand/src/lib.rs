@@ -11,8 +11,10 @@ mod error;
 mod fault;
 mod geometry;
 mod image;
+mod kept;
 mod memory;
 mod preset;
+mod programs;
 mod spare;
 mod timing;
 

@@ -14,9 +14,10 @@ use crate::array::{DataMode, NandConfig};
 use crate::error::MemoryError;
 use crate::spare::{PACKED_BYTES_PER_BLOCK, PACKED_BYTES_PER_PAGE};
 
-/// Bytes the array of `cfg` holds in memory: per page, its program count and,
-/// in full-data mode, its OOB and data, in metadata-only mode its packed OOB
-/// (`spare.rs`); per block, the write pointer, erase count and bad flag (and
+/// Bytes the array of `cfg` holds in memory: per page, its program count (a
+/// byte, or a bit in metadata-only mode: `programs.rs`) and, in full-data
+/// mode, its OOB and data, in metadata-only mode its packed OOB (`spare.rs`);
+/// per block, the write pointer, erase count and bad flag (and
 /// the packed OOB's base). Metadata-only mode also stores the data and OOB of
 /// the FTL's own metadata pages, and any spare area it cannot pack, as they
 /// are written: that depends on the FTL and is not counted here.
@@ -24,11 +25,11 @@ pub fn needed(cfg: &NandConfig) -> u64 {
     let g = &cfg.geometry;
     let pages = g.page_count() as u64;
     let blocks = g.block_count() as u64;
-    let (per_page, per_block) = match cfg.data_mode {
-        DataMode::Full => (g.oob_size as u64 + g.page_size as u64, 0),
-        DataMode::MetaOnly => (PACKED_BYTES_PER_PAGE, PACKED_BYTES_PER_BLOCK),
+    let (per_page, per_block, programs) = match cfg.data_mode {
+        DataMode::Full => (g.oob_size as u64 + g.page_size as u64, 0, pages),
+        DataMode::MetaOnly => (PACKED_BYTES_PER_PAGE, PACKED_BYTES_PER_BLOCK, pages.div_ceil(64) * 8),
     };
-    pages * (1 + per_page) + blocks * (4 + 4 + 1 + per_block)
+    programs + pages * per_page + blocks * (4 + 4 + 1 + per_block)
 }
 
 /// `MemAvailable` from `/proc/meminfo`, in bytes, or the environment variable
@@ -70,8 +71,35 @@ pub fn filled<T: Clone>(n: usize, value: T, needed: u64) -> Result<Vec<T>, Memor
         failed: (n * std::mem::size_of::<T>()) as u64,
         needed,
     })?;
+    huge_pages(v.as_mut_ptr() as *mut u8, n * std::mem::size_of::<T>());
     v.resize(n, value);
     Ok(v)
+}
+
+/// Asks Linux to back a large table with transparent huge pages (2 MiB)
+/// where the system leaves that to the program (`madvise` mode): the FTL's
+/// and the array's per-page tables are read at random addresses, and at
+/// hundreds of MiB their 4 KiB pages miss the TLB on nearly every access.
+/// Only a hint: it changes no content and may be refused.
+fn huge_pages(ptr: *mut u8, len: usize) {
+    const HUGE: usize = 2 << 20;
+    if len < 2 * HUGE {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let start = (ptr as usize).next_multiple_of(HUGE);
+        let end = (ptr as usize + len) / HUGE * HUGE;
+        if end > start {
+            // SAFETY: the range lies inside the allocation just reserved;
+            // MADV_HUGEPAGE changes no memory contents.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = ptr;
 }
 
 #[cfg(test)]
@@ -93,7 +121,7 @@ mod tests {
         let meta = needed(&p.config(DataMode::MetaOnly, crate::ViolationPolicy::Panic));
         let (pages, blocks) = (g.page_count() as u64, g.block_count() as u64);
         assert_eq!(full, pages * (1 + 64 + 512) + blocks * 9);
-        assert_eq!(meta, pages * (1 + 6) + blocks * (9 + 12));
+        assert_eq!(meta, pages.div_ceil(64) * 8 + pages * 6 + blocks * (9 + 12));
     }
 
     #[test]

@@ -149,3 +149,48 @@ fn metadata_only_arrays_keep_two_checkpoints_of_metadata() {
     let d = txftl_protocols::mount("plain", n, cfg(), &OPTS).unwrap();
     d.check_invariants().unwrap();
 }
+
+/// Successive versions of a table page differ in a few entries, so the
+/// metadata-only array keeps most of them as patches against an earlier
+/// version (`Nand::program_like`, the FTL's hint): it holds far fewer bytes
+/// than whole pages, and every page it holds reads back exactly the bytes a
+/// full-data array of the same run holds there, though the pages the patches
+/// were made against have been forgotten or erased since.
+#[test]
+fn metadata_only_table_pages_are_kept_as_patches_and_read_back_exactly() {
+    // 8 KiB pages: 2,048 entries a table page, of which a checkpoint every
+    // 40 programs changes a few.
+    let mut p = preset("jasmine").unwrap();
+    p.geometry.blocks_per_plane = 16;
+    let run = |mode: DataMode| {
+        let nand = Nand::new(p.config(mode, ViolationPolicy::Panic)).unwrap();
+        let mut d = format("plain", nand, cfg(), &OPTS).unwrap();
+        let pages = d.info().logical_pages;
+        let buf = vec![7u8; if mode == DataMode::Full { d.info().page_size as usize } else { 0 }];
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        for i in 0..20_000u32 {
+            d.write(rng.gen_range(0..pages * 9 / 10), &buf).unwrap();
+            if i % 64 == 0 {
+                d.flush().unwrap();
+            }
+        }
+        d
+    };
+    let (meta, full) = (run(DataMode::MetaOnly), run(DataMode::Full));
+    assert_eq!(meta.stats(), full.stats());
+    let g = *meta.nand().geometry();
+    let (mut compared, zeros) = (0, vec![0u8; g.page_size as usize]);
+    for ppn in 0..g.page_count() {
+        let kept = meta.nand().inspect_data(ppn);
+        if meta.nand().inspect_programs(ppn) > 0 && kept != zeros {
+            assert_eq!(kept, full.nand().inspect_data(ppn), "page {ppn}");
+            compared += 1;
+        }
+    }
+    let held = meta.nand().inspect_stored_data_pages();
+    let bytes = meta.nand().inspect_stored_data_bytes();
+    let whole = held as u64 * g.page_size as u64;
+    eprintln!("{held} metadata pages kept in {bytes} bytes ({whole} whole), {compared} compared");
+    assert!(compared * 10 >= held * 9, "{compared} of {held} pages compared");
+    assert!(bytes * 2 < whole, "{bytes} bytes for {held} pages of {}", g.page_size);
+}

@@ -1,0 +1,533 @@
+//! The data a metadata-only array keeps: that of the pages programmed with
+//! data (the FTL's metadata pages; host pages carry none in that mode).
+//!
+//! Most of it is the FTL's checkpoint table pages, and successive versions of
+//! one table page differ in a few entries (a checkpoint rewrites a page once
+//! some of its mappings changed). So a page programmed with a hint of the
+//! page it supersedes (`Nand::program_like`) is kept whole, and the page it
+//! supersedes becomes a delta against it: the byte runs where the older
+//! version differs from the newer. Versions of a table page thus form a
+//! chain, oldest to newest, each a delta against the next, the newest whole
+//! (reverse deltas, as version control systems keep files): a new version
+//! costs one comparison with the one before, and memory follows what changed
+//! between checkpoints, not how many versions the checkpoint ring still
+//! holds. Reading a version applies the deltas from the newest back to it
+//! (the FTL reads table pages only at recovery and when the ring moves a
+//! live one). Removing a page (its block erased) folds it into the pages
+//! that were deltas against it: the ring erases its oldest block first, so
+//! this is usually a page nothing depends on. A hint naming a page that is
+//! itself a delta keeps the new page as a forward delta against it; a delta
+//! longer than the page is not made (the page is kept whole).
+//!
+//! Patch format, run after run: offset (u32 LE), length (u32 LE), then that
+//! many bytes, which replace the base's from the offset on. Runs are sorted
+//! by offset and do not overlap.
+
+use crate::geometry::Ppn;
+use std::collections::BTreeMap;
+
+const RUN_HEADER: usize = 8;
+
+#[derive(Clone)]
+enum Repr {
+    Whole(Box<[u8]>),
+    /// Applied to the data of page `base`, `patch` gives this page's data.
+    Delta {
+        base: Ppn,
+        patch: Box<[u8]>,
+    },
+}
+
+#[derive(Clone)]
+struct Node {
+    repr: Repr,
+    /// The pages kept as deltas against this one.
+    dependents: Vec<Ppn>,
+}
+
+#[derive(Clone, Default)]
+pub(crate) struct KeptPages {
+    pages: BTreeMap<Ppn, Node>,
+}
+
+impl KeptPages {
+    pub fn len(&self) -> usize {
+        self.pages.len()
+    }
+
+    /// Copies the data of `ppn` into `out` (a whole page); false if none is kept.
+    pub fn read(&self, ppn: Ppn, out: &mut [u8]) -> bool {
+        let mut chain: Vec<&[u8]> = Vec::new();
+        let mut at = ppn;
+        loop {
+            match self.pages.get(&at).map(|n| &n.repr) {
+                None if at == ppn => return false,
+                None => unreachable!("a delta's base is kept"),
+                Some(Repr::Whole(data)) => {
+                    out.copy_from_slice(data);
+                    break;
+                }
+                Some(Repr::Delta { base, patch }) => {
+                    chain.push(patch);
+                    at = *base;
+                }
+            }
+        }
+        for patch in chain.iter().rev() {
+            apply(patch, out);
+        }
+        true
+    }
+
+    /// Keeps `data` as the data of `ppn`. With a hint `like` naming a kept
+    /// whole page, `data` is kept whole and `like` becomes a delta against
+    /// it; naming a delta, `data` is kept as a delta against `like`. Either
+    /// only where the delta is smaller than the page.
+    pub fn insert(&mut self, ppn: Ppn, data: &[u8], like: Option<Ppn>) {
+        let limit = data.len();
+        self.remove(ppn);
+        let Some(like) = like.filter(|l| self.pages.contains_key(l)) else {
+            self.pages.insert(ppn, whole(data));
+            return;
+        };
+        let node = self.pages.get_mut(&like).expect("checked above");
+        match &mut node.repr {
+            Repr::Whole(old) => match diff(data, old, limit) {
+                Some(patch) => {
+                    // The old version's bytes become the new one's (no
+                    // allocation, so no churn of whole pages in the heap).
+                    let mut bytes = std::mem::take(old);
+                    bytes.copy_from_slice(data);
+                    node.repr = Repr::Delta {
+                        base: ppn,
+                        patch: patch.into_boxed_slice(),
+                    };
+                    self.pages.insert(
+                        ppn,
+                        Node {
+                            repr: Repr::Whole(bytes),
+                            dependents: vec![like],
+                        },
+                    );
+                }
+                None => {
+                    self.pages.insert(ppn, whole(data));
+                }
+            },
+            Repr::Delta { .. } => {
+                let mut old = vec![0u8; data.len()];
+                self.read(like, &mut old);
+                let kept = match diff(&old, data, limit) {
+                    Some(patch) => {
+                        self.pages.get_mut(&like).expect("checked above").dependents.push(ppn);
+                        Node {
+                            repr: Repr::Delta {
+                                base: like,
+                                patch: patch.into_boxed_slice(),
+                            },
+                            dependents: Vec::new(),
+                        }
+                    }
+                    None => whole(data),
+                };
+                self.pages.insert(ppn, kept);
+            }
+        }
+    }
+
+    /// Forgets the data of `ppn`. The pages that were deltas against it are
+    /// kept against its base instead (the two deltas laid one over the
+    /// other), or whole when it was whole.
+    pub fn remove(&mut self, ppn: Ppn) {
+        let Some(node) = self.pages.remove(&ppn) else { return };
+        match node.repr {
+            Repr::Whole(data) => {
+                // Each dependent becomes whole; the last takes the bytes over.
+                let n = node.dependents.len();
+                let mut data = Some(data);
+                for (i, d) in node.dependents.into_iter().enumerate() {
+                    let mut bytes = match i + 1 == n {
+                        true => data.take().expect("kept for the last"),
+                        false => data.clone().expect("kept until the last"),
+                    };
+                    let dep = self.pages.get_mut(&d).expect("a dependent is kept");
+                    let Repr::Delta { patch, .. } = &dep.repr else {
+                        unreachable!("a dependent is a delta")
+                    };
+                    apply(patch, &mut bytes);
+                    dep.repr = Repr::Whole(bytes);
+                }
+            }
+            Repr::Delta { base, patch: under } => {
+                let base_node = self.pages.get_mut(&base).expect("a delta's base is kept");
+                base_node.dependents.retain(|&d| d != ppn);
+                for d in node.dependents {
+                    let dep = self.pages.get_mut(&d).expect("a dependent is kept");
+                    let Repr::Delta { patch, .. } = &dep.repr else {
+                        unreachable!("a dependent is a delta")
+                    };
+                    // Limit-free: the page's bytes must stay readable.
+                    let both = overlay(&under, patch, usize::MAX).expect("no limit");
+                    dep.repr = Repr::Delta {
+                        base,
+                        patch: both.into_boxed_slice(),
+                    };
+                    self.pages.get_mut(&base).expect("kept").dependents.push(d);
+                }
+            }
+        }
+    }
+
+    /// Bytes the kept data takes (whole pages and deltas, not the map's own
+    /// nodes): what the tests and the memory report look at.
+    pub fn bytes(&self) -> u64 {
+        self.pages
+            .values()
+            .map(|n| match &n.repr {
+                Repr::Whole(d) => d.len() as u64,
+                Repr::Delta { patch, .. } => patch.len() as u64,
+            })
+            .sum()
+    }
+}
+
+fn whole(data: &[u8]) -> Node {
+    Node {
+        repr: Repr::Whole(data.into()),
+        dependents: Vec::new(),
+    }
+}
+
+/// The runs that turn `base` into `new`, or `None` if they take more than
+/// `limit` bytes. Runs are found a word (8 bytes) at a time: a run covers
+/// whole words (the page's last bytes, if its size is not a multiple of 8,
+/// are a run of their own when they differ). A checkpoint rewrites every
+/// table page whose entries changed, and after GC moved pages the changes
+/// are all over it, so this loop is kept free of branches per word: the
+/// words of a block of 64 are compared into a bit mask (which the compiler
+/// vectorises), and runs are read off the mask's bits.
+fn diff(base: &[u8], new: &[u8], limit: usize) -> Option<Vec<u8>> {
+    debug_assert_eq!(base.len(), new.len());
+    const WORD: usize = 8;
+    let word = |s: &[u8], i: usize| u64::from_ne_bytes(s[i * WORD..(i + 1) * WORD].try_into().expect("a word"));
+    let n = base.len() / WORD;
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut cost = 0usize;
+    let mut open: Option<usize> = None;
+    for lo in (0..n).step_by(64) {
+        let width = (n - lo).min(64);
+        let mask = (0..width).fold(0u64, |m, k| m | ((word(base, lo + k) != word(new, lo + k)) as u64) << k);
+        let mut bit = 0;
+        while bit < width {
+            match open {
+                None => {
+                    let rest = mask >> bit;
+                    if rest == 0 {
+                        break;
+                    }
+                    bit += rest.trailing_zeros() as usize;
+                    open = Some(lo + bit);
+                }
+                Some(start) => {
+                    // Bits past `width` are 0 in the mask, so 1 here: the run
+                    // then goes on into the next block.
+                    bit += (!mask >> bit).trailing_zeros() as usize;
+                    if bit < width {
+                        let end = lo + bit;
+                        runs.push((start * WORD, end * WORD));
+                        cost += RUN_HEADER + (end - start) * WORD;
+                        if cost > limit {
+                            return None;
+                        }
+                        open = None;
+                    }
+                }
+            }
+        }
+    }
+    if let Some(start) = open {
+        runs.push((start * WORD, n * WORD));
+        cost += RUN_HEADER + (n - start) * WORD;
+    }
+    let tail = n * WORD;
+    if base[tail..] != new[tail..] {
+        runs.push((tail, new.len()));
+        cost += RUN_HEADER + new.len() - tail;
+    }
+    if cost > limit {
+        return None;
+    }
+    let mut patch = Vec::with_capacity(cost);
+    for (start, end) in runs {
+        push_run(&mut patch, start, &new[start..end]);
+    }
+    Some(patch)
+}
+
+fn push_run(patch: &mut Vec<u8>, at: usize, bytes: &[u8]) {
+    patch.extend_from_slice(&(at as u32).to_le_bytes());
+    patch.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    patch.extend_from_slice(bytes);
+}
+
+/// The runs of a patch: (offset, bytes), in the order written (by offset).
+fn runs(mut patch: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+    std::iter::from_fn(move || {
+        if patch.is_empty() {
+            return None;
+        }
+        let at = u32::from_le_bytes(patch[0..4].try_into().expect("4 bytes")) as usize;
+        let len = u32::from_le_bytes(patch[4..8].try_into().expect("4 bytes")) as usize;
+        let run = (at, &patch[RUN_HEADER..RUN_HEADER + len]);
+        patch = &patch[RUN_HEADER + len..];
+        Some(run)
+    })
+}
+
+/// One patch doing what applying `under` and then `over` does: `over`'s
+/// runs, and `under`'s bytes where `over` has none. `None` if it takes more
+/// than `limit` bytes. Both patches' runs are sorted and disjoint (as
+/// [`diff`] and this function make them), and so are the result's.
+fn overlay(under: &[u8], over: &[u8], limit: usize) -> Option<Vec<u8>> {
+    let over_runs: Vec<(usize, &[u8])> = runs(over).collect();
+    let mut pieces: Vec<(usize, &[u8])> = Vec::with_capacity(over_runs.len() * 2 + 1);
+    // The first run of `over` that may still meet a run of `under`.
+    let mut first = 0;
+    for (start, bytes) in runs(under) {
+        let end = start + bytes.len();
+        while first < over_runs.len() && over_runs[first].0 + over_runs[first].1.len() <= start {
+            first += 1;
+        }
+        let mut at = start;
+        let mut k = first;
+        while at < end {
+            match over_runs.get(k) {
+                Some(&(o_start, o_bytes)) if o_start < end => {
+                    if o_start > at {
+                        pieces.push((at, &bytes[at - start..o_start - start]));
+                    }
+                    at = at.max(o_start + o_bytes.len());
+                    k += 1;
+                }
+                _ => {
+                    pieces.push((at, &bytes[at - start..]));
+                    at = end;
+                }
+            }
+        }
+    }
+    pieces.extend_from_slice(&over_runs);
+    pieces.sort_unstable_by_key(|&(at, _)| at);
+    let cost: usize = pieces.iter().map(|(_, b)| RUN_HEADER + b.len()).sum();
+    if cost > limit {
+        return None;
+    }
+    let mut patch = Vec::with_capacity(cost);
+    for (at, bytes) in pieces {
+        push_run(&mut patch, at, bytes);
+    }
+    Some(patch)
+}
+
+fn apply(patch: &[u8], out: &mut [u8]) {
+    for (at, bytes) in runs(patch) {
+        out[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    fn read(k: &KeptPages, ppn: Ppn) -> Vec<u8> {
+        let mut out = vec![0u8; 512];
+        assert!(k.read(ppn, &mut out), "page {ppn} is kept");
+        out
+    }
+
+    /// Versions of one page, each a few random entries changed from the one
+    /// before, read back exactly while older ones (the bases) are removed, and
+    /// kept in far fewer bytes than whole pages.
+    #[test]
+    fn patched_versions_read_back_exactly_after_their_bases_are_gone() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut k = KeptPages::default();
+        let mut page: Vec<u8> = (0..512).map(|_| rng.gen()).collect();
+        let mut expect: Vec<(Ppn, Vec<u8>)> = Vec::new();
+        k.insert(0, &page, None);
+        expect.push((0, page.clone()));
+        for v in 1..200u32 {
+            for _ in 0..rng.gen_range(0..4) {
+                let at = rng.gen_range(0..page.len());
+                page[at] = rng.gen();
+            }
+            k.insert(v, &page, Some(v - 1));
+            expect.push((v, page.clone()));
+            // Keep the last three versions only, as the FTL does.
+            if v >= 3 {
+                k.remove(v - 3);
+                expect.retain(|(p, _)| *p != v - 3);
+            }
+            for (p, data) in &expect {
+                assert_eq!(&read(&k, *p), data, "version {p} after version {v}");
+            }
+        }
+        assert_eq!(k.len(), 3);
+        // Three versions kept in a whole page and two small patches.
+        assert!(k.bytes() <= 512 + 2 * 4 * (RUN_HEADER as u64 + 16), "{} bytes", k.bytes());
+        // The newest gone, the older ones still read back.
+        k.remove(199);
+        expect.retain(|(p, _)| *p != 199);
+        for (p, data) in &expect {
+            assert_eq!(&read(&k, *p), data, "version {p}");
+        }
+    }
+
+    /// Random pages, hints (right, stale, missing), removals and re-inserts,
+    /// against a model that keeps every page whole.
+    #[test]
+    fn any_history_of_hints_and_removals_reads_back_exactly() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let mut k = KeptPages::default();
+        let mut model: std::collections::BTreeMap<Ppn, Vec<u8>> = Default::default();
+        let mut page: Vec<u8> = (0..512).map(|_| rng.gen()).collect();
+        for step in 0..5_000u32 {
+            let ppn = rng.gen_range(0..64);
+            if rng.gen_bool(0.3) {
+                k.remove(ppn);
+                model.remove(&ppn);
+            } else {
+                for _ in 0..rng.gen_range(0..20) {
+                    let at = rng.gen_range(0..page.len());
+                    page[at] = rng.gen();
+                }
+                if rng.gen_bool(0.05) {
+                    page = (0..512).map(|_| rng.gen()).collect();
+                }
+                let like = rng.gen_bool(0.9).then(|| rng.gen_range(0..64));
+                k.insert(ppn, &page, like);
+                model.insert(ppn, page.clone());
+            }
+            assert_eq!(k.len(), model.len());
+            for (p, data) in &model {
+                assert_eq!(&read(&k, *p), data, "page {p} at step {step}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_page_unlike_its_hint_or_with_a_missing_hint_is_kept_whole() {
+        let mut k = KeptPages::default();
+        let a = vec![1u8; 512];
+        let b = vec![2u8; 512];
+        k.insert(10, &a, None);
+        k.insert(11, &b, Some(10)); // every byte differs
+        k.insert(12, &a, Some(99)); // no such page
+        let mut c = a.clone();
+        c[0] = 0;
+        c[511] = 0;
+        k.insert(13, &c, Some(12)); // two runs: patched
+        assert_eq!(k.bytes(), 3 * 512 + 2 * (RUN_HEADER as u64 + 8));
+        k.remove(12);
+        assert_eq!(read(&k, 10), a);
+        assert_eq!(read(&k, 11), b);
+        assert_eq!(read(&k, 13), c);
+        assert!(!k.read(12, &mut [0u8; 512]));
+    }
+
+    #[test]
+    fn diffs_merge_close_runs_and_apply_back() {
+        let base = vec![0u8; 256];
+        let mut new = base.clone();
+        new[3] = 1;
+        new[9] = 1; // the next word: one run of two words
+        new[100] = 1;
+        new[255] = 9;
+        let patch = diff(&base, &new, usize::MAX).unwrap();
+        assert_eq!(patch.len(), (RUN_HEADER + 16) + 2 * (RUN_HEADER + 8));
+        let mut out = base.clone();
+        apply(&patch, &mut out);
+        assert_eq!(out, new);
+        assert!(diff(&base, &new, 10).is_none());
+        assert_eq!(diff(&base, &base, 0).unwrap().len(), 0);
+    }
+
+    /// A patch laid over another does what applying both in turn does,
+    /// whatever the runs' overlaps; and it respects its limit.
+    #[test]
+    fn an_overlay_applies_like_its_two_patches_in_turn() {
+        let mut rng = ChaCha8Rng::seed_from_u64(11);
+        for _ in 0..2_000 {
+            let a: Vec<u8> = (0..256).map(|_| rng.gen()).collect();
+            let change = |rng: &mut ChaCha8Rng, from: &[u8]| {
+                let mut to = from.to_vec();
+                for _ in 0..rng.gen_range(0..12) {
+                    let at = rng.gen_range(0..to.len());
+                    let len = rng.gen_range(1..=(to.len() - at).min(40));
+                    to[at..at + len].iter_mut().for_each(|b| *b = rng.gen());
+                }
+                to
+            };
+            let b = change(&mut rng, &a);
+            let c = change(&mut rng, &b);
+            // c as a patch against b, b as a patch against a: c against a.
+            let under = diff(&a, &b, usize::MAX).unwrap();
+            let over = diff(&b, &c, usize::MAX).unwrap();
+            let both = overlay(&under, &over, usize::MAX).unwrap();
+            let mut out = a.clone();
+            apply(&both, &mut out);
+            assert_eq!(out, c);
+            assert!(overlay(&under, &over, both.len()).is_some());
+            if !both.is_empty() {
+                assert!(overlay(&under, &over, both.len() - 1).is_none());
+            }
+        }
+    }
+
+    /// The diff's runs are the maximal runs of differing words, as a plain
+    /// word-by-word walk finds them, across its blocks of 64 words and at
+    /// the page's ragged end.
+    #[test]
+    fn diffs_find_the_runs_a_word_walk_finds() {
+        let mut rng = ChaCha8Rng::seed_from_u64(13);
+        for &len in &[8usize, 520, 1024, 8192, 8195, 4096 + 4] {
+            for _ in 0..200 {
+                let a: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+                let mut b = a.clone();
+                let density = rng.gen_range(0.0..1.0f64);
+                for w in 0..len.div_ceil(8) {
+                    if rng.gen_bool(density * 0.3) {
+                        let at = (w * 8 + rng.gen_range(0..8)).min(len - 1);
+                        b[at] ^= 1 + rng.gen::<u8>() % 255;
+                    }
+                }
+                let patch = diff(&a, &b, usize::MAX).unwrap();
+                let mut out = a.clone();
+                apply(&patch, &mut out);
+                assert_eq!(out, b);
+                // The reference: walk the words one by one.
+                let mut expect = Vec::new();
+                let words = len / 8;
+                let mut w = 0;
+                while w < words {
+                    if a[w * 8..w * 8 + 8] == b[w * 8..w * 8 + 8] {
+                        w += 1;
+                        continue;
+                    }
+                    let start = w;
+                    while w < words && a[w * 8..w * 8 + 8] != b[w * 8..w * 8 + 8] {
+                        w += 1;
+                    }
+                    expect.push((start * 8, (w - start) * 8));
+                }
+                if a[words * 8..] != b[words * 8..] {
+                    expect.push((words * 8, len - words * 8));
+                }
+                let got: Vec<(usize, usize)> = runs(&patch).map(|(at, bytes)| (at, bytes.len())).collect();
+                assert_eq!(got, expect, "page of {len} bytes");
+            }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! How many times each page was programmed since its last erase.
+//!
+//! Full-data mode (and image files, whose page-state table is these bytes)
+//! keep one byte a page ([`Programs::Bytes`]). Metadata-only mode keeps one
+//! bit a page, set once the page is programmed ([`Programs::Bits`]); the
+//! counts above 1, which only SLC partial programs reach, are kept in a side
+//! map. At 512 GiB raw with 8 KiB pages that is 8 MiB instead of 64 MiB.
+
+use crate::error::MemoryError;
+use crate::geometry::Ppn;
+use crate::memory;
+use std::collections::HashMap;
+
+#[derive(Clone)]
+pub(crate) enum Programs {
+    Bytes(Vec<u8>),
+    Bits {
+        /// Bit `ppn % 64` of word `ppn / 64`: programmed at least once.
+        bits: Vec<u64>,
+        /// Counts above 1 (SLC partial programs).
+        more: HashMap<Ppn, u8>,
+    },
+}
+
+impl Programs {
+    /// Every page erased, one bit a page.
+    pub fn bits(pages: usize, need: u64) -> Result<Programs, MemoryError> {
+        Ok(Programs::Bits {
+            bits: memory::filled(pages.div_ceil(64), 0u64, need)?,
+            more: HashMap::new(),
+        })
+    }
+
+    #[inline]
+    pub fn get(&self, ppn: Ppn) -> u8 {
+        match self {
+            Programs::Bytes(b) => b[ppn as usize],
+            Programs::Bits { bits, more } => {
+                if bits[ppn as usize / 64] >> (ppn % 64) & 1 == 0 {
+                    0
+                } else if more.is_empty() {
+                    1
+                } else {
+                    more.get(&ppn).copied().unwrap_or(1)
+                }
+            }
+        }
+    }
+
+    #[inline]
+    pub fn set(&mut self, ppn: Ppn, n: u8) {
+        match self {
+            Programs::Bytes(b) => b[ppn as usize] = n,
+            Programs::Bits { bits, more } => {
+                let w = &mut bits[ppn as usize / 64];
+                if n == 0 {
+                    *w &= !(1 << (ppn % 64));
+                } else {
+                    *w |= 1 << (ppn % 64);
+                }
+                if n > 1 {
+                    more.insert(ppn, n);
+                } else if !more.is_empty() {
+                    more.remove(&ppn);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_hold_the_same_counts_as_bytes() {
+        let n = 200;
+        let mut a = Programs::Bytes(vec![0; n]);
+        let mut b = Programs::bits(n, 0).unwrap();
+        let steps: [(Ppn, u8); 8] = [(0, 1), (63, 1), (64, 2), (64, 3), (199, 1), (64, 1), (63, 0), (130, 4)];
+        for (ppn, count) in steps {
+            a.set(ppn, count);
+            b.set(ppn, count);
+            for p in 0..n as Ppn {
+                assert_eq!(a.get(p), b.get(p), "page {p} after setting {ppn} to {count}");
+            }
+        }
+        assert_eq!(b.get(130), 4);
+    }
+}
