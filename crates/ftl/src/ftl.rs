@@ -152,13 +152,17 @@ fn reserve_rings(geo: &Geometry, ring_blocks: &[u32]) -> Vec<Vec<BlockId>> {
 }
 
 impl<H: Hooks> Ftl<H> {
-    pub(crate) fn empty(mut nand: Nand, cfg: FtlConfig, hooks: H) -> Ftl<H> {
-        // Metadata-only arrays store this FTL's OOB records packed.
-        nand.set_spare_codec(Some(crate::oob::SPARE_CODEC));
+    /// The FTL over `nand`, before format or recovery. Metadata-only arrays
+    /// store this FTL's OOB records packed, with the protocol's bytes: the
+    /// table of those is allocated here, so this may be refused.
+    pub(crate) fn empty(mut nand: Nand, cfg: FtlConfig, hooks: H) -> std::result::Result<Ftl<H>, (DeviceError, Box<Nand>)> {
+        if let Err(e) = nand.set_spare_codec(Some(crate::oob::spare_codec(hooks.packed_protocol_bytes()))) {
+            return Err((DeviceError::Memory(e), Box::new(nand)));
+        }
         let geo = *nand.geometry();
         let units = geo.unit_count() as usize;
         let ppb = geo.pages_per_block;
-        Ftl {
+        Ok(Ftl {
             l2p: Vec::new(),
             tables: Tables::new(TableLayout::new(0, geo.block_count(), geo.page_size), &geo, 0, 1),
             mapped: Bits::new(geo.page_count() as usize),
@@ -202,7 +206,7 @@ impl<H: Hooks> Ftl<H> {
             cfg,
             geo,
             nand,
-        }
+        })
     }
 
     /// Sizes for this geometry, configuration and metadata layout.
@@ -291,7 +295,7 @@ impl<H: Hooks> Ftl<H> {
         }
         let (mut rings, derived) = Self::layout(&geo, &cfg, &hooks)?;
         crate::memory::check(Self::memory_needed(&geo, &cfg, nand.config().data_mode, &hooks)?.total())?;
-        let mut ftl = Ftl::empty(nand, cfg, hooks);
+        let mut ftl = Ftl::empty(nand, cfg, hooks).map_err(|(e, _)| e)?;
         ftl.derived = derived;
         ftl.l2p = crate::memory::filled(derived.logical_pages as usize, UNMAPPED)?;
         let mut meta = vec![false; geo.block_count() as usize];
@@ -361,6 +365,7 @@ impl<H: Hooks> Ftl<H> {
             data_mode,
             &ring_pages,
             hooks.checkpoint_section_max(),
+            hooks.packed_protocol_bytes(),
         ))
     }
 

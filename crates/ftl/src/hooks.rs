@@ -103,6 +103,15 @@ pub trait Hooks {
         Vec::new()
     }
 
+    /// How many leading protocol bytes of the OOB record the protocol sets on
+    /// most of its data pages (its transaction id, counts, links...), at most
+    /// `txftl_nand::PackedSpare::PROTOCOL_MAX`. A metadata-only array keeps
+    /// that many bytes a page packed (a page with others set is kept whole):
+    /// memory, not format, so the smallest width that covers the common pages.
+    fn packed_protocol_bytes(&self) -> usize {
+        0
+    }
+
     /// The protocol bytes a GC copy of a page carries. `mapped`: the L2P points
     /// to the page (it is committed data, not a protocol's extra live page).
     fn relocated_protocol_bytes(&self, _mapped: bool, oob: &Oob) -> [u8; PROTOCOL_BYTES] {

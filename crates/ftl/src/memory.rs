@@ -32,7 +32,9 @@ pub struct FtlMemory {
     /// page for mapped and for known-intact, the block table, the checkpoint
     /// directories and the ring's page map.
     pub tables: u64,
-    /// Metadata pages a metadata-only array keeps in memory for this FTL: three
+    /// What a metadata-only array keeps in memory for this FTL: the
+    /// protocol's packed OOB bytes (`Hooks::packed_protocol_bytes` a page),
+    /// and metadata pages: three
     /// checkpoints (the current one, the previous one, and the one being
     /// written: table pages, most of them as patches, and records), the
     /// superblocks, every protocol log page. 0 with full data (the array
@@ -52,6 +54,7 @@ impl FtlMemory {
         data_mode: DataMode,
         ring_pages: &[u64],
         protocol_section_max: usize,
+        packed_protocol_bytes: usize,
     ) -> FtlMemory {
         let (pages, blocks) = (geo.page_count() as u64, geo.block_count() as u64);
         let layout = TableLayout::new(logical_pages, geo.block_count(), geo.page_size);
@@ -72,7 +75,8 @@ impl FtlMemory {
                 // when a page changes much between checkpoints): counted as
                 // 1.25 pages. Records, superblocks and log pages whole.
                 let whole = 3 * record.div_ceil(ps) + 2 * geo.pages_per_block as u64 + ring_pages.iter().skip(1).sum::<u64>();
-                whole * (ps + PER_KEPT_PAGE) + 3 * t * PER_KEPT_PAGE + t * ps * 5 / 4
+                let protocol = pages * packed_protocol_bytes.min(txftl_nand::PackedSpare::PROTOCOL_MAX) as u64;
+                whole * (ps + PER_KEPT_PAGE) + 3 * t * PER_KEPT_PAGE + t * ps * 5 / 4 + protocol
             }
         };
         FtlMemory {

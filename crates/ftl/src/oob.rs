@@ -132,7 +132,10 @@ impl Oob {
 
     /// Writes the record into `oob` (which must be at least 64 bytes; the rest is set to 0xFF).
     pub fn encode(&self, oob: &mut [u8]) {
-        oob.fill(0xFF);
+        // Every byte of the record is written below; the fill covers only
+        // the rest (not the record too: the CRC's loads would then wait on
+        // the fill's wide stores).
+        oob[OOB_RECORD_SIZE..].fill(0xFF);
         let r = &mut oob[..OOB_RECORD_SIZE];
         r[0] = self.kind as u8;
         r[1] = VERSION;
@@ -185,35 +188,50 @@ impl Oob {
 }
 
 /// The record's codec for the NAND's metadata-only mode (`txftl-nand`'s
-/// `spare.rs`): a data page with no data CRC, no protocol bytes and not lost
-/// (what the host and GC write when no data is stored) packs into its logical
-/// page, sequence number, erase count and relocated flag; the NAND keeps any
-/// other spare area whole.
-pub const SPARE_CODEC: SpareCodec = SpareCodec {
-    pack: pack_spare,
-    unpack: unpack_spare,
-};
+/// `spare.rs`): a data page with no data CRC, not lost, and no protocol bytes
+/// past the first `protocol_bytes` (what the host and GC write when no data is
+/// stored) packs into its logical page, sequence number, erase count,
+/// relocated flag and those protocol bytes; the NAND keeps any other spare
+/// area whole. `protocol_bytes`: the protocol's [`crate::Hooks::packed_protocol_bytes`].
+pub fn spare_codec(protocol_bytes: usize) -> SpareCodec {
+    SpareCodec {
+        pack: pack_spare,
+        unpack: unpack_spare,
+        protocol_bytes: protocol_bytes.min(PackedSpare::PROTOCOL_MAX),
+    }
+}
 
-fn pack_spare(oob: &[u8]) -> Option<PackedSpare> {
+fn pack_spare(oob: &[u8], protocol: &mut [u8]) -> Option<PackedSpare> {
     let r = &oob[..OOB_RECORD_SIZE];
     let flags = u16::from_le_bytes([r[2], r[3]]);
+    let kept = protocol.len();
     // Every byte is checked, so the record `unpack_spare` writes is this one
-    // (folds rather than early exits: they vectorise).
+    // (folds over fixed lengths rather than early exits: they vectorise).
     let common = r[0] == PageKind::Data as u8
         && r[1] == VERSION
         && flags & !FLAG_RELOCATED == 0
-        && r[20..60].iter().fold(0, |a, &b| a | b) == 0
+        && r[20..24].iter().fold(0, |a, &b| a | b) == 0
+        && r[24..60].iter().enumerate().fold(0, |a, (i, &b)| a | if i < kept { 0 } else { b }) == 0
         && oob[OOB_RECORD_SIZE..].iter().fold(0xFF, |a, &b| a & b) == 0xFF
         && crc32fast::hash(&r[..60]).to_le_bytes() == r[60..64];
-    common.then(|| PackedSpare {
-        lpn: u32::from_le_bytes(r[4..8].try_into().expect("4 bytes")),
-        seq: u64::from_le_bytes(r[8..16].try_into().expect("8 bytes")),
-        erase_count: u32::from_le_bytes(r[16..20].try_into().expect("4 bytes")),
-        flag: flags & FLAG_RELOCATED != 0,
+    common.then(|| {
+        if kept > 0 {
+            protocol.copy_from_slice(&r[24..24 + kept]);
+        }
+        PackedSpare {
+            lpn: u32::from_le_bytes(r[4..8].try_into().expect("4 bytes")),
+            seq: u64::from_le_bytes(r[8..16].try_into().expect("8 bytes")),
+            erase_count: u32::from_le_bytes(r[16..20].try_into().expect("4 bytes")),
+            flag: flags & FLAG_RELOCATED != 0,
+        }
     })
 }
 
-fn unpack_spare(p: &PackedSpare, oob: &mut [u8]) {
+fn unpack_spare(p: &PackedSpare, kept: &[u8], oob: &mut [u8]) {
+    let mut protocol = [0u8; PROTOCOL_BYTES];
+    if !kept.is_empty() {
+        protocol[..kept.len()].copy_from_slice(kept);
+    }
     Oob {
         kind: PageKind::Data,
         lpn: p.lpn,
@@ -222,7 +240,7 @@ fn unpack_spare(p: &PackedSpare, oob: &mut [u8]) {
         data_crc: None,
         lost: false,
         relocated: p.flag,
-        protocol: [0; PROTOCOL_BYTES],
+        protocol,
     }
     .encode(oob);
 }
@@ -261,31 +279,42 @@ mod tests {
     fn the_spare_codec_packs_exactly_the_common_form() {
         let mut buf = vec![0u8; 128];
         let mut back = vec![0u8; 128];
+        let codec = spare_codec(12);
+        let mut kept = [0u8; 12];
         let relocated = Oob {
             relocated: true,
             ..Oob::new(PageKind::Data, 42, 1 << 40, 7, &[])
         };
-        for o in [Oob::new(PageKind::Data, 42, 9, 3, &[]), relocated] {
+        let mut with_tx = relocated;
+        with_tx.protocol[..12].copy_from_slice(&[9; 12]);
+        for (o, width) in [
+            (Oob::new(PageKind::Data, 42, 9, 3, &[]), 0),
+            (relocated, 0),
+            (relocated, 12),
+            (with_tx, 12),
+        ] {
             o.encode(&mut buf);
-            let p = (SPARE_CODEC.pack)(&buf).expect("the common form packs");
-            (SPARE_CODEC.unpack)(&p, &mut back);
+            let p = (codec.pack)(&buf, &mut kept[..width]).expect("the common form packs");
+            (codec.unpack)(&p, &kept[..width], &mut back);
             assert_eq!(back, buf);
         }
         let with_crc = Oob::new(PageKind::Data, 1, 2, 3, &[5; 16]);
         let lost = Oob { lost: true, ..relocated };
         let mut protocol = relocated;
         protocol.protocol[3] = 1;
+        let mut past = relocated;
+        past.protocol[12] = 1;
         let map = Oob::new(PageKind::Map, 1, 2, 3, &[]);
-        for o in [with_crc, lost, protocol, map] {
+        for (o, width) in [(with_crc, 12), (lost, 12), (protocol, 0), (past, 12), (map, 12)] {
             o.encode(&mut buf);
-            assert_eq!((SPARE_CODEC.pack)(&buf), None, "{o:?}");
+            assert!((codec.pack)(&buf, &mut kept[..width]).is_none(), "{o:?}");
         }
         // A flipped byte anywhere is not the common form any more.
         for at in [1, 2, 5, 22, 40, 58, 61, 100] {
             relocated.encode(&mut buf);
             buf[at] ^= 0x08;
-            assert_eq!((SPARE_CODEC.pack)(&buf), None, "byte {at}");
+            assert!((codec.pack)(&buf, &mut []).is_none(), "byte {at}");
         }
-        assert_eq!((SPARE_CODEC.pack)(&[0xFF; 128]), None);
+        assert!((codec.pack)(&[0xFF; 128], &mut kept).is_none());
     }
 }

@@ -549,7 +549,7 @@ impl<H: Hooks> Ftl<H> {
     /// the failed attempt did to it), so a cut during recovery can be followed by
     /// another recovery.
     pub fn mount_or_return(nand: Nand, cfg: FtlConfig, hooks: H) -> std::result::Result<Ftl<H>, (DeviceError, Box<Nand>)> {
-        let mut ftl = Ftl::empty(nand, cfg, hooks);
+        let mut ftl = Ftl::empty(nand, cfg, hooks)?;
         match ftl.recover() {
             Ok(()) => Ok(ftl),
             Err(e) => Err((e, Box::new(ftl.into_nand()))),
@@ -586,7 +586,10 @@ impl<H: Hooks> Ftl<H> {
             .collect();
         let data_mode = ftl.nand.config().data_mode;
         let section_max = ftl.hooks.checkpoint_section_max();
-        crate::memory::check(crate::memory::FtlMemory::estimate(&geo, sb.logical_pages, data_mode, &ring_pages, section_max).total())?;
+        let packed = ftl.hooks.packed_protocol_bytes();
+        crate::memory::check(
+            crate::memory::FtlMemory::estimate(&geo, sb.logical_pages, data_mode, &ring_pages, section_max, packed).total(),
+        )?;
         let (mut ck, ck_sb, history) = ftl.load_checkpoint(&sb, &mut report, &mut t)?;
         let fallback = history.is_some();
         // The checkpoint before the one used stays the fallback until the

@@ -603,9 +603,11 @@ impl Nand {
     /// Installs the codec of the FTL's OOB record: in metadata-only mode,
     /// spare areas of its common form are stored packed from now on (see
     /// `spare.rs`); reads return the same bytes either way. No effect in
-    /// full-data mode, which stores every byte.
-    pub fn set_spare_codec(&mut self, codec: Option<SpareCodec>) {
-        self.spare.set_codec(codec);
+    /// full-data mode, which stores every byte. The codec's protocol bytes
+    /// take that many bytes a page: an allocation the machine refuses is an
+    /// error (the codec is then not installed).
+    pub fn set_spare_codec(&mut self, codec: Option<SpareCodec>) -> Result<(), MemoryError> {
+        self.spare.set_codec(codec)
     }
 
     /// Would reading the data of `ppn` fail ECC at every retry level? For

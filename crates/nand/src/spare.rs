@@ -4,10 +4,13 @@
 //! Metadata-only mode keeps, per page, only what the FTL's OOB record holds
 //! ([`Spare::Packed`]): the FTL installs a [`SpareCodec`] that turns a record
 //! of its common form (a data page: logical page, sequence number, erase
-//! count, one flag) into [`PackedSpare`] fields and back into the exact same
-//! bytes. The array stores the logical page in a `u32` (its top bit the flag),
-//! the sequence number as a `u16` offset from a base kept per block, and the
-//! erase count once per block: 6 bytes a page instead of the whole spare area.
+//! count, one flag, and the first [`SpareCodec::protocol_bytes`] bytes the
+//! device's protocol writes on its data pages) into [`PackedSpare`] fields and
+//! back into the exact same bytes. The array stores the logical page in a
+//! `u32` (its top bit the flag), the sequence number as a `u16` offset from a
+//! base kept per block, the erase count once per block, and the protocol's
+//! bytes as they are: 6 bytes a page (plus the protocol's, 4 to 24) instead
+//! of the whole spare area.
 //! Any other spare area (no codec, a metadata page, protocol bytes, a torn
 //! program, a flipped byte, a sequence number too far from its block's base)
 //! is kept whole in a side map, its trailing 0xFF bytes trimmed. Reads return
@@ -33,15 +36,23 @@ impl PackedSpare {
     /// Logical pages from here on are never packed (the top values mark
     /// erased and whole pages, the top bit carries the flag).
     pub const LPN_LIMIT: u32 = (1 << 31) - 2;
+    /// Protocol bytes a packed page may carry.
+    pub const PROTOCOL_MAX: usize = 24;
 }
 
 /// Turns spare areas of one common form into [`PackedSpare`] fields and back.
-/// `pack` must return `Some` only if `unpack` of its result writes back
-/// exactly the bytes it was given (the whole spare area).
+/// `pack` must return `Some` only if `unpack` of its result and of the
+/// protocol bytes it wrote (its second argument, `protocol_bytes` long)
+/// writes back exactly the bytes it was given (the whole spare area). The
+/// protocol bytes live in a slice of their own, not in [`PackedSpare`], so
+/// that a codec without them moves no more than the common fields.
 #[derive(Clone, Copy, Debug)]
 pub struct SpareCodec {
-    pub pack: fn(&[u8]) -> Option<PackedSpare>,
-    pub unpack: fn(&PackedSpare, &mut [u8]),
+    pub pack: fn(&[u8], &mut [u8]) -> Option<PackedSpare>,
+    pub unpack: fn(&PackedSpare, &[u8], &mut [u8]),
+    /// Protocol bytes kept per page (at most [`PackedSpare::PROTOCOL_MAX`]):
+    /// as many as the device's protocol sets on most of its data pages.
+    pub protocol_bytes: usize,
 }
 
 /// `Packed::lpn` of an erased page.
@@ -72,6 +83,8 @@ pub(crate) struct Packed {
     /// packed since its last erase), and the erase count they record.
     seq_base: Vec<u64>,
     erase_count: Vec<u32>,
+    /// Per page: the codec's `protocol_bytes` protocol bytes.
+    protocol: Vec<u8>,
     /// Spare areas kept whole, trailing 0xFF bytes trimmed.
     whole: HashMap<Ppn, Box<[u8]>>,
 }
@@ -98,15 +111,49 @@ impl Spare {
             seq_off: memory::filled(pages, 0, need)?,
             seq_base: memory::filled(blocks, UNSET, need)?,
             erase_count: memory::filled(blocks, 0, need)?,
+            protocol: Vec::new(),
             whole: HashMap::new(),
         })))
     }
 
-    /// Installs the codec of a packed store (a no-op for bytes).
-    pub fn set_codec(&mut self, codec: Option<SpareCodec>) {
-        if let Spare::Packed(p) = self {
+    /// Installs the codec of a packed store (a no-op for bytes). Pages packed
+    /// with another width of protocol bytes are packed again (or kept whole),
+    /// so they read the same; the protocol bytes' table is allocated here.
+    pub fn set_codec(&mut self, codec: Option<SpareCodec>) -> Result<(), MemoryError> {
+        let Spare::Packed(p) = self else { return Ok(()) };
+        let width = codec.map_or(0, |c| c.protocol_bytes.min(PackedSpare::PROTOCOL_MAX));
+        let codec = codec.map(|c| SpareCodec {
+            protocol_bytes: width,
+            ..c
+        });
+        // A codec of the same width (a remount: the same FTL's codec again)
+        // reads the packed fields as they are. Codecs are the FTL's record
+        // format, one per build, so only the width can differ.
+        if p.codec.map(|c| c.protocol_bytes) == codec.map(|c| c.protocol_bytes) {
             p.codec = codec;
+            return Ok(());
         }
+        let pages = p.lpn.len();
+        let table = memory::filled(pages * width, 0u8, (pages * width) as u64)?;
+        let mut again = Vec::new();
+        // Without a codec no page is packed: nothing to look at.
+        if p.codec.is_some() {
+            let mut buf = vec![0u8; p.oob_size];
+            for ppn in 0..pages as Ppn {
+                if !matches!(p.lpn[ppn as usize], ERASED | WHOLE) {
+                    p.read(ppn, &mut buf);
+                    again.push((ppn, buf.clone()));
+                }
+            }
+        }
+        p.codec = codec;
+        p.protocol = table;
+        p.seq_base.fill(UNSET);
+        for (ppn, bytes) in again {
+            p.lpn[ppn as usize] = ERASED;
+            p.write(ppn, &bytes);
+        }
+        Ok(())
     }
 
     /// The spare area of `ppn` (all 0xFF if erased).
@@ -185,7 +232,8 @@ impl Packed {
                     seq: self.seq_base[b] + self.seq_off[ppn as usize] as u64,
                     erase_count: self.erase_count[b],
                 };
-                (codec.unpack)(&fields, out);
+                let w = codec.protocol_bytes;
+                (codec.unpack)(&fields, &self.protocol[ppn as usize * w..(ppn as usize + 1) * w], out);
             }
         }
     }
@@ -197,7 +245,11 @@ impl Packed {
             self.whole.remove(&ppn);
         }
         let b = (ppn / self.pages_per_block) as usize;
-        if let Some(fields) = self.codec.and_then(|c| (c.pack)(bytes)) {
+        let w = self.codec.map_or(0, |c| c.protocol_bytes);
+        // The codec writes the page's protocol bytes in place (they matter
+        // only if the page is packed).
+        let protocol = &mut self.protocol[ppn as usize * w..(ppn as usize + 1) * w];
+        if let Some(fields) = self.codec.and_then(|c| (c.pack)(bytes, protocol)) {
             if self.seq_base[b] == UNSET {
                 self.seq_base[b] = fields.seq;
                 self.erase_count[b] = fields.erase_count;
@@ -232,7 +284,7 @@ mod tests {
 
     /// A toy codec: lpn (u32), seq (u64), erase count (u32), flag (u8 0/1) in
     /// bytes 0..17, the rest 0xFF.
-    fn pack(b: &[u8]) -> Option<PackedSpare> {
+    fn pack(b: &[u8], _protocol: &mut [u8]) -> Option<PackedSpare> {
         if b[16] > 1 || b[17..].iter().any(|&x| x != 0xFF) {
             return None;
         }
@@ -243,14 +295,18 @@ mod tests {
             flag: b[16] == 1,
         })
     }
-    fn unpack(f: &PackedSpare, out: &mut [u8]) {
+    fn unpack(f: &PackedSpare, _protocol: &[u8], out: &mut [u8]) {
         out.fill(0xFF);
         out[0..4].copy_from_slice(&f.lpn.to_le_bytes());
         out[4..12].copy_from_slice(&f.seq.to_le_bytes());
         out[12..16].copy_from_slice(&f.erase_count.to_le_bytes());
         out[16] = f.flag as u8;
     }
-    const CODEC: SpareCodec = SpareCodec { pack, unpack };
+    const CODEC: SpareCodec = SpareCodec {
+        pack,
+        unpack,
+        protocol_bytes: 0,
+    };
 
     fn record(lpn: u32, seq: u64, ec: u32, flag: bool) -> Vec<u8> {
         let mut b = vec![0u8; 64];
@@ -261,6 +317,7 @@ mod tests {
                 erase_count: ec,
                 flag,
             },
+            &[],
             &mut b,
         );
         b
@@ -273,7 +330,7 @@ mod tests {
         // Without a codec everything is kept whole.
         s.write(0, &record(1, 10, 0, false));
         assert_eq!(s.whole_count(), 1);
-        s.set_codec(Some(CODEC));
+        s.set_codec(Some(CODEC)).unwrap();
         let cases = [
             (1, record(5, 100, 3, false)),
             (2, record(6, 101, 3, true)),
@@ -296,6 +353,18 @@ mod tests {
         for (ppn, bytes) in &cases {
             s.read(*ppn, &mut out);
             assert_eq!(&out, bytes, "page {ppn}");
+        }
+        // Another codec (a remount): the packed pages are packed again and
+        // read the same.
+        s.set_codec(Some(SpareCodec {
+            protocol_bytes: 2,
+            ..CODEC
+        }))
+        .unwrap();
+        assert_eq!(s.whole_count(), 5);
+        for (ppn, bytes) in &cases {
+            s.read(*ppn, &mut out);
+            assert_eq!(&out, bytes, "page {ppn} under the new codec");
         }
         s.read(7, &mut out);
         assert!(out.iter().all(|&b| b == 0xFF));

@@ -309,10 +309,14 @@ fn image_round_trip_and_refusals() {
 }
 
 /// A toy OOB record for the packed store: lpn, seq, erase count, flag, then 0xFF.
-fn toy_pack(b: &[u8]) -> Option<PackedSpare> {
-    if b[16] > 1 || b[17..].iter().any(|&x| x != 0xFF) {
+/// The toy codec's protocol bytes: 4, at 17..21.
+const TOY_PROTOCOL: usize = 4;
+fn toy_pack(b: &[u8], protocol: &mut [u8]) -> Option<PackedSpare> {
+    let w = protocol.len();
+    if b[16] > 1 || b[17 + w..].iter().any(|&x| x != 0xFF) {
         return None;
     }
+    protocol.copy_from_slice(&b[17..17 + w]);
     Some(PackedSpare {
         lpn: u32::from_le_bytes(b[0..4].try_into().unwrap()),
         seq: u64::from_le_bytes(b[4..12].try_into().unwrap()),
@@ -320,12 +324,13 @@ fn toy_pack(b: &[u8]) -> Option<PackedSpare> {
         flag: b[16] == 1,
     })
 }
-fn toy_unpack(f: &PackedSpare, out: &mut [u8]) {
+fn toy_unpack(f: &PackedSpare, protocol: &[u8], out: &mut [u8]) {
     out.fill(0xFF);
     out[0..4].copy_from_slice(&f.lpn.to_le_bytes());
     out[4..12].copy_from_slice(&f.seq.to_le_bytes());
     out[12..16].copy_from_slice(&f.erase_count.to_le_bytes());
     out[16] = f.flag as u8;
+    out[17..17 + protocol.len()].copy_from_slice(protocol);
 }
 
 /// Scale issue, item 4: metadata-only mode stores spare areas packed (a codec
@@ -341,7 +346,9 @@ fn packed_spare_areas_read_exactly_as_full_ones() {
     meta.set_spare_codec(Some(SpareCodec {
         pack: toy_pack,
         unpack: toy_unpack,
-    }));
+        protocol_bytes: TOY_PROTOCOL,
+    }))
+    .unwrap();
     let mut model = FaultModel::profile("stress", 3).unwrap();
     model.retention_days = 300.0;
     full.set_fault_model(Some(model)).unwrap();
@@ -378,6 +385,13 @@ fn packed_spare_areas_read_exactly_as_full_ones() {
             let ppn = g.ppn(block, next[block as usize]);
             next[block as usize] += 1;
             let mut oob = vec![0xFFu8; g.oob_size as usize];
+            let mut protocol = [0xFFu8; TOY_PROTOCOL + 1];
+            if rng.gen_bool(0.5) {
+                protocol[..TOY_PROTOCOL].iter_mut().for_each(|p| *p = rng.gen());
+            }
+            if rng.gen_bool(0.05) {
+                protocol[TOY_PROTOCOL] = 1; // past the codec's bytes: kept whole
+            }
             toy_unpack(
                 &PackedSpare {
                     lpn: rng.gen_range(0..1000),
@@ -385,6 +399,7 @@ fn packed_spare_areas_read_exactly_as_full_ones() {
                     erase_count: full.inspect_erase_count(block),
                     flag: rng.gen_bool(0.3),
                 },
+                &protocol,
                 &mut oob,
             );
             seq += rng.gen_range(1..30_000);

@@ -146,6 +146,11 @@ impl Hooks for AwHooks {
 
     /// A copy of committed data is plain data (group 0); a copy of the open
     /// group's page stays in its group, flag 0.
+    /// The group id and the commit flag (`format.rs`).
+    fn packed_protocol_bytes(&self) -> usize {
+        5
+    }
+
     fn relocated_protocol_bytes(&self, mapped: bool, oob: &Oob) -> [u8; PROTOCOL_BYTES] {
         let flag = PageFlag::of(oob);
         if mapped {

@@ -175,6 +175,11 @@ impl Hooks for LHooks {
     /// of an open transaction's page (only a retired block's) keeps its
     /// transaction and records the sequence number it was programmed at, so
     /// recovery counts it once whether it finds the copy, the source, or both.
+    /// TxID, TxCnt and TxVer (`format.rs`); a GC copy's origin is rare.
+    fn packed_protocol_bytes(&self) -> usize {
+        12
+    }
+
     fn relocated_protocol_bytes(&self, mapped: bool, oob: &Oob) -> [u8; PROTOCOL_BYTES] {
         let tx = PageTx::of(oob);
         if mapped || tx.tx_id == 0 {

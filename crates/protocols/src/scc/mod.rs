@@ -190,6 +190,11 @@ impl Hooks for SccHooks {
         true
     }
 
+    /// TxID, version and next-link (`format.rs`): on every SCC page.
+    fn packed_protocol_bytes(&self) -> usize {
+        24
+    }
+
     fn extra_live(&self, ppn: Ppn) -> bool {
         self.live.contains(&ppn)
     }

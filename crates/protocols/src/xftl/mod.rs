@@ -164,6 +164,11 @@ impl Hooks for XHooks {
         self.table.relocate(old, new);
     }
 
+    /// The transaction id of a page written in a transaction.
+    fn packed_protocol_bytes(&self) -> usize {
+        4
+    }
+
     fn relocated_protocol_bytes(&self, mapped: bool, oob: &Oob) -> [u8; PROTOCOL_BYTES] {
         if mapped {
             [0; PROTOCOL_BYTES]
