@@ -63,6 +63,9 @@ pub struct Resolved {
 /// One version of a logical page found: (version, TxID, back pointer).
 type Version = (u64, u32, u64);
 
+/// One distinct page of a transaction: (lpn, version, newest copy's sequence number, its page, its record).
+type TxPage = (Lpn, u64, u64, Ppn, PageRecord);
+
 /// Is version `v` of `lpn`, written by `tx`, straddled by another transaction's page?
 fn straddled(versions: &BTreeMap<Lpn, Vec<Version>>, tx: u32, lpn: Lpn, v: u64) -> bool {
     versions
@@ -93,7 +96,7 @@ pub fn resolve(pages: &[Found]) -> Resolved {
         versions.entry(lpn).or_default().push((ver, tx, rec.back));
     }
     let newest = |lpn: Lpn| versions.get(&lpn).and_then(|vs| vs.iter().map(|v| v.0).max());
-    let mut by_tx: BTreeMap<u32, Vec<(Lpn, u64, u64, Ppn, PageRecord)>> = BTreeMap::new();
+    let mut by_tx: BTreeMap<u32, Vec<TxPage>> = BTreeMap::new();
     for (&(tx, lpn, ver), &(seq, ppn, rec)) in &present {
         by_tx.entry(tx).or_default().push((lpn, ver, seq, ppn, rec));
     }
