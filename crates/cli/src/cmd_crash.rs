@@ -238,6 +238,7 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
             pair(x.cross_tx_updates, x.zone_pages_scanned),
         );
         t.row("forced erases / live pages they moved", pair(x.forced_erases, x.forced_erase_moves));
+        t.row("GC moves of obsolete pages the protocol pins", thousands(x.gc_pinned_copies));
         if args.faults.faults.is_some() {
             t.section("flash faults exercised (dry run; recoveries)");
             t.row("bit errors corrected / read retries", pair(x.corrected_bits, x.read_retries));

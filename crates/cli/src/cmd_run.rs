@@ -292,6 +292,10 @@ pub fn add_counters(t: &mut Figures, s: &DeviceStats) {
         "forced erases (SCC) / pages they moved (in GC page copies)",
         format!("{} / {}", thousands(s.forced_erases), thousands(s.forced_erase_moves)),
     );
+    t.row(
+        "GC moves of obsolete pages pinned by the protocol (BPCC; in GC page copies)",
+        thousands(s.gc_pinned_copies),
+    );
     t.row("wear-leveling moves", thousands(s.wear_level_runs));
     t.row("checkpoints", thousands(s.checkpoints));
     t.row("map page writes", thousands(s.map_writes));

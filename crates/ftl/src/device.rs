@@ -36,6 +36,11 @@ pub struct DeviceStats {
     /// Of which pages the protocol kept live although the L2P does not map
     /// them (X-FTL's uncommitted pages).
     pub gc_protocol_copies: u64,
+    /// Of which pages no longer valid that a protocol pins as evidence its
+    /// recovery needs, moved only for that (BPCC: pages whose back pointer
+    /// straddles an aborted transaction still on flash). The protocol fills
+    /// it in; the framework only sees extra live pages.
+    pub gc_pinned_copies: u64,
     /// Victims chosen by static wear leveling (counted in gc_runs too).
     pub wear_level_runs: u64,
     /// Blocks a protocol had erased at once, whatever their valid pages

@@ -62,6 +62,9 @@ pub struct Exercised {
     /// live pages moved out of them first.
     pub forced_erases: u64,
     pub forced_erase_moves: u64,
+    /// Pages GC moved only because the protocol pins them (BPCC: back
+    /// pointers that straddle an aborted transaction still on flash).
+    pub gc_pinned_copies: u64,
 }
 
 impl Exercised {
@@ -89,6 +92,7 @@ impl Exercised {
             lost_page_copies: s.lost_page_copies,
             forced_erases: s.forced_erases,
             forced_erase_moves: s.forced_erase_moves,
+            gc_pinned_copies: s.gc_pinned_copies,
             ..Exercised::default()
         }
     }
@@ -135,6 +139,7 @@ impl Exercised {
             Expect::CrossTxUpdates => self.cross_tx_updates,
             Expect::ZoneScans => self.zone_pages_scanned,
             Expect::ForcedErases => self.forced_erases,
+            Expect::PinnedCopies => self.gc_pinned_copies,
         }
     }
 }
@@ -164,6 +169,7 @@ pub enum Expect {
     CrossTxUpdates,
     ZoneScans,
     ForcedErases,
+    PinnedCopies,
 }
 
 impl Expect {
@@ -190,6 +196,7 @@ impl Expect {
             Expect::CrossTxUpdates => "writes to a page another open transaction wrote",
             Expect::ZoneScans => "recovery reads of the protocol's zones (blocks in use at the checkpoint)",
             Expect::ForcedErases => "blocks the protocol forced erased",
+            Expect::PinnedCopies => "GC moves of obsolete pages the protocol pins",
         }
     }
 }

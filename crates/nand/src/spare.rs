@@ -9,7 +9,7 @@
 //! back into the exact same bytes. The array stores the logical page in a
 //! `u32` (its top bit the flag), the sequence number as a `u16` offset from a
 //! base kept per block, the erase count once per block, and the protocol's
-//! bytes as they are: 6 bytes a page (plus the protocol's, 4 to 24) instead
+//! bytes as they are: 6 bytes a page (plus the protocol's, 4 to 32) instead
 //! of the whole spare area.
 //! Any other spare area (no codec, a metadata page, protocol bytes, a torn
 //! program, a flipped byte, a sequence number too far from its block's base)
@@ -37,7 +37,7 @@ impl PackedSpare {
     /// erased and whole pages, the top bit carries the flag).
     pub const LPN_LIMIT: u32 = (1 << 31) - 2;
     /// Protocol bytes a packed page may carry.
-    pub const PROTOCOL_MAX: usize = 24;
+    pub const PROTOCOL_MAX: usize = 32;
 }
 
 /// Turns spare areas of one common form into [`PackedSpare`] fields and back.

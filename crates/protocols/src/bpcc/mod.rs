@@ -1,0 +1,689 @@
+//! BPCC, TxFlash's back-pointer-assisted cyclic commit (Prabhakaran,
+//! Rodeheffer, Zhou; OSDI 2008), as LightTx (§II-C, §IV-C) and Flag Commit
+//! describe it: one of the baselines LightTx measures against.
+//!
+//! - The cycle is SCC's (`format.rs`): every page of a transaction names the
+//!   next one in its OOB, the last names the first; there is no commit
+//!   record. A page waits in device DRAM until its transaction's next write
+//!   tells whom it links to; `commit` programs it linking back to the first,
+//!   and the transaction's pages go into the L2P once all are done on their
+//!   dies; `abort` drops it (an abort programs nothing).
+//! - Every page also carries a *back pointer*: the version of its logical
+//!   page's last committed version when it was written. Versions of other
+//!   transactions between the two are *straddled*: aborted. This replaces
+//!   SCC's forced erase: an aborted version may stay on flash while newer
+//!   versions of its page are written, because they say it was aborted.
+//! - The price (LightTx §IV-C: "a page whose SRS is not null, even if it is
+//!   invalid, cannot be erased and has to be moved"): a page whose back
+//!   pointer straddles a version of an aborted transaction (its straddle
+//!   responsibility set, here by transaction) is *pinned* while any page of
+//!   that transaction is still on flash. GC moves pinned pages like valid
+//!   ones (the generic `Hooks::extra_live`), counted in `pinned_copies`.
+//!   The responsibility is per transaction, not per page: the version an
+//!   aborted transaction's cycle breaks at is the page it never programmed
+//!   (or one GC erased), and its remaining pages link to it; the straddler
+//!   must outlive all of them, or the gap would look explained by the newer
+//!   version (`recovery.rs`).
+//! - An aborted transaction's pages are garbage at once (GC erases them like
+//!   any invalid page). Its pages are known gone when their block is
+//!   programmed again (its first page), which releases the pins they held;
+//!   until then, pins stay (later than needed, never earlier).
+//! - No persistent mapping table of BPCC's own: recovery scans every block
+//!   in use (`zone_blocks` names them all) and rebuilds the mappings, the
+//!   dead transactions and the pins from the back pointers found; the
+//!   framework's checkpoints still record the L2P and block table, but
+//!   nothing of them is applied (`roll_forward` is false).
+//! - Isolation: strict and no-page-conflict, as SCC. A write to a page another
+//!   open transaction wrote is refused (`IsolationUnsupported`): back pointers
+//!   name *the* last committed version, which two open writers of one page
+//!   could not agree on. Trim is refused (no record to make it durable).
+//!
+//! A write outside transactions is a committed transaction of one page (it
+//! links to itself) and goes into the L2P at once.
+//!
+//! The canary `bpcc-canary` does not keep pinned pages (GC erases a block
+//! holding a straddler like any block of invalid pages): once the straddler
+//! is gone and a newer version that does not straddle exists, an aborted
+//! transaction's gap looks explained and recovery brings its pages back.
+
+mod format;
+mod recovery;
+
+pub use format::PageRecord;
+pub use recovery::{resolve, DeadTx, Found, Resolved};
+
+use std::collections::{BTreeMap, BTreeSet};
+use txftl_ftl::{
+    BlockId, Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPage, Tid,
+};
+use txftl_nand::{Geometry, Nand};
+
+/// A page waiting in DRAM for its transaction's next command.
+#[derive(Clone, Debug)]
+struct Cached {
+    lpn: Lpn,
+    version: u64,
+    back: u64,
+    data: Vec<u8>,
+}
+
+/// An open transaction.
+#[derive(Clone, Debug, Default)]
+struct OpenTx {
+    tx_id: u32,
+    /// Its first page (logical page, version): the last page links back to it.
+    first: Option<(Lpn, u64)>,
+    cached: Option<Cached>,
+    /// Logical page -> its newest programmed page and that page's version.
+    entries: BTreeMap<Lpn, (Ppn, u64)>,
+    /// Every logical page it wrote, the cached one included.
+    lpns: BTreeSet<Lpn>,
+    /// Every page it programmed, GC copies included, with its block's erase
+    /// count then (`u32::MAX` for a copy: not known when it is made).
+    programmed: BTreeMap<Ppn, u32>,
+    done_ns: u64,
+}
+
+/// An aborted (or, after a recovery, uncommitted) transaction with pages on flash.
+#[derive(Clone, Debug, Default)]
+struct Dead {
+    lpns: BTreeSet<Lpn>,
+    ppns: BTreeSet<Ppn>,
+    /// The pages it keeps pinned (their back pointers straddle it).
+    straddlers: BTreeSet<Ppn>,
+}
+
+#[derive(Clone, Debug)]
+pub struct BpccHooks {
+    canary: bool,
+    geo: Geometry,
+    open: BTreeMap<Tid, OpenTx>,
+    by_tx_id: BTreeMap<u32, Tid>,
+    /// Open transactions' newest pages: GC moves them like valid pages.
+    live: BTreeSet<Ppn>,
+    /// Logical page -> the version of its last committed version (0: none):
+    /// the back pointer of its next write. Grown on demand.
+    committed: Vec<u64>,
+    dead: BTreeMap<u32, Dead>,
+    dead_page: BTreeMap<Ppn, u32>,
+    /// Logical page -> dead transactions that wrote or linked to a version of
+    /// it newer than its last committed one: every write of it straddles them.
+    since_commit: BTreeMap<Lpn, BTreeSet<u32>>,
+    /// Pinned page -> the dead transactions it straddles.
+    pinned: BTreeMap<Ppn, BTreeSet<u32>>,
+    /// Pinned pages GC moved although no longer valid, since `reset_stats`.
+    pinned_copies: u64,
+    next_tx_id: u32,
+    next_version: u64,
+    /// Checkpoints made durable while a transaction had pages on flash,
+    /// since `reset_stats`: reported as `protocol_records_with_open_tx`.
+    checkpoints_with_open_tx: u64,
+    /// What the last recovery found.
+    pub recovered_commits: u32,
+    pub recovered_uncommitted: u32,
+}
+
+impl BpccHooks {
+    pub fn new(geo: &Geometry, canary: bool) -> BpccHooks {
+        BpccHooks {
+            canary,
+            geo: *geo,
+            open: BTreeMap::new(),
+            by_tx_id: BTreeMap::new(),
+            live: BTreeSet::new(),
+            committed: Vec::new(),
+            dead: BTreeMap::new(),
+            dead_page: BTreeMap::new(),
+            since_commit: BTreeMap::new(),
+            pinned: BTreeMap::new(),
+            pinned_copies: 0,
+            next_tx_id: 1,
+            next_version: 1,
+            checkpoints_with_open_tx: 0,
+            recovered_commits: 0,
+            recovered_uncommitted: 0,
+        }
+    }
+
+    /// Aborted transactions whose pages may still be on flash.
+    pub fn dead_transactions(&self) -> usize {
+        self.dead.len()
+    }
+
+    /// Pages pinned now (their back pointers straddle such a transaction).
+    pub fn pinned_pages(&self) -> usize {
+        self.pinned.len()
+    }
+
+    fn committed_version(&self, lpn: Lpn) -> u64 {
+        self.committed.get(lpn as usize).copied().unwrap_or(0)
+    }
+
+    /// `lpn`'s version `version` committed: later writes point back to it,
+    /// and no longer straddle the dead transactions before it.
+    fn set_committed(&mut self, lpn: Lpn, version: u64) {
+        let i = lpn as usize;
+        if self.committed.len() <= i {
+            self.committed.resize(i + 1, 0);
+        }
+        self.committed[i] = version;
+        self.since_commit.remove(&lpn);
+    }
+
+    fn add_dead(&mut self, tx_id: u32, d: Dead) {
+        if d.ppns.is_empty() {
+            return;
+        }
+        for &lpn in &d.lpns {
+            self.since_commit.entry(lpn).or_default().insert(tx_id);
+        }
+        for &ppn in &d.ppns {
+            self.dead_page.insert(ppn, tx_id);
+        }
+        self.dead.insert(tx_id, d);
+    }
+
+    /// A dead transaction's last page is gone: the pins it held are released.
+    fn retire_dead(&mut self, tx_id: u32) {
+        let Some(d) = self.dead.remove(&tx_id) else { return };
+        for lpn in &d.lpns {
+            if let Some(s) = self.since_commit.get_mut(lpn) {
+                s.remove(&tx_id);
+                if s.is_empty() {
+                    self.since_commit.remove(lpn);
+                }
+            }
+        }
+        for p in &d.straddlers {
+            if let Some(s) = self.pinned.get_mut(p) {
+                s.remove(&tx_id);
+                if s.is_empty() {
+                    self.pinned.remove(p);
+                }
+            }
+        }
+    }
+
+    /// A page of a dead transaction is gone (its block erased).
+    fn dead_page_gone(&mut self, ppn: Ppn) {
+        let Some(tx) = self.dead_page.remove(&ppn) else { return };
+        let empty = self.dead.get_mut(&tx).is_some_and(|d| {
+            d.ppns.remove(&ppn);
+            d.ppns.is_empty()
+        });
+        if empty {
+            self.retire_dead(tx);
+        }
+    }
+
+    /// Block `b` is being programmed again from its first page: whatever it held is gone.
+    fn block_reused(&mut self, first: Ppn) {
+        let end = first + self.geo.pages_per_block;
+        let gone: Vec<Ppn> = self.dead_page.range(first..end).map(|(&p, _)| p).collect();
+        for p in gone {
+            self.dead_page_gone(p);
+        }
+        // Pinned pages there were moved first, except by the canary, whose
+        // GC lets them go: the pins go with them.
+        let lost: Vec<Ppn> = self.pinned.range(first..end).map(|(&p, _)| p).collect();
+        for p in lost {
+            self.unpin(p);
+        }
+    }
+
+    fn unpin(&mut self, ppn: Ppn) -> Option<BTreeSet<u32>> {
+        let srs = self.pinned.remove(&ppn)?;
+        for t in &srs {
+            if let Some(d) = self.dead.get_mut(t) {
+                d.straddlers.remove(&ppn);
+            }
+        }
+        Some(srs)
+    }
+
+    fn pin(&mut self, ppn: Ppn, srs: BTreeSet<u32>) {
+        for t in &srs {
+            if let Some(d) = self.dead.get_mut(t) {
+                d.straddlers.insert(ppn);
+            }
+        }
+        self.pinned.insert(ppn, srs);
+    }
+
+    fn new_version(&mut self) -> u64 {
+        let v = self.next_version;
+        self.next_version += 1;
+        v
+    }
+
+    fn new_tx_id(&mut self) -> Result<u32> {
+        let tx_id = self.next_tx_id;
+        self.next_tx_id = tx_id
+            .checked_add(1)
+            .ok_or(DeviceError::WornOut("BPCC transaction ids are used up".into()))?;
+        Ok(tx_id)
+    }
+
+    fn keeps_pinned(&self) -> bool {
+        !self.canary // the canary's bug: GC may erase a pinned page
+    }
+}
+
+impl Hooks for BpccHooks {
+    fn name(&self) -> &'static str {
+        if self.canary {
+            "bpcc-canary"
+        } else {
+            "bpcc"
+        }
+    }
+
+    fn has_extra_live() -> bool {
+        true
+    }
+
+    /// TxID, version, next-link and back pointer (`format.rs`): every BPCC page.
+    fn packed_protocol_bytes(&self) -> usize {
+        32
+    }
+
+    fn extra_live(&self, ppn: Ppn) -> bool {
+        self.live.contains(&ppn) || (self.keeps_pinned() && self.pinned.contains_key(&ppn))
+    }
+
+    fn extra_live_count(&self, first: Ppn, end: Ppn) -> u32 {
+        let live = self.live.range(first..end).count();
+        let pinned = if self.keeps_pinned() {
+            self.pinned.range(first..end).filter(|(p, _)| !self.live.contains(p)).count()
+        } else {
+            0
+        };
+        (live + pinned) as u32
+    }
+
+    fn on_program(&mut self, ppn: Ppn, oob: &Oob, done_ns: u64) {
+        if self.geo.page_index_of(ppn) == 0 {
+            self.block_reused(ppn);
+        }
+        if oob.relocated {
+            return; // a GC copy: `on_relocate` follows
+        }
+        let rec = PageRecord::of(oob);
+        // Its back pointer straddles every dead transaction that wrote this
+        // page since its last commit: it must outlive their pages.
+        if let Some(txs) = self.since_commit.get(&oob.lpn) {
+            let srs: BTreeSet<u32> = txs.iter().copied().filter(|&t| t != rec.tx_id).collect();
+            if !srs.is_empty() {
+                self.pin(ppn, srs);
+            }
+        }
+        let Some(tid) = self.by_tx_id.get(&rec.tx_id).copied() else {
+            return;
+        };
+        let Some(t) = self.open.get_mut(&tid) else { return };
+        if let Some((older, _)) = t.entries.insert(oob.lpn, (ppn, rec.version)) {
+            self.live.remove(&older);
+        }
+        self.live.insert(ppn);
+        t.programmed.insert(ppn, oob.erase_count);
+        t.done_ns = t.done_ns.max(done_ns);
+    }
+
+    fn on_relocate(&mut self, old: Ppn, new: Ppn, oob: &Oob) {
+        let rec = PageRecord::of(oob);
+        if let Some(srs) = self.unpin(old) {
+            // Moved only because it is pinned, unless it is also the
+            // committed version the L2P maps or an open transaction's page.
+            if self.committed_version(oob.lpn) != rec.version && !self.live.contains(&old) {
+                self.pinned_copies += 1;
+            }
+            self.pin(new, srs);
+            if let Some(&tx) = self.dead_page.get(&old) {
+                // A pinned page of a dead transaction: the copy is one of its pages too.
+                self.dead_page.insert(new, tx);
+                if let Some(d) = self.dead.get_mut(&tx) {
+                    d.ppns.insert(new);
+                }
+            }
+        }
+        if !self.live.remove(&old) {
+            return;
+        }
+        self.live.insert(new);
+        if let Some(t) = self.by_tx_id.get(&rec.tx_id).and_then(|tid| self.open.get_mut(tid)) {
+            for (p, _) in t.entries.values_mut().filter(|(p, _)| *p == old) {
+                *p = new;
+            }
+            t.programmed.insert(new, u32::MAX);
+        }
+    }
+
+    fn checkpoint_durable(&mut self) {
+        if self.open.values().any(|t| !t.programmed.is_empty()) {
+            self.checkpoints_with_open_tx += 1;
+        }
+    }
+
+    /// Every block: BPCC has no mapping table, recovery scans the whole device.
+    fn zone_blocks(&self) -> Vec<BlockId> {
+        (0..self.geo.block_count()).collect()
+    }
+
+    fn wants_scanned_pages() -> bool {
+        true
+    }
+
+    fn recover_scanned(&mut self, _ckpt_seq: u64, pages: &[ScannedPage]) -> Result<Vec<RecoveredUpdate>> {
+        let found: Vec<Found> = pages
+            .iter()
+            .map(|p| Found {
+                ppn: p.ppn,
+                seq: p.oob.seq,
+                lpn: p.oob.lpn,
+                rec: PageRecord::of(&p.oob),
+            })
+            .collect();
+        let r = resolve(&found);
+        *self = BpccHooks::new(&self.geo, self.canary);
+        self.next_tx_id = r.max_tx_id.saturating_add(1).max(1);
+        self.next_version = r.max_version + 1;
+        self.recovered_commits = r.committed;
+        self.recovered_uncommitted = r.dead.len() as u32;
+        for (&lpn, &(_, _, version)) in &r.mappings {
+            self.set_committed(lpn, version);
+        }
+        for (tx, d) in r.dead {
+            // Only versions newer than the page's last commit are straddled by later writes.
+            let lpns = d
+                .versions
+                .iter()
+                .filter(|(&lpn, vs)| vs.iter().any(|&v| v > self.committed_version(lpn)))
+                .map(|(&lpn, _)| lpn)
+                .collect();
+            self.add_dead(
+                tx,
+                Dead {
+                    lpns,
+                    ppns: d.ppns,
+                    straddlers: BTreeSet::new(),
+                },
+            );
+        }
+        for (ppn, srs) in r.pinned {
+            self.pin(ppn, srs);
+        }
+        Ok(r.mappings
+            .into_iter()
+            .map(|(lpn, (ppn, seq, _))| RecoveredUpdate { seq, lpn, ppn })
+            .collect())
+    }
+
+    /// Nothing is applied as it is: every mapping comes from `recover_scanned`.
+    fn roll_forward(&self, _oob: &Oob) -> bool {
+        false
+    }
+
+    fn check(&self, l2p: &[u32], _nand: &Nand) -> std::result::Result<(), String> {
+        for t in self.open.values() {
+            for (&lpn, &(ppn, _)) in &t.entries {
+                if l2p.get(lpn as usize) == Some(&ppn) {
+                    return Err(format!("open transaction {}: its page of lpn {lpn} is already in the L2P", t.tx_id));
+                }
+            }
+        }
+        for (ppn, srs) in &self.pinned {
+            for t in srs {
+                if !self.dead.get(t).is_some_and(|d| d.straddlers.contains(ppn)) {
+                    return Err(format!("page {ppn} is pinned for transaction {t}, which does not list it"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The BPCC device.
+pub struct Bpcc {
+    ftl: Ftl<BpccHooks>,
+}
+
+impl Bpcc {
+    pub fn new(ftl: Ftl<BpccHooks>) -> Bpcc {
+        Bpcc { ftl }
+    }
+
+    pub fn ftl(&self) -> &Ftl<BpccHooks> {
+        &self.ftl
+    }
+
+    fn open_tx(&self, tid: Tid) -> Result<&OpenTx> {
+        self.ftl.hooks().open.get(&tid).ok_or(DeviceError::UnknownTransaction(tid))
+    }
+
+    fn check_page(&self, lpn: Lpn, data: &[u8]) -> Result<()> {
+        if lpn >= self.ftl.logical_pages() {
+            return Err(DeviceError::OutOfRange {
+                lpn: lpn as u64,
+                logical_pages: self.ftl.logical_pages(),
+            });
+        }
+        let want = self.ftl.page_size() as usize;
+        if !(data.len() == want || (data.is_empty() && self.ftl.nand().config().data_mode == txftl_nand::DataMode::MetaOnly)) {
+            return Err(DeviceError::BufferSize { got: data.len(), want });
+        }
+        Ok(())
+    }
+
+    /// Refuses a write of `lpn` that another open transaction has written.
+    fn check_conflict(&self, tid: Option<Tid>, lpn: Lpn) -> Result<()> {
+        let conflict = self.ftl.hooks().open.iter().any(|(&t, o)| Some(t) != tid && o.lpns.contains(&lpn));
+        if conflict {
+            return Err(DeviceError::IsolationUnsupported {
+                protocol: "bpcc",
+                level: "serializable (a page written by two open transactions)",
+            });
+        }
+        Ok(())
+    }
+
+    /// Programs the page `tid` has cached, linking to `next`; `last`: the
+    /// commit page (its housekeeping waits until t's pages are mapped).
+    fn program_cached(&mut self, tid: Tid, next: (Lpn, u64), last: bool) -> Result<()> {
+        let Some(t) = self.ftl.hooks_mut().open.get_mut(&tid) else {
+            return Ok(());
+        };
+        let tx_id = t.tx_id;
+        let Some(c) = t.cached.take() else {
+            return Ok(());
+        };
+        let bytes = PageRecord {
+            tx_id,
+            version: c.version,
+            next_lpn: next.0,
+            next_version: next.1,
+            back: c.back,
+        }
+        .encode();
+        if last {
+            self.ftl.program_unmapped_deferred(c.lpn, &c.data, &bytes)?;
+        } else {
+            self.ftl.program_unmapped(c.lpn, &c.data, &bytes)?;
+        }
+        Ok(())
+    }
+}
+
+impl Device for Bpcc {
+    fn info(&self) -> DeviceInfo {
+        self.ftl.info()
+    }
+    fn read(&mut self, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
+        self.ftl.read_page(lpn, buf)
+    }
+    /// A transaction of one page: it links to itself.
+    fn write(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64> {
+        self.check_page(lpn, data)?;
+        self.check_conflict(None, lpn)?;
+        let start = self.ftl.now();
+        let hooks = self.ftl.hooks_mut();
+        let tx_id = hooks.new_tx_id()?;
+        let version = hooks.new_version();
+        let bytes = PageRecord {
+            tx_id,
+            version,
+            next_lpn: lpn,
+            next_version: version,
+            back: hooks.committed_version(lpn),
+        }
+        .encode();
+        self.ftl.write_page_with(lpn, data, &bytes)?;
+        self.ftl.hooks_mut().set_committed(lpn, version);
+        Ok(self.ftl.now() - start)
+    }
+    fn flush(&mut self) -> Result<u64> {
+        self.ftl.flush_all()
+    }
+    fn trim(&mut self, _lpn: Lpn) -> Result<u64> {
+        Err(DeviceError::Unsupported {
+            protocol: "bpcc",
+            what: "trim (no mapping table to record it in)",
+        })
+    }
+    fn stats(&self) -> DeviceStats {
+        let mut s = self.ftl.device_stats();
+        let h = self.ftl.hooks();
+        s.protocol_records_with_open_tx += h.checkpoints_with_open_tx;
+        s.gc_pinned_copies += h.pinned_copies;
+        s
+    }
+    fn reset_stats(&mut self) {
+        let h = self.ftl.hooks_mut();
+        h.checkpoints_with_open_tx = 0;
+        h.pinned_copies = 0;
+        self.ftl.reset_device_stats()
+    }
+    fn now_ns(&self) -> u64 {
+        self.ftl.now()
+    }
+    fn set_clock(&mut self, at_ns: u64) {
+        self.ftl.set_clock(at_ns)
+    }
+
+    fn begin(&mut self, tid: Tid) -> Result<u64> {
+        if tid == 0 {
+            return Err(DeviceError::InvalidTransactionId);
+        }
+        let hooks = self.ftl.hooks_mut();
+        if hooks.open.contains_key(&tid) {
+            return Err(DeviceError::TransactionExists(tid));
+        }
+        let tx_id = hooks.new_tx_id()?;
+        hooks.by_tx_id.insert(tx_id, tid);
+        hooks.open.insert(
+            tid,
+            OpenTx {
+                tx_id,
+                ..OpenTx::default()
+            },
+        );
+        Ok(0)
+    }
+
+    fn write_tx(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> Result<u64> {
+        self.open_tx(tid)?;
+        self.check_page(lpn, data)?;
+        self.check_conflict(Some(tid), lpn)?;
+        let start = self.ftl.now();
+        let version = self.ftl.hooks_mut().new_version();
+        self.program_cached(tid, (lpn, version), false)?;
+        let hooks = self.ftl.hooks_mut();
+        // No other transaction writes `lpn` while this one is open: its last
+        // committed version stays the same until this page is programmed.
+        let back = hooks.committed_version(lpn);
+        let t = hooks.open.get_mut(&tid).expect("checked above");
+        t.cached = Some(Cached {
+            lpn,
+            version,
+            back,
+            data: data.to_vec(),
+        });
+        t.lpns.insert(lpn);
+        t.first.get_or_insert((lpn, version));
+        Ok(self.ftl.now() - start)
+    }
+
+    fn read_tx(&mut self, tid: Tid, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
+        let t = self.open_tx(tid)?;
+        if let Some(c) = &t.cached {
+            if c.lpn == lpn && buf.len() == c.data.len() {
+                buf.copy_from_slice(&c.data);
+                self.ftl.counters_mut().host_reads += 1;
+                return Ok(0);
+            }
+        }
+        match t.entries.get(&lpn).copied() {
+            Some((ppn, _)) => self.ftl.read_physical(lpn, ppn, buf),
+            None => self.ftl.read_page(lpn, buf),
+        }
+    }
+
+    fn commit(&mut self, tid: Tid) -> Result<u64> {
+        let first = self.open_tx(tid)?.first;
+        let start = self.ftl.now();
+        if let Some(first) = first {
+            self.program_cached(tid, first, true)?;
+            let hooks = self.ftl.hooks_mut();
+            let t = hooks.open.remove(&tid).expect("checked above");
+            hooks.by_tx_id.remove(&t.tx_id);
+            for (p, _) in t.entries.values() {
+                hooks.live.remove(p);
+            }
+            for (&lpn, &(_, version)) in &t.entries {
+                hooks.set_committed(lpn, version);
+            }
+            self.ftl.wait_until(t.done_ns);
+            for (lpn, (ppn, _)) in t.entries {
+                self.ftl.map_page(lpn, ppn)?;
+            }
+            self.ftl.housekeeping()?;
+        } else {
+            let hooks = self.ftl.hooks_mut();
+            if let Some(t) = hooks.open.remove(&tid) {
+                hooks.by_tx_id.remove(&t.tx_id);
+            }
+        }
+        self.ftl.counters_mut().commits += 1;
+        Ok(self.ftl.now() - start)
+    }
+
+    fn abort(&mut self, tid: Tid) -> Result<u64> {
+        self.open_tx(tid)?;
+        let erase_counts = self.ftl.erase_counts().to_vec();
+        let geo = *self.ftl.nand().geometry();
+        let hooks = self.ftl.hooks_mut();
+        let t = hooks.open.remove(&tid).expect("checked above");
+        hooks.by_tx_id.remove(&t.tx_id);
+        for (p, _) in t.entries.values() {
+            hooks.live.remove(p);
+        }
+        // Pages GC erased already (older versions it rewrote, no longer kept) are not on flash.
+        let ppns = t
+            .programmed
+            .iter()
+            .filter(|(&p, &ec)| erase_counts[geo.block_of(p) as usize] <= ec)
+            .map(|(&p, _)| p)
+            .collect();
+        hooks.add_dead(
+            t.tx_id,
+            Dead {
+                lpns: t.lpns,
+                ppns,
+                straddlers: BTreeSet::new(),
+            },
+        );
+        self.ftl.counters_mut().aborts += 1;
+        Ok(0)
+    }
+}
+
+any_device_over_ftl!(Bpcc);

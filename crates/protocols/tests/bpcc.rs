@@ -1,0 +1,234 @@
+//! BPCC, scenario by scenario (the crash contract is in txftl-harness's
+//! crash tests): the cycle, the back pointer that makes an aborted version
+//! safe to leave on flash (no forced erase), the pinned page GC must move
+//! while that version is there, the isolation it refuses, and the
+//! whole-device scan at recovery.
+
+use std::collections::BTreeSet;
+use txftl_ftl::{Device, DeviceError, Ftl, FtlConfig};
+use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
+use txftl_protocols::bpcc::{Bpcc, BpccHooks};
+use txftl_protocols::{entry, mount, AnyDevice, ProtocolOptions};
+
+fn nand() -> Nand {
+    Nand::new(preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap()
+}
+
+fn device(canary: bool) -> Bpcc {
+    let n = nand();
+    let hooks = BpccHooks::new(n.geometry(), canary);
+    Bpcc::new(Ftl::format(n, FtlConfig::default(), hooks).unwrap())
+}
+
+fn name(canary: bool) -> &'static str {
+    if canary {
+        "bpcc-canary"
+    } else {
+        "bpcc"
+    }
+}
+
+/// Power loss: DRAM is gone, the NAND is mounted again.
+fn power_cycle(d: Bpcc, canary: bool) -> Bpcc {
+    let n = Box::new(d).into_nand();
+    let hooks = BpccHooks::new(n.geometry(), canary);
+    Bpcc::new(Ftl::mount(n, FtlConfig::default(), hooks).unwrap())
+}
+
+fn page(dev: &dyn Device, tag: u8) -> Vec<u8> {
+    vec![tag; dev.info().page_size as usize]
+}
+
+fn read(dev: &mut dyn Device, lpn: u32) -> u8 {
+    let mut buf = vec![0u8; dev.info().page_size as usize];
+    dev.read(lpn, &mut buf).unwrap();
+    buf[0]
+}
+
+#[test]
+fn a_cycle_commits_and_an_open_chain_does_not() {
+    let mut d = device(false);
+    let programs = |d: &Bpcc| d.stats().flash_programs;
+    d.begin(1).unwrap();
+    let p0 = programs(&d);
+    d.write_tx(1, 3, &page(&d, 0xA1)).unwrap();
+    assert_eq!(programs(&d), p0, "the first page waits for its link");
+    d.write_tx(1, 4, &page(&d, 0xA2)).unwrap();
+    assert_eq!(programs(&d), p0 + 1, "the next write programs it, linking to the new page");
+    d.commit(1).unwrap();
+    assert_eq!(programs(&d), p0 + 2, "the commit programs the last page, linking to the first");
+    assert_eq!((read(&mut d, 3), read(&mut d, 4)), (0xA1, 0xA2));
+
+    d.begin(2).unwrap();
+    d.write_tx(2, 3, &page(&d, 0xB1)).unwrap();
+    d.write_tx(2, 5, &page(&d, 0xB2)).unwrap();
+    let mut d = power_cycle(d, false);
+    assert_eq!((read(&mut d, 3), read(&mut d, 4), read(&mut d, 5)), (0xA1, 0xA2, 0));
+    assert_eq!(
+        d.ftl().hooks().recovered_uncommitted,
+        1,
+        "the open transaction's page is found, uncommitted"
+    );
+}
+
+/// An aborted transaction's page links to a page it never programmed. SCC
+/// erases it before the next version of that page; BPCC writes the next
+/// version at once, its back pointer straddling the aborted one, and pins
+/// it while the aborted page is on flash. A later version points back to
+/// the committed one and straddles nothing.
+#[test]
+fn a_newer_version_straddles_the_aborted_one_instead_of_a_forced_erase() {
+    let mut d = device(false);
+    for lpn in 0..40 {
+        d.write(lpn, &page(&d, 0x11)).unwrap();
+    }
+    d.begin(1).unwrap();
+    d.write_tx(1, 3, &page(&d, 0xA1)).unwrap();
+    d.write_tx(1, 4, &page(&d, 0xA2)).unwrap(); // programs lpn 3's page, linking to lpn 4
+    let programs = d.stats().flash_programs;
+    d.abort(1).unwrap();
+    assert_eq!(d.stats().flash_programs, programs, "an abort programs nothing");
+    assert_eq!(d.ftl().hooks().dead_transactions(), 1);
+    assert_eq!(d.ftl().hooks().pinned_pages(), 0);
+    d.write(4, &page(&d, 0x44)).unwrap();
+    assert_eq!(d.ftl().hooks().pinned_pages(), 1, "its back pointer straddles the aborted lpn 4");
+    d.write(4, &page(&d, 0x45)).unwrap();
+    assert_eq!(
+        d.ftl().hooks().pinned_pages(),
+        1,
+        "the next points back to 0x44: it straddles nothing"
+    );
+    d.write(3, &page(&d, 0x33)).unwrap();
+    assert_eq!(d.ftl().hooks().pinned_pages(), 2, "lpn 3's aborted version is straddled too");
+    let s = d.stats();
+    assert_eq!((s.forced_erases, s.flash_erases), (0, 0), "{s:?}");
+    let mut d = power_cycle(d, false);
+    assert_eq!((read(&mut d, 3), read(&mut d, 4)), (0x33, 0x45));
+    assert_eq!(
+        d.ftl().hooks().pinned_pages(),
+        2,
+        "recovery pins them again from their back pointers"
+    );
+    assert_eq!(d.ftl().hooks().dead_transactions(), 1);
+}
+
+/// GC under pressure: the aborted page sits in a block of cold valid pages,
+/// the page straddling it among hot pages rewritten at random until GC takes
+/// their blocks. BPCC moves the straddler (counted); the canary lets GC
+/// erase it, and recovery then takes the aborted page for committed: the
+/// newer versions of the hot page explain its cycle's gap.
+#[test]
+fn gc_moves_a_pinned_page_and_the_canary_loses_it() {
+    for canary in [false, true] {
+        let mut d = device(canary);
+        let n = d.info().logical_pages;
+        let cold = n / 4;
+        let (aborted, hot) = (cold, cold + 1);
+        for lpn in 0..cold / 2 {
+            d.write(lpn, &page(&d, 0x11)).unwrap();
+        }
+        d.begin(1).unwrap();
+        d.write_tx(1, aborted, &page(&d, 0xA1)).unwrap();
+        d.write_tx(1, hot, &page(&d, 0xA2)).unwrap(); // programs `aborted`, linking to `hot`
+        d.abort(1).unwrap();
+        for lpn in cold / 2..cold {
+            d.write(lpn, &page(&d, 0x11)).unwrap();
+        }
+        d.write(hot, &page(&d, 0x44)).unwrap(); // the straddler
+        let mut x: u64 = 12345;
+        for i in 0..(20 * n) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let lpn = hot + (x >> 33) as u32 % (n - hot);
+            d.write(lpn, &page(&d, i as u8)).unwrap();
+        }
+        let s = d.stats();
+        assert!(s.gc_copies > 0, "{s:?}");
+        let mut d = power_cycle(d, canary);
+        if canary {
+            assert_eq!(s.gc_pinned_copies, 0);
+            assert_eq!(read(&mut d, aborted), 0xA1, "the canary brings the aborted page back");
+        } else {
+            assert!(s.gc_pinned_copies > 0, "GC moved the straddler: {s:?}");
+            assert_eq!(read(&mut d, aborted), 0, "the aborted page stays aborted");
+        }
+    }
+}
+
+/// Once the aborted transaction's pages are erased, nothing is pinned.
+#[test]
+fn pins_are_released_when_the_aborted_pages_are_gone() {
+    let mut d = device(false);
+    let n = d.info().logical_pages;
+    d.begin(1).unwrap();
+    d.write_tx(1, 3, &page(&d, 0xA1)).unwrap();
+    d.write_tx(1, 4, &page(&d, 0xA2)).unwrap();
+    d.abort(1).unwrap();
+    d.write(4, &page(&d, 0x44)).unwrap();
+    assert_eq!(d.ftl().hooks().pinned_pages(), 1);
+    for round in 0..12u8 {
+        for lpn in 0..n {
+            d.write(lpn, &page(&d, round)).unwrap();
+        }
+    }
+    let h = d.ftl().hooks();
+    assert_eq!((h.dead_transactions(), h.pinned_pages()), (0, 0));
+    assert!(d.stats().gc_runs > 0);
+}
+
+#[test]
+fn a_page_another_open_transaction_wrote_is_refused_and_trim_too() {
+    let mut d = device(false);
+    d.begin(1).unwrap();
+    d.begin(2).unwrap();
+    d.write_tx(1, 5, &page(&d, 1)).unwrap();
+    let refused = |r: Result<u64, DeviceError>| matches!(r, Err(DeviceError::IsolationUnsupported { protocol: "bpcc", .. }));
+    assert!(refused(d.write_tx(2, 5, &page(&d, 2))));
+    assert!(refused(d.write(5, &page(&d, 3))));
+    d.write_tx(2, 6, &page(&d, 2)).unwrap(); // no conflict: no-page-conflict isolation
+    d.write_tx(1, 5, &page(&d, 4)).unwrap(); // its own page again
+    d.commit(1).unwrap();
+    d.write_tx(2, 5, &page(&d, 5)).unwrap();
+    d.commit(2).unwrap();
+    assert_eq!((read(&mut d, 5), read(&mut d, 6)), (5, 2));
+    assert!(matches!(d.trim(5), Err(DeviceError::Unsupported { protocol: "bpcc", .. })));
+    for canary in [false, true] {
+        assert_eq!(entry(name(canary)).unwrap().isolation, &["strict", "no-page-conflict"]);
+    }
+}
+
+/// A page written twice inside one transaction: the second version's back
+/// pointer passes over the first, which is the same transaction's, not an abort.
+#[test]
+fn a_re_update_inside_a_transaction_commits() {
+    let mut d = device(false);
+    d.write(7, &page(&d, 0x10)).unwrap();
+    d.begin(1).unwrap();
+    d.write_tx(1, 7, &page(&d, 0x71)).unwrap();
+    d.write_tx(1, 8, &page(&d, 0x81)).unwrap();
+    d.write_tx(1, 7, &page(&d, 0x72)).unwrap();
+    d.commit(1).unwrap();
+    let mut d = power_cycle(d, false);
+    assert_eq!((read(&mut d, 7), read(&mut d, 8)), (0x72, 0x81));
+    assert_eq!(d.ftl().hooks().pinned_pages(), 0);
+}
+
+/// No mapping table of its own: recovery reads every block holding data.
+#[test]
+fn recovery_scans_every_block_in_use() {
+    let mut d = device(false);
+    let n = d.info().logical_pages / 2;
+    for lpn in 0..n {
+        d.write(lpn, &page(&d, 7)).unwrap();
+    }
+    d.flush().unwrap();
+    let nand = Box::new(d).close().unwrap();
+    let d = mount("bpcc", nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
+    let geo = *d.nand().geometry();
+    let in_use: BTreeSet<u32> = (0..n).filter_map(|l| d.mapping(l)).map(|p| geo.block_of(p)).collect();
+    let r = d.recovery_report().unwrap();
+    assert!(
+        r.protocol_blocks_scanned as usize >= in_use.len() && r.protocol_pages_scanned >= n as u64,
+        "{r:?}"
+    );
+    assert_eq!(r.protocol_updates_applied, n as u64, "every mapping comes from the scan");
+}
