@@ -511,3 +511,27 @@ pub fn run_workload(spec: &CompareSpec, mode: Mode, w: &Workload) -> Result<Work
         integrity,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::restart_points;
+
+    #[test]
+    fn restart_points_spread_over_the_second_half_and_through_the_transaction() {
+        for (t, n) in [(1000, 20), (200, 10), (1000, 5), (20, 20), (7, 4)] {
+            let p = restart_points(t, n);
+            assert_eq!(p.len(), n as usize);
+            assert!(p.iter().all(|&(tx, _)| tx >= (t / 2).max(1) && tx < t), "{t} {n}: {p:?}");
+            assert!(p.windows(2).all(|w| w[0].0 <= w[1].0), "transactions in order: {p:?}");
+            // Every point in the transaction once: (j + 0.5) / n for each j.
+            let mut js: Vec<u32> = p.iter().map(|&(_, f)| (f * n as f64 - 0.5).round() as u32).collect();
+            js.sort();
+            assert_eq!(js, (0..n).collect::<Vec<_>>(), "{t} {n}: {p:?}");
+        }
+        // Distinct transactions when there are enough, and the point in the
+        // transaction not rising with it.
+        let p = restart_points(1000, 20);
+        assert!(p.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(p.windows(2).any(|w| w[1].1 < w[0].1));
+    }
+}
