@@ -11,7 +11,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use txftl_nand::{DataMode, ViolationPolicy};
-use txftl_sqlite::compare::{restart, run_mode, CompareSpec, ModeRun, Restart};
+use txftl_sqlite::compare::{restart, restart_points, run_mode, CompareSpec, ModeRun, Restart};
 use txftl_sqlite::Mode;
 
 #[derive(Args, Debug)]
@@ -92,6 +92,8 @@ struct CompareReport {
 
 #[derive(Serialize)]
 struct SpecOut {
+    /// The FTL wrote its mapping table at every flush (`--map-at-flush`).
+    map_at_flush: bool,
     k: u32,
     transactions: u32,
     rows: u32,
@@ -99,8 +101,29 @@ struct SpecOut {
     seed: u64,
 }
 
-/// Where restart runs cut power inside a transaction (share of its flash operations).
-const RESTART_FRACTIONS: [f64; 5] = [0.1, 0.3, 0.5, 0.7, 0.9];
+/// `compare` and `reproduce xftl` rerun the X-FTL paper's experiments on a
+/// model of its OpenSSD board, whose firmware stores its mapping table at
+/// every write barrier: "On a flash based storage device including OpenSSD, a
+/// write barrier command stores the mapping table as well as data pages
+/// persistently in flash memory chips" (X-FTL, sec. 6.3.4). So the FTL
+/// checkpoints at every flush there unless `--map-at-flush off` asks for
+/// txftl's own FTL (a flush made durable by roll-forward over the spare areas).
+pub fn paper_map_at_flush(device: &DeviceArgs) -> bool {
+    device.map_at_flush().unwrap_or(true)
+}
+
+/// The line that says which FTL behaviour at a flush a run had.
+pub fn map_at_flush_line(on: bool) -> &'static str {
+    if on {
+        "FTL: mapping table written at every flush (the X-FTL paper's OpenSSD firmware, its sec. 6.3.4; --map-at-flush off: roll-forward instead)"
+    } else {
+        "FTL: a flush is made durable by roll-forward over the spare areas, checkpoints by program count (--map-at-flush off; the paper's firmware writes its table at every flush)"
+    }
+}
+
+/// Restart runs per mode, as in the paper (five), spread by
+/// `txftl_sqlite::compare::restart_points`.
+const RESTART_CUTS: u32 = 5;
 
 /// Mean of a restart figure over a mode's runs.
 fn mean_over(runs: &[&Restart], f: impl Fn(&Restart) -> u64) -> u64 {
@@ -190,9 +213,11 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
     let ks = parse_list(&ks_arg, "K", |x| x.parse::<u32>().ok().filter(|&k| k > 0))?;
     let nand = p.config(DataMode::Full, ViolationPolicy::Error);
     check_fits(&nand)?;
+    let mut ftl = chosen.ftl.clone();
+    ftl.checkpoint_at_flush = paper_map_at_flush(&args.device);
     let spec = CompareSpec {
         nand,
-        ftl: chosen.ftl.clone(),
+        ftl,
         // The paper's one-page table (500 entries) unless asked otherwise.
         opts: txftl_protocols::ProtocolOptions {
             xl2p_entries: args.device.xl2p_entries.unwrap_or(txftl_protocols::xftl::DEFAULT_ENTRIES),
@@ -228,9 +253,10 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
         }
         if !args.no_restart {
             // Five runs, as in the paper, the cut spread through the transaction.
-            for fraction in RESTART_FRACTIONS {
-                bar.set_message(format!("{} restart ({:.0}%)", mode.name(), fraction * 100.0));
-                restarts.push(restart(&spec, mode, k, fraction).map_err(|e| CliError::Failed(format!("{} restart: {e}", mode.name())))?);
+            for (tx, fraction) in restart_points(args.transactions, RESTART_CUTS) {
+                bar.set_message(format!("{} restart (tx {tx}, {:.0}%)", mode.name(), fraction * 100.0));
+                restarts
+                    .push(restart(&spec, mode, k, tx, fraction).map_err(|e| CliError::Failed(format!("{} restart: {e}", mode.name())))?);
             }
             bar.inc(1);
         }
@@ -239,6 +265,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
     let report = CompareReport {
         device: describe(p),
         spec: SpecOut {
+            map_at_flush: spec.ftl.checkpoint_at_flush,
             k,
             transactions: args.transactions,
             rows,
@@ -284,6 +311,13 @@ fn table1_rows(runs: &[ModeRun]) -> Vec<(String, Vec<String>)> {
         f("device: GC runs", &|r| thousands(r.device.gc_runs)),
         f("device: erases", &|r| thousands(r.device.flash_erases)),
         f("device: X-L2P table pages", &|r| thousands(r.device.protocol_meta_writes)),
+        f("device: mapping checkpoints (map + superblock pages)", &|r| {
+            format!(
+                "{} ({})",
+                thousands(r.device.checkpoints),
+                thousands(r.device.map_writes + r.device.superblock_writes)
+            )
+        }),
         f("device: valid pages per GC victim", &|r| {
             r.gc_victim_validity_pct.map_or("-".into(), |v| format!("{v:.1}%"))
         }),
@@ -295,6 +329,7 @@ fn table1_rows(runs: &[ModeRun]) -> Vec<(String, Vec<String>)> {
 
 fn print_tables(r: &CompareReport) {
     println!("device: {}", r.device);
+    println!("{}", map_at_flush_line(r.spec.map_at_flush));
     println!(
         "workload: {} transactions of K={} on partsupp ({} tuples), GC victim validity target {}%, seed {}",
         r.spec.transactions, r.spec.k, r.spec.rows, r.spec.validity_pct, r.spec.seed
@@ -538,9 +573,10 @@ fn html(r: &CompareReport) -> String {
         "<!doctype html><html><head><meta charset=utf-8><title>txftl compare</title>\
          <style>body{{font-family:sans-serif;max-width:1000px;margin:2em auto}}table{{border-collapse:collapse;margin:1em 0}}\
          td,th{{border:1px solid #999;padding:3px 8px}}td.n{{text-align:right}}</style></head><body>\
-         <h1>txftl compare</h1><p>Device: {}<br>Workload: {} transactions of K={} on partsupp ({} tuples); GC victim validity target {}%; seed {}.\
+         <h1>txftl compare</h1><p>Device: {}<br>{}<br>Workload: {} transactions of K={} on partsupp ({} tuples); GC victim validity target {}%; seed {}.\
          All times are simulated (device clock).</p>{}<div>{}{}</div><h2>Figure 5</h2>{}<h2>Restart</h2>{}</body></html>",
         escape(&r.device),
+        escape(map_at_flush_line(r.spec.map_at_flush)),
         r.spec.transactions,
         r.spec.k,
         r.spec.rows,

@@ -21,6 +21,8 @@ use txftl_sqlite::Mode;
 #[derive(Serialize)]
 struct Report {
     device: String,
+    /// The FTL wrote its mapping table at every flush (`--map-at-flush`).
+    map_at_flush: bool,
     workload: Workload,
     seed: u64,
     runs: Vec<WorkloadRun>,
@@ -148,9 +150,11 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
     let chosen = resolve_device(&args.device, "jasmine")?;
     let nand = chosen.preset.config(DataMode::Full, ViolationPolicy::Error);
     check_fits(&nand)?;
+    let mut ftl = chosen.ftl.clone();
+    ftl.checkpoint_at_flush = crate::cmd_compare::paper_map_at_flush(&args.device);
     let spec = CompareSpec {
         nand,
-        ftl: chosen.ftl.clone(),
+        ftl,
         opts: txftl_protocols::ProtocolOptions {
             // Sized to the array unless asked: TPC-C's and the benchmarks'
             // transactions can be larger than the paper's 500-entry table.
@@ -181,6 +185,7 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
     bar.finish_and_clear();
     let report = Report {
         device: describe(&chosen.preset),
+        map_at_flush: spec.ftl.checkpoint_at_flush,
         workload: w,
         seed: args.seed,
         runs,
@@ -199,6 +204,7 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
 
 fn print(r: &Report) {
     println!("device: {} (a fresh one per mode, full data)", r.device);
+    println!("{}", crate::cmd_compare::map_at_flush_line(r.map_at_flush));
     println!(
         "workload: {}, seed {}; the measured phase (after the load)",
         r.workload.name(),

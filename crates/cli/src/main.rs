@@ -137,6 +137,14 @@ pub struct DeviceArgs {
     /// checkpoint interval]. Refused with `--checkpoint-every` and with other protocols.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000), conflicts_with = "checkpoint_every")]
     pub zone_blocks: Option<u32>,
+    /// Write the FTL's mapping table (a checkpoint of the table pages that
+    /// changed) at every flush that follows programs, as the X-FTL paper's
+    /// OpenSSD firmware does at a write barrier (its sec. 6.3.4); off, a flush
+    /// is made durable by roll-forward over the pages' spare areas
+    /// [default: on for `compare` and `reproduce xftl`, which model that
+    /// board; off elsewhere].
+    #[arg(long, value_name = "on|off", value_parser = ["on", "off"])]
+    pub map_at_flush: Option<String>,
 }
 
 /// Flash faults: bit errors growing with wear and retention, ECC with a
@@ -197,6 +205,11 @@ impl DeviceArgs {
     /// protocol is chosen otherwise can refuse an explicit `--protocol`.)
     pub fn protocol(&self) -> &str {
         self.protocol.as_deref().unwrap_or("plain")
+    }
+
+    /// `--map-at-flush` as given: Some(true) for on, Some(false) for off.
+    pub fn map_at_flush(&self) -> Option<bool> {
+        self.map_at_flush.as_deref().map(|v| v == "on")
     }
 }
 

@@ -107,6 +107,9 @@ fn apply_flags(args: &DeviceArgs, cfg: &mut FtlConfig) -> Result<(), CliError> {
     if let Some(w) = args.wear_spread_max {
         cfg.wear_spread_max = w;
     }
+    if let Some(on) = args.map_at_flush() {
+        cfg.checkpoint_at_flush = on;
+    }
     Ok(())
 }
 
@@ -170,6 +173,9 @@ pub fn replay_ftl_flags(args: &DeviceArgs) -> String {
     }
     if let Some(z) = args.zone_blocks {
         s += &format!(" --zone-blocks {z}");
+    }
+    if let Some(m) = &args.map_at_flush {
+        s += &format!(" --map-at-flush {m}");
     }
     s
 }

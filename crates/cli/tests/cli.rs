@@ -308,6 +308,50 @@ fn simulated_figures_are_deterministic() {
     assert_eq!(compare(), compare());
 }
 
+/// `compare` models the X-FTL paper's firmware: the mapping table written at
+/// every flush unless `--map-at-flush off`; the host side does not change.
+#[test]
+fn compare_writes_the_map_at_every_flush_unless_told_not_to() {
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "compare",
+            "--preset",
+            "tiny",
+            "--blocks-per-plane",
+            "512",
+            "--rows",
+            "300",
+            "--transactions",
+            "10",
+            "--ks",
+            "",
+            "--validity",
+            "0",
+            "--no-restart",
+            "--modes",
+            "rbj",
+            "--json",
+        ];
+        a.extend_from_slice(extra);
+        let (code, out, err) = txftl(&a);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()
+    };
+    let on = run(&[]);
+    let off = run(&["--map-at-flush", "off"]);
+    assert_eq!(on["spec"]["map_at_flush"], true);
+    assert_eq!(off["spec"]["map_at_flush"], false);
+    let (a, b) = (&on["table1"][0], &off["table1"][0]);
+    assert_eq!(a["host"], b["host"], "the host sends the same writes and flushes");
+    let n = |v: &serde_json::Value, k: &str| v["device"][k].as_u64().unwrap();
+    // RBJ flushes after writing (journal, database, file-system journal):
+    // most flushes follow programs, and each of those is a checkpoint.
+    assert!(n(a, "host_flushes") > 0);
+    assert!(2 * n(a, "checkpoints") >= n(a, "host_flushes"), "{a}");
+    assert!(n(a, "checkpoints") > n(b, "checkpoints") && n(a, "map_writes") > n(b, "map_writes"));
+    assert_eq!(txftl(&["compare", "--map-at-flush", "maybe"]).0, 2);
+}
+
 /// Formats a `tiny` image in `dir` and writes `bytes` from lpn 0; returns its path.
 fn image_with(dir: &std::path::Path, name: &str, bytes: &[u8]) -> String {
     let img = dir.join(name).to_str().unwrap().to_string();

@@ -39,7 +39,7 @@ fn reproduce_xftl_json_has_the_papers_figures_and_checks_from_measurements() {
         }
     }
     // Table 5: every cut in every mode; TPC-C: the paper's four mixes on three modes.
-    let cuts = params["restart_cut_fractions"].as_array().unwrap().len();
+    let cuts = params["restart_cuts"].as_u64().unwrap() as usize;
     assert!(cuts >= 5);
     assert_eq!(f["table5"]["runs"].as_array().unwrap().len(), 3 * cuts);
     let tpcc = f["tpcc"].as_array().unwrap();

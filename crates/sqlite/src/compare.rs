@@ -172,10 +172,48 @@ pub fn run_mode(spec: &CompareSpec, mode: Mode, k: u32) -> Result<ModeRun, Stack
     })
 }
 
-/// Cuts power inside transaction `transactions / 2 + 1`, at `fraction` of the
-/// flash operations the previous transaction took, then restarts every layer
-/// (FTL, file system, SQLite) and times each.
-pub fn restart(spec: &CompareSpec, mode: Mode, k: u32, fraction: f64) -> Result<Restart, StackError> {
+/// Where `n` restart measurements cut power: cut `i` after transaction
+/// `transactions / 2 + i * transactions / (2n)` (spread over the second half
+/// of the run), at `(j + 0.5) / n` of the next transaction's flash operations,
+/// with `j = 7i mod n` when 7 and `n` are coprime (else `j = i`).
+///
+/// Why spread: what a restart costs depends on where the device and SQLite
+/// stand at the cut, not only on where in the transaction it falls: how many
+/// frames the WAL holds since its last checkpoint, and whether a hot
+/// journal's rollback writes cross the GC low watermark (GC then runs in the
+/// foreground until the high one, a burst of tens of block copies). Cuts that
+/// all fall in one transaction sample that state once, so a mean over them
+/// follows one draw; the paper's cuts were separate runs (X-FTL sec. 6.4).
+/// The stride decorrelates the point in the transaction (which decides
+/// whether RBJ leaves a hot journal) from the transaction.
+pub fn restart_points(transactions: u32, n: u32) -> Vec<(u32, f64)> {
+    let n = n.max(1);
+    let half = (transactions / 2).max(1);
+    let stride = if gcd(7, n) == 1 { 7 } else { 1 };
+    (0..n)
+        .map(|i| {
+            let tx = (half + (i as u64 * transactions as u64 / (2 * n as u64)) as u32)
+                .min(transactions.max(1) - 1)
+                .max(1);
+            let j = (i * stride) % n;
+            (tx, (j as f64 + 0.5) / n as f64)
+        })
+        .collect()
+}
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Runs `cut_tx` transactions, then cuts power inside the next one at
+/// `fraction` of the flash operations the previous transaction took, then
+/// restarts every layer (FTL, file system, SQLite) and times each.
+/// [`restart_points`] says where a series of cuts falls.
+pub fn restart(spec: &CompareSpec, mode: Mode, k: u32, cut_tx: u32, fraction: f64) -> Result<Restart, StackError> {
     let stack = device(spec, mode)?;
     age(&stack, spec)?;
     let page_size = stack.with_fs_mut(|fs| fs.page_size())?;
@@ -188,7 +226,8 @@ pub fn restart(spec: &CompareSpec, mode: Mode, k: u32, fraction: f64) -> Result<
         seed: spec.seed,
     };
     let mut expect = costs(&conn)?;
-    let half = (w.transactions / 2).max(1);
+    // The name is kept from when every cut fell after half the run.
+    let half = cut_tx.max(1);
     let mut last_tx_ops = 0;
     for i in 0..half {
         let u = w.updates(i);
@@ -471,4 +510,28 @@ pub fn run_workload(spec: &CompareSpec, mode: Mode, w: &Workload) -> Result<Work
         consistency,
         integrity,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::restart_points;
+
+    #[test]
+    fn restart_points_spread_over_the_second_half_and_through_the_transaction() {
+        for (t, n) in [(1000, 20), (200, 10), (1000, 5), (20, 20), (7, 4)] {
+            let p = restart_points(t, n);
+            assert_eq!(p.len(), n as usize);
+            assert!(p.iter().all(|&(tx, _)| tx >= (t / 2).max(1) && tx < t), "{t} {n}: {p:?}");
+            assert!(p.windows(2).all(|w| w[0].0 <= w[1].0), "transactions in order: {p:?}");
+            // Every point in the transaction once: (j + 0.5) / n for each j.
+            let mut js: Vec<u32> = p.iter().map(|&(_, f)| (f * n as f64 - 0.5).round() as u32).collect();
+            js.sort();
+            assert_eq!(js, (0..n).collect::<Vec<_>>(), "{t} {n}: {p:?}");
+        }
+        // Distinct transactions when there are enough, and the point in the
+        // transaction not rising with it.
+        let p = restart_points(1000, 20);
+        assert!(p.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(p.windows(2).any(|w| w[1].1 < w[0].1));
+    }
 }

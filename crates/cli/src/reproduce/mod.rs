@@ -33,6 +33,12 @@ pub struct ReproduceArgs {
     pub html: Option<PathBuf>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The FTL writes its mapping table at every flush, as the paper's
+    /// OpenSSD firmware does at a write barrier (its sec. 6.3.4); off:
+    /// txftl's roll-forward FTL. Table 1 is also run once with the other
+    /// setting, beside it.
+    #[arg(long, value_name = "on|off", value_parser = ["on", "off"], default_value = "on")]
+    pub map_at_flush: String,
     /// Tests only: every experiment at the smallest sizes that still run
     /// them (for debug builds), figures not meant to be read.
     #[arg(long, hide = true, conflicts_with = "quick")]
@@ -51,6 +57,7 @@ pub fn run(args: ReproduceArgs) -> Result<ExitCode, CliError> {
     }
     let wall = std::time::Instant::now();
     let mut params = xftl::Params::new(args.quick, args.seed);
+    params.map_at_flush = args.map_at_flush == "on";
     if args.tiny {
         params.tiny();
     }
