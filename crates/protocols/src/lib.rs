@@ -57,8 +57,8 @@ pub mod plain;
 pub mod scc;
 pub mod xftl;
 
-use txftl_ftl::{Canary, Device, DeviceError, Ftl, FtlConfig, FtlMemory, RecoveryReport};
-use txftl_nand::{Nand, NandConfig};
+use txftl_ftl::{Canary, Device, DeviceError, Ftl, FtlConfig, FtlMemory, Hooks, RecoveryReport};
+use txftl_nand::{Geometry, Nand, NandConfig};
 
 /// A device of any protocol, behind the device interface, that can also be
 /// cut and handed back as its NAND.
@@ -184,39 +184,65 @@ fn boxed<D: AnyDevice + 'static>(r: Result<D, MountFailure>) -> Result<Box<dyn A
     r.map(|d| Box::new(d) as Box<dyn AnyDevice>)
 }
 
+// Every protocol's device is its hooks over the framework's FTL, in the
+// protocol's wrapper (the FTL itself for `plain`): format, mount and memory
+// are the framework's with those hooks. A registry entry names the hooks and
+// the wrapper; these three do the rest.
+
+fn format_over<H: Hooks, D: AnyDevice + 'static>(
+    n: Nand,
+    cfg: FtlConfig,
+    hooks: H,
+    wrap: fn(Ftl<H>) -> D,
+) -> Result<Box<dyn AnyDevice>, DeviceError> {
+    Ok(Box::new(wrap(Ftl::format(n, cfg, hooks)?)))
+}
+
+fn mount_over<H: Hooks, D: AnyDevice + 'static>(
+    n: Nand,
+    cfg: FtlConfig,
+    hooks: H,
+    wrap: fn(Ftl<H>) -> D,
+) -> Result<Box<dyn AnyDevice>, MountFailure> {
+    boxed(Ftl::mount_or_return(n, cfg, hooks).map(wrap))
+}
+
+fn memory_of<H: Hooks>(n: &NandConfig, cfg: &FtlConfig, hooks: &H) -> Result<FtlMemory, DeviceError> {
+    Ftl::memory_needed(&n.geometry, cfg, n.data_mode, hooks)
+}
+
 fn canary_cfg(mut cfg: FtlConfig) -> FtlConfig {
     cfg.canary = Some(Canary::ReuseBeforeCheckpoint);
     cfg
 }
 
-/// X-FTL's hooks sized for the array: its table pages are the array's pages.
-fn xftl_format(n: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, DeviceError> {
-    let entries = match opts.xl2p_entries {
-        0 => xftl::auto_entries(n.geometry()),
+/// X-FTL's table size: the one asked for, or sized to the array.
+fn xl2p_entries(geo: &Geometry, opts: &ProtocolOptions) -> u32 {
+    match opts.xl2p_entries {
+        0 => xftl::auto_entries(geo),
         e => e,
-    };
-    let hooks = xftl::XHooks::new(entries, n.geometry().page_size, canary);
-    Ok(Box::new(xftl::XFtl::new(Ftl::format(n, cfg, hooks)?)))
+    }
 }
 
 /// X-FTL's memory: the framework's, and its X-L2P table (bounded by
 /// `xftl::MAX_ENTRIES`) with its indexes.
 fn xftl_memory(n: &NandConfig, cfg: &FtlConfig, opts: &ProtocolOptions) -> Result<FtlMemory, DeviceError> {
-    let entries = match opts.xl2p_entries {
-        0 => xftl::auto_entries(&n.geometry),
-        e => e,
-    };
-    let hooks = xftl::XHooks::new(entries, n.geometry.page_size, false);
-    let mut m = Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &hooks)?;
+    let entries = xl2p_entries(&n.geometry, opts);
+    let mut m = memory_of(n, cfg, &xftl::XHooks::new(entries, n.geometry.page_size, false))?;
     m.tables += entries as u64 * xftl::BYTES_PER_ENTRY + xftl::index_bytes_max(&n.geometry);
     Ok(m)
+}
+
+fn xftl_format(n: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, DeviceError> {
+    let hooks = xftl::XHooks::new(xl2p_entries(n.geometry(), opts), n.geometry().page_size, canary);
+    format_over(n, cfg, hooks, xftl::XFtl::new)
 }
 
 fn xftl_mount(n: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, MountFailure> {
     // The formatted size is recorded in the superblock; recovery takes it, and
     // refuses a different size asked for here.
     let hooks = xftl::XHooks::new(opts.xl2p_entries, n.geometry().page_size, canary);
-    boxed(Ftl::mount_or_return(n, cfg, hooks).map(xftl::XFtl::new))
+    mount_over(n, cfg, hooks, xftl::XFtl::new)
 }
 
 /// LightTx's zone size is the checkpoint interval, in blocks of programs.
@@ -228,66 +254,21 @@ fn lighttx_cfg(n: &Nand, mut cfg: FtlConfig, opts: &ProtocolOptions) -> FtlConfi
 }
 
 fn lighttx_format(n: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, DeviceError> {
-    let cfg = lighttx_cfg(&n, cfg, opts);
-    let hooks = lighttx::LHooks::new(n.geometry(), canary);
-    Ok(Box::new(lighttx::LightTx::new(Ftl::format(n, cfg, hooks)?)))
+    let (cfg, hooks) = (lighttx_cfg(&n, cfg, opts), lighttx::LHooks::new(n.geometry(), canary));
+    format_over(n, cfg, hooks, lighttx::LightTx::new)
 }
 
 fn lighttx_mount(n: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, MountFailure> {
-    let cfg = lighttx_cfg(&n, cfg, opts);
-    let hooks = lighttx::LHooks::new(n.geometry(), canary);
-    boxed(Ftl::mount_or_return(n, cfg, hooks).map(lighttx::LightTx::new))
+    let (cfg, hooks) = (lighttx_cfg(&n, cfg, opts), lighttx::LHooks::new(n.geometry(), canary));
+    mount_over(n, cfg, hooks, lighttx::LightTx::new)
 }
 
+/// LightTx's memory: the framework's, and the zone bitmaps (one byte per
+/// block each).
 fn lighttx_memory(n: &NandConfig, cfg: &FtlConfig, _opts: &ProtocolOptions) -> Result<FtlMemory, DeviceError> {
-    let hooks = lighttx::LHooks::new(&n.geometry, false);
-    let mut m = Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &hooks)?;
-    // The zone bitmaps (one byte per block each).
+    let mut m = memory_of(n, cfg, &lighttx::LHooks::new(&n.geometry, false))?;
     m.tables += 2 * n.geometry.block_count() as u64;
     Ok(m)
-}
-
-fn atomic_write_format(n: Nand, cfg: FtlConfig, canary: bool) -> Result<Box<dyn AnyDevice>, DeviceError> {
-    let hooks = atomic_write::AwHooks::new(n.geometry(), canary);
-    Ok(Box::new(atomic_write::AtomicWrite::new(Ftl::format(n, cfg, hooks)?)))
-}
-
-fn atomic_write_mount(n: Nand, cfg: FtlConfig, canary: bool) -> Result<Box<dyn AnyDevice>, MountFailure> {
-    let hooks = atomic_write::AwHooks::new(n.geometry(), canary);
-    boxed(Ftl::mount_or_return(n, cfg, hooks).map(atomic_write::AtomicWrite::new))
-}
-
-fn atomic_write_memory(n: &NandConfig, cfg: &FtlConfig, _opts: &ProtocolOptions) -> Result<FtlMemory, DeviceError> {
-    Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &atomic_write::AwHooks::new(&n.geometry, false))
-}
-
-/// Every isolation level: the protocol keeps each transaction's versions
-/// apart (or the host journal does, on a protocol without transactions).
-const ALL_LEVELS: &[&str] = &["strict", "no-page-conflict", "serializable"];
-
-/// Every protocol this build offers.
-fn scc_format(n: Nand, cfg: FtlConfig, canary: bool) -> Result<Box<dyn AnyDevice>, DeviceError> {
-    let hooks = scc::SccHooks::new(n.geometry(), canary);
-    Ok(Box::new(scc::Scc::new(Ftl::format(n, cfg, hooks)?)))
-}
-
-fn scc_mount(n: Nand, cfg: FtlConfig, canary: bool) -> Result<Box<dyn AnyDevice>, MountFailure> {
-    let hooks = scc::SccHooks::new(n.geometry(), canary);
-    boxed(Ftl::mount_or_return(n, cfg, hooks).map(scc::Scc::new))
-}
-
-fn scc_memory(n: &NandConfig, cfg: &FtlConfig, _opts: &ProtocolOptions) -> Result<FtlMemory, DeviceError> {
-    Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &scc::SccHooks::new(&n.geometry, false))
-}
-
-fn bpcc_format(n: Nand, cfg: FtlConfig, canary: bool) -> Result<Box<dyn AnyDevice>, DeviceError> {
-    let hooks = bpcc::BpccHooks::new(n.geometry(), canary);
-    Ok(Box::new(bpcc::Bpcc::new(Ftl::format(n, cfg, hooks)?)))
-}
-
-fn bpcc_mount(n: Nand, cfg: FtlConfig, canary: bool) -> Result<Box<dyn AnyDevice>, MountFailure> {
-    let hooks = bpcc::BpccHooks::new(n.geometry(), canary);
-    boxed(Ftl::mount_or_return(n, cfg, hooks).map(bpcc::Bpcc::new))
 }
 
 /// BPCC's memory: the framework's, and the version of each logical page's
@@ -295,29 +276,34 @@ fn bpcc_mount(n: Nand, cfg: FtlConfig, canary: bool) -> Result<Box<dyn AnyDevice
 /// Its sets of open, dead and pinned pages grow with the aborts still on
 /// flash and are not counted.
 fn bpcc_memory(n: &NandConfig, cfg: &FtlConfig, _opts: &ProtocolOptions) -> Result<FtlMemory, DeviceError> {
-    let mut m = Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &bpcc::BpccHooks::new(&n.geometry, false))?;
+    let mut m = memory_of(n, cfg, &bpcc::BpccHooks::new(&n.geometry, false))?;
     m.tables += 8 * m.logical_pages as u64;
     Ok(m)
 }
 
+/// Every isolation level: the protocol keeps each transaction's versions
+/// apart (or the host journal does, on a protocol without transactions).
+const ALL_LEVELS: &[&str] = &["strict", "no-page-conflict", "serializable"];
+
+/// Every protocol this build offers.
 pub const PROTOCOLS: &[ProtocolEntry] = &[
     ProtocolEntry {
         name: "plain",
         transactional: false,
         canary_workload: None,
         isolation: ALL_LEVELS,
-        format: |n, cfg, _| Ok(Box::new(Ftl::format(n, cfg, plain::Plain)?)),
-        mount: |n, cfg, _| boxed(Ftl::mount_or_return(n, cfg, plain::Plain)),
-        memory: |n, cfg, _| Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &plain::Plain),
+        format: |n, cfg, _| format_over(n, cfg, plain::Plain, |f| f),
+        mount: |n, cfg, _| mount_over(n, cfg, plain::Plain, |f| f),
+        memory: |n, cfg, _| memory_of(n, cfg, &plain::Plain),
     },
     ProtocolEntry {
         name: "plain-canary",
         transactional: false,
         canary_workload: Some("randwrite"),
         isolation: ALL_LEVELS,
-        format: |n, cfg, _| Ok(Box::new(Ftl::format(n, canary_cfg(cfg), plain::PlainCanary)?)),
-        mount: |n, cfg, _| boxed(Ftl::mount_or_return(n, canary_cfg(cfg), plain::PlainCanary)),
-        memory: |n, cfg, _| Ftl::memory_needed(&n.geometry, cfg, n.data_mode, &plain::PlainCanary),
+        format: |n, cfg, _| format_over(n, canary_cfg(cfg), plain::PlainCanary, |f| f),
+        mount: |n, cfg, _| mount_over(n, canary_cfg(cfg), plain::PlainCanary, |f| f),
+        memory: |n, cfg, _| memory_of(n, cfg, &plain::PlainCanary),
     },
     ProtocolEntry {
         name: "xftl",
@@ -363,21 +349,32 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         transactional: true,
         canary_workload: None,
         isolation: &["strict"],
-        format: |n, cfg, _| atomic_write_format(n, cfg, false),
-        mount: |n, cfg, _| atomic_write_mount(n, cfg, false),
-        memory: atomic_write_memory,
+        format: |n, cfg, _| {
+            let hooks = atomic_write::AwHooks::new(n.geometry(), false);
+            format_over(n, cfg, hooks, atomic_write::AtomicWrite::new)
+        },
+        mount: |n, cfg, _| {
+            let hooks = atomic_write::AwHooks::new(n.geometry(), false);
+            mount_over(n, cfg, hooks, atomic_write::AtomicWrite::new)
+        },
+        memory: |n, cfg, _| memory_of(n, cfg, &atomic_write::AwHooks::new(&n.geometry, false)),
     },
     ProtocolEntry {
         // The superblock holds 16 bytes of name: `atomic-write-canary` does not fit.
         name: "atomic-w-canary",
         transactional: true,
         // Its bug (the flag on a group's first page) shows with a cut inside a group.
-        // Its bug (the flag on a group's first page) shows with a cut inside a group.
         canary_workload: Some("txwrite"),
         isolation: &["strict"],
-        format: |n, cfg, _| atomic_write_format(n, cfg, true),
-        mount: |n, cfg, _| atomic_write_mount(n, cfg, true),
-        memory: atomic_write_memory,
+        format: |n, cfg, _| {
+            let hooks = atomic_write::AwHooks::new(n.geometry(), true);
+            format_over(n, cfg, hooks, atomic_write::AtomicWrite::new)
+        },
+        mount: |n, cfg, _| {
+            let hooks = atomic_write::AwHooks::new(n.geometry(), true);
+            mount_over(n, cfg, hooks, atomic_write::AtomicWrite::new)
+        },
+        memory: |n, cfg, _| memory_of(n, cfg, &atomic_write::AwHooks::new(&n.geometry, false)),
     },
     ProtocolEntry {
         name: "scc",
@@ -385,18 +382,30 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         canary_workload: None,
         // A page's older versions must be settled before a new one is written.
         isolation: &["strict", "no-page-conflict"],
-        format: |n, cfg, _| scc_format(n, cfg, false),
-        mount: |n, cfg, _| scc_mount(n, cfg, false),
-        memory: scc_memory,
+        format: |n, cfg, _| {
+            let hooks = scc::SccHooks::new(n.geometry(), false);
+            format_over(n, cfg, hooks, scc::Scc::new)
+        },
+        mount: |n, cfg, _| {
+            let hooks = scc::SccHooks::new(n.geometry(), false);
+            mount_over(n, cfg, hooks, scc::Scc::new)
+        },
+        memory: |n, cfg, _| memory_of(n, cfg, &scc::SccHooks::new(&n.geometry, false)),
     },
     ProtocolEntry {
         name: "scc-canary",
         transactional: true,
         canary_workload: Some("txwrite"),
         isolation: &["strict", "no-page-conflict"],
-        format: |n, cfg, _| scc_format(n, cfg, true),
-        mount: |n, cfg, _| scc_mount(n, cfg, true),
-        memory: scc_memory,
+        format: |n, cfg, _| {
+            let hooks = scc::SccHooks::new(n.geometry(), true);
+            format_over(n, cfg, hooks, scc::Scc::new)
+        },
+        mount: |n, cfg, _| {
+            let hooks = scc::SccHooks::new(n.geometry(), true);
+            mount_over(n, cfg, hooks, scc::Scc::new)
+        },
+        memory: |n, cfg, _| memory_of(n, cfg, &scc::SccHooks::new(&n.geometry, false)),
     },
     ProtocolEntry {
         name: "bpcc",
@@ -404,8 +413,14 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         canary_workload: None,
         // Back pointers name the one last committed version of a page.
         isolation: &["strict", "no-page-conflict"],
-        format: |n, cfg, _| bpcc_format(n, cfg, false),
-        mount: |n, cfg, _| bpcc_mount(n, cfg, false),
+        format: |n, cfg, _| {
+            let hooks = bpcc::BpccHooks::new(n.geometry(), false);
+            format_over(n, cfg, hooks, bpcc::Bpcc::new)
+        },
+        mount: |n, cfg, _| {
+            let hooks = bpcc::BpccHooks::new(n.geometry(), false);
+            mount_over(n, cfg, hooks, bpcc::Bpcc::new)
+        },
         memory: bpcc_memory,
     },
     ProtocolEntry {
@@ -414,8 +429,14 @@ pub const PROTOCOLS: &[ProtocolEntry] = &[
         // Its bug (GC erases a pinned page) shows once aborted pages are rewritten under GC.
         canary_workload: Some("txwrite"),
         isolation: &["strict", "no-page-conflict"],
-        format: |n, cfg, _| bpcc_format(n, cfg, true),
-        mount: |n, cfg, _| bpcc_mount(n, cfg, true),
+        format: |n, cfg, _| {
+            let hooks = bpcc::BpccHooks::new(n.geometry(), true);
+            format_over(n, cfg, hooks, bpcc::Bpcc::new)
+        },
+        mount: |n, cfg, _| {
+            let hooks = bpcc::BpccHooks::new(n.geometry(), true);
+            mount_over(n, cfg, hooks, bpcc::Bpcc::new)
+        },
         memory: bpcc_memory,
     },
 ];
