@@ -150,6 +150,7 @@ fn reproduce_lighttx_json_has_every_figure_and_checks_from_measurements() {
             assert!(x["tx_per_sim_s"].as_f64().unwrap() > 0.0);
         }
     }
+    assert!(f["failed"].as_array().unwrap().is_empty(), "{}", f["failed"]);
     // Fig. 8: a recovery per zone size for LightTx, one for each other protocol.
     let rec = f["recovery"].as_array().unwrap();
     let zones = params["zone_blocks"].as_array().unwrap().len();

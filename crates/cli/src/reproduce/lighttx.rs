@@ -291,9 +291,18 @@ pub struct RecoveryRun {
     pub capacity_gib: f64,
     pub recovery_s: f64,
     pub report: RecoveryReport,
-    /// Pages written since the last checkpoint when the power went (LightTx:
-    /// how full its Available Zone was).
-    pub programs_since_checkpoint_hint: u64,
+}
+
+/// A run the device failed (e.g. out of space): no point in its figure, the
+/// error in the report, and the command exits non-zero after printing it.
+#[derive(Clone, Debug, Serialize)]
+pub struct FailedRun {
+    pub figure: String,
+    pub protocol: String,
+    pub isolation: String,
+    pub abort_pct: u32,
+    pub zone_blocks: Option<u32>,
+    pub error: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -301,6 +310,7 @@ pub struct Figures {
     pub workload: Workload,
     pub runs: Vec<Run>,
     pub recovery: Vec<RecoveryRun>,
+    pub failed: Vec<FailedRun>,
 }
 
 impl Figures {
@@ -553,9 +563,29 @@ pub fn run(params: &mut Params, show_progress: bool) -> Result<Figures, CliError
     let (trace, workload) = record_tpcc(params)?;
     bar.inc(1);
     let mut runs = Vec::new();
+    let mut failed = Vec::new();
     let bpp = params.blocks_per_plane;
     let protocols = params.protocols.clone();
     let zone_of = |p: &str, z: u32| (p == "lighttx").then_some(z);
+    // A replay the device failed is kept as a failure (an error of another
+    // kind, e.g. a device too large for memory, ends the command).
+    let mut one = |figure: &str, p: &str, zone: Option<u32>, iso: Isolation, a: u32| -> Result<(), CliError> {
+        let res = device(params, p, bpp, zone).and_then(|mut dev| replay_on(&mut *dev, &trace, params, iso, a, &bar));
+        match res {
+            Ok(r) => runs.push(run_of(params, p, zone, &r)),
+            Err(CliError::Failed(error)) => failed.push(FailedRun {
+                figure: figure.into(),
+                protocol: p.into(),
+                isolation: iso.name().into(),
+                abort_pct: a,
+                zone_blocks: zone,
+                error,
+            }),
+            Err(e) => return Err(e),
+        }
+        bar.inc(1);
+        Ok(())
+    };
     // Fig. 5: every level each protocol offers, no aborts; Figs. 6, 7:
     // strict at every abort ratio (its 0% is Fig. 5's strict run).
     for pl in &protocols {
@@ -564,17 +594,11 @@ pub fn run(params: &mut Params, show_progress: bool) -> Result<Figures, CliError
         for level in &pl.levels {
             let iso = Isolation::parse(level).ok_or_else(|| CliError::Failed(format!("unknown level {level}")))?;
             bar.set_message(format!("Fig. 5: {} {level}", label(p)));
-            let mut dev = device(params, p, bpp, zone)?;
-            let r = replay_on(&mut *dev, &trace, params, iso, 0, &bar)?;
-            runs.push(run_of(params, p, zone, &r));
-            bar.inc(1);
+            one("Fig. 5", p, zone, iso, 0)?;
         }
         for &a in params.abort_pcts.iter().filter(|&&a| a > 0) {
             bar.set_message(format!("Figs. 6, 7: {} strict, {a}% aborts", label(p)));
-            let mut dev = device(params, p, bpp, zone)?;
-            let r = replay_on(&mut *dev, &trace, params, Isolation::Strict, a, &bar)?;
-            runs.push(run_of(params, p, zone, &r));
-            bar.inc(1);
+            one("Figs. 6, 7", p, zone, Isolation::Strict, a)?;
         }
     }
     // Fig. 9: LightTx at every zone size (the others have no zones: their
@@ -582,10 +606,7 @@ pub fn run(params: &mut Params, show_progress: bool) -> Result<Figures, CliError
     if protocols.iter().any(|p| p.protocol == "lighttx") {
         for &z in params.zone_blocks.iter().filter(|&&z| z != params.zone_blocks_default) {
             bar.set_message(format!("Fig. 9: LightTx, zone of {z} blocks"));
-            let mut dev = device(params, "lighttx", bpp, Some(z))?;
-            let r = replay_on(&mut *dev, &trace, params, Isolation::Strict, 0, &bar)?;
-            runs.push(run_of(params, "lighttx", Some(z), &r));
-            bar.inc(1);
+            one("Fig. 9", "lighttx", Some(z), Isolation::Strict, 0)?;
         }
     }
     // Fig. 8: at the paper's capacity, a power cut after the trace (strict,
@@ -607,32 +628,46 @@ pub fn run(params: &mut Params, show_progress: bool) -> Result<Figures, CliError
             label(&p),
             zone.map_or(String::new(), |z| format!(", zone of {z} blocks"))
         ));
-        let mut dev = device(params, &p, rbpp, zone)?;
-        let r = replay_on(&mut *dev, &trace, params, Isolation::Strict, 0, &bar)?;
-        let since = r.measured.flash_programs;
-        let nand = dev.into_nand();
-        let opts = ProtocolOptions {
-            zone_blocks: zone.unwrap_or(0),
-            ..ProtocolOptions::default()
-        };
-        let dev = txftl_protocols::mount(&p, nand, FtlConfig::default(), &opts)
-            .map_err(|e| CliError::Failed(format!("{p}: recovery after the power cut: {e}")))?;
-        let report = dev
-            .recovery_report()
-            .ok_or_else(|| CliError::Failed(format!("{p}: the mount gave no recovery report")))?;
-        drop(dev);
-        recovery.push(RecoveryRun {
-            protocol: p.clone(),
-            zone_blocks: zone,
-            capacity_gib: cap,
-            recovery_s: report.time_ns as f64 / 1e9,
-            report,
-            programs_since_checkpoint_hint: since,
-        });
+        let res = device(params, &p, rbpp, zone)
+            .and_then(|mut dev| replay_on(&mut *dev, &trace, params, Isolation::Strict, 0, &bar).map(|_| dev))
+            .and_then(|dev| {
+                let nand = dev.into_nand();
+                let opts = ProtocolOptions {
+                    zone_blocks: zone.unwrap_or(0),
+                    ..ProtocolOptions::default()
+                };
+                let dev = txftl_protocols::mount(&p, nand, FtlConfig::default(), &opts)
+                    .map_err(|e| CliError::Failed(format!("{p}: recovery after the power cut: {e}")))?;
+                dev.recovery_report()
+                    .ok_or_else(|| CliError::Failed(format!("{p}: the mount gave no recovery report")))
+            });
+        match res {
+            Ok(report) => recovery.push(RecoveryRun {
+                protocol: p.clone(),
+                zone_blocks: zone,
+                capacity_gib: cap,
+                recovery_s: report.time_ns as f64 / 1e9,
+                report,
+            }),
+            Err(CliError::Failed(error)) => failed.push(FailedRun {
+                figure: "Fig. 8".into(),
+                protocol: p.clone(),
+                isolation: "strict".into(),
+                abort_pct: 0,
+                zone_blocks: zone,
+                error,
+            }),
+            Err(e) => return Err(e),
+        }
         bar.inc(1);
     }
     bar.finish_and_clear();
-    Ok(Figures { workload, runs, recovery })
+    Ok(Figures {
+        workload,
+        runs,
+        recovery,
+        failed,
+    })
 }
 
 fn pct(a: f64, b: f64) -> f64 {
@@ -1173,6 +1208,17 @@ pub fn explain(params: &Params, f: &Figures, mut checks: Vec<Check>) -> (Vec<Che
         "Fig. 8: the power is cut at the end of the trace, wherever that falls in LightTx's zone; the recovery time is the mount's on the device clock (reads spread over the dies as the NAND model allows; controller CPU not modelled).".to_string(),
         "Fig. 9's mapping persistence writes are the FTL's checkpoint pages and superblocks plus the protocol's own map pages (Atomic-Write's per commit); the paper's trace writes are our host page writes.".to_string(),
     ];
+    for x in &f.failed {
+        dev.push(format!(
+            "{}: {} {}{}, {}% aborts failed, so it has no point: {}",
+            x.figure,
+            label(&x.protocol),
+            x.isolation,
+            x.zone_blocks.map_or(String::new(), |z| format!(" (zone {z} blocks)")),
+            x.abort_pct,
+            x.error
+        ));
+    }
     if !params.protocols_missing.is_empty() {
         dev.push(format!(
             "Not in this build's protocol registry, so absent from every figure: {}.",
