@@ -780,10 +780,22 @@ pub fn checks(params: &Params, f: &Figures) -> Vec<Check> {
     }
     for pl in &params.protocols {
         let p = pl.protocol.as_str();
+        let expect = if matches!(p, "scc" | "bpcc") { "falls" } else { "flat" };
         let (Some(r0), Some(r1)) = (strict(p, 0), strict(p, top)) else {
+            // A run the device failed: the check stays, saying so.
+            if let Some(x) = f.failed.iter().find(|x| x.protocol == p && x.figure == "Figs. 6, 7") {
+                c.push(Check::order(
+                    &format!("fig6.trend.{p}"),
+                    &format!(
+                        "Fig. 6: {}'s throughput from 0 to {top}% aborts: flat (within 5%) or falls",
+                        label(p)
+                    ),
+                    expect,
+                    &format!("no point from {}% aborts: the replay failed", x.abort_pct),
+                ));
+            }
             continue;
         };
-        let expect = if matches!(p, "scc" | "bpcc") { "falls" } else { "flat" };
         let got = trend(r0.tx_per_sim_s, r1.tx_per_sim_s);
         let got_kind = got.split(' ').next().unwrap_or("").to_string();
         c.push(Check::order(
@@ -1110,6 +1122,12 @@ pub fn explain(params: &Params, f: &Figures, mut checks: Vec<Check>) -> (Vec<Che
                 ) + "; " + &lt_zones,
                 _ => String::new(),
             }
+        } else if let Some(x) = id
+            .strip_prefix("fig6.trend.")
+            .filter(|_| matches!(&c.measured, super::checks::Figure::Order(m) if m.starts_with("no point")))
+            .and_then(|p| f.failed.iter().find(|x| x.protocol == p && x.figure == "Figs. 6, 7"))
+        {
+            format!("at {}% aborts: {}", x.abort_pct, x.error)
         } else if let Some(p) = id.strip_prefix("fig6.trend.") {
             let hw = |a: u32| {
                 strict(p, a).map_or(String::new(), |r| {
