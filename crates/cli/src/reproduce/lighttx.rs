@@ -1448,7 +1448,6 @@ pub fn html_figures(r: &Report) -> Vec<html::Figure> {
     let p = &r.params;
     let f = &r.figures;
     let z0 = p.zone_blocks_default;
-    let names: Vec<String> = p.protocols.iter().map(|x| label(&x.protocol).to_string()).collect();
     let mut figs = Vec::new();
     figs.push(html::Figure::Bars(html::Bars {
         title: "TPC-C trace: pages a transaction updates".into(),
@@ -1675,7 +1674,6 @@ pub fn html_figures(r: &Report) -> Vec<html::Figure> {
         paper: pap,
         decimals: 2,
     }));
-    let _ = names;
     figs
 }
 
