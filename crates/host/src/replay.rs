@@ -512,3 +512,9 @@ pub fn replay(
         requests_per_wall_second: per_wall_s(ex.counts.ops),
     })
 }
+
+/// The shape of a trace (transactions, pages per transaction), as a replay
+/// reports it, without replaying it.
+pub fn shape(trace: &Trace) -> Result<TraceShape, TraceError> {
+    units_of(trace, u32::MAX).map(|(_, _, s)| s)
+}
