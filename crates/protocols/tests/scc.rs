@@ -169,7 +169,11 @@ fn checkpoints_write_no_l2p_page_and_recovery_maps_every_page_from_the_scan() {
         d.check_invariants().unwrap();
         let s = d.stats();
         assert!(s.gc_runs > 0 && s.checkpoints > 2 && s.map_block_writes > 0, "{protocol}: {s:?}");
-        assert_eq!(s.map_writes, s.map_l2p_writes + s.map_block_writes + s.map_record_writes, "{protocol}");
+        assert_eq!(
+            s.map_writes,
+            s.map_l2p_writes + s.map_block_writes + s.map_record_writes,
+            "{protocol}"
+        );
         if protocol == "plain" {
             assert!(s.map_l2p_writes > 0, "the control persists its L2P: {s:?}");
         } else {
@@ -183,7 +187,11 @@ fn checkpoints_write_no_l2p_page_and_recovery_maps_every_page_from_the_scan() {
         // Once more, from the checkpoint the first mount sealed.
         let mut d = power_cycle(d, protocol);
         for lpn in 0..pages {
-            assert_eq!(read(&mut *d, lpn), expect[lpn as usize], "{protocol}: lpn {lpn} after the second remount");
+            assert_eq!(
+                read(&mut *d, lpn),
+                expect[lpn as usize],
+                "{protocol}: lpn {lpn} after the second remount"
+            );
         }
     }
 }
