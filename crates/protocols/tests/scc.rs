@@ -195,3 +195,32 @@ fn checkpoints_write_no_l2p_page_and_recovery_maps_every_page_from_the_scan() {
         }
     }
 }
+
+/// The framework's side of `Hooks::persists_l2p`: without L2P persistence a
+/// trim is refused by the FTL itself (no checkpoint could make it durable),
+/// and a protocol that persists no L2P but rebuilds none from the scan is
+/// refused at format.
+#[test]
+fn without_l2p_persistence_the_framework_refuses_trims_and_protocols_that_scan_nothing() {
+    use txftl_ftl::{Ftl, Hooks};
+    use txftl_protocols::scc::SccHooks;
+    let nand = || Nand::new(preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+    let n = nand();
+    let hooks = SccHooks::new(n.geometry(), false);
+    let mut ftl = Ftl::format(n, FtlConfig::default(), hooks).unwrap();
+    assert!(matches!(ftl.trim_page(3), Err(DeviceError::Unsupported { protocol: "scc", .. })));
+
+    struct NoTableNoScan;
+    impl Hooks for NoTableNoScan {
+        fn name(&self) -> &'static str {
+            "no-table-no-scan"
+        }
+        fn persists_l2p() -> bool {
+            false
+        }
+    }
+    assert!(matches!(
+        Ftl::format(nand(), FtlConfig::default(), NoTableNoScan),
+        Err(DeviceError::Config(_))
+    ));
+}
