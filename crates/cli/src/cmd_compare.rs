@@ -318,6 +318,9 @@ fn table1_rows(runs: &[ModeRun]) -> Vec<(String, Vec<String>)> {
                 thousands(r.device.map_writes + r.device.superblock_writes)
             )
         }),
+        f("device: of which L2P table pages (mapping persistence)", &|r| {
+            thousands(r.device.map_l2p_writes)
+        }),
         f("device: valid pages per GC victim", &|r| {
             r.gc_victim_validity_pct.map_or("-".into(), |v| format!("{v:.1}%"))
         }),

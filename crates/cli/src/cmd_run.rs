@@ -299,6 +299,9 @@ pub fn add_counters(t: &mut Figures, s: &DeviceStats) {
     t.row("wear-leveling moves", thousands(s.wear_level_runs));
     t.row("checkpoints", thousands(s.checkpoints));
     t.row("map page writes", thousands(s.map_writes));
+    t.row("  of which L2P table pages (mapping persistence)", thousands(s.map_l2p_writes));
+    t.row("  of which block-table pages", thousands(s.map_block_writes));
+    t.row("  of which checkpoint records", thousands(s.map_record_writes));
     t.row("  of which table pages moved ahead of the ring", thousands(s.map_moves));
     t.row("superblock writes", thousands(s.superblock_writes));
     t.row("protocol metadata writes (X-L2P table pages)", thousands(s.protocol_meta_writes));

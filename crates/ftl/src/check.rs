@@ -130,10 +130,14 @@ impl<H: Hooks> Ftl<H> {
                 if !is_map {
                     return Err(format!("block-table page {t} has no place in the current checkpoint"));
                 }
-                if !tables.map_page_dirty(t) && self.l2p[layout.lpns_of(t)].iter().any(|&p| p != UNMAPPED) {
+                // (Without L2P persistence no L2P page is ever persisted.)
+                if H::persists_l2p() && !tables.map_page_dirty(t) && self.l2p[layout.lpns_of(t)].iter().any(|&p| p != UNMAPPED) {
                     return Err(format!("L2P page {t} holds mappings but is neither persisted nor dirty"));
                 }
                 continue;
+            }
+            if is_map && !H::persists_l2p() {
+                return Err(format!("L2P page {t} is persisted, but the protocol keeps no mapping table"));
             }
             let Some(idx) = ring.iter().position(|&b| b == geo.block_of(e.ppn)) else {
                 return Err(format!(

@@ -52,6 +52,13 @@ pub struct DeviceStats {
     /// Mapping checkpoints written, and their pages (table pages and records).
     pub checkpoints: u64,
     pub map_writes: u64,
+    /// Of `map_writes`: L2P table pages (mapping persistence proper, LightTx
+    /// Fig. 9's; zero for a protocol whose checkpoints persist no L2P,
+    /// `Hooks::persists_l2p`), block-table pages, and record pages (the
+    /// directory and the protocol's section). The three add up to `map_writes`.
+    pub map_l2p_writes: u64,
+    pub map_block_writes: u64,
+    pub map_record_writes: u64,
     /// Table pages a checkpoint wrote again unchanged, to move them out of the
     /// ring blocks the next checkpoints enter (counted in map_writes too).
     pub map_moves: u64,

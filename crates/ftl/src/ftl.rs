@@ -156,6 +156,13 @@ impl<H: Hooks> Ftl<H> {
     /// store this FTL's OOB records packed, with the protocol's bytes: the
     /// table of those is allocated here, so this may be refused.
     pub(crate) fn empty(mut nand: Nand, cfg: FtlConfig, hooks: H) -> std::result::Result<Ftl<H>, (DeviceError, Box<Nand>)> {
+        if !H::persists_l2p() && !H::wants_scanned_pages() {
+            let e = format!(
+                "protocol `{}` persists no L2P but rebuilds none from the scan (`Hooks::wants_scanned_pages`)",
+                hooks.name()
+            );
+            return Err((DeviceError::Config(e), Box::new(nand)));
+        }
         if let Err(e) = nand.set_spare_codec(Some(crate::oob::spare_codec(hooks.packed_protocol_bytes()))) {
             return Err((DeviceError::Memory(e), Box::new(nand)));
         }
@@ -879,10 +886,18 @@ impl<H: Hooks> Ftl<H> {
         Ok(self.now_ns - start)
     }
 
-    /// Trim: forget a logical page. Durable at the next flush (through a checkpoint).
+    /// Trim: forget a logical page. Durable at the next flush (through a
+    /// checkpoint's L2P): refused when checkpoints persist none
+    /// (`Hooks::persists_l2p`), since recovery would find the page again.
     pub fn trim_page(&mut self, lpn: Lpn) -> Result<u64> {
         self.check_writable("trim")?;
         self.check_lpn(lpn)?;
+        if !H::persists_l2p() {
+            return Err(DeviceError::Unsupported {
+                protocol: self.hooks.name(),
+                what: "trim (no persistent mapping table to record it in)",
+            });
+        }
         self.counters.host_trims += 1;
         if self.l2p[lpn as usize] != UNMAPPED {
             self.unmap(lpn);

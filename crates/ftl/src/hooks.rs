@@ -157,6 +157,22 @@ pub trait Hooks {
         false
     }
 
+    /// Whether checkpoints persist the L2P. A protocol that says no keeps no
+    /// mapping table on flash (TxFlash's SCC and BPCC; LightTx's Fig. 9 gives
+    /// them no mapping-persistence writes): checkpoints then write no L2P
+    /// table page (their directory names none, as for an all-unmapped page),
+    /// only the block table and the record, and recovery starts from an empty
+    /// L2P, so the protocol must rebuild every mapping itself, with
+    /// `wants_scanned_pages` and `zone_blocks` naming every block in use (the
+    /// framework refuses the first without the second, and refuses trims: a
+    /// trim is made durable only by a checkpoint's L2P).
+    fn persists_l2p() -> bool
+    where
+        Self: Sized,
+    {
+        true
+    }
+
     /// Recovery, after the scans: every intact data page the roll-forward scan
     /// found (programmed after the checkpoint `ckpt_seq`) and every intact data
     /// page of the `zone_blocks` (programmed before it), in no particular

@@ -54,7 +54,9 @@ impl<H: Hooks> Ftl<H> {
     /// Incremental (format in `checkpoint.rs`): it writes the table pages that
     /// changed since the current checkpoint (L2P pages with a mapping changed,
     /// block-table pages with a record changed), then the record whose
-    /// directory names where every table page lies, old or new.
+    /// directory names where every table page lies, old or new. A protocol
+    /// that keeps no mapping table (`Hooks::persists_l2p` false) gets no L2P
+    /// page written: only block-table pages and the record.
     ///
     /// The ring's rule, which keeps the previous checkpoint intact as a
     /// fallback: the ring enters (erases) a block only if no page of the
@@ -117,8 +119,12 @@ impl<H: Hooks> Ftl<H> {
     fn table_pages_to_write(&self, blocks: &[BlockRecord]) -> Vec<(u32, bool)> {
         let layout = self.tables.layout;
         let mut changed = vec![false; layout.table_pages() as usize];
-        for t in 0..layout.map_pages() {
-            changed[t as usize] = self.tables.map_page_dirty(t);
+        // Without L2P persistence (`Hooks::persists_l2p`) no L2P page is
+        // ever written: the directory keeps naming none.
+        if H::persists_l2p() {
+            for t in 0..layout.map_pages() {
+                changed[t as usize] = self.tables.map_page_dirty(t);
+            }
         }
         for t in layout.map_pages()..layout.table_pages() {
             changed[t as usize] = self.tables.blocks_changed(t, blocks);
@@ -171,6 +177,11 @@ impl<H: Hooks> Ftl<H> {
             };
             self.tables.holder[idx * ppb as usize + at as usize] = t;
             self.counters.map_writes += 1;
+            if t < layout.map_pages() {
+                self.counters.map_l2p_writes += 1;
+            } else {
+                self.counters.map_block_writes += 1;
+            }
             self.counters.map_moves += moved as u64;
         }
         Ok(())
@@ -206,6 +217,7 @@ impl<H: Hooks> Ftl<H> {
                 page[..chunk.len()].copy_from_slice(chunk);
                 let (index, at) = self.append(Ring::Checkpoint, &[], PageKind::Checkpoint, i as u32, seq, page, false, None)?;
                 self.counters.map_writes += 1;
+                self.counters.map_record_writes += 1;
                 if expected.is_some_and(|e| e != (index, at)) {
                     continue 'record;
                 }

@@ -14,6 +14,9 @@
 //!    protocol's records written since it from the superblock history, then
 //!    keep only mappings whose page's OOB still names their logical page.
 //!    What the lost checkpoint alone made durable (trims) may come back.
+//!    A protocol whose checkpoints persist no L2P (`Hooks::persists_l2p`)
+//!    finds it empty here: its scan of every block in use (`zone_blocks`,
+//!    `recover_scanned`, after step 3) rebuilds every mapping.
 //! 3. Roll forward: only blocks that were free or open at the checkpoint can hold
 //!    pages programmed after it (GC victims stay prefree until a checkpoint).
 //!    Scan those from the checkpoint's write pointer; every intact data page with
@@ -241,6 +244,12 @@ impl<H: Hooks> Ftl<H> {
                     return Err(DeviceError::Corrupted(format!("checkpoint names no block-table page {t}")));
                 }
                 continue;
+            }
+            if t < layout.map_pages() && !H::persists_l2p() {
+                return Err(DeviceError::Corrupted(format!(
+                    "checkpoint names L2P page {t}, but protocol `{}` keeps no mapping table",
+                    sb.protocol
+                )));
             }
             if e.ppn >= geo.page_count() || !ring.contains(&geo.block_of(e.ppn)) {
                 return Err(DeviceError::Corrupted(format!(
@@ -618,6 +627,9 @@ impl<H: Hooks> Ftl<H> {
         let ring_blocks: usize = sb.ckpt_ring.len() + sb.protocol_rings.iter().map(|r| r.blocks.len()).sum::<usize>();
         let pool_blocks = geo.block_count().saturating_sub(2 + ring_blocks as u32);
         ftl.derived = Self::derive(&geo, &ftl.cfg, pool_blocks, Some(sb.logical_pages))?;
+        // Without L2P persistence (`Hooks::persists_l2p`) the checkpoint
+        // names no L2P page: the L2P starts empty, and the protocol's scan
+        // (`recover_scanned`) maps every logical page.
         ftl.l2p = std::mem::take(&mut ck.l2p);
         let layout = TableLayout::new(sb.logical_pages, geo.block_count(), geo.page_size);
         ftl.tables = Tables::new(layout, &geo, ftl.hooks.checkpoint_section_max(), sb.ckpt_ring.len());

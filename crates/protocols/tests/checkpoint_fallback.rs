@@ -144,6 +144,20 @@ fn xftl_falls_back_and_keeps_every_commit() {
     }
 }
 
+/// SCC and BPCC keep no mapping table (`Hooks::persists_l2p`): their
+/// checkpoints hold the block table only, so a fallback loses no L2P page
+/// either; the older checkpoint's block table and the whole-device scan bring
+/// every committed page back.
+#[test]
+fn scc_and_bpcc_fall_back_with_no_l2p_in_their_checkpoints() {
+    for protocol in ["scc", "bpcc"] {
+        for seed in 1..=4 {
+            scenario(protocol, seed, Flip::Record);
+            scenario(protocol, seed, Flip::TablePage);
+        }
+    }
+}
+
 /// Incremental checkpoints (scale issue, item 3): on a device whose L2P spans
 /// several table pages, writes to a hot range change one of them, so the
 /// newest checkpoint and the one before it share every other table page

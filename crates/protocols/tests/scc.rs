@@ -120,3 +120,107 @@ fn recovery_scans_every_block_in_use() {
     );
     assert_eq!(r.protocol_updates_applied, n as u64, "every mapping comes from the scan");
 }
+
+/// SCC and BPCC keep no mapping table (LightTx Fig. 9 gives them no
+/// mapping-persistence writes): their checkpoints write block-table pages
+/// and records but no L2P page, and a mount after a power loss (DRAM gone)
+/// maps every logical page again from the whole-device scan alone, through
+/// GC and checkpoints. `plain`, which persists its L2P, is the control: the
+/// same run writes L2P pages.
+#[test]
+fn checkpoints_write_no_l2p_page_and_recovery_maps_every_page_from_the_scan() {
+    for protocol in ["scc", "bpcc", "plain"] {
+        let mut d = device(protocol);
+        let pages = 120u32;
+        let mut expect = vec![0u8; pages as usize];
+        // A fixed LCG: deterministic, no dependency.
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = |m: u32| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 33) % m as u64) as u32
+        };
+        for round in 0..1500u32 {
+            let tag = (round % 250) as u8 + 1;
+            if protocol == "plain" || round % 3 == 0 {
+                let lpn = next(pages);
+                d.write(lpn, &page(&*d, tag)).unwrap();
+                expect[lpn as usize] = tag;
+                continue;
+            }
+            let tid = round + 1;
+            d.begin(tid).unwrap();
+            let mut lpns = BTreeSet::new();
+            while lpns.len() < 3 {
+                lpns.insert(next(pages));
+            }
+            for &lpn in &lpns {
+                d.write_tx(tid, lpn, &page(&*d, tag)).unwrap();
+            }
+            if round % 7 == 0 {
+                d.abort(tid).unwrap();
+            } else {
+                d.commit(tid).unwrap();
+                for &lpn in &lpns {
+                    expect[lpn as usize] = tag;
+                }
+            }
+        }
+        d.flush().unwrap();
+        d.check_invariants().unwrap();
+        let s = d.stats();
+        assert!(s.gc_runs > 0 && s.checkpoints > 2 && s.map_block_writes > 0, "{protocol}: {s:?}");
+        assert_eq!(
+            s.map_writes,
+            s.map_l2p_writes + s.map_block_writes + s.map_record_writes,
+            "{protocol}"
+        );
+        if protocol == "plain" {
+            assert!(s.map_l2p_writes > 0, "the control persists its L2P: {s:?}");
+        } else {
+            assert_eq!(s.map_l2p_writes, 0, "{protocol}: no mapping table on flash: {s:?}");
+        }
+        let mut d = power_cycle(d, protocol);
+        d.check_invariants().unwrap();
+        for lpn in 0..pages {
+            assert_eq!(read(&mut *d, lpn), expect[lpn as usize], "{protocol}: lpn {lpn} after the remount");
+        }
+        // Once more, from the checkpoint the first mount sealed.
+        let mut d = power_cycle(d, protocol);
+        for lpn in 0..pages {
+            assert_eq!(
+                read(&mut *d, lpn),
+                expect[lpn as usize],
+                "{protocol}: lpn {lpn} after the second remount"
+            );
+        }
+    }
+}
+
+/// The framework's side of `Hooks::persists_l2p`: without L2P persistence a
+/// trim is refused by the FTL itself (no checkpoint could make it durable),
+/// and a protocol that persists no L2P but rebuilds none from the scan is
+/// refused at format.
+#[test]
+fn without_l2p_persistence_the_framework_refuses_trims_and_protocols_that_scan_nothing() {
+    use txftl_ftl::{Ftl, Hooks};
+    use txftl_protocols::scc::SccHooks;
+    let nand = || Nand::new(preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+    let n = nand();
+    let hooks = SccHooks::new(n.geometry(), false);
+    let mut ftl = Ftl::format(n, FtlConfig::default(), hooks).unwrap();
+    assert!(matches!(ftl.trim_page(3), Err(DeviceError::Unsupported { protocol: "scc", .. })));
+
+    struct NoTableNoScan;
+    impl Hooks for NoTableNoScan {
+        fn name(&self) -> &'static str {
+            "no-table-no-scan"
+        }
+        fn persists_l2p() -> bool {
+            false
+        }
+    }
+    assert!(matches!(
+        Ftl::format(nand(), FtlConfig::default(), NoTableNoScan),
+        Err(DeviceError::Config(_))
+    ));
+}

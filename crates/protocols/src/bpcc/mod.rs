@@ -28,11 +28,12 @@
 //!   any invalid page). Its pages are known gone when their block is
 //!   programmed again (its first page), which releases the pins they held;
 //!   until then, pins stay (later than needed, never earlier).
-//! - No persistent mapping table of BPCC's own: recovery scans every block
-//!   in use (`zone_blocks` names them all) and rebuilds the mappings, the
-//!   dead transactions and the pins from the back pointers found; the
-//!   framework's checkpoints still record the L2P and block table, but
-//!   nothing of them is applied (`roll_forward` is false).
+//! - No persistent mapping table: the framework's checkpoints write no L2P
+//!   page for BPCC (`Hooks::persists_l2p` is false), only the block table
+//!   and the record; recovery starts from an empty L2P, scans every block in
+//!   use (`zone_blocks` names them all) and rebuilds the mappings, the dead
+//!   transactions and the pins from the back pointers found (nothing is
+//!   applied from the roll-forward itself: `roll_forward` is false).
 //! - Isolation: strict and no-page-conflict, as SCC. A write to a page another
 //!   open transaction wrote is refused (`IsolationUnsupported`): back pointers
 //!   name *the* last committed version, which two open writers of one page
@@ -371,6 +372,12 @@ impl Hooks for BpccHooks {
 
     fn wants_scanned_pages() -> bool {
         true
+    }
+
+    /// No mapping table on flash: checkpoints hold the block table only, and
+    /// `recover_scanned` maps every logical page from the whole-device scan.
+    fn persists_l2p() -> bool {
+        false
     }
 
     fn recover_scanned(&mut self, _ckpt_seq: u64, pages: &[ScannedPage]) -> Result<Vec<RecoveredUpdate>> {

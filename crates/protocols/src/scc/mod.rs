@@ -23,13 +23,12 @@
 //!   so the gap in its cycle is never mistaken for one a newer committed
 //!   version explains. The whole transaction goes, not only the page: its
 //!   other pages would otherwise look committed.
-//! - No persistent mapping table of SCC's own: recovery scans every block in
-//!   use (`zone_blocks` names them all, the roll-forward reads the rest) and
-//!   maps each logical page to its newest committed version; the framework's
-//!   checkpoints still record the L2P and block table (the framework needs
-//!   the block table to know which blocks are in use), but SCC's recovery
-//!   rebuilds every mapping from the scan and applies nothing from the
-//!   roll-forward itself.
+//! - No persistent mapping table: the framework's checkpoints write no L2P
+//!   page for SCC (`Hooks::persists_l2p` is false), only the block table
+//!   (which blocks are in use) and the record; recovery starts from an empty
+//!   L2P, scans every block in use (`zone_blocks` names them all, the
+//!   roll-forward reads the rest) and maps each logical page to its newest
+//!   committed version, applying nothing from the roll-forward itself.
 //! - Isolation: strict and no-page-conflict. A write to a page another open
 //!   transaction (or, for a write outside transactions, any open one) has
 //!   written is refused (`IsolationUnsupported`): SCC's versions of one page
@@ -251,6 +250,12 @@ impl Hooks for SccHooks {
 
     fn wants_scanned_pages() -> bool {
         true
+    }
+
+    /// No mapping table on flash: checkpoints hold the block table only, and
+    /// `recover_scanned` maps every logical page from the whole-device scan.
+    fn persists_l2p() -> bool {
+        false
     }
 
     fn recover_scanned(&mut self, _ckpt_seq: u64, pages: &[ScannedPage]) -> Result<Vec<RecoveredUpdate>> {
