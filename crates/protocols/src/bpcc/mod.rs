@@ -25,9 +25,10 @@
 //!   must outlive all of them, or the gap would look explained by the newer
 //!   version (`recovery.rs`).
 //! - An aborted transaction's pages are garbage at once (GC erases them like
-//!   any invalid page). Its pages are known gone when their block is
-//!   programmed again (its first page), which releases the pins they held;
-//!   until then, pins stay (later than needed, never earlier).
+//!   any invalid page). Its pages are gone when their block is erased (the
+//!   generic `Hooks::on_erase`, called once the NAND erase succeeded: a GC
+//!   victim erased for reuse, a metadata ring taking a block from the pool);
+//!   once the last of them is, the pins the transaction held are released.
 //! - No persistent mapping table: the framework's checkpoints write no L2P
 //!   page for BPCC (`Hooks::persists_l2p` is false), only the block table
 //!   and the record; recovery starts from an empty L2P, scans every block in
@@ -156,6 +157,11 @@ impl BpccHooks {
         self.pinned.len()
     }
 
+    /// The pages of aborted transactions still on flash, as this mount knows them.
+    pub fn dead_pages(&self) -> Vec<Ppn> {
+        self.dead_page.keys().copied().collect()
+    }
+
     fn committed_version(&self, lpn: Lpn) -> u64 {
         self.committed.get(lpn as usize).copied().unwrap_or(0)
     }
@@ -217,8 +223,19 @@ impl BpccHooks {
         }
     }
 
-    /// Block `b` is being programmed again from its first page: whatever it held is gone.
-    fn block_reused(&mut self, first: Ppn) {
+    /// `block` was erased (`Hooks::on_erase`): whatever it held is gone.
+    ///
+    /// Crash safety: recovery rebuilds the pins from the pages it finds on
+    /// flash (`recovery.rs`), so a pin may go only once the straddled
+    /// transaction's pages can no longer be found there. The framework calls
+    /// `on_erase` only after the NAND erase succeeded: the pages read erased
+    /// from then on, through any later power cut (a cut during the erase
+    /// tears it and calls nothing; the pins then stay until recovery, which
+    /// rebuilds them from what the torn block still shows). A dead
+    /// transaction's pins go with its last page on flash, not with each page
+    /// (`retire_dead`): its other pages still link to the erased one.
+    fn block_erased(&mut self, block: BlockId) {
+        let first = self.geo.ppn(block, 0);
         let end = first + self.geo.pages_per_block;
         let gone: Vec<Ppn> = self.dead_page.range(first..end).map(|(&p, _)| p).collect();
         for p in gone {
@@ -302,10 +319,11 @@ impl Hooks for BpccHooks {
         (live + pinned) as u32
     }
 
+    fn on_erase(&mut self, block: BlockId) {
+        self.block_erased(block);
+    }
+
     fn on_program(&mut self, ppn: Ppn, oob: &Oob, done_ns: u64) {
-        if self.geo.page_index_of(ppn) == 0 {
-            self.block_reused(ppn);
-        }
         if oob.relocated {
             return; // a GC copy: `on_relocate` follows
         }
@@ -461,6 +479,11 @@ impl Bpcc {
 
     pub fn ftl(&self) -> &Ftl<BpccHooks> {
         &self.ftl
+    }
+
+    /// The FTL, for a test that drives it directly (a forced erase).
+    pub fn ftl_mut(&mut self) -> &mut Ftl<BpccHooks> {
+        &mut self.ftl
     }
 
     fn open_tx(&self, tid: Tid) -> Result<&OpenTx> {
