@@ -211,6 +211,28 @@ fn pins_are_released_at_the_erase_of_the_aborted_transactions_last_block() {
     assert_eq!((read(&mut d, 3), read(&mut d, 4)), (0, 0x44));
 }
 
+/// A pinned page that is its logical page's committed version is mapped:
+/// GC counts it live once (valid), not again as a protocol page, or a block
+/// of such pages would look fuller than it is; once a newer version
+/// commits, the L2P drops it and the pin alone keeps it.
+#[test]
+fn a_pinned_committed_page_is_counted_live_once() {
+    use txftl_ftl::Hooks;
+    let mut d = device(false);
+    d.begin(1).unwrap();
+    d.write_tx(1, 3, &page(&d, 0xA1)).unwrap();
+    d.write_tx(1, 4, &page(&d, 0xA2)).unwrap();
+    d.abort(1).unwrap();
+    d.write(4, &page(&d, 0x44)).unwrap(); // committed, mapped, and pinned
+    let straddler = d.ftl().mapping(4).unwrap();
+    assert_eq!(d.ftl().hooks().pinned_pages(), 1);
+    let count = |d: &Bpcc| d.ftl().hooks().extra_live_count(straddler, straddler + 1);
+    assert_eq!(count(&d), 0, "mapped: the valid count has it");
+    d.write(4, &page(&d, 0x45)).unwrap(); // a newer committed version
+    assert_ne!(d.ftl().mapping(4), Some(straddler));
+    assert_eq!(count(&d), 1, "no longer mapped, still pinned");
+}
+
 /// GC's own erase (a victim erased when the pool hands it out again)
 /// releases the pins in the same call: by the time a block that held the
 /// aborted pages shows a higher erase count, nothing is pinned for them.

@@ -113,6 +113,9 @@ pub struct BpccHooks {
     since_commit: BTreeMap<Lpn, BTreeSet<u32>>,
     /// Pinned page -> the dead transactions it straddles.
     pinned: BTreeMap<Ppn, BTreeSet<u32>>,
+    /// Pinned page -> its logical page and version: whether it is the
+    /// committed version, which the L2P maps (GC counts it live already).
+    pinned_at: BTreeMap<Ppn, (Lpn, u64)>,
     /// Pinned pages GC moved although no longer valid, since `reset_stats`.
     pinned_copies: u64,
     next_tx_id: u32,
@@ -138,6 +141,7 @@ impl BpccHooks {
             dead_page: BTreeMap::new(),
             since_commit: BTreeMap::new(),
             pinned: BTreeMap::new(),
+            pinned_at: BTreeMap::new(),
             pinned_copies: 0,
             next_tx_id: 1,
             next_version: 1,
@@ -206,6 +210,7 @@ impl BpccHooks {
                 s.remove(&tx_id);
                 if s.is_empty() {
                     self.pinned.remove(p);
+                    self.pinned_at.remove(p);
                 }
             }
         }
@@ -251,6 +256,7 @@ impl BpccHooks {
 
     fn unpin(&mut self, ppn: Ppn) -> Option<BTreeSet<u32>> {
         let srs = self.pinned.remove(&ppn)?;
+        self.pinned_at.remove(&ppn);
         for t in &srs {
             if let Some(d) = self.dead.get_mut(t) {
                 d.straddlers.remove(&ppn);
@@ -259,7 +265,16 @@ impl BpccHooks {
         Some(srs)
     }
 
-    fn pin(&mut self, ppn: Ppn, srs: BTreeSet<u32>) {
+    /// Whether pinned page `ppn` is its logical page's committed version,
+    /// which the L2P maps: the framework counts it live already.
+    fn pinned_is_mapped(&self, ppn: Ppn) -> bool {
+        self.pinned_at
+            .get(&ppn)
+            .is_some_and(|&(lpn, version)| self.committed_version(lpn) == version)
+    }
+
+    fn pin(&mut self, ppn: Ppn, at: (Lpn, u64), srs: BTreeSet<u32>) {
+        self.pinned_at.insert(ppn, at);
         for t in &srs {
             if let Some(d) = self.dead.get_mut(t) {
                 d.straddlers.insert(ppn);
@@ -312,7 +327,12 @@ impl Hooks for BpccHooks {
     fn extra_live_count(&self, first: Ppn, end: Ppn) -> u32 {
         let live = self.live.range(first..end).count();
         let pinned = if self.keeps_pinned() {
-            self.pinned.range(first..end).filter(|(p, _)| !self.live.contains(p)).count()
+            // Not the committed versions the L2P maps: GC counts those
+            // already (`live_pages` adds this count to the valid one).
+            self.pinned
+                .range(first..end)
+                .filter(|(p, _)| !self.live.contains(p) && !self.pinned_is_mapped(**p))
+                .count()
         } else {
             0
         };
@@ -333,7 +353,7 @@ impl Hooks for BpccHooks {
         if let Some(txs) = self.since_commit.get(&oob.lpn) {
             let srs: BTreeSet<u32> = txs.iter().copied().filter(|&t| t != rec.tx_id).collect();
             if !srs.is_empty() {
-                self.pin(ppn, srs);
+                self.pin(ppn, (oob.lpn, rec.version), srs);
             }
         }
         let Some(tid) = self.by_tx_id.get(&rec.tx_id).copied() else {
@@ -356,7 +376,7 @@ impl Hooks for BpccHooks {
             if self.committed_version(oob.lpn) != rec.version && !self.live.contains(&old) {
                 self.pinned_copies += 1;
             }
-            self.pin(new, srs);
+            self.pin(new, (oob.lpn, rec.version), srs);
             if let Some(&tx) = self.dead_page.get(&old) {
                 // A pinned page of a dead transaction: the copy is one of its pages too.
                 self.dead_page.insert(new, tx);
@@ -434,8 +454,9 @@ impl Hooks for BpccHooks {
                 },
             );
         }
+        let at: BTreeMap<Ppn, (Lpn, u64)> = found.iter().map(|f| (f.ppn, (f.lpn, f.rec.version))).collect();
         for (ppn, srs) in r.pinned {
-            self.pin(ppn, srs);
+            self.pin(ppn, at[&ppn], srs);
         }
         Ok(r.mappings
             .into_iter()
