@@ -494,6 +494,7 @@ impl<H: Hooks> Ftl<H> {
                 self.blocks.erase_count[b as usize] += 1;
                 self.blocks.clean[b as usize] = true;
                 self.erases_since_wl_check += 1;
+                self.hooks.on_erase(b);
                 Ok(true)
             }
             Err(NandError::EraseFailed(_)) | Err(NandError::BadBlock(_)) => {

@@ -237,6 +237,7 @@ impl<H: Hooks> Ftl<H> {
                 self.blocks.erase_count[b] += 1;
                 self.blocks.clean[b] = true;
                 self.erases_since_wl_check += 1;
+                self.hooks.on_erase(block);
                 if in_pool {
                     self.blocks.set_free(block);
                 }

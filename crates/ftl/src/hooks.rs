@@ -73,6 +73,14 @@ pub trait Hooks {
     /// from `old` to `new` (Flag Commit moves its flags; X-FTL repoints entries).
     fn on_relocate(&mut self, _old: Ppn, _new: Ppn, _oob: &Oob) {}
 
+    /// `block` was erased: whatever it held is gone from the NAND (a GC
+    /// victim erased for reuse, a forced erase, a metadata ring entering a
+    /// block that may have held data). Called only once the erase succeeded:
+    /// a torn erase (power cut) or a failed one (the block goes bad) calls
+    /// nothing, and a block found clean is not erased again. BPCC releases
+    /// the pages it pinned for the aborted pages the block held.
+    fn on_erase(&mut self, _block: BlockId) {}
+
     /// Largest protocol root kept in the superblock, bytes (sizes the superblock).
     fn root_len_max(&self) -> usize {
         0

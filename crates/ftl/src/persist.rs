@@ -351,6 +351,8 @@ impl<H: Hooks> Ftl<H> {
                     Ok(t) => {
                         self.now_ns = self.now_ns.max(t.done_ns);
                         self.blocks.erase_count[block as usize] += 1;
+                        // A ring may take a block that held data (a swap with the pool).
+                        self.hooks.on_erase(block);
                         break block;
                     }
                     Err(NandError::EraseFailed(b)) | Err(NandError::BadBlock(b)) => {

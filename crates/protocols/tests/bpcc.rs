@@ -175,6 +175,96 @@ fn pins_are_released_when_the_aborted_pages_are_gone() {
     assert!(d.stats().gc_runs > 0);
 }
 
+/// Pins go when the aborted transaction's last page is erased, at the erase
+/// itself (`Hooks::on_erase`), not when the block is programmed again; and
+/// not before: erasing one of its pages leaves the others linking to it.
+#[test]
+fn pins_are_released_at_the_erase_of_the_aborted_transactions_last_block() {
+    let mut d = device(false);
+    d.begin(1).unwrap();
+    d.write_tx(1, 3, &page(&d, 0xA1)).unwrap();
+    d.write_tx(1, 4, &page(&d, 0xA2)).unwrap();
+    d.write_tx(1, 5, &page(&d, 0xA3)).unwrap(); // lpns 3 and 4 programmed, 5 cached
+    d.abort(1).unwrap();
+    d.write(4, &page(&d, 0x44)).unwrap(); // straddles the aborted lpn 4
+    assert_eq!(d.ftl().hooks().pinned_pages(), 1);
+    let geo = *d.ftl().nand().geometry();
+    let blocks: BTreeSet<u32> = d.ftl().hooks().dead_pages().iter().map(|&p| geo.block_of(p)).collect();
+    assert_eq!(blocks.len(), 2, "the host stream stripes the two aborted pages over two blocks");
+    let (first, last) = (*blocks.first().unwrap(), *blocks.last().unwrap());
+    assert!(d.ftl_mut().force_erase(first).unwrap());
+    let h = d.ftl().hooks();
+    assert_eq!(
+        (h.dead_transactions(), h.dead_pages().len(), h.pinned_pages()),
+        (1, 1, 1),
+        "a page of the transaction is still on flash: the straddler stays pinned"
+    );
+    assert!(d.ftl_mut().force_erase(last).unwrap());
+    let h = d.ftl().hooks();
+    assert_eq!(
+        (h.dead_transactions(), h.pinned_pages()),
+        (0, 0),
+        "released at the erase, before either block is programmed again"
+    );
+    let mut d = power_cycle(d, false);
+    assert_eq!(d.ftl().hooks().pinned_pages(), 0, "recovery finds nothing to pin either");
+    assert_eq!((read(&mut d, 3), read(&mut d, 4)), (0, 0x44));
+}
+
+/// A pinned page that is its logical page's committed version is mapped:
+/// GC counts it live once (valid), not again as a protocol page, or a block
+/// of such pages would look fuller than it is; once a newer version
+/// commits, the L2P drops it and the pin alone keeps it.
+#[test]
+fn a_pinned_committed_page_is_counted_live_once() {
+    use txftl_ftl::Hooks;
+    let mut d = device(false);
+    d.begin(1).unwrap();
+    d.write_tx(1, 3, &page(&d, 0xA1)).unwrap();
+    d.write_tx(1, 4, &page(&d, 0xA2)).unwrap();
+    d.abort(1).unwrap();
+    d.write(4, &page(&d, 0x44)).unwrap(); // committed, mapped, and pinned
+    let straddler = d.ftl().mapping(4).unwrap();
+    assert_eq!(d.ftl().hooks().pinned_pages(), 1);
+    let count = |d: &Bpcc| d.ftl().hooks().extra_live_count(straddler, straddler + 1);
+    assert_eq!(count(&d), 0, "mapped: the valid count has it");
+    d.write(4, &page(&d, 0x45)).unwrap(); // a newer committed version
+    assert_ne!(d.ftl().mapping(4), Some(straddler));
+    assert_eq!(count(&d), 1, "no longer mapped, still pinned");
+}
+
+/// GC's own erase (a victim erased when the pool hands it out again)
+/// releases the pins in the same call: by the time a block that held the
+/// aborted pages shows a higher erase count, nothing is pinned for them.
+#[test]
+fn gc_erasing_the_aborted_pages_releases_their_pins() {
+    let mut d = device(false);
+    let n = d.info().logical_pages;
+    d.begin(1).unwrap();
+    d.write_tx(1, 3, &page(&d, 0xA1)).unwrap();
+    d.write_tx(1, 4, &page(&d, 0xA2)).unwrap();
+    d.abort(1).unwrap();
+    d.write(4, &page(&d, 0x44)).unwrap();
+    assert_eq!(d.ftl().hooks().pinned_pages(), 1);
+    let geo = *d.ftl().nand().geometry();
+    let block = geo.block_of(d.ftl().hooks().dead_pages()[0]);
+    let before = d.ftl().erase_counts()[block as usize];
+    let mut erased_at = None;
+    'fill: for round in 0..12u8 {
+        for lpn in (0..n).filter(|&l| l != 4) {
+            d.write(lpn, &page(&d, round)).unwrap();
+            if d.ftl().erase_counts()[block as usize] > before {
+                erased_at = Some(lpn);
+                break 'fill;
+            }
+        }
+    }
+    assert!(erased_at.is_some(), "GC erased the block within 12 rounds");
+    let h = d.ftl().hooks();
+    assert_eq!((h.dead_transactions(), h.pinned_pages()), (0, 0));
+    assert!(d.stats().gc_runs > 0);
+}
+
 #[test]
 fn a_page_another_open_transaction_wrote_is_refused_and_trim_too() {
     let mut d = device(false);

@@ -25,9 +25,10 @@
 //!   must outlive all of them, or the gap would look explained by the newer
 //!   version (`recovery.rs`).
 //! - An aborted transaction's pages are garbage at once (GC erases them like
-//!   any invalid page). Its pages are known gone when their block is
-//!   programmed again (its first page), which releases the pins they held;
-//!   until then, pins stay (later than needed, never earlier).
+//!   any invalid page). Its pages are gone when their block is erased (the
+//!   generic `Hooks::on_erase`, called once the NAND erase succeeded: a GC
+//!   victim erased for reuse, a metadata ring taking a block from the pool);
+//!   once the last of them is, the pins the transaction held are released.
 //! - No persistent mapping table: the framework's checkpoints write no L2P
 //!   page for BPCC (`Hooks::persists_l2p` is false), only the block table
 //!   and the record; recovery starts from an empty L2P, scans every block in
@@ -112,6 +113,9 @@ pub struct BpccHooks {
     since_commit: BTreeMap<Lpn, BTreeSet<u32>>,
     /// Pinned page -> the dead transactions it straddles.
     pinned: BTreeMap<Ppn, BTreeSet<u32>>,
+    /// Pinned page -> its logical page and version: whether it is the
+    /// committed version, which the L2P maps (GC counts it live already).
+    pinned_at: BTreeMap<Ppn, (Lpn, u64)>,
     /// Pinned pages GC moved although no longer valid, since `reset_stats`.
     pinned_copies: u64,
     next_tx_id: u32,
@@ -137,6 +141,7 @@ impl BpccHooks {
             dead_page: BTreeMap::new(),
             since_commit: BTreeMap::new(),
             pinned: BTreeMap::new(),
+            pinned_at: BTreeMap::new(),
             pinned_copies: 0,
             next_tx_id: 1,
             next_version: 1,
@@ -154,6 +159,11 @@ impl BpccHooks {
     /// Pages pinned now (their back pointers straddle such a transaction).
     pub fn pinned_pages(&self) -> usize {
         self.pinned.len()
+    }
+
+    /// The pages of aborted transactions still on flash, as this mount knows them.
+    pub fn dead_pages(&self) -> Vec<Ppn> {
+        self.dead_page.keys().copied().collect()
     }
 
     fn committed_version(&self, lpn: Lpn) -> u64 {
@@ -200,6 +210,7 @@ impl BpccHooks {
                 s.remove(&tx_id);
                 if s.is_empty() {
                     self.pinned.remove(p);
+                    self.pinned_at.remove(p);
                 }
             }
         }
@@ -217,8 +228,19 @@ impl BpccHooks {
         }
     }
 
-    /// Block `b` is being programmed again from its first page: whatever it held is gone.
-    fn block_reused(&mut self, first: Ppn) {
+    /// `block` was erased (`Hooks::on_erase`): whatever it held is gone.
+    ///
+    /// Crash safety: recovery rebuilds the pins from the pages it finds on
+    /// flash (`recovery.rs`), so a pin may go only once the straddled
+    /// transaction's pages can no longer be found there. The framework calls
+    /// `on_erase` only after the NAND erase succeeded: the pages read erased
+    /// from then on, through any later power cut (a cut during the erase
+    /// tears it and calls nothing; the pins then stay until recovery, which
+    /// rebuilds them from what the torn block still shows). A dead
+    /// transaction's pins go with its last page on flash, not with each page
+    /// (`retire_dead`): its other pages still link to the erased one.
+    fn block_erased(&mut self, block: BlockId) {
+        let first = self.geo.ppn(block, 0);
         let end = first + self.geo.pages_per_block;
         let gone: Vec<Ppn> = self.dead_page.range(first..end).map(|(&p, _)| p).collect();
         for p in gone {
@@ -234,6 +256,7 @@ impl BpccHooks {
 
     fn unpin(&mut self, ppn: Ppn) -> Option<BTreeSet<u32>> {
         let srs = self.pinned.remove(&ppn)?;
+        self.pinned_at.remove(&ppn);
         for t in &srs {
             if let Some(d) = self.dead.get_mut(t) {
                 d.straddlers.remove(&ppn);
@@ -242,7 +265,16 @@ impl BpccHooks {
         Some(srs)
     }
 
-    fn pin(&mut self, ppn: Ppn, srs: BTreeSet<u32>) {
+    /// Whether pinned page `ppn` is its logical page's committed version,
+    /// which the L2P maps: the framework counts it live already.
+    fn pinned_is_mapped(&self, ppn: Ppn) -> bool {
+        self.pinned_at
+            .get(&ppn)
+            .is_some_and(|&(lpn, version)| self.committed_version(lpn) == version)
+    }
+
+    fn pin(&mut self, ppn: Ppn, at: (Lpn, u64), srs: BTreeSet<u32>) {
+        self.pinned_at.insert(ppn, at);
         for t in &srs {
             if let Some(d) = self.dead.get_mut(t) {
                 d.straddlers.insert(ppn);
@@ -295,17 +327,23 @@ impl Hooks for BpccHooks {
     fn extra_live_count(&self, first: Ppn, end: Ppn) -> u32 {
         let live = self.live.range(first..end).count();
         let pinned = if self.keeps_pinned() {
-            self.pinned.range(first..end).filter(|(p, _)| !self.live.contains(p)).count()
+            // Not the committed versions the L2P maps: GC counts those
+            // already (`live_pages` adds this count to the valid one).
+            self.pinned
+                .range(first..end)
+                .filter(|(p, _)| !self.live.contains(p) && !self.pinned_is_mapped(**p))
+                .count()
         } else {
             0
         };
         (live + pinned) as u32
     }
 
+    fn on_erase(&mut self, block: BlockId) {
+        self.block_erased(block);
+    }
+
     fn on_program(&mut self, ppn: Ppn, oob: &Oob, done_ns: u64) {
-        if self.geo.page_index_of(ppn) == 0 {
-            self.block_reused(ppn);
-        }
         if oob.relocated {
             return; // a GC copy: `on_relocate` follows
         }
@@ -315,7 +353,7 @@ impl Hooks for BpccHooks {
         if let Some(txs) = self.since_commit.get(&oob.lpn) {
             let srs: BTreeSet<u32> = txs.iter().copied().filter(|&t| t != rec.tx_id).collect();
             if !srs.is_empty() {
-                self.pin(ppn, srs);
+                self.pin(ppn, (oob.lpn, rec.version), srs);
             }
         }
         let Some(tid) = self.by_tx_id.get(&rec.tx_id).copied() else {
@@ -338,7 +376,7 @@ impl Hooks for BpccHooks {
             if self.committed_version(oob.lpn) != rec.version && !self.live.contains(&old) {
                 self.pinned_copies += 1;
             }
-            self.pin(new, srs);
+            self.pin(new, (oob.lpn, rec.version), srs);
             if let Some(&tx) = self.dead_page.get(&old) {
                 // A pinned page of a dead transaction: the copy is one of its pages too.
                 self.dead_page.insert(new, tx);
@@ -416,8 +454,9 @@ impl Hooks for BpccHooks {
                 },
             );
         }
+        let at: BTreeMap<Ppn, (Lpn, u64)> = found.iter().map(|f| (f.ppn, (f.lpn, f.rec.version))).collect();
         for (ppn, srs) in r.pinned {
-            self.pin(ppn, srs);
+            self.pin(ppn, at[&ppn], srs);
         }
         Ok(r.mappings
             .into_iter()
@@ -461,6 +500,11 @@ impl Bpcc {
 
     pub fn ftl(&self) -> &Ftl<BpccHooks> {
         &self.ftl
+    }
+
+    /// The FTL, for a test that drives it directly (a forced erase).
+    pub fn ftl_mut(&mut self) -> &mut Ftl<BpccHooks> {
+        &mut self.ftl
     }
 
     fn open_tx(&self, tid: Tid) -> Result<&OpenTx> {
