@@ -707,6 +707,38 @@ fn trend(t0: f64, t1: f64) -> String {
     }
 }
 
+/// The checks of Figs. 8 and 9, which have one shape: a value check per
+/// protocol of `per` (name, the paper's value, check id) that ran, LightTx's
+/// largest over the zone sizes (`lighttx`: id, what, the paper's value, ours),
+/// and the order of them all, LightTx first and the others as `per` lists
+/// them, against the paper's values in the same order.
+fn zone_figure(
+    c: &mut Vec<Check>,
+    per: &[(&str, f64, &str)],
+    value: impl Fn(&str) -> Option<f64>,
+    what: impl Fn(&str) -> String,
+    unit: Unit,
+    lighttx: Option<(&str, &str, f64, f64)>,
+    (order_id, order_what): (&str, &str),
+) {
+    for &(p, v, id) in per {
+        if let Some(x) = value(p) {
+            c.push(Check::value(id, &what(p), v, x, unit));
+        }
+    }
+    let Some((id, lt_what, lt_paper, x)) = lighttx else { return };
+    c.push(Check::value(id, lt_what, lt_paper, x, unit));
+    let mut items: Vec<(&str, f64)> = vec![("LightTx", x)];
+    let mut paper_items: Vec<(&str, f64)> = vec![("LightTx", lt_paper)];
+    for &(p, v, _) in per {
+        if let Some(x) = value(p) {
+            items.push((label(p), x));
+            paper_items.push((label(p), v));
+        }
+    }
+    c.push(Check::order(order_id, order_what, &ordering(&paper_items), &ordering(&items)));
+}
+
 /// The checks: every number of the paper's evaluation these experiments speak to.
 pub fn checks(params: &Params, f: &Figures) -> Vec<Check> {
     let mut c = Vec::new();
@@ -871,55 +903,29 @@ pub fn checks(params: &Params, f: &Figures) -> Vec<Check> {
         .filter(|r| r.protocol == "lighttx")
         .map(|r| r.recovery_s)
         .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
-    for (p, v, id) in [
-        ("scc", paper::FIG8_CYCLIC_S, "fig8.scc_s"),
-        ("bpcc", paper::FIG8_CYCLIC_S, "fig8.bpcc_s"),
-        ("atomic-write", paper::FIG8_AW_S, "fig8.atomic_write_s"),
-    ] {
-        if let Some(x) = rec(p) {
-            c.push(Check::value(
-                id,
-                &format!("Fig. 8: {}'s recovery time at {cap:.0} GiB (paper: 32 GB)", label(p)),
-                v,
+    zone_figure(
+        &mut c,
+        &[
+            ("scc", paper::FIG8_CYCLIC_S, "fig8.scc_s"),
+            ("bpcc", paper::FIG8_CYCLIC_S, "fig8.bpcc_s"),
+            ("atomic-write", paper::FIG8_AW_S, "fig8.atomic_write_s"),
+        ],
+        rec,
+        |p| format!("Fig. 8: {}'s recovery time at {cap:.0} GiB (paper: 32 GB)", label(p)),
+        Unit::S,
+        lt_max.map(|x| {
+            (
+                "fig8.lighttx_max_s",
+                "Fig. 8: LightTx's recovery time, the largest over the zone sizes (paper: under 0.194 s at every one)",
+                paper::FIG8_LIGHTTX_MAX_S,
                 x,
-                Unit::S,
-            ));
-        }
-    }
-    if let Some(x) = lt_max {
-        c.push(Check::value(
-            "fig8.lighttx_max_s",
-            "Fig. 8: LightTx's recovery time, the largest over the zone sizes (paper: under 0.194 s at every one)",
-            paper::FIG8_LIGHTTX_MAX_S,
-            x,
-            Unit::S,
-        ));
-        let mut items: Vec<(&str, f64)> = vec![("LightTx", x)];
-        for p in ["scc", "bpcc", "atomic-write"] {
-            if let Some(v) = rec(p) {
-                items.push((label(p), v));
-            }
-        }
-        let paper_items: Vec<(&str, f64)> = items
-            .iter()
-            .map(|(n, _)| {
-                (
-                    *n,
-                    match *n {
-                        "SCC" | "BPCC" => paper::FIG8_CYCLIC_S,
-                        "LightTx" => paper::FIG8_LIGHTTX_MAX_S,
-                        _ => paper::FIG8_AW_S,
-                    },
-                )
-            })
-            .collect();
-        c.push(Check::order(
+            )
+        }),
+        (
             "fig8.order",
             "Fig. 8: recovery time, SCC = BPCC > LightTx (largest zone) > Atomic-Write",
-            &ordering(&paper_items),
-            &ordering(&items),
-        ));
-    }
+        ),
+    );
     // Fig. 9.
     let lt9 = f
         .runs
@@ -929,55 +935,26 @@ pub fn checks(params: &Params, f: &Figures) -> Vec<Check> {
         .map(|r| r.mapping_ratio_pct)
         .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
     let map = |p: &str| strict(p, 0).map(|r| r.mapping_ratio_pct);
-    for (p, v, id) in [
-        ("atomic-write", paper::FIG9_AW_PCT, "fig9.atomic_write_pct"),
-        ("scc", paper::FIG9_CYCLIC_PCT, "fig9.scc_pct"),
-        ("bpcc", paper::FIG9_CYCLIC_PCT, "fig9.bpcc_pct"),
-    ] {
-        if let Some(x) = map(p) {
-            c.push(Check::value(
-                id,
-                &format!("Fig. 9: {}'s mapping persistence writes over the trace's writes", label(p)),
-                v,
+    zone_figure(
+        &mut c,
+        &[
+            ("atomic-write", paper::FIG9_AW_PCT, "fig9.atomic_write_pct"),
+            ("scc", paper::FIG9_CYCLIC_PCT, "fig9.scc_pct"),
+            ("bpcc", paper::FIG9_CYCLIC_PCT, "fig9.bpcc_pct"),
+        ],
+        map,
+        |p| format!("Fig. 9: {}'s mapping persistence writes over the trace's writes", label(p)),
+        Unit::Percent,
+        lt9.map(|x| {
+            (
+                "fig9.lighttx_max_pct",
+                "Fig. 9: LightTx's mapping persistence writes over the trace's writes, the largest over the zone sizes (paper: under 0.75% at every one)",
+                paper::FIG9_LIGHTTX_MAX_PCT,
                 x,
-                Unit::Percent,
-            ));
-        }
-    }
-    if let Some(x) = lt9 {
-        c.push(Check::value(
-            "fig9.lighttx_max_pct",
-            "Fig. 9: LightTx's mapping persistence writes over the trace's writes, the largest over the zone sizes (paper: under 0.75% at every one)",
-            paper::FIG9_LIGHTTX_MAX_PCT,
-            x,
-            Unit::Percent,
-        ));
-        let mut items: Vec<(&str, f64)> = vec![("LightTx", x)];
-        for p in ["atomic-write", "scc", "bpcc"] {
-            if let Some(v) = map(p) {
-                items.push((label(p), v));
-            }
-        }
-        let paper_items: Vec<(&str, f64)> = items
-            .iter()
-            .map(|(n, _)| {
-                (
-                    *n,
-                    match *n {
-                        "SCC" | "BPCC" => paper::FIG9_CYCLIC_PCT,
-                        "LightTx" => paper::FIG9_LIGHTTX_MAX_PCT,
-                        _ => paper::FIG9_AW_PCT,
-                    },
-                )
-            })
-            .collect();
-        c.push(Check::order(
-            "fig9.order",
-            "Fig. 9: mapping persistence, Atomic-Write > LightTx > SCC = BPCC",
-            &ordering(&paper_items),
-            &ordering(&items),
-        ));
-    }
+            )
+        }),
+        ("fig9.order", "Fig. 9: mapping persistence, Atomic-Write > LightTx > SCC = BPCC"),
+    );
     c
 }
 
