@@ -175,9 +175,10 @@ fn pins_are_released_when_the_aborted_pages_are_gone() {
     assert!(d.stats().gc_runs > 0);
 }
 
-/// Pins go when the aborted transaction's last page is erased, at the erase
-/// itself (`Hooks::on_erase`), not when the block is programmed again; and
-/// not before: erasing one of its pages leaves the others linking to it.
+/// Pins go at the erase itself (`Hooks::on_erase`), not when the block is
+/// programmed again; and not before the straddled version is unguarded:
+/// while its page or the page linking to it is on flash, recovery must see
+/// it straddled.
 #[test]
 fn pins_are_released_at_the_erase_of_the_aborted_transactions_last_block() {
     let mut d = device(false);
@@ -321,4 +322,44 @@ fn recovery_scans_every_block_in_use() {
         "{r:?}"
     );
     assert_eq!(r.protocol_updates_applied, n as u64, "every mapping comes from the scan");
+}
+
+/// A straddler is released once the version it straddles is unguarded (its
+/// page and the page linking to it erased), though other pages of the
+/// aborted transaction are still on flash; the straddlers of the versions
+/// those pages guard stay pinned, after a power cut too.
+#[test]
+fn a_straddler_goes_with_its_versions_guards_not_with_the_whole_transaction() {
+    let mut d = device(false);
+    d.begin(1).unwrap();
+    d.write_tx(1, 3, &page(&d, 0xA1)).unwrap();
+    d.write_tx(1, 4, &page(&d, 0xA2)).unwrap();
+    d.write_tx(1, 5, &page(&d, 0xA3)).unwrap(); // 3 -> 4 programmed, 5 cached
+    d.abort(1).unwrap();
+    for (lpn, tag) in [(5, 0x55), (4, 0x44), (3, 0x33)] {
+        d.write(lpn, &page(&d, tag)).unwrap(); // each straddles the aborted version of its page
+    }
+    assert_eq!(d.ftl().hooks().pinned_pages(), 3);
+    let geo = *d.ftl().nand().geometry();
+    let dead = d.ftl().hooks().dead_pages();
+    let of = |lpn| {
+        let p = *dead.iter().find(|&&p| d.ftl().hooks().dead_page_lpn(p) == Some(lpn)).unwrap();
+        geo.block_of(p)
+    };
+    let (block3, block4) = (of(3), of(4));
+    assert_ne!(block3, block4, "the host stream stripes the two aborted pages over two blocks");
+    assert!(d.ftl_mut().force_erase(block4).unwrap());
+    let h = d.ftl().hooks();
+    assert_eq!(
+        (h.dead_transactions(), h.dead_pages().len(), h.pinned_pages()),
+        (1, 1, 2),
+        "lpn 5's straddler goes (nothing on flash links to the dropped version any more); \
+         lpn 4's stays (lpn 3's aborted page links to it), lpn 3's too"
+    );
+    let mut d = power_cycle(d, false);
+    assert_eq!(d.ftl().hooks().pinned_pages(), 2, "recovery pins the same two");
+    assert_eq!((read(&mut d, 3), read(&mut d, 4), read(&mut d, 5)), (0x33, 0x44, 0x55));
+    assert!(d.ftl_mut().force_erase(block3).unwrap());
+    let h = d.ftl().hooks();
+    assert_eq!((h.dead_transactions(), h.pinned_pages()), (0, 0));
 }

@@ -16,19 +16,27 @@
 //! - The price (LightTx §IV-C: "a page whose SRS is not null, even if it is
 //!   invalid, cannot be erased and has to be moved"): a page whose back
 //!   pointer straddles a version of an aborted transaction (its straddle
-//!   responsibility set, here by transaction) is *pinned* while any page of
-//!   that transaction is still on flash. GC moves pinned pages like valid
-//!   ones (the generic `Hooks::extra_live`), counted in `pinned_copies`.
-//!   The responsibility is per transaction, not per page: the version an
-//!   aborted transaction's cycle breaks at is the page it never programmed
-//!   (or one GC erased), and its remaining pages link to it; the straddler
-//!   must outlive all of them, or the gap would look explained by the newer
-//!   version (`recovery.rs`).
+//!   responsibility set, SRS) is *pinned* while that version is *guarded*.
+//!   GC moves pinned pages like valid ones (the generic `Hooks::extra_live`),
+//!   counted in `pinned_copies`.
+//! - A version is guarded while a copy of its page, or of the page of the
+//!   same transaction that links to it, is on flash. TxFlash releases a
+//!   straddler once the versions it straddles are erased; here the page
+//!   linking to a version guards it too, because an aborted transaction's
+//!   cycle breaks where a version is missing (the page it never programmed,
+//!   or one GC erased), and the page before the gap must not look like a
+//!   committed transaction whose version a newer one replaced (the newer
+//!   version must still be seen to straddle it, `recovery.rs`). Walking an
+//!   aborted cycle forward from any page left on flash reaches such a gap,
+//!   so each guarded gap proves the abort. (The first version of this
+//!   module pinned a straddler while *any* page of the transaction was on
+//!   flash; at 50% aborts on TPC-C's hot pages the pins chained from one
+//!   aborted transaction to the next and filled the device.)
 //! - An aborted transaction's pages are garbage at once (GC erases them like
 //!   any invalid page). Its pages are gone when their block is erased (the
 //!   generic `Hooks::on_erase`, called once the NAND erase succeeded: a GC
 //!   victim erased for reuse, a metadata ring taking a block from the pool);
-//!   once the last of them is, the pins the transaction held are released.
+//!   a version no longer guarded releases its straddlers.
 //! - No persistent mapping table: the framework's checkpoints write no L2P
 //!   page for BPCC (`Hooks::persists_l2p` is false), only the block table
 //!   and the record; recovery starts from an empty L2P, scans every block in
@@ -80,18 +88,31 @@ struct OpenTx {
     entries: BTreeMap<Lpn, (Ppn, u64)>,
     /// Every logical page it wrote, the cached one included.
     lpns: BTreeSet<Lpn>,
-    /// Every page it programmed, GC copies included, with its block's erase
-    /// count then (`u32::MAX` for a copy: not known when it is made).
-    programmed: BTreeMap<Ppn, u32>,
+    /// Every version it wrote, in order (the cached one last): each page
+    /// links to the next.
+    order: Vec<Version>,
+    /// Every page it programmed, GC copies included: its block's erase
+    /// count then (`u32::MAX` for a copy: not known when it is made) and
+    /// its version.
+    programmed: BTreeMap<Ppn, (u32, Version)>,
     done_ns: u64,
 }
 
-/// An aborted (or, after a recovery, uncommitted) transaction with pages on flash.
+/// A version of a logical page: (logical page, version).
+type Version = (Lpn, u64);
+
+/// A version an aborted (or, after a recovery, uncommitted) transaction
+/// wrote or linked to, kept while it is guarded (`guarded`).
 #[derive(Clone, Debug, Default)]
-struct Dead {
-    lpns: BTreeSet<Lpn>,
-    ppns: BTreeSet<Ppn>,
-    /// The pages it keeps pinned (their back pointers straddle it).
+struct DeadVersion {
+    tx_id: u32,
+    /// The copies of its page on flash (none: never programmed, or erased).
+    copies: BTreeSet<Ppn>,
+    /// The version of the same transaction whose page links to this one.
+    pred: Option<Version>,
+    /// The version this one's page links to.
+    next: Option<Version>,
+    /// The pages pinned for it (their back pointers straddle it).
     straddlers: BTreeSet<Ppn>,
 }
 
@@ -106,13 +127,17 @@ pub struct BpccHooks {
     /// Logical page -> the version of its last committed version (0: none):
     /// the back pointer of its next write. Grown on demand.
     committed: Vec<u64>,
-    dead: BTreeMap<u32, Dead>,
-    dead_page: BTreeMap<Ppn, u32>,
-    /// Logical page -> dead transactions that wrote or linked to a version of
-    /// it newer than its last committed one: every write of it straddles them.
-    since_commit: BTreeMap<Lpn, BTreeSet<u32>>,
-    /// Pinned page -> the dead transactions it straddles.
-    pinned: BTreeMap<Ppn, BTreeSet<u32>>,
+    /// Dead transaction -> how many of its versions are guarded.
+    dead: BTreeMap<u32, usize>,
+    /// The guarded versions of dead transactions.
+    dead_versions: BTreeMap<Version, DeadVersion>,
+    /// A dead transaction's page on flash -> its version.
+    dead_page: BTreeMap<Ppn, Version>,
+    /// Logical page -> its guarded dead versions newer than its last
+    /// committed one: every write of it straddles them.
+    since_commit: BTreeMap<Lpn, BTreeSet<u64>>,
+    /// Pinned page -> the dead versions it straddles.
+    pinned: BTreeMap<Ppn, BTreeSet<Version>>,
     /// Pinned page -> its logical page and version: whether it is the
     /// committed version, which the L2P maps (GC counts it live already).
     pinned_at: BTreeMap<Ppn, (Lpn, u64)>,
@@ -138,6 +163,7 @@ impl BpccHooks {
             live: BTreeSet::new(),
             committed: Vec::new(),
             dead: BTreeMap::new(),
+            dead_versions: BTreeMap::new(),
             dead_page: BTreeMap::new(),
             since_commit: BTreeMap::new(),
             pinned: BTreeMap::new(),
@@ -166,6 +192,11 @@ impl BpccHooks {
         self.dead_page.keys().copied().collect()
     }
 
+    /// The logical page of a dead transaction's page on flash.
+    pub fn dead_page_lpn(&self, ppn: Ppn) -> Option<Lpn> {
+        self.dead_page.get(&ppn).map(|v| v.0)
+    }
+
     fn committed_version(&self, lpn: Lpn) -> u64 {
         self.committed.get(lpn as usize).copied().unwrap_or(0)
     }
@@ -181,64 +212,88 @@ impl BpccHooks {
         self.since_commit.remove(&lpn);
     }
 
-    fn add_dead(&mut self, tx_id: u32, d: Dead) {
-        if d.ppns.is_empty() {
+    /// Dead transaction `tx_id`'s versions (`DeadVersion::tx_id` set):
+    /// the guarded ones are kept, and later writes of their pages straddle them.
+    fn add_dead(&mut self, tx_id: u32, versions: BTreeMap<Version, DeadVersion>) {
+        let copies = |v: &Option<Version>| v.and_then(|v| versions.get(&v)).is_some_and(|d| !d.copies.is_empty());
+        let guarded: Vec<(Version, DeadVersion)> = versions
+            .iter()
+            .filter(|(_, d)| !d.copies.is_empty() || copies(&d.pred))
+            .map(|(&v, d)| (v, d.clone()))
+            .collect();
+        if guarded.is_empty() {
             return;
         }
-        for &lpn in &d.lpns {
-            self.since_commit.entry(lpn).or_default().insert(tx_id);
+        self.dead.insert(tx_id, guarded.len());
+        for ((lpn, v), d) in guarded {
+            if v > self.committed_version(lpn) {
+                self.since_commit.entry(lpn).or_default().insert(v);
+            }
+            for &ppn in &d.copies {
+                self.dead_page.insert(ppn, (lpn, v));
+            }
+            self.dead_versions.insert((lpn, v), d);
         }
-        for &ppn in &d.ppns {
-            self.dead_page.insert(ppn, tx_id);
-        }
-        self.dead.insert(tx_id, d);
     }
 
-    /// A dead transaction's last page is gone: the pins it held are released.
-    fn retire_dead(&mut self, tx_id: u32) {
-        let Some(d) = self.dead.remove(&tx_id) else { return };
-        for lpn in &d.lpns {
-            if let Some(s) = self.since_commit.get_mut(lpn) {
-                s.remove(&tx_id);
-                if s.is_empty() {
-                    self.since_commit.remove(lpn);
-                }
+    /// Whether dead version `v` is still guarded: a copy of its page, or of
+    /// the page linking to it, is on flash.
+    fn guarded(&self, v: Version) -> bool {
+        let has_copies = |v: Option<Version>| v.and_then(|v| self.dead_versions.get(&v)).is_some_and(|d| !d.copies.is_empty());
+        self.dead_versions
+            .get(&v)
+            .is_some_and(|d| !d.copies.is_empty() || has_copies(d.pred))
+    }
+
+    /// Dead version `v` is no longer guarded: the pins it held are released.
+    fn release_version(&mut self, v: Version) {
+        let Some(d) = self.dead_versions.remove(&v) else { return };
+        if let Some(s) = self.since_commit.get_mut(&v.0) {
+            s.remove(&v.1);
+            if s.is_empty() {
+                self.since_commit.remove(&v.0);
             }
         }
         for p in &d.straddlers {
             if let Some(s) = self.pinned.get_mut(p) {
-                s.remove(&tx_id);
+                s.remove(&v);
                 if s.is_empty() {
                     self.pinned.remove(p);
                     self.pinned_at.remove(p);
                 }
             }
         }
+        if let Some(n) = self.dead.get_mut(&d.tx_id) {
+            *n -= 1;
+            if *n == 0 {
+                self.dead.remove(&d.tx_id);
+            }
+        }
     }
 
-    /// A page of a dead transaction is gone (its block erased).
+    /// A page of a dead transaction is gone (its block erased): its version,
+    /// and the version it links to, may no longer be guarded.
     fn dead_page_gone(&mut self, ppn: Ppn) {
-        let Some(tx) = self.dead_page.remove(&ppn) else { return };
-        let empty = self.dead.get_mut(&tx).is_some_and(|d| {
-            d.ppns.remove(&ppn);
-            d.ppns.is_empty()
-        });
-        if empty {
-            self.retire_dead(tx);
+        let Some(v) = self.dead_page.remove(&ppn) else { return };
+        let Some(d) = self.dead_versions.get_mut(&v) else { return };
+        d.copies.remove(&ppn);
+        let next = d.next;
+        for w in std::iter::once(v).chain(next) {
+            if !self.guarded(w) {
+                self.release_version(w);
+            }
         }
     }
 
     /// `block` was erased (`Hooks::on_erase`): whatever it held is gone.
     ///
     /// Crash safety: recovery rebuilds the pins from the pages it finds on
-    /// flash (`recovery.rs`), so a pin may go only once the straddled
-    /// transaction's pages can no longer be found there. The framework calls
-    /// `on_erase` only after the NAND erase succeeded: the pages read erased
-    /// from then on, through any later power cut (a cut during the erase
-    /// tears it and calls nothing; the pins then stay until recovery, which
-    /// rebuilds them from what the torn block still shows). A dead
-    /// transaction's pins go with its last page on flash, not with each page
-    /// (`retire_dead`): its other pages still link to the erased one.
+    /// flash (`recovery.rs`), so a pin may go only once the pages guarding
+    /// the straddled version can no longer be found there. The framework
+    /// calls `on_erase` only after the NAND erase succeeded: the pages read
+    /// erased from then on, through any later power cut (a cut during the
+    /// erase tears it and calls nothing; the pins then stay until recovery,
+    /// which rebuilds them from what the torn block still shows).
     fn block_erased(&mut self, block: BlockId) {
         let first = self.geo.ppn(block, 0);
         let end = first + self.geo.pages_per_block;
@@ -254,11 +309,11 @@ impl BpccHooks {
         }
     }
 
-    fn unpin(&mut self, ppn: Ppn) -> Option<BTreeSet<u32>> {
+    fn unpin(&mut self, ppn: Ppn) -> Option<BTreeSet<Version>> {
         let srs = self.pinned.remove(&ppn)?;
         self.pinned_at.remove(&ppn);
-        for t in &srs {
-            if let Some(d) = self.dead.get_mut(t) {
+        for v in &srs {
+            if let Some(d) = self.dead_versions.get_mut(v) {
                 d.straddlers.remove(&ppn);
             }
         }
@@ -273,10 +328,10 @@ impl BpccHooks {
             .is_some_and(|&(lpn, version)| self.committed_version(lpn) == version)
     }
 
-    fn pin(&mut self, ppn: Ppn, at: (Lpn, u64), srs: BTreeSet<u32>) {
+    fn pin(&mut self, ppn: Ppn, at: Version, srs: BTreeSet<Version>) {
         self.pinned_at.insert(ppn, at);
-        for t in &srs {
-            if let Some(d) = self.dead.get_mut(t) {
+        for v in &srs {
+            if let Some(d) = self.dead_versions.get_mut(v) {
                 d.straddlers.insert(ppn);
             }
         }
@@ -348,10 +403,15 @@ impl Hooks for BpccHooks {
             return; // a GC copy: `on_relocate` follows
         }
         let rec = PageRecord::of(oob);
-        // Its back pointer straddles every dead transaction that wrote this
-        // page since its last commit: it must outlive their pages.
-        if let Some(txs) = self.since_commit.get(&oob.lpn) {
-            let srs: BTreeSet<u32> = txs.iter().copied().filter(|&t| t != rec.tx_id).collect();
+        // Its back pointer straddles every guarded dead version of this page
+        // since its last commit: it must outlive their guards.
+        if let Some(vs) = self.since_commit.get(&oob.lpn) {
+            let srs: BTreeSet<Version> = vs
+                .iter()
+                .filter(|&&v| rec.straddles(v))
+                .filter(|&&v| self.dead_versions.get(&(oob.lpn, v)).is_some_and(|d| d.tx_id != rec.tx_id))
+                .map(|&v| (oob.lpn, v))
+                .collect();
             if !srs.is_empty() {
                 self.pin(ppn, (oob.lpn, rec.version), srs);
             }
@@ -364,7 +424,7 @@ impl Hooks for BpccHooks {
             self.live.remove(&older);
         }
         self.live.insert(ppn);
-        t.programmed.insert(ppn, oob.erase_count);
+        t.programmed.insert(ppn, (oob.erase_count, (oob.lpn, rec.version)));
         t.done_ns = t.done_ns.max(done_ns);
     }
 
@@ -377,11 +437,11 @@ impl Hooks for BpccHooks {
                 self.pinned_copies += 1;
             }
             self.pin(new, (oob.lpn, rec.version), srs);
-            if let Some(&tx) = self.dead_page.get(&old) {
-                // A pinned page of a dead transaction: the copy is one of its pages too.
-                self.dead_page.insert(new, tx);
-                if let Some(d) = self.dead.get_mut(&tx) {
-                    d.ppns.insert(new);
+            if let Some(&v) = self.dead_page.get(&old) {
+                // A pinned page of a dead transaction: the copy is a copy of its version too.
+                self.dead_page.insert(new, v);
+                if let Some(d) = self.dead_versions.get_mut(&v) {
+                    d.copies.insert(new);
                 }
             }
         }
@@ -393,7 +453,7 @@ impl Hooks for BpccHooks {
             for (p, _) in t.entries.values_mut().filter(|(p, _)| *p == old) {
                 *p = new;
             }
-            t.programmed.insert(new, u32::MAX);
+            t.programmed.insert(new, (u32::MAX, (oob.lpn, rec.version)));
         }
     }
 
@@ -438,21 +498,21 @@ impl Hooks for BpccHooks {
             self.set_committed(lpn, version);
         }
         for (tx, d) in r.dead {
-            // Only versions newer than the page's last commit are straddled by later writes.
-            let lpns = d
+            let versions = d
                 .versions
-                .iter()
-                .filter(|(&lpn, vs)| vs.iter().any(|&v| v > self.committed_version(lpn)))
-                .map(|(&lpn, _)| lpn)
+                .into_iter()
+                .map(|(v, f)| {
+                    let d = DeadVersion {
+                        tx_id: tx,
+                        copies: f.copies,
+                        pred: f.pred,
+                        next: f.next,
+                        straddlers: BTreeSet::new(),
+                    };
+                    (v, d)
+                })
                 .collect();
-            self.add_dead(
-                tx,
-                Dead {
-                    lpns,
-                    ppns: d.ppns,
-                    straddlers: BTreeSet::new(),
-                },
-            );
+            self.add_dead(tx, versions);
         }
         let at: BTreeMap<Ppn, (Lpn, u64)> = found.iter().map(|f| (f.ppn, (f.lpn, f.rec.version))).collect();
         for (ppn, srs) in r.pinned {
@@ -478,10 +538,15 @@ impl Hooks for BpccHooks {
             }
         }
         for (ppn, srs) in &self.pinned {
-            for t in srs {
-                if !self.dead.get(t).is_some_and(|d| d.straddlers.contains(ppn)) {
-                    return Err(format!("page {ppn} is pinned for transaction {t}, which does not list it"));
+            for v in srs {
+                if !self.dead_versions.get(v).is_some_and(|d| d.straddlers.contains(ppn)) {
+                    return Err(format!("page {ppn} is pinned for dead version {v:?}, which does not list it"));
                 }
+            }
+        }
+        for (&v, d) in &self.dead_versions {
+            if !self.guarded(v) {
+                return Err(format!("dead version {v:?} of transaction {} is kept but not guarded", d.tx_id));
             }
         }
         Ok(())
@@ -659,6 +724,7 @@ impl Device for Bpcc {
             data: data.to_vec(),
         });
         t.lpns.insert(lpn);
+        t.order.push((lpn, version));
         t.first.get_or_insert((lpn, version));
         Ok(self.ftl.now() - start)
     }
@@ -717,21 +783,32 @@ impl Device for Bpcc {
         for (p, _) in t.entries.values() {
             hooks.live.remove(p);
         }
-        // Pages GC erased already (older versions it rewrote, no longer kept) are not on flash.
-        let ppns = t
-            .programmed
+        // Its versions in order, each linking to the next; the last (the
+        // cached page, dropped) never reached the flash, so nothing links
+        // back to the first.
+        let mut versions: BTreeMap<Version, DeadVersion> = t
+            .order
             .iter()
-            .filter(|(&p, &ec)| erase_counts[geo.block_of(p) as usize] <= ec)
-            .map(|(&p, _)| p)
+            .enumerate()
+            .map(|(i, &v)| {
+                let d = DeadVersion {
+                    tx_id: t.tx_id,
+                    pred: i.checked_sub(1).map(|j| t.order[j]),
+                    next: t.order.get(i + 1).copied(),
+                    ..DeadVersion::default()
+                };
+                (v, d)
+            })
             .collect();
-        hooks.add_dead(
-            t.tx_id,
-            Dead {
-                lpns: t.lpns,
-                ppns,
-                straddlers: BTreeSet::new(),
-            },
-        );
+        // Pages GC erased already (older versions it rewrote, no longer kept) are not on flash.
+        for (&p, &(ec, v)) in &t.programmed {
+            if erase_counts[geo.block_of(p) as usize] <= ec {
+                if let Some(d) = versions.get_mut(&v) {
+                    d.copies.insert(p);
+                }
+            }
+        }
+        hooks.add_dead(t.tx_id, versions);
         self.ftl.counters_mut().aborts += 1;
         Ok(0)
     }

@@ -39,10 +39,28 @@ pub struct Found {
 /// An uncommitted transaction with pages still on flash.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeadTx {
-    /// Every version it wrote or linked to that the scan knows of, by logical page.
-    pub versions: BTreeMap<Lpn, BTreeSet<u64>>,
-    /// Every copy of its pages found.
-    pub ppns: BTreeSet<Ppn>,
+    /// Every version it wrote or linked to that the scan knows of: (logical page, version).
+    pub versions: BTreeMap<(Lpn, u64), FoundVersion>,
+}
+
+/// A version a dead transaction wrote or linked to, as the scan found it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FoundVersion {
+    /// Every copy of its page found (none: it is a link's target only).
+    pub copies: BTreeSet<Ppn>,
+    /// The version whose page links to it, if that page was found.
+    pub pred: Option<(Lpn, u64)>,
+    /// The version its page links to, if its page was found.
+    pub next: Option<(Lpn, u64)>,
+}
+
+impl DeadTx {
+    /// Whether version `v` is guarded: a copy of its page, or of the page
+    /// linking to it, is on flash (`mod.rs`: its straddlers stay pinned).
+    pub fn guarded(&self, v: (Lpn, u64)) -> bool {
+        let has_copies = |v: Option<(Lpn, u64)>| v.and_then(|v| self.versions.get(&v)).is_some_and(|d| !d.copies.is_empty());
+        self.versions.get(&v).is_some_and(|d| !d.copies.is_empty() || has_copies(d.pred))
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -51,9 +69,9 @@ pub struct Resolved {
     pub mappings: BTreeMap<Lpn, (Ppn, u64, u64)>,
     /// Uncommitted transactions with pages found, by TxID.
     pub dead: BTreeMap<u32, DeadTx>,
-    /// Pages (the newest copy of each) whose back pointer straddles a version
-    /// of a dead transaction: the dead transactions each straddles.
-    pub pinned: BTreeMap<Ppn, BTreeSet<u32>>,
+    /// Pages (the newest copy of each) whose back pointer straddles a
+    /// guarded version of a dead transaction: the versions each straddles.
+    pub pinned: BTreeMap<Ppn, BTreeSet<(Lpn, u64)>>,
     pub committed: u32,
     pub max_tx_id: u32,
     /// Largest version found or linked to.
@@ -100,9 +118,9 @@ pub fn resolve(pages: &[Found]) -> Resolved {
     for (&(tx, lpn, ver), &(seq, ppn, rec)) in &present {
         by_tx.entry(tx).or_default().push((lpn, ver, seq, ppn, rec));
     }
-    let mut copies: BTreeMap<u32, BTreeSet<Ppn>> = BTreeMap::new();
+    let mut copies: BTreeMap<(u32, Lpn, u64), BTreeSet<Ppn>> = BTreeMap::new();
     for p in pages.iter().filter(|p| p.rec.tx_id != 0) {
-        copies.entry(p.rec.tx_id).or_default().insert(p.ppn);
+        copies.entry((p.rec.tx_id, p.lpn, p.rec.version)).or_default().insert(p.ppn);
     }
     let mut best: BTreeMap<Lpn, (u64, Ppn, u64)> = BTreeMap::new();
     for (tx, tx_pages) in by_tx {
@@ -122,20 +140,27 @@ pub fn resolve(pages: &[Found]) -> Resolved {
         } else {
             let d = r.dead.entry(tx).or_default();
             for &(lpn, ver, _, _, rec) in &tx_pages {
-                d.versions.entry(lpn).or_default().insert(ver);
-                d.versions.entry(rec.next_lpn).or_default().insert(rec.next_version);
+                let next = (rec.next_lpn, rec.next_version);
+                let v = d.versions.entry((lpn, ver)).or_default();
+                v.copies = copies.remove(&(tx, lpn, ver)).unwrap_or_default();
+                v.next = Some(next);
+                d.versions.entry(next).or_default().pred = Some((lpn, ver));
             }
-            d.ppns = copies.remove(&tx).unwrap_or_default();
         }
     }
-    // Each page found that straddles a version of a dead transaction stays
-    // pinned while that transaction has pages on flash.
+    // Each page found that straddles a guarded version of a dead
+    // transaction stays pinned while that version is guarded.
     for (&(tx, lpn, _), &(_, ppn, rec)) in &present {
-        let srs: BTreeSet<u32> = r
+        let srs: BTreeSet<(Lpn, u64)> = r
             .dead
             .iter()
-            .filter(|(&t, d)| t != tx && d.versions.get(&lpn).is_some_and(|vs| vs.iter().any(|&v| rec.straddles(v))))
-            .map(|(&t, _)| t)
+            .filter(|(&t, _)| t != tx)
+            .flat_map(|(_, d)| {
+                d.versions
+                    .range((lpn, 0)..=(lpn, u64::MAX))
+                    .filter(|(&v, _)| rec.straddles(v.1) && d.guarded(v))
+                    .map(|(&v, _)| v)
+            })
             .collect();
         if !srs.is_empty() {
             r.pinned.insert(ppn, srs);
@@ -175,7 +200,8 @@ mod tests {
         assert_eq!(r.committed, 1);
         assert_eq!(r.mappings.get(&10), Some(&(0, 1, 1)));
         assert!(!r.mappings.contains_key(&12));
-        assert_eq!(r.dead[&2].versions.keys().copied().collect::<Vec<_>>(), vec![12, 13]);
+        assert_eq!(r.dead[&2].versions.keys().copied().collect::<Vec<_>>(), vec![(12, 3), (13, 4)]);
+        assert!(r.dead[&2].guarded((13, 4)), "the page linking to it is on flash");
         assert!(r.pinned.is_empty());
     }
 
