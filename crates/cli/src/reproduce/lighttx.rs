@@ -1558,7 +1558,13 @@ pub fn html_figures(r: &Report) -> Vec<html::Figure> {
         }),
     }));
     // LightTx's bar is its largest over the zone sizes, as the paper's bound.
-    let bar_label = |q: &str, lighttx: &str| if q == "lighttx" { lighttx.to_string() } else { label(q).to_string() };
+    let bar_label = |q: &str, lighttx: &str| {
+        if q == "lighttx" {
+            lighttx.to_string()
+        } else {
+            label(q).to_string()
+        }
+    };
     let rows = [
         ("scc", paper::FIG8_CYCLIC_S),
         ("bpcc", paper::FIG8_CYCLIC_S),
@@ -1584,7 +1590,11 @@ pub fn html_figures(r: &Report) -> Vec<html::Figure> {
     ]
     .map(|(q, v)| {
         let x = if q == "lighttx" {
-            largest(p.zone_blocks.iter().filter_map(|&z| fig9_value(r, q, z).map(|x| x.mapping_ratio_pct)))
+            largest(
+                p.zone_blocks
+                    .iter()
+                    .filter_map(|&z| fig9_value(r, q, z).map(|x| x.mapping_ratio_pct)),
+            )
         } else {
             fig9_value(r, q, 0).map(|x| x.mapping_ratio_pct)
         };
@@ -1606,12 +1616,7 @@ fn largest(xs: impl Iterator<Item = f64>) -> Option<f64> {
 
 /// One bar per (label, ours, paper's) row that has a value of ours: a
 /// protocol that did not run has no bar.
-fn bars_beside_paper<const N: usize>(
-    title: String,
-    y_desc: &str,
-    decimals: usize,
-    rows: [(String, Option<f64>, f64); N],
-) -> html::Figure {
+fn bars_beside_paper<const N: usize>(title: String, y_desc: &str, decimals: usize, rows: [(String, Option<f64>, f64); N]) -> html::Figure {
     let rows: Vec<(String, f64, f64)> = rows.into_iter().filter_map(|(g, x, v)| Some((g, x?, v))).collect();
     html::Figure::Bars(html::Bars {
         title,
