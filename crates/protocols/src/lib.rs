@@ -1,6 +1,26 @@
 //! txftl-protocols: each paper's commit protocol on the FTL framework, and the
 //! registry the CLI and the harness pick them from by name.
 
+/// The `Device` methods every protocol's device forwards to its FTL as they
+/// are (`self.ftl`): the geometry, a plain read of the L2P's page, and the
+/// simulated clock. Invoked inside `impl Device for ...`.
+macro_rules! device_basics_over_ftl {
+    () => {
+        fn info(&self) -> txftl_ftl::DeviceInfo {
+            self.ftl.info()
+        }
+        fn read(&mut self, lpn: txftl_ftl::Lpn, buf: &mut [u8]) -> txftl_ftl::Result<u64> {
+            self.ftl.read_page(lpn, buf)
+        }
+        fn now_ns(&self) -> u64 {
+            self.ftl.now()
+        }
+        fn set_clock(&mut self, at_ns: u64) {
+            self.ftl.set_clock(at_ns)
+        }
+    };
+}
+
 /// `AnyDevice` for a transactional protocol's device whose field `ftl` is
 /// the framework's FTL: every method is the FTL's. `before_close` (optional)
 /// writes what the protocol keeps back until then (X-FTL: a table page

@@ -7,75 +7,33 @@
 //! point (the proof). Each run fails on its own if it exercised nothing of
 //! what it is meant to (`SqlCrashError::NotExercised`).
 
-use txftl_ftl::FtlConfig;
-use txftl_nand::{preset, DataMode, Torn, ViolationPolicy};
-use txftl_protocols::ProtocolOptions;
-use txftl_sqlite::crash::{sql_crashtest, ScenarioSize, SqlCrashReport, SqlCrashSpec, SqlWorkload};
+use txftl_sqlite::crash::{sql_crashtest, SqlCrashSpec, SqlWorkload};
 use txftl_sqlite::{Canary, Mode, Synchronous};
 
 fn spec(mode: Mode, synchronous: Synchronous, sample_every: u64) -> SqlCrashSpec {
-    let size = ScenarioSize::default_for(mode);
-    let mut p = preset("tiny").unwrap();
-    p.geometry.blocks_per_plane = size.blocks_per_plane;
-    SqlCrashSpec {
-        workload: SqlWorkload::Partsupp,
-        nand: p.config(DataMode::Full, ViolationPolicy::Panic),
-        ftl: FtlConfig::default(),
-        opts: ProtocolOptions {
-            xl2p_entries: size.xl2p_entries,
-            ..Default::default()
-        },
-        mode,
-        synchronous,
-        rows: 30,
-        k: 3,
-        transactions: size.transactions,
-        rollback_at: 1,
-        big_at: size.big_at,
-        seed: 1,
-        torn: Torn::ALL.to_vec(),
-        recovery_cuts: 1,
-        sample_every,
-        only: None,
-        canary: Canary::None,
-        replay_base: String::new(),
-    }
-}
-
-fn summary(r: &SqlCrashReport) -> String {
-    format!(
-        "{:?} synchronous={}: {} of {} crash points, {} violations; GC {}, table-reclaim checkpoints {}; {:?}",
-        r.mode,
-        r.synchronous.name(),
-        r.crash_points,
-        r.crash_points_total,
-        r.violation_count,
-        r.dry_run.gc_runs,
-        r.dry_run.table_reclaim_checkpoints,
-        r.exercised
-    )
+    SqlCrashSpec::on_tiny(SqlWorkload::Partsupp, mode, synchronous, sample_every)
 }
 
 fn survives(mode: Mode) {
     for s in Synchronous::ALL {
         // 3 is prime to the 5 torn variants: the sample covers each of them.
         let r = sql_crashtest(&spec(mode, s, 3), &|_, _| {}).unwrap_or_else(|e| panic!("{mode:?} {s:?}: {e}"));
-        eprintln!("{}", summary(&r));
+        eprintln!("{}", r.summary());
         for v in r.violations.iter().take(5) {
             eprintln!("  {v:?}");
         }
-        assert_eq!(r.violation_count, 0, "{}", summary(&r));
-        assert!(r.exercised.recovery_cuts > 0, "{}", summary(&r));
+        assert_eq!(r.violation_count, 0, "{}", r.summary());
+        assert!(r.exercised.recovery_cuts > 0, "{}", r.summary());
         if mode.protocol() == "xftl" {
-            assert!(r.dry_run.gc_runs > 0 && r.exercised.cuts_in_gc > 0, "{}", summary(&r));
+            assert!(r.dry_run.gc_runs > 0 && r.exercised.cuts_in_gc > 0, "{}", r.summary());
             if !(mode == Mode::XftlBatch && s == Synchronous::Off) {
-                assert!(r.dry_run.table_reclaim_checkpoints > 0, "{}", summary(&r));
+                assert!(r.dry_run.table_reclaim_checkpoints > 0, "{}", r.summary());
             }
             if mode == Mode::XftlBatch {
                 // The transaction larger than the table: cut inside, and (when
                 // SQLite batches at all) its batch aborted by the device.
-                assert!(r.exercised.cuts_in_big > 0, "{}", summary(&r));
-                assert_eq!(r.dry_run.aborts > 0, s != Synchronous::Off, "{}", summary(&r));
+                assert!(r.exercised.cuts_in_big > 0, "{}", r.summary());
+                assert_eq!(r.dry_run.aborts > 0, s != Synchronous::Off, "{}", r.summary());
             }
         }
     }
@@ -120,20 +78,20 @@ fn canary_commit_at_sync_is_caught_with_synchronous_off() {
         sql_crashtest(&sp, &|_, _| {}).unwrap()
     };
     let caught = run(Synchronous::Off, Canary::CommitAtSync);
-    eprintln!("canary OFF: {}", summary(&caught));
+    eprintln!("canary OFF: {}", caught.summary());
     for v in caught.violations.iter().take(3) {
         eprintln!("  {v:?}");
     }
-    assert!(caught.violation_count > 0, "the canary went unnoticed: {}", summary(&caught));
+    assert!(caught.violation_count > 0, "the canary went unnoticed: {}", caught.summary());
     let hidden = run(Synchronous::Full, Canary::CommitAtSync);
-    eprintln!("canary FULL: {}", summary(&hidden));
+    eprintln!("canary FULL: {}", hidden.summary());
     assert_eq!(
         hidden.violation_count, 0,
         "FULL syncs before phase two: the canary is invisible there"
     );
     for s in [Synchronous::Off, Synchronous::Full] {
         let correct = run(s, Canary::None);
-        assert_eq!(correct.violation_count, 0, "{}", summary(&correct));
+        assert_eq!(correct.violation_count, 0, "{}", correct.summary());
     }
 }
 
@@ -151,9 +109,9 @@ fn canary_no_sync_after_batch_abort_is_caught() {
         sql_crashtest(&sp, &|_, _| {}).unwrap()
     };
     let caught = run(Canary::NoSyncAfterBatchAbort);
-    eprintln!("canary: {}", summary(&caught));
-    assert!(caught.dry_run.aborts > 0, "no batch was aborted: {}", summary(&caught));
-    assert!(caught.violation_count > 0, "the canary went unnoticed: {}", summary(&caught));
+    eprintln!("canary: {}", caught.summary());
+    assert!(caught.dry_run.aborts > 0, "no batch was aborted: {}", caught.summary());
+    assert!(caught.violation_count > 0, "the canary went unnoticed: {}", caught.summary());
     let correct = run(Canary::None);
-    assert_eq!(correct.violation_count, 0, "{}", summary(&correct));
+    assert_eq!(correct.violation_count, 0, "{}", correct.summary());
 }

@@ -11,10 +11,7 @@
 //! cuts inside New-Order, Payment, Delivery and the rolled-back New-Order,
 //! GC, and on X-FTL table-reclaim checkpoints).
 
-use txftl_ftl::FtlConfig;
-use txftl_nand::{preset, DataMode, Torn, ViolationPolicy};
-use txftl_protocols::ProtocolOptions;
-use txftl_sqlite::crash::{sql_crashtest, tpcc, ScenarioSize, SqlCrashError, SqlCrashReport, SqlCrashSpec, SqlWorkload};
+use txftl_sqlite::crash::{sql_crashtest, tpcc, SqlCrashError, SqlCrashSpec, SqlWorkload};
 use txftl_sqlite::{Canary, Mode, Synchronous};
 
 const WORKLOAD: SqlWorkload = SqlWorkload::Tpcc {
@@ -22,67 +19,27 @@ const WORKLOAD: SqlWorkload = SqlWorkload::Tpcc {
 };
 
 fn spec(mode: Mode, synchronous: Synchronous, sample_every: u64) -> SqlCrashSpec {
-    let size = ScenarioSize::for_workload(WORKLOAD, mode);
-    let mut p = preset("tiny").unwrap();
-    p.geometry.blocks_per_plane = size.blocks_per_plane;
-    p.geometry.page_size = size.page_size.unwrap();
-    SqlCrashSpec {
-        workload: WORKLOAD,
-        nand: p.config(DataMode::Full, ViolationPolicy::Panic),
-        ftl: FtlConfig::default(),
-        opts: ProtocolOptions {
-            xl2p_entries: size.xl2p_entries,
-            ..Default::default()
-        },
-        mode,
-        synchronous,
-        rows: 0,
-        k: 0,
-        transactions: size.transactions,
-        rollback_at: tpcc::ROLLBACK_AT_DEFAULT,
-        big_at: None,
-        seed: 1,
-        torn: Torn::ALL.to_vec(),
-        recovery_cuts: 1,
-        sample_every,
-        only: None,
-        canary: Canary::None,
-        replay_base: String::new(),
-    }
-}
-
-fn summary(r: &SqlCrashReport) -> String {
-    format!(
-        "{:?} synchronous={}: {} of {} crash points, {} violations; GC {}, table-reclaim checkpoints {}; {:?}",
-        r.mode,
-        r.synchronous.name(),
-        r.crash_points,
-        r.crash_points_total,
-        r.violation_count,
-        r.dry_run.gc_runs,
-        r.dry_run.table_reclaim_checkpoints,
-        r.exercised
-    )
+    SqlCrashSpec::on_tiny(WORKLOAD, mode, synchronous, sample_every)
 }
 
 fn survives(mode: Mode, sample_every: u64) {
     for s in Synchronous::ALL {
         let r = sql_crashtest(&spec(mode, s, sample_every), &|_, _| {}).unwrap_or_else(|e| panic!("{mode:?} {s:?}: {e}"));
-        eprintln!("{}", summary(&r));
+        eprintln!("{}", r.summary());
         for v in r.violations.iter().take(5) {
             eprintln!("  {v:?}");
         }
-        assert_eq!(r.violation_count, 0, "{}", summary(&r));
+        assert_eq!(r.violation_count, 0, "{}", r.summary());
         let e = &r.exercised;
         assert!(
             e.cuts_in_new_order > 0 && e.cuts_in_payment > 0 && e.cuts_in_delivery > 0,
             "{}",
-            summary(&r)
+            r.summary()
         );
-        assert!(e.cuts_in_rollback > 0 && e.recovery_cuts > 0, "{}", summary(&r));
-        assert!(r.dry_run.gc_runs > 0 && e.cuts_in_gc > 0, "{}", summary(&r));
+        assert!(e.cuts_in_rollback > 0 && e.recovery_cuts > 0, "{}", r.summary());
+        assert!(r.dry_run.gc_runs > 0 && e.cuts_in_gc > 0, "{}", r.summary());
         if mode == Mode::XftlOff {
-            assert!(r.dry_run.table_reclaim_checkpoints > 0, "{}", summary(&r));
+            assert!(r.dry_run.table_reclaim_checkpoints > 0, "{}", r.summary());
         }
     }
 }
@@ -111,13 +68,13 @@ fn canary_commit_at_sync_is_caught_on_tpcc_with_synchronous_off() {
         sql_crashtest(&sp, &|_, _| {}).unwrap()
     };
     let caught = run(Synchronous::Off, Canary::CommitAtSync);
-    eprintln!("canary OFF: {}", summary(&caught));
+    eprintln!("canary OFF: {}", caught.summary());
     for v in caught.violations.iter().take(3) {
         eprintln!("  {v:?}");
     }
-    assert!(caught.violation_count > 0, "the canary went unnoticed: {}", summary(&caught));
+    assert!(caught.violation_count > 0, "the canary went unnoticed: {}", caught.summary());
     let hidden = run(Synchronous::Full, Canary::CommitAtSync);
-    assert_eq!(hidden.violation_count, 0, "{}", summary(&hidden));
+    assert_eq!(hidden.violation_count, 0, "{}", hidden.summary());
 }
 
 /// A VFS whose xSync ignores WAL files: `wal` with FULL promises that a
@@ -133,13 +90,13 @@ fn canary_wal_skips_sync_is_caught_on_tpcc_with_synchronous_full() {
         sql_crashtest(&sp, &|_, _| {}).unwrap()
     };
     let caught = run(Canary::WalSkipsSync);
-    eprintln!("canary: {}", summary(&caught));
+    eprintln!("canary: {}", caught.summary());
     for v in caught.violations.iter().take(3) {
         eprintln!("  {v:?}");
     }
-    assert!(caught.violation_count > 0, "the canary went unnoticed: {}", summary(&caught));
+    assert!(caught.violation_count > 0, "the canary went unnoticed: {}", caught.summary());
     let correct = run(Canary::None);
-    assert_eq!(correct.violation_count, 0, "{}", summary(&correct));
+    assert_eq!(correct.violation_count, 0, "{}", correct.summary());
 }
 
 /// The transaction forced to roll back must be a New-Order of the run.

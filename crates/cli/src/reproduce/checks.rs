@@ -136,8 +136,20 @@ pub fn summary(checks: &[Check]) -> String {
     )
 }
 
+/// The checks table for the terminal, then where the run departs from the
+/// paper's setup, one a line.
+pub fn print_with_deviations(checks: &[Check], deviations: &[String]) {
+    print(checks);
+    if !deviations.is_empty() {
+        println!("deviations:");
+        for d in deviations {
+            println!("  - {d}");
+        }
+    }
+}
+
 /// The checks table for the terminal.
-pub fn print(checks: &[Check]) {
+fn print(checks: &[Check]) {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     t.set_header(vec!["check", "what", "paper", "measured", "within 25%", "note"]);

@@ -897,12 +897,7 @@ pub fn checks(params: &Params, f: &Figures) -> Vec<Check> {
     // Fig. 8.
     let cap = f.recovery.first().map_or(0.0, |r| r.capacity_gib);
     let rec = |p: &str| f.recovery_of(p, None).map(|r| r.recovery_s);
-    let lt_max = f
-        .recovery
-        .iter()
-        .filter(|r| r.protocol == "lighttx")
-        .map(|r| r.recovery_s)
-        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+    let lt_max = largest(f.recovery.iter().filter(|r| r.protocol == "lighttx").map(|r| r.recovery_s));
     zone_figure(
         &mut c,
         &[
@@ -927,13 +922,13 @@ pub fn checks(params: &Params, f: &Figures) -> Vec<Check> {
         ),
     );
     // Fig. 9.
-    let lt9 = f
-        .runs
-        .iter()
-        .filter(|r| r.protocol == "lighttx" && params.zone_blocks.contains(&r.zone_blocks.unwrap_or(u32::MAX)))
-        .filter(|r| r.isolation == "strict" && r.abort_pct == 0)
-        .map(|r| r.mapping_ratio_pct)
-        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+    let lt9 = largest(
+        f.runs
+            .iter()
+            .filter(|r| r.protocol == "lighttx" && params.zone_blocks.contains(&r.zone_blocks.unwrap_or(u32::MAX)))
+            .filter(|r| r.isolation == "strict" && r.abort_pct == 0)
+            .map(|r| r.mapping_ratio_pct),
+    );
     let map = |p: &str| strict(p, 0).map(|r| r.mapping_ratio_pct);
     zone_figure(
         &mut c,
@@ -1415,13 +1410,7 @@ pub fn print(r: &Report) {
         paper::FIG9_AW_PCT,
         paper::FIG9_LIGHTTX_MAX_PCT
     );
-    super::checks::print(&r.checks);
-    if !r.deviations.is_empty() {
-        println!("deviations:");
-        for d in &r.deviations {
-            println!("  - {d}");
-        }
-    }
+    super::checks::print_with_deviations(&r.checks, &r.deviations);
 }
 
 /// The HTML report's figures.
@@ -1529,29 +1518,18 @@ pub fn html_figures(r: &Report) -> Vec<html::Figure> {
     let top = top_abort(p);
     let gc = |q: &str| f.strict(q, top, z0).map(|r| r.gc_overhead_ms);
     if let Some(l) = gc("lighttx") {
-        let mut groups = Vec::new();
-        let mut ours = Vec::new();
-        let mut pap = Vec::new();
-        for (q, v) in [
+        let rows = [
             ("scc", paper::FIG7_SCC_OVER_LIGHTTX),
             ("bpcc", paper::FIG7_BPCC_OVER_LIGHTTX),
             ("atomic-write", 1.0 + paper::FIG7_AW_OVER_LIGHTTX_PCT / 100.0),
-        ] {
-            if let Some(x) = gc(q) {
-                groups.push(label(q).to_string());
-                ours.push(vec![ratio(x, l)]);
-                pap.push(Some(v));
-            }
-        }
-        figs.push(html::Figure::Bars(html::Bars {
-            title: format!("Fig. 7: GC overhead over LightTx's at {top}% aborts"),
-            y_desc: "factor (x)".into(),
-            groups,
-            segments: vec!["ours".into()],
-            ours,
-            paper: pap,
-            decimals: 2,
-        }));
+        ]
+        .map(|(q, v)| (label(q).to_string(), gc(q).map(|x| ratio(x, l)), v));
+        figs.push(bars_beside_paper(
+            format!("Fig. 7: GC overhead over LightTx's at {top}% aborts"),
+            "factor (x)",
+            2,
+            rows,
+        ));
     }
     let zone_series = |get: &dyn Fn(&str, u32) -> Option<f64>| -> Vec<(String, Vec<(f64, f64)>)> {
         p.protocols
@@ -1579,83 +1557,76 @@ pub fn html_figures(r: &Report) -> Vec<html::Figure> {
             f.recovery_of(q, zone).map(|r| r.recovery_s)
         }),
     }));
-    let mut groups = Vec::new();
-    let mut ours = Vec::new();
-    let mut pap = Vec::new();
-    for (q, v) in [
+    // LightTx's bar is its largest over the zone sizes, as the paper's bound.
+    let bar_label = |q: &str, lighttx: &str| {
+        if q == "lighttx" {
+            lighttx.to_string()
+        } else {
+            label(q).to_string()
+        }
+    };
+    let rows = [
         ("scc", paper::FIG8_CYCLIC_S),
         ("bpcc", paper::FIG8_CYCLIC_S),
         ("lighttx", paper::FIG8_LIGHTTX_MAX_S),
         ("atomic-write", paper::FIG8_AW_S),
-    ] {
-        let x = f
-            .recovery
-            .iter()
-            .filter(|r| r.protocol == q)
-            .map(|r| r.recovery_s)
-            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
-        if let Some(x) = x {
-            groups.push(if q == "lighttx" {
-                "LightTx (largest zone)".to_string()
-            } else {
-                label(q).to_string()
-            });
-            ours.push(vec![x]);
-            pap.push(Some(v));
-        }
-    }
-    figs.push(html::Figure::Bars(html::Bars {
-        title: "Fig. 8: recovery time".into(),
-        y_desc: "simulated s".into(),
-        groups,
-        segments: vec!["ours".into()],
-        ours,
-        paper: pap,
-        decimals: 3,
-    }));
+    ]
+    .map(|(q, v)| {
+        let x = largest(f.recovery.iter().filter(|r| r.protocol == q).map(|r| r.recovery_s));
+        (bar_label(q, "LightTx (largest zone)"), x, v)
+    });
+    figs.push(bars_beside_paper("Fig. 8: recovery time".into(), "simulated s", 3, rows));
     figs.push(html::Figure::Lines(html::Lines {
         title: "Fig. 9: mapping persistence writes against zone size".into(),
         x_desc: "zone size, blocks".into(),
         y_desc: "% of host writes".into(),
         series: zone_series(&|q, z| fig9_value(r, q, z).map(|x| x.mapping_ratio_pct)),
     }));
-    let mut groups = Vec::new();
-    let mut ours = Vec::new();
-    let mut pap = Vec::new();
-    for (q, v) in [
+    let rows = [
         ("atomic-write", paper::FIG9_AW_PCT),
         ("lighttx", paper::FIG9_LIGHTTX_MAX_PCT),
         ("scc", paper::FIG9_CYCLIC_PCT),
         ("bpcc", paper::FIG9_CYCLIC_PCT),
-    ] {
+    ]
+    .map(|(q, v)| {
         let x = if q == "lighttx" {
-            p.zone_blocks
-                .iter()
-                .filter_map(|&z| fig9_value(r, q, z).map(|x| x.mapping_ratio_pct))
-                .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+            largest(
+                p.zone_blocks
+                    .iter()
+                    .filter_map(|&z| fig9_value(r, q, z).map(|x| x.mapping_ratio_pct)),
+            )
         } else {
             fig9_value(r, q, 0).map(|x| x.mapping_ratio_pct)
         };
-        if let Some(x) = x {
-            groups.push(if q == "lighttx" {
-                "LightTx (largest)".to_string()
-            } else {
-                label(q).to_string()
-            });
-            ours.push(vec![x]);
-            pap.push(Some(v));
-        }
-    }
-    figs.push(html::Figure::Bars(html::Bars {
-        title: "Fig. 9: mapping persistence writes / host writes".into(),
-        y_desc: "percent".into(),
-        groups,
-        segments: vec!["ours".into()],
-        ours,
-        paper: pap,
-        decimals: 2,
-    }));
+        (bar_label(q, "LightTx (largest)"), x, v)
+    });
+    figs.push(bars_beside_paper(
+        "Fig. 9: mapping persistence writes / host writes".into(),
+        "percent",
+        2,
+        rows,
+    ));
     figs
+}
+
+/// The largest of some values (`None`: there are none).
+fn largest(xs: impl Iterator<Item = f64>) -> Option<f64> {
+    xs.fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+}
+
+/// One bar per (label, ours, paper's) row that has a value of ours: a
+/// protocol that did not run has no bar.
+fn bars_beside_paper<const N: usize>(title: String, y_desc: &str, decimals: usize, rows: [(String, Option<f64>, f64); N]) -> html::Figure {
+    let rows: Vec<(String, f64, f64)> = rows.into_iter().filter_map(|(g, x, v)| Some((g, x?, v))).collect();
+    html::Figure::Bars(html::Bars {
+        title,
+        y_desc: y_desc.into(),
+        groups: rows.iter().map(|r| r.0.clone()).collect(),
+        segments: vec!["ours".into()],
+        ours: rows.iter().map(|r| vec![r.1]).collect(),
+        paper: rows.iter().map(|r| Some(r.2)).collect(),
+        decimals,
+    })
 }
 
 /// The HTML report.

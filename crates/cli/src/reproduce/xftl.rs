@@ -950,13 +950,7 @@ pub fn print(r: &Report) {
     }
     println!("{}", table(header, rows));
     let _ = sim_time;
-    super::checks::print(&r.checks);
-    if !r.deviations.is_empty() {
-        println!("deviations:");
-        for d in &r.deviations {
-            println!("  - {d}");
-        }
-    }
+    super::checks::print_with_deviations(&r.checks, &r.deviations);
 }
 
 /// The HTML report's figures.

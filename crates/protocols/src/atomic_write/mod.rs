@@ -35,7 +35,7 @@ pub use format::{LogPosition, MapPage, PageFlag};
 
 use std::collections::{BTreeMap, BTreeSet};
 use txftl_ftl::{
-    BlockId, Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPage, Tid,
+    BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPage, Tid,
     PROTOCOL_BYTES,
 };
 use txftl_nand::{Geometry, Nand};
@@ -351,12 +351,7 @@ impl AtomicWrite {
 }
 
 impl Device for AtomicWrite {
-    fn info(&self) -> DeviceInfo {
-        self.ftl.info()
-    }
-    fn read(&mut self, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
-        self.ftl.read_page(lpn, buf)
-    }
+    device_basics_over_ftl!();
     fn write(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64> {
         self.ftl.write_page(lpn, data)
     }
@@ -371,12 +366,6 @@ impl Device for AtomicWrite {
     }
     fn reset_stats(&mut self) {
         self.ftl.reset_device_stats()
-    }
-    fn now_ns(&self) -> u64 {
-        self.ftl.now()
-    }
-    fn set_clock(&mut self, at_ns: u64) {
-        self.ftl.set_clock(at_ns)
     }
 
     fn begin(&mut self, tid: Tid) -> Result<u64> {

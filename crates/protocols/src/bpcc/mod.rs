@@ -63,9 +63,7 @@ pub use format::PageRecord;
 pub use recovery::{resolve, DeadTx, Found, Resolved};
 
 use std::collections::{BTreeMap, BTreeSet};
-use txftl_ftl::{
-    BlockId, Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPage, Tid,
-};
+use txftl_ftl::{BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPage, Tid};
 use txftl_nand::{Geometry, Nand};
 
 /// A page waiting in DRAM for its transaction's next command.
@@ -630,12 +628,7 @@ impl Bpcc {
 }
 
 impl Device for Bpcc {
-    fn info(&self) -> DeviceInfo {
-        self.ftl.info()
-    }
-    fn read(&mut self, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
-        self.ftl.read_page(lpn, buf)
-    }
+    device_basics_over_ftl!();
     /// A transaction of one page: it links to itself.
     fn write(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64> {
         self.check_page(lpn, data)?;
@@ -677,12 +670,6 @@ impl Device for Bpcc {
         h.checkpoints_with_open_tx = 0;
         h.pinned_copies = 0;
         self.ftl.reset_device_stats()
-    }
-    fn now_ns(&self) -> u64 {
-        self.ftl.now()
-    }
-    fn set_clock(&mut self, at_ns: u64) {
-        self.ftl.set_clock(at_ns)
     }
 
     fn begin(&mut self, tid: Tid) -> Result<u64> {

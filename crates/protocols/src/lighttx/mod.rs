@@ -44,7 +44,7 @@ pub use format::{PageTx, ZoneMeta};
 pub use recovery::{resolve, Resolved};
 
 use txftl_ftl::{
-    BlockId, Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPage, Tid,
+    BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPage, Tid,
     PROTOCOL_BYTES,
 };
 use txftl_nand::{Geometry, Nand};
@@ -318,12 +318,7 @@ impl LightTx {
 }
 
 impl Device for LightTx {
-    fn info(&self) -> DeviceInfo {
-        self.ftl.info()
-    }
-    fn read(&mut self, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
-        self.ftl.read_page(lpn, buf)
-    }
+    device_basics_over_ftl!();
     fn write(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64> {
         let bytes = PageTx {
             tx_id: 0,
@@ -348,12 +343,6 @@ impl Device for LightTx {
     fn reset_stats(&mut self) {
         self.ftl.reset_device_stats();
         self.ftl.hooks_mut().slides_with_open_tx = 0;
-    }
-    fn now_ns(&self) -> u64 {
-        self.ftl.now()
-    }
-    fn set_clock(&mut self, at_ns: u64) {
-        self.ftl.set_clock(at_ns)
     }
 
     /// The host's id must not name an open transaction; the device gives the

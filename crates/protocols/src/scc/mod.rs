@@ -48,9 +48,7 @@ pub use format::PageLink;
 pub use recovery::{resolve, DeadTx, Found, Resolved};
 
 use std::collections::{BTreeMap, BTreeSet};
-use txftl_ftl::{
-    BlockId, Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPage, Tid,
-};
+use txftl_ftl::{BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPage, Tid};
 use txftl_nand::{Geometry, Nand};
 
 /// An open transaction.
@@ -414,12 +412,7 @@ impl Scc {
 }
 
 impl Device for Scc {
-    fn info(&self) -> DeviceInfo {
-        self.ftl.info()
-    }
-    fn read(&mut self, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
-        self.ftl.read_page(lpn, buf)
-    }
+    device_basics_over_ftl!();
     /// A transaction of one page: it links to itself.
     fn write(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64> {
         self.check_page(lpn, data)?;
@@ -459,12 +452,6 @@ impl Device for Scc {
     fn reset_stats(&mut self) {
         self.ftl.hooks_mut().checkpoints_with_open_tx = 0;
         self.ftl.reset_device_stats()
-    }
-    fn now_ns(&self) -> u64 {
-        self.ftl.now()
-    }
-    fn set_clock(&mut self, at_ns: u64) {
-        self.ftl.set_clock(at_ns)
     }
 
     fn begin(&mut self, tid: Tid) -> Result<u64> {

@@ -41,8 +41,7 @@ pub use table::{Entry, Status, XL2P};
 
 use std::collections::BTreeSet;
 use txftl_ftl::{
-    BlockId, Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, Tid,
-    PROTOCOL_BYTES,
+    BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, Tid, PROTOCOL_BYTES,
 };
 use txftl_nand::{Geometry, Nand};
 
@@ -460,12 +459,7 @@ impl XFtl {
 }
 
 impl Device for XFtl {
-    fn info(&self) -> DeviceInfo {
-        self.ftl.info()
-    }
-    fn read(&mut self, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
-        self.ftl.read_page(lpn, buf)
-    }
+    device_basics_over_ftl!();
     fn write(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64> {
         let lat = self.ftl.write_page(lpn, data)?;
         self.ftl.hooks_mut().table.drop_committed_for(lpn);
@@ -489,12 +483,6 @@ impl Device for XFtl {
     }
     fn reset_stats(&mut self) {
         self.ftl.reset_device_stats()
-    }
-    fn now_ns(&self) -> u64 {
-        self.ftl.now()
-    }
-    fn set_clock(&mut self, at_ns: u64) {
-        self.ftl.set_clock(at_ns)
     }
 
     fn begin(&mut self, tid: Tid) -> Result<u64> {

@@ -156,6 +156,49 @@ pub struct SqlCrashSpec {
     pub replay_base: String,
 }
 
+impl SqlCrashSpec {
+    /// `workload` in `mode` on the `tiny` preset at its [`ScenarioSize`]
+    /// (partsupp: 30 tuples, 3 updates a transaction, the first transaction
+    /// rolled back; TPC-C: the default rolled-back New-Order), seed 1, every
+    /// torn variant, one cut inside each restart, every `sample_every`-th
+    /// crash point, no canary: the tests' scenarios.
+    pub fn on_tiny(workload: SqlWorkload, mode: Mode, synchronous: Synchronous, sample_every: u64) -> SqlCrashSpec {
+        let size = ScenarioSize::for_workload(workload, mode);
+        let mut p = txftl_nand::preset("tiny").expect("the tiny preset exists");
+        p.geometry.blocks_per_plane = size.blocks_per_plane;
+        if let Some(page_size) = size.page_size {
+            p.geometry.page_size = page_size;
+        }
+        let (rows, k, rollback_at) = match workload {
+            SqlWorkload::Partsupp => (30, 3, 1),
+            SqlWorkload::Tpcc { .. } => (0, 0, tpcc::ROLLBACK_AT_DEFAULT),
+        };
+        SqlCrashSpec {
+            workload,
+            nand: p.config(txftl_nand::DataMode::Full, txftl_nand::ViolationPolicy::Panic),
+            ftl: FtlConfig::default(),
+            opts: ProtocolOptions {
+                xl2p_entries: size.xl2p_entries,
+                ..Default::default()
+            },
+            mode,
+            synchronous,
+            rows,
+            k,
+            transactions: size.transactions,
+            rollback_at,
+            big_at: size.big_at,
+            seed: 1,
+            torn: Torn::ALL.to_vec(),
+            recovery_cuts: 1,
+            sample_every,
+            only: None,
+            canary: Canary::None,
+            replay_base: String::new(),
+        }
+    }
+}
+
 /// A scenario size per mode on the `tiny` preset, picked so that GC runs and,
 /// on X-FTL, committed X-L2P entries fill the table and checkpoints reclaim
 /// them inside the scenario (X-FTL writes far fewer pages per transaction
@@ -468,6 +511,23 @@ pub struct SqlCrashReport {
     pub violation_count: u64,
     /// The first violations (at most 50), in crash-point order.
     pub violations: Vec<SqlViolation>,
+}
+
+impl SqlCrashReport {
+    /// One line: the run, its crash points and violations, what it exercised.
+    pub fn summary(&self) -> String {
+        format!(
+            "{:?} synchronous={}: {} of {} crash points, {} violations; GC {}, table-reclaim checkpoints {}; {:?}",
+            self.mode,
+            self.synchronous.name(),
+            self.crash_points,
+            self.crash_points_total,
+            self.violation_count,
+            self.dry_run.gc_runs,
+            self.dry_run.table_reclaim_checkpoints,
+            self.exercised
+        )
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
