@@ -292,4 +292,137 @@ mod tests {
         assert_eq!(r.committed, 1);
         assert_eq!(r.mappings.get(&10), Some(&(1, 2, 2)));
     }
+
+    /// The map-based `resolve` this module had before it kept compact sorted
+    /// `Vec`s (verbatim but for its result type, and the pinned pages'
+    /// (logical page, version), which `mod.rs` took from every page found):
+    /// the reference the equivalence test compares against.
+    #[allow(clippy::type_complexity)]
+    fn reference(
+        pages: &[Found],
+    ) -> (
+        BTreeMap<Lpn, (Ppn, u64, u64)>,
+        BTreeMap<u32, DeadTx>,
+        BTreeMap<Ppn, (BTreeSet<u32>, (Lpn, u64))>,
+        (u32, u32, u64),
+    ) {
+        type Version = (u64, u32, u64);
+        fn straddled(versions: &BTreeMap<Lpn, Vec<Version>>, tx: u32, lpn: Lpn, v: u64) -> bool {
+            versions
+                .get(&lpn)
+                .is_some_and(|vs| vs.iter().any(|&(w, t, back)| t != tx && back < v && v < w))
+        }
+        let (mut committed_count, mut max_tx_id, mut max_version) = (0, 0, 0);
+        let mut dead: BTreeMap<u32, DeadTx> = BTreeMap::new();
+        let mut present: BTreeMap<(u32, Lpn, u64), (u64, Ppn, PageRecord)> = BTreeMap::new();
+        for p in pages {
+            if p.rec.tx_id == 0 {
+                continue;
+            }
+            max_tx_id = max_tx_id.max(p.rec.tx_id);
+            max_version = max_version.max(p.rec.version).max(p.rec.next_version);
+            let key = (p.rec.tx_id, p.lpn, p.rec.version);
+            match present.get(&key) {
+                Some(&(seq, _, _)) if seq >= p.seq => {}
+                _ => {
+                    present.insert(key, (p.seq, p.ppn, p.rec));
+                }
+            }
+        }
+        let mut versions: BTreeMap<Lpn, Vec<Version>> = BTreeMap::new();
+        for (&(tx, lpn, ver), &(_, _, rec)) in &present {
+            versions.entry(lpn).or_default().push((ver, tx, rec.back));
+        }
+        let newest = |lpn: Lpn| versions.get(&lpn).and_then(|vs| vs.iter().map(|v| v.0).max());
+        let mut by_tx: BTreeMap<u32, Vec<(Lpn, u64, u64, Ppn, PageRecord)>> = BTreeMap::new();
+        for (&(tx, lpn, ver), &(seq, ppn, rec)) in &present {
+            by_tx.entry(tx).or_default().push((lpn, ver, seq, ppn, rec));
+        }
+        let mut copies: BTreeMap<u32, BTreeSet<Ppn>> = BTreeMap::new();
+        for p in pages.iter().filter(|p| p.rec.tx_id != 0) {
+            copies.entry(p.rec.tx_id).or_default().insert(p.ppn);
+        }
+        let mut best: BTreeMap<Lpn, (u64, Ppn, u64)> = BTreeMap::new();
+        for (tx, tx_pages) in by_tx {
+            let committed = tx_pages.iter().all(|&(lpn, ver, _, _, rec)| {
+                let (nl, nv) = (rec.next_lpn, rec.next_version);
+                !straddled(&versions, tx, lpn, ver)
+                    && !straddled(&versions, tx, nl, nv)
+                    && (present.contains_key(&(tx, nl, nv)) || newest(nl).is_some_and(|w| w > nv))
+            });
+            if committed {
+                committed_count += 1;
+                for (lpn, ver, seq, ppn, _) in tx_pages {
+                    if best.get(&lpn).is_none_or(|&(v, _, _)| ver > v) {
+                        best.insert(lpn, (ver, ppn, seq));
+                    }
+                }
+            } else {
+                let d = dead.entry(tx).or_default();
+                for &(lpn, ver, _, _, rec) in &tx_pages {
+                    d.versions.entry(lpn).or_default().insert(ver);
+                    d.versions.entry(rec.next_lpn).or_default().insert(rec.next_version);
+                }
+                d.ppns = copies.remove(&tx).unwrap_or_default();
+            }
+        }
+        let at: BTreeMap<Ppn, (Lpn, u64)> = pages.iter().map(|f| (f.ppn, (f.lpn, f.rec.version))).collect();
+        let mut pinned = BTreeMap::new();
+        for (&(tx, lpn, _), &(_, ppn, rec)) in &present {
+            let srs: BTreeSet<u32> = dead
+                .iter()
+                .filter(|(&t, d)| t != tx && d.versions.get(&lpn).is_some_and(|vs| vs.iter().any(|&v| rec.straddles(v))))
+                .map(|(&t, _)| t)
+                .collect();
+            if !srs.is_empty() {
+                pinned.insert(ppn, (srs, at[&ppn]));
+            }
+        }
+        let mappings = best.into_iter().map(|(lpn, (ver, ppn, seq))| (lpn, (ppn, seq, ver))).collect();
+        (mappings, dead, pinned, (committed_count, max_tx_id, max_version))
+    }
+
+    /// Random scans over few transactions, pages and versions (so copies,
+    /// equal sequence numbers, gaps, straddles and versions shared by two
+    /// transactions all occur): the sorted-`Vec` resolve decides exactly as
+    /// the map-based one did, pins included.
+    #[test]
+    fn matches_the_map_based_reference_on_random_scans() {
+        use rand::{Rng, SeedableRng};
+        let (mut both, mut pins) = (0, 0);
+        for seed in 0..2000u64 {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let n = rng.gen_range(0..40);
+            let pages: Vec<Found> = (0..n)
+                .map(|i| {
+                    let version = rng.gen_range(1..12);
+                    Found {
+                        ppn: i,
+                        seq: rng.gen_range(1..30),
+                        lpn: rng.gen_range(0..6),
+                        rec: PageRecord {
+                            tx_id: rng.gen_range(0..7),
+                            version,
+                            next_lpn: rng.gen_range(0..6),
+                            next_version: rng.gen_range(1..12),
+                            back: rng.gen_range(0..version),
+                        },
+                    }
+                })
+                .collect();
+            let r = resolve(&pages);
+            let (mappings, dead, pinned, counts) = reference(&pages);
+            assert_eq!(r.mappings, mappings, "seed {seed}");
+            assert_eq!(r.dead, dead, "seed {seed}");
+            let got: BTreeMap<Ppn, (BTreeSet<u32>, (Lpn, u64))> =
+                r.pinned.iter().map(|(&p, srs)| (p, (srs.clone(), r.pinned_at[&p]))).collect();
+            assert_eq!(got, pinned, "seed {seed}");
+            assert_eq!(r.pinned_at.len(), r.pinned.len(), "seed {seed}");
+            assert_eq!((r.committed, r.max_tx_id, r.max_version), counts, "seed {seed}");
+            both += usize::from(!mappings.is_empty() && !dead.is_empty());
+            pins += usize::from(!pinned.is_empty());
+        }
+        // The scans exercised every outcome, not only trivial ones.
+        assert!(both > 100 && pins > 100, "{both} scans had committed and dead transactions, {pins} pinned pages");
+    }
 }
