@@ -40,6 +40,6 @@ pub use ftl::Ftl;
 pub use hooks::{Hooks, RecoveredUpdate, ScannedPage};
 pub use log::{LogPage, LogSource};
 pub use memory::FtlMemory;
-pub use scan::ScannedPages;
 pub use oob::{Oob, PageKind, PROTOCOL_BYTES};
+pub use scan::ScannedPages;
 pub use txftl_nand::{BlockId, Ppn};

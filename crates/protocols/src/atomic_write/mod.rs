@@ -35,8 +35,8 @@ pub use format::{LogPosition, MapPage, PageFlag};
 
 use std::collections::{BTreeMap, BTreeSet};
 use txftl_ftl::{
-    BlockId, Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages, Tid,
-    PROTOCOL_BYTES,
+    BlockId, Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages,
+    Tid, PROTOCOL_BYTES,
 };
 use txftl_nand::{Geometry, Nand};
 

@@ -24,6 +24,7 @@
 //! every later write points back to it or past it.
 
 use super::format::PageRecord;
+use crate::sorted_map::SortedMap;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 use txftl_ftl::{Lpn, Ppn, Result, ScannedPages};
@@ -56,7 +57,7 @@ pub struct DeadTx {
 #[derive(Clone, Debug, Default)]
 pub struct Resolved {
     /// Logical page -> (its newest committed version's page, that page's sequence number, the version).
-    pub mappings: BTreeMap<Lpn, (Ppn, u64, u64)>,
+    pub mappings: SortedMap<Lpn, (Ppn, u64, u64)>,
     /// Uncommitted transactions with pages found, by TxID.
     pub dead: BTreeMap<u32, DeadTx>,
     /// Pages (the newest copy of each) whose back pointer straddles a version
@@ -70,33 +71,40 @@ pub struct Resolved {
     pub max_version: u64,
 }
 
-/// One version of a logical page found (its present copy), in `Versions`.
-#[derive(Clone, Copy, Debug)]
-struct Version {
-    lpn: Lpn,
-    tx: u32,
-    version: u64,
-    back: u64,
+/// Every version found (its present copy), by logical page: indices into
+/// the pages (sorted by transaction), 4 bytes a version.
+struct Versions<'a> {
+    pages: &'a [Found],
+    by_lpn: Vec<u32>,
 }
 
-/// Every version found, grouped by logical page (sorted by it).
-struct Versions(Vec<Version>);
+impl<'a> Versions<'a> {
+    /// `pages` sorted by (TxID, logical page, version), a page's present copy first.
+    fn new(pages: &'a [Found]) -> Versions<'a> {
+        let mut by_lpn: Vec<u32> = (0..pages.len())
+            .filter(|&i| i == 0 || pages[i - 1].key() != pages[i].key())
+            .map(|i| i as u32)
+            .collect();
+        by_lpn.sort_unstable_by_key(|&i| pages[i as usize].lpn);
+        Versions { pages, by_lpn }
+    }
 
-impl Versions {
-    fn of(&self, lpn: Lpn) -> &[Version] {
-        let start = self.0.partition_point(|v| v.lpn < lpn);
-        let end = start + self.0[start..].partition_point(|v| v.lpn == lpn);
-        &self.0[start..end]
+    fn of(&self, lpn: Lpn) -> impl Iterator<Item = &'a Found> + '_ {
+        let start = self.by_lpn.partition_point(|&i| self.pages[i as usize].lpn < lpn);
+        self.by_lpn[start..]
+            .iter()
+            .map(|&i| &self.pages[i as usize])
+            .take_while(move |p| p.lpn == lpn)
     }
 
     /// Is version `v` of `lpn`, written by `tx`, straddled by another transaction's page?
     fn straddled(&self, tx: u32, lpn: Lpn, v: u64) -> bool {
-        self.of(lpn).iter().any(|w| w.tx != tx && w.back < v && v < w.version)
+        self.of(lpn).any(|w| w.rec.tx_id != tx && w.rec.back < v && v < w.rec.version)
     }
 
     /// The newest version of `lpn` found.
     fn newest(&self, lpn: Lpn) -> Option<u64> {
-        self.of(lpn).iter().map(|w| w.version).max()
+        self.of(lpn).map(|w| w.rec.version).max()
     }
 }
 
@@ -132,11 +140,13 @@ pub fn resolve(pages: &[Found]) -> Resolved {
 /// Memory: a whole-device scan finds millions of pages (7.5 million on the
 /// 32 GiB device of LightTx's Fig. 8), so this keeps 48 bytes of each
 /// (`Found`) in one `Vec`, sorted by (TxID, logical page, version) to group
-/// and search it, and 24 bytes of each present page (`Version`) sorted by
-/// logical page; no ordered map per page.
+/// and search it, and a 4-byte index of each present page sorted by logical
+/// page (`Versions`); no ordered map per page. The stable sort (which keeps
+/// the scan order of equal copies) borrows half the pages' size while it runs.
 fn resolve_owned(mut pages: Vec<Found>) -> Resolved {
     let mut r = Resolved::default();
     pages.retain(|p| p.rec.tx_id != 0); // not a BPCC page
+    pages.shrink_to_fit();
     for p in &pages {
         r.max_tx_id = r.max_tx_id.max(p.rec.tx_id);
         r.max_version = r.max_version.max(p.rec.version).max(p.rec.next_version);
@@ -145,17 +155,7 @@ fn resolve_owned(mut pages: Vec<Found>) -> Resolved {
     // first found first among equal sequence numbers (a stable sort).
     pages.sort_by(|a, b| a.key().cmp(&b.key()).then(b.seq.cmp(&a.seq)));
     let present_of = |tx_pages: &[Found]| -> Vec<Found> { tx_pages.chunk_by(|a, b| a.key() == b.key()).map(|c| c[0]).collect() };
-    let mut versions: Vec<Version> = pages
-        .chunk_by(|a, b| a.key() == b.key())
-        .map(|copies| Version {
-            lpn: copies[0].lpn,
-            tx: copies[0].rec.tx_id,
-            version: copies[0].rec.version,
-            back: copies[0].rec.back,
-        })
-        .collect();
-    versions.sort_unstable_by_key(|v| v.lpn);
-    let versions = Versions(versions);
+    let versions = Versions::new(&pages);
     let mut committed_txs: Vec<u32> = Vec::new();
     for tx_pages in pages.chunk_by(|a, b| a.rec.tx_id == b.rec.tx_id) {
         let tx = tx_pages[0].rec.tx_id;
@@ -211,7 +211,10 @@ fn resolve_owned(mut pages: Vec<Found>) -> Resolved {
     pages.retain(|p| committed_txs.binary_search(&p.rec.tx_id).is_ok());
     pages.sort_unstable_by_key(|p| (p.lpn, Reverse(p.rec.version), p.rec.tx_id));
     pages.dedup_by_key(|p| p.lpn);
-    r.mappings = pages.iter().map(|p| (p.lpn, (p.ppn, p.seq, p.rec.version))).collect();
+    // In place: the entries reuse the pages' memory.
+    let mut mappings: Vec<(Lpn, (Ppn, u64, u64))> = pages.into_iter().map(|p| (p.lpn, (p.ppn, p.seq, p.rec.version))).collect();
+    mappings.shrink_to_fit();
+    r.mappings = SortedMap::from_sorted(mappings);
     r
 }
 
@@ -412,7 +415,11 @@ mod tests {
                 .collect();
             let r = resolve(&pages);
             let (mappings, dead, pinned, counts) = reference(&pages);
-            assert_eq!(r.mappings, mappings, "seed {seed}");
+            assert_eq!(
+                r.mappings.iter().map(|(&k, &v)| (k, v)).collect::<BTreeMap<_, _>>(),
+                mappings,
+                "seed {seed}"
+            );
             assert_eq!(r.dead, dead, "seed {seed}");
             let got: BTreeMap<Ppn, (BTreeSet<u32>, (Lpn, u64))> =
                 r.pinned.iter().map(|(&p, srs)| (p, (srs.clone(), r.pinned_at[&p]))).collect();
@@ -423,6 +430,9 @@ mod tests {
             pins += usize::from(!pinned.is_empty());
         }
         // The scans exercised every outcome, not only trivial ones.
-        assert!(both > 100 && pins > 100, "{both} scans had committed and dead transactions, {pins} pinned pages");
+        assert!(
+            both > 100 && pins > 100,
+            "{both} scans had committed and dead transactions, {pins} pinned pages"
+        );
     }
 }

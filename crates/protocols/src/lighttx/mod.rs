@@ -44,8 +44,8 @@ pub use format::{PageTx, ZoneMeta};
 pub use recovery::{resolve, Resolved};
 
 use txftl_ftl::{
-    BlockId, Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages, Tid,
-    PROTOCOL_BYTES,
+    BlockId, Device, DeviceError, DeviceInfo, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages,
+    Tid, PROTOCOL_BYTES,
 };
 use txftl_nand::{Geometry, Nand};
 use txtable::TxTable;

@@ -266,7 +266,13 @@ impl Hooks for SccHooks {
         self.recovered_commits = r.committed;
         self.recovered_uncommitted = r.dead.len() as u32;
         for (tx, d) in r.dead {
-            self.add_dead(tx, Dead { lpns: d.lpns, ppns: d.ppns });
+            self.add_dead(
+                tx,
+                Dead {
+                    lpns: d.lpns,
+                    ppns: d.ppns,
+                },
+            );
         }
         Ok(r.mappings
             .into_iter()

@@ -19,6 +19,7 @@
 //! page.
 
 use super::format::PageLink;
+use crate::sorted_map::SortedMap;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet};
 use txftl_ftl::{Lpn, Ppn, Result, ScannedPages};
@@ -61,7 +62,7 @@ pub struct DeadTx {
 #[derive(Clone, Debug, Default)]
 pub struct Resolved {
     /// Logical page -> (its newest committed version's page, that page's sequence number).
-    pub mappings: BTreeMap<Lpn, (Ppn, u64)>,
+    pub mappings: SortedMap<Lpn, (Ppn, u64)>,
     /// Uncommitted transactions with pages found, by TxID.
     pub dead: BTreeMap<u32, DeadTx>,
     pub committed: u32,
@@ -104,6 +105,7 @@ pub fn resolve(pages: &[Found]) -> Resolved {
 fn resolve_kept(mut pages: Vec<Scanned>) -> Resolved {
     let mut r = Resolved::default();
     pages.retain(|p| p.found.link.tx_id != 0); // not an SCC page
+    pages.shrink_to_fit();
     for p in &pages {
         r.max_tx_id = r.max_tx_id.max(p.found.link.tx_id);
         r.max_version = r.max_version.max(p.found.link.version).max(p.found.link.next_version);
@@ -157,7 +159,10 @@ fn resolve_kept(mut pages: Vec<Scanned>) -> Resolved {
     pages.retain(|p| committed_txs.binary_search(&p.found.link.tx_id).is_ok());
     pages.sort_unstable_by_key(|p| (p.found.lpn, Reverse(p.found.link.version), p.found.link.tx_id));
     pages.dedup_by_key(|p| p.found.lpn);
-    r.mappings = pages.iter().map(|p| (p.found.lpn, (p.found.ppn, p.found.seq))).collect();
+    // In place: the entries reuse the pages' memory.
+    let mut mappings: Vec<(Lpn, (Ppn, u64))> = pages.into_iter().map(|p| (p.found.lpn, (p.found.ppn, p.found.seq))).collect();
+    mappings.shrink_to_fit();
+    r.mappings = SortedMap::from_sorted(mappings);
     r
 }
 
@@ -212,7 +217,15 @@ mod tests {
     /// `Vec`s (verbatim but for its result type): the reference the
     /// equivalence test compares against.
     #[allow(clippy::type_complexity)]
-    fn reference(pages: &[(Found, u32)]) -> (BTreeMap<Lpn, (Ppn, u64)>, BTreeMap<u32, (BTreeSet<Lpn>, BTreeMap<Ppn, u32>)>, u32, u32, u64) {
+    fn reference(
+        pages: &[(Found, u32)],
+    ) -> (
+        BTreeMap<Lpn, (Ppn, u64)>,
+        BTreeMap<u32, (BTreeSet<Lpn>, BTreeMap<Ppn, u32>)>,
+        u32,
+        u32,
+        u64,
+    ) {
         let (mut committed, mut max_tx_id, mut max_version) = (0, 0, 0);
         let mut dead: BTreeMap<u32, (BTreeSet<Lpn>, BTreeMap<Ppn, u32>)> = BTreeMap::new();
         let erase_count: BTreeMap<Ppn, u32> = pages.iter().map(|&(p, e)| (p.ppn, e)).collect();
@@ -260,7 +273,12 @@ mod tests {
                     d.0.insert(lpn);
                     d.0.insert(l.next_lpn);
                 }
-                d.1 = copies.remove(&tx).unwrap_or_default().into_iter().map(|p| (p, erase_count[&p])).collect();
+                d.1 = copies
+                    .remove(&tx)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|p| (p, erase_count[&p]))
+                    .collect();
             }
         }
         let mappings = best.into_iter().map(|(lpn, (_, ppn, seq))| (lpn, (ppn, seq))).collect();
@@ -296,10 +314,18 @@ mod tests {
                 .collect();
             let r = resolve_kept(pages.iter().map(|&(found, erase_count)| Scanned { found, erase_count }).collect());
             let (mappings, dead, committed, max_tx_id, max_version) = reference(&pages);
-            assert_eq!(r.mappings, mappings, "seed {seed}");
+            assert_eq!(
+                r.mappings.iter().map(|(&k, &v)| (k, v)).collect::<BTreeMap<_, _>>(),
+                mappings,
+                "seed {seed}"
+            );
             let got: BTreeMap<u32, (BTreeSet<Lpn>, BTreeMap<Ppn, u32>)> = r.dead.into_iter().map(|(t, d)| (t, (d.lpns, d.ppns))).collect();
             assert_eq!(got, dead, "seed {seed}");
-            assert_eq!((r.committed, r.max_tx_id, r.max_version), (committed, max_tx_id, max_version), "seed {seed}");
+            assert_eq!(
+                (r.committed, r.max_tx_id, r.max_version),
+                (committed, max_tx_id, max_version),
+                "seed {seed}"
+            );
             both += usize::from(!mappings.is_empty() && !got.is_empty());
         }
         // The scans exercised both outcomes at once, not only trivial ones.
