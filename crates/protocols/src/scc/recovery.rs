@@ -110,6 +110,10 @@ fn resolve_kept(mut pages: Vec<Scanned>) -> Resolved {
         r.max_tx_id = r.max_tx_id.max(p.found.link.tx_id);
         r.max_version = r.max_version.max(p.found.link.version).max(p.found.link.next_version);
     }
+    // Grouped by transaction, then by page; a page's copies newest first, the
+    // first found first among equal sequence numbers (a stable sort). Before
+    // `newest` exists: the sort's scratch space and it are not held at once.
+    pages.sort_by(|a, b| a.key().cmp(&b.key()).then(b.found.seq.cmp(&a.found.seq)));
     // Each logical page's newest version found, sorted by logical page.
     let mut newest: Vec<(Lpn, u64)> = pages.iter().map(|p| (p.found.lpn, p.found.link.version)).collect();
     newest.sort_unstable();
@@ -123,9 +127,6 @@ fn resolve_kept(mut pages: Vec<Scanned>) -> Resolved {
     });
     newest.shrink_to_fit();
     let newest_of = |lpn: Lpn| newest.binary_search_by_key(&lpn, |&(l, _)| l).ok().map(|i| newest[i].1);
-    // Grouped by transaction, then by page; a page's copies newest first, the
-    // first found first among equal sequence numbers (a stable sort).
-    pages.sort_by(|a, b| a.key().cmp(&b.key()).then(b.found.seq.cmp(&a.found.seq)));
     let mut committed_txs: Vec<u32> = Vec::new();
     for tx_pages in pages.chunk_by(|a, b| a.found.link.tx_id == b.found.link.tx_id) {
         let tx = tx_pages[0].found.link.tx_id;
