@@ -5,6 +5,7 @@
 use crate::error::Result;
 use crate::log::LogSource;
 use crate::oob::{Oob, PROTOCOL_BYTES};
+use crate::scan::ScannedPages;
 use txftl_nand::{BlockId, Ppn};
 
 /// An L2P update a protocol's recovery asks for, ordered among the pages rolled
@@ -17,7 +18,7 @@ pub struct RecoveredUpdate {
 }
 
 /// An intact data page recovery read, handed to the protocol
-/// ([`Hooks::recover_scanned`]).
+/// ([`Hooks::recover_scanned`], through [`ScannedPages`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScannedPage {
     pub ppn: Ppn,
@@ -156,8 +157,8 @@ pub trait Hooks {
         Vec::new()
     }
 
-    /// Whether the protocol wants `recover_scanned` (recovery then keeps every
-    /// page it read).
+    /// Whether the protocol wants `recover_scanned` (recovery then reads the
+    /// `zone_blocks` and visits every data page it found).
     fn wants_scanned_pages() -> bool
     where
         Self: Sized,
@@ -181,12 +182,19 @@ pub trait Hooks {
         true
     }
 
-    /// Recovery, after the scans: every intact data page the roll-forward scan
-    /// found (programmed after the checkpoint `ckpt_seq`) and every intact data
-    /// page of the `zone_blocks` (programmed before it), in no particular
-    /// order; returns L2P updates, as `recover` does. LightTx decides here which
-    /// transactions committed.
-    fn recover_scanned(&mut self, _ckpt_seq: u64, _pages: &[ScannedPage]) -> Result<Vec<RecoveredUpdate>> {
+    /// Recovery, after the roll-forward scan and `recover`: `pages` visits
+    /// every intact data page the roll-forward scan found (programmed after
+    /// the checkpoint `ckpt_seq`) and every intact data page of the
+    /// `zone_blocks` (programmed before it), in no order the protocol may rely
+    /// on; returns L2P updates, as `recover` does. LightTx decides here which
+    /// transactions committed; SCC and BPCC rebuild every mapping.
+    ///
+    /// The pages are visited one at a time, read from the NAND as they are
+    /// (`ScannedPages::for_each`), not handed over as one slice: a whole-device
+    /// scan holds millions of pages, and each protocol keeps only what its
+    /// decision needs of each (a few fields, not the decoded OOB record).
+    /// The zone blocks' reads are charged to the device clock when visited.
+    fn recover_scanned(&mut self, _ckpt_seq: u64, _pages: ScannedPages<'_>) -> Result<Vec<RecoveredUpdate>> {
         Ok(Vec::new())
     }
 

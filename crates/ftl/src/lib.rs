@@ -29,6 +29,7 @@ mod memory;
 pub mod oob;
 mod persist;
 mod recovery;
+mod scan;
 pub mod superblock;
 mod tables;
 
@@ -40,4 +41,5 @@ pub use hooks::{Hooks, RecoveredUpdate, ScannedPage};
 pub use log::{LogPage, LogSource};
 pub use memory::FtlMemory;
 pub use oob::{Oob, PageKind, PROTOCOL_BYTES};
+pub use scan::ScannedPages;
 pub use txftl_nand::{BlockId, Ppn};

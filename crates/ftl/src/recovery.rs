@@ -43,9 +43,10 @@ use crate::device::RecoveryReport;
 use crate::ecc::{read_retrying, Unreadable};
 use crate::error::{DeviceError, Result};
 use crate::ftl::{superblock_blocks, Ftl, RecordLoc};
-use crate::hooks::{Hooks, ScannedPage};
+use crate::hooks::Hooks;
 use crate::log::LogReader;
 use crate::oob::{Oob, OobState, PageKind};
+use crate::scan::{ScanOutcome, ScannedPages};
 use crate::superblock::Superblock;
 use crate::tables::Tables;
 use txftl_nand::{BlockId, DataMode, Nand, Ppn};
@@ -64,10 +65,10 @@ struct Scanned {
 
 /// A page found by the roll-forward scan.
 #[derive(Clone, Copy, Debug)]
-struct Found {
-    seq: u64,
-    ppn: Ppn,
-    oob: Oob,
+pub(crate) struct Found {
+    pub seq: u64,
+    pub ppn: Ppn,
+    pub oob: Oob,
 }
 
 impl<H: Hooks> Ftl<H> {
@@ -397,60 +398,29 @@ impl<H: Hooks> Ftl<H> {
         Ok((scanned, t))
     }
 
-    /// Reads the blocks the protocol names (`Hooks::zone_blocks`: blocks in use
-    /// at the checkpoint), each from its first page to its write pointer at the
-    /// checkpoint, blocks in parallel and each page after page, and adds their
-    /// intact data pages programmed before the checkpoint to `pages` (later ones
-    /// the roll-forward scan found). Returns when the last read finished.
-    fn scan_zone_blocks(
-        &mut self,
-        ck: &Checkpoint,
-        ring_owned: &std::collections::BTreeSet<BlockId>,
-        pages: &mut Vec<ScannedPage>,
-        report: &mut RecoveryReport,
-        at_ns: u64,
-    ) -> Result<u64> {
-        let full_reads = self.nand.config().data_mode == DataMode::Full;
-        let mut buf = vec![0u8; self.geo.page_size as usize];
-        let mut oob = vec![0u8; self.geo.oob_size as usize];
-        let mut done = at_ns;
+    /// The blocks the protocol names (`Hooks::zone_blocks`: blocks in use at
+    /// the checkpoint), ascending, each with its write pointer at the
+    /// checkpoint: what its scan (`ScannedPages`) reads, from the first page
+    /// to that write pointer. Ring blocks and blocks not in use are left out.
+    fn zone_block_extents(&self, ck: &Checkpoint, ring_owned: &std::collections::BTreeSet<BlockId>) -> Result<Vec<(BlockId, u32)>> {
         let mut blocks = self.hooks.zone_blocks();
         blocks.sort_unstable();
         blocks.dedup();
+        let mut extents = Vec::with_capacity(blocks.len());
         for block in blocks {
             let Some(rec) = ck.blocks.get(block as usize) else {
                 return Err(DeviceError::Corrupted(format!(
                     "the checkpoint's protocol section names block {block}, beyond the array"
                 )));
             };
-            let end = match rec.state {
+            match rec.state {
                 RecordState::Used | RecordState::Open if !ring_owned.contains(&block) => {
-                    (rec.write_ptr as u32).min(self.geo.pages_per_block)
+                    extents.push((block, (rec.write_ptr as u32).min(self.geo.pages_per_block)));
                 }
-                _ => continue,
-            };
-            report.protocol_blocks_scanned += 1;
-            let mut t = at_ns;
-            for page in 0..end {
-                let ppn = self.geo.ppn(block, page);
-                let (d, unreadable) = self.recovery_read_ecc(ppn, t, full_reads, &mut buf, &mut oob)?;
-                t = d;
-                report.protocol_pages_scanned += 1;
-                if unreadable.is_some() {
-                    report.unreadable_pages += 1;
-                }
-                // A page whose data is beyond ECC but whose spare area decodes
-                // is still there (reads report its loss): the protocol counts it.
-                let data_ok = unreadable.is_some() || !full_reads;
-                if let OobState::Valid(o) = Oob::decode(&oob) {
-                    if o.kind == PageKind::Data && o.seq < ck.seq && (data_ok || o.data_matches(&buf)) {
-                        pages.push(ScannedPage { ppn, oob: o });
-                    }
-                }
+                _ => {}
             }
-            done = done.max(t);
         }
-        Ok(done)
+        Ok(extents)
     }
 
     /// Every intact superblock in the two superblock blocks, newest first (for
@@ -714,13 +684,28 @@ impl<H: Hooks> Ftl<H> {
         report.protocol_pages_read = logs.pages_read;
         t = logs.t;
         if H::wants_scanned_pages() {
-            let mut pages: Vec<ScannedPage> = found
-                .iter()
-                .filter(|f| f.oob.kind == PageKind::Data)
-                .map(|f| ScannedPage { ppn: f.ppn, oob: f.oob })
-                .collect();
-            t = ftl.scan_zone_blocks(&ck, &ring_owned, &mut pages, &mut report, t)?;
-            updates.extend(ftl.hooks.recover_scanned(ck.seq, &pages)?);
+            // The protocol visits the pages as they are read (`ScannedPages`):
+            // it keeps what it needs of each, not every decoded OOB at once.
+            let blocks = ftl.zone_block_extents(&ck, &ring_owned)?;
+            let mut outcome = ScanOutcome {
+                done_ns: t,
+                ..ScanOutcome::default()
+            };
+            let pages = ScannedPages {
+                nand: &mut ftl.nand,
+                geo,
+                ckpt_seq: ck.seq,
+                rolled_forward: &found,
+                blocks,
+                at_ns: t,
+                report: &mut report,
+                outcome: &mut outcome,
+            };
+            let scanned = ftl.hooks.recover_scanned(ck.seq, pages);
+            ftl.counters.uncorrectable_reads += outcome.uncorrectable_reads;
+            ftl.failed |= outcome.nand_failed;
+            t = outcome.done_ns;
+            updates.extend(scanned?);
         }
         report.protocol_read_ns = t - protocol_start;
         // The newest superblock's checkpoint may be newer than the one used, and

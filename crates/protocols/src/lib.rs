@@ -75,6 +75,7 @@ pub mod bpcc;
 pub mod lighttx;
 pub mod plain;
 pub mod scc;
+mod sorted_map;
 pub mod xftl;
 
 use txftl_ftl::{Canary, Device, DeviceError, Ftl, FtlConfig, FtlMemory, Hooks, RecoveryReport};

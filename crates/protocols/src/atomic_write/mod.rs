@@ -35,7 +35,7 @@ pub use format::{LogPosition, MapPage, PageFlag};
 
 use std::collections::{BTreeMap, BTreeSet};
 use txftl_ftl::{
-    BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPage, Tid,
+    BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages, Tid,
     PROTOCOL_BYTES,
 };
 use txftl_nand::{Geometry, Nand};
@@ -230,10 +230,13 @@ impl Hooks for AwHooks {
     /// A group is committed iff its flagged page is in the log after the
     /// checkpoint; its pages are redone at the flag's sequence number (the
     /// newest copy of each logical page).
-    fn recover_scanned(&mut self, ckpt_seq: u64, pages: &[ScannedPage]) -> Result<Vec<RecoveredUpdate>> {
+    fn recover_scanned(&mut self, ckpt_seq: u64, pages: ScannedPages<'_>) -> Result<Vec<RecoveredUpdate>> {
+        // Pages written since the checkpoint and those of the groups open at
+        // it (`zone_blocks`): few.
+        let pages = pages.collect()?;
         let mut flagged: BTreeMap<u32, u64> = BTreeMap::new();
         let mut max_group = 0;
-        for p in pages {
+        for p in &pages {
             let f = PageFlag::of(&p.oob);
             max_group = max_group.max(f.group);
             if f.group != 0 && f.last && p.oob.seq > ckpt_seq {
@@ -243,7 +246,7 @@ impl Hooks for AwHooks {
         self.next_group = self.next_group.max(max_group.saturating_add(1));
         self.open_at_checkpoint.clear();
         let mut newest: BTreeMap<(u32, Lpn), (u64, Ppn)> = BTreeMap::new();
-        for p in pages {
+        for p in &pages {
             let f = PageFlag::of(&p.oob);
             if flagged.contains_key(&f.group) {
                 let e = newest.entry((f.group, p.oob.lpn)).or_insert((p.oob.seq, p.ppn));

@@ -60,10 +60,10 @@ mod format;
 mod recovery;
 
 pub use format::PageRecord;
-pub use recovery::{resolve, DeadTx, Found, Resolved};
+pub use recovery::{resolve, resolve_scanned, DeadTx, Found, Resolved};
 
 use std::collections::{BTreeMap, BTreeSet};
-use txftl_ftl::{BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPage, Tid};
+use txftl_ftl::{BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages, Tid};
 use txftl_nand::{Geometry, Nand};
 
 /// A page waiting in DRAM for its transaction's next command.
@@ -476,17 +476,8 @@ impl Hooks for BpccHooks {
         false
     }
 
-    fn recover_scanned(&mut self, _ckpt_seq: u64, pages: &[ScannedPage]) -> Result<Vec<RecoveredUpdate>> {
-        let found: Vec<Found> = pages
-            .iter()
-            .map(|p| Found {
-                ppn: p.ppn,
-                seq: p.oob.seq,
-                lpn: p.oob.lpn,
-                rec: PageRecord::of(&p.oob),
-            })
-            .collect();
-        let r = resolve(&found);
+    fn recover_scanned(&mut self, _ckpt_seq: u64, pages: ScannedPages<'_>) -> Result<Vec<RecoveredUpdate>> {
+        let r = resolve_scanned(pages)?;
         *self = BpccHooks::new(&self.geo, self.canary);
         self.next_tx_id = r.max_tx_id.saturating_add(1).max(1);
         self.next_version = r.max_version + 1;
@@ -512,9 +503,8 @@ impl Hooks for BpccHooks {
                 .collect();
             self.add_dead(tx, versions);
         }
-        let at: BTreeMap<Ppn, (Lpn, u64)> = found.iter().map(|f| (f.ppn, (f.lpn, f.rec.version))).collect();
         for (ppn, srs) in r.pinned {
-            self.pin(ppn, at[&ppn], srs);
+            self.pin(ppn, r.pinned_at[&ppn], srs);
         }
         Ok(r.mappings
             .into_iter()

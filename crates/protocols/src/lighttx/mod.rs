@@ -44,7 +44,7 @@ pub use format::{PageTx, ZoneMeta};
 pub use recovery::{resolve, Resolved};
 
 use txftl_ftl::{
-    BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPage, Tid,
+    BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages, Tid,
     PROTOCOL_BYTES,
 };
 use txftl_nand::{Geometry, Nand};
@@ -239,15 +239,17 @@ impl Hooks for LHooks {
         true
     }
 
-    fn recover_scanned(&mut self, ckpt_seq: u64, pages: &[ScannedPage]) -> Result<Vec<RecoveredUpdate>> {
-        let r = resolve(ckpt_seq, pages)?;
+    fn recover_scanned(&mut self, ckpt_seq: u64, pages: ScannedPages<'_>) -> Result<Vec<RecoveredUpdate>> {
+        // The zone's pages and those written since the checkpoint: few.
+        let pages = pages.collect()?;
+        let r = resolve(ckpt_seq, &pages)?;
         self.next_tx_id = self.next_tx_id.max(r.max_tx_id.saturating_add(1));
         self.next_tx_ver = self.next_tx_ver.max(r.max_tx_ver.saturating_add(1));
         self.recovered_commits = r.committed;
         self.recovered_uncommitted = r.uncommitted;
         // Pages found in the Available Zone keep their blocks out of GC until
         // the next checkpoint (the seal recovery writes when it found any).
-        for p in pages {
+        for p in &pages {
             if p.oob.seq > ckpt_seq {
                 let b = self.geo.block_of(p.ppn);
                 if !self.written[b as usize] {

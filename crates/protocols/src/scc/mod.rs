@@ -45,10 +45,10 @@ mod format;
 mod recovery;
 
 pub use format::PageLink;
-pub use recovery::{resolve, DeadTx, Found, Resolved};
+pub use recovery::{resolve, resolve_scanned, DeadTx, Found, Resolved};
 
 use std::collections::{BTreeMap, BTreeSet};
-use txftl_ftl::{BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPage, Tid};
+use txftl_ftl::{BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages, Tid};
 use txftl_nand::{Geometry, Nand};
 
 /// An open transaction.
@@ -256,26 +256,21 @@ impl Hooks for SccHooks {
         false
     }
 
-    fn recover_scanned(&mut self, _ckpt_seq: u64, pages: &[ScannedPage]) -> Result<Vec<RecoveredUpdate>> {
-        let found: Vec<Found> = pages
-            .iter()
-            .map(|p| Found {
-                ppn: p.ppn,
-                seq: p.oob.seq,
-                lpn: p.oob.lpn,
-                link: PageLink::of(&p.oob),
-            })
-            .collect();
-        let erase_count: BTreeMap<Ppn, u32> = pages.iter().map(|p| (p.ppn, p.oob.erase_count)).collect();
-        let r = resolve(&found);
+    fn recover_scanned(&mut self, _ckpt_seq: u64, pages: ScannedPages<'_>) -> Result<Vec<RecoveredUpdate>> {
+        let r = resolve_scanned(pages)?;
         *self = SccHooks::new(&self.geo, self.canary);
         self.next_tx_id = r.max_tx_id.saturating_add(1).max(1);
         self.next_version = r.max_version + 1;
         self.recovered_commits = r.committed;
         self.recovered_uncommitted = r.dead.len() as u32;
         for (tx, d) in r.dead {
-            let ppns = d.ppns.iter().map(|p| (*p, erase_count[p])).collect();
-            self.add_dead(tx, Dead { lpns: d.lpns, ppns });
+            self.add_dead(
+                tx,
+                Dead {
+                    lpns: d.lpns,
+                    ppns: d.ppns,
+                },
+            );
         }
         Ok(r.mappings
             .into_iter()
