@@ -63,6 +63,8 @@ struct Node {
 #[derive(Clone, Default)]
 pub(crate) struct KeptPages {
     pages: BTreeMap<Ppn, Node>,
+    /// The patch being made (reused: its capacity stays).
+    scratch: Vec<u8>,
 }
 
 impl KeptPages {
@@ -107,16 +109,14 @@ impl KeptPages {
         };
         let node = self.pages.get_mut(&like).expect("checked above");
         match &mut node.repr {
-            Repr::Whole(old) => match diff(data, old, limit) {
-                Some(patch) => {
+            Repr::Whole(old) => match diff_into(data, old, limit, &mut self.scratch) {
+                true => {
+                    let patch: Box<[u8]> = self.scratch.as_slice().into();
                     // The old version's bytes become the new one's (no
                     // allocation, so no churn of whole pages in the heap).
                     let mut bytes = std::mem::take(old);
                     bytes.copy_from_slice(data);
-                    node.repr = Repr::Delta {
-                        base: ppn,
-                        patch: patch.into_boxed_slice(),
-                    };
+                    node.repr = Repr::Delta { base: ppn, patch };
                     self.pages.insert(
                         ppn,
                         Node {
@@ -125,25 +125,25 @@ impl KeptPages {
                         },
                     );
                 }
-                None => {
+                false => {
                     self.pages.insert(ppn, whole(data));
                 }
             },
             Repr::Delta { .. } => {
                 let mut old = vec![0u8; data.len()];
                 self.read(like, &mut old);
-                let kept = match diff(&old, data, limit) {
-                    Some(patch) => {
+                let kept = match diff_into(&old, data, limit, &mut self.scratch) {
+                    true => {
                         self.pages.get_mut(&like).expect("checked above").dependents.push(ppn);
                         Node {
                             repr: Repr::Delta {
                                 base: like,
-                                patch: patch.into_boxed_slice(),
+                                patch: self.scratch.as_slice().into(),
                             },
                             dependents: Vec::new(),
                         }
                     }
-                    None => whole(data),
+                    false => whole(data),
                 };
                 self.pages.insert(ppn, kept);
             }
@@ -221,18 +221,28 @@ fn whole(data: &[u8]) -> Node {
 /// are all over it, so this loop is kept free of branches per word: the
 /// words of a block of 64 are compared into a bit mask (which the compiler
 /// vectorises), and runs are read off the mask's bits.
+#[cfg(test)]
 fn diff(base: &[u8], new: &[u8], limit: usize) -> Option<Vec<u8>> {
+    let mut patch = Vec::new();
+    diff_into(base, new, limit, &mut patch).then_some(patch)
+}
+
+/// [`diff`] into `patch` (cleared first; a buffer kept between calls, so
+/// no allocation per run): false, and `patch` unusable, past `limit`.
+fn diff_into(base: &[u8], new: &[u8], limit: usize, patch: &mut Vec<u8>) -> bool {
     debug_assert_eq!(base.len(), new.len());
-    let word = |s: &[u8], i: usize| u32::from_ne_bytes(s[i * WORD..(i + 1) * WORD].try_into().expect("a word"));
+    patch.clear();
     let n = base.len() / WORD;
-    // Runs as (first word, end word), with the patch's size counted as they come.
-    let mut runs: Vec<(usize, usize)> = Vec::new();
-    let mut cost = 0usize;
+    // Byte where the last run written ends.
     let mut prev_end = 0usize;
     let mut open: Option<usize> = None;
     for lo in (0..n).step_by(64) {
         let width = (n - lo).min(64);
-        let mask = (0..width).fold(0u64, |m, k| m | ((word(base, lo + k) != word(new, lo + k)) as u64) << k);
+        let (a, b) = (&base[lo * WORD..(lo + width) * WORD], &new[lo * WORD..(lo + width) * WORD]);
+        let mask = match (<&[u8; 64 * WORD]>::try_from(a), <&[u8; 64 * WORD]>::try_from(b)) {
+            (Ok(a), Ok(b)) => block_mask(a, b),
+            _ => (0..width).fold(0u64, |m, k| m | ((a[k * WORD..(k + 1) * WORD] != b[k * WORD..(k + 1) * WORD]) as u64) << k),
+        };
         let mut bit = 0;
         while bit < width {
             match open {
@@ -250,11 +260,9 @@ fn diff(base: &[u8], new: &[u8], limit: usize) -> Option<Vec<u8>> {
                     bit += (!mask >> bit).trailing_zeros() as usize;
                     if bit < width {
                         let end = lo + bit;
-                        runs.push((start, end));
-                        cost += run_cost(start - prev_end, (end - start) * WORD);
-                        prev_end = end;
-                        if cost > limit {
-                            return None;
+                        prev_end = push_run(patch, prev_end, start * WORD, &new[start * WORD..end * WORD]);
+                        if patch.len() > limit {
+                            return false;
                         }
                         open = None;
                     }
@@ -268,25 +276,27 @@ fn diff(base: &[u8], new: &[u8], limit: usize) -> Option<Vec<u8>> {
     let last_end = if tail_differs { new.len() } else { tail };
     match open {
         Some(start) => {
-            runs.push((start, n));
-            cost += run_cost(start - prev_end, last_end - start * WORD);
+            push_run(patch, prev_end, start * WORD, &new[start * WORD..last_end]);
         }
         None if tail_differs => {
-            runs.push((n, n));
-            cost += run_cost(n - prev_end, new.len() - tail);
+            push_run(patch, prev_end, tail, &new[tail..]);
         }
         None => {}
     }
-    if cost > limit {
-        return None;
+    patch.len() <= limit
+}
+
+/// Bit k set where word k of `a` and `b` differ. Fixed sizes, so no bounds
+/// checks and a loop the compiler vectorises (the blocks of a page but its
+/// last).
+#[inline]
+fn block_mask(a: &[u8; 64 * WORD], b: &[u8; 64 * WORD]) -> u64 {
+    let word = |s: &[u8; 64 * WORD], k: usize| u32::from_ne_bytes([s[k * 4], s[k * 4 + 1], s[k * 4 + 2], s[k * 4 + 3]]);
+    let mut mask = 0u64;
+    for k in 0..64 {
+        mask |= ((word(a, k) != word(b, k)) as u64) << k;
     }
-    let mut patch = Vec::with_capacity(cost);
-    let mut prev_end = 0;
-    for (start, end) in runs {
-        let to = if end == n { last_end } else { end * WORD };
-        prev_end = push_run(&mut patch, prev_end, start * WORD, &new[start * WORD..to]);
-    }
-    Some(patch)
+    mask
 }
 
 /// Bytes a run of `len` bytes takes, `gap` words after the previous one.
@@ -298,6 +308,7 @@ fn varint_len(v: usize) -> usize {
     (usize::BITS - (v | 1).leading_zeros()).div_ceil(7) as usize
 }
 
+#[inline]
 fn push_varint(patch: &mut Vec<u8>, mut v: usize) {
     while v >= 0x80 {
         patch.push(v as u8 | 0x80);
@@ -320,13 +331,18 @@ fn read_varint(patch: &mut &[u8]) -> usize {
     }
 }
 
+#[inline]
 /// Appends the run of `bytes` at byte `at` to a patch whose last run ended
 /// at byte `prev_end`; returns where this one ends.
 fn push_run(patch: &mut Vec<u8>, prev_end: usize, at: usize, bytes: &[u8]) -> usize {
     debug_assert!(at >= prev_end && (at - prev_end) % WORD == 0, "run at {at} after {prev_end}");
     push_varint(patch, (at - prev_end) / WORD);
     push_varint(patch, bytes.len());
-    patch.extend_from_slice(bytes);
+    match <&[u8; WORD]>::try_from(bytes) {
+        // The common run, one entry: a fixed-size copy, no call.
+        Ok(one) => patch.extend_from_slice(one),
+        Err(_) => patch.extend_from_slice(bytes),
+    }
     at + bytes.len()
 }
 
