@@ -45,7 +45,7 @@ const WORD: usize = 4;
 
 #[derive(Clone)]
 enum Repr {
-    Whole(Box<[u8]>),
+    Whole(WholePage),
     /// Applied to the data of page `base`, `patch` gives this page's data.
     Delta {
         base: Ppn,
@@ -60,11 +60,163 @@ struct Node {
     dependents: Vec<Ppn>,
 }
 
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct KeptPages {
     pages: BTreeMap<Ppn, Node>,
     /// The patch being made (reused: its capacity stays).
     scratch: Vec<u8>,
+    /// A packed whole page unpacked.
+    page: Vec<u8>,
+    /// Whole pages are packed once this many pages are kept.
+    pack_from_pages: usize,
+}
+
+impl Default for KeptPages {
+    fn default() -> Self {
+        KeptPages {
+            pages: BTreeMap::new(),
+            scratch: Vec::new(),
+            page: Vec::new(),
+            pack_from_pages: PACK_FROM_PAGES,
+        }
+    }
+}
+
+/// A page kept whole: its 4-byte words packed into fewer bits when they
+/// all fit (a table page's entries are physical page numbers, 26 bits at
+/// 512 GiB with 8 KiB pages: the newest version of every L2P page, about
+/// one copy of the L2P, then takes 26/32 of it), else its bytes as they are.
+///
+/// Packed format: u32 LE page length in bytes (a multiple of 4), u8 width
+/// W (1..=28), then the words' W-bit codes, the first in the lowest bits of
+/// the first byte, 8 zero bytes at the end (a reader loads 8 bytes at a
+/// time). Code 2^W - 1 is the word 0xFFFF_FFFF (an unmapped entry, the
+/// 0xFF fill after a table's last entry); any other code is the word.
+#[derive(Clone)]
+enum WholePage {
+    Raw(Box<[u8]>),
+    Packed(Box<[u8]>),
+}
+
+impl Default for WholePage {
+    fn default() -> Self {
+        WholePage::Raw(Box::default())
+    }
+}
+
+/// Packing is for arrays that keep many pages (large devices, where the
+/// kept table pages are hundreds of MiB): it costs work at every program
+/// and read of a whole page, which a small device's frequent checkpoints
+/// would pay for a few MiB (on `jasmine`, 1 GiB, the random-write `run`
+/// keeps about a hundred pages; with every page packed it took 24% more
+/// instructions). Pages kept whole while fewer are held stay raw until
+/// their next version.
+const PACK_FROM_PAGES: usize = 4096;
+
+/// Widths above this save less than an eighth: such pages stay raw.
+const PACK_WIDTH_MAX: u32 = 28;
+const PACK_HEADER: usize = 5;
+
+impl WholePage {
+    /// `data` kept whole, packed if `pack_it` and it packs; `reuse`, a page
+    /// no longer needed, lends its allocation when `data` stays raw and has
+    /// its size.
+    fn new(data: &[u8], reuse: WholePage, pack_it: bool) -> WholePage {
+        if let Some(p) = pack_it.then(|| pack(data)).flatten() {
+            return WholePage::Packed(p);
+        }
+        match reuse {
+            WholePage::Raw(mut b) if b.len() == data.len() => {
+                b.copy_from_slice(data);
+                WholePage::Raw(b)
+            }
+            _ => WholePage::Raw(data.into()),
+        }
+    }
+
+    /// The page's bytes: its own when raw, else unpacked into `buf`.
+    fn bytes<'a>(&'a self, buf: &'a mut Vec<u8>) -> &'a [u8] {
+        match self {
+            WholePage::Raw(b) => b,
+            WholePage::Packed(p) => {
+                buf.resize(packed_len(p), 0);
+                unpack(p, buf);
+                buf
+            }
+        }
+    }
+
+    fn read(&self, out: &mut [u8]) {
+        match self {
+            WholePage::Raw(b) => out.copy_from_slice(b),
+            WholePage::Packed(p) => unpack(p, out),
+        }
+    }
+
+    fn stored_len(&self) -> usize {
+        match self {
+            WholePage::Raw(b) | WholePage::Packed(b) => b.len(),
+        }
+    }
+}
+
+/// `data` packed (format at [`WholePage`]), or `None` if its words need
+/// more than [`PACK_WIDTH_MAX`] bits or its size is not whole words.
+fn pack(data: &[u8]) -> Option<Box<[u8]>> {
+    let (words, rest) = data.as_chunks::<WORD>();
+    if !rest.is_empty() || data.len() > u32::MAX as usize {
+        return None;
+    }
+    let max = words.iter().map(|w| u32::from_le_bytes(*w)).fold(0, |m, w| if w == u32::MAX { m } else { m.max(w) });
+    // The widest code is the unmapped word's, so the largest other word
+    // must stay below it.
+    let width = u64::BITS - (max as u64 + 1).leading_zeros();
+    if width > PACK_WIDTH_MAX {
+        return None;
+    }
+    let ones = (1u64 << width) - 1;
+    let mut out = vec![0u8; PACK_HEADER + (words.len() * width as usize).div_ceil(8) + 8];
+    out[0..4].copy_from_slice(&(data.len() as u32).to_le_bytes());
+    out[4] = width as u8;
+    let (mut acc, mut bits, mut at) = (0u64, 0u32, PACK_HEADER);
+    for w in words {
+        let w = u32::from_le_bytes(*w);
+        let code = if w == u32::MAX { ones } else { w as u64 };
+        acc |= code << bits;
+        bits += width;
+        if bits >= 32 {
+            out[at..at + 4].copy_from_slice(&(acc as u32).to_le_bytes());
+            at += 4;
+            acc >>= 32;
+            bits -= 32;
+        }
+    }
+    out[at..at + 4].copy_from_slice(&(acc as u32).to_le_bytes());
+    Some(out.into_boxed_slice())
+}
+
+fn packed_len(p: &[u8]) -> usize {
+    u32::from_le_bytes(p[0..4].try_into().expect("4 bytes")) as usize
+}
+
+/// Writes the page `p` packs into `out` (its length).
+fn unpack(p: &[u8], out: &mut [u8]) {
+    debug_assert_eq!(out.len(), packed_len(p));
+    let width = p[4] as u32;
+    let ones = (1u64 << width) - 1;
+    let (src, _) = p[PACK_HEADER..].as_chunks::<4>();
+    let (mut acc, mut bits, mut at) = (0u64, 0u32, 0usize);
+    for o in out.as_chunks_mut::<WORD>().0 {
+        if bits < width {
+            acc |= (u32::from_le_bytes(src[at]) as u64) << bits;
+            at += 1;
+            bits += 32;
+        }
+        let code = acc & ones;
+        acc >>= width;
+        bits -= width;
+        *o = if code == ones { u32::MAX } else { code as u32 }.to_le_bytes();
+    }
 }
 
 impl KeptPages {
@@ -81,7 +233,7 @@ impl KeptPages {
                 None if at == ppn => return false,
                 None => unreachable!("a delta's base is kept"),
                 Some(Repr::Whole(data)) => {
-                    out.copy_from_slice(data);
+                    data.read(out);
                     break;
                 }
                 Some(Repr::Delta { base, patch }) => {
@@ -103,19 +255,17 @@ impl KeptPages {
     pub fn insert(&mut self, ppn: Ppn, data: &[u8], like: Option<Ppn>) {
         let limit = data.len();
         self.remove(ppn);
+        let pack_it = self.pages.len() >= self.pack_from_pages;
         let Some(like) = like.filter(|l| self.pages.contains_key(l)) else {
-            self.pages.insert(ppn, whole(data));
+            self.pages.insert(ppn, whole(data, pack_it));
             return;
         };
         let node = self.pages.get_mut(&like).expect("checked above");
         match &mut node.repr {
-            Repr::Whole(old) => match diff_into(data, old, limit, &mut self.scratch) {
+            Repr::Whole(old) => match diff_into(data, old.bytes(&mut self.page), limit, &mut self.scratch) {
                 true => {
                     let patch: Box<[u8]> = self.scratch.as_slice().into();
-                    // The old version's bytes become the new one's (no
-                    // allocation, so no churn of whole pages in the heap).
-                    let mut bytes = std::mem::take(old);
-                    bytes.copy_from_slice(data);
+                    let bytes = WholePage::new(data, std::mem::take(old), pack_it);
                     node.repr = Repr::Delta { base: ppn, patch };
                     self.pages.insert(
                         ppn,
@@ -126,7 +276,7 @@ impl KeptPages {
                     );
                 }
                 false => {
-                    self.pages.insert(ppn, whole(data));
+                    self.pages.insert(ppn, whole(data, pack_it));
                 }
             },
             Repr::Delta { .. } => {
@@ -143,7 +293,7 @@ impl KeptPages {
                             dependents: Vec::new(),
                         }
                     }
-                    false => whole(data),
+                    false => whole(data, pack_it),
                 };
                 self.pages.insert(ppn, kept);
             }
@@ -157,20 +307,17 @@ impl KeptPages {
         let Some(node) = self.pages.remove(&ppn) else { return };
         match node.repr {
             Repr::Whole(data) => {
-                // Each dependent becomes whole; the last takes the bytes over.
-                let n = node.dependents.len();
-                let mut data = Some(data);
-                for (i, d) in node.dependents.into_iter().enumerate() {
-                    let mut bytes = match i + 1 == n {
-                        true => data.take().expect("kept for the last"),
-                        false => data.clone().expect("kept until the last"),
-                    };
+                // Each dependent becomes whole.
+                let whole = data.bytes(&mut self.page).to_vec();
+                let pack_it = self.pages.len() >= self.pack_from_pages;
+                for d in node.dependents {
+                    let mut bytes = whole.clone();
                     let dep = self.pages.get_mut(&d).expect("a dependent is kept");
                     let Repr::Delta { patch, .. } = &dep.repr else {
                         unreachable!("a dependent is a delta")
                     };
                     apply(patch, &mut bytes);
-                    dep.repr = Repr::Whole(bytes);
+                    dep.repr = Repr::Whole(WholePage::new(&bytes, WholePage::default(), pack_it));
                 }
             }
             Repr::Delta { base, patch: under } => {
@@ -199,16 +346,16 @@ impl KeptPages {
         self.pages
             .values()
             .map(|n| match &n.repr {
-                Repr::Whole(d) => d.len() as u64,
+                Repr::Whole(d) => d.stored_len() as u64,
                 Repr::Delta { patch, .. } => patch.len() as u64,
             })
             .sum()
     }
 }
 
-fn whole(data: &[u8]) -> Node {
+fn whole(data: &[u8], pack_it: bool) -> Node {
     Node {
-        repr: Repr::Whole(data.into()),
+        repr: Repr::Whole(WholePage::new(data, WholePage::default(), pack_it)),
         dependents: Vec::new(),
     }
 }
@@ -475,8 +622,18 @@ mod tests {
     /// against a model that keeps every page whole.
     #[test]
     fn any_history_of_hints_and_removals_reads_back_exactly() {
+        for pack_from_pages in [PACK_FROM_PAGES, 0] {
+            any_history(pack_from_pages);
+        }
+    }
+
+    /// Whole pages packed from `pack_from_pages` kept pages on (0: always).
+    fn any_history(pack_from_pages: usize) {
         let mut rng = ChaCha8Rng::seed_from_u64(9);
-        let mut k = KeptPages::default();
+        let mut k = KeptPages {
+            pack_from_pages,
+            ..KeptPages::default()
+        };
         let mut model: std::collections::BTreeMap<Ppn, Vec<u8>> = Default::default();
         let mut page: Vec<u8> = (0..512).map(|_| rng.gen()).collect();
         for step in 0..5_000u32 {
@@ -491,6 +648,15 @@ mod tests {
                 }
                 if rng.gen_bool(0.05) {
                     page = (0..512).map(|_| rng.gen()).collect();
+                    if rng.gen_bool(0.5) {
+                        // Words of at most 26 bits, or unmapped: packable.
+                        for w in page.chunks_exact_mut(4) {
+                            w[3] = if w[3] < 16 { 0xFF } else { w[3] & 3 };
+                            if w[3] == 0xFF {
+                                w.fill(0xFF);
+                            }
+                        }
+                    }
                 }
                 let like = rng.gen_bool(0.9).then(|| rng.gen_range(0..64));
                 k.insert(ppn, &page, like);
@@ -506,8 +672,9 @@ mod tests {
     #[test]
     fn a_page_unlike_its_hint_or_with_a_missing_hint_is_kept_whole() {
         let mut k = KeptPages::default();
-        let a = vec![1u8; 512];
-        let b = vec![2u8; 512];
+        // Words of 32 significant bits: kept raw, not packed.
+        let a = vec![0xF1u8; 512];
+        let b = vec![0xF2u8; 512];
         k.insert(10, &a, None);
         k.insert(11, &b, Some(10)); // every byte differs
         k.insert(12, &a, Some(99)); // no such page
@@ -695,6 +862,78 @@ mod tests {
             let mut rest = &buf[..];
             assert_eq!(read_varint(&mut rest), v);
             assert!(rest.is_empty());
+        }
+    }
+
+    /// Whole pages pack to the width of their largest word, the unmapped
+    /// word (0xFFFF_FFFF) as the all-ones code, and unpack byte for byte:
+    /// random table pages of several widths, run-shaped ones, pages partly
+    /// or wholly unmapped, a word just below the all-ones code; pages whose
+    /// words need more than 28 bits, or not whole words, stay raw.
+    #[test]
+    fn whole_pages_pack_to_their_widest_word_and_unpack_exactly() {
+        let mut rng = ChaCha8Rng::seed_from_u64(17);
+        let roundtrip = |data: &[u8]| -> Option<usize> {
+            let p = pack(data)?;
+            let mut out = vec![0u8; data.len()];
+            unpack(&p, &mut out);
+            assert_eq!(out, data);
+            assert_eq!(packed_len(&p), data.len());
+            Some(p.len())
+        };
+        for width in [1u32, 7, 8, 17, 26, 28] {
+            for shape in 0..4 {
+                let mut entries: Vec<u32> = (0..2048).map(|_| rng.gen_range(0..1u64 << width) as u32).collect();
+                match shape {
+                    0 => {}
+                    1 => {
+                        let first = rng.gen_range(0..1u32 << width.min(20));
+                        for (i, e) in entries.iter_mut().enumerate().take(700) {
+                            *e = (first + i as u32) & ((1u64 << width) - 2) as u32;
+                        }
+                    }
+                    2 => entries[rng.gen_range(0..2048)..].fill(u32::MAX),
+                    _ => entries.fill(u32::MAX),
+                }
+                let max = entries.iter().copied().filter(|&e| e != u32::MAX).max().unwrap_or(0);
+                let need = 32 - (max as u64 + 1).leading_zeros().saturating_sub(32);
+                let len = roundtrip(&table_page(&entries));
+                match need <= PACK_WIDTH_MAX {
+                    true => assert_eq!(len, Some(PACK_HEADER + (2048 * need as usize).div_ceil(8) + 8), "width {width} shape {shape}"),
+                    false => assert_eq!(len, None),
+                }
+            }
+        }
+        // The largest word a width holds besides the all-ones code.
+        let mut entries = vec![0u32; 2048];
+        entries[5] = (1 << 26) - 2;
+        entries[6] = u32::MAX;
+        assert_eq!(roundtrip(&table_page(&entries)), Some(PACK_HEADER + 2048 * 26 / 8 + 8));
+        entries[7] = (1 << 26) - 1; // now 27 bits
+        assert_eq!(roundtrip(&table_page(&entries)), Some(PACK_HEADER + 2048 * 27 / 8 + 8));
+        entries[8] = 1 << 28; // 29 bits: raw
+        assert_eq!(roundtrip(&table_page(&entries)), None);
+        assert_eq!(roundtrip(&[0u8; 7]), None);
+        // Kept whole pages read back exactly, packed or not: raw while the
+        // array keeps few pages, packed (if they pack) once it keeps many.
+        let mut k = KeptPages::default();
+        let small = table_page(&(0..2048).map(|i| i * 3).collect::<Vec<u32>>());
+        let wide: Vec<u8> = (0..8192).map(|_| rng.gen()).collect();
+        k.insert(1, &small, None);
+        assert_eq!(k.bytes(), 8192);
+        let filler = table_page(&[7u32; 2048]);
+        for p in 10..10 + PACK_FROM_PAGES as u32 {
+            k.insert(p, &filler, None);
+        }
+        let before = k.bytes();
+        k.insert(2, &small, None);
+        k.insert(3, &wide, None);
+        // 2,048 entries of 13 bits (the largest is 6,141).
+        assert_eq!(k.bytes() - before, (PACK_HEADER + 2048 * 13 / 8 + 8) as u64 + 8192);
+        let mut out = vec![0u8; 8192];
+        for (p, data) in [(1, &small), (2, &small), (3, &wide), (10, &filler)] {
+            assert!(k.read(p, &mut out));
+            assert_eq!(&out, data, "page {p}");
         }
     }
 }
