@@ -167,7 +167,10 @@ fn pack(data: &[u8]) -> Option<Box<[u8]>> {
     if !rest.is_empty() || data.len() > u32::MAX as usize {
         return None;
     }
-    let max = words.iter().map(|w| u32::from_le_bytes(*w)).fold(0, |m, w| if w == u32::MAX { m } else { m.max(w) });
+    let max = words
+        .iter()
+        .map(|w| u32::from_le_bytes(*w))
+        .fold(0, |m, w| if w == u32::MAX { m } else { m.max(w) });
     // The widest code is the unmapped word's, so the largest other word
     // must stay below it.
     let width = u64::BITS - (max as u64 + 1).leading_zeros();
@@ -388,7 +391,9 @@ fn diff_into(base: &[u8], new: &[u8], limit: usize, patch: &mut Vec<u8>) -> bool
         let (a, b) = (&base[lo * WORD..(lo + width) * WORD], &new[lo * WORD..(lo + width) * WORD]);
         let mask = match (<&[u8; 64 * WORD]>::try_from(a), <&[u8; 64 * WORD]>::try_from(b)) {
             (Ok(a), Ok(b)) => block_mask(a, b),
-            _ => (0..width).fold(0u64, |m, k| m | ((a[k * WORD..(k + 1) * WORD] != b[k * WORD..(k + 1) * WORD]) as u64) << k),
+            _ => (0..width).fold(0u64, |m, k| {
+                m | ((a[k * WORD..(k + 1) * WORD] != b[k * WORD..(k + 1) * WORD]) as u64) << k
+            }),
         };
         let mut bit = 0;
         while bit < width {
@@ -482,7 +487,10 @@ fn read_varint(patch: &mut &[u8]) -> usize {
 /// Appends the run of `bytes` at byte `at` to a patch whose last run ended
 /// at byte `prev_end`; returns where this one ends.
 fn push_run(patch: &mut Vec<u8>, prev_end: usize, at: usize, bytes: &[u8]) -> usize {
-    debug_assert!(at >= prev_end && (at - prev_end) % WORD == 0, "run at {at} after {prev_end}");
+    debug_assert!(
+        at >= prev_end && (at - prev_end).is_multiple_of(WORD),
+        "run at {at} after {prev_end}"
+    );
     push_varint(patch, (at - prev_end) / WORD);
     push_varint(patch, bytes.len());
     match <&[u8; WORD]>::try_from(bytes) {
@@ -682,7 +690,7 @@ mod tests {
         c[0] = 0;
         c[511] = 0;
         k.insert(13, &c, Some(12)); // two runs: patched
-        // Each run a word: a gap and a length of one byte each, 4 bytes.
+                                    // Each run a word: a gap and a length of one byte each, 4 bytes.
         assert_eq!(k.bytes(), 3 * 512 + 2 * (2 + 4));
         k.remove(12);
         assert_eq!(read(&k, 10), a);
@@ -899,7 +907,11 @@ mod tests {
                 let need = 32 - (max as u64 + 1).leading_zeros().saturating_sub(32);
                 let len = roundtrip(&table_page(&entries));
                 match need <= PACK_WIDTH_MAX {
-                    true => assert_eq!(len, Some(PACK_HEADER + (2048 * need as usize).div_ceil(8) + 8), "width {width} shape {shape}"),
+                    true => assert_eq!(
+                        len,
+                        Some(PACK_HEADER + (2048 * need as usize).div_ceil(8) + 8),
+                        "width {width} shape {shape}"
+                    ),
                     false => assert_eq!(len, None),
                 }
             }
