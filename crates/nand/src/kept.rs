@@ -19,18 +19,33 @@
 //! itself a delta keeps the new page as a forward delta against it; a delta
 //! longer than the page is not made (the page is kept whole).
 //!
-//! Patch format, run after run: offset (u32 LE), length (u32 LE), then that
-//! many bytes, which replace the base's from the offset on. Runs are sorted
-//! by offset and do not overlap.
+//! Patch format, run after run, a run being a stretch of 4-byte words that
+//! differ (table pages are arrays of u32 entries; between two checkpoints
+//! most changed entries are single, so a run is mostly one word):
+//!
+//! ```text
+//! varint  gap: words from the end of the previous run (the page's start
+//!         for the first run) to this run's first byte
+//! varint  length of the run in bytes: a multiple of 4, except for a run
+//!         that ends at the page's end (a page size need not be one)
+//! [u8]    that many bytes, which replace the base's from there on
+//! ```
+//!
+//! Varints are LEB128 (7 bits a byte, low first, high bit set on all but the
+//! last byte). Runs are sorted and do not overlap. A single changed entry
+//! costs 6 bytes (it took 16 with a u32 offset and u32 length over 8-byte
+//! words: at 512 GiB the deltas between two checkpoints of a GC-active
+//! device held 54 MB, 2 million runs of one word).
 
 use crate::geometry::Ppn;
 use std::collections::BTreeMap;
 
-const RUN_HEADER: usize = 8;
+/// The unit runs are made of, and gaps counted in.
+const WORD: usize = 4;
 
 #[derive(Clone)]
 enum Repr {
-    Whole(Box<[u8]>),
+    Whole(WholePage),
     /// Applied to the data of page `base`, `patch` gives this page's data.
     Delta {
         base: Ppn,
@@ -45,9 +60,166 @@ struct Node {
     dependents: Vec<Ppn>,
 }
 
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct KeptPages {
     pages: BTreeMap<Ppn, Node>,
+    /// The patch being made (reused: its capacity stays).
+    scratch: Vec<u8>,
+    /// A packed whole page unpacked.
+    page: Vec<u8>,
+    /// Whole pages are packed once this many pages are kept.
+    pack_from_pages: usize,
+}
+
+impl Default for KeptPages {
+    fn default() -> Self {
+        KeptPages {
+            pages: BTreeMap::new(),
+            scratch: Vec::new(),
+            page: Vec::new(),
+            pack_from_pages: PACK_FROM_PAGES,
+        }
+    }
+}
+
+/// A page kept whole: its 4-byte words packed into fewer bits when they
+/// all fit (a table page's entries are physical page numbers, 26 bits at
+/// 512 GiB with 8 KiB pages: the newest version of every L2P page, about
+/// one copy of the L2P, then takes 26/32 of it), else its bytes as they are.
+///
+/// Packed format: u32 LE page length in bytes (a multiple of 4), u8 width
+/// W (1..=28), then the words' W-bit codes, the first in the lowest bits of
+/// the first byte, 8 zero bytes at the end (a reader loads 8 bytes at a
+/// time). Code 2^W - 1 is the word 0xFFFF_FFFF (an unmapped entry, the
+/// 0xFF fill after a table's last entry); any other code is the word.
+#[derive(Clone)]
+enum WholePage {
+    Raw(Box<[u8]>),
+    Packed(Box<[u8]>),
+}
+
+impl Default for WholePage {
+    fn default() -> Self {
+        WholePage::Raw(Box::default())
+    }
+}
+
+/// Packing is for arrays that keep many pages (large devices, where the
+/// kept table pages are hundreds of MiB): it costs work at every program
+/// and read of a whole page, which a small device's frequent checkpoints
+/// would pay for a few MiB (on `jasmine`, 1 GiB, the random-write `run`
+/// keeps about a hundred pages; with every page packed it took 24% more
+/// instructions). Pages kept whole while fewer are held stay raw until
+/// their next version.
+const PACK_FROM_PAGES: usize = 4096;
+
+/// Widths above this save less than an eighth: such pages stay raw.
+const PACK_WIDTH_MAX: u32 = 28;
+const PACK_HEADER: usize = 5;
+
+impl WholePage {
+    /// `data` kept whole, packed if `pack_it` and it packs; `reuse`, a page
+    /// no longer needed, lends its allocation when `data` stays raw and has
+    /// its size.
+    fn new(data: &[u8], reuse: WholePage, pack_it: bool) -> WholePage {
+        if let Some(p) = pack_it.then(|| pack(data)).flatten() {
+            return WholePage::Packed(p);
+        }
+        match reuse {
+            WholePage::Raw(mut b) if b.len() == data.len() => {
+                b.copy_from_slice(data);
+                WholePage::Raw(b)
+            }
+            _ => WholePage::Raw(data.into()),
+        }
+    }
+
+    /// The page's bytes: its own when raw, else unpacked into `buf`.
+    fn bytes<'a>(&'a self, buf: &'a mut Vec<u8>) -> &'a [u8] {
+        match self {
+            WholePage::Raw(b) => b,
+            WholePage::Packed(p) => {
+                buf.resize(packed_len(p), 0);
+                unpack(p, buf);
+                buf
+            }
+        }
+    }
+
+    fn read(&self, out: &mut [u8]) {
+        match self {
+            WholePage::Raw(b) => out.copy_from_slice(b),
+            WholePage::Packed(p) => unpack(p, out),
+        }
+    }
+
+    fn stored_len(&self) -> usize {
+        match self {
+            WholePage::Raw(b) | WholePage::Packed(b) => b.len(),
+        }
+    }
+}
+
+/// `data` packed (format at [`WholePage`]), or `None` if its words need
+/// more than [`PACK_WIDTH_MAX`] bits or its size is not whole words.
+fn pack(data: &[u8]) -> Option<Box<[u8]>> {
+    let (words, rest) = data.as_chunks::<WORD>();
+    if !rest.is_empty() || data.len() > u32::MAX as usize {
+        return None;
+    }
+    let max = words
+        .iter()
+        .map(|w| u32::from_le_bytes(*w))
+        .fold(0, |m, w| if w == u32::MAX { m } else { m.max(w) });
+    // The widest code is the unmapped word's, so the largest other word
+    // must stay below it.
+    let width = u64::BITS - (max as u64 + 1).leading_zeros();
+    if width > PACK_WIDTH_MAX {
+        return None;
+    }
+    let ones = (1u64 << width) - 1;
+    let mut out = vec![0u8; PACK_HEADER + (words.len() * width as usize).div_ceil(8) + 8];
+    out[0..4].copy_from_slice(&(data.len() as u32).to_le_bytes());
+    out[4] = width as u8;
+    let (mut acc, mut bits, mut at) = (0u64, 0u32, PACK_HEADER);
+    for w in words {
+        let w = u32::from_le_bytes(*w);
+        let code = if w == u32::MAX { ones } else { w as u64 };
+        acc |= code << bits;
+        bits += width;
+        if bits >= 32 {
+            out[at..at + 4].copy_from_slice(&(acc as u32).to_le_bytes());
+            at += 4;
+            acc >>= 32;
+            bits -= 32;
+        }
+    }
+    out[at..at + 4].copy_from_slice(&(acc as u32).to_le_bytes());
+    Some(out.into_boxed_slice())
+}
+
+fn packed_len(p: &[u8]) -> usize {
+    u32::from_le_bytes(p[0..4].try_into().expect("4 bytes")) as usize
+}
+
+/// Writes the page `p` packs into `out` (its length).
+fn unpack(p: &[u8], out: &mut [u8]) {
+    debug_assert_eq!(out.len(), packed_len(p));
+    let width = p[4] as u32;
+    let ones = (1u64 << width) - 1;
+    let (src, _) = p[PACK_HEADER..].as_chunks::<4>();
+    let (mut acc, mut bits, mut at) = (0u64, 0u32, 0usize);
+    for o in out.as_chunks_mut::<WORD>().0 {
+        if bits < width {
+            acc |= (u32::from_le_bytes(src[at]) as u64) << bits;
+            at += 1;
+            bits += 32;
+        }
+        let code = acc & ones;
+        acc >>= width;
+        bits -= width;
+        *o = if code == ones { u32::MAX } else { code as u32 }.to_le_bytes();
+    }
 }
 
 impl KeptPages {
@@ -64,7 +236,7 @@ impl KeptPages {
                 None if at == ppn => return false,
                 None => unreachable!("a delta's base is kept"),
                 Some(Repr::Whole(data)) => {
-                    out.copy_from_slice(data);
+                    data.read(out);
                     break;
                 }
                 Some(Repr::Delta { base, patch }) => {
@@ -86,22 +258,18 @@ impl KeptPages {
     pub fn insert(&mut self, ppn: Ppn, data: &[u8], like: Option<Ppn>) {
         let limit = data.len();
         self.remove(ppn);
+        let pack_it = self.pages.len() >= self.pack_from_pages;
         let Some(like) = like.filter(|l| self.pages.contains_key(l)) else {
-            self.pages.insert(ppn, whole(data));
+            self.pages.insert(ppn, whole(data, pack_it));
             return;
         };
         let node = self.pages.get_mut(&like).expect("checked above");
         match &mut node.repr {
-            Repr::Whole(old) => match diff(data, old, limit) {
-                Some(patch) => {
-                    // The old version's bytes become the new one's (no
-                    // allocation, so no churn of whole pages in the heap).
-                    let mut bytes = std::mem::take(old);
-                    bytes.copy_from_slice(data);
-                    node.repr = Repr::Delta {
-                        base: ppn,
-                        patch: patch.into_boxed_slice(),
-                    };
+            Repr::Whole(old) => match diff_into(data, old.bytes(&mut self.page), limit, &mut self.scratch) {
+                true => {
+                    let patch: Box<[u8]> = self.scratch.as_slice().into();
+                    let bytes = WholePage::new(data, std::mem::take(old), pack_it);
+                    node.repr = Repr::Delta { base: ppn, patch };
                     self.pages.insert(
                         ppn,
                         Node {
@@ -110,25 +278,25 @@ impl KeptPages {
                         },
                     );
                 }
-                None => {
-                    self.pages.insert(ppn, whole(data));
+                false => {
+                    self.pages.insert(ppn, whole(data, pack_it));
                 }
             },
             Repr::Delta { .. } => {
                 let mut old = vec![0u8; data.len()];
                 self.read(like, &mut old);
-                let kept = match diff(&old, data, limit) {
-                    Some(patch) => {
+                let kept = match diff_into(&old, data, limit, &mut self.scratch) {
+                    true => {
                         self.pages.get_mut(&like).expect("checked above").dependents.push(ppn);
                         Node {
                             repr: Repr::Delta {
                                 base: like,
-                                patch: patch.into_boxed_slice(),
+                                patch: self.scratch.as_slice().into(),
                             },
                             dependents: Vec::new(),
                         }
                     }
-                    None => whole(data),
+                    false => whole(data, pack_it),
                 };
                 self.pages.insert(ppn, kept);
             }
@@ -142,20 +310,17 @@ impl KeptPages {
         let Some(node) = self.pages.remove(&ppn) else { return };
         match node.repr {
             Repr::Whole(data) => {
-                // Each dependent becomes whole; the last takes the bytes over.
-                let n = node.dependents.len();
-                let mut data = Some(data);
-                for (i, d) in node.dependents.into_iter().enumerate() {
-                    let mut bytes = match i + 1 == n {
-                        true => data.take().expect("kept for the last"),
-                        false => data.clone().expect("kept until the last"),
-                    };
+                // Each dependent becomes whole.
+                let whole = data.bytes(&mut self.page).to_vec();
+                let pack_it = self.pages.len() >= self.pack_from_pages;
+                for d in node.dependents {
+                    let mut bytes = whole.clone();
                     let dep = self.pages.get_mut(&d).expect("a dependent is kept");
                     let Repr::Delta { patch, .. } = &dep.repr else {
                         unreachable!("a dependent is a delta")
                     };
                     apply(patch, &mut bytes);
-                    dep.repr = Repr::Whole(bytes);
+                    dep.repr = Repr::Whole(WholePage::new(&bytes, WholePage::default(), pack_it));
                 }
             }
             Repr::Delta { base, patch: under } => {
@@ -184,39 +349,52 @@ impl KeptPages {
         self.pages
             .values()
             .map(|n| match &n.repr {
-                Repr::Whole(d) => d.len() as u64,
+                Repr::Whole(d) => d.stored_len() as u64,
                 Repr::Delta { patch, .. } => patch.len() as u64,
             })
             .sum()
     }
 }
 
-fn whole(data: &[u8]) -> Node {
+fn whole(data: &[u8], pack_it: bool) -> Node {
     Node {
-        repr: Repr::Whole(data.into()),
+        repr: Repr::Whole(WholePage::new(data, WholePage::default(), pack_it)),
         dependents: Vec::new(),
     }
 }
 
 /// The runs that turn `base` into `new`, or `None` if they take more than
-/// `limit` bytes. Runs are found a word (8 bytes) at a time: a run covers
-/// whole words (the page's last bytes, if its size is not a multiple of 8,
+/// `limit` bytes. Runs are found a word (4 bytes) at a time: a run covers
+/// whole words (the page's last bytes, if its size is not a multiple of 4,
 /// are a run of their own when they differ). A checkpoint rewrites every
 /// table page whose entries changed, and after GC moved pages the changes
 /// are all over it, so this loop is kept free of branches per word: the
 /// words of a block of 64 are compared into a bit mask (which the compiler
 /// vectorises), and runs are read off the mask's bits.
+#[cfg(test)]
 fn diff(base: &[u8], new: &[u8], limit: usize) -> Option<Vec<u8>> {
+    let mut patch = Vec::new();
+    diff_into(base, new, limit, &mut patch).then_some(patch)
+}
+
+/// [`diff`] into `patch` (cleared first; a buffer kept between calls, so
+/// no allocation per run): false, and `patch` unusable, past `limit`.
+fn diff_into(base: &[u8], new: &[u8], limit: usize, patch: &mut Vec<u8>) -> bool {
     debug_assert_eq!(base.len(), new.len());
-    const WORD: usize = 8;
-    let word = |s: &[u8], i: usize| u64::from_ne_bytes(s[i * WORD..(i + 1) * WORD].try_into().expect("a word"));
+    patch.clear();
     let n = base.len() / WORD;
-    let mut runs: Vec<(usize, usize)> = Vec::new();
-    let mut cost = 0usize;
+    // Byte where the last run written ends.
+    let mut prev_end = 0usize;
     let mut open: Option<usize> = None;
     for lo in (0..n).step_by(64) {
         let width = (n - lo).min(64);
-        let mask = (0..width).fold(0u64, |m, k| m | ((word(base, lo + k) != word(new, lo + k)) as u64) << k);
+        let (a, b) = (&base[lo * WORD..(lo + width) * WORD], &new[lo * WORD..(lo + width) * WORD]);
+        let mask = match (<&[u8; 64 * WORD]>::try_from(a), <&[u8; 64 * WORD]>::try_from(b)) {
+            (Ok(a), Ok(b)) => block_mask(a, b),
+            _ => (0..width).fold(0u64, |m, k| {
+                m | ((a[k * WORD..(k + 1) * WORD] != b[k * WORD..(k + 1) * WORD]) as u64) << k
+            }),
+        };
         let mut bit = 0;
         while bit < width {
             match open {
@@ -234,10 +412,9 @@ fn diff(base: &[u8], new: &[u8], limit: usize) -> Option<Vec<u8>> {
                     bit += (!mask >> bit).trailing_zeros() as usize;
                     if bit < width {
                         let end = lo + bit;
-                        runs.push((start * WORD, end * WORD));
-                        cost += RUN_HEADER + (end - start) * WORD;
-                        if cost > limit {
-                            return None;
+                        prev_end = push_run(patch, prev_end, start * WORD, &new[start * WORD..end * WORD]);
+                        if patch.len() > limit {
+                            return false;
                         }
                         open = None;
                     }
@@ -245,49 +422,106 @@ fn diff(base: &[u8], new: &[u8], limit: usize) -> Option<Vec<u8>> {
             }
         }
     }
-    if let Some(start) = open {
-        runs.push((start * WORD, n * WORD));
-        cost += RUN_HEADER + (n - start) * WORD;
-    }
+    // The ragged tail: its own run, or the end of the run reaching it.
     let tail = n * WORD;
-    if base[tail..] != new[tail..] {
-        runs.push((tail, new.len()));
-        cost += RUN_HEADER + new.len() - tail;
+    let tail_differs = base[tail..] != new[tail..];
+    let last_end = if tail_differs { new.len() } else { tail };
+    match open {
+        Some(start) => {
+            push_run(patch, prev_end, start * WORD, &new[start * WORD..last_end]);
+        }
+        None if tail_differs => {
+            push_run(patch, prev_end, tail, &new[tail..]);
+        }
+        None => {}
     }
-    if cost > limit {
-        return None;
-    }
-    let mut patch = Vec::with_capacity(cost);
-    for (start, end) in runs {
-        push_run(&mut patch, start, &new[start..end]);
-    }
-    Some(patch)
+    patch.len() <= limit
 }
 
-fn push_run(patch: &mut Vec<u8>, at: usize, bytes: &[u8]) {
-    patch.extend_from_slice(&(at as u32).to_le_bytes());
-    patch.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-    patch.extend_from_slice(bytes);
+/// Bit k set where word k of `a` and `b` differ. Fixed sizes, so no bounds
+/// checks and a loop the compiler vectorises (the blocks of a page but its
+/// last).
+#[inline]
+fn block_mask(a: &[u8; 64 * WORD], b: &[u8; 64 * WORD]) -> u64 {
+    let word = |s: &[u8; 64 * WORD], k: usize| u32::from_ne_bytes([s[k * 4], s[k * 4 + 1], s[k * 4 + 2], s[k * 4 + 3]]);
+    let mut mask = 0u64;
+    for k in 0..64 {
+        mask |= ((word(a, k) != word(b, k)) as u64) << k;
+    }
+    mask
+}
+
+/// Bytes a run of `len` bytes takes, `gap` words after the previous one.
+fn run_cost(gap: usize, len: usize) -> usize {
+    varint_len(gap) + varint_len(len) + len
+}
+
+fn varint_len(v: usize) -> usize {
+    (usize::BITS - (v | 1).leading_zeros()).div_ceil(7) as usize
+}
+
+#[inline]
+fn push_varint(patch: &mut Vec<u8>, mut v: usize) {
+    while v >= 0x80 {
+        patch.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    patch.push(v as u8);
+}
+
+fn read_varint(patch: &mut &[u8]) -> usize {
+    let mut v = 0usize;
+    let mut shift = 0;
+    loop {
+        let b = patch[0];
+        *patch = &patch[1..];
+        v |= ((b & 0x7F) as usize) << shift;
+        if b < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+#[inline]
+/// Appends the run of `bytes` at byte `at` to a patch whose last run ended
+/// at byte `prev_end`; returns where this one ends.
+fn push_run(patch: &mut Vec<u8>, prev_end: usize, at: usize, bytes: &[u8]) -> usize {
+    debug_assert!(
+        at >= prev_end && (at - prev_end).is_multiple_of(WORD),
+        "run at {at} after {prev_end}"
+    );
+    push_varint(patch, (at - prev_end) / WORD);
+    push_varint(patch, bytes.len());
+    match <&[u8; WORD]>::try_from(bytes) {
+        // The common run, one entry: a fixed-size copy, no call.
+        Ok(one) => patch.extend_from_slice(one),
+        Err(_) => patch.extend_from_slice(bytes),
+    }
+    at + bytes.len()
 }
 
 /// The runs of a patch: (offset, bytes), in the order written (by offset).
 fn runs(mut patch: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+    let mut end = 0usize;
     std::iter::from_fn(move || {
         if patch.is_empty() {
             return None;
         }
-        let at = u32::from_le_bytes(patch[0..4].try_into().expect("4 bytes")) as usize;
-        let len = u32::from_le_bytes(patch[4..8].try_into().expect("4 bytes")) as usize;
-        let run = (at, &patch[RUN_HEADER..RUN_HEADER + len]);
-        patch = &patch[RUN_HEADER + len..];
-        Some(run)
+        let at = end + read_varint(&mut patch) * WORD;
+        let len = read_varint(&mut patch);
+        let (bytes, rest) = patch.split_at(len);
+        patch = rest;
+        end = at + len;
+        Some((at, bytes))
     })
 }
 
 /// One patch doing what applying `under` and then `over` does: `over`'s
 /// runs, and `under`'s bytes where `over` has none. `None` if it takes more
 /// than `limit` bytes. Both patches' runs are sorted and disjoint (as
-/// [`diff`] and this function make them), and so are the result's.
+/// [`diff`] and this function make them), and so are the result's; their
+/// ends are whole words (or the page's end), so the pieces' are too.
 fn overlay(under: &[u8], over: &[u8], limit: usize) -> Option<Vec<u8>> {
     let over_runs: Vec<(usize, &[u8])> = runs(over).collect();
     let mut pieces: Vec<(usize, &[u8])> = Vec::with_capacity(over_runs.len() * 2 + 1);
@@ -318,13 +552,19 @@ fn overlay(under: &[u8], over: &[u8], limit: usize) -> Option<Vec<u8>> {
     }
     pieces.extend_from_slice(&over_runs);
     pieces.sort_unstable_by_key(|&(at, _)| at);
-    let cost: usize = pieces.iter().map(|(_, b)| RUN_HEADER + b.len()).sum();
+    let mut cost = 0;
+    let mut prev_end = 0;
+    for &(at, bytes) in &pieces {
+        cost += run_cost((at - prev_end) / WORD, bytes.len());
+        prev_end = at + bytes.len();
+    }
     if cost > limit {
         return None;
     }
     let mut patch = Vec::with_capacity(cost);
+    let mut prev_end = 0;
     for (at, bytes) in pieces {
-        push_run(&mut patch, at, bytes);
+        prev_end = push_run(&mut patch, prev_end, at, bytes);
     }
     Some(patch)
 }
@@ -375,8 +615,9 @@ mod tests {
             }
         }
         assert_eq!(k.len(), 3);
-        // Three versions kept in a whole page and two small patches.
-        assert!(k.bytes() <= 512 + 2 * 4 * (RUN_HEADER as u64 + 16), "{} bytes", k.bytes());
+        // Three versions kept in a whole page and two small patches (at
+        // most three changed words each: 2 varint bytes and 4 bytes a word).
+        assert!(k.bytes() <= 512 + 2 * 3 * 6, "{} bytes", k.bytes());
         // The newest gone, the older ones still read back.
         k.remove(199);
         expect.retain(|(p, _)| *p != 199);
@@ -389,8 +630,18 @@ mod tests {
     /// against a model that keeps every page whole.
     #[test]
     fn any_history_of_hints_and_removals_reads_back_exactly() {
+        for pack_from_pages in [PACK_FROM_PAGES, 0] {
+            any_history(pack_from_pages);
+        }
+    }
+
+    /// Whole pages packed from `pack_from_pages` kept pages on (0: always).
+    fn any_history(pack_from_pages: usize) {
         let mut rng = ChaCha8Rng::seed_from_u64(9);
-        let mut k = KeptPages::default();
+        let mut k = KeptPages {
+            pack_from_pages,
+            ..KeptPages::default()
+        };
         let mut model: std::collections::BTreeMap<Ppn, Vec<u8>> = Default::default();
         let mut page: Vec<u8> = (0..512).map(|_| rng.gen()).collect();
         for step in 0..5_000u32 {
@@ -405,6 +656,15 @@ mod tests {
                 }
                 if rng.gen_bool(0.05) {
                     page = (0..512).map(|_| rng.gen()).collect();
+                    if rng.gen_bool(0.5) {
+                        // Words of at most 26 bits, or unmapped: packable.
+                        for w in page.chunks_exact_mut(4) {
+                            w[3] = if w[3] < 16 { 0xFF } else { w[3] & 3 };
+                            if w[3] == 0xFF {
+                                w.fill(0xFF);
+                            }
+                        }
+                    }
                 }
                 let like = rng.gen_bool(0.9).then(|| rng.gen_range(0..64));
                 k.insert(ppn, &page, like);
@@ -420,8 +680,9 @@ mod tests {
     #[test]
     fn a_page_unlike_its_hint_or_with_a_missing_hint_is_kept_whole() {
         let mut k = KeptPages::default();
-        let a = vec![1u8; 512];
-        let b = vec![2u8; 512];
+        // Words of 32 significant bits: kept raw, not packed.
+        let a = vec![0xF1u8; 512];
+        let b = vec![0xF2u8; 512];
         k.insert(10, &a, None);
         k.insert(11, &b, Some(10)); // every byte differs
         k.insert(12, &a, Some(99)); // no such page
@@ -429,7 +690,8 @@ mod tests {
         c[0] = 0;
         c[511] = 0;
         k.insert(13, &c, Some(12)); // two runs: patched
-        assert_eq!(k.bytes(), 3 * 512 + 2 * (RUN_HEADER as u64 + 8));
+                                    // Each run a word: a gap and a length of one byte each, 4 bytes.
+        assert_eq!(k.bytes(), 3 * 512 + 2 * (2 + 4));
         k.remove(12);
         assert_eq!(read(&k, 10), a);
         assert_eq!(read(&k, 11), b);
@@ -442,11 +704,11 @@ mod tests {
         let base = vec![0u8; 256];
         let mut new = base.clone();
         new[3] = 1;
-        new[9] = 1; // the next word: one run of two words
+        new[5] = 1; // the next word: one run of two words
         new[100] = 1;
         new[255] = 9;
         let patch = diff(&base, &new, usize::MAX).unwrap();
-        assert_eq!(patch.len(), (RUN_HEADER + 16) + 2 * (RUN_HEADER + 8));
+        assert_eq!(patch.len(), (2 + 8) + 2 * (2 + 4));
         let mut out = base.clone();
         apply(&patch, &mut out);
         assert_eq!(out, new);
@@ -492,7 +754,7 @@ mod tests {
     #[test]
     fn diffs_find_the_runs_a_word_walk_finds() {
         let mut rng = ChaCha8Rng::seed_from_u64(13);
-        for &len in &[8usize, 520, 1024, 8192, 8195, 4096 + 4] {
+        for &len in &[3usize, 8, 518, 520, 1024, 8192, 8195, 4096 + 4] {
             for _ in 0..200 {
                 let a: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
                 let mut b = a.clone();
@@ -507,27 +769,183 @@ mod tests {
                 let mut out = a.clone();
                 apply(&patch, &mut out);
                 assert_eq!(out, b);
-                // The reference: walk the words one by one.
-                let mut expect = Vec::new();
-                let words = len / 8;
+                // The reference: walk the words one by one; differing tail
+                // bytes join a run that reaches them, or make their own.
+                let mut expect: Vec<(usize, usize)> = Vec::new();
+                let words = len / WORD;
+                let differ = |w: usize| a[w * WORD..(w + 1) * WORD] != b[w * WORD..(w + 1) * WORD];
                 let mut w = 0;
                 while w < words {
-                    if a[w * 8..w * 8 + 8] == b[w * 8..w * 8 + 8] {
+                    if !differ(w) {
                         w += 1;
                         continue;
                     }
                     let start = w;
-                    while w < words && a[w * 8..w * 8 + 8] != b[w * 8..w * 8 + 8] {
+                    while w < words && differ(w) {
                         w += 1;
                     }
-                    expect.push((start * 8, (w - start) * 8));
+                    expect.push((start * WORD, (w - start) * WORD));
                 }
-                if a[words * 8..] != b[words * 8..] {
-                    expect.push((words * 8, len - words * 8));
+                if a[words * WORD..] != b[words * WORD..] {
+                    match expect.last_mut() {
+                        Some((at, n)) if *at + *n == words * WORD => *n = len - *at,
+                        _ => expect.push((words * WORD, len - words * WORD)),
+                    }
                 }
                 let got: Vec<(usize, usize)> = runs(&patch).map(|(at, bytes)| (at, bytes.len())).collect();
                 assert_eq!(got, expect, "page of {len} bytes");
             }
+        }
+    }
+
+    fn table_page(entries: &[u32]) -> Vec<u8> {
+        entries.iter().flat_map(|e| e.to_le_bytes()).collect()
+    }
+
+    /// Table pages of 8 KiB (2,048 u32 entries of a 26-bit physical page
+    /// space), version after version as a checkpoint writes them: a few
+    /// random entries changed, a stretch remapped to consecutive pages (GC
+    /// moving a block whole), a page of new random entries, part of the page
+    /// unmapped. Every kept version reads back byte for byte while older
+    /// ones are removed; a delta of scattered single entries costs 6 bytes
+    /// an entry (a one-byte gap where entries are under 128 words apart).
+    #[test]
+    fn table_page_versions_of_random_and_run_shaped_entries_read_back_exactly() {
+        let mut rng = ChaCha8Rng::seed_from_u64(15);
+        let mut k = KeptPages::default();
+        let mut entries: Vec<u32> = (0..2048).map(|_| rng.gen_range(0..1 << 26)).collect();
+        let mut expect: Vec<(Ppn, Vec<u8>)> = Vec::new();
+        k.insert(0, &table_page(&entries), None);
+        expect.push((0, table_page(&entries)));
+        for v in 1..120u32 {
+            let before = entries.clone();
+            match v % 4 {
+                0 => {
+                    // One entry in every 64: scattered single changes.
+                    for e in entries.iter_mut().step_by(64) {
+                        *e = rng.gen_range(0..1 << 26);
+                    }
+                }
+                1 => {
+                    let at = rng.gen_range(0..2048 - 256);
+                    let first = rng.gen_range(0..1 << 26);
+                    for (i, e) in entries[at..at + 256].iter_mut().enumerate() {
+                        *e = first + i as u32;
+                    }
+                }
+                2 => entries.iter_mut().for_each(|e| *e = rng.gen_range(0..1 << 26)),
+                _ => {
+                    let at = rng.gen_range(0..2048);
+                    entries[at..].fill(u32::MAX);
+                }
+            }
+            let page = table_page(&entries);
+            let bytes_before = k.bytes();
+            k.insert(v, &page, Some(v - 1));
+            if v % 4 == 0 {
+                // The previous version became a patch of 32 one-word runs.
+                assert_eq!(k.bytes() - bytes_before, 32 * 6, "version {v}");
+                let patch = diff(&page, &table_page(&before), usize::MAX).unwrap();
+                assert_eq!(patch.len(), 32 * 6);
+            }
+            expect.push((v, page));
+            if v >= 3 {
+                k.remove(v - 3);
+                expect.retain(|(p, _)| *p != v - 3);
+            }
+            let mut out = vec![0u8; 8192];
+            for (p, data) in &expect {
+                assert!(k.read(*p, &mut out));
+                assert_eq!(&out, data, "version {p} after version {v}");
+            }
+        }
+    }
+
+    #[test]
+    fn varints_round_trip_at_their_byte_boundaries() {
+        for v in [0usize, 1, 127, 128, 2047, 16_383, 16_384, u32::MAX as usize] {
+            let mut buf = Vec::new();
+            push_varint(&mut buf, v);
+            assert_eq!(buf.len(), varint_len(v), "{v}");
+            let mut rest = &buf[..];
+            assert_eq!(read_varint(&mut rest), v);
+            assert!(rest.is_empty());
+        }
+    }
+
+    /// Whole pages pack to the width of their largest word, the unmapped
+    /// word (0xFFFF_FFFF) as the all-ones code, and unpack byte for byte:
+    /// random table pages of several widths, run-shaped ones, pages partly
+    /// or wholly unmapped, a word just below the all-ones code; pages whose
+    /// words need more than 28 bits, or not whole words, stay raw.
+    #[test]
+    fn whole_pages_pack_to_their_widest_word_and_unpack_exactly() {
+        let mut rng = ChaCha8Rng::seed_from_u64(17);
+        let roundtrip = |data: &[u8]| -> Option<usize> {
+            let p = pack(data)?;
+            let mut out = vec![0u8; data.len()];
+            unpack(&p, &mut out);
+            assert_eq!(out, data);
+            assert_eq!(packed_len(&p), data.len());
+            Some(p.len())
+        };
+        for width in [1u32, 7, 8, 17, 26, 28] {
+            for shape in 0..4 {
+                let mut entries: Vec<u32> = (0..2048).map(|_| rng.gen_range(0..1u64 << width) as u32).collect();
+                match shape {
+                    0 => {}
+                    1 => {
+                        let first = rng.gen_range(0..1u32 << width.min(20));
+                        for (i, e) in entries.iter_mut().enumerate().take(700) {
+                            *e = (first + i as u32) & ((1u64 << width) - 2) as u32;
+                        }
+                    }
+                    2 => entries[rng.gen_range(0..2048)..].fill(u32::MAX),
+                    _ => entries.fill(u32::MAX),
+                }
+                let max = entries.iter().copied().filter(|&e| e != u32::MAX).max().unwrap_or(0);
+                let need = 32 - (max as u64 + 1).leading_zeros().saturating_sub(32);
+                let len = roundtrip(&table_page(&entries));
+                match need <= PACK_WIDTH_MAX {
+                    true => assert_eq!(
+                        len,
+                        Some(PACK_HEADER + (2048 * need as usize).div_ceil(8) + 8),
+                        "width {width} shape {shape}"
+                    ),
+                    false => assert_eq!(len, None),
+                }
+            }
+        }
+        // The largest word a width holds besides the all-ones code.
+        let mut entries = vec![0u32; 2048];
+        entries[5] = (1 << 26) - 2;
+        entries[6] = u32::MAX;
+        assert_eq!(roundtrip(&table_page(&entries)), Some(PACK_HEADER + 2048 * 26 / 8 + 8));
+        entries[7] = (1 << 26) - 1; // now 27 bits
+        assert_eq!(roundtrip(&table_page(&entries)), Some(PACK_HEADER + 2048 * 27 / 8 + 8));
+        entries[8] = 1 << 28; // 29 bits: raw
+        assert_eq!(roundtrip(&table_page(&entries)), None);
+        assert_eq!(roundtrip(&[0u8; 7]), None);
+        // Kept whole pages read back exactly, packed or not: raw while the
+        // array keeps few pages, packed (if they pack) once it keeps many.
+        let mut k = KeptPages::default();
+        let small = table_page(&(0..2048).map(|i| i * 3).collect::<Vec<u32>>());
+        let wide: Vec<u8> = (0..8192).map(|_| rng.gen()).collect();
+        k.insert(1, &small, None);
+        assert_eq!(k.bytes(), 8192);
+        let filler = table_page(&[7u32; 2048]);
+        for p in 10..10 + PACK_FROM_PAGES as u32 {
+            k.insert(p, &filler, None);
+        }
+        let before = k.bytes();
+        k.insert(2, &small, None);
+        k.insert(3, &wide, None);
+        // 2,048 entries of 13 bits (the largest is 6,141).
+        assert_eq!(k.bytes() - before, (PACK_HEADER + 2048 * 13 / 8 + 8) as u64 + 8192);
+        let mut out = vec![0u8; 8192];
+        for (p, data) in [(1, &small), (2, &small), (3, &wide), (10, &filler)] {
+            assert!(k.read(p, &mut out));
+            assert_eq!(&out, data, "page {p}");
         }
     }
 }
