@@ -786,7 +786,11 @@ impl<H: Hooks> Ftl<H> {
                 BlockState::Free => ftl.blocks.set_free(b),
                 BlockState::Full => {
                     ftl.blocks.last_seq[b as usize] = ck.seq;
-                    if ftl.blocks.valid[b as usize] == 0 {
+                    // Not only mapped pages are live: pages the protocol
+                    // keeps (BPCC's pinned straddlers, rebuilt by the
+                    // protocol's recovery above) must not go with a block
+                    // reclaimed for holding no mapped page.
+                    if ftl.live_pages(b) == 0 {
                         ftl.blocks.set_prefree(b);
                     }
                 }

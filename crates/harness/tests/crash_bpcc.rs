@@ -79,3 +79,23 @@ fn canary_is_caught() {
         r.crash_points
     );
 }
+
+/// A block whose pages are all unmapped but pinned (straddlers of aborted
+/// versions) must not become reclaimable at a mount. Recovery once set
+/// every block without a mapped page prefree, so the pool could hand it
+/// out and erase it: a cut inside that mount's own writes, and the rerun
+/// found the straddler gone and an aborted version of lpn 61 committed
+/// (`txftl crashtest --protocol bpcc --workload txwrite --seed 1
+/// --trim-pct 0 --nontx-pct 10 --ops 600 --fill 60 --pages-per-tx 6
+/// --abort-ratio 0.5 --concurrency 3 --at 397 --torn data`: 1 violation
+/// before the fix, 11 in the whole enumeration). The crash point replayed,
+/// with every cut inside its recovery.
+#[test]
+fn a_block_of_pinned_pages_outlives_the_mount() {
+    let mut s = spec("bpcc", 600, 60, shape(6, 50, 3, 0), true);
+    s.torn = vec![txftl_nand::Torn::Data];
+    s.only = Some((397, txftl_nand::Torn::Data));
+    let r = common::run_clean(&s);
+    assert!(r.recovery_crash_points > 0, "{}", r.recovery_crash_points);
+    assert!(r.dry_run.gc_pinned_copies > 0, "{:?}", r.dry_run);
+}
