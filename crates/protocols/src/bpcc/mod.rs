@@ -62,11 +62,9 @@ mod recovery;
 pub use format::PageRecord;
 pub use recovery::{resolve, resolve_scanned, DeadTx, Found, Resolved};
 
-use crate::cycle::{self, cycle_hooks_common, CycleHooks, OpenTx, OpenTxs, PageLink, Version};
+use crate::cycle::{self, cycle_device_common, cycle_hooks_common, CycleHooks, OpenTx, OpenTxs, PageLink, Version};
 use std::collections::{BTreeMap, BTreeSet};
-use txftl_ftl::{
-    BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages, Tid, PROTOCOL_BYTES,
-};
+use txftl_ftl::{BlockId, Device, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages, Tid, PROTOCOL_BYTES};
 use txftl_nand::{Geometry, Nand};
 
 /// A version an aborted (or, after a recovery, uncommitted) transaction
@@ -516,15 +514,6 @@ impl Device for Bpcc {
         self.ftl.hooks_mut().set_committed(lpn, version);
         Ok(self.ftl.now() - start)
     }
-    fn flush(&mut self) -> Result<u64> {
-        self.ftl.flush_all()
-    }
-    fn trim(&mut self, _lpn: Lpn) -> Result<u64> {
-        Err(DeviceError::Unsupported {
-            protocol: "bpcc",
-            what: "trim (no mapping table to record it in)",
-        })
-    }
     fn stats(&self) -> DeviceStats {
         let mut s = self.ftl.device_stats();
         let h = self.ftl.hooks();
@@ -539,23 +528,7 @@ impl Device for Bpcc {
         self.ftl.reset_device_stats()
     }
 
-    fn begin(&mut self, tid: Tid) -> Result<u64> {
-        cycle::begin(&mut self.ftl, tid)
-    }
-
-    /// The cached page carries its back pointer (`CycleHooks::extra_for`).
-    fn write_tx(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> Result<u64> {
-        cycle::write_tx(&mut self.ftl, tid, lpn, data)
-    }
-
-    fn read_tx(&mut self, tid: Tid, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
-        cycle::read_tx(&mut self.ftl, tid, lpn, buf)
-    }
-
-    /// Its versions become the last committed ones (`CycleHooks::committing`).
-    fn commit(&mut self, tid: Tid) -> Result<u64> {
-        cycle::commit(&mut self.ftl, tid)
-    }
+    cycle_device_common!();
 
     fn abort(&mut self, tid: Tid) -> Result<u64> {
         self.ftl.hooks().txs.get(tid)?;

@@ -57,3 +57,44 @@ macro_rules! cycle_hooks_common {
     };
 }
 pub(crate) use cycle_hooks_common;
+
+/// The `Device` methods both cyclic commits answer alike, inside their
+/// `impl Device`: the device type must have a field `ftl: Ftl<H>` with
+/// `H: CycleHooks`. What differs (a write outside transactions, abort,
+/// stats) each protocol writes itself.
+macro_rules! cycle_device_common {
+    () => {
+        fn flush(&mut self) -> txftl_ftl::Result<u64> {
+            self.ftl.flush_all()
+        }
+
+        /// Refused: there is no mapping table to make a trim durable in.
+        fn trim(&mut self, _lpn: txftl_ftl::Lpn) -> txftl_ftl::Result<u64> {
+            Err(txftl_ftl::DeviceError::Unsupported {
+                protocol: $crate::cycle::CycleHooks::txs(self.ftl.hooks()).protocol(),
+                what: "trim (no mapping table to record it in)",
+            })
+        }
+
+        fn begin(&mut self, tid: txftl_ftl::Tid) -> txftl_ftl::Result<u64> {
+            $crate::cycle::begin(&mut self.ftl, tid)
+        }
+
+        /// The page is cached; the one cached before it is programmed,
+        /// linking to it (`CycleHooks::before_new_version` and
+        /// `CycleHooks::extra_for` add the protocol's part).
+        fn write_tx(&mut self, tid: txftl_ftl::Tid, lpn: txftl_ftl::Lpn, data: &[u8]) -> txftl_ftl::Result<u64> {
+            $crate::cycle::write_tx(&mut self.ftl, tid, lpn, data)
+        }
+
+        fn read_tx(&mut self, tid: txftl_ftl::Tid, lpn: txftl_ftl::Lpn, buf: &mut [u8]) -> txftl_ftl::Result<u64> {
+            $crate::cycle::read_tx(&mut self.ftl, tid, lpn, buf)
+        }
+
+        /// Closes the cycle (`CycleHooks::committing` adds the protocol's part).
+        fn commit(&mut self, tid: txftl_ftl::Tid) -> txftl_ftl::Result<u64> {
+            $crate::cycle::commit(&mut self.ftl, tid)
+        }
+    };
+}
+pub(crate) use cycle_device_common;

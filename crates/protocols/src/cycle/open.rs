@@ -90,6 +90,11 @@ impl<X> OpenTxs<X> {
         }
     }
 
+    /// The protocol as error messages name it.
+    pub fn protocol(&self) -> &'static str {
+        self.protocol
+    }
+
     /// After a recovery: TxIDs and versions go on after the largest found.
     pub fn resume_after(&mut self, max_tx_id: u32, max_version: u64) {
         self.next_tx_id = max_tx_id.saturating_add(1).max(1);

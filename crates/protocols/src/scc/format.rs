@@ -27,23 +27,3 @@
 //! stand for them), nothing in the checkpoints.
 
 pub use crate::cycle::PageLink;
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// An SCC page is the cycle fields and nothing else: bytes 24..32 zero.
-    #[test]
-    fn scc_page_is_the_link_then_zeros() {
-        let l = PageLink {
-            tx_id: 7,
-            version: u64::MAX - 3,
-            next_lpn: 12,
-            next_version: 1 << 40,
-        };
-        let b = l.encode();
-        assert_eq!(PageLink::decode(&b), l);
-        assert_eq!(&b[24..], &[0u8; 8]);
-        assert_eq!(&b[0..4], &7u32.to_le_bytes());
-    }
-}

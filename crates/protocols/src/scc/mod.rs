@@ -47,11 +47,9 @@ mod recovery;
 pub use format::PageLink;
 pub use recovery::{resolve, resolve_scanned, DeadTx, Found, Resolved};
 
-use crate::cycle::{self, cycle_hooks_common, CycleHooks, OpenTxs};
+use crate::cycle::{self, cycle_device_common, cycle_hooks_common, CycleHooks, OpenTxs};
 use std::collections::{BTreeMap, BTreeSet};
-use txftl_ftl::{
-    BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages, Tid, PROTOCOL_BYTES,
-};
+use txftl_ftl::{BlockId, Device, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages, Tid, PROTOCOL_BYTES};
 use txftl_nand::{Geometry, Nand};
 
 /// An uncommitted transaction whose pages may still be on flash.
@@ -309,15 +307,6 @@ impl Device for Scc {
         self.ftl.write_page_with(lpn, data, &bytes)?;
         Ok(self.ftl.now() - start)
     }
-    fn flush(&mut self) -> Result<u64> {
-        self.ftl.flush_all()
-    }
-    fn trim(&mut self, _lpn: Lpn) -> Result<u64> {
-        Err(DeviceError::Unsupported {
-            protocol: "scc",
-            what: "trim (no mapping table to record it in)",
-        })
-    }
     fn stats(&self) -> DeviceStats {
         let mut s = self.ftl.device_stats();
         s.protocol_records_with_open_tx += self.ftl.hooks().txs.checkpoints_with_open_tx;
@@ -328,22 +317,7 @@ impl Device for Scc {
         self.ftl.reset_device_stats()
     }
 
-    fn begin(&mut self, tid: Tid) -> Result<u64> {
-        cycle::begin(&mut self.ftl, tid)
-    }
-
-    /// Erases first what the SCC rule says (`CycleHooks::before_new_version`).
-    fn write_tx(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> Result<u64> {
-        cycle::write_tx(&mut self.ftl, tid, lpn, data)
-    }
-
-    fn read_tx(&mut self, tid: Tid, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
-        cycle::read_tx(&mut self.ftl, tid, lpn, buf)
-    }
-
-    fn commit(&mut self, tid: Tid) -> Result<u64> {
-        cycle::commit(&mut self.ftl, tid)
-    }
+    cycle_device_common!();
 
     /// The cached page is dropped; t's programmed pages stay on flash as an
     /// incomplete cycle, until a newer version of a page it wrote or linked
