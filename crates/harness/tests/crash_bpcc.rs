@@ -6,32 +6,15 @@
 //! must move pinned pages; and the canary, which lets GC erase them.
 
 mod common;
-use txftl_harness::{crashtest, CrashSpec, DeviceSpec, Expect, TxShape};
+#[path = "common/cyclic.rs"]
+mod cyclic;
+use cyclic::shape;
+use txftl_harness::{crashtest, CrashSpec, Expect, TxShape};
 
-/// Every BPCC scenario must commit, abort, run GC and tear pages whose OOB
-/// survives; recovery reads every block in use (the whole device). Trims are
-/// off: BPCC refuses them. No forced erases: that is SCC's cost, not BPCC's.
+/// No forced erases: that is SCC's cost, not BPCC's (`cyclic::spec` has
+/// what every scenario must show).
 fn spec(protocol: &str, ops: u64, fill_pct: u32, tx: TxShape, recovery_cuts: bool) -> CrashSpec {
-    let expect = vec![
-        Expect::Commits,
-        Expect::Aborts,
-        Expect::Gc,
-        Expect::TornDataIntactOob,
-        Expect::ZoneScans,
-    ];
-    common::txwrite_spec(DeviceSpec::tiny(protocol), "", ops, fill_pct, tx, recovery_cuts, expect)
-}
-
-fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: u32) -> TxShape {
-    TxShape {
-        pages_per_tx,
-        abort_pct,
-        concurrency,
-        nontx_pct: 10,
-        trim_pct: 0,
-        transactions: 0,
-        cross_pct,
-    }
+    cyclic::spec(protocol, ops, fill_pct, tx, recovery_cuts, &[])
 }
 
 #[test]

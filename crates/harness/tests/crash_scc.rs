@@ -6,33 +6,14 @@
 //! which skips the forced erase.
 
 mod common;
-use txftl_harness::{crashtest, CrashSpec, DeviceSpec, Expect, TxShape};
+#[path = "common/cyclic.rs"]
+mod cyclic;
+use cyclic::shape;
+use txftl_harness::{crashtest, CrashSpec, Expect, TxShape};
 
-/// Every SCC scenario must commit, abort, run GC, force erases and tear
-/// pages whose OOB survives; recovery reads every block in use (the whole
-/// device). Trims are off: SCC refuses them.
+/// Every SCC scenario must also force erases (`cyclic::spec` has the rest).
 fn spec(protocol: &str, ops: u64, fill_pct: u32, tx: TxShape, recovery_cuts: bool) -> CrashSpec {
-    let expect = vec![
-        Expect::Commits,
-        Expect::Aborts,
-        Expect::Gc,
-        Expect::TornDataIntactOob,
-        Expect::ZoneScans,
-        Expect::ForcedErases,
-    ];
-    common::txwrite_spec(DeviceSpec::tiny(protocol), "", ops, fill_pct, tx, recovery_cuts, expect)
-}
-
-fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: u32) -> TxShape {
-    TxShape {
-        pages_per_tx,
-        abort_pct,
-        concurrency,
-        nontx_pct: 10,
-        trim_pct: 0,
-        transactions: 0,
-        cross_pct,
-    }
+    cyclic::spec(protocol, ops, fill_pct, tx, recovery_cuts, &[Expect::ForcedErases])
 }
 
 #[test]

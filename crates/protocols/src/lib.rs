@@ -72,6 +72,7 @@ macro_rules! any_device_over_ftl {
 
 pub mod atomic_write;
 pub mod bpcc;
+pub mod cycle;
 pub mod lighttx;
 pub mod plain;
 pub mod scc;

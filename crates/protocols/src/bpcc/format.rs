@@ -9,17 +9,15 @@
 //! to the first (the cycle SCC has too), and for BPCC a *back pointer*: the
 //! version of the last committed version of the same logical page when this
 //! one was written. The logical page is the framework's own OOB field
-//! (`Oob::lpn`); the rest is here. Integers little-endian:
+//! (`Oob::lpn`). Bytes 0..24 are SCC's cycle fields, encoded by
+//! `crate::cycle::link` (`PageLink`, where each field is described); the
+//! back pointer follows them. Integers little-endian:
 //!
 //! ```text
-//!  0  u32  TxID: the device's id of the transaction (never 0 on a BPCC page;
-//!          a host write outside transactions is a transaction of one page)
-//!  4  u64  version of this page: the device's write counter when the host
-//!          sent it, unique over the device (any two versions of a logical
-//!          page compare in the order they were written; never 0)
-//! 12  u32  next-link, logical page of the next page of the transaction
-//! 16  u64  next-link, version of that page (the first page's, on the last
-//!          page; a one-page transaction links to itself)
+//!  0  u32  TxID (never 0 on a BPCC page)            } cycle::link
+//!  4  u64  version of this page (never 0)            }
+//! 12  u32  next-link, logical page                   }
+//! 16  u64  next-link, version                        }
 //! 24  u64  back pointer: the version of the logical page's last committed
 //!          version when this page was written (0: none was committed). Every
 //!          version of the page strictly between the two, written by another
@@ -36,6 +34,7 @@
 //! of its own, no summary pages (the framework's per-page OOB reads stand
 //! for them), nothing in the checkpoints.
 
+use crate::cycle::{link::u64_at, PageLink, LINK_BYTES};
 use txftl_ftl::{Oob, PROTOCOL_BYTES};
 
 /// The BPCC fields of one page.
@@ -50,25 +49,30 @@ pub struct PageRecord {
 }
 
 impl PageRecord {
+    /// Its cycle fields, bytes 0..24.
+    pub fn link(&self) -> PageLink {
+        PageLink {
+            tx_id: self.tx_id,
+            version: self.version,
+            next_lpn: self.next_lpn,
+            next_version: self.next_version,
+        }
+    }
+
     pub fn encode(&self) -> [u8; PROTOCOL_BYTES] {
-        let mut p = [0u8; PROTOCOL_BYTES];
-        p[0..4].copy_from_slice(&self.tx_id.to_le_bytes());
-        p[4..12].copy_from_slice(&self.version.to_le_bytes());
-        p[12..16].copy_from_slice(&self.next_lpn.to_le_bytes());
-        p[16..24].copy_from_slice(&self.next_version.to_le_bytes());
-        p[24..32].copy_from_slice(&self.back.to_le_bytes());
+        let mut p = self.link().encode();
+        p[LINK_BYTES..LINK_BYTES + 8].copy_from_slice(&self.back.to_le_bytes());
         p
     }
 
     pub fn decode(p: &[u8; PROTOCOL_BYTES]) -> PageRecord {
-        let u32_at = |i: usize| u32::from_le_bytes(p[i..i + 4].try_into().expect("4 bytes"));
-        let u64_at = |i: usize| u64::from_le_bytes(p[i..i + 8].try_into().expect("8 bytes"));
+        let l = PageLink::decode(p);
         PageRecord {
-            tx_id: u32_at(0),
-            version: u64_at(4),
-            next_lpn: u32_at(12),
-            next_version: u64_at(16),
-            back: u64_at(24),
+            tx_id: l.tx_id,
+            version: l.version,
+            next_lpn: l.next_lpn,
+            next_version: l.next_version,
+            back: u64_at(p, LINK_BYTES),
         }
     }
 
@@ -100,6 +104,8 @@ mod tests {
         assert_eq!(&b[0..4], &7u32.to_le_bytes());
         assert_eq!(&b[12..16], &12u32.to_le_bytes());
         assert_eq!(&b[24..32], &[8, 7, 6, 5, 4, 3, 2, 1]);
+        // The cycle fields are SCC's, byte for byte.
+        assert_eq!(&b[..LINK_BYTES], &r.link().encode()[..LINK_BYTES]);
     }
 
     #[test]

@@ -62,42 +62,10 @@ mod recovery;
 pub use format::PageRecord;
 pub use recovery::{resolve, resolve_scanned, DeadTx, Found, Resolved};
 
+use crate::cycle::{self, cycle_device_common, cycle_hooks_common, CycleHooks, OpenTx, OpenTxs, PageLink, Version};
 use std::collections::{BTreeMap, BTreeSet};
-use txftl_ftl::{BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages, Tid};
+use txftl_ftl::{BlockId, Device, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages, Tid, PROTOCOL_BYTES};
 use txftl_nand::{Geometry, Nand};
-
-/// A page waiting in DRAM for its transaction's next command.
-#[derive(Clone, Debug)]
-struct Cached {
-    lpn: Lpn,
-    version: u64,
-    back: u64,
-    data: Vec<u8>,
-}
-
-/// An open transaction.
-#[derive(Clone, Debug, Default)]
-struct OpenTx {
-    tx_id: u32,
-    /// Its first page (logical page, version): the last page links back to it.
-    first: Option<(Lpn, u64)>,
-    cached: Option<Cached>,
-    /// Logical page -> its newest programmed page and that page's version.
-    entries: BTreeMap<Lpn, (Ppn, u64)>,
-    /// Every logical page it wrote, the cached one included.
-    lpns: BTreeSet<Lpn>,
-    /// Every version it wrote, in order (the cached one last): each page
-    /// links to the next.
-    order: Vec<Version>,
-    /// Every page it programmed, GC copies included: its block's erase
-    /// count then (`u32::MAX` for a copy: not known when it is made) and
-    /// its version.
-    programmed: BTreeMap<Ppn, (u32, Version)>,
-    done_ns: u64,
-}
-
-/// A version of a logical page: (logical page, version).
-type Version = (Lpn, u64);
 
 /// A version an aborted (or, after a recovery, uncommitted) transaction
 /// wrote or linked to, kept while it is guarded (`guarded`).
@@ -118,10 +86,8 @@ struct DeadVersion {
 pub struct BpccHooks {
     canary: bool,
     geo: Geometry,
-    open: BTreeMap<Tid, OpenTx>,
-    by_tx_id: BTreeMap<u32, Tid>,
-    /// Open transactions' newest pages: GC moves them like valid pages.
-    live: BTreeSet<Ppn>,
+    /// The open transactions; each cached page carries its back pointer.
+    txs: OpenTxs<u64>,
     /// Logical page -> the version of its last committed version (0: none):
     /// the back pointer of its next write. Grown on demand.
     committed: Vec<u64>,
@@ -141,11 +107,6 @@ pub struct BpccHooks {
     pinned_at: BTreeMap<Ppn, (Lpn, u64)>,
     /// Pinned pages GC moved although no longer valid, since `reset_stats`.
     pinned_copies: u64,
-    next_tx_id: u32,
-    next_version: u64,
-    /// Checkpoints made durable while a transaction had pages on flash,
-    /// since `reset_stats`: reported as `protocol_records_with_open_tx`.
-    checkpoints_with_open_tx: u64,
     /// What the last recovery found.
     pub recovered_commits: u32,
     pub recovered_uncommitted: u32,
@@ -156,9 +117,7 @@ impl BpccHooks {
         BpccHooks {
             canary,
             geo: *geo,
-            open: BTreeMap::new(),
-            by_tx_id: BTreeMap::new(),
-            live: BTreeSet::new(),
+            txs: OpenTxs::new("bpcc"),
             committed: Vec::new(),
             dead: BTreeMap::new(),
             dead_versions: BTreeMap::new(),
@@ -167,9 +126,6 @@ impl BpccHooks {
             pinned: BTreeMap::new(),
             pinned_at: BTreeMap::new(),
             pinned_copies: 0,
-            next_tx_id: 1,
-            next_version: 1,
-            checkpoints_with_open_tx: 0,
             recovered_commits: 0,
             recovered_uncommitted: 0,
         }
@@ -336,22 +292,45 @@ impl BpccHooks {
         self.pinned.insert(ppn, srs);
     }
 
-    fn new_version(&mut self) -> u64 {
-        let v = self.next_version;
-        self.next_version += 1;
-        v
-    }
-
-    fn new_tx_id(&mut self) -> Result<u32> {
-        let tx_id = self.next_tx_id;
-        self.next_tx_id = tx_id
-            .checked_add(1)
-            .ok_or(DeviceError::WornOut("BPCC transaction ids are used up".into()))?;
-        Ok(tx_id)
-    }
-
     fn keeps_pinned(&self) -> bool {
         !self.canary // the canary's bug: GC may erase a pinned page
+    }
+}
+
+impl CycleHooks for BpccHooks {
+    /// The back pointer of a cached page.
+    type Extra = u64;
+
+    fn txs(&self) -> &OpenTxs<u64> {
+        &self.txs
+    }
+
+    fn txs_mut(&mut self) -> &mut OpenTxs<u64> {
+        &mut self.txs
+    }
+
+    /// The link and the back pointer (`format.rs`).
+    fn encode(link: PageLink, &back: &u64) -> [u8; PROTOCOL_BYTES] {
+        PageRecord {
+            tx_id: link.tx_id,
+            version: link.version,
+            next_lpn: link.next_lpn,
+            next_version: link.next_version,
+            back,
+        }
+        .encode()
+    }
+
+    /// The back pointer: `lpn`'s last committed version.
+    fn extra_for(&self, lpn: Lpn) -> u64 {
+        self.committed_version(lpn)
+    }
+
+    /// Later writes of its pages point back to its versions.
+    fn committing(&mut self, t: &OpenTx<u64>) {
+        for (&lpn, &(_, version)) in &t.entries {
+            self.set_committed(lpn, version);
+        }
     }
 }
 
@@ -364,9 +343,7 @@ impl Hooks for BpccHooks {
         }
     }
 
-    fn has_extra_live() -> bool {
-        true
-    }
+    cycle_hooks_common!();
 
     /// TxID, version, next-link and back pointer (`format.rs`): every BPCC page.
     fn packed_protocol_bytes(&self) -> usize {
@@ -374,17 +351,17 @@ impl Hooks for BpccHooks {
     }
 
     fn extra_live(&self, ppn: Ppn) -> bool {
-        self.live.contains(&ppn) || (self.keeps_pinned() && self.pinned.contains_key(&ppn))
+        self.txs.is_live(ppn) || (self.keeps_pinned() && self.pinned.contains_key(&ppn))
     }
 
     fn extra_live_count(&self, first: Ppn, end: Ppn) -> u32 {
-        let live = self.live.range(first..end).count();
+        let live = self.txs.live_count(first, end);
         let pinned = if self.keeps_pinned() {
             // Not the committed versions the L2P maps: GC counts those
             // already (`live_pages` adds this count to the valid one).
             self.pinned
                 .range(first..end)
-                .filter(|(p, _)| !self.live.contains(p) && !self.pinned_is_mapped(**p))
+                .filter(|(p, _)| !self.txs.is_live(**p) && !self.pinned_is_mapped(**p))
                 .count()
         } else {
             0
@@ -414,16 +391,7 @@ impl Hooks for BpccHooks {
                 self.pin(ppn, (oob.lpn, rec.version), srs);
             }
         }
-        let Some(tid) = self.by_tx_id.get(&rec.tx_id).copied() else {
-            return;
-        };
-        let Some(t) = self.open.get_mut(&tid) else { return };
-        if let Some((older, _)) = t.entries.insert(oob.lpn, (ppn, rec.version)) {
-            self.live.remove(&older);
-        }
-        self.live.insert(ppn);
-        t.programmed.insert(ppn, (oob.erase_count, (oob.lpn, rec.version)));
-        t.done_ns = t.done_ns.max(done_ns);
+        self.txs.programmed(ppn, oob.lpn, rec.tx_id, rec.version, oob.erase_count, done_ns);
     }
 
     fn on_relocate(&mut self, old: Ppn, new: Ppn, oob: &Oob) {
@@ -431,7 +399,7 @@ impl Hooks for BpccHooks {
         if let Some(srs) = self.unpin(old) {
             // Moved only because it is pinned, unless it is also the
             // committed version the L2P maps or an open transaction's page.
-            if self.committed_version(oob.lpn) != rec.version && !self.live.contains(&old) {
+            if self.committed_version(oob.lpn) != rec.version && !self.txs.is_live(old) {
                 self.pinned_copies += 1;
             }
             self.pin(new, (oob.lpn, rec.version), srs);
@@ -443,44 +411,18 @@ impl Hooks for BpccHooks {
                 }
             }
         }
-        if !self.live.remove(&old) {
-            return;
-        }
-        self.live.insert(new);
-        if let Some(t) = self.by_tx_id.get(&rec.tx_id).and_then(|tid| self.open.get_mut(tid)) {
-            for (p, _) in t.entries.values_mut().filter(|(p, _)| *p == old) {
-                *p = new;
-            }
-            t.programmed.insert(new, (u32::MAX, (oob.lpn, rec.version)));
-        }
-    }
-
-    fn checkpoint_durable(&mut self) {
-        if self.open.values().any(|t| !t.programmed.is_empty()) {
-            self.checkpoints_with_open_tx += 1;
-        }
+        self.txs.relocated(old, new, oob.lpn, rec.tx_id, rec.version);
     }
 
     /// Every block: BPCC has no mapping table, recovery scans the whole device.
     fn zone_blocks(&self) -> Vec<BlockId> {
-        (0..self.geo.block_count()).collect()
-    }
-
-    fn wants_scanned_pages() -> bool {
-        true
-    }
-
-    /// No mapping table on flash: checkpoints hold the block table only, and
-    /// `recover_scanned` maps every logical page from the whole-device scan.
-    fn persists_l2p() -> bool {
-        false
+        cycle::all_blocks(&self.geo)
     }
 
     fn recover_scanned(&mut self, _ckpt_seq: u64, pages: ScannedPages<'_>) -> Result<Vec<RecoveredUpdate>> {
         let r = resolve_scanned(pages)?;
         *self = BpccHooks::new(&self.geo, self.canary);
-        self.next_tx_id = r.max_tx_id.saturating_add(1).max(1);
-        self.next_version = r.max_version + 1;
+        self.txs.resume_after(r.max_tx_id, r.max_version);
         self.recovered_commits = r.committed;
         self.recovered_uncommitted = r.dead.len() as u32;
         for (&lpn, &(_, _, version)) in &r.mappings {
@@ -512,19 +454,8 @@ impl Hooks for BpccHooks {
             .collect())
     }
 
-    /// Nothing is applied as it is: every mapping comes from `recover_scanned`.
-    fn roll_forward(&self, _oob: &Oob) -> bool {
-        false
-    }
-
     fn check(&self, l2p: &[u32], _nand: &Nand) -> std::result::Result<(), String> {
-        for t in self.open.values() {
-            for (&lpn, &(ppn, _)) in &t.entries {
-                if l2p.get(lpn as usize) == Some(&ppn) {
-                    return Err(format!("open transaction {}: its page of lpn {lpn} is already in the L2P", t.tx_id));
-                }
-            }
-        }
+        self.txs.check_l2p(l2p)?;
         for (ppn, srs) in &self.pinned {
             for v in srs {
                 if !self.dead_versions.get(v).is_some_and(|d| d.straddlers.contains(ppn)) {
@@ -559,74 +490,18 @@ impl Bpcc {
     pub fn ftl_mut(&mut self) -> &mut Ftl<BpccHooks> {
         &mut self.ftl
     }
-
-    fn open_tx(&self, tid: Tid) -> Result<&OpenTx> {
-        self.ftl.hooks().open.get(&tid).ok_or(DeviceError::UnknownTransaction(tid))
-    }
-
-    fn check_page(&self, lpn: Lpn, data: &[u8]) -> Result<()> {
-        if lpn >= self.ftl.logical_pages() {
-            return Err(DeviceError::OutOfRange {
-                lpn: lpn as u64,
-                logical_pages: self.ftl.logical_pages(),
-            });
-        }
-        let want = self.ftl.page_size() as usize;
-        if !(data.len() == want || (data.is_empty() && self.ftl.nand().config().data_mode == txftl_nand::DataMode::MetaOnly)) {
-            return Err(DeviceError::BufferSize { got: data.len(), want });
-        }
-        Ok(())
-    }
-
-    /// Refuses a write of `lpn` that another open transaction has written.
-    fn check_conflict(&self, tid: Option<Tid>, lpn: Lpn) -> Result<()> {
-        let conflict = self.ftl.hooks().open.iter().any(|(&t, o)| Some(t) != tid && o.lpns.contains(&lpn));
-        if conflict {
-            return Err(DeviceError::IsolationUnsupported {
-                protocol: "bpcc",
-                level: "serializable (a page written by two open transactions)",
-            });
-        }
-        Ok(())
-    }
-
-    /// Programs the page `tid` has cached, linking to `next`; `last`: the
-    /// commit page (its housekeeping waits until t's pages are mapped).
-    fn program_cached(&mut self, tid: Tid, next: (Lpn, u64), last: bool) -> Result<()> {
-        let Some(t) = self.ftl.hooks_mut().open.get_mut(&tid) else {
-            return Ok(());
-        };
-        let tx_id = t.tx_id;
-        let Some(c) = t.cached.take() else {
-            return Ok(());
-        };
-        let bytes = PageRecord {
-            tx_id,
-            version: c.version,
-            next_lpn: next.0,
-            next_version: next.1,
-            back: c.back,
-        }
-        .encode();
-        if last {
-            self.ftl.program_unmapped_deferred(c.lpn, &c.data, &bytes)?;
-        } else {
-            self.ftl.program_unmapped(c.lpn, &c.data, &bytes)?;
-        }
-        Ok(())
-    }
 }
 
 impl Device for Bpcc {
     device_basics_over_ftl!();
     /// A transaction of one page: it links to itself.
     fn write(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64> {
-        self.check_page(lpn, data)?;
-        self.check_conflict(None, lpn)?;
+        cycle::check_page(&self.ftl, lpn, data)?;
+        self.ftl.hooks().txs.check_conflict(None, lpn)?;
         let start = self.ftl.now();
         let hooks = self.ftl.hooks_mut();
-        let tx_id = hooks.new_tx_id()?;
-        let version = hooks.new_version();
+        let tx_id = hooks.txs.new_tx_id()?;
+        let version = hooks.txs.new_version();
         let bytes = PageRecord {
             tx_id,
             version,
@@ -639,127 +514,28 @@ impl Device for Bpcc {
         self.ftl.hooks_mut().set_committed(lpn, version);
         Ok(self.ftl.now() - start)
     }
-    fn flush(&mut self) -> Result<u64> {
-        self.ftl.flush_all()
-    }
-    fn trim(&mut self, _lpn: Lpn) -> Result<u64> {
-        Err(DeviceError::Unsupported {
-            protocol: "bpcc",
-            what: "trim (no mapping table to record it in)",
-        })
-    }
     fn stats(&self) -> DeviceStats {
         let mut s = self.ftl.device_stats();
         let h = self.ftl.hooks();
-        s.protocol_records_with_open_tx += h.checkpoints_with_open_tx;
+        s.protocol_records_with_open_tx += h.txs.checkpoints_with_open_tx;
         s.gc_pinned_copies += h.pinned_copies;
         s
     }
     fn reset_stats(&mut self) {
         let h = self.ftl.hooks_mut();
-        h.checkpoints_with_open_tx = 0;
+        h.txs.checkpoints_with_open_tx = 0;
         h.pinned_copies = 0;
         self.ftl.reset_device_stats()
     }
 
-    fn begin(&mut self, tid: Tid) -> Result<u64> {
-        if tid == 0 {
-            return Err(DeviceError::InvalidTransactionId);
-        }
-        let hooks = self.ftl.hooks_mut();
-        if hooks.open.contains_key(&tid) {
-            return Err(DeviceError::TransactionExists(tid));
-        }
-        let tx_id = hooks.new_tx_id()?;
-        hooks.by_tx_id.insert(tx_id, tid);
-        hooks.open.insert(
-            tid,
-            OpenTx {
-                tx_id,
-                ..OpenTx::default()
-            },
-        );
-        Ok(0)
-    }
-
-    fn write_tx(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> Result<u64> {
-        self.open_tx(tid)?;
-        self.check_page(lpn, data)?;
-        self.check_conflict(Some(tid), lpn)?;
-        let start = self.ftl.now();
-        let version = self.ftl.hooks_mut().new_version();
-        self.program_cached(tid, (lpn, version), false)?;
-        let hooks = self.ftl.hooks_mut();
-        // No other transaction writes `lpn` while this one is open: its last
-        // committed version stays the same until this page is programmed.
-        let back = hooks.committed_version(lpn);
-        let t = hooks.open.get_mut(&tid).expect("checked above");
-        t.cached = Some(Cached {
-            lpn,
-            version,
-            back,
-            data: data.to_vec(),
-        });
-        t.lpns.insert(lpn);
-        t.order.push((lpn, version));
-        t.first.get_or_insert((lpn, version));
-        Ok(self.ftl.now() - start)
-    }
-
-    fn read_tx(&mut self, tid: Tid, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
-        let t = self.open_tx(tid)?;
-        if let Some(c) = &t.cached {
-            if c.lpn == lpn && buf.len() == c.data.len() {
-                buf.copy_from_slice(&c.data);
-                self.ftl.counters_mut().host_reads += 1;
-                return Ok(0);
-            }
-        }
-        match t.entries.get(&lpn).copied() {
-            Some((ppn, _)) => self.ftl.read_physical(lpn, ppn, buf),
-            None => self.ftl.read_page(lpn, buf),
-        }
-    }
-
-    fn commit(&mut self, tid: Tid) -> Result<u64> {
-        let first = self.open_tx(tid)?.first;
-        let start = self.ftl.now();
-        if let Some(first) = first {
-            self.program_cached(tid, first, true)?;
-            let hooks = self.ftl.hooks_mut();
-            let t = hooks.open.remove(&tid).expect("checked above");
-            hooks.by_tx_id.remove(&t.tx_id);
-            for (p, _) in t.entries.values() {
-                hooks.live.remove(p);
-            }
-            for (&lpn, &(_, version)) in &t.entries {
-                hooks.set_committed(lpn, version);
-            }
-            self.ftl.wait_until(t.done_ns);
-            for (lpn, (ppn, _)) in t.entries {
-                self.ftl.map_page(lpn, ppn)?;
-            }
-            self.ftl.housekeeping()?;
-        } else {
-            let hooks = self.ftl.hooks_mut();
-            if let Some(t) = hooks.open.remove(&tid) {
-                hooks.by_tx_id.remove(&t.tx_id);
-            }
-        }
-        self.ftl.counters_mut().commits += 1;
-        Ok(self.ftl.now() - start)
-    }
+    cycle_device_common!();
 
     fn abort(&mut self, tid: Tid) -> Result<u64> {
-        self.open_tx(tid)?;
+        self.ftl.hooks().txs.get(tid)?;
         let erase_counts = self.ftl.erase_counts().to_vec();
         let geo = *self.ftl.nand().geometry();
         let hooks = self.ftl.hooks_mut();
-        let t = hooks.open.remove(&tid).expect("checked above");
-        hooks.by_tx_id.remove(&t.tx_id);
-        for (p, _) in t.entries.values() {
-            hooks.live.remove(p);
-        }
+        let t = hooks.txs.close(tid).expect("checked above");
         // Its versions in order, each linking to the next; the last (the
         // cached page, dropped) never reached the flash, so nothing links
         // back to the first.

@@ -1,0 +1,142 @@
+//! The device commands both cyclic commits run alike, over the framework's
+//! FTL; each protocol's `Device` impl calls them and adds its own rule.
+
+use super::{OpenTx, OpenTxs, PageLink, Version};
+use txftl_ftl::{Ftl, Hooks, Lpn, Result, Tid, PROTOCOL_BYTES};
+
+/// A cyclic commit's hooks: the open transactions, and what the protocol
+/// writes and does beside the cycle.
+pub(crate) trait CycleHooks: Hooks + Sized {
+    /// What a page carries beside its link (BPCC: the back pointer; SCC: `()`).
+    type Extra: Clone + std::fmt::Debug;
+
+    fn txs(&self) -> &OpenTxs<Self::Extra>;
+    fn txs_mut(&mut self) -> &mut OpenTxs<Self::Extra>;
+
+    /// The protocol bytes of a page: its link, then `extra`.
+    fn encode(link: PageLink, extra: &Self::Extra) -> [u8; PROTOCOL_BYTES];
+
+    /// What a page of `lpn` written now carries beside its link.
+    fn extra_for(&self, lpn: Lpn) -> Self::Extra;
+
+    /// Runs before a new version of `lpn` is handed out (SCC: its forced erase).
+    fn before_new_version(_ftl: &mut Ftl<Self>, _lpn: Lpn) -> Result<()> {
+        Ok(())
+    }
+
+    /// `t` committed: its pages are about to go into the L2P.
+    fn committing(&mut self, _t: &OpenTx<Self::Extra>) {}
+}
+
+/// Refuses a logical page out of range or a buffer of the wrong size.
+pub(crate) fn check_page<H: Hooks>(ftl: &Ftl<H>, lpn: Lpn, data: &[u8]) -> Result<()> {
+    if lpn >= ftl.logical_pages() {
+        return Err(txftl_ftl::DeviceError::OutOfRange {
+            lpn: lpn as u64,
+            logical_pages: ftl.logical_pages(),
+        });
+    }
+    let want = ftl.page_size() as usize;
+    if !(data.len() == want || (data.is_empty() && ftl.nand().config().data_mode == txftl_nand::DataMode::MetaOnly)) {
+        return Err(txftl_ftl::DeviceError::BufferSize { got: data.len(), want });
+    }
+    Ok(())
+}
+
+pub(crate) fn begin<H: CycleHooks>(ftl: &mut Ftl<H>, tid: Tid) -> Result<u64> {
+    ftl.hooks_mut().txs_mut().begin(tid)?;
+    Ok(0)
+}
+
+/// Programs the page `tid` has cached, linking to `next`; `last`: the
+/// commit page (its housekeeping waits until t's pages are mapped).
+fn program_cached<H: CycleHooks>(ftl: &mut Ftl<H>, tid: Tid, next: Version, last: bool) -> Result<()> {
+    let Some(t) = ftl.hooks_mut().txs_mut().get_mut(tid) else {
+        return Ok(());
+    };
+    let tx_id = t.tx_id;
+    let Some(c) = t.cached.take() else {
+        return Ok(());
+    };
+    let link = PageLink {
+        tx_id,
+        version: c.version,
+        next_lpn: next.0,
+        next_version: next.1,
+    };
+    let bytes = H::encode(link, &c.extra);
+    if last {
+        ftl.program_unmapped_deferred(c.lpn, &c.data, &bytes)?;
+    } else {
+        ftl.program_unmapped(c.lpn, &c.data, &bytes)?;
+    }
+    Ok(())
+}
+
+/// The page waits in DRAM until `tid`'s next command, which tells whom it
+/// links to; the page cached before it is programmed now, linking to it.
+/// Nothing touches the L2P before commit.
+pub(crate) fn write_tx<H: CycleHooks>(ftl: &mut Ftl<H>, tid: Tid, lpn: Lpn, data: &[u8]) -> Result<u64> {
+    ftl.hooks().txs().get(tid)?;
+    check_page(ftl, lpn, data)?;
+    ftl.hooks().txs().check_conflict(Some(tid), lpn)?;
+    let start = ftl.now();
+    H::before_new_version(ftl, lpn)?;
+    let version = ftl.hooks_mut().txs_mut().new_version();
+    program_cached(ftl, tid, (lpn, version), false)?;
+    let hooks = ftl.hooks_mut();
+    // No other transaction writes `lpn` while this one is open: what the
+    // page carries (BPCC: its last committed version) stays the same until
+    // it is programmed.
+    let extra = hooks.extra_for(lpn);
+    let t = hooks.txs_mut().get_mut(tid).expect("checked above");
+    t.cached = Some(super::open::Cached {
+        lpn,
+        version,
+        extra,
+        data: data.to_vec(),
+    });
+    t.lpns.insert(lpn);
+    t.order.push((lpn, version));
+    t.first.get_or_insert((lpn, version));
+    Ok(ftl.now() - start)
+}
+
+/// A transaction sees its own writes (the cached page first), others the
+/// last committed copy.
+pub(crate) fn read_tx<H: CycleHooks>(ftl: &mut Ftl<H>, tid: Tid, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
+    let t = ftl.hooks().txs().get(tid)?;
+    if let Some(c) = &t.cached {
+        if c.lpn == lpn && buf.len() == c.data.len() {
+            buf.copy_from_slice(&c.data);
+            ftl.counters_mut().host_reads += 1;
+            return Ok(0);
+        }
+    }
+    match t.entries.get(&lpn).copied() {
+        Some((ppn, _)) => ftl.read_physical(lpn, ppn, buf),
+        None => ftl.read_page(lpn, buf),
+    }
+}
+
+/// The cached page is programmed linking back to the first, closing the
+/// cycle; when every page is done on its die, they go into the L2P.
+pub(crate) fn commit<H: CycleHooks>(ftl: &mut Ftl<H>, tid: Tid) -> Result<u64> {
+    let first = ftl.hooks().txs().get(tid)?.first;
+    let start = ftl.now();
+    if let Some(first) = first {
+        program_cached(ftl, tid, first, true)?;
+        let hooks = ftl.hooks_mut();
+        let t = hooks.txs_mut().close(tid).expect("checked above");
+        hooks.committing(&t);
+        ftl.wait_until(t.done_ns);
+        for (lpn, (ppn, _)) in t.entries {
+            ftl.map_page(lpn, ppn)?;
+        }
+        ftl.housekeeping()?;
+    } else {
+        ftl.hooks_mut().txs_mut().close(tid);
+    }
+    ftl.counters_mut().commits += 1;
+    Ok(ftl.now() - start)
+}
