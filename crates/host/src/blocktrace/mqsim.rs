@@ -28,9 +28,9 @@
 //! Blank lines are skipped. A request of zero sectors is skipped and counted
 //! ([`super::ReadStats::zero_length_skipped`]).
 
-use super::fields::{check_range, parse_decimal_ns, parse_hex_u64, parse_u32, parse_u64, sectors_to_bytes};
+use super::fields::{parse_decimal_ns, parse_hex_u64, parse_u32, parse_u64, sectors_to_bytes};
 use super::reader::{Clock, LineOutput, Parsed};
-use super::{BlockRequest, ReqKind};
+use super::ReqKind;
 
 /// Which simulator's ASCII trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,19 +104,7 @@ impl Parser {
         };
         let offset_bytes = sectors_to_bytes(start, "start sector")?;
         let len_bytes = sectors_to_bytes(sectors, "size")?;
-        check_range(offset_bytes, len_bytes)?;
-        if len_bytes == 0 {
-            return Ok(Parsed::ZeroLength);
-        }
-        let arrival_ns = self.clock.arrival(time_ns, line)?;
-        out.push(BlockRequest {
-            arrival_ns,
-            device,
-            kind,
-            offset_bytes,
-            len_bytes,
-        });
-        Ok(Parsed::Requests)
+        self.clock.push_request(out, time_ns, line, device, kind, offset_bytes, len_bytes)
     }
 }
 

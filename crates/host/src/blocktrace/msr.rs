@@ -20,9 +20,9 @@
 //! lines are skipped. Timestamps must not go back (a line error), a request of
 //! zero bytes is skipped and counted.
 
-use super::fields::{check_range, parse_u32, parse_u64};
+use super::fields::{parse_u32, parse_u64};
 use super::reader::{Clock, LineOutput, Parsed};
-use super::{BlockRequest, ReqKind};
+use super::ReqKind;
 
 /// Nanoseconds in a Windows filetime tick.
 pub const FILETIME_TICK_NS: u64 = 100;
@@ -79,19 +79,7 @@ impl Parser {
         let offset_bytes = parse_u64(offset, "Offset")?;
         let len_bytes = parse_u64(size, "Size")?;
         parse_u64(response, "ResponseTime")?;
-        check_range(offset_bytes, len_bytes)?;
-        if len_bytes == 0 {
-            return Ok(Parsed::ZeroLength);
-        }
-        let arrival_ns = self.clock.arrival(ticks, line)?;
-        out.push(BlockRequest {
-            arrival_ns,
-            device,
-            kind,
-            offset_bytes,
-            len_bytes,
-        });
-        Ok(Parsed::Requests)
+        self.clock.push_request(out, ticks, line, device, kind, offset_bytes, len_bytes)
     }
 }
 

@@ -5,7 +5,8 @@ use std::io::{BufRead, ErrorKind};
 
 use serde::Serialize;
 
-use super::{blkparse, mqsim, msr, BlockRequest, TraceError, TraceFormat};
+use super::fields::check_range;
+use super::{blkparse, mqsim, msr, BlockRequest, ReqKind, TraceError, TraceFormat};
 
 /// The longest line a trace may have. A longer one is a line error (and is
 /// skipped without being held in memory), so a file without newlines cannot
@@ -92,6 +93,35 @@ impl Clock {
             origin: None,
             last: None,
         }
+    }
+
+    /// One read or write of `len_bytes` at `offset_bytes` at raw time `raw`
+    /// on `line`: its range checked, skipped if empty, else pushed with its
+    /// arrival. What MQSim's, DiskSim's and MSR's one-request lines share.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn push_request(
+        &mut self,
+        out: &mut LineOutput<'_>,
+        raw: u64,
+        line: u64,
+        device: u32,
+        kind: ReqKind,
+        offset_bytes: u64,
+        len_bytes: u64,
+    ) -> Result<Parsed, String> {
+        check_range(offset_bytes, len_bytes)?;
+        if len_bytes == 0 {
+            return Ok(Parsed::ZeroLength);
+        }
+        let arrival_ns = self.arrival(raw, line)?;
+        out.push(BlockRequest {
+            arrival_ns,
+            device,
+            kind,
+            offset_bytes,
+            len_bytes,
+        });
+        Ok(Parsed::Requests)
     }
 
     /// The arrival (ns) of a request at raw time `raw` on `line`. Times must
