@@ -2,22 +2,15 @@
 //! device transaction, and SQLite's locks (NONE, SHARED, RESERVED, PENDING,
 //! EXCLUSIVE) are kept across connections per database file.
 
+mod common;
+use common::stack;
+
 use rusqlite::{Connection, ErrorCode};
 use txftl_fs::CachePolicy;
 use txftl_ftl::FtlConfig;
-use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
-use txftl_protocols::{format, ProtocolOptions};
+use txftl_protocols::ProtocolOptions;
 use txftl_sqlite::workload::{costs, integrity_check, load};
 use txftl_sqlite::{Mode, Stack};
-
-fn stack(mode: Mode) -> Stack {
-    let mut p = preset("tiny").unwrap();
-    p.geometry.blocks_per_plane = 512;
-    p.geometry.page_size = 4096;
-    let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
-    let dev = format(mode.protocol(), nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
-    Stack::format(dev, mode).unwrap()
-}
 
 /// Closes the stack (every connection must be dropped), cuts power and
 /// remounts: only what the device made durable is left.

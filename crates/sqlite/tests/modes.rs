@@ -1,24 +1,13 @@
 //! Real SQLite on the device, in every journal mode.
 
+mod common;
+use common::{stack, stack_with};
+
 use txftl_fs::CachePolicy;
 use txftl_ftl::FtlConfig;
-use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
-use txftl_protocols::{format, ProtocolOptions};
+use txftl_protocols::ProtocolOptions;
 use txftl_sqlite::workload::{costs, integrity_check, load, run_tx, TxWorkload};
 use txftl_sqlite::{Mode, Stack};
-
-fn stack(mode: Mode) -> Stack {
-    stack_with(mode, &ProtocolOptions::default())
-}
-
-fn stack_with(mode: Mode, opts: &ProtocolOptions) -> Stack {
-    let mut p = preset("tiny").unwrap();
-    p.geometry.blocks_per_plane = 512;
-    p.geometry.page_size = 4096;
-    let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
-    let dev = format(mode.protocol(), nand, FtlConfig::default(), opts).unwrap();
-    Stack::format(dev, mode).unwrap()
-}
 
 #[test]
 fn every_mode_runs_the_workload_and_keeps_integrity() {

@@ -2,6 +2,9 @@
 //! on the device in `wal` and `xftl` modes at NoLgn-FTL's smallest and
 //! largest values, batches, the hook, determinism, refusals.
 
+mod common;
+use common::{count, stack};
+
 use rusqlite::Connection;
 use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
@@ -11,15 +14,6 @@ use txftl_sqlite::sqlitebench::{self, key, BenchError, BenchEvent, BenchReport, 
 use txftl_sqlite::workload::integrity_check;
 use txftl_sqlite::{Mode, Stack, Synchronous};
 
-fn stack(mode: Mode) -> Stack {
-    let mut p = preset("tiny").unwrap();
-    p.geometry.blocks_per_plane = 512;
-    p.geometry.page_size = 4096;
-    let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
-    let dev = format(mode.protocol(), nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
-    Stack::format(dev, mode).unwrap()
-}
-
 fn spec(benchmarks: &[Benchmark], num: u64, value_size: u32) -> BenchSpec {
     BenchSpec {
         benchmarks: benchmarks.to_vec(),
@@ -27,10 +21,6 @@ fn spec(benchmarks: &[Benchmark], num: u64, value_size: u32) -> BenchSpec {
         value_size,
         ..BenchSpec::default()
     }
-}
-
-fn count(conn: &Connection, sql: &str) -> i64 {
-    conn.query_row(sql, [], |r| r.get(0)).unwrap()
 }
 
 fn result(r: &BenchReport, i: usize, bench: Benchmark) -> &BenchResult {

@@ -1,6 +1,9 @@
 //! TPC-C on real SQLite: on the device in every mode, and in memory for the
 //! statistics of the inputs and the canaries.
 
+mod common;
+use common::{count, small_tpcc as small, stack};
+
 use rusqlite::Connection;
 use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
@@ -8,31 +11,6 @@ use txftl_protocols::{format, ProtocolOptions};
 use txftl_sqlite::tpcc::{self, check, fingerprint, Canary, Outcome, TpccError, TpccReport, TpccSpec, TxEvent, TxKind, STANDARD_MIX};
 use txftl_sqlite::workload::integrity_check;
 use txftl_sqlite::{Mode, Stack};
-
-/// One warehouse, the item, customer and order counts divided by 100.
-fn small(transactions: u64, seed: u64) -> TpccSpec {
-    TpccSpec {
-        warehouses: 1,
-        scale: 100,
-        mix: STANDARD_MIX,
-        transactions,
-        seed,
-        canary: Canary::None,
-    }
-}
-
-fn stack(mode: Mode) -> Stack {
-    let mut p = preset("tiny").unwrap();
-    p.geometry.blocks_per_plane = 512;
-    p.geometry.page_size = 4096;
-    let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
-    let dev = format(mode.protocol(), nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
-    Stack::format(dev, mode).unwrap()
-}
-
-fn count(conn: &Connection, sql: &str) -> i64 {
-    conn.query_row(sql, [], |r| r.get(0)).unwrap()
-}
 
 fn loaded_in_memory(spec: &TpccSpec) -> Connection {
     let conn = Connection::open_in_memory().unwrap();

@@ -2,34 +2,14 @@
 //! by statement on the simulated clock; SQLite's locks (kept by the VFS across
 //! connections) refuse what would conflict, and the clients back off and retry.
 
+mod common;
+use common::{small_tpcc as small, stack};
+
 use rusqlite::Connection;
-use txftl_ftl::FtlConfig;
-use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
-use txftl_protocols::{format, ProtocolOptions};
 use txftl_sqlite::tpcc::clients::{run_clients, Begin, ClientTx, ClientsReport, ClientsSpec};
-use txftl_sqlite::tpcc::{self, check, fingerprint, Canary, TpccSpec, TxKind, STANDARD_MIX};
+use txftl_sqlite::tpcc::{self, check, fingerprint, TpccSpec, TxKind};
 use txftl_sqlite::workload::integrity_check;
-use txftl_sqlite::{Mode, Stack};
-
-fn small(transactions: u64, seed: u64) -> TpccSpec {
-    TpccSpec {
-        warehouses: 1,
-        scale: 100,
-        mix: STANDARD_MIX,
-        transactions,
-        seed,
-        canary: Canary::None,
-    }
-}
-
-fn stack(mode: Mode) -> Stack {
-    let mut p = preset("tiny").unwrap();
-    p.geometry.blocks_per_plane = 512;
-    p.geometry.page_size = 4096;
-    let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
-    let dev = format(mode.protocol(), nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
-    Stack::format(dev, mode).unwrap()
-}
+use txftl_sqlite::Mode;
 
 struct Run {
     report: ClientsReport,

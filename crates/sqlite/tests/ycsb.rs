@@ -2,26 +2,17 @@
 //! every workload on the device in `wal` and `xftl` modes, the hook, and
 //! determinism.
 
+mod common;
+use common::{count, stack};
+
 use rusqlite::Connection;
-use txftl_ftl::FtlConfig;
-use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
-use txftl_protocols::{format, ProtocolOptions};
 use txftl_sqlite::workload::integrity_check;
 use txftl_sqlite::ycsb::generator::{fnv_hash64, zeta, ScrambledZipfian, SkewedLatest, Zipfian, ZIPFIAN_CONSTANT};
 use txftl_sqlite::ycsb::{self, fingerprint, Distribution, OpEvent, OpKind, Proportions, Workload, YcsbError, YcsbReport, YcsbSpec};
-use txftl_sqlite::{Mode, Stack};
+use txftl_sqlite::Mode;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-
-fn stack(mode: Mode) -> Stack {
-    let mut p = preset("tiny").unwrap();
-    p.geometry.blocks_per_plane = 512;
-    p.geometry.page_size = 4096;
-    let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
-    let dev = format(mode.protocol(), nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
-    Stack::format(dev, mode).unwrap()
-}
 
 fn small(workload: Workload, records: u64, operations: u64, seed: u64) -> YcsbSpec {
     YcsbSpec {
@@ -30,10 +21,6 @@ fn small(workload: Workload, records: u64, operations: u64, seed: u64) -> YcsbSp
         seed,
         ..YcsbSpec::preset(workload)
     }
-}
-
-fn count(conn: &Connection, sql: &str) -> i64 {
-    conn.query_row(sql, [], |r| r.get(0)).unwrap()
 }
 
 fn loaded_in_memory(spec: &YcsbSpec) -> Connection {
