@@ -6,18 +6,24 @@ use txftl_ftl::{DeviceError, FtlConfig};
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
 
+fn opts(entries: u32) -> ProtocolOptions {
+    ProtocolOptions {
+        xl2p_entries: entries,
+        ..Default::default()
+    }
+}
+
 fn device(entries: u32) -> Box<dyn AnyDevice> {
     let nand = Nand::new(preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
-    format(
-        "xftl",
-        nand,
-        FtlConfig::default(),
-        &ProtocolOptions {
-            xl2p_entries: entries,
-            ..Default::default()
-        },
-    )
-    .unwrap()
+    format("xftl", nand, FtlConfig::default(), &opts(entries)).unwrap()
+}
+
+/// Power loss: DRAM is gone, the NAND is mounted again.
+fn power_cycle(d: Box<dyn AnyDevice>, entries: u32) -> Box<dyn AnyDevice> {
+    let mut n = d.into_nand();
+    n.power_off();
+    n.power_on();
+    mount("xftl", n, FtlConfig::default(), &opts(entries)).unwrap()
 }
 
 fn page(size: u32, tag: u8) -> Vec<u8> {
@@ -76,19 +82,7 @@ fn committed_survives_remount_uncommitted_does_not() {
     d.write_tx(2, 5, &page(ps, 51)).unwrap();
     d.write_tx(2, 4, &page(ps, 42)).unwrap();
     // Power cut: no flush, no close.
-    let mut n = d.into_nand();
-    n.power_off();
-    n.power_on();
-    let mut d = mount(
-        "xftl",
-        n,
-        FtlConfig::default(),
-        &ProtocolOptions {
-            xl2p_entries: 16,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut d = power_cycle(d, 16);
     assert_eq!(read(&mut *d, 4), 41);
     assert_eq!(read(&mut *d, 5), 0);
     let r = d.recovery_report().unwrap();
@@ -157,19 +151,7 @@ fn a_newer_plain_write_beats_an_older_commit_after_a_cut() {
     d.commit(1).unwrap();
     d.write(6, &page(ps, 61)).unwrap();
     d.flush().unwrap();
-    let mut n = d.into_nand();
-    n.power_off();
-    n.power_on();
-    let mut d = mount(
-        "xftl",
-        n,
-        FtlConfig::default(),
-        &ProtocolOptions {
-            xl2p_entries: 16,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut d = power_cycle(d, 16);
     assert_eq!(read(&mut *d, 6), 61, "the committed entry must not be replayed over a newer write");
 }
 
@@ -191,19 +173,7 @@ fn a_trim_after_a_commit_never_resurrects_the_older_value() {
     d.write_tx(2, 4, &page(ps, 41)).unwrap();
     d.commit(2).unwrap();
     d.check_invariants().unwrap();
-    let mut n = d.into_nand();
-    n.power_off();
-    n.power_on();
-    let mut d = mount(
-        "xftl",
-        n,
-        FtlConfig::default(),
-        &ProtocolOptions {
-            xl2p_entries: 16,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut d = power_cycle(d, 16);
     let p = read(&mut *d, 3);
     assert!(p == 31 || p == 0, "p came back as {p}: the value from before the committed T1");
     assert_eq!(read(&mut *d, 4), 41);
@@ -261,19 +231,7 @@ fn a_transaction_larger_than_one_table_page_commits() {
     d.write_tx(2, 95, &page(ps, 95)).unwrap();
     d.commit(2).unwrap();
     assert_eq!(d.stats().protocol_meta_writes, 5, "a small commit writes only the page it changed");
-    let mut n = d.into_nand();
-    n.power_off();
-    n.power_on();
-    let mut d = mount(
-        "xftl",
-        n,
-        FtlConfig::default(),
-        &ProtocolOptions {
-            xl2p_entries: 100,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut d = power_cycle(d, 100);
     for lpn in (0..90).chain([95]) {
         assert_eq!(read(&mut *d, lpn), lpn as u8);
     }
