@@ -73,6 +73,26 @@ fn check_contents(dev: &mut dyn AnyDevice, expected: &BTreeMap<u32, u32>) {
     }
 }
 
+/// Power is cut, a byte of the newest checkpoint flipped (`flip`): the mount
+/// must skip it, fall back to the previous one and seal a new one with
+/// every expected page; the next mount then needs no fallback.
+fn falls_back_and_seals(protocol: &str, d: Box<dyn AnyDevice>, flip: Flip, expected: &BTreeMap<u32, u32>) {
+    let mut nand = d.into_nand();
+    nand.power_off();
+    nand.power_on();
+    corrupt_newest(&mut nand, flip);
+    let mut d = mount(protocol, nand, FtlConfig::default(), &OPTS)
+        .unwrap_or_else(|e| panic!("{protocol} {flip:?}: a flipped byte in the newest checkpoint made the device unmountable: {e}"));
+    let r = d.recovery_report().unwrap();
+    assert!(r.checkpoints_skipped >= 1 && r.sealed, "{r:?}");
+    d.check_invariants().unwrap();
+    check_contents(&mut *d, expected);
+    // The sealing checkpoint is intact: the next mount needs no fallback.
+    let mut d = mount(protocol, d.into_nand(), FtlConfig::default(), &OPTS).unwrap();
+    assert_eq!(d.recovery_report().unwrap().checkpoints_skipped, 0);
+    check_contents(&mut *d, expected);
+}
+
 /// Random overwrites at high fill (GC reclaims and reuses blocks between
 /// checkpoints), with transactions on X-FTL; power cut; the newest checkpoint
 /// gets a flipped byte; the mount falls back and loses nothing.
@@ -112,20 +132,7 @@ fn scenario(protocol: &str, seed: u64, flip: Flip) {
     d.flush().unwrap();
     let before = d.stats();
     assert!(before.gc_runs > 20 && before.checkpoints > 3, "{before:?}");
-    let mut nand = d.into_nand();
-    nand.power_off();
-    nand.power_on();
-    corrupt_newest(&mut nand, flip);
-    let mut d = mount(protocol, nand, FtlConfig::default(), &OPTS)
-        .unwrap_or_else(|e| panic!("{protocol}: a flipped byte in the newest checkpoint made the device unmountable: {e}"));
-    let r = d.recovery_report().unwrap();
-    assert!(r.checkpoints_skipped >= 1 && r.sealed, "{r:?}");
-    d.check_invariants().unwrap();
-    check_contents(&mut *d, &expected);
-    // The sealing checkpoint is intact: the next mount needs no fallback.
-    let mut d = mount(protocol, d.into_nand(), FtlConfig::default(), &OPTS).unwrap();
-    assert_eq!(d.recovery_report().unwrap().checkpoints_skipped, 0);
-    check_contents(&mut *d, &expected);
+    falls_back_and_seals(protocol, d, flip, &expected);
 }
 
 #[test]
@@ -213,19 +220,7 @@ fn shared_pages_scenario(protocol: &str, seed: u64, flip: Flip) {
         kept >= 3 * checkpoints,
         "checkpoints must leave most table pages in place: {checkpoints} checkpoints kept {kept}"
     );
-    let mut nand = d.into_nand();
-    nand.power_off();
-    nand.power_on();
-    corrupt_newest(&mut nand, flip);
-    let mut d = mount(protocol, nand, FtlConfig::default(), &OPTS)
-        .unwrap_or_else(|e| panic!("{protocol} {flip:?}: the device is unmountable: {e}"));
-    let r = d.recovery_report().unwrap();
-    assert!(r.checkpoints_skipped >= 1 && r.sealed, "{r:?}");
-    d.check_invariants().unwrap();
-    check_contents(&mut *d, &expected);
-    let mut d = mount(protocol, d.into_nand(), FtlConfig::default(), &OPTS).unwrap();
-    assert_eq!(d.recovery_report().unwrap().checkpoints_skipped, 0);
-    check_contents(&mut *d, &expected);
+    falls_back_and_seals(protocol, d, flip, &expected);
 }
 
 #[test]
