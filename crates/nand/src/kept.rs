@@ -89,8 +89,8 @@ impl Default for KeptPages {
 ///
 /// Packed format: u32 LE page length in bytes (a multiple of 4), u8 width
 /// W (1..=28), then the words' W-bit codes, the first in the lowest bits of
-/// the first byte, 8 zero bytes at the end (a reader loads 8 bytes at a
-/// time). Code 2^W - 1 is the word 0xFFFF_FFFF (an unmapped entry, the
+/// the first byte, 8 zero bytes at the end (the reader loads whole 4-byte
+/// words, and may load one past the last code). Code 2^W - 1 is the word 0xFFFF_FFFF (an unmapped entry, the
 /// 0xFF fill after a table's last entry); any other code is the word.
 #[derive(Clone)]
 enum WholePage {

@@ -180,7 +180,7 @@ fn pins_are_released_when_the_aborted_pages_are_gone() {
 /// while its page or the page linking to it is on flash, recovery must see
 /// it straddled.
 #[test]
-fn pins_are_released_at_the_erase_of_the_aborted_transactions_last_block() {
+fn pins_are_released_at_the_erase_that_unguards_their_version() {
     let mut d = device(false);
     d.begin(1).unwrap();
     d.write_tx(1, 3, &page(&d, 0xA1)).unwrap();
@@ -362,4 +362,48 @@ fn a_straddler_goes_with_its_versions_guards_not_with_the_whole_transaction() {
     assert!(d.ftl_mut().force_erase(block3).unwrap());
     let h = d.ftl().hooks();
     assert_eq!((h.dead_transactions(), h.pinned_pages()), (0, 0));
+}
+
+/// GC moves a pinned page of an open transaction that is no longer its
+/// newest page of that logical page (it wrote the page again): the copy is
+/// one of the transaction's pages on flash, and must be one of the aborted
+/// transaction's pages after its abort, as recovery finds it. (A first
+/// version followed only the newest pages to their copies, so the aborted
+/// version looked gone while its copy was on flash, and its straddlers could
+/// be released.)
+#[test]
+fn a_gc_copy_of_an_older_page_of_an_open_transaction_is_one_of_its_pages() {
+    let mut d = device(false);
+    let geo = *d.ftl().nand().geometry();
+    d.begin(1).unwrap();
+    d.write_tx(1, 3, &page(&d, 0xA1)).unwrap();
+    d.write_tx(1, 5, &page(&d, 0xA2)).unwrap(); // lpn 3 programmed
+    d.abort(1).unwrap();
+    let aborted = d.ftl().hooks().dead_pages();
+    d.begin(2).unwrap();
+    d.write_tx(2, 3, &page(&d, 0xB1)).unwrap();
+    d.write_tx(2, 4, &page(&d, 0xB2)).unwrap(); // lpn 3 programmed: it straddles tx 1's
+    let pinned = d.ftl().hooks().pinned_at();
+    assert_eq!(pinned.len(), 1, "{pinned:?}");
+    let (older, _) = pinned[0];
+    d.write_tx(2, 3, &page(&d, 0xB3)).unwrap(); // lpn 4 programmed, lpn 3 again cached
+    d.write_tx(2, 6, &page(&d, 0xB4)).unwrap(); // lpn 3's newer page programmed
+    assert_eq!(d.ftl().hooks().pinned_at().len(), 2, "both pages of lpn 3 straddle tx 1's");
+    assert!(
+        aborted.iter().all(|&p| geo.block_of(p) != geo.block_of(older)),
+        "the aborted page must be elsewhere, or the erase would release the pin"
+    );
+    let (_, older_version) = pinned[0];
+    assert!(d.ftl_mut().force_erase(geo.block_of(older)).unwrap());
+    let copy = d.ftl().hooks().pinned_at().into_iter().find(|&(_, at)| at == older_version);
+    let (copy, _) = copy.expect("the older page was moved, still pinned");
+    assert_ne!(geo.block_of(copy), geo.block_of(older));
+    d.abort(2).unwrap();
+    let runtime = d.ftl().hooks().dead_pages();
+    assert!(
+        runtime.contains(&copy),
+        "the copy {copy} of the older page is one of the aborted pages: {runtime:?}"
+    );
+    let d = power_cycle(d, false);
+    assert_eq!(d.ftl().hooks().dead_pages(), runtime, "recovery finds the same aborted pages");
 }

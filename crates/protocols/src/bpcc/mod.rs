@@ -136,6 +136,11 @@ impl BpccHooks {
         self.dead.len()
     }
 
+    /// The pinned pages and their (logical page, version), as this mount knows them.
+    pub fn pinned_at(&self) -> Vec<(Ppn, (Lpn, u64))> {
+        self.pinned_at.iter().map(|(&p, &at)| (p, at)).collect()
+    }
+
     /// Pages pinned now (their back pointers straddle such a transaction).
     pub fn pinned_pages(&self) -> usize {
         self.pinned.len()
@@ -375,6 +380,7 @@ impl Hooks for BpccHooks {
 
     fn on_program(&mut self, ppn: Ppn, oob: &Oob, done_ns: u64) {
         if oob.relocated {
+            self.txs.copy_programmed(ppn, oob.erase_count);
             return; // a GC copy: `on_relocate` follows
         }
         let rec = PageRecord::of(oob);

@@ -15,10 +15,14 @@
 //! a newer version of that logical page exists, it was written after the
 //! abort and straddles the gap (until a newer version commits, every write
 //! points back past it; the first that commits does too), and a page that
-//! straddles a version of an aborted transaction is never erased while any
-//! page of that transaction is on flash. The same holds of every version an
-//! aborted transaction wrote or linked to, so whichever of its pages GC left,
-//! their links are either unexplained or straddled. A committed version is
+//! straddles a version of an aborted transaction is never erased while that
+//! version is *guarded*: a copy of its page, or of the page of the same
+//! transaction linking to it, is on flash. Whichever of an aborted
+//! transaction's pages GC left, following their links in write order from
+//! any of them reaches a missing version (at the latest the last, never
+//! programmed) whose linking page is one of those left: that version is
+//! guarded, so it is either unexplained (no newer version) or straddled by
+//! a page still on flash. A committed version is
 //! never straddled by another transaction's page: no other transaction
 //! writes a page while one that wrote it is open (no-page-conflict), and
 //! every later write points back to it or past it.

@@ -35,10 +35,10 @@ pub struct OpenTx<X> {
     /// Every version it wrote, in order (the cached one last): each page
     /// links to the next. BPCC's abort rebuilds the broken cycle from it.
     pub order: Vec<Version>,
-    /// Every page it programmed, GC copies included: its block's erase
-    /// count then (`u32::MAX` for a copy: not known when it is made, and the
-    /// largest count makes a later erase check take the block whatever
-    /// happened to it) and its version.
+    /// Every page it programmed, GC copies included (of pages no longer its
+    /// newest too: BPCC's GC moves those when they are pinned): its block's
+    /// erase count then and its version. A page whose block has been erased
+    /// since is no longer on flash (the check at abort).
     pub programmed: BTreeMap<Ppn, (u32, Version)>,
     /// When its last programmed page is done on its die.
     pub done_ns: u64,
@@ -69,6 +69,10 @@ pub struct OpenTxs<X> {
     by_tx_id: BTreeMap<u32, Tid>,
     /// Open transactions' newest pages: GC moves them like valid pages.
     live: BTreeSet<Ppn>,
+    /// The GC copy just programmed and its block's erase count:
+    /// `Hooks::on_program` sees the count, `on_relocate` (which follows)
+    /// says whose copy it is.
+    copy: Option<(Ppn, u32)>,
     next_tx_id: u32,
     next_version: u64,
     /// Checkpoints made durable while a transaction had pages on flash,
@@ -84,6 +88,7 @@ impl<X> OpenTxs<X> {
             open: BTreeMap::new(),
             by_tx_id: BTreeMap::new(),
             live: BTreeSet::new(),
+            copy: None,
             next_tx_id: 1,
             next_version: 1,
             checkpoints_with_open_tx: 0,
@@ -176,17 +181,35 @@ impl<X> OpenTxs<X> {
         t.done_ns = t.done_ns.max(done_ns);
     }
 
-    /// GC copied `old` to `new`: an open transaction's page follows its copy.
+    /// GC copy `ppn` was programmed in a block of erase count
+    /// `erase_count` (`Hooks::on_program`); `relocated` follows.
+    pub fn copy_programmed(&mut self, ppn: Ppn, erase_count: u32) {
+        self.copy = Some((ppn, erase_count));
+    }
+
+    /// GC copied `old` to `new`. A copy of an open transaction's page is one
+    /// of its pages on flash, whether or not `old` was its newest (BPCC moves
+    /// older ones it pins): at an abort the copy must be found, or a
+    /// version would look gone while a copy of it is still on flash. Its
+    /// newest page follows its copy.
     pub fn relocated(&mut self, old: Ppn, new: Ppn, lpn: Lpn, tx_id: u32, version: u64) {
-        if !self.live.remove(&old) {
-            return;
+        let erase_count = match self.copy.take() {
+            Some((p, ec)) if p == new => ec,
+            // Not announced: count it as made in a block never erased since,
+            // so the abort keeps it (the safe side).
+            _ => u32::MAX,
+        };
+        let was_live = self.live.remove(&old);
+        if was_live {
+            self.live.insert(new);
         }
-        self.live.insert(new);
         if let Some(t) = self.by_tx_id.get(&tx_id).and_then(|tid| self.open.get_mut(tid)) {
-            for (p, _) in t.entries.values_mut().filter(|(p, _)| *p == old) {
-                *p = new;
+            if was_live {
+                for (p, _) in t.entries.values_mut().filter(|(p, _)| *p == old) {
+                    *p = new;
+                }
             }
-            t.programmed.insert(new, (u32::MAX, (lpn, version)));
+            t.programmed.insert(new, (erase_count, (lpn, version)));
         }
     }
 

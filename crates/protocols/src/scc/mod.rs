@@ -191,6 +191,7 @@ impl Hooks for SccHooks {
         // The block was erased and is being written again.
         self.dead_page_gone(ppn);
         if oob.relocated {
+            self.txs.copy_programmed(ppn, oob.erase_count);
             return;
         }
         let link = PageLink::of(oob);
