@@ -385,7 +385,7 @@ fn a_gc_copy_of_an_older_page_of_an_open_transaction_is_one_of_its_pages() {
     d.write_tx(2, 4, &page(&d, 0xB2)).unwrap(); // lpn 3 programmed: it straddles tx 1's
     let pinned = d.ftl().hooks().pinned_at();
     assert_eq!(pinned.len(), 1, "{pinned:?}");
-    let (older, _) = pinned[0];
+    let (older, older_version) = pinned[0];
     d.write_tx(2, 3, &page(&d, 0xB3)).unwrap(); // lpn 4 programmed, lpn 3 again cached
     d.write_tx(2, 6, &page(&d, 0xB4)).unwrap(); // lpn 3's newer page programmed
     assert_eq!(d.ftl().hooks().pinned_at().len(), 2, "both pages of lpn 3 straddle tx 1's");
@@ -393,7 +393,6 @@ fn a_gc_copy_of_an_older_page_of_an_open_transaction_is_one_of_its_pages() {
         aborted.iter().all(|&p| geo.block_of(p) != geo.block_of(older)),
         "the aborted page must be elsewhere, or the erase would release the pin"
     );
-    let (_, older_version) = pinned[0];
     assert!(d.ftl_mut().force_erase(geo.block_of(older)).unwrap());
     let copy = d.ftl().hooks().pinned_at().into_iter().find(|&(_, at)| at == older_version);
     let (copy, _) = copy.expect("the older page was moved, still pinned");

@@ -67,6 +67,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use txftl_ftl::{BlockId, Device, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages, Tid, PROTOCOL_BYTES};
 use txftl_nand::{Geometry, Nand};
 
+impl recovery::GuardedVersion for DeadVersion {
+    fn copies(&self) -> &BTreeSet<Ppn> {
+        &self.copies
+    }
+    fn pred(&self) -> Option<Version> {
+        self.pred
+    }
+}
+
 /// A version an aborted (or, after a recovery, uncommitted) transaction
 /// wrote or linked to, kept while it is guarded (`guarded`).
 #[derive(Clone, Debug, Default)]
@@ -173,18 +182,17 @@ impl BpccHooks {
 
     /// Dead transaction `tx_id`'s versions (`DeadVersion::tx_id` set):
     /// the guarded ones are kept, and later writes of their pages straddle them.
-    fn add_dead(&mut self, tx_id: u32, versions: BTreeMap<Version, DeadVersion>) {
-        let copies = |v: &Option<Version>| v.and_then(|v| versions.get(&v)).is_some_and(|d| !d.copies.is_empty());
-        let guarded: Vec<(Version, DeadVersion)> = versions
-            .iter()
-            .filter(|(_, d)| !d.copies.is_empty() || copies(&d.pred))
-            .map(|(&v, d)| (v, d.clone()))
-            .collect();
-        if guarded.is_empty() {
+    fn add_dead(&mut self, tx_id: u32, mut versions: BTreeMap<Version, DeadVersion>) {
+        // An unguarded version has no copy, so dropping it guards nothing less.
+        let unguarded: Vec<Version> = versions.keys().copied().filter(|&v| !recovery::guarded(&versions, v)).collect();
+        for v in unguarded {
+            versions.remove(&v);
+        }
+        if versions.is_empty() {
             return;
         }
-        self.dead.insert(tx_id, guarded.len());
-        for ((lpn, v), d) in guarded {
+        self.dead.insert(tx_id, versions.len());
+        for ((lpn, v), d) in versions {
             if v > self.committed_version(lpn) {
                 self.since_commit.entry(lpn).or_default().insert(v);
             }
@@ -198,10 +206,7 @@ impl BpccHooks {
     /// Whether dead version `v` is still guarded: a copy of its page, or of
     /// the page linking to it, is on flash.
     fn guarded(&self, v: Version) -> bool {
-        let has_copies = |v: Option<Version>| v.and_then(|v| self.dead_versions.get(&v)).is_some_and(|d| !d.copies.is_empty());
-        self.dead_versions
-            .get(&v)
-            .is_some_and(|d| !d.copies.is_empty() || has_copies(d.pred))
+        recovery::guarded(&self.dead_versions, v)
     }
 
     /// Dead version `v` is no longer guarded: the pins it held are released.

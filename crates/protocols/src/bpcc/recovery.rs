@@ -68,12 +68,35 @@ pub struct FoundVersion {
 }
 
 impl DeadTx {
-    /// Whether version `v` is guarded: a copy of its page, or of the page
-    /// linking to it, is on flash (`mod.rs`: its straddlers stay pinned).
+    /// Whether version `v` is guarded (`guarded`).
     pub fn guarded(&self, v: (Lpn, u64)) -> bool {
-        let has_copies = |v: Option<(Lpn, u64)>| v.and_then(|v| self.versions.get(&v)).is_some_and(|d| !d.copies.is_empty());
-        self.versions.get(&v).is_some_and(|d| !d.copies.is_empty() || has_copies(d.pred))
+        guarded(&self.versions, v)
     }
+}
+
+/// What the guard rule reads of a dead version: the copies of its page on
+/// flash and the version whose page links to it.
+pub(super) trait GuardedVersion {
+    fn copies(&self) -> &BTreeSet<Ppn>;
+    fn pred(&self) -> Option<(Lpn, u64)>;
+}
+
+impl GuardedVersion for FoundVersion {
+    fn copies(&self) -> &BTreeSet<Ppn> {
+        &self.copies
+    }
+    fn pred(&self) -> Option<(Lpn, u64)> {
+        self.pred
+    }
+}
+
+/// The guard rule, one piece for the device (`mod.rs`) and for recovery:
+/// a dead version is guarded, and its straddlers stay pinned, while a copy
+/// of its page, or of the page of the same transaction linking to it, is on
+/// flash.
+pub(super) fn guarded<G: GuardedVersion>(versions: &BTreeMap<(Lpn, u64), G>, v: (Lpn, u64)) -> bool {
+    let has_copies = |v: Option<(Lpn, u64)>| v.and_then(|v| versions.get(&v)).is_some_and(|d| !d.copies().is_empty());
+    versions.get(&v).is_some_and(|d| !d.copies().is_empty() || has_copies(d.pred()))
 }
 
 #[derive(Clone, Debug, Default)]
