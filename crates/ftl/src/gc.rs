@@ -307,7 +307,8 @@ impl<H: Hooks> Ftl<H> {
         if lpn != UNMAPPED {
             self.map(lpn, new);
         }
-        self.hooks.on_relocate(ppn, new, &oob);
+        let new_erase_count = self.blocks.erase_count[self.geo.block_of(new) as usize];
+        self.hooks.on_relocate(ppn, new, &oob, new_erase_count);
         self.counters.gc_copies += 1;
         if lpn == UNMAPPED {
             self.counters.gc_protocol_copies += 1;

@@ -72,7 +72,10 @@ pub trait Hooks {
 
     /// GC moved a page it kept for the protocol (`extra_live`) or a mapped page
     /// from `old` to `new` (Flag Commit moves its flags; X-FTL repoints entries).
-    fn on_relocate(&mut self, _old: Ppn, _new: Ppn, _oob: &Oob) {}
+    /// `oob`: the record `old` held; `new_erase_count`: the erase count of
+    /// `new`'s block, which `new`'s record holds (a protocol that tells its
+    /// pages from ones a later erase removed compares against it).
+    fn on_relocate(&mut self, _old: Ppn, _new: Ppn, _oob: &Oob, _new_erase_count: u32) {}
 
     /// `block` was erased: whatever it held is gone from the NAND (a GC
     /// victim erased for reuse, a forced erase, a metadata ring entering a

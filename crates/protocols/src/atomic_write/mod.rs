@@ -132,7 +132,7 @@ impl Hooks for AwHooks {
         g.appended += 1;
     }
 
-    fn on_relocate(&mut self, old: Ppn, new: Ppn, _oob: &Oob) {
+    fn on_relocate(&mut self, old: Ppn, new: Ppn, _oob: &Oob, _new_erase_count: u32) {
         let Some(g) = self.open.as_mut().filter(|g| g.pages.contains(&old)) else {
             return;
         };

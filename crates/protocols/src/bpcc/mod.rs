@@ -385,7 +385,6 @@ impl Hooks for BpccHooks {
 
     fn on_program(&mut self, ppn: Ppn, oob: &Oob, done_ns: u64) {
         if oob.relocated {
-            self.txs.copy_programmed(ppn, oob.erase_count);
             return; // a GC copy: `on_relocate` follows
         }
         let rec = PageRecord::of(oob);
@@ -405,7 +404,7 @@ impl Hooks for BpccHooks {
         self.txs.programmed(ppn, oob.lpn, rec.tx_id, rec.version, oob.erase_count, done_ns);
     }
 
-    fn on_relocate(&mut self, old: Ppn, new: Ppn, oob: &Oob) {
+    fn on_relocate(&mut self, old: Ppn, new: Ppn, oob: &Oob, new_erase_count: u32) {
         let rec = PageRecord::of(oob);
         if let Some(srs) = self.unpin(old) {
             // Moved only because it is pinned, unless it is also the
@@ -422,7 +421,7 @@ impl Hooks for BpccHooks {
                 }
             }
         }
-        self.txs.relocated(old, new, oob.lpn, rec.tx_id, rec.version);
+        self.txs.relocated(old, new, oob.lpn, rec.tx_id, rec.version, new_erase_count);
     }
 
     /// Every block: BPCC has no mapping table, recovery scans the whole device.

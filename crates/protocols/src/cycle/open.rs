@@ -69,10 +69,6 @@ pub struct OpenTxs<X> {
     by_tx_id: BTreeMap<u32, Tid>,
     /// Open transactions' newest pages: GC moves them like valid pages.
     live: BTreeSet<Ppn>,
-    /// The GC copy just programmed and its block's erase count:
-    /// `Hooks::on_program` sees the count, `on_relocate` (which follows)
-    /// says whose copy it is.
-    copy: Option<(Ppn, u32)>,
     next_tx_id: u32,
     next_version: u64,
     /// Checkpoints made durable while a transaction had pages on flash,
@@ -88,7 +84,6 @@ impl<X> OpenTxs<X> {
             open: BTreeMap::new(),
             by_tx_id: BTreeMap::new(),
             live: BTreeSet::new(),
-            copy: None,
             next_tx_id: 1,
             next_version: 1,
             checkpoints_with_open_tx: 0,
@@ -181,24 +176,12 @@ impl<X> OpenTxs<X> {
         t.done_ns = t.done_ns.max(done_ns);
     }
 
-    /// GC copy `ppn` was programmed in a block of erase count
-    /// `erase_count` (`Hooks::on_program`); `relocated` follows.
-    pub fn copy_programmed(&mut self, ppn: Ppn, erase_count: u32) {
-        self.copy = Some((ppn, erase_count));
-    }
-
-    /// GC copied `old` to `new`. A copy of an open transaction's page is one
-    /// of its pages on flash, whether or not `old` was its newest (BPCC moves
-    /// older ones it pins): at an abort the copy must be found, or a
-    /// version would look gone while a copy of it is still on flash. Its
-    /// newest page follows its copy.
-    pub fn relocated(&mut self, old: Ppn, new: Ppn, lpn: Lpn, tx_id: u32, version: u64) {
-        let erase_count = match self.copy.take() {
-            Some((p, ec)) if p == new => ec,
-            // Not announced: count it as made in a block never erased since,
-            // so the abort keeps it (the safe side).
-            _ => u32::MAX,
-        };
+    /// GC copied `old` to `new`, in a block of erase count `erase_count`. A
+    /// copy of an open transaction's page is one of its pages on flash,
+    /// whether or not `old` was its newest (BPCC moves older ones it pins):
+    /// at an abort the copy must be found, or a version would look gone
+    /// while a copy of it is still on flash. Its newest page follows its copy.
+    pub fn relocated(&mut self, old: Ppn, new: Ppn, lpn: Lpn, tx_id: u32, version: u64, erase_count: u32) {
         let was_live = self.live.remove(&old);
         if was_live {
             self.live.insert(new);

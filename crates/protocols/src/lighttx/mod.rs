@@ -166,7 +166,7 @@ impl Hooks for LHooks {
         }
     }
 
-    fn on_relocate(&mut self, old: Ppn, new: Ppn, _oob: &Oob) {
+    fn on_relocate(&mut self, old: Ppn, new: Ppn, _oob: &Oob, _new_erase_count: u32) {
         let b = self.geo.block_of(new);
         self.txs.relocated(old, new, b);
     }

@@ -191,7 +191,6 @@ impl Hooks for SccHooks {
         // The block was erased and is being written again.
         self.dead_page_gone(ppn);
         if oob.relocated {
-            self.txs.copy_programmed(ppn, oob.erase_count);
             return;
         }
         let link = PageLink::of(oob);
@@ -199,9 +198,9 @@ impl Hooks for SccHooks {
             .programmed(ppn, oob.lpn, link.tx_id, link.version, oob.erase_count, done_ns);
     }
 
-    fn on_relocate(&mut self, old: Ppn, new: Ppn, oob: &Oob) {
+    fn on_relocate(&mut self, old: Ppn, new: Ppn, oob: &Oob, new_erase_count: u32) {
         let link = PageLink::of(oob);
-        self.txs.relocated(old, new, oob.lpn, link.tx_id, link.version);
+        self.txs.relocated(old, new, oob.lpn, link.tx_id, link.version, new_erase_count);
     }
 
     /// Every block: SCC has no mapping table, recovery scans the whole device.

@@ -159,7 +159,7 @@ impl Hooks for XHooks {
         self.table.active_in(first, end)
     }
 
-    fn on_relocate(&mut self, old: Ppn, new: Ppn, _oob: &Oob) {
+    fn on_relocate(&mut self, old: Ppn, new: Ppn, _oob: &Oob, _new_erase_count: u32) {
         self.table.relocate(old, new);
     }
 
