@@ -44,7 +44,12 @@ fn fresh(protocol: &str, nand: &Nand) -> Box<dyn AnyDevice> {
     mount(protocol, nand.snapshot(), FtlConfig::default(), &ProtocolOptions::default()).expect("mount")
 }
 
-#[divan::bench(args = ["xftl", "lighttx", "atomic-write", "scc", "bpcc"], sample_count = 10, sample_size = 1)]
+/// Every transactional protocol of the registry.
+fn transactional() -> impl Iterator<Item = &'static str> {
+    txftl_protocols::PROTOCOLS.iter().filter(|e| e.transactional).map(|e| e.name)
+}
+
+#[divan::bench(args = transactional(), sample_count = 10, sample_size = 1)]
 fn transactions_gc_active_jasmine_meta(bencher: Bencher, protocol: &'static str) {
     let p = prepared(protocol);
     bencher

@@ -18,7 +18,7 @@ pub fn steady_state(preset_name: &str, blocks_per_plane: Option<u32>, fill_pct: 
         p.geometry.blocks_per_plane = b;
     }
     let nand = Nand::new(p.config(DataMode::MetaOnly, ViolationPolicy::Panic)).expect("valid geometry");
-    let mut f = Ftl::format(nand, FtlConfig::default(), Plain).expect("format");
+    let mut f = Ftl::format(nand, FtlConfig::default(), Plain::default()).expect("format");
     let working_set = (f.logical_pages() as u64 * fill_pct as u64 / 100) as u32;
     for lpn in 0..working_set {
         f.write(lpn, &[]).expect("fill");
@@ -106,7 +106,7 @@ mod tests {
     /// issues the same operations every time.
     #[test]
     fn transactions_replay_identically() {
-        for protocol in ["xftl", "lighttx", "atomic-write"] {
+        for protocol in txftl_protocols::PROTOCOLS.iter().filter(|e| e.transactional).map(|e| e.name) {
             let (nand, ws) = tx_steady_state(protocol, "tiny", 90, 1);
             let run = || {
                 let mut d = txftl_protocols::mount(protocol, nand.snapshot(), FtlConfig::default(), &Default::default()).unwrap();

@@ -112,6 +112,19 @@ pub fn paper_map_at_flush(device: &DeviceArgs) -> bool {
     device.map_at_flush().unwrap_or(true)
 }
 
+/// The `--protocol-opt`s for the modes' protocols, with the X-FTL paper's
+/// one-page table (500 entries) unless another size is asked for.
+fn paper_options(device: &DeviceArgs, modes: &[Mode]) -> Result<txftl_protocols::ProtocolOptions, CliError> {
+    let protocols: Vec<&str> = modes.iter().map(|m| m.protocol()).collect();
+    let opts = crate::setup::protocol_options_for(device, &protocols)?;
+    let key = "xl2p-entries";
+    Ok(if opts.contains(key) {
+        opts
+    } else {
+        opts.with(key, txftl_protocols::xftl::DEFAULT_ENTRIES)
+    })
+}
+
 /// The line that says which FTL behaviour at a flush a run had.
 pub fn map_at_flush_line(on: bool) -> &'static str {
     if on {
@@ -218,11 +231,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
     let spec = CompareSpec {
         nand,
         ftl,
-        // The paper's one-page table (500 entries) unless asked otherwise.
-        opts: txftl_protocols::ProtocolOptions {
-            xl2p_entries: args.device.xl2p_entries.unwrap_or(txftl_protocols::xftl::DEFAULT_ENTRIES),
-            ..Default::default()
-        },
+        opts: paper_options(&args.device, &modes)?,
         rows,
         transactions: args.transactions,
         seed: args.seed,

@@ -155,12 +155,10 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
     let spec = CompareSpec {
         nand,
         ftl,
-        opts: txftl_protocols::ProtocolOptions {
-            // Sized to the array unless asked: TPC-C's and the benchmarks'
-            // transactions can be larger than the paper's 500-entry table.
-            xl2p_entries: args.device.xl2p_entries.unwrap_or(0),
-            ..Default::default()
-        },
+        // A protocol's defaults unless asked (X-FTL's table sized to the
+        // array: TPC-C's and the benchmarks' transactions can be larger than
+        // the paper's 500-entry table).
+        opts: crate::setup::protocol_options_for(&args.device, &modes.iter().map(|m| m.protocol()).collect::<Vec<_>>())?,
         rows: 0,
         transactions: args.transactions,
         seed: args.seed,

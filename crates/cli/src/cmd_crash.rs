@@ -1,7 +1,7 @@
 //! `txftl crashtest`: enumerate every crash point of a workload.
 
 use crate::cmd_run::WorkloadArgs;
-use crate::setup::resolve_device;
+use crate::setup::resolve_with_protocol;
 use crate::table::{pair, thousands, Figures};
 use crate::{CliError, DeviceArgs};
 use clap::Args;
@@ -49,7 +49,7 @@ pub struct CrashArgs {
 }
 
 pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
-    let chosen = resolve_device(&args.device, "tiny")?;
+    let (chosen, opts) = resolve_with_protocol(&args.device, "tiny")?;
     let p = &chosen.preset;
     if p.geometry.page_count() > 1 << 16 {
         return Err(CliError::Usage(format!(
@@ -70,12 +70,13 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         Some(_) => return Err(CliError::Usage("--at needs exactly one --torn variant".into())),
         None => None,
     };
-    let entry = txftl_protocols::entry(args.device.protocol()).map_err(|e| CliError::Usage(e.to_string()))?;
-    let workload_name = match (&args.workload, entry.canary_workload) {
+    let protocol = txftl_protocols::Protocol::find(args.device.protocol()).map_err(|e| CliError::Usage(e.to_string()))?;
+    let entry = protocol.entry;
+    let workload_name = match (&args.workload, protocol.canary_workload()) {
         (Some(w), Some(shows)) if w != shows => {
             return Err(CliError::Usage(format!(
                 "{} is a canary whose bug only shows with --workload {shows}: a {w} run would report 0 violations and test nothing",
-                entry.name
+                protocol.name()
             )))
         }
         (Some(w), _) => w.clone(),
@@ -91,7 +92,8 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         flush_every: args.flush_every,
         tx: args.tx.clone(),
     }
-    .spec(crate::TxDefaults::CRASH)?;
+    .spec(crate::TxDefaults::CRASH.for_protocol(entry))?;
+    crate::cmd_run::refuse_trims(entry, &workload)?;
     let d = &args.device;
     let mut replay_base = format!(
         "txftl crashtest --protocol {} {} --workload {} --ops {} --fill {} --seed {} --flush-every {}",
@@ -126,9 +128,6 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
             replay_base += &format!(" --cross-tx-pct {}", t.cross_pct);
         }
     }
-    if let Some(e) = d.xl2p_entries {
-        replay_base += &format!(" --xl2p-entries {e}");
-    }
     if args.no_recovery_cuts {
         replay_base += " --no-recovery-cuts";
     }
@@ -161,7 +160,7 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
             nand: p.config(DataMode::Full, ViolationPolicy::Panic),
             faults,
             ftl: chosen.ftl.clone(),
-            opts: crate::setup::protocol_options(d),
+            opts,
         },
         workload,
         torn,
@@ -237,8 +236,9 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
             "writes to a page another open transaction wrote / recovery zone pages read",
             pair(x.cross_tx_updates, x.zone_pages_scanned),
         );
-        t.row("forced erases / live pages they moved", pair(x.forced_erases, x.forced_erase_moves));
-        t.row("GC moves of obsolete pages the protocol pins", thousands(x.gc_pinned_copies));
+        for c in entry.counters {
+            t.row(&format!("{} ({})", c.help, c.key), thousands(x.protocol.get(c.key)));
+        }
         if args.faults.faults.is_some() {
             t.section("flash faults exercised (dry run; recoveries)");
             t.row("bit errors corrected / read retries", pair(x.corrected_bits, x.read_retries));

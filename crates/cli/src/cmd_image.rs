@@ -2,7 +2,7 @@
 
 use crate::cmd_run::add_recovery;
 use crate::open::{create_image, open_image, SyncArgs};
-use crate::setup::{describe, nand_config, resolve_device};
+use crate::setup::{describe, nand_config};
 use crate::table::{thousands, Figures};
 use crate::{CliError, DeviceArgs};
 use clap::Args;
@@ -70,7 +70,7 @@ fn mount(image: &Path, protocol: &str, cfg: FtlConfig, sync: ImageSync) -> Resul
 }
 
 pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
-    let d = resolve_device(&args.device, "tiny")?;
+    let (d, opts) = crate::setup::resolve_with_protocol(&args.device, "tiny")?;
     if args.image.exists() {
         return Err(CliError::Usage(format!(
             "{} already exists; refusing to overwrite it",
@@ -78,7 +78,6 @@ pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
         )));
     }
     let sync = args.sync.mode();
-    let opts = crate::setup::protocol_options(&args.device);
     crate::open::check_device_fits(args.device.protocol(), &nand_config(&d.preset, DataMode::Full), &d.ftl, &opts, 0)?;
     let nand = create_image(&args.image, nand_config(&d.preset, DataMode::Full), sync)?;
     let dev = txftl_protocols::format(args.device.protocol(), nand, d.ftl, &opts).map_err(crate::open::device_error)?;

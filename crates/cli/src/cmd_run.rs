@@ -1,7 +1,7 @@
 //! `txftl run`: a workload on one device, with counters, times and speed.
 
 use crate::open::{check_device_fits, create_image, open_image, ram, refuse_options_fixed_by_image, SyncArgs};
-use crate::setup::{describe, ftl_config, nand_config, protocol_options, resolve_device};
+use crate::setup::{check_protocol_config, describe, ftl_config, nand_config, protocol_options, resolve_device};
 
 /// Bytes per logical page of the workload's reference model on full data
 /// (the value each page held at the last flush, and its latest one).
@@ -131,6 +131,19 @@ impl WorkloadArgs {
     }
 }
 
+/// Refuses a workload that trims on a protocol that takes no trims (it
+/// would fail at its first trim).
+pub fn refuse_trims(protocol: &txftl_protocols::ProtocolEntry, spec: &WorkloadSpec) -> Result<(), CliError> {
+    let trims = spec.kind == WorkloadKind::Mixed || (spec.kind == WorkloadKind::TxWrite && spec.tx.trim_pct > 0);
+    if trims && !protocol.trims {
+        return Err(CliError::Usage(format!(
+            "protocol `{}` takes no trims: use another workload than mixed, or --trim-pct 0",
+            protocol.name
+        )));
+    }
+    Ok(())
+}
+
 /// The device and how to describe it, and the FTL options it was built
 /// with (a remount after a power cut takes the same).
 fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String, txftl_ftl::FtlConfig), CliError> {
@@ -139,7 +152,7 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String, txftl_ftl:
         nand.set_fault_model(faults).map_err(CliError::Usage)?;
         Ok(nand)
     };
-    let opts = protocol_options(&args.device);
+    let opts = protocol_options(&args.device)?;
     let protocol = args.device.protocol();
     let sync = args.sync.mode();
     match &args.image {
@@ -171,6 +184,7 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String, txftl_ftl:
                 return Err(CliError::Usage("an image always stores full data; drop --data meta".into()));
             }
             let d = resolve_device(&args.device, "jasmine")?;
+            check_protocol_config(protocol, &d.ftl, &d.preset.geometry, &opts)?;
             check_device_fits(protocol, &nand_config(&d.preset, DataMode::Full), &d.ftl, &opts, MODEL_BYTES)?;
             let nand = with_faults(create_image(path, nand_config(&d.preset, DataMode::Full), sync)?)?;
             let dev = txftl_protocols::format(protocol, nand, d.ftl.clone(), &opts).map_err(crate::open::device_error)?;
@@ -187,6 +201,7 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String, txftl_ftl:
                 DataMode::MetaOnly
             };
             let model = if mode == DataMode::Full { MODEL_BYTES } else { 0 };
+            check_protocol_config(protocol, &d.ftl, &d.preset.geometry, &opts)?;
             check_device_fits(protocol, &nand_config(&d.preset, mode), &d.ftl, &opts, model)?;
             let nand = with_faults(ram(nand_config(&d.preset, mode))?)?;
             let dev = txftl_protocols::format(protocol, nand, d.ftl.clone(), &opts).map_err(crate::open::device_error)?;
@@ -204,7 +219,9 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String, txftl_ftl:
 }
 
 pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
-    let spec = args.workload.spec(crate::TxDefaults::RUN)?;
+    let entry = txftl_protocols::entry(args.device.protocol()).map_err(|e| CliError::Usage(e.to_string()))?;
+    let spec = args.workload.spec(crate::TxDefaults::RUN.for_protocol(entry))?;
+    refuse_trims(entry, &spec)?;
     let torn = match (&args.torn, args.cut_at) {
         (Some(_), None) => {
             return Err(CliError::Usage(
@@ -254,7 +271,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         Err(RunError::PowerCut { host_ops, measured }) => {
             let mut nand = dev.into_nand();
             nand.power_on();
-            let dev = txftl_protocols::mount(args.device.protocol(), nand, cfg, &protocol_options(&args.device))
+            let dev = txftl_protocols::mount(args.device.protocol(), nand, cfg, &protocol_options(&args.device)?)
                 .map_err(|e| CliError::Failed(format!("recovery failed: {e}")))?;
             let report = dev.recovery_report().unwrap_or_default();
             dev.check_invariants()
@@ -288,14 +305,6 @@ pub fn add_counters(t: &mut Figures, s: &DeviceStats) {
     t.section("ftl (simulated)");
     t.row("GC runs (victims)", thousands(s.gc_runs));
     t.row("GC page copies", thousands(s.gc_copies));
-    t.row(
-        "forced erases (SCC) / pages they moved (in GC page copies)",
-        format!("{} / {}", thousands(s.forced_erases), thousands(s.forced_erase_moves)),
-    );
-    t.row(
-        "GC moves of obsolete pages pinned by the protocol (BPCC; in GC page copies)",
-        thousands(s.gc_pinned_copies),
-    );
     t.row("wear-leveling moves", thousands(s.wear_level_runs));
     t.row("checkpoints", thousands(s.checkpoints));
     t.row("map page writes", thousands(s.map_writes));
@@ -322,6 +331,12 @@ pub fn add_counters(t: &mut Figures, s: &DeviceStats) {
         t.row("reads uncorrectable after every retry", thousands(s.uncorrectable_reads));
         t.row("failed programs / blocks retired", pair(s.program_failures, s.retired_blocks));
         t.row("pages lost: reads refused / GC copies", pair(s.lost_page_reads, s.lost_page_copies));
+    }
+    if !s.protocol.specs().is_empty() {
+        t.section("protocol's own (simulated)");
+        for c in s.protocol.specs() {
+            t.row(&format!("{} ({})", c.help, c.key), thousands(s.protocol.get(c.key)));
+        }
     }
     t.section("transactions (simulated)");
     t.row("commits / aborts", pair(s.commits, s.aborts));

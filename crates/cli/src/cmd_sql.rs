@@ -5,7 +5,7 @@
 use crate::cmd_compare::refuse_protocol;
 use crate::cmd_run::{add_counters, add_latency};
 use crate::open::ram;
-use crate::setup::{describe, nand_config, protocol_options, resolve_device};
+use crate::setup::{describe, nand_config, protocol_options_for, resolve_device};
 use crate::table::{pair, sim_time, thousands, Figures};
 use crate::{CliError, DeviceArgs};
 use clap::{Args, Subcommand};
@@ -114,10 +114,11 @@ pub struct BenchArgs {
 pub struct SqlCommon {
     #[command(flatten)]
     pub device: DeviceArgs,
-    /// Journal mode and device: rbj, wal (plain FTL, SQLite's journal), xftl,
-    /// xftl-memory (X-FTL, journal off / in memory), xftl-batch (X-FTL,
-    /// batch atomic writes).
-    #[arg(long, default_value = "xftl")]
+    /// Journal mode and device: rbj, wal (the plain FTL, SQLite's journal on
+    /// it); P, P-memory, P-batch on a transactional protocol P (journal off,
+    /// in memory, or SQLite's batch atomic writes mapped to the device's
+    /// transactions).
+    #[arg(long, default_value = txftl_protocols::DEFAULT_TRANSACTIONAL_PROTOCOL, value_parser = crate::setup::mode_parser())]
     pub mode: String,
     /// Record what the file system sent to the device during the run (not the
     /// load), with its transaction ids, as a txftl trace (see the README).
@@ -714,11 +715,11 @@ fn bench_cmd(args: BenchArgs) -> Result<ExitCode, CliError> {
 /// device calls to `record` while the returned flag is set.
 fn stack(common: &SqlCommon) -> Result<(Stack, Mode, String, Arc<AtomicBool>), CliError> {
     refuse_protocol(&common.device)?;
-    let mode = Mode::parse(&common.mode)
-        .ok_or_else(|| CliError::Usage(format!("unknown mode `{}` (rbj, wal, xftl, xftl-memory, xftl-batch)", common.mode)))?;
+    let mode = crate::setup::parse_mode(&common.mode)?;
     let d = resolve_device(&common.device, "jasmine")?;
     let p = d.preset;
-    let opts = protocol_options(&common.device);
+    let opts = protocol_options_for(&common.device, &[mode.protocol()])?;
+    crate::setup::check_protocol_config(mode.protocol(), &d.ftl, &p.geometry, &opts)?;
     crate::open::check_device_fits(mode.protocol(), &nand_config(&p, DataMode::Full), &d.ftl, &opts, 0)?;
     let nand = ram(nand_config(&p, DataMode::Full))?;
     let mut dev = txftl_protocols::format(mode.protocol(), nand, d.ftl, &opts).map_err(crate::open::device_error)?;

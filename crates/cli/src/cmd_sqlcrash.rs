@@ -3,7 +3,7 @@
 //! TPC-C run), checked after each restart against what the mode promises.
 
 use crate::cmd_compare::{parse_list, refuse_protocol};
-use crate::setup::{describe, protocol_options, replay_ftl_flags, resolve_device};
+use crate::setup::{describe, parse_modes, protocol_options_for, replay_ftl_flags, resolve_device};
 use crate::table::{pair, thousands};
 use crate::{CliError, DeviceArgs};
 use clap::Args;
@@ -11,6 +11,7 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::process::ExitCode;
 use txftl_nand::{DataMode, ViolationPolicy};
+use txftl_protocols::{ProtocolOptions, SqlJournal};
 use txftl_sqlite::crash::{tpcc, ScenarioSize, SqlCrashReport, SqlCrashSpec, SqlWorkload};
 use txftl_sqlite::{Canary, Mode, Synchronous};
 
@@ -22,9 +23,11 @@ pub struct SqlCrashArgs {
     /// and a second database) or tpcc (a short TPC-C run; see the README).
     #[arg(long, default_value = "partsupp", value_parser = ["partsupp", "tpcc"])]
     pub workload: String,
-    /// Modes, comma-separated: rbj, wal, xftl, xftl-memory, xftl-batch.
-    #[arg(long, default_value = "rbj,wal,xftl,xftl-memory,xftl-batch")]
-    pub modes: String,
+    /// Modes, comma-separated (see `txftl sql tpcc --help` for every mode)
+    /// [default: the default protocol's journaled modes and every mode of
+    /// the default transactional protocol].
+    #[arg(long)]
+    pub modes: Option<String>,
     /// PRAGMA synchronous settings, comma-separated: off, normal, full (each mode runs under each).
     #[arg(long, default_value = "off,normal,full")]
     pub synchronous: String,
@@ -39,7 +42,8 @@ pub struct SqlCrashArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=900))]
     pub scale: Option<u32>,
     /// Transactions in the scenario (one of them spills its cache and rolls back);
-    /// default per workload and mode, enough for GC and X-L2P table-reclaim checkpoints.
+    /// default per workload and mode, enough for GC and checkpoints inside
+    /// transactional writes (X-FTL: its table reclaims).
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
     pub transactions: Option<u32>,
     /// Torn variants of the cut operation, comma-separated: none, garbage, partial, data, oob.
@@ -55,11 +59,11 @@ pub struct SqlCrashArgs {
     /// Replay one crash point (with --torn naming one variant).
     #[arg(long)]
     pub at: Option<u64>,
-    /// A deliberate VFS bug the checker must catch: commit-at-sync (the X-FTL
-    /// VFS commits at xSync instead of COMMIT_PHASETWO), no-sync-after-batch-abort
-    /// (xftl-batch does not sync SQLite's journal after an aborted batch;
-    /// partsupp only: TPC-C aborts no batch), wal-skips-sync (xSync of a WAL
-    /// file does nothing). Off by default.
+    /// A deliberate VFS bug the checker must catch: commit-at-sync (the VFS
+    /// of a transactional mode commits at xSync instead of COMMIT_PHASETWO),
+    /// no-sync-after-batch-abort (a batch mode does not sync SQLite's journal
+    /// after an aborted batch; partsupp only: TPC-C aborts no batch),
+    /// wal-skips-sync (xSync of a WAL file does nothing). Off by default.
     #[arg(long, value_parser = ["commit-at-sync", "no-sync-after-batch-abort", "wal-skips-sync"])]
     pub canary: Option<String>,
     #[arg(long, default_value_t = 1)]
@@ -68,14 +72,23 @@ pub struct SqlCrashArgs {
     pub json: bool,
 }
 
-fn mode_arg(m: Mode) -> &'static str {
-    match m {
-        Mode::Rbj => "rbj",
-        Mode::Wal => "wal",
-        Mode::XftlOff => "xftl",
-        Mode::XftlMemory => "xftl-memory",
-        Mode::XftlBatch => "xftl-batch",
+/// The modes run when `--modes` is not given: the default protocol's
+/// journaled modes, and every mode of the default transactional protocol.
+fn default_modes() -> Vec<Mode> {
+    let defaults = [txftl_protocols::DEFAULT_PROTOCOL, txftl_protocols::DEFAULT_TRANSACTIONAL_PROTOCOL];
+    Mode::all().filter(|m| defaults.contains(&m.protocol())).collect()
+}
+
+/// The scenario's protocol options for `mode`: those given, and the
+/// scenario's transaction bound for a protocol that has one, unless given.
+fn scenario_options(given: &ProtocolOptions, mode: Mode, size: &ScenarioSize) -> ProtocolOptions {
+    let mut opts = given.for_entry(mode.entry());
+    if let Some(key) = mode.entry().tx_pages_bound {
+        if !opts.contains(key) {
+            opts = opts.with(key, size.tx_pages_bound);
+        }
     }
+    opts
 }
 
 /// Rows, K and the workload, with what does not apply to it refused.
@@ -92,7 +105,7 @@ fn workload(args: &SqlCrashArgs) -> Result<(SqlWorkload, u32, u32), CliError> {
             if args.canary.as_deref() == Some("no-sync-after-batch-abort") {
                 return refuse(
                     "--canary no-sync-after-batch-abort",
-                    "tpcc (no TPC-C transaction outgrows the X-L2P table, so no batch is aborted)",
+                    "tpcc (no TPC-C transaction outgrows the device's transaction bound, so no batch is aborted)",
                 );
             }
             let scale = args.scale.unwrap_or(tpcc::SCALE_DEFAULT);
@@ -110,7 +123,12 @@ fn workload(args: &SqlCrashArgs) -> Result<(SqlWorkload, u32, u32), CliError> {
 pub fn run(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
     refuse_protocol(&args.device)?;
     let (workload, rows, k) = workload(&args)?;
-    let modes = parse_list(&args.modes, "mode (rbj, wal, xftl, xftl-memory, xftl-batch)", Mode::parse)?;
+    let modes = match &args.modes {
+        Some(list) => parse_modes(list)?,
+        None => default_modes(),
+    };
+    let protocols: Vec<&str> = modes.iter().map(|m| m.protocol()).collect();
+    let given = protocol_options_for(&args.device, &protocols)?;
     let syncs = parse_list(&args.synchronous, "synchronous setting (off, normal, full)", Synchronous::parse)?;
     let torn = parse_list(
         &args.torn,
@@ -158,9 +176,7 @@ pub fn run(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
         if device.blocks_per_plane.is_none() && default_geometry {
             device.blocks_per_plane = Some(size.blocks_per_plane);
         }
-        if device.xl2p_entries.is_none() {
-            device.xl2p_entries = Some(size.xl2p_entries);
-        }
+        let opts = scenario_options(&given, mode, &size);
         let mut chosen = match &file_device {
             Some(c) => c.clone(),
             None => resolve_device(&device, "tiny")?,
@@ -182,7 +198,7 @@ pub fn run(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
             };
             let mut replay = format!(
                 "txftl sqlcrash --modes {} --synchronous {} {sized} --transactions {transactions} --seed {} --recovery-cuts {}",
-                mode_arg(mode),
+                mode.cli(),
                 synchronous.name().to_ascii_lowercase(),
                 args.seed,
                 args.recovery_cuts
@@ -190,13 +206,12 @@ pub fn run(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
             if let Some(b) = device.blocks_per_plane {
                 replay.push_str(&format!(" --blocks-per-plane {b}"));
             }
-            if let Some(x) = device.xl2p_entries {
-                replay.push_str(&format!(" --xl2p-entries {x}"));
-            }
             if device.preset.is_some() || from_file {
                 replay.push_str(&format!(" {}", chosen.replay_option()));
             }
+            device.protocol_opt.clear();
             replay.push_str(&replay_ftl_flags(&device));
+            replay.push_str(&opts.to_args());
             if let Some(c) = &args.canary {
                 replay.push_str(&format!(" --canary {c}"));
             }
@@ -204,7 +219,7 @@ pub fn run(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
                 workload,
                 nand: p.config(DataMode::Full, ViolationPolicy::Panic),
                 ftl: chosen.ftl.clone(),
-                opts: protocol_options(&device),
+                opts: opts.clone(),
                 mode,
                 synchronous,
                 rows,
@@ -253,7 +268,7 @@ pub fn run(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
         for r in reports.iter().filter(|r| r.big_at.is_some()) {
             if let Some(b) = r.big_at {
                 println!(
-                    "{} synchronous={}: transaction #{} updates every tuple (larger than the X-L2P table: the batch is aborted and committed through the journal)",
+                    "{} synchronous={}: transaction #{} updates every tuple (larger than the device's transaction bound: the batch is aborted and committed through the journal)",
                     r.mode.name(),
                     r.synchronous.name(),
                     b + 1
@@ -303,7 +318,7 @@ fn table(workload: SqlWorkload, reports: &[SqlCrashReport]) -> Table {
         "commits lost (allowed)",
         "torn (unjudged)",
         "GC runs",
-        "table-reclaim ckpts",
+        "ckpts in tx writes",
     ]);
     if !is_tpcc {
         header.push("batch aborts");
@@ -339,7 +354,7 @@ fn table(workload: SqlWorkload, reports: &[SqlCrashReport]) -> Table {
             thousands(r.dry_run.table_reclaim_checkpoints),
         ]);
         if !is_tpcc {
-            row.push(if r.mode == Mode::XftlBatch {
+            row.push(if r.mode.journal() == SqlJournal::Batch {
                 thousands(r.dry_run.aborts)
             } else {
                 "-".into()

@@ -8,7 +8,7 @@
 
 use crate::cmd_run::{add_counters, add_latency, add_speed, record_file, HostArgs};
 use crate::open::ram;
-use crate::setup::{describe, nand_config, protocol_options, resolve_device};
+use crate::setup::{describe, nand_config, resolve_with_protocol};
 use crate::table::{pair, sim_time, thousands, Figures};
 use crate::{CliError, DeviceArgs};
 use clap::{Args, Subcommand};
@@ -291,9 +291,8 @@ fn print_block(what: &str, args: &ReplayArgs, r: &BlockReplayReport) {
 
 /// A fresh device in RAM for a replay.
 fn ram_device(device: &DeviceArgs, data: &str) -> Result<(Box<dyn AnyDevice>, String), CliError> {
-    let d = resolve_device(device, "jasmine")?;
+    let (d, opts) = resolve_with_protocol(device, "jasmine")?;
     let mode = if data == "full" { DataMode::Full } else { DataMode::MetaOnly };
-    let opts = protocol_options(device);
     crate::open::check_device_fits(device.protocol(), &nand_config(&d.preset, mode), &d.ftl, &opts, 0)?;
     let nand = ram(nand_config(&d.preset, mode))?;
     let dev = txftl_protocols::format(device.protocol(), nand, d.ftl.clone(), &opts).map_err(crate::open::device_error)?;

@@ -7,6 +7,7 @@ mod cmd_compare;
 mod cmd_compare_workload;
 mod cmd_crash;
 mod cmd_image;
+mod cmd_protocols;
 mod cmd_run;
 mod cmd_sql;
 mod cmd_sqlcrash;
@@ -55,6 +56,12 @@ enum Command {
     /// (TPC-C), with tpmC, pages written per transaction type and latency.
     #[command(subcommand)]
     Sql(cmd_sql::SqlCommand),
+    /// What each protocol offers: device calls, isolation levels, options
+    /// (--protocol-opt), counters, SQLite modes, canary.
+    Protocols {
+        #[arg(long)]
+        json: bool,
+    },
     /// List the device presets, or print one as a device file for --config.
     Presets {
         #[arg(long, conflicts_with = "toml")]
@@ -74,7 +81,7 @@ enum Command {
     Info {
         #[arg(long)]
         image: PathBuf,
-        #[arg(long, default_value = "plain", value_parser = setup::protocol_parser())]
+        #[arg(long, default_value = txftl_protocols::DEFAULT_PROTOCOL, value_parser = setup::protocol_parser())]
         protocol: String,
         #[arg(long)]
         json: bool,
@@ -99,7 +106,7 @@ pub struct DeviceArgs {
     /// counterpart are listed on standard error). Flags given beside it override it.
     #[arg(long, value_name = "FILE", conflicts_with = "preset")]
     pub mqsim_config: Option<PathBuf>,
-    /// Commit protocol (FTL) [default: plain].
+    /// Commit protocol (FTL) [default: plain]; `txftl protocols` describes each.
     #[arg(long, value_parser = setup::protocol_parser())]
     pub protocol: Option<String>,
     /// Scale the capacity: blocks per plane (overrides the preset's or file's).
@@ -126,17 +133,10 @@ pub struct DeviceArgs {
     /// the FTL's default].
     #[arg(long)]
     pub checkpoint_every: Option<u64>,
-    /// X-FTL: entries in the X-L2P table, fixed at format (the paper uses 500,
-    /// one 8 KiB page, what `compare` measures by default; elsewhere the
-    /// default sizes the table to the array: one entry per 8 pages, 32 to
-    /// 65,536, so large transactions fit).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65_536))]
-    pub xl2p_entries: Option<u32>,
-    /// LightTx: blocks in the Available Zone; the zones slide (a checkpoint)
-    /// every this many blocks' worth of programs [default: the FTL's
-    /// checkpoint interval]. Refused with `--checkpoint-every` and with other protocols.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000), conflicts_with = "checkpoint_every")]
-    pub zone_blocks: Option<u32>,
+    /// A protocol option, KEY=VALUE (repeatable): each protocol lists its
+    /// own in `txftl protocols`. An option the protocol does not take is refused.
+    #[arg(long = "protocol-opt", value_name = "KEY=VALUE")]
+    pub protocol_opt: Vec<String>,
     /// Write the FTL's mapping table (a checkpoint of the table pages that
     /// changed) at every flush that follows programs, as the X-FTL paper's
     /// OpenSSD firmware does at a write barrier (its sec. 6.3.4); off, a flush
@@ -201,10 +201,10 @@ impl FaultArgs {
 }
 
 impl DeviceArgs {
-    /// The protocol named, or `plain`. (An `Option` so that commands whose
-    /// protocol is chosen otherwise can refuse an explicit `--protocol`.)
+    /// The protocol named, or the default. (An `Option` so that commands
+    /// whose protocol is chosen otherwise can refuse an explicit `--protocol`.)
     pub fn protocol(&self) -> &str {
-        self.protocol.as_deref().unwrap_or("plain")
+        self.protocol.as_deref().unwrap_or(txftl_protocols::DEFAULT_PROTOCOL)
     }
 
     /// `--map-at-flush` as given: Some(true) for on, Some(false) for off.
@@ -263,6 +263,16 @@ impl TxDefaults {
         nontx_pct: 10,
         trim_pct: 5,
     };
+}
+
+impl TxDefaults {
+    /// The defaults for `protocol`: no trims mixed in on a protocol that takes none.
+    pub fn for_protocol(self, protocol: &txftl_protocols::ProtocolEntry) -> TxDefaults {
+        TxDefaults {
+            trim_pct: if protocol.trims { self.trim_pct } else { 0 },
+            ..self
+        }
+    }
 }
 
 impl TxArgs {
@@ -354,6 +364,7 @@ fn main() -> ExitCode {
         Command::Sqlcrash(args) => cmd_sqlcrash::run(args),
         Command::Trace(cmd) => cmd_trace::run(cmd),
         Command::Sql(cmd) => cmd_sql::run(cmd),
+        Command::Protocols { json } => cmd_protocols::run(json),
         Command::Presets { json, toml } => match toml {
             Some(name) => setup::print_preset_toml(&name),
             None => setup::print_presets(json),

@@ -3,17 +3,24 @@
 use crate::device_file::{self, FtlOptions};
 use crate::table::Figures;
 use crate::{CliError, DeviceArgs};
-use clap::builder::PossibleValuesParser;
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use std::process::ExitCode;
 use txftl_ftl::{FtlConfig, GcPolicy};
 use txftl_nand::{preset, DataMode, Geometry, NandConfig, Preset, ViolationPolicy, PRESET_NAMES};
+use txftl_protocols::{ProtocolEntry, ProtocolOptions};
 
 pub fn preset_parser() -> PossibleValuesParser {
     PossibleValuesParser::new(PRESET_NAMES)
 }
 
+/// `--protocol`'s values, each with its entry's one line (a canary with its bug).
 pub fn protocol_parser() -> PossibleValuesParser {
-    PossibleValuesParser::new(txftl_protocols::PROTOCOL_NAMES)
+    PossibleValuesParser::new(txftl_protocols::PROTOCOLS.iter().flat_map(|e| {
+        let canary = e
+            .canary
+            .map(|c| PossibleValue::new(c.name).help(format!("canary of {}: {}", e.name, c.bug)));
+        std::iter::once(PossibleValue::new(e.name).help(e.about)).chain(canary)
+    }))
 }
 
 /// The device the options describe: the flash array and the FTL's tunables.
@@ -89,12 +96,6 @@ pub fn ftl_config(args: &DeviceArgs) -> Result<FtlConfig, CliError> {
 }
 
 fn apply_flags(args: &DeviceArgs, cfg: &mut FtlConfig) -> Result<(), CliError> {
-    if args.zone_blocks.is_some() && !args.protocol().starts_with("lighttx") {
-        return Err(CliError::Usage(format!(
-            "--zone-blocks sizes LightTx's zones; protocol `{}` has none",
-            args.protocol()
-        )));
-    }
     if let Some(gc) = &args.gc {
         cfg.gc_policy = GcPolicy::parse(gc).ok_or_else(|| CliError::Usage(format!("unknown GC policy `{gc}`")))?;
     }
@@ -171,11 +172,11 @@ pub fn replay_ftl_flags(args: &DeviceArgs) -> String {
     if let Some(n) = args.checkpoint_every {
         s += &format!(" --checkpoint-every {n}");
     }
-    if let Some(z) = args.zone_blocks {
-        s += &format!(" --zone-blocks {z}");
-    }
     if let Some(m) = &args.map_at_flush {
         s += &format!(" --map-at-flush {m}");
+    }
+    for o in &args.protocol_opt {
+        s += &format!(" --protocol-opt {o}");
     }
     s
 }
@@ -185,12 +186,68 @@ pub fn nand_config(p: &Preset, data: DataMode) -> NandConfig {
     p.config(data, ViolationPolicy::Error)
 }
 
-pub fn protocol_options(args: &DeviceArgs) -> txftl_protocols::ProtocolOptions {
-    txftl_protocols::ProtocolOptions {
-        // 0: sized to the array at format, or as formatted at a mount.
-        xl2p_entries: args.xl2p_entries.unwrap_or(0),
-        zone_blocks: args.zone_blocks.unwrap_or(0),
+/// `--protocol-opt`s as given, checked against the protocol's entry.
+pub fn protocol_options(args: &DeviceArgs) -> Result<ProtocolOptions, CliError> {
+    protocol_options_for(args, &[args.protocol()])
+}
+
+/// `--protocol-opt`s for a command that runs each of `protocols` (the
+/// protocols of its SQLite modes): each key must be taken by one of them.
+pub fn protocol_options_for(args: &DeviceArgs, protocols: &[&str]) -> Result<ProtocolOptions, CliError> {
+    let usage = |e: txftl_ftl::DeviceError| CliError::Usage(e.to_string());
+    let opts = ProtocolOptions::parse(&args.protocol_opt).map_err(usage)?;
+    let mut entries: Vec<&ProtocolEntry> = Vec::new();
+    for name in protocols {
+        let e = txftl_protocols::entry(name).map_err(usage)?;
+        if !entries.iter().any(|x| std::ptr::eq(*x, e)) {
+            entries.push(e);
+        }
     }
+    opts.check_taken(&entries).map_err(usage)?;
+    Ok(opts)
+}
+
+/// The device (as [`resolve_device`]) and the `--protocol-opt`s of the
+/// command's one protocol, checked against its entry and against the FTL
+/// options (a conflict is a bad argument, exit 2, before anything is built).
+pub fn resolve_with_protocol(args: &DeviceArgs, default: &str) -> Result<(DeviceChoice, ProtocolOptions), CliError> {
+    let d = resolve_device(args, default)?;
+    let opts = protocol_options(args)?;
+    check_protocol_config(args.protocol(), &d.ftl, &d.preset.geometry, &opts)?;
+    Ok((d, opts))
+}
+
+/// `--mode`'s values: every SQLite mode of the registry's protocols.
+pub fn mode_parser() -> PossibleValuesParser {
+    PossibleValuesParser::new(txftl_sqlite::Mode::all().map(|m| PossibleValue::new(m.cli()).help(m.name())))
+}
+
+/// The SQLite mode named `name` (a journal mode on a protocol).
+pub fn parse_mode(name: &str) -> Result<txftl_sqlite::Mode, CliError> {
+    txftl_sqlite::Mode::parse(name)
+        .ok_or_else(|| CliError::Usage(format!("unknown mode `{name}` ({})", txftl_sqlite::Mode::names().join(", "))))
+}
+
+/// Comma-separated SQLite modes (at least one).
+pub fn parse_modes(list: &str) -> Result<Vec<txftl_sqlite::Mode>, CliError> {
+    let modes = list
+        .split(',')
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(parse_mode)
+        .collect::<Result<Vec<_>, _>>()?;
+    if modes.is_empty() {
+        return Err(CliError::Usage("--modes names no mode".into()));
+    }
+    Ok(modes)
+}
+
+/// What the protocol's options make of the FTL configuration.
+pub fn check_protocol_config(protocol: &str, cfg: &FtlConfig, geometry: &Geometry, opts: &ProtocolOptions) -> Result<(), CliError> {
+    let p = txftl_protocols::Protocol::find(protocol).map_err(|e| CliError::Usage(e.to_string()))?;
+    p.configure(cfg.clone(), geometry, opts)
+        .map(|_| ())
+        .map_err(|e| CliError::Usage(e.to_string()))
 }
 
 pub fn describe(p: &Preset) -> String {

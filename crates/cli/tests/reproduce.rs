@@ -75,7 +75,7 @@ fn reproduce_xftl_json_has_the_papers_figures_and_checks_from_measurements() {
     // The paper's column is the paper's; the measured one is ours, from the figures.
     assert_eq!(check("table1.rbj.host_writes")["paper"], 29439.0);
     let t1 = fig5.iter().find(|v| v["validity_pct"] == 50).unwrap()["runs"].as_array().unwrap();
-    let xftl = t1.iter().find(|r| r["mode"] == "XftlOff" && r["k"] == 5).unwrap();
+    let xftl = t1.iter().find(|r| r["mode"] == "xftl" && r["k"] == 5).unwrap();
     let fsyncs = xftl["host"]["fsyncs"].as_f64().unwrap() * 1000.0 / tx;
     assert_eq!(check("table1.xftl.fsyncs")["measured"].as_f64().unwrap(), fsyncs);
     let w = &tpcc[0]["runs"].as_array().unwrap();
@@ -83,7 +83,7 @@ fn reproduce_xftl_json_has_the_papers_figures_and_checks_from_measurements() {
         let x = w.iter().find(|x| x["mode"] == mode).unwrap();
         x["units"].as_f64().unwrap() * 60.0 / x["elapsed_s"].as_f64().unwrap()
     };
-    let gain = 100.0 * (tpm("XftlOff") / tpm("Wal") - 1.0);
+    let gain = 100.0 * (tpm("xftl") / tpm("wal") - 1.0);
     let measured = check("table4.write.xftl_over_wal")["measured"].as_f64().unwrap();
     assert!((measured - gain).abs() < 1e-6, "{measured} vs {gain}");
     assert_eq!(check("table4.write.xftl_over_wal")["unit"], "percent");

@@ -196,13 +196,7 @@ fn one_transaction_at_a_time_changes_a_file() {
 fn a_commit_that_fails_on_metadata_leaves_nothing_behind() {
     // 40 entries: format's 33 metadata pages fit (it commits them as one transaction).
     let mut fs = Fs::format(
-        device_with(
-            "xftl",
-            &ProtocolOptions {
-                xl2p_entries: 40,
-                ..Default::default()
-            },
-        ),
+        device_with("xftl", &ProtocolOptions::new().with("xl2p-entries", 40)),
         FsMode::Transactional,
     )
     .unwrap();

@@ -2,6 +2,7 @@
 //!
 //! Every operation returns its simulated latency in nanoseconds on the device clock.
 
+use crate::counters::ProtocolCounters;
 use crate::error::{DeviceError, Result};
 use serde::Serialize;
 
@@ -36,19 +37,8 @@ pub struct DeviceStats {
     /// Of which pages the protocol kept live although the L2P does not map
     /// them (X-FTL's uncommitted pages).
     pub gc_protocol_copies: u64,
-    /// Of which pages no longer valid that a protocol pins as evidence its
-    /// recovery needs, moved only for that (BPCC: pages whose back pointer
-    /// straddles an aborted transaction still on flash). The protocol fills
-    /// it in; the framework only sees extra live pages.
-    pub gc_pinned_copies: u64,
     /// Victims chosen by static wear leveling (counted in gc_runs too).
     pub wear_level_runs: u64,
-    /// Blocks a protocol had erased at once, whatever their valid pages
-    /// (`Ftl::force_erase`: TxFlash's SCC erases an uncommitted version of a
-    /// page before a newer version of it is written), and the live pages
-    /// moved out of them first (counted in gc_copies too).
-    pub forced_erases: u64,
-    pub forced_erase_moves: u64,
     /// Mapping checkpoints written, and their pages (table pages and records).
     pub checkpoints: u64,
     pub map_writes: u64,
@@ -98,6 +88,10 @@ pub struct DeviceStats {
     pub aborts: u64,
     /// Simulated time spent, ns (device clock).
     pub sim_time_ns: u64,
+    /// The protocol's own counters, under the names its registry entry
+    /// declares (SCC's forced erases, BPCC's pinned pages moved): what no
+    /// other protocol has and the framework does not know.
+    pub protocol: ProtocolCounters,
 }
 
 impl DeviceStats {

@@ -742,6 +742,7 @@ impl<H: Hooks> Ftl<H> {
         self.check_writable("write")?;
         self.check_lpn(lpn)?;
         self.check_data_len(data.len())?;
+        self.answer_erase_requests()?;
         let start = self.now_ns;
         let (ppn, transferred) = self.program_stream(Stream::Host, PageKind::Data, lpn, data, protocol, self.now_ns)?;
         self.counters.host_writes += 1;
@@ -814,6 +815,7 @@ impl<H: Hooks> Ftl<H> {
         self.check_writable("write")?;
         self.check_lpn(lpn)?;
         self.check_data_len(data.len())?;
+        self.answer_erase_requests()?;
         let start = self.now_ns;
         let (ppn, transferred) = self.program_stream(Stream::Host, PageKind::Data, lpn, data, protocol, self.now_ns)?;
         self.map(lpn, ppn);

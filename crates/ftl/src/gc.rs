@@ -182,25 +182,41 @@ impl<H: Hooks> Ftl<H> {
         Ok(())
     }
 
-    /// Erases `block` now, before the caller programs anything else: its live
-    /// pages (mapped, or kept by the protocol) are first copied to the GC
-    /// stream as GC does, then the block is erased and waits, prefree, for the
-    /// next checkpoint like any GC victim (allocation skips the second erase).
-    /// For a protocol whose recovery would misread a page for as long as it
-    /// lies on flash (TxFlash's SCC: an uncommitted version of a page must be
-    /// gone before a newer version of it is written). An open block is closed
-    /// first (its unwritten tail is wasted). A block already free is left
-    /// alone: recovery reads nothing older than the checkpoint that freed it.
-    /// Returns whether an erase was done (metadata, bad and free blocks: no).
-    /// A block whose erase fails is refused (`WornOut`): its pages are still there.
-    pub fn force_erase(&mut self, block: BlockId) -> Result<bool> {
+    /// Answers the protocol's erase requests ([`Hooks::erase_request`])
+    /// before a host program, in the order the protocol gives them.
+    pub(crate) fn answer_erase_requests(&mut self) -> Result<()> {
+        while let Some(block) = self.hooks.erase_request() {
+            let (erased, moved) = self.erase_on_request(block)?;
+            self.hooks.erased_on_request(block, erased, moved);
+        }
+        Ok(())
+    }
+
+    /// GC of one chosen block, now: [`Ftl::erase_on_request`]'s work, for
+    /// tests and tools that need a given block erased (a GC victim of their
+    /// choosing). Returns whether an erase was done.
+    pub fn reclaim_block(&mut self, block: BlockId) -> Result<bool> {
+        self.erase_on_request(block).map(|(erased, _)| erased)
+    }
+
+    /// Erases `block` now: its live pages (mapped, or kept by the protocol)
+    /// are first copied to the GC stream as GC does, then the block is erased
+    /// and waits, prefree, for the next checkpoint like any GC victim
+    /// (allocation skips the second erase). An open block is closed first
+    /// (its unwritten tail is wasted). A block already free is left alone:
+    /// recovery reads nothing older than the checkpoint that freed it.
+    /// Returns whether an erase was done (metadata, bad and free blocks: no)
+    /// and how many pages were moved out first. A block whose erase fails is
+    /// refused (`WornOut`): its pages are still there, and the protocol asked
+    /// for them to be gone.
+    fn erase_on_request(&mut self, block: BlockId) -> Result<(bool, u64)> {
         self.check_writable("erase")?;
         let b = block as usize;
         if b >= self.geo.block_count() as usize {
-            return Err(DeviceError::Corrupted(format!("forced erase of block {block}, beyond the array")));
+            return Err(DeviceError::Corrupted(format!("erase request for block {block}, beyond the array")));
         }
         match self.blocks.state[b] {
-            BlockState::Free | BlockState::Bad | BlockState::Meta => return Ok(false),
+            BlockState::Free | BlockState::Bad | BlockState::Meta => return Ok((false, 0)),
             BlockState::Open => {
                 self.blocks.write_ptr[b] = self.geo.pages_per_block;
                 self.blocks.set_full(block);
@@ -209,13 +225,14 @@ impl<H: Hooks> Ftl<H> {
             }
             BlockState::Full | BlockState::Prefree => {}
         }
+        let mut moved = 0;
         if self.blocks.state[b] == BlockState::Full {
             let before = self.counters.gc_copies;
             self.relocate_block(block)?;
-            self.counters.forced_erase_moves += self.counters.gc_copies - before;
+            moved = self.counters.gc_copies - before;
             if self.blocks.state[b] == BlockState::Bad {
                 // Retired after a failed program: never erased again.
-                return Ok(false);
+                return Ok((false, moved));
             }
         }
         // Erased and written again since the last checkpoint: an erase torn
@@ -244,12 +261,13 @@ impl<H: Hooks> Ftl<H> {
             }
             // What it holds is still there: the caller cannot go on safely.
             Err(NandError::EraseFailed(_)) | Err(NandError::BadBlock(_)) => {
-                return Err(DeviceError::WornOut(format!("forced erase of block {block} failed")))
+                return Err(DeviceError::WornOut(format!(
+                    "erase of block {block}, requested by the protocol, failed"
+                )))
             }
             Err(e) => return Err(self.fail(e)),
         }
-        self.counters.forced_erases += 1;
-        Ok(true)
+        Ok((true, moved))
     }
 
     /// Copies one page (`mapped`: the L2P points to it; else the protocol

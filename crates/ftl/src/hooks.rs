@@ -85,6 +85,25 @@ pub trait Hooks {
     /// the pages it pinned for the aborted pages the block held.
     fn on_erase(&mut self, _block: BlockId) {}
 
+    /// A block whose pages must be gone from the flash before the next host
+    /// page is programmed (TxFlash's SCC: an uncommitted version of a page
+    /// must be erased before a newer version of it is written). The
+    /// framework asks before every host program until the answer is `None`;
+    /// for each block it moves the live pages out (mapped ones, and those
+    /// `extra_live` keeps) to the GC stream, erases the block, and reports
+    /// with [`Hooks::erased_on_request`]. The block then waits, prefree, for
+    /// the next checkpoint like any GC victim. A protocol queues its requests
+    /// in its own state when it decides them, and answers them in order.
+    fn erase_request(&mut self) -> Option<BlockId> {
+        None
+    }
+
+    /// What the framework did for an [`Hooks::erase_request`]: `erased`
+    /// (false: the block was free, bad or metadata, so nothing was done, or it
+    /// was retired after a failed program while its pages moved) after
+    /// moving `moved_pages` live pages out of it (counted in `gc_copies` too).
+    fn erased_on_request(&mut self, _block: BlockId, _erased: bool, _moved_pages: u64) {}
+
     /// Largest protocol root kept in the superblock, bytes (sizes the superblock).
     fn root_len_max(&self) -> usize {
         0

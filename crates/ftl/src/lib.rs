@@ -18,6 +18,7 @@ mod blocks;
 mod check;
 pub mod checkpoint;
 mod config;
+mod counters;
 mod device;
 mod ecc;
 mod error;
@@ -34,6 +35,7 @@ pub mod superblock;
 mod tables;
 
 pub use config::{Canary, FtlConfig, GcPolicy, DEFAULT_OVERPROVISION_PCT};
+pub use counters::{CounterSpec, ProtocolCounters, PROTOCOL_COUNTERS_MAX};
 pub use device::{Device, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};
 pub use error::{DeviceError, Result};
 pub use ftl::Ftl;

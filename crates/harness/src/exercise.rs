@@ -6,7 +6,7 @@
 //! given expectations fails if one of them stayed at zero.
 
 use serde::Serialize;
-use txftl_ftl::{DeviceStats, RecoveryReport};
+use txftl_ftl::{DeviceStats, ProtocolCounters, RecoveryReport};
 
 /// Counts of what a crash run exercised: from its uncut dry run, and summed
 /// over the recoveries of every crash point.
@@ -57,14 +57,9 @@ pub struct Exercised {
     /// Recoveries: pages of blocks in use at the checkpoint that the protocol
     /// asked to read (LightTx's Unavailable Zone).
     pub zone_pages_scanned: u64,
-    /// Blocks erased because the protocol forced it (SCC: an uncommitted
-    /// version of a page erased before a newer one is written), and the
-    /// live pages moved out of them first.
-    pub forced_erases: u64,
-    pub forced_erase_moves: u64,
-    /// Pages GC moved only because the protocol pins them (BPCC: back
-    /// pointers that straddle an aborted transaction still on flash).
-    pub gc_pinned_copies: u64,
+    /// The protocol's own counters in the dry run (SCC's forced erases,
+    /// BPCC's pinned pages moved: what its entry declares).
+    pub protocol: ProtocolCounters,
 }
 
 impl Exercised {
@@ -90,9 +85,7 @@ impl Exercised {
             bad_blocks: s.bad_blocks,
             reported_losses,
             lost_page_copies: s.lost_page_copies,
-            forced_erases: s.forced_erases,
-            forced_erase_moves: s.forced_erase_moves,
-            gc_pinned_copies: s.gc_pinned_copies,
+            protocol: s.protocol,
             ..Exercised::default()
         }
     }
@@ -138,8 +131,7 @@ impl Exercised {
             Expect::BadBlocks => self.bad_blocks,
             Expect::CrossTxUpdates => self.cross_tx_updates,
             Expect::ZoneScans => self.zone_pages_scanned,
-            Expect::ForcedErases => self.forced_erases,
-            Expect::PinnedCopies => self.gc_pinned_copies,
+            Expect::Protocol(key) => self.protocol.get(key),
         }
     }
 }
@@ -168,8 +160,8 @@ pub enum Expect {
     BadBlocks,
     CrossTxUpdates,
     ZoneScans,
-    ForcedErases,
-    PinnedCopies,
+    /// One of the protocol's own counters, by the key its entry declares.
+    Protocol(&'static str),
 }
 
 impl Expect {
@@ -195,8 +187,7 @@ impl Expect {
             Expect::BadBlocks => "blocks gone bad",
             Expect::CrossTxUpdates => "writes to a page another open transaction wrote",
             Expect::ZoneScans => "recovery reads of the protocol's zones (blocks in use at the checkpoint)",
-            Expect::ForcedErases => "blocks the protocol forced erased",
-            Expect::PinnedCopies => "GC moves of obsolete pages the protocol pins",
+            Expect::Protocol(key) => key,
         }
     }
 }

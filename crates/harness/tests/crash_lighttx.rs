@@ -14,12 +14,11 @@ use txftl_protocols::ProtocolOptions;
 /// zone, and tear pages whose OOB survives; each test adds what it is about.
 fn spec(protocol: &str, ops: u64, zone_blocks: u32, tx: TxShape, recovery_cuts: bool) -> CrashSpec {
     let mut device = DeviceSpec::tiny(protocol);
-    device.opts = ProtocolOptions {
-        zone_blocks,
-        ..Default::default()
-    };
+    if zone_blocks > 0 {
+        device.opts = ProtocolOptions::new().with("zone-blocks", zone_blocks);
+    }
     let zone = if zone_blocks > 0 {
-        format!(" --zone-blocks {zone_blocks}")
+        format!(" --protocol-opt zone-blocks={zone_blocks}")
     } else {
         String::new()
     };

@@ -13,7 +13,7 @@ use txftl_harness::{crashtest, CrashSpec, Expect, TxShape};
 
 /// Every SCC scenario must also force erases (`cyclic::spec` has the rest).
 fn spec(protocol: &str, ops: u64, fill_pct: u32, tx: TxShape, recovery_cuts: bool) -> CrashSpec {
-    cyclic::spec(protocol, ops, fill_pct, tx, recovery_cuts, &[Expect::ForcedErases])
+    cyclic::spec(protocol, ops, fill_pct, tx, recovery_cuts, &[Expect::Protocol("forced_erases")])
 }
 
 #[test]
@@ -43,7 +43,7 @@ fn re_updates_inside_and_across_transactions() {
     s.expect.retain(|&e| e != Expect::Gc);
     s.expect.push(Expect::CrossTxUpdates);
     let r = common::run_clean(&s);
-    assert!(r.dry_run.forced_erases > 5, "{:?}", r.dry_run);
+    assert!(r.dry_run.protocol.get("forced_erases") > 5, "{:?}", r.dry_run);
 }
 
 /// The canary skips the forced erase: an aborted page whose link a newer
@@ -51,7 +51,7 @@ fn re_updates_inside_and_across_transactions() {
 #[test]
 fn canary_is_caught() {
     let mut s = spec("scc-canary", 300, 50, shape(8, 40, 3, 0), false);
-    s.expect.retain(|&e| e != Expect::ForcedErases);
+    s.expect.retain(|&e| e != Expect::Protocol("forced_erases"));
     let r = crashtest(&s, &|_, _| {}).unwrap();
     assert!(
         r.violation_count > 0,

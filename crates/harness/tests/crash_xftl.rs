@@ -15,10 +15,7 @@ fn spec(protocol: &str, entries: u32, ops: u64, fill_pct: u32, tx: TxShape, reco
 
 fn seeded(protocol: &str, entries: u32, ops: u64, fill_pct: u32, tx: TxShape, recovery_cuts: bool, seed: u64) -> CrashSpec {
     let mut device = DeviceSpec::tiny(protocol);
-    device.opts = ProtocolOptions {
-        xl2p_entries: entries,
-        ..Default::default()
-    };
+    device.opts = ProtocolOptions::new().with("xl2p-entries", entries);
     CrashSpec {
         device,
         expect: vec![Expect::Commits, Expect::Gc, Expect::TornDataIntactOob],
@@ -28,7 +25,7 @@ fn seeded(protocol: &str, entries: u32, ops: u64, fill_pct: u32, tx: TxShape, re
         only: None,
         threads: 2,
         replay_base: format!(
-            "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill {fill_pct} --seed {seed} --xl2p-entries {entries} --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {}",
+            "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill {fill_pct} --seed {seed} --protocol-opt xl2p-entries={entries} --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {}",
             tx.pages_per_tx,
             tx.abort_pct as f64 / 100.0,
             tx.concurrency,

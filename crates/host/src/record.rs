@@ -147,7 +147,7 @@ impl AnyDevice for Recorder {
     fn nand_mut(&mut self) -> &mut Nand {
         self.inner.nand_mut()
     }
-    fn transactional(&self) -> bool {
-        self.inner.transactional()
+    fn entry(&self) -> &'static txftl_protocols::ProtocolEntry {
+        self.inner.entry()
     }
 }

@@ -12,10 +12,10 @@ use txftl_ftl::{FtlConfig, PageKind};
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
 
-const OPTS: ProtocolOptions = ProtocolOptions {
-    xl2p_entries: 16,
-    zone_blocks: 0,
-};
+/// X-L2P entries for X-FTL; nothing for the other protocols.
+fn opts(protocol: &str) -> ProtocolOptions {
+    ProtocolOptions::new().with("xl2p-entries", 16).for_protocol(protocol)
+}
 
 fn page(size: u32, lpn: u32, version: u32) -> Vec<u8> {
     let mut p = vec![0u8; size as usize];
@@ -81,14 +81,14 @@ fn falls_back_and_seals(protocol: &str, d: Box<dyn AnyDevice>, flip: Flip, expec
     nand.power_off();
     nand.power_on();
     corrupt_newest(&mut nand, flip);
-    let mut d = mount(protocol, nand, FtlConfig::default(), &OPTS)
+    let mut d = mount(protocol, nand, FtlConfig::default(), &opts(protocol))
         .unwrap_or_else(|e| panic!("{protocol} {flip:?}: a flipped byte in the newest checkpoint made the device unmountable: {e}"));
     let r = d.recovery_report().unwrap();
     assert!(r.checkpoints_skipped >= 1 && r.sealed, "{r:?}");
     d.check_invariants().unwrap();
     check_contents(&mut *d, expected);
     // The sealing checkpoint is intact: the next mount needs no fallback.
-    let mut d = mount(protocol, d.into_nand(), FtlConfig::default(), &OPTS).unwrap();
+    let mut d = mount(protocol, d.into_nand(), FtlConfig::default(), &opts(protocol)).unwrap();
     assert_eq!(d.recovery_report().unwrap().checkpoints_skipped, 0);
     check_contents(&mut *d, expected);
 }
@@ -98,7 +98,7 @@ fn falls_back_and_seals(protocol: &str, d: Box<dyn AnyDevice>, flip: Flip, expec
 /// gets a flipped byte; the mount falls back and loses nothing.
 fn scenario(protocol: &str, seed: u64, flip: Flip) {
     let nand = Nand::new(preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
-    let mut d = format(protocol, nand, FtlConfig::default(), &OPTS).unwrap();
+    let mut d = format(protocol, nand, FtlConfig::default(), &opts(protocol)).unwrap();
     let (ps, pages) = (d.info().page_size, d.info().logical_pages);
     let working = pages * 85 / 100;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -181,7 +181,7 @@ fn shared_pages_scenario(protocol: &str, seed: u64, flip: Flip) {
         checkpoint_every_pages: 64,
         ..FtlConfig::default()
     };
-    let mut d = format(protocol, nand, cfg, &OPTS).unwrap();
+    let mut d = format(protocol, nand, cfg, &opts(protocol)).unwrap();
     let (ps, pages) = (d.info().page_size, d.info().logical_pages);
     let entries_per_table_page = ps / 4;
     assert!(pages > 4 * entries_per_table_page, "the L2P must span several table pages");

@@ -45,7 +45,7 @@ fn overwrite_all(f: &mut Ftl<Plain>, rounds: u32, version0: u32) {
 fn a_fresh_device_erases_nothing_until_gc_reclaims_a_block() {
     let nand = fresh();
     assert!(nand.is_factory_fresh());
-    let mut f = Ftl::format(nand, FtlConfig::default(), Plain).unwrap();
+    let mut f = Ftl::format(nand, FtlConfig::default(), Plain::default()).unwrap();
     assert_eq!(f.nand().stats().erases, 0, "format erased blocks shipped erased");
     let (lp, ps) = (f.logical_pages(), f.page_size());
     // Half the logical pages: the streams open fresh blocks only, below GC's watermark.
@@ -71,7 +71,7 @@ fn an_array_that_is_not_fresh_is_erased_before_use() {
     // One erase anywhere: the array is no longer as shipped.
     nand.erase(5, 0).unwrap();
     assert!(!nand.is_factory_fresh());
-    let mut f = Ftl::format(nand, FtlConfig::default(), Plain).unwrap();
+    let mut f = Ftl::format(nand, FtlConfig::default(), Plain::default()).unwrap();
     let ps = f.page_size();
     for lpn in 0..40 {
         f.write(lpn, &page(ps, lpn, 0)).unwrap();
@@ -86,7 +86,7 @@ fn an_array_that_is_not_fresh_is_erased_before_use() {
 
 #[test]
 fn a_mount_trusts_no_block_to_be_clean() {
-    let mut f = Ftl::format(fresh(), FtlConfig::default(), Plain).unwrap();
+    let mut f = Ftl::format(fresh(), FtlConfig::default(), Plain::default()).unwrap();
     let ps = f.page_size();
     for lpn in 0..20 {
         f.write(lpn, &page(ps, lpn, 0)).unwrap();
@@ -95,7 +95,7 @@ fn a_mount_trusts_no_block_to_be_clean() {
     let blank_before: Vec<bool> = (0..nand.geometry().block_count())
         .map(|b| nand.inspect_erase_count(b) == 0 && nand.inspect_programs(nand.geometry().ppn(b, 0)) == 0)
         .collect();
-    let mut f = Ftl::mount(nand, FtlConfig::default(), Plain).unwrap();
+    let mut f = Ftl::mount(nand, FtlConfig::default(), Plain::default()).unwrap();
     for lpn in 20..60 {
         f.write(lpn, &page(ps, lpn, 0)).unwrap();
     }
@@ -133,7 +133,7 @@ fn first_writes(f: &mut Ftl<Plain>, n: u32) -> Result<(), txftl_ftl::DeviceError
 fn a_first_program_torn_to_read_erased_is_erased_before_reuse() {
     // Find the operation that programs page 0 of the second block the host
     // stream opens: a write issuing exactly one operation, a program to page 0.
-    let mut f = Ftl::format(fresh(), FtlConfig::default(), Plain).unwrap();
+    let mut f = Ftl::format(fresh(), FtlConfig::default(), Plain::default()).unwrap();
     let g = *f.nand().geometry();
     let ps = f.page_size();
     let mut target = None;
@@ -172,7 +172,7 @@ fn a_first_program_torn_to_read_erased_is_erased_before_reuse() {
             n.inspect_oob(0).iter().all(|&b| b == 0xFF) && n.inspect_data(0).iter().all(|&b| b == 0xFF)
         })
         .expect("a seed that tears a program to nothing");
-    let mut f = Ftl::format(fresh(), FtlConfig::default(), Plain).unwrap();
+    let mut f = Ftl::format(fresh(), FtlConfig::default(), Plain::default()).unwrap();
     f.nand_mut().arm_power_cut(PowerCut {
         at_op: at,
         torn: Torn::Partial,
@@ -185,7 +185,7 @@ fn a_first_program_torn_to_read_erased_is_erased_before_reuse() {
     let block = g.block_of(ppn);
     assert_eq!(nand.inspect_erase_count(block), 0);
     nand.power_on();
-    let mut f = Ftl::mount(nand, FtlConfig::default(), Plain).unwrap();
+    let mut f = Ftl::mount(nand, FtlConfig::default(), Plain::default()).unwrap();
     f.check_invariants().unwrap();
     // Enough writes that every block is used again: a program of the torn
     // page without an erase would panic in the NAND model.
@@ -200,7 +200,7 @@ fn a_torn_erase_is_erased_again() {
     // A workload that reuses GC victims, so the run erases blocks. Operation
     // indexes count from the array's creation; the log starts after format.
     let run = |cut: Option<PowerCut>| {
-        let mut f = Ftl::format(fresh(), FtlConfig::default(), Plain).unwrap();
+        let mut f = Ftl::format(fresh(), FtlConfig::default(), Plain::default()).unwrap();
         f.nand_mut().set_op_log(true);
         if let Some(c) = cut {
             f.nand_mut().arm_power_cut(c);
@@ -244,7 +244,7 @@ fn a_torn_erase_is_erased_again() {
         let torn_count = b[block as usize];
         let mut nand = torn.into_nand();
         nand.power_on();
-        let mut f = Ftl::mount(nand, FtlConfig::default(), Plain).unwrap();
+        let mut f = Ftl::mount(nand, FtlConfig::default(), Plain::default()).unwrap();
         f.check_invariants().unwrap();
         overwrite_all(&mut f, 6, 10);
         assert!(

@@ -6,10 +6,11 @@ use txftl_ftl::{DeviceError, FtlConfig};
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
 
+/// A zone of `zone_blocks` (0: the default, the FTL's checkpoint interval).
 fn opts(zone_blocks: u32) -> ProtocolOptions {
-    ProtocolOptions {
-        zone_blocks,
-        ..Default::default()
+    match zone_blocks {
+        0 => ProtocolOptions::new(),
+        z => ProtocolOptions::new().with("zone-blocks", z),
     }
 }
 

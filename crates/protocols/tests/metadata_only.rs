@@ -12,10 +12,10 @@ use txftl_ftl::{DeviceError, FtlConfig};
 use txftl_nand::{preset, DataMode, Nand, OpKind, PowerCut, Torn, ViolationPolicy};
 use txftl_protocols::{format, mount_or_return, AnyDevice, ProtocolOptions};
 
-const OPTS: ProtocolOptions = ProtocolOptions {
-    xl2p_entries: 24,
-    zone_blocks: 0,
-};
+/// X-L2P entries for X-FTL; nothing for the other protocols.
+fn opts(protocol: &str) -> ProtocolOptions {
+    ProtocolOptions::new().with("xl2p-entries", 24).for_protocol(protocol)
+}
 
 fn cfg() -> FtlConfig {
     FtlConfig {
@@ -59,7 +59,7 @@ fn workload(d: &mut dyn AnyDevice, full: bool) -> Result<(), DeviceError> {
 
 fn fresh(protocol: &str, mode: DataMode) -> Box<dyn AnyDevice> {
     let nand = Nand::new(preset("tiny").unwrap().config(mode, ViolationPolicy::Panic)).unwrap();
-    format(protocol, nand, cfg(), &OPTS).unwrap()
+    format(protocol, nand, cfg(), &opts(protocol)).unwrap()
 }
 
 /// Runs the workload with a cut at `at` (from the start of the array), then
@@ -70,7 +70,7 @@ fn cut_and_recover(protocol: &str, mode: DataMode, at: u64, torn: Torn) -> Vec<O
     assert!(workload(&mut *d, mode == DataMode::Full).is_err(), "cut {at} not reached");
     let mut nand = d.into_nand();
     nand.power_on();
-    let d = match mount_or_return(protocol, nand, cfg(), &OPTS) {
+    let d = match mount_or_return(protocol, nand, cfg(), &opts(protocol)) {
         Ok(d) => d,
         Err(f) => panic!("{protocol} {mode:?}: recovery after a cut at {at} ({torn:?}) failed: {}", f.0),
     };
@@ -123,7 +123,7 @@ fn metadata_only_arrays_keep_two_checkpoints_of_metadata() {
     let mut p = preset("tiny").unwrap();
     p.geometry.blocks_per_plane = 64;
     let nand = Nand::new(p.config(DataMode::MetaOnly, ViolationPolicy::Panic)).unwrap();
-    let mut d = format("plain", nand, cfg(), &OPTS).unwrap();
+    let mut d = format("plain", nand, cfg(), &opts("plain")).unwrap();
     let pages = d.info().logical_pages;
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     for i in 0..20_000u32 {
@@ -146,7 +146,7 @@ fn metadata_only_arrays_keep_two_checkpoints_of_metadata() {
     let mut n = d.into_nand();
     n.power_off();
     n.power_on();
-    let d = txftl_protocols::mount("plain", n, cfg(), &OPTS).unwrap();
+    let d = txftl_protocols::mount("plain", n, cfg(), &opts("plain")).unwrap();
     d.check_invariants().unwrap();
 }
 
@@ -164,7 +164,7 @@ fn metadata_only_table_pages_are_kept_as_patches_and_read_back_exactly() {
     p.geometry.blocks_per_plane = 16;
     let run = |mode: DataMode| {
         let nand = Nand::new(p.config(mode, ViolationPolicy::Panic)).unwrap();
-        let mut d = format("plain", nand, cfg(), &OPTS).unwrap();
+        let mut d = format("plain", nand, cfg(), &opts("plain")).unwrap();
         let pages = d.info().logical_pages;
         let buf = vec![7u8; if mode == DataMode::Full { d.info().page_size as usize } else { 0 }];
         let mut rng = ChaCha8Rng::seed_from_u64(5);

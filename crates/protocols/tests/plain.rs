@@ -21,7 +21,7 @@ fn page(size: u32, lpn: u32, version: u32) -> Vec<u8> {
 
 #[test]
 fn write_read_overwrite_trim() {
-    let mut f = Ftl::format(nand("tiny"), FtlConfig::default(), Plain).unwrap();
+    let mut f = Ftl::format(nand("tiny"), FtlConfig::default(), Plain::default()).unwrap();
     let ps = f.page_size();
     let mut buf = vec![0u8; ps as usize];
     f.write(3, &page(ps, 3, 1)).unwrap();
@@ -38,7 +38,7 @@ fn write_read_overwrite_trim() {
 
 #[test]
 fn bad_input_is_typed() {
-    let mut f = Ftl::format(nand("tiny"), FtlConfig::default(), Plain).unwrap();
+    let mut f = Ftl::format(nand("tiny"), FtlConfig::default(), Plain::default()).unwrap();
     let lp = f.logical_pages();
     let ps = f.page_size();
     assert!(matches!(f.write(lp, &page(ps, 0, 0)), Err(DeviceError::OutOfRange { .. })));
@@ -48,9 +48,12 @@ fn bad_input_is_typed() {
         overprovision_pct: Some(100),
         ..FtlConfig::default()
     };
-    assert!(matches!(Ftl::format(nand("tiny"), cfg, Plain), Err(DeviceError::Config(_))));
     assert!(matches!(
-        Ftl::mount(nand("tiny"), FtlConfig::default(), Plain),
+        Ftl::format(nand("tiny"), cfg, Plain::default()),
+        Err(DeviceError::Config(_))
+    ));
+    assert!(matches!(
+        Ftl::mount(nand("tiny"), FtlConfig::default(), Plain::default()),
         Err(DeviceError::NotFormatted)
     ));
 }
@@ -63,7 +66,7 @@ fn random_overwrites_with_gc_keep_every_page() {
             gc_policy: policy,
             ..FtlConfig::default()
         };
-        let mut f = Ftl::format(nand("tiny"), cfg, Plain).unwrap();
+        let mut f = Ftl::format(nand("tiny"), cfg, Plain::default()).unwrap();
         let (lp, ps) = (f.logical_pages(), f.page_size());
         let mut versions = vec![0u32; lp as usize];
         let mut rng = ChaCha8Rng::seed_from_u64(1);
@@ -91,7 +94,7 @@ fn random_overwrites_with_gc_keep_every_page() {
 /// Mount after a clean close, and after a cut with no tear: the same data.
 #[test]
 fn remount_restores_mapping() {
-    let mut f = Ftl::format(nand("tiny"), FtlConfig::default(), Plain).unwrap();
+    let mut f = Ftl::format(nand("tiny"), FtlConfig::default(), Plain::default()).unwrap();
     let (lp, ps) = (f.logical_pages(), f.page_size());
     for lpn in 0..lp {
         f.write(lpn, &page(ps, lpn, 1)).unwrap();
@@ -101,7 +104,7 @@ fn remount_restores_mapping() {
     }
     f.flush().unwrap();
     let n = f.close().unwrap();
-    let mut f = Ftl::mount(n, FtlConfig::default(), Plain).unwrap();
+    let mut f = Ftl::mount(n, FtlConfig::default(), Plain::default()).unwrap();
     f.check_invariants().unwrap();
     let report = f.recovery_report().unwrap();
     assert_eq!(report.pages_rolled_forward, 0, "a clean close leaves nothing to roll forward");
@@ -118,7 +121,7 @@ fn remount_restores_mapping() {
     let mut n = f.into_nand();
     n.power_off();
     n.power_on();
-    let mut f = Ftl::mount(n, FtlConfig::default(), Plain).unwrap();
+    let mut f = Ftl::mount(n, FtlConfig::default(), Plain::default()).unwrap();
     assert!(
         f.recovery_report().unwrap().pages_rolled_forward > 0,
         "writes after the last checkpoint come back by roll-forward"
@@ -141,7 +144,7 @@ fn a_worn_out_device_says_so_and_stays_readable() {
             wear_spread_max: 1000,
             ..FtlConfig::default()
         },
-        Plain,
+        Plain::default(),
     )
     .unwrap();
     let (lp, ps) = (f.logical_pages(), f.page_size());
@@ -184,7 +187,7 @@ fn a_worn_out_device_says_so_and_stays_readable() {
 fn power_cut_mid_write_recovers() {
     for at in [5u64, 40, 77] {
         for torn in Torn::ALL {
-            let mut f = Ftl::format(nand("tiny"), FtlConfig::default(), Plain).unwrap();
+            let mut f = Ftl::format(nand("tiny"), FtlConfig::default(), Plain::default()).unwrap();
             let ps = f.page_size();
             let base = f.nand().op_count();
             f.nand_mut().arm_power_cut(PowerCut {
@@ -202,7 +205,7 @@ fn power_cut_mid_write_recovers() {
             assert!(matches!(err, Some(DeviceError::PowerLoss)), "{err:?}");
             let mut n = f.into_nand();
             n.power_on();
-            let f = Ftl::mount(n, FtlConfig::default(), Plain).unwrap();
+            let f = Ftl::mount(n, FtlConfig::default(), Plain::default()).unwrap();
             f.check_invariants().unwrap();
         }
     }
@@ -222,7 +225,7 @@ fn static_wear_leveling_bounds_the_spread() {
         let mut p = preset("tiny").unwrap();
         p.geometry.blocks_per_plane = 64;
         let n = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
-        let mut f = Ftl::format(n, cfg, Plain).unwrap();
+        let mut f = Ftl::format(n, cfg, Plain::default()).unwrap();
         let (lp, ps) = (f.logical_pages(), f.page_size());
         for lpn in 0..lp {
             f.write(lpn, &page(ps, lpn, 0)).unwrap();
@@ -313,6 +316,6 @@ fn on_flash_format_1_is_refused_with_a_reason() {
     let mut oob = vec![0u8; g.oob_size as usize];
     Oob::new(PageKind::Superblock, 0, 1, 0, &[]).encode(&mut oob);
     n.program(0, 0, &data, &oob).unwrap();
-    let e = Ftl::mount(n, FtlConfig::default(), Plain).err().expect("refused");
+    let e = Ftl::mount(n, FtlConfig::default(), Plain::default()).err().expect("refused");
     assert!(matches!(e, DeviceError::Config(_)) && e.to_string().contains("format 1"), "{e}");
 }

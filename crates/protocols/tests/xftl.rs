@@ -6,10 +6,12 @@ use txftl_ftl::{DeviceError, FtlConfig};
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
 
+/// `entries` X-L2P entries (0: the default, sized to the array at format,
+/// as formatted at a mount).
 fn opts(entries: u32) -> ProtocolOptions {
-    ProtocolOptions {
-        xl2p_entries: entries,
-        ..Default::default()
+    match entries {
+        0 => ProtocolOptions::new(),
+        e => ProtocolOptions::new().with("xl2p-entries", e),
     }
 }
 
@@ -189,25 +191,13 @@ fn the_table_size_is_fixed_at_format() {
     let d = format("xftl", nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
     let auto = txftl_protocols::xftl::auto_entries(d.nand().geometry());
     let n = d.close().unwrap();
-    let d = mount(
-        "xftl",
-        n,
-        FtlConfig::default(),
-        &ProtocolOptions {
-            xl2p_entries: 0,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let d = mount("xftl", n, FtlConfig::default(), &ProtocolOptions::new()).unwrap();
     let n = d.close().unwrap();
     let e = mount(
         "xftl",
         n,
         FtlConfig::default(),
-        &ProtocolOptions {
-            xl2p_entries: auto + 1,
-            ..Default::default()
-        },
+        &ProtocolOptions::new().with("xl2p-entries", auto + 1),
     )
     .err()
     .expect("a different size is refused");

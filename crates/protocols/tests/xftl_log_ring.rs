@@ -11,10 +11,10 @@ use txftl_ftl::{DeviceError, FtlConfig};
 use txftl_nand::{preset, DataMode, Nand, PowerCut, Torn, ViolationPolicy};
 use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
 
-const OPTS: ProtocolOptions = ProtocolOptions {
-    xl2p_entries: 600,
-    zone_blocks: 0,
-};
+/// X-L2P entries for X-FTL; nothing for the other protocols.
+fn opts(protocol: &str) -> ProtocolOptions {
+    ProtocolOptions::new().with("xl2p-entries", 600).for_protocol(protocol)
+}
 const TXS: u32 = 200;
 const PAGES_PER_TX: u32 = 1;
 
@@ -31,7 +31,7 @@ fn fresh() -> Box<dyn AnyDevice> {
     let mut p = preset("tiny").unwrap();
     p.geometry.blocks_per_plane *= 4;
     let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
-    format("xftl", nand, cfg(), &OPTS).unwrap()
+    format("xftl", nand, cfg(), &opts("xftl")).unwrap()
 }
 
 fn page(ps: usize, tx: u32) -> Vec<u8> {
@@ -137,7 +137,8 @@ fn pages_still_needed_move_ahead_of_the_ring_and_every_cut_holds() {
             let mut nand = dev.into_nand();
             nand.power_off();
             nand.power_on();
-            let mut dev = mount("xftl", nand, cfg(), &OPTS).unwrap_or_else(|e| panic!("cut at op {at} ({torn:?}): recovery failed: {e}"));
+            let mut dev =
+                mount("xftl", nand, cfg(), &opts("xftl")).unwrap_or_else(|e| panic!("cut at op {at} ({torn:?}): recovery failed: {e}"));
             dev.check_invariants().unwrap_or_else(|e| panic!("cut at op {at} ({torn:?}): {e}"));
             check(&mut *dev, &committed, in_flight).unwrap_or_else(|e| panic!("cut at op {at} ({torn:?}): {e}"));
         }

@@ -7,8 +7,10 @@
 //!
 //! Configuration, from the environment of the loading process:
 //! - `TXFTL_IMAGE`: the device image (made with `txftl format --fs --image PATH`);
-//! - `TXFTL_PROTOCOL`: `plain` (default) or `xftl` (the journal-free X-FTL mode:
-//!   use `PRAGMA journal_mode=OFF` or `MEMORY`);
+//! - `TXFTL_PROTOCOL`: the protocol the image was formatted for, any of
+//!   `txftl protocols` (default `plain`). On a transactional protocol the file
+//!   system hands out device transactions: use `PRAGMA journal_mode=OFF` or
+//!   `MEMORY` (or the `txftl-batch` VFS);
 //! - `TXFTL_SYNC`: when the image file reaches the host's disk: `close`
 //!   (default), `flush` (also at every device flush and commit) or `always`
 //!   (after every flash program and erase), as `txftl --sync` says.
@@ -37,11 +39,12 @@ const SQLITE_OK_LOAD_PERMANENTLY: c_int = 256;
 
 fn mount() -> Result<Fs, String> {
     let image = std::env::var("TXFTL_IMAGE").map_err(|_| "TXFTL_IMAGE is not set: the path of a txftl device image".to_string())?;
-    let protocol = std::env::var("TXFTL_PROTOCOL").unwrap_or_else(|_| "plain".into());
-    let mode = match protocol.as_str() {
-        "plain" => FsMode::Journaled,
-        "xftl" => FsMode::Transactional,
-        other => return Err(format!("TXFTL_PROTOCOL `{other}` is not plain or xftl")),
+    let protocol = std::env::var("TXFTL_PROTOCOL").unwrap_or_else(|_| txftl_protocols::DEFAULT_PROTOCOL.into());
+    let entry = txftl_protocols::entry(&protocol).map_err(|e| format!("TXFTL_PROTOCOL: {e}"))?;
+    let mode = if entry.transactional {
+        FsMode::Transactional
+    } else {
+        FsMode::Journaled
     };
     let sync = match std::env::var("TXFTL_SYNC") {
         Ok(v) => ImageSync::parse(&v).ok_or_else(|| format!("TXFTL_SYNC `{v}` is not one of {}", ImageSync::NAMES.join(", ")))?,
@@ -82,9 +85,10 @@ pub unsafe extern "C" fn sqlite3_txftl_init(_db: *mut ffi::sqlite3, err: *mut *m
         };
         let fs = mount()?;
         let fs = Arc::new(Mutex::new(fs));
-        // `txftl`: journal_mode OFF or MEMORY on X-FTL (and any mode on plain);
-        // `txftl-batch`: SQLite's batch atomic writes (DELETE mode on X-FTL; the
-        // host SQLite must be built with SQLITE_ENABLE_BATCH_ATOMIC_WRITE).
+        // `txftl`: journal_mode OFF or MEMORY on a transactional protocol (and
+        // any mode on one without transactions); `txftl-batch`: SQLite's batch
+        // atomic writes (DELETE mode on a transactional protocol; the host
+        // SQLite must be built with SQLITE_ENABLE_BATCH_ATOMIC_WRITE).
         vfs::Vfs::register("txftl", fs.clone(), api, vfs::TxMapping::FirstWrite)?.leak();
         vfs::Vfs::register("txftl-batch", fs, api, vfs::TxMapping::BatchAtomic)?.leak();
         Ok::<_, String>(api)

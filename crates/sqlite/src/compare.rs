@@ -23,6 +23,8 @@ use txftl_protocols::ProtocolOptions;
 pub struct CompareSpec {
     pub nand: NandConfig,
     pub ftl: FtlConfig,
+    /// Options of the modes' protocols: each mode's device takes those its
+    /// protocol's entry declares.
     pub opts: ProtocolOptions,
     pub rows: u32,
     pub transactions: u32,
@@ -80,7 +82,8 @@ pub struct Restart {
 
 fn device(spec: &CompareSpec, mode: Mode) -> Result<Stack, StackError> {
     let nand = Nand::new(spec.nand).map_err(|e| StackError::Other(e.to_string()))?;
-    let dev = txftl_protocols::format(mode.protocol(), nand, spec.ftl.clone(), &spec.opts).map_err(|e| StackError::Other(e.to_string()))?;
+    let dev = txftl_protocols::format(mode.protocol(), nand, spec.ftl.clone(), &spec.opts.for_entry(mode.entry()))
+        .map_err(|e| StackError::Other(e.to_string()))?;
     Stack::format(dev, mode)
 }
 
@@ -264,7 +267,8 @@ pub fn restart(spec: &CompareSpec, mode: Mode, k: u32, cut_tx: u32, fraction: f6
     nand.power_off();
     nand.power_on();
     // FTL recovery.
-    let dev = txftl_protocols::mount(mode.protocol(), nand, spec.ftl.clone(), &spec.opts).map_err(|e| StackError::Other(e.to_string()))?;
+    let dev = txftl_protocols::mount(mode.protocol(), nand, spec.ftl.clone(), &spec.opts.for_entry(mode.entry()))
+        .map_err(|e| StackError::Other(e.to_string()))?;
     let ftl_recovery = dev.recovery_report().unwrap_or_default();
     let t0 = dev.now_ns();
     // File system mount (journal replay).

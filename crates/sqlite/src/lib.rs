@@ -1,25 +1,28 @@
 //! txftl-sqlite: real, unmodified SQLite on a txftl device.
 //!
-//! The stack: a device (`plain` or `xftl`), the txftl file system on its
-//! logical pages, and a SQLite VFS over the file system ([`vfs`]). The
-//! journal modes compared are those of the X-FTL paper: rollback journal
-//! (`DELETE`) and `WAL` on `plain`, and `OFF` (the paper's setting) or `MEMORY`
-//! on `xftl`, where the device's transactions replace the journal.
+//! The stack: a device of any protocol, the txftl file system on its logical
+//! pages, and a SQLite VFS over the file system ([`vfs`]). A [`Mode`] is a
+//! journal mode on a protocol: rollback journal (`DELETE`) and `WAL` on a
+//! device without transactions; `OFF` (the X-FTL paper's setting) or
+//! `MEMORY` on a transactional one, where the device's transactions replace
+//! the journal, or `DELETE` through SQLite's batch atomic writes.
 
 pub mod compare;
 pub mod crash;
+mod mode;
 pub mod sqlitebench;
 pub mod tpcc;
 pub mod vfs;
 pub mod workload;
 pub mod ycsb;
 
+pub use mode::Mode;
 pub(crate) use rusqlite::ffi;
 use rusqlite::{Connection, OpenFlags};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use txftl_fs::{Fs, FsError, FsMode};
+use txftl_fs::{Fs, FsError};
 use txftl_protocols::AnyDevice;
 pub use vfs::{Api, Canary, SharedFs, TxMapping, Vfs};
 
@@ -31,75 +34,6 @@ impl Api {
             vfs_unregister: ffi::sqlite3_vfs_unregister,
             mprintf: ffi::sqlite3_mprintf,
             log: Some(ffi::sqlite3_log),
-        }
-    }
-}
-
-/// A journal mode and the device it runs on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Mode {
-    /// Rollback journal (`journal_mode=DELETE`) on `plain`.
-    Rbj,
-    /// Write-ahead log on `plain`.
-    Wal,
-    /// `journal_mode=OFF` on `xftl` (the paper's X-FTL setting).
-    XftlOff,
-    /// `journal_mode=MEMORY` on `xftl` (statement rollback and savepoints work).
-    XftlMemory,
-    /// `journal_mode=DELETE` (SQLite's default) on `xftl`, through SQLite's
-    /// batch-atomic-write interface: a commit whose rollback journal is still
-    /// in memory is one device transaction; one whose cache spilled commits
-    /// through the journal file.
-    XftlBatch,
-}
-
-impl Mode {
-    pub const ALL: [Mode; 5] = [Mode::Rbj, Mode::Wal, Mode::XftlOff, Mode::XftlMemory, Mode::XftlBatch];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Rbj => "RBJ",
-            Mode::Wal => "WAL",
-            Mode::XftlOff => "X-FTL",
-            Mode::XftlMemory => "X-FTL/MEMORY",
-            Mode::XftlBatch => "X-FTL/BATCH",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Mode> {
-        match s.to_ascii_lowercase().as_str() {
-            "rbj" | "delete" => Some(Mode::Rbj),
-            "wal" => Some(Mode::Wal),
-            "xftl" | "x-ftl" | "off" => Some(Mode::XftlOff),
-            "xftl-memory" | "memory" => Some(Mode::XftlMemory),
-            "xftl-batch" | "batch" => Some(Mode::XftlBatch),
-            _ => None,
-        }
-    }
-    pub fn protocol(self) -> &'static str {
-        match self {
-            Mode::Rbj | Mode::Wal => "plain",
-            Mode::XftlOff | Mode::XftlMemory | Mode::XftlBatch => "xftl",
-        }
-    }
-    pub fn fs_mode(self) -> FsMode {
-        match self {
-            Mode::Rbj | Mode::Wal => FsMode::Journaled,
-            Mode::XftlOff | Mode::XftlMemory | Mode::XftlBatch => FsMode::Transactional,
-        }
-    }
-    pub fn tx_mapping(self) -> TxMapping {
-        match self {
-            Mode::XftlBatch => TxMapping::BatchAtomic,
-            _ => TxMapping::FirstWrite,
-        }
-    }
-    pub fn journal_mode(self) -> &'static str {
-        match self {
-            Mode::Rbj => "DELETE",
-            Mode::Wal => "WAL",
-            Mode::XftlOff => "OFF",
-            Mode::XftlMemory => "MEMORY",
-            Mode::XftlBatch => "DELETE",
         }
     }
 }

@@ -41,7 +41,7 @@ fn rows(conn: &Connection) -> Vec<(i64, String)> {
 /// back, in memory and after a power cut.
 #[test]
 fn a_rollback_stays_rolled_back_when_another_database_commits() {
-    for mode in [Mode::XftlOff, Mode::XftlMemory] {
+    for mode in [Mode::parse("xftl").unwrap(), Mode::parse("xftl-memory").unwrap()] {
         let s = stack(mode);
         // A host page cache of 4 pages: A's spilled pages reach the device
         // (evicted with its transaction's id) before the rollback.
@@ -79,7 +79,7 @@ fn a_rollback_stays_rolled_back_when_another_database_commits() {
 /// and after a power cut.
 #[test]
 fn a_second_writer_gets_busy_and_no_committed_row_is_lost() {
-    for mode in Mode::ALL {
+    for mode in Mode::all() {
         let s = stack(mode);
         let a = s.open("t.db", 4096).unwrap();
         a.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)").unwrap();
@@ -107,7 +107,7 @@ fn a_second_writer_gets_busy_and_no_committed_row_is_lost() {
 /// the counter ends at 2, not 1.
 #[test]
 fn interleaved_increments_lose_no_update() {
-    for mode in Mode::ALL {
+    for mode in Mode::all() {
         let s = stack(mode);
         let a = s.open("c.db", 4096).unwrap();
         a.execute_batch("CREATE TABLE c(id INTEGER PRIMARY KEY, n INT); INSERT INTO c VALUES (1, 0);")
@@ -141,7 +141,12 @@ fn interleaved_increments_lose_no_update() {
 /// gone; then the commit goes through. Not WAL, where readers never block.
 #[test]
 fn a_reader_delays_a_commit_and_pending_keeps_new_readers_out() {
-    for mode in [Mode::Rbj, Mode::XftlOff, Mode::XftlMemory, Mode::XftlBatch] {
+    for mode in [
+        Mode::parse("rbj").unwrap(),
+        Mode::parse("xftl").unwrap(),
+        Mode::parse("xftl-memory").unwrap(),
+        Mode::parse("xftl-batch").unwrap(),
+    ] {
         let s = stack(mode);
         let a = s.open("p.db", 4096).unwrap();
         a.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, 'old');")

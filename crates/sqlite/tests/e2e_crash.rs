@@ -26,10 +26,10 @@ fn survives(mode: Mode) {
         assert!(r.exercised.recovery_cuts > 0, "{}", r.summary());
         if mode.protocol() == "xftl" {
             assert!(r.dry_run.gc_runs > 0 && r.exercised.cuts_in_gc > 0, "{}", r.summary());
-            if !(mode == Mode::XftlBatch && s == Synchronous::Off) {
+            if !(mode == Mode::parse("xftl-batch").unwrap() && s == Synchronous::Off) {
                 assert!(r.dry_run.table_reclaim_checkpoints > 0, "{}", r.summary());
             }
-            if mode == Mode::XftlBatch {
+            if mode == Mode::parse("xftl-batch").unwrap() {
                 // The transaction larger than the table: cut inside, and (when
                 // SQLite batches at all) its batch aborted by the device.
                 assert!(r.exercised.cuts_in_big > 0, "{}", r.summary());
@@ -41,27 +41,27 @@ fn survives(mode: Mode) {
 
 #[test]
 fn rbj_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::Rbj);
+    survives(Mode::parse("rbj").unwrap());
 }
 
 #[test]
 fn wal_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::Wal);
+    survives(Mode::parse("wal").unwrap());
 }
 
 #[test]
 fn xftl_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::XftlOff);
+    survives(Mode::parse("xftl").unwrap());
 }
 
 #[test]
 fn xftl_memory_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::XftlMemory);
+    survives(Mode::parse("xftl-memory").unwrap());
 }
 
 #[test]
 fn xftl_batch_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::XftlBatch);
+    survives(Mode::parse("xftl-batch").unwrap());
 }
 
 /// The canary: a VFS that commits at xSync instead of COMMIT_PHASETWO. With
@@ -72,7 +72,7 @@ fn xftl_batch_survives_sampled_cuts_in_every_synchronous_setting() {
 #[test]
 fn canary_commit_at_sync_is_caught_with_synchronous_off() {
     let run = |s: Synchronous, canary: Canary| {
-        let mut sp = spec(Mode::XftlOff, s, 23);
+        let mut sp = spec(Mode::parse("xftl").unwrap(), s, 23);
         sp.recovery_cuts = 0;
         sp.canary = canary;
         sql_crashtest(&sp, &|_, _| {}).unwrap()
@@ -103,7 +103,7 @@ fn canary_commit_at_sync_is_caught_with_synchronous_off() {
 #[test]
 fn canary_no_sync_after_batch_abort_is_caught() {
     let run = |canary: Canary| {
-        let mut sp = spec(Mode::XftlBatch, Synchronous::Full, 7);
+        let mut sp = spec(Mode::parse("xftl-batch").unwrap(), Synchronous::Full, 7);
         sp.recovery_cuts = 0;
         sp.canary = canary;
         sql_crashtest(&sp, &|_, _| {}).unwrap()

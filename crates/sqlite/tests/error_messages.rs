@@ -43,13 +43,10 @@ fn stack_of(blocks_per_plane: u32, xl2p_entries: u32) -> Stack {
         "xftl",
         nand,
         FtlConfig::default(),
-        &ProtocolOptions {
-            xl2p_entries,
-            ..Default::default()
-        },
+        &ProtocolOptions::new().with("xl2p-entries", xl2p_entries),
     )
     .unwrap();
-    Stack::format(dev, Mode::XftlOff).unwrap()
+    Stack::format(dev, Mode::parse("xftl").unwrap()).unwrap()
 }
 
 fn is_full<T>(r: &rusqlite::Result<T>) -> bool {

@@ -31,7 +31,7 @@ fn value(db: usize, k: i64) -> Vec<u8> {
 
 #[test]
 fn databases_growing_in_turn_pass_16_extents_and_survive_a_remount() {
-    for mode in [Mode::Rbj, Mode::XftlOff] {
+    for mode in [Mode::parse("rbj").unwrap(), Mode::parse("xftl").unwrap()] {
         let mut p = preset("tiny").unwrap();
         p.geometry.blocks_per_plane = 256;
         p.geometry.page_size = PAGE as u32;

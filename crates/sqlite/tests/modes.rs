@@ -5,13 +5,14 @@ use common::{stack, stack_with};
 
 use txftl_fs::CachePolicy;
 use txftl_ftl::FtlConfig;
-use txftl_protocols::ProtocolOptions;
+use txftl_protocols::{ProtocolOptions, SqlJournal};
 use txftl_sqlite::workload::{costs, integrity_check, load, run_tx, TxWorkload};
 use txftl_sqlite::{Mode, Stack};
 
 #[test]
+/// Every mode of every protocol the registry says can carry SQLite.
 fn every_mode_runs_the_workload_and_keeps_integrity() {
-    for mode in Mode::ALL {
+    for mode in Mode::all() {
         let s = stack(mode);
         let conn = s.open("test.db", 4096).unwrap();
         load(&conn, 2000, 1).unwrap();
@@ -33,10 +34,10 @@ fn every_mode_runs_the_workload_and_keeps_integrity() {
         assert_eq!(integrity_check(&conn).unwrap(), "ok", "{mode:?}");
         assert_eq!(costs(&conn).unwrap(), expect, "{mode:?}");
         let st = s.with_fs_mut(|fs| fs.stats()).unwrap();
-        match mode {
-            Mode::Rbj => assert!(st.journal_page_writes > 0, "{st:?}"),
-            Mode::Wal => assert!(st.wal_page_writes > 0, "{st:?}"),
-            Mode::XftlOff | Mode::XftlMemory => {
+        match mode.journal() {
+            SqlJournal::Delete => assert!(st.journal_page_writes > 0, "{st:?}"),
+            SqlJournal::Wal => assert!(st.wal_page_writes > 0, "{st:?}"),
+            SqlJournal::Off | SqlJournal::Memory => {
                 assert_eq!(
                     st.journal_page_writes + st.wal_page_writes + st.metadata_journal_writes,
                     0,
@@ -44,7 +45,7 @@ fn every_mode_runs_the_workload_and_keeps_integrity() {
                 );
                 assert!(st.tx_commits >= 50, "{st:?}");
             }
-            Mode::XftlBatch => {
+            SqlJournal::Batch => {
                 // The very first transaction (on an empty file) journals to a
                 // file, as SQLite does; from then on each commit is one batch.
                 assert_eq!(st.journal_page_writes, loaded.journal_page_writes, "{st:?}");
@@ -60,7 +61,11 @@ fn every_mode_runs_the_workload_and_keeps_integrity() {
 /// ROLLBACK on X-FTL after the page cache spilled uncommitted pages to the device.
 #[test]
 fn rollback_after_a_cache_spill_on_xftl() {
-    for mode in [Mode::XftlOff, Mode::XftlMemory, Mode::XftlBatch] {
+    for mode in [
+        Mode::parse("xftl").unwrap(),
+        Mode::parse("xftl-memory").unwrap(),
+        Mode::parse("xftl-batch").unwrap(),
+    ] {
         let s = stack(mode);
         // A host page cache of 4 pages: the spilled pages reach the device
         // (evicted with the transaction's id) before the rollback.
@@ -91,13 +96,7 @@ fn rollback_after_a_cache_spill_on_xftl() {
 /// back on the device and goes through SQLite's rollback journal instead.
 #[test]
 fn a_batch_too_big_for_the_table_falls_back_to_the_journal() {
-    let s = stack_with(
-        Mode::XftlBatch,
-        &ProtocolOptions {
-            xl2p_entries: 16,
-            ..Default::default()
-        },
-    );
+    let s = stack_with(Mode::parse("xftl-batch").unwrap(), &ProtocolOptions::new().with("xl2p-entries", 16));
     let conn = s.open("test.db", 4096).unwrap();
     conn.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)").unwrap();
     conn.execute("INSERT INTO t VALUES (1, 'x')", []).unwrap();
@@ -122,17 +121,8 @@ fn a_batch_too_big_for_the_table_falls_back_to_the_journal() {
     drop(conn);
     let fs = s.into_fs().unwrap();
     let dev = fs.unmount().unwrap().close().unwrap();
-    let dev = txftl_protocols::mount(
-        "xftl",
-        dev,
-        FtlConfig::default(),
-        &ProtocolOptions {
-            xl2p_entries: 16,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    let s = Stack::mount(dev, Mode::XftlBatch).unwrap();
+    let dev = txftl_protocols::mount("xftl", dev, FtlConfig::default(), &ProtocolOptions::new().with("xl2p-entries", 16)).unwrap();
+    let s = Stack::mount(dev, Mode::parse("xftl-batch").unwrap()).unwrap();
     let conn = s.open("test.db", 4096).unwrap();
     let n: i64 = conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
     assert_eq!(n, 1000);
@@ -141,7 +131,7 @@ fn a_batch_too_big_for_the_table_falls_back_to_the_journal() {
 
 #[test]
 fn exclusive_locking_is_refused_on_xftl() {
-    let s = stack(Mode::XftlOff);
+    let s = stack(Mode::parse("xftl").unwrap());
     let conn = s.open("test.db", 4096).unwrap();
     let err = conn.execute_batch("PRAGMA locking_mode=EXCLUSIVE").unwrap_err();
     assert!(err.to_string().contains("locking_mode=EXCLUSIVE"), "{err}");

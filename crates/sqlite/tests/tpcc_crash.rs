@@ -38,7 +38,7 @@ fn survives(mode: Mode, sample_every: u64) {
         );
         assert!(e.cuts_in_rollback > 0 && e.recovery_cuts > 0, "{}", r.summary());
         assert!(r.dry_run.gc_runs > 0 && e.cuts_in_gc > 0, "{}", r.summary());
-        if mode == Mode::XftlOff {
+        if mode == Mode::parse("xftl").unwrap() {
             assert!(r.dry_run.table_reclaim_checkpoints > 0, "{}", r.summary());
         }
     }
@@ -47,12 +47,12 @@ fn survives(mode: Mode, sample_every: u64) {
 // 7 and 11 are prime to the 5 torn variants: the samples cover each of them.
 #[test]
 fn tpcc_on_xftl_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::XftlOff, 7);
+    survives(Mode::parse("xftl").unwrap(), 7);
 }
 
 #[test]
 fn tpcc_on_wal_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::Wal, 11);
+    survives(Mode::parse("wal").unwrap(), 11);
 }
 
 /// A VFS that commits at xSync instead of COMMIT_PHASETWO: with
@@ -62,7 +62,7 @@ fn tpcc_on_wal_survives_sampled_cuts_in_every_synchronous_setting() {
 #[test]
 fn canary_commit_at_sync_is_caught_on_tpcc_with_synchronous_off() {
     let run = |s: Synchronous, canary: Canary| {
-        let mut sp = spec(Mode::XftlOff, s, 13);
+        let mut sp = spec(Mode::parse("xftl").unwrap(), s, 13);
         sp.recovery_cuts = 0;
         sp.canary = canary;
         sql_crashtest(&sp, &|_, _| {}).unwrap()
@@ -84,7 +84,7 @@ fn canary_commit_at_sync_is_caught_on_tpcc_with_synchronous_off() {
 #[test]
 fn canary_wal_skips_sync_is_caught_on_tpcc_with_synchronous_full() {
     let run = |canary: Canary| {
-        let mut sp = spec(Mode::Wal, Synchronous::Full, 13);
+        let mut sp = spec(Mode::parse("wal").unwrap(), Synchronous::Full, 13);
         sp.recovery_cuts = 0;
         sp.canary = canary;
         sql_crashtest(&sp, &|_, _| {}).unwrap()
@@ -102,7 +102,7 @@ fn canary_wal_skips_sync_is_caught_on_tpcc_with_synchronous_full() {
 /// The transaction forced to roll back must be a New-Order of the run.
 #[test]
 fn the_rolled_back_transaction_must_be_a_new_order() {
-    let mut sp = spec(Mode::XftlOff, Synchronous::Full, 1);
+    let mut sp = spec(Mode::parse("xftl").unwrap(), Synchronous::Full, 1);
     sp.rollback_at = 1; // a Payment
     match sql_crashtest(&sp, &|_, _| {}) {
         Err(SqlCrashError::DryRun(m)) => assert!(m.contains("must be a New-Order"), "{m}"),

@@ -368,7 +368,7 @@ fn record_tpcc(params: &Params) -> Result<(Trace, Workload), CliError> {
     let nand_cfg = nand_config(&p, DataMode::Full);
     let ftl = FtlConfig::default();
     let opts = ProtocolOptions::default();
-    let mode = Mode::XftlOff;
+    let mode = Mode::parse("xftl").ok_or_else(|| CliError::Failed("the registry offers no `xftl` SQLite mode".into()))?;
     check_device_fits(mode.protocol(), &nand_cfg, &ftl, &opts, 0)?;
     let dev = txftl_protocols::format(mode.protocol(), ram(nand_cfg)?, ftl, &opts).map_err(crate::open::device_error)?;
     let buf = Arc::new(Mutex::new(Vec::new()));
@@ -458,6 +458,15 @@ fn most_shared(trace: &Trace, n: usize) -> Vec<(u32, u64)> {
     v
 }
 
+/// LightTx's zone size as its option (None: the protocol's default, and
+/// every other protocol).
+fn zone_options(zone: Option<u32>) -> ProtocolOptions {
+    match zone {
+        Some(z) => ProtocolOptions::new().with("zone-blocks", z),
+        None => ProtocolOptions::new(),
+    }
+}
+
 /// A fresh device of `protocol` on the preset at `bpp`, metadata only,
 /// preconditioned: every `precondition_pct`% of the logical pages written
 /// once, sequentially, without transactions, then flushed.
@@ -465,10 +474,7 @@ fn device(params: &Params, protocol: &str, bpp: u32, zone: Option<u32>) -> Resul
     let p = preset(bpp)?;
     let nand_cfg = nand_config(&p, DataMode::MetaOnly);
     let ftl = FtlConfig::default();
-    let opts = ProtocolOptions {
-        zone_blocks: zone.unwrap_or(0),
-        ..ProtocolOptions::default()
-    };
+    let opts = zone_options(zone);
     check_device_fits(protocol, &nand_cfg, &ftl, &opts, 0)?;
     let mut dev = txftl_protocols::format(protocol, ram(nand_cfg)?, ftl, &opts).map_err(crate::open::device_error)?;
     let fill = (dev.info().logical_pages as u64 * params.precondition_pct as u64 / 100) as u32;
@@ -536,7 +542,7 @@ fn run_of(params: &Params, protocol: &str, zone: Option<u32>, r: &ReplayReport) 
 /// forced erase moved (read, two transfers, program) and every block they
 /// reclaimed (one erase each), at the preset's latencies.
 pub fn gc_overhead_ns(params: &Params, m: &DeviceStats) -> u64 {
-    m.gc_copies * params.gc_copy_ns + (m.gc_runs + m.forced_erases) * params.gc_erase_ns
+    m.gc_copies * params.gc_copy_ns + (m.gc_runs + m.protocol.get("forced_erases")) * params.gc_erase_ns
 }
 
 /// Runs every experiment.
@@ -635,11 +641,7 @@ pub fn run(params: &mut Params, show_progress: bool) -> Result<Figures, CliError
             .and_then(|mut dev| replay_on(&mut *dev, &trace, params, Isolation::Strict, 0, &bar).map(|_| dev))
             .and_then(|dev| {
                 let nand = dev.into_nand();
-                let opts = ProtocolOptions {
-                    zone_blocks: zone.unwrap_or(0),
-                    ..ProtocolOptions::default()
-                };
-                let dev = txftl_protocols::mount(&p, nand, FtlConfig::default(), &opts)
+                let dev = txftl_protocols::mount(&p, nand, FtlConfig::default(), &zone_options(zone))
                     .map_err(|e| CliError::Failed(format!("{p}: recovery after the power cut: {e}")))?;
                 dev.recovery_report()
                     .ok_or_else(|| CliError::Failed(format!("{p}: the mount gave no recovery report")))
@@ -977,9 +979,9 @@ pub fn explain(params: &Params, f: &Figures, mut checks: Vec<Check>) -> (Vec<Che
                 label(p),
                 thousands(m.gc_runs),
                 thousands(m.gc_copies),
-                thousands(m.forced_erase_moves),
+                thousands(m.protocol.get("forced_erase_moves")),
                 thousands(m.gc_protocol_copies),
-                thousands(m.forced_erases),
+                thousands(m.protocol.get("forced_erases")),
                 r.gc_overhead_ms
             )
         })

@@ -18,9 +18,26 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use txftl_ftl::FtlConfig;
 use txftl_nand::{DataMode, ViolationPolicy};
+use txftl_protocols::SqlJournal;
 use txftl_sqlite::compare::{restart, restart_points, run_mode, run_workload, CompareSpec, ModeRun, Restart, Workload, WorkloadRun};
 use txftl_sqlite::tpcc::TpccSpec;
 use txftl_sqlite::Mode;
+
+/// The paper's modes: SQLite's rollback journal and WAL on the plain FTL,
+/// and `journal_mode=OFF` on X-FTL (the paper's setting), with MEMORY and
+/// batch atomic writes on X-FTL beside them.
+fn paper_mode(name: &str) -> Mode {
+    Mode::parse(name).unwrap_or_else(|| panic!("the registry offers SQLite mode `{name}`"))
+}
+fn rbj() -> Mode {
+    paper_mode("rbj")
+}
+fn wal() -> Mode {
+    paper_mode("wal")
+}
+fn xftl() -> Mode {
+    paper_mode("xftl")
+}
 
 /// What the paper states, as it states it (sec. 6, Tables 1, 4 and 5, the text).
 pub mod paper {
@@ -173,7 +190,7 @@ impl Params {
             tpcc_scale,
             tpcc_transactions,
             tpcc_validity_pct: 0,
-            modes: vec![Mode::Rbj, Mode::Wal, Mode::XftlOff],
+            modes: vec![rbj(), wal(), xftl()],
             scaled_down,
         }
     }
@@ -294,10 +311,7 @@ fn spec(params: &Params, validity: u32) -> Result<CompareSpec, CliError> {
             checkpoint_at_flush: params.map_at_flush,
             ..FtlConfig::default()
         },
-        opts: txftl_protocols::ProtocolOptions {
-            xl2p_entries: params.xl2p_entries,
-            ..Default::default()
-        },
+        opts: txftl_protocols::ProtocolOptions::new().with("xl2p-entries", params.xl2p_entries),
         rows: params.rows,
         transactions: params.transactions,
         seed: params.seed,
@@ -333,10 +347,10 @@ fn mean(v: impl Iterator<Item = f64>) -> f64 {
 /// crash its first open rebuilds the WAL index from the WAL's frames), X-FTL
 /// never (no journal; its recovery is the FTL's X-L2P table).
 fn sqlite_recovered(r: &Restart) -> bool {
-    match r.mode {
-        Mode::Rbj | Mode::XftlBatch => r.sqlite_recovery_page_writes > 0,
-        Mode::Wal => true,
-        Mode::XftlOff | Mode::XftlMemory => false,
+    match r.mode.journal() {
+        SqlJournal::Delete | SqlJournal::Batch => r.sqlite_recovery_page_writes > 0,
+        SqlJournal::Wal => true,
+        SqlJournal::Off | SqlJournal::Memory => false,
     }
 }
 
@@ -353,7 +367,7 @@ fn summarize(mode: Mode, runs: &[&Restart]) -> RestartSummary {
         xl2p_load_mean_ms,
         fs_mount_mean_ms: mean(runs.iter().map(|r| ms(r.fs_mount_ns))),
         ftl_recovery_mean_ms: mean(runs.iter().map(|r| ms(r.ftl_recovery.time_ns))),
-        paper_comparable_ms: if mode == Mode::XftlOff {
+        paper_comparable_ms: if mode == xftl() {
             xl2p_load_mean_ms
         } else {
             sqlite_mean_with_recovery_ms
@@ -468,13 +482,7 @@ pub fn programs(r: &ModeRun) -> u64 {
 }
 
 fn label(m: Mode) -> &'static str {
-    match m {
-        Mode::Rbj => "rbj",
-        Mode::Wal => "wal",
-        Mode::XftlOff => "xftl",
-        Mode::XftlMemory => "xftl-memory",
-        Mode::XftlBatch => "xftl-batch",
-    }
+    m.cli()
 }
 
 /// Mean over K of the ratio of elapsed times `slow / fast` at one validity.
@@ -489,7 +497,7 @@ pub fn speedup(f: &Figure5, ks: &[u32], slow: Mode, fast: Mode) -> f64 {
 pub fn checks(params: &Params, f: &Figures) -> Vec<Check> {
     let mut c = Vec::new();
     let k = params.table1_k;
-    let modes = [Mode::Rbj, Mode::Wal, Mode::XftlOff];
+    let modes = [rbj(), wal(), xftl()];
     // Table 1 at the paper's 50%.
     if let Some(t1) = f.fig5(50) {
         for (i, &m) in modes.iter().enumerate() {
@@ -542,7 +550,7 @@ pub fn checks(params: &Params, f: &Figures) -> Vec<Check> {
                 Unit::Count,
             ));
         }
-        if let (Some(w), Some(x)) = (t1.run(Mode::Wal, k), t1.run(Mode::XftlOff, k)) {
+        if let (Some(w), Some(x)) = (t1.run(wal(), k), t1.run(xftl(), k)) {
             c.push(Check::value(
                 "table1.wal_over_xftl.host_writes",
                 "sec. 6.3.1: WAL writes twice as many pages as X-FTL (host page writes, K=5)",
@@ -555,14 +563,14 @@ pub fn checks(params: &Params, f: &Figures) -> Vec<Check> {
             "fig5.xftl_over_wal",
             "Figure 5(b): X-FTL faster than WAL (elapsed-time ratio, mean over K, 50% validity)",
             paper::FIG5_XFTL_OVER_WAL,
-            speedup(t1, &params.ks, Mode::Wal, Mode::XftlOff),
+            speedup(t1, &params.ks, wal(), xftl()),
             Unit::Factor,
         ));
         c.push(Check::value(
             "fig5.xftl_over_rbj",
             "Figure 5(b): X-FTL faster than RBJ (elapsed-time ratio, mean over K, 50% validity)",
             paper::FIG5_XFTL_OVER_RBJ,
-            speedup(t1, &params.ks, Mode::Rbj, Mode::XftlOff),
+            speedup(t1, &params.ks, rbj(), xftl()),
             Unit::Factor,
         ));
     }
@@ -596,7 +604,7 @@ pub fn checks(params: &Params, f: &Figures) -> Vec<Check> {
     let s = &f.table5.summary;
     for (i, &m) in modes.iter().enumerate() {
         if let Some(r) = s.iter().find(|r| r.mode == m) {
-            let what = if m == Mode::XftlOff {
+            let what = if m == xftl() {
                 "Table 5, X-FTL: restart (X-L2P table load and apply), mean of the cuts"
             } else {
                 "Table 5: SQLite's restart (hot journal rollback / WAL recovery), mean of the cuts that left one"
@@ -622,8 +630,8 @@ pub fn checks(params: &Params, f: &Figures) -> Vec<Check> {
     ));
     // Table 4.
     for (i, mix) in f.tpcc.iter().enumerate() {
-        let wal = mix.tpm(Mode::Wal);
-        let x = mix.tpm(Mode::XftlOff);
+        let wal = mix.tpm(wal());
+        let x = mix.tpm(xftl());
         c.push(Check::value(
             &format!("table4.{}.wal_tpm", mix.id),
             &format!("Table 4, {}: WAL transactions per minute", mix.name),
@@ -686,7 +694,7 @@ fn c0(v: f64) -> String {
 /// Table 1 rows at one validity: ours per mode beside the paper's (at 50%).
 pub fn table1_rows(params: &Params, fig: &Figure5) -> Vec<Vec<String>> {
     let k = params.table1_k;
-    let modes = [Mode::Rbj, Mode::Wal, Mode::XftlOff];
+    let modes = [rbj(), wal(), xftl()];
     let paper_here = fig.validity_pct == 50;
     type Get = fn(&ModeRun) -> f64;
     type GetP = fn(&paper::Table1Row) -> f64;
@@ -783,7 +791,7 @@ fn ablation_header(p: &Params) -> Vec<String> {
 
 fn ablation_rows(r: &Report) -> Vec<Vec<String>> {
     let p = &r.params;
-    let modes = [Mode::Rbj, Mode::Wal, Mode::XftlOff];
+    let modes = [rbj(), wal(), xftl()];
     let a = |m: Mode| r.figures.table1_ablation.iter().find(|x| x.mode == m);
     let row = |name: &str, g: &dyn Fn(&ModeRun) -> String| {
         let mut v = vec![name.to_string()];
@@ -846,7 +854,7 @@ pub fn print(r: &Report) {
         let mut header = vec![format!("Figure 5 ({}% validity): elapsed, simulated s", fig.validity_pct)];
         header.extend(p.ks.iter().map(|k| format!("K={k}")));
         let mut rows = Vec::new();
-        for m in [Mode::Rbj, Mode::Wal, Mode::XftlOff] {
+        for m in [rbj(), wal(), xftl()] {
             let mut row = vec![m.name().to_string()];
             row.extend(
                 p.ks.iter()
@@ -855,12 +863,13 @@ pub fn print(r: &Report) {
             rows.push(row);
         }
         let mut row = vec!["X-FTL faster than WAL / RBJ (x)".to_string()];
-        row.extend(p.ks.iter().map(
-            |&k| match (fig.run(Mode::Wal, k), fig.run(Mode::Rbj, k), fig.run(Mode::XftlOff, k)) {
-                (Some(w), Some(b), Some(x)) => format!("{:.1} / {:.1}", w.elapsed_s / x.elapsed_s, b.elapsed_s / x.elapsed_s),
-                _ => "-".into(),
-            },
-        ));
+        row.extend(
+            p.ks.iter()
+                .map(|&k| match (fig.run(wal(), k), fig.run(rbj(), k), fig.run(xftl(), k)) {
+                    (Some(w), Some(b), Some(x)) => format!("{:.1} / {:.1}", w.elapsed_s / x.elapsed_s, b.elapsed_s / x.elapsed_s),
+                    _ => "-".into(),
+                }),
+        );
         rows.push(row);
         println!("{}", table(header, rows));
     }
@@ -877,7 +886,7 @@ pub fn print(r: &Report) {
         v.extend(s.iter().map(g));
         v
     };
-    let modes = [Mode::Rbj, Mode::Wal, Mode::XftlOff];
+    let modes = [rbj(), wal(), xftl()];
     let rows = vec![
         row("paper (SQLite's restart; X-FTL: X-L2P table)", &|x| {
             modes
@@ -914,7 +923,7 @@ pub fn print(r: &Report) {
         }
         row.push(c0(paper::TABLE4_WAL[i]));
         row.push(c0(paper::TABLE4_XFTL[i]));
-        let (w, x) = (mix.tpm(Mode::Wal), mix.tpm(Mode::XftlOff));
+        let (w, x) = (mix.tpm(wal()), mix.tpm(xftl()));
         row.push(if w > 0.0 {
             format!("{:+.1}%", 100.0 * (x / w - 1.0))
         } else {
@@ -956,7 +965,7 @@ pub fn print(r: &Report) {
 /// The HTML report's figures.
 pub fn html_figures(r: &Report) -> Vec<html::Figure> {
     let p = &r.params;
-    let modes = [Mode::Rbj, Mode::Wal, Mode::XftlOff];
+    let modes = [rbj(), wal(), xftl()];
     let names: Vec<String> = modes.iter().map(|m| m.name().to_string()).collect();
     let mut figs = Vec::new();
     if let Some(t1) = r.figures.fig5(50) {
@@ -1051,10 +1060,7 @@ pub fn html_figures(r: &Report) -> Vec<html::Figure> {
             y_desc: "factor (x)".into(),
             groups: vec!["over WAL".into(), "over RBJ".into()],
             segments: vec!["ours".into()],
-            ours: vec![
-                vec![speedup(t1, &p.ks, Mode::Wal, Mode::XftlOff)],
-                vec![speedup(t1, &p.ks, Mode::Rbj, Mode::XftlOff)],
-            ],
+            ours: vec![vec![speedup(t1, &p.ks, wal(), xftl())], vec![speedup(t1, &p.ks, rbj(), xftl())]],
             paper: vec![Some(paper::FIG5_XFTL_OVER_WAL), Some(paper::FIG5_XFTL_OVER_RBJ)],
             decimals: 1,
         }));
@@ -1130,12 +1136,12 @@ pub fn paper_metadata_per_fsync(p: &paper::Table1Row) -> (f64, f64) {
 /// The measured reason our flash programs per host page write stay below the
 /// paper's (the note of `table1.*.flash_writes` and `.programs_per_host_write`).
 fn flash_note(params: &Params, m: Mode, r: &ModeRun, other: Option<&ModeRun>) -> String {
-    let i = [Mode::Rbj, Mode::Wal, Mode::XftlOff].iter().position(|x| *x == m).unwrap_or(0);
+    let i = [rbj(), wal(), xftl()].iter().position(|x| *x == m).unwrap_or(0);
     let p = &paper::TABLE1[i];
     let (excess, erased) = paper_metadata_per_fsync(p);
     let (with_map, without) = if params.map_at_flush { (Some(r), other) } else { (other, Some(r)) };
-    let barrier = match (m, with_map) {
-        (Mode::XftlOff, _) => format!(
+    let barrier = match (m == xftl(), with_map) {
+        (true, _) => format!(
             "X-FTL sends no flush: its commit writes the X-L2P table ({:.1} pages per tx) and takes the barrier's place, as the paper's sec. 6.3.4 says, so writing the map at every barrier changes nothing here",
             r.device.protocol_meta_writes as f64 / r.transactions.max(1) as f64
         ),
@@ -1154,7 +1160,7 @@ fn flash_note(params: &Params, m: Mode, r: &ModeRun, other: Option<&ModeRun>) ->
         programs_breakdown(r),
         barrier,
         match without {
-            Some(a) if !params.map_at_flush || m != Mode::XftlOff => format!(
+            Some(a) if !params.map_at_flush || m != xftl() => format!(
                 "; {}: {:.2}x ({} pages per 1,000 tx)",
                 if params.map_at_flush {
                     "with roll-forward at a flush instead (--map-at-flush off)"
@@ -1181,7 +1187,7 @@ fn flash_note(params: &Params, m: Mode, r: &ModeRun, other: Option<&ModeRun>) ->
 pub fn explain(params: &Params, f: &Figures, mut checks: Vec<Check>) -> (Vec<Check>, Vec<String>) {
     let mut dev = Vec::new();
     let k = params.table1_k;
-    let modes = [Mode::Rbj, Mode::Wal, Mode::XftlOff];
+    let modes = [rbj(), wal(), xftl()];
     let t1 = f.fig5(50);
     let run = |m: Mode| t1.and_then(|t| t.run(m, k));
     let ablation = |m: Mode| f.table1_ablation.iter().find(|r| r.mode == m);
@@ -1235,7 +1241,7 @@ pub fn explain(params: &Params, f: &Figures, mut checks: Vec<Check>) -> (Vec<Che
                 String::new()
             }
         } else if id == "table1.wal_over_xftl.host_writes" {
-            match (run(Mode::Wal), run(Mode::XftlOff)) {
+            match (run(wal()), run(xftl())) {
                 (Some(w), Some(x)) => format!(
                     "per tx: WAL {:.1} pages ({:.1} WAL, {:.1} database, {:.1} metadata), X-FTL {:.1} ({:.1} database, {:.1} metadata)",
                     per_tx(host_writes(w), w),
@@ -1249,15 +1255,15 @@ pub fn explain(params: &Params, f: &Figures, mut checks: Vec<Check>) -> (Vec<Che
                 _ => String::new(),
             }
         } else if id.starts_with("fig5.xftl_over_") {
-            let slow = if id.ends_with("wal") { Mode::Wal } else { Mode::Rbj };
-            let i = if slow == Mode::Wal { 1 } else { 0 };
-            match (run(slow), run(Mode::XftlOff)) {
+            let slow = if id.ends_with("wal") { wal() } else { rbj() };
+            let i = if slow == wal() { 1 } else { 0 };
+            match (run(slow), run(xftl())) {
                 (Some(a), Some(x)) => format!(
                     "elapsed time follows flash programs in both: ours {} / X-FTL programs = {:.2}x at K=5, the paper's {:.2}x (its Table 1); the programs differ for the reasons in the table1 notes (the paper's metadata writes per fsync). {other_cap}: elapsed ratio {:.2}x at K=5",
                     slow.name(),
                     programs(a) as f64 / programs(x).max(1) as f64,
                     paper::TABLE1[i].flash_writes / paper::TABLE1[2].flash_writes,
-                    match (ablation(slow), ablation(Mode::XftlOff)) {
+                    match (ablation(slow), ablation(xftl())) {
                         (Some(a), Some(x)) => a.elapsed_s / x.elapsed_s,
                         _ => 0.0,
                     }
@@ -1265,13 +1271,8 @@ pub fn explain(params: &Params, f: &Figures, mut checks: Vec<Check>) -> (Vec<Che
                 _ => String::new(),
             }
         } else if id == "table5.order" {
-            let rbj: Vec<&Restart> = f
-                .table5
-                .runs
-                .iter()
-                .filter(|r| r.mode == Mode::Rbj && sqlite_recovered(r))
-                .collect();
-            let wal: Vec<&Restart> = f.table5.runs.iter().filter(|r| r.mode == Mode::Wal).collect();
+            let rbj: Vec<&Restart> = f.table5.runs.iter().filter(|r| r.mode == rbj() && sqlite_recovered(r)).collect();
+            let wal: Vec<&Restart> = f.table5.runs.iter().filter(|r| r.mode == wal()).collect();
             let ms_of = |r: &&Restart| ms(r.sqlite_recovery_ns);
             format!(
                 "RBJ's rollbacks took {:.0} to {:.0} ms, {} of {} of them running GC in the foreground ({:.1} GC runs, {:.0} flash programs each on average, for {:.1} pages written back); WAL's restarts took {:.0} to {:.0} ms with the frames the WAL held at the cut (mean {:.0} ms). The cuts are spread over the second half of the run, so WAL's mean is over its checkpoint cycle{}",
@@ -1295,13 +1296,13 @@ pub fn explain(params: &Params, f: &Figures, mut checks: Vec<Check>) -> (Vec<Che
             let m = mode_of(&id);
             let s = f.table5.summary.iter().find(|s| Some(s.mode) == m);
             let runs: Vec<&Restart> = f.table5.runs.iter().filter(|r| Some(r.mode) == m).collect();
-            match (m, s) {
-                (Some(Mode::XftlOff), Some(s)) => format!(
+            match (m.map(Mode::cli), s) {
+                (Some("xftl"), Some(s)) => format!(
                     "ours reads X-FTL's log ring ({:.1} table pages per restart) in {:.2} ms of flash reads and applies the entries at no cost: the controller's CPU (the paper's 87.5 MHz ARM) is not modelled. Our model, not the paper",
                     mean(runs.iter().map(|r| r.ftl_recovery.protocol_pages_read as f64)),
                     s.xl2p_load_mean_ms
                 ),
-                (Some(Mode::Wal), Some(s)) => format!(
+                (Some("wal"), Some(s)) => format!(
                     "SQLite's first open after the cut rebuilds its WAL index from the WAL: {:.0} page reads per restart ({} to {} over the {} cuts, as many frames as the WAL held since its last checkpoint), {:.2} ms; the paper's WAL held about 1,000 pages and its restart copied them to the database",
                     mean(runs.iter().map(|r| r.sqlite_recovery_page_reads as f64)),
                     runs.iter().map(|r| r.sqlite_recovery_page_reads).min().unwrap_or(0),
@@ -1339,17 +1340,17 @@ pub fn explain(params: &Params, f: &Figures, mut checks: Vec<Check>) -> (Vec<Che
             if id.ends_with("_tpm") {
                 format!(
                     "our clock is the device's: SQLite's CPU time is not modelled, and SQLite's cache misses go to flash (the host page cache keeps only dirty pages); {}; {}; paper: 10 warehouses on a 2.8 GHz host. Our model, not the paper",
-                    line(Mode::Wal),
-                    line(Mode::XftlOff)
+                    line(wal()),
+                    line(xftl())
                 )
             } else if id == "table4.read.xftl_over_wal" {
                 format!(
                     "the paper attributes WAL's loss to looking up the WAL for every page read (host CPU, not modelled here); ours is device I/O only: {}; {}",
-                    line(Mode::Wal),
-                    line(Mode::XftlOff)
+                    line(wal()),
+                    line(xftl())
                 )
             } else {
-                format!("{}; {}", line(Mode::Wal), line(Mode::XftlOff))
+                format!("{}; {}", line(wal()), line(xftl()))
             }
         } else {
             String::new()
@@ -1358,7 +1359,7 @@ pub fn explain(params: &Params, f: &Figures, mut checks: Vec<Check>) -> (Vec<Che
             c.note = note;
         }
     }
-    if let (Some(r), Some(w)) = (run(Mode::Rbj), run(Mode::Wal)) {
+    if let (Some(r), Some(w)) = (run(rbj()), run(wal())) {
         dev.push(format!(
             "Host page writes (Table 1): the file system keeps written pages in a write-back host page cache until fsync, as ext4's page cache does; it absorbed {:.1} writes of an already dirty page per transaction in RBJ and {:.1} in WAL (SQLite's journal records and WAL frames straddle 8 KiB pages), which a write-through file system would send to the device. The cache keeps only dirty pages: reads it does not hold go to the device.",
             per_tx(r.host.cache_absorbed_writes, r),
@@ -1390,7 +1391,7 @@ pub fn explain(params: &Params, f: &Figures, mut checks: Vec<Check>) -> (Vec<Che
             "This run made flushes durable by roll-forward (--map-at-flush off); the paper's firmware writes its mapping table at every write barrier (its sec. 6.3.4)."
         },
         paper_meta.join(", "),
-        [Mode::Rbj, Mode::Wal]
+        [rbj(), wal()]
             .iter()
             .map(|&m| {
                 let with_map = if params.map_at_flush { run(m) } else { ablation(m) };
@@ -1400,7 +1401,7 @@ pub fn explain(params: &Params, f: &Figures, mut checks: Vec<Check>) -> (Vec<Che
             .join(", ")
     ));
     for s in &f.table5.summary {
-        if s.mode != Mode::XftlOff && s.cuts_with_recovery < s.cuts {
+        if s.mode != xftl() && s.cuts_with_recovery < s.cuts {
             dev.push(format!(
                 "Table 5, {}: {} of {} cuts left a hot journal; the mean over every cut is {:.2} ms, over those {:.2} ms: the paper's runs each had one (\"approximately ten\" pages copied), so the check compares the latter.",
                 s.mode.name(),

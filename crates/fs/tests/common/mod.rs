@@ -28,10 +28,7 @@ pub fn device_with_table(protocol: &str, nand: Nand, entries: u32) -> Box<dyn An
         protocol,
         nand,
         FtlConfig::default(),
-        &ProtocolOptions {
-            xl2p_entries: entries,
-            ..Default::default()
-        },
+        &ProtocolOptions::new().with("xl2p-entries", entries).for_protocol(protocol),
     )
     .unwrap()
 }

@@ -29,8 +29,10 @@
 //! The canary `atomic-w-canary` flags the first page of each group instead
 //! of the last: a cut inside a group then finds it "committed" with part of its pages.
 
+mod entry;
 mod format;
 
+pub use entry::ENTRY;
 pub use format::{LogPosition, MapPage, PageFlag};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -460,4 +462,4 @@ impl Device for AtomicWrite {
     }
 }
 
-any_device_over_ftl!(AtomicWrite);
+any_device_over_ftl!(AtomicWrite, ENTRY);

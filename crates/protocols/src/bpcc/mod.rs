@@ -18,7 +18,7 @@
 //!   pointer straddles a version of an aborted transaction (its straddle
 //!   responsibility set, SRS) is *pinned* while that version is *guarded*.
 //!   GC moves pinned pages like valid ones (the generic `Hooks::extra_live`),
-//!   counted in `pinned_copies`.
+//!   counted in `pinned_copies` (the entry's counter `gc_pinned_copies`).
 //! - A version is guarded while a copy of its page, or of the page of the
 //!   same transaction that links to it, is on flash. TxFlash releases a
 //!   straddler once the versions it straddles are erased; here the page
@@ -56,8 +56,11 @@
 //! is gone and a newer version that does not straddle exists, an aborted
 //! transaction's gap looks explained and recovery brings its pages back.
 
+mod entry;
 mod format;
 mod recovery;
+
+pub use entry::ENTRY;
 
 pub use format::PageRecord;
 pub use recovery::{resolve, resolve_scanned, DeadTx, Found, Resolved};
@@ -528,7 +531,8 @@ impl Device for Bpcc {
         let mut s = self.ftl.device_stats();
         let h = self.ftl.hooks();
         s.protocol_records_with_open_tx += h.txs.checkpoints_with_open_tx;
-        s.gc_pinned_copies += h.pinned_copies;
+        s.protocol = txftl_ftl::ProtocolCounters::new(ENTRY.counters);
+        s.protocol.add("gc_pinned_copies", h.pinned_copies);
         s
     }
     fn reset_stats(&mut self) {
@@ -577,4 +581,4 @@ impl Device for Bpcc {
     }
 }
 
-any_device_over_ftl!(Bpcc);
+any_device_over_ftl!(Bpcc, ENTRY);

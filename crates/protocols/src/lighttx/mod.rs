@@ -27,7 +27,7 @@
 //!   to move them; a block retired after a failed program does, see
 //!   `relocated_protocol_bytes`). When every block with dead pages is in a
 //!   zone, the framework slides the zones (a checkpoint) and tries again.
-//! - The zone size (`ProtocolOptions::zone_blocks`) is the checkpoint
+//! - The zone size (option `zone-blocks`, `entry.rs`) is the checkpoint
 //!   interval, in blocks' worth of programs.
 //! - Recovery (`recovery.rs`) reads the page metadata of the two zones, counts
 //!   each transaction's pages against its TxCnt and redoes the committed ones in
@@ -36,9 +36,12 @@
 //! Several open transactions may write the same logical page: each version
 //! is its own page, and commit order decides which the L2P keeps.
 
+mod entry;
 mod format;
 mod recovery;
 mod txtable;
+
+pub use entry::ENTRY;
 
 pub use format::{PageTx, ZoneMeta};
 pub use recovery::{resolve, Resolved};
@@ -448,4 +451,4 @@ impl Device for LightTx {
     }
 }
 
-any_device_over_ftl!(LightTx);
+any_device_over_ftl!(LightTx, ENTRY);

@@ -2,25 +2,69 @@
 //! every paper compares against. A host that needs atomicity on it must keep a
 //! journal. It is the framework with no hooks.
 
-use txftl_ftl::Hooks;
+use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, ALL_LEVELS, JOURNALED};
+use crate::ProtocolOptions;
+use txftl_ftl::{Canary, DeviceError, Ftl, FtlConfig, Hooks};
+use txftl_nand::Geometry;
 
+/// `plain`'s hooks: none but its name. `canary`: `plain-canary`, `plain` run
+/// with a deliberately broken framework option
+/// ([`txftl_ftl::Canary::ReuseBeforeCheckpoint`]), for proving the crash
+/// harness catches a real durability bug. Never use it for anything else.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Plain;
+pub struct Plain {
+    pub canary: bool,
+}
 
 impl Hooks for Plain {
     fn name(&self) -> &'static str {
-        "plain"
+        if self.canary {
+            "plain-canary"
+        } else {
+            "plain"
+        }
     }
 }
 
-/// `plain-canary`: `plain` run with a deliberately broken framework option
-/// ([`txftl_ftl::Canary::ReuseBeforeCheckpoint`]), for proving the crash harness
-/// catches a real durability bug. Never use it for anything else.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PlainCanary;
+/// `plain`'s device is the framework's FTL itself.
+pub struct PlainBuild;
 
-impl Hooks for PlainCanary {
-    fn name(&self) -> &'static str {
-        "plain-canary"
+impl Build for PlainBuild {
+    type Hooks = Plain;
+    type Device = Ftl<Plain>;
+
+    fn hooks(_geo: &Geometry, _opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<Plain, DeviceError> {
+        Ok(Plain { canary })
+    }
+
+    fn configure(mut cfg: FtlConfig, _geo: &Geometry, _opts: &ProtocolOptions, canary: bool) -> Result<FtlConfig, DeviceError> {
+        if canary {
+            cfg.canary = Some(Canary::ReuseBeforeCheckpoint);
+        }
+        Ok(cfg)
+    }
+
+    fn wrap(ftl: Ftl<Plain>) -> Ftl<Plain> {
+        ftl
     }
 }
+
+pub static ENTRY: ProtocolEntry = ProtocolEntry {
+    name: "plain",
+    label: "plain",
+    about: "the page-mapping FTL without transactions, every paper's baseline (a host keeps a journal on it)",
+    transactional: false,
+    trims: true,
+    // Every level: the host journal keeps each transaction's pages apart.
+    isolation: ALL_LEVELS,
+    options: &[],
+    counters: &[],
+    sql: JOURNALED,
+    tx_pages_bound: None,
+    canary: Some(CanarySpec {
+        name: "plain-canary",
+        workload: "randwrite",
+        bug: "GC victims are reused before a checkpoint covers them",
+    }),
+    build: Builder::of::<PlainBuild>(),
+};

@@ -16,8 +16,11 @@
 //! - The SCC rule: before a newer version of a logical page is written, an
 //!   uncommitted transaction with a page of that logical page on flash (or
 //!   whose last programmed page links to it) is erased: every block holding
-//!   a page of it, live pages moved out first (`Ftl::force_erase`; counted in
-//!   `forced_erases` and `forced_erase_moves`). This keeps the invariant
+//!   a page of it, live pages moved out first. SCC decides which blocks when
+//!   the newer version is handed out and queues them; the framework erases
+//!   them before its next host program (`Hooks::erase_request`), so before
+//!   the newer version reaches the flash. Counted in SCC's counters
+//!   `forced_erases` and `forced_erase_moves`. This keeps the invariant
 //!   recovery relies on (`recovery.rs`): while an uncommitted transaction has
 //!   a page on flash, no newer version of a page it wrote or linked to exists,
 //!   so the gap in its cycle is never mistaken for one a newer committed
@@ -41,15 +44,19 @@
 //! transaction instead): an aborted page then looks committed once a newer
 //! version of the page it linked to is written.
 
+mod entry;
 mod format;
 mod recovery;
 
+pub use entry::ENTRY;
 pub use format::PageLink;
 pub use recovery::{resolve, resolve_scanned, DeadTx, Found, Resolved};
 
 use crate::cycle::{self, cycle_device_common, cycle_hooks_common, CycleHooks, OpenTxs};
-use std::collections::{BTreeMap, BTreeSet};
-use txftl_ftl::{BlockId, Device, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages, Tid, PROTOCOL_BYTES};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use txftl_ftl::{
+    BlockId, Device, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, ProtocolCounters, RecoveredUpdate, Result, ScannedPages, Tid, PROTOCOL_BYTES,
+};
 use txftl_nand::{Geometry, Nand};
 
 /// An uncommitted transaction whose pages may still be on flash.
@@ -71,6 +78,11 @@ pub struct SccHooks {
     dead_page: BTreeMap<Ppn, u32>,
     /// Logical page -> the dead transactions that wrote or linked to it.
     claims: BTreeMap<Lpn, BTreeSet<u32>>,
+    /// Blocks the SCC rule has asked the framework to erase before its next
+    /// host program (`Hooks::erase_request`), in the order decided.
+    erase_queue: VecDeque<BlockId>,
+    /// `forced_erases` and `forced_erase_moves` (the entry's counters).
+    counters: ProtocolCounters,
     /// What the last recovery found.
     pub recovered_commits: u32,
     pub recovered_uncommitted: u32,
@@ -85,6 +97,8 @@ impl SccHooks {
             dead: BTreeMap::new(),
             dead_page: BTreeMap::new(),
             claims: BTreeMap::new(),
+            erase_queue: VecDeque::new(),
+            counters: ProtocolCounters::new(ENTRY.counters),
             recovered_commits: 0,
             recovered_uncommitted: 0,
         }
@@ -187,6 +201,28 @@ impl Hooks for SccHooks {
         self.txs.live_count(first, end) as u32
     }
 
+    fn erase_request(&mut self) -> Option<BlockId> {
+        self.erase_queue.pop_front()
+    }
+
+    fn erased_on_request(&mut self, block: BlockId, erased: bool, moved_pages: u64) {
+        if erased {
+            self.counters.add("forced_erases", 1);
+        }
+        self.counters.add("forced_erase_moves", moved_pages);
+        // Pages of dead transactions in it are gone (a block left alone was
+        // free: recovery reads nothing older than the checkpoint that freed it).
+        let first = self.geo.ppn(block, 0);
+        let gone: Vec<Ppn> = self
+            .dead_page
+            .range(first..first + self.geo.pages_per_block)
+            .map(|(&p, _)| p)
+            .collect();
+        for p in gone {
+            self.dead_page_gone(p);
+        }
+    }
+
     fn on_program(&mut self, ppn: Ppn, oob: &Oob, done_ns: u64) {
         // The block was erased and is being written again.
         self.dead_page_gone(ppn);
@@ -234,8 +270,11 @@ impl Hooks for SccHooks {
     }
 }
 
-/// The SCC rule: erases every uncommitted transaction that wrote or linked
-/// to `lpn` before a newer version of it is written.
+/// The SCC rule: every uncommitted transaction that wrote or linked to
+/// `lpn` is erased before a newer version of it reaches the flash. Its
+/// blocks are queued here; the framework erases them before its next host
+/// program (`Hooks::erase_request`), and `erased_on_request` forgets the
+/// pages they held.
 fn erase_uncommitted(ftl: &mut Ftl<SccHooks>, lpn: Lpn) -> Result<()> {
     let txs: Vec<u32> = ftl
         .hooks()
@@ -249,7 +288,6 @@ fn erase_uncommitted(ftl: &mut Ftl<SccHooks>, lpn: Lpn) -> Result<()> {
         if ftl.hooks().canary {
             continue; // the canary's bug: the uncommitted pages stay
         }
-        let ppb = geo.pages_per_block;
         let mut blocks: BTreeSet<BlockId> = BTreeSet::new();
         for (&ppn, &ec) in &d.ppns {
             let b = geo.block_of(ppn);
@@ -258,13 +296,10 @@ fn erase_uncommitted(ftl: &mut Ftl<SccHooks>, lpn: Lpn) -> Result<()> {
                 blocks.insert(b);
             }
         }
+        let queue = &mut ftl.hooks_mut().erase_queue;
         for b in blocks {
-            ftl.force_erase(b)?;
-            // Pages of other dead transactions in it are gone too.
-            let first = geo.ppn(b, 0);
-            let gone: Vec<Ppn> = ftl.hooks().dead_page.range(first..first + ppb).map(|(&p, _)| p).collect();
-            for p in gone {
-                ftl.hooks_mut().dead_page_gone(p);
+            if !queue.contains(&b) {
+                queue.push_back(b);
             }
         }
     }
@@ -310,10 +345,13 @@ impl Device for Scc {
     fn stats(&self) -> DeviceStats {
         let mut s = self.ftl.device_stats();
         s.protocol_records_with_open_tx += self.ftl.hooks().txs.checkpoints_with_open_tx;
+        s.protocol = self.ftl.hooks().counters;
         s
     }
     fn reset_stats(&mut self) {
-        self.ftl.hooks_mut().txs.checkpoints_with_open_tx = 0;
+        let h = self.ftl.hooks_mut();
+        h.txs.checkpoints_with_open_tx = 0;
+        h.counters = ProtocolCounters::new(ENTRY.counters);
         self.ftl.reset_device_stats()
     }
 
@@ -338,4 +376,4 @@ impl Device for Scc {
     }
 }
 
-any_device_over_ftl!(Scc);
+any_device_over_ftl!(Scc, ENTRY);

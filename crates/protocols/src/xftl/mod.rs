@@ -34,8 +34,11 @@
 //! stays in the tables written meanwhile (marked trimmed in DRAM), and a cut
 //! before that flush brings back the committed value, never an older one.
 
+mod entry;
 mod page;
 mod table;
+
+pub use entry::ENTRY;
 
 pub use table::{Entry, Status, XL2P};
 
@@ -572,7 +575,7 @@ impl Device for XFtl {
 }
 
 // A table page a canary commit left dirty is written before the clean close.
-any_device_over_ftl!(XFtl, |d: &mut XFtl| if d.ftl.hooks().table_dirty {
+any_device_over_ftl!(XFtl, ENTRY, |d: &mut XFtl| if d.ftl.hooks().table_dirty {
     d.write_table()
 } else {
     Ok(())

@@ -102,7 +102,7 @@ use serde::Serialize;
 use std::sync::{Arc, Mutex};
 use txftl_ftl::FtlConfig;
 use txftl_nand::{Nand, NandConfig, OpKind, PowerCut, Torn};
-use txftl_protocols::ProtocolOptions;
+use txftl_protocols::{ProtocolOptions, SqlJournal};
 
 /// The SQL workload of the scenario.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -177,10 +177,7 @@ impl SqlCrashSpec {
             workload,
             nand: p.config(txftl_nand::DataMode::Full, txftl_nand::ViolationPolicy::Panic),
             ftl: FtlConfig::default(),
-            opts: ProtocolOptions {
-                xl2p_entries: size.xl2p_entries,
-                ..Default::default()
-            },
+            opts: size.options(mode),
             mode,
             synchronous,
             rows,
@@ -199,10 +196,12 @@ impl SqlCrashSpec {
     }
 }
 
-/// A scenario size per mode on the `tiny` preset, picked so that GC runs and,
-/// on X-FTL, committed X-L2P entries fill the table and checkpoints reclaim
-/// them inside the scenario (X-FTL writes far fewer pages per transaction
-/// than a journal does, so its modes need more transactions).
+/// A scenario size per journal mode on the `tiny` preset, picked so that GC
+/// runs and, on a transactional device, checkpoints are taken inside its
+/// transactions' writes (X-FTL: committed X-L2P entries fill the table and
+/// checkpoints reclaim them) inside the scenario. A transactional device
+/// writes far fewer pages per transaction than a journal does, so its modes
+/// need more transactions. The sizes were measured on X-FTL.
 ///
 /// `xftl-batch` runs on 24 blocks per plane, not 16, because it alone keeps a
 /// rollback journal on an X-FTL device, and there it does not fit: at 16
@@ -215,33 +214,45 @@ impl SqlCrashSpec {
 /// syncs the journal at every spill and starts a new segment with its own
 /// 512-byte header each time (it reached 11,784 bytes, 24 pages, when the
 /// file system refused it). The `rbj` mode fits on 16: the plain FTL keeps no
-/// X-L2P log ring and exports more logical pages. Its X-L2P table is smaller
-/// (12 entries) so that the transaction that updates every tuple (about 16
-/// pages) is larger than the table and its batch is aborted.
+/// X-L2P log ring and exports more logical pages. A protocol that bounds a
+/// transaction's pages (its entry's `tx_pages_bound`: X-FTL's table) gets a
+/// bound of 12 there, so that the transaction that updates every tuple
+/// (about 16 pages) is larger and its batch is aborted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct ScenarioSize {
     /// The device's page size (and SQLite's) when it is not the preset's.
     pub page_size: Option<u32>,
     pub blocks_per_plane: u32,
     pub transactions: u32,
-    pub xl2p_entries: u32,
+    /// Pages one device transaction may write, for a protocol that bounds it
+    /// (its entry's `tx_pages_bound`; X-FTL's table entries).
+    pub tx_pages_bound: u32,
     /// The transaction that updates every tuple ([`SqlCrashSpec::big_at`]).
     pub big_at: Option<u32>,
 }
 
 impl ScenarioSize {
     pub fn default_for(mode: Mode) -> ScenarioSize {
-        let (blocks_per_plane, transactions, xl2p_entries, big_at) = match mode {
-            Mode::Rbj | Mode::Wal => (16, 12, 48, None),
-            Mode::XftlOff | Mode::XftlMemory => (16, 60, 48, None),
-            Mode::XftlBatch => (24, 60, 12, Some(4)),
+        let (blocks_per_plane, transactions, tx_pages_bound, big_at) = match mode.journal() {
+            SqlJournal::Delete | SqlJournal::Wal => (16, 12, 48, None),
+            SqlJournal::Off | SqlJournal::Memory => (16, 60, 48, None),
+            SqlJournal::Batch => (24, 60, 12, Some(4)),
         };
         ScenarioSize {
             page_size: None,
             blocks_per_plane,
             transactions,
-            xl2p_entries,
+            tx_pages_bound,
             big_at,
+        }
+    }
+
+    /// The protocol options of the scenario: the transaction bound, for a
+    /// protocol that has one.
+    pub fn options(&self, mode: Mode) -> ProtocolOptions {
+        match mode.entry().tx_pages_bound {
+            Some(key) => ProtocolOptions::new().with(key, self.tx_pages_bound),
+            None => ProtocolOptions::new(),
         }
     }
 
@@ -252,26 +263,26 @@ impl ScenarioSize {
     /// inside the scenario. WAL writes about 4x what X-FTL writes per
     /// transaction (every frame, 24 bytes longer than a page, straddles two
     /// device pages), so X-FTL needs more transactions for GC and for
-    /// committed X-L2P entries to fill its table (64 entries: the load's
-    /// transactions of 1,000 rows must fit) and be reclaimed.
+    /// committed X-L2P entries to fill its table (a bound of 64 pages: the
+    /// load's transactions of 1,000 rows must fit) and be reclaimed.
     pub fn for_workload(workload: SqlWorkload, mode: Mode) -> ScenarioSize {
         if workload == SqlWorkload::Partsupp {
             return ScenarioSize::default_for(mode);
         }
-        let (blocks_per_plane, transactions) = match mode {
-            // Two rounds of the ten types (one did enough before the host
-            // page cache absorbed WAL's and the journal's rewrites: with
-            // fewer device writes, sampled cuts no longer reached GC).
-            Mode::Rbj | Mode::Wal => (20, 20),
-            Mode::XftlOff | Mode::XftlMemory => (14, 20),
+        let (blocks_per_plane, transactions) = match mode.journal() {
+            // Two rounds of the ten types: with the host page cache taking
+            // WAL's and the journal's rewrites, one round's sampled cuts do
+            // not reach GC.
+            SqlJournal::Delete | SqlJournal::Wal => (20, 20),
+            SqlJournal::Off | SqlJournal::Memory => (14, 20),
             // The rolled-back New-Order's spilled journal does not fit on 14.
-            Mode::XftlBatch => (16, 20),
+            SqlJournal::Batch => (16, 20),
         };
         ScenarioSize {
             page_size: Some(4096),
             blocks_per_plane,
             transactions,
-            xl2p_entries: 64,
+            tx_pages_bound: 64,
             big_at: None,
         }
     }
@@ -288,11 +299,11 @@ pub enum Promise {
 
 impl Promise {
     pub fn of(mode: Mode, sync: Synchronous) -> Promise {
-        match (mode, sync) {
-            (Mode::XftlOff | Mode::XftlMemory, _) => Promise::Durable,
-            (Mode::Rbj | Mode::XftlBatch, Synchronous::Full | Synchronous::Normal) => Promise::Durable,
-            (Mode::Wal, Synchronous::Full) => Promise::Durable,
-            (Mode::Wal, Synchronous::Normal) => Promise::Prefix,
+        match (mode.journal(), sync) {
+            (SqlJournal::Off | SqlJournal::Memory, _) => Promise::Durable,
+            (SqlJournal::Delete | SqlJournal::Batch, Synchronous::Full | Synchronous::Normal) => Promise::Durable,
+            (SqlJournal::Wal, Synchronous::Full) => Promise::Durable,
+            (SqlJournal::Wal, Synchronous::Normal) => Promise::Prefix,
             (_, Synchronous::Off) => Promise::NoneAfterPowerLoss,
         }
     }
@@ -329,7 +340,7 @@ pub struct SqlExercised {
     pub cuts_in_payment: u64,
     pub cuts_in_delivery: u64,
     /// Crash points inside a device call during which GC ran, or a checkpoint
-    /// was taken inside a transactional write (X-FTL's table reclaim).
+    /// was taken inside a transactional write (on X-FTL: its table reclaim).
     pub cuts_in_gc: u64,
     pub cuts_in_table_reclaim: u64,
     /// Restarts where the transaction in flight was found whole / absent.
@@ -358,8 +369,9 @@ pub struct DryRun {
     pub gc_runs: u64,
     pub gc_copies: u64,
     pub checkpoints: u64,
-    /// Checkpoints taken inside a transactional write (X-FTL reclaiming
-    /// committed X-L2P entries of a full table).
+    /// Checkpoints taken inside a transactional write (X-FTL: reclaiming
+    /// committed X-L2P entries of a full table; other protocols: their
+    /// checkpoint interval falling inside a transaction).
     pub table_reclaim_checkpoints: u64,
     pub commits: u64,
     pub aborts: u64,
@@ -401,7 +413,7 @@ impl SqlExpect {
             SqlExpect::HotJournalRollbacks => "hot-journal rollbacks at restart",
             SqlExpect::WalFramesRecovered => "WAL frames read back at restart",
             SqlExpect::Gc => "GC runs",
-            SqlExpect::TableReclaimCheckpoints => "X-L2P table-reclaim checkpoints",
+            SqlExpect::TableReclaimCheckpoints => "checkpoints inside a transactional write (X-FTL: table reclaims)",
             SqlExpect::CutsInGc => "crash points inside GC",
             SqlExpect::RecoveryCuts => "cuts inside restarts",
         }
@@ -415,7 +427,7 @@ impl SqlExpect {
             SqlExpect::CutsInNewOrder => e.cuts_in_new_order,
             SqlExpect::CutsInPayment => e.cuts_in_payment,
             SqlExpect::CutsInDelivery => e.cuts_in_delivery,
-            // In xftl-batch the only device transactions are batches.
+            // In a batch mode the only device transactions are batches.
             SqlExpect::BatchAborts => d.aborts,
             SqlExpect::InFlightApplied => e.in_flight_applied,
             SqlExpect::InFlightAbsent => e.in_flight_absent,
@@ -431,44 +443,50 @@ impl SqlExpect {
     /// What the scenario is meant to exercise in `spec`'s mode and setting.
     pub fn for_spec(spec: &SqlCrashSpec) -> Vec<SqlExpect> {
         let promise = Promise::of(spec.mode, spec.synchronous);
+        let journal = spec.mode.journal();
         let mut v = vec![SqlExpect::CutsInCommits, SqlExpect::CutsInRollback];
         // An absent in-flight transaction counts when every committed one is
         // there. In `wal` with `OFF` nothing is ever synced: the committed
         // transactions' frames reach the device only when the host page cache
         // writes them back, so a cut nearly always finds some lost.
-        if !(spec.mode == Mode::Wal && promise == Promise::NoneAfterPowerLoss) {
+        if !(journal == SqlJournal::Wal && promise == Promise::NoneAfterPowerLoss) {
             v.push(SqlExpect::InFlightAbsent);
         }
         // A whole in-flight transaction needs flash operations after the commit
         // point inside COMMIT: the journal delete's metadata writes (rbj), the
-        // WAL sync's (wal FULL). X-FTL's commit record is its last operation.
+        // WAL sync's (wal FULL). A device transaction's commit is its last operation.
         // (A prefix promise makes no such point: what is not synced is lost.)
-        if matches!(spec.mode, Mode::Rbj | Mode::Wal) && promise == Promise::Durable {
+        if matches!(journal, SqlJournal::Delete | SqlJournal::Wal) && promise == Promise::Durable {
             v.push(SqlExpect::InFlightApplied);
         }
-        match spec.mode {
+        match journal {
             // Without syncs the journal's size is not durable: an empty journal is not hot.
-            Mode::Rbj | Mode::XftlBatch if promise == Promise::Durable => v.push(SqlExpect::HotJournalRollbacks),
-            Mode::Wal => v.push(SqlExpect::WalFramesRecovered),
+            SqlJournal::Delete | SqlJournal::Batch if promise == Promise::Durable => v.push(SqlExpect::HotJournalRollbacks),
+            SqlJournal::Wal => v.push(SqlExpect::WalFramesRecovered),
             _ => {}
         }
         if let SqlWorkload::Tpcc { .. } = spec.workload {
             v.extend([SqlExpect::CutsInNewOrder, SqlExpect::CutsInPayment, SqlExpect::CutsInDelivery]);
             // Its devices are sized so GC runs in every mode.
-            if spec.mode.protocol() != "xftl" {
+            if !spec.mode.transactional() {
                 v.extend([SqlExpect::Gc, SqlExpect::CutsInGc]);
             }
         }
-        if spec.mode.protocol() == "xftl" {
+        // The transactional modes' scenarios are sized so GC runs and
+        // checkpoints fall inside transactional writes.
+        if spec.mode.transactional() {
             v.extend([SqlExpect::Gc, SqlExpect::CutsInGc]);
-            // Without syncs SQLite runs no batch: xftl-batch writes no device transaction.
-            if !(spec.mode == Mode::XftlBatch && spec.synchronous == Synchronous::Off) {
+            // Without syncs SQLite runs no batch: a batch mode writes no device transaction.
+            if !(journal == SqlJournal::Batch && spec.synchronous == Synchronous::Off) {
                 v.push(SqlExpect::TableReclaimCheckpoints);
             }
         }
         if spec.big_at.is_some_and(|b| b < spec.transactions) {
             v.push(SqlExpect::CutsInBig);
-            if spec.mode == Mode::XftlBatch && spec.synchronous != Synchronous::Off {
+            // A device that bounds a transaction's pages refuses the batch
+            // that updates every tuple; SQLite then commits through its journal.
+            let bounded = spec.mode.entry().tx_pages_bound.is_some();
+            if journal == SqlJournal::Batch && bounded && spec.synchronous != Synchronous::Off {
                 v.push(SqlExpect::BatchAborts);
             }
         }

@@ -173,7 +173,7 @@ impl AnyDevice for Probe {
     fn nand_mut(&mut self) -> &mut Nand {
         self.dev_mut().nand_mut()
     }
-    fn transactional(&self) -> bool {
-        self.dev().transactional()
+    fn entry(&self) -> &'static txftl_protocols::ProtocolEntry {
+        self.dev().entry()
     }
 }

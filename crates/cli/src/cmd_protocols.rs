@@ -1,0 +1,123 @@
+//! `txftl protocols`: what each protocol of the registry offers, from its
+//! entry: its device calls, isolation levels, options, counters, the SQLite
+//! modes it carries, and its canary.
+
+use crate::CliError;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+use serde::Serialize;
+use std::process::ExitCode;
+use txftl_protocols::{ProtocolEntry, PROTOCOLS};
+use txftl_sqlite::Mode;
+
+#[derive(Serialize)]
+struct OptionOut {
+    key: &'static str,
+    value: &'static str,
+    min: u32,
+    max: u32,
+    help: &'static str,
+}
+
+#[derive(Serialize)]
+struct CounterOut {
+    key: &'static str,
+    help: &'static str,
+}
+
+#[derive(Serialize)]
+struct CanaryOut {
+    name: &'static str,
+    workload: &'static str,
+    bug: &'static str,
+}
+
+#[derive(Serialize)]
+struct ProtocolOut {
+    name: &'static str,
+    label: &'static str,
+    about: &'static str,
+    transactional: bool,
+    trims: bool,
+    isolation: &'static [&'static str],
+    options: Vec<OptionOut>,
+    counters: Vec<CounterOut>,
+    sql_modes: Vec<&'static str>,
+    canary: Option<CanaryOut>,
+}
+
+fn describe(e: &'static ProtocolEntry) -> ProtocolOut {
+    ProtocolOut {
+        name: e.name,
+        label: e.label,
+        about: e.about,
+        transactional: e.transactional,
+        trims: e.trims,
+        isolation: e.isolation,
+        options: e
+            .options
+            .iter()
+            .map(|o| OptionOut {
+                key: o.key,
+                value: o.value_name,
+                min: o.min,
+                max: o.max,
+                help: o.help,
+            })
+            .collect(),
+        counters: e.counters.iter().map(|c| CounterOut { key: c.key, help: c.help }).collect(),
+        sql_modes: Mode::all().filter(|m| m.protocol() == e.name).map(Mode::cli).collect(),
+        canary: e.canary.map(|c| CanaryOut {
+            name: c.name,
+            workload: c.workload,
+            bug: c.bug,
+        }),
+    }
+}
+
+fn print(p: &ProtocolOut) {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(vec![format!("{} ({})", p.name, p.label), String::new()]);
+    if t.width().is_none() {
+        t.set_width(120);
+    }
+    let mut row = |a: &str, b: &str| {
+        t.add_row(vec![a.to_string(), b.to_string()]);
+    };
+    row("what", p.about);
+    let calls = if p.transactional {
+        "read, write, flush, begin, write(tid), read(tid), commit, abort"
+    } else {
+        "read, write, flush"
+    };
+    row("device calls", &format!("{calls}{}", if p.trims { ", trim" } else { " (no trim)" }));
+    row("isolation levels", &p.isolation.join(", "));
+    row("SQLite modes (--mode)", &p.sql_modes.join(", "));
+    for o in &p.options {
+        row(
+            &format!("--protocol-opt {}={}", o.key, o.value),
+            &format!("{} ({} to {})", o.help, o.min, o.max),
+        );
+    }
+    for c in &p.counters {
+        row(&format!("counter {}", c.key), c.help);
+    }
+    if let Some(c) = &p.canary {
+        row(
+            &format!("canary {}", c.name),
+            &format!("{}; crashtest --workload {} must report violations", c.bug, c.workload),
+        );
+    }
+    println!("{t}");
+}
+
+pub fn run(json: bool) -> Result<ExitCode, CliError> {
+    let all: Vec<ProtocolOut> = PROTOCOLS.iter().map(|&e| describe(e)).collect();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&all).map_err(CliError::failed)?);
+    } else {
+        all.iter().for_each(print);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,260 @@
+//! What a protocol tells the rest of txftl about itself: one [`ProtocolEntry`]
+//! exported by its folder, and the list of them ([`crate::PROTOCOLS`]).
+//!
+//! Everything outside a protocol's folder that needs to know something of it
+//! asks its entry: the CLI's `--protocol` values and help, its options
+//! (`--protocol-opt KEY=VALUE`) and their help, the command line that replays
+//! a failure, the crash tests' and the bench's protocol lists, the SQLite
+//! journal modes it can carry, the isolation levels the concurrent host may
+//! run on it, the rows of its own counters in reports. Adding a protocol is
+//! its folder (with its entry), its tests, its docs page and one line in
+//! [`crate::PROTOCOLS`].
+
+use crate::options::{OptionSpec, ProtocolOptions};
+use crate::{AnyDevice, MountFailure};
+use txftl_ftl::{CounterSpec, DeviceError, Ftl, FtlConfig, FtlMemory, Hooks};
+use txftl_nand::{Geometry, Nand, NandConfig};
+
+/// A SQLite journal mode, as the host stack runs it on a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SqlJournal {
+    /// `journal_mode=DELETE`: SQLite's rollback journal, a file on the device.
+    Delete,
+    /// `journal_mode=WAL`: the write-ahead log, a file on the device.
+    Wal,
+    /// `journal_mode=OFF` on a transactional device: the device's
+    /// transactions replace the journal (the X-FTL paper's setting).
+    Off,
+    /// `journal_mode=MEMORY` on a transactional device: statement rollback
+    /// and savepoints work; the device keeps the transaction atomic.
+    Memory,
+    /// `journal_mode=DELETE` through SQLite's batch-atomic-write interface
+    /// mapped to the device's transactions.
+    Batch,
+}
+
+/// The modes a device without transactions carries (the journal on it).
+pub const JOURNALED: &[SqlJournal] = &[SqlJournal::Delete, SqlJournal::Wal];
+/// The modes a transactional device carries (its transactions in place of
+/// the journal, or under SQLite's batch atomic writes).
+pub const TRANSACTIONAL: &[SqlJournal] = &[SqlJournal::Off, SqlJournal::Memory, SqlJournal::Batch];
+
+/// Every isolation level of the concurrent host (`txftl-host`'s names).
+pub const ALL_LEVELS: &[&str] = &["strict", "no-page-conflict", "serializable"];
+
+/// A protocol's canary: the protocol with a deliberate, plausible bug that
+/// the crash harness must catch.
+#[derive(Clone, Copy, Debug)]
+pub struct CanarySpec {
+    /// CLI name, as the superblock records it (at most 16 bytes).
+    pub name: &'static str,
+    /// The workload whose crash points show its bug: other workloads are
+    /// refused for it, since they would report a clean run that tested nothing.
+    pub workload: &'static str,
+    /// The bug, in a line.
+    pub bug: &'static str,
+}
+
+/// One protocol, as the registry lists it.
+pub struct ProtocolEntry {
+    /// CLI name, as the superblock records it.
+    pub name: &'static str,
+    /// Name in reports and figures ("X-FTL").
+    pub label: &'static str,
+    /// One line: what it is and where it comes from.
+    pub about: &'static str,
+    /// Offers begin / write(tid) / read(tid) / commit / abort.
+    pub transactional: bool,
+    /// Takes trims (a protocol whose checkpoints persist no mapping table
+    /// has nowhere to make one durable).
+    pub trims: bool,
+    /// The isolation levels (the concurrent host's, by name) its
+    /// transactions can run under: a level that needs what the protocol
+    /// cannot do (several transactions open at once, several uncommitted
+    /// versions of a page) is refused with a typed error before anything runs.
+    pub isolation: &'static [&'static str],
+    /// The options it takes (`--protocol-opt KEY=VALUE`).
+    pub options: &'static [OptionSpec],
+    /// Its own counters (reported in `DeviceStats::protocol`).
+    pub counters: &'static [CounterSpec],
+    /// The SQLite journal modes the host stack can run on it.
+    pub sql: &'static [SqlJournal],
+    /// The option that bounds how many pages one transaction may write (X-FTL's
+    /// table), if any: a test that needs the device to refuse an oversized
+    /// transaction sets it small.
+    pub tx_pages_bound: Option<&'static str>,
+    pub canary: Option<CanarySpec>,
+    pub build: Builder,
+}
+
+impl ProtocolEntry {
+    /// The option `key`, if the protocol takes one.
+    pub fn option(&self, key: &str) -> Option<&'static OptionSpec> {
+        self.options.iter().find(|o| o.key == key)
+    }
+
+    /// Refuses an option the protocol does not take, or a value out of its range.
+    pub fn check_options(&self, opts: &ProtocolOptions) -> Result<(), DeviceError> {
+        for key in opts.keys() {
+            let Some(spec) = self.option(key) else {
+                let known: Vec<&str> = self.options.iter().map(|o| o.key).collect();
+                return Err(DeviceError::Config(format!(
+                    "protocol `{}` takes no option `{key}` (its options: {})",
+                    self.name,
+                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                )));
+            };
+            opts.u32(spec)?;
+        }
+        Ok(())
+    }
+}
+
+/// A protocol as the user named it: its entry, or its entry's canary.
+#[derive(Clone, Copy)]
+pub struct Protocol {
+    pub entry: &'static ProtocolEntry,
+    pub canary: bool,
+}
+
+impl std::fmt::Debug for Protocol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Protocol {
+    /// The protocol (or canary) named `name`.
+    pub fn find(name: &str) -> Result<Protocol, DeviceError> {
+        for entry in crate::PROTOCOLS {
+            if entry.name == name {
+                return Ok(Protocol { entry, canary: false });
+            }
+            if entry.canary.is_some_and(|c| c.name == name) {
+                return Ok(Protocol { entry, canary: true });
+            }
+        }
+        Err(DeviceError::Config(crate::UnknownProtocol(name.to_string()).to_string()))
+    }
+
+    pub fn name(&self) -> &'static str {
+        match (self.canary, self.entry.canary) {
+            (true, Some(c)) => c.name,
+            _ => self.entry.name,
+        }
+    }
+
+    /// The workload a canary's bug shows with (None for a protocol).
+    pub fn canary_workload(&self) -> Option<&'static str> {
+        self.canary.then(|| self.entry.canary.map(|c| c.workload)).flatten()
+    }
+
+    pub fn format(&self, nand: Nand, cfg: FtlConfig, opts: &ProtocolOptions) -> Result<Box<dyn AnyDevice>, DeviceError> {
+        self.entry.check_options(opts)?;
+        (self.entry.build.format)(nand, cfg, opts, self.canary)
+    }
+
+    pub fn mount(&self, nand: Nand, cfg: FtlConfig, opts: &ProtocolOptions) -> Result<Box<dyn AnyDevice>, MountFailure> {
+        if let Err(e) = self.entry.check_options(opts) {
+            return Err((e, Box::new(nand)));
+        }
+        (self.entry.build.mount)(nand, cfg, opts, self.canary)
+    }
+
+    pub fn memory(&self, nand: &NandConfig, cfg: &FtlConfig, opts: &ProtocolOptions) -> Result<FtlMemory, DeviceError> {
+        self.entry.check_options(opts)?;
+        (self.entry.build.memory)(nand, cfg, opts, self.canary)
+    }
+
+    /// The FTL configuration the device would run with: what the options
+    /// set, or why they conflict with `cfg` (checked before anything is built).
+    pub fn configure(&self, cfg: FtlConfig, geo: &Geometry, opts: &ProtocolOptions) -> Result<FtlConfig, DeviceError> {
+        self.entry.check_options(opts)?;
+        (self.entry.build.configure)(cfg, geo, opts, self.canary)
+    }
+}
+
+/// Why the builder is asked for hooks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Formatting a fresh device: options fixed at format take effect.
+    Format,
+    /// Mounting through recovery: what the format fixed is read from the flash.
+    Mount,
+    /// Estimating memory before anything is allocated.
+    Estimate,
+}
+
+/// How a protocol builds its device on the framework: its hooks, the FTL
+/// configuration its options set, its device wrapper, and the DRAM it keeps
+/// beside the framework's tables. The registry's format, mount and memory
+/// estimate are the framework's with these ([`Builder::of`]).
+pub trait Build: 'static {
+    type Hooks: Hooks + Send + 'static;
+    type Device: AnyDevice + 'static;
+
+    fn hooks(geo: &Geometry, opts: &ProtocolOptions, canary: bool, stage: Stage) -> Result<Self::Hooks, DeviceError>;
+
+    /// The FTL configuration with what the options (or the canary) set.
+    fn configure(cfg: FtlConfig, _geo: &Geometry, _opts: &ProtocolOptions, _canary: bool) -> Result<FtlConfig, DeviceError> {
+        Ok(cfg)
+    }
+
+    fn wrap(ftl: Ftl<Self::Hooks>) -> Self::Device;
+
+    /// DRAM the protocol keeps beyond the framework's tables, bytes, for a
+    /// device of `logical_pages` (an estimate, before anything is allocated).
+    fn extra_memory(_geo: &Geometry, _logical_pages: u32, _opts: &ProtocolOptions) -> u64 {
+        0
+    }
+}
+
+type FormatFn = fn(Nand, FtlConfig, &ProtocolOptions, bool) -> Result<Box<dyn AnyDevice>, DeviceError>;
+type MountFn = fn(Nand, FtlConfig, &ProtocolOptions, bool) -> Result<Box<dyn AnyDevice>, MountFailure>;
+type MemoryFn = fn(&NandConfig, &FtlConfig, &ProtocolOptions, bool) -> Result<FtlMemory, DeviceError>;
+type ConfigureFn = fn(FtlConfig, &Geometry, &ProtocolOptions, bool) -> Result<FtlConfig, DeviceError>;
+
+/// A protocol's format, mount, memory estimate and configuration (the last
+/// argument: the canary).
+#[derive(Clone, Copy)]
+pub struct Builder {
+    format: FormatFn,
+    mount: MountFn,
+    memory: MemoryFn,
+    configure: ConfigureFn,
+}
+
+impl Builder {
+    pub const fn of<B: Build>() -> Builder {
+        Builder {
+            format: format_with::<B>,
+            mount: mount_with::<B>,
+            memory: memory_with::<B>,
+            configure: B::configure,
+        }
+    }
+}
+
+fn format_with<B: Build>(nand: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, DeviceError> {
+    let geo = *nand.geometry();
+    let cfg = B::configure(cfg, &geo, opts, canary)?;
+    let hooks = B::hooks(&geo, opts, canary, Stage::Format)?;
+    Ok(Box::new(B::wrap(Ftl::format(nand, cfg, hooks)?)))
+}
+
+fn mount_with<B: Build>(nand: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, MountFailure> {
+    let geo = *nand.geometry();
+    let prepared = B::configure(cfg, &geo, opts, canary).and_then(|cfg| Ok((cfg, B::hooks(&geo, opts, canary, Stage::Mount)?)));
+    match prepared {
+        Ok((cfg, hooks)) => Ftl::mount_or_return(nand, cfg, hooks).map(|f| Box::new(B::wrap(f)) as Box<dyn AnyDevice>),
+        Err(e) => Err((e, Box::new(nand))),
+    }
+}
+
+fn memory_with<B: Build>(nand: &NandConfig, cfg: &FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<FtlMemory, DeviceError> {
+    let cfg = B::configure(cfg.clone(), &nand.geometry, opts, canary)?;
+    let hooks = B::hooks(&nand.geometry, opts, canary, Stage::Estimate)?;
+    let mut m = Ftl::memory_needed(&nand.geometry, &cfg, nand.data_mode, &hooks)?;
+    m.tables += B::extra_memory(&nand.geometry, m.logical_pages, opts);
+    Ok(m)
+}

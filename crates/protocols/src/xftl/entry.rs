@@ -1,0 +1,74 @@
+//! X-FTL's registry entry: its options (the X-L2P table's size) and how its
+//! device is built on the framework.
+
+use super::{auto_entries, index_bytes_max, XFtl, XHooks, BYTES_PER_ENTRY, MAX_ENTRIES};
+use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, ALL_LEVELS, TRANSACTIONAL};
+use crate::{OptionSpec, ProtocolOptions};
+use txftl_ftl::{DeviceError, Ftl};
+use txftl_nand::Geometry;
+
+const XL2P_ENTRIES: OptionSpec = OptionSpec {
+    key: "xl2p-entries",
+    value_name: "N",
+    help: "entries in the X-L2P table, fixed at format (the paper's is 500, one 8 KiB page; \
+           by default one entry per 8 pages of the array, 32 to 65,536, so large transactions fit); \
+           a transaction writing more pages than the table holds fails with `table full`",
+    min: 1,
+    max: MAX_ENTRIES,
+};
+
+pub struct XftlBuild;
+
+impl XftlBuild {
+    /// The table size asked for (None: sized to the array at format, or as
+    /// formatted at a mount).
+    fn entries(opts: &ProtocolOptions) -> Result<Option<u32>, DeviceError> {
+        opts.u32(&XL2P_ENTRIES)
+    }
+}
+
+impl Build for XftlBuild {
+    type Hooks = XHooks;
+    type Device = XFtl;
+
+    fn hooks(geo: &Geometry, opts: &ProtocolOptions, canary: bool, stage: Stage) -> Result<XHooks, DeviceError> {
+        let entries = match (Self::entries(opts)?, stage) {
+            (Some(e), _) => e,
+            // The formatted size is recorded in the superblock; recovery
+            // takes it, and refuses a different size asked for.
+            (None, Stage::Mount) => 0,
+            (None, Stage::Format | Stage::Estimate) => auto_entries(geo),
+        };
+        Ok(XHooks::new(entries, geo.page_size, canary))
+    }
+
+    fn wrap(ftl: Ftl<XHooks>) -> XFtl {
+        XFtl::new(ftl)
+    }
+
+    /// The X-L2P table (bounded by [`MAX_ENTRIES`]) and its indexes.
+    fn extra_memory(geo: &Geometry, _logical_pages: u32, opts: &ProtocolOptions) -> u64 {
+        let entries = Self::entries(opts).ok().flatten().unwrap_or_else(|| auto_entries(geo));
+        entries as u64 * BYTES_PER_ENTRY + index_bytes_max(geo)
+    }
+}
+
+pub static ENTRY: ProtocolEntry = ProtocolEntry {
+    name: "xftl",
+    label: "X-FTL",
+    about: "X-FTL (Kang et al., SIGMOD 2013): transactions in the FTL through an X-L2P table beside the L2P",
+    transactional: true,
+    trims: true,
+    isolation: ALL_LEVELS,
+    options: &[XL2P_ENTRIES],
+    counters: &[],
+    sql: TRANSACTIONAL,
+    tx_pages_bound: Some("xl2p-entries"),
+    canary: Some(CanarySpec {
+        name: "xftl-canary",
+        // Its bug only shows with transactions.
+        workload: "txwrite",
+        bug: "a commit is acknowledged before its X-L2P table page is durable",
+    }),
+    build: Builder::of::<XftlBuild>(),
+};
