@@ -38,6 +38,7 @@ struct ProtocolOut {
     about: &'static str,
     transactional: bool,
     trims: bool,
+    extensions: Vec<&'static str>,
     isolation: &'static [&'static str],
     options: Vec<OptionOut>,
     counters: Vec<CounterOut>,
@@ -52,6 +53,7 @@ fn describe(e: &'static ProtocolEntry) -> ProtocolOut {
         about: e.about,
         transactional: e.transactional,
         trims: e.trims,
+        extensions: e.extensions.iter().map(|x| x.calls()).collect(),
         isolation: e.isolation,
         options: e
             .options
@@ -91,7 +93,9 @@ fn print(p: &ProtocolOut) {
     } else {
         "read, write, flush"
     };
-    row("device calls", &format!("{calls}{}", if p.trims { ", trim" } else { " (no trim)" }));
+    let trim = if p.trims { ", trim" } else { " (no trim)" };
+    let ext: String = p.extensions.iter().map(|x| format!(", {x}")).collect();
+    row("device calls", &format!("{calls}{trim}{ext}"));
     row("isolation levels", &p.isolation.join(", "));
     row("SQLite modes (--mode)", &p.sql_modes.join(", "));
     for o in &p.options {

@@ -4,6 +4,7 @@
 
 use crate::counters::ProtocolCounters;
 use crate::error::{DeviceError, Result};
+use crate::extensions::{DynamicTx, Extension, Remap, StaticTx};
 use serde::Serialize;
 
 /// Logical page number.
@@ -196,6 +197,27 @@ pub trait Device {
     }
     fn abort(&mut self, _tid: Tid) -> Result<u64> {
         Err(self.unsupported("abort"))
+    }
+    /// Möbius's static transactions, if the protocol offers them (see
+    /// [`crate::extensions`]; [`crate::extensions::require`] for the typed refusal).
+    fn static_tx_calls(&mut self) -> Option<&mut dyn StaticTx> {
+        None
+    }
+    /// Möbius's dynamic transaction, if the protocol offers it.
+    fn dynamic_tx_calls(&mut self) -> Option<&mut dyn DynamicTx> {
+        None
+    }
+    /// SW-WAL's remap, if the protocol offers it.
+    fn remap_calls(&mut self) -> Option<&mut dyn Remap> {
+        None
+    }
+    /// Whether the device offers the extension `ext`.
+    fn offers(&mut self, ext: Extension) -> bool {
+        match ext {
+            Extension::StaticTx => self.static_tx_calls().is_some(),
+            Extension::DynamicTx => self.dynamic_tx_calls().is_some(),
+            Extension::Remap => self.remap_calls().is_some(),
+        }
     }
     fn unsupported(&self, what: &'static str) -> DeviceError {
         DeviceError::Unsupported {

@@ -110,6 +110,9 @@ impl Device for Recorder {
     }
 }
 
+// A recorded device offers no extension calls (`Device::static_tx_calls`
+// and the others keep their `None`): the trace format has no words for them
+// yet, and a call that went around the record would leave it incomplete.
 impl AnyDevice for Recorder {
     fn check_invariants(&self) -> Result<(), String> {
         self.inner.check_invariants()

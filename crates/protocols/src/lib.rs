@@ -285,6 +285,9 @@ mod tests {
             for level in p.entry.isolation {
                 assert!(registry::ALL_LEVELS.contains(level), "{name}: unknown level {level}");
             }
+            for ext in txftl_ftl::Extension::ALL {
+                assert_eq!(dev.offers(ext), p.entry.extensions.contains(&ext), "{name}: {ext:?}");
+            }
             assert!(!p.entry.sql.is_empty(), "{name} carries no SQLite journal mode");
             assert_eq!(
                 p.entry.sql.iter().all(|j| registry::TRANSACTIONAL.contains(j)),
@@ -292,6 +295,23 @@ mod tests {
                 "{name}: its SQLite modes must match whether it has transactions"
             );
         }
+    }
+
+    /// A call the protocol does not offer is a typed error naming it.
+    #[test]
+    fn an_extension_the_protocol_does_not_offer_is_a_typed_refusal() {
+        use txftl_ftl::extensions::{require, SwriteAck};
+        let nand_cfg = txftl_nand::preset("tiny")
+            .unwrap()
+            .config(txftl_nand::DataMode::Full, txftl_nand::ViolationPolicy::Panic);
+        let mut dev = format("xftl", Nand::new(nand_cfg).unwrap(), FtlConfig::default(), &ProtocolOptions::new()).unwrap();
+        let err = require(dev.static_tx_calls(), "xftl", txftl_ftl::Extension::StaticTx)
+            .and_then(|s| s.swrite(1, &[], SwriteAck::AllPages))
+            .unwrap_err();
+        assert!(
+            matches!(err, DeviceError::Unsupported { protocol: "xftl", what } if what.contains("swrite")),
+            "{err}"
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@
 
 use crate::options::{OptionSpec, ProtocolOptions};
 use crate::{AnyDevice, MountFailure};
-use txftl_ftl::{CounterSpec, DeviceError, Ftl, FtlConfig, FtlMemory, Hooks};
+use txftl_ftl::{CounterSpec, DeviceError, Extension, Ftl, FtlConfig, FtlMemory, Hooks};
 use txftl_nand::{Geometry, Nand, NandConfig};
 
 /// A SQLite journal mode, as the host stack runs it on a device.
@@ -68,6 +68,10 @@ pub struct ProtocolEntry {
     /// Takes trims (a protocol whose checkpoints persist no mapping table
     /// has nowhere to make one durable).
     pub trims: bool,
+    /// Device calls beyond the base and transactional ones that it offers
+    /// (`txftl_ftl::extensions`): the host discovers them on the device, and
+    /// the registry's tests check the device offers exactly these.
+    pub extensions: &'static [Extension],
     /// The isolation levels (the concurrent host's, by name) its
     /// transactions can run under: a level that needs what the protocol
     /// cannot do (several transactions open at once, several uncommitted

@@ -28,6 +28,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
             one transaction at a time",
     transactional: true,
     trims: true,
+    extensions: &[],
     // One transaction at a time: the host must serialise them.
     isolation: &["strict"],
     options: &[],

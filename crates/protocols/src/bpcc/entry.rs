@@ -36,6 +36,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     transactional: true,
     // No persistent mapping table to make a trim durable in.
     trims: false,
+    extensions: &[],
     // Back pointers name the one last committed version of a page.
     isolation: &["strict", "no-page-conflict"],
     options: &[],

@@ -57,6 +57,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     about: "LightTx (Lu et al., ICCD 2013): page-independent commit and zone-based tracking of live transactions",
     transactional: true,
     trims: true,
+    extensions: &[],
     isolation: ALL_LEVELS,
     options: &[ZONE_BLOCKS],
     counters: &[],

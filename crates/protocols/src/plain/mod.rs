@@ -55,6 +55,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     about: "the page-mapping FTL without transactions, every paper's baseline (a host keeps a journal on it)",
     transactional: false,
     trims: true,
+    extensions: &[],
     // Every level: the host journal keeps each transaction's pages apart.
     isolation: ALL_LEVELS,
     options: &[],

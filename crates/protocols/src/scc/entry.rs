@@ -29,6 +29,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     transactional: true,
     // No persistent mapping table to make a trim durable in.
     trims: false,
+    extensions: &[],
     // A page's older versions must be settled before a new one is written.
     isolation: &["strict", "no-page-conflict"],
     options: &[],

@@ -59,6 +59,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     about: "X-FTL (Kang et al., SIGMOD 2013): transactions in the FTL through an X-L2P table beside the L2P",
     transactional: true,
     trims: true,
+    extensions: &[],
     isolation: ALL_LEVELS,
     options: &[XL2P_ENTRIES],
     counters: &[],

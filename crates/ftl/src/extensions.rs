@@ -1,0 +1,88 @@
+//! Device calls beyond the block and X-FTL-style transactional interface,
+//! as extension traits a protocol offers and the host discovers through
+//! [`crate::Device`]'s `*_calls` methods. A protocol that does not offer one
+//! answers `None`, and [`require`] turns that into a typed error the host
+//! reports (`DeviceError::Unsupported`), never a silent fallback.
+//!
+//! - [`StaticTx`]: Möbius's static transactions (`SWRITE(uuid, p1..pm)`,
+//!   every page known when it starts) and its serializable read `SREAD`.
+//! - [`DynamicTx`]: Möbius's dynamic transaction (`DWRITE(p, HEAD|BODY|REAR)`,
+//!   at most one at a time).
+//! - [`Remap`]: SW-WAL's (NoLgn's baseline) `remap`: a logical page takes the
+//!   physical page another one maps, instead of a copy.
+//!
+//! Every call returns its latency on the device clock, as the base calls do.
+
+use crate::device::{Lpn, Tid};
+use crate::error::{DeviceError, Result};
+
+/// When a static transaction's `swrite` returns (Möbius §IV-B).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwriteAck {
+    /// S-SWRITE: once every page is on flash (the transaction is durable).
+    AllPages,
+    /// A-SWRITE: once the transaction's record (the atom inode) is on flash;
+    /// recovery may still abort it if a page did not make it.
+    Record,
+}
+
+/// Static transactions: the host names every page up front.
+pub trait StaticTx {
+    /// Writes `pages` (logical page, its data) as one transaction `tid`.
+    fn swrite(&mut self, tid: Tid, pages: &[(Lpn, &[u8])], ack: SwriteAck) -> Result<u64>;
+    /// Reads `lpn` once every static transaction writing it has committed
+    /// (serializable), where a plain read returns the last committed copy.
+    fn sread(&mut self, lpn: Lpn, buf: &mut [u8]) -> Result<u64>;
+}
+
+/// Where a page sits in a dynamic transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DynamicPos {
+    Head,
+    Body,
+    Rear,
+}
+
+/// The one dynamic transaction: pages sent one by one, the first marked
+/// `Head`, the last `Rear` (its commit).
+pub trait DynamicTx {
+    fn dwrite(&mut self, lpn: Lpn, data: &[u8], pos: DynamicPos) -> Result<u64>;
+    /// Aborts the open dynamic transaction.
+    fn dabort(&mut self) -> Result<u64>;
+}
+
+/// Copy-free moves of data between logical pages.
+pub trait Remap {
+    /// `to` maps the physical page `from` maps now; `from` is unmapped and
+    /// `to`'s old page becomes garbage. Durable at the next flush, as a write.
+    fn remap(&mut self, from: Lpn, to: Lpn) -> Result<u64>;
+}
+
+/// The extension calls by name, as a protocol's registry entry declares them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Extension {
+    StaticTx,
+    DynamicTx,
+    Remap,
+}
+
+impl Extension {
+    pub const ALL: [Extension; 3] = [Extension::StaticTx, Extension::DynamicTx, Extension::Remap];
+
+    /// The calls, as an error or a listing names them.
+    pub fn calls(self) -> &'static str {
+        match self {
+            Extension::StaticTx => "static transactions (swrite, sread)",
+            Extension::DynamicTx => "dynamic transactions (dwrite)",
+            Extension::Remap => "remap",
+        }
+    }
+}
+
+/// `calls`, or the typed error that says protocol `protocol` does not offer them.
+pub fn require<'a, T: ?Sized>(calls: Option<&'a mut T>, protocol: &'static str, ext: Extension) -> Result<&'a mut T> {
+    calls.ok_or(DeviceError::Unsupported {
+        protocol,
+        what: ext.calls(),
+    })
+}
