@@ -301,6 +301,127 @@ fn schedule(items: Vec<Item>, units: &[Unit], isolation: Isolation) -> Vec<Item>
     out
 }
 
+/// Replays `trace` on `dev`. `record`: what was sent, as a trace.
+pub fn replay(
+    dev: &mut dyn AnyDevice,
+    trace: &Trace,
+    opts: ReplayOptions,
+    record: Option<TraceRecord>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<ReplayReport, ReplayError> {
+    if opts.clients == 0 {
+        return Err(ReplayError::NoClients);
+    }
+    let info = dev.info();
+    // A level the protocol cannot offer is refused before anything runs.
+    check_isolation(info.protocol, opts.isolation)?;
+    let (driver, pages) = driver_for(&*dev, trace)?;
+    let (items, mut units, shape) = units_of(trace, pages)?;
+    let injected = inject_aborts(&mut units, opts);
+    let plan = schedule(items, &units, opts.isolation);
+    let segments = 1 + plan.iter().filter(|i| matches!(i, Item::Barrier)).count() as u64;
+
+    dev.reset_stats();
+    let start_ns = dev.now_ns();
+    let mut ex = Executor::new(dev, driver, record);
+    let mut dealer = Dealer {
+        trace,
+        units: &units,
+        plan: &plan,
+        clients: (0..opts.clients)
+            .map(|_| Client {
+                ready_ns: start_ns,
+                unit: None,
+            })
+            .collect(),
+        ended: vec![None; units.len()],
+        next: 0,
+        commit_waits: 0,
+        done_ops: 0,
+    };
+    let total_ops = trace.ops.len() as u64;
+    let started = Instant::now();
+    dealer.run(&mut ex, opts.think_ns, start_ns, progress)?;
+    let end = dealer.clients.iter().map(|c| c.ready_ns).max().unwrap_or(start_ns);
+    ex.dev.set_clock(end);
+    ex.dev.flush().map_err(|source| ReplayError::Device { line: 0, source })?;
+    progress(dealer.done_ops, total_ops);
+    let wall = started.elapsed().as_secs_f64();
+    let measured = ex.dev.stats();
+    let sim_s = measured.sim_time_ns as f64 / 1e9;
+    let per_sim_s = |n: u64| crate::per_second(n, sim_s);
+    let per_wall_s = |n: u64| crate::per_second(n, wall);
+    Ok(ReplayReport {
+        protocol: info.protocol.to_string(),
+        options: opts,
+        trace: shape,
+        segments,
+        injected_aborts: injected,
+        commit_waits: dealer.commit_waits,
+        counts: ex.counts,
+        measured,
+        write_amplification: measured.write_amplification(),
+        throughput_per_sim_s: per_sim_s(ex.counts.ops),
+        transactions_per_sim_s: per_sim_s(ex.counts.commits),
+        latency: ex.lat.report(),
+        host_journal_writes: ex.driver.journal.as_ref().map_or(0, |j| j.journal_writes),
+        wall_seconds: wall,
+        flash_ops_per_wall_second: per_wall_s(measured.flash_ops()),
+        requests_per_wall_second: per_wall_s(ex.counts.ops),
+    })
+}
+
+/// Refuses an isolation level the protocol's registry entry does not offer
+/// (a protocol outside the registry is not refused here).
+fn check_isolation(protocol: &'static str, isolation: Isolation) -> Result<(), ReplayError> {
+    if let Ok(entry) = txftl_protocols::entry(protocol) {
+        if !entry.isolation.contains(&isolation.name()) {
+            return Err(ReplayError::Isolation(DeviceError::IsolationUnsupported {
+                protocol,
+                level: isolation.name(),
+            }));
+        }
+    }
+    Ok(())
+}
+
+/// The host driver for `dev`, and the logical pages the trace may use: all
+/// of them, except on a device without transactions replaying a trace with
+/// some, where a host journal takes the last ones.
+fn driver_for(dev: &dyn AnyDevice, trace: &Trace) -> Result<(Driver, u32), ReplayError> {
+    let info = dev.info();
+    let store_data = dev.nand().config().data_mode == txftl_nand::DataMode::Full;
+    let mut driver = Driver::new(info.page_size, store_data);
+    let mut pages = info.logical_pages;
+    if !dev.transactional() {
+        // Sized for the largest transaction of the trace.
+        let (_, units, _) = units_of(trace, pages)?;
+        let largest = units.iter().filter(|u| u.tx).map(|u| u.writes.len() as u32).max().unwrap_or(0);
+        if units.iter().any(|u| u.tx) {
+            let j = HostJournal::new(info.logical_pages, largest.max(1), info.page_size)
+                .map_err(|source| ReplayError::Device { line: 0, source })?;
+            pages = j.journal_start;
+            driver.journal = Some(j);
+        }
+    }
+    Ok((driver, pages))
+}
+
+/// Abort injection, in trace order: each transaction the trace does not
+/// already abort ends in an abort with probability `opts.abort_pct`%.
+/// Returns how many were turned.
+fn inject_aborts(units: &mut [Unit], opts: ReplayOptions) -> u64 {
+    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed ^ 0xAB0A7);
+    let mut injected = 0;
+    for u in units.iter_mut().filter(|u| u.tx) {
+        if opts.abort_pct > 0 && rng.gen_range(0..100) < opts.abort_pct && !u.aborts {
+            u.aborts = true;
+            injected += 1;
+        }
+    }
+    injected
+}
+
 struct Client {
     ready_ns: u64,
     /// The unit it runs and the next of its operations.
@@ -325,125 +446,91 @@ fn device_ops(op: &TraceOp, tid: u32, abort: bool) -> Vec<Op> {
     }
 }
 
-/// Replays `trace` on `dev`. `record`: what was sent, as a trace.
-pub fn replay(
-    dev: &mut dyn AnyDevice,
-    trace: &Trace,
-    opts: ReplayOptions,
-    record: Option<TraceRecord>,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<ReplayReport, ReplayError> {
-    if opts.clients == 0 {
-        return Err(ReplayError::NoClients);
-    }
-    let info = dev.info();
-    // A level the protocol cannot offer is refused before anything runs.
-    if let Ok(entry) = txftl_protocols::entry(info.protocol) {
-        if !entry.isolation.contains(&opts.isolation.name()) {
-            return Err(ReplayError::Isolation(DeviceError::IsolationUnsupported {
-                protocol: info.protocol,
-                level: opts.isolation.name(),
-            }));
-        }
-    }
-    let store_data = dev.nand().config().data_mode == txftl_nand::DataMode::Full;
-    let mut driver = Driver::new(info.page_size, store_data);
-    let mut pages = info.logical_pages;
-    if !dev.transactional() {
-        // Sized for the largest transaction of the trace.
-        let (_, units, _) = units_of(trace, pages)?;
-        let largest = units.iter().filter(|u| u.tx).map(|u| u.writes.len() as u32).max().unwrap_or(0);
-        if units.iter().any(|u| u.tx) {
-            let j = HostJournal::new(info.logical_pages, largest.max(1), info.page_size)
-                .map_err(|source| ReplayError::Device { line: 0, source })?;
-            pages = j.journal_start;
-            driver.journal = Some(j);
-        }
-    }
-    let (items, mut units, shape) = units_of(trace, pages)?;
-    // Abort injection, in trace order.
-    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed ^ 0xAB0A7);
-    let mut injected = 0;
-    for u in units.iter_mut().filter(|u| u.tx) {
-        if opts.abort_pct > 0 && rng.gen_range(0..100) < opts.abort_pct && !u.aborts {
-            u.aborts = true;
-            injected += 1;
-        }
-    }
-    let plan = schedule(items, &units, opts.isolation);
-    let segments = 1 + plan.iter().filter(|i| matches!(i, Item::Barrier)).count() as u64;
+/// The clients as they run the plan, and what they have done so far.
+struct Dealer<'t> {
+    trace: &'t Trace,
+    units: &'t [Unit],
+    plan: &'t [Item],
+    clients: Vec<Client>,
+    /// Completion of each unit's last operation, once it ended.
+    ended: Vec<Option<u64>>,
+    /// The next plan item.
+    next: usize,
+    commit_waits: u64,
+    done_ops: u64,
+}
 
-    dev.reset_stats();
-    let start_ns = dev.now_ns();
-    let mut ex = Executor::new(dev, driver, record);
-    let mut clients: Vec<Client> = (0..opts.clients)
-        .map(|_| Client {
-            ready_ns: start_ns,
-            unit: None,
-        })
-        .collect();
-    // Completion of each unit's last operation, once it ended.
-    let mut ended: Vec<Option<u64>> = vec![None; units.len()];
-    let mut next = 0usize; // next plan item
-    let mut commit_waits = 0u64;
-    let mut done_ops = 0u64;
-    let total_ops = trace.ops.len() as u64;
-    let started = Instant::now();
-    loop {
+impl Dealer<'_> {
+    /// Runs the plan to its end: the client that can submit earliest runs
+    /// its next operation, or, when none can, the clients meet at the next
+    /// barrier. `progress` every 4096 operations.
+    fn run(&mut self, ex: &mut Executor, think_ns: u64, start_ns: u64, progress: &mut dyn FnMut(u64, u64)) -> Result<(), ReplayError> {
+        let total_ops = self.trace.ops.len() as u64;
+        loop {
+            let Some(c) = self.pick() else {
+                if self.pass_barrier(ex, start_ns)? {
+                    continue;
+                }
+                break;
+            };
+            self.step(ex, c, think_ns)?;
+            if self.done_ops.is_multiple_of(4096) {
+                progress(self.done_ops, total_ops);
+            }
+        }
+        Ok(())
+    }
+
+    /// The client that submits next (earliest ready, ties: lowest index).
+    fn pick(&self) -> Option<usize> {
+        let (units, clients) = (self.units, &self.clients);
         // Candidates: busy clients, and idle ones while the segment has units.
-        let segment_has_work = matches!(plan.get(next), Some(Item::Unit(_)));
-        let pick = (0..clients.len())
+        let segment_has_work = matches!(self.plan.get(self.next), Some(Item::Unit(_)));
+        (0..clients.len())
             .filter(|&i| clients[i].unit.is_some() || segment_has_work)
             .filter(|&i| match clients[i].unit {
                 // A commit waiting for an earlier conflicting transaction that has not ended.
                 Some((u, pos)) => {
-                    let op = &trace.ops[units[u].ops[pos]];
-                    !(op.kind == TraceKind::Commit && units[u].deps.iter().any(|&d| ended[d].is_none()))
+                    let op = &self.trace.ops[units[u].ops[pos]];
+                    !(op.kind == TraceKind::Commit && units[u].deps.iter().any(|&d| self.ended[d].is_none()))
                 }
                 None => true,
             })
-            .min_by_key(|&i| (clients[i].ready_ns, i));
-        let Some(c) = pick else {
-            if clients.iter().any(|c| c.unit.is_some()) {
-                // Every busy client waits for a unit no client runs: cannot happen
-                // (dependencies point to earlier units, dealt earlier), but never spin.
-                return Err(ReplayError::Device {
-                    line: 0,
-                    source: DeviceError::Config("replay deadlock: every client waits for a commit".into()),
-                });
+            .min_by_key(|&i| (clients[i].ready_ns, i))
+    }
+
+    /// No client can submit: every client idle at a barrier, which they pass
+    /// together when the last of them is ready (returns true), or at the
+    /// plan's end (false).
+    fn pass_barrier(&mut self, ex: &mut Executor, start_ns: u64) -> Result<bool, ReplayError> {
+        if self.clients.iter().any(|c| c.unit.is_some()) {
+            // Every busy client waits for a unit no client runs: cannot happen
+            // (dependencies point to earlier units, dealt earlier), but never spin.
+            return Err(ReplayError::Device {
+                line: 0,
+                source: DeviceError::Config("replay deadlock: every client waits for a commit".into()),
+            });
+        }
+        match self.plan.get(self.next) {
+            Some(Item::Barrier) => {
+                let t = self.clients.iter().map(|c| c.ready_ns).max().unwrap_or(start_ns);
+                ex.barrier(t).map_err(|source| ReplayError::Device { line: 0, source })?;
+                self.clients.iter_mut().for_each(|c| c.ready_ns = t);
+                self.next += 1;
+                Ok(true)
             }
-            match plan.get(next) {
-                Some(Item::Barrier) => {
-                    let t = clients.iter().map(|c| c.ready_ns).max().unwrap_or(start_ns);
-                    ex.barrier(t).map_err(|source| ReplayError::Device { line: 0, source })?;
-                    clients.iter_mut().for_each(|c| c.ready_ns = t);
-                    next += 1;
-                    continue;
-                }
-                _ => break,
-            }
-        };
-        let (u, pos) = match clients[c].unit {
-            Some(x) => x,
-            None => {
-                let Some(Item::Unit(u)) = plan.get(next) else {
-                    unreachable!("picked only with work")
-                };
-                next += 1;
-                clients[c].unit = Some((*u, 0));
-                (*u, 0)
-            }
-        };
+            _ => Ok(false),
+        }
+    }
+
+    /// Client `c` runs the next operation of its unit (an idle client first
+    /// takes the plan's next unit), as one device operation per page.
+    fn step(&mut self, ex: &mut Executor, c: usize, think_ns: u64) -> Result<(), ReplayError> {
+        let (trace, units) = (self.trace, self.units);
+        let (u, pos) = self.unit_of(c);
         let oi = units[u].ops[pos];
         let op = trace.ops[oi];
-        let mut at = clients[c].ready_ns;
-        if op.kind == TraceKind::Commit && !units[u].deps.is_empty() {
-            let after = units[u].deps.iter().filter_map(|&d| ended[d]).max().unwrap_or(0);
-            if after > at {
-                commit_waits += 1;
-                at = after;
-            }
-        }
+        let at = self.submission(c, u, &op);
         let tid = u as u32 + 1;
         let mut done = at;
         let mut unit_over = pos + 1 == units[u].ops.len();
@@ -472,45 +559,49 @@ pub fn replay(
             })?;
             done = d;
         }
-        clients[c].ready_ns = done + opts.think_ns;
-        clients[c].unit = if unit_over {
-            ended[u] = Some(done);
+        self.clients[c].ready_ns = done + think_ns;
+        self.clients[c].unit = if unit_over {
+            self.ended[u] = Some(done);
             None
         } else {
             Some((u, pos + 1))
         };
-        done_ops += 1;
-        if done_ops.is_multiple_of(4096) {
-            progress(done_ops, total_ops);
+        self.done_ops += 1;
+        Ok(())
+    }
+
+    /// The unit client `c` runs and the position of its next operation; an
+    /// idle client takes the plan's next unit (it was picked only if there
+    /// is one).
+    fn unit_of(&mut self, c: usize) -> (usize, usize) {
+        match self.clients[c].unit {
+            Some(x) => x,
+            None => {
+                let Some(Item::Unit(u)) = self.plan.get(self.next) else {
+                    unreachable!("picked only with work")
+                };
+                self.next += 1;
+                self.clients[c].unit = Some((*u, 0));
+                (*u, 0)
+            }
         }
     }
-    let end = clients.iter().map(|c| c.ready_ns).max().unwrap_or(start_ns);
-    ex.dev.set_clock(end);
-    ex.dev.flush().map_err(|source| ReplayError::Device { line: 0, source })?;
-    progress(done_ops, total_ops);
-    let wall = started.elapsed().as_secs_f64();
-    let measured = ex.dev.stats();
-    let sim_s = measured.sim_time_ns as f64 / 1e9;
-    let per_sim_s = |n: u64| crate::per_second(n, sim_s);
-    let per_wall_s = |n: u64| crate::per_second(n, wall);
-    Ok(ReplayReport {
-        protocol: info.protocol.to_string(),
-        options: opts,
-        trace: shape,
-        segments,
-        injected_aborts: injected,
-        commit_waits,
-        counts: ex.counts,
-        measured,
-        write_amplification: measured.write_amplification(),
-        throughput_per_sim_s: per_sim_s(ex.counts.ops),
-        transactions_per_sim_s: per_sim_s(ex.counts.commits),
-        latency: ex.lat.report(),
-        host_journal_writes: ex.driver.journal.as_ref().map_or(0, |j| j.journal_writes),
-        wall_seconds: wall,
-        flash_ops_per_wall_second: per_wall_s(measured.flash_ops()),
-        requests_per_wall_second: per_wall_s(ex.counts.ops),
-    })
+
+    /// When client `c` submits `op` of unit `u`: when it is ready, or, for a
+    /// commit, once every earlier conflicting transaction has ended (counted
+    /// as a commit wait when that is later).
+    fn submission(&mut self, c: usize, u: usize, op: &TraceOp) -> u64 {
+        let deps = &self.units[u].deps;
+        let mut at = self.clients[c].ready_ns;
+        if op.kind == TraceKind::Commit && !deps.is_empty() {
+            let after = deps.iter().filter_map(|&d| self.ended[d]).max().unwrap_or(0);
+            if after > at {
+                self.commit_waits += 1;
+                at = after;
+            }
+        }
+        at
+    }
 }
 
 /// The shape of a trace (transactions, pages per transaction), as a replay

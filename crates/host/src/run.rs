@@ -130,6 +130,70 @@ pub fn run_workload(
         return Err(RunError::NoClients);
     }
     let info = dev.info();
+    let (driver, workload_pages) = driver_for(&*dev, &spec)?;
+    let stream = OpStream::new(spec, workload_pages);
+    let working_set = stream.working_set();
+    dev.reset_stats();
+    let start_ns = dev.now_ns();
+    let mut ex = Executor::new(dev, driver, record);
+    let mut dealer = Dealer {
+        stream,
+        clients: (0..host.clients)
+            .map(|_| Client {
+                ready_ns: start_ns,
+                queue: VecDeque::new(),
+            })
+            .collect(),
+        owner: BTreeMap::new(),
+        fill: None,
+        stream_done: false,
+        index: 0,
+        started: Instant::now(),
+        start_ns,
+        think_ns: host.think_ns,
+        cut,
+        seed: spec.seed,
+    };
+    dealer.run(&mut ex, progress)?;
+    let end = dealer.clients.iter().map(|c| c.ready_ns).max().unwrap_or(start_ns);
+    ex.dev.set_clock(end);
+    flush_at_end(&mut ex, cut, dealer.index)?;
+    if let Some((at, _)) = cut {
+        let ops = ex.dev.stats().flash_ops();
+        return Err(RunError::CutNotReached { at, ops });
+    }
+    progress(dealer.index);
+    let wall = dealer.started.elapsed().as_secs_f64();
+    let measured = ex.dev.stats();
+    let (lo, hi) = ex.dev.wear_spread();
+    let sim_s = measured.sim_time_ns as f64 / 1e9;
+    let per_sim_s = |n: u64| crate::per_second(n, sim_s);
+    let per_wall_s = |n: u64| crate::per_second(n, wall);
+    Ok(RunReport {
+        protocol: info.protocol.to_string(),
+        workload: spec,
+        host,
+        logical_pages: info.logical_pages,
+        working_set_pages: working_set,
+        fill: dealer.fill.unwrap_or_default(),
+        measured,
+        write_amplification: measured.write_amplification(),
+        erase_count_min: lo,
+        erase_count_max: hi,
+        counts: ex.counts,
+        throughput_per_sim_s: per_sim_s(ex.counts.ops),
+        transactions_per_sim_s: per_sim_s(ex.counts.commits),
+        latency: ex.lat.report(),
+        wall_seconds: wall,
+        flash_ops_per_wall_second: per_wall_s(measured.flash_ops()),
+        requests_per_wall_second: per_wall_s(ex.counts.ops),
+        host_journal_writes: ex.driver.journal.as_ref().map_or(0, |j| j.journal_writes),
+    })
+}
+
+/// The host driver for `dev`, and the logical pages the workload may use.
+fn driver_for(dev: &dyn AnyDevice, spec: &WorkloadSpec) -> Result<(Driver, u32), RunError> {
+    let info = dev.info();
     let store_data = dev.nand().config().data_mode == txftl_nand::DataMode::Full;
     let mut driver = Driver::new(info.page_size, store_data);
     // A device without transactions runs transactional workloads through a host
@@ -144,150 +208,155 @@ pub fn run_workload(
         workload_pages = j.journal_start;
         driver.journal = Some(j);
     }
-    let mut stream = OpStream::new(spec, workload_pages);
-    let working_set = stream.working_set();
-    dev.reset_stats();
-    let start_ns = dev.now_ns();
-    let mut ex = Executor::new(dev, driver, record);
-    let mut clients: Vec<Client> = (0..host.clients)
-        .map(|_| Client {
-            ready_ns: start_ns,
-            queue: VecDeque::new(),
-        })
-        .collect();
-    let mut owner: BTreeMap<u32, usize> = BTreeMap::new();
-    let mut fill: Option<DeviceStats> = None;
-    let mut stream_done = false;
-    let mut index = 0u64;
-    let mut started = Instant::now();
-    loop {
-        let mut pick = next_busy(&clients);
+    Ok((driver, workload_pages))
+}
+
+/// The flush after the last operation (at the clock the last client
+/// reached). A power loss there is the cut asked for, if one was.
+fn flush_at_end(ex: &mut Executor, cut: Option<(u64, Torn)>, index: u64) -> Result<(), RunError> {
+    match ex.dev.flush() {
+        Ok(_) => Ok(()),
+        Err(DeviceError::PowerLoss) if cut.is_some() => Err(RunError::PowerCut {
+            host_ops: ex.counts.ops,
+            measured: Box::new(ex.dev.stats()),
+        }),
+        Err(source) => Err(RunError::Device {
+            index,
+            op: Op::Flush,
+            source,
+        }),
+    }
+}
+
+/// The clients as they take the workload's operations, and what the run
+/// has done so far.
+struct Dealer {
+    stream: OpStream,
+    clients: Vec<Client>,
+    /// The client each open transaction belongs to (the one that began it).
+    owner: BTreeMap<u32, usize>,
+    /// The fill phase's counters, once the measured phase started.
+    fill: Option<DeviceStats>,
+    stream_done: bool,
+    /// Operations run so far.
+    index: u64,
+    /// When the measured phase started, on the wall clock.
+    started: Instant,
+    /// The device clock when the run started.
+    start_ns: u64,
+    think_ns: u64,
+    /// The power cut asked for in the measured phase, and its seed.
+    cut: Option<(u64, Torn)>,
+    seed: u64,
+}
+
+impl Dealer {
+    /// Runs the fill, the barrier after it and the measured phase: the busy
+    /// client that submits earliest runs its next operation. `progress`
+    /// every 4096 operations.
+    fn run(&mut self, ex: &mut Executor, progress: &mut dyn FnMut(u64)) -> Result<(), RunError> {
+        loop {
+            let Some(p) = self.deal() else {
+                if self.fill.is_none() && !self.stream_done {
+                    self.start_measured_phase(ex)?;
+                    continue;
+                }
+                break;
+            };
+            self.submit(ex, p)?;
+            self.index += 1;
+            if self.index.is_multiple_of(4096) {
+                progress(self.index);
+            }
+        }
+        Ok(())
+    }
+
+    /// Deals the stream's next operations to idle clients while one would
+    /// submit before the busy client picked; returns the client to run
+    /// (none: the phase's operations are all done).
+    fn deal(&mut self) -> Option<usize> {
+        let clients = &mut self.clients;
+        let mut pick = next_busy(clients);
         // Idle clients that would submit before the busy one take work first.
-        while let Some(i) = next_idle(&clients) {
-            if stream_done || (fill.is_none() && !stream.in_fill()) {
+        while let Some(i) = next_idle(clients) {
+            if self.stream_done || (self.fill.is_none() && !self.stream.in_fill()) {
                 break;
             }
             if pick.is_some_and(|p| (clients[p].ready_ns, p) < (clients[i].ready_ns, i)) {
                 break;
             }
-            let Some(op) = stream.next() else {
-                stream_done = true;
+            let Some(op) = self.stream.next() else {
+                self.stream_done = true;
                 break;
             };
             let target = match (op, tid_of(op)) {
                 (Op::Begin(t), _) => {
-                    owner.insert(t, i);
+                    self.owner.insert(t, i);
                     i
                 }
-                (_, Some(t)) => owner.get(&t).copied().unwrap_or(i),
+                (_, Some(t)) => self.owner.get(&t).copied().unwrap_or(i),
                 (_, None) => i,
             };
             if let Op::Commit(t) | Op::Abort(t) = op {
-                owner.remove(&t);
+                self.owner.remove(&t);
             }
             clients[target].queue.push_back(op);
-            pick = next_busy(&clients);
+            pick = next_busy(clients);
         }
-        let Some(p) = pick else {
-            if fill.is_none() && !stream_done {
-                // The fill is done: a barrier, then the measured phase.
-                let t = clients.iter().map(|c| c.ready_ns).max().unwrap_or(start_ns);
-                ex.dev.set_clock(t);
-                ex.barrier(t).map_err(|source| RunError::Device {
-                    index,
-                    op: Op::Flush,
-                    source,
-                })?;
-                fill = Some(ex.dev.stats());
-                ex.dev.reset_stats();
-                ex.reset_measurements();
-                let now = ex.dev.now_ns();
-                clients.iter_mut().for_each(|c| c.ready_ns = now);
-                if let Some((at, torn)) = cut {
-                    let base = ex.dev.nand().op_count();
-                    ex.dev.nand_mut().arm_power_cut(PowerCut {
-                        at_op: base + at,
-                        torn,
-                        seed: spec.seed,
-                    });
-                }
-                started = Instant::now();
-                continue;
-            }
-            break;
-        };
-        let op = clients[p].queue.pop_front().expect("a busy client has work");
-        let at = clients[p].ready_ns;
+        pick
+    }
+
+    /// The fill is done: a barrier, then the measured phase.
+    fn start_measured_phase(&mut self, ex: &mut Executor) -> Result<(), RunError> {
+        let t = self.clients.iter().map(|c| c.ready_ns).max().unwrap_or(self.start_ns);
+        ex.dev.set_clock(t);
+        ex.barrier(t).map_err(|source| RunError::Device {
+            index: self.index,
+            op: Op::Flush,
+            source,
+        })?;
+        self.fill = Some(ex.dev.stats());
+        ex.dev.reset_stats();
+        ex.reset_measurements();
+        let now = ex.dev.now_ns();
+        self.clients.iter_mut().for_each(|c| c.ready_ns = now);
+        if let Some((at, torn)) = self.cut {
+            let base = ex.dev.nand().op_count();
+            ex.dev.nand_mut().arm_power_cut(PowerCut {
+                at_op: base + at,
+                torn,
+                seed: self.seed,
+            });
+        }
+        self.started = Instant::now();
+        Ok(())
+    }
+
+    /// Client `p` submits the next operation of its queue.
+    fn submit(&mut self, ex: &mut Executor, p: usize) -> Result<(), RunError> {
+        let op = self.clients[p].queue.pop_front().expect("a busy client has work");
+        let at = self.clients[p].ready_ns;
         match ex.run(p as u32, at, op) {
             Ok((done, outcome)) => {
-                clients[p].ready_ns = done + host.think_ns;
+                self.clients[p].ready_ns = done + self.think_ns;
                 if let Outcome::TableFullAborted(tid) = outcome {
                     // The host aborted it: nothing more of it is sent.
-                    stream.forget(tid);
-                    owner.remove(&tid);
-                    clients[p].queue.retain(|o| tid_of(*o) != Some(tid));
+                    self.stream.forget(tid);
+                    self.owner.remove(&tid);
+                    self.clients[p].queue.retain(|o| tid_of(*o) != Some(tid));
                 }
+                Ok(())
             }
-            Err(DeviceError::PowerLoss) if cut.is_some() && fill.is_some() => {
-                return Err(RunError::PowerCut {
-                    host_ops: ex.counts.ops,
-                    measured: Box::new(ex.dev.stats()),
-                });
-            }
-            Err(source) => return Err(RunError::Device { index, op, source }),
-        }
-        index += 1;
-        if index.is_multiple_of(4096) {
-            progress(index);
-        }
-    }
-    let end = clients.iter().map(|c| c.ready_ns).max().unwrap_or(start_ns);
-    ex.dev.set_clock(end);
-    match ex.dev.flush() {
-        Ok(_) => {}
-        Err(DeviceError::PowerLoss) if cut.is_some() => {
-            return Err(RunError::PowerCut {
+            Err(DeviceError::PowerLoss) if self.cut.is_some() && self.fill.is_some() => Err(RunError::PowerCut {
                 host_ops: ex.counts.ops,
                 measured: Box::new(ex.dev.stats()),
-            })
-        }
-        Err(source) => {
-            return Err(RunError::Device {
-                index,
-                op: Op::Flush,
+            }),
+            Err(source) => Err(RunError::Device {
+                index: self.index,
+                op,
                 source,
-            })
+            }),
         }
     }
-    if let Some((at, _)) = cut {
-        let ops = ex.dev.stats().flash_ops();
-        return Err(RunError::CutNotReached { at, ops });
-    }
-    progress(index);
-    let wall = started.elapsed().as_secs_f64();
-    let measured = ex.dev.stats();
-    let (lo, hi) = ex.dev.wear_spread();
-    let sim_s = measured.sim_time_ns as f64 / 1e9;
-    let per_sim_s = |n: u64| crate::per_second(n, sim_s);
-    let per_wall_s = |n: u64| crate::per_second(n, wall);
-    Ok(RunReport {
-        protocol: info.protocol.to_string(),
-        workload: spec,
-        host,
-        logical_pages: info.logical_pages,
-        working_set_pages: working_set,
-        fill: fill.unwrap_or_default(),
-        measured,
-        write_amplification: measured.write_amplification(),
-        erase_count_min: lo,
-        erase_count_max: hi,
-        counts: ex.counts,
-        throughput_per_sim_s: per_sim_s(ex.counts.ops),
-        transactions_per_sim_s: per_sim_s(ex.counts.commits),
-        latency: ex.lat.report(),
-        wall_seconds: wall,
-        flash_ops_per_wall_second: per_wall_s(measured.flash_ops()),
-        requests_per_wall_second: per_wall_s(ex.counts.ops),
-        host_journal_writes: ex.driver.journal.as_ref().map_or(0, |j| j.journal_writes),
-    })
 }

@@ -276,6 +276,45 @@ pub(super) fn overprovision_pct(ratio: f64) -> u32 {
 /// The device `text` describes; `label` names the file in errors and
 /// warnings, `stem` names the device.
 pub(super) fn parse(text: &str, label: &str, stem: &str) -> Result<DeviceFile, DeviceFileError> {
+    let list = read_document(text, label)?;
+    let used = vec![false; list.len()];
+    let mut f = Fields { label, list, used };
+    let mut notes: Vec<String> = Vec::new();
+    let geometry = geometry(&mut f)?;
+    let timing = timing(&mut f, geometry.cell, &mut notes)?;
+    let policies = policies(&mut f, &mut notes)?;
+    let warnings = warnings(&f, notes);
+    Ok(DeviceFile {
+        preset: Preset {
+            name: Cow::Owned(stem.to_string()),
+            models: Cow::Owned(format!("the device of MQSim's {label}")),
+            source: Cow::Borrowed(
+                "MQSim's device parameters, mapped as the README's \"MQSim's ssdconfig.xml\" says \
+                 (MLC and TLC latencies are the mean of their page types)",
+            ),
+            geometry,
+            timing,
+            endurance: policies.endurance,
+        },
+        ftl: FtlOptions {
+            overprovision_pct: Some(policies.op_pct),
+            gc_policy: Some(GcPolicy::Greedy),
+            gc_low_blocks: None,
+            gc_low_share: Some(policies.gc_share),
+            gc_high_blocks: None,
+            checkpoint_every_pages: None,
+            wear_spread_max: Some(policies.spread),
+        },
+        label: label.to_string(),
+        option: String::new(),
+        warnings,
+    })
+}
+
+/// The document's fields, once it is known to be an MQSim `ssdconfig.xml`:
+/// its root is [`ROOT`], with a [`DEVICE`] section holding a [`FLASH`] one,
+/// each with fields.
+fn read_document(text: &str, label: &str) -> Result<Vec<Field>, DeviceFileError> {
     let syntax = |message: String| DeviceFileError::Syntax {
         label: label.to_string(),
         message,
@@ -299,10 +338,12 @@ pub(super) fn parse(text: &str, label: &str, stem: &str) -> Result<DeviceFile, D
             )));
         }
     }
-    let used = vec![false; list.len()];
-    let mut f = Fields { label, list, used };
-    let mut notes: Vec<String> = Vec::new();
+    Ok(list)
+}
 
+/// The flash array: the technology, and the geometry checked as a device
+/// file's is (errors name MQSim's fields).
+fn geometry(f: &mut Fields) -> Result<Geometry, DeviceFileError> {
     let (tech, line) = f.need(FLASH, "Flash_Technology")?;
     let cell = match tech.to_ascii_uppercase().as_str() {
         "SLC" => CellType::Slc,
@@ -333,7 +374,7 @@ pub(super) fn parse(text: &str, label: &str, stem: &str) -> Result<DeviceFile, D
         // MQSim has no partial programming: one program per page.
         nop: 1,
     };
-    check_geometry(label, &geometry, |ours| {
+    check_geometry(f.label, &geometry, |ours| {
         match ours {
             "channels" => "Flash_Channel_Count",
             "dies_per_channel" => "Chip_No_Per_Channel x Die_No_Per_Chip",
@@ -346,7 +387,12 @@ pub(super) fn parse(text: &str, label: &str, stem: &str) -> Result<DeviceFile, D
         }
         .to_string()
     })?;
+    Ok(geometry)
+}
 
+/// The latencies (the mean over the page types `cell` uses, noted in
+/// `notes` when there are several) and the channel's transfer time.
+fn timing(f: &mut Fields, cell: CellType, notes: &mut Vec<String>) -> Result<Timing, DeviceFileError> {
     let levels: &[&str] = match cell {
         CellType::Slc => &["LSB"],
         CellType::Mlc => &["LSB", "MSB"],
@@ -371,15 +417,26 @@ pub(super) fn parse(text: &str, label: &str, stem: &str) -> Result<DeviceFile, D
     let rate = f.whole("Channel_Transfer_Rate", rate, 1, 1_000_000)?;
     let width = f.need(DEVICE, "Flash_Channel_Width")?;
     let width = f.whole("Flash_Channel_Width", width, 1, 1_024)?;
-    let timing = Timing {
+    Ok(Timing {
         read_ns,
         program_ns,
         partial_program_ns: program_ns,
         erase_ns,
         transfer_ns_per_kib: transfer_ns_per_kib(rate, width),
-    };
+    })
+}
 
-    // Policy fields: MQSim's defaults when absent, as MQSim does.
+/// The policy fields' values, as the device file takes them.
+struct Policies {
+    endurance: u32,
+    op_pct: u32,
+    gc_share: f64,
+    spread: u32,
+}
+
+/// The policy fields: MQSim's defaults when absent, as MQSim does (the
+/// defaults used, and the approximations, are noted in `notes`).
+fn policies(f: &mut Fields, notes: &mut Vec<String>) -> Result<Policies, DeviceFileError> {
     let mut defaults_used = Vec::new();
     let endurance = match f.get(FLASH, "Block_PE_Cycles_Limit") {
         Some(v) => f.whole("Block_PE_Cycles_Limit", v, 1, u32::MAX as u64)? as u32,
@@ -388,6 +445,45 @@ pub(super) fn parse(text: &str, label: &str, stem: &str) -> Result<DeviceFile, D
             PE_CYCLES_DEFAULT as u32
         }
     };
+    let op_pct = overprovision(f, notes, &mut defaults_used)?;
+    let gc_share = match f.get(DEVICE, "GC_Exec_Threshold") {
+        Some(v) => f.ratio("GC_Exec_Threshold", v, false)?,
+        None => {
+            defaults_used.push(format!("GC_Exec_Threshold {GC_THRESHOLD_DEFAULT}"));
+            GC_THRESHOLD_DEFAULT
+        }
+    };
+    gc_policy(f, notes, &mut defaults_used)?;
+    let spread = match f.get(DEVICE, "Static_Wearleveling_Threshold") {
+        Some(v) => f.whole("Static_Wearleveling_Threshold", v, 1, WEAR_SPREAD_MAX_MAX as u64)? as u32,
+        None => {
+            defaults_used.push(format!("Static_Wearleveling_Threshold {STATIC_WL_THRESHOLD_DEFAULT}"));
+            STATIC_WL_THRESHOLD_DEFAULT as u32
+        }
+    };
+    for (name, what) in [
+        ("Static_Wearleveling_Enabled", "static"),
+        ("Dynamic_Wearleveling_Enabled", "dynamic"),
+    ] {
+        if !f.flag(DEVICE, name) {
+            notes.push(format!(
+                "{name} is false, but txftl's {what} wear leveling cannot be turned off: it stays on"
+            ));
+        }
+    }
+    if !defaults_used.is_empty() {
+        notes.push(format!("not in the file, MQSim's defaults used: {}", defaults_used.join(", ")));
+    }
+    Ok(Policies {
+        endurance,
+        op_pct,
+        gc_share,
+        spread,
+    })
+}
+
+/// `Overprovisioning_Ratio` as a whole percent (a rounding noted in `notes`).
+fn overprovision(f: &mut Fields, notes: &mut Vec<String>, defaults_used: &mut Vec<String>) -> Result<u32, DeviceFileError> {
     let op_ratio = match f.get(DEVICE, "Overprovisioning_Ratio") {
         Some(v) => f.ratio("Overprovisioning_Ratio", v, true)?,
         None => {
@@ -396,17 +492,16 @@ pub(super) fn parse(text: &str, label: &str, stem: &str) -> Result<DeviceFile, D
         }
     };
     let op_pct = overprovision_pct(op_ratio);
-    check_range(label, "Overprovisioning_Ratio", op_pct, 0, 99)?;
+    check_range(f.label, "Overprovisioning_Ratio", op_pct, 0, 99)?;
     if (op_ratio * 100.0 - op_pct as f64).abs() > 1e-9 {
         notes.push(format!("Overprovisioning_Ratio {op_ratio} is rounded to {op_pct}%"));
     }
-    let gc_share = match f.get(DEVICE, "GC_Exec_Threshold") {
-        Some(v) => f.ratio("GC_Exec_Threshold", v, false)?,
-        None => {
-            defaults_used.push(format!("GC_Exec_Threshold {GC_THRESHOLD_DEFAULT}"));
-            GC_THRESHOLD_DEFAULT
-        }
-    };
+    Ok(op_pct)
+}
+
+/// Checks `GC_Block_Selection_Policy` is one of MQSim's; txftl's GC is
+/// greedy whatever it says (any other policy is noted in `notes`).
+fn gc_policy(f: &mut Fields, notes: &mut Vec<String>, defaults_used: &mut Vec<String>) -> Result<(), DeviceFileError> {
     let policy = match f.get(DEVICE, "GC_Block_Selection_Policy") {
         Some((v, line)) => {
             let v = v.to_ascii_uppercase();
@@ -428,27 +523,13 @@ pub(super) fn parse(text: &str, label: &str, stem: &str) -> Result<DeviceFile, D
             "GC_Block_Selection_Policy {policy} has no counterpart: GC picks victims greedily (fewest valid pages)"
         ));
     }
-    let spread = match f.get(DEVICE, "Static_Wearleveling_Threshold") {
-        Some(v) => f.whole("Static_Wearleveling_Threshold", v, 1, WEAR_SPREAD_MAX_MAX as u64)? as u32,
-        None => {
-            defaults_used.push(format!("Static_Wearleveling_Threshold {STATIC_WL_THRESHOLD_DEFAULT}"));
-            STATIC_WL_THRESHOLD_DEFAULT as u32
-        }
-    };
-    for (name, what) in [
-        ("Static_Wearleveling_Enabled", "static"),
-        ("Dynamic_Wearleveling_Enabled", "dynamic"),
-    ] {
-        if !f.flag(DEVICE, name) {
-            notes.push(format!(
-                "{name} is false, but txftl's {what} wear leveling cannot be turned off: it stays on"
-            ));
-        }
-    }
-    if !defaults_used.is_empty() {
-        notes.push(format!("not in the file, MQSim's defaults used: {}", defaults_used.join(", ")));
-    }
+    Ok(())
+}
 
+/// The warnings on standard error: the fields the import did not use, and
+/// the approximations it made.
+fn warnings(f: &Fields, notes: Vec<String>) -> Vec<String> {
+    let label = f.label;
     let mut warnings = Vec::new();
     let unused = f.unused();
     if !unused.is_empty() {
@@ -461,31 +542,7 @@ pub(super) fn parse(text: &str, label: &str, stem: &str) -> Result<DeviceFile, D
     if !notes.is_empty() {
         warnings.push(format!("{label}: approximated: {}", notes.join("; ")));
     }
-    Ok(DeviceFile {
-        preset: Preset {
-            name: Cow::Owned(stem.to_string()),
-            models: Cow::Owned(format!("the device of MQSim's {label}")),
-            source: Cow::Borrowed(
-                "MQSim's device parameters, mapped as the README's \"MQSim's ssdconfig.xml\" says \
-                 (MLC and TLC latencies are the mean of their page types)",
-            ),
-            geometry,
-            timing,
-            endurance,
-        },
-        ftl: FtlOptions {
-            overprovision_pct: Some(op_pct),
-            gc_policy: Some(GcPolicy::Greedy),
-            gc_low_blocks: None,
-            gc_low_share: Some(gc_share),
-            gc_high_blocks: None,
-            checkpoint_every_pages: None,
-            wear_spread_max: Some(spread),
-        },
-        label: label.to_string(),
-        option: String::new(),
-        warnings,
-    })
+    warnings
 }
 
 #[cfg(test)]

@@ -1,0 +1,355 @@
+//! Steps 1 and 2 of the mount (the module doc): the newest intact
+//! superblock, the checkpoint it names (or an older intact one), and the
+//! DRAM tables loaded from it.
+
+use super::Mounted;
+use crate::area::{Extent, LogArea};
+use crate::checkpoint::{
+    decode_block_page, decode_map_page, BlockRecord, Checkpoint, DirEntry, Record, RecordState, TableLayout, UNMAPPED,
+};
+use crate::device::RecoveryReport;
+use crate::error::{DeviceError, Result};
+use crate::ftl::{superblock_blocks, Ftl};
+use crate::hooks::Hooks;
+use crate::oob::{Oob, OobState, PageKind};
+use crate::superblock::Superblock;
+use crate::tables::Tables;
+use std::collections::BTreeSet;
+use txftl_nand::BlockId;
+
+impl<H: Hooks> Ftl<H> {
+    /// Finds the newest intact superblock. Returns it with its ring index.
+    pub(super) fn find_superblock(&mut self, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<(Superblock, usize)> {
+        let mut best: Option<(Superblock, usize)> = None;
+        let mut format_1 = false;
+        let reads_before = self.nand.stats().reads;
+        for (index, block) in superblock_blocks(&self.geo).into_iter().enumerate() {
+            let programmed = self.programmed_prefix(block, 0, at_ns)?;
+            let mut buf = vec![0u8; self.geo.page_size as usize];
+            let mut oob = vec![0u8; self.geo.oob_size as usize];
+            for page in (0..programmed).rev() {
+                *at_ns = self.recovery_read(self.geo.ppn(block, page), *at_ns, true, &mut buf, &mut oob)?;
+                let intact = matches!(Oob::decode(&oob), OobState::Valid(o) if o.kind == PageKind::Superblock && o.data_matches(&buf));
+                format_1 |= intact && Superblock::is_format_1(&buf);
+                if let Some(sb) = intact.then(|| Superblock::decode(&buf)).flatten() {
+                    if best.as_ref().is_none_or(|(b, _)| sb.sb_seq > b.sb_seq) {
+                        best = Some((sb, index));
+                    }
+                    break;
+                }
+            }
+        }
+        report.superblock_reads = self.nand.stats().reads - reads_before;
+        match best {
+            Some(found) => Ok(found),
+            None if format_1 => Err(DeviceError::Config(
+                "the device was formatted with on-flash format 1 (whole checkpoints); this txftl reads format 2 (incremental checkpoints): format it again".into(),
+            )),
+            None => Err(DeviceError::NotFormatted),
+        }
+    }
+
+    /// Reads a record (the checkpoint, or a protocol record) from a ring: every
+    /// page must carry an intact OOB record of `kind`, its page index and `seq`,
+    /// and the whole record must match `crc`. Pages are issued together.
+    #[allow(clippy::too_many_arguments)]
+    fn read_record(
+        &mut self,
+        blocks: &[BlockId],
+        extent: Extent,
+        kind: PageKind,
+        seq: u64,
+        bytes_len: u32,
+        crc: u32,
+        at_ns: &mut u64,
+    ) -> Result<Vec<u8>> {
+        let area = LogArea {
+            blocks: blocks.to_vec(),
+            head_index: 0,
+            head_page: 0,
+        };
+        if extent.pages == 0 || extent.index >= blocks.len() || extent.page >= self.geo.pages_per_block {
+            return Err(DeviceError::Corrupted(format!(
+                "superblock names an impossible {kind} record: ring index {}, page {}, {} pages",
+                extent.index, extent.page, extent.pages
+            )));
+        }
+        let ps = self.geo.page_size as usize;
+        let mut bytes = Vec::with_capacity(extent.pages as usize * ps);
+        let mut buf = vec![0u8; ps];
+        let mut oob = vec![0u8; self.geo.oob_size as usize];
+        let issue = *at_ns;
+        for (i, ppn) in extent.ppns(&area, self.geo.pages_per_block).into_iter().enumerate() {
+            let done = self.recovery_read(ppn, issue, true, &mut buf, &mut oob)?;
+            *at_ns = (*at_ns).max(done);
+            match Oob::decode(&oob) {
+                OobState::Valid(o) if o.kind == kind && o.lpn == i as u32 && o.seq == seq && o.data_matches(&buf) => {}
+                other => {
+                    return Err(DeviceError::Corrupted(format!(
+                        "{kind} page {i} at physical page {ppn} is not intact: found {other}"
+                    )))
+                }
+            }
+            bytes.extend_from_slice(&buf);
+        }
+        bytes.truncate(bytes_len as usize);
+        if crc32fast::hash(&bytes) != crc {
+            return Err(DeviceError::Corrupted(format!("{kind} record fails its checksum")));
+        }
+        Ok(bytes)
+    }
+
+    /// Reads the record of the checkpoint `sb` names and checks its CRCs.
+    fn read_ckpt_record(&mut self, sb: &Superblock, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<Record> {
+        let bytes = self.read_record(
+            &sb.ckpt_ring,
+            sb.ckpt,
+            PageKind::Checkpoint,
+            sb.ckpt_seq,
+            sb.ckpt_bytes,
+            sb.ckpt_crc,
+            at_ns,
+        )?;
+        report.checkpoint_pages_read += sb.ckpt.pages as u64;
+        let record = Record::decode(&bytes).map_err(DeviceError::Corrupted)?;
+        let layout = TableLayout::new(sb.logical_pages, self.geo.block_count(), self.geo.page_size);
+        let shape = (record.logical_pages, record.block_count, record.map_pages, record.block_pages);
+        if record.seq != sb.ckpt_seq || shape != (layout.logical_pages, layout.block_count, layout.map_pages(), layout.block_pages()) {
+            return Err(DeviceError::Corrupted("checkpoint record does not match its superblock".into()));
+        }
+        Ok(record)
+    }
+
+    /// Reads the checkpoint the superblock names: its record, then every table
+    /// page its directory names (issued together: they lie on the ring's
+    /// blocks, on different dies), checking every CRC. Table pages must lie in
+    /// a block of `ring`, the checkpoint ring as the newest superblock names
+    /// it (the only blocks whose reuse the ring controls).
+    fn read_checkpoint(&mut self, sb: &Superblock, ring: &[BlockId], report: &mut RecoveryReport, at_ns: &mut u64) -> Result<Checkpoint> {
+        let record = self.read_ckpt_record(sb, report, at_ns)?;
+        let geo = self.geo;
+        let layout = TableLayout::new(sb.logical_pages, geo.block_count(), geo.page_size);
+        let mut l2p = crate::memory::filled(layout.logical_pages as usize, UNMAPPED)?;
+        let none = BlockRecord {
+            erase_count: 0,
+            write_ptr: 0,
+            state: RecordState::Bad,
+        };
+        let mut blocks = vec![none; geo.block_count() as usize];
+        let mut buf = vec![0u8; geo.page_size as usize];
+        let mut oob = vec![0u8; geo.oob_size as usize];
+        let issue = *at_ns;
+        for (t, e) in record.directory.iter().enumerate() {
+            let t = t as u32;
+            if e.ppn == UNMAPPED {
+                if t >= layout.map_pages() {
+                    return Err(DeviceError::Corrupted(format!("checkpoint names no block-table page {t}")));
+                }
+                continue;
+            }
+            if t < layout.map_pages() && !H::persists_l2p() {
+                return Err(DeviceError::Corrupted(format!(
+                    "checkpoint names L2P page {t}, but protocol `{}` keeps no mapping table",
+                    sb.protocol
+                )));
+            }
+            if e.ppn >= geo.page_count() || !ring.contains(&geo.block_of(e.ppn)) {
+                return Err(DeviceError::Corrupted(format!(
+                    "checkpoint names physical page {} for table page {t}, outside its ring",
+                    e.ppn
+                )));
+            }
+            let done = self.recovery_read(e.ppn, issue, true, &mut buf, &mut oob)?;
+            *at_ns = (*at_ns).max(done);
+            report.checkpoint_pages_read += 1;
+            match Oob::decode(&oob) {
+                OobState::Valid(o)
+                    if o.kind == PageKind::Map
+                        && o.lpn == t
+                        && o.seq <= record.seq
+                        && o.data_matches(&buf)
+                        && crc32fast::hash(&buf) == e.crc => {}
+                other => {
+                    return Err(DeviceError::Corrupted(format!(
+                        "table page {t} at physical page {} is not intact: found {other}",
+                        e.ppn
+                    )))
+                }
+            }
+            if t < layout.map_pages() {
+                decode_map_page(&buf, &mut l2p[layout.lpns_of(t)]);
+            } else {
+                let r = layout.blocks_of(t);
+                decode_block_page(&buf, r.start, &mut blocks[r]).map_err(DeviceError::Corrupted)?;
+            }
+        }
+        Ok(Checkpoint {
+            seq: record.seq,
+            l2p,
+            blocks,
+            directory: record.directory,
+            protocol: record.protocol,
+        })
+    }
+
+    /// Every intact superblock in the two superblock blocks, newest first (for
+    /// falling back to an older checkpoint).
+    fn superblock_history(&mut self, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<Vec<Superblock>> {
+        let mut all = Vec::new();
+        let mut buf = vec![0u8; self.geo.page_size as usize];
+        let mut oob = vec![0u8; self.geo.oob_size as usize];
+        let reads_before = self.nand.stats().reads;
+        for block in superblock_blocks(&self.geo) {
+            for page in 0..self.programmed_prefix(block, 0, at_ns)? {
+                *at_ns = self.recovery_read(self.geo.ppn(block, page), *at_ns, true, &mut buf, &mut oob)?;
+                let intact = matches!(Oob::decode(&oob), OobState::Valid(o) if o.kind == PageKind::Superblock && o.data_matches(&buf));
+                if let Some(sb) = intact.then(|| Superblock::decode(&buf)).flatten() {
+                    all.push(sb);
+                }
+            }
+        }
+        report.superblock_reads += self.nand.stats().reads - reads_before;
+        all.sort_by_key(|sb| std::cmp::Reverse(sb.sb_seq));
+        Ok(all)
+    }
+
+    /// The newest intact checkpoint: the one `sb` names, or, if that one is
+    /// corrupted, the newest older one a superblock in the history still names.
+    /// Returns it, the superblock naming it, and the history if it fell back.
+    pub(super) fn load_checkpoint(
+        &mut self,
+        sb: &Superblock,
+        report: &mut RecoveryReport,
+        at_ns: &mut u64,
+    ) -> Result<(Checkpoint, Superblock, Option<Vec<Superblock>>)> {
+        let ring = sb.ckpt_ring.clone();
+        let why = match self.read_checkpoint(sb, &ring, report, at_ns) {
+            Ok(ck) => return Ok((ck, sb.clone(), None)),
+            Err(DeviceError::Corrupted(why)) => why,
+            Err(e) => return Err(e),
+        };
+        report.checkpoints_skipped = 1;
+        let history = self.superblock_history(report, at_ns)?;
+        let mut tried = vec![sb.ckpt_seq];
+        // The previous checkpoint every superblock names first, then the ones
+        // older superblocks name.
+        let prev = &sb.prev_ckpt;
+        let named_prev = (prev.seq > 0 && prev.extent.pages > 0).then(|| Superblock {
+            ckpt_seq: prev.seq,
+            ckpt: prev.extent,
+            ckpt_bytes: prev.bytes,
+            ckpt_crc: prev.crc,
+            ..sb.clone()
+        });
+        for older in named_prev.iter().chain(&history) {
+            if tried.contains(&older.ckpt_seq) || older.ckpt_seq > sb.ckpt_seq {
+                continue;
+            }
+            tried.push(older.ckpt_seq);
+            match self.read_checkpoint(older, &ring, report, at_ns) {
+                Ok(ck) => {
+                    // The superblocks left form a contiguous suffix of all those
+                    // written: if the oldest predates the checkpoint used, every
+                    // protocol record written since it is named in the history.
+                    report.fallback_history_complete = history.last().is_some_and(|h| h.ckpt_seq <= ck.seq);
+                    let older = older.clone();
+                    return Ok((ck, older, Some(history)));
+                }
+                Err(DeviceError::Corrupted(_)) => report.checkpoints_skipped += 1,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(DeviceError::Corrupted(format!(
+            "the newest checkpoint is corrupted ({why}) and no older intact checkpoint is left to fall back to"
+        )))
+    }
+
+    /// Refuses a superblock this array or this protocol cannot mount: another
+    /// geometry, another protocol, or tables too large for the host's memory.
+    pub(super) fn check_superblock(&self, sb: &Superblock) -> Result<()> {
+        let geo = self.geo;
+        if sb.block_count != geo.block_count() || sb.pages_per_block != geo.pages_per_block || sb.page_size != geo.page_size {
+            return Err(DeviceError::Corrupted("superblock geometry does not match the array".into()));
+        }
+        if sb.protocol != self.hooks.name() {
+            return Err(DeviceError::Config(format!(
+                "the device was formatted for protocol `{}`, not `{}`",
+                sb.protocol,
+                self.hooks.name()
+            )));
+        }
+        // The tables this device needs must fit before they are loaded.
+        let ppb = geo.pages_per_block as u64;
+        let ring_pages: Vec<u64> = std::iter::once(sb.ckpt_ring.len() as u64 * ppb)
+            .chain(sb.protocol_rings.iter().map(|r| r.blocks.len() as u64 * ppb))
+            .collect();
+        let data_mode = self.nand.config().data_mode;
+        let section_max = self.hooks.checkpoint_section_max();
+        let packed = self.hooks.packed_protocol_bytes();
+        crate::memory::check(
+            crate::memory::FtlMemory::estimate(&geo, sb.logical_pages, data_mode, &ring_pages, section_max, packed).total(),
+        )
+    }
+
+    /// The directory of the checkpoint before `ck_sb`'s, if it is to stay the
+    /// fallback (see the comment inside).
+    pub(super) fn read_prev_directory(
+        &mut self,
+        ck_sb: &Superblock,
+        fallback: bool,
+        report: &mut RecoveryReport,
+        at_ns: &mut u64,
+    ) -> Result<Option<Vec<DirEntry>>> {
+        // The checkpoint before the one used stays the fallback until the
+        // next one is durable: its table pages must stay where they are, so
+        // the ring must know them (its record only; if it cannot be read, it
+        // is no fallback anyway). After a fallback, the corrupted newer one
+        // is of no use and the one used is the fallback of the sealing one.
+        if !fallback && ck_sb.prev_ckpt.seq > 0 {
+            let prev_sb = Superblock {
+                ckpt_seq: ck_sb.prev_ckpt.seq,
+                ckpt: ck_sb.prev_ckpt.extent,
+                ckpt_bytes: ck_sb.prev_ckpt.bytes,
+                ckpt_crc: ck_sb.prev_ckpt.crc,
+                ..ck_sb.clone()
+            };
+            match self.read_ckpt_record(&prev_sb, report, at_ns) {
+                Ok(r) => Ok(Some(r.directory)),
+                Err(DeviceError::Corrupted(_)) => Ok(None),
+                Err(e) => Err(e),
+            }
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Installs the checkpoint `m` loaded as the DRAM state: the erase counts
+    /// it recorded, the derived sizes, the L2P (taken out of it) and the
+    /// table pages (its directory, taken too, and `prev_dir`).
+    pub(super) fn install_checkpoint(&mut self, m: &mut Mounted, prev_dir: Option<Vec<DirEntry>>) -> Result<()> {
+        let geo = self.geo;
+        let (sb, ck) = (&m.sb, &mut m.ck);
+        self.ckpt_erase_counts = ck.blocks.iter().map(|r| r.erase_count).collect();
+        let ring_blocks: usize = sb.ckpt_ring.len() + sb.protocol_rings.iter().map(|r| r.blocks.len()).sum::<usize>();
+        let pool_blocks = geo.block_count().saturating_sub(2 + ring_blocks as u32);
+        self.derived = Self::derive(&geo, &self.cfg, pool_blocks, Some(sb.logical_pages))?;
+        // Without L2P persistence (`Hooks::persists_l2p`) the checkpoint
+        // names no L2P page: the L2P starts empty, and the protocol's scan
+        // (`recover_scanned`) maps every logical page.
+        self.l2p = std::mem::take(&mut ck.l2p);
+        let layout = TableLayout::new(sb.logical_pages, geo.block_count(), geo.page_size);
+        self.tables = Tables::new(layout, &geo, self.hooks.checkpoint_section_max(), sb.ckpt_ring.len());
+        self.tables.loaded(std::mem::take(&mut ck.directory), prev_dir, ck.blocks.clone());
+        self.tables.rebuild_holder(&sb.ckpt_ring, &geo);
+        Ok(())
+    }
+}
+
+/// The blocks the superblock's rings own (the superblock blocks included).
+pub(super) fn ring_owned(geo: &txftl_nand::Geometry, sb: &Superblock) -> BTreeSet<BlockId> {
+    superblock_blocks(geo)
+        .into_iter()
+        .chain(sb.ckpt_ring.iter().copied())
+        .chain(sb.protocol_rings.iter().flat_map(|r| r.blocks.iter().copied()))
+        .collect()
+}

@@ -1,0 +1,63 @@
+//! Recovery's reads, timed on the device clock: one page (data and OOB, or
+//! the OOB alone), whether a page is programmed at all, and how far a block
+//! is programmed.
+
+use crate::ecc::{read_retrying, Unreadable};
+use crate::error::Result;
+use crate::ftl::Ftl;
+use crate::hooks::Hooks;
+use txftl_nand::{BlockId, Ppn};
+
+impl<H: Hooks> Ftl<H> {
+    /// Reads a page (data and OOB) at `at_ns`; returns the completion time. A
+    /// page ECC cannot correct (after read retry) leaves corrupted bytes that
+    /// fail every check, as a torn page does: see `recovery_read_ecc` for the
+    /// one reader that must tell the two apart.
+    pub(super) fn recovery_read(&mut self, ppn: Ppn, at_ns: u64, data: bool, buf: &mut [u8], oob: &mut [u8]) -> Result<u64> {
+        Ok(self.recovery_read_ecc(ppn, at_ns, data, buf, oob)?.0)
+    }
+
+    /// `recovery_read`, saying whether the page was unreadable.
+    pub(super) fn recovery_read_ecc(
+        &mut self,
+        ppn: Ppn,
+        at_ns: u64,
+        data: bool,
+        buf: &mut [u8],
+        oob: &mut [u8],
+    ) -> Result<(u64, Option<Unreadable>)> {
+        let data = if data { Some(buf) } else { None };
+        match read_retrying(&mut self.nand, ppn, at_ns, data, oob) {
+            Ok(Ok(done)) => Ok((done, None)),
+            Ok(Err(u)) => {
+                self.counters.uncorrectable_reads += 1;
+                Ok((u.done_ns, Some(u)))
+            }
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    /// Is the page programmed at all (data or OOB not all 0xFF)? Full read.
+    pub(super) fn is_programmed(&mut self, ppn: Ppn, at_ns: &mut u64) -> Result<bool> {
+        let mut buf = vec![0u8; self.geo.page_size as usize];
+        let mut oob = vec![0u8; self.geo.oob_size as usize];
+        *at_ns = self.recovery_read(ppn, *at_ns, true, &mut buf, &mut oob)?;
+        Ok(buf.iter().chain(oob.iter()).any(|&b| b != 0xFF))
+    }
+
+    /// Number of programmed pages at the start of `block` from `from` on
+    /// (pages are programmed in order, so they form a prefix): binary search.
+    pub(super) fn programmed_prefix(&mut self, block: BlockId, from: u32, at_ns: &mut u64) -> Result<u32> {
+        let (mut lo, mut hi) = (from, self.geo.pages_per_block);
+        // Invariant: pages < lo are programmed, pages >= hi are erased.
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.is_programmed(self.geo.ppn(block, mid), at_ns)? {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    }
+}

@@ -1,0 +1,217 @@
+//! Step 3 of the mount (the module doc): the roll-forward scan of the blocks
+//! free or open at the checkpoint, and the erase counts of the metadata ring
+//! blocks, which only their pages' OOB records.
+
+use super::Mounted;
+use crate::checkpoint::RecordState;
+use crate::device::RecoveryReport;
+use crate::error::Result;
+use crate::ftl::Ftl;
+use crate::hooks::Hooks;
+use crate::oob::{Oob, OobState};
+use txftl_nand::{BlockId, DataMode, Ppn};
+
+/// What the roll-forward scan found in one block.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Scanned {
+    pub block: BlockId,
+    pub write_ptr: u32,
+    /// Something was programmed after the checkpoint (intact or torn).
+    pub written: bool,
+    /// Page 0 is an intact page older than the checkpoint: the block was not
+    /// erased since (it still holds what the checkpoint describes).
+    pub first_page_old: bool,
+}
+
+/// A page found by the roll-forward scan.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Found {
+    pub seq: u64,
+    pub ppn: Ppn,
+    pub oob: Oob,
+}
+
+impl<H: Hooks> Ftl<H> {
+    /// Rolls forward over blocks free or open at the checkpoint, in parallel
+    /// (a ring's blocks hold no data, even one swapped in since): every block
+    /// is scanned from `*at_ns`, which ends at the last scan's completion.
+    /// Restores every block's erase count as the checkpoint recorded it on
+    /// the way. Returns the pages found (in scan order) and what each block
+    /// scanned holds.
+    pub(super) fn roll_forward(&mut self, m: &Mounted, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<(Vec<Found>, Vec<Scanned>)> {
+        let (ck, ring_owned, fallback) = (&m.ck, &m.ring_owned, m.fallback);
+        let mut found = Vec::new();
+        let scan_start = *at_ns;
+        let mut scanned: Vec<Scanned> = Vec::new();
+        for (b, rec) in ck.blocks.iter().enumerate() {
+            let b = b as BlockId;
+            self.blocks.erase_count[b as usize] = rec.erase_count;
+            if ring_owned.contains(&b) {
+                continue;
+            }
+            let (start, was_free) = match rec.state {
+                RecordState::Free => (0, true),
+                RecordState::Open => (rec.write_ptr as u32, false),
+                // After a fallback, a block in use at the checkpoint may have been
+                // reclaimed and reused since: a page 0 newer than the checkpoint says so.
+                RecordState::Used if fallback => (0, true),
+                _ => continue,
+            };
+            let (found_here, done) = self.scan_block((b, start, was_free), ck.seq, &mut found, report, scan_start)?;
+            *at_ns = (*at_ns).max(done);
+            scanned.push(found_here);
+        }
+        Ok((found, scanned))
+    }
+
+    /// Scans one block that was free or open at the checkpoint, from page `start`
+    /// (`was_free`: it was in the free pool, so a stale page 0 means "unused since").
+    /// Returns the pages programmed after the checkpoint (intact ones in
+    /// `found`), what the block holds, and when the scan finished.
+    fn scan_block(
+        &mut self,
+        (block, start, was_free): (BlockId, u32, bool),
+        ckpt_seq: u64,
+        found: &mut Vec<Found>,
+        report: &mut RecoveryReport,
+        at_ns: u64,
+    ) -> Result<(Scanned, u64)> {
+        let full_reads = self.nand.config().data_mode == DataMode::Full;
+        let mut buf = vec![0u8; self.geo.page_size as usize];
+        let mut oob = vec![0u8; self.geo.oob_size as usize];
+        let mut t = at_ns;
+        let mut write_ptr = start;
+        let mut written = false;
+        let mut first_page_old = false;
+        report.blocks_scanned += 1;
+        for page in start..self.geo.pages_per_block {
+            let ppn = self.geo.ppn(block, page);
+            let (done, unreadable) = self.recovery_read_ecc(ppn, t, full_reads, &mut buf, &mut oob)?;
+            t = done;
+            report.pages_scanned += 1;
+            if unreadable.is_some_and(|u| u.oob) {
+                // Not even the spare area decodes: whose page it was is unknown.
+                // Counted; the page reads as garbage below.
+                report.unreadable_pages += 1;
+            }
+            match Oob::decode(&oob) {
+                OobState::Valid(o) if o.seq > ckpt_seq => {
+                    write_ptr = page + 1;
+                    written = true;
+                    // An intact OOB records the block's erase count, even over torn data.
+                    let count = &mut self.blocks.erase_count[block as usize];
+                    *count = (*count).max(o.erase_count);
+                    if unreadable.is_some() && o.relocated {
+                        // A GC copy (torn, or decayed) whose source still holds
+                        // the same data: GC sources are not erased before the
+                        // next checkpoint, and the scan only sees pages written
+                        // since the last one. Skip it; the source stays mapped.
+                        report.unreadable_pages += 1;
+                        continue;
+                    }
+                    if unreadable.is_some() {
+                        // The spare area decoded but the data did not: the page
+                        // was written (an intact OOB), its data is lost to bit
+                        // errors. It stays the newest version (reads report the
+                        // loss) rather than letting an older one come back.
+                        report.unreadable_pages += 1;
+                        found.push(Found { seq: o.seq, ppn, oob: o });
+                        continue;
+                    }
+                    if full_reads && !o.data_matches(&buf) {
+                        report.torn_pages_found += 1;
+                        report.torn_data_intact_oob += 1;
+                        continue;
+                    }
+                    found.push(Found { seq: o.seq, ppn, oob: o });
+                }
+                OobState::Valid(_) => {
+                    // Older than the checkpoint: a free block never reused since
+                    // (page 0), or the stale remains of a torn erase.
+                    if !(was_free && page == 0) {
+                        report.torn_pages_found += 1;
+                        write_ptr = page + 1;
+                        continue;
+                    }
+                    first_page_old = true;
+                    break;
+                }
+                OobState::Erased => {
+                    // The OOB may be erased over a torn data area: look at the data.
+                    let programmed = if full_reads {
+                        buf.iter().any(|&b| b != 0xFF)
+                    } else {
+                        let mut at = t;
+                        let p = self.is_programmed(ppn, &mut at)?;
+                        t = at;
+                        p
+                    };
+                    if !programmed {
+                        break;
+                    }
+                    report.torn_pages_found += 1;
+                    write_ptr = page + 1;
+                }
+                OobState::Garbage => {
+                    report.torn_pages_found += 1;
+                    if was_free && page == 0 {
+                        // A torn erase, or a torn first program: nothing after it is valid.
+                        break;
+                    }
+                    write_ptr = page + 1;
+                }
+            }
+        }
+        let scanned = Scanned {
+            block,
+            write_ptr,
+            written,
+            first_page_old,
+        };
+        Ok((scanned, t))
+    }
+
+    /// Raises each metadata ring block's erase count to the one its pages'
+    /// OOB records, reading from `at_ns`; returns when the last read completed.
+    pub(super) fn ring_erase_counts(&mut self, m: &Mounted, at_ns: u64) -> Result<u64> {
+        let geo = self.geo;
+        let (ck, ring_owned) = (&m.ck, &m.ring_owned);
+        let mut t = at_ns;
+        // Metadata ring blocks are erased as their ring enters them, after the
+        // checkpoint recorded their count: the OOB of their pages has the count
+        // they were programmed at (every page of one erase cycle records the
+        // same). The first page normally tells; if it is not intact (a block
+        // never entered, or a torn erase that left older pages behind), the
+        // first intact page does. Blocks are read in parallel, each in order.
+        // Blocks the checkpoint recorded as metadata but no ring names any more
+        // (swapped out for wear since) were ring blocks too, possibly erased
+        // after the checkpoint.
+        let swapped_out = ck
+            .blocks
+            .iter()
+            .enumerate()
+            .filter(|(b, r)| r.state == RecordState::Meta && !ring_owned.contains(&(*b as BlockId)))
+            .map(|(b, _)| b as BlockId);
+        let meta_blocks: Vec<BlockId> = ring_owned
+            .iter()
+            .copied()
+            .chain(swapped_out)
+            .filter(|&b| b < geo.block_count())
+            .collect();
+        let mut oob = vec![0u8; geo.oob_size as usize];
+        let issue = t;
+        for b in meta_blocks {
+            let mut at = issue;
+            for page in 0..geo.pages_per_block {
+                at = self.recovery_read(geo.ppn(b, page), at, false, &mut [], &mut oob)?;
+                if let OobState::Valid(o) = Oob::decode(&oob) {
+                    let count = &mut self.blocks.erase_count[b as usize];
+                    *count = (*count).max(o.erase_count);
+                    break;
+                }
+            }
+            t = t.max(at);
+        }
+        Ok(t)
+    }
+}
