@@ -314,7 +314,7 @@ pub fn replay(
     }
     let info = dev.info();
     // A level the protocol cannot offer is refused before anything runs.
-    check_isolation(info.protocol, opts.isolation)?;
+    check_isolation(&*dev, opts.isolation)?;
     let (driver, pages) = driver_for(&*dev, trace)?;
     let (items, mut units, shape) = units_of(trace, pages)?;
     let injected = inject_aborts(&mut units, opts);
@@ -371,16 +371,15 @@ pub fn replay(
     })
 }
 
-/// Refuses an isolation level the protocol's registry entry does not offer
-/// (a protocol outside the registry is not refused here).
-fn check_isolation(protocol: &'static str, isolation: Isolation) -> Result<(), ReplayError> {
-    if let Ok(entry) = txftl_protocols::entry(protocol) {
-        if !entry.isolation.contains(&isolation.name()) {
-            return Err(ReplayError::Isolation(DeviceError::IsolationUnsupported {
-                protocol,
-                level: isolation.name(),
-            }));
-        }
+/// Refuses an isolation level the device's protocol does not offer (its
+/// registry entry says which).
+fn check_isolation(dev: &dyn AnyDevice, isolation: Isolation) -> Result<(), ReplayError> {
+    let entry = dev.entry();
+    if !entry.isolation.contains(&isolation.name()) {
+        return Err(ReplayError::Isolation(DeviceError::IsolationUnsupported {
+            protocol: entry.name,
+            level: isolation.name(),
+        }));
     }
     Ok(())
 }
