@@ -5,6 +5,7 @@ use crate::blocks::BlockState;
 use crate::checkpoint::{decode_block_page, decode_map_page, BlockRecord, RecordState, UNMAPPED};
 use crate::ftl::Ftl;
 use crate::hooks::Hooks;
+use crate::mapping::Mapping;
 use crate::oob::{Oob, OobState, PageKind};
 use txftl_nand::DataMode;
 
@@ -21,7 +22,7 @@ impl<H: Hooks> Ftl<H> {
         let geo = &self.geo;
         let mut valid = vec![0u32; geo.block_count() as usize];
         let mut owner = vec![UNMAPPED; geo.page_count() as usize];
-        for (lpn, &ppn) in self.l2p.iter().enumerate() {
+        for (lpn, &ppn) in self.l2p.entries().iter().enumerate() {
             if ppn == UNMAPPED {
                 continue;
             }
@@ -103,7 +104,7 @@ impl<H: Hooks> Ftl<H> {
             }
         }
         self.check_tables()?;
-        self.hooks.check(&self.l2p, &self.nand)
+        self.hooks.check(self.l2p.entries(), &self.nand)
     }
 
     /// The persisted tables agree with the flash and with DRAM:
@@ -131,12 +132,15 @@ impl<H: Hooks> Ftl<H> {
                     return Err(format!("block-table page {t} has no place in the current checkpoint"));
                 }
                 // (Without L2P persistence no L2P page is ever persisted.)
-                if H::persists_l2p() && !tables.map_page_dirty(t) && self.l2p[layout.lpns_of(t)].iter().any(|&p| p != UNMAPPED) {
+                if <H::Mapping as Mapping>::PERSISTED
+                    && !tables.map_page_dirty(t)
+                    && self.l2p.entries()[layout.lpns_of(t)].iter().any(|&p| p != UNMAPPED)
+                {
                     return Err(format!("L2P page {t} holds mappings but is neither persisted nor dirty"));
                 }
                 continue;
             }
-            if is_map && !H::persists_l2p() {
+            if is_map && !<H::Mapping as Mapping>::PERSISTED {
                 return Err(format!("L2P page {t} is persisted, but the protocol keeps no mapping table"));
             }
             let Some(idx) = ring.iter().position(|&b| b == geo.block_of(e.ppn)) else {
@@ -166,7 +170,7 @@ impl<H: Hooks> Ftl<H> {
             if is_map {
                 let r = layout.lpns_of(t);
                 decode_map_page(&data, &mut entries[..r.len()]);
-                if !tables.map_page_dirty(t) && entries[..r.len()] != self.l2p[r] {
+                if !tables.map_page_dirty(t) && entries[..r.len()] != self.l2p.entries()[r] {
                     return Err(format!("L2P page {t} differs from its persisted copy but is not dirty"));
                 }
             } else {

@@ -261,11 +261,12 @@ impl Record {
     }
 }
 
-/// A checkpoint as recovery assembles it: the record and the tables it names.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Checkpoint {
+/// A checkpoint as recovery assembles it: the record and the tables it names
+/// (`M`: the protocol's mapping table).
+#[derive(Clone, Debug)]
+pub struct Checkpoint<M> {
     pub seq: u64,
-    pub l2p: Vec<u32>,
+    pub l2p: M,
     pub blocks: Vec<BlockRecord>,
     pub directory: Vec<DirEntry>,
     pub protocol: Vec<u8>,

@@ -24,6 +24,7 @@ use crate::config::FtlConfig;
 use crate::device::{Device, DeviceInfo, DeviceStats, Lpn, RecoveryReport};
 use crate::error::{DeviceError, Result};
 use crate::hooks::Hooks;
+use crate::mapping::Mapping;
 use crate::oob::{Oob, OobState, PageKind, PROTOCOL_BYTES};
 use crate::tables::Tables;
 use txftl_nand::{BlockId, DataMode, Geometry, Nand, NandError, NandStats, Ppn};
@@ -61,7 +62,7 @@ pub struct Ftl<H: Hooks> {
     pub(crate) geo: Geometry,
     pub(crate) cfg: FtlConfig,
     pub(crate) derived: Derived,
-    pub(crate) l2p: Vec<u32>,
+    pub(crate) l2p: H::Mapping,
     /// The L2P and block table as checkpoints persist them: dirty pages,
     /// directories, the checkpoint ring's contents (`tables.rs`).
     pub(crate) tables: Tables,
@@ -156,9 +157,9 @@ impl<H: Hooks> Ftl<H> {
     /// store this FTL's OOB records packed, with the protocol's bytes: the
     /// table of those is allocated here, so this may be refused.
     pub(crate) fn empty(mut nand: Nand, cfg: FtlConfig, hooks: H) -> std::result::Result<Ftl<H>, (DeviceError, Box<Nand>)> {
-        if !H::persists_l2p() && !H::wants_scanned_pages() {
+        if !<H::Mapping as Mapping>::PERSISTED && !H::CAPABILITIES.scans_pages {
             let e = format!(
-                "protocol `{}` persists no L2P but rebuilds none from the scan (`Hooks::wants_scanned_pages`)",
+                "protocol `{}` persists no L2P but rebuilds none from the scan (`Capabilities::scans_pages`)",
                 hooks.name()
             );
             return Err((DeviceError::Config(e), Box::new(nand)));
@@ -170,7 +171,7 @@ impl<H: Hooks> Ftl<H> {
         let units = geo.unit_count() as usize;
         let ppb = geo.pages_per_block;
         Ok(Ftl {
-            l2p: Vec::new(),
+            l2p: H::Mapping::unmapped(0).map_err(|e| (e, Box::new(nand.clone())))?,
             tables: Tables::new(TableLayout::new(0, geo.block_count(), geo.page_size), &geo, 0, 1),
             mapped: Bits::new(geo.page_count() as usize),
             blocks: BlockTable::new(&geo),
@@ -304,7 +305,7 @@ impl<H: Hooks> Ftl<H> {
         crate::memory::check(Self::memory_needed(&geo, &cfg, nand.config().data_mode, &hooks)?.total())?;
         let mut ftl = Ftl::empty(nand, cfg, hooks).map_err(|(e, _)| e)?;
         ftl.derived = derived;
-        ftl.l2p = crate::memory::filled(derived.logical_pages as usize, UNMAPPED)?;
+        ftl.l2p = H::Mapping::unmapped(derived.logical_pages)?;
         let mut meta = vec![false; geo.block_count() as usize];
         for b in rings.iter().flatten().copied().chain(superblock_blocks(&geo)) {
             meta[b as usize] = true;
@@ -419,7 +420,10 @@ impl<H: Hooks> Ftl<H> {
     }
     /// Current mapping of a logical page (for checkers and reports).
     pub fn mapping(&self, lpn: Lpn) -> Option<Ppn> {
-        self.l2p.get(lpn as usize).copied().filter(|&p| p != UNMAPPED)
+        Some(lpn)
+            .filter(|&l| l < self.l2p.len())
+            .map(|l| self.l2p.get(l))
+            .filter(|&p| p != UNMAPPED)
     }
     /// Erase counts as the FTL knows them.
     pub fn erase_counts(&self) -> &[u32] {
@@ -643,18 +647,18 @@ impl<H: Hooks> Ftl<H> {
     /// Points `lpn` at `ppn`, invalidating its previous page.
     pub(crate) fn map(&mut self, lpn: Lpn, ppn: Ppn) {
         self.unmap(lpn);
-        self.l2p[lpn as usize] = ppn;
+        self.l2p.set(lpn, ppn);
         self.tables.mark_lpn(lpn);
         self.mapped.set(ppn, true);
         self.blocks.valid_inc(self.geo.block_of(ppn));
     }
 
     pub(crate) fn unmap(&mut self, lpn: Lpn) {
-        let old = self.l2p[lpn as usize];
+        let old = self.l2p.get(lpn);
         if old != UNMAPPED {
             self.mapped.set(old, false);
             self.blocks.valid_dec(self.geo.block_of(old));
-            self.l2p[lpn as usize] = UNMAPPED;
+            self.l2p.set(lpn, UNMAPPED);
             self.tables.mark_lpn(lpn);
         }
     }
@@ -710,7 +714,7 @@ impl<H: Hooks> Ftl<H> {
                 // Every block with dead pages may be one the protocol keeps
                 // from GC until the next checkpoint (LightTx's zones): take it
                 // and try again, once.
-                if H::may_skip_victims() && !slid {
+                if H::CAPABILITIES.skips_victims && !slid {
                     slid = true;
                     self.checkpoint()?;
                     continue;
@@ -891,18 +895,18 @@ impl<H: Hooks> Ftl<H> {
 
     /// Trim: forget a logical page. Durable at the next flush (through a
     /// checkpoint's L2P): refused when checkpoints persist none
-    /// (`Hooks::persists_l2p`), since recovery would find the page again.
+    /// (`Mapping::PERSISTED`), since recovery would find the page again.
     pub fn trim_page(&mut self, lpn: Lpn) -> Result<u64> {
         self.check_writable("trim")?;
         self.check_lpn(lpn)?;
-        if !H::persists_l2p() {
+        if !<H::Mapping as Mapping>::PERSISTED {
             return Err(DeviceError::Unsupported {
                 protocol: self.hooks.name(),
                 what: "trim (no persistent mapping table to record it in)",
             });
         }
         self.counters.host_trims += 1;
-        if self.l2p[lpn as usize] != UNMAPPED {
+        if self.l2p.get(lpn) != UNMAPPED {
             self.unmap(lpn);
             self.trims_pending = true;
         }

@@ -10,6 +10,7 @@ use crate::config::{Canary, GcPolicy};
 use crate::error::{DeviceError, Result};
 use crate::ftl::{Ftl, Stream};
 use crate::hooks::Hooks;
+use crate::mapping::Mapping;
 use crate::oob::{Oob, OobState, PageKind};
 use txftl_nand::{BlockId, NandError, Ppn};
 
@@ -48,17 +49,17 @@ impl<H: Hooks> Ftl<H> {
             return self.scan_for_victim();
         }
         let ppb = self.geo.pages_per_block;
-        let v = if !H::has_extra_live() && !H::may_skip_victims() {
+        let v = if !H::CAPABILITIES.extra_live && !H::CAPABILITIES.skips_victims {
             self.blocks.greedy_victim(ppb)
         } else {
             // Protocol pages and skipped blocks: the index still orders the
             // candidates by valid pages, a lower bound of their live pages.
             let (hooks, geo) = (&self.hooks, self.geo);
             self.blocks.greedy_victim_by(ppb, |b, valid, written| {
-                if H::may_skip_victims() && hooks.skip_victim(b) {
+                if H::CAPABILITIES.skips_victims && hooks.skip_victim(b) {
                     return None;
                 }
-                let extra = if H::has_extra_live() {
+                let extra = if H::CAPABILITIES.extra_live {
                     let first = geo.ppn(b, 0);
                     hooks.extra_live_count(first, first + written)
                 } else {
@@ -110,7 +111,7 @@ impl<H: Hooks> Ftl<H> {
     /// Live pages of a block: mapped ones, plus those the protocol keeps.
     pub(crate) fn live_pages(&self, b: BlockId) -> u32 {
         // Pages the protocol keeps are never mapped (the L2P does not point to them).
-        let extra = if H::has_extra_live() {
+        let extra = if H::CAPABILITIES.extra_live {
             let first = self.geo.ppn(b, 0);
             self.hooks.extra_live_count(first, first + self.blocks.write_ptr[b as usize])
         } else {
@@ -156,7 +157,7 @@ impl<H: Hooks> Ftl<H> {
         let result: Result<()> = (|| {
             for ppn in first..first + written {
                 let mapped = self.mapped.get(ppn);
-                let kept = H::has_extra_live() && self.hooks.extra_live(ppn);
+                let kept = H::CAPABILITIES.extra_live && self.hooks.extra_live(ppn);
                 if !mapped && !kept {
                     continue;
                 }
@@ -292,7 +293,7 @@ impl<H: Hooks> Ftl<H> {
         let lpn = match (mapped, unreadable.is_some_and(|u| u.oob), decoded) {
             (false, _, _) => UNMAPPED,
             (true, true, _) => self.lpn_mapped_to(ppn)?,
-            (true, false, OobState::Valid(o)) if o.kind == PageKind::Data && self.l2p.get(o.lpn as usize) == Some(&ppn) => o.lpn,
+            (true, false, OobState::Valid(o)) if o.kind == PageKind::Data && o.lpn < self.l2p.len() && self.l2p.get(o.lpn) == ppn => o.lpn,
             (true, false, other) => {
                 return Err(DeviceError::Corrupted(format!(
                     "GC source page {ppn} is mapped, but its OOB is {other}"
@@ -338,6 +339,7 @@ impl<H: Hooks> Ftl<H> {
     /// whose spare area is lost: no reverse map is kept).
     fn lpn_mapped_to(&self, ppn: Ppn) -> Result<u32> {
         self.l2p
+            .entries()
             .iter()
             .position(|&p| p == ppn)
             .map(|lpn| lpn as u32)

@@ -1,9 +1,23 @@
-//! What a protocol can plug into the framework without special cases in its core.
+//! What a protocol can plug into the framework without special cases in its
+//! core, grouped by concern:
 //!
-//! Every method has a neutral default, so `plain` implements only `name`.
+//! - [`GcHooks`]: pages GC must keep or move, victims it must skip, blocks
+//!   to erase before the next host program;
+//! - [`PersistHooks`]: what the protocol writes through the framework (its
+//!   root in every superblock, its section of every checkpoint, its log
+//!   rings, its bytes of the pages' spare areas);
+//! - [`RecoveryHooks`]: rebuilding the protocol's state, and the mappings it
+//!   decides, from the NAND alone;
+//! - [`EventHooks`]: what the framework tells the protocol as it happens
+//!   (format, programs, erases).
+//!
+//! [`Hooks`] ties them with the protocol's name, its mapping table
+//! ([`crate::Mapping`]) and its [`Capabilities`], declared once. Every method
+//! has a neutral default, so `plain` writes four empty impls and its name.
 
 use crate::error::Result;
 use crate::log::LogSource;
+use crate::mapping::Mapping;
 use crate::oob::{Oob, PROTOCOL_BYTES};
 use crate::scan::ScannedPages;
 use txftl_nand::{BlockId, Ppn};
@@ -18,28 +32,61 @@ pub struct RecoveredUpdate {
 }
 
 /// An intact data page recovery read, handed to the protocol
-/// ([`Hooks::recover_scanned`], through [`ScannedPages`]).
+/// ([`RecoveryHooks::recover_scanned`], through [`ScannedPages`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScannedPage {
     pub ppn: Ppn,
     pub oob: Oob,
 }
 
-pub trait Hooks {
+/// What a protocol's hooks can do at all, declared once, so that the
+/// framework's hot paths skip asking where the answer is always no.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// [`GcHooks::extra_live`] can say yes: GC asks it page by page.
+    pub extra_live: bool,
+    /// [`GcHooks::skip_victim`] can say yes: greedy GC scans every block
+    /// instead of picking victims from its index.
+    pub skips_victims: bool,
+    /// Recovery reads the [`RecoveryHooks::zone_blocks`] and visits every
+    /// data page it found ([`RecoveryHooks::recover_scanned`]).
+    pub scans_pages: bool,
+}
+
+impl Capabilities {
+    /// None of them: the framework alone (`plain`).
+    pub const NONE: Capabilities = Capabilities {
+        extra_live: false,
+        skips_victims: false,
+        scans_pages: false,
+    };
+}
+
+/// A protocol on the framework.
+pub trait Hooks: GcHooks + PersistHooks + RecoveryHooks + EventHooks {
+    /// The mapping table: [`crate::Dense`] (persisted by checkpoints),
+    /// [`crate::Unpersisted`] (rebuilt by the protocol at every mount), or
+    /// a cached one.
+    type Mapping: Mapping;
+
+    const CAPABILITIES: Capabilities;
+
     /// Protocol name, as the CLI spells it and the superblock records it.
     fn name(&self) -> &'static str;
 
-    /// A physical page GC must keep although the L2P does not point to it
-    /// (X-FTL's uncommitted pages, NoLgn's old pages).
-    fn extra_live(&self, _ppn: Ppn) -> bool {
-        false
+    /// The protocol's own invariants, given the L2P (logical -> physical, or
+    /// `u32::MAX`) and the NAND to inspect.
+    fn check(&self, _l2p: &[u32], _nand: &txftl_nand::Nand) -> Result<(), String> {
+        Ok(())
     }
+}
 
-    /// Whether `extra_live` can ever say yes; lets GC skip asking page by page.
-    fn has_extra_live() -> bool
-    where
-        Self: Sized,
-    {
+/// What GC must keep, move, skip or erase for the protocol.
+pub trait GcHooks {
+    /// A physical page GC must keep although the L2P does not point to it
+    /// (X-FTL's uncommitted pages, NoLgn's old pages). Asked only with
+    /// [`Capabilities::extra_live`].
+    fn extra_live(&self, _ppn: Ppn) -> bool {
         false
     }
 
@@ -50,25 +97,16 @@ pub trait Hooks {
     }
 
     /// A block GC must not pick as a victim now (NoLgn's locked blocks,
-    /// LightTx's zones).
+    /// LightTx's zones). Asked only with [`Capabilities::skips_victims`].
     fn skip_victim(&self, _block: BlockId) -> bool {
         false
     }
 
-    /// Whether `skip_victim` can ever say yes; without it, greedy GC picks
-    /// victims from an index instead of scanning every block.
-    fn may_skip_victims() -> bool
-    where
-        Self: Sized,
-    {
-        false
+    /// The protocol bytes a GC copy of a page carries. `mapped`: the L2P points
+    /// to the page (it is committed data, not a protocol's extra live page).
+    fn relocated_protocol_bytes(&self, _mapped: bool, oob: &Oob) -> [u8; PROTOCOL_BYTES] {
+        oob.protocol
     }
-
-    /// A data page was programmed (host or GC stream), before any housekeeping
-    /// (GC, checkpoint) that follows it: a protocol that tracks where its
-    /// pages lie (LightTx's zones) learns it before a checkpoint records them.
-    /// `done_ns`: when the die finishes the program (device clock).
-    fn on_program(&mut self, _ppn: Ppn, _oob: &Oob, _done_ns: u64) {}
 
     /// GC moved a page it kept for the protocol (`extra_live`) or a mapped page
     /// from `old` to `new` (Flag Commit moves its flags; X-FTL repoints entries).
@@ -77,33 +115,28 @@ pub trait Hooks {
     /// pages from ones a later erase removed compares against it).
     fn on_relocate(&mut self, _old: Ppn, _new: Ppn, _oob: &Oob, _new_erase_count: u32) {}
 
-    /// `block` was erased: whatever it held is gone from the NAND (a GC
-    /// victim erased for reuse, a forced erase, a metadata ring entering a
-    /// block that may have held data). Called only once the erase succeeded:
-    /// a torn erase (power cut) or a failed one (the block goes bad) calls
-    /// nothing, and a block found clean is not erased again. BPCC releases
-    /// the pages it pinned for the aborted pages the block held.
-    fn on_erase(&mut self, _block: BlockId) {}
-
     /// A block whose pages must be gone from the flash before the next host
     /// page is programmed (TxFlash's SCC: an uncommitted version of a page
     /// must be erased before a newer version of it is written). The
     /// framework asks before every host program until the answer is `None`;
     /// for each block it moves the live pages out (mapped ones, and those
     /// `extra_live` keeps) to the GC stream, erases the block, and reports
-    /// with [`Hooks::erased_on_request`]. The block then waits, prefree, for
+    /// with [`GcHooks::erased_on_request`]. The block then waits, prefree, for
     /// the next checkpoint like any GC victim. A protocol queues its requests
     /// in its own state when it decides them, and answers them in order.
     fn erase_request(&mut self) -> Option<BlockId> {
         None
     }
 
-    /// What the framework did for an [`Hooks::erase_request`]: `erased`
+    /// What the framework did for an [`GcHooks::erase_request`]: `erased`
     /// (false: the block was free, bad or metadata, so nothing was done, or it
     /// was retired after a failed program while its pages moved) after
     /// moving `moved_pages` live pages out of it (counted in `gc_copies` too).
     fn erased_on_request(&mut self, _block: BlockId, _erased: bool, _moved_pages: u64) {}
+}
 
+/// What the protocol writes through the framework.
+pub trait PersistHooks {
     /// Largest protocol root kept in the superblock, bytes (sizes the superblock).
     fn root_len_max(&self) -> usize {
         0
@@ -124,8 +157,8 @@ pub trait Hooks {
         Vec::new()
     }
 
-    /// Called once by `format`, with the logical capacity.
-    fn on_format(&mut self, _logical_pages: u32) {}
+    /// A checkpoint is durable: state it covers can be released.
+    fn checkpoint_durable(&mut self) {}
 
     /// The protocol log rings it wants (see `log.rs`), in blocks (at least 3
     /// are reserved), given the geometry. The framework reserves them at format
@@ -142,16 +175,10 @@ pub trait Hooks {
     fn packed_protocol_bytes(&self) -> usize {
         0
     }
+}
 
-    /// The protocol bytes a GC copy of a page carries. `mapped`: the L2P points
-    /// to the page (it is committed data, not a protocol's extra live page).
-    fn relocated_protocol_bytes(&self, _mapped: bool, oob: &Oob) -> [u8; PROTOCOL_BYTES] {
-        oob.protocol
-    }
-
-    /// A checkpoint is durable: state it covers can be released.
-    fn checkpoint_durable(&mut self) {}
-
+/// Rebuilding the protocol's state, and the mappings it decides, at a mount.
+pub trait RecoveryHooks {
     /// Recovery, after the checkpoint (sequence number `ckpt_seq`) is loaded and
     /// before the roll-forward is applied: rebuild the protocol's state from
     /// its root (as the superblock records it) and its log rings (read newest
@@ -173,35 +200,12 @@ pub trait Hooks {
     /// Recovery, after `recover`: blocks in use at the checkpoint whose pages
     /// written before it the protocol must read too (LightTx's Unavailable
     /// Zone: blocks holding pages of transactions still open at the
-    /// checkpoint). The framework reads each from its first page to its write
-    /// pointer at the checkpoint, in parallel across blocks, on the device clock.
+    /// checkpoint; SCC and BPCC: every block). The framework reads each from
+    /// its first page to its write pointer at the checkpoint, in parallel
+    /// across blocks, on the device clock. Asked only with
+    /// [`Capabilities::scans_pages`].
     fn zone_blocks(&self) -> Vec<BlockId> {
         Vec::new()
-    }
-
-    /// Whether the protocol wants `recover_scanned` (recovery then reads the
-    /// `zone_blocks` and visits every data page it found).
-    fn wants_scanned_pages() -> bool
-    where
-        Self: Sized,
-    {
-        false
-    }
-
-    /// Whether checkpoints persist the L2P. A protocol that says no keeps no
-    /// mapping table on flash (TxFlash's SCC and BPCC; LightTx's Fig. 9 gives
-    /// them no mapping-persistence writes): checkpoints then write no L2P
-    /// table page (their directory names none, as for an all-unmapped page),
-    /// only the block table and the record, and recovery starts from an empty
-    /// L2P, so the protocol must rebuild every mapping itself, with
-    /// `wants_scanned_pages` and `zone_blocks` naming every block in use (the
-    /// framework refuses the first without the second, and refuses trims: a
-    /// trim is made durable only by a checkpoint's L2P).
-    fn persists_l2p() -> bool
-    where
-        Self: Sized,
-    {
-        true
     }
 
     /// Recovery, after the roll-forward scan and `recover`: `pages` visits
@@ -209,7 +213,8 @@ pub trait Hooks {
     /// the checkpoint `ckpt_seq`) and every intact data page of the
     /// `zone_blocks` (programmed before it), in no order the protocol may rely
     /// on; returns L2P updates, as `recover` does. LightTx decides here which
-    /// transactions committed; SCC and BPCC rebuild every mapping.
+    /// transactions committed; SCC and BPCC rebuild every mapping. Called
+    /// only with [`Capabilities::scans_pages`].
     ///
     /// The pages are visited one at a time, read from the NAND as they are
     /// (`ScannedPages::for_each`), not handed over as one slice: a whole-device
@@ -225,10 +230,24 @@ pub trait Hooks {
     fn roll_forward(&self, _oob: &Oob) -> bool {
         true
     }
+}
 
-    /// The protocol's own invariants, given the L2P (logical -> physical, or
-    /// `u32::MAX`) and the NAND to inspect.
-    fn check(&self, _l2p: &[u32], _nand: &txftl_nand::Nand) -> Result<(), String> {
-        Ok(())
-    }
+/// What the framework tells the protocol as it happens.
+pub trait EventHooks {
+    /// Called once by `format`, with the logical capacity.
+    fn on_format(&mut self, _logical_pages: u32) {}
+
+    /// A data page was programmed (host or GC stream), before any housekeeping
+    /// (GC, checkpoint) that follows it: a protocol that tracks where its
+    /// pages lie (LightTx's zones) learns it before a checkpoint records them.
+    /// `done_ns`: when the die finishes the program (device clock).
+    fn on_program(&mut self, _ppn: Ppn, _oob: &Oob, _done_ns: u64) {}
+
+    /// `block` was erased: whatever it held is gone from the NAND (a GC
+    /// victim erased for reuse, an erase the protocol requested, a metadata
+    /// ring entering a block that may have held data). Called only once the
+    /// erase succeeded: a torn erase (power cut) or a failed one (the block
+    /// goes bad) calls nothing, and a block found clean is not erased again.
+    /// BPCC releases the pages it pinned for the aborted pages the block held.
+    fn on_erase(&mut self, _block: BlockId) {}
 }

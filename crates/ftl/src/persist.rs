@@ -7,6 +7,7 @@ use crate::checkpoint::{encode_block_page, encode_map_page, BlockRecord, DirEntr
 use crate::error::{DeviceError, Result};
 use crate::ftl::{Ftl, RecordLoc};
 use crate::hooks::Hooks;
+use crate::mapping::Mapping;
 use crate::oob::{Oob, PageKind};
 use crate::superblock::{PrevCheckpoint, RingRecord, Superblock};
 use txftl_nand::{BlockId, NandError};
@@ -121,7 +122,7 @@ impl<H: Hooks> Ftl<H> {
         let mut changed = vec![false; layout.table_pages() as usize];
         // Without L2P persistence (`Hooks::persists_l2p`) no L2P page is
         // ever written: the directory keeps naming none.
-        if H::persists_l2p() {
+        if <H::Mapping as Mapping>::PERSISTED {
             for t in 0..layout.map_pages() {
                 changed[t as usize] = self.tables.map_page_dirty(t);
             }
@@ -157,7 +158,7 @@ impl<H: Hooks> Ftl<H> {
         let ppb = self.geo.pages_per_block;
         for &(t, moved) in write {
             if t < layout.map_pages() {
-                let entries = &self.l2p[layout.lpns_of(t)];
+                let entries = &self.l2p.entries()[layout.lpns_of(t)];
                 if entries.iter().all(|&p| p == UNMAPPED) {
                     self.tables.dir_next[t as usize] = DirEntry::NONE;
                     continue;

@@ -218,7 +218,7 @@ fn pins_are_released_at_the_erase_that_unguards_their_version() {
 /// commits, the L2P drops it and the pin alone keeps it.
 #[test]
 fn a_pinned_committed_page_is_counted_live_once() {
-    use txftl_ftl::Hooks;
+    use txftl_ftl::GcHooks;
     let mut d = device(false);
     d.begin(1).unwrap();
     d.write_tx(1, 3, &page(&d, 0xA1)).unwrap();

@@ -199,13 +199,14 @@ fn checkpoints_write_no_l2p_page_and_recovery_maps_every_page_from_the_scan() {
     }
 }
 
-/// The framework's side of `Hooks::persists_l2p`: without L2P persistence a
+/// The framework's side of an unpersisted mapping table (`Mapping::PERSISTED`
+/// false, SCC's `Unpersisted`): without L2P persistence a
 /// trim is refused by the FTL itself (no checkpoint could make it durable),
 /// and a protocol that persists no L2P but rebuilds none from the scan is
 /// refused at format.
 #[test]
 fn without_l2p_persistence_the_framework_refuses_trims_and_protocols_that_scan_nothing() {
-    use txftl_ftl::{Ftl, Hooks};
+    use txftl_ftl::{Capabilities, EventHooks, Ftl, GcHooks, Hooks, PersistHooks, RecoveryHooks, Unpersisted};
     use txftl_protocols::scc::SccHooks;
     let nand = || Nand::new(preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
     let n = nand();
@@ -215,13 +216,16 @@ fn without_l2p_persistence_the_framework_refuses_trims_and_protocols_that_scan_n
 
     struct NoTableNoScan;
     impl Hooks for NoTableNoScan {
+        type Mapping = Unpersisted;
+        const CAPABILITIES: Capabilities = Capabilities::NONE;
         fn name(&self) -> &'static str {
             "no-table-no-scan"
         }
-        fn persists_l2p() -> bool {
-            false
-        }
     }
+    impl GcHooks for NoTableNoScan {}
+    impl PersistHooks for NoTableNoScan {}
+    impl RecoveryHooks for NoTableNoScan {}
+    impl EventHooks for NoTableNoScan {}
     assert!(matches!(
         Ftl::format(nand(), FtlConfig::default(), NoTableNoScan),
         Err(DeviceError::Config(_))

@@ -8,6 +8,7 @@ use crate::device::RecoveryReport;
 use crate::error::Result;
 use crate::ftl::Ftl;
 use crate::hooks::{Hooks, RecoveredUpdate};
+use crate::mapping::Mapping;
 use crate::oob::{Oob, OobState, PageKind};
 use txftl_nand::Ppn;
 
@@ -18,7 +19,7 @@ impl<H: Hooks> Ftl<H> {
     /// was applied.
     pub(super) fn apply_updates(
         &mut self,
-        m: &Mounted,
+        m: &Mounted<H::Mapping>,
         found: &[Found],
         updates: Vec<RecoveredUpdate>,
         log_max_seq: u64,
@@ -46,7 +47,7 @@ impl<H: Hooks> Ftl<H> {
         let apply_empty = apply.is_empty();
         apply.sort_by_key(|&(seq, _, _)| seq);
         for (_, lpn, ppn) in apply {
-            self.l2p[lpn as usize] = ppn;
+            self.l2p.set(lpn, ppn);
             self.tables.mark_lpn(lpn);
         }
         (max_seq, apply_empty)
@@ -58,8 +59,8 @@ impl<H: Hooks> Ftl<H> {
     pub(super) fn drop_stale_mappings(&mut self, report: &mut RecoveryReport, at_ns: u64) -> Result<u64> {
         let mut oob = vec![0u8; self.geo.oob_size as usize];
         let mut t = at_ns;
-        for lpn in 0..self.l2p.len() {
-            let ppn = self.l2p[lpn];
+        for lpn in 0..self.l2p.len() as usize {
+            let ppn = self.l2p.get(lpn as u32);
             if ppn == UNMAPPED {
                 continue;
             }
@@ -68,7 +69,7 @@ impl<H: Hooks> Ftl<H> {
                 matches!(Oob::decode(&oob), OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn as u32)
             };
             if !holds {
-                self.l2p[lpn] = UNMAPPED;
+                self.l2p.set(lpn as u32, UNMAPPED);
                 self.tables.mark_lpn(lpn as u32);
                 report.mappings_dropped += 1;
             }

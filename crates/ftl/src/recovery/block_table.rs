@@ -8,11 +8,12 @@ use crate::checkpoint::{RecordState, UNMAPPED};
 use crate::error::{DeviceError, Result};
 use crate::ftl::Ftl;
 use crate::hooks::Hooks;
+use crate::mapping::Mapping;
 use txftl_nand::BlockId;
 
 impl<H: Hooks> Ftl<H> {
     /// Block table, reverse map, valid counts.
-    pub(super) fn rebuild_block_table(&mut self, m: &Mounted, scanned: &[Scanned]) -> Result<()> {
+    pub(super) fn rebuild_block_table(&mut self, m: &Mounted<H::Mapping>, scanned: &[Scanned]) -> Result<()> {
         self.restore_block_states(m, scanned);
         self.count_mapped_pages()?;
         self.rebuild_pools(m.ck.seq);
@@ -22,7 +23,7 @@ impl<H: Hooks> Ftl<H> {
     /// Each block's state and write pointer: as the checkpoint recorded it,
     /// the rings' blocks metadata, and the blocks the scan found written
     /// (closed) or reclaimed since (free).
-    fn restore_block_states(&mut self, m: &Mounted, scanned: &[Scanned]) {
+    fn restore_block_states(&mut self, m: &Mounted<H::Mapping>, scanned: &[Scanned]) {
         let geo = self.geo;
         let (ck, ring_owned) = (&m.ck, &m.ring_owned);
         for (b, rec) in ck.blocks.iter().enumerate() {
@@ -64,7 +65,7 @@ impl<H: Hooks> Ftl<H> {
     /// pages; a page mapped twice, or past the array, is corruption.
     fn count_mapped_pages(&mut self) -> Result<()> {
         let geo = self.geo;
-        for (lpn, &ppn) in self.l2p.iter().enumerate() {
+        for (lpn, &ppn) in self.l2p.entries().iter().enumerate() {
             if ppn == UNMAPPED {
                 continue;
             }

@@ -11,6 +11,7 @@ use crate::device::RecoveryReport;
 use crate::error::{DeviceError, Result};
 use crate::ftl::{superblock_blocks, Ftl};
 use crate::hooks::Hooks;
+use crate::mapping::Mapping;
 use crate::oob::{Oob, OobState, PageKind};
 use crate::superblock::Superblock;
 use crate::tables::Tables;
@@ -125,11 +126,17 @@ impl<H: Hooks> Ftl<H> {
     /// blocks, on different dies), checking every CRC. Table pages must lie in
     /// a block of `ring`, the checkpoint ring as the newest superblock names
     /// it (the only blocks whose reuse the ring controls).
-    fn read_checkpoint(&mut self, sb: &Superblock, ring: &[BlockId], report: &mut RecoveryReport, at_ns: &mut u64) -> Result<Checkpoint> {
+    fn read_checkpoint(
+        &mut self,
+        sb: &Superblock,
+        ring: &[BlockId],
+        report: &mut RecoveryReport,
+        at_ns: &mut u64,
+    ) -> Result<Checkpoint<H::Mapping>> {
         let record = self.read_ckpt_record(sb, report, at_ns)?;
         let geo = self.geo;
         let layout = TableLayout::new(sb.logical_pages, geo.block_count(), geo.page_size);
-        let mut l2p = crate::memory::filled(layout.logical_pages as usize, UNMAPPED)?;
+        let mut l2p = H::Mapping::unmapped(layout.logical_pages)?;
         let none = BlockRecord {
             erase_count: 0,
             write_ptr: 0,
@@ -147,7 +154,7 @@ impl<H: Hooks> Ftl<H> {
                 }
                 continue;
             }
-            if t < layout.map_pages() && !H::persists_l2p() {
+            if t < layout.map_pages() && !<H::Mapping as Mapping>::PERSISTED {
                 return Err(DeviceError::Corrupted(format!(
                     "checkpoint names L2P page {t}, but protocol `{}` keeps no mapping table",
                     sb.protocol
@@ -177,7 +184,7 @@ impl<H: Hooks> Ftl<H> {
                 }
             }
             if t < layout.map_pages() {
-                decode_map_page(&buf, &mut l2p[layout.lpns_of(t)]);
+                decode_map_page(&buf, l2p.entries_mut(layout.lpns_of(t)));
             } else {
                 let r = layout.blocks_of(t);
                 decode_block_page(&buf, r.start, &mut blocks[r]).map_err(DeviceError::Corrupted)?;
@@ -221,7 +228,7 @@ impl<H: Hooks> Ftl<H> {
         sb: &Superblock,
         report: &mut RecoveryReport,
         at_ns: &mut u64,
-    ) -> Result<(Checkpoint, Superblock, Option<Vec<Superblock>>)> {
+    ) -> Result<(Checkpoint<H::Mapping>, Superblock, Option<Vec<Superblock>>)> {
         let ring = sb.ckpt_ring.clone();
         let why = match self.read_checkpoint(sb, &ring, report, at_ns) {
             Ok(ck) => return Ok((ck, sb.clone(), None)),
@@ -326,7 +333,7 @@ impl<H: Hooks> Ftl<H> {
     /// Installs the checkpoint `m` loaded as the DRAM state: the erase counts
     /// it recorded, the derived sizes, the L2P (taken out of it) and the
     /// table pages (its directory, taken too, and `prev_dir`).
-    pub(super) fn install_checkpoint(&mut self, m: &mut Mounted, prev_dir: Option<Vec<DirEntry>>) -> Result<()> {
+    pub(super) fn install_checkpoint(&mut self, m: &mut Mounted<H::Mapping>, prev_dir: Option<Vec<DirEntry>>) -> Result<()> {
         let geo = self.geo;
         let (sb, ck) = (&m.sb, &mut m.ck);
         self.ckpt_erase_counts = ck.blocks.iter().map(|r| r.erase_count).collect();
@@ -336,7 +343,7 @@ impl<H: Hooks> Ftl<H> {
         // Without L2P persistence (`Hooks::persists_l2p`) the checkpoint
         // names no L2P page: the L2P starts empty, and the protocol's scan
         // (`recover_scanned`) maps every logical page.
-        self.l2p = std::mem::take(&mut ck.l2p);
+        self.l2p = std::mem::replace(&mut ck.l2p, H::Mapping::unmapped(0)?);
         let layout = TableLayout::new(sb.logical_pages, geo.block_count(), geo.page_size);
         self.tables = Tables::new(layout, &geo, self.hooks.checkpoint_section_max(), sb.ckpt_ring.len());
         self.tables.loaded(std::mem::take(&mut ck.directory), prev_dir, ck.blocks.clone());

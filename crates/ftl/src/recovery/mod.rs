@@ -64,12 +64,12 @@ use txftl_nand::{BlockId, Nand, NandStats};
 
 /// What the mount loaded and every later step reads: the newest superblock,
 /// the checkpoint used and the superblock naming it.
-struct Mounted {
+struct Mounted<M> {
     /// The newest intact superblock, and its index among the superblock blocks.
     sb: Superblock,
     sb_index: usize,
     /// The checkpoint used (its L2P and directory taken out once installed).
-    ck: Checkpoint,
+    ck: Checkpoint<M>,
     /// The superblock naming `ck`: `sb`, or an older one after a fallback.
     ck_sb: Superblock,
     /// The newest checkpoint was corrupted and an older one is used.

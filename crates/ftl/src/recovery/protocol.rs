@@ -28,7 +28,7 @@ impl<H: Hooks> Ftl<H> {
     /// the checkpoint), ascending, each with its write pointer at the
     /// checkpoint: what its scan (`ScannedPages`) reads, from the first page
     /// to that write pointer. Ring blocks and blocks not in use are left out.
-    fn zone_block_extents(&self, ck: &Checkpoint, ring_owned: &BTreeSet<BlockId>) -> Result<Vec<(BlockId, u32)>> {
+    fn zone_block_extents(&self, ck: &Checkpoint<H::Mapping>, ring_owned: &BTreeSet<BlockId>) -> Result<Vec<(BlockId, u32)>> {
         let mut blocks = self.hooks.zone_blocks();
         blocks.sort_unstable();
         blocks.dedup();
@@ -54,7 +54,7 @@ impl<H: Hooks> Ftl<H> {
     /// which ends when the protocol's last read completed.
     pub(super) fn recover_protocol(
         &mut self,
-        m: &Mounted,
+        m: &Mounted<H::Mapping>,
         found: &[Found],
         report: &mut RecoveryReport,
         at_ns: &mut u64,
@@ -67,7 +67,7 @@ impl<H: Hooks> Ftl<H> {
         let (log_max_seq, log_newest) = (logs.max_seq, std::mem::take(&mut logs.newest_index));
         report.protocol_pages_read = logs.pages_read;
         *at_ns = logs.t;
-        if H::wants_scanned_pages() {
+        if H::CAPABILITIES.scans_pages {
             // The protocol visits the pages as they are read (`ScannedPages`):
             // it keeps what it needs of each, not every decoded OOB at once.
             let blocks = self.zone_block_extents(ck, &m.ring_owned)?;

@@ -10,7 +10,7 @@ impl<H: Hooks> Ftl<H> {
     /// Points every ring at a fresh block (see the comment inside) and
     /// records the checkpoint used and its predecessor; `log_newest`: per
     /// protocol ring, its newest block.
-    pub(super) fn resume_rings(&mut self, m: &Mounted, log_newest: Vec<Option<usize>>) {
+    pub(super) fn resume_rings(&mut self, m: &Mounted<H::Mapping>, log_newest: Vec<Option<usize>>) {
         let geo = self.geo;
         let (sb, sb_index, ck_sb) = (&m.sb, m.sb_index, &m.ck_sb);
         // Metadata rings: the next appends go to a fresh block. The page after the

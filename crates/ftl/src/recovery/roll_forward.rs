@@ -38,7 +38,12 @@ impl<H: Hooks> Ftl<H> {
     /// Restores every block's erase count as the checkpoint recorded it on
     /// the way. Returns the pages found (in scan order) and what each block
     /// scanned holds.
-    pub(super) fn roll_forward(&mut self, m: &Mounted, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<(Vec<Found>, Vec<Scanned>)> {
+    pub(super) fn roll_forward(
+        &mut self,
+        m: &Mounted<H::Mapping>,
+        report: &mut RecoveryReport,
+        at_ns: &mut u64,
+    ) -> Result<(Vec<Found>, Vec<Scanned>)> {
         let (ck, ring_owned, fallback) = (&m.ck, &m.ring_owned, m.fallback);
         let mut found = Vec::new();
         let scan_start = *at_ns;
@@ -173,7 +178,7 @@ impl<H: Hooks> Ftl<H> {
 
     /// Raises each metadata ring block's erase count to the one its pages'
     /// OOB records, reading from `at_ns`; returns when the last read completed.
-    pub(super) fn ring_erase_counts(&mut self, m: &Mounted, at_ns: u64) -> Result<u64> {
+    pub(super) fn ring_erase_counts(&mut self, m: &Mounted<H::Mapping>, at_ns: u64) -> Result<u64> {
         let geo = self.geo;
         let (ck, ring_owned) = (&m.ck, &m.ring_owned);
         let mut t = at_ns;

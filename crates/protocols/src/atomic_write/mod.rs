@@ -40,6 +40,7 @@ use txftl_ftl::{
     BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages, Tid,
     PROTOCOL_BYTES,
 };
+use txftl_ftl::{Capabilities, Dense, EventHooks, GcHooks, PersistHooks, RecoveryHooks};
 use txftl_nand::{Geometry, Nand};
 
 /// The open group.
@@ -92,6 +93,13 @@ impl AwHooks {
 }
 
 impl Hooks for AwHooks {
+    type Mapping = Dense;
+    const CAPABILITIES: Capabilities = Capabilities {
+        extra_live: true,
+        skips_victims: false,
+        scans_pages: true,
+    };
+
     fn name(&self) -> &'static str {
         if self.canary {
             "atomic-w-canary"
@@ -100,10 +108,19 @@ impl Hooks for AwHooks {
         }
     }
 
-    fn has_extra_live() -> bool {
-        true
+    fn check(&self, l2p: &[u32], _nand: &Nand) -> std::result::Result<(), String> {
+        if let Some(g) = &self.open {
+            for (&lpn, &ppn) in &g.entries {
+                if l2p.get(lpn as usize) == Some(&ppn) {
+                    return Err(format!("open group {}: its page of lpn {lpn} is already in the L2P", g.id));
+                }
+            }
+        }
+        Ok(())
     }
+}
 
+impl GcHooks for AwHooks {
     /// The open group's pages: the log cleaner moves them like valid pages.
     fn extra_live(&self, ppn: Ppn) -> bool {
         self.open.as_ref().is_some_and(|g| g.pages.contains(&ppn))
@@ -111,27 +128,6 @@ impl Hooks for AwHooks {
 
     fn extra_live_count(&self, first: Ppn, end: Ppn) -> u32 {
         self.open.as_ref().map_or(0, |g| g.pages.range(first..end).count() as u32)
-    }
-
-    fn on_program(&mut self, ppn: Ppn, oob: &Oob, done_ns: u64) {
-        let flag = PageFlag::of(oob);
-        let Some(g) = self
-            .open
-            .as_mut()
-            .filter(|g| flag.group == g.id && flag.group != 0 && !oob.relocated)
-        else {
-            return;
-        };
-        // Only the newest version of each page is kept live (GC moves it):
-        // a GC copy of an older one would be newer in the log than the
-        // version that replaced it.
-        if let Some(older) = g.entries.insert(oob.lpn, ppn) {
-            g.pages.remove(&older);
-        }
-        g.pages.insert(ppn);
-        g.blocks.insert(self.geo.block_of(ppn));
-        g.done_ns = g.done_ns.max(done_ns);
-        g.appended += 1;
     }
 
     fn on_relocate(&mut self, old: Ppn, new: Ppn, _oob: &Oob, _new_erase_count: u32) {
@@ -146,13 +142,6 @@ impl Hooks for AwHooks {
         }
     }
 
-    /// A copy of committed data is plain data (group 0); a copy of the open
-    /// group's page stays in its group, flag 0.
-    /// The group id and the commit flag (`format.rs`).
-    fn packed_protocol_bytes(&self) -> usize {
-        5
-    }
-
     fn relocated_protocol_bytes(&self, mapped: bool, oob: &Oob) -> [u8; PROTOCOL_BYTES] {
         let flag = PageFlag::of(oob);
         if mapped {
@@ -164,6 +153,15 @@ impl Hooks for AwHooks {
             }
             .encode()
         }
+    }
+}
+
+impl PersistHooks for AwHooks {
+    /// A copy of committed data is plain data (group 0); a copy of the open
+    /// group's page stays in its group, flag 0.
+    /// The group id and the commit flag (`format.rs`).
+    fn packed_protocol_bytes(&self) -> usize {
+        5
     }
 
     fn checkpoint_section_max(&self) -> usize {
@@ -183,7 +181,9 @@ impl Hooks for AwHooks {
     fn checkpoint_section(&self) -> Vec<u8> {
         self.position().encode()
     }
+}
 
+impl RecoveryHooks for AwHooks {
     /// Redoes every whole group of the mapping log written since the
     /// checkpoint, at the sequence number of its last mapping page.
     fn recover(
@@ -223,10 +223,6 @@ impl Hooks for AwHooks {
 
     fn zone_blocks(&self) -> Vec<BlockId> {
         self.open_at_checkpoint.clone()
-    }
-
-    fn wants_scanned_pages() -> bool {
-        true
     }
 
     /// A group is committed iff its flagged page is in the log after the
@@ -270,16 +266,28 @@ impl Hooks for AwHooks {
     fn roll_forward(&self, oob: &Oob) -> bool {
         PageFlag::of(oob).group == 0
     }
+}
 
-    fn check(&self, l2p: &[u32], _nand: &Nand) -> std::result::Result<(), String> {
-        if let Some(g) = &self.open {
-            for (&lpn, &ppn) in &g.entries {
-                if l2p.get(lpn as usize) == Some(&ppn) {
-                    return Err(format!("open group {}: its page of lpn {lpn} is already in the L2P", g.id));
-                }
-            }
+impl EventHooks for AwHooks {
+    fn on_program(&mut self, ppn: Ppn, oob: &Oob, done_ns: u64) {
+        let flag = PageFlag::of(oob);
+        let Some(g) = self
+            .open
+            .as_mut()
+            .filter(|g| flag.group == g.id && flag.group != 0 && !oob.relocated)
+        else {
+            return;
+        };
+        // Only the newest version of each page is kept live (GC moves it):
+        // a GC copy of an older one would be newer in the log than the
+        // version that replaced it.
+        if let Some(older) = g.entries.insert(oob.lpn, ppn) {
+            g.pages.remove(&older);
         }
-        Ok(())
+        g.pages.insert(ppn);
+        g.blocks.insert(self.geo.block_of(ppn));
+        g.done_ns = g.done_ns.max(done_ns);
+        g.appended += 1;
     }
 }
 

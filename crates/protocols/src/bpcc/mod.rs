@@ -65,9 +65,10 @@ pub use entry::ENTRY;
 pub use format::PageRecord;
 pub use recovery::{resolve, resolve_scanned, DeadTx, Found, Resolved};
 
-use crate::cycle::{self, cycle_device_common, cycle_hooks_common, CycleHooks, OpenTx, OpenTxs, PageLink, Version};
+use crate::cycle::{self, cycle_device_common, CycleHooks, OpenTx, OpenTxs, PageLink, Version};
 use std::collections::{BTreeMap, BTreeSet};
 use txftl_ftl::{BlockId, Device, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages, Tid, PROTOCOL_BYTES};
+use txftl_ftl::{Capabilities, EventHooks, GcHooks, PersistHooks, RecoveryHooks, Unpersisted};
 use txftl_nand::{Geometry, Nand};
 
 impl recovery::GuardedVersion for DeadVersion {
@@ -348,6 +349,13 @@ impl CycleHooks for BpccHooks {
 }
 
 impl Hooks for BpccHooks {
+    type Mapping = Unpersisted;
+    const CAPABILITIES: Capabilities = Capabilities {
+        extra_live: true,
+        skips_victims: false,
+        scans_pages: true,
+    };
+
     fn name(&self) -> &'static str {
         if self.canary {
             "bpcc-canary"
@@ -356,13 +364,25 @@ impl Hooks for BpccHooks {
         }
     }
 
-    cycle_hooks_common!();
-
-    /// TxID, version, next-link and back pointer (`format.rs`): every BPCC page.
-    fn packed_protocol_bytes(&self) -> usize {
-        32
+    fn check(&self, l2p: &[u32], _nand: &Nand) -> std::result::Result<(), String> {
+        self.txs.check_l2p(l2p)?;
+        for (ppn, srs) in &self.pinned {
+            for v in srs {
+                if !self.dead_versions.get(v).is_some_and(|d| d.straddlers.contains(ppn)) {
+                    return Err(format!("page {ppn} is pinned for dead version {v:?}, which does not list it"));
+                }
+            }
+        }
+        for (&v, d) in &self.dead_versions {
+            if !self.guarded(v) {
+                return Err(format!("dead version {v:?} of transaction {} is kept but not guarded", d.tx_id));
+            }
+        }
+        Ok(())
     }
+}
 
+impl GcHooks for BpccHooks {
     fn extra_live(&self, ppn: Ppn) -> bool {
         self.txs.is_live(ppn) || (self.keeps_pinned() && self.pinned.contains_key(&ppn))
     }
@@ -380,31 +400,6 @@ impl Hooks for BpccHooks {
             0
         };
         (live + pinned) as u32
-    }
-
-    fn on_erase(&mut self, block: BlockId) {
-        self.block_erased(block);
-    }
-
-    fn on_program(&mut self, ppn: Ppn, oob: &Oob, done_ns: u64) {
-        if oob.relocated {
-            return; // a GC copy: `on_relocate` follows
-        }
-        let rec = PageRecord::of(oob);
-        // Its back pointer straddles every guarded dead version of this page
-        // since its last commit: it must outlive their guards.
-        if let Some(vs) = self.since_commit.get(&oob.lpn) {
-            let srs: BTreeSet<Version> = vs
-                .iter()
-                .filter(|&&v| rec.straddles(v))
-                .filter(|&&v| self.dead_versions.get(&(oob.lpn, v)).is_some_and(|d| d.tx_id != rec.tx_id))
-                .map(|&v| (oob.lpn, v))
-                .collect();
-            if !srs.is_empty() {
-                self.pin(ppn, (oob.lpn, rec.version), srs);
-            }
-        }
-        self.txs.programmed(ppn, oob.lpn, rec.tx_id, rec.version, oob.erase_count, done_ns);
     }
 
     fn on_relocate(&mut self, old: Ppn, new: Ppn, oob: &Oob, new_erase_count: u32) {
@@ -425,6 +420,26 @@ impl Hooks for BpccHooks {
             }
         }
         self.txs.relocated(old, new, oob.lpn, rec.tx_id, rec.version, new_erase_count);
+    }
+}
+
+impl PersistHooks for BpccHooks {
+    /// Open transactions' pages are off the L2P until commit: GC keeps them,
+    /// and the checkpoint that covers them releases what it may.
+    fn checkpoint_durable(&mut self) {
+        self.txs.checkpoint_durable();
+    }
+
+    /// TxID, version, next-link and back pointer (`format.rs`): every BPCC page.
+    fn packed_protocol_bytes(&self) -> usize {
+        32
+    }
+}
+
+impl RecoveryHooks for BpccHooks {
+    /// Nothing is applied as it is: every mapping comes from `recover_scanned`.
+    fn roll_forward(&self, _oob: &txftl_ftl::Oob) -> bool {
+        false
     }
 
     /// Every block: BPCC has no mapping table, recovery scans the whole device.
@@ -466,22 +481,32 @@ impl Hooks for BpccHooks {
             .map(|(lpn, (ppn, seq, _))| RecoveredUpdate { seq, lpn, ppn })
             .collect())
     }
+}
 
-    fn check(&self, l2p: &[u32], _nand: &Nand) -> std::result::Result<(), String> {
-        self.txs.check_l2p(l2p)?;
-        for (ppn, srs) in &self.pinned {
-            for v in srs {
-                if !self.dead_versions.get(v).is_some_and(|d| d.straddlers.contains(ppn)) {
-                    return Err(format!("page {ppn} is pinned for dead version {v:?}, which does not list it"));
-                }
+impl EventHooks for BpccHooks {
+    fn on_erase(&mut self, block: BlockId) {
+        self.block_erased(block);
+    }
+
+    fn on_program(&mut self, ppn: Ppn, oob: &Oob, done_ns: u64) {
+        if oob.relocated {
+            return; // a GC copy: `on_relocate` follows
+        }
+        let rec = PageRecord::of(oob);
+        // Its back pointer straddles every guarded dead version of this page
+        // since its last commit: it must outlive their guards.
+        if let Some(vs) = self.since_commit.get(&oob.lpn) {
+            let srs: BTreeSet<Version> = vs
+                .iter()
+                .filter(|&&v| rec.straddles(v))
+                .filter(|&&v| self.dead_versions.get(&(oob.lpn, v)).is_some_and(|d| d.tx_id != rec.tx_id))
+                .map(|&v| (oob.lpn, v))
+                .collect();
+            if !srs.is_empty() {
+                self.pin(ppn, (oob.lpn, rec.version), srs);
             }
         }
-        for (&v, d) in &self.dead_versions {
-            if !self.guarded(v) {
-                return Err(format!("dead version {v:?} of transaction {} is kept but not guarded", d.tx_id));
-            }
-        }
-        Ok(())
+        self.txs.programmed(ppn, oob.lpn, rec.tx_id, rec.version, oob.erase_count, done_ns);
     }
 }
 

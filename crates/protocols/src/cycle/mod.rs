@@ -27,37 +27,6 @@ pub(crate) fn all_blocks(geo: &Geometry) -> Vec<BlockId> {
     (0..geo.block_count()).collect()
 }
 
-/// The `Hooks` methods both cyclic commits answer alike, inside their
-/// `impl Hooks`: the hooks type must have a field `txs: OpenTxs<_>`.
-macro_rules! cycle_hooks_common {
-    () => {
-        /// Open transactions' pages are off the L2P until commit: GC keeps them.
-        fn has_extra_live() -> bool {
-            true
-        }
-
-        fn checkpoint_durable(&mut self) {
-            self.txs.checkpoint_durable();
-        }
-
-        fn wants_scanned_pages() -> bool {
-            true
-        }
-
-        /// No mapping table on flash: checkpoints hold the block table only, and
-        /// `recover_scanned` maps every logical page from the whole-device scan.
-        fn persists_l2p() -> bool {
-            false
-        }
-
-        /// Nothing is applied as it is: every mapping comes from `recover_scanned`.
-        fn roll_forward(&self, _oob: &txftl_ftl::Oob) -> bool {
-            false
-        }
-    };
-}
-pub(crate) use cycle_hooks_common;
-
 /// The `Device` methods both cyclic commits answer alike, inside their
 /// `impl Device`: the device type must have a field `ftl: Ftl<H>` with
 /// `H: CycleHooks`. What differs (a write outside transactions, abort,

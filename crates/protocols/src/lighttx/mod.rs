@@ -50,6 +50,7 @@ use txftl_ftl::{
     BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages, Tid,
     PROTOCOL_BYTES,
 };
+use txftl_ftl::{Capabilities, Dense, EventHooks, GcHooks, PersistHooks, RecoveryHooks};
 use txftl_nand::{Geometry, Nand};
 use txtable::TxTable;
 
@@ -126,6 +127,13 @@ impl LHooks {
 }
 
 impl Hooks for LHooks {
+    type Mapping = Dense;
+    const CAPABILITIES: Capabilities = Capabilities {
+        extra_live: true,
+        skips_victims: true,
+        scans_pages: true,
+    };
+
     fn name(&self) -> &'static str {
         if self.canary {
             "lighttx-canary"
@@ -134,10 +142,33 @@ impl Hooks for LHooks {
         }
     }
 
-    fn has_extra_live() -> bool {
-        true
+    fn check(&self, l2p: &[u32], nand: &Nand) -> std::result::Result<(), String> {
+        for (tid, tx) in self.txs.iter() {
+            for (&lpn, &ppn) in &tx.entries {
+                if l2p.get(lpn as usize) == Some(&ppn) {
+                    return Err(format!(
+                        "transaction {tid}: its uncommitted page of lpn {lpn} is already in the L2P"
+                    ));
+                }
+                match Oob::decode(&nand.inspect_oob(ppn)) {
+                    txftl_ftl::oob::OobState::Valid(o) if o.lpn == lpn && PageTx::of(&o).tx_id == tx.id => {}
+                    other => {
+                        return Err(format!(
+                            "transaction {tid}: its entry for lpn {lpn} points to page {ppn}, whose OOB is {other:?}"
+                        ))
+                    }
+                }
+                let b = self.geo.block_of(ppn);
+                if !self.written[b as usize] && !self.unavailable[b as usize] {
+                    return Err(format!("transaction {tid}: its page {ppn} lies in block {b}, outside the zones"));
+                }
+            }
+        }
+        Ok(())
     }
+}
 
+impl GcHooks for LHooks {
     /// Pages of open transactions: GC never picks their blocks (they are in
     /// a zone), but a block retired after a failed program is emptied whatever
     /// it holds.
@@ -153,34 +184,9 @@ impl Hooks for LHooks {
         self.written[block as usize] || self.unavailable[block as usize]
     }
 
-    fn may_skip_victims() -> bool {
-        true
-    }
-
-    fn on_program(&mut self, ppn: Ppn, oob: &Oob, done_ns: u64) {
-        let b = self.geo.block_of(ppn);
-        if !self.written[b as usize] {
-            self.written[b as usize] = true;
-            self.written_list.push(b);
-        }
-        let tx = PageTx::of(oob);
-        if tx.tx_id != 0 && !oob.relocated {
-            self.txs.programmed(tx.tx_id, oob.lpn, ppn, b, done_ns);
-        }
-    }
-
     fn on_relocate(&mut self, old: Ppn, new: Ppn, _oob: &Oob, _new_erase_count: u32) {
         let b = self.geo.block_of(new);
         self.txs.relocated(old, new, b);
-    }
-
-    /// A GC copy of committed data is plain data from then on (TxID 0). A copy
-    /// of an open transaction's page (only a retired block's) keeps its
-    /// transaction and records the sequence number it was programmed at, so
-    /// recovery counts it once whether it finds the copy, the source, or both.
-    /// TxID, TxCnt and TxVer (`format.rs`); a GC copy's origin is rare.
-    fn packed_protocol_bytes(&self) -> usize {
-        12
     }
 
     fn relocated_protocol_bytes(&self, mapped: bool, oob: &Oob) -> [u8; PROTOCOL_BYTES] {
@@ -196,6 +202,17 @@ impl Hooks for LHooks {
         }
         let origin = if tx.origin != 0 { tx.origin } else { oob.seq };
         PageTx { origin, ..tx }.encode()
+    }
+}
+
+impl PersistHooks for LHooks {
+    /// A GC copy of committed data is plain data from then on (TxID 0). A copy
+    /// of an open transaction's page (only a retired block's) keeps its
+    /// transaction and records the sequence number it was programmed at, so
+    /// recovery counts it once whether it finds the copy, the source, or both.
+    /// TxID, TxCnt and TxVer (`format.rs`); a GC copy's origin is rare.
+    fn packed_protocol_bytes(&self) -> usize {
+        12
     }
 
     fn checkpoint_section_max(&self) -> usize {
@@ -217,7 +234,9 @@ impl Hooks for LHooks {
         self.slides_with_open_tx += !blocks.is_empty() as u64;
         self.set_unavailable(blocks);
     }
+}
 
+impl RecoveryHooks for LHooks {
     fn recover(
         &mut self,
         _ckpt_seq: u64,
@@ -236,10 +255,6 @@ impl Hooks for LHooks {
 
     fn zone_blocks(&self) -> Vec<BlockId> {
         self.unavailable_list.clone()
-    }
-
-    fn wants_scanned_pages() -> bool {
-        true
     }
 
     fn recover_scanned(&mut self, ckpt_seq: u64, pages: ScannedPages<'_>) -> Result<Vec<RecoveredUpdate>> {
@@ -267,30 +282,19 @@ impl Hooks for LHooks {
     fn roll_forward(&self, oob: &Oob) -> bool {
         PageTx::of(oob).tx_id == 0
     }
+}
 
-    fn check(&self, l2p: &[u32], nand: &Nand) -> std::result::Result<(), String> {
-        for (tid, tx) in self.txs.iter() {
-            for (&lpn, &ppn) in &tx.entries {
-                if l2p.get(lpn as usize) == Some(&ppn) {
-                    return Err(format!(
-                        "transaction {tid}: its uncommitted page of lpn {lpn} is already in the L2P"
-                    ));
-                }
-                match Oob::decode(&nand.inspect_oob(ppn)) {
-                    txftl_ftl::oob::OobState::Valid(o) if o.lpn == lpn && PageTx::of(&o).tx_id == tx.id => {}
-                    other => {
-                        return Err(format!(
-                            "transaction {tid}: its entry for lpn {lpn} points to page {ppn}, whose OOB is {other:?}"
-                        ))
-                    }
-                }
-                let b = self.geo.block_of(ppn);
-                if !self.written[b as usize] && !self.unavailable[b as usize] {
-                    return Err(format!("transaction {tid}: its page {ppn} lies in block {b}, outside the zones"));
-                }
-            }
+impl EventHooks for LHooks {
+    fn on_program(&mut self, ppn: Ppn, oob: &Oob, done_ns: u64) {
+        let b = self.geo.block_of(ppn);
+        if !self.written[b as usize] {
+            self.written[b as usize] = true;
+            self.written_list.push(b);
         }
-        Ok(())
+        let tx = PageTx::of(oob);
+        if tx.tx_id != 0 && !oob.relocated {
+            self.txs.programmed(tx.tx_id, oob.lpn, ppn, b, done_ns);
+        }
     }
 }
 

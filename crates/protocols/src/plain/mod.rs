@@ -5,6 +5,7 @@
 use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, ALL_LEVELS, JOURNALED};
 use crate::ProtocolOptions;
 use txftl_ftl::{Canary, DeviceError, Ftl, FtlConfig, Hooks};
+use txftl_ftl::{Capabilities, Dense, EventHooks, GcHooks, PersistHooks, RecoveryHooks};
 use txftl_nand::Geometry;
 
 /// `plain`'s hooks: none but its name. `canary`: `plain-canary`, `plain` run
@@ -17,6 +18,9 @@ pub struct Plain {
 }
 
 impl Hooks for Plain {
+    type Mapping = Dense;
+    const CAPABILITIES: Capabilities = Capabilities::NONE;
+
     fn name(&self) -> &'static str {
         if self.canary {
             "plain-canary"
@@ -25,6 +29,14 @@ impl Hooks for Plain {
         }
     }
 }
+
+impl GcHooks for Plain {}
+
+impl PersistHooks for Plain {}
+
+impl RecoveryHooks for Plain {}
+
+impl EventHooks for Plain {}
 
 /// `plain`'s device is the framework's FTL itself.
 pub struct PlainBuild;

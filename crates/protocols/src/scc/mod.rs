@@ -52,11 +52,12 @@ pub use entry::ENTRY;
 pub use format::PageLink;
 pub use recovery::{resolve, resolve_scanned, DeadTx, Found, Resolved};
 
-use crate::cycle::{self, cycle_device_common, cycle_hooks_common, CycleHooks, OpenTxs};
+use crate::cycle::{self, cycle_device_common, CycleHooks, OpenTxs};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use txftl_ftl::{
     BlockId, Device, DeviceStats, Ftl, Hooks, Lpn, Oob, Ppn, ProtocolCounters, RecoveredUpdate, Result, ScannedPages, Tid, PROTOCOL_BYTES,
 };
+use txftl_ftl::{Capabilities, EventHooks, GcHooks, PersistHooks, RecoveryHooks, Unpersisted};
 use txftl_nand::{Geometry, Nand};
 
 /// An uncommitted transaction whose pages may still be on flash.
@@ -178,6 +179,13 @@ impl CycleHooks for SccHooks {
 }
 
 impl Hooks for SccHooks {
+    type Mapping = Unpersisted;
+    const CAPABILITIES: Capabilities = Capabilities {
+        extra_live: true,
+        skips_victims: false,
+        scans_pages: true,
+    };
+
     fn name(&self) -> &'static str {
         if self.canary {
             "scc-canary"
@@ -186,13 +194,12 @@ impl Hooks for SccHooks {
         }
     }
 
-    cycle_hooks_common!();
-
-    /// TxID, version and next-link (`format.rs`): on every SCC page.
-    fn packed_protocol_bytes(&self) -> usize {
-        24
+    fn check(&self, l2p: &[u32], _nand: &Nand) -> std::result::Result<(), String> {
+        self.txs.check_l2p(l2p)
     }
+}
 
+impl GcHooks for SccHooks {
     fn extra_live(&self, ppn: Ppn) -> bool {
         self.txs.is_live(ppn)
     }
@@ -223,20 +230,29 @@ impl Hooks for SccHooks {
         }
     }
 
-    fn on_program(&mut self, ppn: Ppn, oob: &Oob, done_ns: u64) {
-        // The block was erased and is being written again.
-        self.dead_page_gone(ppn);
-        if oob.relocated {
-            return;
-        }
-        let link = PageLink::of(oob);
-        self.txs
-            .programmed(ppn, oob.lpn, link.tx_id, link.version, oob.erase_count, done_ns);
-    }
-
     fn on_relocate(&mut self, old: Ppn, new: Ppn, oob: &Oob, new_erase_count: u32) {
         let link = PageLink::of(oob);
         self.txs.relocated(old, new, oob.lpn, link.tx_id, link.version, new_erase_count);
+    }
+}
+
+impl PersistHooks for SccHooks {
+    /// Open transactions' pages are off the L2P until commit: GC keeps them,
+    /// and the checkpoint that covers them releases what it may.
+    fn checkpoint_durable(&mut self) {
+        self.txs.checkpoint_durable();
+    }
+
+    /// TxID, version and next-link (`format.rs`): on every SCC page.
+    fn packed_protocol_bytes(&self) -> usize {
+        24
+    }
+}
+
+impl RecoveryHooks for SccHooks {
+    /// Nothing is applied as it is: every mapping comes from `recover_scanned`.
+    fn roll_forward(&self, _oob: &txftl_ftl::Oob) -> bool {
+        false
     }
 
     /// Every block: SCC has no mapping table, recovery scans the whole device.
@@ -264,9 +280,18 @@ impl Hooks for SccHooks {
             .map(|(lpn, (ppn, seq))| RecoveredUpdate { seq, lpn, ppn })
             .collect())
     }
+}
 
-    fn check(&self, l2p: &[u32], _nand: &Nand) -> std::result::Result<(), String> {
-        self.txs.check_l2p(l2p)
+impl EventHooks for SccHooks {
+    fn on_program(&mut self, ppn: Ppn, oob: &Oob, done_ns: u64) {
+        // The block was erased and is being written again.
+        self.dead_page_gone(ppn);
+        if oob.relocated {
+            return;
+        }
+        let link = PageLink::of(oob);
+        self.txs
+            .programmed(ppn, oob.lpn, link.tx_id, link.version, oob.erase_count, done_ns);
     }
 }
 

@@ -46,6 +46,7 @@ use std::collections::BTreeSet;
 use txftl_ftl::{
     BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, Tid, PROTOCOL_BYTES,
 };
+use txftl_ftl::{Capabilities, Dense, EventHooks, GcHooks, PersistHooks, RecoveryHooks};
 use txftl_nand::{Geometry, Nand};
 
 /// Entries the paper uses (500 entries = one 8 KiB page): what `compare`
@@ -142,6 +143,13 @@ impl XHooks {
 }
 
 impl Hooks for XHooks {
+    type Mapping = Dense;
+    const CAPABILITIES: Capabilities = Capabilities {
+        extra_live: true,
+        skips_victims: false,
+        scans_pages: false,
+    };
+
     fn name(&self) -> &'static str {
         if self.canary {
             "xftl-canary"
@@ -150,10 +158,36 @@ impl Hooks for XHooks {
         }
     }
 
-    fn has_extra_live() -> bool {
-        true
+    fn check(&self, l2p: &[u32], nand: &Nand) -> std::result::Result<(), String> {
+        for (slot, e) in self.table.entries() {
+            match e.status {
+                Status::Active => {
+                    if l2p.get(e.lpn as usize) == Some(&e.ppn) {
+                        return Err(format!("active X-L2P entry {slot} is already in the L2P"));
+                    }
+                    match Oob::decode(&nand.inspect_oob(e.ppn)) {
+                        txftl_ftl::oob::OobState::Valid(o) if o.lpn == e.lpn && tid_of(&o) == e.tid => {}
+                        other => return Err(format!("active X-L2P entry {slot} ({e:?}) points to a page whose OOB is {other:?}")),
+                    }
+                }
+                Status::Committed => {
+                    if l2p.get(e.lpn as usize) != Some(&e.ppn) {
+                        return Err(format!("committed X-L2P entry {slot} ({e:?}) is not what the L2P maps"));
+                    }
+                }
+                Status::Trimmed => {
+                    if l2p.get(e.lpn as usize) != Some(&u32::MAX) {
+                        return Err(format!("trimmed X-L2P entry {slot} ({e:?}) but the L2P maps its page"));
+                    }
+                }
+                Status::Aborted => return Err(format!("aborted X-L2P entry {slot} was kept")),
+            }
+        }
+        Ok(())
     }
+}
 
+impl GcHooks for XHooks {
     fn extra_live(&self, ppn: Ppn) -> bool {
         self.table.by_ppn(ppn).is_some_and(|e| e.status == Status::Active)
     }
@@ -166,17 +200,19 @@ impl Hooks for XHooks {
         self.table.relocate(old, new);
     }
 
-    /// The transaction id of a page written in a transaction.
-    fn packed_protocol_bytes(&self) -> usize {
-        4
-    }
-
     fn relocated_protocol_bytes(&self, mapped: bool, oob: &Oob) -> [u8; PROTOCOL_BYTES] {
         if mapped {
             [0; PROTOCOL_BYTES]
         } else {
             oob.protocol
         }
+    }
+}
+
+impl PersistHooks for XHooks {
+    /// The transaction id of a page written in a transaction.
+    fn packed_protocol_bytes(&self) -> usize {
+        4
     }
 
     fn protocol_rings(&self, geo: &Geometry) -> Vec<u32> {
@@ -205,7 +241,9 @@ impl Hooks for XHooks {
             self.table.clean(k);
         }
     }
+}
 
+impl RecoveryHooks for XHooks {
     /// Reads the log ring newest first. A group is read last page first and is
     /// used only whole. The newest whole version of each table page is the
     /// current one; its committed entries are applied at the sequence number of
@@ -302,35 +340,9 @@ impl Hooks for XHooks {
     fn roll_forward(&self, oob: &Oob) -> bool {
         tid_of(oob) == 0
     }
-
-    fn check(&self, l2p: &[u32], nand: &Nand) -> std::result::Result<(), String> {
-        for (slot, e) in self.table.entries() {
-            match e.status {
-                Status::Active => {
-                    if l2p.get(e.lpn as usize) == Some(&e.ppn) {
-                        return Err(format!("active X-L2P entry {slot} is already in the L2P"));
-                    }
-                    match Oob::decode(&nand.inspect_oob(e.ppn)) {
-                        txftl_ftl::oob::OobState::Valid(o) if o.lpn == e.lpn && tid_of(&o) == e.tid => {}
-                        other => return Err(format!("active X-L2P entry {slot} ({e:?}) points to a page whose OOB is {other:?}")),
-                    }
-                }
-                Status::Committed => {
-                    if l2p.get(e.lpn as usize) != Some(&e.ppn) {
-                        return Err(format!("committed X-L2P entry {slot} ({e:?}) is not what the L2P maps"));
-                    }
-                }
-                Status::Trimmed => {
-                    if l2p.get(e.lpn as usize) != Some(&u32::MAX) {
-                        return Err(format!("trimmed X-L2P entry {slot} ({e:?}) but the L2P maps its page"));
-                    }
-                }
-                Status::Aborted => return Err(format!("aborted X-L2P entry {slot} was kept")),
-            }
-        }
-        Ok(())
-    }
 }
+
+impl EventHooks for XHooks {}
 
 /// The X-FTL device.
 pub struct XFtl {
