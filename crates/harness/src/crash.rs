@@ -31,11 +31,12 @@ use crate::data::Content;
 use crate::exercise::{Exercised, Expect};
 use crate::model::TxModel;
 use crate::run::{logical_state, Driver, Outcome};
-use crate::workload::{Op, OpStream, WorkloadSpec};
+use crate::workload::{OpStream, WorkloadSpec};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
+use txftl_ftl::Op;
 use txftl_ftl::{DeviceError, DeviceStats, FtlConfig};
-use txftl_nand::{FaultModel, Nand, NandConfig, OpKind, PowerCut, Torn};
+use txftl_nand::{FaultModel, FlashOp, Nand, NandConfig, PowerCut, Torn};
 use txftl_protocols::{AnyDevice, ProtocolOptions};
 
 /// How to build the device under test: always the same, fresh.
@@ -406,7 +407,7 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn) -> Result<PointResult, Devic
     // Enumerate cuts inside recovery.
     let mut probe = before_recovery.snapshot();
     probe.set_op_log(true);
-    let log: Vec<OpKind> = match txftl_protocols::mount_or_return(&spec.device.protocol, probe, spec.device.ftl.clone(), &spec.device.opts)
+    let log: Vec<FlashOp> = match txftl_protocols::mount_or_return(&spec.device.protocol, probe, spec.device.ftl.clone(), &spec.device.opts)
     {
         Ok(d) => d.nand().op_log().to_vec(),
         Err((_, n)) => n.op_log().to_vec(),
@@ -463,7 +464,7 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
         return Err(CrashError::DryRun("power was lost with no cut armed".into()));
     }
     let dry_run = dev.stats();
-    let log: Vec<OpKind> = dev.nand().op_log().to_vec();
+    let log: Vec<FlashOp> = dev.nand().op_log().to_vec();
     let mut points: Vec<(u64, Torn)> = Vec::new();
     for (i, kind) in log.iter().enumerate() {
         if kind.mutates() {

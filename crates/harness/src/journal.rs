@@ -12,8 +12,8 @@
 //! This adapter is for measuring that cost (`txftl run`); journal replay after a
 //! crash is not implemented here.
 
-use crate::workload::Op;
 use std::collections::BTreeMap;
+use txftl_ftl::Op;
 use txftl_ftl::{DeviceError, Lpn, Tid};
 use txftl_protocols::AnyDevice;
 

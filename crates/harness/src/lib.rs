@@ -11,4 +11,4 @@ pub mod workload;
 
 pub use crash::{crashtest, CrashReport, CrashSpec, CrashViolation, DeviceSpec};
 pub use exercise::{Exercised, Expect};
-pub use workload::{Op, OpStream, TxShape, WorkloadKind, WorkloadSpec, WORKLOAD_NAMES};
+pub use workload::{OpStream, TxShape, WorkloadKind, WorkloadSpec, WORKLOAD_NAMES};

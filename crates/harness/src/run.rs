@@ -5,8 +5,8 @@
 use crate::data::{self, Content};
 use crate::journal::HostJournal;
 use crate::model::TxModel;
-use crate::workload::Op;
 use txftl_ftl::DeviceError;
+use txftl_ftl::Op;
 use txftl_protocols::AnyDevice;
 
 /// Issues operations with versioned page contents and keeps the model in step.
@@ -57,14 +57,7 @@ impl Driver {
             self.buf = scratch;
             return r;
         }
-        match op {
-            Op::Begin(tid) => dev.begin(tid).map(|_| ()),
-            Op::TxWrite(tid, lpn) => dev.write_tx(tid, lpn, &self.buf).map(|_| ()),
-            Op::TxRead(tid, lpn) => dev.read_tx(tid, lpn, &mut self.buf).map(|_| ()),
-            Op::Commit(tid) => dev.commit(tid).map(|_| ()),
-            Op::Abort(tid) => dev.abort(tid).map(|_| ()),
-            _ => Ok(()),
-        }
+        op.issue(dev, &mut self.buf).map(|_| ())
     }
 
     fn next_page(&mut self, lpn: u32) -> u64 {

@@ -22,6 +22,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
+use txftl_ftl::Op;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -105,19 +106,6 @@ pub struct WorkloadSpec {
     /// A flush after this many writes (0: never, except the one closing the fill).
     pub flush_every: u32,
     pub tx: TxShape,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    Write(u32),
-    Read(u32),
-    Trim(u32),
-    Flush,
-    Begin(u32),
-    TxWrite(u32, u32),
-    TxRead(u32, u32),
-    Commit(u32),
-    Abort(u32),
 }
 
 /// A transaction the generator has open.

@@ -105,15 +105,6 @@ pub enum BlockReplayError {
     AgeWithoutFill,
 }
 
-fn kind_name(k: ReqKind) -> &'static str {
-    match k {
-        ReqKind::Read => "read",
-        ReqKind::Write => "write",
-        ReqKind::Trim => "trim",
-        ReqKind::Flush => "flush",
-    }
-}
-
 /// Issues one request's page operations at `at`; returns the completion.
 fn issue(
     dev: &mut dyn AnyDevice,
@@ -290,7 +281,7 @@ where
         // Open loop: from the arrival (queueing included); as fast as
         // possible there is no arrival, so from the submission.
         let from = if opts.as_fast_as_possible { at } else { arrival };
-        lat.op(kind_name(req.kind), done - from);
+        lat.op(req.kind.op().name(), done - from);
         if opts.queue_depth > 0 {
             outstanding.push(Reverse(done));
         }

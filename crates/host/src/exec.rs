@@ -13,9 +13,9 @@ use crate::trace::{TraceKind, TraceOp, TraceRecord};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use txftl_ftl::DeviceError;
+use txftl_ftl::Op;
 use txftl_harness::model::TxModel;
 use txftl_harness::run::{Driver, Outcome};
-use txftl_harness::Op;
 use txftl_protocols::AnyDevice;
 
 /// Counts of what the host saw.
@@ -37,30 +37,8 @@ pub struct HostCounts {
 
 /// The trace record of an operation.
 pub fn trace_op(client: u32, at_ns: u64, op: Op) -> TraceOp {
-    let (kind, tid, lpn, pages) = match op {
-        Op::Write(l) => (TraceKind::Write, None, l, 1),
-        Op::Read(l) => (TraceKind::Read, None, l, 1),
-        Op::Trim(l) => (TraceKind::Trim, None, l, 1),
-        Op::Flush => (TraceKind::Flush, None, 0, 0),
-        Op::Begin(t) => (TraceKind::Begin, Some(t), 0, 0),
-        Op::TxWrite(t, l) => (TraceKind::Write, Some(t), l, 1),
-        Op::TxRead(t, l) => (TraceKind::Read, Some(t), l, 1),
-        Op::Commit(t) => (TraceKind::Commit, Some(t), 0, 0),
-        Op::Abort(t) => (TraceKind::Abort, Some(t), 0, 0),
-    };
-    TraceOp::new(at_ns, client, tid, kind, lpn, pages)
-}
-
-pub fn op_kind(op: Op) -> &'static str {
-    match op {
-        Op::Write(_) | Op::TxWrite(..) => "write",
-        Op::Read(_) | Op::TxRead(..) => "read",
-        Op::Trim(_) => "trim",
-        Op::Flush => "flush",
-        Op::Begin(_) => "begin",
-        Op::Commit(_) => "commit",
-        Op::Abort(_) => "abort",
-    }
+    let (lpn, pages) = op.lpn().map_or((0, 0), |l| (l, 1));
+    TraceOp::new(at_ns, client, op.tid(), TraceKind::Op(op.kind()), lpn, pages)
 }
 
 pub struct Executor<'d> {
@@ -122,7 +100,7 @@ impl<'d> Executor<'d> {
             }
             Err(e) => return Err(e),
         };
-        self.lat.op(op_kind(op), done - at_ns);
+        self.lat.op(op.kind().name(), done - at_ns);
         let ended = match (op, &outcome) {
             (Op::Abort(t), _) => Some(t),
             (_, Outcome::TableFullAborted(t)) => Some(*t),

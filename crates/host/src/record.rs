@@ -11,7 +11,7 @@
 use crate::trace::{TraceKind, TraceOp, TraceRecord};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use txftl_ftl::{Device, DeviceError, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};
+use txftl_ftl::{Device, DeviceError, DeviceInfo, DeviceStats, Lpn, OpKind, RecoveryReport, Tid};
 use txftl_nand::Nand;
 use txftl_protocols::AnyDevice;
 
@@ -61,19 +61,19 @@ impl Device for Recorder {
         self.inner.info()
     }
     fn read(&mut self, lpn: Lpn, buf: &mut [u8]) -> R<u64> {
-        self.note(None, TraceKind::Read, lpn, 1)?;
+        self.note(None, TraceKind::Op(OpKind::Read), lpn, 1)?;
         self.inner.read(lpn, buf)
     }
     fn write(&mut self, lpn: Lpn, data: &[u8]) -> R<u64> {
-        self.note(None, TraceKind::Write, lpn, 1)?;
+        self.note(None, TraceKind::Op(OpKind::Write), lpn, 1)?;
         self.inner.write(lpn, data)
     }
     fn flush(&mut self) -> R<u64> {
-        self.note(None, TraceKind::Flush, 0, 0)?;
+        self.note(None, TraceKind::Op(OpKind::Flush), 0, 0)?;
         self.inner.flush()
     }
     fn trim(&mut self, lpn: Lpn) -> R<u64> {
-        self.note(None, TraceKind::Trim, lpn, 1)?;
+        self.note(None, TraceKind::Op(OpKind::Trim), lpn, 1)?;
         self.inner.trim(lpn)
     }
     fn stats(&self) -> DeviceStats {
@@ -89,23 +89,23 @@ impl Device for Recorder {
         self.inner.set_clock(at_ns)
     }
     fn begin(&mut self, tid: Tid) -> R<u64> {
-        self.note(Some(tid), TraceKind::Begin, 0, 0)?;
+        self.note(Some(tid), TraceKind::Op(OpKind::Begin), 0, 0)?;
         self.inner.begin(tid)
     }
     fn write_tx(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> R<u64> {
-        self.note(Some(tid), TraceKind::Write, lpn, 1)?;
+        self.note(Some(tid), TraceKind::Op(OpKind::Write), lpn, 1)?;
         self.inner.write_tx(tid, lpn, data)
     }
     fn read_tx(&mut self, tid: Tid, lpn: Lpn, buf: &mut [u8]) -> R<u64> {
-        self.note(Some(tid), TraceKind::Read, lpn, 1)?;
+        self.note(Some(tid), TraceKind::Op(OpKind::Read), lpn, 1)?;
         self.inner.read_tx(tid, lpn, buf)
     }
     fn commit(&mut self, tid: Tid) -> R<u64> {
-        self.note(Some(tid), TraceKind::Commit, 0, 0)?;
+        self.note(Some(tid), TraceKind::Op(OpKind::Commit), 0, 0)?;
         self.inner.commit(tid)
     }
     fn abort(&mut self, tid: Tid) -> R<u64> {
-        self.note(Some(tid), TraceKind::Abort, 0, 0)?;
+        self.note(Some(tid), TraceKind::Op(OpKind::Abort), 0, 0)?;
         self.inner.abort(tid)
     }
 }

@@ -37,9 +37,9 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 use txftl_ftl::{DeviceError, DeviceStats};
+use txftl_ftl::{Op, OpKind};
 use txftl_harness::journal::HostJournal;
 use txftl_harness::run::{Driver, Outcome};
-use txftl_harness::Op;
 use txftl_protocols::AnyDevice;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -190,7 +190,7 @@ fn units_of(trace: &Trace, logical_pages: u32) -> Result<(Vec<Item>, Vec<Unit>, 
                 shape.barriers_in_trace += 1;
                 items.push(Item::Barrier);
             }
-            (TraceKind::Begin, Some(t)) => {
+            (TraceKind::Op(OpKind::Begin), Some(t)) => {
                 if open.contains_key(&t) {
                     return Err(line_err(trace, i, format!("transaction {t} begins while it is open")));
                 }
@@ -210,11 +210,11 @@ fn units_of(trace: &Trace, logical_pages: u32) -> Result<(Vec<Item>, Vec<Unit>, 
                     .ok_or_else(|| line_err(trace, i, format!("transaction {t} is not open (no begin before)")))?;
                 units[u].ops.push(i);
                 match op.kind {
-                    TraceKind::Write => units[u].writes.extend(op.lpn..op.lpn + op.pages),
-                    TraceKind::Commit => {
+                    TraceKind::Op(OpKind::Write) => units[u].writes.extend(op.lpn..op.lpn + op.pages),
+                    TraceKind::Op(OpKind::Commit) => {
                         open.remove(&t);
                     }
-                    TraceKind::Abort => {
+                    TraceKind::Op(OpKind::Abort) => {
                         units[u].aborts = true;
                         open.remove(&t);
                     }
@@ -427,22 +427,19 @@ struct Client {
     unit: Option<(usize, usize)>,
 }
 
-/// The device operations of one trace operation (one per page).
+/// The device operations of one trace operation (one per page): its
+/// transaction under `tid`, the fresh id it has on the device, and its
+/// commit an abort when one is injected (`abort`). A barrier is none.
 fn device_ops(op: &TraceOp, tid: u32, abort: bool) -> Vec<Op> {
-    let pages = op.lpn..op.lpn + op.pages;
-    match (op.kind, op.tid) {
-        (TraceKind::Read, None) => pages.map(Op::Read).collect(),
-        (TraceKind::Read, Some(_)) => pages.map(|l| Op::TxRead(tid, l)).collect(),
-        (TraceKind::Write, None) => pages.map(Op::Write).collect(),
-        (TraceKind::Write, Some(_)) => pages.map(|l| Op::TxWrite(tid, l)).collect(),
-        (TraceKind::Trim, _) => pages.map(Op::Trim).collect(),
-        (TraceKind::Flush, _) => vec![Op::Flush],
-        (TraceKind::Begin, _) => vec![Op::Begin(tid)],
-        (TraceKind::Commit, _) if abort => vec![Op::Abort(tid)],
-        (TraceKind::Commit, _) => vec![Op::Commit(tid)],
-        (TraceKind::Abort, _) => vec![Op::Abort(tid)],
-        (TraceKind::Barrier, _) => Vec::new(),
+    let TraceKind::Op(kind) = op.kind else {
+        return Vec::new();
+    };
+    let kind = if abort && kind == OpKind::Commit { OpKind::Abort } else { kind };
+    let tid = op.tid.map(|_| tid);
+    if !kind.has_page() {
+        return Op::new(kind, tid, 0).into_iter().collect();
     }
+    (op.lpn..op.lpn + op.pages).filter_map(|l| Op::new(kind, tid, l)).collect()
 }
 
 /// The clients as they run the plan, and what they have done so far.
@@ -491,7 +488,7 @@ impl Dealer<'_> {
                 // A commit waiting for an earlier conflicting transaction that has not ended.
                 Some((u, pos)) => {
                     let op = &self.trace.ops[units[u].ops[pos]];
-                    !(op.kind == TraceKind::Commit && units[u].deps.iter().any(|&d| self.ended[d].is_none()))
+                    !(op.kind == TraceKind::Op(OpKind::Commit) && units[u].deps.iter().any(|&d| self.ended[d].is_none()))
                 }
                 None => true,
             })
@@ -551,7 +548,7 @@ impl Dealer<'_> {
             }
         }
         // An unfinished transaction ends in an abort the trace does not hold.
-        if unit_over && units[u].tx && !matches!(op.kind, TraceKind::Commit | TraceKind::Abort) && ex.tx_open(tid) {
+        if unit_over && units[u].tx && !matches!(op.kind, TraceKind::Op(OpKind::Commit) | TraceKind::Op(OpKind::Abort)) && ex.tx_open(tid) {
             let (d, _) = ex.run(c as u32, done, Op::Abort(tid)).map_err(|source| ReplayError::Device {
                 line: trace.lines[oi],
                 source,
@@ -592,7 +589,7 @@ impl Dealer<'_> {
     fn submission(&mut self, c: usize, u: usize, op: &TraceOp) -> u64 {
         let deps = &self.units[u].deps;
         let mut at = self.clients[c].ready_ns;
-        if op.kind == TraceKind::Commit && !deps.is_empty() {
+        if op.kind == TraceKind::Op(OpKind::Commit) && !deps.is_empty() {
             let after = deps.iter().filter_map(|&d| self.ended[d]).max().unwrap_or(0);
             if after > at {
                 self.commit_waits += 1;

@@ -19,10 +19,11 @@ use crate::trace::TraceRecord;
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
+use txftl_ftl::Op;
 use txftl_ftl::{DeviceError, DeviceStats};
 use txftl_harness::journal::HostJournal;
 use txftl_harness::run::{Driver, Outcome};
-use txftl_harness::{Op, OpStream, WorkloadKind, WorkloadSpec};
+use txftl_harness::{OpStream, WorkloadKind, WorkloadSpec};
 use txftl_nand::{PowerCut, Torn};
 use txftl_protocols::AnyDevice;
 

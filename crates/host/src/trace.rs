@@ -27,62 +27,53 @@
 use crate::blocktrace::TraceError;
 use serde::Serialize;
 use std::io::{self, BufRead, Write};
+use txftl_ftl::OpKind;
 
+/// What a trace line does: a device call (the device layer's [`OpKind`]),
+/// or a barrier: every earlier operation completes before a later one
+/// starts (a host-side ordering, not a device call).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "lowercase", untagged)]
 pub enum TraceKind {
-    Read,
-    Write,
-    Trim,
-    Flush,
-    Begin,
-    Commit,
-    Abort,
+    Op(OpKind),
+    #[serde(serialize_with = "barrier_word")]
     Barrier,
 }
 
+fn barrier_word<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str("barrier")
+}
+
 impl TraceKind {
-    pub const ALL: [TraceKind; 8] = [
-        TraceKind::Read,
-        TraceKind::Write,
-        TraceKind::Trim,
-        TraceKind::Flush,
-        TraceKind::Begin,
-        TraceKind::Commit,
-        TraceKind::Abort,
-        TraceKind::Barrier,
-    ];
+    /// Every kind, in the order traces list them.
+    pub fn all() -> impl Iterator<Item = TraceKind> {
+        OpKind::ALL.into_iter().map(TraceKind::Op).chain([TraceKind::Barrier])
+    }
 
     pub fn name(self) -> &'static str {
         match self {
-            TraceKind::Read => "read",
-            TraceKind::Write => "write",
-            TraceKind::Trim => "trim",
-            TraceKind::Flush => "flush",
-            TraceKind::Begin => "begin",
-            TraceKind::Commit => "commit",
-            TraceKind::Abort => "abort",
+            TraceKind::Op(k) => k.name(),
             TraceKind::Barrier => "barrier",
         }
     }
 
     pub fn parse(s: &str) -> Option<TraceKind> {
-        TraceKind::ALL.into_iter().find(|k| k.name() == s)
+        TraceKind::all().find(|k| k.name() == s)
     }
 
     /// Does the operation name a page range?
     pub fn has_range(self) -> bool {
-        matches!(self, TraceKind::Read | TraceKind::Write | TraceKind::Trim)
+        matches!(self, TraceKind::Op(k) if k.has_page())
     }
 
     /// Must it name a transaction?
     pub fn needs_tid(self) -> bool {
-        matches!(self, TraceKind::Begin | TraceKind::Commit | TraceKind::Abort)
+        matches!(self, TraceKind::Op(k) if k.needs_tid())
     }
 
     /// May it name a transaction?
     pub fn takes_tid(self) -> bool {
-        self.needs_tid() || matches!(self, TraceKind::Read | TraceKind::Write)
+        matches!(self, TraceKind::Op(k) if k.takes_tid())
     }
 }
 
@@ -251,16 +242,16 @@ mod tests {
     #[test]
     fn a_trace_written_reads_back_the_same() {
         let ops = vec![
-            TraceOp::new(0, 0, None, TraceKind::Write, 17, 1),
-            TraceOp::new(10, 1, Some(7), TraceKind::Begin, 0, 0),
-            TraceOp::new(12, 1, Some(7), TraceKind::Write, 40, 2),
-            TraceOp::new(13, 1, Some(7), TraceKind::Read, 40, 1),
-            TraceOp::new(20, 1, Some(7), TraceKind::Commit, 0, 0),
+            TraceOp::new(0, 0, None, TraceKind::Op(OpKind::Write), 17, 1),
+            TraceOp::new(10, 1, Some(7), TraceKind::Op(OpKind::Begin), 0, 0),
+            TraceOp::new(12, 1, Some(7), TraceKind::Op(OpKind::Write), 40, 2),
+            TraceOp::new(13, 1, Some(7), TraceKind::Op(OpKind::Read), 40, 1),
+            TraceOp::new(20, 1, Some(7), TraceKind::Op(OpKind::Commit), 0, 0),
             TraceOp::new(20, 0, None, TraceKind::Barrier, 0, 0),
-            TraceOp::new(21, 0, None, TraceKind::Trim, 3, 4),
-            TraceOp::new(22, 2, None, TraceKind::Flush, 0, 0),
-            TraceOp::new(23, 2, Some(9), TraceKind::Begin, 0, 0),
-            TraceOp::new(24, 2, Some(9), TraceKind::Abort, 0, 0),
+            TraceOp::new(21, 0, None, TraceKind::Op(OpKind::Trim), 3, 4),
+            TraceOp::new(22, 2, None, TraceKind::Op(OpKind::Flush), 0, 0),
+            TraceOp::new(23, 2, Some(9), TraceKind::Op(OpKind::Begin), 0, 0),
+            TraceOp::new(24, 2, Some(9), TraceKind::Op(OpKind::Abort), 0, 0),
         ];
         let mut w = TraceWriter::new(Vec::new()).unwrap();
         for o in &ops {

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
-use txftl_ftl::FtlConfig;
+use txftl_ftl::{FtlConfig, OpKind};
 use txftl_harness::{TxShape, WorkloadKind, WorkloadSpec};
 use txftl_host::replay::{replay, Isolation, ReplayError, ReplayOptions, ReplayReport};
 use txftl_host::trace::{read_trace, Trace, TraceKind, TraceRecord, TraceWriter};
@@ -86,10 +86,10 @@ fn last_committed_writer(sent: &Trace) -> BTreeMap<u32, u32> {
     let mut last = BTreeMap::new();
     for op in &sent.ops {
         match (op.kind, op.tid) {
-            (TraceKind::Write, Some(t)) => {
+            (TraceKind::Op(OpKind::Write), Some(t)) => {
                 writes.entry(t).or_default().insert(op.lpn);
             }
-            (TraceKind::Commit, Some(t)) => {
+            (TraceKind::Op(OpKind::Commit), Some(t)) => {
                 for &p in writes.get(&t).into_iter().flatten() {
                     last.insert(p, t);
                 }
@@ -135,11 +135,11 @@ fn max_open(sent: &Trace) -> usize {
     let mut most = 0;
     for op in &sent.ops {
         match (op.kind, op.tid) {
-            (TraceKind::Begin, Some(t)) => {
+            (TraceKind::Op(OpKind::Begin), Some(t)) => {
                 open.insert(t);
                 most = most.max(open.len());
             }
-            (TraceKind::Commit | TraceKind::Abort, Some(t)) => {
+            (TraceKind::Op(OpKind::Commit) | TraceKind::Op(OpKind::Abort), Some(t)) => {
                 open.remove(&t);
             }
             _ => {}
@@ -162,7 +162,7 @@ fn strict_runs_one_transaction_at_a_time_and_no_page_conflict_segments_are_disjo
     for op in &sent.ops {
         match (op.kind, op.tid) {
             (TraceKind::Barrier, _) => seg.clear(),
-            (TraceKind::Write, Some(t)) => {
+            (TraceKind::Op(OpKind::Write), Some(t)) => {
                 let w = *seg.entry(op.lpn).or_insert(t);
                 assert_eq!(w, t, "page {} written by {w} and {t} in one segment", op.lpn);
             }

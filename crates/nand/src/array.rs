@@ -100,7 +100,7 @@ impl Clone for Nand {
 /// Kind of one NAND operation, as recorded by the optional operation log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum OpKind {
+pub enum FlashOp {
     Read,
     OobRead,
     Program,
@@ -108,10 +108,10 @@ pub enum OpKind {
     Erase,
 }
 
-impl OpKind {
+impl FlashOp {
     /// Does the operation change the array (and so have torn variants)?
     pub fn mutates(self) -> bool {
-        matches!(self, OpKind::Program | OpKind::PartialProgram | OpKind::Erase)
+        matches!(self, FlashOp::Program | FlashOp::PartialProgram | FlashOp::Erase)
     }
 }
 
@@ -149,7 +149,7 @@ pub struct Nand {
     cut_at: u64,
     cut: Option<PowerCut>,
     powered: bool,
-    op_log: Option<Vec<OpKind>>,
+    op_log: Option<Vec<FlashOp>>,
     /// Bit errors, ECC and program/erase failures (`bit_errors.rs`); `None`: off.
     faults: Option<FaultModel>,
     /// As shipped: no program or erase was ever issued (not even a torn one).
@@ -392,7 +392,7 @@ impl Nand {
         self.op_log = on.then(Vec::new);
     }
     /// Kinds of the operations issued since the log was switched on, by index.
-    pub fn op_log(&self) -> &[OpKind] {
+    pub fn op_log(&self) -> &[FlashOp] {
         self.op_log.as_deref().unwrap_or(&[])
     }
 
@@ -426,7 +426,7 @@ impl Nand {
     }
 
     /// An operation on a bad block still costs an operation index (a cut can land on it).
-    fn bad_block_op(&mut self, block: BlockId, kind: OpKind) -> NandError {
+    fn bad_block_op(&mut self, block: BlockId, kind: FlashOp) -> NandError {
         match self.begin_op(kind) {
             Ok(None) => NandError::BadBlock(block),
             Ok(Some(_)) | Err(_) => NandError::PowerLoss,
@@ -442,7 +442,7 @@ impl Nand {
 
     /// Starts an operation: fails if power is off; returns the cut if this is the one it tears.
     #[inline]
-    fn begin_op(&mut self, kind: OpKind) -> Result<Option<PowerCut>, NandError> {
+    fn begin_op(&mut self, kind: FlashOp) -> Result<Option<PowerCut>, NandError> {
         if !self.powered {
             return Err(NandError::PowerLoss);
         }
@@ -515,7 +515,7 @@ impl Nand {
                 self.check_len("read data", buf.len(), g.page_size as usize)?;
             }
         }
-        let kind = if data.is_some() { OpKind::Read } else { OpKind::OobRead };
+        let kind = if data.is_some() { FlashOp::Read } else { FlashOp::OobRead };
         if self.begin_op(kind)?.is_some() {
             // A read changes nothing on the array: the cut just stops it.
             return Err(NandError::PowerLoss);
@@ -670,7 +670,7 @@ impl Nand {
         let block = g.block_of(ppn);
         let index = g.page_index_of(ppn);
         if self.bad[block as usize] {
-            return Err(self.bad_block_op(block, OpKind::Program));
+            return Err(self.bad_block_op(block, FlashOp::Program));
         }
         let programs = self.programs.get(ppn);
         if programs != 0 {
@@ -682,7 +682,7 @@ impl Nand {
                 expected: self.next_page[block as usize],
             }));
         }
-        let cut = self.begin_op(OpKind::Program)?;
+        let cut = self.begin_op(FlashOp::Program)?;
         if matches!(cut, Some(PowerCut { torn: Torn::None, .. })) {
             return Err(NandError::PowerLoss);
         }
@@ -793,7 +793,7 @@ impl Nand {
         }
         let block = g.block_of(ppn);
         if self.bad[block as usize] {
-            return Err(self.bad_block_op(block, OpKind::PartialProgram));
+            return Err(self.bad_block_op(block, FlashOp::PartialProgram));
         }
         let programs = self.programs.get(ppn);
         if programs >= g.nop {
@@ -816,7 +816,7 @@ impl Nand {
                 return Err(self.violation(Violation::BitSet { ppn, byte: os + byte }));
             }
         }
-        let cut = self.begin_op(OpKind::PartialProgram)?;
+        let cut = self.begin_op(FlashOp::PartialProgram)?;
         if matches!(cut, Some(PowerCut { torn: Torn::None, .. })) {
             return Err(NandError::PowerLoss);
         }
@@ -863,9 +863,9 @@ impl Nand {
             }));
         }
         if self.bad[block as usize] {
-            return Err(self.bad_block_op(block, OpKind::Erase));
+            return Err(self.bad_block_op(block, FlashOp::Erase));
         }
-        let cut = self.begin_op(OpKind::Erase)?;
+        let cut = self.begin_op(FlashOp::Erase)?;
         let unit = g.unit_of_block(block);
         let t = self.cfg.timing;
         if let Some(cut) = cut {

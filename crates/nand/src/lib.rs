@@ -18,7 +18,7 @@ mod programs;
 mod spare;
 mod timing;
 
-pub use array::{DataMode, Nand, NandConfig, NandStats, OpKind, ViolationPolicy};
+pub use array::{DataMode, FlashOp, Nand, NandConfig, NandStats, ViolationPolicy};
 pub use bit_errors::{FaultModel, FAULT_PROFILES};
 pub use error::{gib, Holder, ImageError, MemoryError, NandError, Violation};
 pub use fault::{PowerCut, Torn};

@@ -5,7 +5,7 @@
 //! (the NAND model panics on any program of a page that is not erased).
 
 use txftl_ftl::{Device, Ftl, FtlConfig};
-use txftl_nand::{preset, DataMode, Nand, OpKind, PowerCut, Torn, ViolationPolicy};
+use txftl_nand::{preset, DataMode, FlashOp, Nand, PowerCut, Torn, ViolationPolicy};
 use txftl_protocols::plain::Plain;
 
 fn fresh() -> Nand {
@@ -222,7 +222,7 @@ fn a_torn_erase_is_erased_again() {
     let log = f.nand().op_log().to_vec();
     let base = f.nand().op_count() - log.len() as u64;
     let erases: Vec<u64> = (0..log.len())
-        .filter(|&i| log[i] == OpKind::Erase)
+        .filter(|&i| log[i] == FlashOp::Erase)
         .map(|i| base + i as u64)
         .collect();
     assert!(erases.len() > 2, "the workload must erase blocks");

@@ -9,7 +9,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use txftl_ftl::{DeviceError, FtlConfig};
-use txftl_nand::{preset, DataMode, Nand, OpKind, PowerCut, Torn, ViolationPolicy};
+use txftl_nand::{preset, DataMode, FlashOp, Nand, PowerCut, Torn, ViolationPolicy};
 use txftl_protocols::{format, mount_or_return, AnyDevice, ProtocolOptions};
 
 /// X-L2P entries for X-FTL; nothing for the other protocols.
@@ -92,7 +92,7 @@ fn every_cut(protocol: &str) {
     assert!(s.gc_runs > 0 && s.checkpoints > 5 && s.host_trims > 0, "{s:?}");
     let log = d.nand().op_log().to_vec();
     let cuts: Vec<u64> = (0..log.len()).filter(|&i| log[i].mutates()).map(|i| base + i as u64).collect();
-    assert!(cuts.iter().any(|&c| log[(c - base) as usize] == OpKind::Erase));
+    assert!(cuts.iter().any(|&c| log[(c - base) as usize] == FlashOp::Erase));
     assert!(cuts.len() > 500, "{} mutating operations", cuts.len());
     for &at in &cuts {
         for torn in Torn::ALL {

@@ -438,7 +438,7 @@ fn most_shared(trace: &Trace, n: usize) -> Vec<(u32, u64)> {
     let mut seen: BTreeSet<(u32, u32)> = BTreeSet::new();
     let mut count: BTreeMap<u32, u64> = BTreeMap::new();
     for op in &trace.ops {
-        if let (txftl_host::trace::TraceKind::Write, Some(t)) = (op.kind, op.tid) {
+        if let (txftl_host::trace::TraceKind::Op(txftl_ftl::OpKind::Write), Some(t)) = (op.kind, op.tid) {
             for l in op.lpn..op.lpn + op.pages {
                 if seen.insert((t, l)) {
                     *count.entry(l).or_default() += 1;
@@ -446,7 +446,10 @@ fn most_shared(trace: &Trace, n: usize) -> Vec<(u32, u64)> {
             }
         }
         // A trace may reuse an id after the transaction ended.
-        if matches!(op.kind, txftl_host::trace::TraceKind::Commit | txftl_host::trace::TraceKind::Abort) {
+        if matches!(
+            op.kind,
+            txftl_host::trace::TraceKind::Op(txftl_ftl::OpKind::Commit) | txftl_host::trace::TraceKind::Op(txftl_ftl::OpKind::Abort)
+        ) {
             if let Some(t) = op.tid {
                 seen.retain(|&(x, _)| x != t);
             }

@@ -60,8 +60,10 @@ pub use map::{page_span, AddressMap, Devices, MapStats, MappedRequest, Overflow}
 pub use reader::{read_requests, read_requests_with, Numbered, ParseOptions, ReadStats, TraceReader, LINE_BYTES_MAX};
 
 use serde::Serialize;
+use txftl_ftl::OpKind;
 
-/// What a request asks of the device.
+/// What a request asks of the device: the device calls a public block
+/// trace has (no transactions), each one of the device's [`OpKind`]s.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReqKind {
@@ -71,6 +73,18 @@ pub enum ReqKind {
     Trim,
     /// Cache flush (no range).
     Flush,
+}
+
+impl ReqKind {
+    /// The device call it is.
+    pub fn op(self) -> OpKind {
+        match self {
+            ReqKind::Read => OpKind::Read,
+            ReqKind::Write => OpKind::Write,
+            ReqKind::Trim => OpKind::Trim,
+            ReqKind::Flush => OpKind::Flush,
+        }
+    }
 }
 
 /// One request of a block trace, in the trace's order.

@@ -12,7 +12,7 @@ use crate::tpcc::TxKind;
 use crate::workload::costs;
 use crate::{Canary, Stack, StackError};
 use std::sync::{Arc, Mutex};
-use txftl_nand::{Nand, OpKind, PowerCut, Torn};
+use txftl_nand::{FlashOp, Nand, PowerCut, Torn};
 
 /// Enumerates the crash points of the scenario and checks the promise at each.
 pub fn sql_crashtest(spec: &SqlCrashSpec, progress: &dyn Fn(u64, u64)) -> Result<SqlCrashReport, SqlCrashError> {
@@ -93,7 +93,7 @@ struct Probed {
     /// The NAND operation count at the scenario's start (from the boot).
     base: u64,
     /// The scenario's NAND operations.
-    log: Vec<OpKind>,
+    log: Vec<FlashOp>,
     /// Device calls during which GC ran or a table-reclaim checkpoint was taken.
     spans: Vec<Span>,
     /// Where each phase, and each TPC-C transaction, began.
@@ -115,7 +115,7 @@ fn dry_run(spec: &SqlCrashSpec, image: &Nand, oracle: &Oracle, shared: &Shared) 
     shared.lock().map_err(|_| other("probe lock poisoned"))?.record = false;
     check_dry_run(spec, oracle, &dry, &stack)?;
     let stats1 = stack.with_fs_mut(|fs| fs.device().stats())?;
-    let log: Vec<OpKind> = stack.with_fs_mut(|fs| fs.device().nand().op_log().to_vec())?;
+    let log: Vec<FlashOp> = stack.with_fs_mut(|fs| fs.device().nand().op_log().to_vec())?;
     drop(stack);
     let spans: Vec<Span> = std::mem::take(&mut shared.lock().map_err(|_| other("probe lock poisoned"))?.spans);
     // Spans and marks count from the boot; crash points from the scenario's start.
@@ -133,7 +133,7 @@ fn dry_run(spec: &SqlCrashSpec, image: &Nand, oracle: &Oracle, shared: &Shared) 
         gc_runs: stats1.gc_runs - stats0.gc_runs,
         gc_copies: stats1.gc_copies - stats0.gc_copies,
         checkpoints: stats1.checkpoints - stats0.checkpoints,
-        table_reclaim_checkpoints: spans.iter().filter(|s| s.table_reclaim).count() as u64,
+        table_reclaim_checkpoints: spans.iter().filter(|s| s.table_reclaim()).count() as u64,
         commits: stats1.commits - stats0.commits,
         aborts: stats1.aborts - stats0.aborts,
     };
@@ -175,7 +175,7 @@ fn check_dry_run(spec: &SqlCrashSpec, oracle: &Oracle, dry: &ScenarioOutcome, st
 /// The crash points to try (every torn variant of every mutating operation,
 /// and the point after the last operation), and how many there are in all:
 /// only `spec.only` when it is set, else every `spec.sample_every`-th.
-fn crash_points(spec: &SqlCrashSpec, log: &[OpKind]) -> Result<(Vec<(u64, Torn)>, u64), SqlCrashError> {
+fn crash_points(spec: &SqlCrashSpec, log: &[FlashOp]) -> Result<(Vec<(u64, Torn)>, u64), SqlCrashError> {
     let mut points: Vec<(u64, Torn)> = Vec::new();
     for (i, k) in log.iter().enumerate() {
         if k.mutates() {
@@ -318,7 +318,7 @@ impl CutRuns<'_> {
         let mut probe_nand = before_restart.snapshot();
         probe_nand.set_op_log(true);
         let _ = restart(spec, probe_nand, self.shared);
-        let rlog: Vec<OpKind> = take_nand(self.shared)?.op_log().to_vec();
+        let rlog: Vec<FlashOp> = take_nand(self.shared)?.op_log().to_vec();
         let mutating: Vec<usize> = (0..rlog.len()).filter(|&j| rlog[j].mutates()).collect();
         found.ex.recovery_mutating_ops += mutating.len() as u64;
         for (s, &idx) in sample(mutating.len(), spec.recovery_cuts).iter().enumerate() {
@@ -390,7 +390,7 @@ fn classify(at: u64, marks: &[(Phase, u64)], spans: &[Span], ops: u64) -> (Phase
         marks.iter().rev().find(|&&(_, m)| m <= at).map_or(Phase::Open, |&(p, _)| p)
     };
     let span = spans.iter().find(|s| s.first_op <= at && at < s.end_op);
-    (phase, span.is_some_and(|s| s.gc), span.is_some_and(|s| s.table_reclaim))
+    (phase, span.is_some_and(|s| s.gc), span.is_some_and(|s| s.table_reclaim()))
 }
 
 /// Evenly spaced indices into `n` items, at most `max`.

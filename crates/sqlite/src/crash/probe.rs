@@ -12,17 +12,29 @@
 //!   a cut at any operation of a call during which GC ran counts as "in GC".
 
 use std::sync::{Arc, Mutex};
-use txftl_ftl::{Device, DeviceError, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};
+use txftl_ftl::{Device, DeviceError, DeviceInfo, DeviceStats, Lpn, OpKind, RecoveryReport, Tid};
 use txftl_nand::Nand;
 use txftl_protocols::AnyDevice;
 
-/// The NAND operations `[first_op, end_op)` of one device call of the dry run.
+/// The NAND operations `[first_op, end_op)` of one device call of the dry
+/// run, and the call: its kind and whether it named a transaction.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Span {
     pub first_op: u64,
     pub end_op: u64,
+    pub call: OpKind,
+    pub in_tx: bool,
+    /// GC ran during the call, a checkpoint was taken during it.
     pub gc: bool,
-    pub table_reclaim: bool,
+    pub checkpointed: bool,
+}
+
+impl Span {
+    /// A checkpoint taken inside a transactional write (X-FTL takes one
+    /// there to reclaim committed X-L2P entries when its table is full).
+    pub fn table_reclaim(&self) -> bool {
+        self.call == OpKind::Write && self.in_tx && self.checkpointed
+    }
 }
 
 #[derive(Default)]
@@ -58,8 +70,9 @@ impl Probe {
         self.inner.as_deref_mut().expect("probe: device taken")
     }
 
-    /// Runs one device call, recording its span in the dry run.
-    fn call<T>(&mut self, tx_write: bool, f: impl FnOnce(&mut dyn AnyDevice) -> T) -> T {
+    /// Runs one device call (`call`, inside a transaction if `in_tx`),
+    /// recording its span in the dry run.
+    fn call<T>(&mut self, call: OpKind, in_tx: bool, f: impl FnOnce(&mut dyn AnyDevice) -> T) -> T {
         let record = self.shared.lock().map(|s| s.record).unwrap_or(false);
         if !record {
             return f(self.dev_mut());
@@ -71,8 +84,10 @@ impl Probe {
             let span = Span {
                 first_op: op0,
                 end_op: op1,
+                call,
+                in_tx,
                 gc: s1.gc_runs > s0.gc_runs || s1.gc_copies > s0.gc_copies,
-                table_reclaim: tx_write && s1.checkpoints > s0.checkpoints,
+                checkpointed: s1.checkpoints > s0.checkpoints,
             };
             if let Ok(mut s) = self.shared.lock() {
                 s.spans.push(span);
@@ -100,16 +115,16 @@ impl Device for Probe {
         self.dev().info()
     }
     fn read(&mut self, lpn: Lpn, buf: &mut [u8]) -> R<u64> {
-        self.call(false, |d| d.read(lpn, buf))
+        self.call(OpKind::Read, false, |d| d.read(lpn, buf))
     }
     fn write(&mut self, lpn: Lpn, data: &[u8]) -> R<u64> {
-        self.call(false, |d| d.write(lpn, data))
+        self.call(OpKind::Write, false, |d| d.write(lpn, data))
     }
     fn flush(&mut self) -> R<u64> {
-        self.call(false, |d| d.flush())
+        self.call(OpKind::Flush, false, |d| d.flush())
     }
     fn trim(&mut self, lpn: Lpn) -> R<u64> {
-        self.call(false, |d| d.trim(lpn))
+        self.call(OpKind::Trim, false, |d| d.trim(lpn))
     }
     fn stats(&self) -> DeviceStats {
         self.dev().stats()
@@ -124,19 +139,19 @@ impl Device for Probe {
         self.dev_mut().set_clock(at_ns)
     }
     fn begin(&mut self, tid: Tid) -> R<u64> {
-        self.call(false, |d| d.begin(tid))
+        self.call(OpKind::Begin, true, |d| d.begin(tid))
     }
     fn write_tx(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> R<u64> {
-        self.call(true, |d| d.write_tx(tid, lpn, data))
+        self.call(OpKind::Write, true, |d| d.write_tx(tid, lpn, data))
     }
     fn read_tx(&mut self, tid: Tid, lpn: Lpn, buf: &mut [u8]) -> R<u64> {
-        self.call(false, |d| d.read_tx(tid, lpn, buf))
+        self.call(OpKind::Read, true, |d| d.read_tx(tid, lpn, buf))
     }
     fn commit(&mut self, tid: Tid) -> R<u64> {
-        self.call(false, |d| d.commit(tid))
+        self.call(OpKind::Commit, true, |d| d.commit(tid))
     }
     fn abort(&mut self, tid: Tid) -> R<u64> {
-        self.call(false, |d| d.abort(tid))
+        self.call(OpKind::Abort, true, |d| d.abort(tid))
     }
 }
 

@@ -1,0 +1,174 @@
+//! The device interface's operations, as values: the one vocabulary the
+//! workloads generate, the crash harness and the concurrent host execute,
+//! the trace formats write and read, the recorder writes, and the probes
+//! attribute crash points to.
+//!
+//! An [`Op`] is one call on at most one page; its [`OpKind`] is what it does
+//! without its operands. Extension calls (`crate::extensions`) have no
+//! words here yet: they join when a protocol offers them.
+
+use crate::device::{Device, Lpn, Tid};
+use crate::error::Result;
+use serde::Serialize;
+
+/// What a device call does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpKind {
+    Read,
+    Write,
+    Trim,
+    Flush,
+    Begin,
+    Commit,
+    Abort,
+}
+
+impl OpKind {
+    pub const ALL: [OpKind; 7] = [
+        OpKind::Read,
+        OpKind::Write,
+        OpKind::Trim,
+        OpKind::Flush,
+        OpKind::Begin,
+        OpKind::Commit,
+        OpKind::Abort,
+    ];
+
+    /// The word traces and reports use.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+            OpKind::Trim => "trim",
+            OpKind::Flush => "flush",
+            OpKind::Begin => "begin",
+            OpKind::Commit => "commit",
+            OpKind::Abort => "abort",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<OpKind> {
+        OpKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+
+    /// Does the call name a page?
+    pub fn has_page(self) -> bool {
+        matches!(self, OpKind::Read | OpKind::Write | OpKind::Trim)
+    }
+
+    /// Must it name a transaction?
+    pub fn needs_tid(self) -> bool {
+        matches!(self, OpKind::Begin | OpKind::Commit | OpKind::Abort)
+    }
+
+    /// May it name a transaction (a read or write inside one)?
+    pub fn takes_tid(self) -> bool {
+        self.needs_tid() || matches!(self, OpKind::Read | OpKind::Write)
+    }
+}
+
+/// One device call on at most one page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Write(Lpn),
+    Read(Lpn),
+    Trim(Lpn),
+    Flush,
+    Begin(Tid),
+    TxWrite(Tid, Lpn),
+    TxRead(Tid, Lpn),
+    Commit(Tid),
+    Abort(Tid),
+}
+
+impl Op {
+    /// The call of `kind`, in transaction `tid` if it names one, on `lpn`
+    /// if its kind names a page; None where the transaction does not fit
+    /// the kind (a `begin` without one, a `trim` or `flush` with one).
+    pub fn new(kind: OpKind, tid: Option<Tid>, lpn: Lpn) -> Option<Op> {
+        Some(match (kind, tid) {
+            (OpKind::Read, None) => Op::Read(lpn),
+            (OpKind::Read, Some(t)) => Op::TxRead(t, lpn),
+            (OpKind::Write, None) => Op::Write(lpn),
+            (OpKind::Write, Some(t)) => Op::TxWrite(t, lpn),
+            (OpKind::Trim, None) => Op::Trim(lpn),
+            (OpKind::Flush, None) => Op::Flush,
+            (OpKind::Begin, Some(t)) => Op::Begin(t),
+            (OpKind::Commit, Some(t)) => Op::Commit(t),
+            (OpKind::Abort, Some(t)) => Op::Abort(t),
+            _ => return None,
+        })
+    }
+
+    pub fn kind(self) -> OpKind {
+        match self {
+            Op::Write(_) | Op::TxWrite(..) => OpKind::Write,
+            Op::Read(_) | Op::TxRead(..) => OpKind::Read,
+            Op::Trim(_) => OpKind::Trim,
+            Op::Flush => OpKind::Flush,
+            Op::Begin(_) => OpKind::Begin,
+            Op::Commit(_) => OpKind::Commit,
+            Op::Abort(_) => OpKind::Abort,
+        }
+    }
+
+    /// The transaction it names, if any.
+    pub fn tid(self) -> Option<Tid> {
+        match self {
+            Op::Begin(t) | Op::TxWrite(t, _) | Op::TxRead(t, _) | Op::Commit(t) | Op::Abort(t) => Some(t),
+            Op::Write(_) | Op::Read(_) | Op::Trim(_) | Op::Flush => None,
+        }
+    }
+
+    /// The page it names, if any.
+    pub fn lpn(self) -> Option<Lpn> {
+        match self {
+            Op::Write(l) | Op::Read(l) | Op::Trim(l) | Op::TxWrite(_, l) | Op::TxRead(_, l) => Some(l),
+            Op::Flush | Op::Begin(_) | Op::Commit(_) | Op::Abort(_) => None,
+        }
+    }
+
+    /// Issues the call on `dev`: `buf` is the page's data for a write and
+    /// where a read's lands. Returns the call's latency on the device clock.
+    pub fn issue<D: Device + ?Sized>(self, dev: &mut D, buf: &mut [u8]) -> Result<u64> {
+        match self {
+            Op::Write(l) => dev.write(l, buf),
+            Op::Read(l) => dev.read(l, buf),
+            Op::Trim(l) => dev.trim(l),
+            Op::Flush => dev.flush(),
+            Op::Begin(t) => dev.begin(t),
+            Op::TxWrite(t, l) => dev.write_tx(t, l, buf),
+            Op::TxRead(t, l) => dev.read_tx(t, l, buf),
+            Op::Commit(t) => dev.commit(t),
+            Op::Abort(t) => dev.abort(t),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_op_round_trips_through_its_kind_tid_and_page() {
+        let ops = [
+            Op::Write(3),
+            Op::Read(4),
+            Op::Trim(5),
+            Op::Flush,
+            Op::Begin(7),
+            Op::TxWrite(7, 8),
+            Op::TxRead(7, 9),
+            Op::Commit(7),
+            Op::Abort(7),
+        ];
+        for op in ops {
+            assert_eq!(Op::new(op.kind(), op.tid(), op.lpn().unwrap_or(0)), Some(op));
+            assert_eq!(op.kind().has_page(), op.lpn().is_some(), "{op:?}");
+            assert_eq!(OpKind::parse(op.kind().name()), Some(op.kind()));
+        }
+        assert_eq!(Op::new(OpKind::Begin, None, 0), None);
+        assert_eq!(Op::new(OpKind::Trim, Some(1), 0), None);
+    }
+}
