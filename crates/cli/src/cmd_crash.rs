@@ -1,14 +1,15 @@
 //! `txftl crashtest`: enumerate every crash point of a workload.
 
 use crate::cmd_run::WorkloadArgs;
-use crate::setup::resolve_with_protocol;
+use crate::setup::{resolve_with_protocol, DeviceChoice};
 use crate::table::{pair, thousands, Figures};
 use crate::{CliError, DeviceArgs};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::process::ExitCode;
-use txftl_harness::{crashtest, CrashSpec, DeviceSpec, Expect};
+use txftl_harness::{crashtest, CrashReport, CrashSpec, DeviceSpec, Exercised, Expect, WorkloadKind, WorkloadSpec};
 use txftl_nand::{DataMode, Torn, ViolationPolicy};
+use txftl_protocols::{Protocol, ProtocolEntry};
 
 #[derive(Args, Debug)]
 pub struct CrashArgs {
@@ -48,16 +49,8 @@ pub struct CrashArgs {
     pub json: bool,
 }
 
-pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
-    let (chosen, opts) = resolve_with_protocol(&args.device, "tiny")?;
-    let p = &chosen.preset;
-    if p.geometry.page_count() > 1 << 16 {
-        return Err(CliError::Usage(format!(
-            "device {} has {} pages: crash enumeration is for small geometries (use --preset tiny or --blocks-per-plane)",
-            p.name,
-            p.geometry.page_count()
-        )));
-    }
+/// The torn variants asked for, and the one crash point to replay (`--at`).
+fn torn_and_point(args: &CrashArgs) -> Result<(Vec<Torn>, Option<(u64, Torn)>), CliError> {
     let torn: Vec<Torn> = args
         .torn
         .split(',')
@@ -70,9 +63,13 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         Some(_) => return Err(CliError::Usage("--at needs exactly one --torn variant".into())),
         None => None,
     };
-    let protocol = txftl_protocols::Protocol::find(args.device.protocol()).map_err(|e| CliError::Usage(e.to_string()))?;
-    let entry = protocol.entry;
-    let workload_name = match (&args.workload, protocol.canary_workload()) {
+    Ok((torn, only))
+}
+
+/// The workload's name: the one asked for, or the one a canary's bug shows
+/// with (any other is refused for it), or txwrite on a transactional protocol.
+fn workload_name(args: &CrashArgs, protocol: &Protocol) -> Result<String, CliError> {
+    Ok(match (&args.workload, protocol.canary_workload()) {
         (Some(w), Some(shows)) if w != shows => {
             return Err(CliError::Usage(format!(
                 "{} is a canary whose bug only shows with --workload {shows}: a {w} run would report 0 violations and test nothing",
@@ -81,21 +78,15 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         }
         (Some(w), _) => w.clone(),
         (None, Some(shows)) => shows.to_string(),
-        (None, None) if entry.transactional => "txwrite".to_string(),
+        (None, None) if protocol.entry.transactional => "txwrite".to_string(),
         (None, None) => "randwrite".to_string(),
-    };
-    let workload = WorkloadArgs {
-        workload: workload_name.clone(),
-        ops: args.ops,
-        fill: args.fill,
-        seed: args.seed,
-        flush_every: args.flush_every,
-        tx: args.tx.clone(),
-    }
-    .spec(crate::TxDefaults::CRASH.for_protocol(entry))?;
-    crate::cmd_run::refuse_trims(entry, &workload)?;
+    })
+}
+
+/// The command line that replays this run, without `--at`/`--torn`.
+fn replay_base(args: &CrashArgs, chosen: &DeviceChoice, workload: &WorkloadSpec, workload_name: &str) -> String {
     let d = &args.device;
-    let mut replay_base = format!(
+    let mut s = format!(
         "txftl crashtest --protocol {} {} --workload {} --ops {} --fill {} --seed {} --flush-every {}",
         d.protocol(),
         chosen.replay_option(),
@@ -105,15 +96,14 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         args.seed,
         args.flush_every,
     );
-    replay_base += &crate::setup::replay_ftl_flags(d);
-    let faults = args.faults.model()?;
-    replay_base += &args.faults.replay();
+    s += &crate::setup::replay_ftl_flags(d);
+    s += &args.faults.replay();
     if let Some(b) = d.blocks_per_plane {
-        replay_base += &format!(" --blocks-per-plane {b}");
+        s += &format!(" --blocks-per-plane {b}");
     }
-    if workload.kind == txftl_harness::WorkloadKind::TxWrite {
+    if workload.kind == WorkloadKind::TxWrite {
         let t = &workload.tx;
-        replay_base += &format!(
+        s += &format!(
             " --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {}",
             t.pages_per_tx,
             t.abort_pct as f64 / 100.0,
@@ -122,21 +112,25 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
             t.trim_pct
         );
         if t.transactions > 0 {
-            replay_base += &format!(" --txs {}", t.transactions);
+            s += &format!(" --txs {}", t.transactions);
         }
         if t.cross_pct > 0 {
-            replay_base += &format!(" --cross-tx-pct {}", t.cross_pct);
+            s += &format!(" --cross-tx-pct {}", t.cross_pct);
         }
     }
     if args.no_recovery_cuts {
-        replay_base += " --no-recovery-cuts";
+        s += " --no-recovery-cuts";
     }
-    // What the options mean the run to exercise: it fails if one stays at zero.
+    s
+}
+
+/// What the options mean the run to exercise: it fails if one stays at zero.
+fn expectations(torn: &[Torn], workload: &WorkloadSpec, transactional: bool) -> Vec<Expect> {
     let mut expect = Vec::new();
     if torn.contains(&Torn::Data) {
         expect.push(Expect::TornDataIntactOob);
     }
-    if workload.kind == txftl_harness::WorkloadKind::TxWrite {
+    if workload.kind == WorkloadKind::TxWrite {
         expect.push(Expect::Commits);
         if workload.tx.abort_pct > 0 {
             expect.push(Expect::Aborts);
@@ -144,32 +138,65 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         if workload.tx.trim_pct > 0 {
             expect.push(Expect::Trims);
         }
-        if workload.tx.concurrency > 1 && entry.transactional {
+        if workload.tx.concurrency > 1 && transactional {
             expect.push(Expect::RecordsWithOpenTx);
         }
         if workload.tx.cross_pct > 0 {
             expect.push(Expect::CrossTxUpdates);
         }
     }
-    if workload.kind == txftl_harness::WorkloadKind::Mixed {
+    if workload.kind == WorkloadKind::Mixed {
         expect.push(Expect::Trims);
     }
+    expect
+}
+
+/// The run the options describe, checked before anything runs.
+fn spec(args: &CrashArgs) -> Result<(CrashSpec, String), CliError> {
+    let (chosen, opts) = resolve_with_protocol(&args.device, "tiny")?;
+    let p = &chosen.preset;
+    if p.geometry.page_count() > 1 << 16 {
+        return Err(CliError::Usage(format!(
+            "device {} has {} pages: crash enumeration is for small geometries (use --preset tiny or --blocks-per-plane)",
+            p.name,
+            p.geometry.page_count()
+        )));
+    }
+    let (torn, only) = torn_and_point(args)?;
+    let protocol = Protocol::find(args.device.protocol()).map_err(|e| CliError::Usage(e.to_string()))?;
+    let entry = protocol.entry;
+    let name = workload_name(args, &protocol)?;
+    let workload = WorkloadArgs {
+        workload: name.clone(),
+        ops: args.ops,
+        fill: args.fill,
+        seed: args.seed,
+        flush_every: args.flush_every,
+        tx: args.tx.clone(),
+    }
+    .spec(crate::TxDefaults::CRASH.for_protocol(entry))?;
+    crate::cmd_run::refuse_trims(entry, &workload)?;
     let spec = CrashSpec {
         device: DeviceSpec {
-            protocol: d.protocol().to_string(),
+            protocol: args.device.protocol().to_string(),
             nand: p.config(DataMode::Full, ViolationPolicy::Panic),
-            faults,
+            faults: args.faults.model()?,
             ftl: chosen.ftl.clone(),
             opts,
         },
+        replay_base: replay_base(args, &chosen, &workload, &name),
+        expect: expectations(&torn, &workload, entry.transactional),
         workload,
         torn,
         recovery_cuts: !args.no_recovery_cuts,
         only,
         threads: args.threads as usize,
-        replay_base,
-        expect,
     };
+    Ok((spec, p.name.to_string()))
+}
+
+pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
+    let (spec, device_name) = spec(&args)?;
     let bar = if args.json { ProgressBar::hidden() } else { ProgressBar::new(0) };
     bar.set_style(
         ProgressStyle::with_template("{spinner} crash points [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})")
@@ -191,87 +218,97 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report).map_err(CliError::failed)?);
     } else {
-        let mut t = Figures::new(&format!(
-            "crashtest | {} on {} | {} {} ops, fill {}%, seed {}",
-            report.protocol,
-            p.name,
-            report.workload.kind.name(),
-            report.workload.ops,
-            report.workload.fill_pct,
-            report.workload.seed
-        ));
-        t.section("workload (uncut dry run)");
-        t.row("host operations", thousands(report.host_ops));
-        t.row("flash operations", thousands(report.flash_ops));
-        t.row("of which programs and erases", thousands(report.mutating_ops));
-        t.row(
-            "GC runs / checkpoints",
-            format!("{} / {}", report.dry_run.gc_runs, report.dry_run.checkpoints),
-        );
-        t.row(
-            "trims / flushes",
-            format!("{} / {}", report.dry_run.host_trims, report.dry_run.host_flushes),
-        );
-        t.row(
-            "commits / aborts",
-            format!("{} / {}", report.dry_run.commits, report.dry_run.aborts),
-        );
-        t.row("protocol metadata pages written", thousands(report.dry_run.protocol_meta_writes));
-        let x = &report.exercised;
-        t.section("exercised");
-        t.row("transactions aborted on a full table", thousands(x.table_full_aborts));
-        t.row(
-            "GC moves of uncommitted pages / records written with a transaction open",
-            pair(x.gc_protocol_copies, x.protocol_records_with_open_tx),
-        );
-        t.row(
-            "recoveries: torn pages / of which with an intact OOB",
-            pair(x.torn_pages, x.torn_data_intact_oob),
-        );
-        t.row(
-            "recoveries: pages rolled forward / protocol updates applied",
-            pair(x.pages_rolled_forward, x.protocol_updates_applied),
-        );
-        t.row(
-            "writes to a page another open transaction wrote / recovery zone pages read",
-            pair(x.cross_tx_updates, x.zone_pages_scanned),
-        );
-        for c in entry.counters {
-            t.row(&format!("{} ({})", c.help, c.key), thousands(x.protocol.get(c.key)));
-        }
-        if args.faults.faults.is_some() {
-            t.section("flash faults exercised (dry run; recoveries)");
-            t.row("bit errors corrected / read retries", pair(x.corrected_bits, x.read_retries));
-            t.row("reads uncorrectable after every retry", thousands(x.uncorrectable_reads));
-            t.row("failed programs / blocks retired", pair(x.program_failures, x.retired_blocks));
-            t.row("blocks gone bad", thousands(x.bad_blocks));
-            t.row(
-                "losses reported at reads / GC copies marked lost",
-                pair(x.reported_losses, x.lost_page_copies),
-            );
-            t.row("recoveries: unreadable pages met", thousands(x.unreadable_pages));
-        }
-        t.section("enumeration");
-        t.row("crash points tried", thousands(report.crash_points));
-        t.row("recovery crash points tried", thousands(report.recovery_crash_points));
-        t.row("violations", thousands(report.violation_count));
-        t.print();
-        for v in &report.violations {
-            println!(
-                "VIOLATION at flash op {} (torn {}{}): {}",
-                v.at_op,
-                v.torn.name(),
-                v.recovery_cut
-                    .map(|(j, t)| format!(", recovery cut at its op {j} torn {}", t.name()))
-                    .unwrap_or_default(),
-                v.message
-            );
-            println!("  replay: {}", v.replay);
-        }
+        let entry = txftl_protocols::entry(&report.protocol).map_err(CliError::failed)?;
+        print_report(&report, &device_name, entry, args.faults.faults.is_some());
     }
     Ok(if report.violation_count == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The terminal report: the workload, what it exercised, the enumeration,
+/// and every violation with the command that replays it.
+fn print_report(report: &CrashReport, device_name: &str, entry: &ProtocolEntry, faults: bool) {
+    let mut t = Figures::new(&format!(
+        "crashtest | {} on {device_name} | {} {} ops, fill {}%, seed {}",
+        report.protocol,
+        report.workload.kind.name(),
+        report.workload.ops,
+        report.workload.fill_pct,
+        report.workload.seed
+    ));
+    t.section("workload (uncut dry run)");
+    t.row("host operations", thousands(report.host_ops));
+    t.row("flash operations", thousands(report.flash_ops));
+    t.row("of which programs and erases", thousands(report.mutating_ops));
+    t.row(
+        "GC runs / checkpoints",
+        format!("{} / {}", report.dry_run.gc_runs, report.dry_run.checkpoints),
+    );
+    t.row(
+        "trims / flushes",
+        format!("{} / {}", report.dry_run.host_trims, report.dry_run.host_flushes),
+    );
+    t.row(
+        "commits / aborts",
+        format!("{} / {}", report.dry_run.commits, report.dry_run.aborts),
+    );
+    t.row("protocol metadata pages written", thousands(report.dry_run.protocol_meta_writes));
+    add_exercised(&mut t, &report.exercised, entry, faults);
+    t.section("enumeration");
+    t.row("crash points tried", thousands(report.crash_points));
+    t.row("recovery crash points tried", thousands(report.recovery_crash_points));
+    t.row("violations", thousands(report.violation_count));
+    t.print();
+    for v in &report.violations {
+        println!(
+            "VIOLATION at flash op {} (torn {}{}): {}",
+            v.at_op,
+            v.torn.name(),
+            v.recovery_cut
+                .map(|(j, t)| format!(", recovery cut at its op {j} torn {}", t.name()))
+                .unwrap_or_default(),
+            v.message
+        );
+        println!("  replay: {}", v.replay);
+    }
+}
+
+/// What the run exercised, the protocol's own counters among it.
+fn add_exercised(t: &mut Figures, x: &Exercised, entry: &ProtocolEntry, faults: bool) {
+    t.section("exercised");
+    t.row("transactions aborted on a full table", thousands(x.table_full_aborts));
+    t.row(
+        "GC moves of uncommitted pages / records written with a transaction open",
+        pair(x.gc_protocol_copies, x.protocol_records_with_open_tx),
+    );
+    t.row(
+        "recoveries: torn pages / of which with an intact OOB",
+        pair(x.torn_pages, x.torn_data_intact_oob),
+    );
+    t.row(
+        "recoveries: pages rolled forward / protocol updates applied",
+        pair(x.pages_rolled_forward, x.protocol_updates_applied),
+    );
+    t.row(
+        "writes to a page another open transaction wrote / recovery zone pages read",
+        pair(x.cross_tx_updates, x.zone_pages_scanned),
+    );
+    for c in entry.counters {
+        t.row(&format!("{} ({})", c.help, c.key), thousands(x.protocol.get(c.key)));
+    }
+    if faults {
+        t.section("flash faults exercised (dry run; recoveries)");
+        t.row("bit errors corrected / read retries", pair(x.corrected_bits, x.read_retries));
+        t.row("reads uncorrectable after every retry", thousands(x.uncorrectable_reads));
+        t.row("failed programs / blocks retired", pair(x.program_failures, x.retired_blocks));
+        t.row("blocks gone bad", thousands(x.bad_blocks));
+        t.row(
+            "losses reported at reads / GC copies marked lost",
+            pair(x.reported_losses, x.lost_page_copies),
+        );
+        t.row("recoveries: unreadable pages met", thousands(x.unreadable_pages));
+    }
 }

@@ -3,7 +3,7 @@
 //! TPC-C run), checked after each restart against what the mode promises.
 
 use crate::cmd_compare::{parse_list, refuse_protocol};
-use crate::setup::{describe, parse_modes, protocol_options_for, replay_ftl_flags, resolve_device};
+use crate::setup::{describe, parse_modes, protocol_options_for, replay_ftl_flags, resolve_device, DeviceChoice};
 use crate::table::{pair, thousands};
 use crate::{CliError, DeviceArgs};
 use clap::Args;
@@ -120,9 +120,25 @@ fn workload(args: &SqlCrashArgs) -> Result<(SqlWorkload, u32, u32), CliError> {
     }
 }
 
-pub fn run(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
+/// What every scenario of the run shares: its workload and sizes, the
+/// settings, torn variants, crash point to replay and canary.
+struct Plan {
+    workload: SqlWorkload,
+    rows: u32,
+    k: u32,
+    modes: Vec<Mode>,
+    /// The `--protocol-opt`s given (each mode's protocol takes its own).
+    given: ProtocolOptions,
+    syncs: Vec<Synchronous>,
+    torn: Vec<txftl_nand::Torn>,
+    only: Option<(u64, txftl_nand::Torn)>,
+    canary: Canary,
+    rollback_at: u32,
+}
+
+fn plan(args: &SqlCrashArgs) -> Result<Plan, CliError> {
     refuse_protocol(&args.device)?;
-    let (workload, rows, k) = workload(&args)?;
+    let (workload, rows, k) = workload(args)?;
     let modes = match &args.modes {
         Some(list) => parse_modes(list)?,
         None => default_modes(),
@@ -159,6 +175,114 @@ pub fn run(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
             rollback_at + 1
         )));
     }
+    Ok(Plan {
+        workload,
+        rows,
+        k,
+        modes,
+        given,
+        syncs,
+        torn,
+        only,
+        canary,
+        rollback_at,
+    })
+}
+
+/// One mode's device: the scenario's default size unless a preset or a
+/// device file fixes the geometry (a file is read once: `file_device`).
+fn mode_device(
+    args: &SqlCrashArgs,
+    size: &ScenarioSize,
+    file_device: Option<&DeviceChoice>,
+) -> Result<(DeviceArgs, DeviceChoice), CliError> {
+    let mut device = args.device.clone();
+    let default_geometry = device.preset.is_none() && file_device.is_none();
+    if device.blocks_per_plane.is_none() && default_geometry {
+        device.blocks_per_plane = Some(size.blocks_per_plane);
+    }
+    let mut chosen = match file_device {
+        Some(c) => c.clone(),
+        None => resolve_device(&device, "tiny")?,
+    };
+    // The scenario's page size applies to its default device only.
+    if let (Some(ps), true) = (size.page_size, default_geometry) {
+        chosen.preset.geometry.page_size = ps;
+    }
+    if chosen.preset.geometry.page_count() > 1 << 16 {
+        return Err(CliError::Usage(format!(
+            "device {} is too large for crash enumeration",
+            chosen.preset.name
+        )));
+    }
+    device.protocol_opt.clear();
+    Ok((device, chosen))
+}
+
+/// The command line that replays one scenario.
+#[allow(clippy::too_many_arguments)]
+fn replay_line(
+    args: &SqlCrashArgs,
+    plan: &Plan,
+    mode: Mode,
+    sync: Synchronous,
+    transactions: u32,
+    device: &DeviceArgs,
+    chosen: &DeviceChoice,
+    opts: &ProtocolOptions,
+) -> String {
+    let sized = match plan.workload {
+        SqlWorkload::Tpcc { scale } => format!("--workload tpcc --scale {scale}"),
+        SqlWorkload::Partsupp => format!("--rows {} --k {}", plan.rows, plan.k),
+    };
+    let mut replay = format!(
+        "txftl sqlcrash --modes {} --synchronous {} {sized} --transactions {transactions} --seed {} --recovery-cuts {}",
+        mode.cli(),
+        sync.name().to_ascii_lowercase(),
+        args.seed,
+        args.recovery_cuts
+    );
+    if let Some(b) = device.blocks_per_plane {
+        replay.push_str(&format!(" --blocks-per-plane {b}"));
+    }
+    if device.preset.is_some() || device.config.is_some() || device.mqsim_config.is_some() {
+        replay.push_str(&format!(" {}", chosen.replay_option()));
+    }
+    replay.push_str(&replay_ftl_flags(device));
+    replay.push_str(&opts.to_args());
+    if let Some(c) = &args.canary {
+        replay.push_str(&format!(" --canary {c}"));
+    }
+    replay
+}
+
+/// Runs one scenario with a progress bar.
+fn run_one(spec: &SqlCrashSpec, json: bool) -> Result<SqlCrashReport, CliError> {
+    let bar = if json { ProgressBar::hidden() } else { ProgressBar::new(0) };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} crash points")
+            .map_err(CliError::failed)?
+            .progress_chars("=> "),
+    );
+    bar.set_message(format!("{} synchronous={}", spec.mode.name(), spec.synchronous.name()));
+    let r = txftl_sqlite::crash::sql_crashtest(spec, &|done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    })
+    .map_err(|e| {
+        CliError::Failed(format!(
+            "{} synchronous={}: {e} (replay: {})",
+            spec.mode.name(),
+            spec.synchronous.name(),
+            spec.replay_base
+        ))
+    })?;
+    bar.finish_and_clear();
+    Ok(r)
+}
+
+pub fn run(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
+    let plan = plan(&args)?;
     let mut reports = Vec::new();
     let mut described = Vec::new();
     // A device file is read once (its warnings printed once); it fixes the
@@ -169,122 +293,68 @@ pub fn run(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
     } else {
         None
     };
-    for mode in modes {
-        let size = ScenarioSize::for_workload(workload, mode);
-        let mut device = args.device.clone();
-        let default_geometry = device.preset.is_none() && !from_file;
-        if device.blocks_per_plane.is_none() && default_geometry {
-            device.blocks_per_plane = Some(size.blocks_per_plane);
-        }
-        let opts = scenario_options(&given, mode, &size);
-        let mut chosen = match &file_device {
-            Some(c) => c.clone(),
-            None => resolve_device(&device, "tiny")?,
-        };
-        // The scenario's page size applies to its default device only.
-        if let (Some(ps), true) = (size.page_size, default_geometry) {
-            chosen.preset.geometry.page_size = ps;
-        }
+    for &mode in &plan.modes {
+        let size = ScenarioSize::for_workload(plan.workload, mode);
+        let (device, chosen) = mode_device(&args, &size, file_device.as_ref())?;
+        let opts = scenario_options(&plan.given, mode, &size);
         let p = &chosen.preset;
-        if p.geometry.page_count() > 1 << 16 {
-            return Err(CliError::Usage(format!("device {} is too large for crash enumeration", p.name)));
-        }
         described.push(format!("{}: {}", mode.name(), describe(p)));
         let transactions = args.transactions.unwrap_or(size.transactions);
-        for &synchronous in &syncs {
-            let sized = match workload {
-                SqlWorkload::Tpcc { scale } => format!("--workload tpcc --scale {scale}"),
-                SqlWorkload::Partsupp => format!("--rows {rows} --k {k}"),
-            };
-            let mut replay = format!(
-                "txftl sqlcrash --modes {} --synchronous {} {sized} --transactions {transactions} --seed {} --recovery-cuts {}",
-                mode.cli(),
-                synchronous.name().to_ascii_lowercase(),
-                args.seed,
-                args.recovery_cuts
-            );
-            if let Some(b) = device.blocks_per_plane {
-                replay.push_str(&format!(" --blocks-per-plane {b}"));
-            }
-            if device.preset.is_some() || from_file {
-                replay.push_str(&format!(" {}", chosen.replay_option()));
-            }
-            device.protocol_opt.clear();
-            replay.push_str(&replay_ftl_flags(&device));
-            replay.push_str(&opts.to_args());
-            if let Some(c) = &args.canary {
-                replay.push_str(&format!(" --canary {c}"));
-            }
+        for &synchronous in &plan.syncs {
             let spec = SqlCrashSpec {
-                workload,
+                workload: plan.workload,
                 nand: p.config(DataMode::Full, ViolationPolicy::Panic),
                 ftl: chosen.ftl.clone(),
                 opts: opts.clone(),
                 mode,
                 synchronous,
-                rows,
-                k,
+                rows: plan.rows,
+                k: plan.k,
                 transactions,
-                rollback_at,
+                rollback_at: plan.rollback_at,
                 big_at: size.big_at,
                 seed: args.seed,
-                torn: torn.clone(),
+                torn: plan.torn.clone(),
                 recovery_cuts: args.recovery_cuts,
                 sample_every: args.sample_every,
-                only,
-                canary,
-                replay_base: replay,
+                only: plan.only,
+                canary: plan.canary,
+                replay_base: replay_line(&args, &plan, mode, synchronous, transactions, &device, &chosen, &opts),
             };
-            let bar = if args.json { ProgressBar::hidden() } else { ProgressBar::new(0) };
-            bar.set_style(
-                ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} crash points")
-                    .map_err(CliError::failed)?
-                    .progress_chars("=> "),
-            );
-            bar.set_message(format!("{} synchronous={}", mode.name(), synchronous.name()));
-            let r = txftl_sqlite::crash::sql_crashtest(&spec, &|done, total| {
-                bar.set_length(total);
-                bar.set_position(done);
-            })
-            .map_err(|e| {
-                CliError::Failed(format!(
-                    "{} synchronous={}: {e} (replay: {})",
-                    mode.name(),
-                    synchronous.name(),
-                    spec.replay_base
-                ))
-            })?;
-            bar.finish_and_clear();
-            reports.push(r);
+            reports.push(run_one(&spec, args.json)?);
         }
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&reports).map_err(CliError::failed)?);
     } else {
-        for d in &described {
-            println!("device {d}");
-        }
-        print_scenario(workload, rows, k, args.recovery_cuts);
-        for r in reports.iter().filter(|r| r.big_at.is_some()) {
-            if let Some(b) = r.big_at {
-                println!(
-                    "{} synchronous={}: transaction #{} updates every tuple (larger than the device's transaction bound: the batch is aborted and committed through the journal)",
-                    r.mode.name(),
-                    r.synchronous.name(),
-                    b + 1
-                );
-            }
-        }
-        println!("{}", table(workload, &reports));
-        for r in &reports {
-            for v in r.violations.iter().take(10) {
-                println!("VIOLATION {} synchronous={}: {}", r.mode.name(), r.synchronous.name(), v.message);
-                println!("  replay: {}", v.replay);
-            }
-        }
+        print_reports(&plan, &described, &reports, args.recovery_cuts);
     }
     let bad = reports.iter().any(|r| r.violation_count > 0);
     Ok(if bad { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn print_reports(plan: &Plan, described: &[String], reports: &[SqlCrashReport], recovery_cuts: u32) {
+    for d in described {
+        println!("device {d}");
+    }
+    print_scenario(plan.workload, plan.rows, plan.k, recovery_cuts);
+    for r in reports.iter().filter(|r| r.big_at.is_some()) {
+        if let Some(b) = r.big_at {
+            println!(
+                "{} synchronous={}: transaction #{} updates every tuple (larger than the device's transaction bound: the batch is aborted and committed through the journal)",
+                r.mode.name(),
+                r.synchronous.name(),
+                b + 1
+            );
+        }
+    }
+    println!("{}", table(plan.workload, reports));
+    for r in reports {
+        for v in r.violations.iter().take(10) {
+            println!("VIOLATION {} synchronous={}: {}", r.mode.name(), r.synchronous.name(), v.message);
+            println!("  replay: {}", v.replay);
+        }
+    }
 }
 
 fn print_scenario(workload: SqlWorkload, rows: u32, k: u32, recovery_cuts: u32) {

@@ -18,7 +18,7 @@ pub struct CounterSpec {
 }
 
 /// A protocol's counters, by the names its entry declares.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
 pub struct ProtocolCounters {
     specs: &'static [CounterSpec],
     values: [u64; PROTOCOL_COUNTERS_MAX],
@@ -77,6 +77,13 @@ impl ProtocolCounters {
                 self.values[i] += v;
             }
         }
+    }
+}
+
+/// `{name: value, ...}`.
+impl std::fmt::Debug for ProtocolCounters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
     }
 }
 
