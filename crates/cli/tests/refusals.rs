@@ -113,3 +113,75 @@ fn fault_options_are_checked_and_reported() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("flash faults") && out.contains("bit errors corrected by ECC"), "{out}");
 }
+
+/// A protocol option is checked against the protocol's registry entry: one it
+/// does not take, a value out of its range, a conflict with the FTL's
+/// options, or a key no protocol of a multi-mode command takes is refused
+/// (exit 2) before anything runs; one it takes is used.
+#[test]
+fn protocol_options_are_checked_against_the_protocols_entry() {
+    let refused = |args: &[&str], says: &str| {
+        let (code, out, err) = txftl(args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    };
+    let run = ["run", "--preset", "tiny", "--ops", "50"];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> { run.iter().chain(extra).copied().collect() };
+    refused(
+        &with(&["--protocol-opt", "zone-blocks=2"]),
+        "protocol `plain` takes no option `zone-blocks`",
+    );
+    refused(
+        &with(&["--protocol", "xftl", "--protocol-opt", "xl2p-entries=0"]),
+        "from 1 to 65536",
+    );
+    refused(&with(&["--protocol", "xftl", "--protocol-opt", "xl2p-entries"]), "not KEY=VALUE");
+    refused(
+        &with(&[
+            "--protocol",
+            "xftl",
+            "--protocol-opt",
+            "xl2p-entries=8",
+            "--protocol-opt",
+            "xl2p-entries=9",
+        ]),
+        "given twice",
+    );
+    refused(
+        &with(&[
+            "--protocol",
+            "lighttx",
+            "--protocol-opt",
+            "zone-blocks=2",
+            "--checkpoint-every",
+            "64",
+        ]),
+        "already set",
+    );
+    refused(
+        &["sqlcrash", "--modes", "rbj,wal", "--protocol-opt", "xl2p-entries=8"],
+        "takes no option `xl2p-entries`",
+    );
+    refused(
+        &["sqlcrash", "--modes", "rbj,lighttx", "--protocol-opt", "xl2p-entries=8"],
+        "applies to none of the protocols run here",
+    );
+    let (code, out, err) = txftl(&with(&["--protocol", "lighttx", "--protocol-opt", "zone-blocks=2", "--json"]));
+    assert_eq!(code, 0, "{out}{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["protocol"], "lighttx");
+}
+
+/// `txftl protocols` lists every registry entry with what it offers.
+#[test]
+fn protocols_lists_every_entry() {
+    let (code, out, err) = txftl(&["protocols", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let list: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = list.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, txftl_protocols::PROTOCOLS.iter().map(|e| e.name).collect::<Vec<_>>());
+    let scc = list.as_array().unwrap().iter().find(|p| p["name"] == "scc").unwrap();
+    assert_eq!(scc["trims"], false);
+    assert_eq!(scc["counters"][0]["key"], "forced_erases");
+    assert!(scc["sql_modes"].as_array().unwrap().iter().any(|m| m == "scc-memory"));
+}

@@ -24,6 +24,10 @@ pub enum DeviceError {
     NotFormatted,
     #[error("invalid FTL configuration: {0}")]
     Config(String),
+    /// A protocol option (`--protocol-opt`) the protocol does not take, a
+    /// value out of its range, or one that conflicts with the FTL's options.
+    #[error("protocol option: {0}")]
+    ProtocolOption(String),
     #[error(transparent)]
     Geometry(#[from] GeometryError),
     /// An earlier failure (power loss, NAND error) left DRAM state unusable.

@@ -42,14 +42,14 @@ impl ProtocolOptions {
         for pair in pairs {
             let pair = pair.as_ref();
             let Some((k, v)) = pair.split_once('=') else {
-                return Err(DeviceError::Config(format!("protocol option `{pair}` is not KEY=VALUE")));
+                return Err(DeviceError::ProtocolOption(format!("`{pair}` is not KEY=VALUE")));
             };
             let (k, v) = (k.trim(), v.trim());
             if k.is_empty() || v.is_empty() {
-                return Err(DeviceError::Config(format!("protocol option `{pair}` is not KEY=VALUE")));
+                return Err(DeviceError::ProtocolOption(format!("`{pair}` is not KEY=VALUE")));
             }
             if o.values.insert(k.to_string(), v.to_string()).is_some() {
-                return Err(DeviceError::Config(format!("protocol option `{k}` is given twice")));
+                return Err(DeviceError::ProtocolOption(format!("`{k}` is given twice")));
             }
         }
         Ok(o)
@@ -73,8 +73,8 @@ impl ProtocolOptions {
         let Some(v) = self.values.get(spec.key) else { return Ok(None) };
         match v.parse::<u32>() {
             Ok(n) if (spec.min..=spec.max).contains(&n) => Ok(Some(n)),
-            _ => Err(DeviceError::Config(format!(
-                "protocol option {}={v}: {} must be a whole number from {} to {}",
+            _ => Err(DeviceError::ProtocolOption(format!(
+                "{}={v}: {} must be a whole number from {} to {}",
                 spec.key, spec.value_name, spec.min, spec.max
             ))),
         }
@@ -102,11 +102,14 @@ impl ProtocolOptions {
     /// Refuses a key that none of `entries` takes, and a value out of range
     /// for any that does.
     pub fn check_taken(&self, entries: &[&crate::ProtocolEntry]) -> Result<(), DeviceError> {
+        if let [one] = entries {
+            return one.check_options(self);
+        }
         for key in self.keys() {
             if !entries.iter().any(|e| e.option(key).is_some()) {
                 let names: Vec<&str> = entries.iter().map(|e| e.name).collect();
-                return Err(DeviceError::Config(format!(
-                    "protocol option `{key}` applies to none of the protocols run here ({})",
+                return Err(DeviceError::ProtocolOption(format!(
+                    "`{key}` applies to none of the protocols run here ({})",
                     names.join(", ")
                 )));
             }

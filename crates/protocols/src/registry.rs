@@ -102,7 +102,7 @@ impl ProtocolEntry {
         for key in opts.keys() {
             let Some(spec) = self.option(key) else {
                 let known: Vec<&str> = self.options.iter().map(|o| o.key).collect();
-                return Err(DeviceError::Config(format!(
+                return Err(DeviceError::ProtocolOption(format!(
                     "protocol `{}` takes no option `{key}` (its options: {})",
                     self.name,
                     if known.is_empty() { "none".to_string() } else { known.join(", ") }

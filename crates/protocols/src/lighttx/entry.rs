@@ -30,7 +30,7 @@ impl Build for LightTxBuild {
     fn configure(mut cfg: FtlConfig, geo: &Geometry, opts: &ProtocolOptions, _canary: bool) -> Result<FtlConfig, DeviceError> {
         if let Some(zone) = opts.u32(&ZONE_BLOCKS)? {
             if cfg.checkpoint_every_pages > 0 {
-                return Err(DeviceError::Config(format!(
+                return Err(DeviceError::ProtocolOption(format!(
                     "zone-blocks={zone} sets LightTx's checkpoint interval, which is already set to {} pages \
                      (--checkpoint-every or the device file): give one",
                     cfg.checkpoint_every_pages
