@@ -34,7 +34,7 @@ fn device() -> Box<dyn AnyDevice> {
     let mut p = preset("jasmine").expect("preset");
     p.geometry.blocks_per_plane = 32;
     let nand = Nand::new(p.config(DataMode::MetaOnly, ViolationPolicy::Panic)).expect("geometry");
-    txftl_protocols::format("plain", nand, FtlConfig::default(), &Default::default()).expect("format")
+    txftl_protocols::format(txftl_protocols::DEFAULT_PROTOCOL, nand, FtlConfig::default(), &Default::default()).expect("format")
 }
 
 fn sequential(dev: &mut dyn AnyDevice) -> u64 {

@@ -32,7 +32,7 @@ pub struct FormatArgs {
 pub struct PutArgs {
     #[arg(long)]
     pub image: PathBuf,
-    #[arg(long, default_value = "plain", value_parser = crate::setup::protocol_parser())]
+    #[arg(long, default_value = txftl_protocols::DEFAULT_PROTOCOL, value_parser = crate::setup::protocol_parser())]
     pub protocol: String,
     /// First logical page to write.
     #[arg(long, default_value_t = 0)]
@@ -48,7 +48,7 @@ pub struct PutArgs {
 pub struct GetArgs {
     #[arg(long)]
     pub image: PathBuf,
-    #[arg(long, default_value = "plain", value_parser = crate::setup::protocol_parser())]
+    #[arg(long, default_value = txftl_protocols::DEFAULT_PROTOCOL, value_parser = crate::setup::protocol_parser())]
     pub protocol: String,
     #[arg(long, default_value_t = 0)]
     pub lpn: u32,

@@ -18,7 +18,7 @@ use txftl_protocols::{ProtocolEntry, SqlJournal, PROTOCOLS};
 use crate::vfs::TxMapping;
 
 /// The protocol whose journal modes have the short names `rbj` and `wal`.
-const BASELINE: &str = "plain";
+const BASELINE: &str = txftl_protocols::DEFAULT_PROTOCOL;
 
 struct ModeInfo {
     journal: SqlJournal,
