@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 use std::sync::OnceLock;
-use txftl_reproduce::lighttx::{LightTx, Report};
-use txftl_reproduce::{check, flow, Error, Options, Paper};
+use txftl_reproduce::lighttx::{paper, LightTx, Report};
+use txftl_reproduce::{check, flow, Error, Kind, Options, Paper};
 
 /// One tiny run, shared by the tests of this file.
 fn report() -> &'static Report {
@@ -109,6 +109,27 @@ fn the_json_has_reproduce_md_fields_and_each_check_its_kind() {
             k => panic!("kind {k}"),
         }
     }
+}
+
+#[test]
+fn the_papers_bounds_and_structural_zeros_have_their_kinds() {
+    let r = report();
+    let kind = |id: &str| check(r, id).kind;
+    assert_eq!(kind("fig8.lighttx_max_s"), Kind::Bound);
+    assert_eq!(kind("fig9.lighttx_max_pct"), Kind::Bound);
+    assert_eq!(number(&check(r, "fig8.lighttx_max_s").paper), paper::FIG8_LIGHTTX_MAX_S);
+    // SCC and BPCC persist no mapping table: zero by construction, not counted.
+    for id in ["fig9.scc_pct", "fig9.bpcc_pct"] {
+        let c = check(r, id);
+        assert_eq!((c.kind, c.within_25pct), (Kind::Structural, None), "{id}");
+        assert_eq!(number(&c.measured), 0.0, "{id}");
+    }
+    assert!(
+        r.summary.line.ends_with("(structural, not counted: fig9.scc_pct, fig9.bpcc_pct)"),
+        "{}",
+        r.summary.line
+    );
+    assert_eq!(r.summary.counted, r.checks.len() - 2);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 use serde_json::Value;
 use std::sync::OnceLock;
 use txftl_reproduce::xftl::{Report, Xftl};
-use txftl_reproduce::{check, flow, terminal, Options, Paper};
+use txftl_reproduce::{check, flow, terminal, Kind, Options, Paper};
 
 /// One tiny run, shared by the tests of this file.
 fn report() -> &'static Report {
@@ -101,9 +101,17 @@ fn measured_columns_come_from_the_figures() {
 }
 
 #[test]
-fn the_summary_counts_the_checks_within() {
+fn fsync_counts_are_structural_and_the_summary_leaves_them_out() {
     let r = report();
+    let structural: Vec<&str> = r
+        .checks
+        .iter()
+        .filter(|c| c.kind == Kind::Structural)
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(structural, ["table1.rbj.fsyncs", "table1.wal.fsyncs", "table1.xftl.fsyncs"]);
     let s = &r.summary;
+    assert_eq!(s.counted, r.checks.len() - 3);
     assert_eq!(s.within, r.checks.iter().filter(|c| c.within_25pct == Some(true)).count());
     assert!(
         s.line
@@ -111,6 +119,12 @@ fn the_summary_counts_the_checks_within() {
         "{}",
         s.line
     );
+    assert!(s
+        .line
+        .ends_with("(structural, not counted: table1.rbj.fsyncs, table1.wal.fsyncs, table1.xftl.fsyncs)"));
+    // The fsync calls follow from the journal mode: RBJ three per transaction, X-FTL one.
+    assert_eq!(number(&check(r, "table1.rbj.fsyncs").measured), 3000.0);
+    assert_eq!(number(&check(r, "table1.xftl.fsyncs").measured), 1000.0);
 }
 
 #[test]
@@ -136,6 +150,7 @@ fn the_terminal_and_html_reports_show_every_check() {
     // Table 1 (5), Figure 5 (3 validities and the speed-up), Table 5, Table 4 (4 mixes).
     assert_eq!(page.matches("<figure class=fig").count(), 14);
     assert!(page.contains(&r.summary.line));
+    assert!(page.contains("<td>structural</td>"));
 }
 
 #[test]

@@ -1,5 +1,20 @@
 //! The checks of `reproduce xftl`: every number of the paper's evaluation
-//! these experiments speak to.
+//! these experiments speak to, with its kind.
+//!
+//! - `value`: Table 1's counts (but the fsyncs), the factors of sec. 6.3.1
+//!   and Figure 5(b), Table 5's restart times, Table 4's transaction rates
+//!   and the gains of sec. 6.3.3 ("about 130 percent higher", "about 152
+//!   percent"; "comparable" for the read-only mixes, as Table 4's ratio: our
+//!   SQLite reads a different number of pages per transaction in WAL mode
+//!   than with X-FTL, so the ratio is measured, not 1.0 by construction).
+//! - `order`: Figure 5's RBJ > WAL > X-FTL at every K, Table 5's WAL > RBJ > X-FTL.
+//! - `structural`: Table 1's fsync calls. SQLite's journal mode fixes them
+//!   (the paper, sec. 6.3.1: in rollback mode a transaction's journal "incurs
+//!   two fsync calls" and its commit "is followed by a single fsync call"; in
+//!   WAL mode "a single fsync call before it commits", plus the
+//!   checkpoints'; X-FTL one per commit), so ours match by construction.
+//!
+//! The paper states no bound these experiments speak to.
 
 use super::params::Params;
 use super::results::{host_writes, programs, scale_tx, speedup, Figure5, Figures};
@@ -37,7 +52,7 @@ fn table1(c: &mut Vec<Check>, params: &Params, t1: &Figure5) {
             per_1000(host_writes(r)),
             Unit::Count,
         ));
-        c.push(Check::value(
+        c.push(Check::structural(
             &format!("table1.{l}.fsyncs"),
             &format!("Table 1, {}: fsync calls", m.name()),
             p.fsyncs,
