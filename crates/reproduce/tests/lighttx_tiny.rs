@@ -157,11 +157,13 @@ fn notes_come_from_this_run() {
     for c in r.checks.iter().filter(|c| c.differs()) {
         assert!(!c.note.is_empty(), "check {} differs with no note", c.id);
     }
-    // The trace's note gives this run's pages per transaction kind.
+    // The trace's note gives this run's pages per transaction kind, and no
+    // figure of a run made apart.
     let note = &check(r, "trace.tx_pages_mean").note;
     let w = &r.figures.workload;
     let (kind, n, mean) = &w.host_pages_by_kind[0];
     assert!(note.contains(&format!("{kind} {mean:.1} ({n} tx)")), "{note}");
+    assert!(!note.contains("Measured apart"), "{note}");
     let page = flow::html_page(&LightTx, r).unwrap();
     assert_eq!(page.matches("<figure class=fig").count(), 13);
 }

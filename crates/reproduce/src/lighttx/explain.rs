@@ -7,6 +7,7 @@ use super::results::{Figures, RecoveryRun, Run};
 use super::{label, paper, top_abort};
 use crate::check::{Check, Figure};
 use crate::fmt::thousands;
+use txftl_sqlite::tpcc::TpccSpec;
 
 fn per(v: u64, n: u64) -> f64 {
     v as f64 / n.max(1) as f64
@@ -165,8 +166,12 @@ fn trace_note(cx: &Ctx) -> String {
             .map(|(k, n, m)| format!("{k} {m:.1} ({n} tx)"))
             .collect::<Vec<_>>()
             .join(", ");
+    let mix = TpccSpec::default().mix;
     format!(
-        "host page writes per TPC-C transaction by kind: {kinds}; the mix (45% New-Order, 43% Payment) sets the mean. Measured apart (1,000 transactions, 7 clients, lighttx preset): 1, 4 and 10 warehouses give 13.4-13.5 pages mean, max 58-67; New-Order alone 19.1, Delivery alone 43.8; X-FTL/BATCH mode the same as X-FTL. The paper's trace is PostgreSQL's (XLog records, 28 warehouses)"
+        "host page writes per TPC-C transaction by kind: {kinds}; the mix ({}% New-Order, {}% Payment) sets the mean: pages per transaction follow from what each kind writes, not from the number of warehouses. The paper's trace is PostgreSQL's (XLog records, {} warehouses)",
+        mix[0],
+        mix[1],
+        paper::WAREHOUSES
     )
 }
 
