@@ -11,7 +11,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use txftl_nand::{DataMode, ViolationPolicy};
-use txftl_sqlite::compare::{restart, restart_points, run_mode, CompareSpec, ModeRun, Restart};
+use txftl_reproduce::xftl::compare::{restart, restart_points, run_mode, CompareSpec, ModeRun, Restart};
 use txftl_sqlite::Mode;
 
 #[derive(Args, Debug)]
@@ -126,16 +126,10 @@ fn paper_options(device: &DeviceArgs, modes: &[Mode]) -> Result<txftl_protocols:
 }
 
 /// The line that says which FTL behaviour at a flush a run had.
-pub fn map_at_flush_line(on: bool) -> &'static str {
-    if on {
-        "FTL: mapping table written at every flush (the X-FTL paper's OpenSSD firmware, its sec. 6.3.4; --map-at-flush off: roll-forward instead)"
-    } else {
-        "FTL: a flush is made durable by roll-forward over the spare areas, checkpoints by program count (--map-at-flush off; the paper's firmware writes its table at every flush)"
-    }
-}
+pub use txftl_reproduce::xftl::compare::map_at_flush_line;
 
 /// Restart runs per mode, as in the paper (five), spread by
-/// `txftl_sqlite::compare::restart_points`.
+/// `txftl_reproduce::xftl::compare::restart_points`.
 const RESTART_CUTS: u32 = 5;
 
 /// Mean of a restart figure over a mode's runs.
@@ -176,18 +170,10 @@ pub fn refuse_protocol(device: &DeviceArgs) -> Result<(), CliError> {
     }
 }
 
-/// Checks that the report can be written before the (long) run, not after it:
-/// an existing file is opened for writing (not truncated yet), a new one is
-/// created and removed again.
+/// Checks that the report can be written before the (long) run, not after
+/// it (the reproductions' check: a path that cannot be written is a bad argument).
 pub fn check_writable(path: &Path) -> Result<(), CliError> {
-    let bad = |e: std::io::Error| CliError::Usage(format!("--html {}: cannot write there: {e}", path.display()));
-    if path.exists() {
-        std::fs::OpenOptions::new().append(true).open(path).map_err(bad)?;
-    } else {
-        std::fs::File::create(path).map_err(bad)?;
-        let _ = std::fs::remove_file(path);
-    }
-    Ok(())
+    Ok(txftl_reproduce::flow::check_writable(path)?)
 }
 
 pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {

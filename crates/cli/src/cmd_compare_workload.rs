@@ -12,7 +12,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::process::ExitCode;
 use txftl_nand::{DataMode, ViolationPolicy};
-use txftl_sqlite::compare::{run_workload, CompareSpec, Workload, WorkloadRun};
+use txftl_reproduce::xftl::compare::{run_workload, CompareSpec, Workload, WorkloadRun};
 use txftl_sqlite::sqlitebench::{BenchSpec, Benchmark};
 use txftl_sqlite::tpcc::TpccSpec;
 use txftl_sqlite::ycsb::{self, YcsbSpec};

@@ -43,7 +43,7 @@ enum Command {
     /// journal mode on identical devices (Table 1, Figure 5, Table 5).
     Compare(cmd_compare::CompareArgs),
     /// Rerun a paper's evaluation and put its figures beside ours, with the
-    /// checks (see ../shared/REPRODUCE.md): xftl.
+    /// checks (see ../shared/REPRODUCE.md): xftl, lighttx.
     Reproduce(reproduce::ReproduceArgs),
     /// End-to-end crash test: real SQLite on each mode, power cut at every flash
     /// operation of a scenario (with a cache spill and a ROLLBACK), restart, check.

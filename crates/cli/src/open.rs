@@ -5,7 +5,7 @@ use crate::{CliError, DeviceArgs};
 use clap::Args;
 use std::path::Path;
 use txftl_ftl::FtlConfig;
-use txftl_nand::{DataMode, ImageError, ImageSync, Nand, NandConfig, NandError, ViolationPolicy};
+use txftl_nand::{ImageError, ImageSync, Nand, NandConfig, ViolationPolicy};
 use txftl_protocols::ProtocolOptions;
 
 /// When the image file reaches the host's disk (commands that open an image).
@@ -56,18 +56,12 @@ pub fn create_image(path: &Path, cfg: NandConfig, sync: ImageSync) -> Result<Nan
     Ok(nand)
 }
 
+// The memory checks are the `txftl-reproduce` library's (its experiments
+// build devices too), with the same messages; here they return the CLI's error.
+
 /// A RAM array; a device too large for the machine is refused with its size.
 pub fn ram(cfg: NandConfig) -> Result<Nand, CliError> {
-    let hint = match cfg.data_mode {
-        DataMode::Full => ", or --data meta (stores no page data)",
-        DataMode::MetaOnly => "",
-    };
-    Nand::try_new(cfg).map_err(|e| match e {
-        NandError::Memory(m) => CliError::Usage(format!(
-            "{m}; choose a smaller device (--blocks-per-plane, --preset or device file){hint}"
-        )),
-        e => CliError::Usage(e.to_string()),
-    })
+    Ok(txftl_reproduce::device::ram(cfg)?)
 }
 
 /// Refuses a new device whose flash array and FTL tables (and, for a run on
@@ -81,51 +75,19 @@ pub fn check_device_fits(
     opts: &ProtocolOptions,
     model_bytes: u64,
 ) -> Result<(), CliError> {
-    let need = txftl_protocols::memory_needed(protocol, nand, cfg, opts).map_err(|e| CliError::Usage(e.to_string()))?;
-    let model = model_bytes * need.ftl.logical_pages as u64;
-    let needed = need.total() + model;
-    let hint = match nand.data_mode {
-        DataMode::Full => ", or --data meta (stores no page data)",
-        DataMode::MetaOnly => "",
-    };
-    match txftl_nand::available_memory() {
-        Some(available) if needed > available => {
-            let model = if model > 0 {
-                format!(", the workload's reference model {}", txftl_nand::gib(model))
-            } else {
-                String::new()
-            };
-            Err(CliError::Usage(format!(
-                "the device needs {} of memory ({need}{model}) but only {} is available \
-                 (MemAvailable, or TXFTL_MEMORY_AVAILABLE if lower); choose a smaller --blocks-per-plane or preset{hint}",
-                txftl_nand::gib(needed),
-                txftl_nand::gib(available)
-            )))
-        }
-        _ => Ok(()),
-    }
+    Ok(txftl_reproduce::device::check_device_fits(protocol, nand, cfg, opts, model_bytes)?)
 }
 
 /// What the user reads when building a device failed: a device too large
 /// for memory is a bad argument (exit 2), anything else a failed run.
 pub fn device_error(e: txftl_ftl::DeviceError) -> CliError {
-    match e {
-        txftl_ftl::DeviceError::Memory(m) => CliError::Usage(format!("{m}; choose a smaller --blocks-per-plane or preset")),
-        e => CliError::Failed(e.to_string()),
-    }
+    txftl_reproduce::device::device_error(e).into()
 }
 
 /// Refuses memory a run-time allocation (the SQLite commands build their own
 /// devices) would not find, with the same message as [`ram`].
 pub fn check_fits(cfg: &NandConfig) -> Result<(), CliError> {
-    let needed = Nand::memory_needed(cfg);
-    match txftl_nand::available_memory() {
-        Some(available) if needed > available => Err(CliError::Usage(format!(
-            "{}; choose a smaller device (--blocks-per-plane, --preset or device file)",
-            txftl_nand::MemoryError::TooLarge { needed, available }
-        ))),
-        _ => Ok(()),
-    }
+    Ok(txftl_reproduce::device::check_fits(cfg)?)
 }
 
 /// An existing image fixes the geometry, the endurance, the data mode and

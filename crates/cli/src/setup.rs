@@ -6,7 +6,7 @@ use crate::{CliError, DeviceArgs};
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use std::process::ExitCode;
 use txftl_ftl::{FtlConfig, GcPolicy};
-use txftl_nand::{preset, DataMode, Geometry, NandConfig, Preset, ViolationPolicy, PRESET_NAMES};
+use txftl_nand::{preset, Geometry, Preset, PRESET_NAMES};
 use txftl_protocols::{ProtocolEntry, ProtocolOptions};
 
 pub fn preset_parser() -> PossibleValuesParser {
@@ -181,10 +181,8 @@ pub fn replay_ftl_flags(args: &DeviceArgs) -> String {
     s
 }
 
-pub fn nand_config(p: &Preset, data: DataMode) -> NandConfig {
-    // A rule violation is an FTL bug; on the command line it is a typed error, not a panic.
-    p.config(data, ViolationPolicy::Error)
-}
+/// The preset's array with `data` (a rule violation is a typed error, not a panic).
+pub use txftl_reproduce::device::nand_config;
 
 /// `--protocol-opt`s as given, checked against the protocol's entry.
 pub fn protocol_options(args: &DeviceArgs) -> Result<ProtocolOptions, CliError> {
@@ -250,19 +248,8 @@ pub fn check_protocol_config(protocol: &str, cfg: &FtlConfig, geometry: &Geometr
         .map_err(|e| CliError::Usage(e.to_string()))
 }
 
-pub fn describe(p: &Preset) -> String {
-    let g = &p.geometry;
-    let raw = g.capacity_bytes();
-    let raw = if raw >= 1 << 20 {
-        format!("{} MiB", raw >> 20)
-    } else {
-        format!("{} KiB", raw >> 10)
-    };
-    format!(
-        "{} ({}, {raw} raw, {} ch x {} dies x {} planes x {} blocks x {} pages of {} B)",
-        p.name, g.cell, g.channels, g.dies_per_channel, g.planes_per_die, g.blocks_per_plane, g.pages_per_block, g.page_size
-    )
-}
+/// A preset in one line (the reproductions' device lines use it too).
+pub use txftl_reproduce::device::describe;
 
 pub fn print_presets(json: bool) -> Result<ExitCode, CliError> {
     let presets: Vec<Preset> = PRESET_NAMES.iter().filter_map(|n| preset(n)).collect();

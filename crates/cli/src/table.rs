@@ -29,25 +29,15 @@ impl Figures {
     }
 }
 
-/// 1234567 -> "1,234,567".
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+/// 1234567 -> "1,234,567" (the reproductions' helper).
+pub use txftl_reproduce::fmt::thousands;
 
-/// Simulated nanoseconds, readable.
 /// Two counts as `a / b`, each with thousands separators.
 pub fn pair(a: u64, b: u64) -> String {
     format!("{} / {}", thousands(a), thousands(b))
 }
 
+/// Simulated nanoseconds, readable.
 pub fn sim_time(ns: u64) -> String {
     match ns {
         0..1_000 => format!("{ns} ns"),

@@ -7,7 +7,6 @@
 //! `MEMORY` on a transactional one, where the device's transactions replace
 //! the journal, or `DELETE` through SQLite's batch atomic writes.
 
-pub mod compare;
 pub mod crash;
 mod mode;
 pub mod sqlitebench;

@@ -1,0 +1,305 @@
+//! The checks of a reproduction (REPRODUCE.md): one number the paper states
+//! beside ours for the same quantity, what kind of comparison it is, and
+//! whether they agree. Paper-independent: every paper builds its checks and
+//! its summary from these types.
+
+use serde::Serialize;
+
+/// How `paper` and `measured` are compared (REPRODUCE.md's four kinds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Numbers: same sign and abs(measured / paper - 1) <= 0.25.
+    Value,
+    /// The paper states a bound ("less than", "under", "at most"): ours
+    /// must be at most the paper's figure.
+    Bound,
+    /// An ordering, trend or sign the paper claims: equal strings.
+    Order,
+    /// True by construction of what we built (a protocol that persists no
+    /// mapping table writes none; an fsync count the journal mode fixes):
+    /// shown, never counted.
+    Structural,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Value => "value",
+            Kind::Bound => "bound",
+            Kind::Order => "order",
+            Kind::Structural => "structural",
+        }
+    }
+}
+
+/// The paper's unit, kept as the paper states the number (a percentage is
+/// never turned into a ratio).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Unit {
+    Percent,
+    Factor,
+    Ms,
+    S,
+    Count,
+    Ratio,
+    /// For `order` checks.
+    Order,
+}
+
+impl Unit {
+    pub fn format(self, v: f64) -> String {
+        match self {
+            Unit::Percent => format!("{v:+.1}%"),
+            Unit::Factor => format!("{v:.2}x"),
+            Unit::Ms => format!("{v:.1} ms"),
+            Unit::S => format!("{v:.2} s"),
+            Unit::Count => crate::fmt::thousands(v.round() as u64),
+            Unit::Ratio => format!("{v:.3}"),
+            Unit::Order => String::new(),
+        }
+    }
+}
+
+/// A number (or an ordering) as a check holds it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Figure {
+    Number(f64),
+    Order(String),
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Check {
+    pub id: String,
+    pub what: String,
+    pub paper: Figure,
+    pub measured: Figure,
+    pub unit: Unit,
+    pub kind: Kind,
+    /// `value`: within 25% of the paper's, same sign; `bound`: within the
+    /// paper's bound; `order`: the orderings are equal; `structural`: `None`
+    /// (serialized as null): not counted.
+    pub within_25pct: Option<bool>,
+    /// Where they differ: the measured reason.
+    pub note: String,
+}
+
+impl Check {
+    fn new(id: &str, what: &str, paper: Figure, measured: Figure, unit: Unit, kind: Kind, within: Option<bool>) -> Check {
+        Check {
+            id: id.into(),
+            what: what.into(),
+            paper,
+            measured,
+            unit,
+            kind,
+            within_25pct: within,
+            note: String::new(),
+        }
+    }
+
+    /// A value check; `within_25pct` is computed here from the two numbers.
+    pub fn value(id: &str, what: &str, paper: f64, measured: f64, unit: Unit) -> Check {
+        let within = within_25pct(paper, measured);
+        Check::new(
+            id,
+            what,
+            Figure::Number(paper),
+            Figure::Number(measured),
+            unit,
+            Kind::Value,
+            Some(within),
+        )
+    }
+
+    /// A bound the paper states ("less than `bound`", "at most"): within if
+    /// ours is at most the bound.
+    pub fn bound(id: &str, what: &str, bound: f64, measured: f64, unit: Unit) -> Check {
+        let within = measured <= bound;
+        Check::new(
+            id,
+            what,
+            Figure::Number(bound),
+            Figure::Number(measured),
+            unit,
+            Kind::Bound,
+            Some(within),
+        )
+    }
+
+    /// An ordering check: the orderings as strings, equal or not.
+    pub fn order(id: &str, what: &str, paper: &str, measured: &str) -> Check {
+        let within = paper == measured;
+        Check::new(
+            id,
+            what,
+            Figure::Order(paper.into()),
+            Figure::Order(measured.into()),
+            Unit::Order,
+            Kind::Order,
+            Some(within),
+        )
+    }
+
+    /// A number true by construction of what we built: shown beside the
+    /// paper's, not counted.
+    pub fn structural(id: &str, what: &str, paper: f64, measured: f64, unit: Unit) -> Check {
+        Check::new(
+            id,
+            what,
+            Figure::Number(paper),
+            Figure::Number(measured),
+            unit,
+            Kind::Structural,
+            None,
+        )
+    }
+
+    /// A number check of `kind` (value, bound or structural).
+    pub fn number(kind: Kind, id: &str, what: &str, paper: f64, measured: f64, unit: Unit) -> Check {
+        match kind {
+            Kind::Bound => Check::bound(id, what, paper, measured, unit),
+            Kind::Structural => Check::structural(id, what, paper, measured, unit),
+            Kind::Value | Kind::Order => Check::value(id, what, paper, measured, unit),
+        }
+    }
+
+    /// Counted and within (25%, the bound, or equal).
+    pub fn agrees(&self) -> bool {
+        self.within_25pct == Some(true)
+    }
+
+    /// Whether ours and the paper's figure differ: numbers beyond 25% (a
+    /// bound's figure too, a structural one too), orderings unequal. The
+    /// notes explain every check that differs, whatever its kind.
+    pub fn differs(&self) -> bool {
+        match (&self.paper, &self.measured) {
+            (Figure::Number(p), Figure::Number(m)) => !within_25pct(*p, *m),
+            (p, m) => p != m,
+        }
+    }
+
+    /// A figure of the check in its unit (a bound says so).
+    pub fn show(&self, f: &Figure) -> String {
+        match f {
+            Figure::Number(v) => self.unit.format(*v),
+            Figure::Order(s) => s.clone(),
+        }
+    }
+
+    /// The paper's figure as the tables show it: a bound as "at most X".
+    pub fn show_paper(&self) -> String {
+        let s = self.show(&self.paper);
+        if self.kind == Kind::Bound {
+            format!("at most {s}")
+        } else {
+            s
+        }
+    }
+
+    /// The "within 25%" column: yes, no, or "not counted" (structural).
+    pub fn verdict(&self) -> &'static str {
+        match self.within_25pct {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "not counted",
+        }
+    }
+}
+
+/// Same sign as the paper and within 25% of it.
+pub fn within_25pct(paper: f64, measured: f64) -> bool {
+    if paper == 0.0 {
+        return measured == 0.0;
+    }
+    paper.signum() == measured.signum() && (measured / paper - 1.0).abs() <= 0.25
+}
+
+/// An ordering of named values, largest first, as "A > B > C" (ties "=").
+pub fn ordering(items: &[(&str, f64)]) -> String {
+    let mut v: Vec<(&str, f64)> = items.to_vec();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let mut s = String::new();
+    for (i, (name, x)) in v.iter().enumerate() {
+        if i > 0 {
+            s += if *x == v[i - 1].1 { " = " } else { " > " };
+        }
+        s += name;
+    }
+    s
+}
+
+/// The checks counted (value, bound, order), how many of them agree, and
+/// the structural ones, listed apart.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub counted: usize,
+    pub within: usize,
+    pub structural: Vec<String>,
+    /// "N of M value/bound/order checks within 25% (structural, not counted: ...)".
+    pub line: String,
+}
+
+impl Summary {
+    pub fn of(checks: &[Check]) -> Summary {
+        let counted = checks.iter().filter(|c| c.kind != Kind::Structural).count();
+        let within = checks.iter().filter(|c| c.agrees()).count();
+        let structural: Vec<String> = checks.iter().filter(|c| c.kind == Kind::Structural).map(|c| c.id.clone()).collect();
+        let mut line = format!("{within} of {counted} value/bound/order checks within 25%");
+        if !structural.is_empty() {
+            line += &format!(" (structural, not counted: {})", structural.join(", "));
+        }
+        Summary {
+            counted,
+            within,
+            structural,
+            line,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn within_is_relative_and_signed() {
+        assert!(within_25pct(130.0, 100.0));
+        assert!(!within_25pct(130.0, 90.0));
+        assert!(!within_25pct(1.5, -1.5));
+        assert!(within_25pct(-10.0, -12.0));
+        assert!(!within_25pct(0.0, 0.1));
+    }
+
+    #[test]
+    fn orderings() {
+        assert_eq!(ordering(&[("a", 1.0), ("b", 3.0), ("c", 2.0)]), "b > c > a");
+        assert_eq!(ordering(&[("a", 1.0), ("b", 1.0)]), "a = b");
+    }
+
+    #[test]
+    fn kinds_and_the_summary() {
+        let checks = [
+            Check::value("v", "", 10.0, 12.0, Unit::Count),
+            Check::bound("b.in", "", 0.75, 0.2, Unit::Percent),
+            Check::bound("b.out", "", 0.75, 2.8, Unit::Percent),
+            Check::order("o", "", "A > B", "B > A"),
+            Check::structural("s", "", 0.0, 0.0, Unit::Percent),
+        ];
+        assert_eq!(
+            checks.iter().map(|c| c.within_25pct).collect::<Vec<_>>(),
+            [Some(true), Some(true), Some(false), Some(false), None]
+        );
+        // A bound met far below its figure still differs from it: it has a note.
+        assert!(checks[1].differs() && !checks[0].differs() && !checks[4].differs());
+        assert_eq!(checks[1].show_paper(), "at most +0.8%");
+        let s = Summary::of(&checks);
+        assert_eq!((s.counted, s.within), (4, 2));
+        assert_eq!(s.line, "2 of 4 value/bound/order checks within 25% (structural, not counted: s)");
+        let json = serde_json::to_value(&checks[4]).unwrap();
+        assert!(json["within_25pct"].is_null());
+        assert_eq!(json["kind"], "structural");
+    }
+}

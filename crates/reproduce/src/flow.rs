@@ -1,0 +1,142 @@
+//! The run → checks → notes → print / JSON / HTML flow, once for every
+//! [`Paper`].
+
+use crate::check::Summary;
+use crate::paper::{Options, Paper, Report};
+use crate::progress::Progress;
+use crate::{html, lighttx, terminal, xftl, Error};
+use std::path::{Path, PathBuf};
+
+/// The papers `txftl reproduce` knows, and those it reproduces so far.
+pub const PAPERS: [&str; 5] = ["xftl", "lighttx", "mobius", "flagcommit", "nolgn"];
+pub const REPRODUCED: [&str; 2] = ["xftl", "lighttx"];
+
+/// Where a reproduction's report goes.
+#[derive(Clone, Debug, Default)]
+pub struct Output {
+    /// Print the report as JSON instead of the terminal's tables.
+    pub json: bool,
+    /// Also write the HTML report there.
+    pub html: Option<PathBuf>,
+    /// Draw a progress bar on standard error while the experiments run.
+    pub show_progress: bool,
+}
+
+/// What a reproduction that ran came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// The run failed (see [`Paper::failed`]); its report was still printed.
+    pub failed: bool,
+}
+
+/// Runs the paper's experiments, then its checks and their notes: the report.
+pub fn build<P: Paper>(paper: &P, opts: &Options, show_progress: bool) -> Result<Report<P::Params, P::Figures>, Error> {
+    let params = paper.params(opts)?;
+    build_with(paper, params, show_progress)
+}
+
+fn build_with<P: Paper>(paper: &P, mut params: P::Params, show_progress: bool) -> Result<Report<P::Params, P::Figures>, Error> {
+    let progress = Progress::new(show_progress, 0)?;
+    let figures = paper.run(&mut params, &progress)?;
+    progress.finish();
+    let mut checks = paper.checks(&params, &figures);
+    let deviations = paper.explain(&params, &figures, &mut checks);
+    let summary = Summary::of(&checks);
+    Ok(Report {
+        paper: paper.title().into(),
+        params,
+        figures,
+        checks,
+        deviations,
+        summary,
+    })
+}
+
+/// `txftl reproduce <paper>`: checks the options (and that the HTML report
+/// can be written) before the run, runs, and prints the report to standard
+/// output as `out` asks.
+pub fn reproduce<P: Paper>(paper: &P, opts: &Options, out: &Output) -> Result<Outcome, Error> {
+    let wall = std::time::Instant::now();
+    let params = paper.params(opts)?;
+    if let Some(path) = &out.html {
+        check_writable(path)?;
+    }
+    let report = build_with(paper, params, out.show_progress)?;
+    if out.json {
+        println!("{}", serde_json::to_string_pretty(&report).map_err(Error::failed)?);
+    } else {
+        print(paper, &report);
+        println!("wall time: {:.1} s", wall.elapsed().as_secs_f64());
+    }
+    if let Some(path) = &out.html {
+        std::fs::write(path, html_page(paper, &report)?).map_err(|e| Error::Failed(format!("{}: {e}", path.display())))?;
+        if !out.json {
+            println!("HTML report: {}", path.display());
+        }
+    }
+    Ok(Outcome {
+        failed: paper.failed(&report.figures),
+    })
+}
+
+/// [`reproduce`] of the paper named `name` (one of [`PAPERS`]).
+pub fn reproduce_named(name: &str, opts: &Options, out: &Output) -> Result<Outcome, Error> {
+    match name {
+        "xftl" => reproduce(&xftl::Xftl, opts, out),
+        "lighttx" => reproduce(&lighttx::LightTx, opts, out),
+        _ => Err(Error::Usage(format!(
+            "reproduce {name}: not implemented yet (only {} are)",
+            REPRODUCED.join(" and ")
+        ))),
+    }
+}
+
+/// The terminal report: the header, the paper's tables, then the checks,
+/// their notes and the deviations.
+pub fn print<P: Paper>(paper: &P, report: &Report<P::Params, P::Figures>) {
+    println!(
+        "txftl reproduce {}{}: {} (seed {})",
+        paper.name(),
+        if paper.quick(&report.params) { " --quick" } else { "" },
+        report.paper,
+        paper.seed(&report.params)
+    );
+    paper.print(report);
+    print!(
+        "{}",
+        terminal::checks_section(&report.checks, &report.deviations, terminal::width())
+    );
+}
+
+/// The self-contained HTML report.
+pub fn html_page<P: Paper>(paper: &P, report: &Report<P::Params, P::Figures>) -> Result<String, Error> {
+    let params_json = serde_json::to_string_pretty(&report.params).map_err(Error::failed)?;
+    Ok(html::page(
+        &format!(
+            "txftl reproduce {}{}",
+            paper.name(),
+            if paper.quick(&report.params) { " --quick" } else { "" }
+        ),
+        &paper.html_intro(report),
+        &paper.html_figures(report),
+        &format!("<h2>Tables</h2>{}", paper.html_tables(report)),
+        &report.checks,
+        &params_json,
+        &report.deviations,
+    ))
+}
+
+/// Checks that a report can be written at `path` before the (long) run, not
+/// after it: an existing file is opened for writing (not truncated yet), a
+/// new one is created and removed again. A path that cannot be written is a
+/// bad argument.
+pub fn check_writable(path: &Path) -> Result<(), Error> {
+    let bad = |e: std::io::Error| Error::Usage(format!("--html {}: cannot write there: {e}", path.display()));
+    if path.exists() {
+        std::fs::OpenOptions::new().append(true).open(path).map_err(bad)?;
+    } else {
+        std::fs::File::create(path).map_err(bad)?;
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}

@@ -1,0 +1,130 @@
+//! The SVG of a figure, drawn with plotters: bars (ours filled, stacked
+//! where a total is broken down; the paper's a hollow bar beside, labelled)
+//! and lines, values on the bars and points, light gridlines.
+
+use super::{Bars, Lines};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+pub(super) const PALETTE: [RGBColor; 5] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+];
+
+fn fmt(v: f64, decimals: usize) -> String {
+    if decimals == 0 {
+        crate::fmt::thousands(v.round().max(0.0) as u64)
+    } else {
+        format!("{v:.decimals$}")
+    }
+}
+
+pub(super) fn bars_svg(b: &Bars) -> String {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (640, 380)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let n = b.groups.len().max(1) as f64;
+        let top = b
+            .ours
+            .iter()
+            .map(|s| s.iter().sum::<f64>())
+            .chain(b.paper.iter().flatten().copied())
+            .fold(0.0, f64::max);
+        let ymax = if top > 0.0 { top * 1.18 } else { 1.0 };
+        let chart = ChartBuilder::on(&root)
+            .caption(&b.title, ("sans-serif", 15))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..n, 0.0..ymax);
+        let Ok(mut chart) = chart else {
+            return String::new();
+        };
+        let groups = b.groups.clone();
+        let _ = chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .light_line_style(RGBColor(235, 235, 235))
+            .bold_line_style(RGBColor(215, 215, 215))
+            .x_labels(groups.len() * 2 + 1)
+            .x_label_formatter(&|x| {
+                let i = x.floor() as usize;
+                if (x - i as f64 - 0.5).abs() < 1e-6 {
+                    groups.get(i).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .y_desc(b.y_desc.as_str())
+            .y_label_formatter(&|y| fmt(*y, if ymax < 10.0 { 1 } else { 0 }))
+            .draw();
+        let value_style = TextStyle::from(("sans-serif", 12).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
+        let has_paper = b.paper.iter().any(Option::is_some);
+        for (i, parts) in b.ours.iter().enumerate() {
+            let x0 = i as f64 + if has_paper { 0.12 } else { 0.25 };
+            let x1 = i as f64 + if has_paper { 0.48 } else { 0.75 };
+            let mut y = 0.0;
+            for (j, v) in parts.iter().enumerate() {
+                let c = PALETTE[j % PALETTE.len()];
+                let _ = chart.draw_series(std::iter::once(Rectangle::new([(x0, y), (x1, y + v)], c.filled())));
+                y += v;
+            }
+            let _ = chart.draw_series(std::iter::once(Text::new(
+                fmt(y, b.decimals),
+                ((x0 + x1) / 2.0, y),
+                value_style.clone(),
+            )));
+            if let Some(Some(pv)) = b.paper.get(i) {
+                let (p0, p1) = (i as f64 + 0.52, i as f64 + 0.88);
+                let _ = chart.draw_series(std::iter::once(Rectangle::new([(p0, 0.0), (p1, *pv)], BLACK.stroke_width(1))));
+                let _ = chart.draw_series(std::iter::once(Text::new(
+                    format!("paper {}", fmt(*pv, b.decimals)),
+                    ((p0 + p1) / 2.0, *pv),
+                    value_style.clone(),
+                )));
+            }
+        }
+        let _ = root.present();
+    }
+    svg
+}
+
+pub(super) fn lines_svg(l: &Lines) -> String {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (640, 380)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let pts = l.series.iter().flat_map(|s| s.1.iter());
+        let xmax = pts.clone().map(|p| p.0).fold(0.0, f64::max) + 1.0;
+        let ymax = pts.map(|p| p.1).fold(0.0, f64::max) * 1.12 + 1e-9;
+        let Ok(mut chart) = ChartBuilder::on(&root)
+            .caption(&l.title, ("sans-serif", 15))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..xmax, 0.0..ymax)
+        else {
+            return String::new();
+        };
+        let _ = chart
+            .configure_mesh()
+            .light_line_style(RGBColor(235, 235, 235))
+            .bold_line_style(RGBColor(215, 215, 215))
+            .x_desc(l.x_desc.as_str())
+            .y_desc(l.y_desc.as_str())
+            .draw();
+        let value_style = TextStyle::from(("sans-serif", 10).into_font()).pos(Pos::new(HPos::Left, VPos::Bottom));
+        for (i, (_, pts)) in l.series.iter().enumerate() {
+            let c = PALETTE[i % PALETTE.len()];
+            let _ = chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)));
+            let _ = chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled())));
+            let _ = chart.draw_series(pts.iter().map(|&p| Text::new(format!("{:.1}", p.1), p, value_style.clone())));
+        }
+        let _ = root.present();
+    }
+    svg
+}

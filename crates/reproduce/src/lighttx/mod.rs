@@ -1,0 +1,122 @@
+//! `txftl reproduce lighttx`: the LightTx paper's evaluation (ICCD 2013,
+//! sec. IV) rerun on txftl: Fig. 5 (throughput per isolation level per
+//! protocol), Fig. 6 (throughput against abort ratio), Fig. 7 (GC overhead
+//! against abort ratio), Fig. 8 (recovery time against zone size, at the
+//! paper's 32 GB) and Fig. 9 (mapping persistence writes against zone size),
+//! each beside the paper's numbers, then the checks.
+//!
+//! The workload is a TPC-C transactional block trace recorded in this run
+//! from our TPC-C on SQLite (X-FTL mode: one device transaction per SQLite
+//! transaction, 7 clients), deterministic from the seed ([`trace`]), replayed
+//! with `trace replay`'s machinery (`txftl_host::replay`, [`replay`]) on every
+//! protocol of the paper this build registers (`txftl_protocols::PROTOCOLS`),
+//! at every isolation level the registry says it offers ([`run`]).
+//!
+//! - [`paper`]: what the paper states; [`params`]: a run's parameters;
+//! - [`results`]: what the runs measured; [`checks`], [`explain`]: the checks and their notes;
+//! - [`print`], [`tables`], [`figures`]: the terminal's tables and the HTML report's.
+
+pub mod checks;
+pub mod explain;
+pub mod figures;
+pub mod paper;
+pub mod params;
+pub mod print;
+pub mod replay;
+pub mod results;
+pub mod run;
+pub mod tables;
+pub mod trace;
+
+pub use params::Params;
+pub use results::Figures;
+
+use crate::paper::{Options, Paper};
+use crate::progress::Progress;
+use crate::{Check, Error};
+
+/// A run's report.
+pub type Report = crate::Report<Params, Figures>;
+
+pub const TITLE: &str =
+    "LightTx: A Lightweight Transactional Design in Flash-based SSDs to Support Flexible Transactions (Lu, Shu, Guo, Li, Mutlu; ICCD 2013)";
+
+/// The paper's protocols, in its order, with the names it gives them.
+/// Those this build registers are run.
+pub const PAPER_PROTOCOLS: [(&str, &str); 4] = [
+    ("lighttx", "LightTx"),
+    ("atomic-write", "Atomic-Write"),
+    ("scc", "SCC"),
+    ("bpcc", "BPCC"),
+];
+
+/// The paper's name of a protocol.
+pub fn label(protocol: &str) -> &str {
+    PAPER_PROTOCOLS.iter().find(|(p, _)| *p == protocol).map_or(protocol, |(_, l)| l)
+}
+
+/// The largest abort ratio run (the paper's 50%).
+pub fn top_abort(params: &Params) -> u32 {
+    params.abort_pcts.iter().copied().max().unwrap_or(0)
+}
+
+/// The LightTx paper.
+pub struct LightTx;
+
+impl Paper for LightTx {
+    type Params = Params;
+    type Figures = Figures;
+
+    fn name(&self) -> &'static str {
+        "lighttx"
+    }
+    fn title(&self) -> &'static str {
+        TITLE
+    }
+    /// `--map-at-flush` is X-FTL's (its paper's firmware): refused here.
+    fn params(&self, opts: &Options) -> Result<Params, Error> {
+        if let Some(on) = opts.map_at_flush {
+            return Err(Error::Usage(format!(
+                "--map-at-flush {} applies to `reproduce xftl` only (the X-FTL paper's firmware); LightTx's devices use the FTL's own checkpoints: drop it",
+                if on { "on" } else { "off" }
+            )));
+        }
+        let mut params = Params::new(opts.quick, opts.seed);
+        if opts.tiny {
+            params.tiny();
+        }
+        Ok(params)
+    }
+    fn quick(&self, params: &Params) -> bool {
+        params.quick
+    }
+    fn seed(&self, params: &Params) -> u64 {
+        params.seed
+    }
+    fn run(&self, params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
+        run::run(params, progress)
+    }
+    fn checks(&self, params: &Params, figures: &Figures) -> Vec<Check> {
+        checks::checks(params, figures)
+    }
+    fn explain(&self, params: &Params, figures: &Figures, checks: &mut [Check]) -> Vec<String> {
+        explain::explain(params, figures, checks)
+    }
+    fn print(&self, report: &Report) {
+        print::print(report)
+    }
+    fn html_intro(&self, report: &Report) -> String {
+        figures::intro(report)
+    }
+    fn html_tables(&self, report: &Report) -> String {
+        figures::tables(report)
+    }
+    fn html_figures(&self, report: &Report) -> Vec<crate::html::Figure> {
+        figures::figures(report)
+    }
+    /// A TPC-C run that broke its consistency recorded a trace of a broken
+    /// database; a replay the device failed leaves a figure without its point.
+    fn failed(&self, f: &Figures) -> bool {
+        f.workload.consistency != "ok" || !f.failed.is_empty()
+    }
+}

@@ -1,0 +1,95 @@
+//! The terminal's tables of `reproduce lighttx`, one per figure of the
+//! paper, with the paper's numbers beside (the checks follow, printed by the flow).
+
+use super::tables::{abort_header, abort_rows, fig5_rows, fig8_rows, fig9_rows, zone_header};
+use super::{paper, Report};
+use crate::fmt::{ratio, thousands};
+use crate::terminal::table;
+use txftl_host::replay::Isolation;
+
+pub fn print(r: &Report) {
+    let p = &r.params;
+    println!("device (Figs. 5-7, 9): {}; Fig. 8: {}", p.device, p.recovery_device);
+    println!("scaled down:");
+    for s in &p.scaled_down {
+        println!("  - {s}");
+    }
+    println!("times are simulated (device clock)");
+    print_trace(r);
+    let mut h = vec!["Fig. 5: transactions per simulated s".to_string()];
+    h.extend(Isolation::NAMES.iter().map(|s| s.to_string()));
+    println!("{}", table(h, fig5_rows(r)));
+    println!(
+        "paper, Fig. 5: LightTx no-page-conflict +{}% and serializable +{}% over strict",
+        paper::FIG5_NPC_OVER_STRICT_PCT,
+        paper::FIG5_SER_OVER_STRICT_PCT
+    );
+    println!(
+        "{}",
+        table(
+            abort_header(r, "Fig. 6: strict, transactions per simulated s"),
+            abort_rows(r, &|x| format!("{:.1}", x.tx_per_sim_s))
+        )
+    );
+    println!(
+        "{}",
+        table(
+            abort_header(r, "Fig. 7: GC overhead, ms (x LightTx's)"),
+            abort_rows(r, &|x| {
+                let l = r
+                    .figures
+                    .strict("lighttx", x.abort_pct, p.zone_blocks_default)
+                    .map_or(0.0, |l| l.gc_overhead_ms);
+                format!("{:.0} ({:.2}x)", x.gc_overhead_ms, ratio(x.gc_overhead_ms, l))
+            })
+        )
+    );
+    println!(
+        "paper, Figs. 6, 7: LightTx +{}% over Atomic-Write at 0%; GC overhead at 50%: SCC {}x, BPCC {}x LightTx's; Atomic-Write +{}%",
+        paper::FIG6_LIGHTTX_OVER_AW_PCT,
+        paper::FIG7_SCC_OVER_LIGHTTX,
+        paper::FIG7_BPCC_OVER_LIGHTTX,
+        paper::FIG7_AW_OVER_LIGHTTX_PCT
+    );
+    println!("{}", table(zone_header(r, "Fig. 8: recovery time after a power cut"), fig8_rows(r)));
+    println!(
+        "paper, Fig. 8: SCC/BPCC {} s, LightTx under {} s, Atomic-Write {} s",
+        paper::FIG8_CYCLIC_S,
+        paper::FIG8_LIGHTTX_MAX_S,
+        paper::FIG8_AW_S
+    );
+    println!(
+        "{}",
+        table(zone_header(r, "Fig. 9: mapping persistence writes / host writes"), fig9_rows(r))
+    );
+    println!(
+        "paper, Fig. 9: Atomic-Write {}%, LightTx under {}%, SCC/BPCC 0",
+        paper::FIG9_AW_PCT,
+        paper::FIG9_LIGHTTX_MAX_PCT
+    );
+}
+
+/// The recorded trace's shape beside the paper's.
+fn print_trace(r: &Report) {
+    let w = &r.figures.workload;
+    println!(
+        "{}",
+        table(
+            vec!["TPC-C trace (recorded in this run)".into(), "ours".into(), "paper".into()],
+            vec![
+                vec![
+                    "TPC-C transactions run / device transactions".into(),
+                    format!("{} / {}", thousands(w.tpcc_transactions), thousands(w.device_transactions)),
+                    "-".into()
+                ],
+                vec!["trace operations".into(), thousands(w.trace_ops), "1,328,700 requests".into()],
+                vec![
+                    "pages per transaction: mean / max".into(),
+                    format!("{:.1} / {}", w.tx_pages_mean, w.tx_pages_max),
+                    format!("{} / {}", paper::TX_PAGES_MEAN, paper::TX_PAGES_MAX),
+                ],
+                vec!["TPC-C consistency".into(), w.consistency.clone(), "-".into()],
+            ]
+        )
+    );
+}

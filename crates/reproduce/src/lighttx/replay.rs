@@ -1,0 +1,101 @@
+//! The runners of `reproduce lighttx`: a fresh, preconditioned device of a
+//! protocol, the recorded trace replayed on it (`trace replay`'s machinery,
+//! `txftl_host::replay`), and what a replay measured.
+
+use super::params::{preset, Params};
+use super::results::Run;
+use crate::device::{check_device_fits, device_error, nand_config, ram};
+use crate::fmt::thousands;
+use crate::progress::Progress;
+use crate::Error;
+use txftl_ftl::{DeviceStats, FtlConfig};
+use txftl_host::replay::{replay, Isolation, ReplayOptions, ReplayReport};
+use txftl_host::trace::Trace;
+use txftl_nand::DataMode;
+use txftl_protocols::{AnyDevice, ProtocolOptions};
+
+/// LightTx's zone size as its option (None: the protocol's default, and
+/// every other protocol).
+pub fn zone_options(zone: Option<u32>) -> ProtocolOptions {
+    match zone {
+        Some(z) => ProtocolOptions::new().with("zone-blocks", z),
+        None => ProtocolOptions::new(),
+    }
+}
+
+/// A fresh device of `protocol` on the preset at `bpp`, metadata only,
+/// preconditioned: every `precondition_pct`% of the logical pages written
+/// once, sequentially, without transactions, then flushed.
+pub fn device(params: &Params, protocol: &str, bpp: u32, zone: Option<u32>) -> Result<Box<dyn AnyDevice>, Error> {
+    let p = preset(bpp)?;
+    let nand_cfg = nand_config(&p, DataMode::MetaOnly);
+    let ftl = FtlConfig::default();
+    let opts = zone_options(zone);
+    check_device_fits(protocol, &nand_cfg, &ftl, &opts, 0)?;
+    let mut dev = txftl_protocols::format(protocol, ram(nand_cfg)?, ftl, &opts).map_err(device_error)?;
+    let fill = (dev.info().logical_pages as u64 * params.precondition_pct as u64 / 100) as u32;
+    for lpn in 0..fill {
+        dev.write(lpn, &[])
+            .map_err(|e| Error::Failed(format!("{protocol}: precondition: {e}")))?;
+    }
+    dev.flush().map_err(|e| Error::Failed(format!("{protocol}: precondition: {e}")))?;
+    Ok(dev)
+}
+
+pub fn replay_on(
+    dev: &mut dyn AnyDevice,
+    trace: &Trace,
+    params: &Params,
+    isolation: Isolation,
+    abort_pct: u32,
+    progress: &Progress,
+) -> Result<ReplayReport, Error> {
+    let opts = ReplayOptions {
+        clients: params.replay_clients,
+        think_ns: 0,
+        isolation,
+        abort_pct,
+        seed: params.seed,
+    };
+    let what = progress.said();
+    let protocol = dev.info().protocol;
+    replay(dev, trace, opts, None, &mut |done, total| {
+        progress.say(format!("{what} ({}/{} trace operations)", thousands(done), thousands(total)));
+    })
+    .map_err(|e| Error::Failed(format!("replay on {protocol}: {e}")))
+}
+
+pub fn run_of(params: &Params, protocol: &str, zone: Option<u32>, r: &ReplayReport) -> Run {
+    let m = r.measured;
+    let sim_s = m.sim_time_ns as f64 / 1e9;
+    let ended = r.counts.commits + r.counts.aborts;
+    // The mapping table's writes: L2P table pages at checkpoints, and the
+    // protocol's own map pages (Atomic-Write's at each commit). Block-table
+    // pages, records and superblocks are the framework's and shown apart.
+    let mapping = m.map_l2p_writes + m.protocol_meta_writes;
+    Run {
+        protocol: protocol.into(),
+        isolation: r.options.isolation.name().into(),
+        abort_pct: r.options.abort_pct,
+        zone_blocks: zone,
+        tx_per_sim_s: if sim_s > 0.0 { ended as f64 / sim_s } else { 0.0 },
+        committed_per_sim_s: r.transactions_per_sim_s,
+        commits: r.counts.commits,
+        aborts: r.counts.aborts,
+        segments: r.segments,
+        commit_waits: r.commit_waits,
+        sim_s,
+        gc_overhead_ms: gc_overhead_ns(params, &m) as f64 / 1e6,
+        mapping_writes: mapping,
+        mapping_ratio_pct: 100.0 * mapping as f64 / m.host_writes.max(1) as f64,
+        measured: m,
+    }
+}
+
+/// The paper's GC overhead ("time used for moving the valid pages from each
+/// block to be erased and erasing the invalid blocks"): every page GC or a
+/// forced erase moved (read, two transfers, program) and every block they
+/// reclaimed (one erase each), at the preset's latencies.
+pub fn gc_overhead_ns(params: &Params, m: &DeviceStats) -> u64 {
+    m.gc_copies * params.gc_copy_ns + (m.gc_runs + m.protocol.get("forced_erases")) * params.gc_erase_ns
+}

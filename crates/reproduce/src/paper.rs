@@ -1,0 +1,83 @@
+//! What a reproduced paper provides ([`Paper`]), the options every
+//! reproduction takes ([`Options`]) and the report it makes ([`Report`]).
+
+use crate::check::{Check, Summary};
+use crate::progress::Progress;
+use crate::Error;
+use serde::Serialize;
+
+/// How to run a reproduction (`txftl reproduce`'s options).
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The same experiments, smaller, in under 60 wall seconds (release build).
+    pub quick: bool,
+    pub seed: u64,
+    /// Tests only: every experiment at the smallest sizes that still run it.
+    pub tiny: bool,
+    /// X-FTL only: the FTL writes its mapping table at every flush (the
+    /// paper's firmware; `None`: the paper's default, on). Refused by a
+    /// paper it does not apply to.
+    pub map_at_flush: Option<bool>,
+}
+
+impl Options {
+    /// `--tiny` with `seed`: what the tests run.
+    pub fn tiny(seed: u64) -> Options {
+        Options {
+            tiny: true,
+            seed,
+            ..Options::default()
+        }
+    }
+}
+
+/// One run's report: `--json` prints it as it is.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report<Params, Figures> {
+    pub paper: String,
+    pub params: Params,
+    pub figures: Figures,
+    pub checks: Vec<Check>,
+    /// Where ours departs from the paper's setup, and why.
+    pub deviations: Vec<String>,
+    /// The checks counted and within 25%, the structural ones apart.
+    pub summary: Summary,
+}
+
+/// A paper whose evaluation is reproduced: its parameters, experiments,
+/// checks, notes and presentation. [`crate::flow`] runs it.
+pub trait Paper {
+    /// Everything a run used, all printed (`params` in the JSON).
+    type Params: Serialize;
+    /// What the experiments measured (`figures` in the JSON).
+    type Figures: Serialize;
+
+    /// The paper's name on the command line: `txftl reproduce <name>`.
+    fn name(&self) -> &'static str;
+    /// Its title, authors and venue.
+    fn title(&self) -> &'static str;
+    /// The parameters `opts` ask for; an option the paper does not take is
+    /// refused ([`Error::Usage`]).
+    fn params(&self, opts: &Options) -> Result<Self::Params, Error>;
+    /// Whether the parameters are `--quick`'s (or `--tiny`'s), and the seed.
+    fn quick(&self, params: &Self::Params) -> bool;
+    fn seed(&self, params: &Self::Params) -> u64;
+    /// Runs every experiment (filling in what the parameters learn on the
+    /// way, e.g. the device's description), reporting on `progress`.
+    fn run(&self, params: &mut Self::Params, progress: &Progress) -> Result<Self::Figures, Error>;
+    /// Every number of the paper the experiments speak to, beside ours.
+    fn checks(&self, params: &Self::Params, figures: &Self::Figures) -> Vec<Check>;
+    /// Writes the note of every check that [differs](Check::differs), from
+    /// this run's measurements, and returns the deviations.
+    fn explain(&self, params: &Self::Params, figures: &Self::Figures, checks: &mut [Check]) -> Vec<String>;
+    /// The terminal's tables of the figures (the checks follow, printed by the flow).
+    fn print(&self, report: &Report<Self::Params, Self::Figures>);
+    /// The HTML report's introduction (HTML, escaped), its tables (HTML)
+    /// and its figures.
+    fn html_intro(&self, report: &Report<Self::Params, Self::Figures>) -> String;
+    fn html_tables(&self, report: &Report<Self::Params, Self::Figures>) -> String;
+    fn html_figures(&self, report: &Report<Self::Params, Self::Figures>) -> Vec<crate::html::Figure>;
+    /// Whether the run failed (a broken database, a replay the device
+    /// failed): the command then exits non-zero after its report.
+    fn failed(&self, figures: &Self::Figures) -> bool;
+}

@@ -1,0 +1,120 @@
+//! `txftl reproduce xftl`: the X-FTL paper's evaluation (SIGMOD 2013, sec. 6)
+//! rerun on txftl: Table 1 (I/O counts, K = 5, at 30, 50 and 70% GC victim
+//! validity), Figure 5 (elapsed time over K), Table 5 (SQLite restart time)
+//! and the TPC-C Tables 3 and 4 (four mixes, tpmC), each beside the paper's
+//! numbers, then the checks.
+//!
+//! The experiments are [`compare`]'s (also `txftl compare`'s): the same
+//! device builder, aging, workload runners and restart measurement.
+//!
+//! - [`paper`]: what the paper states; [`params`]: a run's parameters;
+//! - [`compare`]: the experiment runners; [`run`]: every experiment of a run;
+//! - [`results`]: what they measured; [`checks`], [`explain`]: the checks and their notes;
+//! - [`print`], [`tables`], [`figures`]: the terminal's tables and the HTML report's.
+
+pub mod checks;
+pub mod compare;
+pub mod explain;
+pub mod figures;
+pub mod paper;
+pub mod params;
+pub mod print;
+pub mod results;
+pub mod run;
+pub mod tables;
+
+pub use params::Params;
+pub use results::Figures;
+
+use crate::paper::{Options, Paper};
+use crate::progress::Progress;
+use crate::{Check, Error};
+use txftl_sqlite::Mode;
+
+/// A run's report.
+pub type Report = crate::Report<Params, Figures>;
+
+pub const TITLE: &str = "X-FTL: Transactional FTL for SQLite Databases (Kang, Lee, Moon, Oh, Min; SIGMOD 2013)";
+
+/// The paper's modes: SQLite's rollback journal and WAL on the plain FTL,
+/// and `journal_mode=OFF` on X-FTL (the paper's setting).
+fn paper_mode(name: &str) -> Mode {
+    Mode::parse(name).unwrap_or_else(|| panic!("the registry offers SQLite mode `{name}`"))
+}
+pub fn rbj() -> Mode {
+    paper_mode("rbj")
+}
+pub fn wal() -> Mode {
+    paper_mode("wal")
+}
+pub fn xftl() -> Mode {
+    paper_mode("xftl")
+}
+/// RBJ, WAL, X-FTL: the paper's order.
+pub fn modes() -> [Mode; 3] {
+    [rbj(), wal(), xftl()]
+}
+
+/// A mode's name in check ids.
+fn label(m: Mode) -> &'static str {
+    m.cli()
+}
+
+/// The X-FTL paper.
+pub struct Xftl;
+
+impl Paper for Xftl {
+    type Params = Params;
+    type Figures = Figures;
+
+    fn name(&self) -> &'static str {
+        "xftl"
+    }
+    fn title(&self) -> &'static str {
+        TITLE
+    }
+    fn params(&self, opts: &Options) -> Result<Params, Error> {
+        let mut params = Params::new(opts.quick, opts.seed);
+        params.map_at_flush = opts.map_at_flush.unwrap_or(true);
+        if opts.tiny {
+            params.tiny();
+        }
+        Ok(params)
+    }
+    fn quick(&self, params: &Params) -> bool {
+        params.quick
+    }
+    fn seed(&self, params: &Params) -> u64 {
+        params.seed
+    }
+    fn run(&self, params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
+        run::run(params, progress)
+    }
+    fn checks(&self, params: &Params, figures: &Figures) -> Vec<Check> {
+        checks::checks(params, figures)
+    }
+    fn explain(&self, params: &Params, figures: &Figures, checks: &mut [Check]) -> Vec<String> {
+        explain::explain(params, figures, checks)
+    }
+    fn print(&self, report: &Report) {
+        print::print(report)
+    }
+    fn html_intro(&self, report: &Report) -> String {
+        figures::intro(report)
+    }
+    fn html_tables(&self, report: &Report) -> String {
+        figures::tables(report)
+    }
+    fn html_figures(&self, report: &Report) -> Vec<crate::html::Figure> {
+        figures::figures(report)
+    }
+    /// A run that broke SQLite's integrity or TPC-C's consistency is a failure, not a figure.
+    fn failed(&self, f: &Figures) -> bool {
+        f.figure5.iter().flat_map(|x| &x.runs).any(|r| r.integrity != "ok")
+            || f.table5.summary.iter().any(|s| !s.all_ok)
+            || f.tpcc
+                .iter()
+                .flat_map(|m| &m.runs)
+                .any(|r| r.integrity != "ok" || r.consistency.as_deref() != Some("ok"))
+    }
+}

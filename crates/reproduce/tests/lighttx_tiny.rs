@@ -1,0 +1,183 @@
+//! `reproduce lighttx` at the test size (`--tiny`), through the library:
+//! the trace recorded in the run, every figure's replays, the checks
+//! computed from the measured figures with their kinds (LightTx's bounds,
+//! SCC's and BPCC's structural zero), and the notes from the same run.
+
+use serde_json::Value;
+use std::sync::OnceLock;
+use txftl_reproduce::lighttx::{paper, LightTx, Report};
+use txftl_reproduce::{check, flow, Error, Kind, Options, Paper};
+
+/// One tiny run, shared by the tests of this file.
+fn report() -> &'static Report {
+    static REPORT: OnceLock<Report> = OnceLock::new();
+    REPORT.get_or_init(|| flow::build(&LightTx, &Options::tiny(1), false).expect("reproduce lighttx --tiny"))
+}
+
+fn check<'a>(r: &'a Report, id: &str) -> &'a txftl_reproduce::Check {
+    r.checks.iter().find(|c| c.id == id).unwrap_or_else(|| panic!("no check {id}"))
+}
+
+fn number(f: &check::Figure) -> f64 {
+    match f {
+        check::Figure::Number(v) => *v,
+        check::Figure::Order(s) => panic!("an ordering, {s}"),
+    }
+}
+
+#[test]
+fn the_trace_is_recorded_in_the_run_from_a_consistent_database() {
+    let r = report();
+    assert!(!LightTx.failed(&r.figures));
+    assert!(!r.params.scaled_down.is_empty(), "says what was scaled down");
+    let w = &r.figures.workload;
+    assert_eq!(w.consistency, "ok");
+    assert!(w.device_transactions > 0);
+    assert!(
+        w.tx_pages_mean > 1.0 && w.tx_pages_mean <= w.tx_pages_max as f64,
+        "{}",
+        w.tx_pages_mean
+    );
+    assert_eq!(number(&check(r, "trace.tx_pages_mean").paper), 27.2);
+    assert_eq!(number(&check(r, "trace.tx_pages_mean").measured), w.tx_pages_mean);
+}
+
+#[test]
+fn every_protocol_runs_at_the_levels_it_offers_and_every_abort_ratio() {
+    let r = report();
+    let (p, f) = (&r.params, &r.figures);
+    let levels = |name: &str| -> Vec<String> {
+        p.protocols
+            .iter()
+            .find(|x| x.protocol == name)
+            .unwrap_or_else(|| panic!("{name} not run"))
+            .levels
+            .clone()
+    };
+    assert_eq!(levels("lighttx"), ["strict", "no-page-conflict", "serializable"]);
+    assert_eq!(levels("atomic-write"), ["strict"]);
+    assert!(!levels("scc").contains(&"serializable".to_string()));
+    let z0 = p.zone_blocks_default;
+    let find = |name: &str, level: &str, a: u32| f.run(name, level, a, (name == "lighttx").then_some(z0));
+    for pl in &p.protocols {
+        let name = pl.protocol.as_str();
+        for level in &pl.levels {
+            assert!(find(name, level, 0).is_some(), "{name} {level}");
+        }
+        for level in ["strict", "no-page-conflict", "serializable"] {
+            if !pl.levels.iter().any(|l| l == level) {
+                assert!(find(name, level, 0).is_none(), "{name} ran {level}, which it does not offer");
+            }
+        }
+        for &a in &p.abort_pcts {
+            let x = find(name, "strict", a).unwrap_or_else(|| panic!("{name} at {a}%"));
+            assert!(x.tx_per_sim_s > 0.0);
+        }
+    }
+    assert!(f.failed.is_empty(), "{:?}", f.failed);
+    // Fig. 8: a recovery per zone size for LightTx, one for each other protocol.
+    let zones = p.zone_blocks.len();
+    assert_eq!(f.recovery.iter().filter(|x| x.protocol == "lighttx").count(), zones);
+    assert_eq!(f.recovery.len(), zones + p.protocols.len() - 1);
+    assert!(f.recovery.iter().all(|x| x.recovery_s > 0.0));
+}
+
+#[test]
+fn the_json_has_reproduce_md_fields_and_each_check_its_kind() {
+    let j: Value = serde_json::to_value(report()).unwrap();
+    for key in ["paper", "params", "figures", "checks", "deviations", "summary"] {
+        assert!(!j[key].is_null(), "missing {key}");
+    }
+    let checks = j["checks"].as_array().unwrap();
+    assert!(checks.len() >= 15, "{} checks", checks.len());
+    for c in checks {
+        for key in ["id", "what", "paper", "measured", "unit", "kind", "note"] {
+            assert!(!c[key].is_null(), "check {} lacks {key}", c["id"]);
+        }
+        let within = &c["within_25pct"];
+        let num = |k: &str| c[k].as_f64().unwrap();
+        match c["kind"].as_str().unwrap() {
+            "value" => assert_eq!(
+                within.as_bool().unwrap(),
+                check::within_25pct(num("paper"), num("measured")),
+                "{}",
+                c["id"]
+            ),
+            "bound" => assert_eq!(within.as_bool().unwrap(), num("measured") <= num("paper"), "{}", c["id"]),
+            "order" => assert_eq!(within.as_bool().unwrap(), c["paper"] == c["measured"], "{}", c["id"]),
+            "structural" => assert!(within.is_null(), "{}", c["id"]),
+            k => panic!("kind {k}"),
+        }
+    }
+}
+
+#[test]
+fn the_papers_bounds_and_structural_zeros_have_their_kinds() {
+    let r = report();
+    let kind = |id: &str| check(r, id).kind;
+    assert_eq!(kind("fig8.lighttx_max_s"), Kind::Bound);
+    assert_eq!(kind("fig9.lighttx_max_pct"), Kind::Bound);
+    assert_eq!(number(&check(r, "fig8.lighttx_max_s").paper), paper::FIG8_LIGHTTX_MAX_S);
+    // SCC and BPCC persist no mapping table: zero by construction, not counted.
+    for id in ["fig9.scc_pct", "fig9.bpcc_pct"] {
+        let c = check(r, id);
+        assert_eq!((c.kind, c.within_25pct), (Kind::Structural, None), "{id}");
+        assert_eq!(number(&c.measured), 0.0, "{id}");
+    }
+    assert!(
+        r.summary.line.ends_with("(structural, not counted: fig9.scc_pct, fig9.bpcc_pct)"),
+        "{}",
+        r.summary.line
+    );
+    assert_eq!(r.summary.counted, r.checks.len() - 2);
+}
+
+#[test]
+fn measured_columns_come_from_the_figures() {
+    let r = report();
+    let f = &r.figures;
+    let z0 = r.params.zone_blocks_default;
+    let t = |level: &str| f.run("lighttx", level, 0, Some(z0)).unwrap().tx_per_sim_s;
+    let gain = 100.0 * (t("serializable") / t("strict") - 1.0);
+    let c = check(r, "fig5.lighttx.serializable_vs_strict");
+    assert!((number(&c.measured) - gain).abs() < 1e-9, "{:?} vs {gain}", c.measured);
+    assert_eq!(c.unit, txftl_reproduce::Unit::Percent);
+    // Fig. 9: the L2P table pages of the checkpoints and the protocol's own map pages.
+    let aw = f.strict("atomic-write", 0, z0).unwrap();
+    let m = &aw.measured;
+    let ratio = 100.0 * (m.map_l2p_writes + m.protocol_meta_writes) as f64 / m.host_writes as f64;
+    assert!((number(&check(r, "fig9.atomic_write_pct").measured) - ratio).abs() < 1e-9);
+    // Atomic-Write persists its mappings at every commit: one page each at least.
+    assert!(m.protocol_meta_writes >= aw.commits);
+}
+
+#[test]
+fn notes_come_from_this_run() {
+    let r = report();
+    for c in r.checks.iter().filter(|c| c.differs()) {
+        assert!(!c.note.is_empty(), "check {} differs with no note", c.id);
+    }
+    // The trace's note gives this run's pages per transaction kind, and no
+    // figure of a run made apart.
+    let note = &check(r, "trace.tx_pages_mean").note;
+    let w = &r.figures.workload;
+    let (kind, n, mean) = &w.host_pages_by_kind[0];
+    assert!(note.contains(&format!("{kind} {mean:.1} ({n} tx)")), "{note}");
+    assert!(!note.contains("Measured apart"), "{note}");
+    let page = flow::html_page(&LightTx, r).unwrap();
+    assert_eq!(page.matches("<figure class=fig").count(), 13);
+}
+
+#[test]
+fn map_at_flush_is_refused() {
+    for on in [true, false] {
+        let opts = Options {
+            map_at_flush: Some(on),
+            ..Options::tiny(1)
+        };
+        match LightTx.params(&opts) {
+            Err(Error::Usage(m)) => assert!(m.contains("--map-at-flush") && m.contains("xftl"), "{m}"),
+            other => panic!("--map-at-flush {on} not refused: {:?}", other.map(|_| ())),
+        }
+    }
+}

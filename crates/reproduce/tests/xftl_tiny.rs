@@ -1,0 +1,167 @@
+//! `reproduce xftl` at the test size (`--tiny`), through the library: every
+//! experiment present, the checks computed from the measured figures (not
+//! copied from the paper) with their kinds, the notes from the same run, and
+//! the report's three renderings.
+
+use serde_json::Value;
+use std::sync::OnceLock;
+use txftl_reproduce::xftl::{Report, Xftl};
+use txftl_reproduce::{check, flow, terminal, Kind, Options, Paper};
+
+/// One tiny run, shared by the tests of this file.
+fn report() -> &'static Report {
+    static REPORT: OnceLock<Report> = OnceLock::new();
+    REPORT.get_or_init(|| flow::build(&Xftl, &Options::tiny(1), false).expect("reproduce xftl --tiny"))
+}
+
+fn json() -> Value {
+    serde_json::to_value(report()).unwrap()
+}
+
+fn check<'a>(r: &'a Report, id: &str) -> &'a txftl_reproduce::Check {
+    r.checks.iter().find(|c| c.id == id).unwrap_or_else(|| panic!("no check {id}"))
+}
+
+fn number(f: &check::Figure) -> f64 {
+    match f {
+        check::Figure::Number(v) => *v,
+        check::Figure::Order(s) => panic!("an ordering, {s}"),
+    }
+}
+
+#[test]
+fn every_experiment_ran_on_an_intact_database() {
+    let r = report();
+    assert!(!Xftl.failed(&r.figures));
+    let p = &r.params;
+    assert!(!p.scaled_down.is_empty(), "says what was scaled down");
+    // Figure 5 at 30, 50 and 70% validity, every mode at every K.
+    let f = &r.figures;
+    assert_eq!(f.figure5.iter().map(|x| x.validity_pct).collect::<Vec<_>>(), [30, 50, 70]);
+    for v in &f.figure5 {
+        assert_eq!(v.runs.len(), 3 * p.ks.len());
+        assert!(v.runs.iter().all(|run| run.integrity == "ok"));
+    }
+    // Table 5: every cut in every mode; TPC-C: the paper's four mixes on three modes.
+    assert!(p.restart_cuts >= 5);
+    assert_eq!(f.table5.runs.len(), 3 * p.restart_cuts as usize);
+    let mixes: Vec<&str> = f.tpcc.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(mixes, ["write", "read", "selection", "join"]);
+    assert_eq!(f.tpcc[1].mix, [5, 0, 50, 0, 45], "read-intensive, Table 3");
+    for m in &f.tpcc {
+        assert!(m.runs.iter().all(|run| run.consistency.as_deref() == Some("ok")));
+    }
+}
+
+#[test]
+fn the_json_has_reproduce_md_fields_and_each_check_its_kind() {
+    let j = json();
+    for key in ["paper", "params", "figures", "checks", "deviations", "summary"] {
+        assert!(!j[key].is_null(), "missing {key}");
+    }
+    let checks = j["checks"].as_array().unwrap();
+    assert!(checks.len() >= 30, "{} checks", checks.len());
+    for c in checks {
+        for key in ["id", "what", "paper", "measured", "unit", "kind", "note"] {
+            assert!(!c[key].is_null(), "check {} lacks {key}", c["id"]);
+        }
+        let within = &c["within_25pct"];
+        match c["kind"].as_str().unwrap() {
+            "value" => assert_eq!(
+                within.as_bool().unwrap(),
+                check::within_25pct(c["paper"].as_f64().unwrap(), c["measured"].as_f64().unwrap()),
+                "{}",
+                c["id"]
+            ),
+            "order" => assert_eq!(within.as_bool().unwrap(), c["paper"] == c["measured"], "{}", c["id"]),
+            "structural" => assert!(within.is_null(), "{}: structural checks are not counted", c["id"]),
+            k => panic!("kind {k} in {}", c["id"]),
+        }
+    }
+}
+
+#[test]
+fn measured_columns_come_from_the_figures() {
+    let r = report();
+    // The paper's column is the paper's; the measured one is ours, from the figures.
+    assert_eq!(number(&check(r, "table1.rbj.host_writes").paper), 29439.0);
+    let t1 = r.figures.figure5.iter().find(|v| v.validity_pct == 50).unwrap();
+    let x = t1.runs.iter().find(|run| run.mode.cli() == "xftl" && run.k == 5).unwrap();
+    let fsyncs = x.host.fsyncs as f64 * 1000.0 / r.params.transactions as f64;
+    assert_eq!(number(&check(r, "table1.xftl.fsyncs").measured), fsyncs);
+    let w = &r.figures.tpcc[0];
+    let tpm = |mode: &str| {
+        let x = w.runs.iter().find(|x| x.mode.cli() == mode).unwrap();
+        x.units as f64 * 60.0 / x.elapsed_s
+    };
+    let gain = 100.0 * (tpm("xftl") / tpm("wal") - 1.0);
+    let c = check(r, "table4.write.xftl_over_wal");
+    assert!((number(&c.measured) - gain).abs() < 1e-6, "{:?} vs {gain}", c.measured);
+    assert_eq!(c.unit, txftl_reproduce::Unit::Percent);
+}
+
+#[test]
+fn fsync_counts_are_structural_and_the_summary_leaves_them_out() {
+    let r = report();
+    let structural: Vec<&str> = r
+        .checks
+        .iter()
+        .filter(|c| c.kind == Kind::Structural)
+        .map(|c| c.id.as_str())
+        .collect();
+    assert_eq!(structural, ["table1.rbj.fsyncs", "table1.wal.fsyncs", "table1.xftl.fsyncs"]);
+    let s = &r.summary;
+    assert_eq!(s.counted, r.checks.len() - 3);
+    assert_eq!(s.within, r.checks.iter().filter(|c| c.within_25pct == Some(true)).count());
+    assert!(
+        s.line
+            .starts_with(&format!("{} of {} value/bound/order checks within 25%", s.within, s.counted)),
+        "{}",
+        s.line
+    );
+    assert!(s
+        .line
+        .ends_with("(structural, not counted: table1.rbj.fsyncs, table1.wal.fsyncs, table1.xftl.fsyncs)"));
+    // The fsync calls follow from the journal mode: RBJ three per transaction, X-FTL one.
+    assert_eq!(number(&check(r, "table1.rbj.fsyncs").measured), 3000.0);
+    assert_eq!(number(&check(r, "table1.xftl.fsyncs").measured), 1000.0);
+}
+
+#[test]
+fn every_check_that_differs_has_a_note() {
+    let r = report();
+    for c in r.checks.iter().filter(|c| c.differs()) {
+        assert!(!c.note.is_empty(), "check {} differs with no note", c.id);
+    }
+    assert!(r.deviations.len() >= 3);
+}
+
+#[test]
+fn the_terminal_and_html_reports_show_every_check() {
+    let r = report();
+    let section = terminal::checks_section(&r.checks, &r.deviations, 100);
+    for line in section.lines() {
+        assert!(line.chars().count() <= 100, "{} columns: {line}", line.chars().count());
+    }
+    assert!(section.contains("value/bound/order checks within 25%"));
+    let notes = section.find("\nnotes:\n").expect("notes under the table");
+    assert!(section[..notes].contains("└"), "the table ends before the notes");
+    let page = flow::html_page(&Xftl, r).unwrap();
+    // Table 1 (5), Figure 5 (3 validities and the speed-up), Table 5, Table 4 (4 mixes).
+    assert_eq!(page.matches("<figure class=fig").count(), 14);
+    assert!(page.contains(&r.summary.line));
+    assert!(page.contains("<td>structural</td>"));
+}
+
+#[test]
+fn map_at_flush_is_an_option_of_this_paper() {
+    let on = Xftl.params(&Options::tiny(1)).unwrap();
+    assert!(on.map_at_flush, "the paper's firmware: on unless asked");
+    let off = Xftl
+        .params(&Options {
+            map_at_flush: Some(false),
+            ..Options::tiny(1)
+        })
+        .unwrap();
+    assert!(!off.map_at_flush);
+}
