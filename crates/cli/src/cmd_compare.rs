@@ -38,9 +38,10 @@ pub struct CompareArgs {
     /// partsupp: target share of valid pages in GC victims, percent (30, 50, 70 in the paper; 0: no aging) [default: 50].
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=90))]
     pub validity: Option<u32>,
-    /// Modes, comma-separated: rbj, wal, xftl, xftl-memory, xftl-batch.
-    #[arg(long, default_value = "rbj,wal,xftl")]
-    pub modes: String,
+    /// Modes, comma-separated (`txftl protocols` lists each protocol's)
+    /// [default: the paper's rbj, wal, xftl].
+    #[arg(long)]
+    pub modes: Option<String>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// partsupp: skip the restart-after-power-cut measurement.
@@ -113,16 +114,20 @@ pub fn paper_map_at_flush(device: &DeviceArgs) -> bool {
 }
 
 /// The `--protocol-opt`s for the modes' protocols, with the X-FTL paper's
-/// one-page table (500 entries) unless another size is asked for.
+/// one-page table unless another size is asked for.
 fn paper_options(device: &DeviceArgs, modes: &[Mode]) -> Result<txftl_protocols::ProtocolOptions, CliError> {
     let protocols: Vec<&str> = modes.iter().map(|m| m.protocol()).collect();
-    let opts = crate::setup::protocol_options_for(device, &protocols)?;
-    let key = "xl2p-entries";
-    Ok(if opts.contains(key) {
-        opts
-    } else {
-        opts.with(key, txftl_protocols::xftl::DEFAULT_ENTRIES)
-    })
+    Ok(txftl_reproduce::xftl::paper_options(crate::setup::protocol_options_for(
+        device, &protocols,
+    )?))
+}
+
+/// `--modes`, or the paper's.
+pub fn modes(list: Option<&str>) -> Result<Vec<Mode>, CliError> {
+    match list {
+        Some(list) => crate::setup::parse_modes(list),
+        None => Ok(txftl_reproduce::xftl::modes().to_vec()),
+    }
 }
 
 /// The line that says which FTL behaviour at a flush a run had.
@@ -158,13 +163,13 @@ pub fn parse_list<T>(s: &str, what: &str, parse: impl Fn(&str) -> Option<T>) -> 
         .collect()
 }
 
-/// The modes choose the protocol of each run (rbj and wal on plain, the xftl
-/// modes on xftl), so an explicit --protocol would be ignored: refuse it.
+/// The modes choose the protocol of each run (a mode is a journal mode on a
+/// protocol), so an explicit --protocol would be ignored: refuse it.
 pub fn refuse_protocol(device: &DeviceArgs) -> Result<(), CliError> {
     match &device.protocol {
         Some(p) => Err(CliError::Usage(format!(
-            "--protocol {p} does not apply here: each mode in --modes runs on its own protocol \
-             (rbj and wal on plain, xftl, xftl-memory and xftl-batch on xftl); drop --protocol"
+            "--protocol {p} does not apply here: each mode runs on its own protocol \
+             (rbj and wal on plain; P, P-memory and P-batch on a transactional protocol P); drop --protocol"
         ))),
         None => Ok(()),
     }
@@ -205,10 +210,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
     }
     let chosen = resolve_device(&args.device, "jasmine")?;
     let p = &chosen.preset;
-    let modes = parse_list(&args.modes, "mode (rbj, wal, xftl, xftl-memory, xftl-batch)", Mode::parse)?;
-    if modes.is_empty() {
-        return Err(CliError::Usage("--modes names no mode".into()));
-    }
+    let modes = modes(args.modes.as_deref())?;
     let ks = parse_list(&ks_arg, "K", |x| x.parse::<u32>().ok().filter(|&k| k > 0))?;
     let nand = p.config(DataMode::Full, ViolationPolicy::Error);
     check_fits(&nand)?;

@@ -16,7 +16,6 @@ use txftl_reproduce::xftl::compare::{run_workload, CompareSpec, Workload, Worklo
 use txftl_sqlite::sqlitebench::{BenchSpec, Benchmark};
 use txftl_sqlite::tpcc::TpccSpec;
 use txftl_sqlite::ycsb::{self, YcsbSpec};
-use txftl_sqlite::Mode;
 
 #[derive(Serialize)]
 struct Report {
@@ -137,16 +136,7 @@ fn workload(args: &CompareArgs) -> Result<Workload, CliError> {
 
 pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
     let w = workload(args)?;
-    let modes: Vec<Mode> = args
-        .modes
-        .split(',')
-        .map(str::trim)
-        .filter(|x| !x.is_empty())
-        .map(|x| Mode::parse(x).ok_or_else(|| CliError::Usage(format!("bad mode `{x}` (rbj, wal, xftl, xftl-memory, xftl-batch)"))))
-        .collect::<Result<_, _>>()?;
-    if modes.is_empty() {
-        return Err(CliError::Usage("--modes names no mode".into()));
-    }
+    let modes = crate::cmd_compare::modes(args.modes.as_deref())?;
     let chosen = resolve_device(&args.device, "jasmine")?;
     let nand = chosen.preset.config(DataMode::Full, ViolationPolicy::Error);
     check_fits(&nand)?;

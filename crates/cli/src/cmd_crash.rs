@@ -49,8 +49,11 @@ pub struct CrashArgs {
     pub json: bool,
 }
 
+/// One crash point: the flash operation and how it is torn.
+type Point = (u64, Torn);
+
 /// The torn variants asked for, and the one crash point to replay (`--at`).
-fn torn_and_point(args: &CrashArgs) -> Result<(Vec<Torn>, Option<(u64, Torn)>), CliError> {
+fn torn_and_point(args: &CrashArgs) -> Result<(Vec<Torn>, Option<Point>), CliError> {
     let torn: Vec<Torn> = args
         .torn
         .split(',')

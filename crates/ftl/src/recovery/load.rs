@@ -18,6 +18,10 @@ use crate::tables::Tables;
 use std::collections::BTreeSet;
 use txftl_nand::BlockId;
 
+/// A checkpoint recovery loaded, the superblock naming it, and the
+/// superblock history if it fell back to an older one than the newest.
+type Loaded<M> = (Checkpoint<M>, Superblock, Option<Vec<Superblock>>);
+
 impl<H: Hooks> Ftl<H> {
     /// Finds the newest intact superblock. Returns it with its ring index.
     pub(super) fn find_superblock(&mut self, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<(Superblock, usize)> {
@@ -223,12 +227,7 @@ impl<H: Hooks> Ftl<H> {
     /// The newest intact checkpoint: the one `sb` names, or, if that one is
     /// corrupted, the newest older one a superblock in the history still names.
     /// Returns it, the superblock naming it, and the history if it fell back.
-    pub(super) fn load_checkpoint(
-        &mut self,
-        sb: &Superblock,
-        report: &mut RecoveryReport,
-        at_ns: &mut u64,
-    ) -> Result<(Checkpoint<H::Mapping>, Superblock, Option<Vec<Superblock>>)> {
+    pub(super) fn load_checkpoint(&mut self, sb: &Superblock, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<Loaded<H::Mapping>> {
         let ring = sb.ckpt_ring.clone();
         let why = match self.read_checkpoint(sb, &ring, report, at_ns) {
             Ok(ck) => return Ok((ck, sb.clone(), None)),

@@ -19,7 +19,7 @@
 //!   Figs. 8 and 9.
 //! - `structural`: SCC's and BPCC's mapping persistence writes (Fig. 9: they
 //!   "have no persistent mapping table, which leads to zero overhead"): ours
-//!   persist no L2P table either (`Hooks::persists_l2p`), so 0% by construction.
+//!   persist no L2P table either (their mapping is `Unpersisted`), so 0% by construction.
 
 use super::params::Params;
 use super::results::Figures;

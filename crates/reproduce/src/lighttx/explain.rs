@@ -307,7 +307,7 @@ fn fig9_note(cx: &Ctx, id: &str) -> String {
             ": one mapping page per commit over transactions of {:.1} pages (the paper's 3.70% is one over 27.2)",
             cx.f.workload.tx_pages_mean
         ),
-        "fig9.scc_pct" | "fig9.bpcc_pct" | "fig9.order" => ": SCC and BPCC persist no L2P (`Hooks::persists_l2p`): their checkpoints hold the block table and the record only, and recovery maps every page from the whole-device scan".into(),
+        "fig9.scc_pct" | "fig9.bpcc_pct" | "fig9.order" => ": SCC and BPCC persist no L2P (their mapping table is the framework's `Unpersisted`): their checkpoints hold the block table and the record only, and recovery maps every page from the whole-device scan".into(),
         _ => ": a small zone slides (checkpoints) often".into(),
     };
     runs.iter().map(|r| map_line(r)).collect::<Vec<_>>().join("; ") + &extra

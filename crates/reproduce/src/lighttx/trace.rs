@@ -124,7 +124,10 @@ fn most_shared(trace: &Trace, n: usize) -> Vec<(u32, u64)> {
             }
         }
         // A trace may reuse an id after the transaction ended.
-        if matches!(op.kind, txftl_host::trace::TraceKind::Op(txftl_ftl::OpKind::Commit) | txftl_host::trace::TraceKind::Op(txftl_ftl::OpKind::Abort)) {
+        if matches!(
+            op.kind,
+            txftl_host::trace::TraceKind::Op(txftl_ftl::OpKind::Commit) | txftl_host::trace::TraceKind::Op(txftl_ftl::OpKind::Abort)
+        ) {
             if let Some(t) = op.tid {
                 seen.retain(|&(x, _)| x != t);
             }

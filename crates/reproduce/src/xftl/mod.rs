@@ -55,6 +55,17 @@ pub fn modes() -> [Mode; 3] {
     [rbj(), wal(), xftl()]
 }
 
+/// The protocol options given, with the paper's one-page X-L2P table (500
+/// entries) unless another size is asked for.
+pub fn paper_options(given: txftl_protocols::ProtocolOptions) -> txftl_protocols::ProtocolOptions {
+    let key = "xl2p-entries";
+    if given.contains(key) {
+        given
+    } else {
+        given.with(key, txftl_protocols::xftl::DEFAULT_ENTRIES)
+    }
+}
+
 /// A mode's name in check ids.
 fn label(m: Mode) -> &'static str {
     m.cli()
