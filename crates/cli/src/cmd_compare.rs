@@ -168,7 +168,7 @@ pub fn parse_list<T>(s: &str, what: &str, parse: impl Fn(&str) -> Option<T>) -> 
 pub fn refuse_protocol(device: &DeviceArgs) -> Result<(), CliError> {
     match &device.protocol {
         Some(p) => Err(CliError::Usage(format!(
-            "--protocol {p} does not apply here: each mode runs on its own protocol \
+            "--protocol {p} does not apply here: each mode in --modes (or --mode) runs on its own protocol \
              (rbj and wal on plain; P, P-memory and P-batch on a transactional protocol P); drop --protocol"
         ))),
         None => Ok(()),

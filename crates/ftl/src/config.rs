@@ -43,6 +43,10 @@ pub enum Canary {
     /// GC copies a page ECC could not correct as if it were intact, instead of
     /// marking the copy lost: the host later reads corrupted data as good.
     IgnoreUncorrectable,
+    /// A cached mapping table lets a table page that changed since the last
+    /// checkpoint leave its DRAM without writing it out: its changes are
+    /// lost, and the page's stale flash copy is read back next time.
+    DropChangedTablePage,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -53,6 +53,9 @@ pub struct DeviceStats {
     /// Table pages a checkpoint wrote again unchanged, to move them out of the
     /// ring blocks the next checkpoints enter (counted in map_writes too).
     pub map_moves: u64,
+    /// L2P table pages read back into DRAM on a cached table's miss (a
+    /// table kept whole in DRAM reads none).
+    pub map_reads: u64,
     /// Table pages a checkpoint left where an earlier one wrote them, named
     /// again by its directory (unchanged since): the writes an incremental
     /// checkpoint saves.

@@ -305,7 +305,8 @@ impl<H: Hooks> Ftl<H> {
         crate::memory::check(Self::memory_needed(&geo, &cfg, nand.config().data_mode, &hooks)?.total())?;
         let mut ftl = Ftl::empty(nand, cfg, hooks).map_err(|(e, _)| e)?;
         ftl.derived = derived;
-        ftl.l2p = H::Mapping::unmapped(derived.logical_pages)?;
+        let per_page = TableLayout::new(derived.logical_pages, geo.block_count(), geo.page_size).entries_per_page;
+        ftl.l2p = ftl.hooks.mapping_table(derived.logical_pages, per_page)?;
         let mut meta = vec![false; geo.block_count() as usize];
         for b in rings.iter().flatten().copied().chain(superblock_blocks(&geo)) {
             meta[b as usize] = true;
@@ -398,6 +399,13 @@ impl<H: Hooks> Ftl<H> {
     /// Hands the NAND back, dropping every piece of DRAM state: what a power cut does.
     pub fn into_nand(self) -> Nand {
         self.nand
+    }
+    /// The mapping table, for its protocol's report (a cached table's counts).
+    pub fn mapping_table(&self) -> &H::Mapping {
+        &self.l2p
+    }
+    pub fn mapping_table_mut(&mut self) -> &mut H::Mapping {
+        &mut self.l2p
     }
     pub fn hooks(&self) -> &H {
         &self.hooks
@@ -821,6 +829,7 @@ impl<H: Hooks> Ftl<H> {
         self.check_data_len(data.len())?;
         self.answer_erase_requests()?;
         let start = self.now_ns;
+        self.fetch_mapping(lpn)?;
         let (ppn, transferred) = self.program_stream(Stream::Host, PageKind::Data, lpn, data, protocol, self.now_ns)?;
         self.map(lpn, ppn);
         self.counters.host_writes += 1;
@@ -886,6 +895,7 @@ impl<H: Hooks> Ftl<H> {
         self.check_data_len(buf.len())?;
         let start = self.now_ns;
         self.counters.host_reads += 1;
+        self.fetch_mapping(lpn)?;
         match self.mapping(lpn) {
             None => buf.fill(0),
             Some(ppn) => self.read_mapped(lpn, ppn, buf)?,
@@ -906,6 +916,7 @@ impl<H: Hooks> Ftl<H> {
             });
         }
         self.counters.host_trims += 1;
+        self.fetch_mapping(lpn)?;
         if self.l2p.get(lpn) != UNMAPPED {
             self.unmap(lpn);
             self.trims_pending = true;

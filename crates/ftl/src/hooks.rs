@@ -74,6 +74,13 @@ pub trait Hooks: GcHooks + PersistHooks + RecoveryHooks + EventHooks {
     /// Protocol name, as the CLI spells it and the superblock records it.
     fn name(&self) -> &'static str;
 
+    /// A fresh, all-unmapped table of `logical_pages` entries, for tables
+    /// whose pages hold `entries_per_page` (a cached table sizes its DRAM
+    /// from the protocol's options here).
+    fn mapping_table(&self, logical_pages: u32, _entries_per_page: u32) -> Result<Self::Mapping, crate::DeviceError> {
+        Self::Mapping::unmapped(logical_pages)
+    }
+
     /// The protocol's own invariants, given the L2P (logical -> physical, or
     /// `u32::MAX`) and the NAND to inspect.
     fn check(&self, _l2p: &[u32], _nand: &txftl_nand::Nand) -> Result<(), String> {

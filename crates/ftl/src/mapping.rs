@@ -10,18 +10,23 @@
 //!   rebuilds every mapping from the pages it scans (TxFlash's SCC and BPCC,
 //!   which keep no mapping table on flash), and trims are refused (a trim is
 //!   made durable only by a checkpoint's L2P).
-//! - A cached table (DFTL's demand paging, which Möbius builds on) keeps
-//!   only some table pages in DRAM: a lookup of an entry whose page is not
-//!   cached first reads that page from flash ([`Mapping::fetch`]), and a
-//!   cache full of changed pages asks for a checkpoint, which writes them
-//!   ([`Mapping::needs_checkpoint`]). The emulator keeps the whole table in
-//!   its own memory either way; what the cache changes is the device's cost.
+//! - [`Cached`]: DFTL's demand-paged table (Gupta, Kim, Urgaonkar; ASPLOS
+//!   2009), which Möbius builds on. The checkpoint's L2P pages are the
+//!   translation pages and its directory the global translation directory;
+//!   the device's DRAM caches a bounded number of them, least recently used
+//!   first out. A host read, write or trim of an entry whose page is not
+//!   cached first reads that page from flash and takes its entries from it
+//!   ([`Mapping::fetch`]; the framework's `Ftl::fetch_mapping`). A page
+//!   that changed since the last checkpoint cannot be dropped from the
+//!   cache: when one must go to make room, the framework takes a checkpoint,
+//!   which writes every changed page (DFTL writes back the one evicted page).
 //!
 //! Entries are physical page numbers, [`UNMAPPED`] for none.
 
 use crate::checkpoint::UNMAPPED;
 use crate::device::Lpn;
 use crate::error::Result;
+use std::collections::BTreeMap;
 use std::ops::Range;
 use txftl_nand::Ppn;
 
@@ -55,20 +60,39 @@ pub trait Mapping: Clone + Send + Sized {
     /// The entries of `lpns` (a checkpoint's table page, as it is decoded).
     fn entries_mut(&mut self, lpns: Range<usize>) -> &mut [Ppn];
 
-    /// Before the device looks `lpn` up or changes it: the table page
-    /// (index of the checkpoint's L2P pages) it must first read from flash,
-    /// if its DRAM does not hold it. A table kept whole in DRAM never does.
-    fn fetch(&mut self, _lpn: Lpn, _entries_per_page: u32) -> Option<u32> {
-        None
+    /// Whether only some table pages are in the device's DRAM: the
+    /// framework then asks [`Mapping::fetch`] before a host lookup.
+    const CACHED: bool = false;
+
+    /// Before a host read, write or trim looks up an entry of table page
+    /// `page`: whether the device's DRAM holds the page. On a miss the page
+    /// enters the cache (the framework reads it from flash), and `victim`
+    /// is the page that leaves to make room, if the cache was full.
+    fn fetch(&mut self, _page: u32) -> Fetch {
+        Fetch::Hit
     }
 
-    /// Whether only a checkpoint can make room (every cached page changed).
-    fn needs_checkpoint(&self) -> bool {
-        false
+    /// What the framework did for a victim: `changed`, it had changed since
+    /// the last checkpoint (so a checkpoint wrote it out first).
+    fn evicted(&mut self, _page: u32, _changed: bool) {}
+
+    /// Counts of the cache, for its protocol's report: (misses, victims
+    /// that had changed and forced a checkpoint).
+    fn cache_counts(&self) -> (u64, u64) {
+        (0, 0)
     }
 
-    /// A checkpoint wrote every changed table page: none is dirty now.
-    fn checkpointed(&mut self) {}
+    /// Forgets the counts (the device's `reset_stats`).
+    fn reset_cache_counts(&mut self) {}
+}
+
+/// What [`Mapping::fetch`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fetch {
+    /// The page is in DRAM.
+    Hit,
+    /// It is not: read it from flash, after `victim` left the cache.
+    Miss { victim: Option<u32> },
 }
 
 /// The whole table in DRAM. `PERSISTED`: checkpoints write it.
@@ -111,5 +135,134 @@ impl<const P: bool> Mapping for DenseTable<P> {
 
     fn entries_mut(&mut self, lpns: Range<usize>) -> &mut [Ppn] {
         &mut self.ppns[lpns]
+    }
+}
+
+/// DFTL's demand-paged table: the whole table in the emulator's memory (the
+/// entries of a page not cached are those its flash copy holds, since only
+/// pages unchanged since the last checkpoint leave the cache), and which
+/// table pages the device's DRAM holds, least recently used first out.
+#[derive(Clone, Debug)]
+pub struct Cached {
+    table: Vec<Ppn>,
+    /// Table pages the device's DRAM holds at most.
+    capacity: u32,
+    /// Per table page: when it was last used, if cached.
+    last_use: Vec<Option<u64>>,
+    /// Cached pages by last use.
+    lru: BTreeMap<u64, u32>,
+    tick: u64,
+    misses: u64,
+    changed_victims: u64,
+}
+
+impl Cached {
+    /// A table of `logical_pages` entries whose DRAM holds `capacity` table
+    /// pages of `entries_per_page` entries (at least one).
+    pub fn new(logical_pages: u32, entries_per_page: u32, capacity: u32) -> Result<Cached> {
+        let pages = logical_pages.div_ceil(entries_per_page.max(1)) as usize;
+        Ok(Cached {
+            table: crate::memory::filled(logical_pages as usize, UNMAPPED)?,
+            capacity: capacity.max(1),
+            last_use: vec![None; pages],
+            lru: BTreeMap::new(),
+            tick: 0,
+            misses: 0,
+            changed_victims: 0,
+        })
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// Table pages cached now.
+    pub fn cached_pages(&self) -> usize {
+        self.lru.len()
+    }
+}
+
+impl Mapping for Cached {
+    const PERSISTED: bool = true;
+    const CACHED: bool = true;
+
+    /// Room for one cached page; a protocol sizes its cache with [`Cached::new`].
+    fn unmapped(logical_pages: u32) -> Result<Self> {
+        Cached::new(logical_pages, logical_pages.max(1), 1)
+    }
+
+    fn len(&self) -> u32 {
+        self.table.len() as u32
+    }
+
+    #[inline]
+    fn get(&self, lpn: Lpn) -> Ppn {
+        self.table[lpn as usize]
+    }
+
+    #[inline]
+    fn set(&mut self, lpn: Lpn, ppn: Ppn) {
+        self.table[lpn as usize] = ppn;
+    }
+
+    fn entries(&self) -> &[Ppn] {
+        &self.table
+    }
+
+    fn entries_mut(&mut self, lpns: Range<usize>) -> &mut [Ppn] {
+        &mut self.table[lpns]
+    }
+
+    fn fetch(&mut self, page: u32) -> Fetch {
+        self.tick += 1;
+        let slot = &mut self.last_use[page as usize];
+        if let Some(t) = slot.replace(self.tick) {
+            self.lru.remove(&t);
+            self.lru.insert(self.tick, page);
+            return Fetch::Hit;
+        }
+        self.misses += 1;
+        let victim = if self.lru.len() as u32 >= self.capacity {
+            self.lru.pop_first().map(|(_, v)| {
+                self.last_use[v as usize] = None;
+                v
+            })
+        } else {
+            None
+        };
+        self.lru.insert(self.tick, page);
+        Fetch::Miss { victim }
+    }
+
+    fn evicted(&mut self, _page: u32, changed: bool) {
+        self.changed_victims += changed as u64;
+    }
+
+    fn cache_counts(&self) -> (u64, u64) {
+        (self.misses, self.changed_victims)
+    }
+
+    fn reset_cache_counts(&mut self) {
+        self.misses = 0;
+        self.changed_victims = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_holds_its_capacity_and_lets_the_least_recently_used_go() {
+        let mut c = Cached::new(40, 10, 2).unwrap();
+        assert_eq!(c.fetch(0), Fetch::Miss { victim: None });
+        assert_eq!(c.fetch(1), Fetch::Miss { victim: None });
+        assert_eq!(c.fetch(0), Fetch::Hit);
+        assert_eq!(c.fetch(2), Fetch::Miss { victim: Some(1) });
+        assert_eq!(c.fetch(3), Fetch::Miss { victim: Some(0) });
+        assert_eq!(c.fetch(2), Fetch::Hit);
+        assert_eq!(c.cached_pages(), 2);
+        c.evicted(0, true);
+        assert_eq!(c.cache_counts(), (4, 1));
     }
 }

@@ -81,6 +81,12 @@ impl Tables {
         self.map_dirty[t / 64] |= 1 << (t % 64);
     }
 
+    /// Forgets that L2P page `t` changed (a cached table's canary, which
+    /// drops a changed page without writing it).
+    pub fn clear_map_dirty(&mut self, t: u32) {
+        self.map_dirty[t as usize / 64] &= !(1 << (t % 64));
+    }
+
     pub fn map_page_dirty(&self, t: u32) -> bool {
         self.map_dirty[t as usize / 64] & (1 << (t % 64)) != 0
     }

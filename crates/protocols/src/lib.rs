@@ -70,16 +70,10 @@ macro_rules! any_device_over_ftl {
     };
 }
 
-pub mod atomic_write;
-pub mod bpcc;
 pub mod cycle;
-pub mod lighttx;
 mod options;
-pub mod plain;
 pub mod registry;
-pub mod scc;
 mod sorted_map;
-pub mod xftl;
 
 pub use options::{OptionSpec, ProtocolOptions};
 pub use registry::{Build, Builder, CanarySpec, Protocol, ProtocolEntry, SqlJournal, Stage};
@@ -87,15 +81,18 @@ pub use registry::{Build, Builder, CanarySpec, Protocol, ProtocolEntry, SqlJourn
 use txftl_ftl::{Device, DeviceError, Ftl, FtlConfig, FtlMemory, RecoveryReport};
 use txftl_nand::{Nand, NandConfig};
 
-/// Every protocol this build offers: one entry each, exported by its folder.
-pub static PROTOCOLS: &[&ProtocolEntry] = &[
-    &plain::ENTRY,
-    &xftl::ENTRY,
-    &lighttx::ENTRY,
-    &atomic_write::ENTRY,
-    &scc::ENTRY,
-    &bpcc::ENTRY,
-];
+/// Declares each protocol's folder and lists its entry in [`PROTOCOLS`].
+macro_rules! registry {
+    ($($folder:ident),* $(,)?) => {
+        $(pub mod $folder;)*
+
+        /// Every protocol this build offers: one entry each, exported by its folder.
+        pub static PROTOCOLS: &[&ProtocolEntry] = &[$(&$folder::ENTRY),*];
+    };
+}
+
+// The registry: one protocol folder a name, in the order listings show them.
+registry!(plain, xftl, lighttx, atomic_write, scc, bpcc);
 
 /// The protocol a command runs when none is named: the baseline every
 /// paper compares against.

@@ -140,7 +140,7 @@ impl<H: Hooks> Ftl<H> {
         let record = self.read_ckpt_record(sb, report, at_ns)?;
         let geo = self.geo;
         let layout = TableLayout::new(sb.logical_pages, geo.block_count(), geo.page_size);
-        let mut l2p = H::Mapping::unmapped(layout.logical_pages)?;
+        let mut l2p = self.hooks.mapping_table(layout.logical_pages, layout.entries_per_page)?;
         let none = BlockRecord {
             erase_count: 0,
             write_ptr: 0,

@@ -1,0 +1,204 @@
+//! Demand paging of a cached mapping table (`Mapping::CACHED`, DFTL's):
+//! before a host read, write or trim looks an entry up, its table page must
+//! be in the device's DRAM. On a miss the framework makes room (a victim
+//! that changed since the last checkpoint is written out first, by a
+//! checkpoint), reads the page's flash copy (the current checkpoint's, as its
+//! directory names it) and takes the page's entries from it.
+//!
+//! A page that changed since the last checkpoint is in DRAM by definition
+//! (it is never a victim without a checkpoint first, and recovery's sealing
+//! checkpoint writes every page it changed), so it is never read back: its
+//! entries in DRAM are the newest. A page that did not change holds what its
+//! flash copy holds; reading the copy checks that, and a difference is
+//! reported as corruption rather than taken silently.
+//!
+//! Only the host's plain calls are charged: GC's moves and a protocol's
+//! commit mappings change entries without a lookup cost in this model (a
+//! changed page is written by the next checkpoint all the same).
+
+use crate::checkpoint::{decode_map_page, UNMAPPED};
+use crate::config::Canary;
+use crate::device::Lpn;
+use crate::error::{DeviceError, Result};
+use crate::ftl::Ftl;
+use crate::hooks::Hooks;
+use crate::mapping::{Fetch, Mapping};
+use crate::oob::{Oob, OobState, PageKind};
+
+impl<H: Hooks> Ftl<H> {
+    /// Makes sure the table page of `lpn` is in the device's DRAM (nothing
+    /// to do for a table kept whole in DRAM).
+    #[inline]
+    pub(crate) fn fetch_mapping(&mut self, lpn: Lpn) -> Result<()> {
+        if !<H::Mapping as Mapping>::CACHED {
+            return Ok(());
+        }
+        let page = self.tables.layout.map_page_of(lpn);
+        match self.l2p.fetch(page) {
+            Fetch::Hit => Ok(()),
+            Fetch::Miss { victim } => self.page_in(page, victim),
+        }
+    }
+
+    fn page_in(&mut self, page: u32, victim: Option<u32>) -> Result<()> {
+        if let Some(v) = victim {
+            // A read-only mount writes nothing: a page recovery changed stays
+            // as DRAM holds it (it is never read back while changed).
+            let changed = self.tables.map_page_dirty(v) && !self.cfg.read_only;
+            if changed {
+                if self.cfg.canary == Some(Canary::DropChangedTablePage) {
+                    // The canary's bug: the victim leaves without being
+                    // written, its changes with it.
+                    self.load_table_page(v, false)?;
+                    self.tables.clear_map_dirty(v);
+                } else {
+                    self.checkpoint()?;
+                }
+            }
+            self.l2p.evicted(v, changed);
+        }
+        if !self.tables.map_page_dirty(page) {
+            self.load_table_page(page, true)?;
+        }
+        Ok(())
+    }
+
+    /// Reads table page `page`'s flash copy (the current checkpoint's) on
+    /// the device clock and takes its entries; a page no checkpoint wrote is
+    /// all unmapped. `check`: the entries in DRAM must equal it (a page that
+    /// did not change since the checkpoint).
+    fn load_table_page(&mut self, page: u32, check: bool) -> Result<()> {
+        let lpns = self.tables.layout.lpns_of(page);
+        let mut entries = vec![UNMAPPED; lpns.len()];
+        let dir = self.tables.dir_cur[page as usize];
+        if dir.ppn != UNMAPPED {
+            let mut buf = std::mem::take(&mut self.meta_buf);
+            let read = crate::ecc::read_retrying(&mut self.nand, dir.ppn, self.now_ns, Some(&mut buf), &mut self.oob_buf);
+            let intact = match read {
+                Ok(Ok(done)) => {
+                    self.now_ns = self.now_ns.max(done);
+                    matches!(Oob::decode(&self.oob_buf), OobState::Valid(o) if o.kind == PageKind::Map && o.lpn == page)
+                        && crc32fast::hash(&buf) == dir.crc
+                }
+                Ok(Err(unreadable)) => {
+                    self.now_ns = self.now_ns.max(unreadable.done_ns);
+                    false
+                }
+                Err(e) => {
+                    self.meta_buf = buf;
+                    return Err(self.fail(e));
+                }
+            };
+            if intact {
+                decode_map_page(&buf, &mut entries);
+            }
+            self.meta_buf = buf;
+            self.counters.map_reads += 1;
+            if !intact {
+                return Err(DeviceError::Corrupted(format!(
+                    "table page {page} at physical page {} is not intact",
+                    dir.ppn
+                )));
+            }
+        }
+        let dram = self.l2p.entries_mut(lpns);
+        if check && dram != entries.as_slice() {
+            return Err(DeviceError::Corrupted(format!(
+                "table page {page} unchanged since the checkpoint differs from its flash copy"
+            )));
+        }
+        dram.copy_from_slice(&entries);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{Canary, FtlConfig};
+    use crate::device::Device;
+    use crate::hooks::{Capabilities, EventHooks, GcHooks, Hooks, PersistHooks, RecoveryHooks};
+    use crate::mapping::{Cached, Mapping};
+    use crate::Ftl;
+    use txftl_nand::{DataMode, Nand, ViolationPolicy};
+
+    /// The framework with a cached table of `pages` translation pages.
+    #[derive(Clone, Copy)]
+    struct CachedPlain(u32);
+    impl Hooks for CachedPlain {
+        type Mapping = Cached;
+        const CAPABILITIES: Capabilities = Capabilities::NONE;
+        fn name(&self) -> &'static str {
+            "cached-test"
+        }
+        fn mapping_table(&self, logical_pages: u32, per_page: u32) -> crate::Result<Cached> {
+            Cached::new(logical_pages, per_page, self.0)
+        }
+    }
+    impl GcHooks for CachedPlain {}
+    impl PersistHooks for CachedPlain {}
+    impl RecoveryHooks for CachedPlain {}
+    impl EventHooks for CachedPlain {}
+
+    fn nand() -> Nand {
+        let p = txftl_nand::preset("tiny").unwrap();
+        Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap()
+    }
+
+    fn page(ftl: &Ftl<CachedPlain>, v: u8) -> Vec<u8> {
+        vec![v; ftl.page_size() as usize]
+    }
+
+    /// Writes every logical page with `v`, in an order that leaves and
+    /// re-enters the 1-page cache at every table page.
+    fn write_all(f: &mut Ftl<CachedPlain>, v: u8) {
+        let n = f.logical_pages();
+        let per = 128; // 512-byte pages: 128 entries a table page
+        for lpn in (0..n).step_by(per).chain((0..n).filter(|l| l % per as u32 != 0)) {
+            f.write(lpn, &page(f, v)).unwrap();
+        }
+    }
+
+    /// Misses read translation pages a checkpoint wrote; a changed page that
+    /// must leave is written by a checkpoint first; the data survives a power
+    /// cut and the table's pages are read back consistently after it.
+    #[test]
+    fn misses_read_translation_pages_and_changed_ones_are_written_before_they_leave() {
+        let mut f = Ftl::format(nand(), FtlConfig::default(), CachedPlain(1)).unwrap();
+        let ckpts = f.stats().checkpoints;
+        write_all(&mut f, 1);
+        f.flush().unwrap();
+        write_all(&mut f, 2);
+        let s = f.stats();
+        let (misses, changed) = f.mapping_table().cache_counts();
+        assert!(misses > 2 && changed > 0, "{misses} misses, {changed} changed victims");
+        assert!(s.checkpoints > ckpts, "a changed victim forces a checkpoint: {s:?}");
+        assert!(s.map_reads > 0, "a miss of a page a checkpoint wrote reads it: {s:?}");
+        let mut f = Ftl::mount(f.into_nand(), FtlConfig::default(), CachedPlain(1)).unwrap();
+        let mut buf = page(&f, 0);
+        for lpn in 0..f.logical_pages() {
+            f.read(lpn, &mut buf).unwrap();
+            assert!(buf.iter().all(|&b| b == 2), "lpn {lpn}");
+        }
+        f.check_invariants().unwrap();
+    }
+
+    /// The canary drops a changed page: the next miss reads its stale flash
+    /// copy, which the table no longer agrees with.
+    #[test]
+    fn the_canary_loses_a_changed_page() {
+        let cfg = FtlConfig {
+            canary: Some(Canary::DropChangedTablePage),
+            ..FtlConfig::default()
+        };
+        let mut f = Ftl::format(nand(), cfg, CachedPlain(1)).unwrap();
+        write_all(&mut f, 1);
+        f.flush().unwrap();
+        let n = f.logical_pages();
+        let mut bad = 0;
+        let mut buf = page(&f, 0);
+        for lpn in 0..n {
+            bad += (f.read(lpn, &mut buf).is_err() || buf.iter().any(|&b| b != 1)) as u32;
+        }
+        assert!(bad > 0 || f.check_invariants().is_err(), "the canary changed nothing");
+    }
+}
