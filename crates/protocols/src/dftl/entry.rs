@@ -1,0 +1,79 @@
+//! DFTL's registry entry: its option (the cache's size), its counters, and
+//! how its device is built on the framework.
+
+use super::{Dftl, DftlHooks};
+use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, ALL_LEVELS, JOURNALED};
+use crate::{OptionSpec, ProtocolOptions};
+use txftl_ftl::{Canary, CounterSpec, DeviceError, Ftl, FtlConfig};
+use txftl_nand::Geometry;
+
+const CMT_PAGES: OptionSpec = OptionSpec {
+    key: "cmt-pages",
+    value_name: "N",
+    help: "translation pages (L2P table pages) the device's DRAM caches [default: an eighth of the table's pages, \
+           at least 1]",
+    min: 1,
+    max: 1 << 24,
+};
+
+/// The default cache: an eighth of the L2P table pages (of the raw
+/// capacity), at least one, so misses happen on every geometry with more
+/// than one table page (a cache as large as the table is `plain`).
+fn default_cmt_pages(geo: &Geometry) -> u32 {
+    let entries_per_page = geo.page_size / 4;
+    (geo.page_count().div_ceil(entries_per_page) / 8).max(1)
+}
+
+pub struct DftlBuild;
+
+impl Build for DftlBuild {
+    type Hooks = DftlHooks;
+    type Device = Dftl;
+
+    fn hooks(geo: &Geometry, opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<DftlHooks, DeviceError> {
+        let pages = opts.u32(&CMT_PAGES)?.unwrap_or_else(|| default_cmt_pages(geo));
+        Ok(DftlHooks::new(pages, canary))
+    }
+
+    fn configure(mut cfg: FtlConfig, _geo: &Geometry, _opts: &ProtocolOptions, canary: bool) -> Result<FtlConfig, DeviceError> {
+        if canary {
+            cfg.canary = Some(Canary::DropChangedTablePage);
+        }
+        Ok(cfg)
+    }
+
+    fn wrap(ftl: Ftl<DftlHooks>) -> Dftl {
+        Dftl::new(ftl)
+    }
+}
+
+pub static ENTRY: ProtocolEntry = ProtocolEntry {
+    name: "dftl",
+    label: "DFTL",
+    about: "DFTL (Gupta et al., ASPLOS 2009): the page-mapping FTL with a demand-paged mapping table, \
+            translation pages cached in DRAM (Möbius's mapping layer)",
+    transactional: false,
+    trims: true,
+    extensions: &[],
+    // Every level: the host journal keeps each transaction's pages apart.
+    isolation: ALL_LEVELS,
+    options: &[CMT_PAGES],
+    counters: &[
+        CounterSpec {
+            key: "cmt_misses",
+            help: "host lookups whose translation page was not cached (read from flash if a checkpoint wrote it)",
+        },
+        CounterSpec {
+            key: "cmt_changed_victims",
+            help: "cached translation pages that changed and had to be written (a checkpoint) to make room",
+        },
+    ],
+    sql: JOURNALED,
+    tx_pages_bound: None,
+    canary: Some(CanarySpec {
+        name: "dftl-canary",
+        workload: "randwrite",
+        bug: "a changed translation page leaves the cache without being written",
+    }),
+    build: Builder::of::<DftlBuild>(),
+};

@@ -1,0 +1,66 @@
+//! `dftl`: the cache's cost and what survives a power cut.
+
+use txftl_ftl::FtlConfig;
+use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
+use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
+
+fn device(cmt_pages: u32) -> Box<dyn AnyDevice> {
+    let mut p = preset("tiny").unwrap();
+    p.geometry.blocks_per_plane = 64; // 6 translation pages of 128 entries
+    let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+    format(
+        "dftl",
+        nand,
+        FtlConfig::default(),
+        &ProtocolOptions::new().with("cmt-pages", cmt_pages),
+    )
+    .unwrap()
+}
+
+/// Every logical page written `rounds` times, the translation pages in turn.
+fn write_rounds(d: &mut dyn AnyDevice, rounds: u8) {
+    let n = d.info().logical_pages;
+    let pages = n.div_ceil(128);
+    for r in 1..=rounds {
+        // Each write on the next translation page.
+        for i in 0..pages * 128 {
+            let lpn = (i % pages) * 128 + i / pages;
+            if lpn < n {
+                d.write(lpn, &vec![r; d.info().page_size as usize]).unwrap();
+            }
+        }
+        d.flush().unwrap();
+    }
+}
+
+#[test]
+fn a_cache_smaller_than_the_table_misses_and_writes_changed_pages_out() {
+    let mut small = device(1);
+    let mut whole = device(64);
+    write_rounds(&mut *small, 2);
+    write_rounds(&mut *whole, 2);
+    let (s, w) = (small.stats(), whole.stats());
+    let pages = small.info().logical_pages.div_ceil(128) as u64;
+    assert!(s.protocol.get("cmt_misses") > 100 * pages, "{s:?}");
+    assert!(s.protocol.get("cmt_changed_victims") > 0 && s.map_reads > 0, "{s:?}");
+    // A cache holding the whole table misses once a page and writes nothing out early.
+    assert_eq!(w.protocol.get("cmt_misses"), pages, "{w:?}");
+    assert_eq!(w.protocol.get("cmt_changed_victims"), 0, "{w:?}");
+    assert!(s.checkpoints > w.checkpoints && s.sim_time_ns > w.sim_time_ns, "{s:?}\n{w:?}");
+}
+
+#[test]
+fn what_was_flushed_survives_a_power_cut_with_a_cold_cache() {
+    let mut d = device(1);
+    write_rounds(&mut *d, 3);
+    let nand = d.into_nand();
+    let opts = ProtocolOptions::new().with("cmt-pages", 1);
+    let mut d = mount("dftl", nand, FtlConfig::default(), &opts).unwrap();
+    let mut buf = vec![0u8; d.info().page_size as usize];
+    for lpn in 0..d.info().logical_pages {
+        d.read(lpn, &mut buf).unwrap();
+        assert!(buf.iter().all(|&b| b == 3), "lpn {lpn}");
+    }
+    d.check_invariants().unwrap();
+    assert!(d.stats().protocol.get("cmt_misses") > 0, "reads after the mount page the table in");
+}
