@@ -52,7 +52,7 @@ pub struct RunArgs {
     #[command(flatten)]
     pub host: HostArgs,
     /// Record every operation the host sends (fill included) as a txftl
-    /// transactional block trace (see the README's trace format).
+    /// transactional block trace (docs/traces.md has the format).
     #[arg(long)]
     pub record: Option<PathBuf>,
     /// Print the report as JSON.

@@ -121,7 +121,7 @@ pub struct SqlCommon {
     #[arg(long, default_value = txftl_protocols::DEFAULT_TRANSACTIONAL_PROTOCOL, value_parser = crate::setup::mode_parser())]
     pub mode: String,
     /// Record what the file system sent to the device during the run (not the
-    /// load), with its transaction ids, as a txftl trace (see the README).
+    /// load), with its transaction ids, as a txftl trace (docs/traces.md).
     #[arg(long)]
     pub record: Option<PathBuf>,
     #[arg(long, default_value_t = 1)]
@@ -148,7 +148,7 @@ pub struct TpccArgs {
     pub mix: String,
     /// Clients, each its own SQLite connection to the database, interleaved
     /// statement by statement on the device clock; SQLite's locks decide who
-    /// waits (SQLITE_BUSY: back off, retry). See the README.
+    /// waits (SQLITE_BUSY: back off, retry). See docs/host-and-sqlite.md.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub clients: u32,
     /// How the writing transactions (New-Order, Payment, Delivery) begin:

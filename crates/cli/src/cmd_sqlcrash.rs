@@ -20,7 +20,7 @@ pub struct SqlCrashArgs {
     #[command(flatten)]
     pub device: DeviceArgs,
     /// The scenario: partsupp (the X-FTL paper's table, a spilled rollback
-    /// and a second database) or tpcc (a short TPC-C run; see the README).
+    /// and a second database) or tpcc (a short TPC-C run; see docs/testing.md).
     #[arg(long, default_value = "partsupp", value_parser = ["partsupp", "tpcc"])]
     pub workload: String,
     /// Modes, comma-separated (see `txftl sql tpcc --help` for every mode)

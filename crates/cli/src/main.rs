@@ -148,7 +148,7 @@ pub struct DeviceArgs {
 }
 
 /// Flash faults: bit errors growing with wear and retention, ECC with a
-/// correction limit, read retry, program and erase failures (see the README,
+/// correction limit, read retry, program and erase failures (see docs/testing.md,
 /// "Flash faults"). Off unless `--faults` names a profile.
 #[derive(Args, Clone, Debug)]
 pub struct FaultArgs {

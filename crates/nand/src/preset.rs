@@ -1,7 +1,7 @@
 //! Named device presets: the devices of the papers, plus `tiny` for crash tests.
 //!
 //! Where a paper gives a number it is used as is; every other number is an
-//! assumption stated in `source` (and in the README's preset table).
+//! assumption stated in `source` (and in docs/device-files.md's preset table).
 //! Capacities are scaled down by default (`blocks_per_plane`); the CLI can
 //! override `blocks_per_plane` to scale them up or further down.
 

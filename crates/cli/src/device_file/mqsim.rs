@@ -6,7 +6,7 @@
 //! `<Flash_Parameter_Set>` with the flash chip's; each field is an element
 //! whose text is its value (MQSim's units: nanoseconds, bytes, MT/s).
 //!
-//! What maps (the README's table has every field):
+//! What maps (docs/device-files.md's table has every field):
 //! - `Flash_Channel_Count` -> channels; `Chip_No_Per_Channel` x
 //!   `Die_No_Per_Chip` -> dies per channel (MQSim's chips only group dies);
 //!   planes, blocks, pages, `Page_Capacity`, `Page_Metadat_Capacity` (MQSim's
@@ -289,7 +289,7 @@ pub(super) fn parse(text: &str, label: &str, stem: &str) -> Result<DeviceFile, D
             name: Cow::Owned(stem.to_string()),
             models: Cow::Owned(format!("the device of MQSim's {label}")),
             source: Cow::Borrowed(
-                "MQSim's device parameters, mapped as the README's \"MQSim's ssdconfig.xml\" says \
+                "MQSim's device parameters, mapped as docs/device-files.md's \"MQSim's ssdconfig.xml\" says \
                  (MLC and TLC latencies are the mean of their page types)",
             ),
             geometry,

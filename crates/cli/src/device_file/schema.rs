@@ -253,8 +253,8 @@ pub fn to_toml(p: &Preset) -> String {
         s,
         r#"# txftl device file: the `{name}` preset, as `txftl presets --toml {name}` prints it.
 # Use it with `--config FILE` on any command that builds a device; edit it to
-# describe another device. Every key is described in the README ("Devices from
-# a file"); unknown keys are refused.
+# describe another device. Every key is described in docs/device-files.md
+# ("TOML device files"); unknown keys are refused.
 
 # name = "{name}"   # the device's name [default: the file's stem]
 models = {models}

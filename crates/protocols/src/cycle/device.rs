@@ -134,6 +134,9 @@ pub(crate) fn commit<H: CycleHooks>(ftl: &mut Ftl<H>, tid: Tid) -> Result<u64> {
             ftl.map_page(lpn, ppn)?;
         }
         ftl.housekeeping()?;
+        // With an image synced at flushes, a commit that returns is on the
+        // host's disk, as on the other transactional protocols.
+        ftl.nand().flush_image()?;
     } else {
         ftl.hooks_mut().txs_mut().close(tid);
     }
