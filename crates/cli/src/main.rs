@@ -43,7 +43,7 @@ enum Command {
     /// journal mode on identical devices (Table 1, Figure 5, Table 5).
     Compare(cmd_compare::CompareArgs),
     /// Rerun a paper's evaluation and put its figures beside ours, with the
-    /// checks (see ../shared/REPRODUCE.md): xftl, lighttx.
+    /// checks (see docs/reproduce/README.md): xftl, lighttx.
     Reproduce(reproduce::ReproduceArgs),
     /// End-to-end crash test: real SQLite on each mode, power cut at every flash
     /// operation of a scenario (with a cache spill and a ROLLBACK), restart, check.
@@ -81,8 +81,10 @@ enum Command {
     Info {
         #[arg(long)]
         image: PathBuf,
-        #[arg(long, default_value = txftl_protocols::DEFAULT_PROTOCOL, value_parser = setup::protocol_parser())]
-        protocol: String,
+        /// The image's protocol [default: the one the image was formatted for;
+        /// another is refused].
+        #[arg(long, value_parser = setup::protocol_parser())]
+        protocol: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -372,7 +374,7 @@ fn main() -> ExitCode {
         Command::Format(args) => cmd_image::format(args),
         Command::Put(args) => cmd_image::put(args),
         Command::Get(args) => cmd_image::get(args),
-        Command::Info { image, protocol, json } => cmd_image::info(&image, &protocol, json),
+        Command::Info { image, protocol, json } => cmd_image::info(&image, protocol.as_deref(), json),
     };
     match result {
         Ok(code) => code,

@@ -1,5 +1,5 @@
 //! `txftl reproduce <paper>`: reruns a seed paper's evaluation on txftl and
-//! puts the paper's figures beside ours (../shared/REPRODUCE.md). The
+//! puts the paper's figures beside ours (docs/reproduce/README.md). The
 //! reproductions are the `txftl-reproduce` library's; this command parses
 //! the arguments, picks the paper, and maps the outcome to an exit code
 //! (bad arguments 2, a failed run 1).
