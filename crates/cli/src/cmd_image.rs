@@ -32,8 +32,10 @@ pub struct FormatArgs {
 pub struct PutArgs {
     #[arg(long)]
     pub image: PathBuf,
-    #[arg(long, default_value = txftl_protocols::DEFAULT_PROTOCOL, value_parser = crate::setup::protocol_parser())]
-    pub protocol: String,
+    /// The image's protocol [default: the one the image was formatted for;
+    /// another is refused].
+    #[arg(long, value_parser = crate::setup::protocol_parser())]
+    pub protocol: Option<String>,
     /// First logical page to write.
     #[arg(long, default_value_t = 0)]
     pub lpn: u32,
@@ -48,8 +50,10 @@ pub struct PutArgs {
 pub struct GetArgs {
     #[arg(long)]
     pub image: PathBuf,
-    #[arg(long, default_value = txftl_protocols::DEFAULT_PROTOCOL, value_parser = crate::setup::protocol_parser())]
-    pub protocol: String,
+    /// The image's protocol [default: the one the image was formatted for;
+    /// another is refused].
+    #[arg(long, value_parser = crate::setup::protocol_parser())]
+    pub protocol: Option<String>,
     #[arg(long, default_value_t = 0)]
     pub lpn: u32,
     /// Bytes to read from --lpn on.
@@ -62,9 +66,17 @@ pub struct GetArgs {
 
 /// Mounts an image. `get` and `info` mount it read-only: looking at a device
 /// writes nothing to it (no sealing checkpoint, no wear, no `--sync`).
-fn mount(image: &Path, protocol: &str, cfg: FtlConfig, sync: ImageSync) -> Result<Box<dyn AnyDevice>, CliError> {
+fn mount(image: &Path, protocol: Option<&str>, cfg: FtlConfig, sync: ImageSync) -> Result<Box<dyn AnyDevice>, CliError> {
     let nand = open_image(image, sync)?;
-    let dev = txftl_protocols::mount(protocol, nand, cfg, &txftl_protocols::ProtocolOptions::default())
+    // The image knows its protocol: the superblock records it.
+    let (protocol, nand) = match protocol {
+        Some(p) => (p.to_string(), nand),
+        None => match txftl_ftl::formatted_protocol(nand) {
+            (Ok(p), nand) => (p, nand),
+            (Err(e), _) => return Err(CliError::Failed(format!("mounting {}: {e}", image.display()))),
+        },
+    };
+    let dev = txftl_protocols::mount(&protocol, nand, cfg, &txftl_protocols::ProtocolOptions::default())
         .map_err(|e| CliError::Failed(format!("mounting {}: {e}", image.display())))?;
     Ok(dev)
 }
@@ -137,7 +149,7 @@ fn read_page(input: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
 /// written), at the first byte past the end for a stream.
 pub fn put(args: PutArgs) -> Result<ExitCode, CliError> {
     let (mut input, known_len) = open_input(&args.file)?;
-    let mut dev = mount(&args.image, &args.protocol, FtlConfig::default(), args.sync.mode())?;
+    let mut dev = mount(&args.image, args.protocol.as_deref(), FtlConfig::default(), args.sync.mode())?;
     let info = dev.info();
     let ps = info.page_size as usize;
     let logical = info.logical_pages as u64;
@@ -202,7 +214,7 @@ fn crc32(b: &[u8]) -> u32 {
 }
 
 pub fn get(args: GetArgs) -> Result<ExitCode, CliError> {
-    let mut dev = mount(&args.image, &args.protocol, read_only(), ImageSync::Close)?;
+    let mut dev = mount(&args.image, args.protocol.as_deref(), read_only(), ImageSync::Close)?;
     let info = dev.info();
     let ps = info.page_size as u64;
     let pages = args.bytes.div_ceil(ps);
@@ -240,7 +252,7 @@ fn read_only() -> FtlConfig {
     }
 }
 
-pub fn info(image: &Path, protocol: &str, json: bool) -> Result<ExitCode, CliError> {
+pub fn info(image: &Path, protocol: Option<&str>, json: bool) -> Result<ExitCode, CliError> {
     let dev = mount(image, protocol, read_only(), ImageSync::Close)?;
     let info = dev.info();
     let report = dev.recovery_report().unwrap_or_default();

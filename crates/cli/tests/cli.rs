@@ -637,3 +637,39 @@ fn info_and_get_leave_the_image_untouched() {
     let (code, _, err) = txftl(&["info", "--image", img, "--sync", "always"]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// An image knows its protocol (its superblock records it): `put`, `get` and
+/// `info` without `--protocol` mount it with that one, and a different one
+/// given is refused, naming both.
+#[test]
+fn image_commands_take_the_protocol_from_the_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("dev.img");
+    let img = img.to_str().unwrap();
+    let input = dir.path().join("in.bin");
+    std::fs::write(&input, [9u8; 5000]).unwrap();
+    assert_eq!(txftl(&["format", "--image", img, "--preset", "tiny", "--protocol", "lighttx"]).0, 0);
+    let (code, _, err) = txftl(&["put", "--image", img, "--lpn", "2", input.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let out = dir.path().join("out.bin");
+    let (code, _, err) = txftl(&[
+        "get",
+        "--image",
+        img,
+        "--lpn",
+        "2",
+        "--bytes",
+        "5000",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read(&out).unwrap(), vec![9u8; 5000]);
+    let (code, stdout, err) = txftl(&["info", "--image", img, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["device"]["protocol"], "lighttx", "{stdout}");
+    let (code, _, err) = txftl(&["info", "--image", img, "--protocol", "xftl"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("lighttx") && err.contains("xftl"), "{err}");
+}

@@ -50,5 +50,6 @@ pub use mapping::{Cached, Dense, DenseTable, Fetch, Mapping, Unpersisted};
 pub use memory::FtlMemory;
 pub use oob::{Oob, PageKind, PROTOCOL_BYTES};
 pub use op::{Op, OpKind};
+pub use recovery::formatted_protocol;
 pub use scan::ScannedPages;
 pub use txftl_nand::{BlockId, Ppn};

@@ -145,14 +145,30 @@ impl<W: Write> TraceWriter<W> {
     }
 }
 
-fn field<T: std::str::FromStr>(s: &str, name: &str, line: u64) -> Result<T, TraceError> {
-    s.parse().map_err(|_| TraceError {
-        line,
-        message: format!("{name} `{s}` is not a number"),
+/// A field as a number of type `T`: a whole number too large for it is out
+/// of range, anything else is not a number.
+fn field<T: std::str::FromStr + Bounded>(s: &str, name: &str, line: u64) -> Result<T, TraceError> {
+    s.parse().map_err(|_| {
+        let message = match s.parse::<u128>() {
+            Ok(_) => format!("{name} `{s}` is out of range (at most {})", T::MAX_TEXT),
+            Err(_) => format!("{name} `{s}` is not a number"),
+        };
+        TraceError { line, message }
     })
 }
 
-fn optional<T: std::str::FromStr>(s: &str, name: &str, line: u64) -> Result<Option<T>, TraceError> {
+/// The largest value of a field's type, as the error names it.
+trait Bounded {
+    const MAX_TEXT: &'static str;
+}
+impl Bounded for u32 {
+    const MAX_TEXT: &'static str = "4294967295";
+}
+impl Bounded for u64 {
+    const MAX_TEXT: &'static str = "18446744073709551615";
+}
+
+fn optional<T: std::str::FromStr + Bounded>(s: &str, name: &str, line: u64) -> Result<Option<T>, TraceError> {
     if s == "-" {
         Ok(None)
     } else {
@@ -266,6 +282,11 @@ mod tests {
         let cases = [
             ("0 0 - write 1", "expected 6 fields"),
             ("x 0 - write 1 1", "time_ns `x` is not a number"),
+            (
+                "0 0 - write 99999999999 1",
+                "lpn `99999999999` is out of range (at most 4294967295)",
+            ),
+            ("0 0 - write -3 1", "lpn `-3` is not a number"),
             ("0 0 - fly 1 1", "unknown operation `fly`"),
             ("0 0 - begin - -", "`begin` needs a transaction id"),
             ("0 0 3 trim 1 1", "`trim` takes no transaction id"),

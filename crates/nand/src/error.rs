@@ -31,8 +31,11 @@ pub enum ImageError {
     Io(#[from] std::io::Error),
     #[error("not a txftl image (bad magic)")]
     BadMagic,
-    #[error("image format version {0} is not supported (this build reads version 1)")]
+    #[error("image format version {0} is not supported (this build reads version {v})", v = crate::image::IMAGE_VERSION)]
     UnsupportedVersion(u32),
+    /// A header field with an intact checksum but a value no image has.
+    #[error("image header: {0}")]
+    Header(String),
     #[error("image header checksum mismatch: the header is corrupted")]
     HeaderChecksum,
     #[error("image geometry is invalid: {0}")]

@@ -182,7 +182,7 @@ fn decode_header(h: &[u8]) -> Result<(Geometry, Timing, u32), ImageError> {
     if crc32fast::hash(&h[..508]) != u32_at(h, 508) {
         return Err(ImageError::HeaderChecksum);
     }
-    let cell = CellType::from_code(h[44]).ok_or(ImageError::HeaderChecksum)?;
+    let cell = CellType::from_code(h[44]).ok_or_else(|| ImageError::Header(format!("unknown cell type code {}", h[44])))?;
     let geo = Geometry {
         channels: u32_at(h, 16),
         dies_per_channel: u32_at(h, 20),
@@ -202,6 +202,9 @@ fn decode_header(h: &[u8]) -> Result<(Geometry, Timing, u32), ImageError> {
         erase_ns: u64_at(h, 80),
         transfer_ns_per_kib: u64_at(h, 88),
     };
+    if let Some(why) = timing.out_of_range() {
+        return Err(ImageError::Header(format!("timing: {why}")));
+    }
     Ok((geo, timing, u32_at(h, 48)))
 }
 
@@ -392,6 +395,35 @@ mod tests {
         assert!(matches!(decode_header(&h), Err(ImageError::HeaderChecksum)));
         h[0] = b'X';
         assert!(matches!(decode_header(&h), Err(ImageError::BadMagic)));
+    }
+
+    /// A header whose checksum is intact but whose values no image has (a
+    /// hand-edited or foreign file) is refused, naming the field.
+    #[test]
+    fn header_values_out_of_range_are_refused_by_name() {
+        let p = crate::preset("tiny").unwrap();
+        let reseal = |h: &mut [u8]| {
+            let crc = crc32fast::hash(&h[..508]);
+            h[508..512].copy_from_slice(&crc.to_le_bytes());
+        };
+        let mut h = encode_header(&p.geometry, &p.timing, p.endurance);
+        h[44] = 0xEE;
+        reseal(&mut h);
+        let e = decode_header(&h).unwrap_err();
+        assert!(matches!(&e, ImageError::Header(m) if m.contains("cell type code 238")), "{e}");
+        let mut h = encode_header(&p.geometry, &p.timing, p.endurance);
+        h[80..88].copy_from_slice(&u64::MAX.to_le_bytes()); // erase_ns
+        reseal(&mut h);
+        let e = decode_header(&h).unwrap_err();
+        assert!(matches!(&e, ImageError::Header(m) if m.contains("erase_ns")), "{e}");
+        let mut h = encode_header(&p.geometry, &p.timing, p.endurance);
+        h[8..12].copy_from_slice(&99u32.to_le_bytes());
+        reseal(&mut h);
+        let e = decode_header(&h).unwrap_err();
+        assert!(
+            e.to_string().contains("version 99") && e.to_string().contains(&format!("version {IMAGE_VERSION}")),
+            "{e}"
+        );
     }
 
     fn tiny_cfg() -> NandConfig {

@@ -27,7 +27,7 @@ pub use image::{ImageSync, IMAGE_MAGIC, IMAGE_VERSION};
 pub use memory::{available as available_memory, check as check_memory, filled as try_filled};
 pub use preset::{preset, Preset, PRESET_NAMES};
 pub use spare::{PackedSpare, SpareCodec};
-pub use timing::{OpTime, Timing};
+pub use timing::{OpTime, Timing, LATENCY_NS_MAX};
 
 impl Preset {
     /// A configuration for this preset with the given data mode.

@@ -16,9 +16,35 @@ pub struct Timing {
     pub transfer_ns_per_kib: u64,
 }
 
+/// Largest latency an operation (and a KiB of transfer) may take: one
+/// second, far above any NAND part, and small enough that the device clock
+/// cannot overflow.
+pub const LATENCY_NS_MAX: u64 = 1_000_000_000;
+
 impl Timing {
     pub fn transfer_ns(&self, bytes: u32) -> u64 {
         (bytes as u64 * self.transfer_ns_per_kib).div_ceil(1024)
+    }
+
+    /// Every field with its name (as device files spell it) and the least
+    /// value it may take (every field at most [`LATENCY_NS_MAX`]): an
+    /// operation takes at least a nanosecond; a transfer may be free.
+    pub fn fields(&self) -> [(&'static str, u64, u64); 5] {
+        [
+            ("read_ns", self.read_ns, 1),
+            ("program_ns", self.program_ns, 1),
+            ("partial_program_ns", self.partial_program_ns, 1),
+            ("erase_ns", self.erase_ns, 1),
+            ("transfer_ns_per_kib", self.transfer_ns_per_kib, 0),
+        ]
+    }
+
+    /// The first field out of its range, as `name = value` and the range.
+    pub fn out_of_range(&self) -> Option<String> {
+        self.fields()
+            .into_iter()
+            .find(|&(_, v, min)| v < min || v > LATENCY_NS_MAX)
+            .map(|(name, v, min)| format!("{name} = {v} is outside {min} to {LATENCY_NS_MAX}"))
     }
 }
 

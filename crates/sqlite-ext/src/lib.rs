@@ -7,8 +7,8 @@
 //!
 //! Configuration, from the environment of the loading process:
 //! - `TXFTL_IMAGE`: the device image (made with `txftl format --fs --image PATH`);
-//! - `TXFTL_PROTOCOL`: the protocol the image was formatted for, any of
-//!   `txftl protocols` (default `plain`). On a transactional protocol the file
+//! - `TXFTL_PROTOCOL`: the protocol the image was formatted for (default: the
+//!   one its superblock records; another is refused). On a transactional protocol the file
 //!   system hands out device transactions: use `PRAGMA journal_mode=OFF` or
 //!   `MEMORY` (or the `txftl-batch` VFS);
 //! - `TXFTL_SYNC`: when the image file reaches the host's disk: `close`
@@ -39,19 +39,27 @@ const SQLITE_OK_LOAD_PERMANENTLY: c_int = 256;
 
 fn mount() -> Result<Fs, String> {
     let image = std::env::var("TXFTL_IMAGE").map_err(|_| "TXFTL_IMAGE is not set: the path of a txftl device image".to_string())?;
-    let protocol = std::env::var("TXFTL_PROTOCOL").unwrap_or_else(|_| txftl_protocols::DEFAULT_PROTOCOL.into());
-    let entry = txftl_protocols::entry(&protocol).map_err(|e| format!("TXFTL_PROTOCOL: {e}"))?;
-    let mode = if entry.transactional {
-        FsMode::Transactional
-    } else {
-        FsMode::Journaled
-    };
     let sync = match std::env::var("TXFTL_SYNC") {
         Ok(v) => ImageSync::parse(&v).ok_or_else(|| format!("TXFTL_SYNC `{v}` is not one of {}", ImageSync::NAMES.join(", ")))?,
         Err(_) => ImageSync::default(),
     };
     let mut nand = Nand::open_image(image.as_ref(), ViolationPolicy::Error).map_err(|e| format!("{image}: {e}"))?;
     nand.set_image_sync(sync);
+    // The image knows its protocol (its superblock records it); one given
+    // that differs is refused by the mount.
+    let (protocol, nand) = match std::env::var("TXFTL_PROTOCOL") {
+        Ok(p) => (p, nand),
+        Err(_) => match txftl_ftl::formatted_protocol(nand) {
+            (Ok(p), nand) => (p, nand),
+            (Err(e), _) => return Err(format!("mounting {image}: {e}")),
+        },
+    };
+    let entry = txftl_protocols::entry(&protocol).map_err(|e| format!("TXFTL_PROTOCOL: {e}"))?;
+    let mode = if entry.transactional {
+        FsMode::Transactional
+    } else {
+        FsMode::Journaled
+    };
     let opts = txftl_protocols::ProtocolOptions::default();
     let dev =
         txftl_protocols::mount(&protocol, nand, txftl_ftl::FtlConfig::default(), &opts).map_err(|e| format!("mounting {image}: {e}"))?;

@@ -61,10 +61,8 @@ pub enum DeviceFileError {
     Field { label: String, field: String, problem: String },
 }
 
-/// Largest latency a file may give an operation (and a KiB of transfer): one
-/// second, far above any NAND part, and small enough that the device clock
-/// cannot overflow.
-pub const LATENCY_NS_MAX: u64 = 1_000_000_000;
+/// Largest latency a file may give an operation (and a KiB of transfer).
+pub use txftl_nand::LATENCY_NS_MAX;
 /// Largest static wear-leveling threshold (erase-count spread): far above any
 /// endurance, small enough for the FTL's arithmetic on erase counts.
 pub const WEAR_SPREAD_MAX_MAX: u32 = 1_000_000;

@@ -177,14 +177,8 @@ pub(super) fn parse(text: &str, label: &str, stem: &str) -> Result<DeviceFile, D
         erase_ns: t.erase_ns,
         transfer_ns_per_kib: t.transfer_ns_per_kib,
     };
-    for (field, value, min) in [
-        ("timing.read_ns", timing.read_ns, 1),
-        ("timing.program_ns", timing.program_ns, 1),
-        ("timing.partial_program_ns", timing.partial_program_ns, 1),
-        ("timing.erase_ns", timing.erase_ns, 1),
-        ("timing.transfer_ns_per_kib", timing.transfer_ns_per_kib, 0),
-    ] {
-        check_range(label, field, value, min, LATENCY_NS_MAX)?;
+    for (field, value, min) in timing.fields() {
+        check_range(label, &format!("timing.{field}"), value, min, LATENCY_NS_MAX)?;
     }
     check_range(label, "endurance", d.endurance, 1, u32::MAX)?;
     let f = &d.ftl;

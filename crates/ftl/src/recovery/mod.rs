@@ -14,7 +14,7 @@
 //!    protocol's records written since it from the superblock history, then
 //!    keep only mappings whose page's OOB still names their logical page.
 //!    What the lost checkpoint alone made durable (trims) may come back.
-//!    A protocol whose checkpoints persist no L2P (`Hooks::persists_l2p`)
+//!    A protocol whose checkpoints persist no L2P (an `Unpersisted` mapping)
 //!    finds it empty here: its scan of every block in use (`zone_blocks`,
 //!    `recover_scanned`, after step 3) rebuilds every mapping.
 //! 3. Roll forward: only blocks that were free or open at the checkpoint can hold
@@ -44,6 +44,7 @@
 mod apply;
 mod block_table;
 mod load;
+mod probe;
 mod protocol;
 mod read;
 mod rings;
@@ -56,6 +57,7 @@ use crate::error::{DeviceError, Result};
 use crate::ftl::Ftl;
 use crate::hooks::Hooks;
 use crate::superblock::Superblock;
+pub use probe::formatted_protocol;
 use protocol::ProtocolRecovery;
 pub(crate) use roll_forward::Found;
 use roll_forward::Scanned;
