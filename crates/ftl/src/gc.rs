@@ -121,12 +121,30 @@ impl<H: Hooks> Ftl<H> {
     }
 
     /// An open GC block with room on the next unit of the GC stripe, opening
-    /// one from the pool if needed.
+    /// one from the pool if needed; with the pool down to its last block, an
+    /// open GC block of another unit instead (see the comment inside).
     pub(crate) fn gc_block(&mut self) -> Result<BlockId> {
+        let units = self.geo.unit_count();
         let unit = self.gc_cursor;
-        self.gc_cursor = (unit + 1) % self.geo.unit_count();
+        self.gc_cursor = (unit + 1) % units;
         if let Some(b) = self.gc_open[unit as usize] {
             return Ok(b);
+        }
+        // The stripe (a GC block per unit) is only for parallelism, and it
+        // costs a free block per unit. A mount closes every open block (their
+        // erased tails are never programmed), so a power cut or a killed host
+        // process just after the stream took new blocks leaves the next mount
+        // a pool of a block or two and no GC block. Opening a block per unit
+        // then spends each block GC frees on the next unit's block (no net
+        // gain) and fails with `NoSpace` mid-victim although the stream's
+        // blocks have room; a cut there leaves no free block and a live page
+        // in every block: no write can ever succeed again. So with one free
+        // block or none, copies go to a GC block already open on another
+        // unit, and the last free block is kept for when none has room.
+        if self.blocks.free_count() <= 1 {
+            if let Some(b) = (1..units).find_map(|i| self.gc_open[((unit + i) % units) as usize]) {
+                return Ok(b);
+            }
         }
         loop {
             if let Some(b) = self.open_block(unit, AllocFor::Gc)? {
