@@ -63,8 +63,10 @@ pub struct SqlCrashArgs {
     /// of a transactional mode commits at xSync instead of COMMIT_PHASETWO),
     /// no-sync-after-batch-abort (a batch mode does not sync SQLite's journal
     /// after an aborted batch; partsupp only: TPC-C aborts no batch),
-    /// wal-skips-sync (xSync of a WAL file does nothing). Off by default.
-    #[arg(long, value_parser = ["commit-at-sync", "no-sync-after-batch-abort", "wal-skips-sync"])]
+    /// wal-skips-sync (xSync of a WAL file does nothing),
+    /// wal-checkpoint-in-transaction (a transactional mode's VFS puts a WAL
+    /// checkpoint's database writes in a device transaction). Off by default.
+    #[arg(long, value_parser = ["commit-at-sync", "no-sync-after-batch-abort", "wal-skips-sync", "wal-checkpoint-in-transaction"])]
     pub canary: Option<String>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -163,6 +165,7 @@ fn plan(args: &SqlCrashArgs) -> Result<Plan, CliError> {
         Some("commit-at-sync") => Canary::CommitAtSync,
         Some("no-sync-after-batch-abort") => Canary::NoSyncAfterBatchAbort,
         Some("wal-skips-sync") => Canary::WalSkipsSync,
+        Some("wal-checkpoint-in-transaction") => Canary::WalCheckpointInTransaction,
         _ => Canary::None,
     };
     let rollback_at = match workload {

@@ -15,29 +15,56 @@ use crate::{AnyDevice, MountFailure};
 use txftl_ftl::{CounterSpec, DeviceError, Extension, Ftl, FtlConfig, FtlMemory, Hooks};
 use txftl_nand::{Geometry, Nand, NandConfig};
 
-/// A SQLite journal mode, as the host stack runs it on a device.
+/// A SQLite journal mode, as the host stack runs it on a device. Every
+/// `PRAGMA journal_mode` SQLite has runs on every protocol; what a mode
+/// promises after a power cut depends on whether the device has
+/// transactions (the SQLite crate's crash module says what, mode by mode).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SqlJournal {
-    /// `journal_mode=DELETE`: SQLite's rollback journal, a file on the device.
+    /// `journal_mode=DELETE`: SQLite's rollback journal, a file on the device,
+    /// deleted at commit. On a transactional device the database's writes are
+    /// also one device transaction (committed at SQLite's commit point).
     Delete,
-    /// `journal_mode=WAL`: the write-ahead log, a file on the device.
+    /// `journal_mode=TRUNCATE`: the rollback journal, truncated at commit.
+    Truncate,
+    /// `journal_mode=PERSIST`: the rollback journal, its header zeroed at commit.
+    Persist,
+    /// `journal_mode=WAL`: the write-ahead log, a file on the device; the
+    /// database is written only by checkpoints, outside device transactions.
     Wal,
-    /// `journal_mode=OFF` on a transactional device: the device's
-    /// transactions replace the journal (the X-FTL paper's setting).
+    /// `journal_mode=OFF`. On a transactional device, its transactions
+    /// replace the journal (the X-FTL paper's setting); on one without,
+    /// SQLite writes in place with no atomicity at all (as SQLite documents).
     Off,
-    /// `journal_mode=MEMORY` on a transactional device: statement rollback
-    /// and savepoints work; the device keeps the transaction atomic.
+    /// `journal_mode=MEMORY`: the journal in memory (statement rollback and
+    /// savepoints work); atomic only on a transactional device.
     Memory,
     /// `journal_mode=DELETE` through SQLite's batch-atomic-write interface
-    /// mapped to the device's transactions.
+    /// mapped to the device's transactions (transactional devices only).
     Batch,
 }
 
-/// The modes a device without transactions carries (the journal on it).
-pub const JOURNALED: &[SqlJournal] = &[SqlJournal::Delete, SqlJournal::Wal];
-/// The modes a transactional device carries (its transactions in place of
-/// the journal, or under SQLite's batch atomic writes).
-pub const TRANSACTIONAL: &[SqlJournal] = &[SqlJournal::Off, SqlJournal::Memory, SqlJournal::Batch];
+/// The modes a device without transactions carries: every journal mode.
+pub const JOURNALED: &[SqlJournal] = &[
+    SqlJournal::Delete,
+    SqlJournal::Truncate,
+    SqlJournal::Persist,
+    SqlJournal::Wal,
+    SqlJournal::Off,
+    SqlJournal::Memory,
+];
+/// The modes a transactional device carries: its transactions in place of
+/// the journal first, then under SQLite's batch atomic writes, then every
+/// other journal mode on top of the device's transactions.
+pub const TRANSACTIONAL: &[SqlJournal] = &[
+    SqlJournal::Off,
+    SqlJournal::Memory,
+    SqlJournal::Batch,
+    SqlJournal::Delete,
+    SqlJournal::Truncate,
+    SqlJournal::Persist,
+    SqlJournal::Wal,
+];
 
 /// Every isolation level of the concurrent host (`txftl-host`'s names).
 pub const ALL_LEVELS: &[&str] = &["strict", "no-page-conflict", "serializable"];

@@ -4,11 +4,13 @@
 //!
 //! Names: on the default protocol (`plain`, the baseline every paper
 //! compares against) the journal modes are `rbj` (rollback journal,
-//! `DELETE`) and `wal`; on another protocol without transactions,
-//! `<protocol>-rbj` and `<protocol>-wal`. On a transactional protocol P, `P`
-//! is `journal_mode=OFF` (the device's transactions replace the journal, the
-//! X-FTL paper's setting), `P-memory` is `MEMORY`, and `P-batch` is SQLite's
-//! default `DELETE` through its batch-atomic-write interface.
+//! `DELETE`), `truncate`, `persist`, `wal`, `off` and `memory`; on another
+//! protocol without transactions, `<protocol>-rbj`, `<protocol>-wal`, and so
+//! on. On a transactional protocol P, `P` is `journal_mode=OFF` (the
+//! device's transactions replace the journal, the X-FTL paper's setting),
+//! `P-memory` is `MEMORY`, `P-batch` is SQLite's default `DELETE` through its
+//! batch-atomic-write interface, and `P-rbj`, `P-truncate`, `P-persist` and
+//! `P-wal` are those journals on top of the device's transactions.
 
 use serde::{Serialize, Serializer};
 use std::sync::OnceLock;
@@ -39,14 +41,21 @@ fn modes() -> &'static [ModeInfo] {
 
 fn info(entry: &'static ProtocolEntry, journal: SqlJournal) -> ModeInfo {
     let (p, l) = (entry.name, entry.label);
-    let (cli, label) = match journal {
-        SqlJournal::Delete if p == BASELINE => ("rbj".to_string(), "RBJ".to_string()),
-        SqlJournal::Wal if p == BASELINE => ("wal".to_string(), "WAL".to_string()),
-        SqlJournal::Delete => (format!("{p}-rbj"), format!("{l}/RBJ")),
-        SqlJournal::Wal => (format!("{p}-wal"), format!("{l}/WAL")),
-        SqlJournal::Off => (p.to_string(), l.to_string()),
-        SqlJournal::Memory => (format!("{p}-memory"), format!("{l}/MEMORY")),
-        SqlJournal::Batch => (format!("{p}-batch"), format!("{l}/BATCH")),
+    let (suffix, suffix_label) = match journal {
+        SqlJournal::Delete => ("rbj", "RBJ"),
+        SqlJournal::Truncate => ("truncate", "TRUNCATE"),
+        SqlJournal::Persist => ("persist", "PERSIST"),
+        SqlJournal::Wal => ("wal", "WAL"),
+        SqlJournal::Off => ("off", "OFF"),
+        SqlJournal::Memory => ("memory", "MEMORY"),
+        SqlJournal::Batch => ("batch", "BATCH"),
+    };
+    let (cli, label) = if entry.transactional && journal == SqlJournal::Off {
+        (p.to_string(), l.to_string())
+    } else if p == BASELINE {
+        (suffix.to_string(), suffix_label.to_string())
+    } else {
+        (format!("{p}-{suffix}"), format!("{l}/{suffix_label}"))
     };
     ModeInfo {
         journal,
@@ -136,10 +145,21 @@ impl Mode {
     pub fn journal_mode(self) -> &'static str {
         match self.journal() {
             SqlJournal::Delete | SqlJournal::Batch => "DELETE",
+            SqlJournal::Truncate => "TRUNCATE",
+            SqlJournal::Persist => "PERSIST",
             SqlJournal::Wal => "WAL",
             SqlJournal::Off => "OFF",
             SqlJournal::Memory => "MEMORY",
         }
+    }
+
+    /// A rollback journal on the device (`DELETE`, `TRUNCATE`, `PERSIST`,
+    /// and the batch mode, whose spilled transactions journal to a file).
+    pub fn rollback_journal(self) -> bool {
+        matches!(
+            self.journal(),
+            SqlJournal::Delete | SqlJournal::Truncate | SqlJournal::Persist | SqlJournal::Batch
+        )
     }
 }
 
@@ -178,5 +198,12 @@ mod tests {
         assert_eq!(Mode::parse("delete"), Mode::parse("rbj"));
         assert_eq!(serde_json::to_string(&Mode::parse("wal").unwrap()).unwrap(), "\"wal\"");
         assert!(Mode::parse("plain-memory").is_none());
+        assert_eq!(Mode::parse("memory").map(Mode::protocol), Some("plain"));
+        let w = Mode::parse("xftl-wal").unwrap();
+        assert_eq!((w.journal_mode(), w.name(), w.transactional()), ("WAL", "X-FTL/WAL", true));
+        assert!(
+            Mode::parse("xftl-off").is_none(),
+            "OFF on a transactional protocol is its bare name"
+        );
     }
 }

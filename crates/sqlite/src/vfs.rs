@@ -76,6 +76,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard};
 use txftl_fs::{FileClass, Fs, FsError, FsMode, Ino};
 use txftl_ftl::{DeviceError, Tid};
+use txftl_protocols::{ProtocolEntry, SqlJournal};
 
 /// The file system a VFS serves, shared with whoever registered it.
 pub type SharedFs = Arc<Mutex<Fs>>;
@@ -127,12 +128,21 @@ pub enum Canary {
     /// not. With `synchronous=FULL` a COMMIT that returned is then lost at a
     /// power cut, which `wal` FULL promises it is not.
     WalSkipsSync,
+    /// [`TxMapping::FirstWrite`] ignores WAL mode: a checkpoint's first
+    /// database write begins a device transaction (as for `OFF`), which
+    /// commits only at a later SQLite commit's phase two, or is aborted at
+    /// close. SQLite resets the WAL once the checkpoint is synced, so a power
+    /// cut between the reset and that commit loses the checkpointed
+    /// transactions (and a close loses them outright).
+    WalCheckpointInTransaction,
 }
 
 struct VfsState {
     api: Api,
     fs: SharedFs,
     transactional: bool,
+    /// The protocol's registry entry: the journal modes it carries.
+    entry: &'static ProtocolEntry,
     /// Meaningful only when `transactional`; see [`VfsState::maps`].
     mapping: TxMapping,
     /// WAL index regions and their locks, per file name (in memory, as SQLite allows).
@@ -190,6 +200,15 @@ struct FileState {
     /// A batch was aborted and SQLite's journal of it is not durable yet: sync
     /// it before the database is written (main database files only).
     journal_unsynced: bool,
+    /// SQLite has mapped the WAL index through this (main database) handle:
+    /// the database is in WAL mode, where SQLite writes it only to checkpoint
+    /// the WAL (and syncs it before it resets the WAL). Those writes are not
+    /// a transaction of SQLite's: on a transactional file system they go to
+    /// the device outside any device transaction, durable at `xSync`, as on
+    /// a journaled one. (A device transaction begun at a checkpoint's first
+    /// write would never see a commit point and be aborted at close, taking
+    /// the checkpointed pages with it after the WAL was deleted.)
+    wal_mode: bool,
     /// WAL index slots this handle holds shared / exclusive (bit per slot).
     shm_shared: u8,
     shm_exclusive: u8,
@@ -225,12 +244,16 @@ impl Vfs {
 
     /// [`Vfs::register`], with a deliberate bug switched on (crash-checker canaries).
     pub fn register_with_canary(name: &str, fs: SharedFs, api: Api, mapping: TxMapping, canary: Canary) -> Result<Vfs, String> {
-        let transactional = fs.lock().map_err(|_| "file system lock poisoned")?.mode() == FsMode::Transactional;
+        let (transactional, entry) = {
+            let fs = fs.lock().map_err(|_| "file system lock poisoned")?;
+            (fs.mode() == FsMode::Transactional, fs.device().entry())
+        };
         let cname = CString::new(name).map_err(|_| format!("VFS name `{name}` contains a NUL byte"))?;
         let state = Box::into_raw(Box::new(VfsState {
             api,
             fs,
             transactional,
+            entry,
             mapping,
             shm: Mutex::new(BTreeMap::new()),
             random: Mutex::new(0x5EED),
@@ -358,6 +381,79 @@ impl VfsState {
     fn maps(&self, mapping: TxMapping) -> bool {
         self.transactional && self.mapping == mapping
     }
+
+    /// Why `PRAGMA journal_mode=<value>` (lower case) cannot run here, if it
+    /// cannot. On a journaled file system every mode runs. On a transactional
+    /// one a mode runs if the protocol's entry carries it (`ProtocolEntry::sql`)
+    /// and this VFS's mapping runs it: the batch VFS runs `DELETE` as SQLite's
+    /// batch atomic writes, and WAL; the other VFS every mode but the batch.
+    fn journal_refusal(&self, value: &str) -> Option<String> {
+        use SqlJournal::*;
+        if !self.transactional {
+            return None;
+        }
+        let batch = self.mapping == TxMapping::BatchAtomic;
+        let journal = match value {
+            "delete" if batch => Batch,
+            "wal" => Wal,
+            "truncate" | "persist" | "off" | "memory" if batch => {
+                return Some(format!(
+                    "txftl: journal_mode={} does not run through the batch VFS (it runs DELETE as SQLite's batch \
+                     atomic writes, and WAL): open the database through the `txftl` VFS",
+                    value.to_uppercase()
+                ))
+            }
+            "delete" => Delete,
+            "truncate" => Truncate,
+            "persist" => Persist,
+            "off" => Off,
+            "memory" => Memory,
+            _ => return None, // not a journal mode: SQLite's own error
+        };
+        if self.entry.sql.contains(&journal) {
+            return None;
+        }
+        let carried: Vec<&str> = self
+            .entry
+            .sql
+            .iter()
+            .map(|j| match j {
+                Delete => "DELETE",
+                Truncate => "TRUNCATE",
+                Persist => "PERSIST",
+                Wal => "WAL",
+                Off => "OFF",
+                Memory => "MEMORY",
+                Batch => "DELETE through the `txftl-batch` VFS",
+            })
+            .collect();
+        Some(format!(
+            "txftl: protocol `{}` does not carry journal_mode={} (docs/protocols/{}.md); it carries {}",
+            self.entry.name,
+            value.to_uppercase(),
+            self.entry.name,
+            carried.join(", ")
+        ))
+    }
+
+    /// Why SQLite may not open a file of `class` here, if it may not: a
+    /// rollback journal or a WAL in a journal mode this device does not carry
+    /// ([`VfsState::journal_refusal`]). A database whose header says WAL, or
+    /// the default `DELETE` mode with no PRAGMA, meet it here.
+    fn open_refusal(&self, class: FileClass) -> Option<String> {
+        match class {
+            FileClass::Wal => self.journal_refusal("wal"),
+            FileClass::Journal if self.mapping == TxMapping::BatchAtomic => self.journal_refusal("delete"),
+            FileClass::Journal => {
+                let refusals: Vec<String> = ["delete", "truncate", "persist"]
+                    .iter()
+                    .filter_map(|m| self.journal_refusal(m))
+                    .collect();
+                (refusals.len() == 3).then(|| refusals[0].clone())
+            }
+            _ => None,
+        }
+    }
 }
 
 unsafe fn vfs_state<'a>(vfs: *mut ffi::sqlite3_vfs) -> &'a VfsState {
@@ -422,6 +518,10 @@ unsafe extern "C" fn x_open(
         } else {
             FileClass::Other
         };
+        if let Some(why) = state.open_refusal(class) {
+            note_error(state, ffi::SQLITE_CANTOPEN, why);
+            return ffi::SQLITE_CANTOPEN;
+        }
         let Some(mut fs) = lock(state) else { return ffi::SQLITE_CANTOPEN };
         let ino = match fs.lookup(&name) {
             Some(ino) if fs.is_dir(ino).unwrap_or(true) => {
@@ -454,6 +554,7 @@ unsafe extern "C" fn x_open(
             delete_on_close: flags & ffi::SQLITE_OPEN_DELETEONCLOSE != 0,
             tx: None,
             journal_unsynced: false,
+            wal_mode: false,
             shm_shared: 0,
             shm_exclusive: 0,
         });
@@ -621,7 +722,8 @@ unsafe extern "C" fn x_read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt:
 /// Opens the handle's device transaction if this mapping begins one at the
 /// first change of the main database file.
 fn begin_at_first_change(state: &VfsState, st: &mut FileState, fs: &mut Fs, io: c_int) -> c_int {
-    if st.main_db && state.maps(TxMapping::FirstWrite) && st.tx.is_none() {
+    let wal_mode = st.wal_mode && state.canary != Canary::WalCheckpointInTransaction;
+    if st.main_db && state.maps(TxMapping::FirstWrite) && st.tx.is_none() && !wal_mode {
         match fs.begin() {
             Ok(tid) => st.tx = Some(tid),
             Err(e) => return fs_code(state, &st.name, &e, io),
@@ -891,7 +993,7 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
                 commit_open_tx(state, st, &mut fs, ffi::SQLITE_IOERR).unwrap_or(ffi::SQLITE_OK)
             }
-            ffi::SQLITE_FCNTL_PRAGMA if state.transactional => {
+            ffi::SQLITE_FCNTL_PRAGMA if state.transactional && st.main_db => {
                 // arg: char*[3] = { error message out, pragma name, value or NULL }
                 let args = arg as *mut *mut c_char;
                 let name = *args.add(1);
@@ -901,12 +1003,20 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
                 }
                 let name = CStr::from_ptr(name).to_string_lossy().to_ascii_lowercase();
                 let value = CStr::from_ptr(value).to_string_lossy().to_ascii_lowercase();
-                if name == "locking_mode" && value == "exclusive" {
-                    let msg = c"txftl: locking_mode=EXCLUSIVE hides ROLLBACK from the VFS; it is refused on a transactional device";
-                    *args = (state.api.mprintf)(c"%s".as_ptr(), msg.as_ptr());
-                    return ffi::SQLITE_ERROR;
+                let refusal = match name.as_str() {
+                    "locking_mode" if value == "exclusive" => Some(
+                        "txftl: locking_mode=EXCLUSIVE hides ROLLBACK from the VFS; it is refused on a transactional device".to_string(),
+                    ),
+                    "journal_mode" => state.journal_refusal(&value),
+                    _ => None,
+                };
+                match refusal.and_then(|m| CString::new(m).ok()) {
+                    Some(msg) => {
+                        *args = (state.api.mprintf)(c"%s".as_ptr(), msg.as_ptr());
+                        ffi::SQLITE_ERROR
+                    }
+                    None => ffi::SQLITE_NOTFOUND,
                 }
-                ffi::SQLITE_NOTFOUND
             }
             _ => ffi::SQLITE_NOTFOUND,
         }
@@ -932,6 +1042,7 @@ unsafe extern "C" fn x_device_characteristics(file: *mut ffi::sqlite3_file) -> c
 unsafe extern "C" fn x_shm_map(file: *mut ffi::sqlite3_file, region: c_int, size: c_int, extend: c_int, out: *mut *mut c_void) -> c_int {
     guard(ffi::SQLITE_IOERR_SHMMAP, || {
         let st = file_state(file);
+        st.wal_mode = true;
         let Ok(mut shm) = (*st.vfs).shm.lock() else {
             return ffi::SQLITE_IOERR_SHMMAP;
         };
@@ -1038,6 +1149,7 @@ unsafe extern "C" fn x_shm_barrier(_file: *mut ffi::sqlite3_file) {
 unsafe extern "C" fn x_shm_unmap(file: *mut ffi::sqlite3_file, delete: c_int) -> c_int {
     guard(ffi::SQLITE_IOERR_SHMMAP, || {
         let st = file_state(file);
+        st.wal_mode = false;
         release_shm_locks(st);
         if delete != 0 {
             if let Ok(mut shm) = (*st.vfs).shm.lock() {

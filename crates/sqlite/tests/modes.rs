@@ -15,7 +15,7 @@ fn every_mode_runs_the_workload_and_keeps_integrity() {
     for mode in Mode::all() {
         let s = stack(mode);
         let conn = s.open("test.db", 4096).unwrap();
-        load(&conn, 2000, 1).unwrap();
+        load(&conn, 2000, 1).unwrap_or_else(|e| panic!("{mode:?}: load: {e}"));
         let w = TxWorkload {
             rows: 2000,
             k: 5,
@@ -34,25 +34,40 @@ fn every_mode_runs_the_workload_and_keeps_integrity() {
         assert_eq!(integrity_check(&conn).unwrap(), "ok", "{mode:?}");
         assert_eq!(costs(&conn).unwrap(), expect, "{mode:?}");
         let st = s.with_fs_mut(|fs| fs.stats()).unwrap();
+        let commits = st.tx_commits - loaded.tx_commits;
         match mode.journal() {
-            SqlJournal::Delete => assert!(st.journal_page_writes > 0, "{st:?}"),
-            SqlJournal::Wal => assert!(st.wal_page_writes > 0, "{st:?}"),
+            SqlJournal::Delete | SqlJournal::Truncate | SqlJournal::Persist => {
+                assert!(st.journal_page_writes > loaded.journal_page_writes, "{mode:?} {st:?}");
+            }
+            SqlJournal::Wal => assert!(st.wal_page_writes > 0, "{mode:?} {st:?}"),
+            // No journal; on a transactional device not even the file
+            // system's (its metadata commits with the transaction).
             SqlJournal::Off | SqlJournal::Memory => {
-                assert_eq!(
-                    st.journal_page_writes + st.wal_page_writes + st.metadata_journal_writes,
-                    0,
-                    "{mode:?} {st:?}"
-                );
-                assert!(st.tx_commits >= 50, "{st:?}");
+                assert_eq!(st.journal_page_writes + st.wal_page_writes, 0, "{mode:?} {st:?}");
+                if mode.transactional() {
+                    assert_eq!(st.metadata_journal_writes, 0, "{mode:?} {st:?}");
+                }
             }
             SqlJournal::Batch => {
                 // The very first transaction (on an empty file) journals to a
                 // file, as SQLite does; from then on each commit is one batch.
                 assert_eq!(st.journal_page_writes, loaded.journal_page_writes, "{st:?}");
-                assert_eq!(st.tx_commits - loaded.tx_commits, 50, "one device transaction per commit");
+                assert_eq!(commits, 50, "one device transaction per commit");
                 assert_eq!(st.wal_page_writes + st.metadata_journal_writes, 0, "{st:?}");
             }
         }
+        // On a transactional device each SQLite transaction is (at least) one
+        // device transaction, whatever the journal, except in WAL mode, where
+        // the database is written only by checkpoints, outside them.
+        match (mode.transactional(), mode.journal()) {
+            (true, SqlJournal::Wal) | (false, _) => {}
+            (true, _) => assert!(commits >= 50, "{mode:?} {st:?}"),
+        }
+        // Closing the last connection checkpoints a WAL into the database
+        // and deletes it: what a new connection reads is what was committed.
+        drop(conn);
+        let conn = s.open("test.db", 4096).unwrap();
+        assert_eq!(costs(&conn).unwrap(), expect, "{mode:?} after close and reopen");
         drop(conn);
         s.into_fs().unwrap();
     }
@@ -135,4 +150,54 @@ fn exclusive_locking_is_refused_on_xftl() {
     let conn = s.open("test.db", 4096).unwrap();
     let err = conn.execute_batch("PRAGMA locking_mode=EXCLUSIVE").unwrap_err();
     assert!(err.to_string().contains("locking_mode=EXCLUSIVE"), "{err}");
+}
+
+/// A journal mode a device cannot carry is refused with a reason, never
+/// accepted and broken: at its PRAGMA, and (SQLite's default DELETE, which
+/// needs no PRAGMA) when SQLite opens the journal. Atomic-Write runs one
+/// transaction at a time, so no rollback journal or WAL beside its
+/// transactions; the batch VFS runs only DELETE (as batches) and WAL.
+#[test]
+fn a_journal_mode_the_device_cannot_carry_is_refused_with_its_reason() {
+    use rusqlite::{Connection, OpenFlags};
+    let s = stack(Mode::parse("atomic-write").unwrap());
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
+    let conn = Connection::open_with_flags_and_vfs("r.db", flags, s.vfs.name()).unwrap();
+    for mode in ["WAL", "DELETE", "TRUNCATE", "PERSIST"] {
+        let e = conn
+            .query_row(&format!("PRAGMA journal_mode={mode}"), [], |r| r.get::<_, String>(0))
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("atomic-write") && msg.contains(&format!("journal_mode={mode}")),
+            "{msg}"
+        );
+    }
+    // The default journal (DELETE, no PRAGMA): refused as SQLite opens it.
+    let e = conn.execute_batch("CREATE TABLE t(a); INSERT INTO t VALUES (1);").unwrap_err();
+    assert!(e.to_string().contains("unable to open"), "{e}");
+    let why = s.last_error().unwrap();
+    assert!(why.contains("does not carry journal_mode=DELETE"), "{why}");
+    // What it carries works on the same connection.
+    conn.execute_batch("PRAGMA journal_mode=OFF; CREATE TABLE t(a); INSERT INTO t VALUES (1);")
+        .unwrap();
+    drop(conn);
+
+    let s = stack(Mode::parse("xftl-batch").unwrap());
+    let conn = Connection::open_with_flags_and_vfs("b.db", flags, s.vfs.name()).unwrap();
+    for mode in ["OFF", "MEMORY", "TRUNCATE", "PERSIST"] {
+        let e = conn
+            .query_row(&format!("PRAGMA journal_mode={mode}"), [], |r| r.get::<_, String>(0))
+            .unwrap_err();
+        assert!(e.to_string().contains("batch VFS"), "{mode}: {e}");
+    }
+    let wal: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)).unwrap();
+    assert_eq!(wal, "wal");
+    // On a device without transactions every journal mode runs.
+    let s = stack(Mode::parse("rbj").unwrap());
+    let conn = Connection::open_with_flags_and_vfs("p.db", flags, s.vfs.name()).unwrap();
+    for mode in ["OFF", "MEMORY", "TRUNCATE", "PERSIST", "WAL", "DELETE"] {
+        let got: String = conn.query_row(&format!("PRAGMA journal_mode={mode}"), [], |r| r.get(0)).unwrap();
+        assert_eq!(got, mode.to_lowercase());
+    }
 }

@@ -41,6 +41,9 @@ fn survives(mode: Mode, sample_every: u64) {
         if mode == Mode::parse("xftl").unwrap() {
             assert!(r.dry_run.table_reclaim_checkpoints > 0, "{}", r.summary());
         }
+        if mode.journal() == txftl_protocols::SqlJournal::Wal {
+            assert!(e.wal_frames_recovered > 0, "{}", r.summary());
+        }
     }
 }
 
@@ -53,6 +56,34 @@ fn tpcc_on_xftl_survives_sampled_cuts_in_every_synchronous_setting() {
 #[test]
 fn tpcc_on_wal_survives_sampled_cuts_in_every_synchronous_setting() {
     survives(Mode::parse("wal").unwrap(), 11);
+}
+
+/// WAL on X-FTL: TPC-C's small `wal_autocheckpoint` checkpoints inside the
+/// run, so cuts land in checkpoints, whose database writes go outside
+/// device transactions.
+#[test]
+fn tpcc_on_xftl_wal_survives_sampled_cuts_in_every_synchronous_setting() {
+    survives(Mode::parse("xftl-wal").unwrap(), 11);
+}
+
+/// A VFS that puts a WAL checkpoint's database writes in a device
+/// transaction (as it did for every database write on a transactional
+/// device): the transaction commits only at a later SQLite commit, after the
+/// WAL was reset, so a cut in between loses checkpointed transactions that
+/// `synchronous=FULL` promised. The correct VFS passes the same run.
+#[test]
+fn canary_wal_checkpoint_in_transaction_is_caught_on_tpcc() {
+    let run = |canary: Canary| {
+        let mut sp = spec(Mode::parse("xftl-wal").unwrap(), Synchronous::Full, 13);
+        sp.recovery_cuts = 0;
+        sp.canary = canary;
+        sql_crashtest(&sp, &|_, _| {}).unwrap()
+    };
+    let caught = run(Canary::WalCheckpointInTransaction);
+    eprintln!("canary: {}", caught.summary());
+    assert!(caught.violation_count > 0, "the canary went unnoticed: {}", caught.summary());
+    let correct = run(Canary::None);
+    assert_eq!(correct.violation_count, 0, "{}", correct.summary());
 }
 
 /// A VFS that commits at xSync instead of COMMIT_PHASETWO: with

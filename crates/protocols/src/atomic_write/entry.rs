@@ -1,7 +1,7 @@
 //! Atomic-Write's registry entry and how its device is built on the framework.
 
 use super::{AtomicWrite, AwHooks};
-use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, TRANSACTIONAL};
+use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, SqlJournal, Stage};
 use crate::ProtocolOptions;
 use txftl_ftl::{DeviceError, Ftl};
 use txftl_nand::Geometry;
@@ -33,7 +33,11 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     isolation: &["strict"],
     options: &[],
     counters: &[],
-    sql: TRANSACTIONAL,
+    // No rollback journal beside the device transaction, nor WAL (SQLite
+    // enters WAL through a rollback-journal transaction): the journal's
+    // file-system metadata commits in a device transaction of its own while
+    // the database's is open, and this device runs one at a time.
+    sql: &[SqlJournal::Off, SqlJournal::Memory, SqlJournal::Batch],
     tx_pages_bound: None,
     canary: Some(CanarySpec {
         // The superblock holds 16 bytes of name: `atomic-write-canary` does not fit.

@@ -94,7 +94,7 @@ impl Figures {
 /// never (no journal; its recovery is the FTL's X-L2P table).
 pub fn sqlite_recovered(r: &Restart) -> bool {
     match r.mode.journal() {
-        SqlJournal::Delete | SqlJournal::Batch => r.sqlite_recovery_page_writes > 0,
+        SqlJournal::Delete | SqlJournal::Truncate | SqlJournal::Persist | SqlJournal::Batch => r.sqlite_recovery_page_writes > 0,
         SqlJournal::Wal => true,
         SqlJournal::Off | SqlJournal::Memory => false,
     }

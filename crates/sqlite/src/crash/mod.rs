@@ -40,31 +40,40 @@
 //! - [`Promise::Durable`]: every transaction whose COMMIT returned is there,
 //!   the one in flight at the cut whole or absent, nothing of a rolled-back one,
 //!   `integrity_check` ok on both databases. It holds for
-//!   - `xftl`, `xftl-memory` in every setting: the VFS commits the device
-//!     transaction at `SQLITE_FCNTL_COMMIT_PHASETWO`, which SQLite sends even
-//!     with `synchronous=OFF`, and X-FTL's commit is durable when it returns;
-//!   - `rbj` with `FULL` or `NORMAL`: SQLite syncs the journal before it
-//!     overwrites the database and the database before it deletes the journal
-//!     (`NORMAL` only skips the second sync of the journal header, which the
-//!     journal's checksums cover). The hole SQLite leaves in `NORMAL` and
-//!     `FULL` (an unlink not yet durable brings the journal back, `EXTRA`
-//!     closes it) is not there: this file system's delete is durable when it
-//!     returns;
+//!   - every journal mode but WAL on a transactional device (`xftl`,
+//!     `xftl-memory`, `xftl-rbj`, `xftl-truncate`, `xftl-persist`), in every
+//!     setting: the VFS commits the device transaction at
+//!     `SQLITE_FCNTL_COMMIT_PHASETWO`, which SQLite sends even with
+//!     `synchronous=OFF`, and the device's commit is durable when it returns
+//!     (a rollback journal beside it is redundant, never harmful: the
+//!     database it would restore is the one the device kept);
+//!   - the rollback journals (`rbj`, `truncate`, `persist`) with `FULL` or
+//!     `NORMAL`: SQLite syncs the journal before it overwrites the database
+//!     and the database before it finalizes the journal (`NORMAL` only skips
+//!     the second sync of the journal header, which the journal's checksums
+//!     cover). The hole SQLite leaves in `NORMAL` (an unlink or a truncate not
+//!     yet durable brings the journal back; `FULL` syncs a truncated one,
+//!     `EXTRA` closes the unlink's) is not there: this file system's delete
+//!     and truncate are durable when they return;
 //!   - `xftl-batch` with `FULL` or `NORMAL`: a batch commits at
 //!     `SQLITE_FCNTL_COMMIT_ATOMIC_WRITE`, a spilled transaction goes through
 //!     the journal as in `rbj`;
-//!   - `wal` with `FULL`: the WAL is synced at every commit.
+//!   - `wal` (on any device) with `FULL`: the WAL is synced at every commit.
 //! - [`Promise::Prefix`]: the databases hold the committed transactions up to
 //!   some point, and nothing after it: a prefix of the sequence (committed
 //!   ones, then the one in flight), never part of a transaction, never a later
-//!   one without an earlier one; `integrity_check` ok. For `wal` with `NORMAL`
+//!   one without an earlier one; `integrity_check` ok. For WAL with `NORMAL`
 //!   (SQLite: "a transaction committed in WAL mode with synchronous=NORMAL
 //!   might roll back following a power loss"; the WAL is synced only at
 //!   checkpoints, its checksummed frames are read back up to the first bad one).
-//! - [`Promise::NoneAfterPowerLoss`]: `rbj`, `wal` and `xftl-batch` (which
-//!   SQLite does not run as a batch without syncs) with `OFF`. SQLite's
-//!   documentation: "the database might become corrupted if the operating
-//!   system crashes or the computer loses power". Here it really happens:
+//! - [`Promise::NoneAfterPowerLoss`]: the rollback journals, WAL and
+//!   `xftl-batch` (which SQLite does not run as a batch without syncs) with
+//!   `OFF`, and `off` and `memory` on a device without transactions in every
+//!   setting. SQLite's documentation: with `synchronous=OFF` "the database
+//!   might become corrupted if the operating system crashes or the computer
+//!   loses power"; with the journal OFF or in MEMORY, "if the application
+//!   crashes in the middle of a transaction ... the database file will very
+//!   likely go corrupt". Here it really happens:
 //!   the journal's size is file-system metadata, durable only at fsync, so
 //!   after a cut the journal may be there but empty while half the
 //!   transaction already overwrote the database; and a WAL checkpoint
@@ -235,10 +244,18 @@ pub struct ScenarioSize {
 
 impl ScenarioSize {
     pub fn default_for(mode: Mode) -> ScenarioSize {
-        let (blocks_per_plane, transactions, tx_pages_bound, big_at) = match mode.journal() {
-            SqlJournal::Delete | SqlJournal::Wal => (16, 12, 48, None),
-            SqlJournal::Off | SqlJournal::Memory => (16, 60, 48, None),
-            SqlJournal::Batch => (24, 60, 12, Some(4)),
+        use SqlJournal::*;
+        let (blocks_per_plane, transactions, tx_pages_bound, big_at) = match (mode.journal(), mode.transactional()) {
+            (_, false) => (16, 12, 48, None),
+            (Off | Memory, true) => (16, 60, 48, None),
+            (Batch, true) => (24, 60, 12, Some(4)),
+            // A rollback journal on a transactional device: 24 blocks, as for
+            // the batch mode's spilled journal (above).
+            (Delete | Truncate | Persist, true) => (24, 60, 48, None),
+            // As on a device without transactions (the database is written
+            // by checkpoints, outside device transactions), on 24 blocks:
+            // X-FTL exports fewer logical pages than the plain FTL.
+            (Wal, true) => (24, 12, 48, None),
         };
         ScenarioSize {
             page_size: None,
@@ -271,14 +288,15 @@ impl ScenarioSize {
         if workload == SqlWorkload::Partsupp {
             return ScenarioSize::default_for(mode);
         }
-        let (blocks_per_plane, transactions) = match mode.journal() {
+        use SqlJournal::*;
+        let (blocks_per_plane, transactions) = match (mode.journal(), mode.transactional()) {
             // Two rounds of the ten types: with the host page cache taking
             // WAL's and the journal's rewrites, one round's sampled cuts do
             // not reach GC.
-            SqlJournal::Delete | SqlJournal::Wal => (20, 20),
-            SqlJournal::Off | SqlJournal::Memory => (14, 20),
+            (_, false) | (Wal, true) => (20, 20),
+            (Off | Memory, true) => (14, 20),
             // The rolled-back New-Order's spilled journal does not fit on 14.
-            SqlJournal::Batch => (16, 20),
+            (Batch | Delete | Truncate | Persist, true) => (16, 20),
         };
         ScenarioSize {
             page_size: Some(4096),
@@ -301,12 +319,17 @@ pub enum Promise {
 
 impl Promise {
     pub fn of(mode: Mode, sync: Synchronous) -> Promise {
-        match (mode.journal(), sync) {
-            (SqlJournal::Off | SqlJournal::Memory, _) => Promise::Durable,
-            (SqlJournal::Delete | SqlJournal::Batch, Synchronous::Full | Synchronous::Normal) => Promise::Durable,
-            (SqlJournal::Wal, Synchronous::Full) => Promise::Durable,
-            (SqlJournal::Wal, Synchronous::Normal) => Promise::Prefix,
-            (_, Synchronous::Off) => Promise::NoneAfterPowerLoss,
+        use SqlJournal::*;
+        match (mode.journal(), mode.transactional(), sync) {
+            (Wal, _, Synchronous::Full) => Promise::Durable,
+            (Wal, _, Synchronous::Normal) => Promise::Prefix,
+            (Wal | Batch, _, Synchronous::Off) => Promise::NoneAfterPowerLoss,
+            // The device transaction, committed at SQLite's commit point,
+            // keeps the database atomic whatever SQLite syncs.
+            (Off | Memory | Delete | Truncate | Persist | Batch, true, _) => Promise::Durable,
+            (Delete | Truncate | Persist, false, Synchronous::Full | Synchronous::Normal) => Promise::Durable,
+            (Delete | Truncate | Persist, false, Synchronous::Off) | (Off | Memory, false, _) => Promise::NoneAfterPowerLoss,
+            (Batch, false, _) => unreachable!("a batch mode needs a transactional device"),
         }
     }
 }
@@ -348,8 +371,9 @@ pub struct SqlExercised {
     /// Restarts where the transaction in flight was found whole / absent.
     pub in_flight_applied: u64,
     pub in_flight_absent: u64,
-    /// Restarts that found a hot journal and SQLite rolled it back (the
-    /// journal was gone after the reopen).
+    /// Restarts that found a hot journal (one starting with a journal
+    /// header) and SQLite rolled it back (the header was gone after the
+    /// reopen: the journal deleted, truncated or zeroed, by journal mode).
     pub hot_journal_rollbacks: u64,
     /// WAL frames found at restarts, and restarts that found any.
     pub wal_frames_recovered: u64,
@@ -458,30 +482,37 @@ impl SqlExpect {
         // point inside COMMIT: the journal delete's metadata writes (rbj), the
         // WAL sync's (wal FULL). A device transaction's commit is its last operation.
         // (A prefix promise makes no such point: what is not synced is lost.)
-        if matches!(journal, SqlJournal::Delete | SqlJournal::Wal) && promise == Promise::Durable {
+        // PERSIST has none: its commit point, the zeroed journal header, is
+        // its last flash program (a torn one is discarded by the FTL's page
+        // checksum, so the header SQLite reads is the old, valid one).
+        let journal_file = matches!(journal, SqlJournal::Delete | SqlJournal::Truncate);
+        if ((journal_file && !spec.mode.transactional()) || journal == SqlJournal::Wal) && promise == Promise::Durable {
             v.push(SqlExpect::InFlightApplied);
         }
-        match journal {
-            // Without syncs the journal's size is not durable: an empty journal is not hot.
-            SqlJournal::Delete | SqlJournal::Batch if promise == Promise::Durable => v.push(SqlExpect::HotJournalRollbacks),
-            SqlJournal::Wal => v.push(SqlExpect::WalFramesRecovered),
-            _ => {}
+        // Without syncs the journal's size is not durable: an empty journal is not hot.
+        if spec.mode.rollback_journal() && promise == Promise::Durable && spec.synchronous != Synchronous::Off {
+            v.push(SqlExpect::HotJournalRollbacks);
         }
-        if let SqlWorkload::Tpcc { .. } = spec.workload {
+        if journal == SqlJournal::Wal {
+            v.push(SqlExpect::WalFramesRecovered);
+        }
+        // Device transactions carry the database's pages in every
+        // transactional mode but WAL (where they carry only file-system
+        // metadata, the database being written by checkpoints outside them).
+        let tx_data = spec.mode.transactional() && journal != SqlJournal::Wal;
+        let tpcc = matches!(spec.workload, SqlWorkload::Tpcc { .. });
+        if tpcc {
             v.extend([SqlExpect::CutsInNewOrder, SqlExpect::CutsInPayment, SqlExpect::CutsInDelivery]);
-            // Its devices are sized so GC runs in every mode.
-            if !spec.mode.transactional() {
-                v.extend([SqlExpect::Gc, SqlExpect::CutsInGc]);
-            }
         }
-        // The transactional modes' scenarios are sized so GC runs and
-        // checkpoints fall inside transactional writes.
-        if spec.mode.transactional() {
+        // TPC-C's devices are sized so GC runs in every mode; partsupp's
+        // so that it runs, and checkpoints fall inside transactional
+        // writes, where device transactions carry the data.
+        if tpcc || tx_data {
             v.extend([SqlExpect::Gc, SqlExpect::CutsInGc]);
-            // Without syncs SQLite runs no batch: a batch mode writes no device transaction.
-            if !(journal == SqlJournal::Batch && spec.synchronous == Synchronous::Off) {
-                v.push(SqlExpect::TableReclaimCheckpoints);
-            }
+        }
+        // Without syncs SQLite runs no batch: a batch mode writes no device transaction.
+        if tx_data && !(journal == SqlJournal::Batch && spec.synchronous == Synchronous::Off) {
+            v.push(SqlExpect::TableReclaimCheckpoints);
         }
         if spec.big_at.is_some_and(|b| b < spec.transactions) {
             v.push(SqlExpect::CutsInBig);
@@ -757,6 +788,27 @@ fn file_size(stack: &Stack, name: &str) -> Result<Option<u64>, String> {
         .map_err(|e| e.to_string())
 }
 
+/// The first 8 bytes of every rollback journal SQLite may roll back with
+/// (`aJournalMagic`, pager.c). DELETE removes the journal at commit, TRUNCATE
+/// cuts it to 0 bytes, PERSIST zeroes its header: in every journal mode, a
+/// journal is hot only while it starts with this.
+const JOURNAL_MAGIC: [u8; 8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
+
+/// Does the file named `name` exist and start with a journal header?
+fn journal_has_header(stack: &Stack, name: &str) -> Result<bool, String> {
+    stack
+        .with_fs_mut(|fs| match fs.lookup(name) {
+            None => Ok(false),
+            Some(ino) => {
+                let mut head = [0u8; 8];
+                let n = fs.read(None, ino, 0, &mut head)?;
+                Ok(n == head.len() && head == JOURNAL_MAGIC)
+            }
+        })
+        .map_err(|e| e.to_string())?
+        .map_err(|e: txftl_fs::FsError| e.to_string())
+}
+
 /// What a restart found in the databases.
 #[derive(Clone, Debug, PartialEq)]
 enum Contents {
@@ -796,7 +848,7 @@ fn restart(spec: &SqlCrashSpec, nand: Nand, shared: &Shared) -> Result<Observed,
     let mut wal_frames = 0;
     let mut check = |db: &str| -> Result<(Connection, Option<u64>), RestartError> {
         let journal = format!("{db}-journal");
-        let hot = file_size(&stack, &journal).map_err(Failed)?.filter(|&s| s > 0);
+        let hot = journal_has_header(&stack, &journal).map_err(Failed)?;
         if let Some(s) = file_size(&stack, &format!("{db}-wal")).map_err(Failed)? {
             wal_frames += s.saturating_sub(32) / (ps as u64 + 24);
         }
@@ -814,7 +866,9 @@ fn restart(spec: &SqlCrashSpec, nand: Nand, shared: &Shared) -> Result<Observed,
         if ic != "ok" {
             return Err(Corrupt(format!("{db}: integrity_check: {ic}")));
         }
-        Ok((conn, hot.filter(|_| file_size(&stack, &journal).ok().flatten().unwrap_or(0) == 0)))
+        // Rolled back: SQLite cleared the header as it opened the database.
+        let cleared = hot && !journal_has_header(&stack, &journal).map_err(Failed)?;
+        Ok((conn, cleared.then_some(0)))
     };
     if let SqlWorkload::Tpcc { .. } = spec.workload {
         let (conn, hot) = check(tpcc::TPCC_DB)?;
