@@ -1,7 +1,7 @@
 //! Device images: format, put, get, info.
 
 use crate::cmd_run::add_recovery;
-use crate::open::{create_image, open_image, SyncArgs};
+use crate::open::{create_image, open_image, refuse_pending_host_log, SyncArgs};
 use crate::setup::{describe, nand_config};
 use crate::table::{thousands, Figures};
 use crate::{CliError, DeviceArgs};
@@ -67,6 +67,17 @@ pub struct GetArgs {
 /// Mounts an image. `get` and `info` mount it read-only: looking at a device
 /// writes nothing to it (no sealing checkpoint, no wear, no `--sync`).
 fn mount(image: &Path, protocol: Option<&str>, cfg: FtlConfig, sync: ImageSync) -> Result<Box<dyn AnyDevice>, CliError> {
+    if cfg.read_only {
+        if let Some(bytes) = txftl_fs::pending_host_log(image) {
+            eprintln!(
+                "note: {}: its host log holds {bytes} bytes of file-system changes a process left, not on the device yet \
+                 (the next load of the image by the SQLite extension replays them)",
+                image.display()
+            );
+        }
+    } else {
+        refuse_pending_host_log(image)?;
+    }
     let nand = open_image(image, sync)?;
     // The image knows its protocol: the superblock records it.
     let (protocol, nand) = match protocol {

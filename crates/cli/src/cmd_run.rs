@@ -1,6 +1,6 @@
 //! `txftl run`: a workload on one device, with counters, times and speed.
 
-use crate::open::{check_device_fits, create_image, open_image, ram, refuse_options_fixed_by_image, SyncArgs};
+use crate::open::{check_device_fits, create_image, open_image, ram, refuse_options_fixed_by_image, refuse_pending_host_log, SyncArgs};
 use crate::setup::{check_protocol_config, describe, ftl_config, nand_config, protocol_options, resolve_device};
 
 /// Bytes per logical page of the workload's reference model on full data
@@ -165,6 +165,7 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String, txftl_ftl:
             }
             refuse_options_fixed_by_image(&args.device, args.data.as_deref())?;
             let cfg = ftl_config(&args.device)?;
+            refuse_pending_host_log(path)?;
             let nand = with_faults(open_image(path, sync)?)?;
             let dev = txftl_protocols::mount(protocol, nand, cfg.clone(), &opts)
                 .map_err(|e| CliError::Failed(format!("mounting {}: {e}", path.display())))?;

@@ -50,10 +50,31 @@ pub fn open_image(path: &Path, sync: ImageSync) -> Result<Nand, CliError> {
 }
 
 /// Creates a new image (refusing an existing file), locked while the NAND lives.
+/// A host log left at its path by an image removed since is removed too: it
+/// belonged to that one.
 pub fn create_image(path: &Path, cfg: NandConfig, sync: ImageSync) -> Result<Nand, CliError> {
     let mut nand = Nand::create_image(path, cfg).map_err(|e| image_error(path, e))?;
+    let log = txftl_fs::host_log_path(path);
+    if log.exists() {
+        std::fs::remove_file(&log).map_err(|e| CliError::Failed(format!("{}: {e}", log.display())))?;
+    }
     nand.set_image_sync(sync);
     Ok(nand)
+}
+
+/// Refuses to write to an image whose host log holds changes a process left
+/// (the file system's, replayed by the next file-system mount): raw writes
+/// under it would be overwritten by that replay, or break it.
+pub fn refuse_pending_host_log(path: &Path) -> Result<(), CliError> {
+    match txftl_fs::pending_host_log(path) {
+        Some(bytes) => Err(CliError::Failed(format!(
+            "{}: its host log ({}, {bytes} bytes) holds file-system changes a process left; \
+             load the image with the SQLite extension once to replay them, or remove that file to discard them",
+            path.display(),
+            txftl_fs::host_log_path(path).display()
+        ))),
+        None => Ok(()),
+    }
 }
 
 // The memory checks are the `txftl-reproduce` library's (its experiments

@@ -114,7 +114,9 @@ impl Fs {
         if self.names.contains_key(&(parent, name.to_string())) {
             return Err(FsError::Exists(path.into()));
         }
-        self.new_inode(parent, name, Kind::Dir, FileClass::Other)
+        let ino = self.new_inode(parent, name, Kind::Dir, FileClass::Other)?;
+        self.host_log(|_| Ok(crate::hostlog::Record::Mkdir { path: path.into() }))?;
+        Ok(ino)
     }
 
     /// Removes an empty directory; durable when this returns.
@@ -136,7 +138,8 @@ impl Fs {
         };
         *self.inode_mut(None, ino)? = Inode::default();
         self.names.remove(&(parent, name));
-        self.make_plain_durable()
+        self.make_plain_durable()?;
+        self.host_log(|_| Ok(crate::hostlog::Record::Rmdir { path: path.into() }))
     }
 
     fn first_entry(&self, dir: Ino) -> Option<Ino> {

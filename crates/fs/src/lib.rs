@@ -55,6 +55,7 @@ mod alloc;
 mod cache;
 mod check;
 mod dir;
+mod hostlog;
 mod inode;
 mod journal;
 mod layout;
@@ -63,6 +64,7 @@ mod txn;
 pub use cache::{CachePolicy, DEFAULT_MAX_DIRTY_PAGES};
 pub use check::CheckReport;
 pub use dir::DirEntry;
+pub use hostlog::{host_log_path, pending_host_log, HostLogStats, WRITEBACK_BYTES};
 pub use layout::{Layout, EXTENTS_INLINE, INODE_COUNT_MAX, INODE_COUNT_MIN, NAME_MAX, PAGES_PER_INODE, ROOT, STEP_PAGES_MAX};
 
 use inode::{Inode, Kind};
@@ -112,6 +114,10 @@ pub enum FsError {
     JournalFull { pages: usize, capacity: u32 },
     #[error("a write-back page cache needs a bound of at least one page")]
     EmptyCache,
+    /// The host log (what the host keeps across a process's death) cannot be
+    /// read, written, or does not belong to this file system.
+    #[error("host log: {0}")]
+    HostLog(String),
 }
 
 pub type Result<T> = std::result::Result<T, FsError>;
@@ -233,6 +239,10 @@ pub struct Fs {
     /// The host page cache (`cache.rs`) and its policy.
     cache: cache::PageCache,
     cache_policy: CachePolicy,
+    /// Non-transactional device writes since the last flush.
+    unflushed: bool,
+    /// What the host keeps across a process's death, if attached (`hostlog`).
+    hostlog: Option<hostlog::HostLog>,
 }
 
 impl Fs {
@@ -325,6 +335,8 @@ impl Fs {
             unsynced: BTreeSet::new(),
             cache: cache::PageCache::default(),
             cache_policy: CachePolicy::default(),
+            unflushed: false,
+            hostlog: None,
             layout,
         }
     }
@@ -352,6 +364,11 @@ impl Fs {
     /// Like `sync(2)`: every non-transactional dirty page and pending
     /// metadata change durable, then a device flush. Open transactions keep theirs.
     pub fn sync(&mut self) -> Result<()> {
+        self.write_back_all()?;
+        self.settle_host_log()
+    }
+
+    fn write_back_all(&mut self) -> Result<()> {
         self.write_back_ctx(None)?;
         self.make_plain_durable()?;
         self.flush()
@@ -505,15 +522,21 @@ impl Fs {
 
     fn write_dev(&mut self, ctx: Ctx, lpn: Lpn, data: &[u8]) -> Result<()> {
         match ctx {
-            Some(tid) => self.dev.write_tx(tid, lpn, data)?,
-            None => self.dev.write(lpn, data)?,
-        };
+            Some(tid) => {
+                self.dev.write_tx(tid, lpn, data)?;
+            }
+            None => {
+                self.dev.write(lpn, data)?;
+                self.unflushed = true;
+            }
+        }
         Ok(())
     }
 
     fn flush(&mut self) -> Result<()> {
         self.dev.flush()?;
         self.stats.flushes += 1;
+        self.unflushed = false;
         Ok(())
     }
 
@@ -554,7 +577,9 @@ impl Fs {
                 false => Ok(ino),
             };
         }
-        self.new_inode(parent, name, Kind::File, class)
+        let ino = self.new_inode(parent, name, Kind::File, class)?;
+        self.host_log(|_| Ok(hostlog::Record::Create { path: path.into(), class }))?;
+        Ok(ino)
     }
 
     /// Deletes a file; durable when this returns.
@@ -573,7 +598,8 @@ impl Fs {
         };
         *self.inode_mut(None, ino)? = Inode::default();
         self.names.remove(&(parent, name));
-        self.make_plain_durable()
+        self.make_plain_durable()?;
+        self.host_log(|_| Ok(hostlog::Record::Delete { path: path.into() }))
     }
 
     /// The file's size as `tx` sees it.
@@ -611,7 +637,13 @@ impl Fs {
         if ctx.is_none() {
             self.make_plain_durable()?;
         }
-        Ok(())
+        self.host_log(|fs| {
+            Ok(hostlog::Record::Truncate {
+                ctx,
+                path: fs.path_of(ino)?,
+                size,
+            })
+        })
     }
 
     /// Writes file page `idx` of `ino` (device page `lpn`): into the page
@@ -811,7 +843,14 @@ impl Fs {
         if end > old_size {
             self.inode_mut(ctx, ino)?.size = end;
         }
-        Ok(())
+        self.host_log(|fs| {
+            Ok(hostlog::Record::Write {
+                ctx,
+                path: fs.path_of(ino)?,
+                offset,
+                data: data.to_vec(),
+            })
+        })
     }
 
     /// fsync: the file's dirty pages go to the device, then the
@@ -828,12 +867,13 @@ impl Fs {
         }
         if self.touched_count(None) == 0 {
             self.fold(None);
-            return self.flush();
+            self.flush()?;
+            return self.settle_host_log();
         }
         self.make_plain_durable()?;
         if self.mode == FsMode::Transactional {
             self.flush()?;
         }
-        Ok(())
+        self.settle_host_log()
     }
 }

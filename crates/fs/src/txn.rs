@@ -404,6 +404,7 @@ impl Fs {
         let tid = self.new_tid();
         self.dev.begin(tid)?;
         self.open.insert(tid);
+        self.host_log(|_| Ok(crate::hostlog::Record::Begin { tid }))?;
         Ok(tid)
     }
 
@@ -420,15 +421,23 @@ impl Fs {
     /// atomically. On an error the transaction stays open (abort it or retry).
     pub fn commit(&mut self, tid: Tid) -> Result<()> {
         self.check_open(tid)?;
+        // Logged before the device commits: a process that dies inside the
+        // commit may leave it durable (`hostlog`).
+        self.host_log_only(|_| Ok(crate::hostlog::Record::Commit { tid }))?;
         // Its dirty pages join the device transaction first (a failed
         // attempt keeps the rest dirty for the retry).
-        self.write_back_ctx(Some(tid))?;
-        self.write_pending(Some(tid), tid)?;
-        self.dev.commit(tid)?;
+        let r = self
+            .write_back_ctx(Some(tid))
+            .and_then(|()| self.write_pending(Some(tid), tid))
+            .and_then(|()| Ok(self.dev.commit(tid)?));
+        if let Err(e) = r {
+            self.host_log_only(|_| Ok(crate::hostlog::Record::CommitFailed { tid }))?;
+            return Err(e);
+        }
         self.fold(Some(tid));
         self.open.remove(&tid);
         self.stats.tx_commits += 1;
-        Ok(())
+        self.settle_host_log()
     }
 
     /// Aborts: the device drops the transaction's pages, the file system its
@@ -449,6 +458,7 @@ impl Fs {
         }
         self.open.remove(&tid);
         self.stats.tx_aborts += 1;
+        self.host_log(|_| Ok(crate::hostlog::Record::Abort { tid }))?;
         r?;
         Ok(())
     }

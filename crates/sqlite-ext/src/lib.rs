@@ -9,11 +9,20 @@
 //! - `TXFTL_IMAGE`: the device image (made with `txftl format --fs --image PATH`);
 //! - `TXFTL_PROTOCOL`: the protocol the image was formatted for (default: the
 //!   one its superblock records; another is refused). On a transactional protocol the file
-//!   system hands out device transactions: use `PRAGMA journal_mode=OFF` or
-//!   `MEMORY` (or the `txftl-batch` VFS);
+//!   system hands out device transactions: `PRAGMA journal_mode=OFF` or
+//!   `MEMORY` puts each SQLite transaction in one (the X-FTL paper's way),
+//!   the `txftl-batch` VFS runs `DELETE` as SQLite's batch atomic writes; a
+//!   journal mode the protocol does not carry is refused at its PRAGMA (or,
+//!   for the default `DELETE`, when SQLite opens the journal);
 //! - `TXFTL_SYNC`: when the image file reaches the host's disk: `close`
 //!   (default), `flush` (also at every device flush and commit) or `always`
 //!   (after every flash program and erase), as `txftl --sync` says.
+//!
+//! A process that ends or dies (kill -9) with the image open loses nothing
+//! it wrote: the file system's host log, `<image>.host`, keeps what the
+//! operating system would keep (its page cache, its pending metadata) and the
+//! next load replays it (`txftl_fs`'s `hostlog` module). Only a power cut,
+//! which the crash tests inject, loses what was not made durable.
 //!
 //! The entry points, `sqlite3_txftl_init` and the default `sqlite3_extension_init`, take only `vfs_register`,
 //! `vfs_unregister` and `mprintf` from the host's API routines (and `log`, if
@@ -32,7 +41,7 @@ mod ffi {
 #[allow(dead_code)]
 mod vfs;
 
-use txftl_fs::{CachePolicy, Fs, FsMode};
+use txftl_fs::{Fs, FsMode};
 use txftl_nand::{ImageSync, Nand, ViolationPolicy};
 
 const SQLITE_OK_LOAD_PERMANENTLY: c_int = 256;
@@ -64,11 +73,13 @@ fn mount() -> Result<Fs, String> {
     let dev =
         txftl_protocols::mount(&protocol, nand, txftl_ftl::FtlConfig::default(), &opts).map_err(|e| format!("mounting {image}: {e}"))?;
     let mut fs = Fs::mount(dev, mode).map_err(|e| format!("{image}: file system: {e}"))?;
-    // The VFS lives until the host process exits, and nothing unmounts it
-    // then: a write-back page cache would lose at exit what a kernel keeps.
-    // Every write goes to the device as it comes.
-    fs.set_cache_policy(CachePolicy::WriteThrough)
-        .map_err(|e| format!("{image}: file system: {e}"))?;
+    // The file system lives in this process, the host's page cache and
+    // metadata with it; the VFS lives until the process exits or dies, and
+    // nothing unmounts it then. The host log (`<image>.host`) keeps what a
+    // kernel would keep across the process's end: replayed here, after the
+    // device's recovery, then appended to as the file system changes.
+    let log = txftl_fs::host_log_path(image.as_ref());
+    fs.attach_host_log(&log).map_err(|e| format!("{image}: {e}"))?;
     Ok(fs)
 }
 
