@@ -7,9 +7,11 @@ pub enum DeviceError {
     /// Power was cut during the operation; the device must be remounted.
     #[error("power lost: the device must be remounted")]
     PowerLoss,
-    /// No free space can be reclaimed for this write: every block holds only
-    /// live pages. The device stays usable; trims or overwrites free space.
-    #[error("no space left on the device: every block holds only live pages")]
+    /// No free block is left for this write and garbage collection cannot
+    /// free one (the blocks hold live or pinned pages, or too few are free to
+    /// copy a victim's live pages into). The device stays usable; trims or
+    /// overwrites free space.
+    #[error("no space left on the device: no free block, and garbage collection cannot free one")]
     NoSpace,
     #[error("logical page {lpn} is out of range (the device has {logical_pages} logical pages)")]
     OutOfRange { lpn: u64, logical_pages: u32 },

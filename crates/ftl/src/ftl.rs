@@ -76,6 +76,10 @@ pub struct Ftl<H: Hooks> {
     /// Open GC block per unit: GC copies are striped like host writes.
     pub(crate) gc_open: Vec<Option<BlockId>>,
     pub(crate) gc_cursor: u32,
+    /// Set by a mount (which closes every open block), cleared once the GC
+    /// stream has a block open on every unit again: while set, GC short of
+    /// free blocks borrows another unit's GC block (`gc.rs`, `gc_block`).
+    pub(crate) gc_stripe_lost: bool,
     pub(crate) seq: u64,
     pub(crate) now_ns: u64,
     pub(crate) sb_area: LogArea,
@@ -179,6 +183,7 @@ impl<H: Hooks> Ftl<H> {
             host_cursor: 0,
             gc_open: vec![None; units],
             gc_cursor: 0,
+            gc_stripe_lost: false,
             seq: 1,
             now_ns: 0,
             sb_area: LogArea::new(superblock_blocks(&geo).to_vec(), ppb),

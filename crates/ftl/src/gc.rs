@@ -138,10 +138,12 @@ impl<H: Hooks> Ftl<H> {
         // then spends each block GC frees on the next unit's block (no net
         // gain) and fails with `NoSpace` mid-victim although the stream's
         // blocks have room; a cut there leaves no free block and a live page
-        // in every block: no write can ever succeed again. So with one free
-        // block or none, copies go to a GC block already open on another
-        // unit, and the last free block is kept for when none has room.
-        if self.blocks.free_count() <= 1 {
+        // in every block: no write can ever succeed again. So until the stripe
+        // is whole again after a mount, with one free block or none, copies go
+        // to a GC block already open on another unit, and the last free block
+        // is kept for when none has room. A device that has not lost its
+        // stripe keeps opening a block per unit, as it always did.
+        if self.gc_stripe_lost && self.blocks.free_count() <= 1 {
             if let Some(b) = (1..units).find_map(|i| self.gc_open[((unit + i) % units) as usize]) {
                 return Ok(b);
             }
@@ -149,6 +151,9 @@ impl<H: Hooks> Ftl<H> {
         loop {
             if let Some(b) = self.open_block(unit, AllocFor::Gc)? {
                 self.gc_open[unit as usize] = Some(b);
+                if self.gc_open.iter().all(Option::is_some) {
+                    self.gc_stripe_lost = false;
+                }
                 return Ok(b);
             }
             if self.blocks.prefree_count() > 0 {

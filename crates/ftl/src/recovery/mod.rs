@@ -91,6 +91,8 @@ impl<H: Hooks> Ftl<H> {
     /// another recovery.
     pub fn mount_or_return(nand: Nand, cfg: FtlConfig, hooks: H) -> std::result::Result<Ftl<H>, (DeviceError, Box<Nand>)> {
         let mut ftl = Ftl::empty(nand, cfg, hooks)?;
+        // Recovery closes every open block: the GC stream starts with none.
+        ftl.gc_stripe_lost = true;
         match ftl.recover() {
             Ok(()) => Ok(ftl),
             Err(e) => Err((e, Box::new(ftl.into_nand()))),
