@@ -57,9 +57,5 @@ fn random_writes_through_a_one_page_cache_survive_every_cut() {
 /// invariants break in the dry run, before any cut.
 #[test]
 fn canary_is_caught() {
-    match crashtest(&spec("dftl-canary", 200, false), &|_, _| {}) {
-        Err(CrashError::DryRun(why)) => assert!(why.contains("invariant broken"), "{why}"),
-        Err(e) => panic!("caught for another reason: {e}"),
-        Ok(r) => assert!(r.violation_count > 0, "the canary went unnoticed: {:?}", r.exercised),
-    }
+    common::assert_caught_at_every_seed(&spec("dftl-canary", 200, false));
 }

@@ -95,13 +95,7 @@ fn a_spare_area_larger_than_the_oob_record() {
 /// must see lost or wrong data.
 #[test]
 fn canary_is_caught() {
-    let r = crashtest(&spec("plain-canary", WorkloadKind::RandWrite, 260, 90, 1, false), &|_, _| {});
-    let r = r.unwrap();
-    assert!(
-        r.violation_count > 0,
-        "the canary went unnoticed over {} crash points",
-        r.crash_points
-    );
+    common::assert_caught_at_every_seed(&spec("plain-canary", WorkloadKind::RandWrite, 260, 90, 1, false));
 }
 
 /// A workload long enough for a block to wear out (endurance 24; blocks

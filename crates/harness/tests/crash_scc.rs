@@ -52,10 +52,5 @@ fn re_updates_inside_and_across_transactions() {
 fn canary_is_caught() {
     let mut s = spec("scc-canary", 300, 50, shape(8, 40, 3, 0), false);
     s.expect.retain(|&e| e != Expect::Protocol("forced_erases"));
-    let r = crashtest(&s, &|_, _| {}).unwrap();
-    assert!(
-        r.violation_count > 0,
-        "the canary went unnoticed over {} crash points",
-        r.crash_points
-    );
+    common::assert_caught_at_every_seed(&s);
 }

@@ -62,3 +62,30 @@ pub fn run_clean(s: &txftl_harness::CrashSpec) -> CrashReport {
     assert_clean(&r);
     r
 }
+
+/// The canary of `s` is caught at each of the seeds 1 to 8: its crash points
+/// report violations, or the uncut dry run finds the live device's
+/// invariants broken. One lucky seed proves little; a canary caught at
+/// every seed of its own set shows the set reaches its bug, not a workload
+/// that happened to.
+#[allow(dead_code)]
+pub fn assert_caught_at_every_seed(s: &txftl_harness::CrashSpec) {
+    use txftl_harness::crash::CrashError;
+    let mut missed = Vec::new();
+    for seed in 1..=8u64 {
+        let mut s = s.clone();
+        s.workload.seed = seed;
+        assert!(s.replay_base.contains(" --seed 1 "), "{}", s.replay_base);
+        s.replay_base = s.replay_base.replacen(" --seed 1 ", &format!(" --seed {seed} "), 1);
+        match txftl_harness::crashtest(&s, &|_, _| {}) {
+            Ok(r) if r.violation_count > 0 => {}
+            Ok(r) => missed.push(format!(
+                "seed {seed}: 0 violations over {} crash points: {}",
+                r.crash_points, s.replay_base
+            )),
+            Err(CrashError::DryRun(why)) if why.contains("invariant broken") => {}
+            Err(e) => missed.push(format!("seed {seed}: {e}: {}", s.replay_base)),
+        }
+    }
+    assert!(missed.is_empty(), "the canary went unnoticed:\n{}", missed.join("\n"));
+}
