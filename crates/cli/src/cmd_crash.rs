@@ -336,6 +336,10 @@ fn add_exercised(t: &mut Figures, x: &Exercised, entry: &ProtocolEntry, faults: 
         "writes to a page another open transaction wrote / recovery zone pages read",
         pair(x.cross_tx_updates, x.zone_pages_scanned),
     );
+    t.row(
+        "recoveries: commit records rejected, their transaction missing pages",
+        thousands(x.commits_rejected),
+    );
     for c in entry.counters {
         t.row(&format!("{} ({})", c.help, c.key), thousands(x.protocol.get(c.key)));
     }
