@@ -7,7 +7,7 @@ use crate::{CliError, DeviceArgs};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::process::ExitCode;
-use txftl_harness::{crashtest, CrashReport, CrashSpec, DeviceSpec, Exercised, Expect, WorkloadKind, WorkloadSpec};
+use txftl_harness::{crashtest, CrashReport, CrashSpec, DeviceSpec, Exercised, Expect, InFlight, WorkloadKind, WorkloadSpec};
 use txftl_nand::{DataMode, Torn, ViolationPolicy};
 use txftl_protocols::{Protocol, ProtocolEntry};
 
@@ -42,6 +42,18 @@ pub struct CrashArgs {
     /// Replay one crash point: the flash operation index (needs a single --torn).
     #[arg(long)]
     pub at: Option<u64>,
+    /// Also cut at every distinct instant of the device clock with programs
+    /// or erases in flight: each in flight then is torn or lost, on every die.
+    #[arg(long)]
+    pub in_flight: bool,
+    /// With --in-flight: replay one cut at an instant (ns, as a violation's
+    /// replay line gives it; needs a single --torn).
+    #[arg(long, requires = "in_flight", conflicts_with = "at")]
+    pub at_ns: Option<u64>,
+    /// With --at-ns: bit i set, the i-th started operation in flight (in
+    /// issue order) finishes instead of being torn.
+    #[arg(long, default_value_t = 0, requires = "at_ns")]
+    pub finish: u64,
     /// Worker threads.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub threads: u32,
@@ -61,9 +73,9 @@ fn torn_and_point(args: &CrashArgs) -> Result<(Vec<Torn>, Option<Point>), CliErr
             Torn::parse(s.trim()).ok_or_else(|| CliError::Usage(format!("unknown torn variant `{s}` (none, garbage, partial, data, oob)")))
         })
         .collect::<Result<_, _>>()?;
-    let only = match args.at {
+    let only = match args.at.or(args.at_ns) {
         Some(at) if torn.len() == 1 => Some((at, torn[0])),
-        Some(_) => return Err(CliError::Usage("--at needs exactly one --torn variant".into())),
+        Some(_) => return Err(CliError::Usage("--at and --at-ns need exactly one --torn variant".into())),
         None => None,
     };
     Ok((torn, only))
@@ -192,7 +204,16 @@ fn spec(args: &CrashArgs) -> Result<(CrashSpec, String), CliError> {
         workload,
         torn,
         recovery_cuts: !args.no_recovery_cuts,
-        only,
+        only: only.filter(|_| args.at.is_some()),
+        in_flight: match (args.in_flight, only) {
+            (false, _) => InFlight::Off,
+            (true, Some((at_ns, torn))) if args.at_ns.is_some() => InFlight::Only {
+                at_ns,
+                torn,
+                finish: args.finish,
+            },
+            (true, _) => InFlight::Every,
+        },
         threads: args.threads as usize,
     };
     Ok((spec, p.name.to_string()))
@@ -213,7 +234,9 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         bar.set_position(done);
     })
     .map_err(|e| match e {
-        e @ txftl_harness::crash::CrashError::NoSuchPoint { .. } => CliError::Usage(e.to_string()),
+        e @ (txftl_harness::crash::CrashError::NoSuchPoint { .. } | txftl_harness::crash::CrashError::NoSuchInstant { .. }) => {
+            CliError::Usage(e.to_string())
+        }
         e => CliError::failed(e),
     })?;
     let _ = std::panic::take_hook();
@@ -263,12 +286,26 @@ fn print_report(report: &CrashReport, device_name: &str, entry: &ProtocolEntry, 
     t.section("enumeration");
     t.row("crash points tried", thousands(report.crash_points));
     t.row("recovery crash points tried", thousands(report.recovery_crash_points));
+    if let Some(f) = &report.in_flight {
+        t.row("instants with programs or erases in flight", thousands(f.instants));
+        t.row("cuts at instants tried", thousands(f.points));
+        t.row("most in flight at once / of them started", pair(f.max_in_flight, f.max_started));
+        t.row(
+            "out of issue order: instants / cuts (a later operation done, an earlier cut)",
+            pair(f.out_of_order_instants, f.out_of_order_points),
+        );
+        t.row("violations at instants", thousands(f.violation_count));
+    }
     t.row("violations", thousands(report.violation_count));
     t.print();
     for v in &report.violations {
+        let at = match v.at_ns {
+            Some(ns) => format!("instant {ns} ns, before flash op {}", v.at_op),
+            None => format!("flash op {}", v.at_op),
+        };
         println!(
-            "VIOLATION at flash op {} (torn {}{}): {}",
-            v.at_op,
+            "VIOLATION at {} (torn {}{}): {}",
+            at,
             v.torn.name(),
             v.recovery_cut
                 .map(|(j, t)| format!(", recovery cut at its op {j} torn {}", t.name()))
@@ -298,6 +335,10 @@ fn add_exercised(t: &mut Figures, x: &Exercised, entry: &ProtocolEntry, faults: 
     t.row(
         "writes to a page another open transaction wrote / recovery zone pages read",
         pair(x.cross_tx_updates, x.zone_pages_scanned),
+    );
+    t.row(
+        "recoveries: commit records rejected, their transaction missing pages",
+        thousands(x.commits_rejected),
     );
     for c in entry.counters {
         t.row(&format!("{} ({})", c.help, c.key), thousands(x.protocol.get(c.key)));

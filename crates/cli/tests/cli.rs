@@ -121,6 +121,29 @@ fn image_round_trip_and_refusals() {
 }
 
 #[test]
+fn crashtest_cuts_at_instants_and_refuses_an_instant_with_nothing_in_flight() {
+    let dev = concat!(env!("CARGO_MANIFEST_DIR"), "/../harness/tests/devices/tiny-2ch.toml");
+    let run = [
+        "crashtest",
+        "--config",
+        dev,
+        "--protocol",
+        "lighttx",
+        "--ops",
+        "60",
+        "--no-recovery-cuts",
+        "--in-flight",
+    ];
+    let (code, out, err) = txftl(&run);
+    assert_eq!(code, 0, "{err}{out}");
+    assert!(out.contains("cuts at instants tried"), "{out}");
+    // Before the first operation nothing is in flight: no such cut to replay.
+    let (code, _, err) = txftl(&[&run[..], &["--at-ns", "0", "--torn", "none"]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no cut at 0 ns"), "{err}");
+}
+
+#[test]
 fn crashtest_reports_and_catches_the_canary() {
     let (code, out, err) = txftl(&["crashtest", "--ops", "60", "--fill", "80", "--no-recovery-cuts"]);
     assert_eq!(code, 0, "{err}{out}");

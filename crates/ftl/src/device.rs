@@ -127,6 +127,11 @@ pub struct RecoveryReport {
     /// protocol asked (`Hooks::zone_blocks`; LightTx's Unavailable Zone).
     pub protocol_blocks_scanned: u64,
     pub protocol_pages_scanned: u64,
+    /// Commit records the protocol's recovery found but rejected, their
+    /// transaction missing pages (LightTx: a commit page whose TxCnt is above
+    /// the pages found). A cut at an instant makes them: a transaction's last
+    /// page programmed while an earlier one was torn or lost.
+    pub protocol_commits_rejected: u64,
     /// Device time spent on the superblock search and the checkpoint read.
     pub load_ns: u64,
     /// Device time spent on the roll-forward scan.

@@ -259,6 +259,13 @@ impl<H: Hooks> Ftl<H> {
                 return Ok((false, moved));
             }
         }
+        // The copies must be done before the erase starts: on another die
+        // they may still be programming, and a power cut then would tear the
+        // copies and the originals at once (a real controller also needs
+        // their program status first).
+        if moved > 0 {
+            self.wait_idle();
+        }
         // Erased and written again since the last checkpoint: an erase torn
         // by a power cut could leave pages recording an erase count above the
         // checkpoint's, in a block recovery takes for free (it stops at the

@@ -232,6 +232,13 @@ pub trait RecoveryHooks {
         Ok(Vec::new())
     }
 
+    /// Recovery, after `recover_scanned`: commit records it found and
+    /// rejected because their transaction misses pages (reported as
+    /// `RecoveryReport::protocol_commits_rejected`).
+    fn commits_rejected(&self) -> u64 {
+        0
+    }
+
     /// Recovery: is a page programmed after the checkpoint applied to the L2P
     /// as it is? (X-FTL: only non-transactional pages are.)
     fn roll_forward(&self, _oob: &Oob) -> bool {

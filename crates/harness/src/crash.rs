@@ -23,12 +23,17 @@
 //! operations up to its cut, so this covers the state before each cut (after
 //! recovery the protocol's tables are often empty, where their checks cannot fail).
 //!
+//! With `in_flight`, the run also cuts at every distinct instant of the
+//! device clock with programs or erases in flight on several dies
+//! (`inflight.rs`).
+//!
 //! Cuts at reads are not enumerated separately: a cut just before a read leaves
 //! the same flash as a cut just before the next program or erase, with fewer
 //! operations acknowledged, so it is a strictly weaker check.
 
 use crate::data::Content;
 use crate::exercise::{Exercised, Expect};
+use crate::inflight::{InFlight, InFlightReport};
 use crate::model::TxModel;
 use crate::run::{logical_state, Driver, Outcome};
 use crate::workload::{OpStream, WorkloadSpec};
@@ -85,11 +90,16 @@ pub struct CrashSpec {
     pub replay_base: String,
     /// What the scenario is meant to exercise: the run fails if any stays at zero.
     pub expect: Vec<Expect>,
+    /// Cuts at instants of the device clock (`inflight.rs`).
+    pub in_flight: InFlight,
 }
 
 #[derive(Clone, Debug, Serialize)]
 pub struct CrashViolation {
+    /// The operation cut (a cut at an instant: the first operation issued after it).
     pub at_op: u64,
+    /// A cut at an instant: its time on the device clock.
+    pub at_ns: Option<u64>,
     pub torn: Torn,
     /// Set when the violation appeared after recovery itself was cut.
     pub recovery_cut: Option<(u64, Torn)>,
@@ -115,6 +125,9 @@ pub struct CrashReport {
     pub violation_count: u64,
     /// The first violations found (at most 50), in crash-point order.
     pub violations: Vec<CrashViolation>,
+    /// Cuts at instants (with `in_flight`): their count and findings (their
+    /// violations are among the above).
+    pub in_flight: Option<InFlightReport>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -126,6 +139,8 @@ pub enum CrashError {
         missing: Vec<&'static str>,
         exercised: Box<Exercised>,
     },
+    #[error("no cut at {at_ns} ns: it is not an instant with a program or erase in flight (a violation's replay names one)")]
+    NoSuchInstant { at_ns: u64 },
     #[error("crash point {at} does not exist: the workload issues {ops} flash operations (points 0 to {ops}, the last one after every operation)")]
     NoSuchPoint { at: u64, ops: u64 },
     #[error(transparent)]
@@ -141,10 +156,16 @@ struct PointResult {
 }
 
 /// The end of a run of the workload.
-struct RunEnd {
-    model: TxModel,
+pub(crate) struct RunEnd {
+    pub(crate) model: TxModel,
     /// Power was cut.
     cut: bool,
+    /// When each host operation returned, on the device clock.
+    pub(crate) acks_ns: Vec<u64>,
+    /// With an acknowledgment deadline: the erase counts the last checkpoint
+    /// recorded as of the last host operation returned by then (a checkpoint
+    /// waits for its programs, so it is durable).
+    pub(crate) durable_erase_counts: Vec<u32>,
     table_full_aborts: u64,
     /// Reads the device reported lost to bit errors (each checked genuine).
     reported_losses: u64,
@@ -155,9 +176,22 @@ struct RunEnd {
 /// Runs the workload until it ends or power is cut. `check_each`: check the
 /// device's DRAM invariants after every host operation (the dry run).
 fn run_until_cut(spec: &CrashSpec, dev: &mut dyn AnyDevice, check_each: bool) -> Result<RunEnd, String> {
+    run_until(spec, dev, check_each, None)
+}
+
+/// [`run_until_cut`]; with `ack_by_ns`, an operation that returns after it
+/// is in flight at a cut then (`Driver::ack_by_ns`).
+pub(crate) fn run_until(spec: &CrashSpec, dev: &mut dyn AnyDevice, check_each: bool, ack_by_ns: Option<u64>) -> Result<RunEnd, String> {
     let info = dev.info();
     let mut model = TxModel::new(info.logical_pages);
     let mut driver = Driver::new(info.page_size, true);
+    driver.ack_by_ns = ack_by_ns;
+    let mut acks_ns = Vec::new();
+    let mut durable_erase_counts = if ack_by_ns.is_some() {
+        dev.checkpoint_erase_counts()
+    } else {
+        Vec::new()
+    };
     let mut stream = OpStream::new(spec.workload, info.logical_pages);
     let mut table_full_aborts = 0;
     let mut reported_losses = 0;
@@ -179,6 +213,8 @@ fn run_until_cut(spec: &CrashSpec, dev: &mut dyn AnyDevice, check_each: bool) ->
                 return Ok(RunEnd {
                     model,
                     cut: true,
+                    acks_ns,
+                    durable_erase_counts,
                     table_full_aborts,
                     reported_losses,
                     cross_tx_updates: stream.cross_tx_updates,
@@ -208,11 +244,17 @@ fn run_until_cut(spec: &CrashSpec, dev: &mut dyn AnyDevice, check_each: bool) ->
             dev.check_invariants()
                 .map_err(|e| format!("invariant broken on the live device after host op {index} ({op:?}): {e}"))?;
         }
+        acks_ns.push(dev.now_ns());
+        if ack_by_ns.is_some() {
+            durable_erase_counts = dev.checkpoint_erase_counts();
+        }
         index += 1;
     }
     Ok(RunEnd {
         model,
         cut: false,
+        acks_ns,
+        durable_erase_counts,
         table_full_aborts,
         reported_losses,
         cross_tx_updates: stream.cross_tx_updates,
@@ -249,7 +291,7 @@ fn lost_page(nand: &Nand, lpn: u32, ppn: u32) -> Result<Option<Content>, String>
 
 /// The version a page reported lost held (`None` if unknown: a GC copy
 /// marked lost, or torn), once `lost_page` accepted it.
-fn lost_version(nand: &Nand, lpn: u32, ppn: u32) -> Option<u64> {
+pub(crate) fn lost_version(nand: &Nand, lpn: u32, ppn: u32) -> Option<u64> {
     match lost_page(nand, lpn, ppn) {
         Ok(Some(Content::Written { version, .. })) => Some(version),
         _ => None,
@@ -259,7 +301,7 @@ fn lost_version(nand: &Nand, lpn: u32, ppn: u32) -> Option<u64> {
 /// Erase counts must never be below what the block's own pages record in their
 /// OOB (the count the FTL had when it programmed them): recovery that ignores
 /// them would let wear go back. Metadata rings included.
-fn erase_count_below_oob(dev: &dyn AnyDevice) -> Option<String> {
+pub(crate) fn erase_count_below_oob(dev: &dyn AnyDevice) -> Option<String> {
     let nand = dev.nand();
     let geo = *nand.geometry();
     let counts = dev.erase_counts();
@@ -280,7 +322,7 @@ fn erase_count_below_oob(dev: &dyn AnyDevice) -> Option<String> {
     None
 }
 
-fn check_against_model(state: &[Content], model: &TxModel, nand: &Nand) -> Vec<String> {
+pub(crate) fn check_against_model(state: &[Content], model: &TxModel, nand: &Nand) -> Vec<String> {
     let mut out = Vec::new();
     for (lpn, content) in state.iter().enumerate() {
         let lpn = lpn as u32;
@@ -331,7 +373,7 @@ fn check_against_model(state: &[Content], model: &TxModel, nand: &Nand) -> Vec<S
 }
 
 /// Recovers, checks invariants; returns the device and its logical contents.
-fn recover(spec: &CrashSpec, nand: Nand) -> Result<(Box<dyn AnyDevice>, Vec<Content>), String> {
+pub(crate) fn recover(spec: &CrashSpec, nand: Nand) -> Result<(Box<dyn AnyDevice>, Vec<Content>), String> {
     let mut dev = txftl_protocols::mount(&spec.device.protocol, nand, spec.device.ftl.clone(), &spec.device.opts)
         .map_err(|e| format!("recovery failed: {e}"))?;
     dev.check_invariants()
@@ -458,6 +500,7 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
     // Dry run: learn the operations.
     let mut dev = spec.device.fresh()?;
     dev.nand_mut().set_op_log(true);
+    dev.nand_mut().set_op_trace(spec.in_flight != InFlight::Off);
     let host_ops = OpStream::new(spec.workload, dev.info().logical_pages).total_ops();
     let dry = run_until_cut(spec, &mut *dev, true).map_err(CrashError::DryRun)?;
     if dry.cut {
@@ -481,6 +524,9 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
             });
         }
         points = vec![only];
+    }
+    if let InFlight::Only { .. } = spec.in_flight {
+        points.clear();
     }
     let total = points.len() as u64;
     let done = AtomicU64::new(0);
@@ -543,6 +589,7 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
             if violations.len() < 50 {
                 violations.push(CrashViolation {
                     at_op: r.at,
+                    at_ns: None,
                     torn: r.torn,
                     recovery_cut: *rcut,
                     message: message.clone(),
@@ -551,12 +598,24 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
             }
         }
     }
+    let in_flight = match spec.in_flight {
+        InFlight::Off => None,
+        _ => {
+            let trace = dev.nand().op_trace().to_vec();
+            let f = crate::inflight::enumerate(spec, &trace, &dry.acks_ns, 50 - violations.len(), progress)?;
+            violation_count += f.report.violation_count;
+            exercised.add_recovery_counts(&f.exercised);
+            violations.extend(f.violations);
+            Some(f.report)
+        }
+    };
     // A replay of one point exercises what that point does; expectations are
     // for whole enumerations.
+    let replay = spec.only.is_some() || matches!(spec.in_flight, InFlight::Only { .. });
     let missing: Vec<&'static str> = spec
         .expect
         .iter()
-        .filter(|&&e| spec.only.is_none() && exercised.count(e) == 0)
+        .filter(|&&e| !replay && exercised.count(e) == 0)
         .map(|e| e.name())
         .collect();
     if !missing.is_empty() {
@@ -577,5 +636,6 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
         recovery_crash_points,
         violation_count,
         violations,
+        in_flight,
     })
 }

@@ -57,6 +57,9 @@ pub struct Exercised {
     /// Recoveries: pages of blocks in use at the checkpoint that the protocol
     /// asked to read (LightTx's Unavailable Zone).
     pub zone_pages_scanned: u64,
+    /// Recoveries: commit records rejected, their transaction missing pages
+    /// (cuts at instants make them).
+    pub commits_rejected: u64,
     /// The protocol's own counters in the dry run (SCC's forced erases,
     /// BPCC's pinned pages moved: what its entry declares).
     pub protocol: ProtocolCounters,
@@ -97,6 +100,7 @@ impl Exercised {
         self.protocol_updates_applied += r.protocol_updates_applied;
         self.unreadable_pages += r.unreadable_pages;
         self.zone_pages_scanned += r.protocol_pages_scanned;
+        self.commits_rejected += r.protocol_commits_rejected;
     }
 
     /// Adds the recovery counts of another run (one crash point's).
@@ -107,6 +111,7 @@ impl Exercised {
         self.protocol_updates_applied += o.protocol_updates_applied;
         self.unreadable_pages += o.unreadable_pages;
         self.zone_pages_scanned += o.zone_pages_scanned;
+        self.commits_rejected += o.commits_rejected;
     }
 
     pub fn count(&self, e: Expect) -> u64 {
@@ -131,6 +136,7 @@ impl Exercised {
             Expect::BadBlocks => self.bad_blocks,
             Expect::CrossTxUpdates => self.cross_tx_updates,
             Expect::ZoneScans => self.zone_pages_scanned,
+            Expect::CommitsRejected => self.commits_rejected,
             Expect::Protocol(key) => self.protocol.get(key),
         }
     }
@@ -160,6 +166,7 @@ pub enum Expect {
     BadBlocks,
     CrossTxUpdates,
     ZoneScans,
+    CommitsRejected,
     /// One of the protocol's own counters, by the key its entry declares.
     Protocol(&'static str),
 }
@@ -187,6 +194,7 @@ impl Expect {
             Expect::BadBlocks => "blocks gone bad",
             Expect::CrossTxUpdates => "writes to a page another open transaction wrote",
             Expect::ZoneScans => "recovery reads of the protocol's zones (blocks in use at the checkpoint)",
+            Expect::CommitsRejected => "commit records recovery rejected, their transaction missing pages",
             Expect::Protocol(key) => key,
         }
     }

@@ -4,6 +4,7 @@
 pub mod crash;
 pub mod data;
 pub mod exercise;
+pub mod inflight;
 pub mod journal;
 pub mod model;
 pub mod run;
@@ -11,4 +12,5 @@ pub mod workload;
 
 pub use crash::{crashtest, CrashReport, CrashSpec, CrashViolation, DeviceSpec};
 pub use exercise::{Exercised, Expect};
+pub use inflight::{InFlight, InFlightReport};
 pub use workload::{OpStream, TxShape, WorkloadKind, WorkloadSpec, WORKLOAD_NAMES};

@@ -16,6 +16,10 @@ pub struct Driver {
     next_version: u64,
     buf: Vec<u8>,
     store_data: bool,
+    /// A cut at an instant of the device clock (`inflight.rs`): an operation
+    /// that returns after this time had not returned when power failed, so
+    /// it counts as in flight (and power is cut at once); `None`: off.
+    pub ack_by_ns: Option<u64>,
 }
 
 /// What one operation did, as the harness sees it.
@@ -60,6 +64,23 @@ impl Driver {
         op.issue(dev, &mut self.buf).map(|_| ())
     }
 
+    /// `r`, or `PowerLoss` if the operation returned after the instant of the
+    /// cut: the host never saw it return.
+    fn by_deadline<T>(&self, dev: &mut dyn AnyDevice, r: Result<T, DeviceError>) -> Result<T, DeviceError> {
+        match (r, self.ack_by_ns) {
+            (Ok(_), Some(t)) if dev.now_ns() > t => {
+                dev.nand_mut().power_off();
+                Err(DeviceError::PowerLoss)
+            }
+            (r, _) => r,
+        }
+    }
+
+    fn deadline_call(&mut self, dev: &mut dyn AnyDevice, op: Op) -> Result<(), DeviceError> {
+        let r = self.tx_call(dev, op);
+        self.by_deadline(dev, r)
+    }
+
     fn next_page(&mut self, lpn: u32) -> u64 {
         let version = self.next_version;
         self.next_version += 1;
@@ -77,6 +98,7 @@ impl Driver {
             next_version: 1,
             buf: vec![0; if store_data { page_size as usize } else { 0 }],
             store_data,
+            ack_by_ns: None,
         }
     }
 
@@ -85,29 +107,35 @@ impl Driver {
             Op::Write(lpn) => {
                 let version = self.next_page(lpn);
                 let r = dev.write(lpn, &self.buf);
+                let r = self.by_deadline(dev, r);
                 note(model, &r, lpn, Some(version));
                 r.map(|_| Outcome::Done)
             }
             Op::Trim(lpn) => {
                 let r = dev.trim(lpn);
+                let r = self.by_deadline(dev, r);
                 note(model, &r, lpn, None);
                 r.map(|_| Outcome::Done)
             }
             Op::Flush => {
                 let r = dev.flush();
+                let r = self.by_deadline(dev, r);
                 if r.is_ok() {
                     model.flushed();
                 }
                 r.map(|_| Outcome::Done)
             }
-            Op::Read(lpn) => dev.read(lpn, &mut self.buf).map(|_| self.check_read(lpn, model.latest(lpn))),
-            Op::Begin(tid) => self.tx_call(dev, op).map(|_| {
+            Op::Read(lpn) => {
+                let r = dev.read(lpn, &mut self.buf);
+                self.by_deadline(dev, r).map(|_| self.check_read(lpn, model.latest(lpn)))
+            }
+            Op::Begin(tid) => self.deadline_call(dev, op).map(|_| {
                 model.begun(tid);
                 Outcome::Done
             }),
             Op::TxWrite(tid, lpn) => {
                 let version = self.next_page(lpn);
-                match self.tx_call(dev, op) {
+                match self.deadline_call(dev, op) {
                     Ok(()) => {
                         model.tx_written(tid, lpn, version);
                         Ok(Outcome::Done)
@@ -119,9 +147,9 @@ impl Driver {
                     Err(e) => Err(e),
                 }
             }
-            Op::TxRead(tid, lpn) => self.tx_call(dev, op).map(|_| self.check_read(lpn, model.tx_read(tid, lpn))),
+            Op::TxRead(tid, lpn) => self.deadline_call(dev, op).map(|_| self.check_read(lpn, model.tx_read(tid, lpn))),
             Op::Commit(tid) => {
-                let r = self.tx_call(dev, op);
+                let r = self.deadline_call(dev, op);
                 match &r {
                     Ok(_) => model.committed(tid),
                     Err(DeviceError::PowerLoss) => model.commit_in_flight(tid),
@@ -130,7 +158,7 @@ impl Driver {
                 r.map(|_| Outcome::Done)
             }
             Op::Abort(tid) => {
-                let r = self.tx_call(dev, op);
+                let r = self.deadline_call(dev, op);
                 model.aborted(tid);
                 r.map(|_| Outcome::Done)
             }

@@ -28,6 +28,7 @@ fn spec(protocol: &str, ops: u64, recovery_cuts: bool) -> CrashSpec {
         recovery_cuts,
         only: None,
         threads: 2,
+        in_flight: txftl_harness::InFlight::Off,
         replay_base: format!(
             "txftl crashtest --protocol {protocol} --preset tiny --blocks-per-plane 32 --protocol-opt cmt-pages=1 \
              --workload randwrite --ops {ops} --fill 90 --seed 1 --flush-every 8"

@@ -40,6 +40,7 @@ fn spec(protocol: &str, kind: WorkloadKind, ops: u64, recovery_cuts: bool) -> Cr
         recovery_cuts,
         only: None,
         threads: 2,
+        in_flight: txftl_harness::InFlight::Off,
         replay_base: format!(
             "txftl crashtest --protocol {protocol} --preset tiny --workload {} --ops {ops} --fill 90 --seed 1 --flush-every 8 --faults stress --fault-seed 1 --retention-days 100",
             kind.name()

@@ -22,6 +22,7 @@ fn spec(protocol: &str, kind: WorkloadKind, ops: u64, fill_pct: u32, seed: u64, 
         recovery_cuts,
         only: None,
         threads: 2,
+        in_flight: txftl_harness::InFlight::Off,
         replay_base: format!(
             "txftl crashtest --protocol {protocol} --preset tiny --workload {} --ops {ops} --fill {fill_pct} --seed {seed} --flush-every 8",
             kind.name()

@@ -24,6 +24,7 @@ fn seeded(protocol: &str, entries: u32, ops: u64, fill_pct: u32, tx: TxShape, re
         recovery_cuts,
         only: None,
         threads: 2,
+        in_flight: txftl_harness::InFlight::Off,
         replay_base: format!(
             "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill {fill_pct} --seed {seed} --protocol-opt xl2p-entries={entries} --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {}",
             tx.pages_per_tx,

@@ -9,6 +9,8 @@
 //! - `erase(block)` resets every page of the block to 0xFF and costs one cycle of
 //!   wear; a block at its endurance fails the erase and is bad from then on.
 //! - After a power cut every operation fails with `PowerLoss` until `power_on`.
+//!   A cut at an instant ([`Nand::arm_instant_cut`]) tears or loses every
+//!   operation it names as in flight then, on top of later ones on other dies.
 //! - A new array is shipped erased (every datasheet promises it: all pages
 //!   read 0xFF, no erase spent): [`Nand::is_factory_fresh`] says so until the
 //!   first program or erase, so an FTL formatting it may skip the first erase
@@ -30,6 +32,10 @@ use crate::timing::{Clocks, OpTime, Timing};
 use rand::Rng;
 use serde::Serialize;
 use std::path::Path;
+
+mod in_flight;
+use in_flight::InFlight;
+pub use in_flight::OpTrace;
 
 /// Whether page data is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -150,6 +156,13 @@ pub struct Nand {
     cut: Option<PowerCut>,
     powered: bool,
     op_log: Option<Vec<FlashOp>>,
+    /// Issue and completion times of every operation (`in_flight.rs`).
+    op_trace: Option<Vec<OpTrace>>,
+    /// The armed instant cut's undo records (`in_flight.rs`); `None`: none armed.
+    in_flight: Option<Box<InFlight>>,
+    /// Index of the next operation the armed instant cut names (u64::MAX: none),
+    /// so an operation it does not name costs one comparison.
+    undo_at: u64,
     /// Bit errors, ECC and program/erase failures (`bit_errors.rs`); `None`: off.
     faults: Option<FaultModel>,
     /// As shipped: no program or erase was ever issued (not even a torn one).
@@ -277,6 +290,9 @@ impl Nand {
             cut: None,
             powered: true,
             op_log: None,
+            op_trace: None,
+            in_flight: None,
+            undo_at: u64::MAX,
             faults: None,
             factory_fresh: false,
             cfg,
@@ -376,6 +392,8 @@ impl Nand {
     pub fn disarm_power_cut(&mut self) {
         self.cut_at = u64::MAX;
         self.cut = None;
+        self.in_flight = None;
+        self.undo_at = u64::MAX;
     }
 
     /// Power comes back: operations work again, the clocks restart at 0, and the
@@ -415,19 +433,25 @@ impl Nand {
             cut: self.cut,
             powered: self.powered,
             op_log: self.op_log.clone(),
+            op_trace: self.op_trace.clone(),
+            in_flight: self.in_flight.clone(),
+            undo_at: self.undo_at,
             faults: self.faults,
             factory_fresh: self.factory_fresh,
         }
     }
 
-    /// Cuts power now (between operations: nothing is torn).
+    /// Cuts power now, between operations. Nothing is torn, unless an instant
+    /// cut is armed ([`Nand::arm_instant_cut`]): then every operation it names
+    /// ends as it says, as at its stop operation.
     pub fn power_off(&mut self) {
         self.powered = false;
+        self.resolve_in_flight();
     }
 
     /// An operation on a bad block still costs an operation index (a cut can land on it).
-    fn bad_block_op(&mut self, block: BlockId, kind: FlashOp) -> NandError {
-        match self.begin_op(kind) {
+    fn bad_block_op(&mut self, block: BlockId, kind: FlashOp, at_ns: u64) -> NandError {
+        match self.begin_op(kind, block, at_ns) {
             Ok(None) => NandError::BadBlock(block),
             Ok(Some(_)) | Err(_) => NandError::PowerLoss,
         }
@@ -440,14 +464,27 @@ impl Nand {
         }
     }
 
-    /// Starts an operation: fails if power is off; returns the cut if this is the one it tears.
+    /// Starts an operation on `target` (a page; a block for an erase or an
+    /// operation refused on a bad block) issued at `at_ns`: fails if power is
+    /// off; returns the cut if this is the one it tears.
     #[inline]
-    fn begin_op(&mut self, kind: FlashOp) -> Result<Option<PowerCut>, NandError> {
+    fn begin_op(&mut self, kind: FlashOp, target: u32, at_ns: u64) -> Result<Option<PowerCut>, NandError> {
         if !self.powered {
             return Err(NandError::PowerLoss);
         }
         if let Some(log) = &mut self.op_log {
             log.push(kind);
+        }
+        if let Some(trace) = &mut self.op_trace {
+            // Done at issue until the operation reports its times: an
+            // operation that fails or is refused is never in flight.
+            trace.push(OpTrace {
+                kind,
+                target,
+                at_ns,
+                start_ns: at_ns,
+                done_ns: at_ns,
+            });
         }
         if kind.mutates() {
             self.factory_fresh = false;
@@ -456,7 +493,11 @@ impl Nand {
         self.op_count += 1;
         if index == self.cut_at {
             self.powered = false;
+            self.resolve_in_flight();
             return Ok(self.cut);
+        }
+        if index == self.undo_at {
+            self.save_undo(index, kind, target);
         }
         Ok(None)
     }
@@ -516,7 +557,7 @@ impl Nand {
             }
         }
         let kind = if data.is_some() { FlashOp::Read } else { FlashOp::OobRead };
-        if self.begin_op(kind)?.is_some() {
+        if self.begin_op(kind, ppn, at_ns)?.is_some() {
             // A read changes nothing on the array: the cut just stops it.
             return Err(NandError::PowerLoss);
         }
@@ -540,6 +581,7 @@ impl Nand {
         }
         let t = self.cfg.timing;
         let time = self.clocks.read(unit, channel, at_ns, t.read_ns, t.transfer_ns(bytes));
+        self.trace_times(time.done_ns, time.done_ns);
         if let (Some(model), true) = (self.faults, self.programs.get(ppn) > 0) {
             let key = self.page_key(ppn);
             let data_bytes = if data.is_some() { g.page_size } else { 0 };
@@ -670,7 +712,7 @@ impl Nand {
         let block = g.block_of(ppn);
         let index = g.page_index_of(ppn);
         if self.bad[block as usize] {
-            return Err(self.bad_block_op(block, FlashOp::Program));
+            return Err(self.bad_block_op(block, FlashOp::Program, at_ns));
         }
         let programs = self.programs.get(ppn);
         if programs != 0 {
@@ -682,7 +724,7 @@ impl Nand {
                 expected: self.next_page[block as usize],
             }));
         }
-        let cut = self.begin_op(FlashOp::Program)?;
+        let cut = self.begin_op(FlashOp::Program, ppn, at_ns)?;
         if matches!(cut, Some(PowerCut { torn: Torn::None, .. })) {
             return Err(NandError::PowerLoss);
         }
@@ -736,7 +778,10 @@ impl Nand {
         } else {
             (ps + os) as u32
         };
-        Ok(self.clocks.program(unit, channel, at_ns, t.transfer_ns(bytes), t.program_ns))
+        let time = self.clocks.program(unit, channel, at_ns, t.transfer_ns(bytes), t.program_ns);
+        // The cells change once the data is in the die's register.
+        self.trace_times(time.transferred_ns, time.done_ns);
+        Ok(time)
     }
 
     fn store_data(&mut self, ppn: Ppn, data: &[u8], like: Option<Ppn>) {
@@ -793,7 +838,7 @@ impl Nand {
         }
         let block = g.block_of(ppn);
         if self.bad[block as usize] {
-            return Err(self.bad_block_op(block, FlashOp::PartialProgram));
+            return Err(self.bad_block_op(block, FlashOp::PartialProgram, at_ns));
         }
         let programs = self.programs.get(ppn);
         if programs >= g.nop {
@@ -816,7 +861,7 @@ impl Nand {
                 return Err(self.violation(Violation::BitSet { ppn, byte: os + byte }));
             }
         }
-        let cut = self.begin_op(FlashOp::PartialProgram)?;
+        let cut = self.begin_op(FlashOp::PartialProgram, ppn, at_ns)?;
         if matches!(cut, Some(PowerCut { torn: Torn::None, .. })) {
             return Err(NandError::PowerLoss);
         }
@@ -848,9 +893,11 @@ impl Nand {
         let (unit, channel) = self.unit_channel(ppn);
         let t = self.cfg.timing;
         let bytes = data.map_or(0, |d| d.len()) + oob.map_or(0, |o| o.len());
-        Ok(self
+        let time = self
             .clocks
-            .program(unit, channel, at_ns, t.transfer_ns(bytes as u32), t.partial_program_ns))
+            .program(unit, channel, at_ns, t.transfer_ns(bytes as u32), t.partial_program_ns);
+        self.trace_times(time.transferred_ns, time.done_ns);
+        Ok(time)
     }
 
     /// Erases a block. At its endurance the erase fails and the block goes bad.
@@ -863,9 +910,9 @@ impl Nand {
             }));
         }
         if self.bad[block as usize] {
-            return Err(self.bad_block_op(block, FlashOp::Erase));
+            return Err(self.bad_block_op(block, FlashOp::Erase, at_ns));
         }
-        let cut = self.begin_op(FlashOp::Erase)?;
+        let cut = self.begin_op(FlashOp::Erase, block, at_ns)?;
         let unit = g.unit_of_block(block);
         let t = self.cfg.timing;
         if let Some(cut) = cut {
@@ -896,6 +943,7 @@ impl Nand {
         self.next_page[block as usize] = 0;
         self.write_through_block(block)?;
         self.image_op_done()?;
+        self.trace_times(time.done_ns - t.erase_ns, time.done_ns);
         Ok(time)
     }
 

@@ -4,6 +4,23 @@
 //!
 //! What a torn operation leaves behind is drawn from the cut's seed with
 //! ChaCha8, so one (index, kind, seed) triple always produces the same image.
+//!
+//! A cut at an instant of the device clock ([`InstantCut`]) catches every
+//! operation in flight then, not only the last one issued: on parallel dies a
+//! program issued early on a busy die may still be running while one issued
+//! later on an idle die is done. The array keeps what each operation it
+//! names found (the page a program meant to fill, the block an erase meant
+//! to clear) and, when power goes, puts it back and lets the operation end
+//! as its [`Torn`] says, as if the cut had caught it alone:
+//! - `None`: it never reached the cells (an operation still queued, or its
+//!   data still crossing the channel, can only end this way);
+//! - any other variant: torn as above, each operation drawing its own bytes
+//!   (the seed mixed with its index), on top of what the earlier ones left.
+//!
+//! On one die the operations run one after another, so at most one per die
+//! is torn; the caller names the rest `None`. Every operation issued before
+//! the instant and not named is done; the stop operation and every later one
+//! never happen.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -61,6 +78,21 @@ pub struct PowerCut {
     /// the counter was last reset) of the operation that the cut interrupts.
     pub at_op: u64,
     pub torn: Torn,
+    pub seed: u64,
+}
+
+/// A planned power cut at an instant of the device clock (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstantCut {
+    /// Index (counted as [`PowerCut::at_op`]) of the first operation issued
+    /// after the instant: power is gone when it is issued, it fails with
+    /// `PowerLoss` and changes nothing.
+    pub stop_at_op: u64,
+    /// The operations issued before the instant and not done at it, by
+    /// index (each below `stop_at_op`, increasing), and how each ends. Only
+    /// programs, partial programs and erases change the array; others are
+    /// ignored.
+    pub in_flight: Vec<(u64, Torn)>,
     pub seed: u64,
 }
 

@@ -3,7 +3,8 @@
 //! It is the oracle of the physics: geometry, the programming rules of SLC and
 //! MLC/TLC cells, simulated timing with overlapping dies and channels, wear and
 //! grown bad blocks, RAM or file-image storage, and power cuts that tear the
-//! operation in flight. See [`Nand`] for the chip contract.
+//! operation in flight, or at an instant of the device clock every operation
+//! in flight on any die. See [`Nand`] for the chip contract.
 
 mod array;
 mod bit_errors;
@@ -18,10 +19,10 @@ mod programs;
 mod spare;
 mod timing;
 
-pub use array::{DataMode, FlashOp, Nand, NandConfig, NandStats, ViolationPolicy};
+pub use array::{DataMode, FlashOp, Nand, NandConfig, NandStats, OpTrace, ViolationPolicy};
 pub use bit_errors::{FaultModel, FAULT_PROFILES};
 pub use error::{gib, Holder, ImageError, MemoryError, NandError, Violation};
-pub use fault::{PowerCut, Torn};
+pub use fault::{InstantCut, PowerCut, Torn};
 pub use geometry::{BlockId, CellType, Geometry, GeometryError, Ppn};
 pub use image::{ImageSync, IMAGE_MAGIC, IMAGE_VERSION};
 pub use memory::{available as available_memory, check as check_memory, filled as try_filled};

@@ -86,6 +86,7 @@ impl<H: Hooks> Ftl<H> {
                 outcome: &mut outcome,
             };
             let scanned = self.hooks.recover_scanned(ck.seq, pages);
+            report.protocol_commits_rejected = self.hooks.commits_rejected();
             self.counters.uncorrectable_reads += outcome.uncorrectable_reads;
             self.failed |= outcome.nand_failed;
             *at_ns = outcome.done_ns;

@@ -42,6 +42,7 @@ pub fn txwrite_spec(
         recovery_cuts,
         only: None,
         threads: 2,
+        in_flight: txftl_harness::InFlight::Off,
         replay_base: format!(
             "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill {fill_pct} --seed 1{device_flags} --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {} --cross-tx-pct {}{}",
             tx.pages_per_tx,

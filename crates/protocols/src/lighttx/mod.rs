@@ -78,6 +78,8 @@ pub struct LHooks {
     /// What the last recovery found: transactions redone and dropped.
     pub recovered_commits: u32,
     pub recovered_uncommitted: u32,
+    /// Of those, commit pages found with pages of their transaction missing.
+    pub recovered_incomplete: u32,
 }
 
 impl LHooks {
@@ -96,6 +98,7 @@ impl LHooks {
             slides_with_open_tx: 0,
             recovered_commits: 0,
             recovered_uncommitted: 0,
+            recovered_incomplete: 0,
         }
     }
 
@@ -265,6 +268,7 @@ impl RecoveryHooks for LHooks {
         self.next_tx_ver = self.next_tx_ver.max(r.max_tx_ver.saturating_add(1));
         self.recovered_commits = r.committed;
         self.recovered_uncommitted = r.uncommitted;
+        self.recovered_incomplete = r.incomplete;
         // Pages found in the Available Zone keep their blocks out of GC until
         // the next checkpoint (the seal recovery writes when it found any).
         for p in &pages {
@@ -277,6 +281,10 @@ impl RecoveryHooks for LHooks {
             }
         }
         Ok(r.updates)
+    }
+
+    fn commits_rejected(&self) -> u64 {
+        self.recovered_incomplete as u64
     }
 
     fn roll_forward(&self, oob: &Oob) -> bool {

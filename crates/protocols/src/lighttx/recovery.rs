@@ -39,6 +39,9 @@ pub struct Resolved {
     /// commit (open at the cut, aborted, or dead and partly in the zones).
     pub committed: u32,
     pub uncommitted: u32,
+    /// Of the uncommitted, transactions whose commit page (after the
+    /// checkpoint) counts more pages than were found: rejected commits.
+    pub incomplete: u32,
     /// The largest TxID and TxVer read (so new ones are larger).
     pub max_tx_id: u32,
     pub max_tx_ver: u32,
@@ -72,7 +75,11 @@ pub fn resolve(ckpt_seq: u64, pages: &[ScannedPage]) -> Result<Resolved> {
                     committed.push((ver, seq, f));
                 }
             }
-            _ => out.uncommitted += 1,
+            Some((_, _, seq)) => {
+                out.uncommitted += 1;
+                out.incomplete += (seq > ckpt_seq) as u32;
+            }
+            None => out.uncommitted += 1,
         }
     }
     // Redo in TxVer order. Versions are handed out as commit pages are
@@ -130,7 +137,7 @@ mod tests {
             page(30, 9, 106, tx(7, 0, 0)), // tx 7: open at the cut (no commit page)
         ];
         let r = resolve(100, &pages).unwrap();
-        assert_eq!((r.committed, r.uncommitted), (1, 2));
+        assert_eq!((r.committed, r.uncommitted, r.incomplete), (1, 2, 1));
         let u: Vec<(u32, Ppn, u64)> = r.updates.iter().map(|u| (u.lpn, u.ppn, u.seq)).collect();
         assert_eq!(u, vec![(1, 12, 103), (2, 11, 103)], "the later version of page 1, at the commit");
         assert_eq!((r.max_tx_id, r.max_tx_ver), (7, 2));

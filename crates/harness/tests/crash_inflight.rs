@@ -1,0 +1,142 @@
+//! Cuts at instants of the device clock, for every protocol: every program
+//! and erase in flight then, on any die, is torn or lost, and every proper
+//! subset of those started may finish. The geometry is `tiny` with two
+//! channels of one die (`tests/devices/tiny-2ch.toml`): on `tiny`'s one
+//! channel a program waiting for its die holds the channel, so programs end
+//! in issue order; on two channels an erase on one die overlaps programs on
+//! the other. Small workloads: each instant replays the workload.
+
+mod common;
+use txftl_harness::{CrashReport, CrashSpec, DeviceSpec, Expect, InFlight, TxShape, WorkloadKind, WorkloadSpec};
+use txftl_nand::Torn;
+use txftl_protocols::ProtocolOptions;
+
+const DEVICE_FILE: &str = "crates/harness/tests/devices/tiny-2ch.toml";
+
+/// `tiny` with its two dies on two channels (what `DEVICE_FILE` holds).
+fn device(protocol: &str) -> DeviceSpec {
+    let mut d = DeviceSpec::tiny(protocol);
+    d.nand.geometry.channels = 2;
+    d.nand.geometry.dies_per_channel = 1;
+    d
+}
+
+fn tx_spec(protocol: &str, ops: u64, tx: TxShape, expect: Vec<Expect>) -> CrashSpec {
+    let mut s = common::txwrite_spec(device(protocol), "", ops, 90, tx, false, expect);
+    s.replay_base = s
+        .replay_base
+        .replacen("--workload", &format!("--config {DEVICE_FILE} --workload"), 1);
+    s.in_flight = InFlight::Every;
+    s
+}
+
+fn rand_spec(protocol: &str, device: DeviceSpec, flags: &str, ops: u64, expect: Vec<Expect>) -> CrashSpec {
+    CrashSpec {
+        device,
+        workload: WorkloadSpec {
+            kind: WorkloadKind::RandWrite,
+            ops,
+            fill_pct: 90,
+            seed: 1,
+            flush_every: 8,
+            tx: TxShape::default(),
+        },
+        torn: Torn::ALL.to_vec(),
+        recovery_cuts: false,
+        only: None,
+        threads: 2,
+        in_flight: InFlight::Every,
+        replay_base: format!(
+            "txftl crashtest --protocol {protocol} --config {DEVICE_FILE}{flags} --workload randwrite --ops {ops} --fill 90 \
+             --seed 1 --flush-every 8 --no-recovery-cuts"
+        ),
+        expect,
+    }
+}
+
+/// A tenth of the writes outside transactions; trims only where the
+/// protocol takes them (SCC and BPCC refuse them).
+fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, trim_pct: u32) -> TxShape {
+    TxShape {
+        pages_per_tx,
+        abort_pct,
+        concurrency,
+        nontx_pct: 10,
+        trim_pct,
+        transactions: 0,
+        cross_pct: 0,
+    }
+}
+
+/// Clean, and the instants really had several operations in flight, some
+/// of them out of issue order.
+fn run_clean(s: &CrashSpec) -> CrashReport {
+    let r = common::run_clean(s);
+    let f = r.in_flight.clone().expect("in-flight cuts were asked for");
+    assert!(f.max_in_flight >= 2 && f.max_started >= 2, "{f:?}");
+    assert!(f.out_of_order_points > 0, "{f:?}");
+    r
+}
+
+#[test]
+fn plain_randwrite() {
+    run_clean(&rand_spec("plain", device("plain"), "", 150, vec![Expect::TornDataIntactOob]));
+}
+
+#[test]
+fn dftl_randwrite_with_a_one_page_cache() {
+    let mut d = device("dftl");
+    d.nand.geometry.blocks_per_plane = 32;
+    d.opts = ProtocolOptions::new().with("cmt-pages", 1);
+    let flags = " --blocks-per-plane 32 --protocol-opt cmt-pages=1";
+    run_clean(&rand_spec("dftl", d, flags, 120, vec![Expect::Protocol("cmt_misses")]));
+}
+
+#[test]
+fn xftl_transactions() {
+    run_clean(&tx_spec("xftl", 120, shape(5, 20, 2, 5), vec![Expect::Commits, Expect::Aborts]));
+}
+
+/// A known finding, kept visible until the protocol changes: Atomic-Write
+/// redoes a group whose flagged (last) page is on flash, which proves the
+/// group whole only on a log programmed in order. Here its pages spread over
+/// the dies and the flag page is issued without waiting for the pages before
+/// it: when it finishes first and an earlier page is lost, recovery redoes
+/// the group without that page (the commit was in flight, never
+/// acknowledged). Every violation is of that kind.
+#[test]
+fn atomic_write_flag_page_can_land_before_an_earlier_page() {
+    let s = tx_spec("atomic-write", 120, shape(4, 0, 1, 5), vec![Expect::Commits]);
+    let r = txftl_harness::crashtest(&s, &|_, _| {}).unwrap();
+    let f = r.in_flight.expect("in-flight cuts were asked for");
+    assert!(f.violation_count > 0 && f.violation_count == r.violation_count, "{f:?}");
+    for v in &r.violations {
+        assert!(v.message.starts_with("the commit in flight is partly visible"), "{}", v.message);
+    }
+}
+
+#[test]
+fn scc_transactions() {
+    run_clean(&tx_spec("scc", 100, shape(4, 20, 1, 0), vec![Expect::Commits]));
+}
+
+#[test]
+fn bpcc_transactions() {
+    run_clean(&tx_spec("bpcc", 100, shape(4, 20, 2, 0), vec![Expect::Commits]));
+}
+
+/// LightTx's page-count rule at work: a commit page on flash while an
+/// earlier page of its transaction is torn or lost, which recovery must
+/// reject (no cut at a single operation makes one: every page before the
+/// commit page has finished).
+#[test]
+fn lighttx_rejects_a_commit_page_with_a_page_missing() {
+    let s = tx_spec(
+        "lighttx",
+        120,
+        shape(5, 20, 2, 5),
+        vec![Expect::Commits, Expect::Aborts, Expect::CommitsRejected],
+    );
+    let r = run_clean(&s);
+    assert!(r.exercised.commits_rejected > 0, "{:?}", r.exercised);
+}
