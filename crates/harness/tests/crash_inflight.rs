@@ -97,22 +97,14 @@ fn xftl_transactions() {
     run_clean(&tx_spec("xftl", 120, shape(5, 20, 2, 5), vec![Expect::Commits, Expect::Aborts]));
 }
 
-/// A known finding, kept visible until the protocol changes: Atomic-Write
-/// redoes a group whose flagged (last) page is on flash, which proves the
-/// group whole only on a log programmed in order. Here its pages spread over
-/// the dies and the flag page is issued without waiting for the pages before
-/// it: when it finishes first and an earlier page is lost, recovery redoes
-/// the group without that page (the commit was in flight, never
-/// acknowledged). Every violation is of that kind.
+/// Atomic-Write redoes a group whose flagged (last) page is on flash, which
+/// proves the group whole only if the pages before it finished first. Its
+/// pages spread over the dies; before the flag page waited for them, a flag
+/// page that finished first with an earlier page lost made an
+/// unacknowledged commit partly visible (30 violations on this set).
 #[test]
-fn atomic_write_flag_page_can_land_before_an_earlier_page() {
-    let s = tx_spec("atomic-write", 120, shape(4, 0, 1, 5), vec![Expect::Commits]);
-    let r = txftl_harness::crashtest(&s, &|_, _| {}).unwrap();
-    let f = r.in_flight.expect("in-flight cuts were asked for");
-    assert!(f.violation_count > 0 && f.violation_count == r.violation_count, "{f:?}");
-    for v in &r.violations {
-        assert!(v.message.starts_with("the commit in flight is partly visible"), "{}", v.message);
-    }
+fn atomic_write_groups() {
+    run_clean(&tx_spec("atomic-write", 120, shape(4, 0, 1, 5), vec![Expect::Commits]));
 }
 
 #[test]

@@ -354,7 +354,15 @@ impl AtomicWrite {
         let Some((lpn, data)) = g.cached.take() else { return Ok(false) };
         let flag = if canary { g.appended == 0 } else { last };
         let bytes = PageFlag { group: g.id, last: flag }.encode();
+        let earlier_done = g.done_ns;
         if last {
+            // Recovery redoes a group whose flagged page is on flash: that
+            // proves the group whole only if every earlier page was on flash
+            // first. Pages stripe over the dies, and a flag page issued at
+            // once can finish before an earlier page on a busier die; a power
+            // cut between the two would make part of an unacknowledged
+            // commit visible (found by the crash harness's in-flight cuts).
+            self.ftl.wait_until(earlier_done);
             self.ftl.program_unmapped_deferred(lpn, &data, &bytes)?;
         } else {
             self.ftl.program_unmapped(lpn, &data, &bytes)?;
