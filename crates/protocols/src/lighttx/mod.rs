@@ -299,6 +299,7 @@ impl EventHooks for LHooks {
 }
 
 /// The LightTx device.
+#[derive(Clone)]
 pub struct LightTx {
     ftl: Ftl<LHooks>,
 }
