@@ -9,6 +9,6 @@ pub mod model;
 pub mod run;
 pub mod workload;
 
-pub use crash::{crashtest, CrashReport, CrashSpec, CrashViolation, DeviceSpec};
+pub use crash::{crashtest, CrashReport, CrashSpec, CrashViolation, DeviceSpec, SecondCuts};
 pub use exercise::{Exercised, Expect};
 pub use workload::{OpStream, TxShape, WorkloadKind, WorkloadSpec, WORKLOAD_NAMES};

@@ -26,7 +26,11 @@ fn spec(protocol: &str, ops: u64, recovery_cuts: bool) -> CrashSpec {
         },
         torn: Torn::ALL.to_vec(),
         recovery_cuts,
+        second_cuts: txftl_harness::SecondCuts::Off,
+        second_ops: 30,
         only: None,
+        then_only: None,
+        replay_from_scratch: false,
         threads: 2,
         replay_base: format!(
             "txftl crashtest --protocol {protocol} --preset tiny --blocks-per-plane 32 --protocol-opt cmt-pages=1 \

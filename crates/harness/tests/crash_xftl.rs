@@ -22,7 +22,11 @@ fn seeded(protocol: &str, entries: u32, ops: u64, fill_pct: u32, tx: TxShape, re
         workload: WorkloadSpec { kind: WorkloadKind::TxWrite, ops, fill_pct, seed, flush_every: 8, tx },
         torn: Torn::ALL.to_vec(),
         recovery_cuts,
+        second_cuts: txftl_harness::SecondCuts::Off,
+        second_ops: 30,
         only: None,
+        then_only: None,
+        replay_from_scratch: false,
         threads: 2,
         replay_base: format!(
             "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill {fill_pct} --seed {seed} --protocol-opt xl2p-entries={entries} --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {}",

@@ -40,7 +40,11 @@ pub fn txwrite_spec(
         },
         torn: txftl_nand::Torn::ALL.to_vec(),
         recovery_cuts,
+        second_cuts: txftl_harness::SecondCuts::Off,
+        second_ops: 30,
         only: None,
+        then_only: None,
+        replay_from_scratch: false,
         threads: 2,
         replay_base: format!(
             "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill {fill_pct} --seed 1{device_flags} --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {} --cross-tx-pct {}{}",
