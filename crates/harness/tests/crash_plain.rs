@@ -58,8 +58,19 @@ fn mixed_with_trims_survives_every_cut() {
 
 #[test]
 fn seqwrite_survives_every_cut() {
-    let r = crashtest(&spec("plain", WorkloadKind::SeqWrite, 300, 80, 3, false), &|_, _| {}).unwrap();
+    let s = common::sampled(spec("plain", WorkloadKind::SeqWrite, 300, 80, 3, false), 1);
+    let r = crashtest(&s, &|_, _| {}).unwrap();
     assert_clean(&r);
+    assert_eq!(r.second_crash_points, r.crash_points, "one second cut per crash point");
+}
+
+/// Two cuts: recover, go on, cut again, at every operation of the
+/// continuation: the free pool and tables a mount rebuilds are tested only so.
+#[test]
+fn every_second_cut_after_recovery() {
+    let mut s = spec("plain", WorkloadKind::RandWrite, 60, 30, 6, false);
+    s.expect = vec![Expect::TornDataIntactOob];
+    common::run_every_second_cut(s);
 }
 
 /// Incremental checkpoints (scale issue, item 3): with a checkpoint every 16

@@ -66,3 +66,30 @@ pub fn run_clean(s: &txftl_harness::CrashSpec) -> CrashReport {
     assert_clean(&r);
     r
 }
+
+/// A small set for two-cut runs, every second cut: the cut before the
+/// operation and the one tearing its data only (the `data` variant keeps
+/// its expectation), continuations of 12 host operations. Fails unless
+/// continuations were cut.
+#[allow(dead_code)]
+pub fn run_every_second_cut(mut s: txftl_harness::CrashSpec) -> CrashReport {
+    s.torn = vec![txftl_nand::Torn::None, txftl_nand::Torn::Data];
+    s.second_cuts = txftl_harness::SecondCuts::Every;
+    s.second_ops = 12;
+    let r = run_clean(&s);
+    assert!(
+        r.continued_points == r.crash_points && r.second_crash_points > 10 * r.crash_points,
+        "{} points continued, {} second cuts over {} crash points",
+        r.continued_points,
+        r.second_crash_points,
+        r.crash_points
+    );
+    r
+}
+
+/// Sampled two-cut runs for a larger set: `n` second cuts per crash point.
+#[allow(dead_code)]
+pub fn sampled(mut s: txftl_harness::CrashSpec, n: u32) -> txftl_harness::CrashSpec {
+    s.second_cuts = txftl_harness::SecondCuts::Sample(n);
+    s
+}
