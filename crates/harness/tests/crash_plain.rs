@@ -119,6 +119,30 @@ fn canary_is_caught() {
     );
 }
 
+/// Every crash point is forked from one rolling run of the workload and
+/// every recovery cut redone from the recovery's log: they must find what
+/// replaying from a fresh device finds, point for point (the canary's
+/// violations, and a clean set's recovery cuts).
+#[test]
+fn forked_points_match_replayed_ones() {
+    for (protocol, ops, fill_pct, recovery_cuts) in [("plain-canary", 260, 90, false), ("plain", 60, 30, true)] {
+        let mut s = spec(protocol, WorkloadKind::RandWrite, ops, fill_pct, 1, recovery_cuts);
+        s.expect.clear();
+        let forked = crashtest(&s, &|_, _| {}).unwrap();
+        s.replay_from_scratch = true;
+        let replayed = crashtest(&s, &|_, _| {}).unwrap();
+        let counts = |r: &txftl_harness::CrashReport| (r.crash_points, r.recovery_crash_points, r.violation_count, r.exercised);
+        assert_eq!(counts(&forked), counts(&replayed), "{protocol}");
+        assert_eq!(
+            format!("{:?}", forked.violations),
+            format!("{:?}", replayed.violations),
+            "{protocol}"
+        );
+        assert!(forked.violation_count > 0 || recovery_cuts, "{protocol}: the canary must show");
+        assert!(forked.recovery_crash_points > 0 || !recovery_cuts, "{protocol}");
+    }
+}
+
 /// A workload long enough for a block to wear out (endurance 24; blocks
 /// shipped erased spend no cycle before their first program): GC retires it as
 /// bad mid-run, and every crash point still holds the contract.
