@@ -52,7 +52,7 @@ use fork::{Cut, Run};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use txftl_ftl::{DeviceError, DeviceStats, FtlConfig};
-use txftl_nand::{FaultModel, FlashOp, Nand, NandConfig, PowerCut, Torn};
+use txftl_nand::{FaultModel, FlashOp, MutationRecord, Nand, NandConfig, PowerCut, Torn};
 use txftl_protocols::{AnyDevice, ProtocolOptions};
 
 /// How to build the device under test: always the same, fresh.
@@ -365,22 +365,30 @@ fn check_against_model(state: &[Content], model: &TxModel, nand: &Nand) -> Vec<S
     out
 }
 
+/// A recovered device, its logical contents, and the programs and erases
+/// of the mount if its NAND logged them (taken before the read-back, which
+/// may write: DFTL's cache).
+type Remounted = (Box<dyn AnyDevice>, Vec<Content>, Vec<MutationRecord>);
+
 /// Recovers, checks invariants; returns the device and its logical contents.
-fn recover(spec: &CrashSpec, nand: Nand) -> Result<(Box<dyn AnyDevice>, Vec<Content>), String> {
+fn recover(spec: &CrashSpec, nand: Nand) -> Result<Remounted, String> {
     let mut dev = txftl_protocols::mount(&spec.device.protocol, nand, spec.device.ftl.clone(), &spec.device.opts)
         .map_err(|e| format!("recovery failed: {e}"))?;
+    let log = dev.nand().redo_log().to_vec();
+    dev.nand_mut().set_redo_log(false);
     dev.check_invariants()
         .map_err(|e| format!("invariant broken after recovery: {e}"))?;
     let state = logical_state(&mut *dev).map_err(|e| format!("reading back after recovery failed: {e}"))?;
-    Ok((dev, state))
+    Ok((dev, state, log))
 }
 
 /// The flash a cut left, recovered, and what recovery started from.
 struct Recovered {
     dev: Box<dyn AnyDevice>,
     state: Vec<Content>,
-    /// The flash before recovery (kept only for recovery cuts).
-    before: Option<Nand>,
+    /// The flash before recovery and the programs and erases recovery
+    /// issued (kept only for recovery cuts).
+    before: Option<(Nand, Vec<MutationRecord>)>,
 }
 
 /// Replays the workload from a fresh device up to a cut at `at`: the
@@ -408,7 +416,8 @@ fn recover_and_check(spec: &CrashSpec, cut: Cut, keep_before: bool, violations: 
     nand.power_off();
     nand.power_on();
     let before = keep_before.then(|| nand.snapshot());
-    let (dev, state) = match recover(spec, nand) {
+    nand.set_redo_log(keep_before);
+    let (dev, state, log) = match recover(spec, nand) {
         Ok(r) => r,
         Err(msg) => {
             violations.push(msg);
@@ -435,7 +444,11 @@ fn recover_and_check(spec: &CrashSpec, cut: Cut, keep_before: bool, violations: 
     if let Some(msg) = erase_count_below_oob(&*dev) {
         violations.push(msg);
     }
-    Some(Recovered { dev, state, before })
+    Some(Recovered {
+        dev,
+        state,
+        before: before.map(|b| (b, log)),
+    })
 }
 
 /// Checks one crash point: recovery from the flash `cut` left, the recovery
@@ -460,8 +473,8 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn, cut: Result<Cut, String>) ->
     if let Some(r) = rec.dev.recovery_report() {
         result.exercised.add_recovery(&r);
     }
-    if let Some(before) = &rec.before {
-        cut_recoveries(spec, before, &rec.state, &mut result);
+    if let Some((before, log)) = &rec.before {
+        cut_recoveries(spec, before, log, &rec.state, &mut result);
     }
     // A wrong first recovery is reported as such: continuing from it
     // would only report the same fault again.
@@ -472,19 +485,13 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn, cut: Result<Cut, String>) ->
 }
 
 /// Cuts the recovery that started from `before` at each of its own
-/// programs and erases (every torn variant), recovers again and compares
-/// with `state`, the uncut recovery's contents. The flash at each cut is
-/// `before` with the recovery's earlier programs and erases redone from its
-/// redo log (its reads change nothing): one recovery per cut, not two.
-fn cut_recoveries(spec: &CrashSpec, before: &Nand, state: &[Content], result: &mut PointResult) {
-    let mut probe = before.snapshot();
-    probe.set_redo_log(true);
-    let probe = match txftl_protocols::mount_or_return(&spec.device.protocol, probe, spec.device.ftl.clone(), &spec.device.opts) {
-        Ok(d) => d.into_nand(),
-        Err((_, n)) => *n,
-    };
+/// programs and erases (`log`, every torn variant), recovers again and
+/// compares with `state`, the uncut recovery's contents. The flash at each
+/// cut is `before` with the recovery's earlier programs and erases redone
+/// (its reads change nothing): one recovery per cut, not two.
+fn cut_recoveries(spec: &CrashSpec, before: &Nand, log: &[MutationRecord], state: &[Content], result: &mut PointResult) {
     let mut rolling = before.snapshot();
-    for rec in probe.redo_log() {
+    for rec in log {
         let j = rec.op_index;
         for &rt in &spec.torn {
             result.recovery_points += 1;
@@ -499,8 +506,8 @@ fn cut_recoveries(spec: &CrashSpec, before: &Nand, state: &[Content], result: &m
             n.power_off();
             n.power_on();
             match recover(spec, n) {
-                Ok((_, again)) if again == state => {}
-                Ok((_, again)) => {
+                Ok((_, again, _)) if again == state => {}
+                Ok((_, again, _)) => {
                     let lpn = again.iter().zip(state).position(|(a, b)| a != b).unwrap_or(0);
                     result.violations.push((
                         Found::RecoveryCut(j, rt),
