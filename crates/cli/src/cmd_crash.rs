@@ -7,7 +7,7 @@ use crate::{CliError, DeviceArgs};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::process::ExitCode;
-use txftl_harness::{crashtest, CrashReport, CrashSpec, DeviceSpec, Exercised, Expect, InFlight, WorkloadKind, WorkloadSpec};
+use txftl_harness::{crashtest, CrashReport, CrashSpec, DeviceSpec, Exercised, Expect, InFlight, SecondCuts, WorkloadKind, WorkloadSpec};
 use txftl_nand::{DataMode, Torn, ViolationPolicy};
 use txftl_protocols::{Protocol, ProtocolEntry};
 
@@ -54,6 +54,25 @@ pub struct CrashArgs {
     /// issue order) finishes instead of being torn.
     #[arg(long, default_value_t = 0, requires = "at_ns")]
     pub finish: u64,
+    /// Two-cut runs: after each point's recovery, continue the workload and
+    /// cut again at `every` mutating operation of the continuation, at a
+    /// seeded sample of N of them, or `off`.
+    #[arg(long, default_value = "2", value_parser = parse_second_cuts)]
+    pub second_cuts: SecondCuts,
+    /// Host operations of each continuation.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub second_ops: u64,
+    /// Replay one second cut of the point `--at` names: the continuation's
+    /// flash operation index (from the end of the first recovery).
+    #[arg(long, requires = "at", requires = "then_torn")]
+    pub then_at: Option<u64>,
+    /// The torn variant of the second cut `--then-at` names.
+    #[arg(long, requires = "then_at")]
+    pub then_torn: Option<String>,
+    /// Replay the workload from a fresh device to every crash point instead
+    /// of forking one run (the slow reference path, for checking the fork).
+    #[arg(long, hide = true)]
+    pub from_scratch: bool,
     /// Worker threads.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub threads: u32,
@@ -63,6 +82,20 @@ pub struct CrashArgs {
 
 /// One crash point: the flash operation and how it is torn.
 type Point = (u64, Torn);
+
+fn parse_second_cuts(s: &str) -> Result<SecondCuts, String> {
+    SecondCuts::parse(s).ok_or_else(|| format!("`{s}`: off, every, or a number of second cuts per crash point"))
+}
+
+/// The second cut to replay (`--then-at`, `--then-torn`).
+fn then_point(args: &CrashArgs) -> Result<Option<Point>, CliError> {
+    match (args.then_at, &args.then_torn) {
+        (Some(j), Some(t)) => Torn::parse(t.trim())
+            .map(|t| Some((j, t)))
+            .ok_or_else(|| CliError::Usage(format!("unknown torn variant `{t}` (none, garbage, partial, data, oob)"))),
+        _ => Ok(None),
+    }
+}
 
 /// The torn variants asked for, and the one crash point to replay (`--at`).
 fn torn_and_point(args: &CrashArgs) -> Result<(Vec<Torn>, Option<Point>), CliError> {
@@ -136,6 +169,10 @@ fn replay_base(args: &CrashArgs, chosen: &DeviceChoice, workload: &WorkloadSpec,
     if args.no_recovery_cuts {
         s += " --no-recovery-cuts";
     }
+    // The continuations' length goes with the second cut a replay names
+    // (the harness adds it there); the mode, so a first cut replays with
+    // the same second cuts.
+    s += &format!(" --second-cuts {}", args.second_cuts.name());
     s
 }
 
@@ -214,6 +251,10 @@ fn spec(args: &CrashArgs) -> Result<(CrashSpec, String), CliError> {
             },
             (true, _) => InFlight::Every,
         },
+        second_cuts: args.second_cuts,
+        second_ops: args.second_ops,
+        then_only: then_point(args)?,
+        replay_from_scratch: args.from_scratch,
         threads: args.threads as usize,
     };
     Ok((spec, p.name.to_string()))
@@ -234,9 +275,9 @@ pub fn run(args: CrashArgs) -> Result<ExitCode, CliError> {
         bar.set_position(done);
     })
     .map_err(|e| match e {
-        e @ (txftl_harness::crash::CrashError::NoSuchPoint { .. } | txftl_harness::crash::CrashError::NoSuchInstant { .. }) => {
-            CliError::Usage(e.to_string())
-        }
+        e @ (txftl_harness::crash::CrashError::NoSuchPoint { .. }
+        | txftl_harness::crash::CrashError::NoSuchInstant { .. }
+        | txftl_harness::crash::CrashError::NoSuchSecondPoint { .. }) => CliError::Usage(e.to_string()),
         e => CliError::failed(e),
     })?;
     let _ = std::panic::take_hook();
@@ -286,6 +327,13 @@ fn print_report(report: &CrashReport, device_name: &str, entry: &ProtocolEntry, 
     t.section("enumeration");
     t.row("crash points tried", thousands(report.crash_points));
     t.row("recovery crash points tried", thousands(report.recovery_crash_points));
+    t.row(
+        &format!(
+            "second cuts ({}): points continued / second-cut points tried",
+            report.second_cuts.name()
+        ),
+        pair(report.continued_points, report.second_crash_points),
+    );
     if let Some(f) = &report.in_flight {
         t.row("instants with programs or erases in flight", thousands(f.instants));
         t.row("cuts at instants tried", thousands(f.points));
@@ -297,6 +345,10 @@ fn print_report(report: &CrashReport, device_name: &str, entry: &ProtocolEntry, 
         t.row("violations at instants", thousands(f.violation_count));
     }
     t.row("violations", thousands(report.violation_count));
+    t.row(
+        "crash points of every kind per wall second",
+        format!("{} ({:.1} s wall)", thousands(report.points_per_second as u64), report.wall_seconds),
+    );
     t.print();
     for v in &report.violations {
         let at = match v.at_ns {
@@ -304,11 +356,14 @@ fn print_report(report: &CrashReport, device_name: &str, entry: &ProtocolEntry, 
             None => format!("flash op {}", v.at_op),
         };
         println!(
-            "VIOLATION at {} (torn {}{}): {}",
+            "VIOLATION at {} (torn {}{}{}): {}",
             at,
             v.torn.name(),
             v.recovery_cut
                 .map(|(j, t)| format!(", recovery cut at its op {j} torn {}", t.name()))
+                .unwrap_or_default(),
+            v.second_cut
+                .map(|(j, t)| format!(", second cut at continuation op {j} torn {}", t.name()))
                 .unwrap_or_default(),
             v.message
         );

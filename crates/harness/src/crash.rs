@@ -1,11 +1,11 @@
 //! The crash-point enumerator.
 //!
 //! 1. A dry run of the workload on a fresh device records the kind of every
-//!    NAND operation the workload issues (after format).
+//!    NAND operation the workload issues (after format), and which host
+//!    operation issues it.
 //! 2. For every operation that changes the array (program, partial program,
-//!    erase) and every torn variant asked for, a fresh device runs the same
-//!    workload with power cut at that operation; then the NAND alone is
-//!    remounted and checked:
+//!    erase) and every torn variant asked for, the workload runs with power
+//!    cut at that operation; then the NAND alone is remounted and checked:
 //!    - recovery succeeds and the FTL invariants hold;
 //!    - every logical page holds a value the reference model allows (the one
 //!      durable at the last flush, or one written after it), intact;
@@ -14,14 +14,27 @@
 //!      (metadata rings included).
 //!
 //!    One more point cuts power after the whole workload, with nothing torn.
+//!    The run up to each cut is forked from one rolling run of the workload
+//!    (`fork.rs`), not replayed from a fresh device; `replay_from_scratch`
+//!    replays instead, the reference the fork is checked against.
 //! 3. Recovery itself is cut: at every operation of the recovery that changes
 //!    the array (with the same torn variants), then recovered again; the result
-//!    must hold the same logical contents as the uncut recovery.
+//!    must hold the same logical contents as the uncut recovery. The flash at
+//!    each such cut is the recovery's starting flash with its logged programs
+//!    and erases before the cut redone (`Nand::redo`): reads change nothing.
+//! 4. Two-cut runs (`second_cuts`, `second.rs`): after a point's recovery
+//!    passed its checks, the host goes on with a continuation of the
+//!    workload on the recovered device, and power is cut again inside it, at
+//!    every one of its mutating operations or at a seeded sample of them;
+//!    recovery and the same checks follow, against a model that starts from
+//!    what the first recovery returned. State a mount rebuilds in DRAM is
+//!    only ever tested this way.
 //!
-//! The dry run also checks the FTL's and the protocol's DRAM invariants on the
-//! live device after every host operation: every crash point replays the same
-//! operations up to its cut, so this covers the state before each cut (after
-//! recovery the protocol's tables are often empty, where their checks cannot fail).
+//! The dry runs (the workload's, and each continuation's) also check the
+//! FTL's and the protocol's DRAM invariants on the live device after every
+//! host operation: every crash point runs the same operations up to its cut,
+//! so this covers the state before each cut (after recovery the protocol's
+//! tables are often empty, where their checks cannot fail).
 //!
 //! With `in_flight`, the run also cuts at every distinct instant of the
 //! device clock with programs or erases in flight on several dies
@@ -31,17 +44,20 @@
 //! the same flash as a cut just before the next program or erase, with fewer
 //! operations acknowledged, so it is a strictly weaker check.
 
+mod fork;
+mod second;
+
 use crate::data::Content;
 use crate::exercise::{Exercised, Expect};
 use crate::inflight::{InFlight, InFlightReport};
 use crate::model::TxModel;
-use crate::run::{logical_state, Driver, Outcome};
+use crate::run::logical_state;
 use crate::workload::{OpStream, WorkloadSpec};
+use fork::{Cut, Run};
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
-use txftl_ftl::Op;
 use txftl_ftl::{DeviceError, DeviceStats, FtlConfig};
-use txftl_nand::{FaultModel, FlashOp, Nand, NandConfig, PowerCut, Torn};
+use txftl_nand::{FaultModel, FlashOp, MutationRecord, Nand, NandConfig, PowerCut, Torn};
 use txftl_protocols::{AnyDevice, ProtocolOptions};
 
 /// How to build the device under test: always the same, fresh.
@@ -76,6 +92,38 @@ impl DeviceSpec {
     }
 }
 
+/// Which second cuts a crash point's continuation gets (`second.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SecondCuts {
+    /// No continuation: one cut per run.
+    Off,
+    /// Every mutating operation of the continuation, every torn variant,
+    /// and the point after its last operation.
+    Every,
+    /// This many of those, drawn with ChaCha8 seeded from the workload's
+    /// seed and the first cut (the same ones on every run).
+    Sample(u32),
+}
+
+impl SecondCuts {
+    /// `off`, `every`, or a sample size.
+    pub fn parse(s: &str) -> Option<SecondCuts> {
+        match s {
+            "off" => Some(SecondCuts::Off),
+            "every" => Some(SecondCuts::Every),
+            n => n.parse().ok().map(SecondCuts::Sample),
+        }
+    }
+    pub fn name(self) -> String {
+        match self {
+            SecondCuts::Off => "off".into(),
+            SecondCuts::Every => "every".into(),
+            SecondCuts::Sample(n) => n.to_string(),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct CrashSpec {
     pub device: DeviceSpec,
@@ -83,8 +131,17 @@ pub struct CrashSpec {
     pub torn: Vec<Torn>,
     /// Also cut every recovery at each of its own mutating operations.
     pub recovery_cuts: bool,
+    /// After each point's recovery, continue and cut again.
+    pub second_cuts: SecondCuts,
+    /// Host operations of each continuation.
+    pub second_ops: u64,
     /// Only this crash point (replaying a failure).
     pub only: Option<(u64, Torn)>,
+    /// Only this second cut, at the point `only` names (replaying a failure).
+    pub then_only: Option<(u64, Torn)>,
+    /// Replay the workload from a fresh device to every crash point instead
+    /// of forking one rolling run (slower; the reference the fork must match).
+    pub replay_from_scratch: bool,
     pub threads: usize,
     /// The command line that reproduces this run, without `--at`/`--torn`.
     pub replay_base: String,
@@ -92,6 +149,17 @@ pub struct CrashSpec {
     pub expect: Vec<Expect>,
     /// Cuts at instants of the device clock (`inflight.rs`).
     pub in_flight: InFlight,
+}
+
+impl CrashSpec {
+    /// The command that replays one point (with its second cut, if any).
+    fn replay(&self, at: u64, torn: Torn, second: Option<(u64, Torn)>) -> String {
+        let mut s = format!("{} --at {at} --torn {}", self.replay_base, torn.name());
+        if let Some((j, u)) = second {
+            s += &format!(" --second-ops {} --then-at {j} --then-torn {}", self.second_ops, u.name());
+        }
+        s
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -103,6 +171,9 @@ pub struct CrashViolation {
     pub torn: Torn,
     /// Set when the violation appeared after recovery itself was cut.
     pub recovery_cut: Option<(u64, Torn)>,
+    /// Set when it appeared after the continuation was cut there (its
+    /// flash operation index from the end of the first recovery).
+    pub second_cut: Option<(u64, Torn)>,
     pub message: String,
     pub replay: String,
 }
@@ -122,9 +193,17 @@ pub struct CrashReport {
     pub exercised: Exercised,
     pub crash_points: u64,
     pub recovery_crash_points: u64,
+    pub second_cuts: SecondCuts,
+    /// Crash points whose recovery was continued, and the second cuts tried in those continuations.
+    pub continued_points: u64,
+    pub second_crash_points: u64,
     pub violation_count: u64,
     /// The first violations found (at most 50), in crash-point order.
     pub violations: Vec<CrashViolation>,
+    /// Wall time of the enumeration (a figure of the emulator, not of the device).
+    pub wall_seconds: f64,
+    /// Crash points of every kind (first, recovery, second) per wall second.
+    pub points_per_second: f64,
     /// Cuts at instants (with `in_flight`): their count and findings (their
     /// violations are among the above).
     pub in_flight: Option<InFlightReport>,
@@ -143,122 +222,51 @@ pub enum CrashError {
     NoSuchInstant { at_ns: u64 },
     #[error("crash point {at} does not exist: the workload issues {ops} flash operations (points 0 to {ops}, the last one after every operation)")]
     NoSuchPoint { at: u64, ops: u64 },
+    #[error("second crash point {at} does not exist: the continuation issues {ops} flash operations (points 0 to {ops})")]
+    NoSuchSecondPoint { at: u64, ops: u64 },
+    #[error("the protocol's device cannot be forked (replay every point from scratch instead)")]
+    NoFork,
+    #[error("the rolling run left the dry run's path: {0}")]
+    Diverged(String),
     #[error(transparent)]
     Device(#[from] DeviceError),
+}
+
+/// Where a violation was found, below the crash point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Found {
+    /// After the first cut's recovery.
+    First,
+    /// After recovery was cut at its own operation, and rerun.
+    RecoveryCut(u64, Torn),
+    /// In the continuation's dry run, on the recovered device.
+    Continuation,
+    /// After the continuation was cut there and recovered.
+    SecondCut(u64, Torn),
 }
 
 struct PointResult {
     at: u64,
     torn: Torn,
-    violations: Vec<(Option<(u64, Torn)>, String)>,
+    violations: Vec<(Found, String)>,
     recovery_points: u64,
+    second_points: u64,
+    continued: bool,
     exercised: Exercised,
 }
 
-/// The end of a run of the workload.
-pub(crate) struct RunEnd {
-    pub(crate) model: TxModel,
-    /// Power was cut.
-    cut: bool,
-    /// When each host operation returned, on the device clock.
-    pub(crate) acks_ns: Vec<u64>,
-    /// With an acknowledgment deadline: the erase counts the last checkpoint
-    /// recorded as of the last host operation returned by then (a checkpoint
-    /// waits for its programs, so it is durable).
-    pub(crate) durable_erase_counts: Vec<u32>,
-    table_full_aborts: u64,
-    /// Reads the device reported lost to bit errors (each checked genuine).
-    reported_losses: u64,
-    /// Transactional writes to a page another open transaction had written.
-    cross_tx_updates: u64,
-}
-
-/// Runs the workload until it ends or power is cut. `check_each`: check the
-/// device's DRAM invariants after every host operation (the dry run).
-fn run_until_cut(spec: &CrashSpec, dev: &mut dyn AnyDevice, check_each: bool) -> Result<RunEnd, String> {
-    run_until(spec, dev, check_each, None)
-}
-
-/// [`run_until_cut`]; with `ack_by_ns`, an operation that returns after it
-/// is in flight at a cut then (`Driver::ack_by_ns`).
-pub(crate) fn run_until(spec: &CrashSpec, dev: &mut dyn AnyDevice, check_each: bool, ack_by_ns: Option<u64>) -> Result<RunEnd, String> {
-    let info = dev.info();
-    let mut model = TxModel::new(info.logical_pages);
-    let mut driver = Driver::new(info.page_size, true);
-    driver.ack_by_ns = ack_by_ns;
-    let mut acks_ns = Vec::new();
-    let mut durable_erase_counts = if ack_by_ns.is_some() {
-        dev.checkpoint_erase_counts()
-    } else {
-        Vec::new()
-    };
-    let mut stream = OpStream::new(spec.workload, info.logical_pages);
-    let mut table_full_aborts = 0;
-    let mut reported_losses = 0;
-    let mut index = 0u64;
-    while let Some(op) = stream.next() {
-        match driver.apply(dev, op, &mut model) {
-            Ok(Outcome::Done) => {}
-            // The host's reaction to a full table, as `txftl run` does it.
-            Ok(Outcome::TableFullAborted(tid)) => {
-                stream.forget(tid);
-                table_full_aborts += 1;
-            }
-            Ok(Outcome::WrongRead { lpn, expected, got }) => {
-                return Err(format!(
-                    "read of lpn {lpn} (host op {index}) returned {got:?}, latest write is {expected:?}"
-                ));
-            }
-            Err(DeviceError::PowerLoss) => {
-                return Ok(RunEnd {
-                    model,
-                    cut: true,
-                    acks_ns,
-                    durable_erase_counts,
-                    table_full_aborts,
-                    reported_losses,
-                    cross_tx_updates: stream.cross_tx_updates,
-                })
-            }
-            // A read the device reports lost to bit errors: allowed only if the
-            // page really is beyond ECC (a loss reported, not a bug hidden).
-            Err(DeviceError::DataLost { lpn, ppn }) if matches!(op, Op::Read(_) | Op::TxRead(..)) => {
-                match lost_page(dev.nand(), lpn, ppn) {
-                    Err(why) => return Err(format!("host op {index} ({op:?}) reported lpn {lpn} lost, but {why}")),
-                    // No cut yet in this run: nothing mapped can be torn.
-                    Ok(Some(Content::Foreign)) => {
-                        return Err(format!(
-                            "host op {index} ({op:?}) reported lpn {lpn} lost, but page {ppn} is torn with no cut"
-                        ))
-                    }
-                    Ok(_) => {}
-                }
-                reported_losses += 1;
-            }
-            // A write the protocol's isolation refuses (SCC: a page another
-            // open transaction wrote) does not happen; the model is unchanged.
-            Err(DeviceError::IsolationUnsupported { .. }) if matches!(op, Op::Write(_) | Op::TxWrite(..)) => {}
-            Err(e) => return Err(format!("host op {index} ({op:?}) failed: {e}")),
+impl PointResult {
+    fn new(at: u64, torn: Torn) -> PointResult {
+        PointResult {
+            at,
+            torn,
+            violations: Vec::new(),
+            recovery_points: 0,
+            second_points: 0,
+            continued: false,
+            exercised: Exercised::default(),
         }
-        if check_each {
-            dev.check_invariants()
-                .map_err(|e| format!("invariant broken on the live device after host op {index} ({op:?}): {e}"))?;
-        }
-        acks_ns.push(dev.now_ns());
-        if ack_by_ns.is_some() {
-            durable_erase_counts = dev.checkpoint_erase_counts();
-        }
-        index += 1;
     }
-    Ok(RunEnd {
-        model,
-        cut: false,
-        acks_ns,
-        durable_erase_counts,
-        table_full_aborts,
-        reported_losses,
-        cross_tx_updates: stream.cross_tx_updates,
-    })
 }
 
 /// Checks a page the device reported lost. `Err(why)` if the loss is not
@@ -267,7 +275,7 @@ pub(crate) fn run_until(spec: &CrashSpec, dev: &mut dyn AnyDevice, check_each: b
 /// level (`Ok(Some(raw))`: what its cells hold under the errors, a complete
 /// write of `lpn` or `Foreign` when torn, which the caller judges). Either way
 /// the page's raw spare area must name `lpn` (recovery mapped the right page).
-fn lost_page(nand: &Nand, lpn: u32, ppn: u32) -> Result<Option<Content>, String> {
+pub(crate) fn lost_page(nand: &Nand, lpn: u32, ppn: u32) -> Result<Option<Content>, String> {
     use txftl_ftl::oob::{Oob, OobState};
     let oob = match Oob::decode(&nand.inspect_oob(ppn)) {
         OobState::Valid(o) => o,
@@ -372,24 +380,35 @@ pub(crate) fn check_against_model(state: &[Content], model: &TxModel, nand: &Nan
     out
 }
 
+/// A recovered device, its logical contents, and the programs and erases
+/// of the mount if its NAND logged them (taken before the read-back, which
+/// may write: DFTL's cache).
+type Remounted = (Box<dyn AnyDevice>, Vec<Content>, Vec<MutationRecord>);
+
 /// Recovers, checks invariants; returns the device and its logical contents.
-pub(crate) fn recover(spec: &CrashSpec, nand: Nand) -> Result<(Box<dyn AnyDevice>, Vec<Content>), String> {
+pub(crate) fn recover(spec: &CrashSpec, nand: Nand) -> Result<Remounted, String> {
     let mut dev = txftl_protocols::mount(&spec.device.protocol, nand, spec.device.ftl.clone(), &spec.device.opts)
         .map_err(|e| format!("recovery failed: {e}"))?;
+    let log = dev.nand().redo_log().to_vec();
+    dev.nand_mut().set_redo_log(false);
     dev.check_invariants()
         .map_err(|e| format!("invariant broken after recovery: {e}"))?;
     let state = logical_state(&mut *dev).map_err(|e| format!("reading back after recovery failed: {e}"))?;
-    Ok((dev, state))
+    Ok((dev, state, log))
 }
 
-fn run_point(spec: &CrashSpec, at: u64, torn: Torn) -> Result<PointResult, DeviceError> {
-    let mut result = PointResult {
-        at,
-        torn,
-        violations: Vec::new(),
-        recovery_points: 0,
-        exercised: Exercised::default(),
-    };
+/// The flash a cut left, recovered, and what recovery started from.
+struct Recovered {
+    dev: Box<dyn AnyDevice>,
+    state: Vec<Content>,
+    /// The flash before recovery and the programs and erases recovery
+    /// issued (kept only for recovery cuts).
+    before: Option<(Nand, Vec<MutationRecord>)>,
+}
+
+/// Replays the workload from a fresh device up to a cut at `at`: the
+/// reference path (`replay_from_scratch`). `Ok(Err)`: a violation before the cut.
+fn cut_by_replay(spec: &CrashSpec, at: u64, torn: Torn) -> Result<Result<Cut, String>, CrashError> {
     let mut dev = spec.device.fresh()?;
     let base = dev.nand().op_count();
     dev.nand_mut().arm_power_cut(PowerCut {
@@ -397,88 +416,116 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn) -> Result<PointResult, Devic
         torn,
         seed: spec.workload.seed,
     });
-    let model = match run_until_cut(spec, &mut *dev, false) {
-        Ok(r) => r.model,
-        Err(msg) => {
-            result.violations.push((None, msg));
-            return Ok(result);
-        }
-    };
+    let info = dev.info();
+    let mut run = Run::first(spec.workload, info.logical_pages, info.page_size);
+    Ok(run.until_cut(&mut *dev, false).map(|_| Cut { dev, run }))
+}
+
+/// Drops the cut device's DRAM state (the power cut), recovers from its
+/// NAND alone and checks the contract against the run's model, adding to
+/// `violations`. The recovered device and its contents if recovery succeeded.
+fn recover_and_check(spec: &CrashSpec, cut: Cut, keep_before: bool, violations: &mut Vec<String>) -> Option<Recovered> {
+    let Cut { dev, run } = cut;
     let ckpt_erase_counts = dev.checkpoint_erase_counts();
-    // The power cut: every piece of DRAM state is dropped with the device.
     let mut nand = dev.into_nand();
     nand.power_off();
     nand.power_on();
-    let before_recovery = nand.snapshot();
-    let (dev, state) = match recover(spec, nand) {
+    let before = keep_before.then(|| nand.snapshot());
+    nand.set_redo_log(keep_before);
+    let (dev, state, log) = match recover(spec, nand) {
         Ok(r) => r,
         Err(msg) => {
-            result.violations.push((None, msg));
-            return Ok(result);
+            violations.push(msg);
+            return None;
         }
     };
-    if let Some(r) = dev.recovery_report() {
-        result.exercised.add_recovery(&r);
-    }
-    for msg in check_against_model(&state, &model, dev.nand()) {
-        result.violations.push((None, msg));
-    }
+    violations.extend(check_against_model(&state, &run.model, dev.nand()));
     let value_of = |lpn: u32| match state[lpn as usize] {
         Content::Written { lpn: l, version } if l == lpn => Some(version),
         // A reported loss of a page that held this version (checked above).
         Content::Lost { ppn } => lost_version(dev.nand(), lpn, ppn),
         _ => None,
     };
-    if let Some(msg) = model.atomic_violation(value_of) {
-        result.violations.push((None, msg));
+    if let Some(msg) = run.model.atomic_violation(value_of) {
+        violations.push(msg);
     }
     let ec = dev.erase_counts();
     if let Some(b) = (0..ec.len()).find(|&b| ec[b] < ckpt_erase_counts.get(b).copied().unwrap_or(0)) {
-        result.violations.push((
-            None,
-            format!("erase count of block {b} went back from {} to {}", ckpt_erase_counts[b], ec[b]),
+        violations.push(format!(
+            "erase count of block {b} went back from {} to {}",
+            ckpt_erase_counts[b], ec[b]
         ));
     }
     if let Some(msg) = erase_count_below_oob(&*dev) {
-        result.violations.push((None, msg));
+        violations.push(msg);
     }
-    drop(dev);
-    if !spec.recovery_cuts {
-        return Ok(result);
-    }
-    // Enumerate cuts inside recovery.
-    let mut probe = before_recovery.snapshot();
-    probe.set_op_log(true);
-    let log: Vec<FlashOp> = match txftl_protocols::mount_or_return(&spec.device.protocol, probe, spec.device.ftl.clone(), &spec.device.opts)
-    {
-        Ok(d) => d.nand().op_log().to_vec(),
-        Err((_, n)) => n.op_log().to_vec(),
-    };
-    for (j, kind) in log.iter().enumerate() {
-        if !kind.mutates() {
-            continue;
+    Some(Recovered {
+        dev,
+        state,
+        before: before.map(|b| (b, log)),
+    })
+}
+
+/// Checks one crash point: recovery from the flash `cut` left, the recovery
+/// cuts, and the two-cut runs of its continuation.
+fn run_point(spec: &CrashSpec, at: u64, torn: Torn, cut: Result<Cut, String>) -> Result<PointResult, CrashError> {
+    let mut result = PointResult::new(at, torn);
+    let cut = match cut {
+        Ok(c) => c,
+        Err(msg) => {
+            result.violations.push((Found::First, msg));
+            return Ok(result);
         }
+    };
+    let continues = spec.second_cuts != SecondCuts::Off || spec.then_only.is_some();
+    let at_cut = continues.then(|| cut.run.clone());
+    let mut found = Vec::new();
+    let recovered = recover_and_check(spec, cut, spec.recovery_cuts, &mut found);
+    result.violations.extend(found.into_iter().map(|m| (Found::First, m)));
+    let Some(rec) = recovered else {
+        return Ok(result);
+    };
+    if let Some(r) = rec.dev.recovery_report() {
+        result.exercised.add_recovery(&r);
+    }
+    if let Some((before, log)) = &rec.before {
+        cut_recoveries(spec, before, log, &rec.state, &mut result);
+    }
+    // A wrong first recovery is reported as such: continuing from it
+    // would only report the same fault again.
+    if let (Some(at_cut), true) = (at_cut, result.violations.is_empty()) {
+        second::continue_and_cut(spec, (at, torn), rec.dev, &rec.state, &at_cut, &mut result)?;
+    }
+    Ok(result)
+}
+
+/// Cuts the recovery that started from `before` at each of its own
+/// programs and erases (`log`, every torn variant), recovers again and
+/// compares with `state`, the uncut recovery's contents. The flash at each
+/// cut is `before` with the recovery's earlier programs and erases redone
+/// (its reads change nothing): one recovery per cut, not two.
+fn cut_recoveries(spec: &CrashSpec, before: &Nand, log: &[MutationRecord], state: &[Content], result: &mut PointResult) {
+    let mut rolling = before.snapshot();
+    for rec in log {
+        let j = rec.op_index;
         for &rt in &spec.torn {
             result.recovery_points += 1;
-            let mut n = before_recovery.snapshot();
+            let mut n = rolling.snapshot();
             n.arm_power_cut(PowerCut {
-                at_op: j as u64,
+                at_op: j,
                 torn: rt,
                 seed: spec.workload.seed ^ 0x5EED,
             });
-            let n = match txftl_protocols::mount_or_return(&spec.device.protocol, n, spec.device.ftl.clone(), &spec.device.opts) {
-                Ok(d) => d.into_nand(),
-                Err((_, n)) => *n,
-            };
-            let mut n = n;
+            // Torn by the armed cut: it fails with PowerLoss, as it did in a recovery cut there.
+            let _ = n.redo(rec);
             n.power_off();
             n.power_on();
             match recover(spec, n) {
-                Ok((_, again)) if again == state => {}
-                Ok((_, again)) => {
-                    let lpn = again.iter().zip(&state).position(|(a, b)| a != b).unwrap_or(0);
+                Ok((_, again, _)) if again == state => {}
+                Ok((_, again, _)) => {
+                    let lpn = again.iter().zip(state).position(|(a, b)| a != b).unwrap_or(0);
                     result.violations.push((
-                        Some((j as u64, rt)),
+                        Found::RecoveryCut(j, rt),
                         format!(
                             "recovery cut and rerun reached a different state: lpn {lpn} is {:?}, not {:?}",
                             again[lpn], state[lpn]
@@ -487,155 +534,210 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn) -> Result<PointResult, Devic
                 }
                 Err(msg) => result
                     .violations
-                    .push((Some((j as u64, rt)), format!("after a cut during recovery: {msg}"))),
+                    .push((Found::RecoveryCut(j, rt), format!("after a cut during recovery: {msg}"))),
             }
         }
+        // Done whole (its own result, a failed program included): the flash
+        // before the recovery's next operation.
+        let _ = rolling.redo(rec);
     }
-    Ok(result)
 }
 
-/// Enumerates every crash point of the workload and checks the contract at each.
-/// `progress(done, total)` is called as points finish (from worker threads).
-pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<CrashReport, CrashError> {
-    // Dry run: learn the operations.
-    let mut dev = spec.device.fresh()?;
-    dev.nand_mut().set_op_log(true);
-    dev.nand_mut().set_op_trace(spec.in_flight != InFlight::Off);
-    let host_ops = OpStream::new(spec.workload, dev.info().logical_pages).total_ops();
-    let dry = run_until_cut(spec, &mut *dev, true).map_err(CrashError::DryRun)?;
-    if dry.cut {
-        return Err(CrashError::DryRun("power was lost with no cut armed".into()));
+/// Runs one point. A NAND rule violation panics at the faulty operation:
+/// it is reported as a violation of this crash point rather than losing the run.
+fn guarded(at: u64, torn: Torn, f: impl FnOnce() -> Result<PointResult, CrashError>) -> Result<PointResult, CrashError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(panic) => {
+            let mut r = PointResult::new(at, torn);
+            r.violations.push((Found::First, format!("panicked: {}", panic_message(&*panic))));
+            Ok(r)
+        }
     }
-    let dry_run = dev.stats();
-    let log: Vec<FlashOp> = dev.nand().op_log().to_vec();
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "panic".into())
+}
+
+/// One worker's points, in order: each forked from the worker's own
+/// rolling run of the workload, or replayed from scratch.
+fn worker(spec: &CrashSpec, points: &[(u64, Torn)], dry: &fork::DryRun, tick: &dyn Fn()) -> Result<Vec<PointResult>, CrashError> {
+    let mut out = Vec::with_capacity(points.len());
+    if spec.replay_from_scratch {
+        for &(at, torn) in points {
+            out.push(guarded(at, torn, || run_point(spec, at, torn, cut_by_replay(spec, at, torn)?))?);
+            tick();
+        }
+        return Ok(out);
+    }
+    let dev = spec.device.fresh()?;
+    let base = dev.nand().op_count();
+    let info = dev.info();
+    let run = Run::first(spec.workload, info.logical_pages, info.page_size);
+    let ops = dry.log.len() as u64;
+    fork::for_each_point(&*dev, &run, &dry.host_starts, ops, points, |at, torn, d, r| {
+        let cut = || fork::cut_fork(d, r, base, at, torn, spec.workload.seed);
+        out.push(guarded(at, torn, || run_point(spec, at, torn, cut()?))?);
+        tick();
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Every point of `points`, on `spec.threads` workers; results sorted by point.
+fn enumerate(
+    spec: &CrashSpec,
+    points: &[(u64, Torn)],
+    dry: &fork::DryRun,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Vec<PointResult>, CrashError> {
+    let total = points.len() as u64;
+    let done = AtomicU64::new(0);
+    let tick = || progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+    let threads = spec.threads.max(1);
+    // Interleaved, so every worker's share spreads over the whole workload.
+    let chunks: Vec<Vec<(u64, Torn)>> = (0..threads)
+        .map(|t| points.iter().copied().skip(t).step_by(threads).collect())
+        .collect();
+    let mut results = std::thread::scope(|s| {
+        let handles: Vec<_> = chunks
+            .iter()
+            .map(|chunk| {
+                let tick = &tick;
+                s.spawn(move || worker(spec, chunk, dry, tick))
+            })
+            .collect();
+        let mut results = Vec::new();
+        for h in handles {
+            results.extend(h.join().expect("crash worker panicked")?);
+        }
+        Ok::<_, CrashError>(results)
+    })?;
+    results.sort_by_key(|r| (r.at, r.torn));
+    Ok(results)
+}
+
+/// The crash points of a dry run's operations: each mutating one with
+/// every torn variant, and the point after the last; or the one asked for.
+fn points_of(spec: &CrashSpec, log: &[FlashOp]) -> Result<Vec<(u64, Torn)>, CrashError> {
+    let ops = log.len() as u64;
+    if let Some(only) = spec.only {
+        // A point past the end would "pass" without testing anything.
+        if only.0 > ops {
+            return Err(CrashError::NoSuchPoint { at: only.0, ops });
+        }
+        return Ok(vec![only]);
+    }
     let mut points: Vec<(u64, Torn)> = Vec::new();
     for (i, kind) in log.iter().enumerate() {
         if kind.mutates() {
             points.extend(spec.torn.iter().map(|&t| (i as u64, t)));
         }
     }
-    points.push((log.len() as u64, Torn::None)); // after the last operation
-    if let Some(only) = spec.only {
-        // A point past the end would "pass" without testing anything.
-        if only.0 > log.len() as u64 {
-            return Err(CrashError::NoSuchPoint {
-                at: only.0,
-                ops: log.len() as u64,
-            });
-        }
-        points = vec![only];
-    }
+    points.push((ops, Torn::None)); // after the last operation
+    Ok(points)
+}
+
+/// Enumerates every crash point of the workload and checks the contract at each.
+/// `progress(done, total)` is called as points finish (from worker threads).
+pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<CrashReport, CrashError> {
+    let started = std::time::Instant::now();
+    // Dry run: learn the operations.
+    let mut dev = spec.device.fresh()?;
+    let info = dev.info();
+    let host_ops = OpStream::new(spec.workload, info.logical_pages).total_ops();
+    let start = Run::first(spec.workload, info.logical_pages, info.page_size);
+    let dry = fork::dry_run(&mut *dev, start).map_err(CrashError::DryRun)?;
+    let dry_run = dev.stats();
+    drop(dev);
+    let mut points = points_of(spec, &dry.log)?;
     if let InFlight::Only { .. } = spec.in_flight {
         points.clear();
     }
-    let total = points.len() as u64;
-    let done = AtomicU64::new(0);
-    let threads = spec.threads.max(1);
-    let mut results: Vec<PointResult> = Vec::new();
-    let chunks: Vec<Vec<(u64, Torn)>> = (0..threads)
-        .map(|t| points.iter().copied().skip(t).step_by(threads).collect())
-        .collect();
-    let outcome: Result<(), DeviceError> = std::thread::scope(|s| {
-        let handles: Vec<_> = chunks
-            .iter()
-            .map(|chunk| {
-                let done = &done;
-                s.spawn(move || {
-                    let mut out = Vec::new();
-                    for &(at, torn) in chunk {
-                        // A NAND rule violation panics at the faulty operation: report it
-                        // as a violation of this crash point rather than losing the run.
-                        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_point(spec, at, torn)));
-                        out.push(match r {
-                            Ok(r) => r?,
-                            Err(panic) => {
-                                let msg = panic
-                                    .downcast_ref::<String>()
-                                    .cloned()
-                                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                                    .unwrap_or_else(|| "panic".into());
-                                PointResult {
-                                    at,
-                                    torn,
-                                    violations: vec![(None, format!("panicked: {msg}"))],
-                                    recovery_points: 0,
-                                    exercised: Exercised::default(),
-                                }
-                            }
-                        });
-                        progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
-                    }
-                    Ok::<_, DeviceError>(out)
-                })
-            })
-            .collect();
-        for h in handles {
-            results.extend(h.join().expect("crash worker panicked")?);
-        }
-        Ok(())
-    });
-    outcome?;
-    results.sort_by_key(|r| (r.at, r.torn));
-    let mut violations = Vec::new();
-    let mut violation_count = 0;
-    let mut recovery_crash_points = 0;
-    let mut exercised = Exercised::from_dry_run(&dry_run, dry.table_full_aborts, dry.reported_losses);
-    exercised.cross_tx_updates = dry.cross_tx_updates;
-    for r in &results {
-        recovery_crash_points += r.recovery_points;
-        exercised.add_recovery_counts(&r.exercised);
-        for (rcut, message) in &r.violations {
-            violation_count += 1;
-            if violations.len() < 50 {
-                violations.push(CrashViolation {
-                    at_op: r.at,
-                    at_ns: None,
-                    torn: r.torn,
-                    recovery_cut: *rcut,
-                    message: message.clone(),
-                    replay: format!("{} --at {} --torn {}", spec.replay_base, r.at, r.torn.name()),
-                });
-            }
-        }
-    }
-    let in_flight = match spec.in_flight {
-        InFlight::Off => None,
-        _ => {
-            let trace = dev.nand().op_trace().to_vec();
-            let f = crate::inflight::enumerate(spec, &trace, &dry.acks_ns, 50 - violations.len(), progress)?;
-            violation_count += f.report.violation_count;
-            exercised.add_recovery_counts(&f.exercised);
-            violations.extend(f.violations);
-            Some(f.report)
-        }
+    let results = enumerate(spec, &points, &dry, progress)?;
+    let mut report = CrashReport {
+        protocol: spec.device.protocol.clone(),
+        workload: spec.workload,
+        host_ops,
+        flash_ops: dry.log.len() as u64,
+        mutating_ops: dry.log.iter().filter(|k| k.mutates()).count() as u64,
+        dry_run,
+        exercised: Exercised::from_dry_run(&dry_run, dry.end.table_full_aborts, dry.end.reported_losses),
+        crash_points: points.len() as u64,
+        recovery_crash_points: 0,
+        second_cuts: spec.second_cuts,
+        continued_points: 0,
+        second_crash_points: 0,
+        violation_count: 0,
+        violations: Vec::new(),
+        wall_seconds: 0.0,
+        points_per_second: 0.0,
+        in_flight: None,
     };
+    report.exercised.cross_tx_updates = dry.end.stream.cross_tx_updates;
+    for r in &results {
+        add_point(spec, &mut report, r);
+    }
+    if spec.in_flight != InFlight::Off {
+        let keep = 50usize.saturating_sub(report.violations.len());
+        let f = crate::inflight::enumerate(spec, keep, progress)?;
+        report.violation_count += f.report.violation_count;
+        report.exercised.add_recovery_counts(&f.exercised);
+        report.violations.extend(f.violations);
+        report.in_flight = Some(f.report);
+    }
     // A replay of one point exercises what that point does; expectations are
     // for whole enumerations.
     let replay = spec.only.is_some() || matches!(spec.in_flight, InFlight::Only { .. });
     let missing: Vec<&'static str> = spec
         .expect
         .iter()
-        .filter(|&&e| !replay && exercised.count(e) == 0)
+        .filter(|&&e| !replay && report.exercised.count(e) == 0)
         .map(|e| e.name())
         .collect();
     if !missing.is_empty() {
         return Err(CrashError::NotExercised {
             missing,
-            exercised: Box::new(exercised),
+            exercised: Box::new(report.exercised),
         });
     }
-    Ok(CrashReport {
-        protocol: spec.device.protocol.clone(),
-        workload: spec.workload,
-        host_ops,
-        flash_ops: log.len() as u64,
-        mutating_ops: log.iter().filter(|k| k.mutates()).count() as u64,
-        dry_run,
-        exercised,
-        crash_points: total,
-        recovery_crash_points,
-        violation_count,
-        violations,
-        in_flight,
-    })
+    report.wall_seconds = started.elapsed().as_secs_f64();
+    let all = report.crash_points + report.recovery_crash_points + report.second_crash_points;
+    report.points_per_second = all as f64 / report.wall_seconds.max(1e-9);
+    Ok(report)
+}
+
+/// Adds one point's counts and violations (the first 50 kept) to the report.
+fn add_point(spec: &CrashSpec, report: &mut CrashReport, r: &PointResult) {
+    report.recovery_crash_points += r.recovery_points;
+    report.second_crash_points += r.second_points;
+    report.continued_points += r.continued as u64;
+    report.exercised.add_recovery_counts(&r.exercised);
+    for (found, message) in &r.violations {
+        report.violation_count += 1;
+        if report.violations.len() >= 50 {
+            continue;
+        }
+        let (recovery_cut, second_cut, replay_second, message) = match *found {
+            Found::First => (None, None, None, message.clone()),
+            Found::RecoveryCut(j, t) => (Some((j, t)), None, None, message.clone()),
+            // Any second cut replays the continuation's dry run first.
+            Found::Continuation => (None, None, Some((0, Torn::None)), format!("continuing after recovery: {message}")),
+            Found::SecondCut(j, u) => (None, Some((j, u)), Some((j, u)), format!("after a second cut: {message}")),
+        };
+        report.violations.push(CrashViolation {
+            at_op: r.at,
+            at_ns: None,
+            torn: r.torn,
+            recovery_cut,
+            second_cut,
+            message,
+            replay: spec.replay(r.at, r.torn, replay_second),
+        });
+    }
 }

@@ -36,13 +36,18 @@
 //! then checks recovery as an operation cut does (`crash.rs`). Recovery is
 //! not cut again here: the operation enumeration does that.
 
-use crate::crash::{check_against_model, erase_count_below_oob, lost_version, recover, run_until, CrashError, CrashSpec, CrashViolation};
+use crate::crash::{check_against_model, erase_count_below_oob, lost_page, lost_version, recover, CrashError, CrashSpec, CrashViolation};
 use crate::data::Content;
 use crate::exercise::Exercised;
+use crate::model::TxModel;
+use crate::run::{Driver, Outcome};
+use crate::workload::OpStream;
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use txftl_ftl::DeviceError;
+use txftl_ftl::Op;
 use txftl_nand::{InstantCut, OpTrace, Torn};
+use txftl_protocols::AnyDevice;
 
 /// Which cuts at instants of the device clock a crash run tries.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -218,13 +223,15 @@ struct InstantResult {
 
 /// Enumerates the cuts at instants of the dry run (`trace`, and `acks_ns`:
 /// when each host operation returned) and checks the contract at each.
-pub(crate) fn enumerate(
-    spec: &CrashSpec,
-    trace: &[OpTrace],
-    acks_ns: &[u64],
-    keep: usize,
-    progress: &(dyn Fn(u64, u64) + Sync),
-) -> Result<InFlightOutcome, CrashError> {
+pub(crate) fn enumerate(spec: &CrashSpec, keep: usize, progress: &(dyn Fn(u64, u64) + Sync)) -> Result<InFlightOutcome, CrashError> {
+    // Its own dry run, tracing every operation's times and every host
+    // operation's return (the operation enumeration's dry run records neither).
+    let mut dev = spec.device.fresh()?;
+    dev.nand_mut().set_op_trace(true);
+    let dry = run_until(spec, &mut *dev, false, None).map_err(CrashError::DryRun)?;
+    let trace: Vec<OpTrace> = dev.nand().op_trace().to_vec();
+    drop(dev);
+    let (trace, acks_ns) = (&trace[..], &dry.acks_ns[..]);
     let (all, out_of_order) = instants(trace, acks_ns);
     let mut report = InFlightReport {
         instants: all.len() as u64,
@@ -272,6 +279,7 @@ pub(crate) fn enumerate(
                     at_ns: Some(r.t_ns),
                     torn: r.torn,
                     recovery_cut: None,
+                    second_cut: None,
                     message: message.clone(),
                     replay: format!(
                         "{} --in-flight --at-ns {} --finish {} --torn {}",
@@ -372,7 +380,7 @@ fn run_instant(spec: &CrashSpec, inst: &Instant, torn: Torn, finish: u64) -> Res
     let mut nand = dev.into_nand();
     nand.power_off();
     nand.power_on();
-    let (dev, state) = match recover(spec, nand) {
+    let (dev, state, _) = match recover(spec, nand) {
         Ok(x) => x,
         Err(msg) => {
             r.violations.push(msg);
@@ -398,6 +406,89 @@ fn run_instant(spec: &CrashSpec, inst: &Instant, torn: Torn, finish: u64) -> Res
     }
     r.violations.extend(erase_count_below_oob(&*dev));
     Ok(r)
+}
+
+/// The end of a run of the workload.
+pub(crate) struct RunEnd {
+    pub(crate) model: TxModel,
+    /// When each host operation returned, on the device clock.
+    pub(crate) acks_ns: Vec<u64>,
+    /// With an acknowledgment deadline: the erase counts the last checkpoint
+    /// recorded as of the last host operation returned by then (a checkpoint
+    /// waits for its programs, so it is durable).
+    pub(crate) durable_erase_counts: Vec<u32>,
+}
+
+/// Runs the workload until it ends or power is cut. `check_each`: check the
+/// device's DRAM invariants after every host operation. With `ack_by_ns`, an
+/// operation that returns after it is in flight at a cut then
+/// (`Driver::ack_by_ns`).
+pub(crate) fn run_until(spec: &CrashSpec, dev: &mut dyn AnyDevice, check_each: bool, ack_by_ns: Option<u64>) -> Result<RunEnd, String> {
+    let info = dev.info();
+    let mut model = TxModel::new(info.logical_pages);
+    let mut driver = Driver::new(info.page_size, true);
+    driver.ack_by_ns = ack_by_ns;
+    let mut acks_ns = Vec::new();
+    let mut durable_erase_counts = if ack_by_ns.is_some() {
+        dev.checkpoint_erase_counts()
+    } else {
+        Vec::new()
+    };
+    let mut stream = OpStream::new(spec.workload, info.logical_pages);
+    let mut index = 0u64;
+    while let Some(op) = stream.next() {
+        match driver.apply(dev, op, &mut model) {
+            Ok(Outcome::Done) => {}
+            // The host's reaction to a full table, as `txftl run` does it.
+            Ok(Outcome::TableFullAborted(tid)) => {
+                stream.forget(tid);
+            }
+            Ok(Outcome::WrongRead { lpn, expected, got }) => {
+                return Err(format!(
+                    "read of lpn {lpn} (host op {index}) returned {got:?}, latest write is {expected:?}"
+                ));
+            }
+            Err(DeviceError::PowerLoss) => {
+                return Ok(RunEnd {
+                    model,
+                    acks_ns,
+                    durable_erase_counts,
+                })
+            }
+            // A read the device reports lost to bit errors: allowed only if the
+            // page really is beyond ECC (a loss reported, not a bug hidden).
+            Err(DeviceError::DataLost { lpn, ppn }) if matches!(op, Op::Read(_) | Op::TxRead(..)) => {
+                match lost_page(dev.nand(), lpn, ppn) {
+                    Err(why) => return Err(format!("host op {index} ({op:?}) reported lpn {lpn} lost, but {why}")),
+                    // No cut yet in this run: nothing mapped can be torn.
+                    Ok(Some(Content::Foreign)) => {
+                        return Err(format!(
+                            "host op {index} ({op:?}) reported lpn {lpn} lost, but page {ppn} is torn with no cut"
+                        ))
+                    }
+                    Ok(_) => {}
+                }
+            }
+            // A write the protocol's isolation refuses (SCC: a page another
+            // open transaction wrote) does not happen; the model is unchanged.
+            Err(DeviceError::IsolationUnsupported { .. }) if matches!(op, Op::Write(_) | Op::TxWrite(..)) => {}
+            Err(e) => return Err(format!("host op {index} ({op:?}) failed: {e}")),
+        }
+        if check_each {
+            dev.check_invariants()
+                .map_err(|e| format!("invariant broken on the live device after host op {index} ({op:?}): {e}"))?;
+        }
+        acks_ns.push(dev.now_ns());
+        if ack_by_ns.is_some() {
+            durable_erase_counts = dev.checkpoint_erase_counts();
+        }
+        index += 1;
+    }
+    Ok(RunEnd {
+        model,
+        acks_ns,
+        durable_erase_counts,
+    })
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ use txftl_ftl::Op;
 use txftl_ftl::{DeviceError, Lpn, Tid};
 use txftl_protocols::AnyDevice;
 
+#[derive(Clone)]
 pub struct HostJournal {
     /// First logical page of the journal area.
     pub journal_start: Lpn,

@@ -10,7 +10,7 @@ pub mod model;
 pub mod run;
 pub mod workload;
 
-pub use crash::{crashtest, CrashReport, CrashSpec, CrashViolation, DeviceSpec};
+pub use crash::{crashtest, CrashReport, CrashSpec, CrashViolation, DeviceSpec, SecondCuts};
 pub use exercise::{Exercised, Expect};
 pub use inflight::{InFlight, InFlightReport};
 pub use workload::{OpStream, TxShape, WorkloadKind, WorkloadSpec, WORKLOAD_NAMES};

@@ -45,6 +45,17 @@ impl TxModel {
         }
     }
 
+    /// The model of a device that recovered to `values` (one per logical
+    /// page): each is durable, no transaction is open. A run that goes on
+    /// after a cut and recovery starts from what the recovery returned.
+    pub fn recovered(values: &[Value]) -> TxModel {
+        TxModel {
+            durable: values.to_vec(),
+            latest: values.to_vec(),
+            ..TxModel::new(0)
+        }
+    }
+
     /// A model that records nothing, for runs whose reads cannot be checked
     /// (metadata-only data): it costs no memory per logical page (32 bytes
     /// each otherwise), and every query answers "never written".

@@ -10,6 +10,7 @@ use txftl_ftl::Op;
 use txftl_protocols::AnyDevice;
 
 /// Issues operations with versioned page contents and keeps the model in step.
+#[derive(Clone)]
 pub struct Driver {
     /// Transactions go through a host journal (devices without transactions).
     pub journal: Option<HostJournal>,

@@ -109,6 +109,7 @@ pub struct WorkloadSpec {
 }
 
 /// A transaction the generator has open.
+#[derive(Clone)]
 struct OpenTx {
     tid: u32,
     writes: u32,
@@ -116,6 +117,7 @@ struct OpenTx {
 }
 
 /// The operation stream of a workload: the fill, then the measured operations.
+#[derive(Clone)]
 pub struct OpStream {
     spec: WorkloadSpec,
     rng: ChaCha8Rng,
@@ -150,6 +152,31 @@ impl OpStream {
             begun: 0,
             cross_tx_updates: 0,
         }
+    }
+
+    /// The stream a host issues after a power cut and recovery: no fill
+    /// (the working set is on the device already), transaction ids from
+    /// `first_tid` on (a host that outlives the cut does not reuse the ids
+    /// it handed out before it). `spec.ops` operations, whatever
+    /// `spec.tx.transactions` says.
+    pub fn continuation(spec: WorkloadSpec, logical_pages: u32, first_tid: u32) -> OpStream {
+        let spec = WorkloadSpec {
+            tx: TxShape {
+                transactions: 0,
+                ..spec.tx
+            },
+            ..spec
+        };
+        let mut s = OpStream::new(spec, logical_pages);
+        s.filled = s.working_set;
+        s.fill_flushed = true;
+        s.next_tid = first_tid;
+        s
+    }
+
+    /// The id the next transaction begun gets.
+    pub fn next_tid(&self) -> u32 {
+        self.next_tid
     }
 
     pub fn working_set(&self) -> u32 {

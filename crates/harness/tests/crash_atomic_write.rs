@@ -8,7 +8,7 @@
 //! flags a group's first page instead of its last.
 
 mod common;
-use txftl_harness::{crashtest, CrashSpec, DeviceSpec, Expect, TxShape};
+use txftl_harness::{CrashSpec, DeviceSpec, Expect, TxShape};
 
 fn spec(protocol: &str, ops: u64, tx: TxShape, recovery_cuts: bool) -> CrashSpec {
     let expect = vec![Expect::Commits, Expect::Gc, Expect::TornDataIntactOob];
@@ -45,7 +45,17 @@ fn long_groups_across_gc_and_checkpoints() {
 
 #[test]
 fn plain_writes_between_groups() {
-    common::run_clean(&spec("atomic-write", 300, shape(8, 10, 30), false));
+    let r = common::run_clean(&common::sampled(spec("atomic-write", 300, shape(8, 10, 30), false), 1));
+    assert_eq!(r.second_crash_points, r.crash_points, "one second cut per crash point");
+}
+
+/// Two cuts: recover, go on, cut again, at every operation of the
+/// continuation: the mapping log a mount rebuilds is tested only so.
+#[test]
+fn every_second_cut_after_recovery() {
+    let expect = vec![Expect::Commits, Expect::Aborts, Expect::TornDataIntactOob];
+    let s = common::txwrite_spec(DeviceSpec::tiny("atomic-write"), "", 60, 30, shape(4, 30, 10), false, expect);
+    common::run_every_second_cut(s);
 }
 
 #[test]

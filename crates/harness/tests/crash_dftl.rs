@@ -4,13 +4,12 @@
 
 mod common;
 use common::assert_clean;
-use txftl_harness::crash::CrashError;
 use txftl_harness::{crashtest, CrashSpec, DeviceSpec, Expect, TxShape, WorkloadKind, WorkloadSpec};
 use txftl_nand::Torn;
 use txftl_protocols::ProtocolOptions;
 
 /// `tiny` at 32 blocks per plane (3 translation pages) with a cache of one.
-fn spec(protocol: &str, ops: u64, recovery_cuts: bool) -> CrashSpec {
+fn spec(protocol: &str, ops: u64, fill_pct: u32, recovery_cuts: bool) -> CrashSpec {
     let mut device = DeviceSpec::tiny(protocol);
     device.nand.geometry.blocks_per_plane = 32;
     device.opts = ProtocolOptions::new().with("cmt-pages", 1);
@@ -19,19 +18,23 @@ fn spec(protocol: &str, ops: u64, recovery_cuts: bool) -> CrashSpec {
         workload: WorkloadSpec {
             kind: WorkloadKind::RandWrite,
             ops,
-            fill_pct: 90,
+            fill_pct,
             seed: 1,
             flush_every: 8,
             tx: TxShape::default(),
         },
         torn: Torn::ALL.to_vec(),
         recovery_cuts,
+        second_cuts: txftl_harness::SecondCuts::Off,
+        second_ops: 30,
         only: None,
+        then_only: None,
+        replay_from_scratch: false,
         threads: 2,
         in_flight: txftl_harness::InFlight::Off,
         replay_base: format!(
             "txftl crashtest --protocol {protocol} --preset tiny --blocks-per-plane 32 --protocol-opt cmt-pages=1 \
-             --workload randwrite --ops {ops} --fill 90 --seed 1 --flush-every 8"
+             --workload randwrite --ops {ops} --fill {fill_pct} --seed 1 --flush-every 8"
         ),
         expect: vec![
             Expect::Gc,
@@ -45,7 +48,7 @@ fn spec(protocol: &str, ops: u64, recovery_cuts: bool) -> CrashSpec {
 
 #[test]
 fn random_writes_through_a_one_page_cache_survive_every_cut() {
-    let r = crashtest(&spec("dftl", 200, true), &|_, _| {}).unwrap();
+    let r = crashtest(&spec("dftl", 200, 90, true), &|_, _| {}).unwrap();
     let p = &r.dry_run.protocol;
     assert!(p.get("cmt_changed_victims") > 50, "{:?}", r.dry_run);
     assert!(r.dry_run.map_reads > 0, "misses read translation pages: {:?}", r.dry_run);
@@ -53,10 +56,19 @@ fn random_writes_through_a_one_page_cache_survive_every_cut() {
     assert_clean(&r);
 }
 
+/// Two cuts: recover, go on, cut again, at every operation of the
+/// continuation: the cached mapping a mount starts from is tested only so.
+#[test]
+fn every_second_cut_after_recovery() {
+    let mut s = spec("dftl", 40, 20, false);
+    s.expect = vec![Expect::TornDataIntactOob, Expect::Protocol("cmt_misses")];
+    common::run_every_second_cut(s);
+}
+
 /// The canary lets a changed translation page leave the cache unwritten:
 /// its stale flash copy comes back at the next miss, and the live device's
 /// invariants break in the dry run, before any cut.
 #[test]
 fn canary_is_caught() {
-    common::assert_caught_at_every_seed(&spec("dftl-canary", 200, false));
+    common::assert_caught_at_every_seed(&spec("dftl-canary", 200, 90, false));
 }

@@ -38,7 +38,11 @@ fn spec(protocol: &str, kind: WorkloadKind, ops: u64, recovery_cuts: bool) -> Cr
         },
         torn: Torn::ALL.to_vec(),
         recovery_cuts,
+        second_cuts: txftl_harness::SecondCuts::Off,
+        second_ops: 30,
         only: None,
+        then_only: None,
+        replay_from_scratch: false,
         threads: 2,
         in_flight: txftl_harness::InFlight::Off,
         replay_base: format!(

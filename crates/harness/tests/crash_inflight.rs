@@ -7,7 +7,7 @@
 //! the other. Small workloads: each instant replays the workload.
 
 mod common;
-use txftl_harness::{CrashReport, CrashSpec, DeviceSpec, Expect, InFlight, TxShape, WorkloadKind, WorkloadSpec};
+use txftl_harness::{CrashReport, CrashSpec, DeviceSpec, Expect, InFlight, SecondCuts, TxShape, WorkloadKind, WorkloadSpec};
 use txftl_nand::Torn;
 use txftl_protocols::ProtocolOptions;
 
@@ -44,6 +44,10 @@ fn rand_spec(protocol: &str, device: DeviceSpec, flags: &str, ops: u64, expect: 
         torn: Torn::ALL.to_vec(),
         recovery_cuts: false,
         only: None,
+        second_cuts: SecondCuts::Off,
+        second_ops: 30,
+        then_only: None,
+        replay_from_scratch: false,
         threads: 2,
         in_flight: InFlight::Every,
         replay_base: format!(

@@ -6,7 +6,7 @@
 //! and the canary, whose zone metadata forgets the Unavailable Zone.
 
 mod common;
-use txftl_harness::{crashtest, CrashSpec, DeviceSpec, Expect, TxShape};
+use txftl_harness::{CrashSpec, DeviceSpec, Expect, TxShape};
 use txftl_protocols::ProtocolOptions;
 
 /// Every LightTx scenario must commit, run GC, slide its zones with a
@@ -63,10 +63,25 @@ fn long_transactions_across_gc_and_zone_slides() {
 
 #[test]
 fn several_uncommitted_versions_of_one_page() {
-    let mut s = spec("lighttx", 300, 0, shape(8, 10, 3, 40), false);
+    let mut s = common::sampled(spec("lighttx", 300, 0, shape(8, 10, 3, 40), false), 1);
     s.expect.push(Expect::CrossTxUpdates);
     let r = common::run_clean(&s);
+    assert_eq!(r.second_crash_points, r.crash_points, "one second cut per crash point");
     assert!(r.exercised.cross_tx_updates > 10, "{:?}", r.exercised);
+}
+
+/// Two cuts: recover, go on, cut again, at every operation of the
+/// continuation: the zones and tables a mount rebuilds are tested only so.
+#[test]
+fn every_second_cut_after_recovery() {
+    let expect = vec![
+        Expect::Commits,
+        Expect::Aborts,
+        Expect::RecordsWithOpenTx,
+        Expect::TornDataIntactOob,
+    ];
+    let s = common::txwrite_spec(DeviceSpec::tiny("lighttx"), "", 60, 30, shape(4, 30, 2, 0), false, expect);
+    common::run_every_second_cut(s);
 }
 
 /// The canary's zone metadata records no Unavailable Zone: a transaction open

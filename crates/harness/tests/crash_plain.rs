@@ -20,7 +20,11 @@ fn spec(protocol: &str, kind: WorkloadKind, ops: u64, fill_pct: u32, seed: u64, 
         },
         torn: Torn::ALL.to_vec(),
         recovery_cuts,
+        second_cuts: txftl_harness::SecondCuts::Off,
+        second_ops: 30,
         only: None,
+        then_only: None,
+        replay_from_scratch: false,
         threads: 2,
         in_flight: txftl_harness::InFlight::Off,
         replay_base: format!(
@@ -55,8 +59,19 @@ fn mixed_with_trims_survives_every_cut() {
 
 #[test]
 fn seqwrite_survives_every_cut() {
-    let r = crashtest(&spec("plain", WorkloadKind::SeqWrite, 300, 80, 3, false), &|_, _| {}).unwrap();
+    let s = common::sampled(spec("plain", WorkloadKind::SeqWrite, 300, 80, 3, false), 1);
+    let r = crashtest(&s, &|_, _| {}).unwrap();
     assert_clean(&r);
+    assert_eq!(r.second_crash_points, r.crash_points, "one second cut per crash point");
+}
+
+/// Two cuts: recover, go on, cut again, at every operation of the
+/// continuation: the free pool and tables a mount rebuilds are tested only so.
+#[test]
+fn every_second_cut_after_recovery() {
+    let mut s = spec("plain", WorkloadKind::RandWrite, 60, 30, 6, false);
+    s.expect = vec![Expect::TornDataIntactOob];
+    common::run_every_second_cut(s);
 }
 
 /// Incremental checkpoints (scale issue, item 3): with a checkpoint every 16
@@ -97,6 +112,30 @@ fn a_spare_area_larger_than_the_oob_record() {
 #[test]
 fn canary_is_caught() {
     common::assert_caught_at_every_seed(&spec("plain-canary", WorkloadKind::RandWrite, 260, 90, 1, false));
+}
+
+/// Every crash point is forked from one rolling run of the workload and
+/// every recovery cut redone from the recovery's log: they must find what
+/// replaying from a fresh device finds, point for point (the canary's
+/// violations, and a clean set's recovery cuts).
+#[test]
+fn forked_points_match_replayed_ones() {
+    for (protocol, ops, fill_pct, recovery_cuts) in [("plain-canary", 260, 90, false), ("plain", 60, 30, true)] {
+        let mut s = spec(protocol, WorkloadKind::RandWrite, ops, fill_pct, 1, recovery_cuts);
+        s.expect.clear();
+        let forked = crashtest(&s, &|_, _| {}).unwrap();
+        s.replay_from_scratch = true;
+        let replayed = crashtest(&s, &|_, _| {}).unwrap();
+        let counts = |r: &txftl_harness::CrashReport| (r.crash_points, r.recovery_crash_points, r.violation_count, r.exercised);
+        assert_eq!(counts(&forked), counts(&replayed), "{protocol}");
+        assert_eq!(
+            format!("{:?}", forked.violations),
+            format!("{:?}", replayed.violations),
+            "{protocol}"
+        );
+        assert!(forked.violation_count > 0 || recovery_cuts, "{protocol}: the canary must show");
+        assert!(forked.recovery_crash_points > 0 || !recovery_cuts, "{protocol}");
+    }
 }
 
 /// A workload long enough for a block to wear out (endurance 24; blocks

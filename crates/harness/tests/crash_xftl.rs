@@ -22,7 +22,11 @@ fn seeded(protocol: &str, entries: u32, ops: u64, fill_pct: u32, tx: TxShape, re
         workload: WorkloadSpec { kind: WorkloadKind::TxWrite, ops, fill_pct, seed, flush_every: 8, tx },
         torn: Torn::ALL.to_vec(),
         recovery_cuts,
+        second_cuts: txftl_harness::SecondCuts::Off,
+        second_ops: 30,
         only: None,
+        then_only: None,
+        replay_from_scratch: false,
         threads: 2,
         in_flight: txftl_harness::InFlight::Off,
         replay_base: format!(
@@ -72,8 +76,10 @@ fn concurrent_transactions_with_aborts_and_reupdates() {
 
 #[test]
 fn non_transactional_writes_mixed_in() {
-    let r = crashtest(&spec("xftl", 24, 250, 80, shape(4, 20, 2, 30), false), &|_, _| {}).unwrap();
+    let s = common::sampled(spec("xftl", 24, 250, 80, shape(4, 20, 2, 30), false), 1);
+    let r = crashtest(&s, &|_, _| {}).unwrap();
     assert_clean(&r);
+    assert_eq!(r.second_crash_points, r.crash_points, "one second cut per crash point");
 }
 
 #[test]
@@ -173,6 +179,15 @@ fn worn_ring_blocks_are_swapped_with_the_pool() {
     s.expect.push(Expect::RingSwaps);
     let r = crashtest(&s, &|_, _| {}).unwrap();
     assert_clean(&r);
+}
+
+/// Two cuts: recover, go on, cut again, at every operation of the
+/// continuation: the X-L2P table a mount rebuilds is tested only so.
+#[test]
+fn every_second_cut_after_recovery() {
+    let mut s = spec("xftl", 24, 60, 30, shape(4, 30, 1, 10), false);
+    s.expect = vec![Expect::Commits, Expect::Aborts, Expect::TornDataIntactOob];
+    common::run_every_second_cut(s);
 }
 
 /// The canary acknowledges a commit before its X-L2P table is durable.

@@ -27,6 +27,7 @@ use crate::image::{ImageFile, ImageSync};
 use crate::kept::KeptPages;
 use crate::memory;
 use crate::programs::Programs;
+use crate::redo::{Mutation, MutationRecord};
 use crate::spare::{Spare, SpareCodec};
 use crate::timing::{Clocks, OpTime, Timing};
 use rand::Rng;
@@ -163,6 +164,8 @@ pub struct Nand {
     /// Index of the next operation the armed instant cut names (u64::MAX: none),
     /// so an operation it does not name costs one comparison.
     undo_at: u64,
+    /// What every program, partial program and erase wrote (`redo.rs`).
+    redo_log: Option<Vec<MutationRecord>>,
     /// Bit errors, ECC and program/erase failures (`bit_errors.rs`); `None`: off.
     faults: Option<FaultModel>,
     /// As shipped: no program or erase was ever issued (not even a torn one).
@@ -293,6 +296,7 @@ impl Nand {
             op_trace: None,
             in_flight: None,
             undo_at: u64::MAX,
+            redo_log: None,
             faults: None,
             factory_fresh: false,
             cfg,
@@ -414,6 +418,45 @@ impl Nand {
         self.op_log.as_deref().unwrap_or(&[])
     }
 
+    /// Starts (or stops) recording what every operation that changes the
+    /// array writes (`redo.rs`): what [`Nand::redo`] needs to do it again.
+    pub fn set_redo_log(&mut self, on: bool) {
+        self.redo_log = on.then(Vec::new);
+    }
+    /// The operations that changed the array since the log was switched on.
+    pub fn redo_log(&self) -> &[MutationRecord] {
+        self.redo_log.as_deref().unwrap_or(&[])
+    }
+
+    /// Issues a logged operation again, as operation number `rec.op_index`:
+    /// on an array holding what the logged one held before it, the result
+    /// is the same, and a cut armed at that index tears it the same way.
+    pub fn redo(&mut self, rec: &MutationRecord) -> Result<OpTime, NandError> {
+        self.op_count = rec.op_index;
+        match &rec.mutation {
+            Mutation::Program { ppn, data, oob, like } => self.program_hinted(*ppn, rec.at_ns, data, oob, *like),
+            Mutation::PartialProgram { ppn, data, oob } => self.partial_program(*ppn, rec.at_ns, data.as_deref(), oob.as_deref()),
+            Mutation::Erase { block } => self.erase(*block, rec.at_ns),
+        }
+    }
+
+    /// Records an operation about to be issued, as the number it will take.
+    /// One refused before it took a number (a rule violation returned as an
+    /// error) is replaced by the next operation, which takes that number.
+    fn log_mutation(&mut self, at_ns: u64, mutation: impl FnOnce() -> Mutation) {
+        let op_index = self.op_count;
+        if let Some(log) = &mut self.redo_log {
+            if log.last().is_some_and(|r| r.op_index == op_index) {
+                log.pop();
+            }
+            log.push(MutationRecord {
+                op_index,
+                at_ns,
+                mutation: mutation(),
+            });
+        }
+    }
+
     /// A copy of the array in RAM (no image file behind it), with the same
     /// contents, wear, power state and armed cut; counters and clocks included.
     pub fn snapshot(&self) -> Nand {
@@ -436,6 +479,7 @@ impl Nand {
             op_trace: self.op_trace.clone(),
             in_flight: self.in_flight.clone(),
             undo_at: self.undo_at,
+            redo_log: self.redo_log.clone(),
             faults: self.faults,
             factory_fresh: self.factory_fresh,
         }
@@ -698,6 +742,12 @@ impl Nand {
     }
 
     fn program_hinted(&mut self, ppn: Ppn, at_ns: u64, data: &[u8], oob: &[u8], like: Option<Ppn>) -> Result<OpTime, NandError> {
+        self.log_mutation(at_ns, || Mutation::Program {
+            ppn,
+            data: data.to_vec(),
+            oob: oob.to_vec(),
+            like,
+        });
         self.check_ppn(ppn)?;
         let g = self.cfg.geometry;
         self.check_len("program oob", oob.len(), g.oob_size as usize)?;
@@ -831,6 +881,11 @@ impl Nand {
     /// SLC partial program: after it the page reads `data`/`oob` where given.
     /// Each may only clear bits of what the page holds. `None` leaves that area alone.
     pub fn partial_program(&mut self, ppn: Ppn, at_ns: u64, data: Option<&[u8]>, oob: Option<&[u8]>) -> Result<OpTime, NandError> {
+        self.log_mutation(at_ns, || Mutation::PartialProgram {
+            ppn,
+            data: data.map(<[u8]>::to_vec),
+            oob: oob.map(<[u8]>::to_vec),
+        });
         self.check_ppn(ppn)?;
         let g = self.cfg.geometry;
         if g.cell.in_order_programming() {
@@ -902,6 +957,7 @@ impl Nand {
 
     /// Erases a block. At its endurance the erase fails and the block goes bad.
     pub fn erase(&mut self, block: BlockId, at_ns: u64) -> Result<OpTime, NandError> {
+        self.log_mutation(at_ns, || Mutation::Erase { block });
         let g = self.cfg.geometry;
         if block >= g.block_count() {
             return Err(self.violation(Violation::BlockOutOfRange {

@@ -16,6 +16,7 @@ mod kept;
 mod memory;
 mod preset;
 mod programs;
+mod redo;
 mod spare;
 mod timing;
 
@@ -27,6 +28,7 @@ pub use geometry::{BlockId, CellType, Geometry, GeometryError, Ppn};
 pub use image::{ImageSync, IMAGE_MAGIC, IMAGE_VERSION};
 pub use memory::{available as available_memory, check as check_memory, filled as try_filled};
 pub use preset::{preset, Preset, PRESET_NAMES};
+pub use redo::{Mutation, MutationRecord};
 pub use spare::{PackedSpare, SpareCodec};
 pub use timing::{OpTime, Timing, LATENCY_NS_MAX};
 

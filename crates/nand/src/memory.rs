@@ -37,14 +37,33 @@ pub fn needed(cfg: &NandConfig) -> u64 {
 /// device may use (and how tests check refusals on any machine). `None`
 /// where neither can be read.
 pub fn available() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok();
-    let meminfo = info.as_deref().and_then(parse_mem_available);
+    let meminfo = mem_available();
     let cap = std::env::var("TXFTL_MEMORY_AVAILABLE")
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok());
     match (meminfo, cap) {
         (Some(m), Some(c)) => Some(m.min(c)),
         (m, c) => m.or(c),
+    }
+}
+
+/// `MemAvailable`, read at most every 200 ms: every mount checks its tables
+/// fit, and crash enumeration mounts tens of thousands of times a second,
+/// where reading the file took a sixth of the time. What the machine has
+/// does not change faster than that matters here.
+fn mem_available() -> Option<u64> {
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+    static LAST: Mutex<Option<(Instant, Option<u64>)>> = Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    match *last {
+        Some((at, value)) if at.elapsed() < Duration::from_millis(200) => value,
+        _ => {
+            let info = std::fs::read_to_string("/proc/meminfo").ok();
+            let value = info.as_deref().and_then(parse_mem_available);
+            *last = Some((Instant::now(), value));
+            value
+        }
     }
 }
 

@@ -66,6 +66,9 @@ macro_rules! any_device_over_ftl {
             fn nand_mut(&mut self) -> &mut txftl_nand::Nand {
                 self.ftl.nand_mut()
             }
+            fn fork(&self) -> Option<Box<dyn $crate::AnyDevice>> {
+                Some(Box::new(self.clone()))
+            }
         }
     };
 }
@@ -127,6 +130,13 @@ pub trait AnyDevice: Device + Send {
     fn transactional(&self) -> bool {
         self.entry().transactional
     }
+    /// A copy of the live device, DRAM state and NAND (a RAM snapshot)
+    /// alike, that goes on exactly as the original would: crash
+    /// enumeration forks a run at a cut instead of replaying it from the
+    /// start. `None`: the device cannot be copied.
+    fn fork(&self) -> Option<Box<dyn AnyDevice>> {
+        None
+    }
 }
 
 impl AnyDevice for Ftl<plain::Plain> {
@@ -162,6 +172,9 @@ impl AnyDevice for Ftl<plain::Plain> {
     }
     fn nand_mut(&mut self) -> &mut Nand {
         Ftl::nand_mut(self)
+    }
+    fn fork(&self) -> Option<Box<dyn AnyDevice>> {
+        Some(Box::new(self.clone()))
     }
 }
 

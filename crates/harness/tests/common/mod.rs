@@ -40,7 +40,11 @@ pub fn txwrite_spec(
         },
         torn: txftl_nand::Torn::ALL.to_vec(),
         recovery_cuts,
+        second_cuts: txftl_harness::SecondCuts::Off,
+        second_ops: 30,
         only: None,
+        then_only: None,
+        replay_from_scratch: false,
         threads: 2,
         in_flight: txftl_harness::InFlight::Off,
         replay_base: format!(
@@ -89,4 +93,31 @@ pub fn assert_caught_at_every_seed(s: &txftl_harness::CrashSpec) {
         }
     }
     assert!(missed.is_empty(), "the canary went unnoticed:\n{}", missed.join("\n"));
+}
+
+/// A small set for two-cut runs, every second cut: the cut before the
+/// operation and the one tearing its data only (the `data` variant keeps
+/// its expectation), continuations of 12 host operations. Fails unless
+/// continuations were cut.
+#[allow(dead_code)]
+pub fn run_every_second_cut(mut s: txftl_harness::CrashSpec) -> CrashReport {
+    s.torn = vec![txftl_nand::Torn::None, txftl_nand::Torn::Data];
+    s.second_cuts = txftl_harness::SecondCuts::Every;
+    s.second_ops = 12;
+    let r = run_clean(&s);
+    assert!(
+        r.continued_points == r.crash_points && r.second_crash_points > 10 * r.crash_points,
+        "{} points continued, {} second cuts over {} crash points",
+        r.continued_points,
+        r.second_crash_points,
+        r.crash_points
+    );
+    r
+}
+
+/// Sampled two-cut runs for a larger set: `n` second cuts per crash point.
+#[allow(dead_code)]
+pub fn sampled(mut s: txftl_harness::CrashSpec, n: u32) -> txftl_harness::CrashSpec {
+    s.second_cuts = txftl_harness::SecondCuts::Sample(n);
+    s
 }

@@ -292,6 +292,7 @@ impl EventHooks for AwHooks {
 }
 
 /// The Atomic-Write device.
+#[derive(Clone)]
 pub struct AtomicWrite {
     ftl: Ftl<AwHooks>,
 }

@@ -511,6 +511,7 @@ impl EventHooks for BpccHooks {
 }
 
 /// The BPCC device.
+#[derive(Clone)]
 pub struct Bpcc {
     ftl: Ftl<BpccHooks>,
 }

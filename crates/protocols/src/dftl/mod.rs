@@ -70,6 +70,7 @@ impl RecoveryHooks for DftlHooks {}
 impl EventHooks for DftlHooks {}
 
 /// The DFTL device: the framework's FTL, with the cache's counts reported.
+#[derive(Clone)]
 pub struct Dftl {
     ftl: Ftl<DftlHooks>,
 }

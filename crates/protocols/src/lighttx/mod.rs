@@ -307,6 +307,7 @@ impl EventHooks for LHooks {
 }
 
 /// The LightTx device.
+#[derive(Clone)]
 pub struct LightTx {
     ftl: Ftl<LHooks>,
 }

@@ -332,6 +332,7 @@ fn erase_uncommitted(ftl: &mut Ftl<SccHooks>, lpn: Lpn) -> Result<()> {
 }
 
 /// The SCC device.
+#[derive(Clone)]
 pub struct Scc {
     ftl: Ftl<SccHooks>,
 }

@@ -345,6 +345,7 @@ impl RecoveryHooks for XHooks {
 impl EventHooks for XHooks {}
 
 /// The X-FTL device.
+#[derive(Clone)]
 pub struct XFtl {
     ftl: Ftl<XHooks>,
 }
