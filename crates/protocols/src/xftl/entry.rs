@@ -4,7 +4,7 @@
 use super::{auto_entries, index_bytes_max, XFtl, XHooks, BYTES_PER_ENTRY, MAX_ENTRIES};
 use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, ALL_LEVELS, TRANSACTIONAL};
 use crate::{OptionSpec, ProtocolOptions};
-use txftl_ftl::{DeviceError, Ftl};
+use txftl_ftl::{CounterSpec, DeviceError, Ftl};
 use txftl_nand::Geometry;
 
 const XL2P_ENTRIES: OptionSpec = OptionSpec {
@@ -12,7 +12,7 @@ const XL2P_ENTRIES: OptionSpec = OptionSpec {
     value_name: "N",
     help: "entries in the X-L2P table, fixed at format (the paper's is 500, one 8 KiB page; \
            by default one entry per 8 pages of the array, 32 to 65,536, so large transactions fit); \
-           a transaction writing more pages than the table holds fails with `table full`",
+           when it fills, a transaction's entries spill to flash, so a transaction is bounded only by free space",
     min: 1,
     max: MAX_ENTRIES,
 };
@@ -62,9 +62,19 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     extensions: &[],
     isolation: ALL_LEVELS,
     options: &[XL2P_ENTRIES],
-    counters: &[],
+    counters: &[
+        CounterSpec {
+            key: "xl2p_spill_pages",
+            help: "X-L2P spill pages written to the data pool (a transaction's entries out of a full DRAM table; rewrites included)",
+        },
+        CounterSpec {
+            key: "xl2p_spilled_entries",
+            help: "X-L2P entries moved out of the DRAM table to spill pages",
+        },
+    ],
     sql: TRANSACTIONAL,
-    tx_pages_bound: Some("xl2p-entries"),
+    // The table spills to flash: a transaction is bounded by free space only.
+    tx_pages_bound: None,
     canary: Some(CanarySpec {
         name: "xftl-canary",
         // Its bug only shows with transactions.
