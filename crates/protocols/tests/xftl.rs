@@ -142,6 +142,59 @@ fn a_full_table_spills_to_flash() {
     d.check_invariants().unwrap();
 }
 
+/// With spilling off (`xl2p-spill=0`, the paper's fixed table), a full table
+/// is a typed error the host can act on.
+#[test]
+fn without_spilling_a_full_table_is_a_typed_error() {
+    let nand = Nand::new(preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+    let opts = ProtocolOptions::new().with("xl2p-entries", 4).with("xl2p-spill", 0);
+    let mut d = format("xftl", nand, FtlConfig::default(), &opts).unwrap();
+    let ps = d.info().page_size;
+    d.begin(1).unwrap();
+    for lpn in 0..4 {
+        d.write_tx(1, lpn, &page(ps, 1)).unwrap();
+    }
+    assert!(matches!(
+        d.write_tx(1, 9, &page(ps, 1)),
+        Err(DeviceError::TableFull { capacity: 4 })
+    ));
+    d.write_tx(1, 2, &page(ps, 2)).unwrap(); // an existing entry still updates
+    d.commit(1).unwrap();
+    assert_eq!(d.stats().protocol.get("xl2p_spill_pages"), 0);
+    assert_eq!(read(&mut *d, 2), 2);
+    d.check_invariants().unwrap();
+}
+
+/// A transaction larger than the device's free space (every logical page
+/// written, then every one again in one transaction: the new copies and the
+/// committed ones must all stay) fails a write with the typed `NoSpace`,
+/// not a panic; the host aborts it and the device is as before, also after
+/// a power cut.
+#[test]
+fn a_transaction_larger_than_free_space_fails_with_no_space() {
+    let mut d = device(8);
+    let ps = d.info().page_size;
+    let pages = d.info().logical_pages;
+    for lpn in 0..pages {
+        d.write(lpn, &page(ps, 1)).unwrap();
+    }
+    d.flush().unwrap();
+    d.begin(1).unwrap();
+    let failed = (0..pages).find_map(|lpn| d.write_tx(1, lpn, &page(ps, 2)).err());
+    assert!(matches!(failed, Some(DeviceError::NoSpace)), "{failed:?} over {pages} pages");
+    assert!(d.stats().protocol.get("xl2p_spill_pages") > 0);
+    d.check_invariants().unwrap();
+    d.abort(1).unwrap();
+    d.check_invariants().unwrap();
+    // The space the transaction took is free again: a small one commits.
+    d.begin(2).unwrap();
+    d.write_tx(2, 0, &page(ps, 3)).unwrap();
+    d.commit(2).unwrap();
+    let mut d = power_cycle(d, 8);
+    assert_eq!((read(&mut *d, 0), read(&mut *d, 1), read(&mut *d, pages - 1)), (3, 1, 1));
+    d.check_invariants().unwrap();
+}
+
 /// GC must keep both the uncommitted page and the committed copy it replaces.
 #[test]
 fn gc_keeps_uncommitted_and_old_committed_copies() {

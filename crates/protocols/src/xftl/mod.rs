@@ -17,6 +17,13 @@
 //!   in DRAM); after that checkpoint no table page on flash is needed. Pages
 //!   still needed are moved ahead before the ring erases the block they are in.
 //! - `abort(t)`: mark t's entries aborted and drop them; their pages are dead.
+//! - A table full of active entries spills one transaction's entries to
+//!   spill pages in the data pool (`spill.rs`); a commit of a transaction
+//!   that spilled rewrites its spill pages that changed, names them all (with
+//!   their CRCs) in spill index pages at the head of its commit group, folds
+//!   every entry into the L2P and checkpoints before it returns. A
+//!   transaction is bounded by the free space only: past it a write fails
+//!   with `NoSpace`, and the host can abort.
 //! - GC keeps a page live if the L2P or an active entry points to it; moving a
 //!   page repoints its entry. A GC copy of committed data loses its tid: it is
 //!   plain data from then on.
@@ -24,8 +31,9 @@
 //!   pages forward; X-FTL reads its log ring newest first, takes the newest whole
 //!   version of each table page, and applies its committed entries at the
 //!   sequence number of the commit that wrote them unless the checkpoint covers
-//!   them (idempotent); active and aborted entries, and every other
-//!   transactional page, are dropped.
+//!   them (idempotent); a whole group's spill index pages name the spill
+//!   pages whose entries it also applies at that commit; active and aborted
+//!   entries, and every other transactional page, are dropped.
 //!
 //! A non-transactional write of a page drops its committed entries in DRAM: if
 //! the table on flash still has them, the newer write's larger sequence number
@@ -121,8 +129,15 @@ pub struct XHooks {
     written_seq: Vec<u64>,
     next_group: u64,
     page_buf: Vec<u8>,
-    /// The entries spilled out of the DRAM table, by transaction.
+    /// The entries spilled out of the DRAM table, by transaction; whether a
+    /// full table spills (`xl2p-spill`) or answers `TableFull`.
     spill: Spill,
+    spill_enabled: bool,
+    /// While a commit writes its spill pages for the last time: the
+    /// transaction, and pages per block. GC skips blocks holding pages its
+    /// spilled entries name, so that moving them cannot make a spill page
+    /// stale again (and the writes converge in one round).
+    spill_frozen: Option<(Tid, u32)>,
     /// Counters: spill pages written (rewrites included), entries spilled.
     spill_pages_written: u64,
     spilled_entries: u64,
@@ -145,9 +160,18 @@ impl XHooks {
             next_group: 1,
             page_buf: vec![0; page_size as usize],
             spill: Spill::default(),
+            spill_enabled: true,
+            spill_frozen: None,
             spill_pages_written: 0,
             spilled_entries: 0,
         }
+    }
+
+    /// Whether a full table spills (a policy, not a format: recovery reads
+    /// spill index pages whatever it is).
+    pub fn with_spill(mut self, on: bool) -> XHooks {
+        self.spill_enabled = on;
+        self
     }
 
     /// Spill index pages one commit may write at most: its spill pages each
@@ -177,7 +201,7 @@ impl Hooks for XHooks {
     type Mapping = Dense;
     const CAPABILITIES: Capabilities = Capabilities {
         extra_live: true,
-        skips_victims: false,
+        skips_victims: true,
         scans_pages: false,
     };
 
@@ -239,6 +263,14 @@ impl GcHooks for XHooks {
 
     fn extra_live_count(&self, first: Ppn, end: Ppn) -> u32 {
         self.table.active_in(first, end) + self.spill.pinned_in(first, end)
+    }
+
+    /// Only while a commit writes its spill pages (see `spill_frozen`).
+    fn skip_victim(&self, block: BlockId) -> bool {
+        self.spill_frozen.is_some_and(|(tid, ppb)| {
+            let first = block * ppb;
+            self.spill.names_data_of(tid, first, first + ppb)
+        })
     }
 
     fn on_relocate(&mut self, old: Ppn, new: Ppn, _oob: &Oob, _new_erase_count: u32) {
@@ -319,7 +351,7 @@ impl RecoveryHooks for XHooks {
                 "the device was formatted with an X-L2P table of {capacity} entries, not {asked}: the table size is fixed at format"
             )));
         }
-        *self = XHooks::new(capacity, self.page_size, self.canary);
+        *self = XHooks::new(capacity, self.page_size, self.canary).with_spill(self.spill_enabled);
         let pages = self.table.pages();
         let entries_len = |k: u32| self.table.page_entries(k).len();
         let mut decided = vec![false; pages as usize];
@@ -658,7 +690,11 @@ impl Device for XFtl {
             // committed, and so must its spill pages, current.
             self.ftl.wait_idle();
             if spilled {
-                self.write_spill_pages(tid)?;
+                let ppb = self.ftl.nand().geometry().pages_per_block;
+                self.ftl.hooks_mut().spill_frozen = Some((tid, ppb));
+                let written = self.write_spill_pages(tid);
+                self.ftl.hooks_mut().spill_frozen = None;
+                written?;
                 self.ftl.wait_idle();
                 // This commit supersedes other transactions' committed entries
                 // of the pages it spilled, as it does those of its DRAM entries.
@@ -715,6 +751,12 @@ impl XFtl {
         let table = &self.ftl.hooks().table;
         if !table.needs_slot(tid, lpn) {
             return Ok(());
+        }
+        if !self.ftl.hooks().spill_enabled {
+            // The paper's fixed table: the host must commit or abort a transaction.
+            return Err(DeviceError::TableFull {
+                capacity: table.capacity(),
+            });
         }
         let victim = if table.has_entries(tid) { Some(tid) } else { table.largest_tx() };
         let Some(victim) = victim else {

@@ -88,6 +88,11 @@ impl Spill {
         self.pins.range(first..end).count() as u32
     }
 
+    /// Does a spilled entry of `tid` name a page in `first..end`?
+    pub fn names_data_of(&self, tid: Tid, first: Ppn, end: Ppn) -> bool {
+        self.pins.range(first..end).any(|(_, pin)| matches!(pin, Pin::Data { tid: t, .. } if *t == tid))
+    }
+
     pub fn pins(&self) -> impl Iterator<Item = (Ppn, Pin)> + '_ {
         self.pins.iter().map(|(&p, &pin)| (p, pin))
     }
