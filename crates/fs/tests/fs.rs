@@ -1,7 +1,7 @@
 //! The file system on plain (journaled) and X-FTL (transactional) devices.
 
 use txftl_fs::{FileClass, Fs, FsError, FsMode};
-use txftl_ftl::{DeviceError, FtlConfig};
+use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
 

@@ -155,6 +155,25 @@ fn a_transaction_spanning_two_table_pages() {
     assert_clean(&r);
 }
 
+/// With spilling off (`xl2p-spill=0`, the paper's fixed table), a table this
+/// small with three transactions open fills with uncommitted entries: the
+/// host aborts the transaction that cannot write and goes on, and every
+/// crash point along that path must hold.
+#[test]
+fn a_full_table_that_does_not_spill_is_aborted_by_the_host() {
+    let tx = TxShape {
+        trim_pct: 5,
+        ..shape(5, 10, 3, 10)
+    };
+    let mut s = spec("xftl", 8, 200, 60, tx, false);
+    s.device.opts = s.device.opts.with("xl2p-spill", 0);
+    s.replay_base += " --protocol-opt xl2p-spill=0";
+    s.expect.push(Expect::TableFull);
+    let r = crashtest(&s, &|_, _| {}).unwrap();
+    assert_eq!(r.dry_run.protocol.get("xl2p_spill_pages"), 0);
+    assert_clean(&r);
+}
+
 /// The default mix (two transactions open, plain writes and trims mixed in, a
 /// small table) over several seeds, each enumerated whole: a bug that shows
 /// under one interleaving only is caught by some seed.
