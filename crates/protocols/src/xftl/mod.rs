@@ -103,9 +103,9 @@ fn spill_protocol_bytes(tid: Tid) -> [u8; PROTOCOL_BYTES] {
     p
 }
 
-/// Rounds of spill page writes one call makes at most: GC run by a round's
-/// programs may move pages its entries name, so that a page is written again
-/// in the next round. A device that keeps moving them is out of room.
+/// Rounds of spill page writes a commit makes at most: GC run by a round's
+/// programs does not move pages the entries name (`spill_frozen`), so one
+/// round leaves every page clean; the bound keeps a bug from looping.
 const SPILL_ROUNDS_MAX: u32 = 16;
 
 /// X-FTL's state inside the framework: the X-L2P table, the active
@@ -183,7 +183,8 @@ impl XHooks {
     }
 
     /// g: blocks one group of table pages can enter at most (every page of the
-    /// table at once, after the most spill index pages a commit writes). The log keeps the 2g blocks ahead of its head free of
+    /// table at once, after the most spill index pages a commit writes). The
+    /// log keeps the 2g blocks ahead of its head free of
     /// pages recovery needs: a group enters at most g of them, and the g still
     /// clean after it hold every needed page that has to move ahead of the
     /// blocks now in the window, so moving never enters a block it moves from.
@@ -692,7 +693,7 @@ impl Device for XFtl {
             if spilled {
                 let ppb = self.ftl.nand().geometry().pages_per_block;
                 self.ftl.hooks_mut().spill_frozen = Some((tid, ppb));
-                let written = self.write_spill_pages(tid);
+                let written = self.write_spill_pages(tid, true);
                 self.ftl.hooks_mut().spill_frozen = None;
                 written?;
                 self.ftl.wait_idle();
@@ -767,14 +768,18 @@ impl XFtl {
         hooks.spilled_entries += entries.len() as u64;
         let per_page = spill::entries_per_spill_page(hooks.page_size);
         hooks.spill.add(victim, &entries, per_page);
-        self.write_spill_pages(victim)
+        // One round: a page GC makes dirty again meanwhile waits for the commit.
+        self.write_spill_pages(victim, false)
     }
 
-    /// Writes `tid`'s dirty spill pages to the data pool. A spill page is
-    /// metadata, not a host write: it is counted as a table page written.
-    fn write_spill_pages(&mut self, tid: Tid) -> Result<()> {
+    /// Writes `tid`'s dirty spill pages to the data pool: one round, or
+    /// (`until_clean`, a commit) until none is dirty, else `NoSpace` (GC kept
+    /// moving the pages they name). A spill page is metadata, not a host
+    /// write: it is counted as a table page written.
+    fn write_spill_pages(&mut self, tid: Tid, until_clean: bool) -> Result<()> {
         let mut buf = vec![0u8; self.ftl.page_size() as usize];
-        for _ in 0..SPILL_ROUNDS_MAX {
+        let rounds = if until_clean { SPILL_ROUNDS_MAX } else { 1 };
+        for _ in 0..rounds {
             let dirty = self.ftl.hooks().spill.dirty_pages(tid);
             if dirty.is_empty() {
                 return Ok(());
@@ -798,6 +803,9 @@ impl XFtl {
                 c.host_writes -= 1;
                 c.protocol_meta_writes += 1;
             }
+        }
+        if !until_clean || self.ftl.hooks().spill.dirty_pages(tid).is_empty() {
+            return Ok(());
         }
         Err(DeviceError::NoSpace)
     }
