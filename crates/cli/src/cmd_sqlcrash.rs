@@ -85,9 +85,9 @@ fn default_modes() -> Vec<Mode> {
 /// scenario's transaction bound for a protocol that has one, unless given.
 fn scenario_options(given: &ProtocolOptions, mode: Mode, size: &ScenarioSize) -> ProtocolOptions {
     let mut opts = given.for_entry(mode.entry());
-    if let Some(key) = mode.entry().tx_pages_bound {
-        if !opts.contains(key) {
-            opts = opts.with(key, size.tx_pages_bound);
+    if let Some(bound) = mode.entry().tx_pages_bound {
+        if !opts.contains(bound.key) {
+            opts = bound.apply(opts, size.tx_pages_bound);
         }
     }
     opts

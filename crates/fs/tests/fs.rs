@@ -1,7 +1,7 @@
 //! The file system on plain (journaled) and X-FTL (transactional) devices.
 
 use txftl_fs::{FileClass, Fs, FsError, FsMode};
-use txftl_ftl::{DeviceError, FtlConfig};
+use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
 
@@ -188,42 +188,46 @@ fn one_transaction_at_a_time_changes_a_file() {
     );
 }
 
-/// A commit that fails while writing its metadata (the X-L2P table is full)
-/// leaves the transaction open; it aborts; another transaction then commits
-/// the same metadata pages. Nothing of it survives and the other
-/// commit is whole.
+/// A transaction far larger than the X-L2P table (40 entries): an overwrite
+/// of a 320-page file (about half the file system: the new copies and the
+/// committed ones must both fit) spills the table to flash and commits
+/// whole; a second such transaction aborts and leaves nothing; after a power
+/// cut the file is the committed one, page for page.
 #[test]
-fn a_commit_that_fails_on_metadata_leaves_nothing_behind() {
-    // 40 entries: format's 33 metadata pages fit (it commits them as one transaction).
+fn transactions_far_larger_than_the_table_commit_or_abort_whole() {
     let mut fs = Fs::format(
         device_with("xftl", &ProtocolOptions::new().with("xl2p-entries", 40)),
         FsMode::Transactional,
     )
     .unwrap();
     let a = fs.create("a.db", FileClass::Database).unwrap();
-    let b = fs.create("b.db", FileClass::Database).unwrap();
-    let t1 = fs.begin().unwrap();
-    // 39 data pages fit; the inode page and the bitmap page at commit do not.
-    fs.write(Some(t1), a, 0, &bytes(39 * 512, 1)).unwrap();
-    assert!(matches!(fs.commit(t1), Err(FsError::Device(DeviceError::TableFull { .. }))));
-    assert_eq!(fs.open_transactions(), vec![t1], "a failed commit leaves the transaction open");
-    fs.abort(t1).unwrap();
-    let t2 = fs.begin().unwrap();
-    fs.write(Some(t2), b, 0, &bytes(512, 2)).unwrap();
-    fs.commit(t2).unwrap();
-    let dev = remount(fs.into_device(), "xftl");
-    let mut fs = Fs::mount(dev, FsMode::Transactional).unwrap();
-    let (a, b) = (fs.lookup("a.db").unwrap(), fs.lookup("b.db").unwrap());
-    assert_eq!(fs.size(None, a).unwrap(), 0);
-    assert_eq!(fs.size(None, b).unwrap(), 512);
-    let mut got = vec![0u8; 512];
-    fs.read(None, b, 0, &mut got).unwrap();
-    assert_eq!(got, bytes(512, 2));
-    // a grows again after the abort, and b's page is not among its pages.
-    fs.write(None, a, 0, &bytes(512, 3)).unwrap();
+    const CHUNK: usize = 16 * 512;
+    let size = 20 * CHUNK as u64;
+    for off in (0..size).step_by(CHUNK) {
+        fs.write(None, a, off, &bytes(CHUNK, 1)).unwrap();
+    }
     fs.fsync(None, a).unwrap();
-    fs.read(None, b, 0, &mut got).unwrap();
-    assert_eq!(got, bytes(512, 2), "a's new page is not b's");
+    for (tag, commit) in [(9u8, true), (5, false)] {
+        let t = fs.begin().unwrap();
+        for off in (0..size).step_by(CHUNK) {
+            fs.write(Some(t), a, off, &bytes(CHUNK, tag)).unwrap();
+        }
+        if commit {
+            fs.commit(t).unwrap();
+        } else {
+            fs.abort(t).unwrap();
+        }
+    }
+    let dev = remount(fs.into_device(), "xftl");
+    assert!(dev.stats().protocol.get("xl2p_spill_pages") == 0, "a fresh mount counts anew");
+    let mut fs = Fs::mount(dev, FsMode::Transactional).unwrap();
+    let a = fs.lookup("a.db").unwrap();
+    assert_eq!(fs.size(None, a).unwrap(), size);
+    let mut got = vec![0u8; CHUNK];
+    for off in (0..size).step_by(CHUNK) {
+        fs.read(None, a, off, &mut got).unwrap();
+        assert_eq!(got, bytes(CHUNK, 9), "a at {off} is the committed overwrite");
+    }
 }
 
 #[test]

@@ -32,6 +32,12 @@ pub struct LogPage {
 pub trait LogSource {
     /// The next older intact page of ring `ring`, or None past its oldest page.
     fn prev_page(&mut self, ring: usize) -> Result<Option<LogPage>>;
+
+    /// Physical page `ppn` outside the rings (a page the protocol wrote to
+    /// the data pool and names in its log pages, such as X-FTL's spilled
+    /// table pages), if it is intact: its OOB record decodes and its CRC
+    /// matches the data. Timed on the device clock like the ring reads.
+    fn read_page(&mut self, ppn: Ppn) -> Result<Option<LogPage>>;
 }
 
 impl<H: Hooks> Ftl<H> {
@@ -227,5 +233,25 @@ impl LogSource for LogReader<'_> {
                 _ => continue,
             }
         }
+    }
+
+    fn read_page(&mut self, ppn: Ppn) -> Result<Option<LogPage>> {
+        let geo = self.geo;
+        if ppn >= geo.page_count() {
+            return Ok(None);
+        }
+        let mut buf = vec![0u8; geo.page_size as usize];
+        let mut oob = vec![0u8; geo.oob_size as usize];
+        let done = crate::ecc::read_lenient(self.nand, ppn, self.t, Some(&mut buf), &mut oob)?;
+        self.t = self.t.max(done);
+        self.pages_read += 1;
+        Ok(match Oob::decode(&oob) {
+            OobState::Valid(o) if o.data_matches(&buf) => Some(LogPage {
+                seq: o.seq,
+                ppn,
+                bytes: buf,
+            }),
+            _ => None,
+        })
     }
 }

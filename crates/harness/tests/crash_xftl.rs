@@ -118,18 +118,66 @@ fn trims_between_commits_never_resurrect_older_values() {
     assert_clean(&r);
 }
 
-/// A table this small with three transactions open fills with uncommitted
-/// entries: the host aborts the transaction that cannot write and goes on,
-/// and every crash point along that path must hold.
+/// Transactions far larger than the DRAM table (8 entries, 20 pages a
+/// transaction, two open at once, aborts, plain writes and trims mixed in,
+/// GC running): a full table spills a transaction's entries to spill pages
+/// in the data pool, several per transaction; commit names them in its
+/// group. Every program and erase is cut with every torn variant, and every
+/// recovery at its own programs and erases.
 #[test]
-fn a_full_table_is_aborted_by_the_host_and_crash_tested() {
+fn a_full_table_spills_to_flash_and_every_cut_holds() {
+    let tx = TxShape {
+        trim_pct: 5,
+        ..shape(20, 25, 2, 10)
+    };
+    let mut s = spec("xftl", 8, 300, 60, tx, true);
+    s.expect.extend([
+        Expect::Aborts,
+        Expect::RecordsWithOpenTx,
+        Expect::GcOfProtocolPages,
+        Expect::Protocol("xl2p_spill_pages"),
+    ]);
+    let r = crashtest(&s, &|_, _| {}).unwrap();
+    let spill_pages = r.dry_run.protocol.get("xl2p_spill_pages");
+    assert!(
+        spill_pages >= 2 * r.dry_run.commits,
+        "several spill pages a transaction: {spill_pages} for {} commits",
+        r.dry_run.commits
+    );
+    assert_clean(&r);
+}
+
+/// The set: a 200-entry table (seven table pages on `tiny`), 40
+/// pages a transaction, two open at once: a transaction's entries span two
+/// table pages (and, when both are open, the table fills and spills).
+#[test]
+fn a_transaction_spanning_two_table_pages() {
+    let tx = TxShape {
+        trim_pct: 5,
+        ..shape(40, 15, 2, 10)
+    };
+    let mut s = spec("xftl", 200, 300, 60, tx, true);
+    s.expect.extend([Expect::Aborts, Expect::RecordsWithOpenTx]);
+    let r = crashtest(&s, &|_, _| {}).unwrap();
+    assert_clean(&r);
+}
+
+/// With spilling off (`xl2p-spill=0`, the paper's fixed table), a table this
+/// small with three transactions open fills with uncommitted entries: the
+/// host aborts the transaction that cannot write and goes on, and every
+/// crash point along that path must hold.
+#[test]
+fn a_full_table_that_does_not_spill_is_aborted_by_the_host() {
     let tx = TxShape {
         trim_pct: 5,
         ..shape(5, 10, 3, 10)
     };
     let mut s = spec("xftl", 8, 200, 60, tx, false);
+    s.device.opts = s.device.opts.with("xl2p-spill", 0);
+    s.replay_base += " --protocol-opt xl2p-spill=0";
     s.expect.push(Expect::TableFull);
     let r = crashtest(&s, &|_, _| {}).unwrap();
+    assert_eq!(r.dry_run.protocol.get("xl2p_spill_pages"), 0);
     assert_clean(&r);
 }
 

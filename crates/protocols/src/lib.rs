@@ -79,7 +79,7 @@ pub mod registry;
 mod sorted_map;
 
 pub use options::{OptionSpec, ProtocolOptions};
-pub use registry::{Build, Builder, CanarySpec, Protocol, ProtocolEntry, SqlJournal, Stage};
+pub use registry::{Build, Builder, CanarySpec, Protocol, ProtocolEntry, SqlJournal, Stage, TxPagesBound};
 
 use txftl_ftl::{Device, DeviceError, Ftl, FtlConfig, FtlMemory, RecoveryReport};
 use txftl_nand::{Nand, NandConfig};

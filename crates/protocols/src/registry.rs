@@ -15,6 +15,26 @@ use crate::{AnyDevice, MountFailure};
 use txftl_ftl::{CounterSpec, DeviceError, Extension, Ftl, FtlConfig, FtlMemory, Hooks};
 use txftl_nand::{Geometry, Nand, NandConfig};
 
+/// The options that bound how many pages one transaction may write.
+#[derive(Clone, Copy, Debug)]
+pub struct TxPagesBound {
+    /// The option whose value is the bound.
+    pub key: &'static str,
+    /// Options set with it, without which the bound is not a refusal
+    /// (X-FTL: `xl2p-spill=0`, or a full table spills to flash).
+    pub with: &'static [(&'static str, u32)],
+}
+
+impl TxPagesBound {
+    /// `opts` with the bound `pages` and the options it needs.
+    pub fn apply(&self, opts: ProtocolOptions, pages: u32) -> ProtocolOptions {
+        let opts = opts.with(self.key, pages);
+        self.with
+            .iter()
+            .fold(opts, |o, &(k, v)| if o.contains(k) { o } else { o.with(k, v) })
+    }
+}
+
 /// A SQLite journal mode, as the host stack runs it on a device. Every
 /// `PRAGMA journal_mode` SQLite has runs on every protocol; what a mode
 /// promises after a power cut depends on whether the device has
@@ -110,10 +130,10 @@ pub struct ProtocolEntry {
     pub counters: &'static [CounterSpec],
     /// The SQLite journal modes the host stack can run on it.
     pub sql: &'static [SqlJournal],
-    /// The option that bounds how many pages one transaction may write (X-FTL's
-    /// table), if any: a test that needs the device to refuse an oversized
-    /// transaction sets it small.
-    pub tx_pages_bound: Option<&'static str>,
+    /// How a test makes the device refuse a transaction of more pages than a
+    /// bound (X-FTL: its table, with spilling off), if it can: a test that
+    /// needs an oversized transaction refused sets it small.
+    pub tx_pages_bound: Option<TxPagesBound>,
     pub canary: Option<CanarySpec>,
     pub build: Builder,
 }

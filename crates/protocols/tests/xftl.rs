@@ -92,9 +92,63 @@ fn committed_survives_remount_uncommitted_does_not() {
     d.check_invariants().unwrap();
 }
 
+/// A full table spills a transaction's entries to flash: the transaction
+/// reads its own spilled writes, rewrites spilled pages, commits whole, and
+/// the commit survives a power cut; an aborted spilled transaction leaves
+/// nothing. Committed entries are still reclaimed through a checkpoint first.
 #[test]
-fn full_table_is_a_typed_error_the_host_can_act_on() {
+fn a_full_table_spills_to_flash() {
     let mut d = device(4);
+    let ps = d.info().page_size;
+    d.begin(1).unwrap();
+    for lpn in 0..20 {
+        d.write_tx(1, lpn, &page(ps, 1)).unwrap();
+    }
+    d.write_tx(1, 2, &page(ps, 2)).unwrap(); // a spilled entry updated
+    d.begin(2).unwrap();
+    d.write_tx(2, 30, &page(ps, 9)).unwrap();
+    let spilled = d.stats().protocol.get("xl2p_spill_pages");
+    assert!(spilled >= 4, "{spilled} spill pages");
+    assert_eq!((read_tx(&mut *d, 1, 2), read_tx(&mut *d, 1, 0), read_tx(&mut *d, 1, 19)), (2, 1, 1));
+    assert_eq!(read(&mut *d, 2), 0, "others do not see the spilled writes");
+    d.check_invariants().unwrap();
+    d.abort(2).unwrap();
+    d.commit(1).unwrap();
+    assert_eq!((read(&mut *d, 2), read(&mut *d, 19), read(&mut *d, 30)), (2, 1, 0));
+    // Committed entries are reclaimed through a checkpoint when slots run out
+    // (a spilled commit is checkpointed already: this one is not spilled).
+    d.begin(5).unwrap();
+    d.write_tx(5, 50, &page(ps, 5)).unwrap();
+    d.write_tx(5, 51, &page(ps, 5)).unwrap();
+    d.commit(5).unwrap();
+    let before = d.stats().checkpoints;
+    d.begin(3).unwrap();
+    for lpn in 40..44 {
+        d.write_tx(3, lpn, &page(ps, 3)).unwrap();
+    }
+    assert!(d.stats().checkpoints > before, "a checkpoint reclaimed the committed entries");
+    d.check_invariants().unwrap();
+    // A spilled transaction cut before its commit is absent; one committed is whole.
+    d.begin(4).unwrap();
+    for lpn in 0..12 {
+        d.write_tx(4, lpn, &page(ps, 4)).unwrap();
+    }
+    d.commit(3).unwrap();
+    let mut d = power_cycle(d, 4);
+    assert_eq!(
+        (read(&mut *d, 0), read(&mut *d, 2), read(&mut *d, 43), read(&mut *d, 51)),
+        (1, 2, 3, 5)
+    );
+    d.check_invariants().unwrap();
+}
+
+/// With spilling off (`xl2p-spill=0`, the paper's fixed table), a full table
+/// is a typed error the host can act on.
+#[test]
+fn without_spilling_a_full_table_is_a_typed_error() {
+    let nand = Nand::new(preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+    let opts = ProtocolOptions::new().with("xl2p-entries", 4).with("xl2p-spill", 0);
+    let mut d = format("xftl", nand, FtlConfig::default(), &opts).unwrap();
     let ps = d.info().page_size;
     d.begin(1).unwrap();
     for lpn in 0..4 {
@@ -105,17 +159,39 @@ fn full_table_is_a_typed_error_the_host_can_act_on() {
         Err(DeviceError::TableFull { capacity: 4 })
     ));
     d.write_tx(1, 2, &page(ps, 2)).unwrap(); // an existing entry still updates
-    d.begin(2).unwrap();
-    assert!(matches!(d.write_tx(2, 9, &page(ps, 1)), Err(DeviceError::TableFull { .. })));
-    d.abort(2).unwrap();
     d.commit(1).unwrap();
-    // Committed entries are reclaimed through a checkpoint when slots run out.
-    let before = d.stats().checkpoints;
-    d.begin(3).unwrap();
-    d.write_tx(3, 9, &page(ps, 3)).unwrap();
-    assert!(d.stats().checkpoints > before, "a checkpoint reclaimed the committed entries");
-    d.commit(3).unwrap();
-    assert_eq!((read(&mut *d, 2), read(&mut *d, 9)), (2, 3));
+    assert_eq!(d.stats().protocol.get("xl2p_spill_pages"), 0);
+    assert_eq!(read(&mut *d, 2), 2);
+    d.check_invariants().unwrap();
+}
+
+/// A transaction larger than the device's free space (every logical page
+/// written, then every one again in one transaction: the new copies and the
+/// committed ones must all stay) fails a write with the typed `NoSpace`,
+/// not a panic; the host aborts it and the device is as before, also after
+/// a power cut.
+#[test]
+fn a_transaction_larger_than_free_space_fails_with_no_space() {
+    let mut d = device(8);
+    let ps = d.info().page_size;
+    let pages = d.info().logical_pages;
+    for lpn in 0..pages {
+        d.write(lpn, &page(ps, 1)).unwrap();
+    }
+    d.flush().unwrap();
+    d.begin(1).unwrap();
+    let failed = (0..pages).find_map(|lpn| d.write_tx(1, lpn, &page(ps, 2)).err());
+    assert!(matches!(failed, Some(DeviceError::NoSpace)), "{failed:?} over {pages} pages");
+    assert!(d.stats().protocol.get("xl2p_spill_pages") > 0);
+    d.check_invariants().unwrap();
+    d.abort(1).unwrap();
+    d.check_invariants().unwrap();
+    // The space the transaction took is free again: a small one commits.
+    d.begin(2).unwrap();
+    d.write_tx(2, 0, &page(ps, 3)).unwrap();
+    d.commit(2).unwrap();
+    let mut d = power_cycle(d, 8);
+    assert_eq!((read(&mut *d, 0), read(&mut *d, 1), read(&mut *d, pages - 1)), (3, 1, 1));
     d.check_invariants().unwrap();
 }
 

@@ -1,5 +1,5 @@
 //! Why a write failed reaches the SQLite caller: `SQLITE_FULL` alone does not
-//! say whether the X-L2P table or the file system ran out, so the VFS logs
+//! say whether the device or the file system ran out, so the VFS logs
 //! the reason through `sqlite3_log` (SQLite's error log, the channel its own
 //! unix VFS uses for the errno behind an I/O error) and keeps it for
 //! `xGetLastError` and `Stack::last_error`. (SQLite's own message for the
@@ -64,29 +64,47 @@ fn sqlite_full_says_why() {
     };
     assert_eq!(rc, ffi::SQLITE_OK, "the log callback goes in before SQLite initializes");
 
-    // The X-L2P table: 16 entries, a transaction of about 60 pages.
+    // The X-L2P table: 16 entries, a transaction of about 60 pages: the
+    // table spills to flash and the transaction commits.
     let s = stack(16);
     let conn = s.open("t.db", 4096).unwrap();
     conn.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)").unwrap();
-    take_log();
-    let r = conn.execute_batch(
+    conn.execute_batch(
         "BEGIN; WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) \
          INSERT INTO t SELECT i, printf('%0200d', i) FROM n; COMMIT;",
-    );
+    )
+    .unwrap();
+    let n: i64 = conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
+    assert_eq!(n, 1000);
+    drop(conn);
+    drop(s);
+
+    // A transaction larger than the device's free space: a table filling the
+    // file system, rewritten whole in one transaction (its new copies and the
+    // committed ones must both stay). The device answers `NoSpace`, SQLite
+    // `SQLITE_FULL`, and the database is as before.
+    let s = stack_of(32, 16);
+    let conn = s.open("big.db", 4096).unwrap();
+    conn.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB)").unwrap();
+    let mut rows = 0;
+    while conn.execute("INSERT INTO t VALUES (?1, zeroblob(3500))", [rows]).is_ok() {
+        rows += 1;
+        assert!(rows < 100_000, "the file system never filled");
+    }
+    take_log();
+    let r = conn.execute_batch("BEGIN; UPDATE t SET v = zeroblob(3400); COMMIT;");
     assert!(is_full(&r), "{r:?}");
     let log = take_log();
     assert!(
         log.iter()
-            .any(|(code, m)| *code == ffi::SQLITE_FULL && m.contains("txftl") && m.contains("transaction table full")),
-        "the log says the X-L2P table is full: {log:?}"
+            .any(|(code, m)| *code == ffi::SQLITE_FULL && m.contains("txftl") && m.contains("device is full")),
+        "the log says the device is full: {log:?}"
     );
     for (code, m) in log.iter().filter(|(_, m)| m.starts_with("txftl")) {
         eprintln!("sqlite3_log({code}): {m}");
     }
-    // The same text through the VFS: its xGetLastError (any SQLite caller can
-    // reach it with sqlite3_vfs_find) and the Rust API.
     let kept = s.last_error().unwrap();
-    assert!(kept.contains("transaction table full"), "{kept}");
+    assert!(kept.contains("device is full"), "{kept}");
     let mut buf = [0 as c_char; 256];
     let name = std::ffi::CString::new(s.vfs.name()).unwrap();
     let code = unsafe {
@@ -96,7 +114,17 @@ fn sqlite_full_says_why() {
     };
     let text = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy();
     assert_eq!(code, ffi::SQLITE_FULL);
-    assert!(kept.starts_with(&*text) && text.contains("transaction table full"), "{text}");
+    assert!(kept.starts_with(&*text) && text.contains("device is full"), "{text}");
+    let _ = conn.execute_batch("ROLLBACK");
+    let ok: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    let (n, long): (i64, i64) = conn
+        .query_row("SELECT count(*), sum(length(v) = 3500) FROM t", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
+    assert_eq!(
+        (ok.as_str(), n, long),
+        ("ok", rows, rows),
+        "the database is whole, as before the failed transaction"
+    );
     drop(conn);
     drop(s);
 

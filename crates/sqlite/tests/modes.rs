@@ -111,7 +111,10 @@ fn rollback_after_a_cache_spill_on_xftl() {
 /// back on the device and goes through SQLite's rollback journal instead.
 #[test]
 fn a_batch_too_big_for_the_table_falls_back_to_the_journal() {
-    let s = stack_with(Mode::parse("xftl-batch").unwrap(), &ProtocolOptions::new().with("xl2p-entries", 16));
+    let s = stack_with(
+        Mode::parse("xftl-batch").unwrap(),
+        &ProtocolOptions::new().with("xl2p-entries", 16).with("xl2p-spill", 0),
+    );
     let conn = s.open("test.db", 4096).unwrap();
     conn.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)").unwrap();
     conn.execute("INSERT INTO t VALUES (1, 'x')", []).unwrap();
@@ -136,7 +139,13 @@ fn a_batch_too_big_for_the_table_falls_back_to_the_journal() {
     drop(conn);
     let fs = s.into_fs().unwrap();
     let dev = fs.unmount().unwrap().close().unwrap();
-    let dev = txftl_protocols::mount("xftl", dev, FtlConfig::default(), &ProtocolOptions::new().with("xl2p-entries", 16)).unwrap();
+    let dev = txftl_protocols::mount(
+        "xftl",
+        dev,
+        FtlConfig::default(),
+        &ProtocolOptions::new().with("xl2p-entries", 16).with("xl2p-spill", 0),
+    )
+    .unwrap();
     let s = Stack::mount(dev, Mode::parse("xftl-batch").unwrap()).unwrap();
     let conn = s.open("test.db", 4096).unwrap();
     let n: i64 = conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();

@@ -2,9 +2,9 @@
 //! device is built on the framework.
 
 use super::{auto_entries, index_bytes_max, XFtl, XHooks, BYTES_PER_ENTRY, MAX_ENTRIES};
-use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, ALL_LEVELS, TRANSACTIONAL};
+use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, TxPagesBound, ALL_LEVELS, TRANSACTIONAL};
 use crate::{OptionSpec, ProtocolOptions};
-use txftl_ftl::{DeviceError, Ftl};
+use txftl_ftl::{CounterSpec, DeviceError, Ftl};
 use txftl_nand::Geometry;
 
 const XL2P_ENTRIES: OptionSpec = OptionSpec {
@@ -12,9 +12,19 @@ const XL2P_ENTRIES: OptionSpec = OptionSpec {
     value_name: "N",
     help: "entries in the X-L2P table, fixed at format (the paper's is 500, one 8 KiB page; \
            by default one entry per 8 pages of the array, 32 to 65,536, so large transactions fit); \
-           a transaction writing more pages than the table holds fails with `table full`",
+           when it fills, a transaction's entries spill to flash (see `xl2p-spill`)",
     min: 1,
     max: MAX_ENTRIES,
+};
+
+const XL2P_SPILL: OptionSpec = OptionSpec {
+    key: "xl2p-spill",
+    value_name: "0|1",
+    help: "1 (default): a full X-L2P table spills a transaction's entries to flash, so a transaction \
+           is bounded by free space only; 0: a write that needs a slot in a table full of uncommitted \
+           entries fails with `table full` (the paper's fixed table; tests of a host's fallback)",
+    min: 0,
+    max: 1,
 };
 
 pub struct XftlBuild;
@@ -39,7 +49,8 @@ impl Build for XftlBuild {
             (None, Stage::Mount) => 0,
             (None, Stage::Format | Stage::Estimate) => auto_entries(geo),
         };
-        Ok(XHooks::new(entries, geo.page_size, canary))
+        let spill = opts.u32(&XL2P_SPILL)?.is_none_or(|v| v == 1);
+        Ok(XHooks::new(entries, geo.page_size, canary).with_spill(spill))
     }
 
     fn wrap(ftl: Ftl<XHooks>) -> XFtl {
@@ -61,10 +72,23 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     trims: true,
     extensions: &[],
     isolation: ALL_LEVELS,
-    options: &[XL2P_ENTRIES],
-    counters: &[],
+    options: &[XL2P_ENTRIES, XL2P_SPILL],
+    counters: &[
+        CounterSpec {
+            key: "xl2p_spill_pages",
+            help: "X-L2P spill pages written to the data pool (a transaction's entries out of a full DRAM table; rewrites included)",
+        },
+        CounterSpec {
+            key: "xl2p_spilled_entries",
+            help: "X-L2P entries moved out of the DRAM table to spill pages",
+        },
+    ],
     sql: TRANSACTIONAL,
-    tx_pages_bound: Some("xl2p-entries"),
+    // The table spills to flash unless told not to: then it bounds a transaction.
+    tx_pages_bound: Some(TxPagesBound {
+        key: "xl2p-entries",
+        with: &[("xl2p-spill", 0)],
+    }),
     canary: Some(CanarySpec {
         name: "xftl-canary",
         // Its bug only shows with transactions.

@@ -292,6 +292,23 @@ impl XL2P {
         }
     }
 
+    /// Takes `tid`'s active entries out of the table, in write order, freeing
+    /// their slots (the entries spill to flash: `spill.rs`).
+    pub fn take_tx(&mut self, tid: Tid) -> Vec<Entry> {
+        let slots = self.by_tx.remove(&tid).unwrap_or_default();
+        let mut out = Vec::with_capacity(slots.len());
+        for slot in slots {
+            out.push(self.slots[slot].expect("slot in use"));
+            self.remove(slot);
+        }
+        out
+    }
+
+    /// The active transaction with the most entries in the table.
+    pub fn largest_tx(&self) -> Option<Tid> {
+        self.by_tx.iter().max_by_key(|(_, slots)| slots.len()).map(|(&tid, _)| tid)
+    }
+
     /// Frees a slot that no transaction's list holds any more (committed, or aborted).
     fn remove(&mut self, slot: usize) {
         let Some(e) = self.slots[slot].take() else { return };

@@ -12,8 +12,9 @@
 //! transactions are chosen (by the caller) so that GC and, on X-FTL, the
 //! checkpoints that reclaim committed X-L2P entries happen inside the scenario.
 //! In `xftl-batch` one more transaction (the `big_at`-th) updates every tuple:
-//! more pages than the X-L2P table holds, so the device refuses the batch
-//! (`TableFull`), the VFS answers SQLite's `COMMIT_ATOMIC_WRITE` with an I/O
+//! more pages than the X-L2P table holds, which the scenario keeps from
+//! spilling to flash (its entry's `tx_pages_bound`), so the device refuses the
+//! batch (`TableFull`), the VFS answers SQLite's `COMMIT_ATOMIC_WRITE` with an I/O
 //! error, SQLite sends `ROLLBACK_ATOMIC_WRITE` (a device abort of the pages the
 //! batch already wrote) and commits the same transaction through its rollback
 //! journal: cuts inside it test that nothing of the aborted batch survives and
@@ -226,8 +227,8 @@ impl SqlCrashSpec {
 /// 512-byte header each time (it reached 11,784 bytes, 24 pages, when the
 /// file system refused it). The `rbj` mode fits on 16: the plain FTL keeps no
 /// X-L2P log ring and exports more logical pages. A protocol that bounds a
-/// transaction's pages (its entry's `tx_pages_bound`: X-FTL's table) gets a
-/// bound of 12 there, so that the transaction that updates every tuple
+/// transaction's pages (its entry's `tx_pages_bound`: X-FTL's table, not
+/// spilling) gets a bound of 12 there, so that the transaction that updates every tuple
 /// (about 16 pages) is larger and its batch is aborted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct ScenarioSize {
@@ -270,7 +271,7 @@ impl ScenarioSize {
     /// protocol that has one.
     pub fn options(&self, mode: Mode) -> ProtocolOptions {
         match mode.entry().tx_pages_bound {
-            Some(key) => ProtocolOptions::new().with(key, self.tx_pages_bound),
+            Some(bound) => bound.apply(ProtocolOptions::new(), self.tx_pages_bound),
             None => ProtocolOptions::new(),
         }
     }
