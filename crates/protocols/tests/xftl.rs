@@ -281,6 +281,33 @@ fn the_table_size_is_fixed_at_format() {
     assert!(auto >= 32);
 }
 
+/// The spill policy is fixed at format too: a mount asked for nothing takes
+/// the recorded one (a table that does not spill still answers `TableFull`
+/// after a remount), and a mount asked for the other is refused, never
+/// silently run with a policy the image was not formatted for.
+#[test]
+fn the_spill_policy_is_fixed_at_format() {
+    let nand = Nand::new(preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+    let opts = ProtocolOptions::new().with("xl2p-entries", 4).with("xl2p-spill", 0);
+    let n = format("xftl", nand, FtlConfig::default(), &opts).unwrap().close().unwrap();
+    let mut d = mount("xftl", n, FtlConfig::default(), &ProtocolOptions::new()).unwrap();
+    let ps = d.info().page_size;
+    d.begin(1).unwrap();
+    for lpn in 0..4 {
+        d.write_tx(1, lpn, &page(ps, 1)).unwrap();
+    }
+    assert!(matches!(
+        d.write_tx(1, 9, &page(ps, 1)),
+        Err(DeviceError::TableFull { capacity: 4 })
+    ));
+    d.abort(1).unwrap();
+    let n = d.close().unwrap();
+    let e = mount("xftl", n, FtlConfig::default(), &ProtocolOptions::new().with("xl2p-spill", 1))
+        .err()
+        .expect("another spill policy is refused");
+    assert!(e.to_string().contains("xl2p-spill=0, not 1"), "{e}");
+}
+
 /// A transaction larger than one table page commits (the table spans several
 /// pages) and survives a power cut whole; only the pages it changed are written.
 #[test]

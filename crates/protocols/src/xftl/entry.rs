@@ -49,8 +49,13 @@ impl Build for XftlBuild {
             (None, Stage::Mount) => 0,
             (None, Stage::Format | Stage::Estimate) => auto_entries(geo),
         };
-        let spill = opts.u32(&XL2P_SPILL)?.is_none_or(|v| v == 1);
-        Ok(XHooks::new(entries, geo.page_size, canary).with_spill(spill))
+        let hooks = XHooks::new(entries, geo.page_size, canary);
+        // Not asked for: on at format, the recorded policy at a mount.
+        Ok(match opts.u32(&XL2P_SPILL)? {
+            Some(v) => hooks.with_spill(v == 1),
+            None if stage == Stage::Mount => hooks,
+            None => hooks.with_spill(true),
+        })
     }
 
     fn wrap(ftl: Ftl<XHooks>) -> XFtl {

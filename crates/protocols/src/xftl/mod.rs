@@ -133,6 +133,8 @@ pub struct XHooks {
     /// full table spills (`xl2p-spill`) or answers `TableFull`.
     spill: Spill,
     spill_enabled: bool,
+    /// The spill policy a mount was asked for (`None`: take the recorded one).
+    spill_asked: Option<bool>,
     /// While a commit writes its spill pages for the last time: the
     /// transaction, and pages per block. GC skips blocks holding pages its
     /// spilled entries name, so that moving them cannot make a spill page
@@ -161,16 +163,19 @@ impl XHooks {
             page_buf: vec![0; page_size as usize],
             spill: Spill::default(),
             spill_enabled: true,
+            spill_asked: None,
             spill_frozen: None,
             spill_pages_written: 0,
             spilled_entries: 0,
         }
     }
 
-    /// Whether a full table spills (a policy, not a format: recovery reads
-    /// spill index pages whatever it is).
+    /// Whether a full table spills. Recorded in the superblock at format,
+    /// like the table's size: a mount takes the recorded policy, and refuses
+    /// another one asked for (recovery reads spill index pages whatever it is).
     pub fn with_spill(mut self, on: bool) -> XHooks {
         self.spill_enabled = on;
+        self.spill_asked = Some(on);
         self
     }
 
@@ -301,13 +306,17 @@ impl PersistHooks for XHooks {
     }
 
     fn root_len_max(&self) -> usize {
-        4
+        5
     }
 
-    /// The table's capacity: fixed at format, so a mount sizes the table as
-    /// the device was formatted, whatever it is asked for.
+    /// Bytes 0..4: the table's capacity (u32 LE), fixed at format, so a mount
+    /// sizes the table as the device was formatted; byte 4: the spill policy
+    /// (1: a full table spills, 0: it answers `TableFull`). A 4-byte root
+    /// (an image formatted before the policy was recorded) spills.
     fn root(&self) -> Vec<u8> {
-        self.table.capacity().to_le_bytes().to_vec()
+        let mut root = self.table.capacity().to_le_bytes().to_vec();
+        root.push(self.spill_enabled as u8);
+        root
     }
 
     fn checkpoint_durable(&mut self) {
@@ -338,21 +347,28 @@ impl RecoveryHooks for XHooks {
         fell_back: bool,
         logs: &mut dyn LogSource,
     ) -> Result<Vec<RecoveredUpdate>> {
-        let capacity = match root.try_into() {
-            Ok(b) => u32::from_le_bytes(b),
-            Err(_) => {
+        let (capacity, spill) = match *root {
+            [a, b, c, d] => (u32::from_le_bytes([a, b, c, d]), true),
+            [a, b, c, d, s @ (0 | 1)] => (u32::from_le_bytes([a, b, c, d]), s == 1),
+            _ => {
                 return Err(DeviceError::Corrupted(
-                    "the superblock does not record the X-L2P table's size".into(),
+                    "the superblock does not record the X-L2P table's size and spill policy".into(),
                 ))
             }
         };
+        if let Some(asked) = self.spill_asked.filter(|&a| a != spill) {
+            return Err(DeviceError::Config(format!(
+                "the device was formatted with xl2p-spill={}, not {}: the spill policy is fixed at format",
+                spill as u8, asked as u8
+            )));
+        }
         let asked = self.table.capacity();
         if asked != 0 && asked != capacity {
             return Err(DeviceError::Config(format!(
                 "the device was formatted with an X-L2P table of {capacity} entries, not {asked}: the table size is fixed at format"
             )));
         }
-        *self = XHooks::new(capacity, self.page_size, self.canary).with_spill(self.spill_enabled);
+        *self = XHooks::new(capacity, self.page_size, self.canary).with_spill(spill);
         let pages = self.table.pages();
         let entries_len = |k: u32| self.table.page_entries(k).len();
         let mut decided = vec![false; pages as usize];
