@@ -79,15 +79,16 @@ fn canary_is_caught() {
     common::assert_caught_at_every_seed(&spec("bpcc-canary", 2400, 50, shape(2, 50, 3, 0), false));
 }
 
-/// Six-page transactions, half aborted, three open at once: GC moves pinned
-/// pages of dead transactions, checkpoints run with transactions open. A GC
+/// Six-page transactions, half aborted, three open at once, every cut
+/// inside each recovery too: GC moves pinned pages of dead transactions,
+/// checkpoints run with transactions open. A GC
 /// copy of a dead transaction's pinned page not recorded as a copy of its
 /// version (planted in `on_relocate`) shows only here among the sets: 52
 /// violations of 3,031 crash points, an aborted version of lpn 6 back after
 /// recovery.
 #[test]
 fn six_page_transactions_half_aborted_with_pinned_copies() {
-    let mut s = spec("bpcc", 600, 60, shape(6, 50, 3, 0), false);
+    let mut s = spec("bpcc", 600, 60, shape(6, 50, 3, 0), true);
     s.expect.push(Expect::Checkpoints);
     s.expect.push(Expect::RecordsWithOpenTx);
     s.expect.push(Expect::Protocol("gc_pinned_copies"));
