@@ -44,7 +44,7 @@
 //! the same flash as a cut just before the next program or erase, with fewer
 //! operations acknowledged, so it is a strictly weaker check.
 
-mod fork;
+pub(crate) mod fork;
 mod second;
 
 use crate::data::Content;
@@ -275,7 +275,7 @@ impl PointResult {
 /// level (`Ok(Some(raw))`: what its cells hold under the errors, a complete
 /// write of `lpn` or `Foreign` when torn, which the caller judges). Either way
 /// the page's raw spare area must name `lpn` (recovery mapped the right page).
-pub(crate) fn lost_page(nand: &Nand, lpn: u32, ppn: u32) -> Result<Option<Content>, String> {
+fn lost_page(nand: &Nand, lpn: u32, ppn: u32) -> Result<Option<Content>, String> {
     use txftl_ftl::oob::{Oob, OobState};
     let oob = match Oob::decode(&nand.inspect_oob(ppn)) {
         OobState::Valid(o) => o,
@@ -556,7 +556,7 @@ fn guarded(at: u64, torn: Torn, f: impl FnOnce() -> Result<PointResult, CrashErr
     }
 }
 
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     panic
         .downcast_ref::<String>()
         .cloned()

@@ -36,16 +36,16 @@
 //! then checks recovery as an operation cut does (`crash.rs`). Recovery is
 //! not cut again here: the operation enumeration does that.
 
-use crate::crash::{check_against_model, erase_count_below_oob, lost_page, lost_version, recover, CrashError, CrashSpec, CrashViolation};
+use crate::crash::fork::{Run, Step};
+use crate::crash::{
+    check_against_model, erase_count_below_oob, lost_version, panic_message, recover, CrashError, CrashSpec, CrashViolation,
+};
 use crate::data::Content;
 use crate::exercise::Exercised;
 use crate::model::TxModel;
-use crate::run::{Driver, Outcome};
-use crate::workload::OpStream;
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use txftl_ftl::DeviceError;
-use txftl_ftl::Op;
 use txftl_nand::{InstantCut, OpTrace, Torn};
 use txftl_protocols::AnyDevice;
 
@@ -342,14 +342,6 @@ fn run_points(
     Ok(results)
 }
 
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<String>()
-        .cloned()
-        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_else(|| "panic".into())
-}
-
 /// One cut at an instant: replay with it armed, recover, check (the checks
 /// of `crash.rs`'s operation cuts, recovery not cut again).
 fn run_instant(spec: &CrashSpec, inst: &Instant, torn: Torn, finish: u64) -> Result<InstantResult, DeviceError> {
@@ -425,67 +417,22 @@ pub(crate) struct RunEnd {
 /// (`Driver::ack_by_ns`).
 pub(crate) fn run_until(spec: &CrashSpec, dev: &mut dyn AnyDevice, check_each: bool, ack_by_ns: Option<u64>) -> Result<RunEnd, String> {
     let info = dev.info();
-    let mut model = TxModel::new(info.logical_pages);
-    let mut driver = Driver::new(info.page_size, true);
-    driver.ack_by_ns = ack_by_ns;
+    let mut run = Run::first(spec.workload, info.logical_pages, info.page_size);
+    run.driver.ack_by_ns = ack_by_ns;
     let mut acks_ns = Vec::new();
     let mut durable_erase_counts = if ack_by_ns.is_some() {
         dev.checkpoint_erase_counts()
     } else {
         Vec::new()
     };
-    let mut stream = OpStream::new(spec.workload, info.logical_pages);
-    let mut index = 0u64;
-    while let Some(op) = stream.next() {
-        match driver.apply(dev, op, &mut model) {
-            Ok(Outcome::Done) => {}
-            // The host's reaction to a full table, as `txftl run` does it.
-            Ok(Outcome::TableFullAborted(tid)) => {
-                stream.forget(tid);
-            }
-            Ok(Outcome::WrongRead { lpn, expected, got }) => {
-                return Err(format!(
-                    "read of lpn {lpn} (host op {index}) returned {got:?}, latest write is {expected:?}"
-                ));
-            }
-            Err(DeviceError::PowerLoss) => {
-                return Ok(RunEnd {
-                    model,
-                    acks_ns,
-                    durable_erase_counts,
-                })
-            }
-            // A read the device reports lost to bit errors: allowed only if the
-            // page really is beyond ECC (a loss reported, not a bug hidden).
-            Err(DeviceError::DataLost { lpn, ppn }) if matches!(op, Op::Read(_) | Op::TxRead(..)) => {
-                match lost_page(dev.nand(), lpn, ppn) {
-                    Err(why) => return Err(format!("host op {index} ({op:?}) reported lpn {lpn} lost, but {why}")),
-                    // No cut yet in this run: nothing mapped can be torn.
-                    Ok(Some(Content::Foreign)) => {
-                        return Err(format!(
-                            "host op {index} ({op:?}) reported lpn {lpn} lost, but page {ppn} is torn with no cut"
-                        ))
-                    }
-                    Ok(_) => {}
-                }
-            }
-            // A write the protocol's isolation refuses (SCC: a page another
-            // open transaction wrote) does not happen; the model is unchanged.
-            Err(DeviceError::IsolationUnsupported { .. }) if matches!(op, Op::Write(_) | Op::TxWrite(..)) => {}
-            Err(e) => return Err(format!("host op {index} ({op:?}) failed: {e}")),
-        }
-        if check_each {
-            dev.check_invariants()
-                .map_err(|e| format!("invariant broken on the live device after host op {index} ({op:?}): {e}"))?;
-        }
+    while run.step(dev, check_each)? == Step::Next {
         acks_ns.push(dev.now_ns());
         if ack_by_ns.is_some() {
             durable_erase_counts = dev.checkpoint_erase_counts();
         }
-        index += 1;
     }
     Ok(RunEnd {
-        model,
+        model: run.model,
         acks_ns,
         durable_erase_counts,
     })

@@ -21,7 +21,7 @@ use txftl_protocols::AnyDevice;
 
 /// The state of a workload between two host operations.
 #[derive(Clone)]
-pub(super) struct Run {
+pub(crate) struct Run {
     pub stream: OpStream,
     pub driver: Driver,
     pub model: TxModel,
@@ -34,7 +34,7 @@ pub(super) struct Run {
 
 /// What one host operation ended in.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) enum Step {
+pub(crate) enum Step {
     /// Done (or refused as the contract allows); the run goes on.
     Next,
     /// Power was lost during it.
