@@ -142,13 +142,9 @@ fn a_full_table_spills_to_flash() {
     d.check_invariants().unwrap();
 }
 
-/// With spilling off (`xl2p-spill=0`, the paper's fixed table), a full table
-/// is a typed error the host can act on.
-#[test]
-fn without_spilling_a_full_table_is_a_typed_error() {
-    let nand = Nand::new(preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
-    let opts = ProtocolOptions::new().with("xl2p-entries", 4).with("xl2p-spill", 0);
-    let mut d = format("xftl", nand, FtlConfig::default(), &opts).unwrap();
+/// Transaction 1 writes four pages into a table of four entries that does
+/// not spill; a fifth page is refused with `TableFull`.
+fn fill_a_table_of_four(d: &mut dyn AnyDevice) {
     let ps = d.info().page_size;
     d.begin(1).unwrap();
     for lpn in 0..4 {
@@ -158,6 +154,17 @@ fn without_spilling_a_full_table_is_a_typed_error() {
         d.write_tx(1, 9, &page(ps, 1)),
         Err(DeviceError::TableFull { capacity: 4 })
     ));
+}
+
+/// With spilling off (`xl2p-spill=0`, the paper's fixed table), a full table
+/// is a typed error the host can act on.
+#[test]
+fn without_spilling_a_full_table_is_a_typed_error() {
+    let nand = Nand::new(preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+    let opts = ProtocolOptions::new().with("xl2p-entries", 4).with("xl2p-spill", 0);
+    let mut d = format("xftl", nand, FtlConfig::default(), &opts).unwrap();
+    let ps = d.info().page_size;
+    fill_a_table_of_four(&mut *d);
     d.write_tx(1, 2, &page(ps, 2)).unwrap(); // an existing entry still updates
     d.commit(1).unwrap();
     assert_eq!(d.stats().protocol.get("xl2p_spill_pages"), 0);
@@ -291,15 +298,7 @@ fn the_spill_policy_is_fixed_at_format() {
     let opts = ProtocolOptions::new().with("xl2p-entries", 4).with("xl2p-spill", 0);
     let n = format("xftl", nand, FtlConfig::default(), &opts).unwrap().close().unwrap();
     let mut d = mount("xftl", n, FtlConfig::default(), &ProtocolOptions::new()).unwrap();
-    let ps = d.info().page_size;
-    d.begin(1).unwrap();
-    for lpn in 0..4 {
-        d.write_tx(1, lpn, &page(ps, 1)).unwrap();
-    }
-    assert!(matches!(
-        d.write_tx(1, 9, &page(ps, 1)),
-        Err(DeviceError::TableFull { capacity: 4 })
-    ));
+    fill_a_table_of_four(&mut *d);
     d.abort(1).unwrap();
     let n = d.close().unwrap();
     let e = mount("xftl", n, FtlConfig::default(), &ProtocolOptions::new().with("xl2p-spill", 1))
