@@ -59,9 +59,10 @@ pub struct CrashArgs {
     /// seeded sample of N of them, or `off`.
     #[arg(long, default_value = "2", value_parser = parse_second_cuts)]
     pub second_cuts: SecondCuts,
-    /// Host operations of each continuation.
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
-    pub second_ops: u64,
+    /// Host operations of each continuation [default: 30]; refused with
+    /// `--second-cuts off` unless a second cut is replayed (`--then-at`).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub second_ops: Option<u64>,
     /// Replay one second cut of the point `--at` names: the continuation's
     /// flash operation index (from the end of the first recovery).
     #[arg(long, requires = "at", requires = "then_torn")]
@@ -85,6 +86,18 @@ type Point = (u64, Torn);
 
 fn parse_second_cuts(s: &str) -> Result<SecondCuts, String> {
     SecondCuts::parse(s).ok_or_else(|| format!("`{s}`: off, every, or a number of second cuts per crash point"))
+}
+
+/// Host operations of each continuation: `--second-ops`, refused where no
+/// continuation runs (it would be ignored).
+fn second_ops(args: &CrashArgs) -> Result<u64, CliError> {
+    match args.second_ops {
+        Some(_) if args.second_cuts == SecondCuts::Off && args.then_at.is_none() => Err(CliError::Usage(
+            "--second-ops sets the continuations of two-cut runs, which --second-cuts off turns off".into(),
+        )),
+        Some(n) => Ok(n),
+        None => Ok(30),
+    }
 }
 
 /// The second cut to replay (`--then-at`, `--then-torn`).
@@ -252,7 +265,7 @@ fn spec(args: &CrashArgs) -> Result<(CrashSpec, String), CliError> {
             (true, _) => InFlight::Every,
         },
         second_cuts: args.second_cuts,
-        second_ops: args.second_ops,
+        second_ops: second_ops(args)?,
         then_only: then_point(args)?,
         replay_from_scratch: args.from_scratch,
         threads: args.threads as usize,

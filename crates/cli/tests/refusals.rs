@@ -30,6 +30,26 @@ fn cuts_past_the_last_operation_fail() {
     assert_eq!(code, 0, "{out}{err}");
 }
 
+/// `--second-ops` sizes the continuations of two-cut runs: with them off it
+/// would be ignored, so it is refused (a second cut's replay still takes it).
+#[test]
+fn second_ops_without_second_cuts_is_refused() {
+    let (code, _, err) = txftl(&["crashtest", "--ops", "20", "--second-cuts", "off", "--second-ops", "5"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--second-cuts off"), "{err}");
+    let (code, out, err) = txftl(&[
+        "crashtest",
+        "--ops",
+        "20",
+        "--no-recovery-cuts",
+        "--second-cuts",
+        "1",
+        "--second-ops",
+        "5",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
 /// An over-provisioning below what GC needs used to be raised without a word.
 #[test]
 fn an_overprovisioning_below_the_minimum_is_refused() {
