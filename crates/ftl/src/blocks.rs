@@ -48,6 +48,15 @@ pub struct BlockTable {
     free: Vec<BTreeSet<(u32, BlockId)>>,
     /// Full blocks by valid-page count (greedy victims without a scan).
     by_valid: ByValid,
+    /// Free blocks per unit taken into the allocation window (ready), ordered
+    /// as `free`; counted in `free_count`. Empty without a window.
+    window: Vec<BTreeSet<(u32, BlockId)>>,
+    window_count: u32,
+    ready: Vec<bool>,
+    /// Allocation is confined to the window (`FtlConfig::alloc_window_blocks`).
+    windowed: bool,
+    /// Where the next window refill starts, so the window spreads over units.
+    window_cursor: u32,
     free_count: u32,
     prefree: Vec<BlockId>,
     blocks_per_unit: u32,
@@ -65,6 +74,11 @@ impl BlockTable {
             clean: vec![false; n],
             free: vec![BTreeSet::new(); geo.unit_count() as usize],
             by_valid: ByValid::new(n, geo.pages_per_block),
+            window: vec![BTreeSet::new(); geo.unit_count() as usize],
+            window_count: 0,
+            ready: vec![false; n],
+            windowed: false,
+            window_cursor: 0,
             free_count: 0,
             prefree: Vec::new(),
             blocks_per_unit: geo.blocks_per_unit(),
@@ -215,19 +229,85 @@ impl BlockTable {
     }
 
     /// Takes a free block for a stream: from `unit` if it has one, else from the
-    /// first unit that does. Host streams get the least-worn block, GC the most-worn.
+    /// first unit that does. Host streams get the least-worn block, GC the
+    /// most-worn. With an allocation window, from the window only: recovery
+    /// reads no other free block (the caller slides the window when it is
+    /// used up).
     pub fn take_free(&mut self, unit: u32, purpose: AllocFor) -> Option<BlockId> {
-        let units = self.free.len() as u32;
-        let u = (0..units)
-            .map(|i| (unit + i) % units)
-            .find(|&u| !self.free[u as usize].is_empty())?;
-        let set = &mut self.free[u as usize];
+        if self.windowed {
+            let b = Self::take_from(&mut self.window, unit, purpose)?;
+            self.window_count -= 1;
+            self.free_count -= 1;
+            self.ready[b as usize] = false;
+            return Some(b);
+        }
+        let b = Self::take_from(&mut self.free, unit, purpose)?;
+        self.free_count -= 1;
+        Some(b)
+    }
+
+    fn take_from(sets: &mut [BTreeSet<(u32, BlockId)>], unit: u32, purpose: AllocFor) -> Option<BlockId> {
+        let units = sets.len() as u32;
+        let u = (0..units).map(|i| (unit + i) % units).find(|&u| !sets[u as usize].is_empty())?;
+        let set = &mut sets[u as usize];
         let (_, b) = match purpose {
             AllocFor::Host => set.pop_first(),
             AllocFor::Gc => set.pop_last(),
         }?;
-        self.free_count -= 1;
         Some(b)
+    }
+
+    /// Confines allocation to a window (set once, as the FTL is built).
+    pub fn set_windowed(&mut self, on: bool) {
+        self.windowed = on;
+    }
+    pub fn windowed(&self) -> bool {
+        self.windowed
+    }
+    /// Ready blocks: free, in the window.
+    pub fn window_count(&self) -> u32 {
+        self.window_count
+    }
+    /// Free blocks outside the window (all of them without one).
+    pub fn pool_count(&self) -> u32 {
+        self.free_count - self.window_count
+    }
+    /// The window is used up but the pool could refill it: time for a slide.
+    pub fn window_spent(&self) -> bool {
+        self.windowed && self.window_count == 0 && self.pool_count() > 0
+    }
+    pub fn is_ready(&self, b: BlockId) -> bool {
+        self.ready[b as usize]
+    }
+
+    /// Moves least-worn blocks from the pool into the window, one unit after
+    /// another, until it holds `size` (or the pool is empty).
+    pub fn refill_window(&mut self, size: u32) {
+        let units = self.free.len() as u32;
+        let mut idle = 0;
+        while self.window_count < size && idle < units {
+            let u = self.window_cursor;
+            self.window_cursor = (u + 1) % units;
+            match self.free[u as usize].pop_first() {
+                Some(entry) => {
+                    idle = 0;
+                    self.window[u as usize].insert(entry);
+                    self.window_count += 1;
+                    self.ready[entry.1 as usize] = true;
+                }
+                None => idle += 1,
+            }
+        }
+    }
+
+    /// Puts a free block found ready at a mount back into the window.
+    pub fn set_ready(&mut self, b: BlockId) {
+        let unit = b / self.blocks_per_unit;
+        let entry = (self.erase_count[b as usize], b);
+        if self.free[unit as usize].remove(&entry) && self.window[unit as usize].insert(entry) {
+            self.window_count += 1;
+            self.ready[b as usize] = true;
+        }
     }
 
     /// The least-worn free block over every unit, with its erase count.
@@ -238,14 +318,20 @@ impl BlockTable {
     /// Takes a given block out of the free pool.
     pub fn take_block(&mut self, b: BlockId) {
         let unit = b / self.blocks_per_unit;
-        if self.free[unit as usize].remove(&(self.erase_count[b as usize], b)) {
+        let entry = (self.erase_count[b as usize], b);
+        if self.free[unit as usize].remove(&entry) {
             self.free_count -= 1;
+        } else if self.window[unit as usize].remove(&entry) {
+            self.free_count -= 1;
+            self.window_count -= 1;
+            self.ready[b as usize] = false;
         }
     }
 
     pub fn is_in_free_pool(&self, b: BlockId) -> bool {
         let unit = b / self.blocks_per_unit;
-        self.free[unit as usize].contains(&(self.erase_count[b as usize], b))
+        let entry = (self.erase_count[b as usize], b);
+        self.free[unit as usize].contains(&entry) || self.window[unit as usize].contains(&entry)
     }
 
     /// Smallest and largest erase count over blocks holding data or free.

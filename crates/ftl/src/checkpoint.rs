@@ -34,7 +34,11 @@
 //! 24  u32       L2P pages M
 //! 28  u32       block-table pages B
 //! 32  u32       protocol section length P
-//! 36  u32       reserved (0)
+//! 36  u32       flags: bit 0, the allocation window: until the next checkpoint
+//!               the device allocates data blocks only from the blocks this one
+//!               records ready (and the GC stream, past them, from any free
+//!               block: see `Ftl::checkpoint`), so recovery reads no block
+//!               recorded free; other bits 0
 //! 40  T x 8     directory, by table page: u32 physical page, u32 CRC-32 of the
 //!               page's data; physical page 0xFFFF_FFFF: an L2P page never
 //!               written because none of its logical pages is mapped
@@ -59,6 +63,8 @@ pub enum RecordState {
     Used = 2,
     Bad = 3,
     Meta = 4,
+    /// Free, and in the allocation window the record's flag bit 0 announces.
+    Ready = 5,
 }
 
 impl RecordState {
@@ -69,6 +75,7 @@ impl RecordState {
             2 => Some(RecordState::Used),
             3 => Some(RecordState::Bad),
             4 => Some(RecordState::Meta),
+            5 => Some(RecordState::Ready),
             _ => None,
         }
     }
@@ -192,6 +199,8 @@ pub struct Record {
     /// One entry per table page: L2P pages, then block-table pages.
     pub directory: Vec<DirEntry>,
     pub protocol: Vec<u8>,
+    /// Flag bit 0: allocation is confined to the blocks recorded ready.
+    pub window: bool,
 }
 
 impl Record {
@@ -209,7 +218,7 @@ impl Record {
             self.map_pages,
             self.block_pages,
             self.protocol.len() as u32,
-            0,
+            self.window as u32,
         ] {
             out.extend_from_slice(&v.to_le_bytes());
         }
@@ -257,6 +266,7 @@ impl Record {
             block_pages,
             directory,
             protocol: bytes[p_at..p_at + p as usize].to_vec(),
+            window: u32_at(36) & 1 != 0,
         })
     }
 }
@@ -270,6 +280,9 @@ pub struct Checkpoint<M> {
     pub blocks: Vec<BlockRecord>,
     pub directory: Vec<DirEntry>,
     pub protocol: Vec<u8>,
+    /// The record's allocation-window flag: blocks recorded free were not
+    /// allocated before the next checkpoint; only the ready ones may hold data.
+    pub window: bool,
 }
 
 #[cfg(test)]
@@ -292,6 +305,7 @@ mod tests {
                 DirEntry { ppn: 13, crc: 4 },
             ],
             protocol: vec![1, 2],
+            window: true,
         };
         let bytes = r.encode();
         assert_eq!(bytes.len(), Record::encoded_len(5, 2));

@@ -74,6 +74,14 @@ pub struct FtlConfig {
     pub checkpoint_at_flush: bool,
     /// Static wear leveling: relocate the coldest block when the erase-count spread exceeds this.
     pub wear_spread_max: u32,
+    /// The allocation window, blocks (0: none). Each checkpoint sets this many
+    /// free blocks ready (it records them so) and the host stream allocates
+    /// only from them until the next checkpoint, which the host stream takes
+    /// when they are used up; the GC stream takes from them first. Recovery
+    /// then reads the ready blocks and the open ones, and no block the
+    /// checkpoint records free (LightTx's Available Zone, sec. III-C: the
+    /// blocks used for allocation, pre-allocated free ones included).
+    pub alloc_window_blocks: u32,
     pub canary: Option<Canary>,
     /// Mount without writing anything: recovery rebuilds the DRAM state from the
     /// NAND but does not seal it with a checkpoint, and every write, trim,
@@ -92,6 +100,7 @@ impl Default for FtlConfig {
             checkpoint_every_pages: 0,
             checkpoint_at_flush: false,
             wear_spread_max: 64,
+            alloc_window_blocks: 0,
             canary: None,
             read_only: false,
         }

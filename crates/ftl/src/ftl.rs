@@ -174,11 +174,13 @@ impl<H: Hooks> Ftl<H> {
         let geo = *nand.geometry();
         let units = geo.unit_count() as usize;
         let ppb = geo.pages_per_block;
+        let mut blocks = BlockTable::new(&geo);
+        blocks.set_windowed(cfg.alloc_window_blocks > 0);
         Ok(Ftl {
             l2p: H::Mapping::unmapped(0).map_err(|e| (e, Box::new(nand.clone())))?,
             tables: Tables::new(TableLayout::new(0, geo.block_count(), geo.page_size), &geo, 0, 1),
             mapped: Bits::new(geo.page_count() as usize),
-            blocks: BlockTable::new(&geo),
+            blocks,
             host_open: vec![None; units],
             host_cursor: 0,
             gc_open: vec![None; units],
@@ -685,7 +687,13 @@ impl<H: Hooks> Ftl<H> {
             return Ok(b);
         }
         self.make_room_for_host()?;
-        match self.open_block(unit, AllocFor::Host)? {
+        let mut opened = self.open_block(unit, AllocFor::Host)?;
+        // Its ready blocks all went bad at their erase: slide the window once.
+        if opened.is_none() && self.blocks.window_spent() {
+            self.checkpoint()?;
+            opened = self.open_block(unit, AllocFor::Host)?;
+        }
+        match opened {
             Some(b) => {
                 self.host_open[unit as usize] = Some(b);
                 Ok(b)
@@ -716,10 +724,17 @@ impl<H: Hooks> Ftl<H> {
         }
         let mut slid = false;
         loop {
-            if self.blocks.free_count() > self.derived.reserve {
+            let windowed = self.blocks.windowed();
+            if self.blocks.free_count() > self.derived.reserve && (!windowed || self.blocks.window_count() > 0) {
                 return Ok(());
             }
             if self.blocks.prefree_count() > 0 {
+                self.checkpoint()?;
+                continue;
+            }
+            // The window is used up but the pool is not: the zones slide (a
+            // checkpoint refills the window).
+            if self.blocks.window_spent() && self.blocks.free_count() > self.derived.reserve {
                 self.checkpoint()?;
                 continue;
             }

@@ -156,7 +156,9 @@ impl<H: Hooks> Ftl<H> {
                 }
                 return Ok(b);
             }
-            if self.blocks.prefree_count() > 0 {
+            // A checkpoint releases prefree blocks, and slides a spent
+            // allocation window (which the GC stream allocates from too).
+            if self.blocks.prefree_count() > 0 || self.blocks.window_spent() {
                 self.checkpoint()?;
                 continue;
             }
@@ -276,6 +278,7 @@ impl<H: Hooks> Ftl<H> {
         // The checkpoint may have released it to the free pool, which is
         // ordered by erase count: out while the count changes.
         let in_pool = self.blocks.state[b] == BlockState::Free;
+        let was_ready = self.blocks.is_ready(block);
         if in_pool {
             self.blocks.take_block(block);
         }
@@ -288,6 +291,9 @@ impl<H: Hooks> Ftl<H> {
                 self.hooks.on_erase(block);
                 if in_pool {
                     self.blocks.set_free(block);
+                    if was_ready {
+                        self.blocks.set_ready(block);
+                    }
                 }
             }
             // What it holds is still there: the caller cannot go on safely.

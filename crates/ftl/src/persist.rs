@@ -36,6 +36,7 @@ impl<H: Hooks> Ftl<H> {
         let state = match self.blocks.state[b] {
             // Prefree blocks become free once this checkpoint is durable: the L2P
             // it records no longer points into them.
+            BlockState::Free if self.blocks.is_ready(b as BlockId) => RecordState::Ready,
             BlockState::Free | BlockState::Prefree => RecordState::Free,
             BlockState::Open => RecordState::Open,
             BlockState::Full => RecordState::Used,
@@ -74,6 +75,12 @@ impl<H: Hooks> Ftl<H> {
         self.check_writable("checkpoint")?;
         let seq = self.seq;
         self.seq += 1;
+        // The zone slide of an allocation window: free blocks join it up to
+        // its size before the records name them (prefree ones join the pool
+        // only once this checkpoint is durable, so they wait for the next).
+        if self.cfg.alloc_window_blocks > 0 {
+            self.blocks.refill_window(self.cfg.alloc_window_blocks);
+        }
         let blocks: Vec<BlockRecord> = (0..self.geo.block_count() as usize).map(|b| self.record_state(b)).collect();
         let write = self.table_pages_to_write(&blocks);
         self.tables.dir_next.clone_from(&self.tables.dir_cur);
@@ -200,6 +207,7 @@ impl<H: Hooks> Ftl<H> {
             block_pages: layout.block_pages(),
             directory: self.tables.dir_next.clone(),
             protocol: self.hooks.checkpoint_section(),
+            window: self.blocks.windowed(),
         };
         let bytes = record.encode();
         let crc = crc32fast::hash(&bytes);

@@ -17,6 +17,15 @@ impl<H: Hooks> Ftl<H> {
         self.restore_block_states(m, scanned);
         self.count_mapped_pages()?;
         self.rebuild_pools(m.ck.seq);
+        // Ready blocks the scan found unwritten stay in the window: the
+        // checkpoint's record still confines allocation to them.
+        if self.blocks.windowed() && m.ck.window && !m.fallback {
+            for (b, rec) in m.ck.blocks.iter().enumerate() {
+                if rec.state == RecordState::Ready && self.blocks.state[b] == BlockState::Free {
+                    self.blocks.set_ready(b as BlockId);
+                }
+            }
+        }
         Ok(())
     }
 
@@ -31,7 +40,7 @@ impl<H: Hooks> Ftl<H> {
                 RecordState::Bad => (BlockState::Bad, 0),
                 RecordState::Meta => (BlockState::Meta, 0),
                 RecordState::Used => (BlockState::Full, rec.write_ptr as u32),
-                RecordState::Free | RecordState::Open => (BlockState::Free, 0), // fixed below
+                RecordState::Free | RecordState::Open | RecordState::Ready => (BlockState::Free, 0), // fixed below
             };
             self.blocks.state[b] = state;
             self.blocks.write_ptr[b] = wp;

@@ -200,6 +200,7 @@ impl<H: Hooks> Ftl<H> {
             blocks,
             directory: record.directory,
             protocol: record.protocol,
+            window: record.window,
         })
     }
 

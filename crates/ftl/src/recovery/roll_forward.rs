@@ -48,6 +48,11 @@ impl<H: Hooks> Ftl<H> {
         let mut found = Vec::new();
         let scan_start = *at_ns;
         let mut scanned: Vec<Scanned> = Vec::new();
+        // With an allocation window, data went only to the blocks open or
+        // ready at the checkpoint.
+        // After a fallback, the newer checkpoint's window may have been used:
+        // every free block is read, as without a window.
+        let windowed = ck.window && !fallback;
         for (b, rec) in ck.blocks.iter().enumerate() {
             let b = b as BlockId;
             self.blocks.erase_count[b as usize] = rec.erase_count;
@@ -55,7 +60,8 @@ impl<H: Hooks> Ftl<H> {
                 continue;
             }
             let (start, was_free) = match rec.state {
-                RecordState::Free => (0, true),
+                RecordState::Free if windowed => continue,
+                RecordState::Free | RecordState::Ready => (0, true),
                 RecordState::Open => (rec.write_ptr as u32, false),
                 // After a fallback, a block in use at the checkpoint may have been
                 // reclaimed and reused since: a page 0 newer than the checkpoint says so.

@@ -10,25 +10,46 @@ use txftl_nand::Geometry;
 const ZONE_BLOCKS: OptionSpec = OptionSpec {
     key: "zone-blocks",
     value_name: "N",
-    help: "blocks in the Available Zone: the zones slide (a checkpoint) every N blocks' worth of programs \
-           [default: the FTL's checkpoint interval]; refused beside a checkpoint interval set otherwise",
+    help: "the Available Zone's size: free blocks pre-allocated at each zone slide, the only ones written \
+           until the next [default: 8 per parallel unit]; with interval-zones=1, the checkpoint interval \
+           in blocks' worth of programs [default: the FTL's], refused beside a checkpoint interval set otherwise",
     min: 1,
     max: 1_000_000,
 };
 
+const INTERVAL_ZONES: OptionSpec = OptionSpec {
+    key: "interval-zones",
+    value_name: "0|1",
+    help: "1: the zone model the paper's replaced (the Available Zone is every block programmed since the \
+           checkpoint, allocation anywhere, recovery reads every block free or open at the checkpoint) \
+           [default: 0, the paper's zones, sec. III-C]",
+    min: 0,
+    max: 1,
+};
+
 pub struct LightTxBuild;
+
+fn paper_zones(opts: &ProtocolOptions) -> Result<bool, DeviceError> {
+    Ok(opts.u32(&INTERVAL_ZONES)?.unwrap_or(0) == 0)
+}
 
 impl Build for LightTxBuild {
     type Hooks = LHooks;
     type Device = LightTx;
 
-    fn hooks(geo: &Geometry, _opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<LHooks, DeviceError> {
-        Ok(LHooks::new(geo, canary))
+    fn hooks(geo: &Geometry, opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<LHooks, DeviceError> {
+        Ok(LHooks::new(geo, canary, paper_zones(opts)?))
     }
 
-    /// The zone size is the checkpoint interval, in blocks of programs.
+    /// The paper's zones: the zone size is the allocation window (a slide
+    /// when it is used up). The interval variant: the checkpoint interval.
     fn configure(mut cfg: FtlConfig, geo: &Geometry, opts: &ProtocolOptions, _canary: bool) -> Result<FtlConfig, DeviceError> {
-        if let Some(zone) = opts.u32(&ZONE_BLOCKS)? {
+        let zone = opts.u32(&ZONE_BLOCKS)?;
+        if paper_zones(opts)? {
+            cfg.alloc_window_blocks = zone.unwrap_or(8 * geo.unit_count());
+            return Ok(cfg);
+        }
+        if let Some(zone) = zone {
             if cfg.checkpoint_every_pages > 0 {
                 return Err(DeviceError::ProtocolOption(format!(
                     "zone-blocks={zone} sets LightTx's checkpoint interval, which is already set to {} pages \
@@ -59,7 +80,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     trims: true,
     extensions: &[],
     isolation: ALL_LEVELS,
-    options: &[ZONE_BLOCKS],
+    options: &[ZONE_BLOCKS, INTERVAL_ZONES],
     counters: &[],
     sql: TRANSACTIONAL,
     tx_pages_bound: None,

@@ -30,25 +30,37 @@
 //!
 //! # Zone metadata (the checkpoint's protocol section, `txftl_ftl::checkpoint`)
 //!
-//! Written with every checkpoint (the paper's "zone metadata page" written at
-//! each zone slide; here it is part of the checkpoint record, so the record's
-//! CRC covers it and it is durable exactly when the checkpoint is):
+//! The paper's "zone metadata page" written at each zone slide: here it is
+//! the checkpoint record's protocol section, so the record's CRC covers it
+//! and it is durable exactly when the checkpoint is (a cut while it is
+//! written leaves the previous checkpoint, and its zones, in force):
 //!
 //! ```text
 //!  0  u32  next TxID the device hands out
 //!  4  u32  next TxVer (commit version)
 //!  8  u32  n: blocks in the Unavailable Zone
 //! 12  u32 × n  their block ids, ascending
+//!  .  u32  m: blocks of the Available Zone still open at the slide
+//!  .  u32 × m  their block ids, ascending
 //! ```
 //!
-//! The Available Zone is not listed: it is every block the checkpoint
-//! records as free or open, which the framework's roll-forward scan reads
-//! anyway (the checkpoint's block table is the zone list). The Unavailable
-//! Zone is the blocks in use at the checkpoint that hold a page of a
-//! transaction still open then: the only pages older than the checkpoint
-//! whose transaction's state it does not settle. Every other block is in the
-//! Checkpointed Zone: its transactions are dead (their pages are in the
-//! checkpoint's L2P or nowhere).
+//! With the paper's zones (the default): the Available Zone is the blocks
+//! still open at the slide, listed here, and the free blocks the slide
+//! pre-allocates, which the checkpoint's block table records *ready*
+//! (`txftl_ftl::checkpoint`, the allocation window): no page is programmed
+//! anywhere else until the next slide. The Unavailable Zone is the full
+//! blocks holding a page of (1) a transaction open at the slide or (2) a
+//! dead one with a page in an open Available block. Recovery reads every
+//! page of both zones (the open blocks from page 0) and no other block.
+//!
+//! With `interval-zones=1` (the variant the paper's zones replaced): m is 0,
+//! the Available Zone is every block programmed since the checkpoint (the
+//! framework's roll-forward reads every block free or open at it), and the
+//! Unavailable Zone is the blocks holding a page of a transaction open at the
+//! checkpoint, open blocks included.
+//!
+//! Every other block is in the Checkpointed Zone: its transactions are dead
+//! (their pages are in the checkpoint's L2P or nowhere).
 
 use txftl_ftl::{DeviceError, Oob, Result, PROTOCOL_BYTES};
 use txftl_nand::BlockId;
@@ -93,12 +105,14 @@ pub struct ZoneMeta {
     pub next_tx_id: u32,
     pub next_tx_ver: u32,
     pub unavailable: Vec<BlockId>,
+    /// The Available Zone's blocks still open at the slide (paper's zones).
+    pub available: Vec<BlockId>,
 }
 
 impl ZoneMeta {
-    /// Largest section for a device of `blocks` blocks.
+    /// Largest section for a device of `blocks` blocks (the two lists are disjoint).
     pub fn len_max(blocks: u32) -> usize {
-        12 + 4 * blocks as usize
+        16 + 4 * blocks as usize
     }
 
     pub fn encode(&self) -> Vec<u8> {
@@ -107,6 +121,10 @@ impl ZoneMeta {
         out.extend_from_slice(&self.next_tx_ver.to_le_bytes());
         out.extend_from_slice(&(self.unavailable.len() as u32).to_le_bytes());
         for b in &self.unavailable {
+            out.extend_from_slice(&b.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.available.len() as u32).to_le_bytes());
+        for b in &self.available {
             out.extend_from_slice(&b.to_le_bytes());
         }
         out
@@ -120,6 +138,7 @@ impl ZoneMeta {
                 next_tx_id: 1,
                 next_tx_ver: 1,
                 unavailable: Vec::new(),
+                available: Vec::new(),
             });
         }
         let bad = || DeviceError::Corrupted(format!("LightTx zone metadata of {} bytes does not decode", bytes.len()));
@@ -128,13 +147,19 @@ impl ZoneMeta {
         }
         let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
         let n = u32_at(8) as usize;
-        if bytes.len() != 12 + 4 * n {
+        let m_at = 12 + 4 * n;
+        if bytes.len() < m_at + 4 {
+            return Err(bad());
+        }
+        let m = u32_at(m_at) as usize;
+        if bytes.len() != m_at + 4 + 4 * m {
             return Err(bad());
         }
         Ok(ZoneMeta {
             next_tx_id: u32_at(0),
             next_tx_ver: u32_at(4),
             unavailable: (0..n).map(|i| u32_at(12 + 4 * i)).collect(),
+            available: (0..m).map(|i| u32_at(m_at + 4 + 4 * i)).collect(),
         })
     }
 }
@@ -166,11 +191,14 @@ mod tests {
             next_tx_id: 12,
             next_tx_ver: 5,
             unavailable: vec![3, 9, 40],
+            available: vec![7],
         };
         let bytes = z.encode();
-        assert_eq!(bytes.len(), 24);
+        assert_eq!(bytes.len(), 32);
+        assert_eq!(&bytes[24..32], &[1, 0, 0, 0, 7, 0, 0, 0]);
         assert_eq!(ZoneMeta::decode(&bytes).unwrap(), z);
-        assert!(ZoneMeta::decode(&bytes[..20]).is_err());
+        assert!(ZoneMeta::decode(&bytes[..28]).is_err());
+        assert!(ZoneMeta::decode(&bytes[..24]).is_err());
         assert_eq!(ZoneMeta::decode(&[]).unwrap().next_tx_id, 1);
     }
 }

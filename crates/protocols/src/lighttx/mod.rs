@@ -15,20 +15,25 @@
 //!   programmed; t's programmed pages are dead.
 //! - Non-transactional writes carry TxID 0, TxCnt 1 and the current version,
 //!   and go to the L2P at once, as on `plain`.
-//! - Zones (`format.rs`): the Available Zone is the blocks programmed since the
-//!   last checkpoint (the framework's roll-forward reads them: the blocks the
-//!   checkpoint records free or open); the Unavailable Zone is the blocks in
-//!   use at the checkpoint holding a page of a transaction open then, listed
-//!   in the checkpoint's zone metadata; the rest is the Checkpointed Zone. A
-//!   checkpoint (the paper's zone slide) moves blocks between them: it makes
-//!   every earlier commit durable in the L2P. GC takes victims from the
-//!   Checkpointed Zone only: the pages of the other two are recovery's
-//!   evidence, and open transactions' pages lie nowhere else (so GC never has
-//!   to move them; a block retired after a failed program does, see
-//!   `relocated_protocol_bytes`). When every block with dead pages is in a
-//!   zone, the framework slides the zones (a checkpoint) and tries again.
-//! - The zone size (option `zone-blocks`, `entry.rs`) is the checkpoint
-//!   interval, in blocks' worth of programs.
+//! - Zones (sec. III-C; `format.rs`): the Available Zone is the blocks used
+//!   for allocation: those still open at the last slide and the free blocks
+//!   it pre-allocated (the framework's allocation window, of `zone-blocks`
+//!   blocks, `entry.rs`: no page goes anywhere else until the next slide).
+//!   The Unavailable Zone is the full blocks holding a page of a live
+//!   transaction, or of a dead one with a page in an Available block; both
+//!   lists are in the checkpoint's zone metadata. The rest is the
+//!   Checkpointed Zone. A checkpoint is the zone slide: it makes every
+//!   earlier commit durable in the L2P, and comes when the pre-allocated
+//!   blocks are used up (or at the FTL's checkpoint interval). GC takes
+//!   victims from the Checkpointed Zone only: the pages of the other two are
+//!   recovery's evidence, and open transactions' pages lie nowhere else (so
+//!   GC never has to move them; a block retired after a failed program does,
+//!   see `relocated_protocol_bytes`). When every block with dead pages is in
+//!   a zone, the framework slides the zones and tries again.
+//! - `interval-zones=1` keeps the model the paper's zones replaced: the
+//!   zone size is the checkpoint interval in blocks' worth of programs, the
+//!   Available Zone every block programmed since the checkpoint, and the
+//!   Unavailable Zone the blocks of transactions open at it.
 //! - Recovery (`recovery.rs`) reads the page metadata of the two zones, counts
 //!   each transaction's pages against its TxCnt and redoes the committed ones in
 //!   TxVer order; every other transactional page is dead.
@@ -51,6 +56,7 @@ use txftl_ftl::{
     PROTOCOL_BYTES,
 };
 use txftl_ftl::{Capabilities, Dense, EventHooks, GcHooks, PersistHooks, RecoveryHooks};
+use std::collections::{BTreeMap, BTreeSet};
 use txftl_nand::{Geometry, Nand};
 use txtable::TxTable;
 
@@ -62,6 +68,8 @@ pub struct LHooks {
     /// records none), so recovery misses the pages a transaction open at a
     /// checkpoint wrote before it. A deliberate bug the crash harness must catch.
     canary: bool,
+    /// The paper's zones (sec. III-C); false: `interval-zones=1`.
+    paper_zones: bool,
     geo: Geometry,
     next_tx_id: u32,
     next_tx_ver: u32,
@@ -71,6 +79,15 @@ pub struct LHooks {
     /// Blocks of the Unavailable Zone.
     unavailable: Vec<bool>,
     unavailable_list: Vec<BlockId>,
+    /// Available blocks programmed but not full: they stay Available across
+    /// a slide (paper's zones).
+    open_blocks: BTreeSet<BlockId>,
+    /// Transactions ended since they last had no page in an Available block:
+    /// TxID -> the blocks holding their pages (case 2 of the Unavailable Zone).
+    dead: BTreeMap<u32, BTreeSet<BlockId>>,
+    /// The Available Zone's open blocks the checkpoint recovery used lists:
+    /// recovery reads them from their first page.
+    recovered_open: Vec<BlockId>,
     /// Checkpoints (zone slides) whose zone metadata recorded pages of open
     /// transactions (a non-empty Unavailable Zone), since the last `reset_stats`:
     /// reported as `protocol_records_with_open_tx`.
@@ -83,11 +100,12 @@ pub struct LHooks {
 }
 
 impl LHooks {
-    pub fn new(geo: &Geometry, canary: bool) -> LHooks {
+    pub fn new(geo: &Geometry, canary: bool, paper_zones: bool) -> LHooks {
         let blocks = geo.block_count() as usize;
         LHooks {
             txs: TxTable::default(),
             canary,
+            paper_zones,
             geo: *geo,
             next_tx_id: 1,
             next_tx_ver: 1,
@@ -95,6 +113,9 @@ impl LHooks {
             written_list: Vec::new(),
             unavailable: vec![false; blocks],
             unavailable_list: Vec::new(),
+            open_blocks: BTreeSet::new(),
+            dead: BTreeMap::new(),
+            recovered_open: Vec::new(),
             slides_with_open_tx: 0,
             recovered_commits: 0,
             recovered_uncommitted: 0,
@@ -114,12 +135,39 @@ impl LHooks {
         self.unavailable_list = blocks;
     }
 
-    /// The Unavailable Zone a checkpoint taken now records.
+    /// The zones a slide now makes: (Unavailable, the Available blocks that
+    /// stay because they are open), each ascending.
+    fn slide(&self) -> (Vec<BlockId>, Vec<BlockId>) {
+        if !self.paper_zones {
+            return (self.txs.blocks(), Vec::new());
+        }
+        let open = &self.open_blocks;
+        let mut unavailable: BTreeSet<BlockId> = self.txs.blocks().into_iter().collect();
+        for blocks in self.dead.values() {
+            if blocks.iter().any(|b| open.contains(b)) {
+                unavailable.extend(blocks.iter().copied());
+            }
+        }
+        unavailable.retain(|b| !open.contains(b));
+        (unavailable.into_iter().collect(), open.iter().copied().collect())
+    }
+
+    /// The zone metadata a checkpoint taken now records.
     fn zone_meta(&self) -> ZoneMeta {
+        let (unavailable, available) = self.slide();
         ZoneMeta {
             next_tx_id: self.next_tx_id,
             next_tx_ver: self.next_tx_ver,
-            unavailable: if self.canary { Vec::new() } else { self.txs.blocks() },
+            unavailable: if self.canary { Vec::new() } else { unavailable },
+            available,
+        }
+    }
+
+    /// Transaction `id` ended with its pages in `blocks`: while one of them is
+    /// an open Available block, the others are Unavailable at a slide.
+    fn ended(&mut self, id: u32, blocks: BTreeSet<BlockId>) {
+        if self.paper_zones && !blocks.is_empty() {
+            self.dead.insert(id, blocks);
         }
     }
 
@@ -226,16 +274,23 @@ impl PersistHooks for LHooks {
         self.zone_meta().encode()
     }
 
-    /// The zones slide: every block written so far leaves the Available Zone,
-    /// and the Unavailable Zone becomes the blocks of transactions still open.
+    /// The zones slide: every full block leaves the Available Zone (open ones
+    /// stay, with the paper's zones), and the Unavailable Zone becomes what
+    /// the zone metadata recorded.
     fn checkpoint_durable(&mut self) {
+        let (unavailable, stay) = self.slide();
         for &b in &self.written_list {
             self.written[b as usize] = false;
         }
         self.written_list.clear();
-        let blocks = self.txs.blocks();
-        self.slides_with_open_tx += !blocks.is_empty() as u64;
-        self.set_unavailable(blocks);
+        for &b in &stay {
+            self.written[b as usize] = true;
+            self.written_list.push(b);
+        }
+        let open = &self.open_blocks;
+        self.dead.retain(|_, blocks| blocks.iter().any(|b| open.contains(b)));
+        self.slides_with_open_tx += !self.txs.blocks().is_empty() as u64;
+        self.set_unavailable(unavailable);
     }
 }
 
@@ -249,15 +304,20 @@ impl RecoveryHooks for LHooks {
         _logs: &mut dyn LogSource,
     ) -> Result<Vec<RecoveredUpdate>> {
         let zone = ZoneMeta::decode(section)?;
-        *self = LHooks::new(&self.geo, self.canary);
+        *self = LHooks::new(&self.geo, self.canary, self.paper_zones);
         self.next_tx_id = zone.next_tx_id;
         self.next_tx_ver = zone.next_tx_ver;
         self.set_unavailable(zone.unavailable);
+        self.recovered_open = zone.available;
         Ok(Vec::new())
     }
 
+    /// The Unavailable Zone, and the Available blocks open at the checkpoint
+    /// (read up to where they were then; the roll-forward reads the rest).
     fn zone_blocks(&self) -> Vec<BlockId> {
-        self.unavailable_list.clone()
+        let mut blocks = self.unavailable_list.clone();
+        blocks.extend_from_slice(&self.recovered_open);
+        blocks
     }
 
     fn recover_scanned(&mut self, ckpt_seq: u64, pages: ScannedPages<'_>) -> Result<Vec<RecoveredUpdate>> {
@@ -293,11 +353,22 @@ impl RecoveryHooks for LHooks {
 }
 
 impl EventHooks for LHooks {
+    fn on_erase(&mut self, block: BlockId) {
+        self.open_blocks.remove(&block);
+    }
+
     fn on_program(&mut self, ppn: Ppn, oob: &Oob, done_ns: u64) {
         let b = self.geo.block_of(ppn);
         if !self.written[b as usize] {
             self.written[b as usize] = true;
             self.written_list.push(b);
+        }
+        if self.paper_zones {
+            if ppn + 1 - self.geo.ppn(b, 0) < self.geo.pages_per_block {
+                self.open_blocks.insert(b);
+            } else {
+                self.open_blocks.remove(&b);
+            }
         }
         let tx = PageTx::of(oob);
         if tx.tx_id != 0 && !oob.relocated {
@@ -438,7 +509,10 @@ impl Device for LightTx {
             // No checkpoint may come between the commit page and the L2P
             // updates: it would record neither (see `program_unmapped_deferred`).
             self.ftl.program_unmapped_deferred(lpn, &data, &bytes)?;
-            let (entries, done_ns) = self.ftl.hooks_mut().txs.end(tid);
+            let hooks = self.ftl.hooks_mut();
+            let (id, blocks) = hooks.txs.blocks_of(tid);
+            let (entries, done_ns) = hooks.txs.end(tid);
+            hooks.ended(id, blocks);
             // Durable when every page of the transaction is done on its die.
             self.ftl.wait_until(done_ns);
             for (lpn, ppn) in entries {
@@ -448,7 +522,10 @@ impl Device for LightTx {
             // With an image synced at flushes, a commit that returns is on the host's disk.
             self.ftl.nand().flush_image()?;
         } else {
-            self.ftl.hooks_mut().txs.end(tid);
+            let hooks = self.ftl.hooks_mut();
+            let (id, blocks) = hooks.txs.blocks_of(tid);
+            hooks.txs.end(tid);
+            hooks.ended(id, blocks);
         }
         self.ftl.counters_mut().commits += 1;
         Ok(self.ftl.now() - start)
@@ -458,7 +535,10 @@ impl Device for LightTx {
         if !self.ftl.hooks().txs.contains(tid) {
             return Err(DeviceError::UnknownTransaction(tid));
         }
-        self.ftl.hooks_mut().txs.end(tid);
+        let hooks = self.ftl.hooks_mut();
+        let (id, blocks) = hooks.txs.blocks_of(tid);
+        hooks.txs.end(tid);
+        hooks.ended(id, blocks);
         self.ftl.counters_mut().aborts += 1;
         Ok(0)
     }

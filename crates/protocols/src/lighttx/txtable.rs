@@ -126,6 +126,11 @@ impl TxTable {
         self.pages.range(first..end).count() as u32
     }
 
+    /// `tid`'s device id and the blocks holding its pages.
+    pub fn blocks_of(&self, tid: Tid) -> (u32, BTreeSet<BlockId>) {
+        self.by_tid.get(&tid).map_or((0, BTreeSet::new()), |tx| (tx.id, tx.blocks.clone()))
+    }
+
     /// Blocks holding a page of an open transaction, ascending.
     pub fn blocks(&self) -> Vec<BlockId> {
         let all: BTreeSet<BlockId> = self.by_tid.values().flat_map(|tx| tx.blocks.iter().copied()).collect();
