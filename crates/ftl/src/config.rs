@@ -47,6 +47,10 @@ pub enum Canary {
     /// checkpoint leave its DRAM without writing it out: its changes are
     /// lost, and the page's stale flash copy is read back next time.
     DropChangedTablePage,
+    /// A checkpoint records the allocation window's ready blocks as free:
+    /// recovery, which reads no free block under a window, misses what was
+    /// written into them after it (LightTx's pre-allocated Available blocks).
+    UnrecordedWindow,
 }
 
 #[derive(Clone, Debug, Serialize)]

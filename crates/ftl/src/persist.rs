@@ -4,6 +4,7 @@ use crate::area::Extent;
 use crate::area::LogArea;
 use crate::blocks::BlockState;
 use crate::checkpoint::{encode_block_page, encode_map_page, BlockRecord, DirEntry, Record, RecordState, UNMAPPED};
+use crate::config::Canary;
 use crate::error::{DeviceError, Result};
 use crate::ftl::{Ftl, RecordLoc};
 use crate::hooks::Hooks;
@@ -36,7 +37,9 @@ impl<H: Hooks> Ftl<H> {
         let state = match self.blocks.state[b] {
             // Prefree blocks become free once this checkpoint is durable: the L2P
             // it records no longer points into them.
-            BlockState::Free if self.blocks.is_ready(b as BlockId) => RecordState::Ready,
+            BlockState::Free if self.blocks.is_ready(b as BlockId) && self.cfg.canary != Some(Canary::UnrecordedWindow) => {
+                RecordState::Ready
+            }
             BlockState::Free | BlockState::Prefree => RecordState::Free,
             BlockState::Open => RecordState::Open,
             BlockState::Full => RecordState::Used,

@@ -4,7 +4,7 @@
 use super::{LHooks, LightTx};
 use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, ALL_LEVELS, TRANSACTIONAL};
 use crate::{OptionSpec, ProtocolOptions};
-use txftl_ftl::{DeviceError, Ftl, FtlConfig};
+use txftl_ftl::{CounterSpec, DeviceError, Ftl, FtlConfig};
 use txftl_nand::Geometry;
 
 const ZONE_BLOCKS: OptionSpec = OptionSpec {
@@ -81,7 +81,20 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     extensions: &[],
     isolation: ALL_LEVELS,
     options: &[ZONE_BLOCKS, INTERVAL_ZONES],
-    counters: &[],
+    counters: &[
+        CounterSpec {
+            key: "open_blocks_kept",
+            help: "Available blocks still open at a zone slide, kept in the Available Zone",
+        },
+        CounterSpec {
+            key: "unavailable_for_dead",
+            help: "blocks put in the Unavailable Zone at a slide for a dead transaction with a page in an open Available block",
+        },
+        CounterSpec {
+            key: "gc_moves_with_open_tx",
+            help: "pages GC moved out of the Checkpointed Zone while a transaction had pages in the zones",
+        },
+    ],
     sql: TRANSACTIONAL,
     tx_pages_bound: None,
     canary: Some(CanarySpec {

@@ -55,7 +55,7 @@ use txftl_ftl::{
     BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, ScannedPages, Tid,
     PROTOCOL_BYTES,
 };
-use txftl_ftl::{Capabilities, Dense, EventHooks, GcHooks, PersistHooks, RecoveryHooks};
+use txftl_ftl::{Capabilities, Dense, EventHooks, GcHooks, PersistHooks, ProtocolCounters, RecoveryHooks};
 use std::collections::{BTreeMap, BTreeSet};
 use txftl_nand::{Geometry, Nand};
 use txtable::TxTable;
@@ -92,6 +92,8 @@ pub struct LHooks {
     /// transactions (a non-empty Unavailable Zone), since the last `reset_stats`:
     /// reported as `protocol_records_with_open_tx`.
     slides_with_open_tx: u64,
+    /// The entry's counters (what the zones did), since the last `reset_stats`.
+    counters: ProtocolCounters,
     /// What the last recovery found: transactions redone and dropped.
     pub recovered_commits: u32,
     pub recovered_uncommitted: u32,
@@ -117,6 +119,7 @@ impl LHooks {
             dead: BTreeMap::new(),
             recovered_open: Vec::new(),
             slides_with_open_tx: 0,
+            counters: ProtocolCounters::new(ENTRY.counters),
             recovered_commits: 0,
             recovered_uncommitted: 0,
             recovered_incomplete: 0,
@@ -236,6 +239,9 @@ impl GcHooks for LHooks {
     }
 
     fn on_relocate(&mut self, old: Ppn, new: Ppn, _oob: &Oob, _new_erase_count: u32) {
+        if self.txs.has_pages() {
+            self.counters.add("gc_moves_with_open_tx", 1);
+        }
         let b = self.geo.block_of(new);
         self.txs.relocated(old, new, b);
     }
@@ -289,7 +295,11 @@ impl PersistHooks for LHooks {
         }
         let open = &self.open_blocks;
         self.dead.retain(|_, blocks| blocks.iter().any(|b| open.contains(b)));
-        self.slides_with_open_tx += !self.txs.blocks().is_empty() as u64;
+        let live = self.txs.blocks();
+        let for_dead = unavailable.iter().filter(|b| live.binary_search(b).is_err()).count();
+        self.counters.add("unavailable_for_dead", for_dead as u64);
+        self.counters.add("open_blocks_kept", stay.len() as u64);
+        self.slides_with_open_tx += !live.is_empty() as u64;
         self.set_unavailable(unavailable);
     }
 }
@@ -427,11 +437,14 @@ impl Device for LightTx {
     fn stats(&self) -> DeviceStats {
         let mut s = self.ftl.device_stats();
         s.protocol_records_with_open_tx += self.ftl.hooks().slides_with_open_tx;
+        s.protocol = self.ftl.hooks().counters;
         s
     }
     fn reset_stats(&mut self) {
         self.ftl.reset_device_stats();
-        self.ftl.hooks_mut().slides_with_open_tx = 0;
+        let h = self.ftl.hooks_mut();
+        h.slides_with_open_tx = 0;
+        h.counters = ProtocolCounters::new(ENTRY.counters);
     }
 
     /// The host's id must not name an open transaction; the device gives the

@@ -118,6 +118,11 @@ impl TxTable {
         (tx.entries, tx.done_ns)
     }
 
+    /// Some open transaction has a page on flash.
+    pub fn has_pages(&self) -> bool {
+        !self.pages.is_empty()
+    }
+
     pub fn owns(&self, ppn: Ppn) -> bool {
         self.pages.contains_key(&ppn)
     }
