@@ -55,7 +55,11 @@ pub struct BlockTable {
     ready: Vec<bool>,
     /// Allocation is confined to the window (`FtlConfig::alloc_window_blocks`).
     windowed: bool,
-    /// Where the next window refill starts, so the window spreads over units.
+    /// Each unit's share of the window at the last refill: a stream whose
+    /// unit used its share up slides the window rather than take another
+    /// unit's block (two streams on one die halve its parallelism).
+    window_share: Vec<u32>,
+    /// The unit the next refill's remainder (size mod units) starts at.
     window_cursor: u32,
     free_count: u32,
     prefree: Vec<BlockId>,
@@ -78,6 +82,7 @@ impl BlockTable {
             window_count: 0,
             ready: vec![false; n],
             windowed: false,
+            window_share: vec![0; geo.unit_count() as usize],
             window_cursor: 0,
             free_count: 0,
             prefree: Vec::new(),
@@ -280,24 +285,31 @@ impl BlockTable {
         self.ready[b as usize]
     }
 
-    /// Moves least-worn blocks from the pool into the window, one unit after
-    /// another, until it holds `size` (or the pool is empty).
+    /// Tops the window up to `size` blocks, spread evenly over the units (the
+    /// remainder on the next units in turn), each unit's least-worn free
+    /// blocks first. A unit whose pool runs short stays short.
     pub fn refill_window(&mut self, size: u32) {
         let units = self.free.len() as u32;
-        let mut idle = 0;
-        while self.window_count < size && idle < units {
-            let u = self.window_cursor;
-            self.window_cursor = (u + 1) % units;
-            match self.free[u as usize].pop_first() {
-                Some(entry) => {
-                    idle = 0;
-                    self.window[u as usize].insert(entry);
-                    self.window_count += 1;
-                    self.ready[entry.1 as usize] = true;
-                }
-                None => idle += 1,
+        let (base, extra) = (size / units, size % units);
+        for i in 0..units {
+            let u = ((self.window_cursor + i) % units) as usize;
+            let share = base + (i < extra) as u32;
+            self.window_share[u] = share;
+            while (self.window[u].len() as u32) < share {
+                let Some(entry) = self.free[u].pop_first() else { break };
+                self.window[u].insert(entry);
+                self.window_count += 1;
+                self.ready[entry.1 as usize] = true;
             }
         }
+        self.window_cursor = (self.window_cursor + extra) % units;
+    }
+
+    /// `unit` used its share of the window up and its pool could give it
+    /// another: its stream slides the window rather than borrow a block.
+    pub fn unit_window_spent(&self, unit: u32) -> bool {
+        let u = unit as usize;
+        self.windowed && self.window_share[u] > 0 && self.window[u].is_empty() && !self.free[u].is_empty()
     }
 
     /// Puts a free block found ready at a mount back into the window.

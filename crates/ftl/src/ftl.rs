@@ -687,6 +687,9 @@ impl<H: Hooks> Ftl<H> {
             return Ok(b);
         }
         self.make_room_for_host()?;
+        if self.blocks.unit_window_spent(unit) {
+            self.checkpoint()?;
+        }
         let mut opened = self.open_block(unit, AllocFor::Host)?;
         // Its ready blocks all went bad at their erase: slide the window once.
         if opened.is_none() && self.blocks.window_spent() {

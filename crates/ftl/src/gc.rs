@@ -148,6 +148,9 @@ impl<H: Hooks> Ftl<H> {
                 return Ok(b);
             }
         }
+        if self.blocks.unit_window_spent(unit) {
+            self.checkpoint()?;
+        }
         loop {
             if let Some(b) = self.open_block(unit, AllocFor::Gc)? {
                 self.gc_open[unit as usize] = Some(b);
