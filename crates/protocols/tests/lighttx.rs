@@ -6,7 +6,7 @@ use txftl_ftl::{DeviceError, FtlConfig};
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
 
-/// A zone of `zone_blocks` (0: the default, the FTL's checkpoint interval).
+/// A zone of `zone_blocks` (0: the default, 8 blocks per parallel unit).
 fn opts(zone_blocks: u32) -> ProtocolOptions {
     match zone_blocks {
         0 => ProtocolOptions::new(),
@@ -145,4 +145,28 @@ fn the_canary_loses_a_commit_spanning_a_zone_slide() {
         0,
         "the whole commit is lost ({n} pages)"
     );
+}
+
+/// The paper's zones bound what recovery reads beyond the checkpoint: the
+/// blocks pre-allocated at the last slide and those open then, whatever the
+/// device's size. The interval variant reads page 0 of every free block.
+#[test]
+fn recovery_reads_the_available_zone_and_no_free_block() {
+    let scanned = |variant: &ProtocolOptions| {
+        let nand = Nand::new(preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+        let mut d = format("lighttx", nand, FtlConfig::default(), variant).unwrap();
+        for lpn in 0..40 {
+            d.write(lpn, &page(&*d, 7)).unwrap();
+        }
+        let nand = d.into_nand();
+        let d = mount("lighttx", nand, FtlConfig::default(), variant).unwrap();
+        d.recovery_report().unwrap().blocks_scanned
+    };
+    let geo = preset("tiny").unwrap().geometry;
+    let zone = 2;
+    let paper = scanned(&opts(zone));
+    // The ready blocks, and at most one open block per stream and unit.
+    assert!(paper <= (zone + 2 * geo.unit_count()) as u64, "{paper} blocks read");
+    let interval = scanned(&opts(zone).with("interval-zones", 1));
+    assert!(interval > 4 * paper, "interval variant {interval} blocks, paper's zones {paper}");
 }
