@@ -173,6 +173,8 @@ fn protocol_options_are_checked_against_the_protocols_entry() {
             "lighttx",
             "--protocol-opt",
             "zone-blocks=2",
+            "--protocol-opt",
+            "interval-zones=1",
             "--checkpoint-every",
             "64",
         ]),
