@@ -47,6 +47,11 @@ pub enum Canary {
     /// checkpoint leave its DRAM without writing it out: its changes are
     /// lost, and the page's stale flash copy is read back next time.
     DropChangedTablePage,
+    /// Recovery trusts a block's summary page without checking its CRCs or
+    /// that it was written before the checkpoint (`summary.rs`): a summary
+    /// torn by a cut is believed, and the pages its lost records named are
+    /// missed.
+    TrustUncheckedSummary,
 }
 
 #[derive(Clone, Debug, Serialize)]
