@@ -51,6 +51,11 @@ pub enum Canary {
     /// recovery, which reads no free block under a window, misses what was
     /// written into them after it (LightTx's pre-allocated Available blocks).
     UnrecordedWindow,
+    /// Recovery trusts a block's summary page without checking its CRCs or
+    /// that it was written before the checkpoint (`summary.rs`): a summary
+    /// torn by a cut is believed, and the pages its lost records named are
+    /// missed.
+    TrustUncheckedSummary,
 }
 
 #[derive(Clone, Debug, Serialize)]

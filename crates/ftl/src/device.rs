@@ -61,6 +61,9 @@ pub struct DeviceStats {
     /// checkpoint saves.
     pub map_pages_kept: u64,
     pub superblock_writes: u64,
+    /// Summary pages written (the last page of each data block filled, when
+    /// the protocol asks for them: `summary.rs`); counted in `flash_programs`.
+    pub summary_pages_written: u64,
     /// Pages a protocol writes for its own metadata (X-L2P tables, commit records...).
     pub protocol_meta_writes: u64,
     /// Protocol records written while some transaction was still open, so its
@@ -127,6 +130,12 @@ pub struct RecoveryReport {
     /// protocol asked (`Hooks::zone_blocks`; LightTx's Unavailable Zone).
     pub protocol_blocks_scanned: u64,
     pub protocol_pages_scanned: u64,
+    /// Of those blocks: the summary pages read (`summary.rs`; each counted
+    /// in `protocol_pages_scanned` too), and the blocks whose summary page
+    /// was not trusted (torn, missing, not older than the checkpoint,
+    /// unreadable), read page by page instead.
+    pub summary_pages_read: u64,
+    pub summary_fallbacks: u64,
     /// Commit records the protocol's recovery found but rejected, their
     /// transaction missing pages (LightTx: a commit page whose TxCnt is above
     /// the pages found). A cut at an instant makes them: a transaction's last

@@ -119,6 +119,8 @@ pub struct Ftl<H: Hooks> {
     /// Blocks whose program failed: closed for writing, to be emptied by
     /// `retire_pending` and then marked bad (never erased again).
     pub(crate) retiring: std::collections::BTreeSet<BlockId>,
+    /// The open data blocks' OOB records, for their summary pages (`summary.rs`).
+    pub(crate) summary: crate::summary::Pending,
 }
 
 /// Which write stream a page goes to.
@@ -217,6 +219,7 @@ impl<H: Hooks> Ftl<H> {
             meta_buf: vec![0; geo.page_size as usize],
             intact: Bits::new(geo.page_count() as usize),
             retiring: Default::default(),
+            summary: Default::default(),
             hooks,
             cfg,
             geo,
@@ -363,7 +366,11 @@ impl<H: Hooks> Ftl<H> {
             )));
         }
         let pool_blocks = geo.block_count() - 2 - ring_blocks;
-        let derived = Self::derive(geo, cfg, pool_blocks, None)?;
+        let mut derived = Self::derive(geo, cfg, pool_blocks, None)?;
+        if hooks.summary_pages() {
+            crate::summary::check_fits(geo)?;
+            derived.logical_pages = crate::summary::shrink_logical_pages(derived.logical_pages, geo);
+        }
         Ok((rings, derived))
     }
 
@@ -616,6 +623,7 @@ impl<H: Hooks> Ftl<H> {
             self.close_stream_slot(block);
         }
         self.programs_since_ckpt += 1;
+        self.summary_after_program(block, page, at_ns)?;
         Ok(Some((ppn, t.transferred_ns)))
     }
 
@@ -633,7 +641,7 @@ impl<H: Hooks> Ftl<H> {
     /// A program into `block` failed: no more programs go there (it counts as
     /// full, its failed page as used), and it is queued to be emptied and
     /// marked bad. Its live pages stay readable meanwhile.
-    fn start_retiring(&mut self, block: BlockId) {
+    pub(crate) fn start_retiring(&mut self, block: BlockId) {
         let b = block as usize;
         self.blocks.write_ptr[b] = self.geo.pages_per_block;
         self.blocks.clean[b] = false;

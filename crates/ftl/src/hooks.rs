@@ -174,6 +174,18 @@ pub trait PersistHooks {
         Vec::new()
     }
 
+    /// Every data block ends with a summary page holding the OOB records of
+    /// its other pages (TxFlash's summary pages, `summary.rs`), so that
+    /// recovery reads one page of a block full at the checkpoint instead of
+    /// every page's OOB. Asked at format (the logical capacity leaves the
+    /// summary pages out) and at every program; a protocol records its
+    /// answer in its root ([`PersistHooks::root`]) and gives the same one
+    /// once `RecoveryHooks::recover` has read the root back, before any scan
+    /// or program of the mount.
+    fn summary_pages(&self) -> bool {
+        false
+    }
+
     /// How many leading protocol bytes of the OOB record the protocol sets on
     /// most of its data pages (its transaction id, counts, links...), at most
     /// `txftl_nand::PackedSpare::PROTOCOL_MAX`. A metadata-only array keeps

@@ -35,6 +35,7 @@ mod op;
 mod persist;
 mod recovery;
 mod scan;
+mod summary;
 pub mod superblock;
 mod tables;
 

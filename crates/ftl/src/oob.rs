@@ -7,6 +7,7 @@
 //! ```text
 //!  0  u8      kind: 0x01 data, 0x02 checkpoint record, 0x03 superblock,
 //!             0x04 table page of the mapping checkpoint (L2P or block table),
+//!             0x05 summary page of a data block (`summary.rs`),
 //!             0x10.. protocol metadata (0xFF: the OOB is erased)
 //!  1  u8      record version (1)
 //!  2  u16     flags: bit 0 = `data_crc` is valid (the data area was stored);
@@ -49,6 +50,9 @@ pub enum PageKind {
     /// A table page of the mapping checkpoint: a page of the L2P or of the
     /// block table (`checkpoint.rs`).
     Map = 0x04,
+    /// The last page of a data block, holding the OOB records of the block's
+    /// other pages (`summary.rs`), when the protocol asks for summary pages.
+    Summary = 0x05,
     /// A protocol's own metadata page (X-FTL's X-L2P table, Möbius's atom log...).
     Protocol = 0x10,
 }
@@ -60,6 +64,7 @@ impl PageKind {
             0x02 => Some(PageKind::Checkpoint),
             0x03 => Some(PageKind::Superblock),
             0x04 => Some(PageKind::Map),
+            0x05 => Some(PageKind::Summary),
             0x10 => Some(PageKind::Protocol),
             _ => None,
         }
@@ -99,6 +104,7 @@ impl std::fmt::Display for PageKind {
             PageKind::Checkpoint => "checkpoint",
             PageKind::Superblock => "superblock",
             PageKind::Map => "mapping table",
+            PageKind::Summary => "block summary",
             PageKind::Protocol => "protocol record",
         })
     }

@@ -60,6 +60,12 @@ pub struct Exercised {
     /// Recoveries: commit records rejected, their transaction missing pages
     /// (cuts at instants make them).
     pub commits_rejected: u64,
+    /// Summary pages written in the dry run (`txftl_ftl`'s `summary.rs`);
+    /// recoveries: blocks read by their summary page alone, and blocks whose
+    /// summary page was read but not trusted (read page by page).
+    pub summary_pages_written: u64,
+    pub summaries_trusted: u64,
+    pub summary_fallbacks: u64,
     /// The protocol's own counters in the dry run (SCC's forced erases,
     /// BPCC's pinned pages moved: what its entry declares).
     pub protocol: ProtocolCounters,
@@ -88,6 +94,7 @@ impl Exercised {
             bad_blocks: s.bad_blocks,
             reported_losses,
             lost_page_copies: s.lost_page_copies,
+            summary_pages_written: s.summary_pages_written,
             protocol: s.protocol,
             ..Exercised::default()
         }
@@ -101,6 +108,8 @@ impl Exercised {
         self.unreadable_pages += r.unreadable_pages;
         self.zone_pages_scanned += r.protocol_pages_scanned;
         self.commits_rejected += r.protocol_commits_rejected;
+        self.summaries_trusted += r.summary_pages_read - r.summary_fallbacks;
+        self.summary_fallbacks += r.summary_fallbacks;
     }
 
     /// Adds the recovery counts of another run (one crash point's).
@@ -112,6 +121,8 @@ impl Exercised {
         self.unreadable_pages += o.unreadable_pages;
         self.zone_pages_scanned += o.zone_pages_scanned;
         self.commits_rejected += o.commits_rejected;
+        self.summaries_trusted += o.summaries_trusted;
+        self.summary_fallbacks += o.summary_fallbacks;
     }
 
     pub fn count(&self, e: Expect) -> u64 {
@@ -137,6 +148,9 @@ impl Exercised {
             Expect::CrossTxUpdates => self.cross_tx_updates,
             Expect::ZoneScans => self.zone_pages_scanned,
             Expect::CommitsRejected => self.commits_rejected,
+            Expect::SummaryWrites => self.summary_pages_written,
+            Expect::SummariesTrusted => self.summaries_trusted,
+            Expect::SummaryFallbacks => self.summary_fallbacks,
             Expect::Protocol(key) => self.protocol.get(key),
         }
     }
@@ -167,6 +181,12 @@ pub enum Expect {
     CrossTxUpdates,
     ZoneScans,
     CommitsRejected,
+    /// Summary pages written; blocks recovery read by their summary alone;
+    /// summary pages recovery read and did not trust (torn, newer than the
+    /// checkpoint...).
+    SummaryWrites,
+    SummariesTrusted,
+    SummaryFallbacks,
     /// One of the protocol's own counters, by the key its entry declares.
     Protocol(&'static str),
 }
@@ -195,6 +215,9 @@ impl Expect {
             Expect::CrossTxUpdates => "writes to a page another open transaction wrote",
             Expect::ZoneScans => "recovery reads of the protocol's zones (blocks in use at the checkpoint)",
             Expect::CommitsRejected => "commit records recovery rejected, their transaction missing pages",
+            Expect::SummaryWrites => "summary pages written",
+            Expect::SummariesTrusted => "blocks recovery read by their summary page alone",
+            Expect::SummaryFallbacks => "summary pages recovery read and did not trust",
             Expect::Protocol(key) => key,
         }
     }

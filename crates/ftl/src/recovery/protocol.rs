@@ -84,6 +84,7 @@ impl<H: Hooks> Ftl<H> {
                 at_ns: *at_ns,
                 report,
                 outcome: &mut outcome,
+                summaries: crate::summary::SummaryRead::of(self.hooks.summary_pages(), self.cfg.canary),
             };
             let scanned = self.hooks.recover_scanned(ck.seq, pages);
             report.protocol_commits_rejected = self.hooks.commits_rejected();

@@ -95,13 +95,18 @@ pub(super) fn continue_and_cut(
             match fork::cut_fork(d, r, base, j, u, seed)? {
                 Ok(cut) => {
                     let mut msgs = Vec::new();
-                    recover_and_check(spec, cut, false, &mut msgs);
+                    // What the second mount read counts too (a summary page
+                    // a first cut tore is only read by a later mount).
+                    if let Some(r) = recover_and_check(spec, cut, false, &mut msgs).and_then(|rec| rec.dev.recovery_report()) {
+                        found.exercised.add_recovery(&r);
+                    }
                     found.violations.extend(msgs.into_iter().map(|m| (Found::First, m)));
                 }
                 Err(msg) => found.violations.push((Found::First, msg)),
             }
             Ok(found)
         })?;
+        result.exercised.add_recovery_counts(&checked.exercised);
         let at = Found::SecondCut(j, u);
         result.violations.extend(checked.violations.into_iter().map(|(_, m)| (at, m)));
         Ok(())

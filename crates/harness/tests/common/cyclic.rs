@@ -36,3 +36,33 @@ pub fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: u32
         cross_pct,
     }
 }
+
+/// `s` with summary pages on (`--protocol-opt summary-pages=1`): every data
+/// block's last page holds its other pages' OOB records, and recovery must
+/// write them and read blocks full at the checkpoint by them alone.
+#[allow(dead_code)]
+pub fn with_summaries(mut s: CrashSpec) -> CrashSpec {
+    s.device.opts = s.device.opts.clone().with("summary-pages", 1);
+    s.replay_base = s.replay_base.replacen(" --seed 1 ", " --seed 1 --protocol-opt summary-pages=1 ", 1);
+    s.expect.push(Expect::SummaryWrites);
+    s.expect.push(Expect::SummariesTrusted);
+    s
+}
+
+/// Prints what a summary-page set ran (`--nocapture` shows it).
+#[allow(dead_code)]
+pub fn print_summary_figures(r: &txftl_harness::CrashReport) {
+    let x = &r.exercised;
+    eprintln!(
+        "{} crash points, {} recovery cuts, {} second cuts, {} violations; summaries: {} written (dry run), \
+         {} blocks read by summary and {} summaries refused over the recoveries; {} GC runs",
+        r.crash_points,
+        r.recovery_crash_points,
+        r.second_crash_points,
+        r.violation_count,
+        x.summary_pages_written,
+        x.summaries_trusted,
+        x.summary_fallbacks,
+        x.gc_runs
+    );
+}

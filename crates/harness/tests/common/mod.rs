@@ -83,12 +83,19 @@ pub fn assert_caught_at_every_seed(s: &txftl_harness::CrashSpec) {
         assert!(s.replay_base.contains(" --seed 1 "), "{}", s.replay_base);
         s.replay_base = s.replay_base.replacen(" --seed 1 ", &format!(" --seed {seed} "), 1);
         match txftl_harness::crashtest(&s, &|_, _| {}) {
-            Ok(r) if r.violation_count > 0 => {}
+            Ok(r) if r.violation_count > 0 => {
+                eprintln!(
+                    "seed {seed}: caught, {} violations over {} crash points; first: {:?}",
+                    r.violation_count,
+                    r.crash_points,
+                    r.violations.first().map(|v| (v.at_op, v.torn, v.second_cut, &v.message))
+                )
+            }
             Ok(r) => missed.push(format!(
                 "seed {seed}: 0 violations over {} crash points: {}",
                 r.crash_points, s.replay_base
             )),
-            Err(CrashError::DryRun(why)) if why.contains("invariant broken") => {}
+            Err(CrashError::DryRun(why)) if why.contains("invariant broken") => eprintln!("seed {seed}: caught by the dry run"),
             Err(e) => missed.push(format!("seed {seed}: {e}: {}", s.replay_base)),
         }
     }

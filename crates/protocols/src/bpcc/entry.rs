@@ -2,6 +2,7 @@
 
 use super::{Bpcc, BpccHooks};
 use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, TRANSACTIONAL};
+use crate::cycle::summary::{summary_pages_option, SUMMARY_PAGES};
 use crate::ProtocolOptions;
 use txftl_ftl::{CounterSpec, DeviceError, Ftl};
 use txftl_nand::Geometry;
@@ -12,8 +13,9 @@ impl Build for BpccBuild {
     type Hooks = BpccHooks;
     type Device = Bpcc;
 
-    fn hooks(geo: &Geometry, _opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<BpccHooks, DeviceError> {
-        Ok(BpccHooks::new(geo, canary))
+    /// `summary-pages` counts at format only: a mount takes the layout from the root.
+    fn hooks(geo: &Geometry, opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<BpccHooks, DeviceError> {
+        Ok(BpccHooks::new(geo, canary).with_summary_pages(summary_pages_option(opts)?))
     }
 
     fn wrap(ftl: Ftl<BpccHooks>) -> Bpcc {
@@ -39,7 +41,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     extensions: &[],
     // Back pointers name the one last committed version of a page.
     isolation: &["strict", "no-page-conflict"],
-    options: &[],
+    options: &[SUMMARY_PAGES],
     counters: &[CounterSpec {
         key: "gc_pinned_copies",
         help: "obsolete pages GC moved because their back pointer straddles an aborted version still guarded on flash \

@@ -31,8 +31,10 @@
 //! There is no commit record (a transaction is committed iff its cycle is
 //! complete, gaps explained by newer versions no back pointer contradicts;
 //! see `recovery.rs`) and no other BPCC metadata on flash: no mapping table
-//! of its own, no summary pages (the framework's per-page OOB reads stand
-//! for them), nothing in the checkpoints.
+//! of its own, nothing in the checkpoints. With `summary-pages=1` the last
+//! page of every data block is the framework's summary page (`txftl_ftl`'s
+//! `summary.rs`), and the root records that at format
+//! (`crate::cycle::summary`).
 
 use crate::cycle::{link::u64_at, PageLink, LINK_BYTES};
 use txftl_ftl::{Oob, PROTOCOL_BYTES};

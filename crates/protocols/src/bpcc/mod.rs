@@ -40,7 +40,8 @@
 //! - No persistent mapping table: the framework's checkpoints write no L2P
 //!   page for BPCC (`Hooks::persists_l2p` is false), only the block table
 //!   and the record; recovery starts from an empty L2P, scans every block in
-//!   use (`zone_blocks` names them all) and rebuilds the mappings, the dead
+//!   use (`zone_blocks` names them all; by their summary pages alone with
+//!   `summary-pages=1`, `crate::cycle::summary`) and rebuilds the mappings, the dead
 //!   transactions and the pins from the back pointers found (nothing is
 //!   applied from the roll-forward itself: `roll_forward` is false).
 //! - Isolation: strict and no-page-conflict, as SCC. A write to a page another
@@ -98,6 +99,9 @@ struct DeadVersion {
 #[derive(Clone, Debug)]
 pub struct BpccHooks {
     canary: bool,
+    /// Data blocks end with a summary page (`crate::cycle::summary`): the
+    /// option at format, the root's byte at a mount.
+    summary_pages: bool,
     geo: Geometry,
     /// The open transactions; each cached page carries its back pointer.
     txs: OpenTxs<u64>,
@@ -129,6 +133,7 @@ impl BpccHooks {
     pub fn new(geo: &Geometry, canary: bool) -> BpccHooks {
         BpccHooks {
             canary,
+            summary_pages: false,
             geo: *geo,
             txs: OpenTxs::new("bpcc"),
             committed: Vec::new(),
@@ -142,6 +147,12 @@ impl BpccHooks {
             recovered_commits: 0,
             recovered_uncommitted: 0,
         }
+    }
+
+    /// `self` writing summary pages (`summary-pages=1`) or not.
+    pub fn with_summary_pages(mut self, on: bool) -> BpccHooks {
+        self.summary_pages = on;
+        self
     }
 
     /// Aborted transactions whose pages may still be on flash.
@@ -424,6 +435,19 @@ impl GcHooks for BpccHooks {
 }
 
 impl PersistHooks for BpccHooks {
+    /// The layout byte (`crate::cycle::summary`).
+    fn root_len_max(&self) -> usize {
+        1
+    }
+
+    fn root(&self) -> Vec<u8> {
+        cycle::summary::encode_root(self.summary_pages)
+    }
+
+    fn summary_pages(&self) -> bool {
+        self.summary_pages
+    }
+
     /// Open transactions' pages are off the L2P until commit: GC keeps them,
     /// and the checkpoint that covers them releases what it may.
     fn checkpoint_durable(&mut self) {
@@ -437,6 +461,20 @@ impl PersistHooks for BpccHooks {
 }
 
 impl RecoveryHooks for BpccHooks {
+    /// The layout the device was formatted with (its root), before the scan
+    /// reads any summary page and before the mount programs anything.
+    fn recover(
+        &mut self,
+        _ckpt_seq: u64,
+        root: &[u8],
+        _section: &[u8],
+        _fell_back: bool,
+        _logs: &mut dyn txftl_ftl::LogSource,
+    ) -> Result<Vec<RecoveredUpdate>> {
+        self.summary_pages = cycle::summary::decode_root(self.name(), root)?;
+        Ok(Vec::new())
+    }
+
     /// Nothing is applied as it is: every mapping comes from `recover_scanned`.
     fn roll_forward(&self, _oob: &txftl_ftl::Oob) -> bool {
         false
@@ -449,7 +487,7 @@ impl RecoveryHooks for BpccHooks {
 
     fn recover_scanned(&mut self, _ckpt_seq: u64, pages: ScannedPages<'_>) -> Result<Vec<RecoveredUpdate>> {
         let r = resolve_scanned(pages)?;
-        *self = BpccHooks::new(&self.geo, self.canary);
+        *self = BpccHooks::new(&self.geo, self.canary).with_summary_pages(self.summary_pages);
         self.txs.resume_after(r.max_tx_id, r.max_version);
         self.recovered_commits = r.committed;
         self.recovered_uncommitted = r.dead.len() as u32;

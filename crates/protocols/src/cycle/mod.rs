@@ -13,6 +13,7 @@
 mod device;
 pub mod link;
 mod open;
+pub mod summary;
 
 pub(crate) use device::{begin, check_page, commit, read_tx, write_tx, CycleHooks};
 pub use link::{PageLink, LINK_BYTES};

@@ -2,6 +2,7 @@
 
 use super::{Scc, SccHooks};
 use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, TRANSACTIONAL};
+use crate::cycle::summary::{summary_pages_option, SUMMARY_PAGES};
 use crate::ProtocolOptions;
 use txftl_ftl::{CounterSpec, DeviceError, Ftl};
 use txftl_nand::Geometry;
@@ -12,8 +13,9 @@ impl Build for SccBuild {
     type Hooks = SccHooks;
     type Device = Scc;
 
-    fn hooks(geo: &Geometry, _opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<SccHooks, DeviceError> {
-        Ok(SccHooks::new(geo, canary))
+    /// `summary-pages` counts at format only: a mount takes the layout from the root.
+    fn hooks(geo: &Geometry, opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<SccHooks, DeviceError> {
+        Ok(SccHooks::new(geo, canary).with_summary_pages(summary_pages_option(opts)?))
     }
 
     fn wrap(ftl: Ftl<SccHooks>) -> Scc {
@@ -32,7 +34,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     extensions: &[],
     // A page's older versions must be settled before a new one is written.
     isolation: &["strict", "no-page-conflict"],
-    options: &[],
+    options: &[SUMMARY_PAGES],
     counters: &[
         CounterSpec {
             key: "forced_erases",

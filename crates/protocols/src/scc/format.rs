@@ -23,7 +23,9 @@
 //! once whichever copies it finds.
 //!
 //! There is no commit record and no other SCC metadata on flash: no mapping
-//! table of its own, no summary pages (the framework's per-page OOB reads
-//! stand for them), nothing in the checkpoints.
+//! table of its own, nothing in the checkpoints. With `summary-pages=1` the
+//! last page of every data block is the framework's summary page
+//! (`txftl_ftl`'s `summary.rs`), and the root records that at format
+//! (`crate::cycle::summary`).
 
 pub use crate::cycle::PageLink;

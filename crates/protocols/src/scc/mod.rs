@@ -32,6 +32,10 @@
 //!   L2P, scans every block in use (`zone_blocks` names them all, the
 //!   roll-forward reads the rest) and maps each logical page to its newest
 //!   committed version, applying nothing from the roll-forward itself.
+//!   With `summary-pages=1` (`crate::cycle::summary`, recorded in the root at
+//!   format) the framework reads a block full at the checkpoint by its
+//!   summary page alone (TxFlash's summary pages): the same pages reach
+//!   `recover_scanned`.
 //! - Isolation: strict and no-page-conflict. A write to a page another open
 //!   transaction (or, for a write outside transactions, any open one) has
 //!   written is refused (`IsolationUnsupported`): SCC's versions of one page
@@ -72,6 +76,9 @@ struct Dead {
 #[derive(Clone, Debug)]
 pub struct SccHooks {
     canary: bool,
+    /// Data blocks end with a summary page (`crate::cycle::summary`): the
+    /// option at format, the root's byte at a mount.
+    summary_pages: bool,
     geo: Geometry,
     /// The open transactions; an SCC page carries nothing beside its link.
     txs: OpenTxs<()>,
@@ -93,6 +100,7 @@ impl SccHooks {
     pub fn new(geo: &Geometry, canary: bool) -> SccHooks {
         SccHooks {
             canary,
+            summary_pages: false,
             geo: *geo,
             txs: OpenTxs::new("scc"),
             dead: BTreeMap::new(),
@@ -103,6 +111,12 @@ impl SccHooks {
             recovered_commits: 0,
             recovered_uncommitted: 0,
         }
+    }
+
+    /// `self` writing summary pages (`summary-pages=1`) or not.
+    pub fn with_summary_pages(mut self, on: bool) -> SccHooks {
+        self.summary_pages = on;
+        self
     }
 
     /// Uncommitted transactions whose pages may still be on flash.
@@ -237,6 +251,19 @@ impl GcHooks for SccHooks {
 }
 
 impl PersistHooks for SccHooks {
+    /// The layout byte (`crate::cycle::summary`).
+    fn root_len_max(&self) -> usize {
+        1
+    }
+
+    fn root(&self) -> Vec<u8> {
+        cycle::summary::encode_root(self.summary_pages)
+    }
+
+    fn summary_pages(&self) -> bool {
+        self.summary_pages
+    }
+
     /// Open transactions' pages are off the L2P until commit: GC keeps them,
     /// and the checkpoint that covers them releases what it may.
     fn checkpoint_durable(&mut self) {
@@ -250,6 +277,20 @@ impl PersistHooks for SccHooks {
 }
 
 impl RecoveryHooks for SccHooks {
+    /// The layout the device was formatted with (its root), before the scan
+    /// reads any summary page and before the mount programs anything.
+    fn recover(
+        &mut self,
+        _ckpt_seq: u64,
+        root: &[u8],
+        _section: &[u8],
+        _fell_back: bool,
+        _logs: &mut dyn txftl_ftl::LogSource,
+    ) -> Result<Vec<RecoveredUpdate>> {
+        self.summary_pages = cycle::summary::decode_root(self.name(), root)?;
+        Ok(Vec::new())
+    }
+
     /// Nothing is applied as it is: every mapping comes from `recover_scanned`.
     fn roll_forward(&self, _oob: &txftl_ftl::Oob) -> bool {
         false
@@ -262,7 +303,7 @@ impl RecoveryHooks for SccHooks {
 
     fn recover_scanned(&mut self, _ckpt_seq: u64, pages: ScannedPages<'_>) -> Result<Vec<RecoveredUpdate>> {
         let r = resolve_scanned(pages)?;
-        *self = SccHooks::new(&self.geo, self.canary);
+        *self = SccHooks::new(&self.geo, self.canary).with_summary_pages(self.summary_pages);
         self.txs.resume_after(r.max_tx_id, r.max_version);
         self.recovered_commits = r.committed;
         self.recovered_uncommitted = r.dead.len() as u32;
