@@ -306,6 +306,23 @@ pub(crate) fn lost_version(nand: &Nand, lpn: u32, ppn: u32) -> Option<u64> {
     }
 }
 
+/// The version `lpn` shows after recovery, for the atomicity check of the
+/// commit in flight. A page reported lost whose cells hold a torn page is
+/// the write the cut interrupted (the only one that can be torn, as
+/// `check_against_model` says): with the commit in flight writing `lpn`, it
+/// is that commit's page, kept (reported lost) as the commit's own.
+pub(crate) fn shown_version(state: &[Content], model: &TxModel, nand: &Nand, lpn: u32) -> Option<u64> {
+    match state[lpn as usize] {
+        Content::Written { lpn: l, version } if l == lpn => Some(version),
+        Content::Lost { ppn } => match lost_page(nand, lpn, ppn) {
+            Ok(Some(Content::Written { version, .. })) => Some(version),
+            Ok(Some(Content::Foreign)) => model.in_flight_version(lpn),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// Erase counts must never be below what the block's own pages record in their
 /// OOB (the count the FTL had when it programmed them): recovery that ignores
 /// them would let wear go back. Metadata rings included.
@@ -440,12 +457,8 @@ fn recover_and_check(spec: &CrashSpec, cut: Cut, keep_before: bool, violations: 
         }
     };
     violations.extend(check_against_model(&state, &run.model, dev.nand()));
-    let value_of = |lpn: u32| match state[lpn as usize] {
-        Content::Written { lpn: l, version } if l == lpn => Some(version),
-        // A reported loss of a page that held this version (checked above).
-        Content::Lost { ppn } => lost_version(dev.nand(), lpn, ppn),
-        _ => None,
-    };
+    // A reported loss of a page that held this version (checked above).
+    let value_of = |lpn: u32| shown_version(&state, &run.model, dev.nand(), lpn);
     if let Some(msg) = run.model.atomic_violation(value_of) {
         violations.push(msg);
     }

@@ -37,10 +37,7 @@
 //! not cut again here: the operation enumeration does that.
 
 use crate::crash::fork::{Run, Step};
-use crate::crash::{
-    check_against_model, erase_count_below_oob, lost_version, panic_message, recover, CrashError, CrashSpec, CrashViolation,
-};
-use crate::data::Content;
+use crate::crash::{check_against_model, erase_count_below_oob, panic_message, recover, CrashError, CrashSpec, CrashViolation};
 use crate::exercise::Exercised;
 use crate::model::TxModel;
 use serde::Serialize;
@@ -383,11 +380,7 @@ fn run_instant(spec: &CrashSpec, inst: &Instant, torn: Torn, finish: u64) -> Res
         r.exercised.add_recovery(&report);
     }
     r.violations.extend(check_against_model(&state, &end.model, dev.nand()));
-    let value_of = |lpn: u32| match state[lpn as usize] {
-        Content::Written { lpn: l, version } if l == lpn => Some(version),
-        Content::Lost { ppn } => lost_version(dev.nand(), lpn, ppn),
-        _ => None,
-    };
+    let value_of = |lpn: u32| crate::crash::shown_version(&state, &end.model, dev.nand(), lpn);
     r.violations.extend(end.model.atomic_violation(value_of));
     // Only a checkpoint whose host operation returned by the instant is
     // known durable: its erase counts must not go back.

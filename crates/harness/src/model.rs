@@ -142,6 +142,11 @@ impl TxModel {
         v
     }
 
+    /// The version the commit in flight at the cut wrote to `lpn`, if it did.
+    pub fn in_flight_version(&self, lpn: u32) -> Value {
+        self.in_flight_commit.as_ref()?.get(&lpn).copied()
+    }
+
     /// For the commit in flight at the cut: `Some(message)` if some but not all of
     /// its pages show its writes. `value_of(lpn)` is the page's recovered value.
     pub fn atomic_violation(&self, value_of: impl Fn(u32) -> Value) -> Option<String> {
