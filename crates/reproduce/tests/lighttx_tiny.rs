@@ -220,6 +220,15 @@ fn figs_6_and_7_run_at_every_fill_and_a_ratio_over_no_gc_is_undefined() {
 }
 
 #[test]
+fn scc_grows_from_zero_and_not_when_flat() {
+    use txftl_reproduce::lighttx::checks::grows;
+    assert_eq!(grows(&[(0, 0.0), (25, 10.0), (50, 20.0)]), "grows");
+    assert_eq!(grows(&[(0, 100.0), (25, 102.0), (50, 104.0)]).split(' ').next(), Some("not"));
+    assert_eq!(grows(&[(0, 100.0), (25, 300.0), (50, 290.0)]).split(' ').next(), Some("not"));
+    assert_eq!(grows(&[(0, 0.0), (50, 0.0)]).split(' ').next(), Some("not"));
+}
+
+#[test]
 fn fig6_trends_count_ended_transactions_and_show_committed_beside() {
     let r = report();
     let top = txftl_reproduce::lighttx::top_abort(&r.params);

@@ -21,7 +21,7 @@
 //!   ratios: "the abort ratio has no impact on Atomic-Write and LightTx but
 //!   has a significant impact on SCC and BPCC" (Fig. 6, in transactions
 //!   ended), and SCC's GC overhead "increases proportionally with the abort
-//!   ratio" (Fig. 7, by more than 5% at every step).
+//!   ratio" (Fig. 7: higher at every step, by more than 5% in all).
 //! - `structural`: BPCC's recovery time and mapping persistence less SCC's
 //!   (Figs. 8, 9): the same by construction without aborts (the same writes
 //!   on the same device), shown, never counted.
@@ -222,16 +222,19 @@ fn fig6(c: &mut Vec<Check>, params: &Params, f: &Figures, fill: u32) {
     }
 }
 
-/// SCC's GC overhead over the abort ratios: "grows" when it rises by more
-/// than 5% of its value at every step (the paper: "increases proportionally
-/// with the abort ratio"), else how it moved.
+/// SCC's GC overhead over the abort ratios: "grows" when it rises at every
+/// step and by more than 5% from the first ratio to the last (the paper:
+/// "increases proportionally with the abort ratio"; 5%, Fig. 6's flat
+/// band), else how it moved.
 pub fn grows(points: &[(u32, f64)]) -> String {
-    let steps_grow = points.windows(2).all(|w| w[1].1 > w[0].1 * 1.05);
-    if points.len() >= 2 && steps_grow {
+    let every_step = points.windows(2).all(|w| w[1].1 > w[0].1);
+    // From 0 ms (no GC without aborts) any rise is more than 5%.
+    let in_all = matches!((points.first(), points.last()), (Some(a), Some(b)) if b.1 > a.1 * 1.05);
+    if points.len() >= 2 && every_step && in_all {
         return "grows".into();
     }
     let path: Vec<String> = points.iter().map(|(a, v)| format!("{a}%: {v:.0}")).collect();
-    format!("not by 5% at every step ({} ms)", path.join(", "))
+    format!("not at every step, or by 5% at most ({} ms)", path.join(", "))
 }
 
 /// Fig. 7 at `fill`: GC overhead over LightTx's at the largest abort ratio,
