@@ -232,22 +232,47 @@ pub fn ordering(items: &[(&str, f64)]) -> String {
 }
 
 /// The checks counted (value, bound, order), how many of them agree, and
-/// the structural ones, listed apart.
+/// the structural ones, listed apart. The line breaks the counted ones down:
+/// measured (value and bound), orderings, and trends (the order checks over
+/// a sweep of one parameter, named `<figure>.trend.<what>`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Summary {
     pub counted: usize,
     pub within: usize,
     pub structural: Vec<String>,
-    /// "N of M value/bound/order checks within 25% (structural, not counted: ...)".
+    /// (within, counted) of the value and bound checks, the orderings, the trends.
+    pub measured: (usize, usize),
+    pub order: (usize, usize),
+    pub trend: (usize, usize),
+    /// "N of M value/bound/order checks within 25%: measured (value/bound) a
+    /// of b, order c of d[, trend e of f] (structural, not counted: ...)".
     pub line: String,
+}
+
+/// Whether an order check is a trend (its id has a `.trend.` part).
+pub fn is_trend(c: &Check) -> bool {
+    c.kind == Kind::Order && c.id.contains(".trend.")
 }
 
 impl Summary {
     pub fn of(checks: &[Check]) -> Summary {
+        let count = |f: &dyn Fn(&Check) -> bool| {
+            let of: Vec<&Check> = checks.iter().filter(|c| f(c)).collect();
+            (of.iter().filter(|c| c.agrees()).count(), of.len())
+        };
+        let measured = count(&|c| matches!(c.kind, Kind::Value | Kind::Bound));
+        let order = count(&|c| c.kind == Kind::Order && !is_trend(c));
+        let trend = count(&is_trend);
         let counted = checks.iter().filter(|c| c.kind != Kind::Structural).count();
         let within = checks.iter().filter(|c| c.agrees()).count();
         let structural: Vec<String> = checks.iter().filter(|c| c.kind == Kind::Structural).map(|c| c.id.clone()).collect();
-        let mut line = format!("{within} of {counted} value/bound/order checks within 25%");
+        let mut line = format!(
+            "{within} of {counted} value/bound/order checks within 25%: measured (value/bound) {} of {}, order {} of {}",
+            measured.0, measured.1, order.0, order.1
+        );
+        if trend.1 > 0 {
+            line += &format!(", trend {} of {}", trend.0, trend.1);
+        }
         if !structural.is_empty() {
             line += &format!(" (structural, not counted: {})", structural.join(", "));
         }
@@ -255,6 +280,9 @@ impl Summary {
             counted,
             within,
             structural,
+            measured,
+            order,
+            trend,
             line,
         }
     }
@@ -297,7 +325,14 @@ mod tests {
         assert_eq!(checks[1].show_paper(), "at most +0.8%");
         let s = Summary::of(&checks);
         assert_eq!((s.counted, s.within), (4, 2));
-        assert_eq!(s.line, "2 of 4 value/bound/order checks within 25% (structural, not counted: s)");
+        assert_eq!(
+            s.line,
+            "2 of 4 value/bound/order checks within 25%: measured (value/bound) 2 of 3, order 0 of 1 (structural, not counted: s)"
+        );
+        let trend = Check::order("fig.trend.x", "", "flat", "flat");
+        let s = Summary::of(&[checks[3].clone(), trend]);
+        assert_eq!((s.order, s.trend), ((0, 1), (1, 1)));
+        assert!(s.line.ends_with("order 0 of 1, trend 1 of 1"), "{}", s.line);
         let json = serde_json::to_value(&checks[4]).unwrap();
         assert!(json["within_25pct"].is_null());
         assert_eq!(json["kind"], "structural");

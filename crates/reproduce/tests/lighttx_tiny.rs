@@ -1,7 +1,8 @@
 //! `reproduce lighttx` at the test size (`--tiny`), through the library:
-//! the trace recorded in the run, every figure's replays, the checks
-//! computed from the measured figures with their kinds (LightTx's bounds,
-//! SCC's and BPCC's structural zero), and the notes from the same run.
+//! the trace recorded in the run, every figure's replays, the fill sweep of
+//! Figs. 6 and 7, the checks computed from the measured figures with their
+//! kinds (LightTx's bounds, BPCC = SCC as structural), and the notes from
+//! the same run.
 
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -97,6 +98,11 @@ fn the_json_has_reproduce_md_fields_and_each_check_its_kind() {
         let within = &c["within_25pct"];
         let num = |k: &str| c[k].as_f64().unwrap();
         match c["kind"].as_str().unwrap() {
+            // A ratio over 0 (no GC) is undefined, said so, and never within.
+            "value" if c["measured"].is_string() => {
+                assert!(c["measured"].as_str().unwrap().starts_with("undefined"), "{}", c["id"]);
+                assert_eq!(within.as_bool(), Some(false), "{}", c["id"]);
+            }
             "value" => assert_eq!(
                 within.as_bool().unwrap(),
                 check::within_25pct(num("paper"), num("measured")),
@@ -112,24 +118,133 @@ fn the_json_has_reproduce_md_fields_and_each_check_its_kind() {
 }
 
 #[test]
-fn the_papers_bounds_and_structural_zeros_have_their_kinds() {
+fn the_papers_bounds_and_structural_checks_have_their_kinds() {
     let r = report();
     let kind = |id: &str| check(r, id).kind;
     assert_eq!(kind("fig8.lighttx_max_s"), Kind::Bound);
     assert_eq!(kind("fig9.lighttx_max_pct"), Kind::Bound);
     assert_eq!(number(&check(r, "fig8.lighttx_max_s").paper), paper::FIG8_LIGHTTX_MAX_S);
-    // SCC and BPCC persist no mapping table: zero by construction, not counted.
-    for id in ["fig9.scc_pct", "fig9.bpcc_pct"] {
+    // BPCC = SCC without aborts by construction: structural, not counted,
+    // and left out of the orders.
+    for id in ["fig8.bpcc_eq_scc", "fig9.bpcc_eq_scc"] {
         let c = check(r, id);
         assert_eq!((c.kind, c.within_25pct), (Kind::Structural, None), "{id}");
         assert_eq!(number(&c.measured), 0.0, "{id}");
     }
+    for id in ["fig8.order", "fig9.order"] {
+        let c = check(r, id);
+        assert!(!c.show(&c.measured).contains("BPCC"), "{id}: {:?}", c.measured);
+    }
+    // SCC's and BPCC's mapping persistence counts what their checkpoints
+    // write (block table and record), not 0 by omission.
+    let z0 = r.params.zone_blocks_default;
+    for (id, p) in [("fig9.scc_pct", "scc"), ("fig9.bpcc_pct", "bpcc")] {
+        let c = check(r, id);
+        assert_eq!(c.kind, Kind::Value, "{id}");
+        let m = &r.figures.strict(p, 0, z0).unwrap().measured;
+        assert_eq!(m.map_l2p_writes, 0, "{p} persists no L2P");
+        let want = 100.0 * (m.map_block_writes + m.map_record_writes) as f64 / m.host_writes as f64;
+        assert!((number(&c.measured) - want).abs() < 1e-9, "{id}: {:?} vs {want}", c.measured);
+    }
+    let s = &r.summary;
     assert!(
-        r.summary.line.ends_with("(structural, not counted: fig9.scc_pct, fig9.bpcc_pct)"),
+        s.line.ends_with("(structural, not counted: fig8.bpcc_eq_scc, fig9.bpcc_eq_scc)"),
         "{}",
-        r.summary.line
+        s.line
     );
-    assert_eq!(r.summary.counted, r.checks.len() - 2);
+    assert_eq!(s.counted, r.checks.len() - 2);
+    // Measured, orderings and trends counted apart, adding up.
+    assert_eq!(s.measured.1 + s.order.1 + s.trend.1, s.counted);
+    assert_eq!(s.measured.0 + s.order.0 + s.trend.0, s.within);
+    let trends = r.checks.iter().filter(|c| check::is_trend(c)).count();
+    assert_eq!(s.trend.1, trends);
+    assert_eq!(
+        trends,
+        r.params.protocols.len() + 1,
+        "a Fig. 6 trend per protocol and SCC's Fig. 7 trend"
+    );
+    assert!(s.line.contains(&format!("trend {} of {}", s.trend.0, s.trend.1)), "{}", s.line);
+}
+
+#[test]
+fn figs_6_and_7_run_at_every_fill_and_a_ratio_over_no_gc_is_undefined() {
+    let r = report();
+    let (p, f) = (&r.params, &r.figures);
+    assert!(p.fills_pct.len() >= 2 && p.fills_pct.contains(&p.precondition_pct));
+    assert!(p.fill_default_reason.contains("higher garbage collection frequency"));
+    for &fill in &p.fills_pct {
+        for pl in &p.protocols {
+            for &a in &p.abort_pcts {
+                let x = f
+                    .swept(&pl.protocol, a, fill)
+                    .unwrap_or_else(|| panic!("{} at {a}%, fill {fill}%", pl.protocol));
+                assert!(x.tx_per_sim_s >= x.committed_per_sim_s && x.committed_per_sim_s > 0.0);
+                assert_eq!(x.fill_pct, fill);
+            }
+        }
+    }
+    // The default's sweep runs are the checks table's runs.
+    let top = txftl_reproduce::lighttx::top_abort(p);
+    let z0 = p.zone_blocks_default;
+    let d = f.swept("lighttx", top, p.precondition_pct).unwrap();
+    assert_eq!(d.tx_per_sim_s, f.strict("lighttx", top, z0).unwrap().tx_per_sim_s);
+    // Fill 0%: nothing to collect without aborts.
+    let empty = f.swept("lighttx", 0, 0).unwrap();
+    assert_eq!(empty.measured.gc_runs, 0);
+    // Every Fig. 6/7 check at every fill; a ratio over LightTx's 0 ms undefined.
+    let sc = |id: &str| f.sweep_checks.iter().find(|x| x.id == id).unwrap_or_else(|| panic!("{id}"));
+    for x in &f.sweep_checks {
+        assert_eq!(x.by_fill.len(), p.fills_pct.len(), "{}", x.id);
+    }
+    for (fill, m, within) in &sc("fig7.scc_over_lighttx").by_fill {
+        let l = f.swept("lighttx", top, *fill).unwrap().gc_overhead_ms;
+        assert_eq!(m.starts_with("undefined"), l == 0.0, "fill {fill}: {m}");
+        if l == 0.0 {
+            assert_eq!(*within, Some(false));
+        }
+    }
+    // The default's cells are the checks table's.
+    for x in &f.sweep_checks {
+        let c = check(r, &x.id);
+        let (_, m, w) = x.by_fill.iter().find(|c| c.0 == p.precondition_pct).unwrap();
+        assert_eq!((m, w), (&c.show(&c.measured), &c.within_25pct), "{}", x.id);
+    }
+    // GC onset: every fill and protocol, the whole trace last.
+    assert_eq!(f.gc_onset.len(), p.fills_pct.len() * p.protocols.len());
+    for o in &f.gc_onset {
+        let whole = o.prefixes.last().unwrap();
+        assert_eq!(whole.0, 100);
+        assert_eq!(whole.1, f.swept(&o.protocol, 0, o.fill_pct).unwrap().measured.gc_runs);
+        assert!(o.prefixes.windows(2).all(|w| w[0].2 <= w[1].2), "{:?}", o.prefixes);
+    }
+}
+
+#[test]
+fn scc_grows_from_zero_and_not_when_flat() {
+    use txftl_reproduce::lighttx::checks::grows;
+    assert_eq!(grows(&[(0, 0.0), (25, 10.0), (50, 20.0)]), "grows");
+    assert_eq!(grows(&[(0, 100.0), (25, 102.0), (50, 104.0)]).split(' ').next(), Some("not"));
+    assert_eq!(grows(&[(0, 100.0), (25, 300.0), (50, 290.0)]).split(' ').next(), Some("not"));
+    assert_eq!(grows(&[(0, 0.0), (50, 0.0)]).split(' ').next(), Some("not"));
+}
+
+#[test]
+fn fig6_trends_count_ended_transactions_and_show_committed_beside() {
+    let r = report();
+    let top = txftl_reproduce::lighttx::top_abort(&r.params);
+    let z0 = r.params.zone_blocks_default;
+    for pl in &r.params.protocols {
+        let p = pl.protocol.as_str();
+        let c = check(r, &format!("fig6.trend.{p}"));
+        let (r0, r1) = (r.figures.strict(p, 0, z0).unwrap(), r.figures.strict(p, top, z0).unwrap());
+        let got = txftl_reproduce::lighttx::checks::trend(r0.tx_per_sim_s, r1.tx_per_sim_s);
+        let m = c.show(&c.measured);
+        assert!(got.starts_with(&m) || m == got, "{p}: {m} vs {got}");
+        let committed = txftl_reproduce::lighttx::checks::trend(r0.committed_per_sim_s, r1.committed_per_sim_s);
+        assert!(c.note.contains(&format!("committed tx/s {committed}")), "{p}: {}", c.note);
+        // An abort request costs the device less than a commit request.
+        assert!(r1.abort_mean_ns < r1.commit_mean_ns, "{p}");
+    }
 }
 
 #[test]

@@ -4,7 +4,10 @@
 
 use super::params::ProtocolLevels;
 use super::results::Run;
-use super::tables::{abort_header, abort_rows, fig5_rows, fig8_rows, fig9_rows, zone_header};
+use super::tables::{
+    abort_cost_header, abort_cost_rows, abort_header, abort_rows, fig5_rows, fig8_rows, fig9_rows, gc_cell, onset_header, onset_rows,
+    onset_summary, sweep_checks_header, sweep_checks_rows, sweep_header, sweep_rows, zone_header,
+};
 use super::{label, paper, top_abort, Report};
 use crate::fmt::{largest, pct, ratio};
 use crate::html::{self, Bars, Figure, Lines};
@@ -28,13 +31,30 @@ pub fn tables(r: &Report) -> String {
     h.extend(Isolation::NAMES.iter().map(|s| s.to_string()));
     let mut tables = html::table(&h, &fig5_rows(r));
     tables += &html::table(
-        &abort_header(r, "Fig. 6: strict, transactions per simulated s"),
-        &abort_rows(r, &|x| format!("{:.1}", x.tx_per_sim_s)),
+        &abort_header(r, "Fig. 6: strict, transactions ended / committed per simulated s"),
+        &abort_rows(r, &|x| format!("{:.1} / {:.1}", x.tx_per_sim_s, x.committed_per_sim_s)),
     );
+    tables += &html::table(&abort_cost_header(r), &abort_cost_rows(r));
     tables += &html::table(
         &abort_header(r, "Fig. 7: GC overhead, ms"),
         &abort_rows(r, &|x| format!("{:.0}", x.gc_overhead_ms)),
     );
+    tables += &format!(
+        "<p>Fill before the trace: {}% (Figs. 5-9). Why: {}</p>",
+        r.params.precondition_pct,
+        html::escape(&r.params.fill_default_reason)
+    );
+    tables += &html::table(
+        &sweep_header(r, "Fig. 6 by fill: ended / committed tx per simulated s"),
+        &sweep_rows(r, &|x| format!("{:.1} / {:.1}", x.tx_per_sim_s, x.committed_per_sim_s)),
+    );
+    tables += &html::table(
+        &sweep_header(r, "Fig. 7 by fill: GC copies, overhead (x LightTx's)"),
+        &sweep_rows(r, &|x| gc_cell(r, x)),
+    );
+    tables += &html::table(&onset_header(r), &onset_rows(r));
+    tables += &format!("<p>{}</p>", html::escape(&onset_summary(r)));
+    tables += &html::table(&sweep_checks_header(r), &sweep_checks_rows(r));
     tables += &html::table(&zone_header(r, "Fig. 8: recovery time"), &fig8_rows(r));
     tables + &html::table(&zone_header(r, "Fig. 9: mapping persistence"), &fig9_rows(r))
 }

@@ -1,7 +1,10 @@
 //! The terminal's tables of `reproduce lighttx`, one per figure of the
 //! paper, with the paper's numbers beside (the checks follow, printed by the flow).
 
-use super::tables::{abort_header, abort_rows, fig5_rows, fig8_rows, fig9_rows, zone_header};
+use super::tables::{
+    abort_cost_header, abort_cost_rows, abort_header, abort_rows, fig5_rows, fig8_rows, fig9_rows, gc_cell, onset_header, onset_rows,
+    onset_summary, sweep_checks_header, sweep_checks_rows, sweep_header, sweep_rows, zone_header,
+};
 use super::{paper, Report};
 use crate::fmt::{ratio, thousands};
 use crate::terminal::table;
@@ -15,6 +18,12 @@ pub fn print(r: &Report) {
         println!("  - {s}");
     }
     println!("times are simulated (device clock)");
+    println!(
+        "fill before the trace: {}% of the logical pages (Figs. 5-9); Figs. 6, 7 also at {}. Why: {}",
+        p.precondition_pct,
+        p.fills_pct.iter().map(|f| format!("{f}%")).collect::<Vec<_>>().join(", "),
+        p.fill_default_reason
+    );
     print_trace(r);
     let mut h = vec!["Fig. 5: transactions per simulated s".to_string()];
     h.extend(Isolation::NAMES.iter().map(|s| s.to_string()));
@@ -27,10 +36,11 @@ pub fn print(r: &Report) {
     println!(
         "{}",
         table(
-            abort_header(r, "Fig. 6: strict, transactions per simulated s"),
-            abort_rows(r, &|x| format!("{:.1}", x.tx_per_sim_s))
+            abort_header(r, "Fig. 6: strict, transactions ended / committed per simulated s"),
+            abort_rows(r, &|x| format!("{:.1} / {:.1}", x.tx_per_sim_s, x.committed_per_sim_s))
         )
     );
+    println!("{}", table(abort_cost_header(r), abort_cost_rows(r)));
     println!(
         "{}",
         table(
@@ -51,6 +61,7 @@ pub fn print(r: &Report) {
         paper::FIG7_BPCC_OVER_LIGHTTX,
         paper::FIG7_AW_OVER_LIGHTTX_PCT
     );
+    print_sweep(r);
     println!("{}", table(zone_header(r, "Fig. 8: recovery time after a power cut"), fig8_rows(r)));
     println!(
         "paper, Fig. 8: SCC/BPCC {} s, LightTx under {} s, Atomic-Write {} s",
@@ -67,6 +78,28 @@ pub fn print(r: &Report) {
         paper::FIG9_AW_PCT,
         paper::FIG9_LIGHTTX_MAX_PCT
     );
+}
+
+/// Figs. 6 and 7 at every fill of the sweep, where GC starts, and the
+/// checks at every fill.
+fn print_sweep(r: &Report) {
+    println!(
+        "{}",
+        table(
+            sweep_header(r, "Fig. 6 by fill: ended / committed tx per simulated s"),
+            sweep_rows(r, &|x| format!("{:.1} / {:.1}", x.tx_per_sim_s, x.committed_per_sim_s))
+        )
+    );
+    println!(
+        "{}",
+        table(
+            sweep_header(r, "Fig. 7 by fill: GC copies, overhead (x LightTx's)"),
+            sweep_rows(r, &|x| gc_cell(r, x))
+        )
+    );
+    println!("{}", table(onset_header(r), onset_rows(r)));
+    println!("{}", onset_summary(r));
+    println!("{}", table(sweep_checks_header(r), sweep_checks_rows(r)));
 }
 
 /// The recorded trace's shape beside the paper's.

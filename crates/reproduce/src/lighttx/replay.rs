@@ -24,16 +24,16 @@ pub fn zone_options(zone: Option<u32>) -> ProtocolOptions {
 }
 
 /// A fresh device of `protocol` on the preset at `bpp`, metadata only,
-/// preconditioned: every `precondition_pct`% of the logical pages written
-/// once, sequentially, without transactions, then flushed.
-pub fn device(params: &Params, protocol: &str, bpp: u32, zone: Option<u32>) -> Result<Box<dyn AnyDevice>, Error> {
+/// preconditioned: `fill_pct`% of the logical pages written once,
+/// sequentially, without transactions, then flushed.
+pub fn device(protocol: &str, bpp: u32, zone: Option<u32>, fill_pct: u32) -> Result<Box<dyn AnyDevice>, Error> {
     let p = preset(bpp)?;
     let nand_cfg = nand_config(&p, DataMode::MetaOnly);
     let ftl = FtlConfig::default();
     let opts = zone_options(zone);
     check_device_fits(protocol, &nand_cfg, &ftl, &opts, 0)?;
     let mut dev = txftl_protocols::format(protocol, ram(nand_cfg)?, ftl, &opts).map_err(device_error)?;
-    let fill = (dev.info().logical_pages as u64 * params.precondition_pct as u64 / 100) as u32;
+    let fill = (dev.info().logical_pages as u64 * fill_pct as u64 / 100) as u32;
     for lpn in 0..fill {
         dev.write(lpn, &[])
             .map_err(|e| Error::Failed(format!("{protocol}: precondition: {e}")))?;
@@ -65,29 +65,37 @@ pub fn replay_on(
     .map_err(|e| Error::Failed(format!("replay on {protocol}: {e}")))
 }
 
-pub fn run_of(params: &Params, protocol: &str, zone: Option<u32>, r: &ReplayReport) -> Run {
+pub fn run_of(params: &Params, protocol: &str, zone: Option<u32>, fill_pct: u32, r: &ReplayReport) -> Run {
     let m = r.measured;
     let sim_s = m.sim_time_ns as f64 / 1e9;
     let ended = r.counts.commits + r.counts.aborts;
-    // The mapping table's writes: L2P table pages at checkpoints, and the
-    // protocol's own map pages (Atomic-Write's at each commit). Block-table
-    // pages, records and superblocks are the framework's and shown apart.
-    let mapping = m.map_l2p_writes + m.protocol_meta_writes;
+    // What a device writes to persist its mappings: every page its
+    // checkpoints write (L2P table pages, block-table pages, the record:
+    // SCC and BPCC persist no L2P, their block table and record are what
+    // they persist) and the protocol's own map pages (Atomic-Write's at
+    // each commit). Superblocks are shown apart.
+    let l2p = m.map_l2p_writes + m.protocol_meta_writes;
+    let mapping = l2p + m.map_block_writes + m.map_record_writes;
+    let mean = |op: &str| r.latency.by_op.get(op).map_or(0.0, |l| l.mean_ns);
     Run {
         protocol: protocol.into(),
         isolation: r.options.isolation.name().into(),
         abort_pct: r.options.abort_pct,
         zone_blocks: zone,
+        fill_pct,
         tx_per_sim_s: if sim_s > 0.0 { ended as f64 / sim_s } else { 0.0 },
         committed_per_sim_s: r.transactions_per_sim_s,
         commits: r.counts.commits,
         aborts: r.counts.aborts,
         segments: r.segments,
         commit_waits: r.commit_waits,
+        commit_mean_ns: mean("commit"),
+        abort_mean_ns: mean("abort"),
         sim_s,
         gc_overhead_ms: gc_overhead_ns(params, &m) as f64 / 1e6,
         mapping_writes: mapping,
         mapping_ratio_pct: 100.0 * mapping as f64 / m.host_writes.max(1) as f64,
+        mapping_l2p_ratio_pct: 100.0 * l2p as f64 / m.host_writes.max(1) as f64,
         measured: m,
     }
 }

@@ -7,7 +7,7 @@
 use super::label;
 use super::params::{capacity_gib, preset, Params};
 use super::replay::{device, replay_on, run_of, zone_options};
-use super::results::{FailedRun, Figures, RecoveryRun, Run};
+use super::results::{FailedRun, Figures, GcOnset, RecoveryRun, Run};
 use super::trace::record_tpcc;
 use crate::device::describe;
 use crate::progress::Progress;
@@ -24,7 +24,10 @@ pub fn run(params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
     let abort_runs = params.protocols.len() * (params.abort_pcts.len() - 1);
     let zone_runs = params.zone_blocks.iter().filter(|&&z| z != params.zone_blocks_default).count();
     let recovery_runs = params.protocols.len() - 1 + params.zone_blocks.len();
-    progress.set_steps((1 + levels_runs + abort_runs + zone_runs + recovery_runs) as u64);
+    let other_fills = params.fills_pct.iter().filter(|&&x| x != params.precondition_pct).count();
+    let sweep_runs = other_fills * params.protocols.len() * params.abort_pcts.len();
+    let onset_runs = params.fills_pct.len() * params.protocols.len() * ONSET_PREFIXES_PCT.len();
+    progress.set_steps((1 + levels_runs + abort_runs + sweep_runs + onset_runs + zone_runs + recovery_runs) as u64);
     progress.say(format!(
         "recording TPC-C ({} transactions, {} clients)",
         params.tpcc_transactions, params.tpcc_clients
@@ -37,18 +40,31 @@ pub fn run(params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
         trace: &trace,
         progress,
         runs: Vec::new(),
+        sweep: Vec::new(),
         failed: Vec::new(),
     };
     replays.figs_5_6_7()?;
+    replays.fill_sweep()?;
+    let gc_onset = replays.gc_onset()?;
     replays.fig9()?;
     let recovery = replays.fig8()?;
-    Ok(Figures {
+    let mut figures = Figures {
         workload,
         runs: replays.runs,
+        sweep: replays.sweep,
+        gc_onset,
+        sweep_checks: Vec::new(),
         recovery,
         failed: replays.failed,
-    })
+    };
+    figures.sweep_checks = super::checks::sweep_checks(params, &figures);
+    Ok(figures)
 }
+
+/// The prefixes of the trace (percent of its operations) whose GC shows
+/// where, at a fill, GC starts without aborts; the whole trace is the
+/// sweep's own run.
+pub const ONSET_PREFIXES_PCT: [u32; 3] = [25, 50, 75];
 
 /// The replays of a run, and those the device failed.
 struct Replays<'a> {
@@ -56,6 +72,7 @@ struct Replays<'a> {
     trace: &'a Trace,
     progress: &'a Progress,
     runs: Vec<Run>,
+    sweep: Vec<Run>,
     failed: Vec<FailedRun>,
 }
 
@@ -64,23 +81,105 @@ impl Replays<'_> {
     /// failure (an error of another kind, e.g. a device too large for
     /// memory, ends the command).
     fn one(&mut self, figure: &str, p: &str, zone: Option<u32>, iso: Isolation, a: u32) -> Result<(), Error> {
-        let params = self.params;
-        let res = device(params, p, params.blocks_per_plane, zone)
-            .and_then(|mut dev| replay_on(&mut *dev, self.trace, params, iso, a, self.progress));
-        match res {
-            Ok(r) => self.runs.push(run_of(params, p, zone, &r)),
-            Err(Error::Failed(error)) => self.failed.push(FailedRun {
-                figure: figure.into(),
-                protocol: p.into(),
-                isolation: iso.name().into(),
-                abort_pct: a,
-                zone_blocks: zone,
-                error,
-            }),
-            Err(e) => return Err(e),
+        let fill = self.params.precondition_pct;
+        if let Some(run) = self.at_fill(figure, p, zone, iso, a, fill)? {
+            if figure == "Figs. 6, 7" || (figure == "Fig. 5" && iso == Isolation::Strict) {
+                self.sweep.push(run.clone());
+            }
+            self.runs.push(run);
         }
-        self.progress.step();
         Ok(())
+    }
+
+    /// One replay at `fill`: its run, or None when the device failed it
+    /// (kept in `failed`).
+    fn at_fill(&mut self, figure: &str, p: &str, zone: Option<u32>, iso: Isolation, a: u32, fill: u32) -> Result<Option<Run>, Error> {
+        let params = self.params;
+        let res = device(p, params.blocks_per_plane, zone, fill)
+            .and_then(|mut dev| replay_on(&mut *dev, self.trace, params, iso, a, self.progress));
+        let run = match res {
+            Ok(r) => Some(run_of(params, p, zone, fill, &r)),
+            Err(Error::Failed(error)) => {
+                self.failed.push(FailedRun {
+                    figure: figure.into(),
+                    protocol: p.into(),
+                    isolation: iso.name().into(),
+                    abort_pct: a,
+                    zone_blocks: zone,
+                    fill_pct: fill,
+                    error,
+                });
+                None
+            }
+            Err(e) => return Err(e),
+        };
+        self.progress.step();
+        Ok(run)
+    }
+
+    /// Figs. 6, 7 at every other fill of the sweep (the default's are
+    /// [`Replays::figs_5_6_7`]'s).
+    fn fill_sweep(&mut self) -> Result<(), Error> {
+        let params = self.params;
+        for &fill in params.fills_pct.iter().filter(|&&x| x != params.precondition_pct) {
+            for pl in &params.protocols {
+                let p = pl.protocol.as_str();
+                let zone = (p == "lighttx").then_some(params.zone_blocks_default);
+                for &a in &params.abort_pcts {
+                    self.progress
+                        .say(format!("Figs. 6, 7 at fill {fill}%: {} strict, {a}% aborts", label(p)));
+                    if let Some(run) = self.at_fill("Figs. 6, 7", p, zone, Isolation::Strict, a, fill)? {
+                        self.sweep.push(run);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Where GC starts without aborts at each fill: every protocol, strict,
+    /// 0% aborts, on [`ONSET_PREFIXES_PCT`] of the trace (a fresh device
+    /// each), then the whole trace (the sweep's run).
+    fn gc_onset(&mut self) -> Result<Vec<GcOnset>, Error> {
+        let params = self.params;
+        let mut out = Vec::new();
+        for &fill in &params.fills_pct {
+            for pl in &params.protocols {
+                let p = pl.protocol.as_str();
+                let zone = (p == "lighttx").then_some(params.zone_blocks_default);
+                let mut prefixes = Vec::new();
+                for q in ONSET_PREFIXES_PCT {
+                    self.progress
+                        .say(format!("GC onset at fill {fill}%: {} on {q}% of the trace", label(p)));
+                    let mut part = self.trace.clone();
+                    let n = self.trace.ops.len() * q as usize / 100;
+                    part.ops.truncate(n);
+                    part.lines.truncate(n);
+                    let res = device(p, params.blocks_per_plane, zone, fill)
+                        .and_then(|mut dev| replay_on(&mut *dev, &part, params, Isolation::Strict, 0, self.progress));
+                    match res {
+                        Ok(r) => prefixes.push((q, r.measured.gc_runs, r.measured.host_writes)),
+                        // The whole trace's run says why (in `failed`).
+                        Err(Error::Failed(_)) => {}
+                        Err(e) => return Err(e),
+                    }
+                    self.progress.step();
+                }
+                if let Some(w) = self
+                    .sweep
+                    .iter()
+                    .find(|r| r.protocol == p && r.abort_pct == 0 && r.fill_pct == fill)
+                {
+                    prefixes.push((100, w.measured.gc_runs, w.measured.host_writes));
+                }
+                out.push(GcOnset {
+                    fill_pct: fill,
+                    protocol: p.into(),
+                    prefixes,
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// Fig. 5: every level each protocol offers, no aborts; Figs. 6, 7:
@@ -152,6 +251,7 @@ impl Replays<'_> {
                     isolation: "strict".into(),
                     abort_pct: 0,
                     zone_blocks: zone,
+                    fill_pct: params.precondition_pct,
                     error,
                 }),
                 Err(e) => return Err(e),
@@ -165,7 +265,7 @@ impl Replays<'_> {
     /// cut at its end, and the mount's recovery report.
     fn recover(&self, p: &str, zone: Option<u32>) -> Result<RecoveryReport, Error> {
         let params = self.params;
-        let mut dev = device(params, p, params.recovery_blocks_per_plane, zone)?;
+        let mut dev = device(p, params.recovery_blocks_per_plane, zone, params.precondition_pct)?;
         replay_on(&mut *dev, self.trace, params, Isolation::Strict, 0, self.progress)?;
         let nand = dev.into_nand();
         let dev = txftl_protocols::mount(p, nand, FtlConfig::default(), &zone_options(zone))
