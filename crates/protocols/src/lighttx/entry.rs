@@ -46,7 +46,14 @@ impl Build for LightTxBuild {
     fn configure(mut cfg: FtlConfig, geo: &Geometry, opts: &ProtocolOptions, _canary: bool) -> Result<FtlConfig, DeviceError> {
         let zone = opts.u32(&ZONE_BLOCKS)?;
         if paper_zones(opts)? {
-            cfg.alloc_window_blocks = zone.unwrap_or(8 * geo.unit_count());
+            let zone = zone.unwrap_or(8 * geo.unit_count());
+            cfg.alloc_window_blocks = zone;
+            // The zones slide when the pre-allocated blocks are used up; the
+            // periodic checkpoint, unless set otherwise, comes no sooner (the
+            // FTL's default interval would make a zone larger than it moot).
+            if cfg.checkpoint_every_pages == 0 {
+                cfg.checkpoint_every_pages = zone as u64 * geo.pages_per_block as u64;
+            }
             return Ok(cfg);
         }
         if let Some(zone) = zone {

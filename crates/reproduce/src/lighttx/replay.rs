@@ -14,23 +14,26 @@ use txftl_host::trace::Trace;
 use txftl_nand::DataMode;
 use txftl_protocols::{AnyDevice, ProtocolOptions};
 
-/// LightTx's zone size as its option (None: the protocol's default, and
-/// every other protocol).
-pub fn zone_options(zone: Option<u32>) -> ProtocolOptions {
-    match zone {
+/// The options of run key `key` (a protocol, or a variant's own): LightTx's
+/// zone size (None: the protocol's default, and every other protocol).
+pub fn key_options(key: &str, zone: Option<u32>) -> ProtocolOptions {
+    let opts = match zone {
         Some(z) => ProtocolOptions::new().with("zone-blocks", z),
         None => ProtocolOptions::new(),
-    }
+    };
+    let extra = super::variant(key).map_or(&[][..], |v| v.opts);
+    extra.iter().fold(opts, |o, &(k, v)| o.with(k, v))
 }
 
-/// A fresh device of `protocol` on the preset at `bpp`, metadata only,
-/// preconditioned: `fill_pct`% of the logical pages written once,
-/// sequentially, without transactions, then flushed.
-pub fn device(protocol: &str, bpp: u32, zone: Option<u32>, fill_pct: u32) -> Result<Box<dyn AnyDevice>, Error> {
+/// A fresh device of run key `key` (a protocol or a variant) on the preset
+/// at `bpp`, metadata only, preconditioned: `fill_pct`% of the logical pages
+/// written once, sequentially, without transactions, then flushed.
+pub fn device(key: &str, bpp: u32, zone: Option<u32>, fill_pct: u32) -> Result<Box<dyn AnyDevice>, Error> {
+    let protocol = super::protocol_of(key);
     let p = preset(bpp)?;
     let nand_cfg = nand_config(&p, DataMode::MetaOnly);
     let ftl = FtlConfig::default();
-    let opts = zone_options(zone);
+    let opts = key_options(key, zone);
     check_device_fits(protocol, &nand_cfg, &ftl, &opts, 0)?;
     let mut dev = txftl_protocols::format(protocol, ram(nand_cfg)?, ftl, &opts).map_err(device_error)?;
     let fill = (dev.info().logical_pages as u64 * fill_pct as u64 / 100) as u32;

@@ -131,7 +131,7 @@ impl Figures {
     }
     /// The strict run of Figs. 6 and 7 at `abort_pct` (LightTx at its default zone).
     pub fn strict(&self, protocol: &str, abort_pct: u32, default_zone: u32) -> Option<&Run> {
-        let zone = (protocol == "lighttx").then_some(default_zone);
+        let zone = super::has_zones(protocol).then_some(default_zone);
         self.run(protocol, "strict", abort_pct, zone)
     }
     /// The strict run of Figs. 6 and 7 at `fill` (the sweep's).
@@ -151,8 +151,8 @@ impl Figures {
     /// Fig. 9's run of `protocol` at zone size `zone`: LightTx's at that
     /// zone; the others have no zones (their strict run without aborts).
     pub fn fig9(&self, protocol: &str, zone: u32, default_zone: u32) -> Option<&Run> {
-        if protocol == "lighttx" {
-            self.run("lighttx", "strict", 0, Some(zone))
+        if super::has_zones(protocol) {
+            self.run(protocol, "strict", 0, Some(zone))
         } else {
             self.strict(protocol, 0, default_zone)
         }

@@ -4,11 +4,11 @@
 //! offers, Figs. 6 and 7 at every abort ratio, Fig. 9 at every zone size,
 //! and Fig. 8's power cut and recovery at the paper's capacity.
 
-use super::label;
 use super::params::{capacity_gib, preset, Params};
-use super::replay::{device, replay_on, run_of, zone_options};
+use super::replay::{device, key_options, replay_on, run_of};
 use super::results::{FailedRun, Figures, GcOnset, RecoveryRun, Run};
 use super::trace::record_tpcc;
+use super::{has_zones, label, Variant, VARIANTS};
 use crate::device::describe;
 use crate::progress::Progress;
 use crate::Error;
@@ -24,10 +24,14 @@ pub fn run(params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
     let abort_runs = params.protocols.len() * (params.abort_pcts.len() - 1);
     let zone_runs = params.zone_blocks.iter().filter(|&&z| z != params.zone_blocks_default).count();
     let recovery_runs = params.protocols.len() - 1 + params.zone_blocks.len();
+    let variants = variants(params);
+    let zoned = variants.iter().filter(|v| has_zones(v.key)).count();
+    // Fig. 5 strict, Fig. 9's other zones, Fig. 8's recoveries.
+    let variant_runs = variants.len() * 2 + zoned * (zone_runs + params.zone_blocks.len() - 1);
     let other_fills = params.fills_pct.iter().filter(|&&x| x != params.precondition_pct).count();
     let sweep_runs = other_fills * params.protocols.len() * params.abort_pcts.len();
     let onset_runs = params.fills_pct.len() * params.protocols.len() * ONSET_PREFIXES_PCT.len();
-    progress.set_steps((1 + levels_runs + abort_runs + sweep_runs + onset_runs + zone_runs + recovery_runs) as u64);
+    progress.set_steps((1 + levels_runs + abort_runs + sweep_runs + onset_runs + zone_runs + recovery_runs + variant_runs) as u64);
     progress.say(format!(
         "recording TPC-C ({} transactions, {} clients)",
         params.tpcc_transactions, params.tpcc_clients
@@ -44,6 +48,7 @@ pub fn run(params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
         failed: Vec::new(),
     };
     replays.figs_5_6_7()?;
+    replays.variants()?;
     replays.fill_sweep()?;
     let gc_onset = replays.gc_onset()?;
     replays.fig9()?;
@@ -59,6 +64,14 @@ pub fn run(params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
     };
     figures.sweep_checks = super::checks::sweep_checks(params, &figures);
     Ok(figures)
+}
+
+/// The variants run: those of the protocols run.
+fn variants(params: &Params) -> Vec<&'static Variant> {
+    VARIANTS
+        .iter()
+        .filter(|v| params.protocols.iter().any(|p| p.protocol == v.protocol))
+        .collect()
 }
 
 /// The prefixes of the trace (percent of its operations) whose GC shows
@@ -202,6 +215,24 @@ impl Replays<'_> {
         Ok(())
     }
 
+    /// The variants beside the paper's protocols: strict without aborts
+    /// (Fig. 5's column), and with zones at every other zone size (Fig. 9).
+    fn variants(&mut self) -> Result<(), Error> {
+        let params = self.params;
+        for v in variants(params) {
+            let zoned = has_zones(v.key);
+            self.progress.say(format!("variants: {}", v.label));
+            self.one("variants", v.key, zoned.then_some(params.zone_blocks_default), Isolation::Strict, 0)?;
+            if zoned {
+                for &z in params.zone_blocks.iter().filter(|&&z| z != params.zone_blocks_default) {
+                    self.progress.say(format!("variants: {}, zone of {z} blocks", v.label));
+                    self.one("variants", v.key, Some(z), Isolation::Strict, 0)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Fig. 9: LightTx at every zone size (the others have no zones: their
     /// strict run without aborts).
     fn fig9(&mut self) -> Result<(), Error> {
@@ -224,11 +255,12 @@ impl Replays<'_> {
         let cap = capacity_gib(&preset(rbpp)?, rbpp);
         let mut recovery = Vec::new();
         let mut todo: Vec<(String, Option<u32>)> = Vec::new();
-        for pl in &params.protocols {
-            if pl.protocol == "lighttx" {
-                todo.extend(params.zone_blocks.iter().map(|&z| ("lighttx".to_string(), Some(z))));
+        let keys = params.protocols.iter().map(|p| p.protocol.as_str());
+        for key in keys.chain(variants(params).iter().map(|v| v.key)) {
+            if has_zones(key) {
+                todo.extend(params.zone_blocks.iter().map(|&z| (key.to_string(), Some(z))));
             } else {
-                todo.push((pl.protocol.clone(), None));
+                todo.push((key.to_string(), None));
             }
         }
         for (p, zone) in todo {
@@ -268,7 +300,7 @@ impl Replays<'_> {
         let mut dev = device(p, params.recovery_blocks_per_plane, zone, params.precondition_pct)?;
         replay_on(&mut *dev, self.trace, params, Isolation::Strict, 0, self.progress)?;
         let nand = dev.into_nand();
-        let dev = txftl_protocols::mount(p, nand, FtlConfig::default(), &zone_options(zone))
+        let dev = txftl_protocols::mount(super::protocol_of(p), nand, FtlConfig::default(), &key_options(p, zone))
             .map_err(|e| Error::Failed(format!("{p}: recovery after the power cut: {e}")))?;
         dev.recovery_report()
             .ok_or_else(|| Error::Failed(format!("{p}: the mount gave no recovery report")))

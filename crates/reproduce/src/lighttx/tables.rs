@@ -3,22 +3,32 @@
 //! 7), recovery time and mapping persistence per zone size (Figs. 8, 9).
 
 use super::results::Run;
-use super::{label, Report};
+use super::{has_zones, label, Report, VARIANTS};
 use crate::fmt::thousands;
 use txftl_host::replay::Isolation;
 
-/// Fig. 5 rows: protocol, then throughput per level ("-" where it offers none).
+/// The rows of Figs. 5, 8 and 9: the paper's protocols run, then the
+/// variants run beside them (`VARIANTS`).
+fn row_keys(r: &Report) -> Vec<&str> {
+    let variants = VARIANTS
+        .iter()
+        .map(|v| v.key)
+        .filter(|&k| r.figures.runs.iter().any(|x| x.protocol == k) || r.figures.recovery.iter().any(|x| x.protocol == k));
+    r.params.protocols.iter().map(|p| p.protocol.as_str()).chain(variants).collect()
+}
+
+/// Fig. 5 rows: protocol, then throughput per level ("-" where it offers
+/// none, and for a variant, run strict only).
 pub fn fig5_rows(r: &Report) -> Vec<Vec<String>> {
     let z0 = r.params.zone_blocks_default;
-    r.params
-        .protocols
-        .iter()
+    row_keys(r)
+        .into_iter()
         .map(|p| {
-            let mut row = vec![label(&p.protocol).to_string()];
+            let mut row = vec![label(p).to_string()];
             for level in Isolation::NAMES {
                 row.push(
                     r.figures
-                        .run(&p.protocol, level, 0, (p.protocol == "lighttx").then_some(z0))
+                        .run(p, level, 0, has_zones(p).then_some(z0))
                         .map_or("-".into(), |x| format!("{:.1}", x.tx_per_sim_s)),
                 );
             }
@@ -55,17 +65,12 @@ pub fn zone_header(r: &Report, first: &str) -> Vec<String> {
 }
 
 pub fn fig8_rows(r: &Report) -> Vec<Vec<String>> {
-    r.params
-        .protocols
-        .iter()
+    row_keys(r)
+        .into_iter()
         .map(|p| {
-            let mut row = vec![label(&p.protocol).to_string()];
+            let mut row = vec![label(p).to_string()];
             for &z in &r.params.zone_blocks {
-                let x = if p.protocol == "lighttx" {
-                    r.figures.recovery_of("lighttx", Some(z))
-                } else {
-                    r.figures.recovery_of(&p.protocol, None)
-                };
+                let x = r.figures.recovery_of(p, has_zones(p).then_some(z));
                 row.push(x.map_or("-".into(), |x| {
                     format!("{:.3} s ({} reads)", x.recovery_s, thousands(x.report.flash_reads))
                 }));
@@ -76,19 +81,14 @@ pub fn fig8_rows(r: &Report) -> Vec<Vec<String>> {
 }
 
 pub fn fig9_rows(r: &Report) -> Vec<Vec<String>> {
-    r.params
-        .protocols
-        .iter()
+    row_keys(r)
+        .into_iter()
         .map(|p| {
-            let mut row = vec![label(&p.protocol).to_string()];
+            let mut row = vec![label(p).to_string()];
             for &z in &r.params.zone_blocks {
-                row.push(
-                    r.figures
-                        .fig9(&p.protocol, z, r.params.zone_blocks_default)
-                        .map_or("-".into(), |x| {
-                            format!("{:.2}% ({})", x.mapping_ratio_pct, thousands(x.mapping_writes))
-                        }),
-                );
+                row.push(r.figures.fig9(p, z, r.params.zone_blocks_default).map_or("-".into(), |x| {
+                    format!("{:.2}% ({})", x.mapping_ratio_pct, thousands(x.mapping_writes))
+                }));
             }
             row
         })
