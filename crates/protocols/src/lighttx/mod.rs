@@ -374,9 +374,12 @@ impl EventHooks for LHooks {
             self.written_list.push(b);
         }
         if self.paper_zones {
-            if ppn + 1 - self.geo.ppn(b, 0) < self.geo.pages_per_block {
+            // Blocks fill in page order: open at the first page, full at the last.
+            let page = ppn - self.geo.ppn(b, 0);
+            if page == 0 {
                 self.open_blocks.insert(b);
-            } else {
+            }
+            if page + 1 == self.geo.pages_per_block {
                 self.open_blocks.remove(&b);
             }
         }
