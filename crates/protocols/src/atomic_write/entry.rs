@@ -52,19 +52,19 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     counters: &[
         CounterSpec {
             key: "aw_table_pages",
-            help: "L2P table pages written back at commits (default variant; in protocol_meta_writes too)",
+            help: "L2P table pages written back at commits (in protocol_meta_writes too)",
         },
         CounterSpec {
             key: "aw_map_log_pages",
-            help: "mapping-log pages written at commits (map-log=1; in protocol_meta_writes too)",
+            help: "mapping-log pages written at commits, map-log=1 (in protocol_meta_writes too)",
         },
         CounterSpec {
             key: "aw_abort_pages",
-            help: "closing pages of aborted groups (flag 1, aborted; not counted as host writes)",
+            help: "pages closing aborted groups (not host writes)",
         },
         CounterSpec {
             key: "aw_write_back_checkpoints",
-            help: "checkpoints a commit took so the write-back ring would not erase a page recovery needs",
+            help: "checkpoints a commit took so the write-back ring keeps the pages recovery needs",
         },
     ],
     // No rollback journal beside the device transaction, nor WAL (SQLite

@@ -3,7 +3,9 @@
 //! 1. the log ring since the checkpoint, newest first (`read_tables`, or
 //!    `read_map_log` for `map-log=1`): the newest version of each L2P table
 //!    page written back (or every whole commit of the mapping log), applied
-//!    at its own sequence number, and the newest whole write-back;
+//!    at its own sequence number (an entry it leaves unmapped, a trim, keeps
+//!    its newest mapping in an older version), and the newest whole
+//!    write-back;
 //! 2. the flags of the data pages programmed after that write-back
 //!    (`redo_last_group`): a group whose flag-1 page is there committed, but
 //!    a cut may have come before its write-back was whole, so its pages are
