@@ -197,3 +197,33 @@ fn a_group_left_open_at_the_checkpoint_is_not_folded_into_the_next() {
     }
     assert!(redone_by_flag >= 1);
 }
+
+/// A write-back larger than half the ring (2 of its 4 blocks: 16 pages on
+/// `tiny`) could not be kept whole: the commit is refused before the flag
+/// page, and the transaction stays open for the host to abort.
+#[test]
+fn a_write_back_larger_than_the_ring_takes_is_refused_before_the_flag_page() {
+    let mut cfg = preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic);
+    cfg.geometry.blocks_per_plane = 256;
+    let mut d = format(
+        "atomic-write",
+        Nand::new(cfg).unwrap(),
+        FtlConfig::default(),
+        &ProtocolOptions::default(),
+    )
+    .unwrap();
+    assert!(d.info().logical_pages > 17 * 128);
+    d.begin(1).unwrap();
+    for t in 0..17 {
+        d.write_tx(1, t * 128, &page(&*d, 5)).unwrap();
+    }
+    let programs = d.stats().flash_programs;
+    match d.commit(1) {
+        Err(DeviceError::Config(e)) => assert!(e.contains("17 L2P table pages"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(d.stats().flash_programs, programs, "no flag page");
+    d.abort(1).unwrap();
+    assert_eq!(read(&mut *d, 128), 0);
+    assert_eq!(commit(&mut *d, 2, &[0, 128], 6).1, 2);
+}

@@ -27,17 +27,35 @@ impl AtomicWrite {
             .ok_or(DeviceError::UnknownTransaction(tid))
     }
 
-    /// Makes room in the write-back ring for `pages` pages: refuses a
-    /// write-back larger than half the ring, and checkpoints first if the
-    /// ring would erase a page written since the last checkpoint (a
-    /// checkpoint makes them all unneeded). `what` names the write-back.
-    fn ring_room(&mut self, pages: usize, what: &str) -> Result<()> {
+    /// Refuses a write-back of `pages` pages larger than half the write-back
+    /// ring (`what` names them): it could not be kept whole.
+    fn check_ring_room(&self, pages: usize, what: &str) -> Result<()> {
         let room = self.ftl.log_ring_blocks(0) as u32 / 2 * self.ftl.nand().geometry().pages_per_block;
         if pages as u64 > room.min(u16::MAX as u32) as u64 {
             return Err(DeviceError::Config(format!(
                 "a commit needs {pages} {what}, more than Atomic-Write's write-back ring takes at once ({room})"
             )));
         }
+        Ok(())
+    }
+
+    /// The pages the write-back of the open group `g` would take, and what they are.
+    fn write_back_pages(&self, g: &Group) -> (usize, &'static str) {
+        let lpns = g.entries.keys().chain(g.cached.as_ref().map(|(lpn, _)| lpn));
+        if self.ftl.hooks().map_log {
+            let distinct: BTreeSet<Lpn> = lpns.copied().collect();
+            (distinct.len().div_ceil(MapPage::entries_per_page(self.ftl.page_size())), "mapping-log pages")
+        } else {
+            let per_page = self.ftl.hooks().entries_per_page();
+            (lpns.map(|&lpn| lpn / per_page).collect::<BTreeSet<u32>>().len(), "L2P table pages")
+        }
+    }
+
+    /// Makes room in the write-back ring for `pages` pages: checkpoints
+    /// first if the ring would erase a page written since the last
+    /// checkpoint (a checkpoint makes them all unneeded).
+    fn ring_room(&mut self, pages: usize, what: &str) -> Result<()> {
+        self.check_ring_room(pages, what)?;
         let entered = self.ftl.log_blocks_entered(0, pages as u32);
         if entered.iter().any(|b| self.ftl.hooks().needed.contains(b)) {
             self.ftl.checkpoint()?;
@@ -237,7 +255,10 @@ impl Device for AtomicWrite {
     /// The flag page, then (once it is on flash) the L2P and the
     /// write-back; returns when the write-back is on flash.
     fn commit(&mut self, tid: Tid) -> Result<u64> {
-        self.group(tid)?;
+        let (pages, what) = self.write_back_pages(self.group(tid)?);
+        // Refused before the flag page, so the transaction stays open (the
+        // host aborts it) rather than committed without its write-back.
+        self.check_ring_room(pages, what)?;
         let start = self.ftl.now();
         if self.append_cached(true)? {
             let g = self.ftl.hooks_mut().open.take().expect("the open group");
