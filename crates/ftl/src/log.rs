@@ -5,7 +5,9 @@
 //! ring index in its `lpn` field, a fresh sequence number and a CRC of the data,
 //! so recovery tells an intact page from a torn one by itself. The protocol
 //! puts whatever it needs to group pages (X-FTL: a commit group id and count)
-//! in the page data. The superblock only names each ring's blocks.
+//! in the page data, or, when the data fills the page (Atomic-Write's copies
+//! of L2P table pages), in the record's protocol bytes
+//! ([`Ftl::append_log_tagged`]). The superblock only names each ring's blocks.
 //!
 //! The framework erases a ring block when the ring enters it; the protocol must
 //! first move (append again) any page it still needs out of the blocks the next
@@ -16,7 +18,7 @@
 use crate::error::{DeviceError, Result};
 use crate::ftl::Ftl;
 use crate::hooks::Hooks;
-use crate::oob::{Oob, OobState, PageKind};
+use crate::oob::{Oob, OobState, PageKind, PROTOCOL_BYTES};
 use crate::persist::Ring;
 use txftl_nand::{BlockId, Geometry, Nand, Ppn};
 
@@ -26,6 +28,8 @@ pub struct LogPage {
     pub seq: u64,
     pub ppn: Ppn,
     pub bytes: Vec<u8>,
+    /// The OOB record's protocol bytes (zeros unless the page was tagged).
+    pub tag: [u8; PROTOCOL_BYTES],
 }
 
 /// Recovery's view of the protocol log rings: intact pages, newest first.
@@ -47,6 +51,13 @@ impl<H: Hooks> Ftl<H> {
     /// fresh one, a superblock naming the new ring is written before this
     /// returns, so recovery finds the page.
     pub fn append_log(&mut self, ring: usize, data: &[u8]) -> Result<(Ppn, u64)> {
+        self.append_log_tagged(ring, data, &[0; PROTOCOL_BYTES])
+    }
+
+    /// [`Ftl::append_log`] with `tag` as the OOB record's protocol bytes, for
+    /// a log page whose data has no room for the protocol's own header;
+    /// recovery hands it back in [`LogPage::tag`].
+    pub fn append_log_tagged(&mut self, ring: usize, data: &[u8], tag: &[u8; PROTOCOL_BYTES]) -> Result<(Ppn, u64)> {
         self.check_writable("protocol log append")?;
         if ring >= self.proto_rings.len() {
             return Err(DeviceError::Config(format!("protocol ring {ring} does not exist")));
@@ -54,7 +65,16 @@ impl<H: Hooks> Ftl<H> {
         let seq = self.seq;
         self.seq += 1;
         let swaps = self.ring_swaps;
-        let (idx, page) = self.append(Ring::Protocol(ring), &[], PageKind::Protocol, ring as u32, seq, data, true, None)?;
+        let (idx, page) = self.append(
+            Ring::Protocol(ring),
+            &[],
+            (PageKind::Protocol, tag),
+            ring as u32,
+            seq,
+            data,
+            true,
+            None,
+        )?;
         self.counters.protocol_meta_writes += 1;
         if self.ring_swaps != swaps {
             let (ckpt, prev) = (self.ckpt, self.prev_ckpt);
@@ -227,6 +247,7 @@ impl LogSource for LogReader<'_> {
                         seq: o.seq,
                         ppn,
                         bytes: buf,
+                        tag: o.protocol,
                     }))
                 }
                 // Torn or foreign: skipped; the protocol's own grouping notices a gap.
@@ -250,6 +271,7 @@ impl LogSource for LogReader<'_> {
                 seq: o.seq,
                 ppn,
                 bytes: buf,
+                tag: o.protocol,
             }),
             _ => None,
         })

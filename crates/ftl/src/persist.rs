@@ -9,7 +9,10 @@ use crate::error::{DeviceError, Result};
 use crate::ftl::{Ftl, RecordLoc};
 use crate::hooks::Hooks;
 use crate::mapping::Mapping;
-use crate::oob::{Oob, PageKind};
+use crate::oob::{Oob, PageKind, PROTOCOL_BYTES};
+
+/// The protocol bytes of every ring page but a protocol's tagged log pages.
+const NO_TAG: [u8; PROTOCOL_BYTES] = [0; PROTOCOL_BYTES];
 use crate::superblock::{PrevCheckpoint, RingRecord, Superblock};
 use txftl_nand::{BlockId, NandError};
 
@@ -180,7 +183,7 @@ impl<H: Hooks> Ftl<H> {
             // The version it replaces: a metadata-only array keeps the new
             // one as a patch against it (the two differ in a few entries).
             let like = Some(self.tables.dir_cur[t as usize].ppn).filter(|&p| p != UNMAPPED);
-            let (idx, at) = self.append(Ring::Checkpoint, &[], PageKind::Map, t, seq, page, true, like)?;
+            let (idx, at) = self.append(Ring::Checkpoint, &[], (PageKind::Map, &NO_TAG), t, seq, page, true, like)?;
             let ppn = self.geo.ppn(self.ckpt_area.blocks[idx], at);
             self.tables.dir_next[t as usize] = DirEntry {
                 ppn,
@@ -227,7 +230,16 @@ impl<H: Hooks> Ftl<H> {
             for (i, chunk) in bytes.chunks(ps).enumerate() {
                 page.fill(0);
                 page[..chunk.len()].copy_from_slice(chunk);
-                let (index, at) = self.append(Ring::Checkpoint, &[], PageKind::Checkpoint, i as u32, seq, page, false, None)?;
+                let (index, at) = self.append(
+                    Ring::Checkpoint,
+                    &[],
+                    (PageKind::Checkpoint, &NO_TAG),
+                    i as u32,
+                    seq,
+                    page,
+                    false,
+                    None,
+                )?;
                 self.counters.map_writes += 1;
                 self.counters.map_record_writes += 1;
                 if expected.is_some_and(|e| e != (index, at)) {
@@ -311,7 +323,16 @@ impl<H: Hooks> Ftl<H> {
         // one differs from it in a few fields (a hint to the array).
         let head = self.sb_area.head_page;
         let like = (head > 0).then(|| self.geo.ppn(self.sb_area.blocks[self.sb_area.head_index], head - 1));
-        self.append(Ring::Superblock, &protect, PageKind::Superblock, 0, self.sb_seq, &page, false, like)?;
+        self.append(
+            Ring::Superblock,
+            &protect,
+            (PageKind::Superblock, &NO_TAG),
+            0,
+            self.sb_seq,
+            &page,
+            false,
+            like,
+        )?;
         self.meta_buf = page;
         self.counters.superblock_writes += 1;
         Ok(())
@@ -323,13 +344,15 @@ impl<H: Hooks> Ftl<H> {
     /// else checks); records named by a superblock carry their own CRC there.
     /// `like`: a page whose data this one resembles (the version of a table
     /// page it replaces), a hint to the array (`Nand::program_like`).
+    /// `tag`: the OOB record's protocol bytes (a protocol's log page may
+    /// carry some; every other ring page carries zeros).
     /// Returns the ring index and page index written.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn append(
         &mut self,
         ring: Ring,
         protect: &[usize],
-        kind: PageKind,
+        (kind, tag): (PageKind, &[u8; PROTOCOL_BYTES]),
         index: u32,
         seq: u64,
         data: &[u8],
@@ -394,7 +417,9 @@ impl<H: Hooks> Ftl<H> {
         let block = self.ring_area(ring).blocks[idx];
         let ppn = self.geo.ppn(block, page);
         let crc_over: &[u8] = if with_crc { data } else { &[] };
-        Oob::new(kind, index, seq, self.blocks.erase_count[block as usize], crc_over).encode(&mut self.oob_buf);
+        let mut oob = Oob::new(kind, index, seq, self.blocks.erase_count[block as usize], crc_over);
+        oob.protocol = *tag;
+        oob.encode(&mut self.oob_buf);
         let programmed = match like {
             Some(like) => self.nand.program_like(ppn, self.now_ns, data, &self.oob_buf, like),
             None => self.nand.program(ppn, self.now_ns, data, &self.oob_buf),
@@ -408,7 +433,7 @@ impl<H: Hooks> Ftl<H> {
                 // is still good.
                 self.now_ns = self.now_ns.max(done_ns);
                 self.ring_area_mut(ring).head_page = page + 1;
-                return self.append(ring, protect, kind, index, seq, data, with_crc, like);
+                return self.append(ring, protect, (kind, tag), index, seq, data, with_crc, like);
             }
             Err(e) => return Err(self.fail(e)),
         }

@@ -111,6 +111,22 @@ fn atomic_write_groups() {
     run_clean(&tx_spec("atomic-write", 120, shape(4, 0, 1, 5), vec![Expect::Commits]));
 }
 
+/// Atomic-Write with aborts, both write-backs (the default's table pages,
+/// `map-log=1`'s mapping log): the page closing an aborted group must be on
+/// flash before the next group's flag page, or the aborted pages would join
+/// that group.
+#[test]
+fn atomic_write_groups_with_aborts() {
+    for map_log in [0, 1] {
+        let mut s = tx_spec("atomic-write", 120, shape(4, 30, 1, 5), vec![Expect::Commits, Expect::Aborts]);
+        s.device.opts = ProtocolOptions::new().with("map-log", map_log);
+        s.replay_base = s
+            .replay_base
+            .replacen(" --workload", &format!(" --protocol-opt map-log={map_log} --workload"), 1);
+        run_clean(&s);
+    }
+}
+
 #[test]
 fn scc_transactions() {
     run_clean(&tx_spec("scc", 100, shape(4, 20, 1, 0), vec![Expect::Commits]));

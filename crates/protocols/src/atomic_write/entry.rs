@@ -1,10 +1,21 @@
-//! Atomic-Write's registry entry and how its device is built on the framework.
+//! Atomic-Write's registry entry: its option (the write-back variant) and
+//! counters, and how its device is built on the framework.
 
 use super::{AtomicWrite, AwHooks};
 use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, SqlJournal, Stage};
-use crate::ProtocolOptions;
-use txftl_ftl::{DeviceError, Ftl};
+use crate::{OptionSpec, ProtocolOptions};
+use txftl_ftl::{CounterSpec, DeviceError, Ftl};
 use txftl_nand::Geometry;
+
+const MAP_LOG: OptionSpec = OptionSpec {
+    key: "map-log",
+    value_name: "0|1",
+    help: "0 (default): each commit writes back the L2P table pages its transaction changed, whole \
+           (LightTx §II-C: the mapping table written back after each commit); 1: one mapping-log page \
+           per commit holding the transaction's mappings only. Fixed at format (the superblock records it)",
+    min: 0,
+    max: 1,
+};
 
 pub struct AtomicWriteBuild;
 
@@ -12,8 +23,14 @@ impl Build for AtomicWriteBuild {
     type Hooks = AwHooks;
     type Device = AtomicWrite;
 
-    fn hooks(geo: &Geometry, _opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<AwHooks, DeviceError> {
-        Ok(AwHooks::new(geo, canary))
+    fn hooks(geo: &Geometry, opts: &ProtocolOptions, canary: bool, stage: Stage) -> Result<AwHooks, DeviceError> {
+        // Not asked for: the default at format, the recorded variant at a mount.
+        let map_log = match (opts.u32(&MAP_LOG)?, stage) {
+            (Some(v), _) => Some(v == 1),
+            (None, Stage::Mount) => None,
+            (None, Stage::Format | Stage::Estimate) => Some(false),
+        };
+        Ok(AwHooks::new(geo, canary, map_log))
     }
 
     fn wrap(ftl: Ftl<AwHooks>) -> AtomicWrite {
@@ -25,14 +42,31 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     name: "atomic-write",
     label: "Atomic-Write",
     about: "Atomic-Write (Ouyang et al., HPCA 2011), LightTx's baseline: atomic groups ending in a flagged page, \
-            one transaction at a time",
+            the mapping table written back at each commit, one transaction at a time",
     transactional: true,
     trims: true,
     extensions: &[],
     // One transaction at a time: the host must serialise them.
     isolation: &["strict"],
-    options: &[],
-    counters: &[],
+    options: &[MAP_LOG],
+    counters: &[
+        CounterSpec {
+            key: "aw_table_pages",
+            help: "L2P table pages written back at commits (in protocol_meta_writes too)",
+        },
+        CounterSpec {
+            key: "aw_map_log_pages",
+            help: "mapping-log pages written at commits, map-log=1 (in protocol_meta_writes too)",
+        },
+        CounterSpec {
+            key: "aw_abort_pages",
+            help: "pages closing aborted groups (not host writes)",
+        },
+        CounterSpec {
+            key: "aw_write_back_checkpoints",
+            help: "checkpoints a commit took so the write-back ring keeps the pages recovery needs",
+        },
+    ],
     // No rollback journal beside the device transaction, nor WAL (SQLite
     // enters WAL through a rollback-journal transaction): the journal's
     // file-system metadata commits in a device transaction of its own while
