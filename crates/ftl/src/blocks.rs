@@ -59,6 +59,9 @@ pub struct BlockTable {
     /// unit used its share up slides the window rather than take another
     /// unit's block (two streams on one die halve its parallelism).
     window_share: Vec<u32>,
+    /// Blocks each unit took from the window since the last refill: the
+    /// next refill shares the window in these proportions.
+    window_taken: Vec<u32>,
     /// The unit the next refill's remainder (size mod units) starts at.
     window_cursor: u32,
     free_count: u32,
@@ -83,6 +86,7 @@ impl BlockTable {
             ready: vec![false; n],
             windowed: false,
             window_share: vec![0; geo.unit_count() as usize],
+            window_taken: vec![0; geo.unit_count() as usize],
             window_cursor: 0,
             free_count: 0,
             prefree: Vec::new(),
@@ -230,6 +234,10 @@ impl BlockTable {
     pub fn release_prefree(&mut self) {
         for b in std::mem::take(&mut self.prefree) {
             self.set_free(b);
+            // Recorded ready by the checkpoint that released it.
+            if self.ready[b as usize] {
+                self.set_ready(b);
+            }
         }
     }
 
@@ -241,6 +249,7 @@ impl BlockTable {
     pub fn take_free(&mut self, unit: u32, purpose: AllocFor) -> Option<BlockId> {
         if self.windowed {
             let b = Self::take_from(&mut self.window, unit, purpose)?;
+            self.window_taken[(b / self.blocks_per_unit) as usize] += 1;
             self.window_count -= 1;
             self.free_count -= 1;
             self.ready[b as usize] = false;
@@ -285,24 +294,76 @@ impl BlockTable {
         self.ready[b as usize]
     }
 
-    /// Tops the window up to `size` blocks, spread evenly over the units (the
-    /// remainder on the next units in turn), each unit's least-worn free
-    /// blocks first. A unit whose pool runs short stays short.
+    /// Tops the window up to `size` blocks over the units, each unit's
+    /// least-worn free blocks first. The shares follow what each unit took
+    /// since the last refill (evenly at first, and at least one block each
+    /// when the window has one per unit): the units then use theirs up at
+    /// about the same time, and the stream that slides the window is not
+    /// one that took more than the rest. A unit whose pool runs short stays short.
+    ///
+    /// Prefree blocks come first: the checkpoint being written records them
+    /// ready, and they join the window when it is durable
+    /// (`release_prefree`), as they would join the pool. Only then can a
+    /// stream take one, so the checkpoint before, whose L2P may still point
+    /// into them, stays whole until this one is.
     pub fn refill_window(&mut self, size: u32) {
-        let units = self.free.len() as u32;
-        let (base, extra) = (size / units, size % units);
-        for i in 0..units {
-            let u = ((self.window_cursor + i) % units) as usize;
-            let share = base + (i < extra) as u32;
+        let shares = self.window_shares(size);
+        let mut prefree: Vec<Vec<BlockId>> = vec![Vec::new(); shares.len()];
+        for &b in &self.prefree {
+            if !self.ready[b as usize] {
+                prefree[(b / self.blocks_per_unit) as usize].push(b);
+            }
+        }
+        for (u, &share) in shares.iter().enumerate() {
             self.window_share[u] = share;
-            while (self.window[u].len() as u32) < share {
+            let pending = self
+                .prefree
+                .iter()
+                .filter(|&&b| self.ready[b as usize] && b / self.blocks_per_unit == u as u32)
+                .count();
+            let mut have = self.window[u].len() + pending;
+            for &b in prefree[u].iter().take((share as usize).saturating_sub(have)) {
+                self.ready[b as usize] = true;
+                have += 1;
+            }
+            while have < share as usize {
                 let Some(entry) = self.free[u].pop_first() else { break };
                 self.window[u].insert(entry);
                 self.window_count += 1;
                 self.ready[entry.1 as usize] = true;
+                have += 1;
             }
         }
-        self.window_cursor = (self.window_cursor + extra) % units;
+        self.window_taken.fill(0);
+    }
+
+    /// Each unit's share of a window of `size` blocks (see `refill_window`).
+    fn window_shares(&mut self, size: u32) -> Vec<u32> {
+        let units = self.free.len() as u32;
+        let floor = (size >= units) as u32;
+        let taken: u64 = self.window_taken.iter().map(|&t| t as u64).sum();
+        let mut shares = vec![floor; units as usize];
+        let rest = size - floor * units;
+        if taken == 0 {
+            for i in 0..rest {
+                shares[((self.window_cursor + i) % units) as usize] += 1;
+            }
+            self.window_cursor = (self.window_cursor + rest % units) % units;
+            return shares;
+        }
+        // Largest remainders: the rounding goes to the units that took most.
+        let exact: Vec<u64> = self.window_taken.iter().map(|&t| t as u64 * rest as u64).collect();
+        let mut given = 0;
+        for (s, &e) in shares.iter_mut().zip(&exact) {
+            *s += (e / taken) as u32;
+            given += (e / taken) as u32;
+        }
+        let mut order: Vec<usize> = (0..units as usize).collect();
+        order.sort_by_key(|&u| (std::cmp::Reverse(exact[u] % taken), u));
+        for &u in order.iter().take((rest - given) as usize) {
+            shares[u] += 1;
+        }
+        shares
     }
 
     /// `unit` used its share of the window up and its pool could give it

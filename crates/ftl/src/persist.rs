@@ -40,7 +40,11 @@ impl<H: Hooks> Ftl<H> {
         let state = match self.blocks.state[b] {
             // Prefree blocks become free once this checkpoint is durable: the L2P
             // it records no longer points into them.
-            BlockState::Free if self.blocks.is_ready(b as BlockId) && self.cfg.canary != Some(Canary::UnrecordedWindow) => {
+            // A ready block: in the window, or prefree and joining it once
+            // this checkpoint is durable (`BlockTable::refill_window`).
+            BlockState::Free | BlockState::Prefree
+                if self.blocks.is_ready(b as BlockId) && self.cfg.canary != Some(Canary::UnrecordedWindow) =>
+            {
                 RecordState::Ready
             }
             BlockState::Free | BlockState::Prefree => RecordState::Free,

@@ -4,7 +4,7 @@
 use super::{AtomicWrite, AwHooks};
 use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, SqlJournal, Stage};
 use crate::{OptionSpec, ProtocolOptions};
-use txftl_ftl::{CounterSpec, DeviceError, Ftl};
+use txftl_ftl::{CounterSpec, DeviceError, Ftl, FtlConfig};
 use txftl_nand::Geometry;
 
 const MAP_LOG: OptionSpec = OptionSpec {
@@ -15,6 +15,16 @@ const MAP_LOG: OptionSpec = OptionSpec {
            per commit holding the transaction's mappings only. Fixed at format (the superblock records it)",
     min: 0,
     max: 1,
+};
+
+const ALLOC_WINDOW: OptionSpec = OptionSpec {
+    key: "alloc-window",
+    value_name: "N",
+    help: "free blocks pre-allocated at each checkpoint, the only ones written until the next, so that \
+           recovery reads no other free block (the paper's log-structured FTL knows where its log goes); \
+           0: none, recovery reads page 0 of every block free at the checkpoint [default: 8 per parallel unit]",
+    min: 0,
+    max: 1_000_000,
 };
 
 pub struct AtomicWriteBuild;
@@ -33,6 +43,14 @@ impl Build for AtomicWriteBuild {
         Ok(AwHooks::new(geo, canary, map_log))
     }
 
+    /// The allocation window (`FtlConfig::alloc_window_blocks`): a log-based
+    /// FTL's recovery, the paper's "only the mapping table needs to be
+    /// read", reads the log's head, not every free block.
+    fn configure(mut cfg: FtlConfig, geo: &Geometry, opts: &ProtocolOptions, _canary: bool) -> Result<FtlConfig, DeviceError> {
+        cfg.alloc_window_blocks = opts.u32(&ALLOC_WINDOW)?.unwrap_or(8 * geo.unit_count());
+        Ok(cfg)
+    }
+
     fn wrap(ftl: Ftl<AwHooks>) -> AtomicWrite {
         AtomicWrite::new(ftl)
     }
@@ -48,7 +66,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     extensions: &[],
     // One transaction at a time: the host must serialise them.
     isolation: &["strict"],
-    options: &[MAP_LOG],
+    options: &[MAP_LOG, ALLOC_WINDOW],
     counters: &[
         CounterSpec {
             key: "aw_table_pages",

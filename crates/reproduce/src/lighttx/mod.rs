@@ -71,6 +71,12 @@ pub const VARIANTS: &[Variant] = &[
         label: "LightTx, interval zones",
     },
     Variant {
+        key: "atomic-write+map-log",
+        protocol: "atomic-write",
+        opts: &[("map-log", 1)],
+        label: "Atomic-Write, mapping log",
+    },
+    Variant {
         key: "scc+summary-pages",
         protocol: "scc",
         opts: &[("summary-pages", 1)],
