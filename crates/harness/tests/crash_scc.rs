@@ -79,33 +79,15 @@ fn canary_is_caught() {
 /// every torn variant) is also cut inside its recovery.
 #[test]
 fn summary_pages_under_gc_with_recovery_cuts() {
-    let mut s = cyclic::with_summaries(spec("scc", 300, 90, shape(5, 30, 3, 0), true));
-    s.expect.push(Expect::Checkpoints);
-    cyclic::print_summary_figures(&common::run_clean(&s));
+    cyclic::summary_pages_under_gc(spec("scc", 300, 90, shape(5, 30, 3, 0), true));
 }
 
-/// Summary pages on, one second cut per crash point: the first recovery
-/// seals a checkpoint naming a block whose summary program the cut tore as
-/// full, so the mount after the second cut reads that torn summary, must
-/// refuse it and read the block page by page.
 #[test]
 fn summary_pages_torn_then_read_after_a_second_cut() {
-    let mut s = common::sampled(cyclic::with_summaries(spec("scc", 300, 90, shape(5, 30, 3, 0), false)), 1);
-    s.expect.push(Expect::SummaryFallbacks);
-    let r = common::run_clean(&s);
-    cyclic::print_summary_figures(&r);
-    assert_eq!(r.second_crash_points, r.crash_points, "one second cut per crash point");
+    cyclic::summary_pages_torn_after_a_second_cut(spec("scc", 300, 90, shape(5, 30, 3, 0), false));
 }
 
-/// The summary canary, a bug planted in the framework
-/// (`txftl_ftl::Canary::TrustUncheckedSummary`, set in the FTL
-/// configuration; no command-line flag, so the replay commands lack it):
-/// recovery trusts a summary page without checking its CRCs or its
-/// sequence number, so a summary a cut tore is believed and the pages of
-/// its lost records are missed. The scenario of the set above.
 #[test]
 fn summary_canary_is_caught() {
-    let mut s = common::sampled(cyclic::with_summaries(spec("scc", 300, 90, shape(5, 30, 3, 0), false)), 1);
-    s.device.ftl.canary = Some(txftl_ftl::Canary::TrustUncheckedSummary);
-    common::assert_caught_at_every_seed(&s);
+    cyclic::summary_canary_is_caught(spec("scc", 300, 90, shape(5, 30, 3, 0), false));
 }
