@@ -172,9 +172,13 @@ impl Check {
     }
 
     /// Whether ours and the paper's figure differ: numbers beyond 25% (a
-    /// bound's figure too, a structural one too), orderings unequal. The
-    /// notes explain every check that differs, whatever its kind.
+    /// bound's figure too, a structural one too), a bound not kept however
+    /// near its figure, orderings unequal. The notes explain every check that
+    /// differs, whatever its kind.
     pub fn differs(&self) -> bool {
+        if self.kind == Kind::Bound && self.within_25pct == Some(false) {
+            return true;
+        }
         match (&self.paper, &self.measured) {
             (Figure::Number(p), Figure::Number(m)) => !within_25pct(*p, *m),
             (p, m) => p != m,
@@ -322,6 +326,8 @@ mod tests {
         );
         // A bound met far below its figure still differs from it: it has a note.
         assert!(checks[1].differs() && !checks[0].differs() && !checks[4].differs());
+        // A bound missed by a little differs too (0.22 against at most 0.194).
+        assert!(Check::bound("b.near", "", 0.194, 0.22, Unit::S).differs());
         assert_eq!(checks[1].show_paper(), "at most +0.8%");
         let s = Summary::of(&checks);
         assert_eq!((s.counted, s.within), (4, 2));

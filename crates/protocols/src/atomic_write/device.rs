@@ -4,8 +4,8 @@
 use super::format::{MapPage, PageFlag, TableTag};
 use super::{AwHooks, Group, ENTRY};
 use std::collections::{BTreeMap, BTreeSet};
-use txftl_ftl::checkpoint::{encode_map_page, UNMAPPED};
-use txftl_ftl::{Device, DeviceError, DeviceStats, Ftl, Lpn, Ppn, ProtocolCounters, Result, Tid};
+use txftl_ftl::checkpoint::encode_map_page;
+use txftl_ftl::{Device, DeviceError, DeviceStats, Ftl, Lpn, Mapping, Ppn, ProtocolCounters, Result, Tid};
 
 /// The Atomic-Write device.
 #[derive(Clone)]
@@ -81,13 +81,13 @@ impl AtomicWrite {
         self.ring_room(tables.len(), "L2P table pages")?;
         let logical_pages = self.ftl.logical_pages();
         let mut page = vec![0u8; self.ftl.page_size() as usize];
-        let mut l2p = Vec::with_capacity(per_page as usize);
         for (position, &t) in tables.iter().enumerate() {
             let first = t * per_page;
             let end = (first + per_page).min(logical_pages);
-            l2p.clear();
-            l2p.extend((first..end).map(|lpn| self.ftl.mapping(lpn).unwrap_or(UNMAPPED)));
-            encode_map_page(&l2p, &mut page);
+            // The table page as the L2P holds it (UNMAPPED where unmapped),
+            // encoded from the table's own slice: a page's worth of lookups
+            // per written page is the commit's hot path.
+            encode_map_page(&self.ftl.mapping_table().entries()[first as usize..end as usize], &mut page);
             let tag = TableTag {
                 table: t,
                 position: position as u16,

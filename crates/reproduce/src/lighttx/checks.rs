@@ -292,7 +292,7 @@ fn fig7(c: &mut Vec<Check>, params: &Params, f: &Figures, fill: u32) {
     if scc.len() == params.abort_pcts.len() && scc.len() >= 2 {
         c.push(Check::order(
             "fig7.trend.scc",
-            &format!("Fig. 7: SCC's GC overhead grows with the abort ratio (0 to {top}%), by more than 5% at every step"),
+            &format!("Fig. 7: SCC's GC overhead grows with the abort ratio: higher at every step, and by more than 5% from 0 to {top}%"),
             "grows",
             &grows(&scc),
         ));
