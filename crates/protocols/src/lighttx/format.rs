@@ -148,6 +148,18 @@ impl ZoneMeta {
         let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
         let n = u32_at(8) as usize;
         let m_at = 12 + 4 * n;
+        // A section that ends after the Unavailable Zone is the layout before
+        // the open Available blocks were listed (images formatted then): no
+        // open block is listed, as with `interval-zones=1`. The record's CRC
+        // covers the section, so a cut cannot shorten it to this.
+        if bytes.len() == m_at {
+            return Ok(ZoneMeta {
+                next_tx_id: u32_at(0),
+                next_tx_ver: u32_at(4),
+                unavailable: (0..n).map(|i| u32_at(12 + 4 * i)).collect(),
+                available: Vec::new(),
+            });
+        }
         if bytes.len() < m_at + 4 {
             return Err(bad());
         }
@@ -198,7 +210,10 @@ mod tests {
         assert_eq!(&bytes[24..32], &[1, 0, 0, 0, 7, 0, 0, 0]);
         assert_eq!(ZoneMeta::decode(&bytes).unwrap(), z);
         assert!(ZoneMeta::decode(&bytes[..28]).is_err());
-        assert!(ZoneMeta::decode(&bytes[..24]).is_err());
+        assert!(ZoneMeta::decode(&bytes[..26]).is_err());
+        // The layout without the open-block list reads as listing none.
+        let old = ZoneMeta::decode(&bytes[..24]).unwrap();
+        assert_eq!((old.unavailable, old.available), (vec![3, 9, 40], vec![]));
         assert_eq!(ZoneMeta::decode(&[]).unwrap().next_tx_id, 1);
     }
 }
