@@ -491,7 +491,8 @@ impl<H: Hooks> Ftl<H> {
         e.into()
     }
 
-    pub(crate) fn check_lpn(&self, lpn: Lpn) -> Result<()> {
+    /// Refuses a logical page past the device's capacity.
+    pub fn check_lpn(&self, lpn: Lpn) -> Result<()> {
         if lpn >= self.derived.logical_pages {
             return Err(DeviceError::OutOfRange {
                 lpn: lpn as u64,
@@ -501,13 +502,22 @@ impl<H: Hooks> Ftl<H> {
         Ok(())
     }
 
-    pub(crate) fn check_data_len(&self, len: usize) -> Result<()> {
+    /// Refuses a buffer that is not a page (an empty one is a page of a
+    /// metadata-only array).
+    pub fn check_data_len(&self, len: usize) -> Result<()> {
         let want = self.geo.page_size as usize;
         if len == want || (len == 0 && self.nand.config().data_mode == DataMode::MetaOnly) {
             Ok(())
         } else {
             Err(DeviceError::BufferSize { got: len, want })
         }
+    }
+
+    /// Refuses a host page write's logical page or buffer (`check_lpn`,
+    /// `check_data_len`): for a protocol's own write paths.
+    pub fn check_page(&self, lpn: Lpn, data: &[u8]) -> Result<()> {
+        self.check_lpn(lpn)?;
+        self.check_data_len(data.len())
     }
 
     /// Erases a block for reuse. Returns false if it wore out (now marked bad).

@@ -219,16 +219,7 @@ impl Device for AtomicWrite {
 
     fn write_tx(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> Result<u64> {
         self.group(tid)?;
-        if lpn >= self.ftl.logical_pages() {
-            return Err(DeviceError::OutOfRange {
-                lpn: lpn as u64,
-                logical_pages: self.ftl.logical_pages(),
-            });
-        }
-        let want = self.ftl.page_size() as usize;
-        if !(data.len() == want || (data.is_empty() && self.ftl.nand().config().data_mode == txftl_nand::DataMode::MetaOnly)) {
-            return Err(DeviceError::BufferSize { got: data.len(), want });
-        }
+        self.ftl.check_page(lpn, data)?;
         let start = self.ftl.now();
         self.append_cached(false)?;
         if let Some(g) = self.ftl.hooks_mut().open.as_mut() {

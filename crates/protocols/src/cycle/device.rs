@@ -28,21 +28,6 @@ pub(crate) trait CycleHooks: Hooks + Sized {
     fn committing(&mut self, _t: &OpenTx<Self::Extra>) {}
 }
 
-/// Refuses a logical page out of range or a buffer of the wrong size.
-pub(crate) fn check_page<H: Hooks>(ftl: &Ftl<H>, lpn: Lpn, data: &[u8]) -> Result<()> {
-    if lpn >= ftl.logical_pages() {
-        return Err(txftl_ftl::DeviceError::OutOfRange {
-            lpn: lpn as u64,
-            logical_pages: ftl.logical_pages(),
-        });
-    }
-    let want = ftl.page_size() as usize;
-    if !(data.len() == want || (data.is_empty() && ftl.nand().config().data_mode == txftl_nand::DataMode::MetaOnly)) {
-        return Err(txftl_ftl::DeviceError::BufferSize { got: data.len(), want });
-    }
-    Ok(())
-}
-
 pub(crate) fn begin<H: CycleHooks>(ftl: &mut Ftl<H>, tid: Tid) -> Result<u64> {
     ftl.hooks_mut().txs_mut().begin(tid)?;
     Ok(0)
@@ -78,7 +63,7 @@ fn program_cached<H: CycleHooks>(ftl: &mut Ftl<H>, tid: Tid, next: Version, last
 /// Nothing touches the L2P before commit.
 pub(crate) fn write_tx<H: CycleHooks>(ftl: &mut Ftl<H>, tid: Tid, lpn: Lpn, data: &[u8]) -> Result<u64> {
     ftl.hooks().txs().get(tid)?;
-    check_page(ftl, lpn, data)?;
+    ftl.check_page(lpn, data)?;
     ftl.hooks().txs().check_conflict(Some(tid), lpn)?;
     let start = ftl.now();
     H::before_new_version(ftl, lpn)?;

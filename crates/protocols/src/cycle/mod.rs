@@ -15,7 +15,7 @@ pub mod link;
 mod open;
 pub mod summary;
 
-pub(crate) use device::{begin, check_page, commit, read_tx, write_tx, CycleHooks};
+pub(crate) use device::{begin, commit, read_tx, write_tx, CycleHooks};
 pub use link::{PageLink, LINK_BYTES};
 pub(crate) use open::{OpenTx, OpenTxs, Version};
 

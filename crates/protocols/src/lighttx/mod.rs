@@ -472,16 +472,7 @@ impl Device for LightTx {
         if !self.ftl.hooks().txs.contains(tid) {
             return Err(DeviceError::UnknownTransaction(tid));
         }
-        if lpn >= self.ftl.logical_pages() {
-            return Err(DeviceError::OutOfRange {
-                lpn: lpn as u64,
-                logical_pages: self.ftl.logical_pages(),
-            });
-        }
-        let want = self.ftl.page_size() as usize;
-        if !(data.len() == want || (data.is_empty() && self.ftl.nand().config().data_mode == txftl_nand::DataMode::MetaOnly)) {
-            return Err(DeviceError::BufferSize { got: data.len(), want });
-        }
+        self.ftl.check_page(lpn, data)?;
         let start = self.ftl.now();
         self.program_cached(tid)?;
         self.ftl.hooks_mut().txs.cache(tid, lpn, data);

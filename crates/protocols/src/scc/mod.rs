@@ -392,7 +392,7 @@ impl Device for Scc {
     device_basics_over_ftl!();
     /// A transaction of one page: it links to itself.
     fn write(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64> {
-        cycle::check_page(&self.ftl, lpn, data)?;
+        self.ftl.check_page(lpn, data)?;
         self.ftl.hooks().txs.check_conflict(None, lpn)?;
         let start = self.ftl.now();
         erase_uncommitted(&mut self.ftl, lpn)?;

@@ -668,12 +668,7 @@ impl Device for XFtl {
 
     fn write_tx(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> Result<u64> {
         self.check_active(tid)?;
-        if lpn >= self.ftl.logical_pages() {
-            return Err(DeviceError::OutOfRange {
-                lpn: lpn as u64,
-                logical_pages: self.ftl.logical_pages(),
-            });
-        }
+        self.ftl.check_lpn(lpn)?;
         let start = self.ftl.now();
         let hooks = self.ftl.hooks();
         let spilled = hooks.table.get(tid, lpn).is_none() && hooks.spill.get(tid, lpn).is_some();
