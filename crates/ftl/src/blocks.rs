@@ -308,30 +308,31 @@ impl BlockTable {
     /// into them, stays whole until this one is.
     pub fn refill_window(&mut self, size: u32) {
         let shares = self.window_shares(size);
+        // Per unit: blocks the window has (ready, or prefree and already
+        // recorded ready), and the prefree blocks that may join it.
+        let mut have: Vec<usize> = self.window.iter().map(|w| w.len()).collect();
         let mut prefree: Vec<Vec<BlockId>> = vec![Vec::new(); shares.len()];
         for &b in &self.prefree {
-            if !self.ready[b as usize] {
-                prefree[(b / self.blocks_per_unit) as usize].push(b);
+            let u = (b / self.blocks_per_unit) as usize;
+            if self.ready[b as usize] {
+                have[u] += 1;
+            } else {
+                prefree[u].push(b);
             }
         }
         for (u, &share) in shares.iter().enumerate() {
             self.window_share[u] = share;
-            let pending = self
-                .prefree
-                .iter()
-                .filter(|&&b| self.ready[b as usize] && b / self.blocks_per_unit == u as u32)
-                .count();
-            let mut have = self.window[u].len() + pending;
-            for &b in prefree[u].iter().take((share as usize).saturating_sub(have)) {
+            let share = share as usize;
+            for &b in prefree[u].iter().take(share.saturating_sub(have[u])) {
                 self.ready[b as usize] = true;
-                have += 1;
+                have[u] += 1;
             }
-            while have < share as usize {
+            while have[u] < share {
                 let Some(entry) = self.free[u].pop_first() else { break };
                 self.window[u].insert(entry);
                 self.window_count += 1;
                 self.ready[entry.1 as usize] = true;
-                have += 1;
+                have[u] += 1;
             }
         }
         self.window_taken.fill(0);

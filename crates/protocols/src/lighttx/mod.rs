@@ -60,6 +60,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use txftl_nand::{Geometry, Nand};
 use txtable::TxTable;
 
+/// The zones a slide makes, each list ascending.
+struct Slide {
+    /// The Unavailable Zone: full blocks of live transactions, and of dead
+    /// ones with a page in an open Available block.
+    unavailable: Vec<BlockId>,
+    /// The Available blocks that stay across the slide because they are open.
+    stay: Vec<BlockId>,
+    /// The blocks holding a page of a live transaction.
+    live: Vec<BlockId>,
+}
+
 /// LightTx's state inside the framework: the active TxTable and the zones.
 #[derive(Clone, Debug)]
 pub struct LHooks {
@@ -138,31 +149,41 @@ impl LHooks {
         self.unavailable_list = blocks;
     }
 
-    /// The zones a slide now makes: (Unavailable, the Available blocks that
-    /// stay because they are open), each ascending.
-    fn slide(&self) -> (Vec<BlockId>, Vec<BlockId>) {
+    /// The zones a slide now makes. The checkpoint's section records them
+    /// and `checkpoint_durable` installs them: the same state (a checkpoint
+    /// programs no data page between the two), so the same zones.
+    fn slide(&self) -> Slide {
+        let live = self.txs.blocks();
         if !self.paper_zones {
-            return (self.txs.blocks(), Vec::new());
+            return Slide {
+                unavailable: live.clone(),
+                stay: Vec::new(),
+                live,
+            };
         }
         let open = &self.open_blocks;
-        let mut unavailable: BTreeSet<BlockId> = self.txs.blocks().into_iter().collect();
+        let mut unavailable: BTreeSet<BlockId> = live.iter().copied().collect();
         for blocks in self.dead.values() {
             if blocks.iter().any(|b| open.contains(b)) {
                 unavailable.extend(blocks.iter().copied());
             }
         }
         unavailable.retain(|b| !open.contains(b));
-        (unavailable.into_iter().collect(), open.iter().copied().collect())
+        Slide {
+            unavailable: unavailable.into_iter().collect(),
+            stay: open.iter().copied().collect(),
+            live,
+        }
     }
 
     /// The zone metadata a checkpoint taken now records.
     fn zone_meta(&self) -> ZoneMeta {
-        let (unavailable, available) = self.slide();
+        let slide = self.slide();
         ZoneMeta {
             next_tx_id: self.next_tx_id,
             next_tx_ver: self.next_tx_ver,
-            unavailable: if self.canary { Vec::new() } else { unavailable },
-            available,
+            unavailable: if self.canary { Vec::new() } else { slide.unavailable },
+            available: slide.stay,
         }
     }
 
@@ -284,7 +305,7 @@ impl PersistHooks for LHooks {
     /// stay, with the paper's zones), and the Unavailable Zone becomes what
     /// the zone metadata recorded.
     fn checkpoint_durable(&mut self) {
-        let (unavailable, stay) = self.slide();
+        let Slide { unavailable, stay, live } = self.slide();
         for &b in &self.written_list {
             self.written[b as usize] = false;
         }
@@ -295,7 +316,6 @@ impl PersistHooks for LHooks {
         }
         let open = &self.open_blocks;
         self.dead.retain(|_, blocks| blocks.iter().any(|b| open.contains(b)));
-        let live = self.txs.blocks();
         let for_dead = unavailable.iter().filter(|b| live.binary_search(b).is_err()).count();
         self.counters.add("unavailable_for_dead", for_dead as u64);
         self.counters.add("open_blocks_kept", stay.len() as u64);
