@@ -345,21 +345,21 @@ fn scc_growth_note(cx: &Ctx) -> String {
 /// Fig. 8: the recoveries the check covers, and where their reads went.
 fn fig8_note(cx: &Ctx, id: &str) -> String {
     let f = cx.f;
+    // The protocol a check of one protocol covers, and its summary-page variant.
+    let (p, summary_key) = match id {
+        "fig8.scc_s" => ("scc", "scc+summary-pages"),
+        "fig8.bpcc_s" => ("bpcc", "bpcc+summary-pages"),
+        "fig8.lighttx_max_s" => ("lighttx", ""),
+        _ => ("atomic-write", ""),
+    };
     let which: Vec<&RecoveryRun> = if id == "fig8.order" {
         f.recovery.iter().collect()
-    } else if id == "fig8.lighttx_max_s" {
-        f.recovery.iter().filter(|r| r.protocol == "lighttx").collect()
     } else {
-        let p = match id {
-            "fig8.scc_s" => "scc",
-            "fig8.bpcc_s" => "bpcc",
-            _ => "atomic-write",
-        };
         f.recovery.iter().filter(|r| r.protocol == p).collect()
     };
     let extra = match id {
         "fig8.scc_s" | "fig8.bpcc_s" => {
-            let summaries = f.recovery_of(&format!("{}+summary-pages", &id[5..id.len() - 2]), None).map_or(String::new(), |r| {
+            let summaries = f.recovery_of(summary_key, None).map_or(String::new(), |r| {
                 format!(
                     "; with TxFlash's per-block summary pages (the variant row, `summary-pages=1`) {:.3} s, {} reads",
                     r.recovery_s,

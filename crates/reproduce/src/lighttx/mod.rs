@@ -90,6 +90,14 @@ pub const VARIANTS: &[Variant] = &[
     },
 ];
 
+/// The variants a run has: those of the protocols it runs.
+pub fn variants(params: &Params) -> Vec<&'static Variant> {
+    VARIANTS
+        .iter()
+        .filter(|v| params.protocols.iter().any(|p| p.protocol == v.protocol))
+        .collect()
+}
+
 /// The variant a run key names, if it is one.
 pub fn variant(key: &str) -> Option<&'static Variant> {
     VARIANTS.iter().find(|v| v.key == key)

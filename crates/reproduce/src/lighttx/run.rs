@@ -8,7 +8,7 @@ use super::params::{capacity_gib, preset, Params};
 use super::replay::{device, key_options, replay_on, run_of};
 use super::results::{FailedRun, Figures, GcOnset, RecoveryRun, Run};
 use super::trace::record_tpcc;
-use super::{has_zones, label, Variant, VARIANTS};
+use super::{has_zones, label, variants};
 use crate::device::describe;
 use crate::progress::Progress;
 use crate::Error;
@@ -64,14 +64,6 @@ pub fn run(params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
     };
     figures.sweep_checks = super::checks::sweep_checks(params, &figures);
     Ok(figures)
-}
-
-/// The variants run: those of the protocols run.
-fn variants(params: &Params) -> Vec<&'static Variant> {
-    VARIANTS
-        .iter()
-        .filter(|v| params.protocols.iter().any(|p| p.protocol == v.protocol))
-        .collect()
 }
 
 /// The prefixes of the trace (percent of its operations) whose GC shows

@@ -3,17 +3,14 @@
 //! 7), recovery time and mapping persistence per zone size (Figs. 8, 9).
 
 use super::results::Run;
-use super::{has_zones, label, Report, VARIANTS};
+use super::{has_zones, label, variants, Report};
 use crate::fmt::thousands;
 use txftl_host::replay::Isolation;
 
 /// The rows of Figs. 5, 8 and 9: the paper's protocols run, then the
-/// variants run beside them (`VARIANTS`).
+/// variants run beside them (a run the device failed shows "-").
 fn row_keys(r: &Report) -> Vec<&str> {
-    let variants = VARIANTS
-        .iter()
-        .map(|v| v.key)
-        .filter(|&k| r.figures.runs.iter().any(|x| x.protocol == k) || r.figures.recovery.iter().any(|x| x.protocol == k));
+    let variants = variants(&r.params).into_iter().map(|v| v.key);
     r.params.protocols.iter().map(|p| p.protocol.as_str()).chain(variants).collect()
 }
 
