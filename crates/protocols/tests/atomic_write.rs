@@ -113,6 +113,24 @@ fn the_map_log_variant_is_fixed_at_format() {
     assert_eq!(commit(&mut *d, 2, &[4], 8), (2, 1), "still the mapping log");
 }
 
+/// Commits `tid` with the power cut at the commit's `k`-th flash operation,
+/// then mounts what the cut left: whether the commit returned, and the device.
+fn commit_cut_at(mut d: Box<dyn AnyDevice>, tid: u32, k: u64, cfg: &FtlConfig) -> (bool, Box<dyn AnyDevice>) {
+    let at_op = d.nand().op_count() + k;
+    d.nand_mut().arm_power_cut(PowerCut {
+        at_op,
+        torn: Torn::None,
+        seed: 1,
+    });
+    let returned = d.commit(tid).is_ok();
+    let mut nand = d.into_nand();
+    nand.power_on();
+    (
+        returned,
+        mount("atomic-write", nand, cfg.clone(), &ProtocolOptions::default()).unwrap(),
+    )
+}
+
 /// The flag page is the commit point: a cut after it is on flash and before
 /// the table pages are (the commit has not returned) finds the group whole,
 /// redone from its pages; a cut before it finds the group absent. Never half.
@@ -125,16 +143,7 @@ fn a_cut_between_the_flag_page_and_the_table_pages_finds_the_group_whole() {
         d.begin(2).unwrap();
         d.write_tx(2, 5, &page(&*d, 2)).unwrap();
         d.write_tx(2, 130, &page(&*d, 2)).unwrap();
-        let at_op = d.nand().op_count() + k;
-        d.nand_mut().arm_power_cut(PowerCut {
-            at_op,
-            torn: Torn::None,
-            seed: 1,
-        });
-        let returned = d.commit(2).is_ok();
-        let mut nand = d.into_nand();
-        nand.power_on();
-        let mut d = mount("atomic-write", nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
+        let (returned, mut d) = commit_cut_at(d, 2, k, &FtlConfig::default());
         let seen = (read(&mut *d, 5), read(&mut *d, 130));
         assert!(seen == (1, 1) || seen == (2, 2), "cut at commit op {k}: {seen:?}");
         if returned {
@@ -175,16 +184,7 @@ fn a_group_left_open_at_the_checkpoint_is_not_folded_into_the_next() {
         assert_eq!(d.stats().checkpoints, checkpoints + 1, "the begin bounds group 1's pages");
         d.write_tx(2, 10, &page(&*d, 2)).unwrap();
         d.write_tx(2, 11, &page(&*d, 2)).unwrap();
-        let at_op = d.nand().op_count() + k;
-        d.nand_mut().arm_power_cut(PowerCut {
-            at_op,
-            torn: Torn::None,
-            seed: 1,
-        });
-        let returned = d.commit(2).is_ok();
-        let mut nand = d.into_nand();
-        nand.power_on();
-        let mut d = mount("atomic-write", nand, cfg.clone(), &ProtocolOptions::default()).unwrap();
+        let (returned, mut d) = commit_cut_at(d, 2, k, &cfg);
         let group2 = (read(&mut *d, 10), read(&mut *d, 11));
         assert!(group2 == (0, 0) || group2 == (2, 2), "cut at commit op {k}: {group2:?}");
         assert!(!returned || group2 == (2, 2));
