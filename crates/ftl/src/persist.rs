@@ -10,11 +10,11 @@ use crate::ftl::{Ftl, RecordLoc};
 use crate::hooks::Hooks;
 use crate::mapping::Mapping;
 use crate::oob::{Oob, PageKind, PROTOCOL_BYTES};
+use crate::superblock::{PrevCheckpoint, RingRecord, Superblock};
+use txftl_nand::{BlockId, NandError};
 
 /// The protocol bytes of every ring page but a protocol's tagged log pages.
 const NO_TAG: [u8; PROTOCOL_BYTES] = [0; PROTOCOL_BYTES];
-use crate::superblock::{PrevCheckpoint, RingRecord, Superblock};
-use txftl_nand::{BlockId, NandError};
 
 /// Which metadata ring an append goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,8 +38,6 @@ impl std::fmt::Display for Ring {
 impl<H: Hooks> Ftl<H> {
     fn record_state(&self, b: usize) -> BlockRecord {
         let state = match self.blocks.state[b] {
-            // Prefree blocks become free once this checkpoint is durable: the L2P
-            // it records no longer points into them.
             // A ready block: in the window, or prefree and joining it once
             // this checkpoint is durable (`BlockTable::refill_window`).
             BlockState::Free | BlockState::Prefree
@@ -47,6 +45,8 @@ impl<H: Hooks> Ftl<H> {
             {
                 RecordState::Ready
             }
+            // Prefree blocks become free once this checkpoint is durable: the L2P
+            // it records no longer points into them.
             BlockState::Free | BlockState::Prefree => RecordState::Free,
             BlockState::Open => RecordState::Open,
             BlockState::Full => RecordState::Used,
