@@ -108,23 +108,28 @@ impl<H: Hooks> Ftl<H> {
     }
 
     /// The persisted tables agree with the flash and with DRAM:
-    /// - every table page the current checkpoint names lies in the checkpoint
-    ///   ring, holds an intact `Map` page of that index with the CRC the
-    ///   directory records, and the ring knows it holds it;
+    /// - every table page the next directory names (the current checkpoint's,
+    ///   or a newer write-back of a cached table) lies in the checkpoint ring,
+    ///   holds an intact `Map` page of that index with the CRC the directory
+    ///   records, and the ring knows it holds it; so does every page the
+    ///   current checkpoint names (what recovery reads);
     /// - an L2P page not marked dirty holds exactly the DRAM mappings (so no
     ///   change escapes the next checkpoint), block-table pages hold the
     ///   records the FTL believes persisted;
     /// - the W ring blocks ahead of the head hold no page the current or the
     ///   previous checkpoint needs (the next checkpoint can enter them).
     fn check_tables(&self) -> Result<(), String> {
-        let geo = &self.geo;
         let tables = &self.tables;
         let layout = tables.layout;
-        let ppb = geo.pages_per_block;
         let ring = &self.ckpt_area.blocks;
         let mut entries = vec![0u32; layout.entries_per_page as usize];
         let mut records = Vec::new();
         for (t, e) in tables.dir_cur.iter().enumerate() {
+            if e.ppn != UNMAPPED && e.ppn != tables.dir_next[t].ppn {
+                self.check_table_page_at(t as u32, e.ppn, e.crc)?;
+            }
+        }
+        for (t, e) in tables.dir_next.iter().enumerate() {
             let t = t as u32;
             let is_map = t < layout.map_pages();
             if e.ppn == UNMAPPED {
@@ -143,30 +148,7 @@ impl<H: Hooks> Ftl<H> {
             if is_map && !<H::Mapping as Mapping>::PERSISTED {
                 return Err(format!("L2P page {t} is persisted, but the protocol keeps no mapping table"));
             }
-            let Some(idx) = ring.iter().position(|&b| b == geo.block_of(e.ppn)) else {
-                return Err(format!(
-                    "table page {t} at physical page {} lies outside the checkpoint ring",
-                    e.ppn
-                ));
-            };
-            let held = tables.holder[idx * ppb as usize + geo.page_index_of(e.ppn) as usize];
-            if held != t {
-                return Err(format!(
-                    "the ring says physical page {} holds table page {held}, the directory {t}",
-                    e.ppn
-                ));
-            }
-            match Oob::decode(&self.nand.inspect_oob(e.ppn)) {
-                OobState::Valid(o) if o.kind == PageKind::Map && o.lpn == t => {}
-                other => return Err(format!("table page {t} at physical page {}: OOB is {other:?}", e.ppn)),
-            }
-            let data = self.nand.inspect_data(e.ppn);
-            if crc32fast::hash(&data) != e.crc {
-                return Err(format!(
-                    "table page {t} at physical page {}: CRC differs from the directory's",
-                    e.ppn
-                ));
-            }
+            let data = self.check_table_page_at(t, e.ppn, e.crc)?;
             if is_map {
                 let r = layout.lpns_of(t);
                 decode_map_page(&data, &mut entries[..r.len()]);
@@ -201,5 +183,31 @@ impl<H: Hooks> Ftl<H> {
             }
         }
         Ok(())
+    }
+
+    /// Table page `t` at `ppn`: in the checkpoint ring, known to the ring as
+    /// `t`'s, an intact `Map` page of index `t` whose data has CRC `crc`.
+    /// Returns the data.
+    fn check_table_page_at(&self, t: u32, ppn: txftl_nand::Ppn, crc: u32) -> Result<Vec<u8>, String> {
+        let geo = &self.geo;
+        let ppb = geo.pages_per_block;
+        let Some(idx) = self.ckpt_area.blocks.iter().position(|&b| b == geo.block_of(ppn)) else {
+            return Err(format!("table page {t} at physical page {ppn} lies outside the checkpoint ring"));
+        };
+        let held = self.tables.holder[idx * ppb as usize + geo.page_index_of(ppn) as usize];
+        if held != t {
+            return Err(format!(
+                "the ring says physical page {ppn} holds table page {held}, the directory {t}"
+            ));
+        }
+        match Oob::decode(&self.nand.inspect_oob(ppn)) {
+            OobState::Valid(o) if o.kind == PageKind::Map && o.lpn == t => {}
+            other => return Err(format!("table page {t} at physical page {ppn}: OOB is {other:?}")),
+        }
+        let data = self.nand.inspect_data(ppn);
+        if crc32fast::hash(&data) != crc {
+            return Err(format!("table page {t} at physical page {ppn}: CRC differs from the directory's"));
+        }
+        Ok(data)
     }
 }

@@ -1,20 +1,22 @@
 //! Demand paging of a cached mapping table (`Mapping::CACHED`, DFTL's):
 //! before a host read, write or trim looks an entry up, its table page must
 //! be in the device's DRAM. On a miss the framework makes room (a victim
-//! that changed since the last checkpoint is written out first, by a
-//! checkpoint), reads the page's flash copy (the current checkpoint's, as its
-//! directory names it) and takes the page's entries from it.
+//! that changed since it was last written is written out first: alone, by
+//! DFTL's write-back in `writeback.rs`, or by a checkpoint), reads the
+//! page's flash copy (the newest, as the directory in DRAM names it) and
+//! takes the page's entries from it.
 //!
-//! A page that changed since the last checkpoint is in DRAM by definition
-//! (it is never a victim without a checkpoint first, and recovery's sealing
-//! checkpoint writes every page it changed), so it is never read back: its
-//! entries in DRAM are the newest. A page that did not change holds what its
-//! flash copy holds; reading the copy checks that, and a difference is
-//! reported as corruption rather than taken silently.
+//! A changed page is in DRAM by definition (it is never a victim without
+//! being written first, and recovery's sealing checkpoint writes every page
+//! it changed), so it is never read back: its entries in DRAM are the newest.
+//! A page that did not change holds what its flash copy holds; reading the
+//! copy checks that, and a difference is reported as corruption rather than
+//! taken silently.
 //!
 //! Only the host's plain calls are charged: GC's moves and a protocol's
 //! commit mappings change entries without a lookup cost in this model (a
-//! changed page is written by the next checkpoint all the same).
+//! changed page is written before it leaves the cache all the same, or by
+//! the next checkpoint).
 
 use crate::checkpoint::{decode_map_page, UNMAPPED};
 use crate::config::Canary;
@@ -22,7 +24,7 @@ use crate::device::Lpn;
 use crate::error::{DeviceError, Result};
 use crate::ftl::Ftl;
 use crate::hooks::Hooks;
-use crate::mapping::{Fetch, Mapping};
+use crate::mapping::{Evicted, Fetch, Mapping};
 use crate::oob::{Oob, OobState, PageKind};
 
 impl<H: Hooks> Ftl<H> {
@@ -45,17 +47,21 @@ impl<H: Hooks> Ftl<H> {
             // A read-only mount writes nothing: a page recovery changed stays
             // as DRAM holds it (it is never read back while changed).
             let changed = self.tables.map_page_dirty(v) && !self.cfg.read_only;
-            if changed {
-                if self.cfg.canary == Some(Canary::DropChangedTablePage) {
-                    // The canary's bug: the victim leaves without being
-                    // written, its changes with it.
-                    self.load_table_page(v, false)?;
-                    self.tables.clear_map_dirty(v);
-                } else {
-                    self.checkpoint()?;
-                }
-            }
-            self.l2p.evicted(v, changed);
+            let how = if !changed {
+                Evicted::Clean
+            } else if self.cfg.canary == Some(Canary::DropChangedTablePage) {
+                // The canary's bug: the victim leaves without being
+                // written, its changes with it.
+                self.load_table_page(v, false)?;
+                self.tables.clear_map_dirty(v);
+                Evicted::Clean
+            } else if self.writes_back() && self.write_back_table_page(v)? {
+                Evicted::WrittenBack
+            } else {
+                self.checkpoint()?;
+                Evicted::Checkpointed
+            };
+            self.l2p.evicted(v, how);
         }
         if !self.tables.map_page_dirty(page) {
             self.load_table_page(page, true)?;
@@ -63,14 +69,15 @@ impl<H: Hooks> Ftl<H> {
         Ok(())
     }
 
-    /// Reads table page `page`'s flash copy (the current checkpoint's) on
-    /// the device clock and takes its entries; a page no checkpoint wrote is
-    /// all unmapped. `check`: the entries in DRAM must equal it (a page that
-    /// did not change since the checkpoint).
+    /// Reads table page `page`'s newest flash copy (a write-back's, or the
+    /// current checkpoint's, as the next directory names it) on the device
+    /// clock and takes its entries; a page never written is all unmapped.
+    /// `check`: the entries in DRAM must equal it (a page that did not
+    /// change since it was written).
     fn load_table_page(&mut self, page: u32, check: bool) -> Result<()> {
         let lpns = self.tables.layout.lpns_of(page);
         let mut entries = vec![UNMAPPED; lpns.len()];
-        let dir = self.tables.dir_cur[page as usize];
+        let dir = self.tables.dir_next[page as usize];
         if dir.ppn != UNMAPPED {
             let mut buf = std::mem::take(&mut self.meta_buf);
             let read = crate::ecc::read_retrying(&mut self.nand, dir.ppn, self.now_ns, Some(&mut buf), &mut self.oob_buf);
@@ -117,13 +124,14 @@ mod tests {
     use crate::config::{Canary, FtlConfig};
     use crate::device::Device;
     use crate::hooks::{Capabilities, EventHooks, GcHooks, Hooks, PersistHooks, RecoveryHooks};
-    use crate::mapping::{Cached, Mapping};
+    use crate::mapping::{Cached, Eviction, Mapping};
     use crate::Ftl;
     use txftl_nand::{DataMode, Nand, ViolationPolicy};
 
-    /// The framework with a cached table of `pages` translation pages.
+    /// The framework with a cached table of `.0` translation pages, whose
+    /// changed victims leave by `.1`.
     #[derive(Clone, Copy)]
-    struct CachedPlain(u32);
+    struct CachedPlain(u32, Eviction);
     impl Hooks for CachedPlain {
         type Mapping = Cached;
         const CAPABILITIES: Capabilities = Capabilities::NONE;
@@ -131,7 +139,7 @@ mod tests {
             "cached-test"
         }
         fn mapping_table(&self, logical_pages: u32, per_page: u32) -> crate::Result<Cached> {
-            Cached::new(logical_pages, per_page, self.0)
+            Ok(Cached::new(logical_pages, per_page, self.0)?.with_eviction(self.1))
         }
     }
     impl GcHooks for CachedPlain {}
@@ -139,8 +147,12 @@ mod tests {
     impl RecoveryHooks for CachedPlain {}
     impl EventHooks for CachedPlain {}
 
+    const WRITE_BACK: CachedPlain = CachedPlain(1, Eviction::WriteBack);
+
+    /// `tiny` with 32 blocks a plane: a table of a few translation pages.
     fn nand() -> Nand {
-        let p = txftl_nand::preset("tiny").unwrap();
+        let mut p = txftl_nand::preset("tiny").unwrap();
+        p.geometry.blocks_per_plane = 32;
         Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap()
     }
 
@@ -158,27 +170,86 @@ mod tests {
         }
     }
 
-    /// Misses read translation pages a checkpoint wrote; a changed page that
-    /// must leave is written by a checkpoint first; the data survives a power
-    /// cut and the table's pages are read back consistently after it.
+    /// Every logical page reads `v`.
+    fn assert_all(f: &mut Ftl<CachedPlain>, v: u8) {
+        let mut buf = page(f, 0);
+        for lpn in 0..f.logical_pages() {
+            f.read(lpn, &mut buf).unwrap();
+            assert!(buf.iter().all(|&b| b == v), "lpn {lpn}");
+        }
+    }
+
+    /// DFTL's write-back: a changed page that must leave is written alone
+    /// (no checkpoint), misses read the written-back copies, and after a
+    /// power cut (the write-backs since the last checkpoint are not named by
+    /// any durable record) recovery rebuilds the newest table all the same.
     #[test]
-    fn misses_read_translation_pages_and_changed_ones_are_written_before_they_leave() {
-        let mut f = Ftl::format(nand(), FtlConfig::default(), CachedPlain(1)).unwrap();
+    fn changed_victims_are_written_back_alone_and_misses_read_them_back() {
+        let mut f = Ftl::format(nand(), FtlConfig::default(), WRITE_BACK).unwrap();
+        write_all(&mut f, 1);
+        f.flush().unwrap();
+        write_all(&mut f, 2);
+        f.check_invariants().unwrap();
+        let s = f.stats();
+        let c = f.mapping_table().cache_counts();
+        assert!(c.misses > 2 && c.written_back > 2, "{c:?} ({} logical pages)", f.logical_pages());
+        assert_eq!(c.checkpointed, 0, "the ring had room for every write-back: {c:?}");
+        assert!(s.map_reads > 0 && s.map_l2p_writes >= c.written_back, "{s:?}");
+        assert_all(&mut f, 2);
+        let mut f = Ftl::mount(f.into_nand(), FtlConfig::default(), WRITE_BACK).unwrap();
+        assert_all(&mut f, 2);
+        f.check_invariants().unwrap();
+    }
+
+    /// Write-backs enter at most B ring blocks between two checkpoints (the
+    /// ring's rule counts on it): past that, an eviction takes a checkpoint,
+    /// and the ring never has to enter a block a checkpoint still needs.
+    /// (Two pages of two table pages written in turn through a 1-page
+    /// cache, on a device too empty for GC, whose checkpoints would reset
+    /// the count: every write evicts a changed page.)
+    #[test]
+    fn write_backs_past_the_rings_room_take_a_checkpoint() {
+        let mut f = Ftl::format(nand(), FtlConfig::default(), WRITE_BACK).unwrap();
+        let b = f.tables.writeback_blocks;
+        assert!(b >= 1, "a cached table's ring has room for write-backs: {b}");
+        let ckpts = f.stats().checkpoints;
+        for i in 0..200u32 {
+            let lpn = (i % 2) * 128;
+            f.write(lpn, &page(&f, i as u8)).unwrap();
+            assert!(f.tables.writeback_entered <= b, "write {i}");
+            f.check_invariants().unwrap();
+        }
+        let (c, s) = (f.mapping_table().cache_counts(), f.stats());
+        assert!(c.checkpointed > 0 && c.written_back > c.checkpointed, "{c:?}");
+        assert_eq!(s.gc_runs, 0, "{s:?}");
+        assert_eq!(s.checkpoints - ckpts, c.checkpointed, "{s:?}");
+        let mut f = Ftl::mount(f.into_nand(), FtlConfig::default(), WRITE_BACK).unwrap();
+        let mut buf = page(&f, 0);
+        for (lpn, v) in [(0, 198u8), (128, 199)] {
+            f.read(lpn, &mut buf).unwrap();
+            assert!(buf.iter().all(|&x| x == v), "lpn {lpn}");
+        }
+        f.check_invariants().unwrap();
+    }
+
+    /// `Eviction::Checkpoint`: a changed page that must leave is written by a
+    /// checkpoint first; the data survives a power cut and the table's pages
+    /// are read back consistently after it.
+    #[test]
+    fn by_checkpoint_misses_read_translation_pages_and_changed_ones_are_written_before_they_leave() {
+        let by_ckpt = CachedPlain(1, Eviction::Checkpoint);
+        let mut f = Ftl::format(nand(), FtlConfig::default(), by_ckpt).unwrap();
         let ckpts = f.stats().checkpoints;
         write_all(&mut f, 1);
         f.flush().unwrap();
         write_all(&mut f, 2);
         let s = f.stats();
-        let (misses, changed) = f.mapping_table().cache_counts();
-        assert!(misses > 2 && changed > 0, "{misses} misses, {changed} changed victims");
+        let c = f.mapping_table().cache_counts();
+        assert!(c.misses > 2 && c.checkpointed > 0 && c.written_back == 0, "{c:?}");
         assert!(s.checkpoints > ckpts, "a changed victim forces a checkpoint: {s:?}");
         assert!(s.map_reads > 0, "a miss of a page a checkpoint wrote reads it: {s:?}");
-        let mut f = Ftl::mount(f.into_nand(), FtlConfig::default(), CachedPlain(1)).unwrap();
-        let mut buf = page(&f, 0);
-        for lpn in 0..f.logical_pages() {
-            f.read(lpn, &mut buf).unwrap();
-            assert!(buf.iter().all(|&b| b == 2), "lpn {lpn}");
-        }
+        let mut f = Ftl::mount(f.into_nand(), FtlConfig::default(), by_ckpt).unwrap();
+        assert_all(&mut f, 2);
         f.check_invariants().unwrap();
     }
 
@@ -190,7 +261,7 @@ mod tests {
             canary: Some(Canary::DropChangedTablePage),
             ..FtlConfig::default()
         };
-        let mut f = Ftl::format(nand(), cfg, CachedPlain(1)).unwrap();
+        let mut f = Ftl::format(nand(), cfg, WRITE_BACK).unwrap();
         write_all(&mut f, 1);
         f.flush().unwrap();
         let n = f.logical_pages();

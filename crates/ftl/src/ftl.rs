@@ -180,7 +180,7 @@ impl<H: Hooks> Ftl<H> {
         blocks.set_windowed(cfg.alloc_window_blocks > 0);
         Ok(Ftl {
             l2p: H::Mapping::unmapped(0).map_err(|e| (e, Box::new(nand.clone())))?,
-            tables: Tables::new(TableLayout::new(0, geo.block_count(), geo.page_size), &geo, 0, 1),
+            tables: Tables::new(TableLayout::new(0, geo.block_count(), geo.page_size), &geo, 0, 1, false),
             mapped: Bits::new(geo.page_count() as usize),
             blocks,
             host_open: vec![None; units],
@@ -323,7 +323,13 @@ impl<H: Hooks> Ftl<H> {
         }
         let ckpt_ring = rings.remove(0);
         let layout = TableLayout::new(derived.logical_pages, geo.block_count(), geo.page_size);
-        ftl.tables = Tables::new(layout, &geo, ftl.hooks.checkpoint_section_max(), ckpt_ring.len());
+        ftl.tables = Tables::new(
+            layout,
+            &geo,
+            ftl.hooks.checkpoint_section_max(),
+            ckpt_ring.len(),
+            <H::Mapping as Mapping>::CACHED,
+        );
         ftl.ckpt_area = LogArea::new(ckpt_ring, geo.pages_per_block);
         ftl.proto_rings = rings.into_iter().map(|r| LogArea::new(r, geo.pages_per_block)).collect();
         for b in 0..geo.block_count() {
@@ -348,7 +354,8 @@ impl<H: Hooks> Ftl<H> {
         // can have (see `Tables::ring_blocks`); a log ring what its protocol
         // asks for, plus one block for the erase granularity.
         let sizing = TableLayout::new(geo.page_count(), geo.block_count(), geo.page_size);
-        let mut sizes = vec![Tables::ring_blocks(&sizing, geo, hooks.checkpoint_section_max()).max(3)];
+        let cached = <H::Mapping as Mapping>::CACHED;
+        let mut sizes = vec![Tables::ring_blocks(&sizing, geo, hooks.checkpoint_section_max(), cached).max(3)];
         sizes.extend(hooks.protocol_rings(geo).iter().map(|&blocks| blocks.max(3)));
         let rings = reserve_rings(geo, &sizes);
         let ring_blocks: u32 = rings.iter().map(|r| r.len() as u32).sum();

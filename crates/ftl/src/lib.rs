@@ -38,6 +38,7 @@ mod scan;
 mod summary;
 pub mod superblock;
 mod tables;
+mod writeback;
 
 pub use config::{Canary, FtlConfig, GcPolicy, DEFAULT_OVERPROVISION_PCT};
 pub use counters::{CounterSpec, ProtocolCounters, PROTOCOL_COUNTERS_MAX};
@@ -47,7 +48,7 @@ pub use extensions::Extension;
 pub use ftl::Ftl;
 pub use hooks::{Capabilities, EventHooks, GcHooks, Hooks, PersistHooks, RecoveredUpdate, RecoveryHooks, ScannedPage};
 pub use log::{LogPage, LogSource};
-pub use mapping::{Cached, Dense, DenseTable, Fetch, Mapping, Unpersisted};
+pub use mapping::{CacheCounts, Cached, Dense, DenseTable, Evicted, Eviction, Fetch, Mapping, Unpersisted};
 pub use memory::FtlMemory;
 pub use oob::{Oob, PageKind, PROTOCOL_BYTES};
 pub use op::{Op, OpKind};

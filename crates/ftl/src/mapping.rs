@@ -17,9 +17,12 @@
 //!   first out. A host read, write or trim of an entry whose page is not
 //!   cached first reads that page from flash and takes its entries from it
 //!   ([`Mapping::fetch`]; the framework's `Ftl::fetch_mapping`). A page
-//!   that changed since the last checkpoint cannot be dropped from the
-//!   cache: when one must go to make room, the framework takes a checkpoint,
-//!   which writes every changed page (DFTL writes back the one evicted page).
+//!   that changed since it was last written cannot simply be dropped from
+//!   the cache: when one must go to make room, the framework writes it back
+//!   alone to the checkpoint ring and names the new copy in the directory
+//!   it keeps in DRAM (DFTL's write-back; the directory is persisted by the
+//!   next checkpoint), or, with [`Eviction::Checkpoint`], takes a checkpoint
+//!   (every changed page at once).
 //!
 //! Entries are physical page numbers, [`UNMAPPED`] for none.
 
@@ -72,14 +75,17 @@ pub trait Mapping: Clone + Send + Sized {
         Fetch::Hit
     }
 
-    /// What the framework did for a victim: `changed`, it had changed since
-    /// the last checkpoint (so a checkpoint wrote it out first).
-    fn evicted(&mut self, _page: u32, _changed: bool) {}
+    /// How a victim that changed leaves the cache.
+    fn eviction(&self) -> Eviction {
+        Eviction::Checkpoint
+    }
 
-    /// Counts of the cache, for its protocol's report: (misses, victims
-    /// that had changed and forced a checkpoint).
-    fn cache_counts(&self) -> (u64, u64) {
-        (0, 0)
+    /// What the framework did for victim `page` as it left.
+    fn evicted(&mut self, _page: u32, _how: Evicted) {}
+
+    /// Counts of the cache, for its protocol's report.
+    fn cache_counts(&self) -> CacheCounts {
+        CacheCounts::default()
     }
 
     /// Forgets the counts (the device's `reset_stats`).
@@ -93,6 +99,41 @@ pub enum Fetch {
     Hit,
     /// It is not: read it from flash, after `victim` left the cache.
     Miss { victim: Option<u32> },
+}
+
+/// How a cached table's changed victim leaves the cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Eviction {
+    /// DFTL's: the one page is written back to the checkpoint ring, named by
+    /// the directory in DRAM until the next checkpoint persists it; when the
+    /// ring's room for write-backs between checkpoints is used up, a
+    /// checkpoint instead (`Ftl::write_back_table_page`).
+    WriteBack,
+    /// A checkpoint (every changed page, the block table, a record and a
+    /// superblock) before the victim leaves.
+    Checkpoint,
+}
+
+/// What happened to a victim as it left the cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Evicted {
+    /// It had not changed since it was last written: dropped.
+    Clean,
+    /// Written back alone.
+    WrittenBack,
+    /// Written by a checkpoint.
+    Checkpointed,
+}
+
+/// A cached table's counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheCounts {
+    /// Host lookups whose table page was not cached.
+    pub misses: u64,
+    /// Changed victims written back alone.
+    pub written_back: u64,
+    /// Changed victims written by a checkpoint.
+    pub checkpointed: u64,
 }
 
 /// The whole table in DRAM. `PERSISTED`: checkpoints write it.
@@ -139,37 +180,44 @@ impl<const P: bool> Mapping for DenseTable<P> {
 }
 
 /// DFTL's demand-paged table: the whole table in the emulator's memory (the
-/// entries of a page not cached are those its flash copy holds, since only
-/// pages unchanged since the last checkpoint leave the cache), and which
-/// table pages the device's DRAM holds, least recently used first out.
+/// entries of a page not cached are those its flash copy holds, since a
+/// changed page is written before it leaves the cache), and which table
+/// pages the device's DRAM holds, least recently used first out.
 #[derive(Clone, Debug)]
 pub struct Cached {
     table: Vec<Ppn>,
     /// Table pages the device's DRAM holds at most.
     capacity: u32,
+    eviction: Eviction,
     /// Per table page: when it was last used, if cached.
     last_use: Vec<Option<u64>>,
     /// Cached pages by last use.
     lru: BTreeMap<u64, u32>,
     tick: u64,
-    misses: u64,
-    changed_victims: u64,
+    counts: CacheCounts,
 }
 
 impl Cached {
     /// A table of `logical_pages` entries whose DRAM holds `capacity` table
-    /// pages of `entries_per_page` entries (at least one).
+    /// pages of `entries_per_page` entries (at least one); changed victims
+    /// are written back alone.
     pub fn new(logical_pages: u32, entries_per_page: u32, capacity: u32) -> Result<Cached> {
         let pages = logical_pages.div_ceil(entries_per_page.max(1)) as usize;
         Ok(Cached {
             table: crate::memory::filled(logical_pages as usize, UNMAPPED)?,
             capacity: capacity.max(1),
+            eviction: Eviction::WriteBack,
             last_use: vec![None; pages],
             lru: BTreeMap::new(),
             tick: 0,
-            misses: 0,
-            changed_victims: 0,
+            counts: CacheCounts::default(),
         })
+    }
+
+    /// The same table with changed victims leaving by `eviction`.
+    pub fn with_eviction(mut self, eviction: Eviction) -> Cached {
+        self.eviction = eviction;
+        self
     }
 
     pub fn capacity(&self) -> u32 {
@@ -221,7 +269,7 @@ impl Mapping for Cached {
             self.lru.insert(self.tick, page);
             return Fetch::Hit;
         }
-        self.misses += 1;
+        self.counts.misses += 1;
         let victim = if self.lru.len() as u32 >= self.capacity {
             self.lru.pop_first().map(|(_, v)| {
                 self.last_use[v as usize] = None;
@@ -234,17 +282,24 @@ impl Mapping for Cached {
         Fetch::Miss { victim }
     }
 
-    fn evicted(&mut self, _page: u32, changed: bool) {
-        self.changed_victims += changed as u64;
+    fn eviction(&self) -> Eviction {
+        self.eviction
     }
 
-    fn cache_counts(&self) -> (u64, u64) {
-        (self.misses, self.changed_victims)
+    fn evicted(&mut self, _page: u32, how: Evicted) {
+        match how {
+            Evicted::Clean => {}
+            Evicted::WrittenBack => self.counts.written_back += 1,
+            Evicted::Checkpointed => self.counts.checkpointed += 1,
+        }
+    }
+
+    fn cache_counts(&self) -> CacheCounts {
+        self.counts
     }
 
     fn reset_cache_counts(&mut self) {
-        self.misses = 0;
-        self.changed_victims = 0;
+        self.counts = CacheCounts::default();
     }
 }
 
@@ -262,7 +317,14 @@ mod tests {
         assert_eq!(c.fetch(3), Fetch::Miss { victim: Some(0) });
         assert_eq!(c.fetch(2), Fetch::Hit);
         assert_eq!(c.cached_pages(), 2);
-        c.evicted(0, true);
-        assert_eq!(c.cache_counts(), (4, 1));
+        c.evicted(0, Evicted::WrittenBack);
+        c.evicted(1, Evicted::Checkpointed);
+        c.evicted(2, Evicted::Clean);
+        let counts = CacheCounts {
+            misses: 4,
+            written_back: 1,
+            checkpointed: 1,
+        };
+        assert_eq!(c.cache_counts(), counts);
     }
 }

@@ -14,7 +14,7 @@ use crate::superblock::{PrevCheckpoint, RingRecord, Superblock};
 use txftl_nand::{BlockId, NandError};
 
 /// The protocol bytes of every ring page but a protocol's tagged log pages.
-const NO_TAG: [u8; PROTOCOL_BYTES] = [0; PROTOCOL_BYTES];
+pub(crate) const NO_TAG: [u8; PROTOCOL_BYTES] = [0; PROTOCOL_BYTES];
 
 /// Which metadata ring an append goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,12 +75,16 @@ impl<H: Hooks> Ftl<H> {
     /// current or the previous checkpoint (record or table page) lies in it
     /// (`ckpt_block_pinned`; a typed error otherwise). So that the blocks
     /// ahead are always free of them, every checkpoint also writes again the
-    /// current checkpoint's table pages that lie in the 3W ring blocks ahead of
-    /// the head, W being the most blocks one checkpoint can enter: the new
-    /// checkpoint then has no page there but the ones it wrote itself behind
-    /// its head, the one before it none within 3W - W = 2W blocks of where
-    /// this one starts, and the next checkpoint enters at most W blocks, the
-    /// one after at most W more.
+    /// table pages the next directory names in the 3W + 2B ring blocks ahead
+    /// of the head, W being the most blocks one checkpoint can enter and B the
+    /// most that a cached table's write-backs enter between two checkpoints
+    /// (`write_back_table_page`; 0 for other tables): the new checkpoint then
+    /// has no page there but the ones it wrote itself within W blocks, the one
+    /// before it none within 3W + 2B - (W + B) = 2W + B blocks of where this
+    /// one starts, and until the checkpoint after the next is durable (when
+    /// this one stops being a fallback) the ring enters at most B + W + B + W
+    /// blocks past this one's own. (Write-backs lie behind the head when they
+    /// are written, so a checkpoint never needs to move them.)
     pub fn checkpoint(&mut self) -> Result<()> {
         self.check_writable("checkpoint")?;
         let seq = self.seq;
@@ -92,15 +96,16 @@ impl<H: Hooks> Ftl<H> {
             self.blocks.refill_window(self.cfg.alloc_window_blocks);
         }
         let blocks: Vec<BlockRecord> = (0..self.geo.block_count() as usize).map(|b| self.record_state(b)).collect();
+        // The next directory already names the pages written back since the
+        // current checkpoint.
         let write = self.table_pages_to_write(&blocks);
-        self.tables.dir_next.clone_from(&self.tables.dir_cur);
         let ps = self.geo.page_size as usize;
         let mut page = std::mem::take(&mut self.meta_buf);
         page.resize(ps, 0);
-        let kept = self.tables.dir_cur.iter().filter(|e| e.ppn != UNMAPPED).count()
+        let kept = self.tables.dir_next.iter().filter(|e| e.ppn != UNMAPPED).count()
             - write
                 .iter()
-                .filter(|&&(t, _)| self.tables.dir_cur[t as usize].ppn != UNMAPPED)
+                .filter(|&&(t, _)| self.tables.dir_next[t as usize].ppn != UNMAPPED)
                 .count();
         let written = self.write_table_pages(&write, &blocks, seq, &mut page);
         let extent_bytes = written.and_then(|()| self.write_record(seq, &mut page));
@@ -132,8 +137,8 @@ impl<H: Hooks> Ftl<H> {
     }
 
     /// Table pages the next checkpoint writes, in order: those that changed,
-    /// and those of the current checkpoint in the 3W ring blocks ahead of the
-    /// head (see `checkpoint`), with whether each is only moved (unchanged).
+    /// and those the next directory names in the 3W + 2B ring blocks ahead of
+    /// the head (see `checkpoint`), with whether each is only moved (unchanged).
     fn table_pages_to_write(&self, blocks: &[BlockRecord]) -> Vec<(u32, bool)> {
         let layout = self.tables.layout;
         let mut changed = vec![false; layout.table_pages() as usize];
@@ -150,13 +155,13 @@ impl<H: Hooks> Ftl<H> {
         let mut moved = vec![false; layout.table_pages() as usize];
         let ppb = self.geo.pages_per_block;
         let n = self.ckpt_area.blocks.len();
-        let zone = (3 * self.tables.enter_max as usize).min(n - 1);
+        let zone = (self.tables.zone_blocks() as usize).min(n - 1);
         for d in 1..=zone {
             let idx = (self.ckpt_area.head_index + d) % n;
             let block = self.ckpt_area.blocks[idx];
             for page in 0..ppb {
                 let t = self.tables.holder[idx * ppb as usize + page as usize];
-                if t != UNMAPPED && self.tables.dir_cur[t as usize].ppn == self.geo.ppn(block, page) {
+                if t != UNMAPPED && self.tables.dir_next[t as usize].ppn == self.geo.ppn(block, page) {
                     moved[t as usize] = !changed[t as usize];
                 }
             }
@@ -186,7 +191,7 @@ impl<H: Hooks> Ftl<H> {
             }
             // The version it replaces: a metadata-only array keeps the new
             // one as a patch against it (the two differ in a few entries).
-            let like = Some(self.tables.dir_cur[t as usize].ppn).filter(|&p| p != UNMAPPED);
+            let like = Some(self.tables.dir_next[t as usize].ppn).filter(|&p| p != UNMAPPED);
             let (idx, at) = self.append(Ring::Checkpoint, &[], (PageKind::Map, &NO_TAG), t, seq, page, true, like)?;
             let ppn = self.geo.ppn(self.ckpt_area.blocks[idx], at);
             self.tables.dir_next[t as usize] = DirEntry {

@@ -19,6 +19,12 @@ pub(crate) struct Tables {
     /// Most ring blocks one checkpoint enters (and erases): every table page
     /// written once, its record twice, and a few failed programs.
     pub enter_max: u32,
+    /// Most ring blocks the write-backs of a cached table's evicted pages
+    /// enter between two checkpoints (B; 0 without a cached table): the
+    /// checkpoint's zone ahead of the head grows by 2B (see `persist.rs`).
+    pub writeback_blocks: u32,
+    /// Ring blocks the write-backs entered since the last checkpoint.
+    pub writeback_entered: u32,
     /// L2P pages changed since the copy the current directory names, one bit each.
     map_dirty: Vec<u64>,
     /// Directory of the durable current checkpoint.
@@ -26,7 +32,10 @@ pub(crate) struct Tables {
     /// Table pages of the previous checkpoint (the fallback if the current one
     /// is corrupted): physical page of each, [`UNMAPPED`] if none.
     pub dir_prev: Vec<Ppn>,
-    /// Directory of the checkpoint being written (equals `dir_cur` between checkpoints).
+    /// Directory of the next checkpoint: the current one's, with the table
+    /// pages written since (a cached table's write-backs between checkpoints,
+    /// which make it DFTL's global translation directory in DRAM; then the
+    /// checkpoint's own). Equals `dir_cur` when nothing was written back.
     pub dir_next: Vec<DirEntry>,
     /// Block records as the current checkpoint's block-table pages hold them
     /// (`None` before the first checkpoint: every block-table page is written).
@@ -37,11 +46,21 @@ pub(crate) struct Tables {
 }
 
 impl Tables {
-    pub fn new(layout: TableLayout, geo: &Geometry, protocol_section_max: usize, ring_len: usize) -> Tables {
+    /// `cached`: the mapping table is a cached one, whose evicted pages may
+    /// be written back between checkpoints (as far as the ring has room).
+    pub fn new(layout: TableLayout, geo: &Geometry, protocol_section_max: usize, ring_len: usize, cached: bool) -> Tables {
         let t = layout.table_pages() as usize;
+        let w = Self::enter_max(&layout, geo, protocol_section_max);
+        // The ring must hold the head, the zone of 3W + 2B blocks ahead and
+        // at least one more; a ring laid out without room for B (an image
+        // of an older format) gets what it has, down to none (a checkpoint
+        // at every eviction of a changed page).
+        let room = (ring_len as u32).saturating_sub(1 + 3 * w) / 2;
         Tables {
             layout,
-            enter_max: Self::enter_max(&layout, geo, protocol_section_max),
+            enter_max: w,
+            writeback_blocks: if cached { Self::writeback_blocks(w).min(room) } else { 0 },
+            writeback_entered: 0,
             map_dirty: vec![0; (layout.map_pages() as usize).div_ceil(64)],
             dir_cur: vec![DirEntry::NONE; t],
             dir_prev: vec![UNMAPPED; t],
@@ -62,16 +81,31 @@ impl Tables {
         (layout.table_pages() + 2 * k + FAILED_PROGRAMS_SLACK).div_ceil(geo.pages_per_block)
     }
 
+    /// B for a cached table: the write-backs may enter as many blocks as one
+    /// checkpoint can (so a checkpoint they force comes after at least a
+    /// table's worth of them), at least one.
+    fn writeback_blocks(w: u32) -> u32 {
+        w.max(1)
+    }
+
     /// Blocks of the checkpoint ring for these tables: the head block and
-    /// the 3W blocks ahead of it that every checkpoint keeps free of pages the
-    /// current and previous checkpoints need (see `persist.rs`) are enough;
+    /// the 3W + 2B blocks ahead of it that every checkpoint keeps free of pages
+    /// the current and previous checkpoints need (see `persist.rs`; B is 0
+    /// unless the table is `cached`) are enough;
     /// behind the head, room for twice the tables means a table page stays in
     /// place for at least two tables' worth of ring writes before it must be
     /// moved (so moves cost at most as much as the writes themselves; a ring
     /// of just 3W + 1 blocks moves every table page at every checkpoint).
-    pub fn ring_blocks(layout: &TableLayout, geo: &Geometry, protocol_section_max: usize) -> u32 {
+    pub fn ring_blocks(layout: &TableLayout, geo: &Geometry, protocol_section_max: usize, cached: bool) -> u32 {
         let w = Self::enter_max(layout, geo, protocol_section_max);
-        1 + 3 * w + 2 * layout.table_pages() / geo.pages_per_block
+        let b = if cached { Self::writeback_blocks(w) } else { 0 };
+        1 + 3 * w + 2 * b + 2 * layout.table_pages() / geo.pages_per_block
+    }
+
+    /// Blocks ahead of the checkpoint ring's head that a checkpoint keeps
+    /// free of the current checkpoint's pages: 3W + 2B (see `persist.rs`).
+    pub fn zone_blocks(&self) -> u32 {
+        3 * self.enter_max + 2 * self.writeback_blocks
     }
 
     /// Logical page `lpn`'s mapping changed.
@@ -81,8 +115,8 @@ impl Tables {
         self.map_dirty[t / 64] |= 1 << (t % 64);
     }
 
-    /// Forgets that L2P page `t` changed (a cached table's canary, which
-    /// drops a changed page without writing it).
+    /// Forgets that L2P page `t` changed (it was written back alone, or a
+    /// cached table's canary dropped it without writing it).
     pub fn clear_map_dirty(&mut self, t: u32) {
         self.map_dirty[t as usize / 64] &= !(1 << (t % 64));
     }
@@ -106,6 +140,7 @@ impl Tables {
         self.dir_cur.clone_from(&self.dir_next);
         self.persisted_blocks = Some(blocks);
         self.map_dirty.fill(0);
+        self.writeback_entered = 0;
         dead
     }
 
@@ -120,6 +155,7 @@ impl Tables {
         self.dir_cur = directory;
         self.persisted_blocks = Some(blocks);
         self.map_dirty.fill(0);
+        self.writeback_entered = 0;
     }
 
     /// After `loaded`: which table page each page of the checkpoint ring

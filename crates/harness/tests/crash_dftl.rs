@@ -1,6 +1,8 @@
 //! Exhaustive crash tests of `dftl`: random writes on a device with several
 //! translation pages and a cache of one, so nearly every write misses and
-//! nearly every miss must write out a changed page (a checkpoint) first.
+//! nearly every miss must write out a changed page first: alone (DFTL's
+//! write-back, between checkpoints, with a checkpoint when the ring's room
+//! for them is used up), or by a checkpoint (`evict-checkpoint=1`).
 
 mod common;
 use common::assert_clean;
@@ -10,9 +12,19 @@ use txftl_protocols::ProtocolOptions;
 
 /// `tiny` at 32 blocks per plane (3 translation pages) with a cache of one.
 fn spec(protocol: &str, ops: u64, fill_pct: u32, recovery_cuts: bool) -> CrashSpec {
+    spec_with(protocol, ops, fill_pct, recovery_cuts, "")
+}
+
+/// `spec`, with `evict-checkpoint=1` if `extra` says so (`extra` is the
+/// replay command's extra option, empty or ` --protocol-opt evict-checkpoint=1`).
+fn spec_with(protocol: &str, ops: u64, fill_pct: u32, recovery_cuts: bool, extra: &str) -> CrashSpec {
     let mut device = DeviceSpec::tiny(protocol);
     device.nand.geometry.blocks_per_plane = 32;
     device.opts = ProtocolOptions::new().with("cmt-pages", 1);
+    let by_checkpoint = !extra.is_empty();
+    if by_checkpoint {
+        device.opts = device.opts.with("evict-checkpoint", 1);
+    }
     CrashSpec {
         device,
         workload: WorkloadSpec {
@@ -33,7 +45,7 @@ fn spec(protocol: &str, ops: u64, fill_pct: u32, recovery_cuts: bool) -> CrashSp
         threads: 2,
         in_flight: txftl_harness::InFlight::Off,
         replay_base: format!(
-            "txftl crashtest --protocol {protocol} --preset tiny --blocks-per-plane 32 --protocol-opt cmt-pages=1 \
+            "txftl crashtest --protocol {protocol} --preset tiny --blocks-per-plane 32 --protocol-opt cmt-pages=1{extra} \
              --workload randwrite --ops {ops} --fill {fill_pct} --seed 1 --flush-every 8"
         ),
         expect: vec![
@@ -41,18 +53,51 @@ fn spec(protocol: &str, ops: u64, fill_pct: u32, recovery_cuts: bool) -> CrashSp
             Expect::Checkpoints,
             Expect::TornDataIntactOob,
             Expect::Protocol("cmt_misses"),
-            Expect::Protocol("cmt_changed_victims"),
+            Expect::Protocol(if by_checkpoint {
+                "cmt_eviction_checkpoints"
+            } else {
+                "cmt_write_backs"
+            }),
         ],
     }
 }
 
+/// Write-backs between checkpoints: cuts land in them, in the checkpoints
+/// GC takes and in those the ring's room for write-backs forces.
 #[test]
 fn random_writes_through_a_one_page_cache_survive_every_cut() {
     let r = crashtest(&spec("dftl", 200, 90, true), &|_, _| {}).unwrap();
     let p = &r.dry_run.protocol;
-    assert!(p.get("cmt_changed_victims") > 50, "{:?}", r.dry_run);
+    assert!(p.get("cmt_write_backs") > 50, "{:?}", r.dry_run);
     assert!(r.dry_run.map_reads > 0, "misses read translation pages: {:?}", r.dry_run);
     assert!(r.recovery_crash_points > 0);
+    assert_clean(&r);
+}
+
+/// Few GC checkpoints (60% full: 4 GC runs), so the write-backs use up the
+/// ring's room and evictions take checkpoints of their own.
+#[test]
+fn write_backs_that_fill_the_rings_room_survive_every_cut() {
+    let r = crashtest(&spec("dftl", 200, 60, true), &|_, _| {}).unwrap();
+    let p = &r.dry_run.protocol;
+    assert!(
+        p.get("cmt_eviction_checkpoints") > 0 && p.get("cmt_write_backs") > 50,
+        "{:?}",
+        r.dry_run
+    );
+    assert_clean(&r);
+}
+
+/// `evict-checkpoint=1`: every changed victim is written by a checkpoint.
+#[test]
+fn evicting_by_checkpoint_survives_every_cut() {
+    let r = crashtest(&spec_with("dftl", 200, 90, true, " --protocol-opt evict-checkpoint=1"), &|_, _| {}).unwrap();
+    let p = &r.dry_run.protocol;
+    assert!(
+        p.get("cmt_eviction_checkpoints") > 50 && p.get("cmt_write_backs") == 0,
+        "{:?}",
+        r.dry_run
+    );
     assert_clean(&r);
 }
 

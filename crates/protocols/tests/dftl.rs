@@ -5,16 +5,14 @@ use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
 
 fn device(cmt_pages: u32) -> Box<dyn AnyDevice> {
+    device_with(ProtocolOptions::new().with("cmt-pages", cmt_pages))
+}
+
+fn device_with(opts: ProtocolOptions) -> Box<dyn AnyDevice> {
     let mut p = preset("tiny").unwrap();
     p.geometry.blocks_per_plane = 64; // 6 translation pages of 128 entries
     let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
-    format(
-        "dftl",
-        nand,
-        FtlConfig::default(),
-        &ProtocolOptions::new().with("cmt-pages", cmt_pages),
-    )
-    .unwrap()
+    format("dftl", nand, FtlConfig::default(), &opts).unwrap()
 }
 
 /// Every logical page written `rounds` times, the translation pages in turn.
@@ -34,7 +32,7 @@ fn write_rounds(d: &mut dyn AnyDevice, rounds: u8) {
 }
 
 #[test]
-fn a_cache_smaller_than_the_table_misses_and_writes_changed_pages_out() {
+fn a_cache_smaller_than_the_table_misses_and_writes_changed_pages_back() {
     let mut small = device(1);
     let mut whole = device(64);
     write_rounds(&mut *small, 2);
@@ -42,11 +40,32 @@ fn a_cache_smaller_than_the_table_misses_and_writes_changed_pages_out() {
     let (s, w) = (small.stats(), whole.stats());
     let pages = small.info().logical_pages.div_ceil(128) as u64;
     assert!(s.protocol.get("cmt_misses") > 100 * pages, "{s:?}");
-    assert!(s.protocol.get("cmt_changed_victims") > 0 && s.map_reads > 0, "{s:?}");
-    // A cache holding the whole table misses once a page and writes nothing out early.
+    assert!(s.protocol.get("cmt_write_backs") > 100 && s.map_reads > 0, "{s:?}");
+    // A cache holding the whole table misses once a page and writes nothing back.
     assert_eq!(w.protocol.get("cmt_misses"), pages, "{w:?}");
-    assert_eq!(w.protocol.get("cmt_changed_victims"), 0, "{w:?}");
-    assert!(s.checkpoints > w.checkpoints && s.sim_time_ns > w.sim_time_ns, "{s:?}\n{w:?}");
+    assert_eq!(
+        w.protocol.get("cmt_write_backs") + w.protocol.get("cmt_eviction_checkpoints"),
+        0,
+        "{w:?}"
+    );
+    assert!(s.map_l2p_writes > w.map_l2p_writes && s.sim_time_ns > w.sim_time_ns, "{s:?}\n{w:?}");
+}
+
+/// `evict-checkpoint=1`: every changed victim costs a checkpoint (a record,
+/// the block table and a superblock besides the page), more than writing it
+/// back alone.
+#[test]
+fn evicting_by_checkpoint_costs_more_than_writing_back() {
+    let opts = ProtocolOptions::new().with("cmt-pages", 1);
+    let mut back = device_with(opts.clone());
+    let mut ckpt = device_with(opts.with("evict-checkpoint", 1));
+    write_rounds(&mut *back, 2);
+    write_rounds(&mut *ckpt, 2);
+    let (b, c) = (back.stats(), ckpt.stats());
+    assert_eq!(c.protocol.get("cmt_write_backs"), 0, "{c:?}");
+    assert!(c.protocol.get("cmt_eviction_checkpoints") > 100, "{c:?}");
+    assert!(c.checkpoints > b.checkpoints + 100, "{b:?}\n{c:?}");
+    assert!(c.map_writes > b.map_writes && c.sim_time_ns > b.sim_time_ns, "{b:?}\n{c:?}");
 }
 
 #[test]

@@ -345,7 +345,13 @@ impl<H: Hooks> Ftl<H> {
         // (`recover_scanned`) maps every logical page.
         self.l2p = std::mem::replace(&mut ck.l2p, H::Mapping::unmapped(0)?);
         let layout = TableLayout::new(sb.logical_pages, geo.block_count(), geo.page_size);
-        self.tables = Tables::new(layout, &geo, self.hooks.checkpoint_section_max(), sb.ckpt_ring.len());
+        self.tables = Tables::new(
+            layout,
+            &geo,
+            self.hooks.checkpoint_section_max(),
+            sb.ckpt_ring.len(),
+            <H::Mapping as Mapping>::CACHED,
+        );
         self.tables.loaded(std::mem::take(&mut ck.directory), prev_dir, ck.blocks.clone());
         self.tables.rebuild_holder(&sb.ckpt_ring, &geo);
         Ok(())

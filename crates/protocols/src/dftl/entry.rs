@@ -4,7 +4,7 @@
 use super::{Dftl, DftlHooks};
 use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, ALL_LEVELS, JOURNALED};
 use crate::{OptionSpec, ProtocolOptions};
-use txftl_ftl::{Canary, CounterSpec, DeviceError, Ftl, FtlConfig};
+use txftl_ftl::{Canary, CounterSpec, DeviceError, Eviction, Ftl, FtlConfig};
 use txftl_nand::Geometry;
 
 const CMT_PAGES: OptionSpec = OptionSpec {
@@ -14,6 +14,15 @@ const CMT_PAGES: OptionSpec = OptionSpec {
            at least 1]",
     min: 1,
     max: 1 << 24,
+};
+
+const EVICT_CHECKPOINT: OptionSpec = OptionSpec {
+    key: "evict-checkpoint",
+    value_name: "0|1",
+    help: "1: a changed translation page leaving the cache is written by a checkpoint (every changed page, \
+           the block table, a record and a superblock) instead of alone [default: 0, DFTL's write-back]",
+    min: 0,
+    max: 1,
 };
 
 /// The default cache: an eighth of the L2P table pages (of the raw
@@ -32,7 +41,11 @@ impl Build for DftlBuild {
 
     fn hooks(geo: &Geometry, opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<DftlHooks, DeviceError> {
         let pages = opts.u32(&CMT_PAGES)?.unwrap_or_else(|| default_cmt_pages(geo));
-        Ok(DftlHooks::new(pages, canary))
+        let eviction = match opts.u32(&EVICT_CHECKPOINT)? {
+            Some(1) => Eviction::Checkpoint,
+            _ => Eviction::WriteBack,
+        };
+        Ok(DftlHooks::new(pages, eviction, canary))
     }
 
     fn configure(mut cfg: FtlConfig, _geo: &Geometry, _opts: &ProtocolOptions, canary: bool) -> Result<FtlConfig, DeviceError> {
@@ -57,15 +70,20 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     extensions: &[],
     // Every level: the host journal keeps each transaction's pages apart.
     isolation: ALL_LEVELS,
-    options: &[CMT_PAGES],
+    options: &[CMT_PAGES, EVICT_CHECKPOINT],
     counters: &[
         CounterSpec {
             key: "cmt_misses",
-            help: "host lookups whose translation page was not cached (read from flash if a checkpoint wrote it)",
+            help: "host lookups whose translation page was not cached (read from flash if ever written)",
         },
         CounterSpec {
-            key: "cmt_changed_victims",
-            help: "cached translation pages that changed and had to be written (a checkpoint) to make room",
+            key: "cmt_write_backs",
+            help: "changed translation pages written back alone to make room in the cache",
+        },
+        CounterSpec {
+            key: "cmt_eviction_checkpoints",
+            help: "changed translation pages written by a checkpoint to make room (ring room used up, or \
+                   evict-checkpoint=1)",
         },
     ],
     sql: JOURNALED,

@@ -4,18 +4,25 @@
 //! journal on it.
 //!
 //! The framework's cached table (`txftl_ftl::Cached`) does the work: the
-//! checkpoint's L2P pages are DFTL's translation pages and its directory the
-//! global translation directory; the device's DRAM caches `cmt-pages` of
-//! them. A host read, write or trim whose translation page is not cached
-//! reads it from flash first (`map_reads`), least recently used pages leave,
-//! and a page that changed since the last checkpoint is written out before
-//! it leaves, by a checkpoint. Recovery is the framework's: the checkpoint,
-//! then the pages programmed after it rolled forward from their spare areas.
+//! checkpoint's L2P pages are DFTL's translation pages, the directory the
+//! FTL keeps in DRAM (the next checkpoint's) its global translation
+//! directory; the device's DRAM caches `cmt-pages` of them. A host read,
+//! write or trim whose translation page is not cached reads it from flash
+//! first (`map_reads`), least recently used pages leave, and a page that
+//! changed since it was last written is written back alone before it leaves
+//! (`cmt_write_backs`), to the checkpoint ring. Checkpoints persist the
+//! directory (and the block table) and write the pages still changed.
+//! Recovery is the framework's: the durable checkpoint, then the pages
+//! programmed after it rolled forward from their spare areas (the
+//! write-backs since it are redundant with them).
 //!
 //! Where it differs from DFTL: the cache holds whole translation pages, not
-//! single entries; a changed page is written out by a checkpoint (every
-//! changed page at once, with the block table, a record and a superblock)
-//! rather than alone; GC's moves change entries without a lookup cost.
+//! single entries; GC's moves change entries without a lookup cost; the
+//! write-backs between two checkpoints may fill at most as many ring blocks
+//! as a checkpoint (the ring's rule, `txftl_ftl`'s `persist.rs`), past which
+//! an eviction takes a checkpoint (`cmt_eviction_checkpoints`).
+//! `evict-checkpoint=1` keeps the simpler model where every changed victim
+//! is written by a checkpoint.
 //!
 //! The canary `dftl-canary` lets a changed translation page leave the cache
 //! without writing it: its changes are lost, and the next miss reads back
@@ -26,21 +33,27 @@ mod entry;
 pub use entry::ENTRY;
 
 use txftl_ftl::{
-    Cached, Capabilities, Device, DeviceError, DeviceStats, EventHooks, Ftl, GcHooks, Hooks, Lpn, Mapping, PersistHooks,
+    Cached, Capabilities, Device, DeviceError, DeviceStats, EventHooks, Eviction, Ftl, GcHooks, Hooks, Lpn, Mapping, PersistHooks,
     ProtocolCounters, RecoveryHooks, Result,
 };
 
-/// DFTL's hooks: its name and the size of its cache.
+/// DFTL's hooks: its name, the size of its cache and how changed pages
+/// leave it.
 #[derive(Clone, Copy, Debug)]
 pub struct DftlHooks {
     canary: bool,
     /// Translation pages the device's DRAM holds (its CMT).
     cmt_pages: u32,
+    eviction: Eviction,
 }
 
 impl DftlHooks {
-    pub fn new(cmt_pages: u32, canary: bool) -> DftlHooks {
-        DftlHooks { canary, cmt_pages }
+    pub fn new(cmt_pages: u32, eviction: Eviction, canary: bool) -> DftlHooks {
+        DftlHooks {
+            canary,
+            cmt_pages,
+            eviction,
+        }
     }
 }
 
@@ -57,7 +70,7 @@ impl Hooks for DftlHooks {
     }
 
     fn mapping_table(&self, logical_pages: u32, entries_per_page: u32) -> Result<Cached, DeviceError> {
-        Cached::new(logical_pages, entries_per_page, self.cmt_pages)
+        Ok(Cached::new(logical_pages, entries_per_page, self.cmt_pages)?.with_eviction(self.eviction))
     }
 }
 
@@ -98,10 +111,11 @@ impl Device for Dftl {
     }
     fn stats(&self) -> DeviceStats {
         let mut s = self.ftl.device_stats();
-        let (misses, changed_victims) = self.ftl.mapping_table().cache_counts();
+        let c = self.ftl.mapping_table().cache_counts();
         s.protocol = ProtocolCounters::new(ENTRY.counters);
-        s.protocol.add("cmt_misses", misses);
-        s.protocol.add("cmt_changed_victims", changed_victims);
+        s.protocol.add("cmt_misses", c.misses);
+        s.protocol.add("cmt_write_backs", c.written_back);
+        s.protocol.add("cmt_eviction_checkpoints", c.checkpointed);
         s
     }
     fn reset_stats(&mut self) {
