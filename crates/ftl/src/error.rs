@@ -26,6 +26,10 @@ pub enum DeviceError {
     NotFormatted,
     #[error("invalid FTL configuration: {0}")]
     Config(String),
+    /// A protocol called the framework out of the order its contract asks
+    /// (a bug of the protocol, reported rather than let corrupt the flash).
+    #[error("framework call out of order: {0}")]
+    CallOrder(String),
     /// A protocol option (`--protocol-opt`) the protocol does not take, a
     /// value out of its range, or one that conflicts with the FTL's options.
     #[error("protocol option: {0}")]

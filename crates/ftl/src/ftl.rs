@@ -119,6 +119,8 @@ pub struct Ftl<H: Hooks> {
     /// Blocks whose program failed: closed for writing, to be emptied by
     /// `retire_pending` and then marked bad (never erased again).
     pub(crate) retiring: std::collections::BTreeSet<BlockId>,
+    /// Host pages reserved and not programmed yet, oldest first (`reserve.rs`).
+    pub(crate) reserved: std::collections::VecDeque<Ppn>,
     /// The open data blocks' OOB records, for their summary pages (`summary.rs`).
     pub(crate) summary: crate::summary::Pending,
 }
@@ -219,6 +221,7 @@ impl<H: Hooks> Ftl<H> {
             meta_buf: vec![0; geo.page_size as usize],
             intact: Bits::new(geo.page_count() as usize),
             retiring: Default::default(),
+            reserved: Default::default(),
             summary: Default::default(),
             hooks,
             cfg,
@@ -577,7 +580,10 @@ impl<H: Hooks> Ftl<H> {
         at_ns: u64,
     ) -> Result<(Ppn, u64)> {
         let (relocated, lost) = match stream {
-            Stream::Host => (false, false),
+            Stream::Host => {
+                self.check_no_reservations("a host program")?;
+                (false, false)
+            }
             Stream::Gc { lost } => (true, lost),
         };
         loop {
@@ -594,7 +600,7 @@ impl<H: Hooks> Ftl<H> {
     /// Programs the next page of an open block. `Ok(None)`: the program failed
     /// and the block is now retiring (closed; the caller picks another).
     #[allow(clippy::too_many_arguments)]
-    fn program_next(
+    pub(crate) fn program_next(
         &mut self,
         block: BlockId,
         kind: PageKind,

@@ -34,6 +34,7 @@ pub mod oob;
 mod op;
 mod persist;
 mod recovery;
+mod reserve;
 mod scan;
 mod summary;
 pub mod superblock;

@@ -26,153 +26,207 @@ pub struct Preset {
     pub endurance: u32,
 }
 
-pub const PRESET_NAMES: &[&str] = &["jasmine", "lighttx", "flagcommit", "femu", "tiny"];
+pub const PRESET_NAMES: &[&str] = &["jasmine", "mobius", "lighttx", "flagcommit", "femu", "tiny"];
 
 /// Looks a preset up by name.
 pub fn preset(name: &str) -> Option<Preset> {
-    let p = match name {
-        "jasmine" => Preset {
-            name: Cow::Borrowed("jasmine"),
-            models: Cow::Borrowed(
-                "OpenSSD Jasmine board as used by X-FTL (SIGMOD 2013): Samsung K9LCG08U1M MLC, 8 KiB pages, 128 pages/block",
-            ),
-            source: Cow::Borrowed(
-                "page size, pages/block and MLC from X-FTL sec. 6.1; 4 channels x 2 dies, 448 B OOB, \
-                     read 60 us / program 800 us / erase 1.5 ms, 80 MB/s bus and 3,000-cycle endurance are \
-                     assumed datasheet-class values for 3x-nm MLC (the paper gives no latencies); \
-                     capacity scaled to 1 GiB",
-            ),
-            geometry: Geometry {
-                channels: 4,
-                dies_per_channel: 2,
-                planes_per_die: 1,
-                blocks_per_plane: 128,
-                pages_per_block: 128,
-                page_size: 8192,
-                oob_size: 448,
-                cell: CellType::Mlc,
-                nop: 1,
-            },
-            timing: Timing {
-                read_ns: 60_000,
-                program_ns: 800_000,
-                partial_program_ns: 800_000,
-                erase_ns: 1_500_000,
-                transfer_ns_per_kib: 12_500,
-            },
-            endurance: 3_000,
-        },
-        "lighttx" => Preset {
-            name: Cow::Borrowed("lighttx"),
-            models: Cow::Borrowed("LightTx (ICCD 2013) Table II: 4 KiB pages, 64 pages/block, 8 packages x 8 planes"),
-            source: Cow::Borrowed(
-                "page size, pages/block, packages, planes, read 25 us, program 200 us, erase 1.5 ms from \
-                     LightTx Table II; SLC with NOP 4, 128 B OOB, 400 MB/s bus and 100,000-cycle endurance \
-                     assumed; capacity scaled from 32 GB to 512 MiB",
-            ),
-            geometry: Geometry {
-                channels: 8,
-                dies_per_channel: 1,
-                planes_per_die: 8,
-                blocks_per_plane: 32,
-                pages_per_block: 64,
-                page_size: 4096,
-                oob_size: 128,
-                cell: CellType::Slc,
-                nop: 4,
-            },
-            timing: Timing {
-                read_ns: 25_000,
-                program_ns: 200_000,
-                partial_program_ns: 200_000,
-                erase_ns: 1_500_000,
-                transfer_ns_per_kib: 2_500,
-            },
-            endurance: 100_000,
-        },
-        "flagcommit" => Preset {
-            name: Cow::Borrowed("flagcommit"),
-            models: Cow::Borrowed("Flag Commit (TKDE) Table 2: SLC, 2 KiB pages, 128 KiB blocks, partial programming level 2"),
-            source: Cow::Borrowed(
-                "page and block size, read 80 us, program 200 us, partial program 200 us, NOP 2, erase \
-                     1.5 ms from Flag Commit Table 2; eight packages as in its sec. 5.1; 64 B OOB, 400 MB/s \
-                     bus and 100,000-cycle endurance assumed; capacity scaled from 32 GB to 512 MiB",
-            ),
-            geometry: Geometry {
-                channels: 8,
-                dies_per_channel: 1,
-                planes_per_die: 1,
-                blocks_per_plane: 512,
-                pages_per_block: 64,
-                page_size: 2048,
-                oob_size: 64,
-                cell: CellType::Slc,
-                nop: 2,
-            },
-            timing: Timing {
-                read_ns: 80_000,
-                program_ns: 200_000,
-                partial_program_ns: 200_000,
-                erase_ns: 1_500_000,
-                transfer_ns_per_kib: 2_500,
-            },
-            endurance: 100_000,
-        },
-        "femu" => Preset {
-            name: Cow::Borrowed("femu"),
-            models: Cow::Borrowed("NoLgn-FTL's FEMU setup (JSA 2025): 4 KiB pages, 1024 pages/block"),
-            source: Cow::Borrowed(
-                "page size, pages/block, read 50 us, program 500 us, erase 5 ms from NoLgn-FTL sec. 4; \
-                     8 channels x 8 dies (FEMU's default layout), MLC rules, 128 B OOB, 400 MB/s bus and \
-                     3,000-cycle endurance assumed; capacity scaled from 16 GB to 2 GiB",
-            ),
-            geometry: Geometry {
-                channels: 8,
-                dies_per_channel: 8,
-                planes_per_die: 1,
-                blocks_per_plane: 8,
-                pages_per_block: 1024,
-                page_size: 4096,
-                oob_size: 128,
-                cell: CellType::Mlc,
-                nop: 1,
-            },
-            timing: Timing {
-                read_ns: 50_000,
-                program_ns: 500_000,
-                partial_program_ns: 500_000,
-                erase_ns: 5_000_000,
-                transfer_ns_per_kib: 2_500,
-            },
-            endurance: 3_000,
-        },
-        "tiny" => Preset {
-            name: Cow::Borrowed("tiny"),
-            models: Cow::Borrowed("a toy MLC array for exhaustive crash tests: 2 dies, 32 blocks of 8 pages of 512 B"),
-            source: Cow::Borrowed("made up to be small; timings are round SLC-class numbers"),
-            geometry: Geometry {
-                channels: 1,
-                dies_per_channel: 2,
-                planes_per_die: 1,
-                blocks_per_plane: 16,
-                pages_per_block: 8,
-                page_size: 512,
-                oob_size: 64,
-                cell: CellType::Mlc,
-                nop: 1,
-            },
-            timing: Timing {
-                read_ns: 25_000,
-                program_ns: 200_000,
-                partial_program_ns: 200_000,
-                erase_ns: 1_500_000,
-                transfer_ns_per_kib: 2_500,
-            },
-            endurance: 100_000,
-        },
+    Some(match name {
+        "jasmine" => jasmine(),
+        "mobius" => mobius(),
+        "lighttx" => lighttx(),
+        "flagcommit" => flagcommit(),
+        "femu" => femu(),
+        "tiny" => tiny(),
         _ => return None,
-    };
-    Some(p)
+    })
+}
+
+fn jasmine() -> Preset {
+    Preset {
+        name: Cow::Borrowed("jasmine"),
+        models: Cow::Borrowed("OpenSSD Jasmine board as used by X-FTL (SIGMOD 2013): Samsung K9LCG08U1M MLC, 8 KiB pages, 128 pages/block"),
+        source: Cow::Borrowed(
+            "page size, pages/block and MLC from X-FTL sec. 6.1; 4 channels x 2 dies, 448 B OOB, \
+                 read 60 us / program 800 us / erase 1.5 ms, 80 MB/s bus and 3,000-cycle endurance are \
+                 assumed datasheet-class values for 3x-nm MLC (the paper gives no latencies); \
+                 capacity scaled to 1 GiB",
+        ),
+        geometry: Geometry {
+            channels: 4,
+            dies_per_channel: 2,
+            planes_per_die: 1,
+            blocks_per_plane: 128,
+            pages_per_block: 128,
+            page_size: 8192,
+            oob_size: 448,
+            cell: CellType::Mlc,
+            nop: 1,
+        },
+        timing: Timing {
+            read_ns: 60_000,
+            program_ns: 800_000,
+            partial_program_ns: 800_000,
+            erase_ns: 1_500_000,
+            transfer_ns_per_kib: 12_500,
+        },
+        endurance: 3_000,
+    }
+}
+
+fn mobius() -> Preset {
+    Preset {
+        name: Cow::Borrowed("mobius"),
+        models: Cow::Borrowed(
+            "OpenSSD Jasmine board as Möbius (ICDCS 2017) Table II runs it: Micron MT29F32G08CBABA MLC, \
+             4 KiB + 224 B pages",
+        ),
+        source: Cow::Borrowed(
+            "page and spare size, MLC and the board from Möbius Table II; 4 channels x 2 dies, \
+                 128 pages/block, read 60 us / program 800 us / erase 1.5 ms, 80 MB/s bus and 3,000-cycle \
+                 endurance are the `jasmine` preset's assumed values (the paper gives no latencies); \
+                 capacity scaled from 64 GB to 1 GiB. Its figure of write amplification ran on the \
+                 board's 8 KiB + 448 B flash (Samsung K9LCG08U1M): that is the `jasmine` preset",
+        ),
+        geometry: Geometry {
+            channels: 4,
+            dies_per_channel: 2,
+            planes_per_die: 1,
+            blocks_per_plane: 256,
+            pages_per_block: 128,
+            page_size: 4096,
+            oob_size: 224,
+            cell: CellType::Mlc,
+            nop: 1,
+        },
+        timing: Timing {
+            read_ns: 60_000,
+            program_ns: 800_000,
+            partial_program_ns: 800_000,
+            erase_ns: 1_500_000,
+            transfer_ns_per_kib: 12_500,
+        },
+        endurance: 3_000,
+    }
+}
+
+fn lighttx() -> Preset {
+    Preset {
+        name: Cow::Borrowed("lighttx"),
+        models: Cow::Borrowed("LightTx (ICCD 2013) Table II: 4 KiB pages, 64 pages/block, 8 packages x 8 planes"),
+        source: Cow::Borrowed(
+            "page size, pages/block, packages, planes, read 25 us, program 200 us, erase 1.5 ms from \
+                 LightTx Table II; SLC with NOP 4, 128 B OOB, 400 MB/s bus and 100,000-cycle endurance \
+                 assumed; capacity scaled from 32 GB to 512 MiB",
+        ),
+        geometry: Geometry {
+            channels: 8,
+            dies_per_channel: 1,
+            planes_per_die: 8,
+            blocks_per_plane: 32,
+            pages_per_block: 64,
+            page_size: 4096,
+            oob_size: 128,
+            cell: CellType::Slc,
+            nop: 4,
+        },
+        timing: Timing {
+            read_ns: 25_000,
+            program_ns: 200_000,
+            partial_program_ns: 200_000,
+            erase_ns: 1_500_000,
+            transfer_ns_per_kib: 2_500,
+        },
+        endurance: 100_000,
+    }
+}
+
+fn flagcommit() -> Preset {
+    Preset {
+        name: Cow::Borrowed("flagcommit"),
+        models: Cow::Borrowed("Flag Commit (TKDE) Table 2: SLC, 2 KiB pages, 128 KiB blocks, partial programming level 2"),
+        source: Cow::Borrowed(
+            "page and block size, read 80 us, program 200 us, partial program 200 us, NOP 2, erase \
+                 1.5 ms from Flag Commit Table 2; eight packages as in its sec. 5.1; 64 B OOB, 400 MB/s \
+                 bus and 100,000-cycle endurance assumed; capacity scaled from 32 GB to 512 MiB",
+        ),
+        geometry: Geometry {
+            channels: 8,
+            dies_per_channel: 1,
+            planes_per_die: 1,
+            blocks_per_plane: 512,
+            pages_per_block: 64,
+            page_size: 2048,
+            oob_size: 64,
+            cell: CellType::Slc,
+            nop: 2,
+        },
+        timing: Timing {
+            read_ns: 80_000,
+            program_ns: 200_000,
+            partial_program_ns: 200_000,
+            erase_ns: 1_500_000,
+            transfer_ns_per_kib: 2_500,
+        },
+        endurance: 100_000,
+    }
+}
+
+fn femu() -> Preset {
+    Preset {
+        name: Cow::Borrowed("femu"),
+        models: Cow::Borrowed("NoLgn-FTL's FEMU setup (JSA 2025): 4 KiB pages, 1024 pages/block"),
+        source: Cow::Borrowed(
+            "page size, pages/block, read 50 us, program 500 us, erase 5 ms from NoLgn-FTL sec. 4; \
+                 8 channels x 8 dies (FEMU's default layout), MLC rules, 128 B OOB, 400 MB/s bus and \
+                 3,000-cycle endurance assumed; capacity scaled from 16 GB to 2 GiB",
+        ),
+        geometry: Geometry {
+            channels: 8,
+            dies_per_channel: 8,
+            planes_per_die: 1,
+            blocks_per_plane: 8,
+            pages_per_block: 1024,
+            page_size: 4096,
+            oob_size: 128,
+            cell: CellType::Mlc,
+            nop: 1,
+        },
+        timing: Timing {
+            read_ns: 50_000,
+            program_ns: 500_000,
+            partial_program_ns: 500_000,
+            erase_ns: 5_000_000,
+            transfer_ns_per_kib: 2_500,
+        },
+        endurance: 3_000,
+    }
+}
+
+fn tiny() -> Preset {
+    Preset {
+        name: Cow::Borrowed("tiny"),
+        models: Cow::Borrowed("a toy MLC array for exhaustive crash tests: 2 dies, 32 blocks of 8 pages of 512 B"),
+        source: Cow::Borrowed("made up to be small; timings are round SLC-class numbers"),
+        geometry: Geometry {
+            channels: 1,
+            dies_per_channel: 2,
+            planes_per_die: 1,
+            blocks_per_plane: 16,
+            pages_per_block: 8,
+            page_size: 512,
+            oob_size: 64,
+            cell: CellType::Mlc,
+            nop: 1,
+        },
+        timing: Timing {
+            read_ns: 25_000,
+            program_ns: 200_000,
+            partial_program_ns: 200_000,
+            erase_ns: 1_500_000,
+            transfer_ns_per_kib: 2_500,
+        },
+        endurance: 100_000,
+    }
 }
 
 #[cfg(test)]
@@ -202,6 +256,11 @@ mod tests {
         assert_eq!((f.geometry.nop, f.timing.read_ns), (2, 80_000));
         let n = preset("femu").unwrap();
         assert_eq!((n.geometry.pages_per_block, n.timing.erase_ns), (1024, 5_000_000));
+        let m = preset("mobius").unwrap();
+        assert_eq!(
+            (m.geometry.page_size, m.geometry.oob_size, m.geometry.cell),
+            (4096, 224, CellType::Mlc)
+        );
         let j = preset("jasmine").unwrap();
         assert_eq!(
             (j.geometry.page_size, j.geometry.pages_per_block, j.geometry.cell),
