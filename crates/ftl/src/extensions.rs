@@ -30,8 +30,10 @@ pub enum SwriteAck {
 pub trait StaticTx {
     /// Writes `pages` (logical page, its data) as one transaction `tid`.
     fn swrite(&mut self, tid: Tid, pages: &[(Lpn, &[u8])], ack: SwriteAck) -> Result<u64>;
-    /// Reads `lpn` once every static transaction writing it has committed
-    /// (serializable), where a plain read returns the last committed copy.
+    /// Reads `lpn` once every static transaction issued before it is on
+    /// flash (Möbius §III-B: "after all the static transactions are
+    /// committed"; serializable), where a plain read returns the last
+    /// committed copy at once.
     fn sread(&mut self, lpn: Lpn, buf: &mut [u8]) -> Result<u64>;
 }
 

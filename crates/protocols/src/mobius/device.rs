@@ -1,0 +1,303 @@
+//! The Möbius device: static transactions (`swrite`), and the transactional
+//! calls as buffered static transactions (see the module doc).
+
+use super::format::{Inode, InodeKind, TxPage};
+use super::{MobiusHooks, ENTRY};
+use std::collections::BTreeMap;
+use txftl_ftl::extensions::{StaticTx, SwriteAck};
+use txftl_ftl::{Device, DeviceError, DeviceStats, Ftl, Lpn, Ppn, ProtocolCounters, Result, Tid};
+
+/// A failed program voids its transaction, which is written again under a
+/// new id; this many times at most before the failure is the caller's.
+const REWRITES_MAX: u32 = 8;
+
+/// The Möbius device.
+#[derive(Clone)]
+pub struct Mobius {
+    ftl: Ftl<MobiusHooks>,
+    /// Transactions begun: their pages, buffered in device DRAM until commit.
+    open: BTreeMap<Tid, BTreeMap<Lpn, Vec<u8>>>,
+    /// When the last static transaction's pages are all on flash (an
+    /// A-SWRITE returns before; SREAD waits for it).
+    in_flight_done_ns: u64,
+}
+
+impl Mobius {
+    pub fn new(ftl: Ftl<MobiusHooks>) -> Mobius {
+        Mobius {
+            ftl,
+            open: BTreeMap::new(),
+            in_flight_done_ns: 0,
+        }
+    }
+
+    pub fn ftl(&self) -> &Ftl<MobiusHooks> {
+        &self.ftl
+    }
+
+    fn items_max(&self) -> u32 {
+        self.ftl.hooks().set.items_max as u32
+    }
+
+    /// Checkpoints (merges) until the ALA's next append erases no inode
+    /// recovery may read: at most twice (each makes the older of the two
+    /// kept sets unneeded).
+    fn ala_room(&mut self) -> Result<()> {
+        for _ in 0..2 {
+            let entered = self.ftl.log_blocks_entered(0, 1);
+            if !entered.iter().any(|&b| self.ftl.hooks().needed(b)) {
+                return Ok(());
+            }
+            self.ftl.checkpoint()?;
+            self.ftl.hooks_mut().counts.ring_merges += 1;
+        }
+        Ok(())
+    }
+
+    /// Appends inode `inode` to the ALA; keeps its block until the
+    /// checkpoint after the next.
+    fn append_inode(&mut self, inode: &Inode) -> Result<()> {
+        self.ala_room()?;
+        let mut page = vec![0u8; self.ftl.page_size() as usize];
+        inode.encode(&mut page);
+        let (ppn, _) = self.ftl.append_log(0, &page)?;
+        if !self.open.is_empty() {
+            // Other transactions buffered, uncommitted: recovery must leave
+            // them out (nothing of them is on flash).
+            self.ftl.counters_mut().protocol_records_with_open_tx += 1;
+        }
+        let block = self.ftl.block_of(ppn);
+        let h = self.ftl.hooks_mut();
+        h.needed_cur.insert(block);
+        h.active_inodes += 1;
+        h.counts.inodes += 1;
+        h.counts.flags += inode.flags.len() as u64;
+        Ok(())
+    }
+
+    /// The oldest pending commit flags an inode carries (up to 8).
+    fn take_flags(&mut self) -> Vec<u32> {
+        let h = self.ftl.hooks_mut();
+        let n = h.pending_flags.len().min(super::format::FLAGS_MAX);
+        h.pending_flags.drain(..n).collect()
+    }
+
+    /// A flags-only inode, if some commit is not flagged yet.
+    fn write_pending_flags(&mut self) -> Result<()> {
+        if self.ftl.hooks().pending_flags.is_empty() {
+            return Ok(());
+        }
+        let flags = self.take_flags();
+        let inode = Inode {
+            kind: InodeKind::FlagsOnly,
+            tx: 0,
+            host_tid: 0,
+            s_max: self.ftl.hooks().set.s_max,
+            flags,
+            items: Vec::new(),
+        };
+        self.append_inode(&inode)?;
+        self.ftl.hooks_mut().counts.flag_only_inodes += 1;
+        Ok(())
+    }
+
+    /// One static transaction: reserve its pages, write its inode, then its
+    /// data where reserved, then its mappings into DRAM. Returns its latency
+    /// as `ack` says. `pages`: distinct logical pages.
+    fn static_tx(&mut self, host_tid: Tid, pages: &[(Lpn, &[u8])], ack: SwriteAck) -> Result<u64> {
+        if pages.len() as u32 > self.items_max() {
+            return Err(DeviceError::TableFull { capacity: self.items_max() });
+        }
+        for &(lpn, data) in pages {
+            self.ftl.check_lpn(lpn)?;
+            self.ftl.check_data_len(data.len())?;
+        }
+        let start = self.ftl.now();
+        if self.ftl.hooks().active_inodes >= self.ftl.hooks().set.active_max {
+            self.ftl.checkpoint()?;
+            self.ftl.hooks_mut().counts.merges += 1;
+        }
+        let mut rewrites = 0;
+        let (ppns, inode_done) = loop {
+            match self.write_once(host_tid, pages)? {
+                Some(done) => break done,
+                None if rewrites < REWRITES_MAX => {
+                    rewrites += 1;
+                    self.ftl.hooks_mut().counts.retries += 1;
+                }
+                None => {
+                    return Err(DeviceError::WornOut(format!(
+                        "a static transaction's programs failed {REWRITES_MAX} times over"
+                    )))
+                }
+            }
+        };
+        for (&(lpn, _), &ppn) in pages.iter().zip(&ppns) {
+            self.ftl.map_page(lpn, ppn)?;
+        }
+        let all_done = self.ftl.hooks().last_done_ns;
+        self.in_flight_done_ns = self.in_flight_done_ns.max(all_done);
+        self.ftl.counters_mut().commits += 1;
+        self.ftl.housekeeping()?;
+        let end = match ack {
+            SwriteAck::AllPages => {
+                self.ftl.wait_until(all_done);
+                self.ftl.now()
+            }
+            SwriteAck::Record => inode_done,
+        };
+        Ok(end.saturating_sub(start))
+    }
+
+    /// Reserves, writes the inode and programs the data once. `None`: a
+    /// program failed (its inode then fails the verify: the transaction is
+    /// aborted, and written again by the caller under a new id).
+    fn write_once(&mut self, host_tid: Tid, pages: &[(Lpn, &[u8])]) -> Result<Option<(Vec<Ppn>, u64)>> {
+        let ppns = self.ftl.reserve_host_pages(pages.len() as u32)?;
+        let tx = self.ftl.hooks().next_tx;
+        self.ftl.hooks_mut().next_tx += 1;
+        let inode = Inode {
+            kind: InodeKind::Static,
+            tx,
+            host_tid,
+            s_max: self.ftl.hooks().set.s_max,
+            flags: self.take_flags(),
+            items: pages.iter().zip(&ppns).map(|(&(lpn, _), &ppn)| (lpn, ppn)).collect(),
+        };
+        if let Err(e) = self.append_inode(&inode) {
+            self.ftl.void_reserved();
+            return Err(e);
+        }
+        let inode_done = self.ftl.now();
+        for (&(lpn, data), &ppn) in pages.iter().zip(&ppns) {
+            let tag = TxPage { tx, lpn }.encode();
+            if self.ftl.program_reserved(ppn, lpn, data, &tag)?.is_none() {
+                self.ftl.void_reserved();
+                self.ftl.housekeeping()?;
+                return Ok(None);
+            }
+        }
+        // Committed: its flag goes into the next inode.
+        self.ftl.hooks_mut().pending_flags.push_back(tx);
+        Ok(Some((ppns, inode_done)))
+    }
+
+    fn open_tx(&mut self, tid: Tid) -> Result<&mut BTreeMap<Lpn, Vec<u8>>> {
+        self.open.get_mut(&tid).ok_or(DeviceError::UnknownTransaction(tid))
+    }
+}
+
+impl StaticTx for Mobius {
+    /// A logical page written twice in `pages` keeps its last data.
+    fn swrite(&mut self, tid: Tid, pages: &[(Lpn, &[u8])], ack: SwriteAck) -> Result<u64> {
+        let mut last: BTreeMap<Lpn, &[u8]> = BTreeMap::new();
+        for &(lpn, data) in pages {
+            last.insert(lpn, data);
+        }
+        if last.is_empty() {
+            return Ok(0);
+        }
+        let pages: Vec<(Lpn, &[u8])> = last.into_iter().collect();
+        self.static_tx(tid, &pages, ack)
+    }
+
+    /// Waits until every static transaction issued is on flash, then reads.
+    fn sread(&mut self, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
+        let start = self.ftl.now();
+        self.ftl.wait_until(self.in_flight_done_ns);
+        self.ftl.read_page(lpn, buf)?;
+        Ok(self.ftl.now() - start)
+    }
+}
+
+impl Device for Mobius {
+    device_basics_over_ftl!();
+    fn write(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64> {
+        self.ftl.write_page(lpn, data)
+    }
+    /// A flags-only inode first if a commit is not flagged yet (recovery
+    /// then reads no page of it), then the FTL's flush.
+    fn flush(&mut self) -> Result<u64> {
+        let start = self.ftl.now();
+        self.write_pending_flags()?;
+        self.ftl.flush_all()?;
+        Ok(self.ftl.now() - start)
+    }
+    fn trim(&mut self, lpn: Lpn) -> Result<u64> {
+        self.ftl.trim_page(lpn)
+    }
+    fn begin(&mut self, tid: Tid) -> Result<u64> {
+        if tid == 0 {
+            return Err(DeviceError::InvalidTransactionId);
+        }
+        if self.open.contains_key(&tid) {
+            return Err(DeviceError::TransactionExists(tid));
+        }
+        self.open.insert(tid, BTreeMap::new());
+        Ok(0)
+    }
+    /// Buffered in device DRAM: the transaction's pages go to flash at its
+    /// commit, as one static transaction (at most an inode's items).
+    fn write_tx(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> Result<u64> {
+        self.ftl.check_lpn(lpn)?;
+        self.ftl.check_data_len(data.len())?;
+        let max = self.items_max();
+        let tx = self.open_tx(tid)?;
+        if !tx.contains_key(&lpn) && tx.len() as u32 >= max {
+            return Err(DeviceError::TableFull { capacity: max });
+        }
+        tx.insert(lpn, data.to_vec());
+        Ok(0)
+    }
+    fn read_tx(&mut self, tid: Tid, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
+        self.ftl.check_lpn(lpn)?;
+        self.ftl.check_data_len(buf.len())?;
+        match self.open_tx(tid)?.get(&lpn) {
+            Some(data) => {
+                buf.copy_from_slice(data);
+                Ok(0)
+            }
+            None => self.ftl.read_page(lpn, buf),
+        }
+    }
+    /// One S-SWRITE of the transaction's pages: durable when it returns.
+    fn commit(&mut self, tid: Tid) -> Result<u64> {
+        let tx = self.open.remove(&tid).ok_or(DeviceError::UnknownTransaction(tid))?;
+        let pages: Vec<(Lpn, &[u8])> = tx.iter().map(|(&l, d)| (l, d.as_slice())).collect();
+        if pages.is_empty() {
+            return Ok(0);
+        }
+        self.static_tx(tid, &pages, SwriteAck::AllPages)
+    }
+    /// Nothing of a buffered transaction reached the flash.
+    fn abort(&mut self, tid: Tid) -> Result<u64> {
+        self.open.remove(&tid).ok_or(DeviceError::UnknownTransaction(tid))?;
+        self.ftl.counters_mut().aborts += 1;
+        Ok(0)
+    }
+    fn static_tx_calls(&mut self) -> Option<&mut dyn StaticTx> {
+        Some(self)
+    }
+    fn stats(&self) -> DeviceStats {
+        let mut s = self.ftl.device_stats();
+        let c = self.ftl.hooks().counts;
+        let mut p = ProtocolCounters::new(ENTRY.counters);
+        p.add("mobius_inodes", c.inodes);
+        p.add("mobius_flag_only_inodes", c.flag_only_inodes);
+        p.add("mobius_flags", c.flags);
+        p.add("mobius_merges", c.merges);
+        p.add("mobius_ring_merges", c.ring_merges);
+        p.add("mobius_rewrites", c.retries);
+        p.add("mobius_verified_pages", c.verified_pages);
+        p.add("mobius_aborted_found", c.aborted_found);
+        s.protocol = p;
+        s
+    }
+    fn reset_stats(&mut self) {
+        self.ftl.reset_device_stats();
+        let h = self.ftl.hooks_mut();
+        h.counts = super::Counts::default();
+    }
+}
+
+any_device_over_ftl!(Mobius, ENTRY, |d: &mut Mobius| d.write_pending_flags());

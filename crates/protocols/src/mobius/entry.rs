@@ -1,0 +1,155 @@
+//! Möbius's registry entry: its options, counters, and how its device is
+//! built on the framework.
+
+use super::format::Inode;
+use super::{Mobius, MobiusHooks, Settings};
+use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, ALL_LEVELS, TRANSACTIONAL};
+use crate::{OptionSpec, ProtocolOptions};
+use txftl_ftl::extensions::Extension;
+use txftl_ftl::{CounterSpec, DeviceError, Ftl};
+use txftl_nand::Geometry;
+
+const CMT_PAGES: OptionSpec = OptionSpec {
+    key: "cmt-pages",
+    value_name: "N",
+    help: "translation pages the device's DRAM caches (DFTL's CMT) [default: an eighth of the table's pages, at least 1]",
+    min: 1,
+    max: 1 << 24,
+};
+
+const S_MAX: OptionSpec = OptionSpec {
+    key: "s-max",
+    value_name: "N",
+    help: "S_max: a transaction's commit flag is written within this many later inodes, so recovery verifies \
+           the pages of unflagged ones among the newest S_max only. Fixed at format [default: 8]",
+    min: 1,
+    max: 255,
+};
+
+const ACTIVE_ALA: OptionSpec = OptionSpec {
+    key: "active-ala",
+    value_name: "PAGES",
+    help: "inodes the active ALA holds before a merge (a checkpoint) [default: 12 MiB of inode pages (the paper's \
+           Size_Active, sec. IV-C), at most what half the ALA ring holds less a block]",
+    min: 1,
+    max: 1 << 24,
+};
+
+const ALA_BLOCKS: OptionSpec = OptionSpec {
+    key: "ala-blocks",
+    value_name: "N",
+    help: "blocks of the atom log area, a ring. Fixed at format [default: room for two active ALAs of 12 MiB \
+           and two blocks, at most a sixteenth of the blocks, at least 4]",
+    min: 4,
+    max: 1 << 20,
+};
+
+/// The paper's Size_Active (§IV-C: 12 MB, 3,072 inodes of 4 KiB).
+const ACTIVE_BYTES: u64 = 12 << 20;
+
+/// The settings the options give on `geo`.
+fn settings(geo: &Geometry, opts: &ProtocolOptions) -> Result<Settings, DeviceError> {
+    let ppb = geo.pages_per_block;
+    let paper_pages = (ACTIVE_BYTES / geo.page_size as u64).min(u32::MAX as u64) as u32;
+    let ala_blocks = match opts.u32(&ALA_BLOCKS)? {
+        Some(b) => b,
+        None => (2 * paper_pages.div_ceil(ppb) + 2).min((geo.block_count() / 16).max(4)),
+    };
+    // Two active ALAs (the fallback checkpoint's too) and a block to spare.
+    let room = (ala_blocks.saturating_sub(2) / 2).max(1) * ppb;
+    let active_max = match opts.u32(&ACTIVE_ALA)? {
+        Some(a) if a > room => {
+            return Err(DeviceError::ProtocolOption(format!(
+                "active-ala={a} does not fit an ALA of {ala_blocks} blocks: at most {room} (raise ala-blocks)"
+            )))
+        }
+        Some(a) => a,
+        None => paper_pages.min(room),
+    };
+    let entries_per_page = geo.page_size / 4;
+    let cmt_default = (geo.page_count().div_ceil(entries_per_page) / 8).max(1);
+    Ok(Settings {
+        s_max: opts.u32(&S_MAX)?.unwrap_or(8) as u8,
+        items_max: Inode::items_max(geo.page_size) as u16,
+        active_max,
+        ala_blocks,
+        cmt_pages: opts.u32(&CMT_PAGES)?.unwrap_or(cmt_default),
+    })
+}
+
+pub struct MobiusBuild;
+
+impl Build for MobiusBuild {
+    type Hooks = MobiusHooks;
+    type Device = Mobius;
+
+    fn hooks(geo: &Geometry, opts: &ProtocolOptions, canary: bool, stage: Stage) -> Result<MobiusHooks, DeviceError> {
+        let set = settings(geo, opts)?;
+        // At a mount the recorded settings win; one asked for must match.
+        let asked = match stage {
+            Stage::Mount => (opts.u32(&S_MAX)?.map(|v| v as u8), opts.u32(&ALA_BLOCKS)?),
+            Stage::Format | Stage::Estimate => (None, None),
+        };
+        Ok(MobiusHooks::new(geo, set, asked, canary))
+    }
+
+    fn wrap(ftl: Ftl<MobiusHooks>) -> Mobius {
+        Mobius::new(ftl)
+    }
+}
+
+pub static ENTRY: ProtocolEntry = ProtocolEntry {
+    name: "mobius",
+    label: "Möbius",
+    about: "Möbius (Hu et al., ICDCS 2017): static transactions whose atom inode, written before the data, lists \
+            where every page lies; commit flags in later inodes; DFTL's cached mapping table",
+    transactional: true,
+    trims: true,
+    extensions: &[Extension::StaticTx],
+    // A transaction's pages are buffered until its commit, one static
+    // transaction: others never see them, and commits are atomic.
+    isolation: ALL_LEVELS,
+    options: &[CMT_PAGES, S_MAX, ACTIVE_ALA, ALA_BLOCKS],
+    counters: &[
+        CounterSpec {
+            key: "mobius_inodes",
+            help: "atom inodes written (one per transaction, and flags-only ones; in protocol_meta_writes too)",
+        },
+        CounterSpec {
+            key: "mobius_flag_only_inodes",
+            help: "inodes written to carry commit flags when no transaction followed (at a flush)",
+        },
+        CounterSpec {
+            key: "mobius_flags",
+            help: "commit flags written in inodes",
+        },
+        CounterSpec {
+            key: "mobius_merges",
+            help: "merges: checkpoints taken because the active ALA reached active-ala inodes",
+        },
+        CounterSpec {
+            key: "mobius_ring_merges",
+            help: "checkpoints taken because the ALA ring would erase an inode recovery may read",
+        },
+        CounterSpec {
+            key: "mobius_rewrites",
+            help: "transactions written again under a new id after a program failed",
+        },
+        CounterSpec {
+            key: "mobius_verified_pages",
+            help: "recovery: data pages read to verify transactions no inode flags",
+        },
+        CounterSpec {
+            key: "mobius_aborted_found",
+            help: "recovery: transactions of the active ALA found aborted",
+        },
+    ],
+    sql: TRANSACTIONAL,
+    tx_pages_bound: None,
+    canary: Some(CanarySpec {
+        name: "mobius-canary",
+        workload: "txwrite",
+        bug: "recovery takes an inode no later one flags as committed without reading its pages",
+    }),
+    build: Builder::of::<MobiusBuild>(),
+};

@@ -1,0 +1,258 @@
+//! Möbius's on-flash format: the atom inode (one page of the atom log area,
+//! the protocol's log ring 0), the protocol bytes of a transaction's data
+//! pages, the root and the checkpoint section. Little-endian throughout.
+//!
+//! The paper (§III-C, Fig. 3) gives the inode's contents (at most 500
+//! mapping items of a 4 KiB page, the transaction's info, up to 8 commit
+//! flags of earlier transactions) but no layout; this is ours.
+//!
+//! ```text
+//! atom inode: the data of one ALA page (its OOB is the framework's log
+//! record: kind Protocol, ring index 0, sequence number, CRC of the data)
+//!   0  [u8; 4]  magic "MBAI"
+//!   4  u8       version 1
+//!   5  u8       kind: 1 static transaction, 4 flags only
+//!   6  u16      n: mapping items (at most items-max)
+//!   8  u32      transaction id (internal, never reused; 0 for flags only)
+//!  12  u32      host transaction id (informational)
+//!  16  u8       f: commit flags (at most 8)
+//!  17  u8       S_max as formatted
+//!  18  [u8; 2]  reserved, 0
+//!  20  [u32; 8] flags: ids of earlier transactions now committed (the
+//!               edges of the DAG of Fig. 4); unused slots 0
+//!  52  [u8; 40] reserved, 0
+//!  92  u32      CRC-32 of bytes 0..92 and of the items
+//!  96  n x { u32 lpn, u32 ppn }: where each page of the transaction lies
+//!  ..  0xFF to the end of the page
+//!
+//! data page of a static transaction, OOB protocol bytes (the rest 0):
+//!   0  u8   1
+//!   1  u32  transaction id
+//!   5  u32  logical page (the OOB's own `lpn` too; here for the verify read)
+//! a page written outside a transaction, or a GC copy of committed data: 0
+//!
+//! root (in every superblock):
+//!   0  u8   version 1
+//!   1  u8   S_max
+//!   2  u16  items-max
+//!   4  u32  ALA ring blocks
+//!
+//! checkpoint section:
+//!   0  u32  the next transaction id
+//! ```
+
+use txftl_ftl::{DeviceError, Lpn, Ppn, Result, PROTOCOL_BYTES};
+
+const MAGIC: [u8; 4] = *b"MBAI";
+const VERSION: u8 = 1;
+/// Bytes before the items.
+pub const HEADER: usize = 96;
+/// Commit flags one inode carries at most (§III-C).
+pub const FLAGS_MAX: usize = 8;
+const CRC_AT: usize = 92;
+
+/// What an inode records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InodeKind {
+    /// A static transaction: its items, written before its data.
+    Static = 1,
+    /// Commit flags only (no transaction followed to carry them).
+    FlagsOnly = 4,
+}
+
+/// One atom inode, decoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inode {
+    pub kind: InodeKind,
+    pub tx: u32,
+    pub host_tid: u32,
+    pub s_max: u8,
+    /// Ids of earlier transactions whose commit this inode records.
+    pub flags: Vec<u32>,
+    pub items: Vec<(Lpn, Ppn)>,
+}
+
+impl Inode {
+    /// Items a page of `page_size` bytes holds: the paper's 500 per 4 KiB
+    /// (§III-C; 1,000 per 8 KiB, §IV-E), at most what fits after the header.
+    pub fn items_max(page_size: u32) -> u32 {
+        let paper = 500 * page_size / 4096;
+        let fits = (page_size - HEADER as u32) / 8;
+        paper.min(fits).max(1)
+    }
+
+    /// Encodes into `page` (a whole page, at least `HEADER + 8 n` bytes).
+    pub fn encode(&self, page: &mut [u8]) {
+        debug_assert!(self.flags.len() <= FLAGS_MAX);
+        debug_assert!(HEADER + 8 * self.items.len() <= page.len());
+        page.fill(0xFF);
+        page[..HEADER].fill(0);
+        page[0..4].copy_from_slice(&MAGIC);
+        page[4] = VERSION;
+        page[5] = self.kind as u8;
+        page[6..8].copy_from_slice(&(self.items.len() as u16).to_le_bytes());
+        page[8..12].copy_from_slice(&self.tx.to_le_bytes());
+        page[12..16].copy_from_slice(&self.host_tid.to_le_bytes());
+        page[16] = self.flags.len() as u8;
+        page[17] = self.s_max;
+        for (i, f) in self.flags.iter().enumerate() {
+            page[20 + 4 * i..24 + 4 * i].copy_from_slice(&f.to_le_bytes());
+        }
+        for (i, &(lpn, ppn)) in self.items.iter().enumerate() {
+            let at = HEADER + 8 * i;
+            page[at..at + 4].copy_from_slice(&lpn.to_le_bytes());
+            page[at + 4..at + 8].copy_from_slice(&ppn.to_le_bytes());
+        }
+        let crc = Self::crc(page, self.items.len());
+        page[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
+    }
+
+    fn crc(page: &[u8], n: usize) -> u32 {
+        let mut h = crc32fast::Hasher::new();
+        h.update(&page[..CRC_AT]);
+        h.update(&page[HEADER..HEADER + 8 * n]);
+        h.finalize()
+    }
+
+    /// Decodes an ALA page. The framework already checked the page's data
+    /// CRC; a page that is not an inode of this version is corruption.
+    pub fn decode(page: &[u8]) -> Result<Inode> {
+        let bad = |why: &str| DeviceError::Corrupted(format!("Möbius atom inode: {why}"));
+        if page.len() < HEADER || page[0..4] != MAGIC || page[4] != VERSION {
+            return Err(bad("bad magic or version"));
+        }
+        let kind = match page[5] {
+            1 => InodeKind::Static,
+            4 => InodeKind::FlagsOnly,
+            k => return Err(bad(&format!("unknown kind {k}"))),
+        };
+        let n = u16::from_le_bytes([page[6], page[7]]) as usize;
+        let f = page[16] as usize;
+        if HEADER + 8 * n > page.len() || f > FLAGS_MAX {
+            return Err(bad("counts out of range"));
+        }
+        let crc = u32::from_le_bytes(page[CRC_AT..CRC_AT + 4].try_into().expect("4 bytes"));
+        if crc != Self::crc(page, n) {
+            return Err(bad("CRC mismatch"));
+        }
+        let u32_at = |at: usize| u32::from_le_bytes(page[at..at + 4].try_into().expect("4 bytes"));
+        Ok(Inode {
+            kind,
+            tx: u32_at(8),
+            host_tid: u32_at(12),
+            s_max: page[17],
+            flags: (0..f).map(|i| u32_at(20 + 4 * i)).collect(),
+            items: (0..n).map(|i| (u32_at(HEADER + 8 * i), u32_at(HEADER + 8 * i + 4))).collect(),
+        })
+    }
+}
+
+/// The protocol bytes of a static transaction's data page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxPage {
+    pub tx: u32,
+    pub lpn: Lpn,
+}
+
+const TX_PAGE: u8 = 1;
+/// Bytes of [`TxPage`] (what a metadata-only array packs).
+pub const TX_PAGE_BYTES: usize = 9;
+
+impl TxPage {
+    pub fn encode(self) -> [u8; PROTOCOL_BYTES] {
+        let mut b = [0u8; PROTOCOL_BYTES];
+        b[0] = TX_PAGE;
+        b[1..5].copy_from_slice(&self.tx.to_le_bytes());
+        b[5..9].copy_from_slice(&self.lpn.to_le_bytes());
+        b
+    }
+
+    /// The page's transaction, if it is a transaction's page.
+    pub fn decode(b: &[u8; PROTOCOL_BYTES]) -> Option<TxPage> {
+        (b[0] == TX_PAGE).then(|| TxPage {
+            tx: u32::from_le_bytes(b[1..5].try_into().expect("4 bytes")),
+            lpn: u32::from_le_bytes(b[5..9].try_into().expect("4 bytes")),
+        })
+    }
+}
+
+/// What the root records: fixed at format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Root {
+    pub s_max: u8,
+    pub items_max: u16,
+    pub ala_blocks: u32,
+}
+
+pub const ROOT_LEN: usize = 8;
+
+impl Root {
+    pub fn encode(self) -> Vec<u8> {
+        let mut b = vec![VERSION, self.s_max];
+        b.extend_from_slice(&self.items_max.to_le_bytes());
+        b.extend_from_slice(&self.ala_blocks.to_le_bytes());
+        b
+    }
+
+    pub fn decode(b: &[u8]) -> Result<Root> {
+        if b.len() != ROOT_LEN || b[0] != VERSION {
+            return Err(DeviceError::Corrupted("Möbius root: bad length or version".into()));
+        }
+        Ok(Root {
+            s_max: b[1],
+            items_max: u16::from_le_bytes([b[2], b[3]]),
+            ala_blocks: u32::from_le_bytes(b[4..8].try_into().expect("4 bytes")),
+        })
+    }
+}
+
+/// The checkpoint section: the next transaction id.
+pub fn encode_section(next_tx: u32) -> Vec<u8> {
+    next_tx.to_le_bytes().to_vec()
+}
+
+pub fn decode_section(b: &[u8]) -> Result<u32> {
+    match b.try_into() {
+        Ok(a) => Ok(u32::from_le_bytes(a)),
+        Err(_) => Err(DeviceError::Corrupted("Möbius checkpoint section: bad length".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_inode_round_trips_and_a_flipped_bit_is_refused() {
+        let inode = Inode {
+            kind: InodeKind::Static,
+            tx: 7,
+            host_tid: 3,
+            s_max: 8,
+            flags: vec![5, 6],
+            items: vec![(1, 100), (9, 101)],
+        };
+        let mut page = vec![0u8; 512];
+        inode.encode(&mut page);
+        assert_eq!(Inode::decode(&page).unwrap(), inode);
+        page[HEADER + 3] ^= 1;
+        assert!(Inode::decode(&page).is_err());
+        assert_eq!(Inode::items_max(4096), 500);
+        assert_eq!(Inode::items_max(8192), 1000);
+        assert_eq!(Inode::items_max(512), 52);
+    }
+
+    #[test]
+    fn protocol_bytes_root_and_section_round_trip() {
+        let p = TxPage { tx: 9, lpn: 44 };
+        assert_eq!(TxPage::decode(&p.encode()), Some(p));
+        assert_eq!(TxPage::decode(&[0; PROTOCOL_BYTES]), None);
+        let r = Root {
+            s_max: 8,
+            items_max: 500,
+            ala_blocks: 50,
+        };
+        assert_eq!(Root::decode(&r.encode()).unwrap(), r);
+        assert_eq!(decode_section(&encode_section(12)).unwrap(), 12);
+    }
+}

@@ -1,0 +1,160 @@
+//! `mobius`: static transactions, their inode and flags, the buffered
+//! transactional calls, merges, and what recovery makes of a cut inside a
+//! transaction.
+
+use txftl_ftl::extensions::{require, Extension, SwriteAck};
+use txftl_ftl::{DeviceError, FtlConfig};
+use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
+use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
+
+fn nand() -> Nand {
+    let mut p = preset("tiny").unwrap();
+    p.geometry.blocks_per_plane = 64;
+    Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap()
+}
+
+fn device(opts: &ProtocolOptions) -> Box<dyn AnyDevice> {
+    format("mobius", nand(), FtlConfig::default(), opts).unwrap()
+}
+
+fn page(d: &dyn AnyDevice, v: u8) -> Vec<u8> {
+    vec![v; d.info().page_size as usize]
+}
+
+fn reads(d: &mut dyn AnyDevice, lpn: u32) -> u8 {
+    let mut buf = page(d, 0);
+    d.read(lpn, &mut buf).unwrap();
+    assert!(buf.iter().all(|&b| b == buf[0]), "lpn {lpn} holds mixed bytes");
+    buf[0]
+}
+
+/// One inode a transaction, whose flag the next inode carries; a flush
+/// with a flag pending writes a flags-only inode; everything survives a
+/// power cut, and the flagged transactions need no verify read.
+#[test]
+fn swrite_writes_one_inode_a_transaction_and_flags_it_in_the_next() {
+    let mut d = device(&ProtocolOptions::new());
+    for t in 1..=5u32 {
+        let data: Vec<Vec<u8>> = (0..4).map(|i| page(&*d, (t * 10 + i) as u8)).collect();
+        let pages: Vec<(u32, &[u8])> = (0..4).map(|i| (t * 4 + i, data[i as usize].as_slice())).collect();
+        let calls = require(d.static_tx_calls(), "mobius", Extension::StaticTx).unwrap();
+        calls.swrite(t, &pages, SwriteAck::AllPages).unwrap();
+    }
+    d.flush().unwrap();
+    let s = d.stats();
+    let p = &s.protocol;
+    assert_eq!(
+        (p.get("mobius_inodes"), p.get("mobius_flag_only_inodes"), p.get("mobius_flags")),
+        (6, 1, 5),
+        "{s:?}"
+    );
+    assert_eq!((s.commits, s.host_writes), (5, 20), "{s:?}");
+    let mut d = mount("mobius", d.into_nand(), FtlConfig::default(), &ProtocolOptions::new()).unwrap();
+    for t in 1..=5u32 {
+        for i in 0..4 {
+            assert_eq!(reads(&mut *d, t * 4 + i), (t * 10 + i) as u8);
+        }
+    }
+    d.check_invariants().unwrap();
+}
+
+/// begin / write_tx / commit is one S-SWRITE at commit; before it, other
+/// readers see the old data and the transaction its own; an abort writes
+/// nothing.
+#[test]
+fn the_transactional_calls_buffer_until_commit() {
+    let mut d = device(&ProtocolOptions::new());
+    d.write(3, &page(&*d, 1)).unwrap();
+    d.begin(7).unwrap();
+    d.write_tx(7, 3, &page(&*d, 2)).unwrap();
+    d.write_tx(7, 4, &page(&*d, 2)).unwrap();
+    let programs = d.stats().flash_programs;
+    let mut buf = page(&*d, 0);
+    d.read_tx(7, 3, &mut buf).unwrap();
+    assert_eq!(buf[0], 2);
+    assert_eq!(reads(&mut *d, 3), 1, "uncommitted pages are invisible");
+    d.begin(8).unwrap();
+    d.write_tx(8, 5, &page(&*d, 9)).unwrap();
+    d.abort(8).unwrap();
+    assert_eq!(d.stats().flash_programs, programs, "nothing is written before the commit");
+    d.commit(7).unwrap();
+    assert_eq!((reads(&mut *d, 3), reads(&mut *d, 4), reads(&mut *d, 5)), (2, 2, 0));
+    assert!(matches!(d.commit(8), Err(DeviceError::UnknownTransaction(8))));
+}
+
+/// A transaction of more pages than an inode's items is refused, typed.
+#[test]
+fn a_transaction_larger_than_an_inode_is_refused() {
+    let mut d = device(&ProtocolOptions::new());
+    d.begin(1).unwrap();
+    let items = (512 - 96) / 8;
+    for lpn in 0..items {
+        d.write_tx(1, lpn, &page(&*d, 1)).unwrap();
+    }
+    assert!(matches!(d.write_tx(1, items, &page(&*d, 1)), Err(DeviceError::TableFull { capacity }) if capacity == items));
+}
+
+/// The state after a committed transaction of 1s on logical pages 0..6
+/// and a second one of 2s begun on the same pages, uncommitted.
+fn two_transactions(protocol: &str) -> Box<dyn AnyDevice> {
+    let mut d = format(protocol, nand(), FtlConfig::default(), &ProtocolOptions::new()).unwrap();
+    d.begin(1).unwrap();
+    for lpn in 0..6 {
+        d.write_tx(1, lpn, &page(&*d, 1)).unwrap();
+    }
+    d.commit(1).unwrap();
+    d.flush().unwrap();
+    d.begin(2).unwrap();
+    for lpn in 0..6 {
+        d.write_tx(2, lpn, &page(&*d, 2)).unwrap();
+    }
+    d
+}
+
+/// What logical pages 0..6 read after a cut at the `k`-th flash operation
+/// of the second commit (None: the commit ended before it), how many
+/// transactions recovery found aborted, and the device's invariants.
+fn cut_commit_at(protocol: &str, k: u64) -> Option<(Vec<u8>, u64, Result<(), String>)> {
+    let mut d = two_transactions(protocol);
+    let ops = d.nand().op_count();
+    d.nand_mut().arm_power_cut(txftl_nand::PowerCut {
+        at_op: ops + k,
+        torn: txftl_nand::Torn::None,
+        seed: 1,
+    });
+    if d.commit(2).is_ok() {
+        return None;
+    }
+    let mut nand = d.into_nand();
+    nand.power_on();
+    let mut d = mount(protocol, nand, FtlConfig::default(), &ProtocolOptions::new()).unwrap();
+    let got = (0..6)
+        .map(|lpn| {
+            let mut buf = page(&*d, 0);
+            d.read(lpn, &mut buf).map(|_| buf[0]).unwrap_or(0xEE)
+        })
+        .collect();
+    Some((got, d.stats().protocol.get("mobius_aborted_found"), d.check_invariants()))
+}
+
+/// A cut at every flash operation of a commit: recovery shows the
+/// transaction whole or not at all, and the cuts between its inode and its
+/// last data page are found aborted by the verify reads. The canary, which
+/// skips them, shows a transaction in part at one of those cuts.
+#[test]
+fn a_cut_inside_a_transaction_aborts_it_and_the_canary_does_not() {
+    let mut aborted = 0;
+    for k in 0.. {
+        let Some((got, found, invariants)) = cut_commit_at("mobius", k) else {
+            break;
+        };
+        assert!(got == vec![1; 6] || got == vec![2; 6], "cut at op {k}: {got:?}");
+        invariants.unwrap();
+        aborted += found;
+    }
+    assert!(aborted > 0, "no cut fell between an inode and its last page");
+    let caught = (0..)
+        .map_while(|k| cut_commit_at("mobius-canary", k))
+        .any(|(got, _, invariants)| (got != vec![1; 6] && got != vec![2; 6]) || invariants.is_err());
+    assert!(caught, "the canary showed no transaction in part");
+}
