@@ -2,16 +2,18 @@
 //! before a host read, write or trim looks an entry up, its table page must
 //! be in the device's DRAM. On a miss the framework makes room (a victim
 //! that changed since it was last written is written out first: alone, by
-//! DFTL's write-back in `writeback.rs`, or by a checkpoint), reads the
-//! page's flash copy (the newest, as the directory in DRAM names it) and
-//! takes the page's entries from it.
+//! DFTL's write-back in `writeback.rs`, or by a checkpoint; or, with
+//! `Eviction::Resident`, leaves unwritten with its changed entries kept),
+//! reads the page's flash copy (the newest, as the directory in DRAM names
+//! it) and takes the page's entries from it.
 //!
-//! A changed page is in DRAM by definition (it is never a victim without
-//! being written first, and recovery's sealing checkpoint writes every page
-//! it changed), so it is never read back: its entries in DRAM are the newest.
-//! A page that did not change holds what its flash copy holds; reading the
-//! copy checks that, and a difference is reported as corruption rather than
-//! taken silently.
+//! A changed page's entries in DRAM are the newest: it is never a victim
+//! without being written first, or its changed entries stay resident (and
+//! recovery's sealing checkpoint writes every page it changed). So a changed
+//! page's copy is read only for the entries that did not change (resident
+//! mode), never taken. A page that did not change holds what its flash copy
+//! holds; reading the copy checks that, and a difference is reported as
+//! corruption rather than taken silently.
 //!
 //! Only the host's plain calls are charged: GC's moves and a protocol's
 //! commit mappings change entries without a lookup cost in this model (a
@@ -24,7 +26,7 @@ use crate::device::Lpn;
 use crate::error::{DeviceError, Result};
 use crate::ftl::Ftl;
 use crate::hooks::Hooks;
-use crate::mapping::{Evicted, Fetch, Mapping};
+use crate::mapping::{Evicted, Eviction, Fetch, Mapping};
 use crate::oob::{Oob, OobState, PageKind};
 
 impl<H: Hooks> Ftl<H> {
@@ -55,6 +57,8 @@ impl<H: Hooks> Ftl<H> {
                 self.load_table_page(v, false)?;
                 self.tables.clear_map_dirty(v);
                 Evicted::Clean
+            } else if self.l2p.eviction() == Eviction::Resident {
+                Evicted::Resident
             } else if self.writes_back() && self.write_back_table_page(v)? {
                 Evicted::WrittenBack
             } else {
@@ -65,6 +69,12 @@ impl<H: Hooks> Ftl<H> {
         }
         if !self.tables.map_page_dirty(page) {
             self.load_table_page(page, true)?;
+        } else if self.l2p.eviction() == Eviction::Resident {
+            // Its entries changed since the checkpoint are resident in DRAM;
+            // the others come from the flash copy: read it, keep DRAM's.
+            if let Some(buf) = self.read_table_page(page)? {
+                self.meta_buf = buf;
+            }
         }
         Ok(())
     }
@@ -77,36 +87,9 @@ impl<H: Hooks> Ftl<H> {
     fn load_table_page(&mut self, page: u32, check: bool) -> Result<()> {
         let lpns = self.tables.layout.lpns_of(page);
         let mut entries = vec![UNMAPPED; lpns.len()];
-        let dir = self.tables.dir_next[page as usize];
-        if dir.ppn != UNMAPPED {
-            let mut buf = std::mem::take(&mut self.meta_buf);
-            let read = crate::ecc::read_retrying(&mut self.nand, dir.ppn, self.now_ns, Some(&mut buf), &mut self.oob_buf);
-            let intact = match read {
-                Ok(Ok(done)) => {
-                    self.now_ns = self.now_ns.max(done);
-                    matches!(Oob::decode(&self.oob_buf), OobState::Valid(o) if o.kind == PageKind::Map && o.lpn == page)
-                        && crc32fast::hash(&buf) == dir.crc
-                }
-                Ok(Err(unreadable)) => {
-                    self.now_ns = self.now_ns.max(unreadable.done_ns);
-                    false
-                }
-                Err(e) => {
-                    self.meta_buf = buf;
-                    return Err(self.fail(e));
-                }
-            };
-            if intact {
-                decode_map_page(&buf, &mut entries);
-            }
+        if let Some(buf) = self.read_table_page(page)? {
+            decode_map_page(&buf, &mut entries);
             self.meta_buf = buf;
-            self.counters.map_reads += 1;
-            if !intact {
-                return Err(DeviceError::Corrupted(format!(
-                    "table page {page} at physical page {} is not intact",
-                    dir.ppn
-                )));
-            }
         }
         let dram = self.l2p.entries_mut(lpns);
         if check && dram != entries.as_slice() {
@@ -116,6 +99,42 @@ impl<H: Hooks> Ftl<H> {
         }
         dram.copy_from_slice(&entries);
         Ok(())
+    }
+
+    /// Reads table page `page`'s newest flash copy on the device clock
+    /// (`map_reads`); its data, or None if the page was never written.
+    /// A copy that is not intact is corruption.
+    fn read_table_page(&mut self, page: u32) -> Result<Option<Vec<u8>>> {
+        let dir = self.tables.dir_next[page as usize];
+        if dir.ppn == UNMAPPED {
+            return Ok(None);
+        }
+        let mut buf = std::mem::take(&mut self.meta_buf);
+        let read = crate::ecc::read_retrying(&mut self.nand, dir.ppn, self.now_ns, Some(&mut buf), &mut self.oob_buf);
+        let intact = match read {
+            Ok(Ok(done)) => {
+                self.now_ns = self.now_ns.max(done);
+                matches!(Oob::decode(&self.oob_buf), OobState::Valid(o) if o.kind == PageKind::Map && o.lpn == page)
+                    && crc32fast::hash(&buf) == dir.crc
+            }
+            Ok(Err(unreadable)) => {
+                self.now_ns = self.now_ns.max(unreadable.done_ns);
+                false
+            }
+            Err(e) => {
+                self.meta_buf = buf;
+                return Err(self.fail(e));
+            }
+        };
+        self.counters.map_reads += 1;
+        if !intact {
+            self.meta_buf = buf;
+            return Err(DeviceError::Corrupted(format!(
+                "table page {page} at physical page {} is not intact",
+                dir.ppn
+            )));
+        }
+        Ok(Some(buf))
     }
 }
 
@@ -229,6 +248,33 @@ mod tests {
             f.read(lpn, &mut buf).unwrap();
             assert!(buf.iter().all(|&x| x == v), "lpn {lpn}");
         }
+        f.check_invariants().unwrap();
+    }
+
+    /// `Eviction::Resident` (Möbius's): a changed page leaves unwritten, its
+    /// changed entries resident; a miss on it reads its flash copy for the
+    /// others; checkpoints write it. A power cut loses nothing (here the
+    /// roll-forward holds the changes; for Möbius, its ALA too).
+    #[test]
+    fn resident_victims_leave_unwritten_and_keep_their_changed_entries() {
+        let resident = CachedPlain(1, Eviction::Resident);
+        let mut f = Ftl::format(nand(), FtlConfig::default(), resident).unwrap();
+        write_all(&mut f, 1);
+        f.flush().unwrap();
+        let before = f.stats();
+        write_all(&mut f, 2);
+        f.check_invariants().unwrap();
+        let (c, s) = (f.mapping_table().cache_counts(), f.stats());
+        assert!(c.resident > 2 && c.written_back == 0 && c.checkpointed == 0, "{c:?}");
+        assert!(s.map_reads > before.map_reads, "misses read copies: {s:?}");
+        let per_checkpoint = f.tables.layout.map_pages() as u64;
+        assert!(
+            s.map_l2p_writes - before.map_l2p_writes <= per_checkpoint * (s.checkpoints - before.checkpoints),
+            "translation pages are written by checkpoints only: {s:?}"
+        );
+        assert_all(&mut f, 2);
+        let mut f = Ftl::mount(f.into_nand(), FtlConfig::default(), resident).unwrap();
+        assert_all(&mut f, 2);
         f.check_invariants().unwrap();
     }
 

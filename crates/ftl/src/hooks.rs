@@ -51,6 +51,16 @@ pub struct Capabilities {
     /// Recovery reads the [`RecoveryHooks::zone_blocks`] and visits every
     /// data page it found ([`RecoveryHooks::recover_scanned`]).
     pub scans_pages: bool,
+    /// The protocol's log holds every mapping made since the checkpoint
+    /// that must survive ([`RecoveryHooks::recover`] returns them all; a GC
+    /// move needs none, its source staying intact until the next checkpoint):
+    /// recovery maps nothing from the spare areas of the pages programmed
+    /// since, and reads of each block written since only what its state
+    /// needs (its first page, its programmed prefix by binary search, its
+    /// last page: `recovery/block_probe.rs`); nor does it seal because the
+    /// protocol's updates or those blocks were found (Möbius: the ALA is
+    /// read at every boot, no merge at boot).
+    pub logs_mappings: bool,
 }
 
 impl Capabilities {
@@ -59,6 +69,7 @@ impl Capabilities {
         extra_live: false,
         skips_victims: false,
         scans_pages: false,
+        logs_mappings: false,
     };
 }
 

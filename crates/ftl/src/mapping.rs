@@ -112,6 +112,12 @@ pub enum Eviction {
     /// A checkpoint (every changed page, the block table, a record and a
     /// superblock) before the victim leaves.
     Checkpoint,
+    /// Möbius's Resident Area: the victim leaves unwritten, its changed
+    /// entries stay in DRAM (resident) until the next checkpoint writes the
+    /// page, and a later miss reads its flash copy for the other entries.
+    /// For a protocol whose own log holds every change since the checkpoint
+    /// (Möbius's active ALA) or that recovery rolls forward.
+    Resident,
 }
 
 /// What happened to a victim as it left the cache.
@@ -123,6 +129,8 @@ pub enum Evicted {
     WrittenBack,
     /// Written by a checkpoint.
     Checkpointed,
+    /// Left unwritten, its changed entries resident.
+    Resident,
 }
 
 /// A cached table's counts.
@@ -134,6 +142,8 @@ pub struct CacheCounts {
     pub written_back: u64,
     /// Changed victims written by a checkpoint.
     pub checkpointed: u64,
+    /// Changed victims left unwritten, their changed entries resident.
+    pub resident: u64,
 }
 
 /// The whole table in DRAM. `PERSISTED`: checkpoints write it.
@@ -291,6 +301,7 @@ impl Mapping for Cached {
             Evicted::Clean => {}
             Evicted::WrittenBack => self.counts.written_back += 1,
             Evicted::Checkpointed => self.counts.checkpointed += 1,
+            Evicted::Resident => self.counts.resident += 1,
         }
     }
 
@@ -324,6 +335,7 @@ mod tests {
             misses: 4,
             written_back: 1,
             checkpointed: 1,
+            resident: 0,
         };
         assert_eq!(c.cache_counts(), counts);
     }

@@ -42,6 +42,7 @@
 //! them in order, and `seal` is step 5.
 
 mod apply;
+mod block_probe;
 mod block_table;
 mod load;
 mod probe;
@@ -145,6 +146,7 @@ impl<H: Hooks> Ftl<H> {
         } = self.recover_protocol(&m, &found, &mut report, &mut t)?;
         report.protocol_read_ns = t - protocol_start;
         let (max_seq, apply_empty) = self.apply_updates(&m, &found, updates, log_max_seq, &mut report);
+        let max_seq = scanned.iter().map(|s| s.newest_seq).fold(max_seq, u64::max);
         if fallback {
             t = self.drop_stale_mappings(&mut report, t)?;
         }
@@ -157,8 +159,14 @@ impl<H: Hooks> Ftl<H> {
         // checkpoint (intact or torn), or protocol updates (which a protocol may
         // not write again, so a later record could drop them). A mount that
         // found nothing writes nothing, and a read-only mount never does.
-        let found_anything =
-            fallback || !found.is_empty() || !apply_empty || report.torn_pages_found > 0 || scanned.iter().any(|s| s.written);
+        // A protocol that logs its mappings reads them again at every mount
+        // (its log keeps them until the next checkpoint): what it found is
+        // no reason to seal.
+        let logged = H::CAPABILITIES.logs_mappings;
+        let found_anything = fallback
+            || !found.is_empty()
+            || report.torn_pages_found > 0
+            || (!logged && (!apply_empty || scanned.iter().any(|s| s.written)));
         self.seal(found_anything, report, (start_ns, t), stats_before)
     }
 

@@ -21,6 +21,9 @@ pub(super) struct Scanned {
     /// Page 0 is an intact page older than the checkpoint: the block was not
     /// erased since (it still holds what the checkpoint describes).
     pub first_page_old: bool,
+    /// The largest sequence number of a page programmed since the
+    /// checkpoint that recovery read (0: none).
+    pub newest_seq: u64,
 }
 
 /// A page found by the roll-forward scan.
@@ -32,7 +35,8 @@ pub(crate) struct Found {
 }
 
 impl<H: Hooks> Ftl<H> {
-    /// Rolls forward over blocks free or open at the checkpoint, in parallel
+    /// Rolls forward over blocks free or open at the checkpoint (probes them,
+    /// for a protocol that logs its mappings: `block_probe.rs`), in parallel
     /// (a ring's blocks hold no data, even one swapped in since): every block
     /// is scanned from `*at_ns`, which ends at the last scan's completion.
     /// Restores every block's erase count as the checkpoint recorded it on
@@ -68,7 +72,11 @@ impl<H: Hooks> Ftl<H> {
                 RecordState::Used if fallback => (0, true),
                 _ => continue,
             };
-            let (found_here, done) = self.scan_block((b, start, was_free), ck.seq, &mut found, report, scan_start)?;
+            let (found_here, done) = if H::CAPABILITIES.logs_mappings {
+                self.probe_block((b, start, was_free), ck.seq, report, scan_start)?
+            } else {
+                self.scan_block((b, start, was_free), ck.seq, &mut found, report, scan_start)?
+            };
             *at_ns = (*at_ns).max(done);
             scanned.push(found_here);
         }
@@ -178,6 +186,8 @@ impl<H: Hooks> Ftl<H> {
             write_ptr,
             written,
             first_page_old,
+            // The pages found carry it.
+            newest_seq: 0,
         };
         Ok((scanned, t))
     }

@@ -149,6 +149,7 @@ impl Hooks for AwHooks {
         extra_live: true,
         skips_victims: false,
         scans_pages: true,
+        logs_mappings: false,
     };
 
     fn name(&self) -> &'static str {

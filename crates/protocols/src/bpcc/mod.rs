@@ -365,6 +365,7 @@ impl Hooks for BpccHooks {
         extra_live: true,
         skips_victims: false,
         scans_pages: true,
+        logs_mappings: false,
     };
 
     fn name(&self) -> &'static str {

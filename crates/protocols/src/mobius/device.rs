@@ -5,7 +5,7 @@ use super::format::{Inode, InodeKind, TxPage};
 use super::{MobiusHooks, ENTRY};
 use std::collections::BTreeMap;
 use txftl_ftl::extensions::{StaticTx, SwriteAck};
-use txftl_ftl::{Device, DeviceError, DeviceStats, Ftl, Lpn, Ppn, ProtocolCounters, Result, Tid};
+use txftl_ftl::{Device, DeviceError, DeviceStats, Ftl, Lpn, Mapping, Ppn, ProtocolCounters, Result, Tid};
 
 /// A failed program voids its transaction, which is written again under a
 /// new id; this many times at most before the failure is the caller's.
@@ -20,6 +20,9 @@ pub struct Mobius {
     /// When the last static transaction's pages are all on flash (an
     /// A-SWRITE returns before; SREAD waits for it).
     in_flight_done_ns: u64,
+    /// Logical pages written outside transactions since their last inode
+    /// (logged at the next flush, or when an inode's items fill).
+    unlogged: std::collections::BTreeSet<Lpn>,
 }
 
 impl Mobius {
@@ -28,6 +31,7 @@ impl Mobius {
             ftl,
             open: BTreeMap::new(),
             in_flight_done_ns: 0,
+            unlogged: std::collections::BTreeSet::new(),
         }
     }
 
@@ -82,23 +86,41 @@ impl Mobius {
         h.pending_flags.drain(..n).collect()
     }
 
-    /// A flags-only inode, if some commit is not flagged yet.
-    fn write_pending_flags(&mut self) -> Result<()> {
-        if self.ftl.hooks().pending_flags.is_empty() {
-            return Ok(());
+    /// Logs what is not logged yet: the writes outside transactions since
+    /// their last inode (their current places, GC's moves included), with
+    /// the pending commit flags; or a flags-only inode if only flags wait.
+    fn log_pending(&mut self) -> Result<()> {
+        let max = self.items_max() as usize;
+        if !self.unlogged.is_empty() {
+            // The inode must not be on flash before the pages it names: they
+            // may still be in flight on other dies.
+            self.ftl.wait_idle();
         }
-        let flags = self.take_flags();
-        let inode = Inode {
-            kind: InodeKind::FlagsOnly,
-            tx: 0,
-            host_tid: 0,
-            s_max: self.ftl.hooks().set.s_max,
-            flags,
-            items: Vec::new(),
-        };
-        self.append_inode(&inode)?;
-        self.ftl.hooks_mut().counts.flag_only_inodes += 1;
-        Ok(())
+        loop {
+            let lpns: Vec<Lpn> = self.unlogged.iter().copied().take(max).collect();
+            if lpns.is_empty() && self.ftl.hooks().pending_flags.is_empty() {
+                return Ok(());
+            }
+            let items: Vec<(Lpn, Ppn)> = lpns.iter().filter_map(|&l| self.ftl.mapping(l).map(|p| (l, p))).collect();
+            let kind = if lpns.is_empty() { InodeKind::FlagsOnly } else { InodeKind::Normal };
+            let inode = Inode {
+                kind,
+                tx: 0,
+                host_tid: 0,
+                s_max: self.ftl.hooks().set.s_max,
+                flags: self.take_flags(),
+                items,
+            };
+            self.append_inode(&inode)?;
+            for l in &lpns {
+                self.unlogged.remove(l);
+            }
+            let c = &mut self.ftl.hooks_mut().counts;
+            match kind {
+                InodeKind::FlagsOnly => c.flag_only_inodes += 1,
+                _ => c.normal_inodes += 1,
+            }
+        }
     }
 
     /// One static transaction: reserve its pages, write its inode, then its
@@ -134,6 +156,8 @@ impl Mobius {
         };
         for (&(lpn, _), &ppn) in pages.iter().zip(&ppns) {
             self.ftl.map_page(lpn, ppn)?;
+            // The transaction is newer than an unlogged write of the page.
+            self.unlogged.remove(&lpn);
         }
         let all_done = self.ftl.hooks().last_done_ns;
         self.in_flight_done_ns = self.in_flight_done_ns.max(all_done);
@@ -212,19 +236,32 @@ impl StaticTx for Mobius {
 
 impl Device for Mobius {
     device_basics_over_ftl!();
+    /// As on `dftl`; its mapping is logged at the next flush, or once an
+    /// inode's worth of them wait.
     fn write(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64> {
-        self.ftl.write_page(lpn, data)
+        let start = self.ftl.now();
+        self.ftl.write_page(lpn, data)?;
+        self.unlogged.insert(lpn);
+        if self.unlogged.len() as u32 >= self.items_max() {
+            self.log_pending()?;
+        }
+        Ok(self.ftl.now() - start)
     }
-    /// A flags-only inode first if a commit is not flagged yet (recovery
-    /// then reads no page of it), then the FTL's flush.
+    /// The writes outside transactions and the commit flags not logged yet
+    /// go into an inode (recovery then verifies no page of a flagged
+    /// transaction), then the FTL's flush.
     fn flush(&mut self) -> Result<u64> {
         let start = self.ftl.now();
-        self.write_pending_flags()?;
+        self.log_pending()?;
         self.ftl.flush_all()?;
         Ok(self.ftl.now() - start)
     }
+    /// Made durable by the checkpoint at the next flush (the framework's);
+    /// an unlogged write of the page is superseded.
     fn trim(&mut self, lpn: Lpn) -> Result<u64> {
-        self.ftl.trim_page(lpn)
+        let t = self.ftl.trim_page(lpn)?;
+        self.unlogged.remove(&lpn);
+        Ok(t)
     }
     fn begin(&mut self, tid: Tid) -> Result<u64> {
         if tid == 0 {
@@ -284,20 +321,25 @@ impl Device for Mobius {
         let mut p = ProtocolCounters::new(ENTRY.counters);
         p.add("mobius_inodes", c.inodes);
         p.add("mobius_flag_only_inodes", c.flag_only_inodes);
+        p.add("mobius_normal_inodes", c.normal_inodes);
         p.add("mobius_flags", c.flags);
         p.add("mobius_merges", c.merges);
         p.add("mobius_ring_merges", c.ring_merges);
         p.add("mobius_rewrites", c.retries);
         p.add("mobius_verified_pages", c.verified_pages);
         p.add("mobius_aborted_found", c.aborted_found);
+        let cache = self.ftl.mapping_table().cache_counts();
+        p.add("cmt_misses", cache.misses);
+        p.add("cmt_resident_evictions", cache.resident);
         s.protocol = p;
         s
     }
     fn reset_stats(&mut self) {
         self.ftl.reset_device_stats();
-        let h = self.ftl.hooks_mut();
-        h.counts = super::Counts::default();
+        self.ftl.hooks_mut().counts = super::Counts::default();
+        self.ftl.mapping_table_mut().reset_cache_counts();
     }
 }
 
-any_device_over_ftl!(Mobius, ENTRY, |d: &mut Mobius| d.write_pending_flags());
+// A clean close checkpoints: nothing needs logging first.
+any_device_over_ftl!(Mobius, ENTRY);

@@ -120,6 +120,10 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
             help: "inodes written to carry commit flags when no transaction followed (at a flush)",
         },
         CounterSpec {
+            key: "mobius_normal_inodes",
+            help: "inodes logging writes outside transactions (at a flush, or when an inode's items fill)",
+        },
+        CounterSpec {
             key: "mobius_flags",
             help: "commit flags written in inodes",
         },
@@ -142,6 +146,14 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
         CounterSpec {
             key: "mobius_aborted_found",
             help: "recovery: transactions of the active ALA found aborted",
+        },
+        CounterSpec {
+            key: "cmt_misses",
+            help: "host lookups whose translation page was not cached (read from flash if ever written)",
+        },
+        CounterSpec {
+            key: "cmt_resident_evictions",
+            help: "changed translation pages that left the cache unwritten, their changed entries resident",
         },
     ],
     sql: TRANSACTIONAL,

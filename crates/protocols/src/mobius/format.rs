@@ -11,7 +11,8 @@
 //! record: kind Protocol, ring index 0, sequence number, CRC of the data)
 //!   0  [u8; 4]  magic "MBAI"
 //!   4  u8       version 1
-//!   5  u8       kind: 1 static transaction, 4 flags only
+//!   5  u8       kind: 1 static transaction, 3 writes outside transactions
+//!               (logged at a flush, or when an inode's items fill), 4 flags only
 //!   6  u16      n: mapping items (at most items-max)
 //!   8  u32      transaction id (internal, never reused; 0 for flags only)
 //!  12  u32      host transaction id (informational)
@@ -56,6 +57,9 @@ const CRC_AT: usize = 92;
 pub enum InodeKind {
     /// A static transaction: its items, written before its data.
     Static = 1,
+    /// Writes outside transactions since the last such inode: their
+    /// mappings, durable from then on (written at a flush, or when full).
+    Normal = 3,
     /// Commit flags only (no transaction followed to carry them).
     FlagsOnly = 4,
 }
@@ -123,6 +127,7 @@ impl Inode {
         }
         let kind = match page[5] {
             1 => InodeKind::Static,
+            3 => InodeKind::Normal,
             4 => InodeKind::FlagsOnly,
             k => return Err(bad(&format!("unknown kind {k}"))),
         };

@@ -16,27 +16,36 @@
 //!   never see a transaction in part) and S-SWRITE returns; A-SWRITE returns
 //!   once the inode is on flash. The transaction's commit flag is written in
 //!   the next inode (a flags-only inode at a flush if none follows).
+//! - The mapping table is DFTL's cached one (`dftl`) with the Resident
+//!   Area (§III-F): a changed translation page leaves the cache unwritten,
+//!   its changed entries kept in DRAM (`Eviction::Resident`).
 //! - Merge (§III-F): when the inodes since the last checkpoint (the active
 //!   ALA) reach `active-ala` pages, a checkpoint writes the changed
-//!   translation pages (DFTL's cached table, `dftl`) and the active ALA
-//!   starts empty. The ALA ring keeps every inode since the checkpoint
-//!   before the last one (the fallback's); a checkpoint comes first when the
-//!   ring would erase one (`mobius_ring_merges`).
-//! - Recovery (`recovery.rs`): the checkpoint, then the active ALA read
-//!   newest first. A transaction another inode flags is committed; one not
-//!   flagged among the newest `s-max` inodes is read and verified (every
+//!   translation pages and the active ALA starts empty. The ALA ring keeps
+//!   every inode since the checkpoint before the last one (the fallback's);
+//!   a checkpoint comes first when the ring would erase one
+//!   (`mobius_ring_merges`).
+//! - Writes outside transactions (`write`) are programmed as on `dftl`;
+//!   their mappings are logged in an inode of their own at the next flush
+//!   (or when an inode's items fill), with any pending flags: durable from
+//!   then on, as the block contract asks.
+//! - Recovery (`recovery.rs`) reads the ALA, not the data: the framework
+//!   probes each block written since the checkpoint for its state only
+//!   (`Capabilities::logs_mappings`), and the ALA since the checkpoint is
+//!   read newest first. A transaction another inode flags is committed; one
+//!   not flagged among the newest `s-max` inodes is read and verified (every
 //!   page it lists is intact and carries its id); an older one not flagged
 //!   is aborted (its flag would have been written within S_max). Committed
-//!   transactions' items go into the L2P in ALA order. Pages written outside
-//!   a transaction are rolled forward from their spare areas, as on `dftl`.
+//!   transactions' and logged writes' items go into the L2P in ALA order. A
+//!   GC move since the checkpoint needs no log: its source block is not
+//!   erased before the next checkpoint. Nothing is merged at boot: the ALA
+//!   keeps the items until the next merge.
 //!
-//! Not yet built (issue 22's plan): dynamic transactions, the head list and
-//! normal writes logged by inodes (normal writes are `dftl`'s); the resident
-//! area of the cached table (changed entries of the active ALA are written
-//! back on eviction as on `dftl`); recovery reading the ALA instead of
-//! rolling forward the blocks written since the checkpoint; concurrent
-//! static transactions in flight, SREAD's wait, abort edges and the merging
-//! of small transactions.
+//! Not yet built (issue 22's plan): dynamic transactions and the head list
+//! (writes outside transactions are logged at flushes only: unflushed ones
+//! may be lost, as the block contract allows); concurrent static
+//! transactions in flight, SREAD's wait, abort edges and the merging of
+//! small transactions.
 //!
 //! The canary `mobius-canary` takes an inode no later one flags as committed
 //! without reading its pages: a cut between a transaction's inode and its
@@ -53,7 +62,7 @@ pub use format::{Inode, InodeKind, Root, TxPage};
 
 use std::collections::{BTreeSet, VecDeque};
 use txftl_ftl::{
-    BlockId, Cached, Capabilities, DeviceError, EventHooks, GcHooks, Hooks, LogSource, Oob, PersistHooks, Ppn,
+    BlockId, Cached, Capabilities, DeviceError, EventHooks, Eviction, GcHooks, Hooks, LogSource, Oob, PersistHooks, Ppn,
     RecoveredUpdate, RecoveryHooks, Result, PROTOCOL_BYTES,
 };
 use txftl_nand::Geometry;
@@ -63,6 +72,7 @@ use txftl_nand::Geometry;
 struct Counts {
     inodes: u64,
     flag_only_inodes: u64,
+    normal_inodes: u64,
     flags: u64,
     merges: u64,
     ring_merges: u64,
@@ -140,7 +150,12 @@ impl MobiusHooks {
 
 impl Hooks for MobiusHooks {
     type Mapping = Cached;
-    const CAPABILITIES: Capabilities = Capabilities::NONE;
+    /// Every mapping made since the checkpoint is in the ALA: recovery reads
+    /// it and nothing of the data pages' spare areas but their blocks' state.
+    const CAPABILITIES: Capabilities = Capabilities {
+        logs_mappings: true,
+        ..Capabilities::NONE
+    };
 
     fn name(&self) -> &'static str {
         if self.canary {
@@ -150,8 +165,12 @@ impl Hooks for MobiusHooks {
         }
     }
 
+    /// DFTL's table with the Resident Area: a changed translation page
+    /// leaves the cache unwritten, its changed entries kept in DRAM; the
+    /// active ALA (and, for writes outside transactions, the roll-forward)
+    /// holds those changes until the merge writes the page.
     fn mapping_table(&self, logical_pages: u32, entries_per_page: u32) -> Result<Cached, DeviceError> {
-        Cached::new(logical_pages, entries_per_page, self.set.cmt_pages)
+        Ok(Cached::new(logical_pages, entries_per_page, self.set.cmt_pages)?.with_eviction(Eviction::Resident))
     }
 }
 
@@ -233,11 +252,6 @@ impl RecoveryHooks for MobiusHooks {
         self.counts.verified_pages = decided.verified_pages;
         self.counts.aborted_found = decided.aborted;
         Ok(decided.updates)
-    }
-
-    /// A transaction's page goes into the L2P only through its inode.
-    fn roll_forward(&self, oob: &Oob) -> bool {
-        TxPage::decode(&oob.protocol).is_none()
     }
 }
 

@@ -52,7 +52,8 @@ pub struct Decided {
     pub aborted: u64,
 }
 
-/// Decides each static transaction of `ala`: committed if a later inode
+/// Decides each static transaction of `ala` (inodes of writes outside
+/// transactions are applied as they are): committed if a later inode
 /// flags it; else, among the newest `s_max` inodes, committed if every page
 /// its inode lists is intact and carries its id (`verify`; the canary skips
 /// the reads and takes it as committed); else aborted. Returns the committed
@@ -67,11 +68,13 @@ pub fn decide(ala: &ActiveAla, s_max: u8, verify: bool, logs: &mut dyn LogSource
     };
     for (k, found) in ala.inodes.iter().enumerate() {
         let inode = &found.inode;
-        if inode.kind != InodeKind::Static {
-            continue;
-        }
         let recent = n - k <= s_max as usize;
-        let committed = if flagged.contains(&inode.tx) {
+        let committed = if inode.kind == InodeKind::FlagsOnly {
+            continue;
+        } else if inode.kind == InodeKind::Normal {
+            // Writes outside transactions, made durable by this inode.
+            true
+        } else if flagged.contains(&inode.tx) {
             true
         } else if !recent {
             false

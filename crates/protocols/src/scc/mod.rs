@@ -198,6 +198,7 @@ impl Hooks for SccHooks {
         extra_live: true,
         skips_victims: false,
         scans_pages: true,
+        logs_mappings: false,
     };
 
     fn name(&self) -> &'static str {

@@ -209,6 +209,7 @@ impl Hooks for XHooks {
         extra_live: true,
         skips_victims: true,
         scans_pages: false,
+        logs_mappings: false,
     };
 
     fn name(&self) -> &'static str {
