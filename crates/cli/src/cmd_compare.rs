@@ -307,7 +307,9 @@ fn table1_rows(runs: &[ModeRun]) -> Vec<(String, Vec<String>)> {
         f("device: flash reads", &|r| thousands(r.device.flash_reads)),
         f("device: GC runs", &|r| thousands(r.device.gc_runs)),
         f("device: erases", &|r| thousands(r.device.flash_erases)),
-        f("device: X-L2P table pages", &|r| thousands(r.device.protocol_meta_writes)),
+        f("device: protocol log pages (X-FTL: X-L2P table pages)", &|r| {
+            thousands(r.device.protocol_meta_writes)
+        }),
         f("device: mapping checkpoints (map + superblock pages)", &|r| {
             format!(
                 "{} ({})",
@@ -405,7 +407,7 @@ fn print_tables(r: &CompareReport) {
             ("file system mount", Box::new(|v| sim_time(mean_over(v, |x| x.fs_mount_ns)))),
             ("FTL recovery", Box::new(|v| sim_time(mean_over(v, |x| x.ftl_recovery.time_ns)))),
             (
-                "  of which X-L2P table load",
+                "  of which the protocol log read (X-FTL: X-L2P table)",
                 Box::new(|v| sim_time(mean_over(v, |x| x.ftl_recovery.protocol_read_ns))),
             ),
             (

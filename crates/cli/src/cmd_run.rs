@@ -314,7 +314,7 @@ pub fn add_counters(t: &mut Figures, s: &DeviceStats) {
     t.row("  of which checkpoint records", thousands(s.map_record_writes));
     t.row("  of which table pages moved ahead of the ring", thousands(s.map_moves));
     t.row("superblock writes", thousands(s.superblock_writes));
-    t.row("protocol metadata writes (X-L2P table pages)", thousands(s.protocol_meta_writes));
+    t.row("protocol metadata writes (its log pages)", thousands(s.protocol_meta_writes));
     t.row("bad blocks", thousands(s.bad_blocks));
     let faults = [
         s.corrected_bits,
@@ -467,7 +467,7 @@ pub fn add_recovery(t: &mut Figures, r: &RecoveryReport) {
     t.section("recovery (simulated, device clock)");
     t.row("time", sim_time(r.time_ns));
     t.row("  superblock search + checkpoint load", sim_time(r.load_ns));
-    t.row("  protocol records (X-L2P table) load", sim_time(r.protocol_read_ns));
+    t.row("  protocol log read (and the pages it checks)", sim_time(r.protocol_read_ns));
     t.row("  roll-forward scan", sim_time(r.scan_ns));
     t.row("  sealing checkpoint write", sim_time(r.seal_ns));
     t.row("superblock page reads", thousands(r.superblock_reads));

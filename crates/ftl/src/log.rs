@@ -42,6 +42,14 @@ pub trait LogSource {
     /// table pages), if it is intact: its OOB record decodes and its CRC
     /// matches the data. Timed on the device clock like the ring reads.
     fn read_page(&mut self, ppn: Ppn) -> Result<Option<LogPage>>;
+
+    /// [`LogSource::read_page`] of every page of `ppns`, issued together:
+    /// the dies and channels overlap them (Möbius verifies a transaction's
+    /// pages, spread over the dies, at once). The default reads them one
+    /// after another.
+    fn read_pages(&mut self, ppns: &[Ppn]) -> Result<Vec<Option<LogPage>>> {
+        ppns.iter().map(|&p| self.read_page(p)).collect()
+    }
 }
 
 impl<H: Hooks> Ftl<H> {
@@ -257,16 +265,36 @@ impl LogSource for LogReader<'_> {
     }
 
     fn read_page(&mut self, ppn: Ppn) -> Result<Option<LogPage>> {
+        let (page, done) = self.read_at(ppn, self.t)?;
+        self.t = self.t.max(done);
+        Ok(page)
+    }
+
+    fn read_pages(&mut self, ppns: &[Ppn]) -> Result<Vec<Option<LogPage>>> {
+        let issue = self.t;
+        let mut out = Vec::with_capacity(ppns.len());
+        for &ppn in ppns {
+            let (page, done) = self.read_at(ppn, issue)?;
+            self.t = self.t.max(done);
+            out.push(page);
+        }
+        Ok(out)
+    }
+}
+
+impl LogReader<'_> {
+    /// Reads `ppn` issued at `at_ns`: the page if intact, and when the read
+    /// finished (`at_ns` for a page out of range, which is not read).
+    fn read_at(&mut self, ppn: Ppn, at_ns: u64) -> Result<(Option<LogPage>, u64)> {
         let geo = self.geo;
         if ppn >= geo.page_count() {
-            return Ok(None);
+            return Ok((None, at_ns));
         }
         let mut buf = vec![0u8; geo.page_size as usize];
         let mut oob = vec![0u8; geo.oob_size as usize];
-        let done = crate::ecc::read_lenient(self.nand, ppn, self.t, Some(&mut buf), &mut oob)?;
-        self.t = self.t.max(done);
+        let done = crate::ecc::read_lenient(self.nand, ppn, at_ns, Some(&mut buf), &mut oob)?;
         self.pages_read += 1;
-        Ok(match Oob::decode(&oob) {
+        let page = match Oob::decode(&oob) {
             OobState::Valid(o) if o.data_matches(&buf) => Some(LogPage {
                 seq: o.seq,
                 ppn,
@@ -274,6 +302,7 @@ impl LogSource for LogReader<'_> {
                 tag: o.protocol,
             }),
             _ => None,
-        })
+        };
+        Ok((page, done))
     }
 }

@@ -6,7 +6,7 @@ use super::{Mobius, MobiusHooks, Settings};
 use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, ALL_LEVELS, TRANSACTIONAL};
 use crate::{OptionSpec, ProtocolOptions};
 use txftl_ftl::extensions::Extension;
-use txftl_ftl::{CounterSpec, DeviceError, Ftl};
+use txftl_ftl::{CounterSpec, DeviceError, Ftl, FtlConfig};
 use txftl_nand::Geometry;
 
 const CMT_PAGES: OptionSpec = OptionSpec {
@@ -42,6 +42,16 @@ const ALA_BLOCKS: OptionSpec = OptionSpec {
            and two blocks, at most a sixteenth of the blocks, at least 4]",
     min: 4,
     max: 1 << 20,
+};
+
+const ALLOC_WINDOW: OptionSpec = OptionSpec {
+    key: "alloc-window",
+    value_name: "N",
+    help: "free blocks pre-allocated at each checkpoint, the only ones written until the next, so that recovery \
+           probes no other free block (Möbius's recovery reads the ALA, not the device); 0: none, recovery probes \
+           page 0 of every block free at the checkpoint [default: 8 per parallel unit]",
+    min: 0,
+    max: 1_000_000,
 };
 
 /// The paper's Size_Active (§IV-C: 12 MB, 3,072 inodes of 4 KiB).
@@ -93,6 +103,13 @@ impl Build for MobiusBuild {
         Ok(MobiusHooks::new(geo, set, asked, canary))
     }
 
+    /// The allocation window (`FtlConfig::alloc_window_blocks`): recovery
+    /// probes the blocks the window names, not every free block.
+    fn configure(mut cfg: FtlConfig, geo: &Geometry, opts: &ProtocolOptions, _canary: bool) -> Result<FtlConfig, DeviceError> {
+        cfg.alloc_window_blocks = opts.u32(&ALLOC_WINDOW)?.unwrap_or(8 * geo.unit_count());
+        Ok(cfg)
+    }
+
     fn wrap(ftl: Ftl<MobiusHooks>) -> Mobius {
         Mobius::new(ftl)
     }
@@ -109,7 +126,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     // A transaction's pages are buffered until its commit, one static
     // transaction: others never see them, and commits are atomic.
     isolation: ALL_LEVELS,
-    options: &[CMT_PAGES, S_MAX, ACTIVE_ALA, ALA_BLOCKS],
+    options: &[CMT_PAGES, S_MAX, ACTIVE_ALA, ALA_BLOCKS, ALLOC_WINDOW],
     counters: &[
         CounterSpec {
             key: "mobius_inodes",

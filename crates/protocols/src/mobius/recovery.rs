@@ -97,16 +97,12 @@ pub fn decide(ala: &ActiveAla, s_max: u8, verify: bool, logs: &mut dyn LogSource
 }
 
 /// Every page `inode` lists is intact and carries its transaction id and
-/// logical page. Stops at the first that does not.
+/// logical page. The pages are read together (they lie on every die).
 fn verified(inode: &Inode, logs: &mut dyn LogSource, reads: &mut u64) -> Result<bool> {
-    for &(lpn, ppn) in &inode.items {
-        *reads += 1;
-        let ok = logs
-            .read_page(ppn)?
-            .is_some_and(|p| TxPage::decode(&p.tag) == Some(TxPage { tx: inode.tx, lpn }));
-        if !ok {
-            return Ok(false);
-        }
-    }
-    Ok(true)
+    let ppns: Vec<_> = inode.items.iter().map(|&(_, ppn)| ppn).collect();
+    *reads += ppns.len() as u64;
+    let pages = logs.read_pages(&ppns)?;
+    Ok(inode.items.iter().zip(pages).all(|(&(lpn, _), page)| {
+        page.is_some_and(|p| TxPage::decode(&p.tag) == Some(TxPage { tx: inode.tx, lpn }))
+    }))
 }
