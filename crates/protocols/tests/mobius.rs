@@ -158,3 +158,68 @@ fn a_cut_inside_a_transaction_aborts_it_and_the_canary_does_not() {
         .any(|(got, _, invariants)| (got != vec![1; 6] && got != vec![2; 6]) || invariants.is_err());
     assert!(caught, "the canary showed no transaction in part");
 }
+
+/// A-SWRITE returns once the inode is on flash, S-SWRITE once every page
+/// is; both transactions survive a flush and a power cut.
+#[test]
+fn a_swrite_returns_at_its_inode_and_s_swrite_at_its_last_page() {
+    let latency = |ack: SwriteAck| {
+        let mut d = device(&ProtocolOptions::new());
+        let data: Vec<Vec<u8>> = (0..8).map(|i| page(&*d, i as u8)).collect();
+        let pages: Vec<(u32, &[u8])> = (0..8).map(|i| (i as u32, data[i].as_slice())).collect();
+        let calls = require(d.static_tx_calls(), "mobius", Extension::StaticTx).unwrap();
+        let t = calls.swrite(1, &pages, ack).unwrap();
+        (t, d)
+    };
+    let (sync, _) = latency(SwriteAck::AllPages);
+    let (early, mut d) = latency(SwriteAck::Record);
+    assert!(early < sync, "A-SWRITE {early} ns, S-SWRITE {sync} ns");
+    d.write(100, &page(&*d, 7)).unwrap();
+    d.flush().unwrap();
+    let mut nand = d.into_nand();
+    nand.power_on();
+    let mut d = mount("mobius", nand, FtlConfig::default(), &ProtocolOptions::new()).unwrap();
+    for lpn in 0..8 {
+        assert_eq!(reads(&mut *d, lpn), lpn as u8);
+    }
+    assert_eq!(reads(&mut *d, 100), 7);
+}
+
+/// The inode carrying an A-SWRITE's commit flag (here a flags-only one, at
+/// the flush that follows) starts programming only once every page of that
+/// transaction is done: otherwise a power cut between the two would find
+/// the flag and take a transaction with torn pages as committed. Eight dies
+/// on four channels, transactions of 1 to 8 pages: some leave the ALA's die
+/// idle while their pages are still being programmed.
+#[test]
+fn an_a_swrite_is_flagged_only_once_its_pages_are_done() {
+    for n in 1..=8usize {
+        let mut p = preset("tiny").unwrap();
+        p.geometry.channels = 4;
+        p.geometry.dies_per_channel = 2;
+        let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+        let mut d = format("mobius", nand, FtlConfig::default(), &ProtocolOptions::new()).unwrap();
+        d.nand_mut().set_op_trace(true);
+        let data: Vec<Vec<u8>> = (0..n).map(|i| page(&*d, i as u8)).collect();
+        let pages: Vec<(u32, &[u8])> = (0..n).map(|i| (i as u32, data[i].as_slice())).collect();
+        let before = d.nand().op_trace().len();
+        let calls = require(d.static_tx_calls(), "mobius", Extension::StaticTx).unwrap();
+        calls.swrite(1, &pages, SwriteAck::Record).unwrap();
+        let after = d.nand().op_trace().len();
+        d.flush().unwrap();
+        let trace = d.nand().op_trace();
+        let programs = |ops: &[txftl_nand::OpTrace]| -> Vec<txftl_nand::OpTrace> {
+            ops.iter().filter(|o| o.kind == txftl_nand::FlashOp::Program).copied().collect()
+        };
+        let tx = programs(&trace[before..after]);
+        assert_eq!(tx.len(), n + 1, "the inode and {n} pages");
+        let pages_done = tx[1..].iter().map(|o| o.done_ns).max().unwrap();
+        let flag_inode = programs(&trace[after..])[0];
+        assert!(
+            flag_inode.start_ns >= pages_done,
+            "{n} pages: the flag's inode starts at {} ns, the pages are done at {pages_done} ns",
+            flag_inode.start_ns
+        );
+        assert_eq!(d.stats().protocol.get("mobius_flag_only_inodes"), 1);
+    }
+}

@@ -39,6 +39,16 @@ impl Mobius {
         &self.ftl
     }
 
+    /// Before a write of any kind: waits until the last static transaction's
+    /// pages are all on flash. An A-SWRITE returns once its inode is; its
+    /// data finishes before the device writes anything else, so no later
+    /// inode flags it early and no checkpoint persists its mappings before
+    /// its pages are done (a power cut before then may still abort it: the
+    /// paper's "false positive", §IV-E).
+    fn settle(&mut self) {
+        self.ftl.wait_until(self.in_flight_done_ns);
+    }
+
     fn items_max(&self) -> u32 {
         self.ftl.hooks().set.items_max as u32
     }
@@ -135,6 +145,7 @@ impl Mobius {
             self.ftl.check_data_len(data.len())?;
         }
         let start = self.ftl.now();
+        self.settle();
         if self.ftl.hooks().active_inodes >= self.ftl.hooks().set.active_max {
             self.ftl.checkpoint()?;
             self.ftl.hooks_mut().counts.merges += 1;
@@ -240,6 +251,7 @@ impl Device for Mobius {
     /// inode's worth of them wait.
     fn write(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64> {
         let start = self.ftl.now();
+        self.settle();
         self.ftl.write_page(lpn, data)?;
         self.unlogged.insert(lpn);
         if self.unlogged.len() as u32 >= self.items_max() {
@@ -252,6 +264,7 @@ impl Device for Mobius {
     /// transaction), then the FTL's flush.
     fn flush(&mut self) -> Result<u64> {
         let start = self.ftl.now();
+        self.settle();
         self.log_pending()?;
         self.ftl.flush_all()?;
         Ok(self.ftl.now() - start)
@@ -259,9 +272,11 @@ impl Device for Mobius {
     /// Made durable by the checkpoint at the next flush (the framework's);
     /// an unlogged write of the page is superseded.
     fn trim(&mut self, lpn: Lpn) -> Result<u64> {
-        let t = self.ftl.trim_page(lpn)?;
+        let start = self.ftl.now();
+        self.settle();
+        self.ftl.trim_page(lpn)?;
         self.unlogged.remove(&lpn);
-        Ok(t)
+        Ok(self.ftl.now() - start)
     }
     fn begin(&mut self, tid: Tid) -> Result<u64> {
         if tid == 0 {
