@@ -73,7 +73,10 @@ fn jasmine() -> Preset {
     }
 }
 
+/// `jasmine`'s board and assumed values with Möbius's 4 KiB + 224 B flash:
+/// the same 1 GiB in twice the blocks.
 fn mobius() -> Preset {
+    let board = jasmine();
     Preset {
         name: Cow::Borrowed("mobius"),
         models: Cow::Borrowed(
@@ -88,24 +91,12 @@ fn mobius() -> Preset {
                  board's 8 KiB + 448 B flash (Samsung K9LCG08U1M): that is the `jasmine` preset",
         ),
         geometry: Geometry {
-            channels: 4,
-            dies_per_channel: 2,
-            planes_per_die: 1,
-            blocks_per_plane: 256,
-            pages_per_block: 128,
+            blocks_per_plane: 2 * board.geometry.blocks_per_plane,
             page_size: 4096,
             oob_size: 224,
-            cell: CellType::Mlc,
-            nop: 1,
+            ..board.geometry
         },
-        timing: Timing {
-            read_ns: 60_000,
-            program_ns: 800_000,
-            partial_program_ns: 800_000,
-            erase_ns: 1_500_000,
-            transfer_ns_per_kib: 12_500,
-        },
-        endurance: 3_000,
+        ..board
     }
 }
 
