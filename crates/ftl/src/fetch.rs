@@ -57,13 +57,16 @@ impl<H: Hooks> Ftl<H> {
                 self.load_table_page(v, false)?;
                 self.tables.clear_map_dirty(v);
                 Evicted::Clean
-            } else if self.l2p.eviction() == Eviction::Resident {
-                Evicted::Resident
-            } else if self.writes_back() && self.write_back_table_page(v)? {
-                Evicted::WrittenBack
             } else {
-                self.checkpoint()?;
-                Evicted::Checkpointed
+                match self.l2p.eviction() {
+                    Eviction::Resident => Evicted::Resident,
+                    Eviction::WriteBack if self.write_back_table_page(v)? => Evicted::WrittenBack,
+                    // By choice, or the ring's room for write-backs is used up.
+                    Eviction::WriteBack | Eviction::Checkpoint => {
+                        self.checkpoint()?;
+                        Evicted::Checkpointed
+                    }
+                }
             };
             self.l2p.evicted(v, how);
         }

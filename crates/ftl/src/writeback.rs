@@ -76,9 +76,4 @@ impl<H: Hooks> Ftl<H> {
         self.tables.clear_map_dirty(t);
         Ok(true)
     }
-
-    /// Whether changed table pages leave a cached table by write-back.
-    pub(crate) fn writes_back(&self) -> bool {
-        <H::Mapping as Mapping>::CACHED && self.l2p.eviction() == crate::mapping::Eviction::WriteBack
-    }
 }
