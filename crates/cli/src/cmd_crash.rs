@@ -178,6 +178,9 @@ fn replay_base(args: &CrashArgs, chosen: &DeviceChoice, workload: &WorkloadSpec,
         if t.cross_pct > 0 {
             s += &format!(" --cross-tx-pct {}", t.cross_pct);
         }
+        if t.exclusive {
+            s += " --tx-exclusive";
+        }
     }
     if args.no_recovery_cuts {
         s += " --no-recovery-cuts";

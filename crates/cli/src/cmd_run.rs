@@ -397,8 +397,12 @@ fn print_report(what: &str, r: &RunReport) {
             format!("{} ops", thousands(w.ops))
         };
         format!(
-            "{count} of {} page writes, {}% aborts, {} open at once, {}% non-tx writes",
-            t.pages_per_tx, t.abort_pct, t.concurrency, t.nontx_pct
+            "{count} of {} page writes, {}% aborts, {} open at once, {}% non-tx writes{}",
+            t.pages_per_tx,
+            t.abort_pct,
+            t.concurrency,
+            t.nontx_pct,
+            if t.exclusive { " (between transactions)" } else { "" }
         )
     } else {
         format!("{} ops", thousands(w.ops))

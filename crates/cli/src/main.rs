@@ -242,6 +242,11 @@ pub struct TxArgs {
     /// transaction wrote (needs --concurrency above 1) [default: 0].
     #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub cross_tx_pct: Option<u32>,
+    /// Writes outside transactions and trims only while no transaction is
+    /// open (Möbius's dynamic transactions, `--protocol-opt dynamic-pct=N`,
+    /// take no other write while open).
+    #[arg(long)]
+    pub tx_exclusive: bool,
 }
 
 /// A command's defaults for the transactional mix: `run` measures one
@@ -288,6 +293,7 @@ impl TxArgs {
             ("--trim-pct", self.trim_pct.is_some()),
             ("--txs", self.txs.is_some()),
             ("--cross-tx-pct", self.cross_tx_pct.is_some()),
+            ("--tx-exclusive", self.tx_exclusive),
         ]
         .into_iter()
         .filter_map(|(name, set)| set.then_some(name))
@@ -328,6 +334,7 @@ impl TxArgs {
             trim_pct,
             transactions: self.txs.unwrap_or(0),
             cross_pct: self.cross_tx_pct.unwrap_or(0),
+            exclusive: self.tx_exclusive,
         })
     }
 }

@@ -49,7 +49,8 @@ impl<H: Hooks> Ftl<H> {
             return self.scan_for_victim();
         }
         let ppb = self.geo.pages_per_block;
-        let v = if !H::CAPABILITIES.extra_live && !H::CAPABILITIES.skips_victims {
+        let extra = H::CAPABILITIES.extra_live && self.hooks.keeps_extra_pages();
+        let v = if !extra && !H::CAPABILITIES.skips_victims {
             self.blocks.greedy_victim(ppb)
         } else {
             // Protocol pages and skipped blocks: the index still orders the
@@ -59,7 +60,7 @@ impl<H: Hooks> Ftl<H> {
                 if H::CAPABILITIES.skips_victims && hooks.skip_victim(b) {
                     return None;
                 }
-                let extra = if H::CAPABILITIES.extra_live {
+                let extra = if extra {
                     let first = geo.ppn(b, 0);
                     hooks.extra_live_count(first, first + written)
                 } else {

@@ -108,6 +108,14 @@ pub trait GcHooks {
         false
     }
 
+    /// Whether [`GcHooks::extra_live`] may say yes now (a protocol whose
+    /// extra live pages come and go, such as Möbius's open dynamic
+    /// transaction): while it says no, greedy GC picks its victims from the
+    /// block table's index alone, as for a protocol without them.
+    fn keeps_extra_pages(&self) -> bool {
+        true
+    }
+
     /// How many pages in `first..end` (one block's programmed pages) `extra_live`
     /// keeps. The default asks page by page; a protocol with an index answers faster.
     fn extra_live_count(&self, first: Ppn, end: Ppn) -> u32 {

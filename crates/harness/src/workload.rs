@@ -55,6 +55,9 @@ pub struct TxShape {
     /// transaction has written (several uncommitted versions of one page at
     /// once; needs `concurrency` above 1).
     pub cross_pct: u32,
+    /// Writes outside transactions and trims only while no transaction is
+    /// open (Möbius's dynamic transaction takes no other write while open).
+    pub exclusive: bool,
 }
 
 impl Default for TxShape {
@@ -67,6 +70,7 @@ impl Default for TxShape {
             trim_pct: 0,
             transactions: 0,
             cross_pct: 0,
+            exclusive: false,
         }
     }
 }
@@ -227,11 +231,12 @@ impl OpStream {
         let shape = self.spec.tx;
         let ws = self.working_set;
         let roll = self.rng.gen_range(0..100);
-        if roll < shape.nontx_pct {
+        let quiet = !shape.exclusive || self.open.is_empty();
+        if quiet && roll < shape.nontx_pct {
             let lpn = self.rng.gen_range(0..ws);
             return self.after_write(Op::Write(lpn));
         }
-        if roll < shape.nontx_pct + shape.trim_pct {
+        if quiet && roll < shape.nontx_pct + shape.trim_pct {
             return Op::Trim(self.rng.gen_range(0..ws));
         }
         let budget_left = shape.transactions == 0 || self.begun < shape.transactions;
@@ -391,6 +396,7 @@ mod tx_tests {
             trim_pct: 5,
             transactions: 0,
             cross_pct: 0,
+            exclusive: false,
         };
         let spec = WorkloadSpec {
             kind: WorkloadKind::TxWrite,

@@ -67,6 +67,7 @@ fn shape(pages_per_tx: u32, abort_pct: u32, nontx_pct: u32) -> TxShape {
         trim_pct: 5,
         transactions: 0,
         cross_pct: 0,
+        exclusive: false,
     }
 }
 

@@ -69,6 +69,7 @@ fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, trim_pct: u32) -> 
         trim_pct,
         transactions: 0,
         cross_pct: 0,
+        exclusive: false,
     }
 }
 
@@ -108,6 +109,25 @@ fn xftl_transactions() {
 #[test]
 fn mobius_static_transactions() {
     run_clean(&tx_spec("mobius", 120, shape(5, 30, 2, 5), vec![Expect::Commits, Expect::Aborts]));
+}
+
+/// Möbius's dynamic transactions (and static ones) mixed: the inode after
+/// a REAR must not be on flash before a page of its chain in flight on the
+/// other die.
+#[test]
+fn mobius_dynamic_transactions() {
+    let mut s = tx_spec(
+        "mobius",
+        120,
+        TxShape {
+            exclusive: true,
+            ..shape(5, 30, 1, 5)
+        },
+        vec![Expect::Commits, Expect::Protocol("mobius_head_records")],
+    );
+    s.device.opts = ProtocolOptions::new().with("dynamic-pct", 50);
+    s.replay_base = s.replay_base.replacen("--workload", "--protocol-opt dynamic-pct=50 --workload", 1);
+    run_clean(&s);
 }
 
 /// Atomic-Write redoes a group whose flagged (last) page is on flash, which

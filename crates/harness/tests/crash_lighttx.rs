@@ -48,6 +48,7 @@ fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: u32) ->
         trim_pct: 5,
         transactions: 0,
         cross_pct,
+        exclusive: false,
     }
 }
 

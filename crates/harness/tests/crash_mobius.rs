@@ -1,13 +1,18 @@
-//! Exhaustive crash tests of Möbius's static transactions on the tiny
-//! geometry, every flash operation with every torn variant. What makes it
-//! special is the atom inode written before the data, whose transaction
-//! recovery verifies page by page when no later inode flags it: every
-//! commit's cuts between its inode and its last data page test that. The
-//! sets: two transactions open at once (each buffered until its commit, so
-//! inodes are written with another transaction open), with aborts, plain
-//! writes and trims; merges mid-run (a checkpoint every two inodes);
-//! transactions of 20 pages over several blocks; two cuts; and the canary,
-//! which takes an unflagged inode as committed without reading its pages.
+//! Exhaustive crash tests of Möbius on the tiny geometry, every flash
+//! operation with every torn variant. What makes it special is the atom
+//! inode written before a static transaction's data, whose transaction
+//! recovery verifies page by page when no later inode flags it (every
+//! commit's cuts between its inode and its last data page test that), and
+//! the dynamic transaction chained through its pages' spare areas, which
+//! recovery walks from the newest head record when no inode decided it.
+//! The sets: two static transactions open at once (each buffered until its
+//! commit, so inodes are written with another transaction open), with
+//! aborts, plain writes and trims; merges mid-run (a checkpoint every two
+//! inodes); transactions of 20 pages over several blocks; static and
+//! dynamic transactions mixed with plain writes and trims between them;
+//! two cuts, of each kind; and the canary, which takes an unflagged inode as
+//! committed without reading its pages and a chain's intact prefix as
+//! committed without checking that it closes, on each kind.
 
 mod common;
 use txftl_harness::{CrashSpec, DeviceSpec, Expect, TxShape};
@@ -22,7 +27,29 @@ fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32) -> TxShape {
         trim_pct: 5,
         transactions: 0,
         cross_pct: 0,
+        exclusive: false,
     }
+}
+
+/// `shape`'s, with `dynamic_pct`% of the transactions run as the dynamic
+/// one: one open at a time, plain writes and trims only between them.
+fn mixed_spec(protocol: &str, ops: u64, pages_per_tx: u32, abort_pct: u32, dynamic_pct: u32, recovery_cuts: bool) -> CrashSpec {
+    let tx = TxShape {
+        exclusive: true,
+        ..shape(pages_per_tx, abort_pct, 1)
+    };
+    let mut s = spec(protocol, ops, tx, None, recovery_cuts);
+    s.device.opts = ProtocolOptions::new().with("dynamic-pct", dynamic_pct);
+    s.replay_base = s
+        .replay_base
+        .replacen("--workload", &format!("--protocol-opt dynamic-pct={dynamic_pct} --workload"), 1);
+    s.expect
+        .extend([Expect::Protocol("mobius_dynamic_inodes"), Expect::Protocol("mobius_head_records")]);
+    if dynamic_pct == 100 {
+        // No static transaction: no commit flags.
+        s.expect.retain(|e| *e != Expect::Protocol("mobius_flags"));
+    }
+    s
 }
 
 /// `tiny`, with `active-ala` if given.
@@ -86,4 +113,59 @@ fn every_second_cut_after_recovery() {
 #[test]
 fn canary_is_caught() {
     common::assert_caught_at_every_seed(&spec("mobius-canary", 250, shape(5, 10, 2), None, false));
+}
+
+/// Half the transactions dynamic, half static, plain writes and trims
+/// between them, 20% aborted: cuts fall inside chains (head record, each
+/// page, the inode after the REAR) and recovery walks the newest chain.
+#[test]
+fn static_and_dynamic_transactions_mixed_with_plain_writes() {
+    let mut s = mixed_spec("mobius", 300, 5, 20, 50, true);
+    s.expect.extend([Expect::Aborts, Expect::Trims]);
+    let r = common::run_clean(&s);
+    eprintln!("{} crash points, {} recovery cuts", r.crash_points, r.recovery_crash_points);
+}
+
+/// Two cuts with dynamic transactions: a chain the first recovery found
+/// closed, without its inode, stays committed after a second cut (its
+/// inode is written before anything else; a later head record would hide
+/// the chain, and without that write this set fails).
+#[test]
+fn every_second_cut_with_dynamic_transactions() {
+    let mut s = mixed_spec("mobius", 60, 4, 20, 100, false);
+    s.workload.fill_pct = 30;
+    s.expect = vec![Expect::Commits, Expect::Protocol("mobius_head_records")];
+    s.replay_base = s.replay_base.replace("--fill 90", "--fill 30");
+    let r = common::run_every_second_cut(s);
+    eprintln!("{} crash points, {} second cuts", r.crash_points, r.second_crash_points);
+}
+
+#[test]
+fn canary_is_caught_on_dynamic_transactions() {
+    common::assert_caught_at_every_seed(&mixed_spec("mobius-canary", 250, 5, 10, 100, false));
+}
+
+/// S_max of 2, flushes rare, and 200 operations after each first cut, cut
+/// twice more: a transaction the first recovery found committed only by
+/// its verify reads must be flagged by the next inodes, or a second mount
+/// finds it unflagged and older than S_max, and aborts it (this set fails
+/// without the flags recovery queues).
+#[test]
+fn transactions_verified_at_recovery_are_flagged_after_it() {
+    let mut s = spec("mobius", 300, shape(5, 10, 1), None, false);
+    s.device.opts = ProtocolOptions::new().with("s-max", 2);
+    s.workload.flush_every = 1000;
+    s.workload.tx.nontx_pct = 0;
+    s.workload.tx.trim_pct = 0;
+    s.torn = vec![txftl_nand::Torn::None, txftl_nand::Torn::Oob];
+    s.second_cuts = txftl_harness::SecondCuts::Sample(2);
+    s.second_ops = 200;
+    s.expect = vec![Expect::Commits, Expect::Protocol("mobius_flags")];
+    s.replay_base = s
+        .replay_base
+        .replacen("--workload", "--protocol-opt s-max=2 --workload", 1)
+        .replacen(" --seed 1", " --seed 1 --flush-every 1000", 1)
+        .replace("--nontx-pct 10 --trim-pct 5", "--nontx-pct 0 --trim-pct 0");
+    let r = common::run_clean(&s);
+    eprintln!("{} crash points, {} second cuts", r.crash_points, r.second_crash_points);
 }

@@ -55,6 +55,7 @@ fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, nontx_pct: u32) ->
         trim_pct: 0,
         transactions: 0,
         cross_pct: 0,
+        exclusive: false,
     }
 }
 

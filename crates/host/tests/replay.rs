@@ -58,6 +58,7 @@ fn recorded() -> Trace {
             trim_pct: 0,
             transactions: 400,
             cross_pct: 0,
+            exclusive: false,
         },
     };
     let sink = Sink::default();

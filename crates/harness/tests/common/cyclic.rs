@@ -34,6 +34,7 @@ pub fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: u32
         trim_pct: 0,
         transactions: 0,
         cross_pct,
+        exclusive: false,
     }
 }
 

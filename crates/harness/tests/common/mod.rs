@@ -48,13 +48,14 @@ pub fn txwrite_spec(
         threads: 2,
         in_flight: txftl_harness::InFlight::Off,
         replay_base: format!(
-            "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill {fill_pct} --seed 1{device_flags} --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {} --cross-tx-pct {}{}",
+            "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill {fill_pct} --seed 1{device_flags} --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {} --cross-tx-pct {}{}{}",
             tx.pages_per_tx,
             tx.abort_pct as f64 / 100.0,
             tx.concurrency,
             tx.nontx_pct,
             tx.trim_pct,
             tx.cross_pct,
+            if tx.exclusive { " --tx-exclusive" } else { "" },
             if recovery_cuts { "" } else { " --no-recovery-cuts" },
         ),
     }

@@ -1,22 +1,29 @@
 //! The Möbius device: static transactions (`swrite`), and the transactional
-//! calls as buffered static transactions (see the module doc).
+//! calls as buffered static transactions or as dynamic ones (`dynamic-pct`;
+//! see the module doc).
 
 use super::format::{Inode, InodeKind, TxPage};
 use super::{MobiusHooks, ENTRY};
 use std::collections::BTreeMap;
-use txftl_ftl::extensions::{StaticTx, SwriteAck};
+use txftl_ftl::extensions::{DynamicTx, StaticTx, SwriteAck};
 use txftl_ftl::{Device, DeviceError, DeviceStats, Ftl, Lpn, Mapping, Ppn, ProtocolCounters, Result, Tid};
 
 /// A failed program voids its transaction, which is written again under a
 /// new id; this many times at most before the failure is the caller's.
-const REWRITES_MAX: u32 = 8;
+pub(super) const REWRITES_MAX: u32 = 8;
 
 /// The Möbius device.
 #[derive(Clone)]
 pub struct Mobius {
-    ftl: Ftl<MobiusHooks>,
-    /// Transactions begun: their pages, buffered in device DRAM until commit.
-    open: BTreeMap<Tid, BTreeMap<Lpn, Vec<u8>>>,
+    pub(super) ftl: Ftl<MobiusHooks>,
+    /// Transactions begun as static ones: their pages, buffered in device
+    /// DRAM until commit.
+    pub(super) open: BTreeMap<Tid, BTreeMap<Lpn, Vec<u8>>>,
+    /// The transaction begun as a dynamic one, if any.
+    pub(super) dynamic: Option<HostDynamic>,
+    /// The open dynamic transaction's pages, kept in device DRAM until its
+    /// REAR (written again if a program fails).
+    pub(super) chain_data: Vec<(Lpn, Vec<u8>)>,
     /// When the last static transaction's pages are all on flash (an
     /// A-SWRITE returns before; SREAD waits for it).
     in_flight_done_ns: u64,
@@ -25,11 +32,23 @@ pub struct Mobius {
     unlogged: std::collections::BTreeSet<Lpn>,
 }
 
+/// A host transaction run as the dynamic one: its last page is held back in
+/// device DRAM, to be sent as the REAR at commit (the others go as HEAD and
+/// BODY pages as the next arrives; Atomic-Write holds its last page back
+/// the same way).
+#[derive(Clone)]
+pub(super) struct HostDynamic {
+    pub tid: Tid,
+    pub held: Option<(Lpn, Vec<u8>)>,
+}
+
 impl Mobius {
     pub fn new(ftl: Ftl<MobiusHooks>) -> Mobius {
         Mobius {
             ftl,
             open: BTreeMap::new(),
+            dynamic: None,
+            chain_data: Vec::new(),
             in_flight_done_ns: 0,
             unlogged: std::collections::BTreeSet::new(),
         }
@@ -44,12 +63,23 @@ impl Mobius {
     /// data finishes before the device writes anything else, so no later
     /// inode flags it early and no checkpoint persists its mappings before
     /// its pages are done (a power cut before then may still abort it: the
-    /// paper's "false positive", §IV-E).
-    fn settle(&mut self) {
+    /// paper's "false positive", §IV-E). Then the inode of a dynamic
+    /// transaction the last recovery found committed by its chain alone,
+    /// if no checkpoint persisted it yet: before anything logged after.
+    pub(super) fn settle(&mut self) -> Result<()> {
         self.ftl.wait_until(self.in_flight_done_ns);
+        if let Some(mut inode) = self.ftl.hooks_mut().walked.take() {
+            // It carries the pending flags like any inode (the verified
+            // transactions' after a mount, which must not wait for the
+            // next one).
+            inode.flags = self.take_flags();
+            self.append_inode(&inode)?;
+            self.ftl.hooks_mut().counts.dynamic_inodes += 1;
+        }
+        Ok(())
     }
 
-    fn items_max(&self) -> u32 {
+    pub(super) fn items_max(&self) -> u32 {
         self.ftl.hooks().set.items_max as u32
     }
 
@@ -70,7 +100,7 @@ impl Mobius {
 
     /// Appends inode `inode` to the ALA; keeps its block until the
     /// checkpoint after the next.
-    fn append_inode(&mut self, inode: &Inode) -> Result<()> {
+    pub(super) fn append_inode(&mut self, inode: &Inode) -> Result<()> {
         self.ala_room()?;
         let mut page = vec![0u8; self.ftl.page_size() as usize];
         inode.encode(&mut page);
@@ -90,7 +120,7 @@ impl Mobius {
     }
 
     /// The oldest pending commit flags an inode carries (up to 8).
-    fn take_flags(&mut self) -> Vec<u32> {
+    pub(super) fn take_flags(&mut self) -> Vec<u32> {
         let h = self.ftl.hooks_mut();
         let n = h.pending_flags.len().min(super::format::FLAGS_MAX);
         h.pending_flags.drain(..n).collect()
@@ -99,7 +129,7 @@ impl Mobius {
     /// Logs what is not logged yet: the writes outside transactions since
     /// their last inode (their current places, GC's moves included), with
     /// the pending commit flags; or a flags-only inode if only flags wait.
-    fn log_pending(&mut self) -> Result<()> {
+    pub(super) fn log_pending(&mut self) -> Result<()> {
         let max = self.items_max() as usize;
         if !self.unlogged.is_empty() {
             // The inode must not be on flash before the pages it names: they
@@ -133,10 +163,20 @@ impl Mobius {
         }
     }
 
+    /// The merge (§III-F): a checkpoint once the active ALA holds
+    /// `active-ala` inodes.
+    pub(super) fn merge_if_full(&mut self) -> Result<()> {
+        if self.ftl.hooks().active_inodes >= self.ftl.hooks().set.active_max {
+            self.ftl.checkpoint()?;
+            self.ftl.hooks_mut().counts.merges += 1;
+        }
+        Ok(())
+    }
+
     /// One static transaction: reserve its pages, write its inode, then its
     /// data where reserved, then its mappings into DRAM. Returns its latency
     /// as `ack` says. `pages`: distinct logical pages.
-    fn static_tx(&mut self, host_tid: Tid, pages: &[(Lpn, &[u8])], ack: SwriteAck) -> Result<u64> {
+    pub(super) fn static_tx(&mut self, host_tid: Tid, pages: &[(Lpn, &[u8])], ack: SwriteAck) -> Result<u64> {
         if pages.len() as u32 > self.items_max() {
             return Err(DeviceError::TableFull { capacity: self.items_max() });
         }
@@ -144,12 +184,10 @@ impl Mobius {
             self.ftl.check_lpn(lpn)?;
             self.ftl.check_data_len(data.len())?;
         }
+        self.refuse_in_chain("a static transaction")?;
         let start = self.ftl.now();
-        self.settle();
-        if self.ftl.hooks().active_inodes >= self.ftl.hooks().set.active_max {
-            self.ftl.checkpoint()?;
-            self.ftl.hooks_mut().counts.merges += 1;
-        }
+        self.settle()?;
+        self.merge_if_full()?;
         let mut rewrites = 0;
         let (ppns, inode_done) = loop {
             match self.write_once(host_tid, pages)? {
@@ -217,7 +255,7 @@ impl Mobius {
         Ok(Some((ppns, inode_done)))
     }
 
-    fn open_tx(&mut self, tid: Tid) -> Result<&mut BTreeMap<Lpn, Vec<u8>>> {
+    pub(super) fn open_tx(&mut self, tid: Tid) -> Result<&mut BTreeMap<Lpn, Vec<u8>>> {
         self.open.get_mut(&tid).ok_or(DeviceError::UnknownTransaction(tid))
     }
 }
@@ -250,8 +288,9 @@ impl Device for Mobius {
     /// As on `dftl`; its mapping is logged at the next flush, or once an
     /// inode's worth of them wait.
     fn write(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64> {
+        self.refuse_in_chain("a write")?;
         let start = self.ftl.now();
-        self.settle();
+        self.settle()?;
         self.ftl.write_page(lpn, data)?;
         self.unlogged.insert(lpn);
         if self.unlogged.len() as u32 >= self.items_max() {
@@ -264,7 +303,7 @@ impl Device for Mobius {
     /// transaction), then the FTL's flush.
     fn flush(&mut self) -> Result<u64> {
         let start = self.ftl.now();
-        self.settle();
+        self.settle()?;
         self.log_pending()?;
         self.ftl.flush_all()?;
         Ok(self.ftl.now() - start)
@@ -272,60 +311,34 @@ impl Device for Mobius {
     /// Made durable by the checkpoint at the next flush (the framework's);
     /// an unlogged write of the page is superseded.
     fn trim(&mut self, lpn: Lpn) -> Result<u64> {
+        self.refuse_in_chain("a trim")?;
         let start = self.ftl.now();
-        self.settle();
+        self.settle()?;
         self.ftl.trim_page(lpn)?;
         self.unlogged.remove(&lpn);
         Ok(self.ftl.now() - start)
     }
     fn begin(&mut self, tid: Tid) -> Result<u64> {
-        if tid == 0 {
-            return Err(DeviceError::InvalidTransactionId);
-        }
-        if self.open.contains_key(&tid) {
-            return Err(DeviceError::TransactionExists(tid));
-        }
-        self.open.insert(tid, BTreeMap::new());
-        Ok(0)
+        self.host_begin(tid)
     }
-    /// Buffered in device DRAM: the transaction's pages go to flash at its
-    /// commit, as one static transaction (at most an inode's items).
+    /// A static transaction's page is buffered in device DRAM until its
+    /// commit; a dynamic one's goes to flash as the next arrives.
     fn write_tx(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> Result<u64> {
-        self.ftl.check_lpn(lpn)?;
-        self.ftl.check_data_len(data.len())?;
-        let max = self.items_max();
-        let tx = self.open_tx(tid)?;
-        if !tx.contains_key(&lpn) && tx.len() as u32 >= max {
-            return Err(DeviceError::TableFull { capacity: max });
-        }
-        tx.insert(lpn, data.to_vec());
-        Ok(0)
+        self.host_write_tx(tid, lpn, data)
     }
     fn read_tx(&mut self, tid: Tid, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
-        self.ftl.check_lpn(lpn)?;
-        self.ftl.check_data_len(buf.len())?;
-        match self.open_tx(tid)?.get(&lpn) {
-            Some(data) => {
-                buf.copy_from_slice(data);
-                Ok(0)
-            }
-            None => self.ftl.read_page(lpn, buf),
-        }
+        self.host_read_tx(tid, lpn, buf)
     }
-    /// One S-SWRITE of the transaction's pages: durable when it returns.
+    /// One S-SWRITE of a static transaction's pages, or a dynamic one's
+    /// REAR: durable when it returns.
     fn commit(&mut self, tid: Tid) -> Result<u64> {
-        let tx = self.open.remove(&tid).ok_or(DeviceError::UnknownTransaction(tid))?;
-        let pages: Vec<(Lpn, &[u8])> = tx.iter().map(|(&l, d)| (l, d.as_slice())).collect();
-        if pages.is_empty() {
-            return Ok(0);
-        }
-        self.static_tx(tid, &pages, SwriteAck::AllPages)
+        self.host_commit(tid)
     }
-    /// Nothing of a buffered transaction reached the flash.
     fn abort(&mut self, tid: Tid) -> Result<u64> {
-        self.open.remove(&tid).ok_or(DeviceError::UnknownTransaction(tid))?;
-        self.ftl.counters_mut().aborts += 1;
-        Ok(0)
+        self.host_abort(tid)
+    }
+    fn dynamic_tx_calls(&mut self) -> Option<&mut dyn DynamicTx> {
+        Some(self)
     }
     fn static_tx_calls(&mut self) -> Option<&mut dyn StaticTx> {
         Some(self)
@@ -343,6 +356,10 @@ impl Device for Mobius {
         p.add("mobius_rewrites", c.retries);
         p.add("mobius_verified_pages", c.verified_pages);
         p.add("mobius_aborted_found", c.aborted_found);
+        p.add("mobius_dynamic_inodes", c.dynamic_inodes);
+        p.add("mobius_head_records", c.head_records);
+        p.add("mobius_chain_pages_read", c.chain_pages_read);
+        p.add("mobius_chains_closed_found", c.chains_closed_found);
         let cache = self.ftl.mapping_table().cache_counts();
         p.add("cmt_misses", cache.misses);
         p.add("cmt_resident_evictions", cache.resident);

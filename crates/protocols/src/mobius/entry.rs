@@ -54,6 +54,16 @@ const ALLOC_WINDOW: OptionSpec = OptionSpec {
     max: 1_000_000,
 };
 
+const DYNAMIC_PCT: OptionSpec = OptionSpec {
+    key: "dynamic-pct",
+    value_name: "PCT",
+    help: "percent of host transactions (begin..commit) run as the dynamic transaction (DWRITE: pages sent as they \
+           come, one transaction at a time, no other write while it is open), the rest as buffered static ones \
+           (one S-SWRITE at commit); drawn from each transaction's id [default: 0]",
+    min: 0,
+    max: 100,
+};
+
 /// The paper's Size_Active (§IV-C: 12 MB, 3,072 inodes of 4 KiB).
 const ACTIVE_BYTES: u64 = 12 << 20;
 
@@ -84,6 +94,7 @@ fn settings(geo: &Geometry, opts: &ProtocolOptions) -> Result<Settings, DeviceEr
         active_max,
         ala_blocks,
         cmt_pages: opts.u32(&CMT_PAGES)?.unwrap_or(cmt_default),
+        dynamic_pct: opts.u32(&DYNAMIC_PCT)?.unwrap_or(0),
     })
 }
 
@@ -119,14 +130,16 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     name: "mobius",
     label: "Möbius",
     about: "Möbius (Hu et al., ICDCS 2017): static transactions whose atom inode, written before the data, lists \
-            where every page lies; commit flags in later inodes; DFTL's cached mapping table",
+            where every page lies; commit flags in later inodes; a dynamic transaction chained through its pages' \
+            spare areas, closed at its rear; DFTL's cached mapping table",
     transactional: true,
     trims: true,
-    extensions: &[Extension::StaticTx],
-    // A transaction's pages are buffered until its commit, one static
-    // transaction: others never see them, and commits are atomic.
+    extensions: &[Extension::StaticTx, Extension::DynamicTx],
+    // A static transaction's pages are buffered until its commit; a dynamic
+    // one's are unmapped until its REAR and read only through it: others
+    // never see them, and commits are atomic.
     isolation: ALL_LEVELS,
-    options: &[CMT_PAGES, S_MAX, ACTIVE_ALA, ALA_BLOCKS, ALLOC_WINDOW],
+    options: &[CMT_PAGES, S_MAX, ACTIVE_ALA, ALA_BLOCKS, ALLOC_WINDOW, DYNAMIC_PCT],
     counters: &[
         CounterSpec {
             key: "mobius_inodes",
@@ -165,6 +178,22 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
             help: "recovery: transactions of the active ALA found aborted",
         },
         CounterSpec {
+            key: "mobius_dynamic_inodes",
+            help: "inodes of dynamic transactions: one after each REAR, one for each abort (in mobius_inodes too)",
+        },
+        CounterSpec {
+            key: "mobius_head_records",
+            help: "head records written to the head list, one per dynamic transaction (and per rewrite)",
+        },
+        CounterSpec {
+            key: "mobius_chain_pages_read",
+            help: "recovery: pages read walking the last dynamic transaction's chain",
+        },
+        CounterSpec {
+            key: "mobius_chains_closed_found",
+            help: "recovery: the last dynamic transaction had no inode and its chain was closed (committed)",
+        },
+        CounterSpec {
             key: "cmt_misses",
             help: "host lookups whose translation page was not cached (read from flash if ever written)",
         },
@@ -178,7 +207,8 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     canary: Some(CanarySpec {
         name: "mobius-canary",
         workload: "txwrite",
-        bug: "recovery takes an inode no later one flags as committed without reading its pages",
+        bug: "recovery takes an inode no later one flags as committed without reading its pages, and the last \
+              dynamic transaction's chain as committed without checking that it is closed",
     }),
     build: Builder::of::<MobiusBuild>(),
 };

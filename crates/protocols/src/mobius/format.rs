@@ -11,10 +11,13 @@
 //! record: kind Protocol, ring index 0, sequence number, CRC of the data)
 //!   0  [u8; 4]  magic "MBAI"
 //!   4  u8       version 1
-//!   5  u8       kind: 1 static transaction, 3 writes outside transactions
-//!               (logged at a flush, or when an inode's items fill), 4 flags only
+//!   5  u8       kind: 1 static transaction, 2 dynamic transaction (written
+//!               after its REAR page), 3 writes outside transactions (logged
+//!               at a flush, or when an inode's items fill), 4 flags only,
+//!               5 dynamic transaction aborted (no items)
 //!   6  u16      n: mapping items (at most items-max)
-//!   8  u32      transaction id (internal, never reused; 0 for flags only)
+//!   8  u32      transaction id (internal, never reused; a dynamic one's is
+//!               its chain's; 0 for flags only and writes outside transactions)
 //!  12  u32      host transaction id (informational)
 //!  16  u8       f: commit flags (at most 8)
 //!  17  u8       S_max as formatted
@@ -30,7 +33,22 @@
 //!   0  u8   1
 //!   1  u32  transaction id
 //!   5  u32  logical page (the OOB's own `lpn` too; here for the verify read)
+//! data page of a dynamic transaction (a chain), OOB protocol bytes:
+//!   0  u8   2
+//!   1  u32  transaction (chain) id
+//!   5  u32  logical page
+//!   9  u32  next: the physical page the chain's next page is programmed
+//!           at; at the REAR page, the HEAD's (the cycle closed: committed)
 //! a page written outside a transaction, or a GC copy of committed data: 0
+//!
+//! head record: the data of one page of the head list (the protocol's log
+//! ring 1), written before the HEAD page of each dynamic transaction
+//!   0  [u8; 4]  magic "MBHL"
+//!   4  u8       version 1
+//!   5  [u8; 3]  reserved, 0
+//!   8  u32      transaction (chain) id
+//!  12  u32      physical page of its HEAD
+//!  16  0xFF to the end of the page
 //!
 //! root (in every superblock):
 //!   0  u8   version 1
@@ -40,6 +58,8 @@
 //!
 //! checkpoint section:
 //!   0  u32  the next transaction id
+//!   4  u32  the dynamic transaction open at the checkpoint (0: none): its
+//!           head record may be older than the checkpoint
 //! ```
 
 use txftl_ftl::{DeviceError, Lpn, Ppn, Result, PROTOCOL_BYTES};
@@ -57,11 +77,15 @@ const CRC_AT: usize = 92;
 pub enum InodeKind {
     /// A static transaction: its items, written before its data.
     Static = 1,
+    /// A dynamic transaction: its items, written after its REAR page.
+    Dynamic = 2,
     /// Writes outside transactions since the last such inode: their
     /// mappings, durable from then on (written at a flush, or when full).
     Normal = 3,
     /// Commit flags only (no transaction followed to carry them).
     FlagsOnly = 4,
+    /// A dynamic transaction aborted: recovery leaves its chain alone.
+    DynamicAborted = 5,
 }
 
 /// One atom inode, decoded.
@@ -127,8 +151,10 @@ impl Inode {
         }
         let kind = match page[5] {
             1 => InodeKind::Static,
+            2 => InodeKind::Dynamic,
             3 => InodeKind::Normal,
             4 => InodeKind::FlagsOnly,
+            5 => InodeKind::DynamicAborted,
             k => return Err(bad(&format!("unknown kind {k}"))),
         };
         let n = u16::from_le_bytes([page[6], page[7]]) as usize;
@@ -160,8 +186,10 @@ pub struct TxPage {
 }
 
 const TX_PAGE: u8 = 1;
-/// Bytes of [`TxPage`] (what a metadata-only array packs).
-pub const TX_PAGE_BYTES: usize = 9;
+const CHAIN_PAGE: u8 = 2;
+/// Bytes of the widest protocol bytes a data page carries ([`ChainPage`]'s;
+/// what a metadata-only array packs).
+pub const PAGE_TAG_BYTES: usize = 13;
 
 impl TxPage {
     pub fn encode(self) -> [u8; PROTOCOL_BYTES] {
@@ -177,6 +205,69 @@ impl TxPage {
         (b[0] == TX_PAGE).then(|| TxPage {
             tx: u32::from_le_bytes(b[1..5].try_into().expect("4 bytes")),
             lpn: u32::from_le_bytes(b[5..9].try_into().expect("4 bytes")),
+        })
+    }
+}
+
+/// The protocol bytes of a dynamic transaction's data page: a link of its
+/// chain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChainPage {
+    pub tx: u32,
+    pub lpn: Lpn,
+    /// Where the chain's next page is programmed; the HEAD's at the REAR.
+    pub next: Ppn,
+}
+
+impl ChainPage {
+    pub fn encode(self) -> [u8; PROTOCOL_BYTES] {
+        let mut b = [0u8; PROTOCOL_BYTES];
+        b[0] = CHAIN_PAGE;
+        b[1..5].copy_from_slice(&self.tx.to_le_bytes());
+        b[5..9].copy_from_slice(&self.lpn.to_le_bytes());
+        b[9..13].copy_from_slice(&self.next.to_le_bytes());
+        b
+    }
+
+    pub fn decode(b: &[u8; PROTOCOL_BYTES]) -> Option<ChainPage> {
+        let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"));
+        (b[0] == CHAIN_PAGE).then(|| ChainPage {
+            tx: u32_at(1),
+            lpn: u32_at(5),
+            next: u32_at(9),
+        })
+    }
+}
+
+/// A head record of the head list: where a dynamic transaction's chain
+/// starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeadRecord {
+    pub tx: u32,
+    pub head: Ppn,
+}
+
+const HEAD_MAGIC: [u8; 4] = *b"MBHL";
+
+impl HeadRecord {
+    /// Encodes into `page` (a whole page).
+    pub fn encode(self, page: &mut [u8]) {
+        page.fill(0xFF);
+        page[..16].fill(0);
+        page[0..4].copy_from_slice(&HEAD_MAGIC);
+        page[4] = VERSION;
+        page[8..12].copy_from_slice(&self.tx.to_le_bytes());
+        page[12..16].copy_from_slice(&self.head.to_le_bytes());
+    }
+
+    /// Decodes a head-list page (its data CRC already checked).
+    pub fn decode(page: &[u8]) -> Result<HeadRecord> {
+        if page.len() < 16 || page[0..4] != HEAD_MAGIC || page[4] != VERSION {
+            return Err(DeviceError::Corrupted("Möbius head record: bad magic or version".into()));
+        }
+        Ok(HeadRecord {
+            tx: u32::from_le_bytes(page[8..12].try_into().expect("4 bytes")),
+            head: u32::from_le_bytes(page[12..16].try_into().expect("4 bytes")),
         })
     }
 }
@@ -211,15 +302,31 @@ impl Root {
     }
 }
 
-/// The checkpoint section: the next transaction id.
-pub fn encode_section(next_tx: u32) -> Vec<u8> {
-    next_tx.to_le_bytes().to_vec()
+/// The checkpoint section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Section {
+    pub next_tx: u32,
+    /// The dynamic transaction open at the checkpoint, 0 if none.
+    pub open_chain: u32,
 }
 
-pub fn decode_section(b: &[u8]) -> Result<u32> {
-    match b.try_into() {
-        Ok(a) => Ok(u32::from_le_bytes(a)),
-        Err(_) => Err(DeviceError::Corrupted("Möbius checkpoint section: bad length".into())),
+pub const SECTION_LEN: usize = 8;
+
+impl Section {
+    pub fn encode(self) -> Vec<u8> {
+        let mut b = self.next_tx.to_le_bytes().to_vec();
+        b.extend_from_slice(&self.open_chain.to_le_bytes());
+        b
+    }
+
+    pub fn decode(b: &[u8]) -> Result<Section> {
+        if b.len() != SECTION_LEN {
+            return Err(DeviceError::Corrupted("Möbius checkpoint section: bad length".into()));
+        }
+        Ok(Section {
+            next_tx: u32::from_le_bytes(b[0..4].try_into().expect("4 bytes")),
+            open_chain: u32::from_le_bytes(b[4..8].try_into().expect("4 bytes")),
+        })
     }
 }
 
@@ -258,6 +365,21 @@ mod tests {
             ala_blocks: 50,
         };
         assert_eq!(Root::decode(&r.encode()).unwrap(), r);
-        assert_eq!(decode_section(&encode_section(12)).unwrap(), 12);
+        let sec = Section {
+            next_tx: 12,
+            open_chain: 11,
+        };
+        assert_eq!(Section::decode(&sec.encode()).unwrap(), sec);
+        assert!(Section::decode(&[0; 4]).is_err());
+        let c = ChainPage { tx: 9, lpn: 44, next: 70 };
+        assert_eq!(ChainPage::decode(&c.encode()), Some(c));
+        assert_eq!(TxPage::decode(&c.encode()), None);
+        assert_eq!(ChainPage::decode(&p.encode()), None);
+        let h = HeadRecord { tx: 9, head: 123 };
+        let mut page = vec![0u8; 512];
+        h.encode(&mut page);
+        assert_eq!(HeadRecord::decode(&page).unwrap(), h);
+        page[0] = b'X';
+        assert!(HeadRecord::decode(&page).is_err());
     }
 }

@@ -1,8 +1,10 @@
 //! Möbius (Hu, Jiang, Tian, Zhao, Wang; ICDCS 2017): transactions whose
 //! commit record, the atom inode, lists where every page of the transaction
 //! lies and is written before the data, with the transaction's commit
-//! recorded as a flag in a later inode, on DFTL's demand-paged mapping table.
-//! What is built so far: static transactions (§III-C) and their recovery.
+//! recorded as a flag in a later inode, on DFTL's demand-paged mapping table;
+//! and a dynamic transaction chained through its pages' spare areas (§III-D,
+//! `dynamic.rs`). What is built so far: static and dynamic transactions and
+//! their recovery.
 //!
 //! - `swrite(uuid, pages)` (and `begin/write_tx/commit`, which buffer a
 //!   transaction's pages in device DRAM and send them as one static
@@ -41,25 +43,34 @@
 //!   erased before the next checkpoint. Nothing is merged at boot: the ALA
 //!   keeps the items until the next merge.
 //!
-//! Not yet built (issue 22's plan): dynamic transactions and the head list
-//! (writes outside transactions are logged at flushes only: unflushed ones
-//! may be lost, as the block contract allows); concurrent static
-//! transactions in flight, SREAD's wait, abort edges and the merging of
-//! small transactions.
+//! - The dynamic transaction (`dynamic.rs`): a head record in the head
+//!   list (ring 1), its pages chained by their spare areas, the REAR's
+//!   pointing back to the HEAD, then an inode; recovery walks the newest
+//!   head record's chain when no inode decided it (`recovery.rs`).
+//!
+//! Not yet built (issue 22's plan): concurrent static transactions in
+//! flight, SREAD's wait, abort edges and the merging of small transactions.
+//! Writes outside transactions are logged at flushes only (unflushed ones
+//! may be lost, as the block contract allows), not in head-list chains.
 //!
 //! The canary `mobius-canary` takes an inode no later one flags as committed
-//! without reading its pages: a cut between a transaction's inode and its
-//! last data page then shows part of the transaction.
+//! without reading its pages, and the last chain's intact prefix as
+//! committed without checking that it closes: a cut between a static
+//! transaction's inode and its last data page, or inside a chain, then shows
+//! part of the transaction.
 
 mod device;
+mod dynamic;
 mod entry;
 mod format;
+mod host_tx;
 mod recovery;
 
 pub use device::Mobius;
 pub use entry::ENTRY;
-pub use format::{Inode, InodeKind, Root, TxPage};
+pub use format::{ChainPage, HeadRecord, Inode, InodeKind, Root, TxPage};
 
+use dynamic::OpenChain;
 use std::collections::{BTreeSet, VecDeque};
 use txftl_ftl::{
     BlockId, Cached, Capabilities, DeviceError, EventHooks, Eviction, GcHooks, Hooks, LogSource, Oob, PersistHooks, Ppn,
@@ -79,6 +90,10 @@ struct Counts {
     retries: u64,
     verified_pages: u64,
     aborted_found: u64,
+    dynamic_inodes: u64,
+    head_records: u64,
+    chain_pages_read: u64,
+    chains_closed_found: u64,
 }
 
 /// Settings fixed at format (the root records the first two).
@@ -92,6 +107,8 @@ pub struct Settings {
     pub ala_blocks: u32,
     /// Translation pages the device's DRAM caches.
     pub cmt_pages: u32,
+    /// Percent of host transactions (`begin`..`commit`) run as dynamic ones.
+    pub dynamic_pct: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -114,6 +131,15 @@ pub struct MobiusHooks {
     needed_prev: BTreeSet<BlockId>,
     /// When the last transaction page programmed is done (device clock).
     last_done_ns: u64,
+    /// The dynamic transaction open: its pages are on flash, unmapped, and
+    /// kept by GC (`extra_live`) until its REAR or abort.
+    chain: Option<OpenChain>,
+    /// The dynamic transaction the last recovery found committed by its
+    /// closed chain alone: its inode is written before anything else (a
+    /// later head record would make recovery stop reading its chain; a
+    /// later write of one of its pages must be logged after it), unless a
+    /// checkpoint persists its mappings first.
+    walked: Option<Inode>,
     counts: Counts,
 }
 
@@ -130,6 +156,8 @@ impl MobiusHooks {
             needed_cur: BTreeSet::new(),
             needed_prev: BTreeSet::new(),
             last_done_ns: 0,
+            chain: None,
+            walked: None,
             counts: Counts::default(),
         }
     }
@@ -150,10 +178,13 @@ impl MobiusHooks {
 
 impl Hooks for MobiusHooks {
     type Mapping = Cached;
-    /// Every mapping made since the checkpoint is in the ALA: recovery reads
-    /// it and nothing of the data pages' spare areas but their blocks' state.
+    /// Every mapping made since the checkpoint is in the ALA (or in the
+    /// last head-list chain): recovery reads them and nothing of the data
+    /// pages' spare areas but their blocks' state. An open dynamic
+    /// transaction's pages are unmapped until its REAR: GC keeps them.
     const CAPABILITIES: Capabilities = Capabilities {
         logs_mappings: true,
+        extra_live: true,
         ..Capabilities::NONE
     };
 
@@ -175,10 +206,30 @@ impl Hooks for MobiusHooks {
 }
 
 impl GcHooks for MobiusHooks {
-    /// GC copies only mapped pages (committed data): a copy belongs to no
-    /// transaction, and is rolled forward as it is.
+    /// A page of the open dynamic transaction.
+    fn extra_live(&self, ppn: Ppn) -> bool {
+        self.chain.as_ref().is_some_and(|c| c.holds(ppn))
+    }
+
+    fn keeps_extra_pages(&self) -> bool {
+        self.chain.is_some()
+    }
+
+    fn extra_live_count(&self, first: Ppn, end: Ppn) -> u32 {
+        self.chain.as_ref().map_or(0, |c| c.count_in(first, end))
+    }
+
+    /// A copy belongs to no transaction (its chain's pointers name the
+    /// source, intact until the next checkpoint; the dynamic inode names
+    /// the copy).
     fn relocated_protocol_bytes(&self, _mapped: bool, _oob: &Oob) -> [u8; PROTOCOL_BYTES] {
         [0; PROTOCOL_BYTES]
+    }
+
+    fn on_relocate(&mut self, old: Ppn, new: Ppn, _oob: &Oob, _new_erase_count: u32) {
+        if let Some(c) = &mut self.chain {
+            c.moved(old, new);
+        }
     }
 }
 
@@ -192,11 +243,15 @@ impl PersistHooks for MobiusHooks {
     }
 
     fn checkpoint_section_max(&self) -> usize {
-        4
+        format::SECTION_LEN
     }
 
     fn checkpoint_section(&self) -> Vec<u8> {
-        format::encode_section(self.next_tx)
+        format::Section {
+            next_tx: self.next_tx,
+            open_chain: self.chain.as_ref().map_or(0, |c| c.tx),
+        }
+        .encode()
     }
 
     /// The active ALA starts empty: the checkpoint holds every committed
@@ -205,14 +260,17 @@ impl PersistHooks for MobiusHooks {
         self.needed_prev = std::mem::take(&mut self.needed_cur);
         self.active_inodes = 0;
         self.pending_flags.clear();
+        self.walked = None;
     }
 
+    /// Ring 0 is the ALA; ring 1 the head list (only its newest record
+    /// is ever read).
     fn protocol_rings(&self, _geo: &Geometry) -> Vec<u32> {
-        vec![self.set.ala_blocks]
+        vec![self.set.ala_blocks, HEAD_LIST_BLOCKS]
     }
 
     fn packed_protocol_bytes(&self) -> usize {
-        format::TX_PAGE_BYTES
+        format::PAGE_TAG_BYTES
     }
 }
 
@@ -242,23 +300,42 @@ impl RecoveryHooks for MobiusHooks {
         self.set.s_max = recorded.s_max;
         self.set.items_max = recorded.items_max;
         self.set.ala_blocks = recorded.ala_blocks;
-        let next_tx = format::decode_section(section)?;
+        let section = format::Section::decode(section)?;
         let found = recovery::read_active_ala(ckpt_seq, logs)?;
-        let decided = recovery::decide(&found, self.set.s_max, !self.canary, logs)?;
+        let mut decided = recovery::decide(&found, self.set.s_max, !self.canary, logs)?;
+        let walk = recovery::Walk {
+            ckpt_seq,
+            open_chain: section.open_chain,
+            pages_max: self.set.items_max as u32,
+            closed_only: !self.canary,
+        };
+        let chain = walk.last_chain(&found, logs)?;
         *self = MobiusHooks::new(&self.geo, self.set, self.asked, self.canary);
-        self.next_tx = next_tx.max(found.max_tx.saturating_add(1));
+        self.next_tx = section.next_tx.max(found.max_tx.max(chain.max_tx).saturating_add(1));
         self.active_inodes = found.inodes.len() as u32;
         self.needed_cur = found.inodes.iter().map(|i| self.geo.block_of(i.ppn)).collect();
         self.counts.verified_pages = decided.verified_pages;
         self.counts.aborted_found = decided.aborted;
+        self.counts.chain_pages_read = chain.pages_read;
+        self.counts.chains_closed_found = chain.closed as u64;
+        self.walked = chain.inode(self.set.s_max);
+        // The verified transactions' flags go into the next inodes, oldest
+        // first: a later mount must not find them unflagged and too old.
+        self.pending_flags = decided.verified.iter().copied().collect();
+        decided.updates.extend(chain.updates);
         Ok(decided.updates)
     }
 }
 
+/// Blocks of the head list (ring 1): one record per dynamic transaction,
+/// of which recovery reads the newest.
+const HEAD_LIST_BLOCKS: u32 = 4;
+
 impl EventHooks for MobiusHooks {
-    /// A transaction's page: S-SWRITE returns once the last is done.
+    /// A transaction's page (static or dynamic): S-SWRITE returns once the
+    /// last is done.
     fn on_program(&mut self, _ppn: Ppn, oob: &Oob, done_ns: u64) {
-        if TxPage::decode(&oob.protocol).is_some() {
+        if oob.protocol[0] != 0 {
             self.last_done_ns = self.last_done_ns.max(done_ns);
         }
     }
