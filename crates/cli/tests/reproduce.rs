@@ -10,7 +10,7 @@ use serde_json::Value;
 
 #[test]
 fn reproduce_refuses_papers_not_done_yet() {
-    let (code, _, err) = txftl(&["reproduce", "mobius", "--quick"]);
+    let (code, _, err) = txftl(&["reproduce", "flagcommit", "--quick"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not implemented"), "{err}");
 }

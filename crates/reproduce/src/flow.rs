@@ -4,12 +4,12 @@
 use crate::check::Summary;
 use crate::paper::{Options, Paper, Report};
 use crate::progress::Progress;
-use crate::{html, lighttx, terminal, xftl, Error};
+use crate::{html, lighttx, mobius, terminal, xftl, Error};
 use std::path::{Path, PathBuf};
 
 /// The papers `txftl reproduce` knows, and those it reproduces so far.
 pub const PAPERS: [&str; 5] = ["xftl", "lighttx", "mobius", "flagcommit", "nolgn"];
-pub const REPRODUCED: [&str; 2] = ["xftl", "lighttx"];
+pub const REPRODUCED: [&str; 3] = ["xftl", "lighttx", "mobius"];
 
 /// Where a reproduction's report goes.
 #[derive(Clone, Debug, Default)]
@@ -84,9 +84,10 @@ pub fn reproduce_named(name: &str, opts: &Options, out: &Output) -> Result<Outco
     match name {
         "xftl" => reproduce(&xftl::Xftl, opts, out),
         "lighttx" => reproduce(&lighttx::LightTx, opts, out),
+        "mobius" => reproduce(&mobius::Mobius, opts, out),
         _ => Err(Error::Usage(format!(
             "reproduce {name}: not implemented yet (only {} are)",
-            REPRODUCED.join(" and ")
+            REPRODUCED.join(", ")
         ))),
     }
 }

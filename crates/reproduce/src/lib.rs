@@ -6,7 +6,7 @@
 //! run) and the deviations; printed for the terminal, as JSON, or as a
 //! self-contained HTML report with SVG figures.
 //!
-//! One folder per paper ([`xftl`], [`lighttx`]), each implementing [`Paper`];
+//! One folder per paper ([`xftl`], [`lighttx`], [`mobius`]), each implementing [`Paper`];
 //! the run → checks → notes → print / JSON / HTML flow is written once,
 //! generic over it ([`flow`]). `txftl reproduce <paper>` is a thin command
 //! over [`flow::reproduce_named`].
@@ -23,6 +23,7 @@ pub mod flow;
 pub mod fmt;
 pub mod html;
 pub mod lighttx;
+pub mod mobius;
 pub mod paper;
 pub mod progress;
 pub mod terminal;

@@ -1,0 +1,168 @@
+//! The checks of `reproduce mobius`: every claim of the paper's Figs. 7 and
+//! 8 the compound writes speak to. The text gives no number for them: each
+//! is an ordering, counted over the sizes run.
+
+use super::{paper, Figures, Interface, Params, Pattern};
+use crate::Check;
+
+/// Mean latency of `i`'s compound writes of `n` pages, µs.
+pub fn latency(f: &Figures, i: Interface, pattern: Pattern, n: u32) -> f64 {
+    f.point(i.key(), pattern.key(), n).map_or(f64::NAN, |p| p.latency_us)
+}
+
+/// "`a` below `b` at k of n sizes", or the paper's "at every size".
+fn below_count(params: &Params, f: &Figures, pattern: Pattern, a: Interface, b: &[Interface]) -> (usize, usize) {
+    let n = params.sizes.len();
+    let k = params
+        .sizes
+        .iter()
+        .filter(|&&s| b.iter().all(|&o| latency(f, a, pattern, s) < latency(f, o, pattern, s)))
+        .count();
+    (k, n)
+}
+
+fn claim(subject: &str, relation: &str, k: usize, n: usize) -> (String, String) {
+    let paper = format!("{subject} {relation} at every size");
+    let measured = if k == n {
+        paper.clone()
+    } else {
+        format!("{subject} {relation} at {k} of {n} sizes")
+    };
+    (paper, measured)
+}
+
+/// A run's figures, for the checks.
+struct Ctx<'a> {
+    params: &'a Params,
+    f: &'a Figures,
+}
+
+impl Ctx<'_> {
+    /// `a` has a lower latency than every one of `b` at every size.
+    fn lower(&self, id: &str, what: &str, pattern: Pattern, a: Interface, b: &[Interface], relation: &str) -> Check {
+        let (k, n) = below_count(self.params, self.f, pattern, a, b);
+        let (paper, measured) = claim(a.label(), relation, k, n);
+        Check::order(id, what, &paper, &measured)
+    }
+}
+
+pub fn checks(params: &Params, f: &Figures) -> Vec<Check> {
+    use Interface::*;
+    let c = Ctx { params, f };
+    let mut out = Vec::new();
+    for pattern in Pattern::ALL {
+        let p = pattern.key();
+        let others: Vec<Interface> = Interface::ALL.into_iter().filter(|&i| i != ASwrite).collect();
+        out.push(c.lower(
+            &format!("fig7.{p}.aswrite_best"),
+            &format!("{p}: A-SWRITE has the lowest latency ({})", paper::FIG7_ASWRITE_BEST),
+            pattern,
+            ASwrite,
+            &others,
+            "lowest",
+        ));
+        for d in [DftlSingle, DftlAio] {
+            out.push(c.lower(
+                &format!("fig7.{p}.{}_vs_dwrite", d.key().replace('-', "_")),
+                &format!("{p}: {} below DWRITE ({})", d.label(), paper::FIG7_DFTL_VS_DWRITE),
+                pattern,
+                d,
+                &[Dwrite],
+                "below DWRITE",
+            ));
+        }
+        out.push(c.lower(
+            &format!("fig7.{p}.sswrite_vs_dftl_aio"),
+            &format!("{p}: S-SWRITE below DFTL-AIO ({})", paper::FIG7_SWRITE_VS_AIO),
+            pattern,
+            SSwrite,
+            &[DftlAio],
+            "below DFTL-AIO",
+        ));
+    }
+    out.push(c.lower(
+        "fig7.random.dftl_aio_vs_single",
+        &format!("random: DFTL-AIO below DFTL ({})", paper::FIG7_AIO_VS_SINGLE),
+        Pattern::Random,
+        DftlAio,
+        &[DftlSingle],
+        "below DFTL",
+    ));
+    out.push(sequential_faster(params, f));
+    for pattern in Pattern::ALL {
+        out.push(fig8_highest(params, f, pattern));
+    }
+    out.extend(fig11(params, f));
+    out
+}
+
+/// The largest zone run (the paper's 4 GB in full mode).
+pub fn fig11_zone(params: &Params) -> u32 {
+    params.zones_mib.iter().copied().max().unwrap_or(0)
+}
+
+/// Fig. 11: LightTx's recovery time over Möbius's at the largest zone (the
+/// paper's 29x at 4 GB), and the order of the three there.
+fn fig11(params: &Params, f: &Figures) -> Vec<Check> {
+    let z = fig11_zone(params);
+    let ms = |p: &str| f.recovered(p, z).map_or(f64::NAN, |r| r.recovery_ms);
+    let at = if z == paper::FIG11_ZONE_MIB {
+        "4 GB".to_string()
+    } else {
+        format!("{z} MiB (the paper's is 4 GB)")
+    };
+    vec![
+        Check::value(
+            "fig11.mobius_vs_lighttx",
+            &format!("LightTx's recovery time over Möbius's, after {at} written since the last persistence point"),
+            paper::FIG11_MOBIUS_VS_LIGHTTX,
+            crate::fmt::ratio(ms("lighttx"), ms("mobius")),
+            crate::Unit::Factor,
+        ),
+        Check::order(
+            "fig11.order",
+            &format!("recovery time after {at}, longest first ({})", paper::FIG11_FASTEST),
+            "DFTL > LightTx > Möbius",
+            &crate::check::ordering(&[("Möbius", ms("mobius")), ("LightTx", ms("lighttx")), ("DFTL", ms("dftl"))]),
+        ),
+    ]
+}
+
+/// Every interface's sequential compound writes are faster than its random
+/// ones, at every size.
+fn sequential_faster(params: &Params, f: &Figures) -> Check {
+    let n = Interface::ALL.len() * params.sizes.len();
+    let k = Interface::ALL
+        .iter()
+        .flat_map(|&i| params.sizes.iter().map(move |&s| (i, s)))
+        .filter(|&(i, s)| latency(f, i, Pattern::Sequential, s) < latency(f, i, Pattern::Random, s))
+        .count();
+    let paper = "sequential below random for every interface and size".to_string();
+    let measured = if k == n {
+        paper.clone()
+    } else {
+        format!("sequential below random at {k} of {n} interface-sizes")
+    };
+    Check::order(
+        "fig7.sequential_faster",
+        &format!("sequential faster than random ({})", paper::FIG7_SEQUENTIAL),
+        &paper,
+        &measured,
+    )
+}
+
+/// Fig. 8: A-SWRITE has the highest bandwidth at the largest size.
+fn fig8_highest(params: &Params, f: &Figures, pattern: Pattern) -> Check {
+    let n = params.sizes.iter().copied().max().unwrap_or(0);
+    let best = Interface::ALL
+        .into_iter()
+        .filter_map(|i| f.point(i.key(), pattern.key(), n).map(|x| (i, x.bandwidth_mb_s)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map_or("none", |(i, _)| i.label());
+    Check::order(
+        &format!("fig8.{}.aswrite_highest", pattern.key()),
+        &format!("{}: the highest bandwidth at {n} pages ({})", pattern.key(), paper::FIG8_ASWRITE),
+        "A-SWRITE highest",
+        &format!("{best} highest"),
+    )
+}

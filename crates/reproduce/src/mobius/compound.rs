@@ -1,0 +1,129 @@
+//! Figs. 7 and 8: compound writes of N pages (sec. V-A) through each
+//! interface, random within the paper's 5 GB range or sequential, each
+//! timed on the device clock from its submission to its acknowledgement,
+//! averaged over the iterations. Between two compound writes the device
+//! finishes everything (a flush): each starts on an idle device, as the
+//! paper's one-at-a-time runs do.
+//!
+//! - DFTL, single process: the N pages written one after another, each
+//!   submitted when the one before returned (QD 1).
+//! - DFTL, libaio: the N pages submitted at one instant (`set_clock` to the
+//!   same time before each); done when the last returns.
+//! - DWRITE: the N pages as one dynamic transaction, HEAD, BODY..., REAR.
+//! - S-SWRITE / A-SWRITE: one static transaction of the N pages; it returns
+//!   once every page is on flash / once its inode is.
+
+use super::params::Params;
+use super::results::Point;
+use super::{Interface, Pattern};
+use crate::device::{device_error, nand_config, ram};
+use crate::Error;
+use rand::seq::index::sample;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use txftl_ftl::extensions::{require, DynamicPos, Extension, SwriteAck};
+use txftl_ftl::FtlConfig;
+use txftl_nand::DataMode;
+use txftl_protocols::{AnyDevice, ProtocolOptions};
+
+/// The device an interface runs on: `dftl` or `mobius` on the preset at
+/// the run's size, metadata only, the same cache size for both.
+pub fn device(params: &Params, interface: Interface) -> Result<Box<dyn AnyDevice>, Error> {
+    let nand = ram(nand_config(&params.preset(), DataMode::MetaOnly))?;
+    let opts = ProtocolOptions::new().with("cmt-pages", params.cmt_pages);
+    txftl_protocols::format(interface.protocol(), nand, FtlConfig::default(), &opts).map_err(device_error)
+}
+
+/// The logical pages of one compound write of `n` pages: distinct, random
+/// in the range, or the next `n` after `cursor`.
+fn pages(params: &Params, pattern: Pattern, n: u32, rng: &mut ChaCha8Rng, cursor: &mut u32) -> Vec<u32> {
+    match pattern {
+        Pattern::Random => sample(rng, params.random_range_pages as usize, n as usize)
+            .into_iter()
+            .map(|i| i as u32)
+            .collect(),
+        Pattern::Sequential => {
+            let start = *cursor;
+            *cursor = (start + n) % params.random_range_pages;
+            (0..n).map(|i| (start + i) % params.random_range_pages).collect()
+        }
+    }
+}
+
+/// One compound write of `lpns` through `interface`: its latency, ns.
+fn compound(dev: &mut dyn AnyDevice, interface: Interface, lpns: &[u32], tid: u32) -> Result<u64, txftl_ftl::DeviceError> {
+    let t0 = dev.now_ns();
+    match interface {
+        Interface::DftlSingle => {
+            for &l in lpns {
+                dev.write(l, &[])?;
+            }
+            Ok(dev.now_ns() - t0)
+        }
+        Interface::DftlAio => {
+            let mut end = t0;
+            for &l in lpns {
+                dev.set_clock(t0);
+                let t = dev.write(l, &[])?;
+                end = end.max(t0 + t);
+            }
+            Ok(end - t0)
+        }
+        Interface::Dwrite => {
+            let calls = require(dev.dynamic_tx_calls(), "mobius", Extension::DynamicTx)?;
+            for (i, &l) in lpns.iter().enumerate() {
+                let pos = match i {
+                    _ if i + 1 == lpns.len() => DynamicPos::Rear,
+                    0 => DynamicPos::Head,
+                    _ => DynamicPos::Body,
+                };
+                calls.dwrite(l, &[], pos)?;
+            }
+            Ok(dev.now_ns() - t0)
+        }
+        Interface::SSwrite | Interface::ASwrite => {
+            let ack = if interface == Interface::SSwrite {
+                SwriteAck::AllPages
+            } else {
+                SwriteAck::Record
+            };
+            let pages: Vec<(u32, &[u8])> = lpns.iter().map(|&l| (l, &[][..])).collect();
+            require(dev.static_tx_calls(), "mobius", Extension::StaticTx)?.swrite(tid, &pages, ack)
+        }
+    }
+}
+
+/// Every size of one interface and pattern, on one device.
+pub fn run(params: &Params, interface: Interface, pattern: Pattern) -> Result<Vec<Point>, Error> {
+    let mut dev = device(params, interface)?;
+    let mut rng = ChaCha8Rng::seed_from_u64(params.seed ^ (pattern as u64) << 32);
+    let mut cursor = 0;
+    let mut out = Vec::new();
+    let mut tid = 1;
+    for &n in &params.sizes {
+        let before = dev.stats();
+        let mut total_ns = 0u64;
+        for _ in 0..params.iterations {
+            let lpns = pages(params, pattern, n, &mut rng, &mut cursor);
+            total_ns += compound(&mut *dev, interface, &lpns, tid).map_err(device_error)?;
+            tid += 1;
+            // Everything done before the next compound write is submitted.
+            dev.flush().map_err(device_error)?;
+        }
+        let after = dev.stats();
+        let mean_ns = total_ns as f64 / params.iterations as f64;
+        let bytes = n as f64 * dev.info().page_size as f64;
+        let writes = (params.iterations * n) as f64;
+        out.push(Point {
+            interface: interface.key().into(),
+            pattern: pattern.key().into(),
+            pages: n,
+            latency_us: mean_ns / 1e3,
+            bandwidth_mb_s: bytes / (mean_ns / 1e9) / 1e6,
+            map_reads_per_page: (after.map_reads - before.map_reads) as f64 / writes,
+            programs_per_page: (after.flash_programs - before.flash_programs) as f64 / writes,
+            checkpoints: after.checkpoints - before.checkpoints,
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,87 @@
+//! The HTML report of `reproduce mobius`: Figs. 7 and 8 redrawn from our
+//! data (the paper gives no values in its text for them), its tables and its
+//! introduction.
+
+use super::print::{fig11_rows, fig7_rows, fig8_rows};
+use super::{Interface, Pattern, Report};
+use crate::html::{self, Bars, Figure, Lines};
+
+pub fn intro(r: &Report) -> String {
+    let p = &r.params;
+    format!(
+        "{}. Devices: {} (Figs. 7, 8); {} (Fig. 11); metadata only. All times simulated (device clock). Scaled down: {}. Not run: {}",
+        html::escape(&r.paper),
+        html::escape(&p.device),
+        html::escape(&p.recovery_device),
+        html::escape(&p.scaled_down.join("; ")),
+        html::escape(super::NOT_RUN)
+    )
+}
+
+pub fn tables(r: &Report) -> String {
+    let mut out = String::new();
+    for pattern in Pattern::ALL {
+        let (h, rows) = fig7_rows(r, pattern);
+        out += &html::table(&h, &rows);
+    }
+    let (h, rows) = fig8_rows(r);
+    out += &html::table(&h, &rows);
+    let (h, rows) = fig11_rows(r);
+    out + &html::table(&h, &rows)
+}
+
+pub fn figures(r: &Report) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for pattern in Pattern::ALL {
+        out.push(Figure::Lines(Lines {
+            title: format!("Fig. 7: {} compound writes, mean latency", pattern.key()),
+            x_desc: "pages per compound write".into(),
+            y_desc: "latency (us, simulated)".into(),
+            series: Interface::ALL
+                .iter()
+                .map(|&i| {
+                    let pts = r
+                        .params
+                        .sizes
+                        .iter()
+                        .filter_map(|&s| r.figures.point(i.key(), pattern.key(), s).map(|p| (s as f64, p.latency_us)))
+                        .collect();
+                    (i.label().to_string(), pts)
+                })
+                .collect(),
+        }));
+    }
+    let n = r.params.sizes.iter().copied().max().unwrap_or(0);
+    for pattern in Pattern::ALL {
+        out.push(Figure::Bars(Bars {
+            title: format!("Fig. 8: bandwidth of {n}-page {} compound writes", pattern.key()),
+            y_desc: "MB/s (simulated)".into(),
+            groups: Interface::ALL.iter().map(|i| i.label().to_string()).collect(),
+            segments: vec!["bandwidth".into()],
+            ours: Interface::ALL
+                .iter()
+                .map(|&i| vec![r.figures.point(i.key(), pattern.key(), n).map_or(0.0, |p| p.bandwidth_mb_s)])
+                .collect(),
+            paper: vec![None; Interface::ALL.len()],
+            decimals: 1,
+        }));
+    }
+    out.push(Figure::Lines(Lines {
+        title: "Fig. 11: recovery time against the data written since the last persistence point".into(),
+        x_desc: "MiB written since the last persistence point".into(),
+        y_desc: "recovery time (ms, simulated)".into(),
+        series: super::recovery::PROTOCOLS
+            .iter()
+            .map(|&(p, name)| {
+                let pts = r
+                    .params
+                    .zones_mib
+                    .iter()
+                    .filter_map(|&z| r.figures.recovered(p, z).map(|x| (z as f64, x.recovery_ms)))
+                    .collect();
+                (name.to_string(), pts)
+            })
+            .collect(),
+    }));
+    out
+}

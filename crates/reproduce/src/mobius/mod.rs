@@ -1,0 +1,193 @@
+//! `txftl reproduce mobius`: the Möbius paper's evaluation (ICDCS 2017,
+//! sec. V) rerun on txftl. Built so far: Figs. 7 and 8 (the latency and
+//! bandwidth of compound writes through DFTL, one page at a time and all at
+//! once, and through Möbius's DWRITE, S-SWRITE and A-SWRITE) and Fig. 11
+//! (recovery time against the data written since the last persistence
+//! point, Möbius against LightTx and DFTL), each beside the paper's claims,
+//! then the checks. Figs. 9 and 10 are not run yet (the report says so).
+//!
+//! - [`paper`]: what the paper states; [`params`]: a run's parameters;
+//! - [`compound`]: the compound writes; [`recovery`]: Fig. 11's power cuts;
+//!   [`results`]: what they measured;
+//! - [`checks`], [`explain`]: the checks and their notes;
+//! - [`print`], [`figures`]: the terminal's tables and the HTML report's.
+
+pub mod checks;
+pub mod compound;
+pub mod explain;
+pub mod figures;
+pub mod paper;
+pub mod params;
+pub mod print;
+pub mod recovery;
+pub mod results;
+
+pub use params::Params;
+pub use results::Figures;
+
+use crate::paper::{Options, Paper};
+use crate::progress::Progress;
+use crate::{Check, Error};
+use serde::Serialize;
+
+/// A run's report.
+pub type Report = crate::Report<Params, Figures>;
+
+pub const TITLE: &str = "Möbius: A High Performance Transactional SSD with Rich Primitives (Hu, Jiang, Tian, Zhao, Wang; ICDCS 2017)";
+
+/// The write interfaces of Figs. 7 and 8, in the paper's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Interface {
+    DftlSingle,
+    DftlAio,
+    Dwrite,
+    SSwrite,
+    ASwrite,
+}
+
+impl Interface {
+    pub const ALL: [Interface; 5] = [
+        Interface::DftlSingle,
+        Interface::DftlAio,
+        Interface::Dwrite,
+        Interface::SSwrite,
+        Interface::ASwrite,
+    ];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Interface::DftlSingle => "dftl-single",
+            Interface::DftlAio => "dftl-aio",
+            Interface::Dwrite => "dwrite",
+            Interface::SSwrite => "s-swrite",
+            Interface::ASwrite => "a-swrite",
+        }
+    }
+
+    /// The paper's name.
+    pub fn label(self) -> &'static str {
+        match self {
+            Interface::DftlSingle => "DFTL",
+            Interface::DftlAio => "DFTL-AIO",
+            Interface::Dwrite => "DWRITE",
+            Interface::SSwrite => "S-SWRITE",
+            Interface::ASwrite => "A-SWRITE",
+        }
+    }
+
+    /// The protocol it runs on.
+    pub fn protocol(self) -> &'static str {
+        match self {
+            Interface::DftlSingle | Interface::DftlAio => "dftl",
+            _ => "mobius",
+        }
+    }
+}
+
+/// Where a compound write's pages lie.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Pattern {
+    Random,
+    Sequential,
+}
+
+impl Pattern {
+    pub const ALL: [Pattern; 2] = [Pattern::Random, Pattern::Sequential];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Pattern::Random => "random",
+            Pattern::Sequential => "sequential",
+        }
+    }
+}
+
+/// The paper's figures this build does not run yet, said in every report.
+pub const NOT_RUN: &str =
+    "Figs. 9 (TPC-C and Filebench throughput) and 10 (write amplification) are not run yet: issue 22's remaining pieces";
+
+/// The Möbius paper.
+pub struct Mobius;
+
+impl Paper for Mobius {
+    type Params = Params;
+    type Figures = Figures;
+
+    fn name(&self) -> &'static str {
+        "mobius"
+    }
+    fn title(&self) -> &'static str {
+        TITLE
+    }
+    /// `--map-at-flush` is X-FTL's (its paper's firmware): refused here.
+    fn params(&self, opts: &Options) -> Result<Params, Error> {
+        if let Some(on) = opts.map_at_flush {
+            return Err(Error::Usage(format!(
+                "--map-at-flush {} applies to `reproduce xftl` only (the X-FTL paper's firmware): drop it",
+                if on { "on" } else { "off" }
+            )));
+        }
+        let mut params = Params::new(opts.quick, opts.seed);
+        if opts.tiny {
+            params.tiny();
+        }
+        Ok(params)
+    }
+    fn quick(&self, params: &Params) -> bool {
+        params.quick
+    }
+    fn seed(&self, params: &Params) -> u64 {
+        params.seed
+    }
+    fn run(&self, params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
+        let p = params.preset();
+        params.device = crate::device::describe(&p);
+        let entries = p.geometry.page_size / 4;
+        params.cmt_pages = (p.geometry.page_count().div_ceil(entries) / 8).max(1);
+        params.recovery_device = crate::device::describe(&params.recovery_preset());
+        let fig11 = recovery::PROTOCOLS.len() * params.zones_mib.len();
+        progress.set_steps((Interface::ALL.len() * Pattern::ALL.len() + fig11) as u64);
+        let mut figures = Figures::default();
+        for pattern in Pattern::ALL {
+            for interface in Interface::ALL {
+                progress.say(format!(
+                    "Figs. 7, 8: {} compound writes through {}",
+                    pattern.key(),
+                    interface.label()
+                ));
+                figures.compound.extend(compound::run(params, interface, pattern)?);
+                progress.step();
+            }
+        }
+        for &(protocol, name) in &recovery::PROTOCOLS {
+            for &z in &params.zones_mib {
+                progress.say(format!("Fig. 11: {name}, {z} MiB written, power cut, recovery"));
+                figures.recovery.push(recovery::run(params, protocol, (z as u64) << 20)?);
+                progress.step();
+            }
+        }
+        Ok(figures)
+    }
+    fn checks(&self, params: &Params, figures: &Figures) -> Vec<Check> {
+        checks::checks(params, figures)
+    }
+    fn explain(&self, params: &Params, figures: &Figures, checks: &mut [Check]) -> Vec<String> {
+        explain::explain(params, figures, checks)
+    }
+    fn print(&self, report: &Report) {
+        print::print(report)
+    }
+    fn html_intro(&self, report: &Report) -> String {
+        figures::intro(report)
+    }
+    fn html_tables(&self, report: &Report) -> String {
+        figures::tables(report)
+    }
+    fn html_figures(&self, report: &Report) -> Vec<crate::html::Figure> {
+        figures::figures(report)
+    }
+    /// Every compound write either ran or failed the run (an error).
+    fn failed(&self, _f: &Figures) -> bool {
+        false
+    }
+}

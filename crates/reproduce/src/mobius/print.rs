@@ -1,0 +1,142 @@
+//! The terminal's tables of `reproduce mobius`, one per figure of the paper
+//! (the checks follow, printed by the flow).
+
+use super::{paper, Interface, Pattern, Report};
+use crate::terminal::table;
+
+/// Fig. 7's rows for `pattern`: one per interface, a latency per size.
+pub fn fig7_rows(r: &Report, pattern: Pattern) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut h = vec![format!("Fig. 7 ({}): mean latency, us", pattern.key())];
+    h.extend(r.params.sizes.iter().map(|s| format!("{s} pages")));
+    let rows = Interface::ALL
+        .iter()
+        .map(|&i| {
+            let mut row = vec![i.label().to_string()];
+            row.extend(r.params.sizes.iter().map(|&s| {
+                r.figures
+                    .point(i.key(), pattern.key(), s)
+                    .map_or("-".into(), |p| format!("{:.0}", p.latency_us))
+            }));
+            row
+        })
+        .collect();
+    (h, rows)
+}
+
+/// Fig. 8's rows: bandwidth at the largest size, both patterns, and the
+/// costs behind it.
+pub fn fig8_rows(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
+    let n = r.params.sizes.iter().copied().max().unwrap_or(0);
+    let h = vec![
+        format!("Fig. 8: {n}-page writes"),
+        "random MB/s".into(),
+        "sequential MB/s".into(),
+        "programs per page (random)".into(),
+        "checkpoints (random / sequential)".into(),
+        "translation reads per page (random / sequential)".into(),
+    ];
+    let rows = Interface::ALL
+        .iter()
+        .map(|&i| {
+            let pt = |p: Pattern| r.figures.point(i.key(), p.key(), n);
+            let (rd, sq) = (pt(Pattern::Random), pt(Pattern::Sequential));
+            vec![
+                i.label().to_string(),
+                rd.map_or("-".into(), |p| format!("{:.1}", p.bandwidth_mb_s)),
+                sq.map_or("-".into(), |p| format!("{:.1}", p.bandwidth_mb_s)),
+                rd.map_or("-".into(), |p| format!("{:.2}", p.programs_per_page)),
+                match (rd, sq) {
+                    (Some(a), Some(b)) => format!("{} / {}", a.checkpoints, b.checkpoints),
+                    _ => "-".into(),
+                },
+                match (rd, sq) {
+                    (Some(a), Some(b)) => format!("{:.2} / {:.2}", a.map_reads_per_page, b.map_reads_per_page),
+                    _ => "-".into(),
+                },
+            ]
+        })
+        .collect();
+    (h, rows)
+}
+
+/// Fig. 11's rows: one per protocol and zone, the recovery and its parts.
+pub fn fig11_rows(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
+    let h = [
+        "Fig. 11: recovery after",
+        "protocol",
+        "recovery ms",
+        "load ms",
+        "log ms",
+        "scan ms",
+        "seal ms",
+        "other ms (ring erase counts)",
+        "pages read",
+        "checkpoints during the writes",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let rows = r
+        .figures
+        .recovery
+        .iter()
+        .map(|x| {
+            vec![
+                format!("{} MiB written", x.zone_mib),
+                super::recovery::PROTOCOLS
+                    .iter()
+                    .find(|p| p.0 == x.protocol)
+                    .map_or(x.protocol.clone(), |p| p.1.to_string()),
+                format!("{:.1}", x.recovery_ms),
+                format!("{:.1}", x.load_ms),
+                format!("{:.1}", x.log_ms),
+                format!("{:.1}", x.scan_ms),
+                format!("{:.1}", x.seal_ms),
+                format!("{:.1}", x.other_ms),
+                crate::fmt::thousands(x.pages_read),
+                x.checkpoints_before.to_string(),
+            ]
+        })
+        .collect();
+    (h, rows)
+}
+
+pub fn print(r: &Report) {
+    let p = &r.params;
+    println!("device (Figs. 7, 8): {}, metadata only", p.device);
+    println!("scaled down:");
+    for s in &p.scaled_down {
+        println!("  - {s}");
+    }
+    println!(
+        "times are simulated (device clock); {} compound writes per point, random within {} logical pages (5 GB)",
+        p.iterations, p.random_range_pages
+    );
+    for pattern in Pattern::ALL {
+        let (h, rows) = fig7_rows(r, pattern);
+        println!("{}", table(h, rows));
+    }
+    println!(
+        "paper, Fig. 7: {}; {}; {}",
+        paper::FIG7_ASWRITE_BEST,
+        paper::FIG7_DFTL_VS_DWRITE,
+        paper::FIG7_SWRITE_VS_AIO
+    );
+    let (h, rows) = fig8_rows(r);
+    println!("{}", table(h, rows));
+    println!(
+        "paper, Fig. 8: {} (the board's {} MB/s); this preset's bound: {:.1} MB/s (every die programming, or the channels)",
+        paper::FIG8_ASWRITE,
+        paper::FIG8_PLATFORM_MB_S,
+        p.max_write_mb_s
+    );
+    println!("Fig. 11's device: {}, metadata only", p.recovery_device);
+    let (h, rows) = fig11_rows(r);
+    println!("{}", table(h, rows));
+    println!(
+        "paper, Fig. 11: Möbius {}x faster than LightTx at a 4 GB zone; {}",
+        paper::FIG11_MOBIUS_VS_LIGHTTX,
+        paper::FIG11_FASTEST
+    );
+    println!("not run: {}", super::NOT_RUN);
+}

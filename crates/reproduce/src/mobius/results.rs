@@ -1,0 +1,71 @@
+//! What the runs of `reproduce mobius` measured.
+
+use serde::Serialize;
+
+/// One point of Figs. 7 and 8: an interface, a pattern, a size.
+#[derive(Clone, Debug, Serialize)]
+pub struct Point {
+    /// [`super::Interface::key`].
+    pub interface: String,
+    /// [`super::Pattern::key`].
+    pub pattern: String,
+    pub pages: u32,
+    /// Mean latency of a compound write, submission to acknowledgement, µs
+    /// (simulated).
+    pub latency_us: f64,
+    /// Its pages' bytes over that latency, MB/s (10^6 bytes).
+    pub bandwidth_mb_s: f64,
+    /// Translation pages read (cache misses) per page written.
+    pub map_reads_per_page: f64,
+    /// Flash programs per page written, the flush between compound writes
+    /// included (inodes, head records, checkpoints).
+    pub programs_per_page: f64,
+    /// Checkpoints taken during the point's compound writes and flushes
+    /// (DFTL's directory persistence; Möbius's merges, and the framework's
+    /// interval), each waited for by the write that triggers it.
+    pub checkpoints: u64,
+}
+
+/// One point of Fig. 11: a protocol's recovery after `zone_mib` of writes.
+#[derive(Clone, Debug, Serialize)]
+pub struct RecoveryPoint {
+    pub protocol: String,
+    pub zone_mib: u32,
+    /// The mount's recovery, simulated ms, and its parts: the superblock and
+    /// checkpoint load, the protocol's log (LightTx's zone scan, Möbius's
+    /// ALA and chain), the framework's scan (DFTL's roll-forward, the block
+    /// probes), the sealing checkpoint.
+    pub recovery_ms: f64,
+    pub load_ms: f64,
+    pub log_ms: f64,
+    pub scan_ms: f64,
+    pub seal_ms: f64,
+    /// The rest: the framework's erase-count reads of metadata ring blocks
+    /// (`ring_erase_counts`), which the report does not list apart.
+    pub other_ms: f64,
+    pub pages_read: u64,
+    /// Checkpoints the protocol took during the writes (DFTL's when its ring
+    /// filled, Möbius's merges).
+    pub checkpoints_before: u64,
+}
+
+/// Everything a run measured.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Figures {
+    /// Figs. 7 and 8.
+    pub compound: Vec<Point>,
+    /// Fig. 11.
+    pub recovery: Vec<RecoveryPoint>,
+}
+
+impl Figures {
+    pub fn recovered(&self, protocol: &str, zone_mib: u32) -> Option<&RecoveryPoint> {
+        self.recovery.iter().find(|r| r.protocol == protocol && r.zone_mib == zone_mib)
+    }
+
+    pub fn point(&self, interface: &str, pattern: &str, pages: u32) -> Option<&Point> {
+        self.compound
+            .iter()
+            .find(|p| p.interface == interface && p.pattern == pattern && p.pages == pages)
+    }
+}

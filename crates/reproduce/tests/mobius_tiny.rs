@@ -1,0 +1,96 @@
+//! `reproduce mobius` at the test size (`--tiny`), through the library:
+//! every interface's compound writes at every size and pattern, the
+//! orderings our implementation guarantees, the checks with their kinds,
+//! and the notes and deviations from the same run.
+
+use std::sync::OnceLock;
+use txftl_reproduce::mobius::{Interface, Mobius, Pattern, Report, NOT_RUN};
+use txftl_reproduce::{flow, Kind, Options, Paper};
+
+fn report() -> &'static Report {
+    static REPORT: OnceLock<Report> = OnceLock::new();
+    REPORT.get_or_init(|| flow::build(&Mobius, &Options::tiny(1), false).expect("reproduce mobius --tiny"))
+}
+
+#[test]
+fn every_interface_pattern_and_size_is_measured() {
+    let r = report();
+    assert!(!Mobius.failed(&r.figures));
+    assert!(!r.params.device.is_empty() && r.params.cmt_pages > 0);
+    for i in Interface::ALL {
+        for p in Pattern::ALL {
+            for &n in &r.params.sizes {
+                let x = r.figures.point(i.key(), p.key(), n).unwrap_or_else(|| panic!("{i:?} {p:?} {n}"));
+                assert!(x.latency_us > 0.0 && x.bandwidth_mb_s > 0.0, "{x:?}");
+                // Every page is programmed once at least; Möbius adds inodes
+                // (and DWRITE head records) on top.
+                assert!(x.programs_per_page >= 1.0, "{x:?}");
+            }
+        }
+    }
+}
+
+/// What the implementation guarantees whatever the device: an A-SWRITE
+/// returns at its inode, before its pages, so below an S-SWRITE of the same
+/// pages; every Möbius interface programs more pages than it writes (a
+/// DWRITE's head record and inode, an SWRITE's inode and the flags-only
+/// inode of the flush after it).
+#[test]
+fn a_swrite_returns_before_s_swrite_and_mobius_writes_its_inodes() {
+    let r = report();
+    for p in Pattern::ALL {
+        for &n in &r.params.sizes {
+            let pt = |i: Interface| r.figures.point(i.key(), p.key(), n).unwrap();
+            assert!(pt(Interface::ASwrite).latency_us < pt(Interface::SSwrite).latency_us, "{p:?} {n}");
+            for i in [Interface::Dwrite, Interface::SSwrite, Interface::ASwrite] {
+                let min = 1.0 + 2.0 / n as f64;
+                assert!(pt(i).programs_per_page >= min, "{i:?} {p:?} {n}: {}", pt(i).programs_per_page);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_checks_are_orderings_with_notes_where_they_differ() {
+    let r = report();
+    assert!(r.checks.len() >= 10, "{}", r.checks.len());
+    for c in &r.checks {
+        let want = if c.id == "fig11.mobius_vs_lighttx" {
+            Kind::Value
+        } else {
+            Kind::Order
+        };
+        assert_eq!(c.kind, want, "{}", c.id);
+        assert_eq!(c.differs(), !c.agrees(), "{}", c.id);
+        if c.differs() {
+            assert!(!c.note.is_empty(), "{} differs without a note", c.id);
+        }
+    }
+    for id in [
+        "fig7.random.aswrite_best",
+        "fig7.sequential_faster",
+        "fig8.random.aswrite_highest",
+        "fig11.mobius_vs_lighttx",
+        "fig11.order",
+    ] {
+        assert!(r.checks.iter().any(|c| c.id == id), "no check {id}");
+    }
+    assert!(r.deviations.iter().any(|d| d == NOT_RUN), "the report says what is not run");
+    assert!(r.summary.line.contains("within 25%"), "{}", r.summary.line);
+}
+
+/// Fig. 11: every protocol recovers after every zone, from the NAND alone;
+/// LightTx's zone scan reads more the larger its zone.
+#[test]
+fn every_protocol_recovers_after_every_zone() {
+    let r = report();
+    for (p, _) in txftl_reproduce::mobius::recovery::PROTOCOLS {
+        for &z in &r.params.zones_mib {
+            let x = r.figures.recovered(p, z).unwrap_or_else(|| panic!("{p} {z}"));
+            assert!(x.recovery_ms > 0.0 && x.pages_read > 0, "{x:?}");
+        }
+    }
+    let (small, large) = (r.params.zones_mib[0], *r.params.zones_mib.last().unwrap());
+    let lt = |z| r.figures.recovered("lighttx", z).unwrap().pages_read;
+    assert!(lt(large) > lt(small), "{} {}", lt(small), lt(large));
+}
