@@ -27,6 +27,7 @@ pub mod mobius;
 pub mod paper;
 pub mod progress;
 pub mod terminal;
+pub mod tpcc_trace;
 pub mod xftl;
 
 pub use check::{Check, Kind, Summary, Unit};

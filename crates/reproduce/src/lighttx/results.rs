@@ -3,25 +3,7 @@
 use serde::Serialize;
 use txftl_ftl::{DeviceStats, RecoveryReport};
 
-/// The recorded trace's shape and how it was made.
-#[derive(Clone, Debug, Serialize)]
-pub struct Workload {
-    /// TPC-C transactions run, and the device transactions they made (read-only ones make none).
-    pub tpcc_transactions: u64,
-    pub device_transactions: u64,
-    pub trace_ops: u64,
-    /// Distinct pages a device transaction writes.
-    pub tx_pages_mean: f64,
-    pub tx_pages_max: u64,
-    /// Host page writes per TPC-C transaction, by kind (New-Order, Payment,
-    /// Order-Status, Delivery, Stock-Level): what makes the mean.
-    pub host_pages_by_kind: Vec<(String, u64, f64)>,
-    /// The logical pages the most transactions write, and how many write
-    /// each: what leaves no-page-conflict no room.
-    pub most_shared_pages: Vec<(u32, u64)>,
-    pub consistency: String,
-    pub record_wall_s: f64,
-}
+pub use crate::tpcc_trace::Workload;
 
 /// One replay: a protocol at an isolation level, abort ratio and zone size.
 #[derive(Clone, Debug, Serialize)]

@@ -92,8 +92,44 @@ pub fn checks(params: &Params, f: &Figures) -> Vec<Check> {
     for pattern in Pattern::ALL {
         out.push(fig8_highest(params, f, pattern));
     }
+    out.extend(fig10(f));
     out.extend(fig11(params, f));
     out
+}
+
+/// Fig. 10: Möbius's write amplification no larger than the others', below
+/// LightTx's; Atomic-Write's mapping writes above Möbius's.
+fn fig10(f: &Figures) -> Vec<Check> {
+    let wa = |p: &str| f.wa_run(p).map_or(f64::NAN, |r| r.write_amplification);
+    let lowest = super::tpcc::PROTOCOLS
+        .iter()
+        .map(|&(p, name)| (name, wa(p)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map_or("none", |(n, _)| n);
+    let mapping = |p: &str| f.wa_run(p).map_or(f64::NAN, |r| (r.map_writes + r.protocol_meta_writes) as f64);
+    vec![
+        Check::order(
+            "fig10.mobius_lowest",
+            &format!("the lowest write amplification ({})", paper::FIG10_NOT_ENLARGED),
+            "Möbius lowest",
+            &format!("{lowest} lowest"),
+        ),
+        Check::order(
+            "fig10.mobius_le_lighttx",
+            &format!("write amplification, LightTx against Möbius ({})", paper::FIG10_BETTER_THAN_LIGHTTX),
+            "LightTx > Möbius",
+            &crate::check::ordering(&[("LightTx", wa("lighttx")), ("Möbius", wa("mobius"))]),
+        ),
+        Check::order(
+            "fig10.aw_mapping_writes",
+            &format!(
+                "pages written for mappings and commit records (checkpoints, write-backs, inodes, commit pages) ({})",
+                paper::FIG10_AW_MAPPING
+            ),
+            "Atomic-Write > Möbius",
+            &crate::check::ordering(&[("Atomic-Write", mapping("atomic-write")), ("Möbius", mapping("mobius"))]),
+        ),
+    ]
 }
 
 /// The largest zone run (the paper's 4 GB in full mode).

@@ -2,7 +2,7 @@
 //! data (the paper gives no values in its text for them), its tables and its
 //! introduction.
 
-use super::print::{fig11_rows, fig7_rows, fig8_rows};
+use super::print::{fig10_rows, fig11_rows, fig7_rows, fig8_rows};
 use super::{Interface, Pattern, Report};
 use crate::html::{self, Bars, Figure, Lines};
 
@@ -25,6 +25,8 @@ pub fn tables(r: &Report) -> String {
         out += &html::table(&h, &rows);
     }
     let (h, rows) = fig8_rows(r);
+    out += &html::table(&h, &rows);
+    let (h, rows) = fig10_rows(r);
     out += &html::table(&h, &rows);
     let (h, rows) = fig11_rows(r);
     out + &html::table(&h, &rows)
@@ -66,6 +68,19 @@ pub fn figures(r: &Report) -> Vec<Figure> {
             decimals: 1,
         }));
     }
+    let wa: Vec<(&str, f64)> = super::tpcc::PROTOCOLS
+        .iter()
+        .filter_map(|&(p, name)| r.figures.wa_run(p).map(|x| (name, x.write_amplification)))
+        .collect();
+    out.push(Figure::Bars(Bars {
+        title: "Fig. 10: write amplification of the TPC-C trace, 8 KiB flash".into(),
+        y_desc: "flash programs / host writes".into(),
+        groups: wa.iter().map(|w| w.0.to_string()).collect(),
+        segments: vec!["write amplification".into()],
+        ours: wa.iter().map(|w| vec![w.1]).collect(),
+        paper: vec![None; wa.len()],
+        decimals: 3,
+    }));
     out.push(Figure::Lines(Lines {
         title: "Fig. 11: recovery time against the data written since the last persistence point".into(),
         x_desc: "MiB written since the last persistence point".into(),

@@ -31,3 +31,9 @@ pub const FIG11_MOBIUS_VS_LIGHTTX: f64 = 29.0;
 pub const FIG11_ZONE_MIB: u32 = 4096;
 pub const FIG11_FASTEST: &str =
     "\"Möbius combines SPOR and transaction logic together to get the shortest recovery time\"; \"DFTL needs to scan large part of the SSD\"";
+
+/// Fig. 10's claims (sec. V-B).
+pub const FIG10_NOT_ENLARGED: &str = "\"Möbius do not enlarge Write Amplification ratio comparing with other methods although it adds one page size atom inode for each transaction\"";
+pub const FIG10_BETTER_THAN_LIGHTTX: &str = "\"it is even better than LightTx\"";
+pub const FIG10_AW_MAPPING: &str =
+    "\"As for Atomic-Write, it will write mapping information once a transaction is committed. This will introduce a serious number of extra mapping writes\"";

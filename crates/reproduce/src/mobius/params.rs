@@ -35,6 +35,13 @@ pub struct Params {
     pub recovery_blocks_per_plane: u32,
     /// Fig. 11's zones: data written since the last persistence point, MiB.
     pub zones_mib: Vec<u32>,
+    /// Fig. 10: the board's 8 KiB + 448 B flash (the `jasmine` preset) at
+    /// this size; the TPC-C run whose trace it replays; the share of the
+    /// logical pages written once before each replay.
+    pub wa_device: String,
+    pub wa_blocks_per_plane: u32,
+    pub tpcc: crate::tpcc_trace::TpccRun,
+    pub fill_pct: u32,
     /// What is smaller than the paper's setup, and by how much.
     pub scaled_down: Vec<String>,
 }
@@ -60,6 +67,10 @@ impl Params {
             capacity_gib(&p, bpp)
         )];
         scaled_down.push(format!(
+            "Fig. 10: 1 GiB of 8 KiB flash instead of 64 GB, TPC-C of 1 warehouse, {} transactions",
+            if quick { "1,000" } else { "4,000" }
+        ));
+        scaled_down.push(format!(
             "Fig. 11: {recovery_gib} GiB raw instead of 64 GB{}",
             if quick { ", zones up to 1 GiB instead of 4 GB" } else { "" }
         ));
@@ -83,6 +94,19 @@ impl Params {
             recovery_device: String::new(),
             recovery_blocks_per_plane: recovery_bpp,
             zones_mib,
+            wa_device: String::new(),
+            // `jasmine`'s own size, 1 GiB.
+            wa_blocks_per_plane: txftl_nand::preset("jasmine").expect("the jasmine preset").geometry.blocks_per_plane,
+            tpcc: crate::tpcc_trace::TpccRun {
+                warehouses: 1,
+                scale: 1,
+                transactions: if quick { 1_000 } else { 4_000 },
+                // The clients of `reproduce lighttx`'s trace (the paper's DBT-2
+                // runs give none).
+                clients: 7,
+                seed,
+            },
+            fill_pct: 100,
             scaled_down,
         }
     }
@@ -101,6 +125,13 @@ impl Params {
         p
     }
 
+    /// Fig. 10's preset (8 KiB flash) at its size.
+    pub fn wa_preset(&self) -> Preset {
+        let mut p = txftl_nand::preset("jasmine").expect("the jasmine preset");
+        p.geometry.blocks_per_plane = self.wa_blocks_per_plane;
+        p
+    }
+
     pub fn page_bytes(&self) -> u64 {
         self.recovery_preset().geometry.page_size as u64
     }
@@ -116,6 +147,8 @@ impl Params {
         self.blocks_per_plane = 64;
         self.recovery_blocks_per_plane = 64;
         self.zones_mib = vec![4, 16];
+        self.wa_blocks_per_plane = 64;
+        self.tpcc.transactions = 60;
         self.sizes = vec![4, 16];
         self.iterations = 2;
         self.random_range_pages = 16_384;

@@ -59,6 +59,45 @@ pub fn fig8_rows(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
     (h, rows)
 }
 
+/// Fig. 10's rows: one per protocol, its write amplification and where the
+/// writes went.
+pub fn fig10_rows(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
+    let h = [
+        "Fig. 10: the TPC-C trace",
+        "write amplification",
+        "host writes (journal)",
+        "flash programs",
+        "GC copies",
+        "checkpoint pages",
+        "protocol pages (inodes, commit pages)",
+        "commits",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let rows = super::tpcc::PROTOCOLS
+        .iter()
+        .filter_map(|&(p, name)| r.figures.wa_run(p).map(|x| (name, x)))
+        .map(|(name, x)| {
+            vec![
+                name.to_string(),
+                format!("{:.3}", x.write_amplification),
+                format!(
+                    "{} ({})",
+                    crate::fmt::thousands(x.host_writes),
+                    crate::fmt::thousands(x.journal_writes)
+                ),
+                crate::fmt::thousands(x.flash_programs),
+                crate::fmt::thousands(x.gc_copies),
+                crate::fmt::thousands(x.map_writes),
+                crate::fmt::thousands(x.protocol_meta_writes),
+                crate::fmt::thousands(x.commits),
+            ]
+        })
+        .collect();
+    (h, rows)
+}
+
 /// Fig. 11's rows: one per protocol and zone, the recovery and its parts.
 pub fn fig11_rows(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
     let h = [
@@ -129,6 +168,19 @@ pub fn print(r: &Report) {
         paper::FIG8_ASWRITE,
         paper::FIG8_PLATFORM_MB_S,
         p.max_write_mb_s
+    );
+    if let Some(w) = &r.figures.wa_workload {
+        println!(
+            "Fig. 10's device: {}, metadata only, {}% of its logical pages written first; the trace: TPC-C on SQLite, {} transactions by {} clients, {} device transactions of {:.1} pages on average",
+            p.wa_device, p.fill_pct, w.tpcc_transactions, p.tpcc.clients, w.device_transactions, w.tx_pages_mean
+        );
+    }
+    let (h, rows) = fig10_rows(r);
+    println!("{}", table(h, rows));
+    println!(
+        "paper, Fig. 10: {}; {}",
+        paper::FIG10_NOT_ENLARGED,
+        paper::FIG10_BETTER_THAN_LIGHTTX
     );
     println!("Fig. 11's device: {}, metadata only", p.recovery_device);
     let (h, rows) = fig11_rows(r);

@@ -49,6 +49,25 @@ pub struct RecoveryPoint {
     pub checkpoints_before: u64,
 }
 
+/// One replay of Fig. 10.
+#[derive(Clone, Debug, Serialize)]
+pub struct WaRun {
+    pub protocol: String,
+    /// Flash programs over host writes (the journal's included on DFTL).
+    pub write_amplification: f64,
+    pub host_writes: u64,
+    /// The host redo journal's writes (DFTL, no transactions of its own).
+    pub journal_writes: u64,
+    pub flash_programs: u64,
+    pub gc_copies: u64,
+    /// Checkpoint pages (tables, block table, records) and write-backs.
+    pub map_writes: u64,
+    /// The protocol's own pages: Möbius's inodes, Atomic-Write's commit pages.
+    pub protocol_meta_writes: u64,
+    pub inodes: u64,
+    pub commits: u64,
+}
+
 /// Everything a run measured.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Figures {
@@ -56,9 +75,16 @@ pub struct Figures {
     pub compound: Vec<Point>,
     /// Fig. 11.
     pub recovery: Vec<RecoveryPoint>,
+    /// Fig. 10's trace, and its replays.
+    pub wa_workload: Option<crate::tpcc_trace::Workload>,
+    pub wa: Vec<WaRun>,
 }
 
 impl Figures {
+    pub fn wa_run(&self, protocol: &str) -> Option<&WaRun> {
+        self.wa.iter().find(|r| r.protocol == protocol)
+    }
+
     pub fn recovered(&self, protocol: &str, zone_mib: u32) -> Option<&RecoveryPoint> {
         self.recovery.iter().find(|r| r.protocol == protocol && r.zone_mib == zone_mib)
     }
