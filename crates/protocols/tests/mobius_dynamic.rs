@@ -178,3 +178,20 @@ fn the_transactional_calls_as_dynamic_transactions() {
     let got: Vec<u8> = [0, 1, 2, 3, 9].iter().map(|&l| reads(&mut *d, l)).collect();
     assert_eq!(got, vec![5, 5, 5, 5, 0]);
 }
+
+/// A static transaction's commit while the dynamic one is open is refused
+/// and leaves it open, whole: it commits once the dynamic one ended.
+#[test]
+fn a_static_commit_refused_during_a_dynamic_transaction_stays_open() {
+    let mut d = format("mobius", nand(), FtlConfig::default(), &ProtocolOptions::new()).unwrap();
+    d.begin(1).unwrap();
+    d.write_tx(1, 7, &page(&*d, 4)).unwrap();
+    dwrite(&mut *d, 1, 1, DynamicPos::Head).unwrap();
+    assert!(matches!(d.commit(1), Err(DeviceError::CallOrder(_))));
+    require(d.dynamic_tx_calls(), "mobius", Extension::DynamicTx)
+        .unwrap()
+        .dabort()
+        .unwrap();
+    d.commit(1).unwrap();
+    assert_eq!((reads(&mut *d, 7), reads(&mut *d, 1)), (4, 0));
+}

@@ -117,11 +117,14 @@ fn canary_commit_at_sync_is_caught_with_synchronous_off() {
 /// SQLite writes its journal and overwrites the database with no sync between
 /// them; a VFS that does not sync the journal itself leaves a torn database
 /// after a cut in the overwrites. The checker must see it, and the correct VFS
-/// pass the same run.
+/// pass the same run. Every crash point is tried, not a sample: run beside
+/// the other tests of this binary the scenario's operations come out
+/// differently (3,111 points instead of 2,771 alone, once), and a sample of
+/// every 7th missed the canary's window then.
 #[test]
 fn canary_no_sync_after_batch_abort_is_caught() {
     let run = |canary: Canary| {
-        let mut sp = spec(Mode::parse("xftl-batch").unwrap(), Synchronous::Full, 7);
+        let mut sp = spec(Mode::parse("xftl-batch").unwrap(), Synchronous::Full, 1);
         sp.recovery_cuts = 0;
         sp.canary = canary;
         sql_crashtest(&sp, &|_, _| {}).unwrap()

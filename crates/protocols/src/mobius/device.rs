@@ -40,6 +40,8 @@ pub struct Mobius {
 pub(super) struct HostDynamic {
     pub tid: Tid,
     pub held: Option<(Lpn, Vec<u8>)>,
+    /// A call failed and dropped its chain: only an abort is taken.
+    pub failed: bool,
 }
 
 impl Mobius {

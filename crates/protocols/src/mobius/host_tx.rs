@@ -28,6 +28,17 @@ impl Mobius {
         self.dynamic.as_ref().is_some_and(|d| d.tid == tid)
     }
 
+    /// A dynamic transaction whose chain a failed call dropped takes no
+    /// more pages and no commit: only its abort.
+    fn check_not_failed(&self, tid: Tid) -> Result<()> {
+        match &self.dynamic {
+            Some(d) if d.tid == tid && d.failed => Err(DeviceError::CallOrder(format!(
+                "transaction {tid} lost its pages when a call failed: abort it"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     pub(super) fn host_begin(&mut self, tid: Tid) -> Result<u64> {
         if tid == 0 {
             return Err(DeviceError::InvalidTransactionId);
@@ -46,7 +57,11 @@ impl Mobius {
                 d.tid
             )));
         }
-        self.dynamic = Some(HostDynamic { tid, held: None });
+        self.dynamic = Some(HostDynamic {
+            tid,
+            held: None,
+            failed: false,
+        });
         Ok(0)
     }
 
@@ -62,6 +77,7 @@ impl Mobius {
             tx.insert(lpn, data.to_vec());
             return Ok(0);
         }
+        self.check_not_failed(tid)?;
         let held = self.dynamic.as_mut().expect("dynamic").held.take();
         let Some((held_lpn, held_data)) = held else {
             self.dynamic.as_mut().expect("dynamic").held = Some((lpn, data.to_vec()));
@@ -78,9 +94,25 @@ impl Mobius {
             return Err(DeviceError::TableFull { capacity: max });
         }
         let pos = if self.chain_open() { DynamicPos::Body } else { DynamicPos::Head };
-        let t = self.dynamic_page(held_lpn, &held_data, pos)?;
-        self.dynamic.as_mut().expect("dynamic").held = Some((lpn, data.to_vec()));
-        Ok(t)
+        match self.dynamic_page(held_lpn, &held_data, pos) {
+            Ok(t) => {
+                self.dynamic.as_mut().expect("dynamic").held = Some((lpn, data.to_vec()));
+                Ok(t)
+            }
+            Err(e) => {
+                let d = self.dynamic.as_mut().expect("dynamic");
+                if pos == DynamicPos::Body && self.ftl.hooks().chain.is_none() {
+                    // The chain is gone (`dynamic_page` dropped it): the
+                    // transaction cannot go on without the pages it had.
+                    d.failed = true;
+                } else {
+                    // Refused before a page was written, or its HEAD:
+                    // nothing of it is on flash but the held page stays.
+                    d.held = Some((held_lpn, held_data));
+                }
+                Err(e)
+            }
+        }
     }
 
     pub(super) fn host_read_tx(&mut self, tid: Tid, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
@@ -105,6 +137,11 @@ impl Mobius {
 
     pub(super) fn host_commit(&mut self, tid: Tid) -> Result<u64> {
         if !self.is_dynamic(tid) {
+            if !self.open.contains_key(&tid) {
+                return Err(DeviceError::UnknownTransaction(tid));
+            }
+            // Refused before the buffer is taken: the transaction stays open.
+            self.refuse_in_chain("a static transaction's commit")?;
             let tx = self.open.remove(&tid).ok_or(DeviceError::UnknownTransaction(tid))?;
             let pages: Vec<(Lpn, &[u8])> = tx.iter().map(|(&l, d)| (l, d.as_slice())).collect();
             if pages.is_empty() {
@@ -112,6 +149,7 @@ impl Mobius {
             }
             return self.static_tx(tid, &pages, SwriteAck::AllPages);
         }
+        self.check_not_failed(tid)?;
         let d = self.dynamic.take().expect("dynamic");
         match d.held {
             // A REAR with no chain open is a one-page transaction.
