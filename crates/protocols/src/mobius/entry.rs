@@ -64,6 +64,16 @@ const DYNAMIC_PCT: OptionSpec = OptionSpec {
     max: 100,
 };
 
+const ASYNC_COMMIT: OptionSpec = OptionSpec {
+    key: "async-commit",
+    value_name: "0|1",
+    help: "1: a host transaction's commit (a buffered static one) returns once its inode is on flash, as an A-SWRITE \
+           does, not once every page is: a power cut before its pages are done aborts a transaction the host saw \
+           commit (the paper's false positive, sec. IV-E), which the crash harness reports as lost [default: 0]",
+    min: 0,
+    max: 1,
+};
+
 /// The paper's Size_Active (§IV-C: 12 MB, 3,072 inodes of 4 KiB).
 const ACTIVE_BYTES: u64 = 12 << 20;
 
@@ -95,6 +105,7 @@ fn settings(geo: &Geometry, opts: &ProtocolOptions) -> Result<Settings, DeviceEr
         ala_blocks,
         cmt_pages: opts.u32(&CMT_PAGES)?.unwrap_or(cmt_default),
         dynamic_pct: opts.u32(&DYNAMIC_PCT)?.unwrap_or(0),
+        async_commit: opts.u32(&ASYNC_COMMIT)?.unwrap_or(0) == 1,
     })
 }
 
@@ -139,7 +150,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     // one's are unmapped until its REAR and read only through it: others
     // never see them, and commits are atomic.
     isolation: ALL_LEVELS,
-    options: &[CMT_PAGES, S_MAX, ACTIVE_ALA, ALA_BLOCKS, ALLOC_WINDOW, DYNAMIC_PCT],
+    options: &[CMT_PAGES, S_MAX, ACTIVE_ALA, ALA_BLOCKS, ALLOC_WINDOW, DYNAMIC_PCT, ASYNC_COMMIT],
     counters: &[
         CounterSpec {
             key: "mobius_inodes",

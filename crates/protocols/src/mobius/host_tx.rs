@@ -147,7 +147,8 @@ impl Mobius {
             if pages.is_empty() {
                 return Ok(0);
             }
-            return self.static_tx(tid, &pages, SwriteAck::AllPages);
+            let ack = if self.ftl.hooks().set.async_commit { SwriteAck::Record } else { SwriteAck::AllPages };
+            return self.static_tx(tid, &pages, ack);
         }
         self.check_not_failed(tid)?;
         let d = self.dynamic.take().expect("dynamic");

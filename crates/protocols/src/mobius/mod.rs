@@ -109,6 +109,8 @@ pub struct Settings {
     pub cmt_pages: u32,
     /// Percent of host transactions (`begin`..`commit`) run as dynamic ones.
     pub dynamic_pct: u32,
+    /// A host commit of a static transaction returns at its inode (A-SWRITE).
+    pub async_commit: bool,
 }
 
 #[derive(Clone, Debug)]

@@ -92,9 +92,37 @@ pub fn checks(params: &Params, f: &Figures) -> Vec<Check> {
     for pattern in Pattern::ALL {
         out.push(fig8_highest(params, f, pattern));
     }
+    out.extend(fig9(f));
     out.extend(fig10(f));
     out.extend(fig11(params, f));
     out
+}
+
+/// Fig. 9's TPC-C: A-SWRITE's and S-SWRITE's throughput over Atomic-Write's.
+fn fig9(f: &Figures) -> Vec<Check> {
+    let tps = |k: &str| f.tps_run(k).map_or(f64::NAN, |r| r.tps);
+    let aw = tps("atomic-write");
+    vec![
+        Check::value(
+            "fig9.tpcc.aswrite_vs_aw",
+            "TPC-C: A-SWRITE's transactions per second over Atomic-Write's (the paper's largest gain over its three \
+             workloads; TPC-C only here)",
+            paper::FIG9_ASWRITE_OVER_AW_PCT,
+            crate::fmt::pct(tps("a-swrite"), aw),
+            crate::Unit::Percent,
+        ),
+        Check::bound(
+            "fig9.tpcc.sswrite_vs_aw",
+            &format!(
+                "TPC-C: S-SWRITE's transactions per second against Atomic-Write's, the difference's size (\"similar\", read \
+                 as within the checks' 25%) ({})",
+                paper::FIG9_SSWRITE_SIMILAR
+            ),
+            25.0,
+            crate::fmt::pct(tps("s-swrite"), aw).abs(),
+            crate::Unit::Percent,
+        ),
+    ]
 }
 
 /// Fig. 10: Möbius's write amplification no larger than the others', below

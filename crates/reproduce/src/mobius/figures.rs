@@ -2,7 +2,7 @@
 //! data (the paper gives no values in its text for them), its tables and its
 //! introduction.
 
-use super::print::{fig10_rows, fig11_rows, fig7_rows, fig8_rows};
+use super::print::{fig10_rows, fig11_rows, fig7_rows, fig8_rows, fig9_rows};
 use super::{Interface, Pattern, Report};
 use crate::html::{self, Bars, Figure, Lines};
 
@@ -25,6 +25,8 @@ pub fn tables(r: &Report) -> String {
         out += &html::table(&h, &rows);
     }
     let (h, rows) = fig8_rows(r);
+    out += &html::table(&h, &rows);
+    let (h, rows) = fig9_rows(r);
     out += &html::table(&h, &rows);
     let (h, rows) = fig10_rows(r);
     out += &html::table(&h, &rows);
@@ -68,6 +70,23 @@ pub fn figures(r: &Report) -> Vec<Figure> {
             decimals: 1,
         }));
     }
+    let aw = r.figures.tps_run("atomic-write").map_or(0.0, |x| x.tps);
+    let tps: Vec<(&str, &str, f64)> = super::tpcc::FIG9
+        .iter()
+        .filter_map(|&(k, _, _, name)| r.figures.tps_run(k).map(|x| (k, name, crate::fmt::ratio(x.tps, aw))))
+        .collect();
+    out.push(Figure::Bars(Bars {
+        title: "Fig. 9(b): TPC-C transactions per second, normalised to Atomic-Write".into(),
+        y_desc: "x Atomic-Write's".into(),
+        groups: tps.iter().map(|t| t.1.to_string()).collect(),
+        segments: vec!["TPC-C".into()],
+        ours: tps.iter().map(|t| vec![t.2]).collect(),
+        paper: tps
+            .iter()
+            .map(|t| (t.0 == "a-swrite").then_some(1.0 + super::paper::FIG9_ASWRITE_OVER_AW_PCT / 100.0))
+            .collect(),
+        decimals: 2,
+    }));
     let wa: Vec<(&str, f64)> = super::tpcc::PROTOCOLS
         .iter()
         .filter_map(|&(p, name)| r.figures.wa_run(p).map(|x| (name, x.write_amplification)))

@@ -37,3 +37,11 @@ pub const FIG10_NOT_ENLARGED: &str = "\"Möbius do not enlarge Write Amplificati
 pub const FIG10_BETTER_THAN_LIGHTTX: &str = "\"it is even better than LightTx\"";
 pub const FIG10_AW_MAPPING: &str =
     "\"As for Atomic-Write, it will write mapping information once a transaction is committed. This will introduce a serious number of extra mapping writes\"";
+
+/// Fig. 9 (sec. V-B): "Möbius can at most 67% outperform Atomic-Write using
+/// A-SWRITE in transaction throughput result" (over DBT-2, fileserver and
+/// webserver), and "S-SWRITE ... can provide similar throughput comparing
+/// with Atomic-Write".
+pub const FIG9_ASWRITE_OVER_AW_PCT: f64 = 67.0;
+pub const FIG9_SSWRITE_SIMILAR: &str =
+    "\"S-SWRITE is a more strict form of transactional interface and it can provide similar throughput comparing with Atomic-Write\"";

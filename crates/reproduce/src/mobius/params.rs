@@ -67,7 +67,7 @@ impl Params {
             capacity_gib(&p, bpp)
         )];
         scaled_down.push(format!(
-            "Fig. 10: 1 GiB of 8 KiB flash instead of 64 GB, TPC-C of 1 warehouse, {} transactions",
+            "Figs. 9, 10: 1 GiB of 4 KiB (Fig. 9) and 8 KiB (Fig. 10) flash instead of 64 GB, TPC-C of 1 warehouse, {} transactions",
             if quick { "1,000" } else { "4,000" }
         ));
         scaled_down.push(format!(
@@ -122,6 +122,16 @@ impl Params {
     pub fn recovery_preset(&self) -> Preset {
         let mut p = txftl_nand::preset(&self.preset).expect("the mobius preset");
         p.geometry.blocks_per_plane = self.recovery_blocks_per_plane;
+        p
+    }
+
+    /// Fig. 9's preset: the 4 KiB flash at its own size (1 GiB; the tests' 64
+    /// blocks per plane with `--tiny`).
+    pub fn tps_preset(&self) -> Preset {
+        let mut p = txftl_nand::preset(&self.preset).expect("the mobius preset");
+        if self.wa_blocks_per_plane < p.geometry.blocks_per_plane {
+            p.geometry.blocks_per_plane = self.wa_blocks_per_plane;
+        }
         p
     }
 

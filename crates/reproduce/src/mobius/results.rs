@@ -49,6 +49,20 @@ pub struct RecoveryPoint {
     pub checkpoints_before: u64,
 }
 
+/// One replay of Fig. 9's TPC-C.
+#[derive(Clone, Debug, Serialize)]
+pub struct TpsRun {
+    /// [`super::tpcc::FIG9`]'s key.
+    pub key: String,
+    /// Committed transactions per simulated second.
+    pub tps: f64,
+    pub sim_s: f64,
+    pub commits: u64,
+    /// Mean latency of a commit, simulated µs.
+    pub commit_mean_us: f64,
+    pub flash_programs: u64,
+}
+
 /// One replay of Fig. 10.
 #[derive(Clone, Debug, Serialize)]
 pub struct WaRun {
@@ -75,12 +89,19 @@ pub struct Figures {
     pub compound: Vec<Point>,
     /// Fig. 11.
     pub recovery: Vec<RecoveryPoint>,
+    /// Fig. 9's TPC-C trace, and its replays.
+    pub tps_workload: Option<crate::tpcc_trace::Workload>,
+    pub tps: Vec<TpsRun>,
     /// Fig. 10's trace, and its replays.
     pub wa_workload: Option<crate::tpcc_trace::Workload>,
     pub wa: Vec<WaRun>,
 }
 
 impl Figures {
+    pub fn tps_run(&self, key: &str) -> Option<&TpsRun> {
+        self.tps.iter().find(|r| r.key == key)
+    }
+
     pub fn wa_run(&self, protocol: &str) -> Option<&WaRun> {
         self.wa.iter().find(|r| r.protocol == protocol)
     }

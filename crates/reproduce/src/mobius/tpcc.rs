@@ -1,4 +1,6 @@
-//! Fig. 10 (and the TPC-C trace it replays): write amplification of raw
+//! Fig. 9's TPC-C bars (throughput on Atomic-Write, LightTx, and Möbius
+//! with S-SWRITE and A-SWRITE commits, on the 4 KiB flash) and Fig. 10 (and
+//! the TPC-C traces they replay): write amplification of raw
 //! DFTL, Atomic-Write, LightTx and Möbius on the board's 8 KiB + 448 B flash
 //! (the `jasmine` preset), replaying a TPC-C transactional block trace
 //! recorded in the run (`crate::tpcc_trace`: TPC-C on SQLite, one device
@@ -11,14 +13,14 @@
 //! transactions their atomicity there, its writes counted as host writes.
 
 use super::params::Params;
-use super::results::WaRun;
+use super::results::{TpsRun, WaRun};
 use crate::device::{check_device_fits, device_error, nand_config, ram};
 use crate::tpcc_trace::{record_tpcc, Workload};
 use crate::{Error, Progress};
 use txftl_ftl::FtlConfig;
-use txftl_host::replay::{replay, Isolation, ReplayOptions};
+use txftl_host::replay::{replay, Isolation, ReplayOptions, ReplayReport};
 use txftl_host::trace::Trace;
-use txftl_nand::DataMode;
+use txftl_nand::{DataMode, Preset};
 use txftl_protocols::{AnyDevice, ProtocolOptions};
 
 /// Fig. 10's protocols, in the paper's legend order, and their names.
@@ -29,13 +31,23 @@ pub const PROTOCOLS: [(&str, &str); 4] = [
     ("mobius", "Möbius"),
 ];
 
-/// A fresh device of `protocol` on Fig. 10's preset, preconditioned.
-fn device(params: &Params, protocol: &str) -> Result<Box<dyn AnyDevice>, Error> {
-    let nand_cfg = nand_config(&params.wa_preset(), DataMode::MetaOnly);
+/// One of Fig. 9's runs: a key, the protocol, its options, the paper's name.
+pub type Fig9Run = (&'static str, &'static str, &'static [(&'static str, u32)], &'static str);
+
+/// Fig. 9's runs.
+pub const FIG9: [Fig9Run; 4] = [
+    ("atomic-write", "atomic-write", &[], "Atomic-Write"),
+    ("lighttx", "lighttx", &[], "LightTx"),
+    ("s-swrite", "mobius", &[], "S-SWRITE"),
+    ("a-swrite", "mobius", &[("async-commit", 1)], "A-SWRITE"),
+];
+
+/// A fresh device of `protocol` with `opts` on preset `p`, preconditioned.
+fn device(params: &Params, p: &Preset, protocol: &str, opts: &ProtocolOptions) -> Result<Box<dyn AnyDevice>, Error> {
+    let nand_cfg = nand_config(p, DataMode::MetaOnly);
     let ftl = FtlConfig::default();
-    let opts = ProtocolOptions::new();
-    check_device_fits(protocol, &nand_cfg, &ftl, &opts, 0)?;
-    let mut dev = txftl_protocols::format(protocol, ram(nand_cfg)?, ftl, &opts).map_err(device_error)?;
+    check_device_fits(protocol, &nand_cfg, &ftl, opts, 0)?;
+    let mut dev = txftl_protocols::format(protocol, ram(nand_cfg)?, ftl, opts).map_err(device_error)?;
     let fill = (dev.info().logical_pages as u64 * params.fill_pct as u64 / 100) as u32;
     for lpn in 0..fill {
         dev.write(lpn, &[])
@@ -45,20 +57,26 @@ fn device(params: &Params, protocol: &str) -> Result<Box<dyn AnyDevice>, Error> 
     Ok(dev)
 }
 
-/// The trace replayed on `protocol`: its write amplification and where the
-/// writes went.
-fn replay_one(params: &Params, trace: &Trace, protocol: &str) -> Result<WaRun, Error> {
-    let mut dev = device(params, protocol)?;
+/// `trace` replayed on a fresh device: the trace's clients, strict
+/// isolation, no aborts.
+fn replay_on(params: &Params, p: &Preset, trace: &Trace, protocol: &str, opts: &ProtocolOptions) -> Result<ReplayReport, Error> {
+    let mut dev = device(params, p, protocol, opts)?;
     dev.reset_stats();
-    let opts = ReplayOptions {
+    let ropts = ReplayOptions {
         clients: params.tpcc.clients,
         think_ns: 0,
         isolation: Isolation::Strict,
         abort_pct: 0,
         seed: params.seed,
     };
-    let r =
-        replay(&mut *dev, trace, opts, None, &mut |_, _| {}).map_err(|e| Error::Failed(format!("Fig. 10: replay on {protocol}: {e}")))?;
+    replay(&mut *dev, trace, ropts, None, &mut |_, _| {}).map_err(|e| Error::Failed(format!("replay on {protocol}: {e}")))
+}
+
+/// The trace replayed on `protocol`: its write amplification and where the
+/// writes went.
+fn replay_one(params: &Params, trace: &Trace, protocol: &str) -> Result<WaRun, Error> {
+    let r = replay_on(params, &params.wa_preset(), trace, protocol, &ProtocolOptions::new())
+        .map_err(|e| Error::Failed(format!("Fig. 10: {e}")))?;
     let m = r.measured;
     let p = &m.protocol;
     Ok(WaRun {
@@ -92,6 +110,38 @@ pub fn fig10(params: &Params, progress: &Progress) -> Result<(Workload, Vec<WaRu
     for (protocol, name) in PROTOCOLS {
         progress.say(format!("Fig. 10: the TPC-C trace on {name}"));
         runs.push(replay_one(params, &trace, protocol)?);
+        progress.step();
+    }
+    Ok((workload, runs))
+}
+
+/// Fig. 9's TPC-C: the trace recorded on the 4 KiB flash (the `mobius`
+/// preset at its own 1 GiB), replayed on each of [`FIG9`]'s runs: committed
+/// transactions per simulated second.
+pub fn fig9(params: &Params, progress: &Progress) -> Result<(Workload, Vec<TpsRun>), Error> {
+    progress.say("Fig. 9: recording TPC-C on SQLite (4 KiB pages)");
+    let p = params.tps_preset();
+    let (trace, workload) = record_tpcc(&p, &params.tpcc)?;
+    if workload.consistency != "ok" {
+        return Err(Error::Failed(format!(
+            "Fig. 9: TPC-C's consistency check failed: {}",
+            workload.consistency
+        )));
+    }
+    progress.step();
+    let mut runs = Vec::new();
+    for (key, protocol, opts, name) in FIG9 {
+        progress.say(format!("Fig. 9: the TPC-C trace on {name}"));
+        let opts = opts.iter().fold(ProtocolOptions::new(), |o, &(k, v)| o.with(k, v));
+        let r = replay_on(params, &p, &trace, protocol, &opts).map_err(|e| Error::Failed(format!("Fig. 9: {e}")))?;
+        runs.push(TpsRun {
+            key: key.into(),
+            tps: r.transactions_per_sim_s,
+            sim_s: r.measured.sim_time_ns as f64 / 1e9,
+            commits: r.counts.commits,
+            commit_mean_us: r.latency.by_op.get("commit").map_or(0.0, |l| l.mean_ns / 1e3),
+            flash_programs: r.measured.flash_programs,
+        });
         progress.step();
     }
     Ok((workload, runs))
