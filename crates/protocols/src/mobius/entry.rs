@@ -69,7 +69,8 @@ const ASYNC_COMMIT: OptionSpec = OptionSpec {
     value_name: "0|1",
     help: "1: a host transaction's commit (a buffered static one) returns once its inode is on flash, as an A-SWRITE \
            does, not once every page is: a power cut before its pages are done aborts a transaction the host saw \
-           commit (the paper's false positive, sec. IV-E), which the crash harness reports as lost [default: 0]",
+           commit (the paper's false positive, sec. IV-E). The crash harness does not see that window: it takes a \
+           commit as returned once the call issued every page [default: 0]",
     min: 0,
     max: 1,
 };
