@@ -2,30 +2,16 @@
 //! transactional calls, merges, and what recovery makes of a cut inside a
 //! transaction.
 
+mod common;
+
+use common::{nand, page, reads};
 use txftl_ftl::extensions::{require, Extension, SwriteAck};
 use txftl_ftl::{DeviceError, FtlConfig};
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
 
-fn nand() -> Nand {
-    let mut p = preset("tiny").unwrap();
-    p.geometry.blocks_per_plane = 64;
-    Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap()
-}
-
 fn device(opts: &ProtocolOptions) -> Box<dyn AnyDevice> {
     format("mobius", nand(), FtlConfig::default(), opts).unwrap()
-}
-
-fn page(d: &dyn AnyDevice, v: u8) -> Vec<u8> {
-    vec![v; d.info().page_size as usize]
-}
-
-fn reads(d: &mut dyn AnyDevice, lpn: u32) -> u8 {
-    let mut buf = page(d, 0);
-    d.read(lpn, &mut buf).unwrap();
-    assert!(buf.iter().all(|&b| b == buf[0]), "lpn {lpn} holds mixed bytes");
-    buf[0]
 }
 
 /// One inode a transaction, whose flag the next inode carries; a flush

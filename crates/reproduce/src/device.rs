@@ -6,7 +6,7 @@
 use crate::Error;
 use txftl_ftl::FtlConfig;
 use txftl_nand::{DataMode, Nand, NandConfig, NandError, Preset, ViolationPolicy};
-use txftl_protocols::ProtocolOptions;
+use txftl_protocols::{AnyDevice, ProtocolOptions};
 
 /// The preset's array with `data`; a rule violation is an FTL bug, reported
 /// as a typed error, not a panic.
@@ -62,6 +62,24 @@ pub fn check_device_fits(
         }
         _ => Ok(()),
     }
+}
+
+/// A fresh device of `protocol` with `opts` on preset `p`, metadata only,
+/// preconditioned: `fill_pct`% of its logical pages written once,
+/// sequentially, without transactions, then flushed. Refused before
+/// anything is allocated if the machine has no memory for it.
+pub fn preconditioned(protocol: &str, p: &Preset, opts: &ProtocolOptions, fill_pct: u32) -> Result<Box<dyn AnyDevice>, Error> {
+    let nand_cfg = nand_config(p, DataMode::MetaOnly);
+    let ftl = FtlConfig::default();
+    check_device_fits(protocol, &nand_cfg, &ftl, opts, 0)?;
+    let mut dev = txftl_protocols::format(protocol, ram(nand_cfg)?, ftl, opts).map_err(device_error)?;
+    let fill = (dev.info().logical_pages as u64 * fill_pct as u64 / 100) as u32;
+    for lpn in 0..fill {
+        dev.write(lpn, &[])
+            .map_err(|e| Error::Failed(format!("{protocol}: precondition: {e}")))?;
+    }
+    dev.flush().map_err(|e| Error::Failed(format!("{protocol}: precondition: {e}")))?;
+    Ok(dev)
 }
 
 /// What the user reads when building a device failed: a device too large

@@ -21,6 +21,18 @@ pub struct Options {
 }
 
 impl Options {
+    /// Refuses `--map-at-flush` (X-FTL's paper's firmware) for a paper it
+    /// does not apply to; `why` follows the reason in the message.
+    pub fn refuse_map_at_flush(&self, why: &str) -> Result<(), Error> {
+        match self.map_at_flush {
+            Some(on) => Err(Error::Usage(format!(
+                "--map-at-flush {} applies to `reproduce xftl` only (the X-FTL paper's firmware){why}: drop it",
+                if on { "on" } else { "off" }
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// `--tiny` with `seed`: what the tests run.
     pub fn tiny(seed: u64) -> Options {
         Options {

@@ -28,7 +28,7 @@ const EVICT_CHECKPOINT: OptionSpec = OptionSpec {
 /// The default cache: an eighth of the L2P table pages (of the raw
 /// capacity), at least one, so misses happen on every geometry with more
 /// than one table page (a cache as large as the table is `plain`).
-fn default_cmt_pages(geo: &Geometry) -> u32 {
+pub fn default_cmt_pages(geo: &Geometry) -> u32 {
     let entries_per_page = geo.page_size / 4;
     (geo.page_count().div_ceil(entries_per_page) / 8).max(1)
 }

@@ -30,7 +30,7 @@
 
 mod entry;
 
-pub use entry::ENTRY;
+pub use entry::{default_cmt_pages, ENTRY};
 
 use txftl_ftl::{
     Cached, Capabilities, Device, DeviceError, DeviceStats, EventHooks, Eviction, Ftl, GcHooks, Hooks, Lpn, Mapping, PersistHooks,

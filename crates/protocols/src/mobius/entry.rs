@@ -97,14 +97,13 @@ fn settings(geo: &Geometry, opts: &ProtocolOptions) -> Result<Settings, DeviceEr
         Some(a) => a,
         None => paper_pages.min(room),
     };
-    let entries_per_page = geo.page_size / 4;
-    let cmt_default = (geo.page_count().div_ceil(entries_per_page) / 8).max(1);
     Ok(Settings {
         s_max: opts.u32(&S_MAX)?.unwrap_or(8) as u8,
         items_max: Inode::items_max(geo.page_size) as u16,
         active_max,
         ala_blocks,
-        cmt_pages: opts.u32(&CMT_PAGES)?.unwrap_or(cmt_default),
+        // DFTL's cache by default: Möbius's mFTL is DFTL.
+        cmt_pages: opts.u32(&CMT_PAGES)?.unwrap_or_else(|| crate::dftl::default_cmt_pages(geo)),
         dynamic_pct: opts.u32(&DYNAMIC_PCT)?.unwrap_or(0),
         async_commit: opts.u32(&ASYNC_COMMIT)?.unwrap_or(0) == 1,
     })

@@ -141,12 +141,7 @@ impl Paper for LightTx {
     }
     /// `--map-at-flush` is X-FTL's (its paper's firmware): refused here.
     fn params(&self, opts: &Options) -> Result<Params, Error> {
-        if let Some(on) = opts.map_at_flush {
-            return Err(Error::Usage(format!(
-                "--map-at-flush {} applies to `reproduce xftl` only (the X-FTL paper's firmware); LightTx's devices use the FTL's own checkpoints: drop it",
-                if on { "on" } else { "off" }
-            )));
-        }
+        opts.refuse_map_at_flush("; LightTx's devices use the FTL's own checkpoints")?;
         let mut params = Params::new(opts.quick, opts.seed);
         if opts.tiny {
             params.tiny();

@@ -4,14 +4,13 @@
 
 use super::params::{preset, Params};
 use super::results::Run;
-use crate::device::{check_device_fits, device_error, nand_config, ram};
+use crate::device::preconditioned;
 use crate::fmt::thousands;
 use crate::progress::Progress;
 use crate::Error;
-use txftl_ftl::{DeviceStats, FtlConfig};
+use txftl_ftl::DeviceStats;
 use txftl_host::replay::{replay, Isolation, ReplayOptions, ReplayReport};
 use txftl_host::trace::Trace;
-use txftl_nand::DataMode;
 use txftl_protocols::{AnyDevice, ProtocolOptions};
 
 /// The options of run key `key` (a protocol, or a variant's own): LightTx's
@@ -29,20 +28,7 @@ pub fn key_options(key: &str, zone: Option<u32>) -> ProtocolOptions {
 /// at `bpp`, metadata only, preconditioned: `fill_pct`% of the logical pages
 /// written once, sequentially, without transactions, then flushed.
 pub fn device(key: &str, bpp: u32, zone: Option<u32>, fill_pct: u32) -> Result<Box<dyn AnyDevice>, Error> {
-    let protocol = super::protocol_of(key);
-    let p = preset(bpp)?;
-    let nand_cfg = nand_config(&p, DataMode::MetaOnly);
-    let ftl = FtlConfig::default();
-    let opts = key_options(key, zone);
-    check_device_fits(protocol, &nand_cfg, &ftl, &opts, 0)?;
-    let mut dev = txftl_protocols::format(protocol, ram(nand_cfg)?, ftl, &opts).map_err(device_error)?;
-    let fill = (dev.info().logical_pages as u64 * fill_pct as u64 / 100) as u32;
-    for lpn in 0..fill {
-        dev.write(lpn, &[])
-            .map_err(|e| Error::Failed(format!("{protocol}: precondition: {e}")))?;
-    }
-    dev.flush().map_err(|e| Error::Failed(format!("{protocol}: precondition: {e}")))?;
-    Ok(dev)
+    preconditioned(super::protocol_of(key), &preset(bpp)?, &key_options(key, zone), fill_pct)
 }
 
 pub fn replay_on(

@@ -16,22 +16,19 @@
 use super::params::Params;
 use super::results::Point;
 use super::{Interface, Pattern};
-use crate::device::{device_error, nand_config, ram};
+use crate::device::{device_error, preconditioned};
 use crate::Error;
 use rand::seq::index::sample;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use txftl_ftl::extensions::{require, DynamicPos, Extension, SwriteAck};
-use txftl_ftl::FtlConfig;
-use txftl_nand::DataMode;
 use txftl_protocols::{AnyDevice, ProtocolOptions};
 
 /// The device an interface runs on: `dftl` or `mobius` on the preset at
-/// the run's size, metadata only, the same cache size for both.
+/// the run's size, metadata only, empty, the same cache size for both.
 pub fn device(params: &Params, interface: Interface) -> Result<Box<dyn AnyDevice>, Error> {
-    let nand = ram(nand_config(&params.preset(), DataMode::MetaOnly))?;
     let opts = ProtocolOptions::new().with("cmt-pages", params.cmt_pages);
-    txftl_protocols::format(interface.protocol(), nand, FtlConfig::default(), &opts).map_err(device_error)
+    preconditioned(interface.protocol(), &params.preset(), &opts, 0)
 }
 
 /// The logical pages of one compound write of `n` pages: distinct, random

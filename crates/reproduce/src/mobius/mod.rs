@@ -126,12 +126,7 @@ impl Paper for Mobius {
     }
     /// `--map-at-flush` is X-FTL's (its paper's firmware): refused here.
     fn params(&self, opts: &Options) -> Result<Params, Error> {
-        if let Some(on) = opts.map_at_flush {
-            return Err(Error::Usage(format!(
-                "--map-at-flush {} applies to `reproduce xftl` only (the X-FTL paper's firmware): drop it",
-                if on { "on" } else { "off" }
-            )));
-        }
+        opts.refuse_map_at_flush("")?;
         let mut params = Params::new(opts.quick, opts.seed);
         if opts.tiny {
             params.tiny();
@@ -147,8 +142,7 @@ impl Paper for Mobius {
     fn run(&self, params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
         let p = params.preset();
         params.device = crate::device::describe(&p);
-        let entries = p.geometry.page_size / 4;
-        params.cmt_pages = (p.geometry.page_count().div_ceil(entries) / 8).max(1);
+        params.cmt_pages = txftl_protocols::dftl::default_cmt_pages(&p.geometry);
         params.recovery_device = crate::device::describe(&params.recovery_preset());
         params.wa_device = crate::device::describe(&params.wa_preset());
         let fig11 = recovery::PROTOCOLS.len() * params.zones_mib.len();

@@ -14,14 +14,13 @@
 
 use super::params::Params;
 use super::results::{TpsRun, WaRun};
-use crate::device::{check_device_fits, device_error, nand_config, ram};
+use crate::device::preconditioned;
 use crate::tpcc_trace::{record_tpcc, Workload};
 use crate::{Error, Progress};
-use txftl_ftl::FtlConfig;
 use txftl_host::replay::{replay, Isolation, ReplayOptions, ReplayReport};
 use txftl_host::trace::Trace;
-use txftl_nand::{DataMode, Preset};
-use txftl_protocols::{AnyDevice, ProtocolOptions};
+use txftl_nand::Preset;
+use txftl_protocols::ProtocolOptions;
 
 /// Fig. 10's protocols, in the paper's legend order, and their names.
 pub const PROTOCOLS: [(&str, &str); 4] = [
@@ -42,25 +41,10 @@ pub const FIG9: [Fig9Run; 4] = [
     ("a-swrite", "mobius", &[("async-commit", 1)], "A-SWRITE"),
 ];
 
-/// A fresh device of `protocol` with `opts` on preset `p`, preconditioned.
-fn device(params: &Params, p: &Preset, protocol: &str, opts: &ProtocolOptions) -> Result<Box<dyn AnyDevice>, Error> {
-    let nand_cfg = nand_config(p, DataMode::MetaOnly);
-    let ftl = FtlConfig::default();
-    check_device_fits(protocol, &nand_cfg, &ftl, opts, 0)?;
-    let mut dev = txftl_protocols::format(protocol, ram(nand_cfg)?, ftl, opts).map_err(device_error)?;
-    let fill = (dev.info().logical_pages as u64 * params.fill_pct as u64 / 100) as u32;
-    for lpn in 0..fill {
-        dev.write(lpn, &[])
-            .map_err(|e| Error::Failed(format!("{protocol}: precondition: {e}")))?;
-    }
-    dev.flush().map_err(|e| Error::Failed(format!("{protocol}: precondition: {e}")))?;
-    Ok(dev)
-}
-
 /// `trace` replayed on a fresh device: the trace's clients, strict
 /// isolation, no aborts.
 fn replay_on(params: &Params, p: &Preset, trace: &Trace, protocol: &str, opts: &ProtocolOptions) -> Result<ReplayReport, Error> {
-    let mut dev = device(params, p, protocol, opts)?;
+    let mut dev = preconditioned(protocol, p, opts, params.fill_pct)?;
     dev.reset_stats();
     let ropts = ReplayOptions {
         clients: params.tpcc.clients,
