@@ -46,7 +46,9 @@
 //!   journal; an abort drops both. Non-transactional metadata changes (and
 //!   namespace changes) are made durable in a transaction of their own. How
 //!   concurrent transactions share the metadata pages without losing each
-//!   other's changes: `txn.rs`.
+//!   other's changes: `txn.rs`. With [`FsyncPolicy::OneTransaction`] a
+//!   non-transactional fsync sends the file's pages and the metadata naming
+//!   them as one device transaction (`fsync_tx.rs`).
 //!
 //! Metadata writes are counted apart from data writes, and data writes by the
 //! class of file (database, rollback journal, WAL).
@@ -55,6 +57,7 @@ mod alloc;
 mod cache;
 mod check;
 mod dir;
+mod fsync_tx;
 mod hostlog;
 mod inode;
 mod journal;
@@ -64,6 +67,7 @@ mod txn;
 pub use cache::{CachePolicy, DEFAULT_MAX_DIRTY_PAGES};
 pub use check::CheckReport;
 pub use dir::DirEntry;
+pub use fsync_tx::FsyncPolicy;
 pub use hostlog::{host_log_path, pending_host_log, HostLogStats, WRITEBACK_BYTES};
 pub use layout::{Layout, EXTENTS_INLINE, INODE_COUNT_MAX, INODE_COUNT_MIN, NAME_MAX, PAGES_PER_INODE, ROOT, STEP_PAGES_MAX};
 
@@ -180,6 +184,9 @@ pub struct FsStats {
     /// Writes of a file page already dirty in the host page cache: absorbed
     /// there, never sent to the device (not counted in the page writes above).
     pub cache_absorbed_writes: u64,
+    /// Durability points [`FsyncPolicy::OneTransaction`] sent the ordered
+    /// way because the device's transaction could not hold them.
+    pub one_tx_fallbacks: u64,
 }
 
 impl FsStats {
@@ -239,6 +246,8 @@ pub struct Fs {
     /// The host page cache (`cache.rs`) and its policy.
     cache: cache::PageCache,
     cache_policy: CachePolicy,
+    /// How durability points reach a transactional device (`fsync_tx.rs`).
+    fsync_policy: FsyncPolicy,
     /// Non-transactional device writes since the last flush.
     unflushed: bool,
     /// What the host keeps across a process's death, if attached (`hostlog`).
@@ -335,6 +344,7 @@ impl Fs {
             unsynced: BTreeSet::new(),
             cache: cache::PageCache::default(),
             cache_policy: CachePolicy::default(),
+            fsync_policy: FsyncPolicy::default(),
             unflushed: false,
             hostlog: None,
             layout,
@@ -369,7 +379,9 @@ impl Fs {
     }
 
     fn write_back_all(&mut self) -> Result<()> {
-        self.write_back_ctx(None)?;
+        if !self.one_transaction() {
+            self.write_back_ctx(None)?;
+        }
         self.make_plain_durable()?;
         self.flush()
     }
@@ -860,6 +872,13 @@ impl Fs {
     pub fn fsync(&mut self, tx: Option<Tid>, ino: Ino) -> Result<()> {
         let ctx = self.context(tx)?;
         self.stats.fsyncs += 1;
+        if ctx.is_none() && self.one_transaction() {
+            // Its pages go with the metadata, in one device transaction.
+            self.unsynced.clear();
+            self.make_plain_durable()?;
+            self.flush()?;
+            return self.settle_host_log();
+        }
         self.write_back_file(ctx, ino)?;
         self.unsynced.clear();
         if ctx.is_some() {

@@ -334,7 +334,7 @@ impl Fs {
     }
 
     /// Writes `ctx`'s touched metadata pages inside device transaction `tid`.
-    fn write_pending(&mut self, ctx: Ctx, tid: Tid) -> Result<()> {
+    pub(crate) fn write_pending(&mut self, ctx: Ctx, tid: Tid) -> Result<()> {
         for (lpn, page) in self.pending_images(ctx) {
             self.dev.write_tx(tid, lpn, &page)?;
             self.stats.metadata_page_writes += 1;
@@ -342,7 +342,7 @@ impl Fs {
         Ok(())
     }
 
-    fn new_tid(&mut self) -> Tid {
+    pub(crate) fn new_tid(&mut self) -> Tid {
         loop {
             let tid = self.next_tid;
             self.next_tid = self.next_tid.wrapping_add(1).max(1);
@@ -355,6 +355,15 @@ impl Fs {
     /// Makes the non-transactional metadata changes durable: through the
     /// journal, or on a transactional device in a transaction of their own.
     pub(crate) fn make_plain_durable(&mut self) -> Result<()> {
+        if self.one_transaction() {
+            return self.durable_in_one_transaction();
+        }
+        self.durable_ordered()
+    }
+
+    /// [`Fs::make_plain_durable`] in ordered mode: the data first, then the
+    /// metadata (journal commit, or a device transaction of metadata pages).
+    pub(crate) fn durable_ordered(&mut self) -> Result<()> {
         if self.touched_count(None) == 0 {
             self.fold(None); // claims without changes: nothing to write
             return Ok(());
