@@ -2,6 +2,7 @@
 //!
 //! - [`exec`]: operations executed at their submission time on the device
 //!   clock, so clients' operations overlap wherever dies and channels are free;
+//! - [`filebench`]: Filebench's fileserver and webserver personalities on the file system;
 //! - [`run`]: a generated workload sent by N closed-loop clients (`txftl run`);
 //! - [`latency`]: per-operation and per-transaction latency percentiles;
 //! - [`trace`]: txftl's transactional block trace format (record, read);
@@ -15,6 +16,7 @@
 pub mod block_replay;
 pub mod blocktrace;
 pub mod exec;
+pub mod filebench;
 pub mod latency;
 pub mod record;
 pub mod replay;
