@@ -6,6 +6,7 @@
 mod cmd_compare;
 mod cmd_compare_workload;
 mod cmd_crash;
+mod cmd_filebench;
 mod cmd_image;
 mod cmd_protocols;
 mod cmd_run;
@@ -43,7 +44,7 @@ enum Command {
     /// journal mode on identical devices (Table 1, Figure 5, Table 5).
     Compare(cmd_compare::CompareArgs),
     /// Rerun a paper's evaluation and put its figures beside ours, with the
-    /// checks (see docs/reproduce/README.md): xftl, lighttx.
+    /// checks (see docs/reproduce/README.md): xftl, lighttx, mobius.
     Reproduce(reproduce::ReproduceArgs),
     /// End-to-end crash test: real SQLite on each mode, power cut at every flash
     /// operation of a scenario (with a cache spill and a ROLLBACK), restart, check.
@@ -56,6 +57,10 @@ enum Command {
     /// (TPC-C), with tpmC, pages written per transaction type and latency.
     #[command(subcommand)]
     Sql(cmd_sql::SqlCommand),
+    /// Filebench's fileserver and webserver personalities on the file system
+    /// (journaled, or one device transaction per fsync on a transactional
+    /// protocol): flowops per simulated second and the device's counters.
+    Filebench(cmd_filebench::FilebenchArgs),
     /// What each protocol offers: device calls, isolation levels, options
     /// (--protocol-opt), counters, SQLite modes, canary.
     Protocols {
@@ -373,6 +378,7 @@ fn main() -> ExitCode {
         Command::Sqlcrash(args) => cmd_sqlcrash::run(args),
         Command::Trace(cmd) => cmd_trace::run(cmd),
         Command::Sql(cmd) => cmd_sql::run(cmd),
+        Command::Filebench(args) => cmd_filebench::run(args),
         Command::Protocols { json } => cmd_protocols::run(json),
         Command::Presets { json, toml } => match toml {
             Some(name) => setup::print_preset_toml(&name),
