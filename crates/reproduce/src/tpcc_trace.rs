@@ -19,7 +19,7 @@ use txftl_sqlite::tpcc::{self, TpccSpec, TxKind};
 use txftl_sqlite::{Mode, Stack};
 
 /// The trace record, in memory.
-struct Shared(Arc<Mutex<Vec<u8>>>);
+pub(crate) struct Shared(pub(crate) Arc<Mutex<Vec<u8>>>);
 
 impl Write for Shared {
     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {

@@ -2,15 +2,16 @@
 //! sec. V) rerun on txftl. Built so far: Figs. 7 and 8 (the latency and
 //! bandwidth of compound writes through DFTL, one page at a time and all at
 //! once, and through Möbius's DWRITE, S-SWRITE and A-SWRITE), Fig. 9's
-//! TPC-C throughput normalised to Atomic-Write, Fig. 10
+//! throughput of TPC-C and of Filebench's fileserver and webserver
+//! normalised to Atomic-Write, Fig. 10
 //! (write amplification of a TPC-C trace on 8 KiB flash) and Fig. 11
 //! (recovery time against the data written since the last persistence
 //! point, Möbius against LightTx and DFTL), each beside the paper's claims,
-//! then the checks. Fig. 9's Filebench bars are not run yet (the report
-//! says so).
+//! then the checks.
 //!
 //! - [`paper`]: what the paper states; [`params`]: a run's parameters;
 //! - [`compound`]: the compound writes; [`tpcc`]: Figs. 9 and 10's replays;
+//!   [`filebench`]: Fig. 9's Filebench bars;
 //!   [`recovery`]: Fig. 11's power cuts;
 //!   [`results`]: what they measured;
 //! - [`checks`], [`explain`]: the checks and their notes;
@@ -20,6 +21,7 @@ pub mod checks;
 pub mod compound;
 pub mod explain;
 pub mod figures;
+pub mod filebench;
 pub mod paper;
 pub mod params;
 pub mod print;
@@ -107,10 +109,6 @@ impl Pattern {
     }
 }
 
-/// The paper's figures this build does not run yet, said in every report.
-pub const NOT_RUN: &str =
-    "Fig. 9's Filebench bars (fileserver and webserver on the file system) are not run yet: issue 22's remaining pieces";
-
 /// The Möbius paper.
 pub struct Mobius;
 
@@ -146,7 +144,7 @@ impl Paper for Mobius {
         params.recovery_device = crate::device::describe(&params.recovery_preset());
         params.wa_device = crate::device::describe(&params.wa_preset());
         let fig11 = recovery::PROTOCOLS.len() * params.zones_mib.len();
-        let fig9 = 1 + tpcc::FIG9.len();
+        let fig9 = 1 + tpcc::FIG9.len() + filebench::steps(params);
         let fig10 = 1 + tpcc::PROTOCOLS.len();
         progress.set_steps((Interface::ALL.len() * Pattern::ALL.len() + fig9 + fig10 + fig11) as u64);
         let mut figures = Figures::default();
@@ -164,6 +162,7 @@ impl Paper for Mobius {
         let (workload, tps) = tpcc::fig9(params, progress)?;
         figures.tps_workload = Some(workload);
         figures.tps = tps;
+        figures.filebench = filebench::fig9(params, progress)?;
         let (workload, wa) = tpcc::fig10(params, progress)?;
         figures.wa_workload = Some(workload);
         figures.wa = wa;

@@ -45,3 +45,5 @@ pub const FIG10_AW_MAPPING: &str =
 pub const FIG9_ASWRITE_OVER_AW_PCT: f64 = 67.0;
 pub const FIG9_SSWRITE_SIMILAR: &str =
     "\"S-SWRITE is a more strict form of transactional interface and it can provide similar throughput comparing with Atomic-Write\"";
+pub const FIG9_FILEBENCH_AW_ABOVE: &str =
+    "\"In filebench tests, Atomic-Write outperforms S-SWRITE because transactions are small in these scenarios\"";

@@ -6,6 +6,10 @@ use super::paper;
 use serde::Serialize;
 use txftl_nand::Preset;
 
+/// Fig. 9's fileserver file set: 2,000 files of 128 KiB mean (about 250 MiB)
+/// on the 1 GiB device.
+const FILESERVER_FILES: u32 = 2_000;
+
 /// The parameters of a run, all printed.
 #[derive(Clone, Debug, Serialize)]
 pub struct Params {
@@ -42,6 +46,8 @@ pub struct Params {
     pub wa_blocks_per_plane: u32,
     pub tpcc: crate::tpcc_trace::TpccRun,
     pub fill_pct: u32,
+    /// Fig. 9's Filebench personalities on the file system.
+    pub filebench: super::filebench::FilebenchRun,
     /// What is smaller than the paper's setup, and by how much.
     pub scaled_down: Vec<String>,
 }
@@ -69,6 +75,11 @@ impl Params {
         scaled_down.push(format!(
             "Figs. 9, 10: 1 GiB of 4 KiB (Fig. 9) and 8 KiB (Fig. 10) flash instead of 64 GB, TPC-C of 1 warehouse, {} transactions",
             if quick { "1,000" } else { "4,000" }
+        ));
+        scaled_down.push(format!(
+            "Fig. 9 Filebench: fileserver of {} files instead of Filebench's 10,000 (1.25 GB: more than the 1 GiB device), {} loops of one thread per personality instead of 50 and 100 threads for 60 s",
+            if quick { 500 } else { FILESERVER_FILES },
+            if quick { 300 } else { 1_500 }
         ));
         scaled_down.push(format!(
             "Fig. 11: {recovery_gib} GiB raw instead of 64 GB{}",
@@ -107,6 +118,11 @@ impl Params {
                 seed,
             },
             fill_pct: 100,
+            filebench: super::filebench::FilebenchRun::new(
+                if quick { 500 } else { FILESERVER_FILES },
+                if quick { 300 } else { 1_500 },
+                seed,
+            ),
             scaled_down,
         }
     }
@@ -162,8 +178,9 @@ impl Params {
         self.sizes = vec![4, 16];
         self.iterations = 2;
         self.random_range_pages = 16_384;
+        self.filebench = super::filebench::FilebenchRun::new(100, 20, self.seed);
         self.scaled_down.push(
-            "--tiny (tests): 256 MiB, sizes 4 and 16 pages, 2 iterations, a 64 MiB random range; Fig. 11 zones of 4 and 16 MiB".into(),
+            "--tiny (tests): 256 MiB, sizes 4 and 16 pages, 2 iterations, a 64 MiB random range; Fig. 11 zones of 4 and 16 MiB; Filebench 20 loops, a fileserver of 100 files".into(),
         );
     }
 }

@@ -59,32 +59,38 @@ pub fn fig8_rows(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
     (h, rows)
 }
 
-/// Fig. 9's TPC-C rows: one per run, its throughput against Atomic-Write's.
+/// Fig. 9's rows: per workload (TPC-C, then Filebench's), one per run, its
+/// throughput against Atomic-Write's.
 pub fn fig9_rows(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
     let h = [
-        "Fig. 9: the TPC-C trace",
+        "Fig. 9: workload",
+        "run",
         "transactions per simulated s",
         "against Atomic-Write",
+        "Filebench ops per simulated s",
         "commit latency, us",
         "flash programs",
     ]
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let aw = r.figures.tps_run("atomic-write").map_or(0.0, |x| x.tps);
-    let rows = super::tpcc::FIG9
-        .iter()
-        .filter_map(|&(k, _, _, name)| r.figures.tps_run(k).map(|x| (name, x)))
-        .map(|(name, x)| {
-            vec![
+    let mut rows = Vec::new();
+    for (workload, runs) in super::checks::fig9_workloads(&r.figures) {
+        let aw = super::checks::tps_of(runs, "atomic-write");
+        let bars = r.figures.filebench(workload);
+        for &(k, _, _, name) in super::tpcc::FIG9.iter() {
+            let Some(x) = runs.iter().find(|x| x.key == k) else { continue };
+            rows.push(vec![
+                workload.to_string(),
                 name.to_string(),
                 format!("{:.1}", x.tps),
                 format!("{:+.1}%", crate::fmt::pct(x.tps, aw)),
+                bars.map_or("-".into(), |b| format!("{:.0}", b.ops_per_s(k))),
                 format!("{:.0}", x.commit_mean_us),
                 crate::fmt::thousands(x.flash_programs),
-            ]
-        })
-        .collect();
+            ]);
+        }
+    }
     (h, rows)
 }
 
@@ -204,12 +210,20 @@ pub fn print(r: &Report) {
             p.fill_pct, w.tpcc_transactions, p.tpcc.clients, w.device_transactions, w.tx_pages_mean
         );
     }
+    for b in &r.figures.filebench {
+        let w = &b.workload;
+        println!(
+            "Fig. 9's {}: Filebench's personality on our file system (one device transaction per fsync), {} loops, {} flowops, {} fsyncs; {} device transactions of {:.1} pages on average (at most {}), {} trace operations, replayed by {} clients",
+            w.personality, w.report.loops, w.report.flowops, w.report.fsyncs, w.device_transactions, w.tx_pages_mean, w.tx_pages_max, w.trace_ops, p.filebench.clients
+        );
+    }
     let (h, rows) = fig9_rows(r);
     println!("{}", table(h, rows));
     println!(
-        "paper, Fig. 9: A-SWRITE up to +{}% over Atomic-Write; {}",
+        "paper, Fig. 9: A-SWRITE up to +{}% over Atomic-Write; {}; {}",
         paper::FIG9_ASWRITE_OVER_AW_PCT,
-        paper::FIG9_SSWRITE_SIMILAR
+        paper::FIG9_SSWRITE_SIMILAR,
+        paper::FIG9_FILEBENCH_AW_ABOVE
     );
     if let Some(w) = &r.figures.wa_workload {
         println!(
@@ -232,5 +246,4 @@ pub fn print(r: &Report) {
         paper::FIG11_MOBIUS_VS_LIGHTTX,
         paper::FIG11_FASTEST
     );
-    println!("not run: {}", super::NOT_RUN);
 }

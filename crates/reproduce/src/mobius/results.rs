@@ -61,6 +61,50 @@ pub struct TpsRun {
     /// Mean latency of a commit, simulated µs.
     pub commit_mean_us: f64,
     pub flash_programs: u64,
+    /// Of the programs: checkpoint pages (tables, records, write-backs) and
+    /// the protocol's own (Möbius's inodes, Atomic-Write's commit pages).
+    pub map_writes: u64,
+    pub protocol_meta_writes: u64,
+    /// Pages the host wrote, and GC's copies.
+    pub host_writes: u64,
+    pub gc_copies: u64,
+}
+
+/// One of Fig. 9's Filebench bar groups: the personality's recorded run,
+/// and its trace's replays.
+#[derive(Clone, Debug, Serialize)]
+pub struct FilebenchBars {
+    pub workload: FilebenchWorkload,
+    pub runs: Vec<TpsRun>,
+}
+
+impl FilebenchBars {
+    pub fn run(&self, key: &str) -> Option<&TpsRun> {
+        self.runs.iter().find(|r| r.key == key)
+    }
+
+    /// Filebench operations (flowops) per simulated second of replay `key`.
+    pub fn ops_per_s(&self, key: &str) -> f64 {
+        self.run(key)
+            .map_or(0.0, |r| txftl_host::per_second(self.workload.report.flowops, r.sim_s))
+    }
+}
+
+/// A personality's recorded run and its trace's shape.
+#[derive(Clone, Debug, Serialize)]
+pub struct FilebenchWorkload {
+    pub personality: String,
+    pub report: txftl_host::filebench::Report,
+    pub device_transactions: u64,
+    pub trace_ops: u64,
+    /// Distinct pages a device transaction writes.
+    pub tx_pages_mean: f64,
+    pub tx_pages_max: u64,
+    /// fsyncs sent the ordered way because one transaction could not hold them.
+    pub one_tx_fallbacks: u64,
+    /// Device page reads of the file system during the run.
+    pub page_reads: u64,
+    pub record_wall_s: f64,
 }
 
 /// One replay of Fig. 10.
@@ -92,6 +136,8 @@ pub struct Figures {
     /// Fig. 9's TPC-C trace, and its replays.
     pub tps_workload: Option<crate::tpcc_trace::Workload>,
     pub tps: Vec<TpsRun>,
+    /// Fig. 9's Filebench bars: fileserver, then webserver.
+    pub filebench: Vec<FilebenchBars>,
     /// Fig. 10's trace, and its replays.
     pub wa_workload: Option<crate::tpcc_trace::Workload>,
     pub wa: Vec<WaRun>,
@@ -100,6 +146,10 @@ pub struct Figures {
 impl Figures {
     pub fn tps_run(&self, key: &str) -> Option<&TpsRun> {
         self.tps.iter().find(|r| r.key == key)
+    }
+
+    pub fn filebench(&self, personality: &str) -> Option<&FilebenchBars> {
+        self.filebench.iter().find(|b| b.workload.personality == personality)
     }
 
     pub fn wa_run(&self, protocol: &str) -> Option<&WaRun> {

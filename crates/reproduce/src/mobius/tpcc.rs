@@ -43,11 +43,24 @@ pub const FIG9: [Fig9Run; 4] = [
 
 /// `trace` replayed on a fresh device: the trace's clients, strict
 /// isolation, no aborts.
-fn replay_on(params: &Params, p: &Preset, trace: &Trace, protocol: &str, opts: &ProtocolOptions) -> Result<ReplayReport, Error> {
+pub(super) fn replay_on(params: &Params, p: &Preset, trace: &Trace, protocol: &str, opts: &ProtocolOptions) -> Result<ReplayReport, Error> {
+    replay_with(params, p, trace, protocol, opts, params.tpcc.clients)
+}
+
+/// `trace` replayed on a fresh device by `clients` clients, strict
+/// isolation, no aborts.
+pub(super) fn replay_with(
+    params: &Params,
+    p: &Preset,
+    trace: &Trace,
+    protocol: &str,
+    opts: &ProtocolOptions,
+    clients: u32,
+) -> Result<ReplayReport, Error> {
     let mut dev = preconditioned(protocol, p, opts, params.fill_pct)?;
     dev.reset_stats();
     let ropts = ReplayOptions {
-        clients: params.tpcc.clients,
+        clients,
         think_ns: 0,
         isolation: Isolation::Strict,
         abort_pct: 0,
@@ -118,15 +131,24 @@ pub fn fig9(params: &Params, progress: &Progress) -> Result<(Workload, Vec<TpsRu
         progress.say(format!("Fig. 9: the TPC-C trace on {name}"));
         let opts = opts.iter().fold(ProtocolOptions::new(), |o, &(k, v)| o.with(k, v));
         let r = replay_on(params, &p, &trace, protocol, &opts).map_err(|e| Error::Failed(format!("Fig. 9: {e}")))?;
-        runs.push(TpsRun {
-            key: key.into(),
-            tps: r.transactions_per_sim_s,
-            sim_s: r.measured.sim_time_ns as f64 / 1e9,
-            commits: r.counts.commits,
-            commit_mean_us: r.latency.by_op.get("commit").map_or(0.0, |l| l.mean_ns / 1e3),
-            flash_programs: r.measured.flash_programs,
-        });
+        runs.push(tps_run(key, &r));
         progress.step();
     }
     Ok((workload, runs))
+}
+
+/// One of Fig. 9's bars from its replay.
+pub(super) fn tps_run(key: &str, r: &ReplayReport) -> TpsRun {
+    TpsRun {
+        key: key.into(),
+        tps: r.transactions_per_sim_s,
+        sim_s: r.measured.sim_time_ns as f64 / 1e9,
+        commits: r.counts.commits,
+        commit_mean_us: r.latency.by_op.get("commit").map_or(0.0, |l| l.mean_ns / 1e3),
+        flash_programs: r.measured.flash_programs,
+        map_writes: r.measured.map_writes,
+        protocol_meta_writes: r.measured.protocol_meta_writes,
+        host_writes: r.measured.host_writes,
+        gc_copies: r.measured.gc_copies,
+    }
 }
