@@ -358,6 +358,12 @@ fn print_report(report: &CrashReport, device_name: &str, entry: &ProtocolEntry, 
             "out of issue order: instants / cuts (a later operation done, an earlier cut)",
             pair(f.out_of_order_instants, f.out_of_order_points),
         );
+        if f.acked_not_durable > 0 {
+            t.row(
+                "commits acknowledged before durable at the cuts / of them lost whole",
+                pair(f.acked_not_durable, f.acked_lost),
+            );
+        }
         t.row("violations at instants", thousands(f.violation_count));
     }
     t.row("violations", thousands(report.violation_count));

@@ -191,6 +191,15 @@ pub trait Device {
     fn reset_stats(&mut self);
     /// The device clock, ns.
     fn now_ns(&self) -> u64;
+    /// The instant on the device clock by which every commit that has
+    /// returned is durable. A device that returns a commit only once it is
+    /// durable: now. Möbius with `async-commit=1` returns at the inode (its
+    /// A-SWRITE) while the pages still program, so a power cut between the
+    /// two loses an acknowledged transaction, whole (the crash harness's
+    /// model takes such a commit as maybe absent until this instant).
+    fn commit_durable_ns(&self) -> u64 {
+        self.now_ns()
+    }
     /// Submits the next operation at `at_ns` on the device clock (the
     /// concurrent host, `txftl-host`). Another client's operation may have
     /// moved the clock past `at_ns`: the operation still starts at `at_ns`,

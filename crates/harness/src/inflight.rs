@@ -87,6 +87,13 @@ pub struct InFlightReport {
     /// Dry-run operations issued earlier on the device clock than one before
     /// them (the FTL's clock only moves forward: expected 0).
     pub issue_inversions: u64,
+    /// Commits that had returned to the host but were not durable at the
+    /// instant of a cut (Möbius's A-SWRITE, `async-commit=1`), summed over
+    /// the points; and of them those recovery showed absent, whole: the
+    /// acknowledged transactions a power cut takes back (the paper's "false
+    /// positives"), allowed by the contract until the commit is durable.
+    pub acked_not_durable: u64,
+    pub acked_lost: u64,
     pub violation_count: u64,
 }
 
@@ -216,6 +223,10 @@ struct InstantResult {
     finish: u64,
     violations: Vec<String>,
     exercised: Exercised,
+    /// Commits that had returned but were not durable at the instant, and
+    /// of them those recovery showed absent.
+    acked_not_durable: u64,
+    acked_lost: u64,
 }
 
 /// Enumerates the cuts at instants of the dry run (`trace`, and `acks_ns`:
@@ -268,6 +279,8 @@ pub(crate) fn enumerate(spec: &CrashSpec, keep: usize, progress: &(dyn Fn(u64, u
     };
     for r in &results {
         outcome.exercised.add_recovery_counts(&r.exercised);
+        outcome.report.acked_not_durable += r.acked_not_durable;
+        outcome.report.acked_lost += r.acked_lost;
         for message in &r.violations {
             outcome.report.violation_count += 1;
             if outcome.violations.len() < keep {
@@ -321,6 +334,8 @@ fn run_points(
                                 finish,
                                 violations: vec![format!("panicked: {}", panic_message(&*panic))],
                                 exercised: Exercised::default(),
+                                acked_not_durable: 0,
+                                acked_lost: 0,
                             },
                         });
                         progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
@@ -349,6 +364,8 @@ fn run_instant(spec: &CrashSpec, inst: &Instant, torn: Torn, finish: u64) -> Res
         finish,
         violations: Vec::new(),
         exercised: Exercised::default(),
+        acked_not_durable: 0,
+        acked_lost: 0,
     };
     let mut dev = spec.device.fresh()?;
     let base = dev.nand().op_count();
@@ -382,6 +399,7 @@ fn run_instant(spec: &CrashSpec, inst: &Instant, torn: Torn, finish: u64) -> Res
     r.violations.extend(check_against_model(&state, &end.model, dev.nand()));
     let value_of = |lpn: u32| crate::crash::shown_version(&state, &end.model, dev.nand(), lpn);
     r.violations.extend(end.model.atomic_violation(value_of));
+    (r.acked_not_durable, r.acked_lost) = end.model.acknowledged_not_durable(value_of);
     // Only a checkpoint whose host operation returned by the instant is
     // known durable: its erase counts must not go back.
     let (ec, durable) = (dev.erase_counts(), &end.durable_erase_counts);

@@ -9,7 +9,12 @@
 //!
 //! never a torn page, never an older value, never a value of a transaction that
 //! aborted or had not committed. A commit in flight at the cut is all or
-//! nothing: checked separately with [`TxModel::atomic_violation`]. While the
+//! nothing: checked separately with [`TxModel::atomic_violation`]. So is a
+//! commit that returned before it was durable (Möbius's A-SWRITE returns at
+//! its inode, its pages still programming: `Device::commit_durable_ns`): it
+//! is visible to reads from its return, and may be absent after a cut
+//! before it was durable (the paper's "false positive"), whole or not at
+//! all ([`TxModel::committed_not_durable`]). While the
 //! device is up, a read returns the latest visible value, and a transactional
 //! read returns the transaction's own write if it made one.
 
@@ -29,8 +34,18 @@ pub struct TxModel {
     since_durable: BTreeMap<u32, Vec<Value>>,
     /// Open transactions: their latest write of each page.
     open: BTreeMap<u32, BTreeMap<u32, u64>>,
-    /// The transaction whose commit was in flight at the cut.
-    in_flight_commit: Option<BTreeMap<u32, u64>>,
+    /// Commits whose outcome a cut leaves open, each all or nothing: the one
+    /// in flight at the cut, and those that returned before they were durable.
+    uncertain: Vec<Uncertain>,
+}
+
+/// A commit that may or may not survive the cut, whole.
+#[derive(Clone, Debug)]
+struct Uncertain {
+    /// Its writes: page -> version.
+    writes: BTreeMap<u32, u64>,
+    /// It returned to the host (acknowledged, not durable yet); else in flight.
+    acknowledged: bool,
 }
 
 impl TxModel {
@@ -41,7 +56,7 @@ impl TxModel {
             latest: vec![None; logical_pages as usize],
             since_durable: BTreeMap::new(),
             open: BTreeMap::new(),
-            in_flight_commit: None,
+            uncertain: Vec::new(),
         }
     }
 
@@ -87,6 +102,8 @@ impl TxModel {
         for (lpn, _) in std::mem::take(&mut self.since_durable) {
             self.durable[lpn as usize] = self.latest[lpn as usize];
         }
+        // Commits that returned before they were durable are durable now.
+        self.uncertain.retain(|u| !u.acknowledged);
     }
 
     pub fn begun(&mut self, tid: u32) {
@@ -116,7 +133,35 @@ impl TxModel {
         for (&lpn, &v) in &writes {
             self.candidate(lpn, Some(v));
         }
-        self.in_flight_commit = Some(writes);
+        self.uncertain.push(Uncertain {
+            writes,
+            acknowledged: false,
+        });
+    }
+
+    /// A commit returned, but is durable only at an instant after the cut:
+    /// its writes are visible to reads now, and after the cut all of them or
+    /// none (until a flush returns: then they are durable like any other).
+    pub fn committed_not_durable(&mut self, tid: u32) {
+        let writes = self.open.remove(&tid).unwrap_or_default();
+        for (&lpn, &v) in &writes {
+            self.acknowledged(lpn, Some(v));
+        }
+        if self.tracked {
+            self.uncertain.push(Uncertain {
+                writes,
+                acknowledged: true,
+            });
+        }
+    }
+
+    /// Commits that returned before they were durable, and of them those
+    /// none of whose writes show after recovery (`value_of(lpn)`): the
+    /// acknowledged commits the cut took back.
+    pub fn acknowledged_not_durable(&self, value_of: impl Fn(u32) -> Value) -> (u64, u64) {
+        let acked = self.uncertain.iter().filter(|u| u.acknowledged && !u.writes.is_empty());
+        let lost = acked.clone().filter(|u| u.writes.iter().all(|(&l, &v)| value_of(l) != Some(v)));
+        (acked.count() as u64, lost.count() as u64)
     }
 
     /// An abort (returned or not): nothing of the transaction is ever visible.
@@ -142,28 +187,33 @@ impl TxModel {
         v
     }
 
-    /// The version the commit in flight at the cut wrote to `lpn`, if it did.
+    /// The version the newest uncertain commit writing `lpn` wrote there, if any.
     pub fn in_flight_version(&self, lpn: u32) -> Value {
-        self.in_flight_commit.as_ref()?.get(&lpn).copied()
+        self.uncertain.iter().rev().find_map(|u| u.writes.get(&lpn).copied())
     }
 
-    /// For the commit in flight at the cut: `Some(message)` if some but not all of
-    /// its pages show its writes. `value_of(lpn)` is the page's recovered value.
+    /// For the commits a cut leaves open: `Some(message)` if some but not all
+    /// of one's pages show its writes. `value_of(lpn)` is the page's recovered value.
     pub fn atomic_violation(&self, value_of: impl Fn(u32) -> Value) -> Option<String> {
-        let writes = self.in_flight_commit.as_ref()?;
-        let shown: Vec<u32> = writes
-            .iter()
-            .filter(|&(&lpn, &v)| value_of(lpn) == Some(v))
-            .map(|(&l, _)| l)
-            .collect();
-        if shown.is_empty() || shown.len() == writes.len() {
-            None
-        } else {
-            Some(format!(
-                "the commit in flight is partly visible: pages {shown:?} of {:?}",
-                writes.keys().collect::<Vec<_>>()
-            ))
-        }
+        self.uncertain.iter().find_map(|u| {
+            let shown: Vec<u32> = u
+                .writes
+                .iter()
+                .filter(|&(&lpn, &v)| value_of(lpn) == Some(v))
+                .map(|(&l, _)| l)
+                .collect();
+            (!shown.is_empty() && shown.len() != u.writes.len()).then(|| {
+                format!(
+                    "the commit {} is partly visible: pages {shown:?} of {:?}",
+                    if u.acknowledged {
+                        "acknowledged before it was durable"
+                    } else {
+                        "in flight"
+                    },
+                    u.writes.keys().collect::<Vec<_>>()
+                )
+            })
+        })
     }
 }
 
@@ -184,5 +234,36 @@ mod tests {
         let mut t = TxModel::new(10);
         t.acknowledged(5, Some(1));
         assert_eq!(t.latest(5), Some(1));
+    }
+
+    /// A commit that returned before it was durable is visible at once, and
+    /// after a cut may be absent or present, whole, never in part.
+    #[test]
+    fn a_commit_acknowledged_before_durable_is_all_or_nothing() {
+        let mut m = TxModel::new(10);
+        m.begun(1);
+        m.tx_written(1, 2, 7);
+        m.tx_written(1, 3, 8);
+        m.committed_not_durable(1);
+        assert_eq!(m.latest(2), Some(7), "visible from its return");
+        assert_eq!(m.allowed(2), vec![None, Some(7)]);
+        let shown = |all: bool| {
+            move |lpn: u32| {
+                if all || lpn == 2 {
+                    [None, None, Some(7), Some(8)][lpn as usize]
+                } else {
+                    None
+                }
+            }
+        };
+        assert_eq!(m.atomic_violation(shown(true)), None);
+        assert_eq!(m.atomic_violation(|_| None), None);
+        assert!(m.atomic_violation(shown(false)).is_some_and(|s| s.contains("acknowledged before")));
+        assert_eq!(m.acknowledged_not_durable(|_| None), (1, 1));
+        assert_eq!(m.acknowledged_not_durable(shown(true)), (1, 0));
+        // A flush that returns makes it durable like any other write.
+        m.flushed();
+        assert_eq!(m.allowed(2), vec![Some(7)]);
+        assert_eq!(m.acknowledged_not_durable(|_| None), (0, 0));
     }
 }

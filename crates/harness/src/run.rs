@@ -152,6 +152,8 @@ impl Driver {
             Op::Commit(tid) => {
                 let r = self.deadline_call(dev, op);
                 match &r {
+                    // Returned before the instant of the cut, durable after it.
+                    Ok(_) if self.ack_by_ns.is_some_and(|t| dev.commit_durable_ns() > t) => model.committed_not_durable(tid),
                     Ok(_) => model.committed(tid),
                     Err(DeviceError::PowerLoss) => model.commit_in_flight(tid),
                     Err(_) => {}

@@ -111,6 +111,34 @@ fn mobius_static_transactions() {
     run_clean(&tx_spec("mobius", 120, shape(5, 30, 2, 5), vec![Expect::Commits, Expect::Aborts]));
 }
 
+/// Möbius's A-SWRITE (`async-commit=1`): a commit returns at its inode,
+/// its pages still programming. The model takes it as visible from its
+/// return and maybe absent, whole, until its pages are done
+/// (`Device::commit_durable_ns`); the cuts must fall in that window, and
+/// each one that does takes the acknowledged transaction back whole (one
+/// of its pages is torn or lost, so the verify finds it incomplete).
+#[test]
+fn mobius_async_commits_may_be_taken_back_whole_until_durable() {
+    let mut s = tx_spec("mobius", 120, shape(5, 30, 2, 5), vec![Expect::Commits, Expect::Aborts]);
+    s.device.opts = ProtocolOptions::new().with("async-commit", 1);
+    s.replay_base = s.replay_base.replacen("--workload", "--protocol-opt async-commit=1 --workload", 1);
+    let f = run_clean(&s).in_flight.expect("in-flight cuts");
+    assert!(
+        f.acked_not_durable > 0,
+        "no cut fell between an A-SWRITE's return and its pages: {f:?}"
+    );
+    assert_eq!(f.acked_lost, f.acked_not_durable, "{f:?}");
+}
+
+/// Without async commits, no commit returns before it is durable.
+#[test]
+fn mobius_sync_commits_are_durable_when_they_return() {
+    let f = run_clean(&tx_spec("mobius", 60, shape(5, 30, 2, 5), vec![Expect::Commits]))
+        .in_flight
+        .expect("in-flight cuts");
+    assert_eq!(f.acked_not_durable, 0, "{f:?}");
+}
+
 /// Möbius's dynamic transactions (and static ones) mixed: the inode after
 /// a REAR must not be on flash before a page of its chain in flight on the
 /// other die.

@@ -85,6 +85,9 @@ impl Device for Recorder {
     fn now_ns(&self) -> u64 {
         self.inner.now_ns()
     }
+    fn commit_durable_ns(&self) -> u64 {
+        self.inner.commit_durable_ns()
+    }
     fn set_clock(&mut self, at_ns: u64) {
         self.inner.set_clock(at_ns)
     }

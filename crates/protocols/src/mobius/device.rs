@@ -287,6 +287,10 @@ impl StaticTx for Mobius {
 
 impl Device for Mobius {
     device_basics_over_ftl!();
+    /// An A-SWRITE returned at its inode: durable once its pages are done.
+    fn commit_durable_ns(&self) -> u64 {
+        self.ftl.now().max(self.in_flight_done_ns)
+    }
     /// As on `dftl`; its mapping is logged at the next flush, or once an
     /// inode's worth of them wait.
     fn write(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64> {

@@ -135,6 +135,9 @@ impl Device for Probe {
     fn now_ns(&self) -> u64 {
         self.dev().now_ns()
     }
+    fn commit_durable_ns(&self) -> u64 {
+        self.dev().commit_durable_ns()
+    }
     fn set_clock(&mut self, at_ns: u64) {
         self.dev_mut().set_clock(at_ns)
     }
