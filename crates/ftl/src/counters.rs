@@ -8,7 +8,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 
 /// The most counters one protocol reports (kept in a fixed array so that
 /// [`crate::DeviceStats`] stays `Copy`).
-pub const PROTOCOL_COUNTERS_MAX: usize = 16;
+pub const PROTOCOL_COUNTERS_MAX: usize = 20;
 
 /// One protocol counter: its name in reports and JSON, and what it counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -186,6 +186,14 @@ pub trait PersistHooks {
     /// A checkpoint is durable: state it covers can be released.
     fn checkpoint_durable(&mut self) {}
 
+    /// A checkpoint starts no earlier than this (device clock): a protocol
+    /// that maps pages while their programs are still in flight (a
+    /// transaction acknowledged before its data is on flash) must not see
+    /// their mappings persisted, nor its log cut short, before they are done.
+    fn checkpoint_after_ns(&self) -> u64 {
+        0
+    }
+
     /// The protocol log rings it wants (see `log.rs`), in blocks (at least 3
     /// are reserved), given the geometry. The framework reserves them at format
     /// and names them in the superblock.

@@ -87,6 +87,7 @@ impl<H: Hooks> Ftl<H> {
     /// are written, so a checkpoint never needs to move them.)
     pub fn checkpoint(&mut self) -> Result<()> {
         self.check_writable("checkpoint")?;
+        self.now_ns = self.now_ns.max(self.hooks.checkpoint_after_ns());
         let seq = self.seq;
         self.seq += 1;
         // The zone slide of an allocation window: free blocks join it up to

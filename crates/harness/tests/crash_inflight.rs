@@ -130,6 +130,46 @@ fn mobius_async_commits_may_be_taken_back_whole_until_durable() {
     assert_eq!(f.acked_lost, f.acked_not_durable, "{f:?}");
 }
 
+/// Möbius's A-SWRITEs run concurrently: the next static transaction's
+/// inode and pages queue behind the last one's pages in flight, and an
+/// inode flags only the transactions whose pages are done. With `s-max=1`
+/// the next inode is the last that may flag the transaction before it, so
+/// it waits for that one's pages (the S_max stall): one in flight at a
+/// time. The cuts fall at instants with transactions in flight: each is
+/// found whole or absent, and some acknowledged but not yet durable are
+/// taken back whole.
+#[test]
+fn mobius_async_commits_in_flight_together() {
+    for s_max in [8, 1] {
+        // Only transactions, few flushes: nothing else waits for the pages.
+        let only_tx = TxShape {
+            nontx_pct: 0,
+            trim_pct: 0,
+            ..shape(5, 20, 2, 0)
+        };
+        let mut s = tx_spec("mobius", 120, only_tx, vec![Expect::Commits]);
+        s.workload.flush_every = 60;
+        s.device.opts = ProtocolOptions::new().with("async-commit", 1).with("s-max", s_max);
+        s.replay_base = s.replay_base.replacen(
+            "--workload",
+            &format!("--protocol-opt async-commit=1 --protocol-opt s-max={s_max} --flush-every 60 --workload"),
+            1,
+        );
+        let r = run_clean(&s);
+        let p = &r.dry_run.protocol;
+        let (peak, stalls) = (p.get("mobius_in_flight_peak"), p.get("mobius_smax_stalls"));
+        if s_max == 1 {
+            assert!(peak == 1 && stalls > 0, "{p:?}");
+        } else {
+            assert!(peak >= 2, "s-max={s_max}: {p:?}");
+        }
+        let f = r.in_flight.expect("in-flight cuts");
+        // Not every one is lost: a cut may let all of one transaction's
+        // pages finish and tear the other's.
+        assert!(f.acked_not_durable > 0 && f.acked_lost > 0, "s-max={s_max}: {f:?}");
+    }
+}
+
 /// Without async commits, no commit returns before it is durable.
 #[test]
 fn mobius_sync_commits_are_durable_when_they_return() {

@@ -209,3 +209,43 @@ fn an_a_swrite_is_flagged_only_once_its_pages_are_done() {
         assert_eq!(d.stats().protocol.get("mobius_flag_only_inodes"), 1);
     }
 }
+
+/// A merge (a checkpoint) persists the mappings of every static transaction
+/// issued and ends the active ALA: it starts only once an A-SWRITE's pages
+/// in flight are done, or a power cut after it would find that transaction
+/// mapped with a torn page, or unflagged before the checkpoint and so never
+/// read. One page on eight dies leaves the checkpoint's dies idle; `active-
+/// ala=1` makes the next static transaction merge first.
+#[test]
+fn a_merge_waits_for_the_a_swrite_in_flight() {
+    let mut p = preset("tiny").unwrap();
+    p.geometry.channels = 4;
+    p.geometry.dies_per_channel = 2;
+    let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+    let opts = ProtocolOptions::new().with("active-ala", 1);
+    let mut d = format("mobius", nand, FtlConfig::default(), &opts).unwrap();
+    d.nand_mut().set_op_trace(true);
+    let one = page(&*d, 1);
+    let before = d.nand().op_trace().len();
+    let swrite = |d: &mut Box<dyn AnyDevice>, tid: u32, lpn: u32| {
+        let calls = require(d.static_tx_calls(), "mobius", Extension::StaticTx).unwrap();
+        calls.swrite(tid, &[(lpn, one.as_slice())], SwriteAck::Record).unwrap();
+    };
+    swrite(&mut d, 1, 0);
+    let after = d.nand().op_trace().len();
+    swrite(&mut d, 2, 1);
+    assert_eq!(d.stats().protocol.get("mobius_merges"), 1);
+    let trace = d.nand().op_trace();
+    let programs = |ops: &[txftl_nand::OpTrace]| -> Vec<txftl_nand::OpTrace> {
+        ops.iter().filter(|o| o.kind == txftl_nand::FlashOp::Program).copied().collect()
+    };
+    let first = programs(&trace[before..after]);
+    assert_eq!(first.len(), 2, "the inode and its page");
+    let page_done = first[1].done_ns;
+    for o in programs(&trace[after..]) {
+        assert!(
+            o.start_ns >= page_done,
+            "{o:?} starts before the A-SWRITE's page is done at {page_done} ns"
+        );
+    }
+}

@@ -3,7 +3,7 @@
 //! see the module doc).
 
 use super::format::{Inode, InodeKind, TxPage};
-use super::{MobiusHooks, ENTRY};
+use super::{InFlight, MobiusHooks, ENTRY};
 use std::collections::BTreeMap;
 use txftl_ftl::extensions::{DynamicTx, StaticTx, SwriteAck};
 use txftl_ftl::{Device, DeviceError, DeviceStats, Ftl, Lpn, Mapping, Ppn, ProtocolCounters, Result, Tid};
@@ -24,9 +24,9 @@ pub struct Mobius {
     /// The open dynamic transaction's pages, kept in device DRAM until its
     /// REAR (written again if a program fails).
     pub(super) chain_data: Vec<(Lpn, Vec<u8>)>,
-    /// When the last static transaction's pages are all on flash (an
-    /// A-SWRITE returns before; SREAD waits for it).
-    in_flight_done_ns: u64,
+    /// When the last static transaction committed is on flash (an A-SWRITE
+    /// returns before): from then on it survives a power cut.
+    last_commit_done_ns: u64,
     /// Logical pages written outside transactions since their last inode
     /// (logged at the next flush, or when an inode's items fill).
     unlogged: std::collections::BTreeSet<Lpn>,
@@ -51,7 +51,7 @@ impl Mobius {
             open: BTreeMap::new(),
             dynamic: None,
             chain_data: Vec::new(),
-            in_flight_done_ns: 0,
+            last_commit_done_ns: 0,
             unlogged: std::collections::BTreeSet::new(),
         }
     }
@@ -60,16 +60,22 @@ impl Mobius {
         &self.ftl
     }
 
-    /// Before a write of any kind: waits until the last static transaction's
-    /// pages are all on flash. An A-SWRITE returns once its inode is; its
-    /// data finishes before the device writes anything else, so no later
-    /// inode flags it early and no checkpoint persists its mappings before
-    /// its pages are done (a power cut before then may still abort it: the
-    /// paper's "false positive", §IV-E). Then the inode of a dynamic
-    /// transaction the last recovery found committed by its chain alone,
-    /// if no checkpoint persisted it yet: before anything logged after.
+    /// Before a write other than a static transaction's: waits until every
+    /// static transaction's pages are on flash (an A-SWRITE returns once its
+    /// inode is; a power cut before its pages are done may still abort it:
+    /// the paper's "false positive", §IV-E), so a write outside
+    /// transactions, a trim or a dynamic transaction is never logged before
+    /// a static one's data it may overwrite is done. Then `write_walked`.
     pub(super) fn settle(&mut self) -> Result<()> {
-        self.ftl.wait_until(self.in_flight_done_ns);
+        let t = self.ftl.hooks().in_flight_done_ns;
+        self.ftl.wait_until(t);
+        self.write_walked()
+    }
+
+    /// The inode of a dynamic transaction the last recovery found committed
+    /// by its chain alone, if no checkpoint persisted it yet: before
+    /// anything logged after.
+    pub(super) fn write_walked(&mut self) -> Result<()> {
         if let Some(mut inode) = self.ftl.hooks_mut().walked.take() {
             // It carries the pending flags like any inode (the verified
             // transactions' after a mount, which must not wait for the
@@ -121,11 +127,34 @@ impl Mobius {
         Ok(())
     }
 
-    /// The oldest pending commit flags an inode carries (up to 8).
+    /// The commit flags the next inode carries: up to 8 of the transactions
+    /// whose pages are all on flash, the oldest first. A transaction in
+    /// flight is flagged only once its pages are done (a flag commits it
+    /// without a verify); if this inode is the last of its S_max window
+    /// (recovery verifies unflagged transactions only among the newest
+    /// S_max inodes), the inode waits for its pages: the S_max stall.
     pub(super) fn take_flags(&mut self) -> Vec<u32> {
+        let index = self.ftl.hooks().active_inodes;
+        let s_max = self.ftl.hooks().set.s_max as u32;
+        let due = self.ftl.hooks().in_flight.iter().filter(|f| f.index + s_max <= index).map(|f| f.done_ns).max();
+        if let Some(t) = due.filter(|&t| t > self.ftl.now()) {
+            self.ftl.wait_until(t);
+            self.ftl.hooks_mut().counts.smax_stalls += 1;
+        }
+        let now = self.ftl.now();
         let h = self.ftl.hooks_mut();
-        let n = h.pending_flags.len().min(super::format::FLAGS_MAX);
-        h.pending_flags.drain(..n).collect()
+        while let Some(pos) = h.in_flight.iter().position(|f| f.done_ns <= now) {
+            let f = h.in_flight.remove(pos).expect("position found");
+            h.pending_flags.insert(f.index, f.tx);
+        }
+        let mut flags = Vec::new();
+        while flags.len() < super::format::FLAGS_MAX {
+            match h.pending_flags.pop_first() {
+                Some((_, tx)) => flags.push(tx),
+                None => break,
+            }
+        }
+        flags
     }
 
     /// Logs what is not logged yet: the writes outside transactions since
@@ -133,6 +162,9 @@ impl Mobius {
     /// the pending commit flags; or a flags-only inode if only flags wait.
     pub(super) fn log_pending(&mut self) -> Result<()> {
         let max = self.items_max() as usize;
+        // Every static transaction's flag can be written now.
+        let t = self.ftl.hooks().in_flight_done_ns;
+        self.ftl.wait_until(t);
         if !self.unlogged.is_empty() {
             // The inode must not be on flash before the pages it names: they
             // may still be in flight on other dies.
@@ -140,7 +172,8 @@ impl Mobius {
         }
         loop {
             let lpns: Vec<Lpn> = self.unlogged.iter().copied().take(max).collect();
-            if lpns.is_empty() && self.ftl.hooks().pending_flags.is_empty() {
+            let h = self.ftl.hooks();
+            if lpns.is_empty() && h.pending_flags.is_empty() && h.in_flight.is_empty() {
                 return Ok(());
             }
             let items: Vec<(Lpn, Ppn)> = lpns.iter().filter_map(|&l| self.ftl.mapping(l).map(|p| (l, p))).collect();
@@ -176,8 +209,13 @@ impl Mobius {
     }
 
     /// One static transaction: reserve its pages, write its inode, then its
-    /// data where reserved, then its mappings into DRAM. Returns its latency
-    /// as `ack` says. `pages`: distinct logical pages.
+    /// data where reserved, then its mappings into DRAM (a read of them is
+    /// queued behind their programs on their dies: it sees the whole
+    /// transaction). Returns its latency as `ack` says. An A-SWRITE's pages
+    /// may still be in flight when the next static transaction begins: its
+    /// inode and pages queue behind them (static transactions run
+    /// concurrently; writes of other kinds wait, `settle`).
+    /// `pages`: distinct logical pages.
     pub(super) fn static_tx(&mut self, host_tid: Tid, pages: &[(Lpn, &[u8])], ack: SwriteAck) -> Result<u64> {
         if pages.len() as u32 > self.items_max() {
             return Err(DeviceError::TableFull { capacity: self.items_max() });
@@ -188,10 +226,10 @@ impl Mobius {
         }
         self.refuse_in_chain("a static transaction")?;
         let start = self.ftl.now();
-        self.settle()?;
+        self.write_walked()?;
         self.merge_if_full()?;
         let mut rewrites = 0;
-        let (ppns, inode_done) = loop {
+        let (ppns, inode_done, flight) = loop {
             match self.write_once(host_tid, pages)? {
                 Some(done) => break done,
                 None if rewrites < REWRITES_MAX => {
@@ -210,8 +248,12 @@ impl Mobius {
             // The transaction is newer than an unlogged write of the page.
             self.unlogged.remove(&lpn);
         }
-        let all_done = self.ftl.hooks().last_done_ns;
-        self.in_flight_done_ns = self.in_flight_done_ns.max(all_done);
+        let all_done = flight.done_ns;
+        self.last_commit_done_ns = all_done;
+        let h = self.ftl.hooks_mut();
+        h.in_flight_done_ns = h.in_flight_done_ns.max(all_done);
+        h.in_flight.push_back(flight);
+        h.counts.in_flight_peak = h.counts.in_flight_peak.max(h.in_flight.len() as u64);
         self.ftl.counters_mut().commits += 1;
         self.ftl.housekeeping()?;
         let end = match ack {
@@ -224,10 +266,12 @@ impl Mobius {
         Ok(end.saturating_sub(start))
     }
 
-    /// Reserves, writes the inode and programs the data once. `None`: a
-    /// program failed (its inode then fails the verify: the transaction is
-    /// aborted, and written again by the caller under a new id).
-    fn write_once(&mut self, host_tid: Tid, pages: &[(Lpn, &[u8])]) -> Result<Option<(Vec<Ppn>, u64)>> {
+    /// Reserves, writes the inode and programs the data once: the pages'
+    /// places, when the inode is done, and the transaction in flight.
+    /// `None`: a program failed (its inode then fails the verify: the
+    /// transaction is aborted, and written again by the caller under a new
+    /// id).
+    fn write_once(&mut self, host_tid: Tid, pages: &[(Lpn, &[u8])]) -> Result<Option<(Vec<Ppn>, u64, InFlight)>> {
         let ppns = self.ftl.reserve_host_pages(pages.len() as u32)?;
         let tx = self.ftl.hooks().next_tx;
         self.ftl.hooks_mut().next_tx += 1;
@@ -244,6 +288,8 @@ impl Mobius {
             return Err(e);
         }
         let inode_done = self.ftl.now();
+        let index = self.ftl.hooks().active_inodes - 1;
+        self.ftl.hooks_mut().tx_done_ns = 0;
         for (&(lpn, data), &ppn) in pages.iter().zip(&ppns) {
             let tag = TxPage { tx, lpn }.encode();
             if self.ftl.program_reserved(ppn, lpn, data, &tag)?.is_none() {
@@ -252,9 +298,9 @@ impl Mobius {
                 return Ok(None);
             }
         }
-        // Committed: its flag goes into the next inode.
-        self.ftl.hooks_mut().pending_flags.push_back(tx);
-        Ok(Some((ppns, inode_done)))
+        // Committed: its flag goes into an inode once its pages are done.
+        let done_ns = self.ftl.hooks().tx_done_ns;
+        Ok(Some((ppns, inode_done, InFlight { tx, index, done_ns })))
     }
 
     pub(super) fn open_tx(&mut self, tid: Tid) -> Result<&mut BTreeMap<Lpn, Vec<u8>>> {
@@ -279,7 +325,8 @@ impl StaticTx for Mobius {
     /// Waits until every static transaction issued is on flash, then reads.
     fn sread(&mut self, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
         let start = self.ftl.now();
-        self.ftl.wait_until(self.in_flight_done_ns);
+        let t = self.ftl.hooks().in_flight_done_ns;
+        self.ftl.wait_until(t);
         self.ftl.read_page(lpn, buf)?;
         Ok(self.ftl.now() - start)
     }
@@ -287,9 +334,11 @@ impl StaticTx for Mobius {
 
 impl Device for Mobius {
     device_basics_over_ftl!();
-    /// An A-SWRITE returned at its inode: durable once its pages are done.
+    /// An A-SWRITE returned at its inode: durable once its pages are done
+    /// (its inode is; a later inode flags it before S_max more push it out
+    /// of recovery's verified window).
     fn commit_durable_ns(&self) -> u64 {
-        self.ftl.now().max(self.in_flight_done_ns)
+        self.ftl.now().max(self.last_commit_done_ns)
     }
     /// As on `dftl`; its mapping is logged at the next flush, or once an
     /// inode's worth of them wait.
@@ -366,6 +415,8 @@ impl Device for Mobius {
         p.add("mobius_head_records", c.head_records);
         p.add("mobius_chain_pages_read", c.chain_pages_read);
         p.add("mobius_chains_closed_found", c.chains_closed_found);
+        p.add("mobius_smax_stalls", c.smax_stalls);
+        p.add("mobius_in_flight_peak", c.in_flight_peak);
         let cache = self.ftl.mapping_table().cache_counts();
         p.add("cmt_misses", cache.misses);
         p.add("cmt_resident_evictions", cache.resident);

@@ -205,6 +205,14 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
             help: "recovery: the last dynamic transaction had no inode and its chain was closed (committed)",
         },
         CounterSpec {
+            key: "mobius_smax_stalls",
+            help: "inodes that waited for an earlier static transaction's pages: the last allowed to carry its flag (S_max)",
+        },
+        CounterSpec {
+            key: "mobius_in_flight_peak",
+            help: "most static transactions in flight at once (inode on flash, pages not all done)",
+        },
+        CounterSpec {
             key: "cmt_misses",
             help: "host lookups whose translation page was not cached (read from flash if ever written)",
         },

@@ -14,10 +14,16 @@
 //!   commit flags of up to 8 earlier transactions) is appended to the atom
 //!   log area (ALA, the protocol's log ring 0), then the data pages are
 //!   programmed where reserved, each with the transaction id in its spare
-//!   area. When every page is on flash the mappings go into DRAM (readers
-//!   never see a transaction in part) and S-SWRITE returns; A-SWRITE returns
-//!   once the inode is on flash. The transaction's commit flag is written in
-//!   the next inode (a flags-only inode at a flush if none follows).
+//!   area. The mappings go into DRAM as the pages are issued (a read queues
+//!   behind their programs: it never sees a transaction in part); S-SWRITE
+//!   returns when every page is done, A-SWRITE once the inode is. Static
+//!   transactions run concurrently: the next one's inode and pages queue
+//!   behind the last one's pages in flight. A transaction's commit flag is
+//!   written in the first inode issued after its pages are all done (a
+//!   flags-only inode at a flush if none follows); the inode that is the
+//!   last of its S_max window waits for them (`device.rs`, `take_flags`),
+//!   and a checkpoint waits for every transaction in flight
+//!   (`checkpoint_after_ns`).
 //! - The mapping table is DFTL's cached one (`dftl`) with the Resident
 //!   Area (§III-F): a changed translation page leaves the cache unwritten,
 //!   its changed entries kept in DRAM (`Eviction::Resident`).
@@ -48,10 +54,10 @@
 //!   pointing back to the HEAD, then an inode; recovery walks the newest
 //!   head record's chain when no inode decided it (`recovery.rs`).
 //!
-//! Not yet built (issue 22's plan): concurrent static transactions in
-//! flight, SREAD's wait, abort edges and the merging of small transactions.
 //! Writes outside transactions are logged at flushes only (unflushed ones
-//! may be lost, as the block contract allows), not in head-list chains.
+//! may be lost, as the block contract allows), not in head-list chains;
+//! small transactions are not merged into one inode (docs/protocols/
+//! mobius.md says why).
 //!
 //! The canary `mobius-canary` takes an inode no later one flags as committed
 //! without reading its pages, and the last chain's intact prefix as
@@ -71,7 +77,7 @@ pub use entry::ENTRY;
 pub use format::{ChainPage, HeadRecord, Inode, InodeKind, Root, TxPage};
 
 use dynamic::OpenChain;
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use txftl_ftl::{
     BlockId, Cached, Capabilities, DeviceError, EventHooks, Eviction, GcHooks, Hooks, LogSource, Oob, PersistHooks, Ppn,
     RecoveredUpdate, RecoveryHooks, Result, PROTOCOL_BYTES,
@@ -94,6 +100,24 @@ struct Counts {
     head_records: u64,
     chain_pages_read: u64,
     chains_closed_found: u64,
+    /// Inodes that waited for an earlier transaction's pages, whose flag
+    /// they were the last allowed to carry (S_max).
+    smax_stalls: u64,
+    /// Most static transactions in flight at once (inode written, pages
+    /// not all done).
+    in_flight_peak: u64,
+}
+
+/// A static transaction whose inode is on flash and whose pages may not
+/// all be: no inode flags it before they are.
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    tx: u32,
+    /// Its inode's place in the active ALA (0: the first after the
+    /// checkpoint).
+    index: u32,
+    /// When its last page is done (device clock).
+    done_ns: u64,
 }
 
 /// Settings fixed at format (the root records the first two).
@@ -122,8 +146,14 @@ pub struct MobiusHooks {
     /// ALA blocks; None: take the recorded one).
     asked: (Option<u8>, Option<u32>),
     next_tx: u32,
-    /// Transactions committed whose flag no inode carries yet, oldest first.
-    pending_flags: VecDeque<u32>,
+    /// Transactions whose pages are all on flash and whose flag no inode
+    /// carries yet, by their inode's place in the active ALA (the oldest
+    /// first: the one whose S_max window closes first).
+    pending_flags: BTreeMap<u32, u32>,
+    /// Static transactions in flight, in the order of their inodes.
+    in_flight: VecDeque<InFlight>,
+    /// When every static transaction issued is on flash (device clock).
+    in_flight_done_ns: u64,
     /// Inodes since the last checkpoint.
     active_inodes: u32,
     /// ALA blocks holding inodes since the last checkpoint, and since the
@@ -131,8 +161,9 @@ pub struct MobiusHooks {
     /// erase them.
     needed_cur: BTreeSet<BlockId>,
     needed_prev: BTreeSet<BlockId>,
-    /// When the last transaction page programmed is done (device clock).
-    last_done_ns: u64,
+    /// When the transaction pages programmed since the protocol last reset
+    /// it are done (device clock): one transaction's.
+    tx_done_ns: u64,
     /// The dynamic transaction open: its pages are on flash, unmapped, and
     /// kept by GC (`extra_live`) until its REAR or abort.
     chain: Option<OpenChain>,
@@ -153,11 +184,13 @@ impl MobiusHooks {
             set,
             asked,
             next_tx: 1,
-            pending_flags: VecDeque::new(),
+            pending_flags: BTreeMap::new(),
+            in_flight: VecDeque::new(),
+            in_flight_done_ns: 0,
             active_inodes: 0,
             needed_cur: BTreeSet::new(),
             needed_prev: BTreeSet::new(),
-            last_done_ns: 0,
+            tx_done_ns: 0,
             chain: None,
             walked: None,
             counts: Counts::default(),
@@ -262,7 +295,17 @@ impl PersistHooks for MobiusHooks {
         self.needed_prev = std::mem::take(&mut self.needed_cur);
         self.active_inodes = 0;
         self.pending_flags.clear();
+        // Done before the checkpoint began (`checkpoint_after_ns`).
+        self.in_flight.clear();
         self.walked = None;
+    }
+
+    /// A checkpoint persists the mappings of every transaction issued and
+    /// ends the active ALA: their pages must be done first (an A-SWRITE's
+    /// may not be), or a power cut after it would find a transaction mapped
+    /// in part, or unflagged before the checkpoint and so not read at all.
+    fn checkpoint_after_ns(&self) -> u64 {
+        self.in_flight_done_ns
     }
 
     /// Ring 0 is the ALA; ring 1 the head list (only its newest record
@@ -338,7 +381,7 @@ impl EventHooks for MobiusHooks {
     /// last is done.
     fn on_program(&mut self, _ppn: Ppn, oob: &Oob, done_ns: u64) {
         if oob.protocol[0] != 0 {
-            self.last_done_ns = self.last_done_ns.max(done_ns);
+            self.tx_done_ns = self.tx_done_ns.max(done_ns);
         }
     }
 }

@@ -51,10 +51,10 @@ pub struct Decided {
     /// Transactions found aborted (an inode, and its data not whole or too
     /// old to be flagged).
     pub aborted: u64,
-    /// Transactions found committed by the verify, oldest first: no inode
-    /// flags them, so the next ones must, before S_max more inodes push
-    /// them out of the verified window.
-    pub verified: Vec<u32>,
+    /// Transactions found committed by the verify, as (their inode's place
+    /// in the active ALA, id): no inode flags them, so the next ones must,
+    /// before S_max more inodes push them out of the verified window.
+    pub verified: Vec<(u32, u32)>,
 }
 
 /// Decides each static transaction of `ala` (inodes of writes outside
@@ -90,7 +90,7 @@ pub fn decide(ala: &ActiveAla, s_max: u8, verify: bool, logs: &mut dyn LogSource
         } else {
             let ok = verified(inode, logs, &mut out.verified_pages)?;
             if ok {
-                out.verified.push(inode.tx);
+                out.verified.push((k as u32, inode.tx));
             }
             ok
         };
