@@ -207,7 +207,9 @@ impl Nand {
         let os = g.oob_size as usize;
         let (data, spare) = match cfg.data_mode {
             DataMode::Full => (
-                Data::Full(memory::filled(pages * g.page_size as usize, 0xFF, need)?),
+                // Never filled: a page is read from these bytes only once
+                // programmed (`programs`), so untouched ones take no memory.
+                Data::Full(memory::zeroed(pages * g.page_size as usize, need)?),
                 Spare::bytes(pages, os, need)?,
             ),
             DataMode::MetaOnly => (

@@ -5,10 +5,13 @@
 //!
 //! Why both an estimate and fallible allocation: with Linux overcommit an
 //! allocation larger than free memory often succeeds, and the process is then
-//! killed when the array is filled (erased flash is 0xFF, so every byte is
-//! touched). So constructors that size a device from user input refuse up front
-//! when the estimate exceeds `MemAvailable`; `try_reserve` catches what the
-//! kernel refuses outright (and machines without `/proc/meminfo`).
+//! killed when the array is filled. So constructors that size a device from
+//! user input refuse up front when the estimate (the most the array can come
+//! to hold) exceeds `MemAvailable`; `try_reserve` catches what the kernel
+//! refuses outright (and machines without `/proc/meminfo`). The data bytes of
+//! a full-data array are allocated zeroed and never filled ([`zeroed`]): the
+//! kernel maps them as they are first written, so the memory they take
+//! follows the pages programmed, not the capacity.
 
 use crate::array::{DataMode, NandConfig};
 use crate::error::MemoryError;
@@ -93,6 +96,29 @@ pub fn filled<T: Clone>(n: usize, value: T, needed: u64) -> Result<Vec<T>, Memor
     huge_pages(v.as_mut_ptr() as *mut u8, n * std::mem::size_of::<T>());
     v.resize(n, value);
     Ok(v)
+}
+
+/// `vec![0u8; n]`, but a refused allocation is an error naming the total
+/// `needed` by the array it belongs to. The allocator's zeroed memory is
+/// mapped by the kernel on first write (calloc's large allocations are
+/// fresh mappings), so bytes never written take no memory: the full-data
+/// array's page bytes, which are never read before their page is programmed
+/// (an unprogrammed page reads as 0xFF from its program count).
+pub fn zeroed(n: usize, needed: u64) -> Result<Vec<u8>, MemoryError> {
+    let refused = MemoryError::AllocationFailed { failed: n as u64, needed };
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(n).map_err(|_| refused.clone())?;
+    // SAFETY: `layout` has a non-zero size (n > 0).
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return Err(refused);
+    }
+    // SAFETY: `ptr` was allocated by the global allocator with the layout of
+    // `n` bytes (align 1), which a Vec<u8> of capacity `n` frees with; all
+    // `n` bytes are initialized (zero).
+    Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
 }
 
 /// Asks Linux to back a large table with transparent huge pages (2 MiB)
