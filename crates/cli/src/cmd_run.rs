@@ -12,7 +12,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use txftl_ftl::{DeviceStats, RecoveryReport};
+use txftl_ftl::{DeviceStats, ProtocolCounters, RecoveryReport};
 use txftl_harness::{OpStream, WorkloadKind, WorkloadSpec, WORKLOAD_NAMES};
 use txftl_host::trace::{TraceRecord, TraceWriter};
 use txftl_host::{run_workload, HostOptions, LatencyReport, RunError, RunReport};
@@ -277,11 +277,20 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             let report = dev.recovery_report().unwrap_or_default();
             dev.check_invariants()
                 .map_err(|e| CliError::Failed(format!("invariant broken after recovery: {e}")))?;
+            // The mounted device has done nothing but recover: its protocol
+            // counters are what the protocol's recovery read and decided
+            // (Möbius's verified pages, say).
+            let at_recovery = dev.stats().protocol;
             if args.json {
-                let out = serde_json::json!({ "cut_after_host_ops": host_ops, "measured_before_cut": measured, "recovery": report });
+                let out = serde_json::json!({
+                    "cut_after_host_ops": host_ops,
+                    "measured_before_cut": measured,
+                    "recovery": report,
+                    "protocol_at_recovery": at_recovery,
+                });
                 println!("{}", serde_json::to_string_pretty(&out).map_err(CliError::failed)?);
             } else {
-                print_cut(&what, host_ops, &measured, &report);
+                print_cut(&what, host_ops, &measured, &report, &at_recovery);
             }
             if args.image.is_some() {
                 dev.close().map_err(|e| CliError::Failed(format!("closing the image: {e}")))?;
@@ -492,7 +501,7 @@ pub fn add_recovery(t: &mut Figures, r: &RecoveryReport) {
     );
 }
 
-fn print_cut(what: &str, host_ops: u64, measured: &DeviceStats, r: &RecoveryReport) {
+fn print_cut(what: &str, host_ops: u64, measured: &DeviceStats, r: &RecoveryReport, at_recovery: &ProtocolCounters) {
     println!("device: {what}");
     let mut t = Figures::new(&format!(
         "power cut after {} host operations of the measured phase",
@@ -500,5 +509,13 @@ fn print_cut(what: &str, host_ops: u64, measured: &DeviceStats, r: &RecoveryRepo
     ));
     add_counters(&mut t, measured);
     add_recovery(&mut t, r);
+    // Only those the recovery moved: the others count host work.
+    let moved: Vec<_> = at_recovery.specs().iter().filter(|c| at_recovery.get(c.key) > 0).collect();
+    if !moved.is_empty() {
+        t.section("protocol's own, at recovery (simulated)");
+        for c in moved {
+            t.row(&format!("{} ({})", c.help, c.key), thousands(at_recovery.get(c.key)));
+        }
+    }
     t.print();
 }

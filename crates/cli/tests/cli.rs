@@ -56,6 +56,40 @@ fn cut_at_reports_recovery() {
     assert!(out.contains("power cut after") && out.contains("recovery"), "{out}");
 }
 
+/// After a cut, the protocol's counters of the mounted device are what its
+/// recovery read and decided: Möbius cut inside a transaction reads the
+/// pages of its unflagged inodes and finds the transaction aborted.
+#[test]
+fn cut_at_reports_what_the_protocols_recovery_did() {
+    let args = [
+        "run",
+        "--preset",
+        "tiny",
+        "--protocol",
+        "mobius",
+        "--workload",
+        "txwrite",
+        "--pages-per-tx",
+        "5",
+        "--ops",
+        "300",
+        "--cut-at",
+        "103",
+    ];
+    let (code, out, err) = txftl(&[&args[..], &["--json"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let p = &v["protocol_at_recovery"];
+    assert!(p["mobius_verified_pages"].as_u64().unwrap() > 0, "{p}");
+    assert_eq!(p["mobius_aborted_found"].as_u64(), Some(1), "{p}");
+    let (code, out, err) = txftl(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("protocol's own, at recovery") && out.contains("mobius_verified_pages"),
+        "{out}"
+    );
+}
+
 #[test]
 fn image_round_trip_and_refusals() {
     let dir = tempfile::tempdir().unwrap();
