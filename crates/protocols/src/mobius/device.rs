@@ -2,7 +2,7 @@
 //! calls as buffered static transactions or as dynamic ones (`dynamic-pct`;
 //! see the module doc).
 
-use super::format::{Inode, InodeKind, TxPage};
+use super::format::{Inode, InodeKind, TxPage, VOID};
 use super::{InFlight, MobiusHooks, ENTRY};
 use std::collections::BTreeMap;
 use txftl_ftl::extensions::{DynamicTx, StaticTx, SwriteAck};
@@ -24,9 +24,6 @@ pub struct Mobius {
     /// The open dynamic transaction's pages, kept in device DRAM until its
     /// REAR (written again if a program fails).
     pub(super) chain_data: Vec<(Lpn, Vec<u8>)>,
-    /// When the last static transaction committed is on flash (an A-SWRITE
-    /// returns before): from then on it survives a power cut.
-    last_commit_done_ns: u64,
     /// Logical pages written outside transactions since their last inode
     /// (logged at the next flush, or when an inode's items fill).
     unlogged: std::collections::BTreeSet<Lpn>,
@@ -51,7 +48,6 @@ impl Mobius {
             open: BTreeMap::new(),
             dynamic: None,
             chain_data: Vec::new(),
-            last_commit_done_ns: 0,
             unlogged: std::collections::BTreeSet::new(),
         }
     }
@@ -128,11 +124,13 @@ impl Mobius {
     }
 
     /// The commit flags the next inode carries: up to 8 of the transactions
-    /// whose pages are all on flash, the oldest first. A transaction in
-    /// flight is flagged only once its pages are done (a flag commits it
-    /// without a verify); if this inode is the last of its S_max window
-    /// (recovery verifies unflagged transactions only among the newest
-    /// S_max inodes), the inode waits for its pages: the S_max stall.
+    /// whose pages are all on flash, the oldest first (and void marks). A
+    /// transaction in flight is flagged only once its pages and every
+    /// earlier one's are done (a flag commits it without a verify, and
+    /// commits are recovered in order: `recovery::decide`); if this inode is
+    /// the last of its S_max window (recovery verifies unflagged
+    /// transactions only among the newest S_max inodes), the inode waits for
+    /// its pages: the S_max stall.
     pub(super) fn take_flags(&mut self) -> Vec<u32> {
         let index = self.ftl.hooks().active_inodes;
         let s_max = self.ftl.hooks().set.s_max as u32;
@@ -143,8 +141,8 @@ impl Mobius {
         }
         let now = self.ftl.now();
         let h = self.ftl.hooks_mut();
-        while let Some(pos) = h.in_flight.iter().position(|f| f.done_ns <= now) {
-            let f = h.in_flight.remove(pos).expect("position found");
+        while let Some(f) = h.in_flight.front().copied().filter(|f| f.done_ns <= now) {
+            h.in_flight.pop_front();
             h.pending_flags.insert(f.index, f.tx);
         }
         let mut flags = Vec::new();
@@ -248,14 +246,15 @@ impl Mobius {
             // The transaction is newer than an unlogged write of the page.
             self.unlogged.remove(&lpn);
         }
-        let all_done = flight.done_ns;
-        self.last_commit_done_ns = all_done;
         let h = self.ftl.hooks_mut();
-        h.in_flight_done_ns = h.in_flight_done_ns.max(all_done);
+        h.in_flight_done_ns = h.in_flight_done_ns.max(flight.done_ns);
+        let all_done = h.in_flight_done_ns;
         h.in_flight.push_back(flight);
         h.counts.in_flight_peak = h.counts.in_flight_peak.max(h.in_flight.len() as u64);
         self.ftl.counters_mut().commits += 1;
         self.ftl.housekeeping()?;
+        // S-SWRITE: durable when it returns, so once every transaction
+        // before it is too (recovery keeps commits in order).
         let end = match ack {
             SwriteAck::AllPages => {
                 self.ftl.wait_until(all_done);
@@ -274,6 +273,11 @@ impl Mobius {
     fn write_once(&mut self, host_tid: Tid, pages: &[(Lpn, &[u8])]) -> Result<Option<(Vec<Ppn>, u64, InFlight)>> {
         let ppns = self.ftl.reserve_host_pages(pages.len() as u32)?;
         let tx = self.ftl.hooks().next_tx;
+        if tx >= VOID {
+            return Err(DeviceError::WornOut(
+                "transaction ids exhausted: an inode flag keeps ids below 2^31".into(),
+            ));
+        }
         self.ftl.hooks_mut().next_tx += 1;
         let inode = Inode {
             kind: InodeKind::Static,
@@ -294,6 +298,9 @@ impl Mobius {
             let tag = TxPage { tx, lpn }.encode();
             if self.ftl.program_reserved(ppn, lpn, data, &tag)?.is_none() {
                 self.ftl.void_reserved();
+                // The next inode marks it void: recovery must not take it
+                // for an earlier transaction lost.
+                self.ftl.hooks_mut().pending_flags.insert(index, tx | VOID);
                 self.ftl.housekeeping()?;
                 return Ok(None);
             }
@@ -334,11 +341,12 @@ impl StaticTx for Mobius {
 
 impl Device for Mobius {
     device_basics_over_ftl!();
-    /// An A-SWRITE returned at its inode: durable once its pages are done
-    /// (its inode is; a later inode flags it before S_max more push it out
-    /// of recovery's verified window).
+    /// An A-SWRITE returned at its inode: durable once its pages and every
+    /// earlier transaction's are done (recovery keeps commits in order; a
+    /// later inode flags it before S_max more push it out of the verified
+    /// window).
     fn commit_durable_ns(&self) -> u64 {
-        self.ftl.now().max(self.last_commit_done_ns)
+        self.ftl.now().max(self.ftl.hooks().in_flight_done_ns)
     }
     /// As on `dftl`; its mapping is logged at the next flush, or once an
     /// inode's worth of them wait.

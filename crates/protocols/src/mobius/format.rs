@@ -23,7 +23,12 @@
 //!  17  u8       S_max as formatted
 //!  18  [u8; 2]  reserved, 0
 //!  20  [u32; 8] flags: ids of earlier transactions now committed (the
-//!               edges of the DAG of Fig. 4); unused slots 0
+//!               edges of the DAG of Fig. 4); an id with bit 31 set
+//!               (`VOID`) marks that transaction void instead: a program of
+//!               it failed and it was written again under a new id, or a
+//!               recovery found it aborted (not committed, and a later
+//!               recovery does not count it as an earlier transaction
+//!               lost); unused slots 0. Ids stay below 2^31.
 //!  52  [u8; 40] reserved, 0
 //!  92  u32      CRC-32 of bytes 0..92 and of the items
 //!  96  n x { u32 lpn, u32 ppn }: where each page of the transaction lies
@@ -68,6 +73,9 @@ const MAGIC: [u8; 4] = *b"MBAI";
 const VERSION: u8 = 1;
 /// Bytes before the items.
 pub const HEADER: usize = 96;
+/// A flag with this bit set names a void transaction (the layout above).
+pub const VOID: u32 = 1 << 31;
+
 /// Commit flags one inode carries at most (§III-C).
 pub const FLAGS_MAX: usize = 8;
 const CRC_AT: usize = 92;

@@ -364,9 +364,11 @@ impl RecoveryHooks for MobiusHooks {
         self.counts.chain_pages_read = chain.pages_read;
         self.counts.chains_closed_found = chain.closed as u64;
         self.walked = chain.inode(self.set.s_max);
-        // The verified transactions' flags go into the next inodes, oldest
-        // first: a later mount must not find them unflagged and too old.
-        self.pending_flags = decided.verified.iter().copied().collect();
+        // The verified transactions' flags and the aborted ones' void marks
+        // go into the next inodes, oldest first: a later mount must not find
+        // the first unflagged and too old, nor take the second for earlier
+        // transactions lost.
+        self.pending_flags = decided.marks.iter().copied().collect();
         decided.updates.extend(chain.updates);
         Ok(decided.updates)
     }

@@ -3,7 +3,7 @@
 //! items as L2P updates in ALA order; then the last dynamic transaction of
 //! the head list, if no inode decided it: committed if its chain is closed.
 
-use super::format::{ChainPage, HeadRecord, Inode, InodeKind, TxPage};
+use super::format::{ChainPage, HeadRecord, Inode, InodeKind, TxPage, VOID};
 use std::collections::BTreeSet;
 use txftl_ftl::{LogSource, Ppn, RecoveredUpdate, Result};
 
@@ -32,7 +32,7 @@ pub fn read_active_ala(ckpt_seq: u64, logs: &mut dyn LogSource) -> Result<Active
             break;
         }
         let inode = Inode::decode(&page.bytes)?;
-        max_tx = inode.flags.iter().copied().chain([inode.tx]).fold(max_tx, u32::max);
+        max_tx = inode.flags.iter().map(|&f| f & !VOID).chain([inode.tx]).fold(max_tx, u32::max);
         inodes.push(FoundInode {
             seq: page.seq,
             ppn: page.ppn,
@@ -51,26 +51,38 @@ pub struct Decided {
     /// Transactions found aborted (an inode, and its data not whole or too
     /// old to be flagged).
     pub aborted: u64,
-    /// Transactions found committed by the verify, as (their inode's place
-    /// in the active ALA, id): no inode flags them, so the next ones must,
-    /// before S_max more inodes push them out of the verified window.
-    pub verified: Vec<(u32, u32)>,
+    /// The marks the next inodes must carry, as (the transaction's inode's
+    /// place in the active ALA, flag): the flags of the transactions found
+    /// committed by the verify (no inode flags them: before S_max more
+    /// inodes push them out of the verified window) and the void marks of
+    /// the static ones found aborted (so that a later mount does not take
+    /// them as earlier transactions lost, and drop the ones after them).
+    pub marks: Vec<(u32, u32)>,
 }
 
 /// Decides each static transaction of `ala` (inodes of writes outside
 /// transactions are applied as they are): committed if a later inode
-/// flags it; else, among the newest `s_max` inodes, committed if every page
-/// its inode lists is intact and carries its id (`verify`; the canary skips
-/// the reads and takes it as committed); else aborted. Returns the committed
-/// ones' items as updates at their inode's sequence number.
+/// flags it; aborted if one marks it void; else, among the newest `s_max`
+/// inodes, committed if every page its inode lists is intact and carries
+/// its id (`verify`; the canary skips the reads and takes it as committed)
+/// and no earlier unflagged one was lost; else aborted. Commits come back in
+/// their order: an inode flags a transaction only once every earlier one
+/// in flight is done (`take_flags`), and once an unflagged one fails its
+/// verify, the later unflagged ones go with it (their pages may all be
+/// done, an earlier A-SWRITE's not: keeping them would show a later commit
+/// without an earlier one it may depend on). Returns the committed ones'
+/// items as updates at their inode's sequence number.
 pub fn decide(ala: &ActiveAla, s_max: u8, verify: bool, logs: &mut dyn LogSource) -> Result<Decided> {
-    let flagged: BTreeSet<u32> = ala.inodes.iter().flat_map(|i| i.inode.flags.iter().copied()).collect();
+    let all_flags = || ala.inodes.iter().flat_map(|i| i.inode.flags.iter().copied());
+    let flagged: BTreeSet<u32> = all_flags().filter(|f| f & VOID == 0).collect();
+    let void: BTreeSet<u32> = all_flags().filter(|f| f & VOID != 0).map(|f| f & !VOID).collect();
+    let mut lost = false;
     let n = ala.inodes.len();
     let mut out = Decided {
         updates: Vec::new(),
         verified_pages: 0,
         aborted: 0,
-        verified: Vec::new(),
+        marks: Vec::new(),
     };
     for (k, found) in ala.inodes.iter().enumerate() {
         let inode = &found.inode;
@@ -81,21 +93,28 @@ pub fn decide(ala: &ActiveAla, s_max: u8, verify: bool, logs: &mut dyn LogSource
             // Writes outside transactions, made durable by this inode; a
             // dynamic transaction, whose inode follows its REAR page.
             true
+        } else if void.contains(&inode.tx) {
+            false
         } else if flagged.contains(&inode.tx) {
             true
-        } else if !recent {
+        } else if !recent || lost {
+            lost = true;
             false
         } else if !verify {
             true
         } else {
             let ok = verified(inode, logs, &mut out.verified_pages)?;
             if ok {
-                out.verified.push((k as u32, inode.tx));
+                out.marks.push((k as u32, inode.tx));
             }
+            lost = !ok;
             ok
         };
         if !committed {
             out.aborted += 1;
+            if !void.contains(&inode.tx) {
+                out.marks.push((k as u32, inode.tx | VOID));
+            }
             continue;
         }
         out.updates.extend(inode.items.iter().map(|&(lpn, ppn)| RecoveredUpdate {
@@ -207,5 +226,77 @@ impl Walk {
             out.updates = pages;
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+    use txftl_ftl::LogPage;
+
+    /// Data pages: intact (carrying their transaction's tag) unless listed
+    /// as lost.
+    struct Pages {
+        lost: BTreeSet<Ppn>,
+        tags: Vec<(Ppn, TxPage)>,
+    }
+
+    impl LogSource for Pages {
+        fn prev_page(&mut self, _ring: usize) -> Result<Option<LogPage>> {
+            Ok(None)
+        }
+        fn read_page(&mut self, ppn: Ppn) -> Result<Option<LogPage>> {
+            let tag = self.tags.iter().find(|(p, _)| *p == ppn).map(|(_, t)| t.encode());
+            Ok(tag.filter(|_| !self.lost.contains(&ppn)).map(|tag| LogPage {
+                seq: 0,
+                ppn,
+                bytes: Vec::new(),
+                tag,
+            }))
+        }
+    }
+
+    fn static_inode(tx: u32, ppn: Ppn, flags: Vec<u32>) -> FoundInode {
+        FoundInode {
+            seq: tx as u64,
+            ppn: 1000 + tx,
+            inode: Inode {
+                kind: InodeKind::Static,
+                tx,
+                host_tid: tx,
+                s_max: 8,
+                flags,
+                items: vec![(tx, ppn)],
+            },
+        }
+    }
+
+    /// Transactions 1 to 3, none flagged: 1 whole, 2 with its page lost (an
+    /// A-SWRITE cut before its page was done), 3 whole. 3 goes with 2 (a
+    /// later commit must not outlive an earlier one); a void mark for 2
+    /// (its program failed) takes it out of the order.
+    #[test]
+    fn a_lost_transaction_takes_the_later_unflagged_ones_with_it_unless_void() {
+        let tags = (1..=3).map(|tx| (tx, TxPage { tx, lpn: tx })).collect();
+        let mut pages = Pages {
+            lost: BTreeSet::from([2]),
+            tags,
+        };
+        let ala = ActiveAla {
+            inodes: (1..=3).map(|tx| static_inode(tx, tx, Vec::new())).collect(),
+            max_tx: 3,
+        };
+        let d = decide(&ala, 8, true, &mut pages).unwrap();
+        let lpns: Vec<u32> = d.updates.iter().map(|u| u.lpn).collect();
+        assert_eq!(lpns, vec![1]);
+        assert_eq!(d.aborted, 2);
+        assert_eq!(d.marks, vec![(0, 1), (1, 2 | VOID), (2, 3 | VOID)]);
+        let mut ala = ala;
+        ala.inodes[2].inode.flags = vec![2 | VOID];
+        let d = decide(&ala, 8, true, &mut pages).unwrap();
+        let lpns: Vec<u32> = d.updates.iter().map(|u| u.lpn).collect();
+        assert_eq!(lpns, vec![1, 3]);
+        assert_eq!(d.aborted, 1);
     }
 }
