@@ -80,6 +80,23 @@ impl Mobius {
             self.append_inode(&inode)?;
             self.ftl.hooks_mut().counts.dynamic_inodes += 1;
         }
+        // More marks than one inode carries, queued by the mount: all are
+        // written before anything new. A second cut before the rest would
+        // find an aborted transaction unmarked, and drop the commits made
+        // after the mount with it.
+        while self.ftl.hooks().mount_marks && !self.ftl.hooks().pending_flags.is_empty() {
+            let inode = Inode {
+                kind: InodeKind::FlagsOnly,
+                tx: 0,
+                host_tid: 0,
+                s_max: self.ftl.hooks().set.s_max,
+                flags: self.take_flags(),
+                items: Vec::new(),
+            };
+            self.append_inode(&inode)?;
+            self.ftl.hooks_mut().counts.flag_only_inodes += 1;
+        }
+        self.ftl.hooks_mut().mount_marks = false;
         Ok(())
     }
 

@@ -150,6 +150,9 @@ pub struct MobiusHooks {
     /// carries yet, by their inode's place in the active ALA (the oldest
     /// first: the one whose S_max window closes first).
     pending_flags: BTreeMap<u32, u32>,
+    /// The mount queued more marks than one inode carries (`write_walked`
+    /// writes them all first).
+    mount_marks: bool,
     /// Static transactions in flight, in the order of their inodes.
     in_flight: VecDeque<InFlight>,
     /// When every static transaction issued is on flash (device clock).
@@ -185,6 +188,7 @@ impl MobiusHooks {
             asked,
             next_tx: 1,
             pending_flags: BTreeMap::new(),
+            mount_marks: false,
             in_flight: VecDeque::new(),
             in_flight_done_ns: 0,
             active_inodes: 0,
@@ -369,6 +373,7 @@ impl RecoveryHooks for MobiusHooks {
         // the first unflagged and too old, nor take the second for earlier
         // transactions lost.
         self.pending_flags = decided.marks.iter().copied().collect();
+        self.mount_marks = decided.marks.len() > format::FLAGS_MAX;
         decided.updates.extend(chain.updates);
         Ok(decided.updates)
     }
