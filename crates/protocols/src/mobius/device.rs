@@ -63,7 +63,7 @@ impl Mobius {
     /// transactions, a trim or a dynamic transaction is never logged before
     /// a static one's data it may overwrite is done. Then `write_walked`.
     pub(super) fn settle(&mut self) -> Result<()> {
-        let t = self.ftl.hooks().in_flight_done_ns;
+        let t = self.ftl.hooks().in_flight_done_ns();
         self.ftl.wait_until(t);
         self.write_walked()
     }
@@ -83,20 +83,13 @@ impl Mobius {
         // More marks than one inode carries, queued by the mount: all are
         // written before anything new. A second cut before the rest would
         // find an aborted transaction unmarked, and drop the commits made
-        // after the mount with it.
-        while self.ftl.hooks().mount_marks && !self.ftl.hooks().pending_flags.is_empty() {
-            let inode = Inode {
-                kind: InodeKind::FlagsOnly,
-                tx: 0,
-                host_tid: 0,
-                s_max: self.ftl.hooks().set.s_max,
-                flags: self.take_flags(),
-                items: Vec::new(),
-            };
-            self.append_inode(&inode)?;
-            self.ftl.hooks_mut().counts.flag_only_inodes += 1;
+        // after the mount with it. Nothing is unlogged or in flight before
+        // the first write after a mount: `log_pending` writes flags-only
+        // inodes until none wait.
+        if self.ftl.hooks().mount_marks {
+            self.log_pending()?;
+            self.ftl.hooks_mut().mount_marks = false;
         }
-        self.ftl.hooks_mut().mount_marks = false;
         Ok(())
     }
 
@@ -178,7 +171,7 @@ impl Mobius {
     pub(super) fn log_pending(&mut self) -> Result<()> {
         let max = self.items_max() as usize;
         // Every static transaction's flag can be written now.
-        let t = self.ftl.hooks().in_flight_done_ns;
+        let t = self.ftl.hooks().in_flight_done_ns();
         self.ftl.wait_until(t);
         if !self.unlogged.is_empty() {
             // The inode must not be on flash before the pages it names: they
@@ -264,9 +257,8 @@ impl Mobius {
             self.unlogged.remove(&lpn);
         }
         let h = self.ftl.hooks_mut();
-        h.in_flight_done_ns = h.in_flight_done_ns.max(flight.done_ns);
-        let all_done = h.in_flight_done_ns;
         h.in_flight.push_back(flight);
+        let all_done = h.in_flight_done_ns();
         h.counts.in_flight_peak = h.counts.in_flight_peak.max(h.in_flight.len() as u64);
         self.ftl.counters_mut().commits += 1;
         self.ftl.housekeeping()?;
@@ -349,7 +341,7 @@ impl StaticTx for Mobius {
     /// Waits until every static transaction issued is on flash, then reads.
     fn sread(&mut self, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
         let start = self.ftl.now();
-        let t = self.ftl.hooks().in_flight_done_ns;
+        let t = self.ftl.hooks().in_flight_done_ns();
         self.ftl.wait_until(t);
         self.ftl.read_page(lpn, buf)?;
         Ok(self.ftl.now() - start)
@@ -363,7 +355,7 @@ impl Device for Mobius {
     /// later inode flags it before S_max more push it out of the verified
     /// window).
     fn commit_durable_ns(&self) -> u64 {
-        self.ftl.now().max(self.ftl.hooks().in_flight_done_ns)
+        self.ftl.now().max(self.ftl.hooks().in_flight_done_ns())
     }
     /// As on `dftl`; its mapping is logged at the next flush, or once an
     /// inode's worth of them wait.

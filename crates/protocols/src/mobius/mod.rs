@@ -16,14 +16,16 @@
 //!   programmed where reserved, each with the transaction id in its spare
 //!   area. The mappings go into DRAM as the pages are issued (a read queues
 //!   behind their programs: it never sees a transaction in part); S-SWRITE
-//!   returns when every page is done, A-SWRITE once the inode is. Static
-//!   transactions run concurrently: the next one's inode and pages queue
-//!   behind the last one's pages in flight. A transaction's commit flag is
-//!   written in the first inode issued after its pages are all done (a
+//!   returns when its pages and every earlier transaction's are done,
+//!   A-SWRITE once the inode is. Static transactions run concurrently: the
+//!   next one's inode and pages queue behind the last one's pages in
+//!   flight. A transaction's commit flag is written in the first inode
+//!   issued after its pages and every earlier one's are all done (a
 //!   flags-only inode at a flush if none follows); the inode that is the
 //!   last of its S_max window waits for them (`device.rs`, `take_flags`),
 //!   and a checkpoint waits for every transaction in flight
-//!   (`checkpoint_after_ns`).
+//!   (`checkpoint_after_ns`). Recovery keeps commits in their order
+//!   (`recovery.rs`, `decide`).
 //! - The mapping table is DFTL's cached one (`dftl`) with the Resident
 //!   Area (§III-F): a changed translation page leaves the cache unwritten,
 //!   its changed entries kept in DRAM (`Eviction::Resident`).
@@ -155,8 +157,6 @@ pub struct MobiusHooks {
     mount_marks: bool,
     /// Static transactions in flight, in the order of their inodes.
     in_flight: VecDeque<InFlight>,
-    /// When every static transaction issued is on flash (device clock).
-    in_flight_done_ns: u64,
     /// Inodes since the last checkpoint.
     active_inodes: u32,
     /// ALA blocks holding inodes since the last checkpoint, and since the
@@ -190,7 +190,6 @@ impl MobiusHooks {
             pending_flags: BTreeMap::new(),
             mount_marks: false,
             in_flight: VecDeque::new(),
-            in_flight_done_ns: 0,
             active_inodes: 0,
             needed_cur: BTreeSet::new(),
             needed_prev: BTreeSet::new(),
@@ -207,6 +206,13 @@ impl MobiusHooks {
             items_max: self.set.items_max,
             ala_blocks: self.set.ala_blocks,
         }
+    }
+
+    /// When every static transaction issued is on flash (device clock): a
+    /// transaction leaves `in_flight` only once its pages are done, so the
+    /// ones that left are in the past.
+    fn in_flight_done_ns(&self) -> u64 {
+        self.in_flight.iter().map(|f| f.done_ns).max().unwrap_or(0)
     }
 
     /// Whether the ALA ring must not erase `block`.
@@ -309,7 +315,7 @@ impl PersistHooks for MobiusHooks {
     /// may not be), or a power cut after it would find a transaction mapped
     /// in part, or unflagged before the checkpoint and so not read at all.
     fn checkpoint_after_ns(&self) -> u64 {
-        self.in_flight_done_ns
+        self.in_flight_done_ns()
     }
 
     /// Ring 0 is the ALA; ring 1 the head list (only its newest record
