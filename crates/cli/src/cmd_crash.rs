@@ -401,6 +401,12 @@ fn add_exercised(t: &mut Figures, x: &Exercised, entry: &ProtocolEntry, faults: 
         "GC moves of uncommitted pages / records written with a transaction open",
         pair(x.gc_protocol_copies, x.protocol_records_with_open_tx),
     );
+    if x.gc_victims_skipped > 0 {
+        t.row(
+            "GC choices changed by the protocol's skips / extra pages copied",
+            pair(x.gc_victims_skipped, x.gc_skip_extra_copies),
+        );
+    }
     t.row(
         "recoveries: torn pages / of which with an intact OOB",
         pair(x.torn_pages, x.torn_data_intact_oob),

@@ -315,6 +315,12 @@ pub fn add_counters(t: &mut Figures, s: &DeviceStats) {
     t.section("ftl (simulated)");
     t.row("GC runs (victims)", thousands(s.gc_runs));
     t.row("GC page copies", thousands(s.gc_copies));
+    if s.gc_victims_skipped > 0 {
+        t.row(
+            "GC choices changed by the protocol's skips / extra pages copied",
+            pair(s.gc_victims_skipped, s.gc_skip_extra_copies),
+        );
+    }
     t.row("wear-leveling moves", thousands(s.wear_level_runs));
     t.row("checkpoints", thousands(s.checkpoints));
     t.row("map page writes", thousands(s.map_writes));

@@ -4,7 +4,7 @@
 
 use crate::counters::ProtocolCounters;
 use crate::error::{DeviceError, Result};
-use crate::extensions::{DynamicTx, Extension, Remap, StaticTx};
+use crate::extensions::{DynamicTx, Extension, Remap, StaticTx, TxEnd};
 use serde::Serialize;
 
 /// Logical page number.
@@ -38,6 +38,13 @@ pub struct DeviceStats {
     /// Of which pages the protocol kept live although the L2P does not map
     /// them (X-FTL's uncommitted pages).
     pub gc_protocol_copies: u64,
+    /// Greedy GC choices the protocol's skipped victims changed (NoLgn's
+    /// locked blocks, LightTx's zones): the block greedy would have taken was
+    /// kept back, and the victim taken instead has more live pages; and
+    /// those extra pages, summed (copied because of the skips: NoLgn Fig. 9's
+    /// "additional pages").
+    pub gc_victims_skipped: u64,
+    pub gc_skip_extra_copies: u64,
     /// Victims chosen by static wear leveling (counted in gc_runs too).
     pub wear_level_runs: u64,
     /// Mapping checkpoints written, and their pages (table pages and records).
@@ -233,6 +240,10 @@ pub trait Device {
     fn dynamic_tx_calls(&mut self) -> Option<&mut dyn DynamicTx> {
         None
     }
+    /// NoLgn's end-flagged write, if the protocol offers it.
+    fn tx_end_calls(&mut self) -> Option<&mut dyn TxEnd> {
+        None
+    }
     /// SW-WAL's remap, if the protocol offers it.
     fn remap_calls(&mut self) -> Option<&mut dyn Remap> {
         None
@@ -242,6 +253,7 @@ pub trait Device {
         match ext {
             Extension::StaticTx => self.static_tx_calls().is_some(),
             Extension::DynamicTx => self.dynamic_tx_calls().is_some(),
+            Extension::TxEnd => self.tx_end_calls().is_some(),
             Extension::Remap => self.remap_calls().is_some(),
         }
     }

@@ -8,6 +8,8 @@
 //!   every page known when it starts) and its serializable read `SREAD`.
 //! - [`DynamicTx`]: Möbius's dynamic transaction (`DWRITE(p, HEAD|BODY|REAR)`,
 //!   at most one at a time).
+//! - [`TxEnd`]: NoLgn's end-flagged write: the host names a transaction's
+//!   last page as it writes it, so the commit that follows programs nothing.
 //! - [`Remap`]: SW-WAL's (NoLgn's baseline) `remap`: a logical page takes the
 //!   physical page another one maps, instead of a copy.
 //!
@@ -53,6 +55,15 @@ pub trait DynamicTx {
     fn dabort(&mut self) -> Result<u64>;
 }
 
+/// A transaction's last page, marked as such when written (NoLgn's end
+/// flag, §3.2): the host knows which write is the last (SQLite's VFS holds
+/// one dirty page back until the sync), so the device programs it with the
+/// flag at once and `commit` programs nothing. After it the transaction
+/// takes only `commit`: its end is on flash, and recovery commits it.
+pub trait TxEnd {
+    fn write_end(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> Result<u64>;
+}
+
 /// Copy-free moves of data between logical pages.
 pub trait Remap {
     /// `to` maps the physical page `from` maps now; `from` is unmapped and
@@ -65,17 +76,19 @@ pub trait Remap {
 pub enum Extension {
     StaticTx,
     DynamicTx,
+    TxEnd,
     Remap,
 }
 
 impl Extension {
-    pub const ALL: [Extension; 3] = [Extension::StaticTx, Extension::DynamicTx, Extension::Remap];
+    pub const ALL: [Extension; 4] = [Extension::StaticTx, Extension::DynamicTx, Extension::TxEnd, Extension::Remap];
 
     /// The calls, as an error or a listing names them.
     pub fn calls(self) -> &'static str {
         match self {
             Extension::StaticTx => "static transactions (swrite, sread)",
             Extension::DynamicTx => "dynamic transactions (dwrite)",
+            Extension::TxEnd => "end-flagged transactional writes (write_end)",
             Extension::Remap => "remap",
         }
     }

@@ -834,6 +834,17 @@ impl<H: Hooks> Ftl<H> {
         Ok(())
     }
 
+    /// Takes `lpn` back to unmapped, its page becoming garbage (NoLgn's
+    /// abort of a transaction that wrote a page no one had written before).
+    /// Durable as a trim is: through the next checkpoint's L2P, or, after a
+    /// power cut, through what the protocol's recovery decides.
+    pub fn unmap_page(&mut self, lpn: Lpn) -> Result<()> {
+        self.check_lpn(lpn)?;
+        self.fetch_mapping(lpn)?;
+        self.unmap(lpn);
+        Ok(())
+    }
+
     /// Reads physical page `ppn`, which must hold logical page `lpn` (a
     /// protocol reading a transaction's own uncommitted copy).
     pub fn read_physical(&mut self, lpn: Lpn, ppn: Ppn, buf: &mut [u8]) -> Result<u64> {

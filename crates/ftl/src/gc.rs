@@ -56,21 +56,45 @@ impl<H: Hooks> Ftl<H> {
             // Protocol pages and skipped blocks: the index still orders the
             // candidates by valid pages, a lower bound of their live pages.
             let (hooks, geo) = (&self.hooks, self.geo);
-            self.blocks.greedy_victim_by(ppb, |b, valid, written| {
+            // The fewest live pages of a block the protocol kept back: what
+            // greedy would have copied without the skip.
+            let mut skipped_best: Option<u32> = None;
+            let v = self.blocks.greedy_victim_by(ppb, |b, valid, written| {
+                let live = valid
+                    + if extra {
+                        let first = geo.ppn(b, 0);
+                        hooks.extra_live_count(first, first + written)
+                    } else {
+                        0
+                    };
                 if H::CAPABILITIES.skips_victims && hooks.skip_victim(b) {
+                    if live < ppb {
+                        skipped_best = Some(skipped_best.map_or(live, |s| s.min(live)));
+                    }
                     return None;
                 }
-                let extra = if extra {
-                    let first = geo.ppn(b, 0);
-                    hooks.extra_live_count(first, first + written)
-                } else {
-                    0
-                };
-                Some(valid + extra)
-            })
+                Some(live)
+            });
+            self.count_skips(v, skipped_best);
+            v
         };
         debug_assert_eq!(v, self.scan_for_victim(), "the victim index disagrees with a scan");
         v
+    }
+
+    /// A greedy choice the protocol's skips changed: the victim taken has
+    /// more live pages than a block it kept back (NoLgn's locked blocks,
+    /// LightTx's zones), and GC copies the difference more. Counted only where
+    /// the skipped block was better; a skip that cost nothing is not one.
+    fn count_skips(&mut self, victim: Option<BlockId>, skipped_best: Option<u32>) {
+        let Some(skipped) = skipped_best else { return };
+        let chosen = victim.map(|b| self.live_pages(b));
+        if chosen.is_none_or(|c| c > skipped) {
+            self.counters.gc_victims_skipped += 1;
+            if let Some(c) = chosen {
+                self.counters.gc_skip_extra_copies += (c - skipped) as u64;
+            }
+        }
     }
 
     /// `select_victim` by looking at every block.

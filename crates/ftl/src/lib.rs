@@ -41,6 +41,9 @@ pub mod superblock;
 mod tables;
 mod writeback;
 
+/// The L2P entry of a logical page that maps nowhere (a recovery update
+/// with it takes the page back to unmapped).
+pub use checkpoint::UNMAPPED;
 pub use config::{Canary, FtlConfig, GcPolicy, DEFAULT_OVERPROVISION_PCT};
 pub use counters::{CounterSpec, ProtocolCounters, PROTOCOL_COUNTERS_MAX};
 pub use device::{Device, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};

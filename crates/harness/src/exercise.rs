@@ -19,6 +19,10 @@ pub struct Exercised {
     pub trims: u64,
     /// GC moves of pages the protocol kept live (X-FTL's uncommitted pages).
     pub gc_protocol_copies: u64,
+    /// Greedy GC choices the protocol's skipped victims changed (NoLgn's
+    /// locked blocks), and the extra pages they made GC copy.
+    pub gc_victims_skipped: u64,
+    pub gc_skip_extra_copies: u64,
     /// Protocol records written while a transaction was open (X-FTL: tables with active entries).
     pub protocol_records_with_open_tx: u64,
     /// Transactions the host aborted because the device's table was full.
@@ -80,6 +84,8 @@ impl Exercised {
             aborts: s.aborts,
             trims: s.host_trims,
             gc_protocol_copies: s.gc_protocol_copies,
+            gc_victims_skipped: s.gc_victims_skipped,
+            gc_skip_extra_copies: s.gc_skip_extra_copies,
             protocol_records_with_open_tx: s.protocol_records_with_open_tx,
             table_full_aborts,
             protocol_log_moves: s.protocol_log_moves,
@@ -133,6 +139,7 @@ impl Exercised {
             Expect::Aborts => self.aborts,
             Expect::Trims => self.trims,
             Expect::GcOfProtocolPages => self.gc_protocol_copies,
+            Expect::GcSkips => self.gc_victims_skipped,
             Expect::RecordsWithOpenTx => self.protocol_records_with_open_tx,
             Expect::TableFull => self.table_full_aborts,
             Expect::TornDataIntactOob => self.torn_data_intact_oob,
@@ -166,6 +173,8 @@ pub enum Expect {
     Aborts,
     Trims,
     GcOfProtocolPages,
+    /// GC choices the protocol's skipped victims changed.
+    GcSkips,
     RecordsWithOpenTx,
     TableFull,
     TornDataIntactOob,
@@ -200,6 +209,7 @@ impl Expect {
             Expect::Aborts => "aborts",
             Expect::Trims => "trims",
             Expect::GcOfProtocolPages => "GC moves of the protocol's uncommitted pages",
+            Expect::GcSkips => "GC choices changed by the protocol's skipped victims",
             Expect::RecordsWithOpenTx => "protocol records written with a transaction open",
             Expect::TableFull => "transactions aborted on a full table",
             Expect::TornDataIntactOob => "torn pages with an intact OOB",

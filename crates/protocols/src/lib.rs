@@ -95,7 +95,7 @@ macro_rules! registry {
 }
 
 // The registry: one protocol folder a name, in the order listings show them.
-registry!(plain, xftl, lighttx, atomic_write, scc, bpcc, dftl, mobius);
+registry!(plain, xftl, lighttx, atomic_write, scc, bpcc, dftl, mobius, nolgn);
 
 /// The protocol a command runs when none is named: the baseline every
 /// paper compares against.

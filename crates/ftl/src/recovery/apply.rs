@@ -39,7 +39,9 @@ impl<H: Hooks> Ftl<H> {
             }
         }
         for u in updates {
-            if u.lpn < self.derived.logical_pages && u.ppn < geo.page_count() {
+            // UNMAPPED: the protocol takes the page back to unmapped (NoLgn
+            // rolling back a transaction that wrote a page no one had).
+            if u.lpn < self.derived.logical_pages && (u.ppn < geo.page_count() || u.ppn == UNMAPPED) {
                 apply.push((u.seq, u.lpn, u.ppn));
                 report.protocol_updates_applied += 1;
             }

@@ -92,9 +92,10 @@ impl Run {
                 }
                 self.reported_losses += 1;
             }
-            // A write the protocol's isolation refuses (SCC: a page another
-            // open transaction wrote) does not happen; the model is unchanged.
-            Err(DeviceError::IsolationUnsupported { .. }) if matches!(op, Op::Write(_) | Op::TxWrite(..)) => {}
+            // A write or trim the protocol's isolation refuses (SCC, NoLgn: a
+            // page another open transaction wrote) does not happen; the model
+            // is unchanged.
+            Err(DeviceError::IsolationUnsupported { .. }) if matches!(op, Op::Write(_) | Op::TxWrite(..) | Op::Trim(_)) => {}
             Err(e) => return Err(format!("host op {index} ({op:?}) failed: {e}")),
         }
         if check_each {
