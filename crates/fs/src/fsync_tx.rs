@@ -70,13 +70,16 @@ impl Fs {
         let tid = self.new_tid();
         self.dev.begin(tid)?;
         let r = (|| {
-            for key in &keys {
+            // The transaction's last page is its last metadata page, or
+            // its last data page if it has none (`Fs::write_last_tx`).
+            let data_last = self.touched_count(None) == 0;
+            for (i, key) in keys.iter().enumerate() {
                 let Some((lpn, class, data)) = self.cache.get(key).map(|d| (d.lpn, d.class, d.data.clone())) else {
                     continue;
                 };
-                self.write_page_dev(Some(tid), key.1, lpn, class, &data)?;
+                self.write_page_dev(Some(tid), key.1, lpn, class, &data, data_last && i + 1 == keys.len())?;
             }
-            self.write_pending(None, tid)?;
+            self.write_pending(None, tid, !data_last)?;
             self.dev.commit(tid)?;
             Ok(())
         })();

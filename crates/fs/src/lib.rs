@@ -532,8 +532,9 @@ impl Fs {
         Ok(())
     }
 
-    fn write_dev(&mut self, ctx: Ctx, lpn: Lpn, data: &[u8]) -> Result<()> {
+    fn write_dev(&mut self, ctx: Ctx, lpn: Lpn, data: &[u8], last: bool) -> Result<()> {
         match ctx {
+            Some(tid) if last => self.write_last_tx(tid, lpn, data)?,
             Some(tid) => {
                 self.dev.write_tx(tid, lpn, data)?;
             }
@@ -663,7 +664,7 @@ impl Fs {
     fn write_page(&mut self, ctx: Ctx, ino: Ino, idx: u32, lpn: Lpn, data: &[u8]) -> Result<()> {
         let class = FileClass::from_u8(self.inode(ctx, ino)?.class);
         match self.cache_policy {
-            CachePolicy::WriteThrough => self.write_page_dev(ctx, ino, lpn, class, data),
+            CachePolicy::WriteThrough => self.write_page_dev(ctx, ino, lpn, class, data, false),
             CachePolicy::WriteBack { .. } => {
                 if self.cache.put((ctx, ino, idx), lpn, class, data) {
                     self.stats.cache_absorbed_writes += 1;
@@ -689,9 +690,15 @@ impl Fs {
 
     /// Sends one dirty page to the device (with its context).
     fn write_back(&mut self, key: cache::Key) -> Result<()> {
+        self.write_back_as(key, false)
+    }
+
+    /// [`Fs::write_back`]; `last`: the transaction's last page before its
+    /// commit ([`Fs::write_last_tx`]).
+    fn write_back_as(&mut self, key: cache::Key, last: bool) -> Result<()> {
         let Some(d) = self.cache.take(&key) else { return Ok(()) };
         let (ctx, ino, _) = key;
-        if let Err(e) = self.write_page_dev(ctx, ino, d.lpn, d.class, &d.data) {
+        if let Err(e) = self.write_page_dev(ctx, ino, d.lpn, d.class, &d.data, last) {
             // Still dirty: a retried commit or fsync writes it again, an abort drops it.
             self.cache.put(key, d.lpn, d.class, &d.data);
             return Err(e);
@@ -709,8 +716,16 @@ impl Fs {
 
     /// Writes back every dirty page of `ctx`.
     pub(crate) fn write_back_ctx(&mut self, ctx: Ctx) -> Result<()> {
-        for key in self.cache.keys_of_ctx(ctx) {
-            self.write_back(key)?;
+        self.write_back_ctx_ending(ctx, false)
+    }
+
+    /// [`Fs::write_back_ctx`]; with `end`, the last page goes as the
+    /// transaction's last ([`Fs::write_last_tx`]).
+    pub(crate) fn write_back_ctx_ending(&mut self, ctx: Ctx, end: bool) -> Result<()> {
+        let keys = self.cache.keys_of_ctx(ctx);
+        let n = keys.len();
+        for (i, key) in keys.into_iter().enumerate() {
+            self.write_back_as(key, end && i + 1 == n)?;
         }
         Ok(())
     }
@@ -738,9 +753,10 @@ impl Fs {
         }
     }
 
-    /// A file data page to the device now, counted by class.
-    fn write_page_dev(&mut self, ctx: Ctx, ino: Ino, lpn: Lpn, class: FileClass, data: &[u8]) -> Result<()> {
-        self.write_dev(ctx, lpn, data)?;
+    /// A file data page to the device now, counted by class (`last`: see
+    /// [`Fs::write_back_as`]).
+    fn write_page_dev(&mut self, ctx: Ctx, ino: Ino, lpn: Lpn, class: FileClass, data: &[u8], last: bool) -> Result<()> {
+        self.write_dev(ctx, lpn, data, last)?;
         match class {
             FileClass::Database => self.stats.database_page_writes += 1,
             FileClass::Journal => self.stats.journal_page_writes += 1,

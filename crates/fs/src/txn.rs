@@ -333,12 +333,30 @@ impl Fs {
         }
     }
 
-    /// Writes `ctx`'s touched metadata pages inside device transaction `tid`.
-    pub(crate) fn write_pending(&mut self, ctx: Ctx, tid: Tid) -> Result<()> {
-        for (lpn, page) in self.pending_images(ctx) {
-            self.dev.write_tx(tid, lpn, &page)?;
+    /// Writes `ctx`'s touched metadata pages inside device transaction
+    /// `tid`; with `end`, the last one as the transaction's last page.
+    pub(crate) fn write_pending(&mut self, ctx: Ctx, tid: Tid, end: bool) -> Result<()> {
+        let images = self.pending_images(ctx);
+        let n = images.len();
+        for (i, (lpn, page)) in images.into_iter().enumerate() {
+            if end && i + 1 == n {
+                self.write_last_tx(tid, lpn, &page)?;
+            } else {
+                self.dev.write_tx(tid, lpn, &page)?;
+            }
             self.stats.metadata_page_writes += 1;
         }
+        Ok(())
+    }
+
+    /// The last page of device transaction `tid` before its commit: through
+    /// the device's end-flagged write if it offers one (NoLgn's end flag:
+    /// the commit then programs nothing), else as any other page.
+    pub(crate) fn write_last_tx(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> Result<()> {
+        match self.dev.tx_end_calls() {
+            Some(calls) => calls.write_end(tid, lpn, data)?,
+            None => self.dev.write_tx(tid, lpn, data)?,
+        };
         Ok(())
     }
 
@@ -375,7 +393,7 @@ impl Fs {
             FsMode::Transactional => {
                 let tid = self.new_tid();
                 self.dev.begin(tid)?;
-                let r = self.write_pending(None, tid).and_then(|()| Ok(self.dev.commit(tid)?));
+                let r = self.write_pending(None, tid, true).and_then(|()| Ok(self.dev.commit(tid)?));
                 if let Err(e) = r {
                     // The changes stay pending for the next attempt.
                     let _ = self.dev.abort(tid);
@@ -435,9 +453,12 @@ impl Fs {
         self.host_log_only(|_| Ok(crate::hostlog::Record::Commit { tid }))?;
         // Its dirty pages join the device transaction first (a failed
         // attempt keeps the rest dirty for the retry).
+        // The last page sent is the last metadata page, or the last data
+        // page if none (`write_last_tx`).
+        let data_last = self.touched_count(Some(tid)) == 0;
         let r = self
-            .write_back_ctx(Some(tid))
-            .and_then(|()| self.write_pending(Some(tid), tid))
+            .write_back_ctx_ending(Some(tid), data_last)
+            .and_then(|()| self.write_pending(Some(tid), tid, !data_last))
             .and_then(|()| Ok(self.dev.commit(tid)?));
         if let Err(e) = r {
             self.host_log_only(|_| Ok(crate::hostlog::Record::CommitFailed { tid }))?;

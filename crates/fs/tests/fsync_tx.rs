@@ -116,6 +116,19 @@ fn a_cut_in_a_one_transaction_fsync_leaves_the_file_old_or_new_on_xftl() {
     assert!(cuts >= 50, "{cuts} cuts");
 }
 
+/// On `nolgn` the fsync's last page goes with the end flag (`write_end`):
+/// its commit programs nothing.
+#[test]
+fn a_cut_in_a_one_transaction_fsync_leaves_the_file_old_or_new_on_nolgn() {
+    let (cuts, _) = cut_everywhere("nolgn", FsyncPolicy::OneTransaction);
+    assert!(cuts >= 50, "{cuts} cuts");
+    let mut fs = mount_fs(start("nolgn", FsyncPolicy::OneTransaction), "nolgn", FsyncPolicy::OneTransaction);
+    scenario(&mut fs).unwrap();
+    let p = fs.device().stats().protocol;
+    assert_eq!(p.get("nolgn_commit_programs"), 0);
+    assert!(p.get("nolgn_end_writes") >= 1, "{p:?}");
+}
+
 #[test]
 fn the_ordered_fsync_can_leave_old_and_new_pages_mixed() {
     let (cuts, mixed) = cut_everywhere("mobius", FsyncPolicy::Ordered);
