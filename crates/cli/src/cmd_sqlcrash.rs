@@ -68,6 +68,12 @@ pub struct SqlCrashArgs {
     /// checkpoint's database writes in a device transaction). Off by default.
     #[arg(long, value_parser = ["commit-at-sync", "no-sync-after-batch-abort", "wal-skips-sync", "wal-checkpoint-in-transaction"])]
     pub canary: Option<String>,
+    /// synchronous=NORMAL on a protocol that groups SQLite's transactions
+    /// into device transactions (nolgn: one every 1,000 database page
+    /// writes, as its paper ran): this many per group instead, so groups
+    /// commit inside the scenario. Refused for modes that do not group.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub group_pages: Option<u32>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     #[arg(long)]
@@ -161,6 +167,12 @@ fn plan(args: &SqlCrashArgs) -> Result<Plan, CliError> {
         Some(_) => return Err(CliError::Usage("--at replays one crash point: give one --torn variant".into())),
         None => None,
     };
+    let groups = |m: &Mode| m.journal() == SqlJournal::Off && m.entry().sql_normal_group_pages.is_some();
+    if args.group_pages.is_some() && !modes.iter().any(groups) {
+        return Err(CliError::Usage(
+            "--group-pages applies to the modes whose protocol groups SQLite's transactions under synchronous=NORMAL (nolgn): none is given".into(),
+        ));
+    }
     let canary = match args.canary.as_deref() {
         Some("commit-at-sync") => Canary::CommitAtSync,
         Some("no-sync-after-batch-abort") => Canary::NoSyncAfterBatchAbort,
@@ -256,6 +268,9 @@ fn replay_line(
     if let Some(c) = &args.canary {
         replay.push_str(&format!(" --canary {c}"));
     }
+    if let Some(n) = args.group_pages {
+        replay.push_str(&format!(" --group-pages {n}"));
+    }
     replay
 }
 
@@ -322,6 +337,7 @@ pub fn run(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
                 sample_every: args.sample_every,
                 only: plan.only,
                 canary: plan.canary,
+                group_pages: args.group_pages,
                 replay_base: replay_line(&args, &plan, mode, synchronous, transactions, &device, &chosen, &opts),
             };
             reports.push(run_one(&spec, args.json)?);

@@ -470,6 +470,16 @@ impl Fs {
         self.settle_host_log()
     }
 
+    /// A commit point of the host's inside transaction `tid`, which stays
+    /// open (SQLite's commits grouped into one device transaction under
+    /// `synchronous=NORMAL`): nothing on the device, but the host log
+    /// records it, so a process that dies keeps what `tid` wrote up to here
+    /// (a power cut loses the open transaction whole, as NORMAL allows).
+    pub fn commit_point(&mut self, tid: Tid) -> Result<()> {
+        self.check_open(tid)?;
+        self.host_log_only(|_| Ok(crate::hostlog::Record::CommitPoint { tid }))
+    }
+
     /// Aborts: the device drops the transaction's pages, the file system its
     /// pending metadata (pages it allocated are free again).
     pub fn abort(&mut self, tid: Tid) -> Result<()> {

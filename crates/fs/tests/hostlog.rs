@@ -197,3 +197,30 @@ fn a_commit_in_flight_at_a_death_replays_in_its_place() {
     assert_eq!(st.replayed_transactions, 1, "{st:?}");
     assert_eq!(contents(&mut fs, "a"), Some(page(2, 0)));
 }
+
+/// A transaction open at the death with commit points (SQLite's commits
+/// grouped into one device transaction): what it wrote up to its last
+/// commit point comes back, what it wrote after does not; a power cut
+/// instead (no log) loses it whole.
+#[test]
+fn an_open_transaction_replays_up_to_its_last_commit_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let protocol = "nolgn";
+    let mode = FsMode::Transactional;
+    let log = host_log_path(&dir.path().join("g.img"));
+    let mut fs = Fs::format(small_device(protocol), mode).unwrap();
+    fs.attach_host_log(&log).unwrap();
+    let c = fs.create("c", FileClass::Database).unwrap();
+    fs.sync().unwrap();
+    let t = fs.begin().unwrap();
+    fs.write(Some(t), c, 0, &page(1, 0)).unwrap();
+    fs.commit_point(t).unwrap();
+    fs.write(Some(t), c, PS as u64, &page(1, 1)).unwrap();
+    fs.commit_point(t).unwrap();
+    fs.write(Some(t), c, 0, &page(2, 0)).unwrap();
+    let mut fs = die(fs, protocol, mode);
+    let stats = fs.attach_host_log(&log).unwrap();
+    assert_eq!(stats.replayed_transactions, 1);
+    assert_eq!(contents(&mut fs, "c"), Some([page(1, 0), page(1, 1)].concat()));
+    fs.check().unwrap();
+}

@@ -135,7 +135,9 @@ impl<H: Hooks> Ftl<H> {
 
     /// Live pages of a block: mapped ones, plus those the protocol keeps.
     pub(crate) fn live_pages(&self, b: BlockId) -> u32 {
-        // Pages the protocol keeps are never mapped (the L2P does not point to them).
+        // Pages the protocol keeps are not mapped (the L2P does not point to
+        // them), but for NoLgn's old version while its transaction's page is
+        // held back in DRAM: counted twice, in a locked block never a victim.
         let extra = if H::CAPABILITIES.extra_live {
             let first = self.geo.ppn(b, 0);
             self.hooks.extra_live_count(first, first + self.blocks.write_ptr[b as usize])

@@ -234,6 +234,21 @@ fn bpcc_transactions() {
     run_clean(&tx_spec("bpcc", 100, shape(4, 20, 2, 0), vec![Expect::Commits]));
 }
 
+/// NoLgn's end-flagged page waits for the transaction's other pages (its OOB
+/// has no page count), and a rollback never names an old version the cut
+/// tore (a plain write in flight beside a transaction's first page of it).
+#[test]
+fn nolgn_transactions() {
+    let mut aborts = 0;
+    for seed in 1..=3 {
+        let mut s = tx_spec("nolgn", 120, shape(5, 20, 2, 5), vec![Expect::Commits, Expect::Gc]);
+        s.workload.seed = seed;
+        s.replay_base = s.replay_base.replace(" --seed 1 ", &format!(" --seed {seed} "));
+        aborts += run_clean(&s).exercised.aborts;
+    }
+    assert!(aborts > 0);
+}
+
 /// LightTx's page-count rule at work: a commit page on flash while an
 /// earlier page of its transaction is torn or lost, which recovery must
 /// reject (no cut at a single operation makes one: every page before the

@@ -130,6 +130,12 @@ pub struct ProtocolEntry {
     pub counters: &'static [CounterSpec],
     /// The SQLite journal modes the host stack can run on it.
     pub sql: &'static [SqlJournal],
+    /// Under `synchronous=NORMAL` with the device's transactions in place of
+    /// the journal (`journal_mode=OFF`), SQLite's transactions go to the
+    /// device grouped, one device transaction every this many database page
+    /// writes (NoLgn's evaluation, §4.1); None: one device transaction per
+    /// SQLite transaction in every synchronous mode.
+    pub sql_normal_group_pages: Option<u32>,
     /// How a test makes the device refuse a transaction of more pages than a
     /// bound (X-FTL: its table, with spilling off), if it can: a test that
     /// needs an oversized transaction refused sets it small.

@@ -8,6 +8,7 @@
 //! the journal, or `DELETE` through SQLite's batch atomic writes.
 
 pub mod crash;
+mod group;
 mod mode;
 pub mod sqlitebench;
 pub mod tpcc;
@@ -110,6 +111,9 @@ impl Stack {
         let name = format!("txftl-{}", VFS_COUNTER.fetch_add(1, Ordering::Relaxed));
         let vfs = Vfs::register_with_canary(&name, Arc::new(Mutex::new(fs)), Api::linked(), mode.tx_mapping(), canary)
             .map_err(StackError::Other)?;
+        if mode.journal() != txftl_protocols::SqlJournal::Off {
+            vfs.set_normal_group_pages(0); // grouping is for journal_mode=OFF only
+        }
         Ok(Stack {
             vfs,
             mode,
@@ -131,7 +135,22 @@ impl Stack {
             )));
         }
         conn.pragma_update(None, "synchronous", self.synchronous.name())?;
+        if self.groups_commits() {
+            // SQLite then writes nothing before its commit point, so a ROLLBACK
+            // never aborts a group's earlier commits (`group.rs`).
+            conn.pragma_update(None, "cache_spill", "OFF")?;
+        }
         Ok(conn)
+    }
+
+    /// Do connections opened now group SQLite's transactions into device
+    /// transactions (`synchronous=NORMAL`, `journal_mode=OFF`, a protocol whose
+    /// entry asks for it: `group.rs`)?
+    pub fn groups_commits(&self) -> bool {
+        self.synchronous == Synchronous::Normal
+            && self.mode.transactional()
+            && self.mode.journal() == txftl_protocols::SqlJournal::Off
+            && self.vfs.normal_group_pages() > 0
     }
 
     /// Why the last failing VFS call failed (also in SQLite's error log).

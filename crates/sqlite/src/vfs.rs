@@ -70,9 +70,11 @@
 //! each failing callback is also printed to stderr.
 
 use crate::ffi;
+use crate::group::{AtUnlock, Group};
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use txftl_fs::{FileClass, Fs, FsError, FsMode, Ino};
 use txftl_ftl::{DeviceError, Tid};
@@ -152,6 +154,9 @@ struct VfsState {
     /// The last failure: the SQLite code returned and why.
     last_error: Mutex<Option<(c_int, String)>>,
     canary: Canary,
+    /// Database page writes per device transaction under `synchronous=NORMAL`
+    /// (`crate::group`; 0: none): the protocol entry's, unless set.
+    normal_group_pages: AtomicU32,
 }
 
 /// A WAL index: its regions and the locks on its SQLITE_SHM_NLOCK slots.
@@ -200,6 +205,8 @@ struct FileState {
     /// A batch was aborted and SQLite's journal of it is not durable yet: sync
     /// it before the database is written (main database files only).
     journal_unsynced: bool,
+    /// Grouped device commits under `synchronous=NORMAL` (`crate::group`).
+    group: Group,
     /// SQLite has mapped the WAL index through this (main database) handle:
     /// the database is in WAL mode, where SQLite writes it only to checkpoint
     /// the WAL (and syncs it before it resets the WAL). Those writes are not
@@ -260,6 +267,7 @@ impl Vfs {
             temp_names: Mutex::new(0),
             last_error: Mutex::new(None),
             canary,
+            normal_group_pages: AtomicU32::new(entry.sql_normal_group_pages.unwrap_or(0)),
         }));
         let vfs = Box::new(ffi::sqlite3_vfs {
             iVersion: 2,
@@ -309,6 +317,17 @@ impl Vfs {
     pub fn last_error(&self) -> Option<String> {
         let state = unsafe { &*self.state };
         state.last_error.lock().ok()?.as_ref().map(|(_, m)| m.clone())
+    }
+
+    /// Database page writes per device transaction under `synchronous=NORMAL`
+    /// for connections opened from now on (`crate::group`; 0: one device
+    /// transaction per SQLite transaction). The protocol entry's by default.
+    pub fn set_normal_group_pages(&self, pages: u32) {
+        unsafe { (*self.state).normal_group_pages.store(pages, Ordering::Relaxed) }
+    }
+
+    pub fn normal_group_pages(&self) -> u32 {
+        unsafe { (*self.state).normal_group_pages.load(Ordering::Relaxed) }
     }
 
     /// Keeps the VFS registered for the rest of the process (a loadable
@@ -554,6 +573,7 @@ unsafe extern "C" fn x_open(
             delete_on_close: flags & ffi::SQLITE_OPEN_DELETEONCLOSE != 0,
             tx: None,
             journal_unsynced: false,
+            group: Group::default(),
             wal_mode: false,
             shm_shared: 0,
             shm_exclusive: 0,
@@ -662,6 +682,7 @@ fn commit_open_tx(state: &VfsState, st: &mut FileState, fs: &mut Fs, io: c_int) 
     Some(match fs.commit(tid) {
         Ok(()) => {
             st.tx = None;
+            st.group.closed();
             ffi::SQLITE_OK
         }
         Err(e) => fs_code(state, &st.name, &e, io),
@@ -670,6 +691,7 @@ fn commit_open_tx(state: &VfsState, st: &mut FileState, fs: &mut Fs, io: c_int) 
 
 /// Aborts the handle's open device transaction (ROLLBACK, or close).
 fn abort_open_tx(state: &VfsState, st: &mut FileState, fs: &mut Fs) -> c_int {
+    st.group.closed();
     match st.tx.take() {
         // The file system forgets the transaction even when this fails.
         Some(tid) => match fs.abort(tid) {
@@ -690,7 +712,11 @@ unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
         let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_CLOSE;
         };
-        let mut rc = abort_open_tx(state, &mut st, &mut fs);
+        // A group holding SQLite's commits (and nothing since) commits.
+        let mut rc = match st.group.commit_at_close() {
+            true => commit_open_tx(state, &mut st, &mut fs, ffi::SQLITE_IOERR_CLOSE).unwrap_or(ffi::SQLITE_OK),
+            false => abort_open_tx(state, &mut st, &mut fs),
+        };
         if st.delete_on_close {
             if let Err(e) = fs.delete(&st.name) {
                 rc = fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_CLOSE);
@@ -753,7 +779,12 @@ unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *const c_void, a
         }
         let data = std::slice::from_raw_parts(buf as *const u8, amt as usize);
         match fs.write(st.tx, st.ino, off as u64, data) {
-            Ok(()) => ffi::SQLITE_OK,
+            Ok(()) => {
+                if st.main_db && st.tx.is_some() {
+                    st.group.wrote();
+                }
+                ffi::SQLITE_OK
+            }
             // Inside a batch, an I/O error (not SQLITE_FULL) makes SQLite roll the
             // batch back and commit through its rollback journal instead.
             Err(e @ FsError::Device(DeviceError::TableFull { .. })) if state.maps(TxMapping::BatchAtomic) => {
@@ -912,11 +943,22 @@ unsafe extern "C" fn x_unlock(file: *mut ffi::sqlite3_file, level: c_int) -> c_i
         release_lock(st, level);
         let state = &*st.vfs;
         // Dropping to SHARED or NONE with the device transaction still open: the
-        // transaction did not commit (ROLLBACK): abort it on the device.
+        // transaction did not commit (ROLLBACK): abort it on the device. A
+        // group holding SQLite's commits with nothing since stays open.
         if st.tx.is_some() && level <= ffi::SQLITE_LOCK_SHARED {
+            let AtUnlock::Abort { lost_commits } = st.group.at_unlock(true) else {
+                return ffi::SQLITE_OK;
+            };
             let Some(mut fs) = lock(state) else {
                 return ffi::SQLITE_IOERR_UNLOCK;
             };
+            if lost_commits {
+                let why = format!(
+                    "{}: a ROLLBACK after a cache spill aborts the grouped device transaction, with the SQLite commits it held",
+                    st.name
+                );
+                note_error(state, ffi::SQLITE_IOERR_UNLOCK, why);
+            }
             return abort_open_tx(state, st, &mut fs);
         }
         ffi::SQLITE_OK
@@ -991,6 +1033,14 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
             }
             ffi::SQLITE_FCNTL_COMMIT_PHASETWO if st.main_db && state.transactional => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
+                if let (Some(tid), false) = (st.tx, st.group.commit_now()) {
+                    // The group stays open (`crate::group`); the host keeps
+                    // SQLite's commit if the process dies.
+                    return match fs.commit_point(tid) {
+                        Ok(()) => ffi::SQLITE_OK,
+                        Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR),
+                    };
+                }
                 commit_open_tx(state, st, &mut fs, ffi::SQLITE_IOERR).unwrap_or(ffi::SQLITE_OK)
             }
             ffi::SQLITE_FCNTL_PRAGMA if state.transactional && st.main_db => {
@@ -1003,6 +1053,9 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
                 }
                 let name = CStr::from_ptr(name).to_string_lossy().to_ascii_lowercase();
                 let value = CStr::from_ptr(value).to_string_lossy().to_ascii_lowercase();
+                if name == "synchronous" && state.maps(TxMapping::FirstWrite) {
+                    st.group.set_synchronous(&value, state.normal_group_pages.load(Ordering::Relaxed));
+                }
                 let refusal = match name.as_str() {
                     "locking_mode" if value == "exclusive" => Some(
                         "txftl: locking_mode=EXCLUSIVE hides ROLLBACK from the VFS; it is refused on a transactional device".to_string(),

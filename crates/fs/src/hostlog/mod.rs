@@ -36,6 +36,7 @@
 //! | 8 | commit | `tid: u32` |
 //! | 9 | abort | `tid: u32` |
 //! | 10 | commit failed | `tid: u32` |
+//! | 11 | commit point | `tid: u32` |
 //!
 //! A ctx is `0: u8` (non-transactional) or `1: u8, tid: u32`; a path is
 //! UTF-8 bytes (the rest of the body, or `path_len` bytes in a write).
@@ -49,7 +50,11 @@
 //! Replay applies the records in order through the file system's own calls:
 //! a transaction whose last commit, commit-failed or abort record is a
 //! commit again as a new transaction; the others (aborted, or open when the
-//! process died: its files were closed, which aborts them) not at all. Every
+//! process died: its files were closed, which aborts them) not at all. A
+//! commit point (`Fs::commit_point`: SQLite's commit inside a device
+//! transaction that stays open, grouped under `synchronous=NORMAL`) makes
+//! what came before it committed to the host: a transaction open when the
+//! process died replays up to its last commit point, then commits. Every
 //! record is an absolute change (bytes at an offset, a size, a name), so
 //! replaying the log on any state the device recovered from it reaches the
 //! state the process left. The call the process died inside may have taken
@@ -126,6 +131,9 @@ pub(crate) enum Record {
     CommitFailed {
         tid: Tid,
     },
+    CommitPoint {
+        tid: Tid,
+    },
 }
 
 fn put_ctx(out: &mut Vec<u8>, ctx: Option<Tid>) {
@@ -169,12 +177,17 @@ impl Record {
                 b.extend_from_slice(&size.to_le_bytes());
                 b.extend_from_slice(path.as_bytes());
             }
-            Record::Begin { tid } | Record::Commit { tid } | Record::Abort { tid } | Record::CommitFailed { tid } => {
+            Record::Begin { tid }
+            | Record::Commit { tid }
+            | Record::Abort { tid }
+            | Record::CommitFailed { tid }
+            | Record::CommitPoint { tid } => {
                 b.push(match self {
                     Record::Begin { .. } => 7,
                     Record::Commit { .. } => 8,
                     Record::Abort { .. } => 9,
-                    _ => 10,
+                    Record::CommitFailed { .. } => 10,
+                    _ => 11,
                 });
                 b.extend_from_slice(&tid.to_le_bytes());
             }
@@ -228,6 +241,7 @@ impl Record {
             8 => Record::Commit { tid: tid()? },
             9 => Record::Abort { tid: tid()? },
             10 => Record::CommitFailed { tid: tid()? },
+            11 => Record::CommitPoint { tid: tid()? },
             _ => return None,
         })
     }
@@ -388,6 +402,7 @@ mod tests {
             Record::Commit { tid: 7 },
             Record::Abort { tid: 8 },
             Record::CommitFailed { tid: 9 },
+            Record::CommitPoint { tid: 10 },
             Record::Mkdir { path: "d".into() },
             Record::Rmdir { path: "d".into() },
             Record::Delete { path: "a.db".into() },

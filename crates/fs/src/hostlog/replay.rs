@@ -43,10 +43,12 @@ impl Fs {
     /// Applies `records` in order: the counts of what it replayed, dropped
     /// and skipped.
     fn replay(&mut self, records: &[Record]) -> Result<HostLogStats> {
-        // A transaction commits if its last word is a commit.
+        // A transaction commits if its last word is a commit; one open when
+        // the process died commits up to its last commit point, if it has one.
         let mut last: BTreeMap<Tid, bool> = BTreeMap::new();
         let mut begun = BTreeSet::new();
-        for r in records {
+        let mut points: BTreeMap<Tid, usize> = BTreeMap::new();
+        for (i, r) in records.iter().enumerate() {
             match r {
                 Record::Begin { tid } => {
                     begun.insert(*tid);
@@ -57,10 +59,15 @@ impl Fs {
                 Record::Abort { tid } | Record::CommitFailed { tid } => {
                     last.insert(*tid, false);
                 }
+                Record::CommitPoint { tid } => {
+                    points.insert(*tid, i);
+                }
                 _ => {}
             }
         }
-        let commits = |tid: &Tid| last.get(tid).copied().unwrap_or(false);
+        // The record after which a transaction open at the death replays nothing.
+        let cut: BTreeMap<Tid, usize> = points.into_iter().filter(|(t, _)| !last.contains_key(t)).collect();
+        let commits = |tid: &Tid| last.get(tid).copied().unwrap_or(false) || cut.contains_key(tid);
         let mut stats = HostLogStats::default();
         let mut tids: BTreeMap<Tid, Tid> = BTreeMap::new();
         for (i, r) in records.iter().enumerate() {
@@ -68,6 +75,7 @@ impl Fs {
             // or `None` for a dropped one.
             let ctx = |c: &Option<Tid>, tids: &BTreeMap<Tid, Tid>| match c {
                 None => Some(None),
+                Some(t) if cut.get(t).is_some_and(|&k| i > k) => None,
                 Some(t) => tids.get(t).map(|&n| Some(n)),
             };
             match r {
@@ -122,7 +130,21 @@ impl Fs {
                         }
                     }
                 }
-                Record::Begin { .. } | Record::Commit { .. } | Record::Abort { .. } | Record::CommitFailed { .. } => {}
+                // The last commit point of a transaction open at the death.
+                Record::CommitPoint { tid } if cut.get(tid) == Some(&i) => match tids.get(tid) {
+                    Some(&t) => self.commit(t)?,
+                    None => {
+                        return Err(FsError::HostLog(format!(
+                            "record {}: commit point of transaction {tid}, never begun",
+                            i + 1
+                        )))
+                    }
+                },
+                Record::Begin { .. }
+                | Record::Commit { .. }
+                | Record::Abort { .. }
+                | Record::CommitFailed { .. }
+                | Record::CommitPoint { .. } => {}
             }
         }
         stats.replayed_transactions = begun.iter().filter(|t| commits(t)).count() as u64;

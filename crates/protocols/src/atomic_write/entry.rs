@@ -90,6 +90,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     // file-system metadata commits in a device transaction of its own while
     // the database's is open, and this device runs one at a time.
     sql: &[SqlJournal::Off, SqlJournal::Memory, SqlJournal::Batch],
+    sql_normal_group_pages: None,
     tx_pages_bound: None,
     canary: Some(CanarySpec {
         // The superblock holds 16 bytes of name: `atomic-write-canary` does not fit.

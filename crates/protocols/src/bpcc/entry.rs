@@ -48,6 +48,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
                (in GC page copies)",
     }],
     sql: TRANSACTIONAL,
+    sql_normal_group_pages: None,
     tx_pages_bound: None,
     canary: Some(CanarySpec {
         name: "bpcc-canary",

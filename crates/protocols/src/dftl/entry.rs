@@ -87,6 +87,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
         },
     ],
     sql: JOURNALED,
+    sql_normal_group_pages: None,
     tx_pages_bound: None,
     canary: Some(CanarySpec {
         name: "dftl-canary",

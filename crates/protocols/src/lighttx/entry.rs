@@ -103,6 +103,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
         },
     ],
     sql: TRANSACTIONAL,
+    sql_normal_group_pages: None,
     tx_pages_bound: None,
     canary: Some(CanarySpec {
         name: "lighttx-canary",

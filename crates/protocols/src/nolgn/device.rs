@@ -86,6 +86,32 @@ impl NoLgn {
         self.ftl.map_page(lpn, ppn)
     }
 
+    /// The housekeeping deferred past an end-flagged page (a checkpoint, wear
+    /// leveling). The transaction is committed on flash by then: a failure
+    /// other than a power loss is left to the next operation, which meets it
+    /// again, rather than reported as the transaction's (the host would take
+    /// it for not committed, and abort a committed transaction).
+    fn housekeeping_after_end(&mut self) -> Result<()> {
+        match self.ftl.housekeeping() {
+            Err(e @ (DeviceError::PowerLoss | DeviceError::Failed)) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Rewrites a programmed page of `tid` with the end flag: a commit with
+    /// no page held back (a write that failed took it after programming the
+    /// one before) must still leave its flag on flash. Returns whether one was.
+    fn rewrite_with_end(&mut self, tid: Tid) -> Result<bool> {
+        let Some(lpn) = self.open_tx(tid)?.entries.iter().rev().find(|(_, e)| e.new != NO_PAGE).map(|(&l, _)| l) else {
+            return Ok(false);
+        };
+        let full = self.ftl.nand().config().data_mode == txftl_nand::DataMode::Full;
+        let mut data = vec![0u8; if full { self.ftl.page_size() as usize } else { 0 }];
+        self.ftl.read_page(lpn, &mut data)?;
+        self.program(tid, lpn, &data, true)?;
+        Ok(true)
+    }
+
     /// Programs the page `tid` holds back, if any (with `end`, the caller
     /// ends `tid` and calls `housekeeping`, see `program`).
     fn program_held(&mut self, tid: Tid, end: bool) -> Result<bool> {
@@ -109,7 +135,7 @@ impl NoLgn {
         self.ftl.wait_until(done);
         self.ftl.hooks_mut().p2p.close(tid);
         self.ftl.counters_mut().commits += 1;
-        self.ftl.housekeeping()?;
+        self.housekeeping_after_end()?;
         // With an image synced at flushes, a commit that returns is on the host's disk.
         self.ftl.nand().flush_image()?;
         Ok(())
@@ -233,7 +259,7 @@ impl Device for NoLgn {
         let t = self.open_tx(tid)?;
         let ended = t.ended;
         let start = self.ftl.now();
-        if !ended && self.program_held(tid, true)? {
+        if !ended && (self.program_held(tid, true)? || self.rewrite_with_end(tid)?) {
             self.ftl.hooks_mut().counts.commit_programs += 1;
         }
         self.finish_commit(tid)?;
@@ -279,11 +305,15 @@ impl TxEnd for NoLgn {
         self.take_entry(tid, lpn);
         self.program(tid, lpn, data, true)?;
         let h = self.ftl.hooks_mut();
+        let done = h.p2p.get(tid).map_or(0, |t| t.done_ns);
         if let Some(t) = h.p2p.get_mut(tid) {
             t.ended = true;
         }
         h.counts.end_writes += 1;
-        self.ftl.housekeeping()?;
+        // The flagged page is done before a checkpoint may record the
+        // transaction ended.
+        self.ftl.wait_until(done);
+        self.housekeeping_after_end()?;
         Ok(self.ftl.now() - start)
     }
 }

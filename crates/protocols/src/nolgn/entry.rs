@@ -107,10 +107,13 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
         },
         CounterSpec {
             key: "nolgn_scan_unended",
-            help: "full scan: ended transactions with no end flag found (the paper's rule rolls them back)",
+            help: "full scan: ended transactions (committed or aborted) with no end flag found, which the paper's rule rolls back",
         },
     ],
     sql: TRANSACTIONAL,
+    // §4.1: NoLgn "has no explicit WAL synchronization", so in NORMAL mode
+    // the authors commit once every 1,000 data pages.
+    sql_normal_group_pages: Some(1000),
     tx_pages_bound: Some(crate::TxPagesBound {
         key: "p2p-entries",
         with: &[],

@@ -6,7 +6,7 @@
 //!
 //! | bytes | field | meaning |
 //! |---|---|---|
-//! | 0..4 | tx word, u32 LE | bits 0..29: the transaction id (0: not transactional); bit 30: an old version GC moved off a retired block (a rollback target only, never mapped by itself); bit 31: the end flag (the transaction's last page: it is committed) |
+//! | 0..4 | tx word, u32 LE | bits 0..29: the transaction id (0: not transactional); bit 30: an old version GC moved off a retired block (never rolled forward as data: only a rollback, an abort or a recovery's, maps it); bit 31: the end flag (the transaction's last page: it is committed) |
 //! | 4..8 | old PPN, u32 LE | the physical page the L2P named for this LPN before the transaction first wrote it (`u32::MAX`: none, the page was unmapped): the persistent copy of the P2P entry |
 //!
 //! A page written outside transactions, and a GC copy of a committed page,

@@ -6,8 +6,8 @@
 //!   first write of p records (t, new, old) in the P2P table in device DRAM
 //!   (`p2p.rs`) and pins the old page (its block is locked: GC skips it).
 //!   The new page is programmed with t's id and the old PPN in its OOB
-//!   (`format.rs`) and the L2P points to it at once; a second write of p by
-//!   t keeps the first old version and kills the page between.
+//!   (`format.rs`); from then on the L2P points to it. A second write of p
+//!   by t keeps the first old version and kills the page between.
 //! - The end flag (§3.2) marks a transaction's last page. With the
 //!   [`txftl_ftl::extensions::TxEnd`] call (`write_end`) the host names it,
 //!   the device programs it with the flag at once, and `commit` programs
@@ -105,12 +105,13 @@ impl NHooks {
             open: self
                 .p2p
                 .iter()
-                .filter(|(_, t)| !t.entries.is_empty())
                 .map(|(_, t)| OpenAtCheckpoint {
                     tx_id: t.tx_id,
                     ended: t.ended,
-                    entries: t.entries.iter().map(|(&lpn, e)| (lpn, e.old)).collect(),
+                    // A page still held back changed nothing on flash.
+                    entries: t.entries.iter().filter(|(_, e)| e.new != NO_PAGE).map(|(&lpn, e)| (lpn, e.old)).collect(),
                 })
+                .filter(|t| !t.entries.is_empty())
                 .collect(),
         }
     }
@@ -138,7 +139,11 @@ impl Hooks for NHooks {
     fn check(&self, l2p: &[u32], nand: &Nand) -> std::result::Result<(), String> {
         for (tid, t) in self.p2p.iter() {
             for (&lpn, e) in &t.entries {
-                if e.new != NO_PAGE && l2p.get(lpn as usize) != Some(&e.new) {
+                // Held back: nothing on flash yet, the L2P still names the old.
+                if e.new == NO_PAGE {
+                    continue;
+                }
+                if l2p.get(lpn as usize) != Some(&e.new) {
                     return Err(format!("transaction {tid}: lpn {lpn}'s new page {} is not what the L2P names", e.new));
                 }
                 if e.old == NO_PAGE {
@@ -191,6 +196,17 @@ impl GcHooks for NHooks {
         if tag.is_tx() && self.p2p.is_open_tx_id(tag.tx_id) {
             return oob.protocol;
         }
+        // A source whose spare area ECC lost (the framework rebuilt a bare
+        // record): an open transaction's page of the LPN keeps its tag all
+        // the same, from the P2P.
+        if let Some((tx_id, old_ppn)) = self.p2p.tag_of_new(oob.lpn) {
+            return PageTag {
+                tx_id,
+                old_ppn,
+                ..PageTag::PLAIN
+            }
+            .encode();
+        }
         PageTag::PLAIN.encode()
     }
 
@@ -222,7 +238,7 @@ impl PersistHooks for NHooks {
     /// The section just made durable recorded what is open now (nothing is
     /// programmed between the two).
     fn checkpoint_durable(&mut self) {
-        if self.p2p.iter().any(|(_, t)| !t.entries.is_empty()) {
+        if self.p2p.iter().any(|(_, t)| t.entries.values().any(|e| e.new != NO_PAGE)) {
             self.counts.sections_with_open_tx += 1;
         }
     }
@@ -252,12 +268,9 @@ impl RecoveryHooks for NHooks {
         let mut unended = std::collections::BTreeMap::<u32, bool>::new();
         pages.for_each(|p| {
             let tag = PageTag::of(&p.oob);
-            if !tag.is_tx() {
-                return;
-            }
             if p.oob.seq > ckpt_seq {
                 since.push(*p);
-            } else {
+            } else if tag.is_tx() {
                 // The paper's rule, on pages older than the checkpoint: a
                 // transaction with no end flag found would be rolled back.
                 *unended.entry(tag.tx_id).or_insert(true) &= !tag.end;

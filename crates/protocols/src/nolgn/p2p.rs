@@ -184,7 +184,10 @@ impl P2p {
     }
 
     /// `tid` writes `lpn`, which the L2P maps to `old` now: its first write of
-    /// it takes an entry and pins `old` (its block locks).
+    /// it takes an entry and pins `old` (its block locks). Pinned from the
+    /// write, not from the new page's program: while the page is held back
+    /// the L2P still maps `old` and GC could otherwise move it, leaving the
+    /// entry (and the tag the new page will carry) naming the page it left.
     pub fn written(&mut self, tid: Tid, lpn: Lpn, old: Ppn) {
         let Some(t) = self.open.get_mut(&tid) else { return };
         if t.entries.contains_key(&lpn) {
@@ -206,13 +209,21 @@ impl P2p {
         let Some(&tid) = self.by_tx_id.get(&tx_id) else { return };
         let Some(t) = self.open.get_mut(&tid) else { return };
         t.done_ns = t.done_ns.max(done_ns);
-        if let Some(e) = t.entries.get_mut(&lpn) {
-            if e.new != NO_PAGE {
-                self.new_pages.remove(&e.new);
-            }
-            e.new = ppn;
-            self.new_pages.insert(ppn, (tid, lpn));
+        let Some(e) = t.entries.get_mut(&lpn) else { return };
+        if e.new != NO_PAGE {
+            self.new_pages.remove(&e.new);
         }
+        e.new = ppn;
+        self.new_pages.insert(ppn, (tid, lpn));
+    }
+
+    /// The tag an open transaction's programmed page of `lpn` carries (for a
+    /// GC copy whose source's spare area was lost), if one owns it.
+    pub fn tag_of_new(&self, lpn: Lpn) -> Option<(u32, Ppn)> {
+        let tid = self.owner(lpn)?;
+        let t = self.open.get(&tid)?;
+        let e = t.entries.get(&lpn)?;
+        (e.new != NO_PAGE).then_some((t.tx_id, e.old))
     }
 
     /// Closes `tid` (committed or aborted): its entries leave the table and
@@ -264,6 +275,7 @@ impl P2p {
         self.pinned.insert(new, (tid, lpn));
         self.locks.unpin(self.geo.block_of(old));
         self.locks.pin(self.geo.block_of(new));
+        self.locked_peak = self.locked_peak.max(self.locks.locked());
         Moved::OldPage
     }
 }

@@ -13,7 +13,12 @@
 //! the old version its first write replaced (the section's, for pages
 //! written before the checkpoint; the page's OOB otherwise), ordered at that
 //! first write, so a version written after the transaction ended (it was
-//! aborted: abort writes nothing, and looks like this after a cut) wins.
+//! aborted: abort writes nothing, and looks like this after a cut) wins. An
+//! old version an OOB names that is not an intact page programmed since the
+//! checkpoint is older than it (the checkpoint's L2P names it already:
+//! nothing since replaced it before the transaction wrote) or was torn by
+//! the cut (its write was in flight, so the version before it stands):
+//! either way no update is made.
 //!
 //! What the paper's full scan gets wrong (digest B8.6) cannot happen here: a
 //! committed transaction whose end page was superseded and erased ended
@@ -21,7 +26,7 @@
 //! not its pages' tags, decides it.
 
 use super::format::{PageTag, Section, NO_PAGE};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use txftl_ftl::{Lpn, Ppn, RecoveredUpdate, ScannedPage, UNMAPPED};
 
 /// What recovery decided.
@@ -54,11 +59,12 @@ fn target(old: Ppn) -> Ppn {
 }
 
 /// Decides the transactions of `section` (the checkpoint `ckpt_seq`'s) and
-/// of the pages programmed since (`pages`: any order; pages older than the
-/// checkpoint are ignored).
+/// of the pages programmed since (`pages`: every intact data page programmed
+/// since, in any order; pages older than the checkpoint are ignored).
 pub fn resolve(ckpt_seq: u64, section: &Section, pages: &[ScannedPage]) -> Resolved {
     let mut since: BTreeMap<u32, (bool, Vec<TxPage>)> = BTreeMap::new();
     let mut r = Resolved::default();
+    let intact: BTreeSet<Ppn> = pages.iter().filter(|p| p.oob.seq > ckpt_seq).map(|p| p.ppn).collect();
     for p in pages {
         let tag = PageTag::of(&p.oob);
         r.max_tx_id = r.max_tx_id.max(tag.tx_id);
@@ -96,9 +102,9 @@ pub fn resolve(ckpt_seq: u64, section: &Section, pages: &[ScannedPage]) -> Resol
             });
         }
         // Pages it first wrote after the checkpoint.
-        let listed: std::collections::BTreeSet<Lpn> = open.entries.iter().map(|e| e.0).collect();
+        let listed: BTreeSet<Lpn> = open.entries.iter().map(|e| e.0).collect();
         let pages = found.map(|f| f.1).unwrap_or_default();
-        roll_back(&pages, |lpn| listed.contains(&lpn), &mut r);
+        roll_back(&pages, |lpn| listed.contains(&lpn), &intact, &mut r);
     }
     for (_, (end, pages)) in since {
         if end {
@@ -107,15 +113,16 @@ pub fn resolve(ckpt_seq: u64, section: &Section, pages: &[ScannedPage]) -> Resol
                 .extend(pages.iter().map(|p| RecoveredUpdate { seq: p.seq, lpn: p.lpn, ppn: p.ppn }));
         } else {
             r.rolled_back += 1;
-            roll_back(&pages, |_| false, &mut r);
+            roll_back(&pages, |_| false, &intact, &mut r);
         }
     }
     r
 }
 
 /// Rolls back each LPN of `pages` (one transaction's) not `skip`ped to the old
-/// version its earliest page names, at that page's sequence number.
-fn roll_back(pages: &[TxPage], skip: impl Fn(Lpn) -> bool, r: &mut Resolved) {
+/// version its earliest page names, at that page's sequence number, if that
+/// version is unmapped or `intact` (see the module doc).
+fn roll_back(pages: &[TxPage], skip: impl Fn(Lpn) -> bool, intact: &BTreeSet<Ppn>, r: &mut Resolved) {
     let mut first: BTreeMap<Lpn, TxPage> = BTreeMap::new();
     for p in pages {
         let e = first.entry(p.lpn).or_insert(*p);
@@ -128,6 +135,9 @@ fn roll_back(pages: &[TxPage], skip: impl Fn(Lpn) -> bool, r: &mut Resolved) {
             continue;
         }
         r.rollback_pages += 1;
+        if p.old != NO_PAGE && !intact.contains(&p.old) {
+            continue;
+        }
         r.updates.push(RecoveredUpdate {
             seq: p.seq,
             lpn,
@@ -161,21 +171,26 @@ mod tests {
     #[test]
     fn an_end_flag_commits_and_its_absence_rolls_back_to_the_first_old_version() {
         let pages = [
+            // A plain page since the checkpoint (the framework rolls it forward).
+            page(6, 5, 11, 0, false, 0),
             // Transaction 3: lpn 1 twice, then lpn 2 with the end flag.
-            page(10, 1, 11, 3, false, 4),
-            page(11, 1, 12, 3, false, 4),
-            page(12, 2, 13, 3, true, NO_PAGE),
-            // Transaction 4: lpn 5 twice, no end flag.
-            page(20, 5, 14, 4, false, 6),
-            page(21, 5, 15, 4, false, 6),
+            page(10, 1, 12, 3, false, 4),
+            page(11, 1, 13, 3, false, 4),
+            page(12, 2, 14, 3, true, NO_PAGE),
+            // Transaction 4, no end flag: lpn 5 twice over the plain page;
+            // lpn 7 over page 99, not an intact page since the checkpoint
+            // (older: the checkpoint's L2P names it; or torn): no update.
+            page(20, 5, 15, 4, false, 6),
+            page(21, 5, 16, 4, false, 6),
+            page(22, 7, 17, 4, false, 99),
             // Older than the checkpoint: ignored.
             page(30, 9, 9, 2, false, 1),
         ];
         let r = resolve(10, &Section::default(), &pages);
-        assert_eq!((r.committed, r.rolled_back, r.rollback_pages), (1, 1, 1));
+        assert_eq!((r.committed, r.rolled_back, r.rollback_pages), (1, 1, 2));
         let mut u = r.updates.clone();
         u.sort_by_key(|u| (u.seq, u.lpn));
-        assert_eq!(u, vec![upd(11, 1, 10), upd(12, 1, 11), upd(13, 2, 12), upd(14, 5, 6)]);
+        assert_eq!(u, vec![upd(12, 1, 10), upd(13, 1, 11), upd(14, 2, 12), upd(15, 5, 6)]);
         assert_eq!(r.max_tx_id, 4);
     }
 
@@ -203,14 +218,15 @@ mod tests {
         };
         // 5 rewrote lpn 1 and wrote lpn 3 since, with no end flag; 6 ended since.
         let pages = [
-            page(50, 1, 21, 5, false, 40),
-            page(51, 3, 22, 5, false, 43),
-            page(52, 9, 23, 6, true, 44),
+            page(43, 3, 21, 0, false, 0),
+            page(50, 1, 22, 5, false, 40),
+            page(51, 3, 23, 5, false, 43),
+            page(52, 9, 24, 6, true, 44),
         ];
         let r = resolve(20, &section, &pages);
         assert_eq!((r.committed, r.rolled_back, r.rollback_pages), (2, 1, 3));
         let mut u = r.updates.clone();
         u.sort_by_key(|u| (u.seq, u.lpn));
-        assert_eq!(u, vec![upd(20, 1, 40), upd(20, 2, UNMAPPED), upd(22, 3, 43), upd(23, 9, 52)]);
+        assert_eq!(u, vec![upd(20, 1, 40), upd(20, 2, UNMAPPED), upd(23, 3, 43), upd(24, 9, 52)]);
     }
 }

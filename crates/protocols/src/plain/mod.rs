@@ -73,6 +73,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     options: &[],
     counters: &[],
     sql: JOURNALED,
+    sql_normal_group_pages: None,
     tx_pages_bound: None,
     canary: Some(CanarySpec {
         name: "plain-canary",

@@ -90,6 +90,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     ],
     sql: TRANSACTIONAL,
     // The table spills to flash unless told not to: then it bounds a transaction.
+    sql_normal_group_pages: None,
     tx_pages_bound: Some(TxPagesBound {
         key: "xl2p-entries",
         with: &[("xl2p-spill", 0)],

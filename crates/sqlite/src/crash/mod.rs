@@ -164,6 +164,11 @@ pub struct SqlCrashSpec {
     pub only: Option<(u64, Torn)>,
     /// A deliberate VFS bug, to show the checker catches it.
     pub canary: Canary,
+    /// Under `synchronous=NORMAL` on a protocol that groups SQLite's
+    /// transactions into device transactions (`ProtocolEntry::sql_normal_group_pages`):
+    /// database page writes per group, instead of the protocol's (small
+    /// groups commit inside the scenario).
+    pub group_pages: Option<u32>,
     /// The command line that reproduces this run, without `--at`/`--torn`.
     pub replay_base: String,
 }
@@ -203,6 +208,7 @@ impl SqlCrashSpec {
             sample_every,
             only: None,
             canary: Canary::None,
+            group_pages: None,
             replay_base: String::new(),
         }
     }
@@ -325,6 +331,9 @@ impl Promise {
             (Wal, _, Synchronous::Full) => Promise::Durable,
             (Wal, _, Synchronous::Normal) => Promise::Prefix,
             (Wal | Batch, _, Synchronous::Off) => Promise::NoneAfterPowerLoss,
+            // SQLite's transactions grouped into device transactions
+            // (`crate::group`): a power cut loses the open group whole.
+            (Off, true, Synchronous::Normal) if mode.entry().sql_normal_group_pages.is_some() => Promise::Prefix,
             // The device transaction, committed at SQLite's commit point,
             // keeps the database atomic whatever SQLite syncs.
             (Off | Memory | Delete | Truncate | Persist | Batch, true, _) => Promise::Durable,
@@ -656,6 +665,9 @@ fn mount(spec: &SqlCrashSpec, nand: Nand, shared: &Shared) -> Result<Stack, Stri
         .map_err(|e| e.to_string())?
         .map_err(|e| format!("mount: {e}"))?;
     stack.synchronous = spec.synchronous;
+    if let (Some(n), SqlJournal::Off) = (spec.group_pages, spec.mode.journal()) {
+        stack.vfs.set_normal_group_pages(n);
+    }
     Ok(stack)
 }
 
