@@ -46,7 +46,7 @@ impl<H: Hooks> Ftl<H> {
                 return Err(format!("lpn {lpn} maps into block {b} in state {state:?}"));
             }
             match Oob::decode(&self.nand.inspect_oob(ppn)) {
-                OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn as u32 => {
+                OobState::Valid(o) if self.holds(&o, lpn as u32) => {
                     // A page ECC cannot read (or a GC copy of one) is reported
                     // lost at every read: mapped, but never handed up as data.
                     let reported_lost = o.lost || self.nand.inspect_unreadable(ppn);

@@ -66,8 +66,16 @@ pub trait TxEnd {
 
 /// Copy-free moves of data between logical pages.
 pub trait Remap {
+    /// Writes `lpn`, its spare area naming `target`: the logical page a later
+    /// `remap` may move it onto (SW-WAL: a WAL frame's page names its
+    /// database page), so the page reads, moves and recovers as `target`'s
+    /// once remapped.
+    fn write_remappable(&mut self, lpn: Lpn, data: &[u8], target: Lpn) -> Result<u64>;
     /// `to` maps the physical page `from` maps now; `from` is unmapped and
-    /// `to`'s old page becomes garbage. Durable at the next flush, as a write.
+    /// `to`'s old page becomes garbage. `from` must have been written with
+    /// `write_remappable` naming `to` (since the mount), else the call is
+    /// refused and the host copies instead. Durable at the next flush, as a
+    /// trim.
     fn remap(&mut self, from: Lpn, to: Lpn) -> Result<u64>;
 }
 

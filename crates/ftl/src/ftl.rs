@@ -834,6 +834,47 @@ impl<H: Hooks> Ftl<H> {
         Ok(())
     }
 
+    /// Does a data page with record `o` hold logical page `lpn`: its OOB names
+    /// it, or the protocol's alias does (`Hooks::alias_lpn`)?
+    pub(crate) fn holds(&self, o: &Oob, lpn: Lpn) -> bool {
+        o.kind == PageKind::Data && (o.lpn == lpn || self.hooks.alias_lpn(o) == Some(lpn))
+    }
+
+    /// `to` takes the physical page `from` maps, without a copy; `from` is
+    /// unmapped and `to`'s old page becomes garbage (SW-WAL's remap). The
+    /// page's spare area still names `from`, so the protocol must name `to`
+    /// as its alias (`Hooks::alias_lpn`) or reads of `to` are refused as
+    /// corrupted. Durable at the next flush, as a trim: through the next
+    /// checkpoint's L2P (a page's OOB alone cannot say a remap happened).
+    pub fn remap_page(&mut self, from: Lpn, to: Lpn) -> Result<()> {
+        self.check_writable("remap")?;
+        self.check_lpn(from)?;
+        self.check_lpn(to)?;
+        if !<H::Mapping as Mapping>::PERSISTED {
+            return Err(DeviceError::Unsupported {
+                protocol: self.hooks.name(),
+                what: "remap (no persistent mapping table to record it in)",
+            });
+        }
+        self.fetch_mapping(from)?;
+        self.fetch_mapping(to)?;
+        let ppn = self.l2p.get(from);
+        if from == to || ppn == UNMAPPED {
+            return Err(DeviceError::CallOrder(format!(
+                "remap of logical page {from} onto {to}: {}",
+                if from == to { "the same page" } else { "it maps no page" }
+            )));
+        }
+        self.unmap(to);
+        // One page, one owner: its mapped bit and its block's valid count stay.
+        self.l2p.set(from, UNMAPPED);
+        self.tables.mark_lpn(from);
+        self.l2p.set(to, ppn);
+        self.tables.mark_lpn(to);
+        self.trims_pending = true;
+        Ok(())
+    }
+
     /// Takes `lpn` back to unmapped, its page becoming garbage (NoLgn's
     /// abort of a transaction that wrote a page no one had written before).
     /// Durable as a trim is: through the next checkpoint's L2P, or, after a
@@ -937,15 +978,15 @@ impl<H: Hooks> Ftl<H> {
         }
         let known = self.intact.get(ppn);
         match Oob::decode(&self.oob_buf) {
-            OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn && o.lost => {
+            OobState::Valid(o) if self.holds(&o, lpn) && o.lost => {
                 self.counters.lost_page_reads += 1;
                 Err(DeviceError::DataLost { lpn, ppn })
             }
-            OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn && (buf.is_empty() || known || o.data_matches(buf)) => {
+            OobState::Valid(o) if self.holds(&o, lpn) && (buf.is_empty() || known || o.data_matches(buf)) => {
                 self.intact.set(ppn, true);
                 Ok(())
             }
-            OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn => Err(DeviceError::Corrupted(format!(
+            OobState::Valid(o) if self.holds(&o, lpn) => Err(DeviceError::Corrupted(format!(
                 "logical page {lpn} at physical page {ppn}: the data does not match its checksum"
             ))),
             other => Err(DeviceError::Corrupted(format!(

@@ -360,6 +360,16 @@ impl<H: Hooks> Ftl<H> {
             (false, _, _) => UNMAPPED,
             (true, true, _) => self.lpn_mapped_to(ppn)?,
             (true, false, OobState::Valid(o)) if o.kind == PageKind::Data && o.lpn < self.l2p.len() && self.l2p.get(o.lpn) == ppn => o.lpn,
+            // Remapped (SW-WAL): mapped as the alias its spare area names.
+            (true, false, OobState::Valid(o))
+                if o.kind == PageKind::Data
+                    && self
+                        .hooks
+                        .alias_lpn(&o)
+                        .is_some_and(|a| a < self.l2p.len() && self.l2p.get(a) == ppn) =>
+            {
+                self.hooks.alias_lpn(&o).unwrap_or(o.lpn)
+            }
             (true, false, other) => {
                 return Err(DeviceError::Corrupted(format!(
                     "GC source page {ppn} is mapped, but its OOB is {other}"
@@ -388,7 +398,10 @@ impl<H: Hooks> Ftl<H> {
         oob.lost = lost;
         let data: &[u8] = if store_data { buf } else { &[] };
         let protocol = self.hooks.relocated_protocol_bytes(lpn != UNMAPPED, &oob);
-        let (new, transferred) = self.program_stream(Stream::Gc { lost }, oob.kind, oob.lpn, data, &protocol, done)?;
+        // A mapped page's copy is the L2P's page: it names the logical page
+        // the L2P maps it as (a remapped page's alias, from now on its own).
+        let copy_lpn = if lpn != UNMAPPED { lpn } else { oob.lpn };
+        let (new, transferred) = self.program_stream(Stream::Gc { lost }, oob.kind, copy_lpn, data, &protocol, done)?;
         if lpn != UNMAPPED {
             self.map(lpn, new);
         }

@@ -92,6 +92,14 @@ pub trait Hooks: GcHooks + PersistHooks + RecoveryHooks + EventHooks {
         Self::Mapping::unmapped(logical_pages)
     }
 
+    /// Another logical page a data page may be mapped as, besides the one its
+    /// OOB record names (SW-WAL: a WAL page remapped onto the database page
+    /// its spare area names, `Ftl::remap_page`). Reads, GC and the checks
+    /// accept a page mapped as either.
+    fn alias_lpn(&self, _oob: &Oob) -> Option<u32> {
+        None
+    }
+
     /// The protocol's own invariants, given the L2P (logical -> physical, or
     /// `u32::MAX`) and the NAND to inspect.
     fn check(&self, _l2p: &[u32], _nand: &txftl_nand::Nand) -> Result<(), String> {

@@ -77,6 +77,9 @@ pub mod cycle;
 mod options;
 pub mod registry;
 mod sorted_map;
+/// SW-WAL's device (NoLgn's baseline): not in the registry until its crash
+/// sets and SQLite mode exist.
+pub mod sw_wal;
 
 pub use options::{OptionSpec, ProtocolOptions};
 pub use registry::{Build, Builder, CanarySpec, Protocol, ProtocolEntry, SqlJournal, Stage, TxPagesBound};

@@ -8,7 +8,6 @@
 //! the journal, or `DELETE` through SQLite's batch atomic writes.
 
 pub mod crash;
-mod group;
 mod mode;
 pub mod sqlitebench;
 pub mod tpcc;

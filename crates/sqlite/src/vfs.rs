@@ -70,7 +70,7 @@
 //! each failing callback is also printed to stderr.
 
 use crate::ffi;
-use crate::group::{AtUnlock, Group};
+use group::{AtUnlock, Group};
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -79,6 +79,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use txftl_fs::{FileClass, Fs, FsError, FsMode, Ino};
 use txftl_ftl::{DeviceError, Tid};
 use txftl_protocols::{ProtocolEntry, SqlJournal};
+
+// A file beside this one (the loadable extension includes this file by path).
+#[path = "group.rs"]
+mod group;
 
 /// The file system a VFS serves, shared with whoever registered it.
 pub type SharedFs = Arc<Mutex<Fs>>;
@@ -155,7 +159,7 @@ struct VfsState {
     last_error: Mutex<Option<(c_int, String)>>,
     canary: Canary,
     /// Database page writes per device transaction under `synchronous=NORMAL`
-    /// (`crate::group`; 0: none): the protocol entry's, unless set.
+    /// (`vfs/group.rs`; 0: none): the protocol entry's, unless set.
     normal_group_pages: AtomicU32,
 }
 
@@ -205,7 +209,7 @@ struct FileState {
     /// A batch was aborted and SQLite's journal of it is not durable yet: sync
     /// it before the database is written (main database files only).
     journal_unsynced: bool,
-    /// Grouped device commits under `synchronous=NORMAL` (`crate::group`).
+    /// Grouped device commits under `synchronous=NORMAL` (`vfs/group.rs`).
     group: Group,
     /// SQLite has mapped the WAL index through this (main database) handle:
     /// the database is in WAL mode, where SQLite writes it only to checkpoint
@@ -320,7 +324,7 @@ impl Vfs {
     }
 
     /// Database page writes per device transaction under `synchronous=NORMAL`
-    /// for connections opened from now on (`crate::group`; 0: one device
+    /// for connections opened from now on (`vfs/group.rs`; 0: one device
     /// transaction per SQLite transaction). The protocol entry's by default.
     pub fn set_normal_group_pages(&self, pages: u32) {
         unsafe { (*self.state).normal_group_pages.store(pages, Ordering::Relaxed) }
@@ -1034,7 +1038,7 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
             ffi::SQLITE_FCNTL_COMMIT_PHASETWO if st.main_db && state.transactional => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
                 if let (Some(tid), false) = (st.tx, st.group.commit_now()) {
-                    // The group stays open (`crate::group`); the host keeps
+                    // The group stays open (`vfs/group.rs`); the host keeps
                     // SQLite's commit if the process dies.
                     return match fs.commit_point(tid) {
                         Ok(()) => ffi::SQLITE_OK,

@@ -68,7 +68,7 @@ impl<H: Hooks> Ftl<H> {
             }
             let holds = ppn < self.geo.page_count() && {
                 t = t.max(self.recovery_read(ppn, at_ns, false, &mut [], &mut oob)?);
-                matches!(Oob::decode(&oob), OobState::Valid(o) if o.kind == PageKind::Data && o.lpn == lpn as u32)
+                matches!(Oob::decode(&oob), OobState::Valid(o) if self.holds(&o, lpn as u32))
             };
             if !holds {
                 self.l2p.set(lpn as u32, UNMAPPED);

@@ -332,7 +332,7 @@ impl Promise {
             (Wal, _, Synchronous::Normal) => Promise::Prefix,
             (Wal | Batch, _, Synchronous::Off) => Promise::NoneAfterPowerLoss,
             // SQLite's transactions grouped into device transactions
-            // (`crate::group`): a power cut loses the open group whole.
+            // (`vfs/group.rs`): a power cut loses the open group whole.
             (Off, true, Synchronous::Normal) if mode.entry().sql_normal_group_pages.is_some() => Promise::Prefix,
             // The device transaction, committed at SQLite's commit point,
             // keeps the database atomic whatever SQLite syncs.

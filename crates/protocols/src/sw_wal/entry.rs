@@ -1,0 +1,57 @@
+//! SW-WAL's registry entry: how its device is built on the framework.
+
+use super::{SwHooks, SwWal};
+use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, ALL_LEVELS, JOURNALED};
+use crate::ProtocolOptions;
+use txftl_ftl::{CounterSpec, DeviceError, Extension, Ftl};
+use txftl_nand::Geometry;
+
+pub struct SwWalBuild;
+
+impl Build for SwWalBuild {
+    type Hooks = SwHooks;
+    type Device = SwWal;
+
+    fn hooks(_geo: &Geometry, _opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<SwHooks, DeviceError> {
+        Ok(SwHooks::new(canary))
+    }
+
+    fn wrap(ftl: Ftl<SwHooks>) -> SwWal {
+        SwWal::new(ftl)
+    }
+}
+
+pub static ENTRY: ProtocolEntry = ProtocolEntry {
+    name: "sw-wal",
+    label: "SW-WAL",
+    about: "SW-WAL (Wu et al., DATE 2021), NoLgn's baseline: SQLite's WAL checkpointed by remapping WAL pages onto \
+            the database's in the FTL instead of copying them",
+    transactional: false,
+    trims: true,
+    extensions: &[Extension::Remap],
+    isolation: ALL_LEVELS,
+    options: &[],
+    counters: &[
+        CounterSpec {
+            key: "sw_wal_remappable_writes",
+            help: "pages written naming the page a remap may move them onto (WAL frames)",
+        },
+        CounterSpec {
+            key: "sw_wal_remaps",
+            help: "remaps: a page moved onto another logical page, no program",
+        },
+        CounterSpec {
+            key: "sw_wal_remaps_refused",
+            help: "remaps refused (the page was not written for that target since the mount): the host copies",
+        },
+    ],
+    sql: JOURNALED,
+    sql_normal_group_pages: None,
+    tx_pages_bound: None,
+    canary: Some(CanarySpec {
+        name: "sw-wal-canary",
+        workload: "remap",
+        bug: "remaps a page its spare area does not name for the target",
+    }),
+    build: Builder::of::<SwWalBuild>(),
+};

@@ -1,0 +1,127 @@
+//! SW-WAL's device: a remap moves a page onto another logical page without
+//! a program, is durable at the next flush, and the page reads, moves (GC)
+//! and recovers as its new logical page's; a remap the page's spare area does
+//! not name is refused (the canary takes it, and its target reads corrupted).
+
+mod common;
+use common::{nand, page, reads};
+use txftl_ftl::{DeviceError, FtlConfig};
+use txftl_protocols::{AnyDevice, Protocol, ProtocolOptions};
+
+fn protocol(canary: bool) -> Protocol {
+    Protocol {
+        entry: &txftl_protocols::sw_wal::ENTRY,
+        canary,
+    }
+}
+
+fn device(canary: bool) -> Box<dyn AnyDevice> {
+    protocol(canary)
+        .format(nand(), FtlConfig::default(), &ProtocolOptions::new())
+        .unwrap()
+}
+
+/// A power cut: the mount recovers from the NAND alone.
+fn cut(d: Box<dyn AnyDevice>) -> Box<dyn AnyDevice> {
+    protocol(false)
+        .mount(d.into_nand(), FtlConfig::default(), &ProtocolOptions::new())
+        .map_err(|(e, _)| e)
+        .unwrap()
+}
+
+fn write_wal(d: &mut dyn AnyDevice, lpn: u32, v: u8, target: u32) {
+    let data = page(d, v);
+    d.remap_calls().unwrap().write_remappable(lpn, &data, target).unwrap();
+}
+
+fn remap(d: &mut dyn AnyDevice, from: u32, to: u32) -> Result<u64, DeviceError> {
+    d.remap_calls().unwrap().remap(from, to)
+}
+
+#[test]
+fn a_remap_programs_nothing_and_is_durable_at_the_next_flush() {
+    let mut d = device(false);
+    d.write(3, &page(&*d, 1)).unwrap();
+    d.flush().unwrap();
+    write_wal(&mut *d, 100, 2, 3);
+    let programs = d.stats().flash_programs;
+    remap(&mut *d, 100, 3).unwrap();
+    assert_eq!(d.stats().flash_programs, programs, "no program");
+    assert_eq!((reads(&mut *d, 3), reads(&mut *d, 100)), (2, 0));
+    assert_eq!(d.stats().protocol.get("sw_wal_remaps"), 1);
+    // Not flushed: a cut finds the WAL page where it was and the old database page.
+    let mut d = cut(d);
+    assert_eq!((reads(&mut *d, 3), reads(&mut *d, 100)), (1, 2));
+    assert!(
+        matches!(remap(&mut *d, 100, 3), Err(DeviceError::Unsupported { .. })),
+        "forgotten at the mount"
+    );
+    write_wal(&mut *d, 100, 4, 3);
+    remap(&mut *d, 100, 3).unwrap();
+    d.flush().unwrap();
+    let mut d = cut(d);
+    assert_eq!((reads(&mut *d, 3), reads(&mut *d, 100)), (4, 0));
+    d.check_invariants().unwrap();
+}
+
+/// GC reclaims the blocks holding remapped pages: it copies each as the
+/// database page the L2P maps it as (its spare area names the WAL page), and
+/// the copies read, check and recover as those pages.
+#[test]
+fn gc_moves_a_remapped_page_as_its_new_logical_pages() {
+    use txftl_ftl::{Device, Ftl};
+    use txftl_protocols::sw_wal::{SwHooks, SwWal};
+    let nand = nand();
+    let geo = *nand.geometry();
+    let mut d = SwWal::new(Ftl::format(nand, FtlConfig::default(), SwHooks::new(false)).unwrap());
+    let data = |v: u8| vec![v; geo.page_size as usize];
+    for lpn in 0..40 {
+        d.write(lpn, &data(1)).unwrap();
+    }
+    for lpn in 0..10 {
+        txftl_ftl::extensions::Remap::write_remappable(&mut d, 100 + lpn, &data(7), lpn).unwrap();
+        txftl_ftl::extensions::Remap::remap(&mut d, 100 + lpn, lpn).unwrap();
+    }
+    d.flush().unwrap();
+    let before = d.stats().gc_copies;
+    let blocks: std::collections::BTreeSet<u32> = (0..10).map(|l| geo.block_of(d.ftl().mapping(l).unwrap())).collect();
+    for b in blocks {
+        d.ftl_mut().reclaim_block(b).unwrap();
+    }
+    assert!(d.stats().gc_copies >= before + 10, "{:?}", d.stats());
+    let mut buf = data(0);
+    for lpn in 0..10 {
+        d.read(lpn, &mut buf).unwrap();
+        assert_eq!(buf[0], 7, "lpn {lpn}");
+    }
+    d.ftl().check_invariants().unwrap();
+    // A cut before the next checkpoint: the copies roll forward as the database pages.
+    let mut d = protocol(false)
+        .mount(d.ftl().duplicate().into_nand(), FtlConfig::default(), &ProtocolOptions::new())
+        .map_err(|(e, _)| e)
+        .unwrap();
+    for lpn in 0..10 {
+        assert_eq!(reads(&mut *d, lpn), 7, "lpn {lpn} after a cut");
+    }
+    d.check_invariants().unwrap();
+}
+
+#[test]
+fn a_remap_the_spare_area_does_not_name_is_refused_and_the_canary_takes_it() {
+    let mut d = device(false);
+    d.write(3, &page(&*d, 1)).unwrap();
+    d.write(11, &page(&*d, 2)).unwrap();
+    write_wal(&mut *d, 12, 3, 4);
+    assert!(matches!(remap(&mut *d, 11, 3), Err(DeviceError::Unsupported { .. })));
+    assert!(matches!(remap(&mut *d, 12, 3), Err(DeviceError::Unsupported { .. })));
+    assert_eq!(d.stats().protocol.get("sw_wal_remaps_refused"), 2);
+    assert_eq!(reads(&mut *d, 3), 1);
+
+    let mut d = device(true);
+    d.write(3, &page(&*d, 1)).unwrap();
+    d.write(11, &page(&*d, 2)).unwrap();
+    remap(&mut *d, 11, 3).unwrap();
+    let mut buf = page(&*d, 0);
+    assert!(matches!(d.read(3, &mut buf), Err(DeviceError::Corrupted(_))));
+    assert!(d.check_invariants().is_err());
+}
