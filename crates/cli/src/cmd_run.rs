@@ -362,6 +362,12 @@ fn add_host_reactions(t: &mut Figures, r: &RunReport) {
     if r.counts.table_full_aborts > 0 {
         t.row("aborted by the host on `table full`", thousands(r.counts.table_full_aborts));
     }
+    if r.counts.isolation_refusals > 0 {
+        t.row(
+            "writes the protocol's isolation refused (a page another open transaction wrote)",
+            thousands(r.counts.isolation_refusals),
+        );
+    }
     if r.counts.lost_reads > 0 {
         t.row("reads the device reported lost (bit errors)", thousands(r.counts.lost_reads));
     }

@@ -31,6 +31,9 @@ pub struct HostCounts {
     pub lost_reads: u64,
     /// Transactions the host aborted because the device's table was full.
     pub table_full_aborts: u64,
+    /// Writes and trims the protocol's isolation refused (SCC, BPCC, NoLgn: a
+    /// page another open transaction wrote): they did not happen.
+    pub isolation_refusals: u64,
     /// Barriers the host waited at.
     pub barriers: u64,
 }
@@ -96,6 +99,10 @@ impl<'d> Executor<'d> {
             // the host counts it and goes on, as a database would report it.
             Err(DeviceError::DataLost { .. }) if matches!(op, Op::Read(_) | Op::TxRead(..)) => {
                 self.counts.lost_reads += 1;
+                Outcome::Done
+            }
+            Err(DeviceError::IsolationUnsupported { .. }) if matches!(op, Op::Write(_) | Op::TxWrite(..) | Op::Trim(_)) => {
+                self.counts.isolation_refusals += 1;
                 Outcome::Done
             }
             Err(e) => return Err(e),
