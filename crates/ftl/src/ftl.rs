@@ -850,10 +850,10 @@ impl<H: Hooks> Ftl<H> {
         self.check_writable("remap")?;
         self.check_lpn(from)?;
         self.check_lpn(to)?;
-        if !<H::Mapping as Mapping>::PERSISTED {
+        if !<H::Mapping as Mapping>::PERSISTED || <H::Mapping as Mapping>::CACHED {
             return Err(DeviceError::Unsupported {
                 protocol: self.hooks.name(),
-                what: "remap (no persistent mapping table to record it in)",
+                what: "remap (it needs the whole mapping table in DRAM, persisted by checkpoints)",
             });
         }
         self.fetch_mapping(from)?;

@@ -47,7 +47,13 @@ impl Group {
         self.pages = if normal { entry_pages } else { 0 };
     }
 
-    /// A database page write inside the device transaction.
+    /// No more grouping on this handle (the journal mode left OFF): the
+    /// open group commits at the next commit point, or at close.
+    pub fn stop(&mut self) {
+        self.pages = 0;
+    }
+
+    /// A database page write (or truncate) inside the device transaction.
     pub fn wrote(&mut self) {
         self.written += 1;
         self.dirty = true;

@@ -110,8 +110,9 @@ impl Stack {
         let name = format!("txftl-{}", VFS_COUNTER.fetch_add(1, Ordering::Relaxed));
         let vfs = Vfs::register_with_canary(&name, Arc::new(Mutex::new(fs)), Api::linked(), mode.tx_mapping(), canary)
             .map_err(StackError::Other)?;
-        if mode.journal() != txftl_protocols::SqlJournal::Off {
-            vfs.set_normal_group_pages(0); // grouping is for journal_mode=OFF only
+        // Grouping is for journal_mode=OFF only (`vfs/group.rs`).
+        if mode.journal() == txftl_protocols::SqlJournal::Off {
+            vfs.set_normal_group_pages(mode.entry().sql_normal_group_pages.unwrap_or(0));
         }
         Ok(Stack {
             vfs,

@@ -159,7 +159,8 @@ struct VfsState {
     last_error: Mutex<Option<(c_int, String)>>,
     canary: Canary,
     /// Database page writes per device transaction under `synchronous=NORMAL`
-    /// (`vfs/group.rs`; 0: none): the protocol entry's, unless set.
+    /// (`vfs/group.rs`; 0: none, the default: the `Stack` sets the protocol
+    /// entry's for `journal_mode=OFF`).
     normal_group_pages: AtomicU32,
 }
 
@@ -271,7 +272,9 @@ impl Vfs {
             temp_names: Mutex::new(0),
             last_error: Mutex::new(None),
             canary,
-            normal_group_pages: AtomicU32::new(entry.sql_normal_group_pages.unwrap_or(0)),
+            // Off unless the host asks (`Stack` does, for journal_mode=OFF):
+            // a VFS whose host may use any journal mode never groups.
+            normal_group_pages: AtomicU32::new(0),
         }));
         let vfs = Box::new(ffi::sqlite3_vfs {
             iVersion: 2,
@@ -721,6 +724,11 @@ unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
             true => commit_open_tx(state, &mut st, &mut fs, ffi::SQLITE_IOERR_CLOSE).unwrap_or(ffi::SQLITE_OK),
             false => abort_open_tx(state, &mut st, &mut fs),
         };
+        // A group whose commit failed is aborted: the handle goes, and its
+        // transaction must not stay open in the file system.
+        if st.tx.is_some() {
+            let _ = abort_open_tx(state, &mut st, &mut fs);
+        }
         if st.delete_on_close {
             if let Err(e) = fs.delete(&st.name) {
                 rc = fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_CLOSE);
@@ -815,7 +823,12 @@ unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3
             return rc;
         }
         match fs.truncate(st.tx, st.ino, size as u64) {
-            Ok(()) => ffi::SQLITE_OK,
+            Ok(()) => {
+                if st.main_db && st.tx.is_some() {
+                    st.group.wrote();
+                }
+                ffi::SQLITE_OK
+            }
             Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_TRUNCATE),
         }
     })
@@ -1037,13 +1050,15 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
             }
             ffi::SQLITE_FCNTL_COMMIT_PHASETWO if st.main_db && state.transactional => {
                 let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
-                if let (Some(tid), false) = (st.tx, st.group.commit_now()) {
-                    // The group stays open (`vfs/group.rs`); the host keeps
-                    // SQLite's commit if the process dies.
-                    return match fs.commit_point(tid) {
-                        Ok(()) => ffi::SQLITE_OK,
-                        Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR),
-                    };
+                if let Some(tid) = st.tx {
+                    if !st.group.commit_now() {
+                        // The group stays open (`vfs/group.rs`); the host
+                        // keeps SQLite's commit if the process dies.
+                        return match fs.commit_point(tid) {
+                            Ok(()) => ffi::SQLITE_OK,
+                            Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR),
+                        };
+                    }
                 }
                 commit_open_tx(state, st, &mut fs, ffi::SQLITE_IOERR).unwrap_or(ffi::SQLITE_OK)
             }
@@ -1059,6 +1074,18 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
                 let value = CStr::from_ptr(value).to_string_lossy().to_ascii_lowercase();
                 if name == "synchronous" && state.maps(TxMapping::FirstWrite) {
                     st.group.set_synchronous(&value, state.normal_group_pages.load(Ordering::Relaxed));
+                }
+                // Groups are for journal_mode=OFF: another mode (a WAL's
+                // checkpoints, a journal's playback) must not write into one.
+                // The group holding SQLite's commits commits first.
+                if name == "journal_mode" && value != "off" {
+                    st.group.stop();
+                    if st.group.commit_at_close() {
+                        let Some(mut fs) = lock(state) else { return ffi::SQLITE_IOERR };
+                        if let Some(rc) = commit_open_tx(state, st, &mut fs, ffi::SQLITE_IOERR).filter(|&rc| rc != ffi::SQLITE_OK) {
+                            return rc;
+                        }
+                    }
                 }
                 let refusal = match name.as_str() {
                     "locking_mode" if value == "exclusive" => Some(

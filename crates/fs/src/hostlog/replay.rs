@@ -48,6 +48,7 @@ impl Fs {
         let mut last: BTreeMap<Tid, bool> = BTreeMap::new();
         let mut begun = BTreeSet::new();
         let mut points: BTreeMap<Tid, usize> = BTreeMap::new();
+        let mut failed = BTreeSet::new();
         for (i, r) in records.iter().enumerate() {
             match r {
                 Record::Begin { tid } => {
@@ -55,9 +56,15 @@ impl Fs {
                 }
                 Record::Commit { tid } => {
                     last.insert(*tid, true);
+                    failed.remove(tid);
                 }
-                Record::Abort { tid } | Record::CommitFailed { tid } => {
+                Record::Abort { tid } => {
                     last.insert(*tid, false);
+                    failed.remove(tid);
+                }
+                Record::CommitFailed { tid } => {
+                    last.insert(*tid, false);
+                    failed.insert(*tid);
                 }
                 Record::CommitPoint { tid } => {
                     points.insert(*tid, i);
@@ -65,8 +72,13 @@ impl Fs {
                 _ => {}
             }
         }
-        // The record after which a transaction open at the death replays nothing.
-        let cut: BTreeMap<Tid, usize> = points.into_iter().filter(|(t, _)| !last.contains_key(t)).collect();
+        // The record after which a transaction open at the death (or whose
+        // last commit failed: it stayed open) replays nothing. An aborted one
+        // replays nothing at all: its commit points went with it.
+        let cut: BTreeMap<Tid, usize> = points
+            .into_iter()
+            .filter(|(t, _)| !last.contains_key(t) || failed.contains(t))
+            .collect();
         let commits = |tid: &Tid| last.get(tid).copied().unwrap_or(false) || cut.contains_key(tid);
         let mut stats = HostLogStats::default();
         let mut tids: BTreeMap<Tid, Tid> = BTreeMap::new();

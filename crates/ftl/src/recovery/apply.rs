@@ -68,7 +68,11 @@ impl<H: Hooks> Ftl<H> {
             }
             let holds = ppn < self.geo.page_count() && {
                 t = t.max(self.recovery_read(ppn, at_ns, false, &mut [], &mut oob)?);
-                matches!(Oob::decode(&oob), OobState::Valid(o) if self.holds(&o, lpn as u32))
+                // Through its alias only if its own logical page does not
+                // map it (one owner a page).
+                matches!(Oob::decode(&oob), OobState::Valid(o)
+                    if self.holds(&o, lpn as u32)
+                        && (o.lpn == lpn as u32 || o.lpn >= self.l2p.len() || self.l2p.get(o.lpn) != ppn))
             };
             if !holds {
                 self.l2p.set(lpn as u32, UNMAPPED);
