@@ -224,3 +224,31 @@ fn an_open_transaction_replays_up_to_its_last_commit_point() {
     assert_eq!(contents(&mut fs, "c"), Some([page(1, 0), page(1, 1)].concat()));
     fs.check().unwrap();
 }
+
+/// A group whose final commit failed (its device refused it: a full P2P
+/// table) stays open in the process; after the process dies, replay keeps
+/// what it wrote up to its last commit point.
+#[test]
+fn a_transaction_whose_commit_failed_replays_up_to_its_last_commit_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let (protocol, mode) = ("nolgn", FsMode::Transactional);
+    let log = host_log_path(&dir.path().join("f.img"));
+    let opts = txftl_protocols::ProtocolOptions::new().with("p2p-entries", 3);
+    let dev = txftl_protocols::format(protocol, nand(64, 8, 512), txftl_ftl::FtlConfig::default(), &opts).unwrap();
+    let mut fs = Fs::format(dev, mode).unwrap();
+    fs.attach_host_log(&log).unwrap();
+    let c = fs.create("c", FileClass::Database).unwrap();
+    fs.sync().unwrap();
+    let t = fs.begin().unwrap();
+    fs.write(Some(t), c, 0, &page(1, 0)).unwrap();
+    fs.commit_point(t).unwrap();
+    for p in 1..4 {
+        fs.write(Some(t), c, p * PS as u64, &page(1, p as u32)).unwrap();
+    }
+    assert!(fs.commit(t).is_err(), "4 pages and metadata in a 3-entry table");
+    let mut fs = die(fs, protocol, mode);
+    let stats = fs.attach_host_log(&log).unwrap();
+    assert_eq!(stats.replayed_transactions, 1);
+    assert_eq!(contents(&mut fs, "c"), Some(page(1, 0)));
+    fs.check().unwrap();
+}

@@ -79,7 +79,8 @@ impl Fs {
             .into_iter()
             .filter(|(t, _)| !last.contains_key(t) || failed.contains(t))
             .collect();
-        let commits = |tid: &Tid| last.get(tid).copied().unwrap_or(false) || cut.contains_key(tid);
+        let committed = |tid: &Tid| last.get(tid).copied().unwrap_or(false);
+        let commits = |tid: &Tid| committed(tid) || cut.contains_key(tid);
         let mut stats = HostLogStats::default();
         let mut tids: BTreeMap<Tid, Tid> = BTreeMap::new();
         for (i, r) in records.iter().enumerate() {
@@ -130,7 +131,7 @@ impl Fs {
                 // Only the last commit of a transaction commits it (a commit
                 // that failed was retried, or aborted).
                 Record::Commit { tid }
-                    if commits(tid) && !records[i + 1..].iter().any(|r| matches!(r, Record::Commit { tid: t } if t == tid)) =>
+                    if committed(tid) && !records[i + 1..].iter().any(|r| matches!(r, Record::Commit { tid: t } if t == tid)) =>
                 {
                     match tids.get(tid) {
                         Some(&t) => self.commit(t)?,
