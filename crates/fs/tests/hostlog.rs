@@ -202,19 +202,27 @@ fn a_commit_in_flight_at_a_death_replays_in_its_place() {
 /// grouped into one device transaction): what it wrote up to its last
 /// commit point comes back, what it wrote after does not; a power cut
 /// instead (no log) loses it whole.
+/// A transactional file system on `dev` with its host log at `log`, a file
+/// `c` made durable, a transaction that wrote `c`'s first page, and a
+/// commit point after it.
+fn group_after_a_commit_point(dev: Box<dyn txftl_protocols::AnyDevice>, log: &std::path::Path) -> (Fs, txftl_fs::Ino, u32) {
+    let mut fs = Fs::format(dev, FsMode::Transactional).unwrap();
+    fs.attach_host_log(log).unwrap();
+    let c = fs.create("c", FileClass::Database).unwrap();
+    fs.sync().unwrap();
+    let t = fs.begin().unwrap();
+    fs.write(Some(t), c, 0, &page(1, 0)).unwrap();
+    fs.commit_point(t).unwrap();
+    (fs, c, t)
+}
+
 #[test]
 fn an_open_transaction_replays_up_to_its_last_commit_point() {
     let dir = tempfile::tempdir().unwrap();
     let protocol = "nolgn";
     let mode = FsMode::Transactional;
     let log = host_log_path(&dir.path().join("g.img"));
-    let mut fs = Fs::format(small_device(protocol), mode).unwrap();
-    fs.attach_host_log(&log).unwrap();
-    let c = fs.create("c", FileClass::Database).unwrap();
-    fs.sync().unwrap();
-    let t = fs.begin().unwrap();
-    fs.write(Some(t), c, 0, &page(1, 0)).unwrap();
-    fs.commit_point(t).unwrap();
+    let (mut fs, c, t) = group_after_a_commit_point(small_device(protocol), &log);
     fs.write(Some(t), c, PS as u64, &page(1, 1)).unwrap();
     fs.commit_point(t).unwrap();
     fs.write(Some(t), c, 0, &page(2, 0)).unwrap();
@@ -235,13 +243,7 @@ fn a_transaction_whose_commit_failed_replays_up_to_its_last_commit_point() {
     let log = host_log_path(&dir.path().join("f.img"));
     let opts = txftl_protocols::ProtocolOptions::new().with("p2p-entries", 3);
     let dev = txftl_protocols::format(protocol, nand(64, 8, 512), txftl_ftl::FtlConfig::default(), &opts).unwrap();
-    let mut fs = Fs::format(dev, mode).unwrap();
-    fs.attach_host_log(&log).unwrap();
-    let c = fs.create("c", FileClass::Database).unwrap();
-    fs.sync().unwrap();
-    let t = fs.begin().unwrap();
-    fs.write(Some(t), c, 0, &page(1, 0)).unwrap();
-    fs.commit_point(t).unwrap();
+    let (mut fs, c, t) = group_after_a_commit_point(dev, &log);
     for p in 1..4 {
         fs.write(Some(t), c, p * PS as u64, &page(1, p as u32)).unwrap();
     }

@@ -12,6 +12,7 @@
 //! transaction open (`RecordsWithOpenTx`).
 
 mod common;
+use common::tx_shape as shape;
 use txftl_harness::{CrashSpec, DeviceSpec, Expect, TxShape};
 
 /// Every LightTx scenario must commit, run GC, slide its zones with a
@@ -23,12 +24,8 @@ fn spec(protocol: &str, ops: u64, zone_blocks: u32, tx: TxShape, recovery_cuts: 
 
 /// `spec` with protocol options (a 0 value: the option left out).
 fn spec_with(protocol: &str, ops: u64, opts: &[(&str, u32)], tx: TxShape, recovery_cuts: bool) -> CrashSpec {
-    let mut device = DeviceSpec::tiny(protocol);
-    let mut zone = String::new();
-    for &(key, value) in opts.iter().filter(|o| o.1 > 0) {
-        device.opts = device.opts.with(key, value);
-        zone += &format!(" --protocol-opt {key}={value}");
-    }
+    let given: Vec<(&str, u32)> = opts.iter().copied().filter(|o| o.1 > 0).collect();
+    let (device, zone) = common::tiny_with_options(protocol, &given);
     let expect = vec![
         Expect::Commits,
         Expect::Gc,
@@ -37,19 +34,6 @@ fn spec_with(protocol: &str, ops: u64, opts: &[(&str, u32)], tx: TxShape, recove
         Expect::ZoneScans,
     ];
     common::txwrite_spec(device, &zone, ops, 90, tx, recovery_cuts, expect)
-}
-
-fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: u32) -> TxShape {
-    TxShape {
-        pages_per_tx,
-        abort_pct,
-        concurrency,
-        nontx_pct: 10,
-        trim_pct: 5,
-        transactions: 0,
-        cross_pct,
-        exclusive: false,
-    }
 }
 
 #[test]

@@ -10,18 +10,14 @@
 //! one lock bit per block.
 
 mod common;
-use txftl_harness::{CrashSpec, DeviceSpec, Expect, TxShape};
+use common::tx_shape as shape;
+use txftl_harness::{CrashSpec, Expect, TxShape};
 
 /// Every NoLgn scenario must commit and abort, run GC with a block kept back
 /// by its lock, move an open transaction's page, write a checkpoint with a
 /// transaction open, and tear pages whose OOB survives.
 fn spec(protocol: &str, ops: u64, opts: &[(&str, u32)], tx: TxShape, recovery_cuts: bool) -> CrashSpec {
-    let mut device = DeviceSpec::tiny(protocol);
-    let mut flags = String::new();
-    for &(key, value) in opts {
-        device.opts = device.opts.with(key, value);
-        flags += &format!(" --protocol-opt {key}={value}");
-    }
+    let (device, flags) = common::tiny_with_options(protocol, opts);
     let expect = vec![
         Expect::Commits,
         Expect::Aborts,
@@ -31,19 +27,6 @@ fn spec(protocol: &str, ops: u64, opts: &[(&str, u32)], tx: TxShape, recovery_cu
         Expect::Protocol("nolgn_gc_open_copies"),
     ];
     common::txwrite_spec(device, &flags, ops, 90, tx, recovery_cuts, expect)
-}
-
-fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: u32) -> TxShape {
-    TxShape {
-        pages_per_tx,
-        abort_pct,
-        concurrency,
-        nontx_pct: 10,
-        trim_pct: 5,
-        transactions: 0,
-        cross_pct,
-        exclusive: false,
-    }
 }
 
 /// The set the canary runs, with recovery cuts too.

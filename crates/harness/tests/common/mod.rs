@@ -13,6 +13,35 @@ pub fn assert_clean(report: &CrashReport) {
     assert_eq!(report.violation_count, 0);
 }
 
+/// The tiny device with protocol options `opts`, and the command-line flags
+/// that give them (for the replay command).
+#[allow(dead_code)]
+pub fn tiny_with_options(protocol: &str, opts: &[(&str, u32)]) -> (txftl_harness::DeviceSpec, String) {
+    let mut device = txftl_harness::DeviceSpec::tiny(protocol);
+    let mut flags = String::new();
+    for &(key, value) in opts {
+        device.opts = device.opts.with(key, value);
+        flags += &format!(" --protocol-opt {key}={value}");
+    }
+    (device, flags)
+}
+
+/// A `txwrite` shape with a tenth of the operations writes outside
+/// transactions and a twentieth trims.
+#[allow(dead_code)]
+pub fn tx_shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: u32) -> txftl_harness::TxShape {
+    txftl_harness::TxShape {
+        pages_per_tx,
+        abort_pct,
+        concurrency,
+        nontx_pct: 10,
+        trim_pct: 5,
+        transactions: 0,
+        cross_pct,
+        exclusive: false,
+    }
+}
+
 /// A `txwrite` crash scenario on the tiny geometry (seed 1, a flush every 8
 /// writes, every torn variant) whose replay command names every option of
 /// `tx`; `device_flags`: the device's own options, as the command line gives them.
