@@ -233,6 +233,16 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         (None, _) => Torn::Garbage,
     };
     let host = args.host.options()?;
+    if host.clients > 1 && spec.kind == WorkloadKind::Remap {
+        return Err(CliError::Usage(
+            "--clients: the remap workload runs with one client (a log is written, synced and checkpointed in order)".into(),
+        ));
+    }
+    if args.record.is_some() && spec.kind == WorkloadKind::Remap {
+        return Err(CliError::Usage(
+            "--record: traces have no word for the remap workload's remaps; drop --record or use another workload".into(),
+        ));
+    }
     let record = args.record.as_deref().map(record_file).transpose()?;
     let (mut dev, what, cfg) = open_device(&args)?;
     let total = OpStream::new(spec, dev.info().logical_pages).total_ops();

@@ -62,6 +62,7 @@ mod hostlog;
 mod inode;
 mod journal;
 mod layout;
+mod remap;
 mod txn;
 
 pub use cache::{CachePolicy, DEFAULT_MAX_DIRTY_PAGES};
@@ -187,6 +188,12 @@ pub struct FsStats {
     /// Durability points [`FsyncPolicy::OneTransaction`] sent the ordered
     /// way because the device's transaction could not hold them.
     pub one_tx_fallbacks: u64,
+    /// WAL pages written naming their database page (`Fs::write_for`;
+    /// counted in `wal_page_writes` too), and database pages written by
+    /// remapping one (`Fs::write_remapping`: no page programmed, not in
+    /// `database_page_writes`).
+    pub remappable_writes: u64,
+    pub remapped_pages: u64,
 }
 
 impl FsStats {

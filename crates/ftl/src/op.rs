@@ -3,9 +3,12 @@
 //! the trace formats write and read, the recorder writes, and the probes
 //! attribute crash points to.
 //!
-//! An [`Op`] is one call on at most one page; its [`OpKind`] is what it does
-//! without its operands. Extension calls (`crate::extensions`) have no
-//! words here yet: they join when a protocol offers them.
+//! An [`Op`] is one call; its [`OpKind`] is what it does without its
+//! operands. Most calls name at most one page; the `Remap` extension's two
+//! (`crate::extensions::Remap`) name a second one, the target. Their kinds
+//! are not in [`OpKind::ALL`], the words traces carry: no trace format has a
+//! remap, so a trace can neither hold one nor be recorded from a run that
+//! issues one.
 
 use crate::device::{Device, Lpn, Tid};
 use crate::error::Result;
@@ -22,9 +25,14 @@ pub enum OpKind {
     Begin,
     Commit,
     Abort,
+    /// A page written naming the page a remap may move it onto (`Remap`).
+    WriteRemappable,
+    /// A page moved onto another logical page (`Remap`).
+    Remap,
 }
 
 impl OpKind {
+    /// The kinds traces carry.
     pub const ALL: [OpKind; 7] = [
         OpKind::Read,
         OpKind::Write,
@@ -45,16 +53,27 @@ impl OpKind {
             OpKind::Begin => "begin",
             OpKind::Commit => "commit",
             OpKind::Abort => "abort",
+            OpKind::WriteRemappable => "write-remappable",
+            OpKind::Remap => "remap",
         }
     }
 
+    /// The trace kind named `s` (never an extension call's).
     pub fn parse(s: &str) -> Option<OpKind> {
         OpKind::ALL.into_iter().find(|k| k.name() == s)
     }
 
     /// Does the call name a page?
     pub fn has_page(self) -> bool {
-        matches!(self, OpKind::Read | OpKind::Write | OpKind::Trim)
+        matches!(
+            self,
+            OpKind::Read | OpKind::Write | OpKind::Trim | OpKind::WriteRemappable | OpKind::Remap
+        )
+    }
+
+    /// Can a trace carry it?
+    pub fn in_traces(self) -> bool {
+        OpKind::ALL.contains(&self)
     }
 
     /// Must it name a transaction?
@@ -68,7 +87,7 @@ impl OpKind {
     }
 }
 
-/// One device call on at most one page.
+/// One device call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
     Write(Lpn),
@@ -80,12 +99,17 @@ pub enum Op {
     TxRead(Tid, Lpn),
     Commit(Tid),
     Abort(Tid),
+    /// `Remap::write_remappable(lpn, data, target)`.
+    WriteRemappable(Lpn, Lpn),
+    /// `Remap::remap(from, to)`.
+    Remap(Lpn, Lpn),
 }
 
 impl Op {
     /// The call of `kind`, in transaction `tid` if it names one, on `lpn`
     /// if its kind names a page; None where the transaction does not fit
-    /// the kind (a `begin` without one, a `trim` or `flush` with one).
+    /// the kind (a `begin` without one, a `trim` or `flush` with one) and
+    /// for the kinds that name two pages.
     pub fn new(kind: OpKind, tid: Option<Tid>, lpn: Lpn) -> Option<Op> {
         Some(match (kind, tid) {
             (OpKind::Read, None) => Op::Read(lpn),
@@ -110,6 +134,8 @@ impl Op {
             Op::Begin(_) => OpKind::Begin,
             Op::Commit(_) => OpKind::Commit,
             Op::Abort(_) => OpKind::Abort,
+            Op::WriteRemappable(..) => OpKind::WriteRemappable,
+            Op::Remap(..) => OpKind::Remap,
         }
     }
 
@@ -117,14 +143,15 @@ impl Op {
     pub fn tid(self) -> Option<Tid> {
         match self {
             Op::Begin(t) | Op::TxWrite(t, _) | Op::TxRead(t, _) | Op::Commit(t) | Op::Abort(t) => Some(t),
-            Op::Write(_) | Op::Read(_) | Op::Trim(_) | Op::Flush => None,
+            Op::Write(_) | Op::Read(_) | Op::Trim(_) | Op::Flush | Op::WriteRemappable(..) | Op::Remap(..) => None,
         }
     }
 
-    /// The page it names, if any.
+    /// The page it names, if any (the remap calls': the page written or moved).
     pub fn lpn(self) -> Option<Lpn> {
         match self {
             Op::Write(l) | Op::Read(l) | Op::Trim(l) | Op::TxWrite(_, l) | Op::TxRead(_, l) => Some(l),
+            Op::WriteRemappable(l, _) | Op::Remap(l, _) => Some(l),
             Op::Flush | Op::Begin(_) | Op::Commit(_) | Op::Abort(_) => None,
         }
     }
@@ -142,8 +169,18 @@ impl Op {
             Op::TxRead(t, l) => dev.read_tx(t, l, buf),
             Op::Commit(t) => dev.commit(t),
             Op::Abort(t) => dev.abort(t),
+            Op::WriteRemappable(l, target) => remap_calls(dev)?.write_remappable(l, buf, target),
+            Op::Remap(from, to) => remap_calls(dev)?.remap(from, to),
         }
     }
+}
+
+/// The device's `Remap` calls, or its typed refusal.
+fn remap_calls<D: Device + ?Sized>(dev: &mut D) -> Result<&mut dyn crate::extensions::Remap> {
+    if dev.remap_calls().is_none() {
+        return Err(dev.unsupported("the remap extension"));
+    }
+    Ok(dev.remap_calls().expect("checked"))
 }
 
 #[cfg(test)]
@@ -170,5 +207,10 @@ mod tests {
         }
         assert_eq!(Op::new(OpKind::Begin, None, 0), None);
         assert_eq!(Op::new(OpKind::Trim, Some(1), 0), None);
+        for op in [Op::WriteRemappable(3, 4), Op::Remap(3, 4)] {
+            assert_eq!((op.lpn(), op.tid()), (Some(3), None));
+            assert!(!op.kind().in_traces() && op.kind().has_page());
+            assert_eq!(OpKind::parse(op.kind().name()), None, "no trace word");
+        }
     }
 }

@@ -313,7 +313,7 @@ pub(crate) fn lost_version(nand: &Nand, lpn: u32, ppn: u32) -> Option<u64> {
 /// is that commit's page, kept (reported lost) as the commit's own.
 pub(crate) fn shown_version(state: &[Content], model: &TxModel, nand: &Nand, lpn: u32) -> Option<u64> {
     match state[lpn as usize] {
-        Content::Written { lpn: l, version } if l == lpn => Some(version),
+        Content::Written { lpn: l, version } if l == model.page_named(lpn, version) => Some(version),
         Content::Lost { ppn } => match lost_page(nand, lpn, ppn) {
             Ok(Some(Content::Written { version, .. })) => Some(version),
             Ok(Some(Content::Foreign)) => model.in_flight_version(lpn),
@@ -376,7 +376,7 @@ pub(crate) fn check_against_model(state: &[Content], model: &TxModel, nand: &Nan
                 }
             }
             Content::Unwritten => None,
-            Content::Written { lpn: l, version } if l == lpn => Some(version),
+            Content::Written { lpn: l, version } if l == model.page_named(lpn, version) => Some(version),
             Content::Written { lpn: l, version } => {
                 out.push(format!("lpn {lpn} holds the page of lpn {l} (version {version})"));
                 continue;
@@ -394,6 +394,7 @@ pub(crate) fn check_against_model(state: &[Content], model: &TxModel, nand: &Nan
             break;
         }
     }
+    out.extend(model.remap_violation(|lpn| shown_version(state, model, nand, lpn)));
     out
 }
 

@@ -7,6 +7,7 @@ pub mod exercise;
 pub mod inflight;
 pub mod journal;
 pub mod model;
+mod remap;
 pub mod run;
 pub mod workload;
 

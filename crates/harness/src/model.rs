@@ -17,6 +17,14 @@
 //! all ([`TxModel::committed_not_durable`]). While the
 //! device is up, a read returns the latest visible value, and a transactional
 //! read returns the transaction's own write if it made one.
+//!
+//! A remap (`Op::Remap(from, to)`, SW-WAL) moves `from`'s value to `to`
+//! (`from` then reads as unwritten) at once for reads, and durably at the
+//! next flush, all of a flush's remaps together: a cut before that flush
+//! shows none of them, a cut in it all or none
+//! ([`TxModel::remap_violation`]). The page a remappable write produces
+//! names its target (what it becomes), so the model keeps which versions
+//! name another page ([`TxModel::page_named`]).
 
 use std::collections::BTreeMap;
 
@@ -37,6 +45,12 @@ pub struct TxModel {
     /// Commits whose outcome a cut leaves open, each all or nothing: the one
     /// in flight at the cut, and those that returned before they were durable.
     uncertain: Vec<Uncertain>,
+    /// Versions written by a remappable write -> the page they name.
+    named: BTreeMap<u64, u32>,
+    /// Remaps since the last flush, neither page written since: (from, to, version).
+    remaps: Vec<(u32, u32, u64)>,
+    /// A flush was in flight at the cut: `remaps` may show, all or none.
+    remaps_in_flight: bool,
 }
 
 /// A commit that may or may not survive the cut, whole.
@@ -57,6 +71,9 @@ impl TxModel {
             since_durable: BTreeMap::new(),
             open: BTreeMap::new(),
             uncertain: Vec::new(),
+            named: BTreeMap::new(),
+            remaps: Vec::new(),
+            remaps_in_flight: false,
         }
     }
 
@@ -81,11 +98,86 @@ impl TxModel {
         }
     }
 
+    /// The model after a cut and recovery to `values` ([`TxModel::recovered`]),
+    /// still knowing which versions name another page.
+    pub fn recovered_after(&self, values: &[Value]) -> TxModel {
+        TxModel {
+            named: self.named.clone(),
+            ..TxModel::recovered(values)
+        }
+    }
+
     /// A write or trim that may have reached the device (acknowledged or in flight).
     pub fn candidate(&mut self, lpn: u32, value: Value) {
         if self.tracked {
             self.since_durable.entry(lpn).or_default().push(value);
+            // A remap of the page before the flush is applied first (the
+            // device's rule): durable with any checkpoint from now on.
+            if let Some(i) = self.remaps.iter().position(|&(f, _, _)| f == lpn) {
+                let (_, to, v) = self.remaps.remove(i);
+                self.since_durable.entry(to).or_default().push(Some(v));
+            }
+            // One onto it is dropped, and its source trimmed.
+            if let Some(i) = self.remaps.iter().position(|&(_, t, _)| t == lpn) {
+                let (from, _, _) = self.remaps.remove(i);
+                self.since_durable.entry(from).or_default().push(None);
+            }
+            self.remaps.retain(|&(f, t, _)| f != lpn && t != lpn);
         }
+    }
+
+    /// A remappable write of `version` to `lpn` names page `target`.
+    pub fn names(&mut self, version: u64, target: u32) {
+        if self.tracked {
+            self.named.insert(version, target);
+        }
+    }
+
+    /// The page a page holding `version` at `lpn` must name: `lpn`, or the
+    /// target of the remappable write that produced it.
+    pub fn page_named(&self, lpn: u32, version: u64) -> u32 {
+        self.named.get(&version).copied().unwrap_or(lpn)
+    }
+
+    /// A remap of `from` onto `to` returned: `to` reads `from`'s value and
+    /// `from` reads unwritten, durably from the next flush on.
+    pub fn remapped(&mut self, from: u32, to: u32) {
+        if !self.tracked {
+            return;
+        }
+        let value = self.latest(from);
+        // A remap onto `to` before the flush replaces the earlier one.
+        self.remaps.retain(|&(_, t, _)| t != to);
+        self.latest[to as usize] = value;
+        self.latest[from as usize] = None;
+        if let Some(v) = value {
+            self.remaps.push((from, to, v));
+        }
+    }
+
+    /// A flush was in flight at the cut: the remaps since the last one may
+    /// be durable, all together.
+    pub fn flush_in_flight(&mut self) {
+        for (from, to, v) in self.remaps.clone() {
+            self.since_durable.entry(to).or_default().push(Some(v));
+            self.since_durable.entry(from).or_default().push(None);
+        }
+        self.remaps_in_flight = true;
+    }
+
+    /// `Some(message)` if the remaps since the last flush show after a cut
+    /// in part (`value_of(lpn)`: the recovered value); with no flush in
+    /// flight, the allowed values already say that none shows.
+    pub fn remap_violation(&self, value_of: impl Fn(u32) -> Value) -> Option<String> {
+        let shown = |&&(from, to, v): &&(u32, u32, u64)| value_of(to) == Some(v) && value_of(from).is_none();
+        let n = self.remaps.iter().filter(shown).count();
+        (n > 0 && n < self.remaps.len()).then(|| {
+            let (from, to, _) = self.remaps.iter().find(|r| !shown(r)).expect("one not shown");
+            format!(
+                "{n} of the {} remaps the flush in flight applies show, not the one of lpn {from} onto lpn {to}",
+                self.remaps.len()
+            )
+        })
     }
 
     /// A write or trim that returned.
@@ -99,6 +191,10 @@ impl TxModel {
 
     /// A flush returned: everything visible before it is durable.
     pub fn flushed(&mut self) {
+        for (from, to, _) in std::mem::take(&mut self.remaps) {
+            self.since_durable.entry(from).or_default();
+            self.since_durable.entry(to).or_default();
+        }
         for (lpn, _) in std::mem::take(&mut self.since_durable) {
             self.durable[lpn as usize] = self.latest[lpn as usize];
         }
@@ -265,5 +361,47 @@ mod tests {
         m.flushed();
         assert_eq!(m.allowed(2), vec![Some(7)]);
         assert_eq!(m.acknowledged_not_durable(|_| None), (0, 0));
+    }
+
+    /// Remaps show at once, are durable at the flush, all of a flush's
+    /// together: none after a cut before it; all or none after one in it.
+    #[test]
+    fn remaps_are_durable_together_at_the_flush() {
+        let mut m = TxModel::new(10);
+        m.acknowledged(1, Some(5));
+        m.acknowledged(8, Some(6));
+        m.acknowledged(9, Some(7));
+        m.names(6, 1);
+        m.names(7, 2);
+        m.flushed();
+        m.remapped(8, 1);
+        m.remapped(9, 2);
+        assert_eq!((m.latest(1), m.latest(8)), (Some(6), None));
+        assert_eq!((m.page_named(8, 6), m.page_named(1, 5)), (1, 1));
+        // A cut before the flush: none shows.
+        assert_eq!((m.allowed(1), m.allowed(8)), (vec![Some(5)], vec![Some(6)]));
+        let values = |shown: &[u32]| {
+            let shown = shown.to_vec();
+            move |lpn: u32| match lpn {
+                1 | 8 if shown.contains(&1) => [None, Some(6)][(lpn == 1) as usize],
+                2 | 9 if shown.contains(&2) => [None, Some(7)][(lpn == 2) as usize],
+                1 => Some(5),
+                8 => Some(6),
+                9 => Some(7),
+                _ => None,
+            }
+        };
+        let mut cut = m.clone();
+        cut.flush_in_flight();
+        assert_eq!(cut.allowed(1), vec![Some(5), Some(6)]);
+        assert_eq!(cut.remap_violation(values(&[])), None);
+        assert_eq!(cut.remap_violation(values(&[1, 2])), None);
+        assert!(cut.remap_violation(values(&[1])).is_some_and(|s| s.contains("1 of the 2")));
+        // A write to the moved page applies its remap first.
+        let mut w = m.clone();
+        w.acknowledged(8, Some(9));
+        assert_eq!(w.allowed(1), vec![Some(5), Some(6)]);
+        m.flushed();
+        assert_eq!((m.allowed(1), m.allowed(8)), (vec![Some(6)], vec![None]));
     }
 }

@@ -5,8 +5,8 @@
 use crate::data::{self, Content};
 use crate::journal::HostJournal;
 use crate::model::TxModel;
-use txftl_ftl::DeviceError;
 use txftl_ftl::Op;
+use txftl_ftl::{DeviceError, Extension};
 use txftl_protocols::AnyDevice;
 
 /// Issues operations with versioned page contents and keeps the model in step.
@@ -41,14 +41,14 @@ pub enum Outcome {
 
 impl Driver {
     /// Checks what a read returned against what the model expects.
-    fn check_read(&self, lpn: u32, expected: Option<u64>) -> Outcome {
+    fn check_read(&self, lpn: u32, expected: Option<u64>, model: &TxModel) -> Outcome {
         if !self.store_data {
             return Outcome::Done;
         }
         let got = data::decode(&self.buf);
         match (got, expected) {
             (Content::Unwritten, None) => Outcome::Done,
-            (Content::Written { lpn: l, version }, Some(v)) if l == lpn && version == v => Outcome::Done,
+            (Content::Written { lpn: l, version }, Some(v)) if l == model.page_named(lpn, v) && version == v => Outcome::Done,
             _ => Outcome::WrongRead { lpn, expected, got },
         }
     }
@@ -121,14 +121,16 @@ impl Driver {
             Op::Flush => {
                 let r = dev.flush();
                 let r = self.by_deadline(dev, r);
-                if r.is_ok() {
-                    model.flushed();
+                match r {
+                    Ok(_) => model.flushed(),
+                    Err(DeviceError::PowerLoss) => model.flush_in_flight(),
+                    Err(_) => {}
                 }
                 r.map(|_| Outcome::Done)
             }
             Op::Read(lpn) => {
                 let r = dev.read(lpn, &mut self.buf);
-                self.by_deadline(dev, r).map(|_| self.check_read(lpn, model.latest(lpn)))
+                self.by_deadline(dev, r).map(|_| self.check_read(lpn, model.latest(lpn), model))
             }
             Op::Begin(tid) => self.deadline_call(dev, op).map(|_| {
                 model.begun(tid);
@@ -148,7 +150,9 @@ impl Driver {
                     Err(e) => Err(e),
                 }
             }
-            Op::TxRead(tid, lpn) => self.deadline_call(dev, op).map(|_| self.check_read(lpn, model.tx_read(tid, lpn))),
+            Op::TxRead(tid, lpn) => self
+                .deadline_call(dev, op)
+                .map(|_| self.check_read(lpn, model.tx_read(tid, lpn), model)),
             Op::Commit(tid) => {
                 let r = self.deadline_call(dev, op);
                 match &r {
@@ -165,6 +169,44 @@ impl Driver {
                 model.aborted(tid);
                 r.map(|_| Outcome::Done)
             }
+            Op::WriteRemappable(lpn, target) => {
+                // The page holds what it may become: `target`'s version. A
+                // device without remap takes it as a write (a WAL on a plain
+                // device, whose checkpoint copies).
+                let version = self.next_page(target);
+                let r = match dev.offers(Extension::Remap) {
+                    true => op.issue(dev, &mut self.buf),
+                    false => dev.write(lpn, &self.buf),
+                };
+                let r = self.by_deadline(dev, r);
+                model.names(version, target);
+                note(model, &r, lpn, Some(version));
+                r.map(|_| Outcome::Done)
+            }
+            Op::Remap(from, to) => self.remap(dev, from, to, model),
+        }
+    }
+
+    /// A remap; where the device refuses it (it forgot the page's target
+    /// at a mount), the host copies the page, as SQLite's checkpoint does
+    /// on a device without remap.
+    fn remap(&mut self, dev: &mut dyn AnyDevice, from: u32, to: u32, model: &mut TxModel) -> Result<Outcome, DeviceError> {
+        let r = Op::Remap(from, to).issue(dev, &mut self.buf);
+        match self.by_deadline(dev, r) {
+            Ok(_) => {
+                model.remapped(from, to);
+                Ok(Outcome::Done)
+            }
+            Err(DeviceError::Unsupported { .. }) => {
+                let r = dev.read(from, &mut self.buf);
+                self.by_deadline(dev, r)?;
+                let r = dev.write(to, &self.buf);
+                let r = self.by_deadline(dev, r);
+                let value = model.latest(from);
+                note(model, &r, to, value);
+                r.map(|_| Outcome::Done)
+            }
+            Err(e) => Err(e),
         }
     }
 }

@@ -16,9 +16,12 @@
 //!   transactions write too: a trim between two commits is where X-FTL once
 //!   brought back a value from before a committed transaction). When `ops` are
 //!   issued, the open transactions are finished (so a run ends with none open).
+//! - `remap`: a write-ahead log in the working set's last quarter whose
+//!   checkpoints remap its pages onto the database's (`remap.rs`; SW-WAL).
 //!
 //! Every workload also flushes after each `flush_every` writes.
 
+use crate::remap::WalGen;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -33,9 +36,10 @@ pub enum WorkloadKind {
     TxWrite,
     SeqRead,
     RandRead,
+    Remap,
 }
 
-pub const WORKLOAD_NAMES: &[&str] = &["seqwrite", "randwrite", "mixed", "txwrite", "seqread", "randread"];
+pub const WORKLOAD_NAMES: &[&str] = &["seqwrite", "randwrite", "mixed", "txwrite", "seqread", "randread", "remap"];
 
 /// Shape of the `txwrite` workload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -84,6 +88,7 @@ impl WorkloadKind {
             "txwrite" => Some(WorkloadKind::TxWrite),
             "seqread" => Some(WorkloadKind::SeqRead),
             "randread" => Some(WorkloadKind::RandRead),
+            "remap" => Some(WorkloadKind::Remap),
             _ => None,
         }
     }
@@ -95,6 +100,7 @@ impl WorkloadKind {
             WorkloadKind::TxWrite => "txwrite",
             WorkloadKind::SeqRead => "seqread",
             WorkloadKind::RandRead => "randread",
+            WorkloadKind::Remap => "remap",
         }
     }
 }
@@ -137,6 +143,7 @@ pub struct OpStream {
     /// Transactional writes so far to a page another open transaction had
     /// written (`TxShape::cross_pct`).
     pub cross_tx_updates: u64,
+    wal: WalGen,
 }
 
 impl OpStream {
@@ -155,6 +162,7 @@ impl OpStream {
             open: Vec::new(),
             begun: 0,
             cross_tx_updates: 0,
+            wal: WalGen::default(),
         }
     }
 
@@ -337,6 +345,14 @@ impl Iterator for OpStream {
                 Op::Read(lpn)
             }
             WorkloadKind::RandRead => Op::Read(self.rng.gen_range(0..ws)),
+            WorkloadKind::Remap => match self.wal.next(&mut self.rng, ws) {
+                op @ (Op::Write(_) | Op::WriteRemappable(..)) => self.after_write(op),
+                Op::Flush => {
+                    self.writes_since_flush = 0;
+                    Op::Flush
+                }
+                op => op,
+            },
             WorkloadKind::Mixed => {
                 let roll = self.rng.gen_range(0..100u32);
                 let lpn = self.rng.gen_range(0..ws);

@@ -77,9 +77,6 @@ pub mod cycle;
 mod options;
 pub mod registry;
 mod sorted_map;
-/// SW-WAL's device (NoLgn's baseline): not in the registry until its crash
-/// sets and SQLite mode exist.
-pub mod sw_wal;
 
 pub use options::{OptionSpec, ProtocolOptions};
 pub use registry::{Build, Builder, CanarySpec, Protocol, ProtocolEntry, SqlJournal, Stage, TxPagesBound};
@@ -98,7 +95,7 @@ macro_rules! registry {
 }
 
 // The registry: one protocol folder a name, in the order listings show them.
-registry!(plain, xftl, lighttx, atomic_write, scc, bpcc, dftl, mobius, nolgn);
+registry!(plain, xftl, lighttx, atomic_write, scc, bpcc, dftl, mobius, nolgn, sw_wal);
 
 /// The protocol a command runs when none is named: the baseline every
 /// paper compares against.

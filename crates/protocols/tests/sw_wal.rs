@@ -1,7 +1,9 @@
 //! SW-WAL's device: a remap moves a page onto another logical page without
-//! a program, is durable at the next flush, and the page reads, moves (GC)
-//! and recovers as its new logical page's; a remap the page's spare area does
-//! not name is refused (the canary takes it, and its target reads corrupted).
+//! a program, is durable at the next flush (all of the flush's remaps
+//! together, none before it, even across the FTL's own checkpoints), and
+//! the page reads, moves (GC) and recovers as its new logical page's; a
+//! remap the page's spare area does not name is refused (the canary takes
+//! it, and its target reads corrupted).
 
 mod common;
 use common::{nand, page, reads};
@@ -121,6 +123,8 @@ fn a_remap_the_spare_area_does_not_name_is_refused_and_the_canary_takes_it() {
     d.write(3, &page(&*d, 1)).unwrap();
     d.write(11, &page(&*d, 2)).unwrap();
     remap(&mut *d, 11, 3).unwrap();
+    assert!(d.check_invariants().is_err(), "a pending remap names another page");
+    d.flush().unwrap();
     let mut buf = page(&*d, 0);
     assert!(matches!(d.read(3, &mut buf), Err(DeviceError::Corrupted(_))));
     assert!(d.check_invariants().is_err());

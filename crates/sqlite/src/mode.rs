@@ -10,7 +10,9 @@
 //! device's transactions replace the journal, the X-FTL paper's setting),
 //! `P-memory` is `MEMORY`, `P-batch` is SQLite's default `DELETE` through its
 //! batch-atomic-write interface, and `P-rbj`, `P-truncate`, `P-persist` and
-//! `P-wal` are those journals on top of the device's transactions.
+//! `P-wal` are those journals on top of the device's transactions. A
+//! protocol whose entry carries one journal mode (SW-WAL: WAL, whose
+//! checkpoints remap) names it by its bare name too.
 
 use serde::{Serialize, Serializer};
 use std::sync::OnceLock;
@@ -50,7 +52,7 @@ fn info(entry: &'static ProtocolEntry, journal: SqlJournal) -> ModeInfo {
         SqlJournal::Memory => ("memory", "MEMORY"),
         SqlJournal::Batch => ("batch", "BATCH"),
     };
-    let (cli, label) = if entry.transactional && journal == SqlJournal::Off {
+    let (cli, label) = if (entry.transactional && journal == SqlJournal::Off) || entry.sql.len() == 1 {
         (p.to_string(), l.to_string())
     } else if p == BASELINE {
         (suffix.to_string(), suffix_label.to_string())
@@ -205,5 +207,7 @@ mod tests {
             Mode::parse("xftl-off").is_none(),
             "OFF on a transactional protocol is its bare name"
         );
+        let s = Mode::parse("sw-wal").unwrap();
+        assert_eq!((s.journal_mode(), s.name(), s.transactional()), ("WAL", "SW-WAL", false));
     }
 }

@@ -77,12 +77,14 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use txftl_fs::{FileClass, Fs, FsError, FsMode, Ino};
-use txftl_ftl::{DeviceError, Tid};
+use txftl_ftl::{DeviceError, Extension, Tid};
 use txftl_protocols::{ProtocolEntry, SqlJournal};
 
 // A file beside this one (the loadable extension includes this file by path).
 #[path = "group.rs"]
 mod group;
+#[path = "walmap.rs"]
+mod walmap;
 
 /// The file system a VFS serves, shared with whoever registered it.
 pub type SharedFs = Arc<Mutex<Fs>>;
@@ -162,6 +164,11 @@ struct VfsState {
     /// (`vfs/group.rs`; 0: none, the default: the `Stack` sets the protocol
     /// entry's for `journal_mode=OFF`).
     normal_group_pages: AtomicU32,
+    /// The device remaps (SW-WAL): WAL files are laid out for it
+    /// (`vfs/walmap.rs`) and checkpoints remap their frames.
+    remaps: bool,
+    /// The last frame SQLite read from such a WAL.
+    frame_read: Mutex<Option<walmap::FrameRead>>,
 }
 
 /// A WAL index: its regions and the locks on its SQLITE_SHM_NLOCK slots.
@@ -224,6 +231,9 @@ struct FileState {
     /// WAL index slots this handle holds shared / exclusive (bit per slot).
     shm_shared: u8,
     shm_exclusive: u8,
+    /// A WAL laid out for a remapping device, and its database's inode.
+    walmap: Option<walmap::WalMap>,
+    wal_db: Option<Ino>,
 }
 
 impl FileState {
@@ -275,6 +285,8 @@ impl Vfs {
             // Off unless the host asks (`Stack` does, for journal_mode=OFF):
             // a VFS whose host may use any journal mode never groups.
             normal_group_pages: AtomicU32::new(0),
+            remaps: entry.extensions.contains(&Extension::Remap),
+            frame_read: Mutex::new(None),
         }));
         let vfs = Box::new(ffi::sqlite3_vfs {
             iVersion: 2,
@@ -569,6 +581,13 @@ unsafe extern "C" fn x_open(
                 return ffi::SQLITE_CANTOPEN;
             }
         };
+        let (walmap, wal_db) = match class == FileClass::Wal && state.remaps {
+            true => (
+                Some(walmap::WalMap::new(fs.page_size())),
+                name.strip_suffix("-wal").and_then(|db| fs.lookup(db)),
+            ),
+            false => (None, None),
+        };
         drop(fs);
         let fstate = Box::new(FileState {
             vfs: state,
@@ -584,6 +603,8 @@ unsafe extern "C" fn x_open(
             wal_mode: false,
             shm_shared: 0,
             shm_exclusive: 0,
+            walmap,
+            wal_db,
         });
         (*(file as *mut TxFile)).state = Box::into_raw(fstate);
         (*file).pMethods = &IO_METHODS;
@@ -746,6 +767,13 @@ unsafe extern "C" fn x_read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt:
             return ffi::SQLITE_IOERR_READ;
         };
         let out = std::slice::from_raw_parts_mut(buf as *mut u8, amt as usize);
+        if let Some(map) = st.walmap {
+            return match walmap::read(&mut fs, map, st.ino, off as u64, out, &state.frame_read) {
+                Ok(true) => ffi::SQLITE_OK,
+                Ok(false) => ffi::SQLITE_IOERR_SHORT_READ,
+                Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_READ),
+            };
+        }
         match fs.read(st.tx, st.ino, off as u64, out) {
             Ok(n) if n == out.len() => ffi::SQLITE_OK,
             Ok(n) => {
@@ -770,6 +798,24 @@ fn begin_at_first_change(state: &VfsState, st: &mut FileState, fs: &mut Fs, io: 
     ffi::SQLITE_OK
 }
 
+/// A checkpoint's write of a database page with the bytes of the frame
+/// SQLite just read from a remapping WAL: the file system remaps the frame's
+/// page onto it (or copies, if the device refuses). `None`: not such a write.
+fn write_by_remap(state: &VfsState, st: &FileState, fs: &mut Fs, off: u64, data: &[u8]) -> Option<c_int> {
+    if !state.remaps || !st.main_db || st.tx.is_some() {
+        return None;
+    }
+    let frame = state.frame_read.lock().ok()?.take()?;
+    let ps = fs.page_size() as u64;
+    if frame.data != data || !off.is_multiple_of(ps) {
+        return None;
+    }
+    Some(match fs.write_remapping(st.ino, (off / ps) as u32, data, (frame.wal, frame.page)) {
+        Ok(_) => ffi::SQLITE_OK,
+        Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_WRITE),
+    })
+}
+
 unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *const c_void, amt: c_int, off: ffi::sqlite3_int64) -> c_int {
     guard(ffi::SQLITE_IOERR_WRITE, || {
         let st = file_state(file);
@@ -790,6 +836,15 @@ unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *const c_void, a
             }
         }
         let data = std::slice::from_raw_parts(buf as *const u8, amt as usize);
+        if let Some(map) = st.walmap {
+            return match walmap::write(&mut fs, map, st.ino, st.wal_db, off as u64, data) {
+                Ok(()) => ffi::SQLITE_OK,
+                Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_WRITE),
+            };
+        }
+        if let Some(rc) = write_by_remap(state, st, &mut fs, off as u64, data) {
+            return rc;
+        }
         match fs.write(st.tx, st.ino, off as u64, data) {
             Ok(()) => {
                 if st.main_db && st.tx.is_some() {
@@ -822,7 +877,8 @@ unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3
         if rc != ffi::SQLITE_OK {
             return rc;
         }
-        match fs.truncate(st.tx, st.ino, size as u64) {
+        let size = st.walmap.map_or(size as u64, |m| m.file_len(size as u64));
+        match fs.truncate(st.tx, st.ino, size) {
             Ok(()) => {
                 if st.main_db && st.tx.is_some() {
                     st.group.wrote();
@@ -863,7 +919,7 @@ unsafe extern "C" fn x_file_size(file: *mut ffi::sqlite3_file, out: *mut ffi::sq
         let Some(fs) = lock(state) else { return ffi::SQLITE_IOERR_FSTAT };
         match fs.size(st.tx, st.ino) {
             Ok(s) => {
-                *out = s as ffi::sqlite3_int64;
+                *out = st.walmap.map_or(s, |m| m.sqlite_len(s)) as ffi::sqlite3_int64;
                 ffi::SQLITE_OK
             }
             Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_FSTAT),
@@ -1117,6 +1173,16 @@ unsafe extern "C" fn x_device_characteristics(file: *mut ffi::sqlite3_file) -> c
         let state = &*st.vfs;
         if st.main_db && state.maps(TxMapping::BatchAtomic) {
             ffi::SQLITE_IOCAP_BATCH_ATOMIC
+        } else if state.remaps && (st.main_db || st.wal) {
+            // SQLite (asking the database file, wal.c's sqlite3WalOpen) pads
+            // a commit's last frame to a sector boundary, splitting its page
+            // data there, unless a write leaves the bytes around it intact
+            // at a power cut. In the page-aligned layout it does: a frame's
+            // page is written once, out of place, and a header page's
+            // rewrite too (a torn program leaves the last version). Split
+            // frames could not be tagged. The database is only written by
+            // checkpoints (the mode is WAL), whose pages are whole.
+            ffi::SQLITE_IOCAP_POWERSAFE_OVERWRITE
         } else {
             0
         }

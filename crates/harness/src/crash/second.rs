@@ -35,9 +35,9 @@ fn continuation_seed(seed: u64, at: u64) -> u64 {
 
 /// The value a recovered page holds, as a model's starting value; `None`
 /// for a page reported lost (flash faults): what it holds is not known.
-fn start_value(nand: &Nand, lpn: u32, content: Content) -> Option<Value> {
+fn start_value(nand: &Nand, model: &TxModel, lpn: u32, content: Content) -> Option<Value> {
     match content {
-        Content::Written { lpn: l, version } if l == lpn => Some(Some(version)),
+        Content::Written { lpn: l, version } if l == model.page_named(lpn, version) => Some(Some(version)),
         Content::Lost { ppn } => lost_version(nand, lpn, ppn).map(Some),
         _ => Some(None),
     }
@@ -56,7 +56,7 @@ pub(super) fn continue_and_cut(
     result: &mut PointResult,
 ) -> Result<(), CrashError> {
     let values: Option<Vec<Value>> = (0..state.len())
-        .map(|lpn| start_value(dev.nand(), lpn as u32, state[lpn]))
+        .map(|lpn| start_value(dev.nand(), &at_cut.model, lpn as u32, state[lpn]))
         .collect();
     // A page whose version a fault hid leaves no model to start from.
     let Some(values) = values else { return Ok(()) };
@@ -71,7 +71,7 @@ pub(super) fn continue_and_cut(
     let start = Run {
         stream: OpStream::continuation(workload, info.logical_pages, at_cut.stream.next_tid()),
         driver: at_cut.driver.clone(),
-        model: TxModel::recovered(&values),
+        model: at_cut.model.recovered_after(&values),
         host_ops: 0,
         table_full_aborts: 0,
         reported_losses: 0,

@@ -1,7 +1,7 @@
 //! SW-WAL's registry entry: how its device is built on the framework.
 
 use super::{SwHooks, SwWal};
-use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, ALL_LEVELS, JOURNALED};
+use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, SqlJournal, Stage, ALL_LEVELS};
 use crate::ProtocolOptions;
 use txftl_ftl::{CounterSpec, DeviceError, Extension, Ftl};
 use txftl_nand::Geometry;
@@ -44,8 +44,14 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
             key: "sw_wal_remaps_refused",
             help: "remaps refused (the page was not written for that target since the mount): the host copies",
         },
+        CounterSpec {
+            key: "sw_wal_gc_tagged_copies",
+            help: "GC copies of pages whose spare area names a target (WAL frames, remapped or not)",
+        },
     ],
-    sql: JOURNALED,
+    // WAL, whose checkpoints remap (the SQLite mode `sw-wal`): what the
+    // device is for; the other journal modes run on `plain`.
+    sql: &[SqlJournal::Wal],
     sql_normal_group_pages: None,
     tx_pages_bound: None,
     canary: Some(CanarySpec {

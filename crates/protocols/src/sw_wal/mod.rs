@@ -5,14 +5,23 @@
 //! - `write_remappable(w, data, d)`: a WAL page `w`, its spare area naming the
 //!   database page `d` it holds a version of (`format.rs`; "inscribing
 //!   transaction information directly into the OOB area", §5).
-//! - `remap(w, d)`: `d` takes `w`'s physical page (no program); `w` is
-//!   unmapped; `d`'s old page is garbage. The spare area names `w`, so the
+//! - `remap(w, d)`: `d` takes `w`'s physical page (no program); `w` reads as
+//!   unwritten; `d`'s old page is garbage. The spare area names `w`, so the
 //!   page is `d`'s through its alias (`Hooks::alias_lpn`): reads of `d`, GC
-//!   (which copies it as `d`'s from then on) and the checks accept it. A remap
-//!   is durable at the next flush, through the checkpoint's L2P, as a trim
-//!   is: SQLite syncs the database after a checkpoint's writes, before it
-//!   reuses the WAL, so a cut before that finds the WAL whole and SQLite's
-//!   own recovery checkpoints it again.
+//!   (which copies it as `d`'s from then on) and the checks accept it.
+//! - Remaps are pending in device DRAM until the next flush, which applies
+//!   them all to the L2P and writes the checkpoint that makes them durable
+//!   together: a cut before it finds none of them (the WAL whole, the
+//!   database as it was), one after it all of them. Not one by one: the FTL
+//!   writes checkpoints of its own (GC, its rings) whenever it needs, and a
+//!   WAL whose first remapped frames were durable and later ones not has a
+//!   gap its recovery cannot read past (SQLite stops at the first frame
+//!   whose checksum fails), losing the commits after it. Until the flush,
+//!   reads of `d` return `w`'s page and reads of `w` zeros; a write or trim
+//!   of `d` drops its pending remap (the newer data wins) and trims `w`;
+//!   one of `w` (no
+//!   host does that before the flush: SQLite syncs the database before it
+//!   reuses the WAL) applies the remap first.
 //! - A remap of a page not written with `write_remappable` naming that target
 //!   since the mount (the device keeps which in DRAM) is refused with
 //!   `Unsupported`, and the host copies instead.
@@ -25,7 +34,8 @@ pub use format::RemapTag;
 
 use std::collections::BTreeMap;
 use txftl_ftl::extensions::Remap;
-use txftl_ftl::{Capabilities, Dense, Device, DeviceError, DeviceStats, EventHooks, Ftl, GcHooks, Hooks, Lpn, Oob, PersistHooks};
+use txftl_ftl::{Capabilities, Dense, Device, DeviceError, DeviceStats, EventHooks, Ftl, GcHooks, Hooks, Lpn, Oob, PersistHooks, Ppn};
+use txftl_ftl::oob::OobState;
 use txftl_ftl::{ProtocolCounters, RecoveryHooks, Result};
 
 /// SW-WAL's state inside the framework: the remappable pages written since
@@ -35,9 +45,14 @@ pub struct SwHooks {
     canary: bool,
     /// WAL page -> the database page its spare area names.
     targets: BTreeMap<Lpn, Lpn>,
+    /// Remaps not applied yet (the next flush applies them): target -> WAL page.
+    pending: BTreeMap<Lpn, Lpn>,
+    /// The same, WAL page -> target.
+    pending_from: BTreeMap<Lpn, Lpn>,
     remaps: u64,
     remappable_writes: u64,
     refused: u64,
+    tagged_gc_copies: u64,
 }
 
 impl SwHooks {
@@ -64,9 +79,33 @@ impl Hooks for SwHooks {
     fn alias_lpn(&self, oob: &Oob) -> Option<Lpn> {
         RemapTag::of(oob).target
     }
+
+    /// A pending remap's page names its target: the flush will make it
+    /// that page's.
+    fn check(&self, l2p: &[u32], nand: &txftl_nand::Nand) -> std::result::Result<(), String> {
+        for (&to, &from) in &self.pending {
+            let ppn = l2p.get(from as usize).copied().unwrap_or(u32::MAX);
+            let named = match Oob::decode(&nand.inspect_oob(ppn)) {
+                OobState::Valid(o) => RemapTag::of(&o).target,
+                _ => None,
+            };
+            if ppn == u32::MAX || named != Some(to) {
+                return Err(format!(
+                    "lpn {from} is pending a remap onto lpn {to}, but its page {ppn} names {named:?}"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
-impl GcHooks for SwHooks {}
+impl GcHooks for SwHooks {
+    fn on_relocate(&mut self, _old: Ppn, _new: Ppn, oob: &Oob, _new_erase_count: u32) {
+        if RemapTag::of(oob).target.is_some() {
+            self.tagged_gc_copies += 1;
+        }
+    }
+}
 impl RecoveryHooks for SwHooks {}
 impl EventHooks for SwHooks {}
 
@@ -96,20 +135,70 @@ impl SwWal {
     }
 }
 
+impl SwWal {
+    /// Applies the pending remaps to the L2P (the flush's checkpoint, or the
+    /// next one, makes them durable).
+    fn apply_pending(&mut self) -> Result<()> {
+        let pending = std::mem::take(&mut self.ftl.hooks_mut().pending);
+        self.ftl.hooks_mut().pending_from.clear();
+        for (to, from) in pending {
+            self.ftl.remap_page(from, to)?;
+        }
+        Ok(())
+    }
+
+    /// Before `lpn` is written or trimmed: a pending remap onto it is
+    /// dropped (the new data wins) and its WAL page trimmed (it reads
+    /// unwritten, as it has since the remap); one of it is applied first.
+    fn before_change(&mut self, lpn: Lpn) -> Result<()> {
+        let h = self.ftl.hooks_mut();
+        h.targets.remove(&lpn);
+        if let Some(from) = h.pending.remove(&lpn) {
+            h.pending_from.remove(&from);
+            self.ftl.trim_page(from)?;
+        }
+        let h = self.ftl.hooks_mut();
+        if let Some(to) = h.pending_from.remove(&lpn) {
+            h.pending.remove(&to);
+            self.ftl.remap_page(lpn, to)?;
+        }
+        Ok(())
+    }
+}
+
 impl Device for SwWal {
-    device_basics_over_ftl!();
-    fn write(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64> {
-        let r = self.ftl.write_page_with(lpn, data, &RemapTag::NONE.encode())?;
-        self.ftl.hooks_mut().targets.remove(&lpn);
+    fn info(&self) -> txftl_ftl::DeviceInfo {
+        self.ftl.info()
+    }
+    fn read(&mut self, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
+        let h = self.ftl.hooks();
+        if let Some(&from) = h.pending.get(&lpn) {
+            return self.ftl.read_page(from, buf);
+        }
+        let moved = h.pending_from.contains_key(&lpn);
+        let r = self.ftl.read_page(lpn, buf)?;
+        if moved {
+            buf.fill(0);
+        }
         Ok(r)
     }
+    fn now_ns(&self) -> u64 {
+        self.ftl.now()
+    }
+    fn set_clock(&mut self, at_ns: u64) {
+        self.ftl.set_clock(at_ns)
+    }
+    fn write(&mut self, lpn: Lpn, data: &[u8]) -> Result<u64> {
+        self.before_change(lpn)?;
+        self.ftl.write_page_with(lpn, data, &RemapTag::NONE.encode())
+    }
     fn flush(&mut self) -> Result<u64> {
+        self.apply_pending()?;
         self.ftl.flush_all()
     }
     fn trim(&mut self, lpn: Lpn) -> Result<u64> {
-        let r = self.ftl.trim_page(lpn)?;
-        self.ftl.hooks_mut().targets.remove(&lpn);
-        Ok(r)
+        self.before_change(lpn)?;
+        self.ftl.trim_page(lpn)
     }
     fn stats(&self) -> DeviceStats {
         let mut s = self.ftl.device_stats();
@@ -118,13 +207,14 @@ impl Device for SwWal {
         p.add("sw_wal_remappable_writes", h.remappable_writes);
         p.add("sw_wal_remaps", h.remaps);
         p.add("sw_wal_remaps_refused", h.refused);
+        p.add("sw_wal_gc_tagged_copies", h.tagged_gc_copies);
         s.protocol = p;
         s
     }
     fn reset_stats(&mut self) {
         self.ftl.reset_device_stats();
         let h = self.ftl.hooks_mut();
-        (h.remaps, h.remappable_writes, h.refused) = (0, 0, 0);
+        (h.remaps, h.remappable_writes, h.refused, h.tagged_gc_copies) = (0, 0, 0, 0);
     }
     fn remap_calls(&mut self) -> Option<&mut dyn Remap> {
         Some(self)
@@ -134,6 +224,7 @@ impl Device for SwWal {
 impl Remap for SwWal {
     fn write_remappable(&mut self, lpn: Lpn, data: &[u8], target: Lpn) -> Result<u64> {
         self.ftl.check_lpn(target)?;
+        self.before_change(lpn)?;
         let r = self.ftl.write_page_with(lpn, data, &RemapTag { target: Some(target) }.encode())?;
         let h = self.ftl.hooks_mut();
         h.targets.insert(lpn, target);
@@ -142,6 +233,8 @@ impl Remap for SwWal {
     }
 
     fn remap(&mut self, from: Lpn, to: Lpn) -> Result<u64> {
+        self.ftl.check_lpn(from)?;
+        self.ftl.check_lpn(to)?;
         let h = self.ftl.hooks_mut();
         // The canary remaps whatever it is asked to: a page whose spare area
         // names another page then reads as corrupted, or as `to`'s old data.
@@ -152,13 +245,22 @@ impl Remap for SwWal {
                 what: "remap of a page not written for that target since the mount (copy it)",
             });
         }
-        self.ftl.remap_page(from, to)?;
+        if from == to || self.ftl.mapping(from).is_none() || self.ftl.hooks().pending_from.contains_key(&from) {
+            return Err(DeviceError::CallOrder(format!(
+                "remap of logical page {from} onto {to}: it maps no page"
+            )));
+        }
         let h = self.ftl.hooks_mut();
+        // A second remap onto `to` before the flush replaces the first (whose
+        // WAL page keeps its data).
+        if let Some(old) = h.pending.insert(to, from) {
+            h.pending_from.remove(&old);
+        }
+        h.pending_from.insert(from, to);
         h.targets.remove(&from);
-        h.targets.remove(&to);
         h.remaps += 1;
         Ok(0)
     }
 }
 
-any_device_over_ftl!(SwWal, ENTRY);
+any_device_over_ftl!(SwWal, ENTRY, |d: &mut SwWal| d.apply_pending());

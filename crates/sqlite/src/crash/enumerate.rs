@@ -109,12 +109,14 @@ fn dry_run(spec: &SqlCrashSpec, image: &Nand, oracle: &Oracle, shared: &Shared) 
     let stack = mount(spec, probe, shared).map_err(SqlCrashError::DryRun)?;
     let base = op_count(&stack)?;
     let stats0 = stack.with_fs_mut(|fs| fs.device().stats())?;
+    let remapped0 = stack.with_fs_mut(|fs| fs.stats().remapped_pages)?;
     stack.with_fs_mut(|fs| fs.device_mut().nand_mut().set_op_log(true))?;
     shared.lock().map_err(|_| other("probe lock poisoned"))?.record = true;
     let dry = scenario(spec, oracle, &stack)?;
     shared.lock().map_err(|_| other("probe lock poisoned"))?.record = false;
     check_dry_run(spec, oracle, &dry, &stack)?;
     let stats1 = stack.with_fs_mut(|fs| fs.device().stats())?;
+    let remapped1 = stack.with_fs_mut(|fs| fs.stats().remapped_pages)?;
     let log: Vec<FlashOp> = stack.with_fs_mut(|fs| fs.device().nand().op_log().to_vec())?;
     drop(stack);
     let spans: Vec<Span> = std::mem::take(&mut shared.lock().map_err(|_| other("probe lock poisoned"))?.spans);
@@ -136,6 +138,7 @@ fn dry_run(spec: &SqlCrashSpec, image: &Nand, oracle: &Oracle, shared: &Shared) 
         table_reclaim_checkpoints: spans.iter().filter(|s| s.table_reclaim()).count() as u64,
         commits: stats1.commits - stats0.commits,
         aborts: stats1.aborts - stats0.aborts,
+        pages_remapped: remapped1 - remapped0,
     };
     Ok(Probed {
         base,

@@ -12,6 +12,7 @@
 //!   a cut at any operation of a call during which GC ran counts as "in GC".
 
 use std::sync::{Arc, Mutex};
+use txftl_ftl::extensions::{Remap, TxEnd};
 use txftl_ftl::{Device, DeviceError, DeviceInfo, DeviceStats, Lpn, OpKind, RecoveryReport, Tid};
 use txftl_nand::Nand;
 use txftl_protocols::AnyDevice;
@@ -155,6 +156,41 @@ impl Device for Probe {
     }
     fn abort(&mut self, tid: Tid) -> R<u64> {
         self.call(OpKind::Abort, true, |d| d.abort(tid))
+    }
+    // The extension calls the device offers, passed through (the file
+    // system asks for them: without these a probed run would take the
+    // plain paths, NoLgn's held-back page and SW-WAL's copies).
+    fn tx_end_calls(&mut self) -> Option<&mut dyn TxEnd> {
+        self.dev_mut().tx_end_calls()?;
+        Some(self)
+    }
+    fn remap_calls(&mut self) -> Option<&mut dyn Remap> {
+        self.dev_mut().remap_calls()?;
+        Some(self)
+    }
+}
+
+impl TxEnd for Probe {
+    fn write_end(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> R<u64> {
+        self.call(OpKind::Write, true, |d| match d.tx_end_calls() {
+            Some(c) => c.write_end(tid, lpn, data),
+            None => Err(d.unsupported("write_end")),
+        })
+    }
+}
+
+impl Remap for Probe {
+    fn write_remappable(&mut self, lpn: Lpn, data: &[u8], target: Lpn) -> R<u64> {
+        self.call(OpKind::WriteRemappable, false, |d| match d.remap_calls() {
+            Some(c) => c.write_remappable(lpn, data, target),
+            None => Err(d.unsupported("write_remappable")),
+        })
+    }
+    fn remap(&mut self, from: Lpn, to: Lpn) -> R<u64> {
+        self.call(OpKind::Remap, false, |d| match d.remap_calls() {
+            Some(c) => c.remap(from, to),
+            None => Err(d.unsupported("remap")),
+        })
     }
 }
 

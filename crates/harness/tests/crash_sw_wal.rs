@@ -1,0 +1,89 @@
+//! Exhaustive crash tests of SW-WAL on the tiny geometry, every flash
+//! operation with every torn variant, on the `remap` workload (a log in the
+//! working set's last quarter, checkpointed by remapping its frames onto
+//! the database's pages): remaps cut before the flush that makes them
+//! durable (the frame must stay in the log or be in the database, never
+//! gone from both), GC moving frames and remapped pages (copied as the
+//! database pages they became), remaps the device refuses (a wrong guess of
+//! the host's, and every remap after a mount, whose targets the device no
+//! longer knows: the host copies), second cuts after recovery, and the
+//! canary that remaps whatever it is asked to.
+
+mod common;
+use txftl_harness::{CrashSpec, DeviceSpec, Expect, SecondCuts, TxShape, WorkloadKind, WorkloadSpec};
+
+fn spec(protocol: &str, ops: u64, fill_pct: u32, recovery_cuts: bool) -> CrashSpec {
+    CrashSpec {
+        device: DeviceSpec::tiny(protocol),
+        expect: vec![
+            Expect::Gc,
+            Expect::Checkpoints,
+            Expect::TornDataIntactOob,
+            Expect::Protocol("sw_wal_remaps"),
+            Expect::Protocol("sw_wal_remaps_refused"),
+            Expect::Protocol("sw_wal_gc_tagged_copies"),
+        ],
+        workload: WorkloadSpec {
+            kind: WorkloadKind::Remap,
+            ops,
+            fill_pct,
+            seed: 1,
+            flush_every: 0,
+            tx: TxShape::default(),
+        },
+        torn: txftl_nand::Torn::ALL.to_vec(),
+        recovery_cuts,
+        second_cuts: SecondCuts::Off,
+        second_ops: 30,
+        only: None,
+        then_only: None,
+        replay_from_scratch: false,
+        threads: 2,
+        in_flight: txftl_harness::InFlight::Off,
+        replay_base: format!(
+            "txftl crashtest --protocol {protocol} --workload remap --ops {ops} --fill {fill_pct} --seed 1 --flush-every 0{}",
+            if recovery_cuts { "" } else { " --no-recovery-cuts" }
+        ),
+    }
+}
+
+/// The main set (the canary's): recovery cuts and two second cuts per point,
+/// whose continuations remap frames the device forgot at the mount.
+#[test]
+fn remaps_cut_before_and_after_their_flush() {
+    let s = common::sampled(spec("sw-wal", 300, 90, true), 2);
+    let r = common::run_clean(&s);
+    let p = &r.dry_run.protocol;
+    assert!(p.get("sw_wal_remaps") > 50, "{p:?}");
+    assert!(r.second_crash_points > 0);
+}
+
+/// Recover, go on, cut again at every operation of the continuation: its
+/// first checkpoint's remaps are refused (the targets were in DRAM) and the
+/// host copies; the frames a recovery kept stay readable.
+#[test]
+fn every_second_cut_after_recovery() {
+    let mut s = spec("sw-wal", 80, 90, false);
+    s.expect = vec![Expect::Protocol("sw_wal_remaps")];
+    common::run_every_second_cut(s);
+}
+
+/// The same workload on `plain`, which has no remap: frames are plain
+/// writes, every checkpoint copies (the harness's Base-WAL).
+#[test]
+fn the_workload_copies_on_a_device_without_remap() {
+    let mut s = spec("plain", 200, 90, false);
+    s.expect = vec![Expect::Gc];
+    s.replay_base = s.replay_base.replace("sw-wal", "plain");
+    let r = common::run_clean(&s);
+    assert_eq!(r.dry_run.protocol.get("sw_wal_remaps"), 0);
+}
+
+/// The canary remaps a frame its spare area names for another page (a
+/// wrong guess of the host's, or a frame written before the mount): the
+/// database page then maps a page that names another.
+#[test]
+fn canary_is_caught() {
+    let s = common::sampled(spec("sw-wal-canary", 300, 90, false), 2);
+    common::assert_caught_at_every_seed(&s);
+}

@@ -1,0 +1,251 @@
+//! The WAL file laid out for a device that remaps (SW-WAL): each frame's
+//! page data on its own flash page, so a checkpoint can remap it onto the
+//! database page instead of copying it.
+//!
+//! SQLite's WAL is a 32-byte header, then frames of a 24-byte header and a
+//! page: with 4 KiB pages a frame's data starts 56 bytes into a flash page
+//! and straddles two (the Base-WAL layout every other device keeps). Here
+//! the VFS stores the same bytes in another order in the file system's file
+//! (SQLite sees its own layout through `xRead`, `xWrite`, `xFileSize` and
+//! `xTruncate`). With `P` the file system's page size, `F = 24 + P` SQLite's
+//! frame size and `G = (P - 32) / 24` frames per segment, the file is a run
+//! of segments of `1 + G` pages:
+//!
+//! ```text
+//! segment s, at file page s * (1 + G):
+//!   page 0:      bytes 0..32: the WAL header (segment 0 only; zero in
+//!                the others); bytes 32 + 24 j .. +24: frame s*G + j's header
+//!   page 1 + j:  frame s*G + j's page data, j = 0 .. G-1
+//! ```
+//!
+//! The headers are written too (SW-WAL "maintains head information", NoLgn
+//! §5.2): about one header page per `G` frames, and its rewrites.
+
+use txftl_fs::{Fs, FsError, Ino};
+
+/// SQLite WAL header and frame header sizes (wal.c).
+const WAL_HDR: u64 = 32;
+const FRAME_HDR: u64 = 24;
+
+/// The layout for a file system page of `page` bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WalMap {
+    page: u64,
+    frames_per_segment: u64,
+}
+
+/// Where a run of SQLite's bytes lies in the file system's file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Run {
+    /// File offset of its first byte.
+    pub at: u64,
+    /// Bytes of SQLite's file, from the offset asked for, that lie here in a row.
+    pub len: u64,
+    /// The run is page data of this frame (0-based) from its first byte.
+    pub frame_data: Option<u64>,
+}
+
+impl WalMap {
+    pub(crate) fn new(page: usize) -> WalMap {
+        let page = page as u64;
+        WalMap {
+            page,
+            frames_per_segment: (page - WAL_HDR) / FRAME_HDR,
+        }
+    }
+
+    fn frame_size(self) -> u64 {
+        FRAME_HDR + self.page
+    }
+
+    fn segment_base(self, frame: u64) -> u64 {
+        frame / self.frames_per_segment * (1 + self.frames_per_segment) * self.page
+    }
+
+    /// The file offset of frame `frame`'s header.
+    pub(crate) fn header_at(self, frame: u64) -> u64 {
+        self.segment_base(frame) + WAL_HDR + FRAME_HDR * (frame % self.frames_per_segment)
+    }
+
+    /// The file page holding frame `frame`'s data.
+    pub(crate) fn data_page(self, frame: u64) -> u64 {
+        self.segment_base(frame) / self.page + 1 + frame % self.frames_per_segment
+    }
+
+    /// Where SQLite's byte `off` lies, and how many of the bytes from it lie in a row.
+    pub(crate) fn run(self, off: u64) -> Run {
+        if off < WAL_HDR {
+            return Run {
+                at: off,
+                len: WAL_HDR - off,
+                frame_data: None,
+            };
+        }
+        let (frame, r) = ((off - WAL_HDR) / self.frame_size(), (off - WAL_HDR) % self.frame_size());
+        if r < FRAME_HDR {
+            Run {
+                at: self.header_at(frame) + r,
+                len: FRAME_HDR - r,
+                frame_data: None,
+            }
+        } else {
+            let within = r - FRAME_HDR;
+            Run {
+                at: self.data_page(frame) * self.page + within,
+                len: self.page - within,
+                frame_data: (within == 0).then_some(frame),
+            }
+        }
+    }
+
+    /// The file's length holding SQLite's first `len` bytes.
+    pub(crate) fn file_len(self, len: u64) -> u64 {
+        if len <= WAL_HDR {
+            return len;
+        }
+        let last = self.run(len - 1).at + 1;
+        let frame = (len - 1 - WAL_HDR) / self.frame_size();
+        // A frame header cut short: the frames before it in its segment
+        // have their data after its header page.
+        let before = match frame % self.frames_per_segment {
+            0 => 0,
+            _ => (self.data_page(frame - 1) + 1) * self.page,
+        };
+        last.max(before)
+    }
+
+    /// SQLite's length of a file of `file_len` bytes: the header and the
+    /// frames whose data the file holds whole.
+    pub(crate) fn sqlite_len(self, file_len: u64) -> u64 {
+        let pages = file_len / self.page;
+        let segments = pages / (1 + self.frames_per_segment);
+        let frames = segments * self.frames_per_segment + (pages % (1 + self.frames_per_segment)).saturating_sub(1);
+        match frames {
+            0 => file_len.min(WAL_HDR),
+            n => WAL_HDR + n * self.frame_size(),
+        }
+    }
+}
+
+/// The last frame's page data SQLite read from a remapping WAL: a checkpoint
+/// writes it to the database page next (wal.c's `walCheckpoint` reads each
+/// frame and writes the same bytes), and the VFS then asks the file system
+/// to remap it instead.
+pub(crate) struct FrameRead {
+    pub wal: Ino,
+    pub page: u32,
+    pub data: Vec<u8>,
+}
+
+/// The page size the WAL header names (bytes 8..12, big-endian; 1 is 65536).
+fn header_page_size(fs: &mut Fs, ino: Ino) -> Result<u64, FsError> {
+    let mut b = [0u8; 4];
+    fs.read(None, ino, 8, &mut b)?;
+    Ok(match u32::from_be_bytes(b) {
+        1 => 65536,
+        v => v as u64,
+    })
+}
+
+/// The database page (0-based) frame `frame`'s header names, if the WAL's
+/// pages are the file system's (else no frame can be remapped).
+fn frame_target(fs: &mut Fs, map: WalMap, ino: Ino, frame: u64) -> Result<Option<u32>, FsError> {
+    if header_page_size(fs, ino)? != map.page {
+        return Ok(None);
+    }
+    let mut b = [0u8; 4];
+    fs.read(None, ino, map.header_at(frame), &mut b)?;
+    Ok(u32::from_be_bytes(b).checked_sub(1))
+}
+
+/// `xRead` of a remapping WAL: `out` from SQLite's offset `off`. Returns
+/// false for a short read (the rest zeroed).
+pub(crate) fn read(
+    fs: &mut Fs,
+    map: WalMap,
+    ino: Ino,
+    off: u64,
+    out: &mut [u8],
+    frames: &std::sync::Mutex<Option<FrameRead>>,
+) -> Result<bool, FsError> {
+    let size = map.sqlite_len(fs.size(None, ino)?);
+    let n = (out.len() as u64).min(size.saturating_sub(off)) as usize;
+    let mut done = 0;
+    while done < n {
+        let r = map.run(off + done as u64);
+        let take = (r.len as usize).min(n - done);
+        let got = fs.read(None, ino, r.at, &mut out[done..done + take])?;
+        out[done + got..done + take].fill(0);
+        if let (Some(frame), true) = (r.frame_data, take as u64 == map.page) {
+            if let Ok(mut last) = frames.lock() {
+                *last = Some(FrameRead {
+                    wal: ino,
+                    page: map.data_page(frame) as u32,
+                    data: out[done..done + take].to_vec(),
+                });
+            }
+        }
+        done += take;
+    }
+    out[n..].fill(0);
+    Ok(n == out.len())
+}
+
+/// `xWrite` of a remapping WAL: a frame's whole page data goes as a page
+/// naming the database page its header names (`db`: the database's inode).
+pub(crate) fn write(fs: &mut Fs, map: WalMap, ino: Ino, db: Option<Ino>, off: u64, data: &[u8]) -> Result<(), FsError> {
+    let mut done = 0;
+    while done < data.len() {
+        let r = map.run(off + done as u64);
+        let take = (r.len as usize).min(data.len() - done);
+        let part = &data[done..done + take];
+        let target = match (r.frame_data, db, take as u64 == map.page) {
+            (Some(frame), Some(db), true) => frame_target(fs, map, ino, frame)?.map(|t| (frame, db, t)),
+            _ => None,
+        };
+        match target {
+            Some((frame, db, t)) => fs.write_for(ino, map.data_page(frame) as u32, part, (db, t))?,
+            None => fs.write(None, ino, r.at, part)?,
+        }
+        done += take;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every SQLite byte has one place, no two share one, a frame's data is
+    /// one whole page, and the lengths invert at frame boundaries.
+    #[test]
+    fn the_layout_is_a_bijection_with_page_aligned_frame_data() {
+        for page in [512usize, 4096] {
+            let m = WalMap::new(page);
+            let frames = 2 * m.frames_per_segment + 3;
+            let total = WAL_HDR + frames * m.frame_size();
+            let mut seen = std::collections::BTreeSet::new();
+            let mut off = 0;
+            while off < total {
+                let r = m.run(off);
+                assert!(r.len > 0);
+                for b in 0..r.len {
+                    assert!(seen.insert(r.at + b), "page {page}: file byte {} twice", r.at + b);
+                }
+                if let Some(f) = r.frame_data {
+                    assert_eq!((r.at % page as u64, r.len), (0, page as u64));
+                    assert_eq!(r.at / page as u64, m.data_page(f));
+                }
+                off += r.len;
+            }
+            for n in 0..frames {
+                let len = WAL_HDR + n * m.frame_size();
+                assert_eq!(m.sqlite_len(m.file_len(len)), len, "page {page}, {n} frames");
+            }
+            assert_eq!(m.sqlite_len(m.file_len(20)), 20);
+            // A frame whose header is written and its data not yet: not SQLite's yet.
+            let partial = WAL_HDR + 5 * m.frame_size() + FRAME_HDR;
+            assert_eq!(m.sqlite_len(m.file_len(partial)), WAL_HDR + 5 * m.frame_size());
+        }
+    }
+}
