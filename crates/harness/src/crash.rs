@@ -152,6 +152,36 @@ pub struct CrashSpec {
 }
 
 impl CrashSpec {
+    /// A cut at every flash operation with every torn variant (and, with
+    /// `recovery_cuts`, at every mutating operation of each recovery), no
+    /// second cuts (continuations of 30 host operations if they are turned
+    /// on), no cuts at instants, forked on two threads: what the crash
+    /// tests start from. `replay_base`: the command line that reproduces
+    /// the run, without `--at`/`--torn`.
+    pub fn every_point(
+        device: DeviceSpec,
+        workload: WorkloadSpec,
+        expect: Vec<Expect>,
+        recovery_cuts: bool,
+        replay_base: String,
+    ) -> CrashSpec {
+        CrashSpec {
+            device,
+            workload,
+            torn: Torn::ALL.to_vec(),
+            recovery_cuts,
+            second_cuts: SecondCuts::Off,
+            second_ops: 30,
+            only: None,
+            then_only: None,
+            replay_from_scratch: false,
+            threads: 2,
+            replay_base,
+            expect,
+            in_flight: InFlight::Off,
+        }
+    }
+
     /// The command that replays one point (with its second cut, if any).
     fn replay(&self, at: u64, torn: Torn, second: Option<(u64, Torn)>) -> String {
         let mut s = format!("{} --at {at} --torn {}", self.replay_base, torn.name());

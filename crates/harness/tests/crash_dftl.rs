@@ -7,7 +7,6 @@
 mod common;
 use common::assert_clean;
 use txftl_harness::{crashtest, CrashSpec, DeviceSpec, Expect, TxShape, WorkloadKind, WorkloadSpec};
-use txftl_nand::Torn;
 use txftl_protocols::ProtocolOptions;
 
 /// `tiny` at 32 blocks per plane (3 translation pages) with a cache of one.
@@ -25,9 +24,9 @@ fn spec_with(protocol: &str, ops: u64, fill_pct: u32, recovery_cuts: bool, extra
     if by_checkpoint {
         device.opts = device.opts.with("evict-checkpoint", 1);
     }
-    CrashSpec {
+    CrashSpec::every_point(
         device,
-        workload: WorkloadSpec {
+        WorkloadSpec {
             kind: WorkloadKind::RandWrite,
             ops,
             fill_pct,
@@ -35,20 +34,7 @@ fn spec_with(protocol: &str, ops: u64, fill_pct: u32, recovery_cuts: bool, extra
             flush_every: 8,
             tx: TxShape::default(),
         },
-        torn: Torn::ALL.to_vec(),
-        recovery_cuts,
-        second_cuts: txftl_harness::SecondCuts::Off,
-        second_ops: 30,
-        only: None,
-        then_only: None,
-        replay_from_scratch: false,
-        threads: 2,
-        in_flight: txftl_harness::InFlight::Off,
-        replay_base: format!(
-            "txftl crashtest --protocol {protocol} --preset tiny --blocks-per-plane 32 --protocol-opt cmt-pages=1{extra} \
-             --workload randwrite --ops {ops} --fill {fill_pct} --seed 1 --flush-every 8"
-        ),
-        expect: vec![
+        vec![
             Expect::Gc,
             Expect::Checkpoints,
             Expect::TornDataIntactOob,
@@ -59,7 +45,12 @@ fn spec_with(protocol: &str, ops: u64, fill_pct: u32, recovery_cuts: bool, extra
                 "cmt_write_backs"
             }),
         ],
-    }
+        recovery_cuts,
+        format!(
+            "txftl crashtest --protocol {protocol} --preset tiny --blocks-per-plane 32 --protocol-opt cmt-pages=1{extra} \
+             --workload randwrite --ops {ops} --fill {fill_pct} --seed 1 --flush-every 8"
+        ),
+    )
 }
 
 /// Write-backs between checkpoints: cuts land in them, in the checkpoints

@@ -8,7 +8,7 @@
 mod common;
 use common::assert_clean;
 use txftl_harness::{crashtest, CrashSpec, DeviceSpec, Expect, TxShape, WorkloadKind, WorkloadSpec};
-use txftl_nand::{FaultModel, Torn};
+use txftl_nand::FaultModel;
 
 fn faults() -> FaultModel {
     FaultModel {
@@ -26,9 +26,9 @@ fn spec(protocol: &str, kind: WorkloadKind, ops: u64, recovery_cuts: bool) -> Cr
         trim_pct: 5,
         ..TxShape::default()
     };
-    CrashSpec {
+    CrashSpec::every_point(
         device,
-        workload: WorkloadSpec {
+        WorkloadSpec {
             kind,
             ops,
             fill_pct: 90,
@@ -36,27 +36,19 @@ fn spec(protocol: &str, kind: WorkloadKind, ops: u64, recovery_cuts: bool) -> Cr
             flush_every: 8,
             tx,
         },
-        torn: Torn::ALL.to_vec(),
-        recovery_cuts,
-        second_cuts: txftl_harness::SecondCuts::Off,
-        second_ops: 30,
-        only: None,
-        then_only: None,
-        replay_from_scratch: false,
-        threads: 2,
-        in_flight: txftl_harness::InFlight::Off,
-        replay_base: format!(
-            "txftl crashtest --protocol {protocol} --preset tiny --workload {} --ops {ops} --fill 90 --seed 1 --flush-every 8 --faults stress --fault-seed 1 --retention-days 100",
-            kind.name()
-        ),
-        expect: vec![
+        vec![
             Expect::Gc,
             Expect::CorrectedBits,
             Expect::ReadRetries,
             Expect::ProgramFailures,
             Expect::BadBlocks,
         ],
-    }
+        recovery_cuts,
+        format!(
+            "txftl crashtest --protocol {protocol} --preset tiny --workload {} --ops {ops} --fill 90 --seed 1 --flush-every 8 --faults stress --fault-seed 1 --retention-days 100",
+            kind.name()
+        ),
+    )
 }
 
 #[test]

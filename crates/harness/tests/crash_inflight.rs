@@ -7,8 +7,7 @@
 //! the other. Small workloads: each instant replays the workload.
 
 mod common;
-use txftl_harness::{CrashReport, CrashSpec, DeviceSpec, Expect, InFlight, SecondCuts, TxShape, WorkloadKind, WorkloadSpec};
-use txftl_nand::Torn;
+use txftl_harness::{CrashReport, CrashSpec, DeviceSpec, Expect, InFlight, TxShape, WorkloadKind, WorkloadSpec};
 use txftl_protocols::ProtocolOptions;
 
 const DEVICE_FILE: &str = "crates/harness/tests/devices/tiny-2ch.toml";
@@ -31,9 +30,9 @@ fn tx_spec(protocol: &str, ops: u64, tx: TxShape, expect: Vec<Expect>) -> CrashS
 }
 
 fn rand_spec(protocol: &str, device: DeviceSpec, flags: &str, ops: u64, expect: Vec<Expect>) -> CrashSpec {
-    CrashSpec {
+    let mut s = CrashSpec::every_point(
         device,
-        workload: WorkloadSpec {
+        WorkloadSpec {
             kind: WorkloadKind::RandWrite,
             ops,
             fill_pct: 90,
@@ -41,21 +40,15 @@ fn rand_spec(protocol: &str, device: DeviceSpec, flags: &str, ops: u64, expect: 
             flush_every: 8,
             tx: TxShape::default(),
         },
-        torn: Torn::ALL.to_vec(),
-        recovery_cuts: false,
-        only: None,
-        second_cuts: SecondCuts::Off,
-        second_ops: 30,
-        then_only: None,
-        replay_from_scratch: false,
-        threads: 2,
-        in_flight: InFlight::Every,
-        replay_base: format!(
+        expect,
+        false,
+        format!(
             "txftl crashtest --protocol {protocol} --config {DEVICE_FILE}{flags} --workload randwrite --ops {ops} --fill 90 \
              --seed 1 --flush-every 8 --no-recovery-cuts"
         ),
-        expect,
-    }
+    );
+    s.in_flight = InFlight::Every;
+    s
 }
 
 /// A tenth of the writes outside transactions; trims only where the

@@ -8,9 +8,9 @@ use txftl_nand::Torn;
 /// Every plain scenario must run GC and checkpoints and tear pages whose OOB
 /// survives (the `data` torn variant) so roll-forward's data check is tested.
 fn spec(protocol: &str, kind: WorkloadKind, ops: u64, fill_pct: u32, seed: u64, recovery_cuts: bool) -> CrashSpec {
-    CrashSpec {
-        device: DeviceSpec::tiny(protocol),
-        workload: WorkloadSpec {
+    CrashSpec::every_point(
+        DeviceSpec::tiny(protocol),
+        WorkloadSpec {
             kind,
             ops,
             fill_pct,
@@ -18,21 +18,13 @@ fn spec(protocol: &str, kind: WorkloadKind, ops: u64, fill_pct: u32, seed: u64, 
             flush_every: 8,
             tx: TxShape::default(),
         },
-        torn: Torn::ALL.to_vec(),
+        vec![Expect::Gc, Expect::Checkpoints, Expect::TornDataIntactOob],
         recovery_cuts,
-        second_cuts: txftl_harness::SecondCuts::Off,
-        second_ops: 30,
-        only: None,
-        then_only: None,
-        replay_from_scratch: false,
-        threads: 2,
-        in_flight: txftl_harness::InFlight::Off,
-        replay_base: format!(
+        format!(
             "txftl crashtest --protocol {protocol} --preset tiny --workload {} --ops {ops} --fill {fill_pct} --seed {seed} --flush-every 8",
             kind.name()
         ),
-        expect: vec![Expect::Gc, Expect::Checkpoints, Expect::TornDataIntactOob],
-    }
+    )
 }
 
 #[test]

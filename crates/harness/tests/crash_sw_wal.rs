@@ -10,20 +10,12 @@
 //! canary that remaps whatever it is asked to.
 
 mod common;
-use txftl_harness::{CrashSpec, DeviceSpec, Expect, SecondCuts, TxShape, WorkloadKind, WorkloadSpec};
+use txftl_harness::{CrashSpec, DeviceSpec, Expect, TxShape, WorkloadKind, WorkloadSpec};
 
 fn spec(protocol: &str, ops: u64, fill_pct: u32, recovery_cuts: bool) -> CrashSpec {
-    CrashSpec {
-        device: DeviceSpec::tiny(protocol),
-        expect: vec![
-            Expect::Gc,
-            Expect::Checkpoints,
-            Expect::TornDataIntactOob,
-            Expect::Protocol("sw_wal_remaps"),
-            Expect::Protocol("sw_wal_remaps_refused"),
-            Expect::Protocol("sw_wal_gc_tagged_copies"),
-        ],
-        workload: WorkloadSpec {
+    CrashSpec::every_point(
+        DeviceSpec::tiny(protocol),
+        WorkloadSpec {
             kind: WorkloadKind::Remap,
             ops,
             fill_pct,
@@ -31,20 +23,20 @@ fn spec(protocol: &str, ops: u64, fill_pct: u32, recovery_cuts: bool) -> CrashSp
             flush_every: 0,
             tx: TxShape::default(),
         },
-        torn: txftl_nand::Torn::ALL.to_vec(),
+        vec![
+            Expect::Gc,
+            Expect::Checkpoints,
+            Expect::TornDataIntactOob,
+            Expect::Protocol("sw_wal_remaps"),
+            Expect::Protocol("sw_wal_remaps_refused"),
+            Expect::Protocol("sw_wal_gc_tagged_copies"),
+        ],
         recovery_cuts,
-        second_cuts: SecondCuts::Off,
-        second_ops: 30,
-        only: None,
-        then_only: None,
-        replay_from_scratch: false,
-        threads: 2,
-        in_flight: txftl_harness::InFlight::Off,
-        replay_base: format!(
+        format!(
             "txftl crashtest --protocol {protocol} --workload remap --ops {ops} --fill {fill_pct} --seed 1 --flush-every 0{}",
             if recovery_cuts { "" } else { " --no-recovery-cuts" }
         ),
-    }
+    )
 }
 
 /// The main set (the canary's): recovery cuts and two second cuts per point,

@@ -16,20 +16,12 @@ fn spec(protocol: &str, entries: u32, ops: u64, fill_pct: u32, tx: TxShape, reco
 fn seeded(protocol: &str, entries: u32, ops: u64, fill_pct: u32, tx: TxShape, recovery_cuts: bool, seed: u64) -> CrashSpec {
     let mut device = DeviceSpec::tiny(protocol);
     device.opts = ProtocolOptions::new().with("xl2p-entries", entries);
-    CrashSpec {
+    CrashSpec::every_point(
         device,
-        expect: vec![Expect::Commits, Expect::Gc, Expect::TornDataIntactOob],
-        workload: WorkloadSpec { kind: WorkloadKind::TxWrite, ops, fill_pct, seed, flush_every: 8, tx },
-        torn: Torn::ALL.to_vec(),
+        WorkloadSpec { kind: WorkloadKind::TxWrite, ops, fill_pct, seed, flush_every: 8, tx },
+        vec![Expect::Commits, Expect::Gc, Expect::TornDataIntactOob],
         recovery_cuts,
-        second_cuts: txftl_harness::SecondCuts::Off,
-        second_ops: 30,
-        only: None,
-        then_only: None,
-        replay_from_scratch: false,
-        threads: 2,
-        in_flight: txftl_harness::InFlight::Off,
-        replay_base: format!(
+        format!(
             "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill {fill_pct} --seed {seed} --protocol-opt xl2p-entries={entries} --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {}",
             tx.pages_per_tx,
             tx.abort_pct as f64 / 100.0,
@@ -37,7 +29,7 @@ fn seeded(protocol: &str, entries: u32, ops: u64, fill_pct: u32, tx: TxShape, re
             tx.nontx_pct,
             tx.trim_pct
         ),
-    }
+    )
 }
 
 /// Clean, and the transactional paths ran.

@@ -56,10 +56,9 @@ pub fn txwrite_spec(
     expect: Vec<txftl_harness::Expect>,
 ) -> txftl_harness::CrashSpec {
     let protocol = device.protocol.clone();
-    txftl_harness::CrashSpec {
+    txftl_harness::CrashSpec::every_point(
         device,
-        expect,
-        workload: txftl_harness::WorkloadSpec {
+        txftl_harness::WorkloadSpec {
             kind: txftl_harness::WorkloadKind::TxWrite,
             ops,
             fill_pct,
@@ -67,16 +66,9 @@ pub fn txwrite_spec(
             flush_every: 8,
             tx,
         },
-        torn: txftl_nand::Torn::ALL.to_vec(),
+        expect,
         recovery_cuts,
-        second_cuts: txftl_harness::SecondCuts::Off,
-        second_ops: 30,
-        only: None,
-        then_only: None,
-        replay_from_scratch: false,
-        threads: 2,
-        in_flight: txftl_harness::InFlight::Off,
-        replay_base: format!(
+        format!(
             "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill {fill_pct} --seed 1{device_flags} --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {} --cross-tx-pct {}{}{}",
             tx.pages_per_tx,
             tx.abort_pct as f64 / 100.0,
@@ -87,7 +79,7 @@ pub fn txwrite_spec(
             if tx.exclusive { " --tx-exclusive" } else { "" },
             if recovery_cuts { "" } else { " --no-recovery-cuts" },
         ),
-    }
+    )
 }
 
 /// Runs a scenario and fails on any violation.
