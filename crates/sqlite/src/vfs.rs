@@ -232,8 +232,7 @@ struct FileState {
     shm_shared: u8,
     shm_exclusive: u8,
     /// A WAL laid out for a remapping device, and its database's inode.
-    walmap: Option<walmap::WalMap>,
-    wal_db: Option<Ino>,
+    wal_file: Option<walmap::WalFile>,
 }
 
 impl FileState {
@@ -581,13 +580,8 @@ unsafe extern "C" fn x_open(
                 return ffi::SQLITE_CANTOPEN;
             }
         };
-        let (walmap, wal_db) = match class == FileClass::Wal && state.remaps {
-            true => (
-                Some(walmap::WalMap::new(fs.page_size())),
-                name.strip_suffix("-wal").and_then(|db| fs.lookup(db)),
-            ),
-            false => (None, None),
-        };
+        let wal_file = (class == FileClass::Wal && state.remaps)
+            .then(|| walmap::WalFile::new(fs.page_size(), name.strip_suffix("-wal").and_then(|db| fs.lookup(db))));
         drop(fs);
         let fstate = Box::new(FileState {
             vfs: state,
@@ -603,8 +597,7 @@ unsafe extern "C" fn x_open(
             wal_mode: false,
             shm_shared: 0,
             shm_exclusive: 0,
-            walmap,
-            wal_db,
+            wal_file,
         });
         (*(file as *mut TxFile)).state = Box::into_raw(fstate);
         (*file).pMethods = &IO_METHODS;
@@ -767,8 +760,8 @@ unsafe extern "C" fn x_read(file: *mut ffi::sqlite3_file, buf: *mut c_void, amt:
             return ffi::SQLITE_IOERR_READ;
         };
         let out = std::slice::from_raw_parts_mut(buf as *mut u8, amt as usize);
-        if let Some(map) = st.walmap {
-            return match walmap::read(&mut fs, map, st.ino, off as u64, out, &state.frame_read) {
+        if let Some(w) = &st.wal_file {
+            return match walmap::read(&mut fs, w.map, st.ino, off as u64, out, &state.frame_read) {
                 Ok(true) => ffi::SQLITE_OK,
                 Ok(false) => ffi::SQLITE_IOERR_SHORT_READ,
                 Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_READ),
@@ -836,8 +829,8 @@ unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *const c_void, a
             }
         }
         let data = std::slice::from_raw_parts(buf as *const u8, amt as usize);
-        if let Some(map) = st.walmap {
-            return match walmap::write(&mut fs, map, st.ino, st.wal_db, off as u64, data) {
+        if let Some(w) = &mut st.wal_file {
+            return match w.write(&mut fs, st.ino, off as u64, data) {
                 Ok(()) => ffi::SQLITE_OK,
                 Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_WRITE),
             };
@@ -877,7 +870,7 @@ unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3
         if rc != ffi::SQLITE_OK {
             return rc;
         }
-        let size = st.walmap.map_or(size as u64, |m| m.file_len(size as u64));
+        let size = st.wal_file.as_ref().map_or(size as u64, |w| w.map.file_len(size as u64));
         match fs.truncate(st.tx, st.ino, size) {
             Ok(()) => {
                 if st.main_db && st.tx.is_some() {
@@ -919,7 +912,7 @@ unsafe extern "C" fn x_file_size(file: *mut ffi::sqlite3_file, out: *mut ffi::sq
         let Some(fs) = lock(state) else { return ffi::SQLITE_IOERR_FSTAT };
         match fs.size(st.tx, st.ino) {
             Ok(s) => {
-                *out = st.walmap.map_or(s, |m| m.sqlite_len(s)) as ffi::sqlite3_int64;
+                *out = st.wal_file.as_ref().map_or(s, |w| w.map.sqlite_len(s)) as ffi::sqlite3_int64;
                 ffi::SQLITE_OK
             }
             Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_FSTAT),

@@ -43,6 +43,8 @@ pub(crate) struct Run {
     pub len: u64,
     /// The run is page data of this frame (0-based) from its first byte.
     pub frame_data: Option<u64>,
+    /// The run is this frame's header from its first byte.
+    pub frame_header: Option<u64>,
 }
 
 impl WalMap {
@@ -79,6 +81,7 @@ impl WalMap {
                 at: off,
                 len: WAL_HDR - off,
                 frame_data: None,
+                frame_header: None,
             };
         }
         let (frame, r) = ((off - WAL_HDR) / self.frame_size(), (off - WAL_HDR) % self.frame_size());
@@ -87,6 +90,7 @@ impl WalMap {
                 at: self.header_at(frame) + r,
                 len: FRAME_HDR - r,
                 frame_data: None,
+                frame_header: (r == 0).then_some(frame),
             }
         } else {
             let within = r - FRAME_HDR;
@@ -94,6 +98,7 @@ impl WalMap {
                 at: self.data_page(frame) * self.page + within,
                 len: self.page - within,
                 frame_data: (within == 0).then_some(frame),
+                frame_header: None,
             }
         }
     }
@@ -137,25 +142,89 @@ pub(crate) struct FrameRead {
     pub data: Vec<u8>,
 }
 
-/// The page size the WAL header names (bytes 8..12, big-endian; 1 is 65536).
-fn header_page_size(fs: &mut Fs, ino: Ino) -> Result<u64, FsError> {
-    let mut b = [0u8; 4];
-    fs.read(None, ino, 8, &mut b)?;
-    Ok(match u32::from_be_bytes(b) {
-        1 => 65536,
-        v => v as u64,
-    })
+/// A remapping WAL as one handle writes it: its layout, its database's
+/// inode, and what SQLite last wrote of its headers, so a frame's page
+/// finds the database page it names without reading the header back (a
+/// device read once the header page is synced).
+pub(crate) struct WalFile {
+    pub map: WalMap,
+    db: Option<Ino>,
+    /// The page size the WAL header names, once read (forgotten when
+    /// SQLite writes the header: a new WAL generation may change it).
+    page_size: Option<u64>,
+    /// The last frame header SQLite wrote whole: (frame, its page number).
+    header: Option<(u64, u32)>,
 }
 
-/// The database page (0-based) frame `frame`'s header names, if the WAL's
-/// pages are the file system's (else no frame can be remapped).
-fn frame_target(fs: &mut Fs, map: WalMap, ino: Ino, frame: u64) -> Result<Option<u32>, FsError> {
-    if header_page_size(fs, ino)? != map.page {
-        return Ok(None);
+impl WalFile {
+    pub(crate) fn new(page: usize, db: Option<Ino>) -> WalFile {
+        WalFile {
+            map: WalMap::new(page),
+            db,
+            page_size: None,
+            header: None,
+        }
     }
-    let mut b = [0u8; 4];
-    fs.read(None, ino, map.header_at(frame), &mut b)?;
-    Ok(u32::from_be_bytes(b).checked_sub(1))
+
+    /// The page size the WAL header names (bytes 8..12, big-endian; 1 is 65536).
+    fn page_size(&mut self, fs: &mut Fs, ino: Ino) -> Result<u64, FsError> {
+        if let Some(p) = self.page_size {
+            return Ok(p);
+        }
+        let mut b = [0u8; 4];
+        fs.read(None, ino, 8, &mut b)?;
+        let p = match u32::from_be_bytes(b) {
+            1 => 65536,
+            v => v as u64,
+        };
+        self.page_size = Some(p);
+        Ok(p)
+    }
+
+    /// The database page (0-based) frame `frame`'s header names, if the
+    /// WAL's pages are the file system's (else no frame can be remapped).
+    fn frame_target(&mut self, fs: &mut Fs, ino: Ino, frame: u64) -> Result<Option<u32>, FsError> {
+        if self.page_size(fs, ino)? != self.map.page {
+            return Ok(None);
+        }
+        let pgno = match self.header {
+            Some((f, pgno)) if f == frame => pgno,
+            // A frame's page rewritten in place: its header is on file.
+            _ => {
+                let mut b = [0u8; 4];
+                fs.read(None, ino, self.map.header_at(frame), &mut b)?;
+                u32::from_be_bytes(b)
+            }
+        };
+        Ok(pgno.checked_sub(1))
+    }
+
+    /// `xWrite`: a frame's whole page data goes as a page naming the
+    /// database page its header names.
+    pub(crate) fn write(&mut self, fs: &mut Fs, ino: Ino, off: u64, data: &[u8]) -> Result<(), FsError> {
+        let mut done = 0;
+        while done < data.len() {
+            let r = self.map.run(off + done as u64);
+            let take = (r.len as usize).min(data.len() - done);
+            let part = &data[done..done + take];
+            if off + (done as u64) < WAL_HDR {
+                self.page_size = None;
+            }
+            if let (Some(frame), true) = (r.frame_header, take as u64 == FRAME_HDR) {
+                self.header = Some((frame, u32::from_be_bytes(part[0..4].try_into().expect("4"))));
+            }
+            let target = match (r.frame_data, self.db, take as u64 == self.map.page) {
+                (Some(frame), Some(db), true) => self.frame_target(fs, ino, frame)?.map(|t| (frame, db, t)),
+                _ => None,
+            };
+            match target {
+                Some((frame, db, t)) => fs.write_for(ino, self.map.data_page(frame) as u32, part, (db, t))?,
+                None => fs.write(None, ino, r.at, part)?,
+            }
+            done += take;
+        }
+        Ok(())
+    }
 }
 
 /// `xRead` of a remapping WAL: `out` from SQLite's offset `off`. Returns
@@ -189,27 +258,6 @@ pub(crate) fn read(
     }
     out[n..].fill(0);
     Ok(n == out.len())
-}
-
-/// `xWrite` of a remapping WAL: a frame's whole page data goes as a page
-/// naming the database page its header names (`db`: the database's inode).
-pub(crate) fn write(fs: &mut Fs, map: WalMap, ino: Ino, db: Option<Ino>, off: u64, data: &[u8]) -> Result<(), FsError> {
-    let mut done = 0;
-    while done < data.len() {
-        let r = map.run(off + done as u64);
-        let take = (r.len as usize).min(data.len() - done);
-        let part = &data[done..done + take];
-        let target = match (r.frame_data, db, take as u64 == map.page) {
-            (Some(frame), Some(db), true) => frame_target(fs, map, ino, frame)?.map(|t| (frame, db, t)),
-            _ => None,
-        };
-        match target {
-            Some((frame, db, t)) => fs.write_for(ino, map.data_page(frame) as u32, part, (db, t))?,
-            None => fs.write(None, ino, r.at, part)?,
-        }
-        done += take;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
