@@ -67,8 +67,11 @@ impl Fs {
         let data_start = self.layout.data_start;
         let per_page = self.layout.extents_per_overflow_page();
         // The dropped pages' dirty images die with them (a freed page may
-        // belong to another file before a write-back would reach it).
+        // belong to another file before a write-back would reach it); so do
+        // remaps onto them, and remaps from them are copied first.
         self.drop_cached(ctx, ino, keep);
+        let gone = |(i, p): crate::remap::FilePage| i == ino && p >= keep;
+        self.settle_remaps(|d, s| gone(d) || gone(s), |d, _| gone(d))?;
         let inode = self.inode_mut(ctx, ino)?;
         if keep >= inode.pages() {
             return Ok(());

@@ -259,6 +259,9 @@ pub struct Fs {
     unflushed: bool,
     /// What the host keeps across a process's death, if attached (`hostlog`).
     hostlog: Option<hostlog::HostLog>,
+    /// Remaps waiting for their file's fsync (`remap.rs`): database page ->
+    /// the WAL page it takes.
+    remaps_waiting: BTreeMap<remap::FilePage, remap::FilePage>,
 }
 
 impl Fs {
@@ -354,6 +357,7 @@ impl Fs {
             fsync_policy: FsyncPolicy::default(),
             unflushed: false,
             hostlog: None,
+            remaps_waiting: BTreeMap::new(),
             layout,
         }
     }
@@ -382,6 +386,10 @@ impl Fs {
     /// metadata change durable, then a device flush. Open transactions keep theirs.
     pub fn sync(&mut self) -> Result<()> {
         self.write_back_all()?;
+        let waiting: BTreeSet<Ino> = self.remaps_waiting.keys().map(|&(ino, _)| ino).collect();
+        for ino in waiting {
+            self.send_remaps(ino)?;
+        }
         self.settle_host_log()
     }
 
@@ -669,6 +677,10 @@ impl Fs {
     /// Writes file page `idx` of `ino` (device page `lpn`): into the page
     /// cache, or to the device at once (write-through).
     fn write_page(&mut self, ctx: Ctx, ino: Ino, idx: u32, lpn: Lpn, data: &[u8]) -> Result<()> {
+        if !self.remaps_waiting.is_empty() {
+            let page = (ino, idx);
+            self.settle_remaps(|d, s| d == page || s == page, |d, _| d == page)?;
+        }
         let class = FileClass::from_u8(self.inode(ctx, ino)?.class);
         match self.cache_policy {
             CachePolicy::WriteThrough => self.write_page_dev(ctx, ino, lpn, class, data, false),
@@ -756,7 +768,10 @@ impl Fs {
                 buf.copy_from_slice(&d.data);
                 Ok(())
             }
-            None => self.read_dev(ctx, lpn, buf),
+            None => {
+                let lpn = self.remapped_source((ino, idx)).unwrap_or(lpn);
+                self.read_dev(ctx, lpn, buf)
+            }
         }
     }
 
@@ -900,7 +915,7 @@ impl Fs {
             self.unsynced.clear();
             self.make_plain_durable()?;
             self.flush()?;
-            return self.settle_host_log();
+            return self.fsync_done(ctx, ino);
         }
         self.write_back_file(ctx, ino)?;
         self.unsynced.clear();
@@ -910,11 +925,20 @@ impl Fs {
         if self.touched_count(None) == 0 {
             self.fold(None);
             self.flush()?;
-            return self.settle_host_log();
+            return self.fsync_done(ctx, ino);
         }
         self.make_plain_durable()?;
         if self.mode == FsMode::Transactional {
             self.flush()?;
+        }
+        self.fsync_done(ctx, ino)
+    }
+
+    /// The end of an fsync: the file's waiting remaps go to the device
+    /// (after its metadata: `remap.rs`), and the host log is settled.
+    fn fsync_done(&mut self, ctx: Ctx, ino: Ino) -> Result<()> {
+        if ctx.is_none() {
+            self.send_remaps(ino)?;
         }
         self.settle_host_log()
     }

@@ -6,12 +6,28 @@
 //! has no remap, the database page is not allocated yet, or the device
 //! refuses (it forgot the page's target at a mount): the host copies.
 //!
+//! A remap waits in the file system until the database's `fsync` has made
+//! its metadata durable, and goes to the device only then, followed by a
+//! flush. Sent at once, it would be durable at the first device flush of
+//! that fsync, the one that orders data before metadata: a cut before the
+//! metadata commit then leaves the database's pages checkpointed, the WAL's
+//! frames gone (a remapped WAL page reads unwritten) and the database's size
+//! as before the checkpoint, which grew it: SQLite finds it malformed
+//! (`txftl sqlcrash --modes sw-wal --workload tpcc` found it). Waiting, a
+//! cut before the remaps are durable finds the WAL whole and SQLite
+//! checkpoints again. Until then a read of the database page reads the WAL
+//! page; a write of it drops the remap; a write, truncate or delete of the
+//! WAL page sends the remap first.
+//!
 //! Everything else stays `write`'s: the file's size and allocation, the
 //! host log (a remap is logged as the write it stands for, so a process
-//! death replays it as a copy), durability at `fsync`.
+//! death replays it as a copy).
 
 use crate::{Fs, FsError, Ino, Result};
-use txftl_ftl::{DeviceError, Extension};
+use txftl_ftl::{DeviceError, Extension, Lpn};
+
+/// A file page: (inode, page index).
+pub(crate) type FilePage = (Ino, u32);
 
 impl Fs {
     /// Writes whole page `idx` of `ino` (a WAL file) naming page `target.1`
@@ -44,44 +60,104 @@ impl Fs {
 
     /// Writes whole page `idx` of `ino` (the database) with `data`, the
     /// contents of page `from.1` of file `from.0` (a WAL page written with
-    /// [`Fs::write_for`]): by remapping that page onto it if the device
-    /// takes it (nothing programmed), else as [`Fs::write`]. Returns whether
-    /// it remapped.
+    /// [`Fs::write_for`]): by a remap of that page onto it, sent to the
+    /// device at the file's next `fsync` (see the module doc), else as
+    /// [`Fs::write`]. Returns whether it will remap.
     pub fn write_remapping(&mut self, ino: Ino, idx: u32, data: &[u8], from: (Ino, u32)) -> Result<bool> {
         let ps = self.page_size();
         let offset = idx as u64 * ps as u64;
         let src = self.inode(None, from.0).ok().and_then(|i| i.page(from.1));
         let dst = self.inode(None, ino)?.page(idx);
         let src_on_device = self.cache.get(&(None, from.0, from.1)).is_none();
-        if let (Some(src), Some(dst), true) = (src, dst, data.len() == ps && src_on_device && self.dev.offers(Extension::Remap)) {
-            // As `write`: room in the metadata journal for the size it may
-            // change, and the file claimed for the non-transactional context.
-            self.make_room(None, crate::STEP_PAGES_MAX)?;
-            self.claim(None, ino)?;
-            match self.dev.remap_calls().expect("offered").remap(src, dst) {
-                Ok(_) => {
-                    // A dirty copy of the database page is older than this.
-                    self.cache.take(&(None, ino, idx));
-                    self.unflushed = true;
-                    self.stats.remapped_pages += 1;
-                    if offset + ps as u64 > self.inode(None, ino)?.size {
-                        self.inode_mut(None, ino)?.size = offset + ps as u64;
-                    }
-                    self.host_log(|fs| {
-                        Ok(crate::hostlog::Record::Write {
-                            ctx: None,
-                            path: fs.path_of(ino)?,
-                            offset,
-                            data: data.to_vec(),
-                        })
-                    })?;
-                    return Ok(true);
-                }
-                Err(DeviceError::Unsupported { .. }) => {}
-                Err(e) => return Err(FsError::Device(e)),
+        if src.is_none() || dst.is_none() || data.len() != ps || !src_on_device || !self.dev.offers(Extension::Remap) {
+            self.write(None, ino, offset, data)?;
+            return Ok(false);
+        }
+        // As `write`: room in the metadata journal for the size it may
+        // change, and the file claimed for the non-transactional context.
+        self.make_room(None, crate::STEP_PAGES_MAX)?;
+        self.claim(None, ino)?;
+        // The WAL page may be the source of a remap not sent yet, or this
+        // page the target of one: this one replaces it.
+        self.settle_remaps(|d, s| s == from || d == (ino, idx), |d, _| d == (ino, idx))?;
+        // A dirty copy of the database page is older than this.
+        self.cache.take(&(None, ino, idx));
+        self.remaps_waiting.insert((ino, idx), from);
+        if offset + ps as u64 > self.inode(None, ino)?.size {
+            self.inode_mut(None, ino)?.size = offset + ps as u64;
+        }
+        self.host_log(|fs| {
+            Ok(crate::hostlog::Record::Write {
+                ctx: None,
+                path: fs.path_of(ino)?,
+                offset,
+                data: data.to_vec(),
+            })
+        })?;
+        Ok(true)
+    }
+
+    /// The device page a read of file page `page` must read: the WAL page
+    /// of a remap waiting for it, if any.
+    pub(crate) fn remapped_source(&self, page: FilePage) -> Option<Lpn> {
+        let &(ino, idx) = self.remaps_waiting.get(&page)?;
+        self.inode(None, ino).ok()?.page(idx)
+    }
+
+    /// The waiting remaps `hit(target, source)` selects, because one of
+    /// their pages is about to change: those `drop(target, source)` names
+    /// are forgotten (their database page is written anew), the others go
+    /// to the device now (with `synchronous=OFF` SQLite never syncs, and
+    /// its next WAL generation rewrites the WAL pages: a crash promises
+    /// nothing there).
+    pub(crate) fn settle_remaps(
+        &mut self,
+        hit: impl Fn(FilePage, FilePage) -> bool,
+        drop: impl Fn(FilePage, FilePage) -> bool,
+    ) -> Result<()> {
+        let chosen: Vec<(FilePage, FilePage)> = self
+            .remaps_waiting
+            .iter()
+            .filter(|&(&d, &s)| hit(d, s))
+            .map(|(&d, &s)| (d, s))
+            .collect();
+        for (d, s) in chosen {
+            self.remaps_waiting.remove(&d);
+            if !drop(d, s) {
+                self.send_remap(d, s)?;
             }
         }
-        self.write(None, ino, offset, data)?;
-        Ok(false)
+        Ok(())
+    }
+
+    /// After file `ino`'s fsync made its metadata durable: its waiting
+    /// remaps go to the device, then a flush makes them durable together.
+    pub(crate) fn send_remaps(&mut self, ino: Ino) -> Result<()> {
+        let before = self.remaps_waiting.len();
+        self.settle_remaps(|d, _| d.0 == ino, |_, _| false)?;
+        match self.remaps_waiting.len() < before {
+            true => self.flush(),
+            false => Ok(()),
+        }
+    }
+
+    /// One remap of WAL page `s` onto database page `d` to the device; if
+    /// the device refuses it, the page is copied.
+    fn send_remap(&mut self, d: FilePage, s: FilePage) -> Result<()> {
+        let (Some(src), Some(dst)) = (self.inode(None, s.0)?.page(s.1), self.inode(None, d.0)?.page(d.1)) else {
+            return Ok(());
+        };
+        match self.dev.remap_calls().expect("offered at write_remapping").remap(src, dst) {
+            Ok(_) => self.stats.remapped_pages += 1,
+            Err(DeviceError::Unsupported { .. }) => {
+                let mut page = vec![0u8; self.page_size()];
+                self.read_dev(None, src, &mut page)?;
+                self.write_dev(None, dst, &page, false)?;
+                self.stats.database_page_writes += 1;
+            }
+            Err(e) => return Err(FsError::Device(e)),
+        }
+        self.unflushed = true;
+        Ok(())
     }
 }

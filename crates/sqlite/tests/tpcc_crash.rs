@@ -141,3 +141,16 @@ fn the_rolled_back_transaction_must_be_a_new_order() {
         Ok(_) => panic!("a Payment was accepted as the rolled-back transaction"),
     }
 }
+
+/// SW-WAL: the WAL laid out page-aligned, its checkpoints (TPC-C's small
+/// `wal_autocheckpoint`) remap its frames onto the database, sent to the
+/// device after the database's metadata at its fsync (`txftl_fs`'s
+/// `remap.rs`: sent before it, a cut between left the database's pages
+/// checkpointed, the WAL's frames gone and the grown database's size old).
+#[test]
+fn tpcc_on_sw_wal_survives_sampled_cuts_with_its_checkpoints_remapping() {
+    let mode = Mode::parse("sw-wal").unwrap();
+    survives(mode, 11);
+    let r = sql_crashtest(&spec(mode, Synchronous::Full, 11), &|_, _| {}).unwrap();
+    assert!(r.dry_run.pages_remapped > 10, "{:?}", r.dry_run);
+}
