@@ -245,10 +245,17 @@ impl Remap for SwWal {
                 what: "remap of a page not written for that target since the mount (copy it)",
             });
         }
-        if from == to || self.ftl.mapping(from).is_none() || self.ftl.hooks().pending_from.contains_key(&from) {
-            return Err(DeviceError::CallOrder(format!(
-                "remap of logical page {from} onto {to}: it maps no page"
-            )));
+        let why = if from == to {
+            Some("the same page")
+        } else if self.ftl.mapping(from).is_none() {
+            Some("it maps no page")
+        } else if self.ftl.hooks().pending_from.contains_key(&from) {
+            Some("it is remapped already (not flushed yet)")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(DeviceError::CallOrder(format!("remap of logical page {from} onto {to}: {why}")));
         }
         let h = self.ftl.hooks_mut();
         // A second remap onto `to` before the flush replaces the first (whose
