@@ -73,6 +73,7 @@ impl Fs {
         self.flush()?;
         for (h, img) in homes.iter().zip(&images) {
             self.dev.write(*h, img)?;
+            self.read_cache.forget(*h);
             self.stats.metadata_page_writes += 1;
         }
         self.fold(None);
@@ -122,6 +123,7 @@ impl Fs {
                 )));
             }
             self.dev.write(home, img)?;
+            self.read_cache.forget(home);
         }
         self.dev.flush()?;
         Ok(())

@@ -62,6 +62,7 @@ mod hostlog;
 mod inode;
 mod journal;
 mod layout;
+mod readcache;
 mod remap;
 mod txn;
 
@@ -194,6 +195,9 @@ pub struct FsStats {
     /// `database_page_writes`).
     pub remappable_writes: u64,
     pub remapped_pages: u64,
+    /// File page reads served by the clean-page cache ([`Fs::set_read_cache`]),
+    /// not counted in `page_reads`.
+    pub cached_reads: u64,
 }
 
 impl FsStats {
@@ -252,6 +256,8 @@ pub struct Fs {
     unsynced: BTreeSet<(Ino, Lpn)>,
     /// The host page cache (`cache.rs`) and its policy.
     cache: cache::PageCache,
+    /// The host's clean-page cache (`readcache.rs`; off unless set).
+    read_cache: readcache::ReadCache,
     cache_policy: CachePolicy,
     /// How durability points reach a transactional device (`fsync_tx.rs`).
     fsync_policy: FsyncPolicy,
@@ -353,6 +359,7 @@ impl Fs {
             buf: vec![0; ps],
             unsynced: BTreeSet::new(),
             cache: cache::PageCache::default(),
+            read_cache: readcache::ReadCache::default(),
             cache_policy: CachePolicy::default(),
             fsync_policy: FsyncPolicy::default(),
             unflushed: false,
@@ -430,6 +437,18 @@ impl Fs {
     }
 
     /// Dirty pages in the host page cache now.
+    /// Keeps up to `pages` clean file pages in host DRAM, as an OS's page
+    /// cache does, so that a page read (or written) again is read from there,
+    /// not the device (`readcache.rs`); 0 (the default): every read of a page
+    /// that is not dirty goes to the device.
+    pub fn set_read_cache(&mut self, pages: usize) {
+        self.read_cache.set_bound(pages);
+    }
+
+    pub fn read_cache_pages(&self) -> usize {
+        self.read_cache.bound()
+    }
+
     pub fn dirty_pages(&self) -> usize {
         self.cache.len()
     }
@@ -547,6 +566,17 @@ impl Fs {
         Ok(())
     }
 
+    /// A file page from the clean-page cache, or the device (kept there).
+    fn read_file_dev(&mut self, ctx: Ctx, lpn: Lpn, buf: &mut [u8]) -> Result<()> {
+        if self.read_cache.get(ctx, lpn, buf) {
+            self.stats.cached_reads += 1;
+            return Ok(());
+        }
+        self.read_dev(ctx, lpn, buf)?;
+        self.read_cache.read(ctx, lpn, buf);
+        Ok(())
+    }
+
     fn write_dev(&mut self, ctx: Ctx, lpn: Lpn, data: &[u8], last: bool) -> Result<()> {
         match ctx {
             Some(tid) if last => self.write_last_tx(tid, lpn, data)?,
@@ -558,6 +588,7 @@ impl Fs {
                 self.unflushed = true;
             }
         }
+        self.read_cache.wrote(ctx, lpn, data);
         Ok(())
     }
 
@@ -770,7 +801,7 @@ impl Fs {
             }
             None => {
                 let lpn = self.remapped_source((ino, idx)).unwrap_or(lpn);
-                self.read_dev(ctx, lpn, buf)
+                self.read_file_dev(ctx, lpn, buf)
             }
         }
     }

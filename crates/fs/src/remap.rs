@@ -51,6 +51,7 @@ impl Fs {
             self.cache.put((None, ino, idx), d.lpn, d.class, &d.data);
             return Err(e.into());
         }
+        self.read_cache.wrote(None, d.lpn, &d.data);
         self.unflushed = true;
         self.stats.wal_page_writes += 1;
         self.stats.remappable_writes += 1;
@@ -148,7 +149,12 @@ impl Fs {
             return Ok(());
         };
         match self.dev.remap_calls().expect("offered at write_remapping").remap(src, dst) {
-            Ok(_) => self.stats.remapped_pages += 1,
+            Ok(_) => {
+                // The database page now holds the WAL page's contents, and
+                // the WAL page nothing.
+                self.read_cache.moved(src, dst);
+                self.stats.remapped_pages += 1;
+            }
             Err(DeviceError::Unsupported { .. }) => {
                 let mut page = vec![0u8; self.page_size()];
                 self.read_dev(None, src, &mut page)?;

@@ -344,6 +344,7 @@ impl Fs {
             } else {
                 self.dev.write_tx(tid, lpn, &page)?;
             }
+            self.read_cache.forget(lpn);
             self.stats.metadata_page_writes += 1;
         }
         Ok(())
@@ -465,6 +466,7 @@ impl Fs {
             return Err(e);
         }
         self.fold(Some(tid));
+        self.read_cache.committed(tid);
         self.open.remove(&tid);
         self.stats.tx_commits += 1;
         self.settle_host_log()
@@ -487,6 +489,7 @@ impl Fs {
         // Forget the transaction even if the device fails (it is gone with a
         // power loss anyway): its changes must never be committed later.
         let r = self.dev.abort(tid);
+        self.read_cache.aborted(tid);
         for key in self.cache.keys_of_ctx(Some(tid)) {
             self.cache.take(&key);
         }

@@ -4,12 +4,12 @@
 use crate::check::Summary;
 use crate::paper::{Options, Paper, Report};
 use crate::progress::Progress;
-use crate::{html, lighttx, mobius, terminal, xftl, Error};
+use crate::{html, lighttx, mobius, nolgn, terminal, xftl, Error};
 use std::path::{Path, PathBuf};
 
 /// The papers `txftl reproduce` knows, and those it reproduces so far.
 pub const PAPERS: [&str; 5] = ["xftl", "lighttx", "mobius", "flagcommit", "nolgn"];
-pub const REPRODUCED: [&str; 3] = ["xftl", "lighttx", "mobius"];
+pub const REPRODUCED: [&str; 4] = ["xftl", "lighttx", "mobius", "nolgn"];
 
 /// Where a reproduction's report goes.
 #[derive(Clone, Debug, Default)]
@@ -85,6 +85,7 @@ pub fn reproduce_named(name: &str, opts: &Options, out: &Output) -> Result<Outco
         "xftl" => reproduce(&xftl::Xftl, opts, out),
         "lighttx" => reproduce(&lighttx::LightTx, opts, out),
         "mobius" => reproduce(&mobius::Mobius, opts, out),
+        "nolgn" => reproduce(&nolgn::NoLgn, opts, out),
         _ => Err(Error::Usage(format!(
             "reproduce {name}: not implemented yet (only {} are)",
             REPRODUCED.join(", ")

@@ -24,6 +24,7 @@ pub mod fmt;
 pub mod html;
 pub mod lighttx;
 pub mod mobius;
+pub mod nolgn;
 pub mod paper;
 pub mod progress;
 pub mod terminal;

@@ -53,6 +53,12 @@ impl Group {
         self.pages = 0;
     }
 
+    /// Are SQLite's transactions grouped now (a device transaction spans
+    /// its commit points until it holds enough pages)?
+    pub fn grouping(&self) -> bool {
+        self.pages > 0
+    }
+
     /// A database page write (or truncate) inside the device transaction.
     pub fn wrote(&mut self) {
         self.written += 1;

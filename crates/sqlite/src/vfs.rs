@@ -167,6 +167,9 @@ struct VfsState {
     /// The device remaps (SW-WAL): WAL files are laid out for it
     /// (`vfs/walmap.rs`) and checkpoints remap their frames.
     remaps: bool,
+    /// The device commits on its transaction's end-flagged last page
+    /// (NoLgn: `Extension::TxEnd`): the sync inside one is left to the commit.
+    ends: bool,
     /// The last frame SQLite read from such a WAL.
     frame_read: Mutex<Option<walmap::FrameRead>>,
 }
@@ -285,6 +288,7 @@ impl Vfs {
             // a VFS whose host may use any journal mode never groups.
             normal_group_pages: AtomicU32::new(0),
             remaps: entry.extensions.contains(&Extension::Remap),
+            ends: entry.extensions.contains(&Extension::TxEnd),
             frame_read: Mutex::new(None),
         }));
         let vfs = Box::new(ffi::sqlite3_vfs {
@@ -898,6 +902,19 @@ unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_in
         if state.canary == Canary::WalSkipsSync && st.wal {
             return ffi::SQLITE_OK;
         }
+        if st.main_db && st.tx.is_some() && (st.group.grouping() || state.ends) {
+            // A device transaction is durable only at its commit, which
+            // sends whatever is still dirty (SQLite's commit follows its
+            // sync at once, or, grouped, at the group's end: `group.rs`). A
+            // sync inside it would only send SQLite's pages early: grouped,
+            // it keeps the page cache from merging the group's rewrites of a
+            // page (the NoLgn-FTL paper syncs once a group, its sec. 4.1);
+            // on a device that commits on the end-flagged last page, it
+            // leaves that page for the commit to program alone, a second
+            // program time in a row (the paper sends its commit with the
+            // fsync).
+            return ffi::SQLITE_OK;
+        }
         match fs.fsync(st.tx, st.ino) {
             Ok(()) => ffi::SQLITE_OK,
             Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR_FSYNC),
@@ -1166,15 +1183,18 @@ unsafe extern "C" fn x_device_characteristics(file: *mut ffi::sqlite3_file) -> c
         let state = &*st.vfs;
         if st.main_db && state.maps(TxMapping::BatchAtomic) {
             ffi::SQLITE_IOCAP_BATCH_ATOMIC
-        } else if state.remaps && (st.main_db || st.wal) {
+        } else if st.main_db || st.wal {
             // SQLite (asking the database file, wal.c's sqlite3WalOpen) pads
-            // a commit's last frame to a sector boundary, splitting its page
-            // data there, unless a write leaves the bytes around it intact
-            // at a power cut. In the page-aligned layout it does: a frame's
-            // page is written once, out of place, and a header page's
-            // rewrite too (a torn program leaves the last version). Split
-            // frames could not be tagged. The database is only written by
-            // checkpoints (the mode is WAL), whose pages are whole.
+            // a commit's last frame to a sector boundary, under
+            // synchronous=FULL, with whole extra frames, unless a write
+            // leaves the bytes around it intact at a power cut. Here it
+            // does, on every device: the file system writes whole pages,
+            // out of place, and a torn program leaves the page's last
+            // version (the crash sets check it). SQLite's unix VFS reports
+            // the same by default (SQLITE_POWERSAFE_OVERWRITE), so SQLite
+            // on a real file system does not pad. On a remapping device the
+            // padding would also split a frame's page data, which could
+            // then not be tagged.
             ffi::SQLITE_IOCAP_POWERSAFE_OVERWRITE
         } else {
             0

@@ -14,7 +14,8 @@ use txftl_reproduce::Options;
 #[derive(Args, Debug)]
 pub struct ReproduceArgs {
     /// The paper: xftl (X-FTL, SIGMOD 2013), lighttx (LightTx, ICCD 2013),
-    /// mobius (Möbius, ICDCS 2017). flagcommit and nolgn are not reproduced yet.
+    /// mobius (Möbius, ICDCS 2017), nolgn (NoLgn-FTL, JSA 2025). flagcommit
+    /// is not reproduced yet.
     #[arg(value_parser = PAPERS)]
     pub paper: String,
     /// The same experiments, smaller, in under 60 wall seconds (release build).

@@ -1,0 +1,294 @@
+//! The checks of `reproduce nolgn`: every number the paper's sec. 4 states
+//! that the experiments speak to. The paper's averages are means over its
+//! points (value sizes, YCSB workloads, free-space levels) of each point's
+//! change against the baseline, in percent; ours are computed the same way.
+
+use super::results::{BenchRun, Figures};
+use super::{paper, Params, System};
+use crate::fmt::{mean, pct};
+use crate::{Check, Unit};
+use System::{BaseWal, NoLgn, SwWal};
+
+/// Flash page programs of a run (Fig. 6).
+pub fn writes(r: &BenchRun) -> f64 {
+    r.flash_programs as f64
+}
+/// Overwrites per simulated second (Fig. 7).
+pub fn throughput(r: &BenchRun) -> f64 {
+    r.ops_per_sim_s
+}
+/// Mean overwrite latency, us (Fig. 8).
+pub fn latency(r: &BenchRun) -> f64 {
+    r.latency_mean_us
+}
+/// GC's copies (a greedy choice's and the lock-induced ones) as a share of
+/// the flash page programs, percent (Fig. 9).
+pub fn gc_share(r: &BenchRun) -> f64 {
+    100.0 * r.gc_copies as f64 / (r.flash_programs.max(1)) as f64
+}
+/// The copies GC made because it skipped a locked block, as a share of
+/// the flash page programs, percent (Fig. 9's "additional pages").
+pub fn lock_share(r: &BenchRun) -> f64 {
+    100.0 * r.gc_skip_extra_copies as f64 / (r.flash_programs.max(1)) as f64
+}
+
+/// Per size, `a`'s change against `b` in percent, for `metric`, at `sync`.
+pub fn changes(p: &Params, f: &Figures, sync: &str, a: System, b: System, metric: fn(&BenchRun) -> f64) -> Vec<(u32, f64)> {
+    p.sizes
+        .iter()
+        .filter_map(|&s| {
+            let (x, y) = (f.bench_run(a.key(), sync, s)?, f.bench_run(b.key(), sync, s)?);
+            Some((s, pct(metric(x), metric(y))))
+        })
+        .collect()
+}
+
+pub fn mean_change(p: &Params, f: &Figures, sync: &str, a: System, b: System, metric: fn(&BenchRun) -> f64) -> f64 {
+    mean(changes(p, f, sync, a, b, metric).into_iter().map(|c| c.1))
+}
+
+/// NoLgn-FTL's runs at `sync`, in size order.
+pub fn nolgn_runs<'a>(p: &Params, f: &'a Figures, sync: &str) -> Vec<&'a BenchRun> {
+    p.sizes.iter().filter_map(|&s| f.bench_run(NoLgn.key(), sync, s)).collect()
+}
+
+/// The YCSB workloads every system spent device time on: a throughput per
+/// simulated second is defined for each (a read-only workload whose pages
+/// the host's caches all hold spends none).
+pub fn ycsb_timed(f: &Figures) -> Vec<&'static str> {
+    super::ycsb::WORKLOADS
+        .iter()
+        .map(|w| w.name())
+        .filter(|w| System::ALL.iter().all(|s| f.ycsb_run(s.key(), w).is_some_and(|r| r.sim_s > 0.0)))
+        .collect()
+}
+
+/// YCSB: per workload with a defined throughput ([`ycsb_timed`]), `a`'s
+/// throughput change against Base-WAL, percent.
+pub fn ycsb_changes(f: &Figures, a: System) -> Vec<(String, f64)> {
+    ycsb_timed(f)
+        .into_iter()
+        .filter_map(|w| {
+            let (x, y) = (f.ycsb_run(a.key(), w)?, f.ycsb_run(BaseWal.key(), w)?);
+            Some((w.to_string(), pct(x.ops_per_sim_s, y.ops_per_sim_s)))
+        })
+        .collect()
+}
+
+/// TPC-C: per free-space level, `a`'s tpmC change against Base-WAL, percent.
+pub fn tpcc_changes(p: &Params, f: &Figures, a: System) -> Vec<(u32, f64)> {
+    p.free_pct
+        .iter()
+        .filter_map(|&free| {
+            let (x, y) = (f.tpcc_run(a.key(), free)?, f.tpcc_run(BaseWal.key(), free)?);
+            Some((free, pct(x.tpmc, y.tpmc)))
+        })
+        .collect()
+}
+
+/// The sizes' first and last, for the trend claims.
+fn ends(p: &Params) -> (u32, u32) {
+    (p.sizes.first().copied().unwrap_or(0), p.sizes.last().copied().unwrap_or(0))
+}
+
+fn size_name(s: u32) -> String {
+    if s >= 1024 {
+        format!("{} KiB", s / 1024)
+    } else {
+        format!("{s} B")
+    }
+}
+
+pub fn checks(p: &Params, f: &Figures) -> Vec<Check> {
+    let mut out = Vec::new();
+    let pc = Unit::Percent;
+    type Row = (&'static str, &'static str, System, System, f64);
+    let fig6: [Row; 5] = [
+        ("fig6.normal.sw_vs_base", "NORMAL", SwWal, BaseWal, paper::FIG6_NORMAL_SW_VS_BASE),
+        (
+            "fig6.normal.nolgn_vs_base",
+            "NORMAL",
+            NoLgn,
+            BaseWal,
+            paper::FIG6_NORMAL_NOLGN_VS_BASE,
+        ),
+        ("fig6.normal.nolgn_vs_sw", "NORMAL", NoLgn, SwWal, paper::FIG6_NORMAL_NOLGN_VS_SW),
+        ("fig6.full.nolgn_vs_base", "FULL", NoLgn, BaseWal, paper::FIG6_FULL_NOLGN_VS_BASE),
+        ("fig6.full.nolgn_vs_sw", "FULL", NoLgn, SwWal, paper::FIG6_FULL_NOLGN_VS_SW),
+    ];
+    for (id, sync, a, b, v) in fig6 {
+        let what = format!("flash page writes, {} against {}, {sync}, mean over sizes", a.label(), b.label());
+        out.push(Check::value(id, &what, v, mean_change(p, f, sync, a, b, writes), pc));
+    }
+    let fig7: [Row; 4] = [
+        (
+            "fig7.normal.nolgn_vs_base",
+            "NORMAL",
+            NoLgn,
+            BaseWal,
+            paper::FIG7_NORMAL_NOLGN_VS_BASE,
+        ),
+        ("fig7.normal.nolgn_vs_sw", "NORMAL", NoLgn, SwWal, paper::FIG7_NORMAL_NOLGN_VS_SW),
+        ("fig7.full.nolgn_vs_base", "FULL", NoLgn, BaseWal, paper::FIG7_FULL_NOLGN_VS_BASE),
+        ("fig7.full.nolgn_vs_sw", "FULL", NoLgn, SwWal, paper::FIG7_FULL_NOLGN_VS_SW),
+    ];
+    for (id, sync, a, b, v) in fig7 {
+        let what = format!("overwrite throughput, {} against {}, {sync}, mean over sizes", a.label(), b.label());
+        out.push(Check::value(id, &what, v, mean_change(p, f, sync, a, b, throughput), pc));
+    }
+    let fig8: [Row; 5] = [
+        (
+            "fig8.normal.nolgn_vs_base",
+            "NORMAL",
+            NoLgn,
+            BaseWal,
+            paper::FIG8_NORMAL_NOLGN_VS_BASE,
+        ),
+        ("fig8.normal.nolgn_vs_sw", "NORMAL", NoLgn, SwWal, paper::FIG8_NORMAL_NOLGN_VS_SW),
+        ("fig8.normal.sw_vs_base", "NORMAL", SwWal, BaseWal, paper::FIG8_NORMAL_SW_VS_BASE),
+        ("fig8.full.nolgn_vs_base", "FULL", NoLgn, BaseWal, paper::FIG8_FULL_NOLGN_VS_BASE),
+        ("fig8.full.nolgn_vs_sw", "FULL", NoLgn, SwWal, paper::FIG8_FULL_NOLGN_VS_SW),
+    ];
+    for (id, sync, a, b, v) in fig8 {
+        let what = format!("overwrite latency, {} against {}, {sync}, mean over sizes", a.label(), b.label());
+        out.push(Check::value(id, &what, v, mean_change(p, f, sync, a, b, latency), pc));
+    }
+    out.extend(fig9(p, f));
+    out.extend(fig10(f));
+    out.extend(fig11(p, f));
+    let records: u64 = f
+        .bench
+        .iter()
+        .filter(|r| r.system == NoLgn.key())
+        .map(|r| r.protocol_meta_writes)
+        .sum();
+    out.push(Check::structural(
+        "nolgn.no_commit_records",
+        "pages NoLgn-FTL programmed for its transactions beyond their data pages (commit records, logs), every sqlite-bench run (sec. 3.3: the end flag rides in the last page's spare area)",
+        0.0,
+        records as f64,
+        Unit::Count,
+    ));
+    out
+}
+
+/// Fig. 9: NoLgn-FTL's writes split into host, GC and lock-induced pages,
+/// over both synchronous modes' runs (the paper does not say which it ran).
+fn fig9(p: &Params, f: &Figures) -> Vec<Check> {
+    let runs: Vec<&BenchRun> = super::SYNCS.iter().flat_map(|s| nolgn_runs(p, f, s.name())).collect();
+    let gc_max = crate::fmt::largest(runs.iter().map(|r| gc_share(r))).unwrap_or(0.0);
+    let lock_max = crate::fmt::largest(runs.iter().map(|r| lock_share(r))).unwrap_or(0.0);
+    let lock_mean = mean(runs.iter().map(|r| lock_share(r)));
+    let (lo, hi) = ends(p);
+    // Each size's share over its runs in both modes.
+    let share_at = |s: u32, m: fn(&BenchRun) -> f64| mean(runs.iter().filter(|r| r.value_size == s).map(|r| m(r)));
+    let gc_claim = format!("GC's share at {} above its share at {}", size_name(hi), size_name(lo));
+    let gc_measured = if share_at(hi, gc_share) > share_at(lo, gc_share) {
+        gc_claim.clone()
+    } else {
+        format!("GC's share at {} not above its share at {}", size_name(hi), size_name(lo))
+    };
+    let lock_claim = format!("lock-induced share at {} above its share at {}", size_name(lo), size_name(hi));
+    let lock_measured = if share_at(lo, lock_share) > share_at(hi, lock_share) {
+        lock_claim.clone()
+    } else {
+        format!("lock-induced share at {} not above its share at {}", size_name(lo), size_name(hi))
+    };
+    vec![
+        Check::value(
+            "fig9.gc_share_max",
+            "GC migration's share of NoLgn-FTL's flash page writes, largest over sizes and modes",
+            paper::FIG9_GC_SHARE_MAX,
+            gc_max,
+            Unit::Percent,
+        ),
+        Check::value(
+            "fig9.lock_share_max",
+            "pages GC copied because it skipped a locked block, share of the writes, largest over sizes and modes",
+            paper::FIG9_LOCK_SHARE_MAX,
+            lock_max,
+            Unit::Percent,
+        ),
+        Check::value(
+            "fig9.lock_share_mean",
+            "pages GC copied because it skipped a locked block, share of the writes, mean over sizes and modes",
+            paper::FIG9_LOCK_SHARE_MEAN,
+            lock_mean,
+            Unit::Percent,
+        ),
+        Check::order("fig9.gc_share_rises", paper::FIG9_GC_RISES, &gc_claim, &gc_measured),
+        Check::order("fig9.lock_share_small_sizes", paper::FIG9_LOCK_SMALL, &lock_claim, &lock_measured),
+    ]
+}
+
+fn fig10(f: &Figures) -> Vec<Check> {
+    let sw = ycsb_changes(f, SwWal);
+    let nl = ycsb_changes(f, NoLgn);
+    let claim = "NoLgn-FTL above SW-WAL on A and F".to_string();
+    let above = ["A", "F"].iter().all(|w| {
+        let t = |s: System| f.ycsb_run(s.key(), w).map_or(f64::NAN, |r| r.ops_per_sim_s);
+        t(NoLgn) > t(SwWal)
+    });
+    let measured = if above {
+        claim.clone()
+    } else {
+        "NoLgn-FTL not above SW-WAL on both A and F".to_string()
+    };
+    vec![
+        Check::value(
+            "fig10.sw_vs_base",
+            "YCSB throughput, SW-WAL against Base-WAL, NORMAL, mean over the workloads that spent device time",
+            paper::FIG10_SW_VS_BASE,
+            mean(sw.iter().map(|c| c.1)),
+            Unit::Percent,
+        ),
+        Check::value(
+            "fig10.nolgn_vs_base",
+            "YCSB throughput, NoLgn-FTL against Base-WAL, NORMAL, mean over the workloads that spent device time",
+            paper::FIG10_NOLGN_VS_BASE,
+            mean(nl.iter().map(|c| c.1)),
+            Unit::Percent,
+        ),
+        Check::order("fig10.nolgn_above_sw_write_heavy", paper::FIG10_NOLGN_ABOVE_SW, &claim, &measured),
+    ]
+}
+
+fn fig11(p: &Params, f: &Figures) -> Vec<Check> {
+    let sw = tpcc_changes(p, f, SwWal);
+    let nl = tpcc_changes(p, f, NoLgn);
+    let at = |free: u32| nl.iter().find(|c| c.0 == free).map_or(f64::NAN, |c| c.1);
+    let (most, least) = (
+        p.free_pct.iter().copied().max().unwrap_or(0),
+        p.free_pct.iter().copied().min().unwrap_or(0),
+    );
+    let claim = format!("NoLgn-FTL's gain over Base-WAL larger at {least}% free than at {most}%");
+    let measured = if at(least) > at(most) {
+        claim.clone()
+    } else {
+        format!("NoLgn-FTL's gain over Base-WAL not larger at {least}% free than at {most}%")
+    };
+    vec![
+        Check::value(
+            "fig11.sw_vs_base",
+            "TPC-C tpmC, SW-WAL against Base-WAL, mean over free-space levels",
+            paper::FIG11_SW_VS_BASE,
+            mean(sw.iter().map(|c| c.1)),
+            Unit::Percent,
+        ),
+        Check::value(
+            "fig11.nolgn_vs_base",
+            "TPC-C tpmC, NoLgn-FTL against Base-WAL, mean over free-space levels",
+            paper::FIG11_NOLGN_VS_BASE,
+            mean(nl.iter().map(|c| c.1)),
+            Unit::Percent,
+        ),
+        Check::value(
+            "fig11.nolgn_vs_base_at_25",
+            "TPC-C tpmC, NoLgn-FTL against Base-WAL at 25% free",
+            paper::FIG11_NOLGN_VS_BASE_AT_25,
+            at(25),
+            Unit::Percent,
+        ),
+        Check::order("fig11.gap_widens", paper::FIG11_WIDENS, &claim, &measured),
+    ]
+}

@@ -1,0 +1,232 @@
+//! The HTML report of `reproduce nolgn`: Figs. 6 to 11 redrawn from our
+//! data, the paper's means beside ours where it states them, its tables
+//! and its introduction.
+
+use super::checks::{gc_share, latency, lock_share, mean_change, throughput, writes};
+use super::print::{aging_rows, costs_rows, fig10_rows, fig11_rows, fig6_rows, fig7_rows, fig8_rows, fig9_rows};
+use super::results::BenchRun;
+use super::{paper, Report, System, SYNCS};
+use crate::fmt::ratio;
+use crate::html::{self, Bars, Figure, Lines};
+
+pub fn intro(r: &Report) -> String {
+    let p = &r.params;
+    format!(
+        "{}. Device: {}, full data (SQLite reads its pages back), aged by random 4 KiB writes before each experiment. All times simulated (device clock). Scaled down: {}.",
+        html::escape(&r.paper),
+        html::escape(&p.device),
+        html::escape(&p.scaled_down.join("; "))
+    )
+}
+
+pub fn tables(r: &Report) -> String {
+    let mut out = String::new();
+    let (h, rows) = aging_rows(r);
+    out += &html::table(&h, &rows);
+    for sync in SYNCS {
+        let s = sync.name();
+        for (h, rows) in [fig6_rows(r, s), fig7_rows(r, s), fig8_rows(r, s), fig9_rows(r, s), costs_rows(r, s)] {
+            out += &html::table(&h, &rows);
+        }
+    }
+    for (h, rows) in [fig10_rows(r), fig11_rows(r)] {
+        out += &html::table(&h, &rows);
+    }
+    out
+}
+
+/// One line per system over the value sizes: `metric` against Base-WAL's.
+fn normalised(r: &Report, sync: &str, title: &str, y: &str, metric: fn(&BenchRun) -> f64) -> Figure {
+    Figure::Lines(Lines {
+        title: format!("{title} ({sync}), normalised to Base-WAL"),
+        x_desc: "value size (B)".into(),
+        y_desc: y.into(),
+        series: System::ALL
+            .iter()
+            .map(|&s| {
+                let pts = r
+                    .params
+                    .sizes
+                    .iter()
+                    .filter_map(|&size| {
+                        let x = r.figures.bench_run(s.key(), sync, size)?;
+                        let b = r.figures.bench_run(System::BaseWal.key(), sync, size)?;
+                        Some((size as f64, ratio(metric(x), metric(b))))
+                    })
+                    .collect();
+                (s.label().to_string(), pts)
+            })
+            .collect(),
+    })
+}
+
+/// A bar of the means figure: its label, the mode, the system against the
+/// baseline, the metric, the paper's mean change.
+type MeanBar = (&'static str, &'static str, System, System, fn(&BenchRun) -> f64, f64);
+
+/// The paper's mean changes beside ours (hollow bars: the paper's).
+fn means(r: &Report) -> Figure {
+    use System::{BaseWal, NoLgn, SwWal};
+    let rows: [MeanBar; 7] = [
+        (
+            "Fig. 6 NORMAL writes, NoLgn / Base",
+            "NORMAL",
+            NoLgn,
+            BaseWal,
+            writes,
+            paper::FIG6_NORMAL_NOLGN_VS_BASE,
+        ),
+        (
+            "Fig. 6 NORMAL writes, NoLgn / SW",
+            "NORMAL",
+            NoLgn,
+            SwWal,
+            writes,
+            paper::FIG6_NORMAL_NOLGN_VS_SW,
+        ),
+        (
+            "Fig. 6 FULL writes, NoLgn / Base",
+            "FULL",
+            NoLgn,
+            BaseWal,
+            writes,
+            paper::FIG6_FULL_NOLGN_VS_BASE,
+        ),
+        (
+            "Fig. 7 NORMAL tput, NoLgn / Base",
+            "NORMAL",
+            NoLgn,
+            BaseWal,
+            throughput,
+            paper::FIG7_NORMAL_NOLGN_VS_BASE,
+        ),
+        (
+            "Fig. 7 FULL tput, NoLgn / Base",
+            "FULL",
+            NoLgn,
+            BaseWal,
+            throughput,
+            paper::FIG7_FULL_NOLGN_VS_BASE,
+        ),
+        (
+            "Fig. 8 NORMAL latency, NoLgn / Base",
+            "NORMAL",
+            NoLgn,
+            BaseWal,
+            latency,
+            paper::FIG8_NORMAL_NOLGN_VS_BASE,
+        ),
+        (
+            "Fig. 8 FULL latency, NoLgn / Base",
+            "FULL",
+            NoLgn,
+            BaseWal,
+            latency,
+            paper::FIG8_FULL_NOLGN_VS_BASE,
+        ),
+    ];
+    Figure::Bars(Bars {
+        title: "Figs. 6-8: mean change over the value sizes, ours and the paper's".into(),
+        y_desc: "change, percent".into(),
+        groups: rows.iter().map(|x| x.0.to_string()).collect(),
+        segments: vec!["mean change".into()],
+        ours: rows
+            .iter()
+            .map(|&(_, sync, a, b, m, _)| vec![mean_change(&r.params, &r.figures, sync, a, b, m)])
+            .collect(),
+        paper: rows.iter().map(|x| Some(x.5)).collect(),
+        decimals: 1,
+    })
+}
+
+pub fn figures(r: &Report) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for sync in SYNCS {
+        let s = sync.name();
+        out.push(normalised(r, s, "Fig. 6: flash page writes", "x Base-WAL's writes", writes));
+        out.push(normalised(
+            r,
+            s,
+            "Fig. 7: overwrite throughput",
+            "x Base-WAL's ops per simulated s",
+            throughput,
+        ));
+        out.push(normalised(r, s, "Fig. 8: overwrite latency", "x Base-WAL's mean latency", latency));
+    }
+    out.push(means(r));
+    for sync in SYNCS {
+        let s = sync.name();
+        let runs: Vec<&BenchRun> = r
+            .params
+            .sizes
+            .iter()
+            .filter_map(|&size| r.figures.bench_run(System::NoLgn.key(), s, size))
+            .collect();
+        out.push(Figure::Bars(Bars {
+            title: format!("Fig. 9 ({s}): NoLgn-FTL's flash page writes by source"),
+            y_desc: "percent of the flash page writes".into(),
+            groups: runs.iter().map(|x| format!("{} B", x.value_size)).collect(),
+            segments: vec![
+                "host".into(),
+                "GC migration".into(),
+                "lock-induced GC".into(),
+                "FTL metadata".into(),
+            ],
+            ours: runs
+                .iter()
+                .map(|x| {
+                    let t = x.flash_programs.max(1) as f64;
+                    vec![
+                        100.0 * x.host_writes as f64 / t,
+                        gc_share(x) - lock_share(x),
+                        lock_share(x),
+                        100.0 * x.ftl_programs as f64 / t,
+                    ]
+                })
+                .collect(),
+            paper: vec![None; runs.len()],
+            decimals: 1,
+        }));
+    }
+    let mut groups = Vec::new();
+    let mut ours = Vec::new();
+    for w in super::ycsb::WORKLOADS {
+        for s in [System::SwWal, System::NoLgn] {
+            if let (Some(x), Some(b)) = (
+                r.figures.ycsb_run(s.key(), w.name()),
+                r.figures.ycsb_run(System::BaseWal.key(), w.name()),
+            ) {
+                groups.push(format!("{} {}", w.name(), s.label()));
+                ours.push(vec![ratio(x.ops_per_sim_s, b.ops_per_sim_s)]);
+            }
+        }
+    }
+    let n = groups.len();
+    out.push(Figure::Bars(Bars {
+        title: "Fig. 10: YCSB throughput (NORMAL), normalised to Base-WAL".into(),
+        y_desc: "x Base-WAL's ops per simulated s".into(),
+        groups,
+        segments: vec!["throughput".into()],
+        ours,
+        paper: vec![None; n],
+        decimals: 2,
+    }));
+    out.push(Figure::Lines(Lines {
+        title: "Fig. 11: TPC-C tpmC against the device's free space (NORMAL)".into(),
+        x_desc: "free space (% of the logical pages)".into(),
+        y_desc: "tpmC (simulated)".into(),
+        series: System::ALL
+            .iter()
+            .map(|&s| {
+                let pts = r
+                    .params
+                    .free_pct
+                    .iter()
+                    .filter_map(|&f| r.figures.tpcc_run(s.key(), f).map(|x| (f as f64, x.tpmc)))
+                    .collect();
+                (s.label().to_string(), pts)
+            })
+            .collect(),
+    }));
+    out
+}

@@ -1,0 +1,122 @@
+//! What the experiments of `reproduce nolgn` measured (`figures` in the
+//! JSON). Times are simulated (the device clock); nothing here is wall time.
+
+use serde::Serialize;
+
+/// One sqlite-bench `overwrite` run (Figs. 6 to 9): one system, one
+/// synchronous mode, one value size, measured from the overwrite's start
+/// to its connection's close (everything it wrote durable on the device:
+/// the WAL systems' closing checkpoint, NoLgn-FTL's last group commit).
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchRun {
+    pub system: String,
+    pub synchronous: String,
+    pub value_size: u32,
+    pub operations: u64,
+    pub sim_s: f64,
+    /// Overwrites per simulated second (Fig. 7).
+    pub ops_per_sim_s: f64,
+    /// Mean latency of one overwrite transaction, us (Fig. 8).
+    pub latency_mean_us: f64,
+    /// Every flash page program (Fig. 6), and its split (Fig. 9): the
+    /// host's page writes; GC's copies, those a greedy choice would have
+    /// made and the extra ones because a locked (NoLgn) block was skipped;
+    /// the FTL's own (mapping checkpoints, protocol metadata).
+    pub flash_programs: u64,
+    pub host_writes: u64,
+    pub gc_copies: u64,
+    pub gc_skip_extra_copies: u64,
+    pub gc_victims_skipped: u64,
+    pub gc_runs: u64,
+    pub ftl_programs: u64,
+    /// Of those, pages of the protocol's own records (commit records, logs).
+    pub protocol_meta_writes: u64,
+    /// Flash page reads (data and spare area, any cause).
+    pub flash_reads: u64,
+    /// File page reads the host's page cache served.
+    pub cached_reads: u64,
+    /// File page writes the host's page cache absorbed (a page written again
+    /// before it went to the device).
+    pub absorbed_writes: u64,
+    /// The file system's page writes by file: database, WAL, its own metadata.
+    pub db_page_writes: u64,
+    pub wal_page_writes: u64,
+    pub fs_metadata_writes: u64,
+    pub fsyncs: u64,
+    /// SW-WAL: checkpoint pages remapped instead of copied.
+    pub remapped_pages: u64,
+    /// NoLgn-FTL: pages its commits programmed (the page the device held
+    /// back for the end flag, when the host's sync had sent every page before
+    /// the commit), P2P entries at their peak since the device was made.
+    pub commit_programs: u64,
+    pub p2p_peak: u64,
+    pub integrity: String,
+}
+
+/// One YCSB workload on one system (Fig. 10), NORMAL mode.
+#[derive(Clone, Debug, Serialize)]
+pub struct YcsbRun {
+    pub system: String,
+    pub workload: String,
+    pub operations: u64,
+    pub sim_s: f64,
+    pub ops_per_sim_s: f64,
+    pub flash_programs: u64,
+    pub flash_reads: u64,
+    pub gc_copies: u64,
+    pub integrity: String,
+}
+
+/// One TPC-C run (Fig. 11): one system at one free-space level.
+#[derive(Clone, Debug, Serialize)]
+pub struct TpccRun {
+    pub system: String,
+    /// The free space asked for, and the logical pages the preconditioning
+    /// left holding data (percent; the database's load adds its own).
+    pub free_pct: u32,
+    pub filled_pct: f64,
+    pub transactions: u64,
+    pub new_orders: u64,
+    pub sim_s: f64,
+    /// New-Order transactions committed per simulated minute.
+    pub tpmc: f64,
+    pub flash_programs: u64,
+    pub flash_reads: u64,
+    pub gc_copies: u64,
+    pub map_writes: u64,
+    pub remapped_pages: u64,
+    pub consistency: String,
+    pub integrity: String,
+}
+
+/// How one device was aged before its file system was made.
+#[derive(Clone, Debug, Serialize)]
+pub struct Aging {
+    pub experiment: String,
+    pub system: String,
+    pub writes: u64,
+    /// Logical pages holding data after it, percent.
+    pub filled_pct: f64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Figures {
+    pub bench: Vec<BenchRun>,
+    pub ycsb: Vec<YcsbRun>,
+    pub tpcc: Vec<TpccRun>,
+    pub aging: Vec<Aging>,
+}
+
+impl Figures {
+    pub fn bench_run(&self, system: &str, sync: &str, size: u32) -> Option<&BenchRun> {
+        self.bench
+            .iter()
+            .find(|r| r.system == system && r.synchronous == sync && r.value_size == size)
+    }
+    pub fn ycsb_run(&self, system: &str, workload: &str) -> Option<&YcsbRun> {
+        self.ycsb.iter().find(|r| r.system == system && r.workload == workload)
+    }
+    pub fn tpcc_run(&self, system: &str, free_pct: u32) -> Option<&TpccRun> {
+        self.tpcc.iter().find(|r| r.system == system && r.free_pct == free_pct)
+    }
+}

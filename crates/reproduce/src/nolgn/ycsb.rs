@@ -1,0 +1,61 @@
+//! Fig. 10: YCSB's core workloads A to F on each system, NORMAL mode (sec.
+//! 4.5). One aged device per system; each workload loads its own database
+//! on it (not measured) and runs, measured from its first operation to its
+//! connection's close.
+
+use super::params::Params;
+use super::results::{Aging, YcsbRun};
+use super::stack::{build, snap, why, Precondition};
+use super::System;
+use crate::{Error, Progress};
+use txftl_sqlite::ycsb::{self, Workload, YcsbSpec};
+use txftl_sqlite::Synchronous;
+
+pub const WORKLOADS: [Workload; 6] = [Workload::A, Workload::B, Workload::C, Workload::D, Workload::E, Workload::F];
+
+pub fn run(params: &Params, progress: &Progress) -> Result<(Vec<YcsbRun>, Vec<Aging>), Error> {
+    let mut runs = Vec::new();
+    let mut aging = Vec::new();
+    for system in System::ALL {
+        progress.say(format!("Fig. 10: {}: aging the device", system.label()));
+        let built = build(params, system, Precondition::DeviceWorth, Synchronous::Normal)?;
+        aging.push(Aging {
+            experiment: "YCSB NORMAL".into(),
+            system: system.key().into(),
+            writes: built.writes,
+            filled_pct: built.filled_pages as f64 * 100.0 / built.logical_pages as f64,
+        });
+        let stack = &built.stack;
+        for w in WORKLOADS {
+            progress.say(format!("Fig. 10: {} YCSB {}", system.label(), w.name()));
+            let what = |e: &dyn std::fmt::Display| Error::Failed(format!("{} YCSB {}: {e}{}", system.label(), w.name(), why(stack)));
+            let mut spec = YcsbSpec::preset(w);
+            spec.recordcount = params.ycsb_records;
+            spec.operationcount = params.ycsb_operations;
+            spec.seed = params.seed;
+            let conn = stack
+                .open(&format!("ycsb-{}.db", w.name().to_ascii_lowercase()), params.page_size as usize)
+                .map_err(|e| what(&e))?;
+            ycsb::load(&conn, &spec).map_err(|e| what(&e))?;
+            let a = snap(stack)?;
+            let report = ycsb::run(&conn, &spec).map_err(|e| what(&e))?;
+            let integrity = txftl_sqlite::workload::integrity_check(&conn).map_err(|e| what(&e))?;
+            drop(conn);
+            let b = snap(stack)?;
+            let sim_s = (b.now_ns - a.now_ns) as f64 / 1e9;
+            runs.push(YcsbRun {
+                system: system.key().into(),
+                workload: w.name().into(),
+                operations: report.operations(),
+                sim_s,
+                ops_per_sim_s: txftl_host::per_second(report.operations(), sim_s),
+                flash_programs: b.dev.flash_programs - a.dev.flash_programs,
+                flash_reads: b.dev.flash_reads - a.dev.flash_reads,
+                gc_copies: b.dev.gc_copies - a.dev.gc_copies,
+                integrity,
+            });
+            progress.step();
+        }
+    }
+    Ok((runs, aging))
+}

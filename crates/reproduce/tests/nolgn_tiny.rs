@@ -1,0 +1,158 @@
+//! `reproduce nolgn` at the test size (`--tiny`), through the library:
+//! every system at every size, mode, YCSB workload and free-space level,
+//! the costs each system's design fixes (what it writes, and what it never
+//! writes), the checks with their kinds, and the notes from the same run.
+
+use serde_json::Value;
+use std::sync::OnceLock;
+use txftl_reproduce::nolgn::{NoLgn, Report, System};
+use txftl_reproduce::{check, flow, Error, Options, Paper};
+
+fn report() -> &'static Report {
+    static REPORT: OnceLock<Report> = OnceLock::new();
+    REPORT.get_or_init(|| flow::build(&NoLgn, &Options::tiny(1), false).expect("reproduce nolgn --tiny"))
+}
+
+#[test]
+fn every_system_runs_every_experiment_on_an_intact_database() {
+    let r = report();
+    assert!(!NoLgn.failed(&r.figures));
+    assert!(r.params.logical_pages > 0 && !r.params.device.is_empty());
+    for s in System::ALL {
+        for sync in ["NORMAL", "FULL"] {
+            for &size in &r.params.sizes {
+                let b = r
+                    .figures
+                    .bench_run(s.key(), sync, size)
+                    .unwrap_or_else(|| panic!("{s:?} {sync} {size}"));
+                assert_eq!(b.operations, r.params.entries, "{b:?}");
+                assert!(b.ops_per_sim_s > 0.0 && b.flash_programs > 0, "{b:?}");
+                // FULL: every commit waits for the flash (NORMAL may not:
+                // a group commits at the connection's close).
+                assert!(sync == "NORMAL" || b.latency_mean_us > 0.0, "{b:?}");
+                assert_eq!(b.integrity, "ok");
+            }
+        }
+        for w in ["A", "B", "C", "D", "E", "F"] {
+            assert_eq!(r.figures.ycsb_run(s.key(), w).expect("ycsb").integrity, "ok");
+        }
+        for &free in &r.params.free_pct {
+            let t = r.figures.tpcc_run(s.key(), free).expect("tpcc");
+            assert!(t.consistency == "ok" && t.integrity == "ok" && t.new_orders > 0, "{t:?}");
+            // The aging filled the logical pages to the level asked for.
+            assert!((t.filled_pct - (100 - free) as f64).abs() < 0.5, "{t:?}");
+        }
+    }
+    // One device's worth of random writes leaves about 1 - 1/e of the pages written.
+    for a in r.figures.aging.iter().filter(|a| !a.experiment.starts_with("TPC-C")) {
+        assert!((a.filled_pct - 63.2).abs() < 2.0, "{a:?}");
+    }
+}
+
+/// What each design writes, whatever the device: Base-WAL its WAL and the
+/// checkpoints' copies; SW-WAL the same WAL, its checkpoints remapping
+/// instead of copying; NoLgn-FTL the database in place, no WAL, no commit
+/// record, and under NORMAL one sync per group, so the host's page cache
+/// merges the group's rewrites of a page.
+#[test]
+fn each_system_writes_what_its_design_says() {
+    let r = report();
+    let sum = |s: System, sync: &str, g: fn(&txftl_reproduce::nolgn::results::BenchRun) -> u64| -> u64 {
+        r.figures
+            .bench
+            .iter()
+            .filter(|b| b.system == s.key() && b.synchronous == sync)
+            .map(g)
+            .sum()
+    };
+    for sync in ["NORMAL", "FULL"] {
+        assert!(sum(System::BaseWal, sync, |b| b.wal_page_writes) > 0);
+        assert!(sum(System::BaseWal, sync, |b| b.db_page_writes) > 0, "Base-WAL's checkpoints copy");
+        assert_eq!(sum(System::BaseWal, sync, |b| b.remapped_pages), 0);
+        assert!(sum(System::SwWal, sync, |b| b.remapped_pages) > 0, "SW-WAL's checkpoints remap");
+        assert!(sum(System::SwWal, sync, |b| b.db_page_writes) < sum(System::BaseWal, sync, |b| b.db_page_writes));
+        assert_eq!(sum(System::NoLgn, sync, |b| b.wal_page_writes), 0);
+        assert_eq!(sum(System::NoLgn, sync, |b| b.protocol_meta_writes), 0, "no commit record");
+    }
+    assert_eq!(
+        sum(System::NoLgn, "NORMAL", |b| b.fsyncs),
+        0,
+        "NORMAL syncs at the group's commit only"
+    );
+    assert!(
+        sum(System::NoLgn, "NORMAL", |b| b.absorbed_writes) > 0,
+        "the page cache merges a group's rewrites"
+    );
+    assert!(sum(System::NoLgn, "NORMAL", |b| b.db_page_writes) < sum(System::NoLgn, "FULL", |b| b.db_page_writes));
+}
+
+#[test]
+fn the_json_has_reproduce_md_fields_and_each_check_its_kind() {
+    let j: Value = serde_json::to_value(report()).unwrap();
+    for key in ["paper", "params", "figures", "checks", "deviations", "summary"] {
+        assert!(!j[key].is_null(), "missing {key}");
+    }
+    let checks = j["checks"].as_array().unwrap();
+    assert!(checks.len() >= 25, "{} checks", checks.len());
+    for c in checks {
+        let within = &c["within_25pct"];
+        let num = |k: &str| c[k].as_f64().unwrap();
+        match c["kind"].as_str().unwrap() {
+            "value" => assert_eq!(
+                within.as_bool().unwrap(),
+                check::within_25pct(num("paper"), num("measured")),
+                "{}",
+                c["id"]
+            ),
+            "order" => assert_eq!(within.as_bool().unwrap(), c["paper"] == c["measured"], "{}", c["id"]),
+            "structural" => assert!(within.is_null(), "{}", c["id"]),
+            k => panic!("kind {k} in {}", c["id"]),
+        }
+    }
+    let s = checks
+        .iter()
+        .find(|c| c["id"] == "nolgn.no_commit_records")
+        .expect("structural check");
+    assert_eq!(s["kind"], "structural");
+    assert_eq!(s["measured"].as_f64(), Some(0.0));
+}
+
+#[test]
+fn notes_come_from_this_run() {
+    let r = report();
+    for c in r.checks.iter().filter(|c| c.differs()) {
+        assert!(!c.note.is_empty(), "check {} differs with no note", c.id);
+    }
+    // A Fig. 6 note gives this run's writes per overwrite.
+    if let Some(c) = r.checks.iter().find(|c| c.id == "fig6.full.nolgn_vs_base" && c.differs()) {
+        let n: u64 = r
+            .figures
+            .bench
+            .iter()
+            .filter(|b| b.system == "nolgn" && b.synchronous == "FULL")
+            .map(|b| b.flash_programs)
+            .sum();
+        let ops: u64 = r
+            .figures
+            .bench
+            .iter()
+            .filter(|b| b.system == "nolgn" && b.synchronous == "FULL")
+            .map(|b| b.operations)
+            .sum();
+        assert!(c.note.contains(&format!("NoLgn-FTL {:.2}", n as f64 / ops as f64)), "{}", c.note);
+    }
+    let page = flow::html_page(&NoLgn, r).unwrap();
+    assert_eq!(page.matches("<figure class=fig").count(), 11);
+}
+
+#[test]
+fn map_at_flush_is_refused() {
+    let opts = Options {
+        map_at_flush: Some(true),
+        ..Options::tiny(1)
+    };
+    match NoLgn.params(&opts) {
+        Err(Error::Usage(m)) => assert!(m.contains("--map-at-flush"), "{m}"),
+        other => panic!("--map-at-flush not refused: {:?}", other.map(|_| ())),
+    }
+}
