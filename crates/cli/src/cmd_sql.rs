@@ -26,7 +26,7 @@ use txftl_sqlite::tpcc::clients::{Begin, BusyCounts, ClientsSpec};
 use txftl_sqlite::tpcc::{self, TpccSpec, TxKind};
 use txftl_sqlite::workload::{self as partsupp, TxWorkload};
 use txftl_sqlite::ycsb::{self, Distribution, OpEvent, OpKind, Workload, YcsbSpec};
-use txftl_sqlite::{Mode, Stack};
+use txftl_sqlite::{Mode, Stack, Synchronous};
 
 #[derive(Subcommand, Debug)]
 pub enum SqlCommand {
@@ -128,6 +128,21 @@ pub struct SqlCommon {
     pub seed: u64,
     #[arg(long)]
     pub json: bool,
+    /// `PRAGMA synchronous` of the connections [default: full; sqlite-bench:
+    /// db_bench's own, OFF or FULL by benchmark]. Under normal, a protocol
+    /// that groups SQLite's transactions (nolgn) groups them.
+    #[arg(long, value_parser = ["off", "normal", "full"])]
+    pub synchronous: Option<String>,
+    /// Clean file pages the host's page cache keeps, as an OS's does (0:
+    /// none, every read of a page not dirty goes to the device).
+    #[arg(long, default_value_t = 0)]
+    pub read_cache: usize,
+}
+
+impl SqlCommon {
+    fn synchronous(&self) -> Option<Synchronous> {
+        self.synchronous.as_deref().and_then(Synchronous::parse)
+    }
 }
 
 #[derive(Args, Debug)]
@@ -546,6 +561,7 @@ fn add_fs(t: &mut Figures, h: &FsStats) {
     );
     t.row("fsyncs / device flushes", pair(h.fsyncs, h.flushes));
     t.row("device commits / aborts", pair(h.tx_commits, h.tx_aborts));
+    t.row("page reads: device / host page cache", pair(h.page_reads, h.cached_reads));
 }
 
 fn add_wall(t: &mut Figures, load: f64, run: f64, ops: u64) {
@@ -593,6 +609,7 @@ fn bench_cmd(args: BenchArgs) -> Result<ExitCode, CliError> {
         value_size: args.value_size,
         batch: args.batch,
         seed: args.common.seed,
+        synchronous: args.common.synchronous(),
         ..BenchSpec::default()
     };
     let (stack, mode, what, on) = stack(&args.common)?;
@@ -727,7 +744,13 @@ fn stack(common: &SqlCommon) -> Result<(Stack, Mode, String, Arc<AtomicBool>), C
     if let Some(path) = &common.record {
         dev = Recorder::wrap(dev, crate::cmd_run::record_file(path)?, on.clone());
     }
-    let stack = Stack::format(dev, mode).map_err(CliError::failed)?;
+    let mut stack = Stack::format(dev, mode).map_err(CliError::failed)?;
+    if let Some(s) = common.synchronous() {
+        stack.synchronous = s;
+    }
+    stack
+        .with_fs_mut(|fs| fs.set_read_cache(common.read_cache))
+        .map_err(CliError::failed)?;
     Ok((stack, mode, format!("{} in RAM, full data", describe(&p)), on))
 }
 

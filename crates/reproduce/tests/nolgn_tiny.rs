@@ -53,7 +53,8 @@ fn every_system_runs_every_experiment_on_an_intact_database() {
 /// checkpoints' copies; SW-WAL the same WAL, its checkpoints remapping
 /// instead of copying; NoLgn-FTL the database in place, no WAL, no commit
 /// record, and under NORMAL one sync per group, so the host's page cache
-/// merges the group's rewrites of a page.
+/// merges the group's rewrites of a page; under FULL its pages go at the
+/// commit, the last with the end flag.
 #[test]
 fn each_system_writes_what_its_design_says() {
     let r = report();
@@ -84,6 +85,10 @@ fn each_system_writes_what_its_design_says() {
         "the page cache merges a group's rewrites"
     );
     assert!(sum(System::NoLgn, "NORMAL", |b| b.db_page_writes) < sum(System::NoLgn, "FULL", |b| b.db_page_writes));
+    // FULL: SQLite's sync leaves the pages to the commit, which sends them,
+    // the last one end-flagged: no commit programs a page alone.
+    assert_eq!(sum(System::NoLgn, "FULL", |b| b.fsyncs), 0);
+    assert_eq!(sum(System::NoLgn, "FULL", |b| b.commit_programs), 0);
 }
 
 #[test]
@@ -142,7 +147,7 @@ fn notes_come_from_this_run() {
         assert!(c.note.contains(&format!("NoLgn-FTL {:.2}", n as f64 / ops as f64)), "{}", c.note);
     }
     let page = flow::html_page(&NoLgn, r).unwrap();
-    assert_eq!(page.matches("<figure class=fig").count(), 11);
+    assert_eq!(page.matches("<figure class=fig").count(), 13);
 }
 
 #[test]

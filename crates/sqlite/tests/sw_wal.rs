@@ -62,3 +62,27 @@ fn base_wal_copies_every_frame() {
     assert_eq!((fs.remapped_pages, fs.remappable_writes), (0, 0));
     assert!(fs.database_page_writes > 20, "{fs:?}");
 }
+
+/// Base-WAL under FULL appends one frame per one-page commit: the VFS
+/// reports POWERSAFE_OVERWRITE (as SQLite's unix VFS does), so SQLite pads
+/// no commit to a sector boundary with copies of its last frame.
+#[test]
+fn base_wal_pads_no_commit_under_full() {
+    let s = stack(Mode::parse("wal").unwrap());
+    let c = s.open("t.db", PAGE).unwrap();
+    c.execute_batch("PRAGMA synchronous=FULL; CREATE TABLE t(k INTEGER PRIMARY KEY, v INTEGER); INSERT INTO t VALUES (1, 0);")
+        .unwrap();
+    c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).unwrap();
+    c.execute_batch("PRAGMA wal_autocheckpoint=0").unwrap();
+    for i in 1..=20 {
+        c.execute("UPDATE t SET v = ?1 WHERE k = 1", [i]).unwrap();
+    }
+    let wal = s
+        .with_fs_mut(|fs| {
+            let ino = fs.lookup("t.db-wal").expect("the WAL");
+            fs.size(None, ino).unwrap()
+        })
+        .unwrap();
+    // The WAL header, then one frame (a 24-byte header and the page) per commit.
+    assert_eq!(wal, 32 + 20 * (24 + PAGE as u64));
+}

@@ -99,60 +99,190 @@ fn size_name(s: u32) -> String {
     }
 }
 
+/// A check of Figs. 6 to 8: the mean over the sizes of `a`'s change in
+/// `metric` against `b`'s, at `sync`.
+pub struct MeanCheck {
+    pub id: &'static str,
+    pub sync: &'static str,
+    pub a: System,
+    pub b: System,
+    /// The paper's mean change, percent.
+    pub paper: f64,
+    /// What `metric` measures.
+    pub quantity: &'static str,
+    pub metric: fn(&BenchRun) -> f64,
+}
+
+const fn mean_check(
+    id: &'static str,
+    sync: &'static str,
+    a: System,
+    b: System,
+    paper: f64,
+    quantity: &'static str,
+    metric: fn(&BenchRun) -> f64,
+) -> MeanCheck {
+    MeanCheck {
+        id,
+        sync,
+        a,
+        b,
+        paper,
+        quantity,
+        metric,
+    }
+}
+
+/// Figs. 6, 7 and 8's checks, in the paper's order.
+pub const MEAN_CHECKS: [MeanCheck; 14] = [
+    mean_check(
+        "fig6.normal.sw_vs_base",
+        "NORMAL",
+        SwWal,
+        BaseWal,
+        paper::FIG6_NORMAL_SW_VS_BASE,
+        "flash page writes",
+        writes,
+    ),
+    mean_check(
+        "fig6.normal.nolgn_vs_base",
+        "NORMAL",
+        NoLgn,
+        BaseWal,
+        paper::FIG6_NORMAL_NOLGN_VS_BASE,
+        "flash page writes",
+        writes,
+    ),
+    mean_check(
+        "fig6.normal.nolgn_vs_sw",
+        "NORMAL",
+        NoLgn,
+        SwWal,
+        paper::FIG6_NORMAL_NOLGN_VS_SW,
+        "flash page writes",
+        writes,
+    ),
+    mean_check(
+        "fig6.full.nolgn_vs_base",
+        "FULL",
+        NoLgn,
+        BaseWal,
+        paper::FIG6_FULL_NOLGN_VS_BASE,
+        "flash page writes",
+        writes,
+    ),
+    mean_check(
+        "fig6.full.nolgn_vs_sw",
+        "FULL",
+        NoLgn,
+        SwWal,
+        paper::FIG6_FULL_NOLGN_VS_SW,
+        "flash page writes",
+        writes,
+    ),
+    mean_check(
+        "fig7.normal.nolgn_vs_base",
+        "NORMAL",
+        NoLgn,
+        BaseWal,
+        paper::FIG7_NORMAL_NOLGN_VS_BASE,
+        "overwrite throughput",
+        throughput,
+    ),
+    mean_check(
+        "fig7.normal.nolgn_vs_sw",
+        "NORMAL",
+        NoLgn,
+        SwWal,
+        paper::FIG7_NORMAL_NOLGN_VS_SW,
+        "overwrite throughput",
+        throughput,
+    ),
+    mean_check(
+        "fig7.full.nolgn_vs_base",
+        "FULL",
+        NoLgn,
+        BaseWal,
+        paper::FIG7_FULL_NOLGN_VS_BASE,
+        "overwrite throughput",
+        throughput,
+    ),
+    mean_check(
+        "fig7.full.nolgn_vs_sw",
+        "FULL",
+        NoLgn,
+        SwWal,
+        paper::FIG7_FULL_NOLGN_VS_SW,
+        "overwrite throughput",
+        throughput,
+    ),
+    mean_check(
+        "fig8.normal.nolgn_vs_base",
+        "NORMAL",
+        NoLgn,
+        BaseWal,
+        paper::FIG8_NORMAL_NOLGN_VS_BASE,
+        "overwrite latency",
+        latency,
+    ),
+    mean_check(
+        "fig8.normal.nolgn_vs_sw",
+        "NORMAL",
+        NoLgn,
+        SwWal,
+        paper::FIG8_NORMAL_NOLGN_VS_SW,
+        "overwrite latency",
+        latency,
+    ),
+    mean_check(
+        "fig8.normal.sw_vs_base",
+        "NORMAL",
+        SwWal,
+        BaseWal,
+        paper::FIG8_NORMAL_SW_VS_BASE,
+        "overwrite latency",
+        latency,
+    ),
+    mean_check(
+        "fig8.full.nolgn_vs_base",
+        "FULL",
+        NoLgn,
+        BaseWal,
+        paper::FIG8_FULL_NOLGN_VS_BASE,
+        "overwrite latency",
+        latency,
+    ),
+    mean_check(
+        "fig8.full.nolgn_vs_sw",
+        "FULL",
+        NoLgn,
+        SwWal,
+        paper::FIG8_FULL_NOLGN_VS_SW,
+        "overwrite latency",
+        latency,
+    ),
+];
+
+impl MeanCheck {
+    pub fn measured(&self, p: &Params, f: &Figures) -> f64 {
+        mean_change(p, f, self.sync, self.a, self.b, self.metric)
+    }
+}
+
 pub fn checks(p: &Params, f: &Figures) -> Vec<Check> {
-    let mut out = Vec::new();
-    let pc = Unit::Percent;
-    type Row = (&'static str, &'static str, System, System, f64);
-    let fig6: [Row; 5] = [
-        ("fig6.normal.sw_vs_base", "NORMAL", SwWal, BaseWal, paper::FIG6_NORMAL_SW_VS_BASE),
-        (
-            "fig6.normal.nolgn_vs_base",
-            "NORMAL",
-            NoLgn,
-            BaseWal,
-            paper::FIG6_NORMAL_NOLGN_VS_BASE,
-        ),
-        ("fig6.normal.nolgn_vs_sw", "NORMAL", NoLgn, SwWal, paper::FIG6_NORMAL_NOLGN_VS_SW),
-        ("fig6.full.nolgn_vs_base", "FULL", NoLgn, BaseWal, paper::FIG6_FULL_NOLGN_VS_BASE),
-        ("fig6.full.nolgn_vs_sw", "FULL", NoLgn, SwWal, paper::FIG6_FULL_NOLGN_VS_SW),
-    ];
-    for (id, sync, a, b, v) in fig6 {
-        let what = format!("flash page writes, {} against {}, {sync}, mean over sizes", a.label(), b.label());
-        out.push(Check::value(id, &what, v, mean_change(p, f, sync, a, b, writes), pc));
-    }
-    let fig7: [Row; 4] = [
-        (
-            "fig7.normal.nolgn_vs_base",
-            "NORMAL",
-            NoLgn,
-            BaseWal,
-            paper::FIG7_NORMAL_NOLGN_VS_BASE,
-        ),
-        ("fig7.normal.nolgn_vs_sw", "NORMAL", NoLgn, SwWal, paper::FIG7_NORMAL_NOLGN_VS_SW),
-        ("fig7.full.nolgn_vs_base", "FULL", NoLgn, BaseWal, paper::FIG7_FULL_NOLGN_VS_BASE),
-        ("fig7.full.nolgn_vs_sw", "FULL", NoLgn, SwWal, paper::FIG7_FULL_NOLGN_VS_SW),
-    ];
-    for (id, sync, a, b, v) in fig7 {
-        let what = format!("overwrite throughput, {} against {}, {sync}, mean over sizes", a.label(), b.label());
-        out.push(Check::value(id, &what, v, mean_change(p, f, sync, a, b, throughput), pc));
-    }
-    let fig8: [Row; 5] = [
-        (
-            "fig8.normal.nolgn_vs_base",
-            "NORMAL",
-            NoLgn,
-            BaseWal,
-            paper::FIG8_NORMAL_NOLGN_VS_BASE,
-        ),
-        ("fig8.normal.nolgn_vs_sw", "NORMAL", NoLgn, SwWal, paper::FIG8_NORMAL_NOLGN_VS_SW),
-        ("fig8.normal.sw_vs_base", "NORMAL", SwWal, BaseWal, paper::FIG8_NORMAL_SW_VS_BASE),
-        ("fig8.full.nolgn_vs_base", "FULL", NoLgn, BaseWal, paper::FIG8_FULL_NOLGN_VS_BASE),
-        ("fig8.full.nolgn_vs_sw", "FULL", NoLgn, SwWal, paper::FIG8_FULL_NOLGN_VS_SW),
-    ];
-    for (id, sync, a, b, v) in fig8 {
-        let what = format!("overwrite latency, {} against {}, {sync}, mean over sizes", a.label(), b.label());
-        out.push(Check::value(id, &what, v, mean_change(p, f, sync, a, b, latency), pc));
-    }
+    let mut out: Vec<Check> = MEAN_CHECKS
+        .iter()
+        .map(|m| {
+            let what = format!(
+                "{}, {} against {}, {}, mean over sizes",
+                m.quantity,
+                m.a.label(),
+                m.b.label(),
+                m.sync
+            );
+            Check::value(m.id, &what, m.paper, m.measured(p, f), Unit::Percent)
+        })
+        .collect();
     out.extend(fig9(p, f));
     out.extend(fig10(f));
     out.extend(fig11(p, f));

@@ -2,10 +2,10 @@
 //! data, the paper's means beside ours where it states them, its tables
 //! and its introduction.
 
-use super::checks::{gc_share, latency, lock_share, mean_change, throughput, writes};
+use super::checks::{gc_share, latency, lock_share, throughput, writes, MEAN_CHECKS};
 use super::print::{aging_rows, costs_rows, fig10_rows, fig11_rows, fig6_rows, fig7_rows, fig8_rows, fig9_rows};
 use super::results::BenchRun;
-use super::{paper, Report, System, SYNCS};
+use super::{Report, System, SYNCS};
 use crate::fmt::ratio;
 use crate::html::{self, Bars, Figure, Lines};
 
@@ -39,7 +39,7 @@ pub fn tables(r: &Report) -> String {
 fn normalised(r: &Report, sync: &str, title: &str, y: &str, metric: fn(&BenchRun) -> f64) -> Figure {
     Figure::Lines(Lines {
         title: format!("{title} ({sync}), normalised to Base-WAL"),
-        x_desc: "value size (B)".into(),
+        x_desc: "value size, log2 of bytes (8: 256 B, 14: 16 KiB)".into(),
         y_desc: y.into(),
         series: System::ALL
             .iter()
@@ -51,7 +51,7 @@ fn normalised(r: &Report, sync: &str, title: &str, y: &str, metric: fn(&BenchRun
                     .filter_map(|&size| {
                         let x = r.figures.bench_run(s.key(), sync, size)?;
                         let b = r.figures.bench_run(System::BaseWal.key(), sync, size)?;
-                        Some((size as f64, ratio(metric(x), metric(b))))
+                        Some(((size as f64).log2(), ratio(metric(x), metric(b))))
                     })
                     .collect();
                 (s.label().to_string(), pts)
@@ -60,82 +60,27 @@ fn normalised(r: &Report, sync: &str, title: &str, y: &str, metric: fn(&BenchRun
     })
 }
 
-/// A bar of the means figure: its label, the mode, the system against the
-/// baseline, the metric, the paper's mean change.
-type MeanBar = (&'static str, &'static str, System, System, fn(&BenchRun) -> f64, f64);
-
-/// The paper's mean changes beside ours (hollow bars: the paper's).
-fn means(r: &Report) -> Figure {
-    use System::{BaseWal, NoLgn, SwWal};
-    let rows: [MeanBar; 7] = [
-        (
-            "Fig. 6 NORMAL writes, NoLgn / Base",
-            "NORMAL",
-            NoLgn,
-            BaseWal,
-            writes,
-            paper::FIG6_NORMAL_NOLGN_VS_BASE,
-        ),
-        (
-            "Fig. 6 NORMAL writes, NoLgn / SW",
-            "NORMAL",
-            NoLgn,
-            SwWal,
-            writes,
-            paper::FIG6_NORMAL_NOLGN_VS_SW,
-        ),
-        (
-            "Fig. 6 FULL writes, NoLgn / Base",
-            "FULL",
-            NoLgn,
-            BaseWal,
-            writes,
-            paper::FIG6_FULL_NOLGN_VS_BASE,
-        ),
-        (
-            "Fig. 7 NORMAL tput, NoLgn / Base",
-            "NORMAL",
-            NoLgn,
-            BaseWal,
-            throughput,
-            paper::FIG7_NORMAL_NOLGN_VS_BASE,
-        ),
-        (
-            "Fig. 7 FULL tput, NoLgn / Base",
-            "FULL",
-            NoLgn,
-            BaseWal,
-            throughput,
-            paper::FIG7_FULL_NOLGN_VS_BASE,
-        ),
-        (
-            "Fig. 8 NORMAL latency, NoLgn / Base",
-            "NORMAL",
-            NoLgn,
-            BaseWal,
-            latency,
-            paper::FIG8_NORMAL_NOLGN_VS_BASE,
-        ),
-        (
-            "Fig. 8 FULL latency, NoLgn / Base",
-            "FULL",
-            NoLgn,
-            BaseWal,
-            latency,
-            paper::FIG8_FULL_NOLGN_VS_BASE,
-        ),
-    ];
+/// Fig. `fig`'s means over the sizes, ours beside the paper's (hollow
+/// bars), drawn as the paper draws the figure: normalised to the baseline
+/// (1 + the mean change).
+fn means(r: &Report, fig: &str, quantity: &str) -> Figure {
+    let checks: Vec<_> = MEAN_CHECKS.iter().filter(|m| m.id.starts_with(fig)).collect();
+    let short = |s: System| match s {
+        System::BaseWal => "Base",
+        System::SwWal => "SW",
+        System::NoLgn => "NoLgn",
+    };
     Figure::Bars(Bars {
-        title: "Figs. 6-8: mean change over the value sizes, ours and the paper's".into(),
-        y_desc: "change, percent".into(),
-        groups: rows.iter().map(|x| x.0.to_string()).collect(),
-        segments: vec!["mean change".into()],
-        ours: rows
+        title: format!("{quantity}: mean over the value sizes, normalised, ours and the paper's"),
+        y_desc: "x the baseline's".into(),
+        groups: checks.iter().map(|m| format!("{} {}/{}", m.sync, short(m.a), short(m.b))).collect(),
+        segments: vec!["mean".into()],
+        ours: checks
             .iter()
-            .map(|&(_, sync, a, b, m, _)| vec![mean_change(&r.params, &r.figures, sync, a, b, m)])
+            .map(|m| vec![1.0 + m.measured(&r.params, &r.figures) / 100.0])
             .collect(),
-        paper: rows.iter().map(|x| Some(x.5)).collect(),
-        decimals: 1,
+        paper: checks.iter().map(|m| Some(1.0 + m.paper / 100.0)).collect(),
+        decimals: 2,
     })
 }
 
@@ -153,7 +98,9 @@ pub fn figures(r: &Report) -> Vec<Figure> {
         ));
         out.push(normalised(r, s, "Fig. 8: overwrite latency", "x Base-WAL's mean latency", latency));
     }
-    out.push(means(r));
+    out.push(means(r, "fig6.", "Fig. 6, flash page writes"));
+    out.push(means(r, "fig7.", "Fig. 7, throughput"));
+    out.push(means(r, "fig8.", "Fig. 8, latency"));
     for sync in SYNCS {
         let s = sync.name();
         let runs: Vec<&BenchRun> = r
