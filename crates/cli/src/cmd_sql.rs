@@ -750,6 +750,7 @@ fn stack(common: &SqlCommon) -> Result<(Stack, Mode, String, Arc<AtomicBool>), C
     }
     stack
         .with_fs_mut(|fs| fs.set_read_cache(common.read_cache))
+        .map_err(CliError::failed)?
         .map_err(CliError::failed)?;
     Ok((stack, mode, format!("{} in RAM, full data", describe(&p)), on))
 }

@@ -89,6 +89,7 @@ impl Fs {
                     self.cache.take(key);
                 }
                 self.fold(None);
+                self.read_cache.committed(tid);
                 self.stats.tx_commits += 1;
                 Ok(())
             }
@@ -96,6 +97,7 @@ impl Fs {
                 // Nothing of it is durable: the pages are still dirty, the
                 // metadata still pending.
                 let _ = self.dev.abort(tid);
+                self.read_cache.dropped(tid);
                 match e {
                     FsError::Device(DeviceError::TableFull { .. }) => {
                         self.stats.one_tx_fallbacks += 1;

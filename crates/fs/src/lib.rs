@@ -120,6 +120,8 @@ pub enum FsError {
     JournalFull { pages: usize, capacity: u32 },
     #[error("a write-back page cache needs a bound of at least one page")]
     EmptyCache,
+    #[error("the clean-page cache changes only while no transaction is open ({0} open)")]
+    ReadCacheBusy(usize),
     /// The host log (what the host keeps across a process's death) cannot be
     /// read, written, or does not belong to this file system.
     #[error("host log: {0}")]
@@ -440,9 +442,14 @@ impl Fs {
     /// Keeps up to `pages` clean file pages in host DRAM, as an OS's page
     /// cache does, so that a page read (or written) again is read from there,
     /// not the device (`readcache.rs`); 0 (the default): every read of a page
-    /// that is not dirty goes to the device.
-    pub fn set_read_cache(&mut self, pages: usize) {
+    /// that is not dirty goes to the device. Refused while a transaction is
+    /// open (the cache would not know what it wrote).
+    pub fn set_read_cache(&mut self, pages: usize) -> Result<()> {
+        if !self.open.is_empty() {
+            return Err(FsError::ReadCacheBusy(self.open.len()));
+        }
         self.read_cache.set_bound(pages);
+        Ok(())
     }
 
     pub fn read_cache_pages(&self) -> usize {

@@ -112,8 +112,14 @@ impl ReadCache {
         }
     }
 
-    pub fn aborted(&mut self, tid: Tid) {
-        self.tx.remove(&tid);
+    /// `tid` aborted, or its commit failed (the device may hold its pages
+    /// or not): its pages are forgotten, the next read goes to the device.
+    pub fn dropped(&mut self, tid: Tid) {
+        for lpn in self.tx.remove(&tid).unwrap_or_default().into_keys() {
+            if let Some((used, _)) = self.pages.remove(&lpn) {
+                self.by_use.remove(&used);
+            }
+        }
     }
 
     fn put(&mut self, lpn: Lpn, data: &[u8]) {
@@ -150,8 +156,9 @@ mod tests {
         c.committed(3);
         assert!(c.get(None, 7, &mut b) && b == [2]);
         c.wrote(Some(4), 7, &[9]);
-        c.aborted(4);
-        assert!(c.get(None, 7, &mut b) && b == [2], "an abort leaves the committed page");
+        c.dropped(4);
+        assert!(!c.get(None, 7, &mut b), "an abort (or a failed commit) leaves the device to say");
+        c.read(None, 7, &[2]);
         c.read(None, 8, &[8]);
         c.read(None, 9, &[9]);
         assert!(!c.get(None, 7, &mut b), "the least recently used page went at the bound");

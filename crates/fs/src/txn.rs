@@ -462,6 +462,7 @@ impl Fs {
             .and_then(|()| self.write_pending(Some(tid), tid, !data_last))
             .and_then(|()| Ok(self.dev.commit(tid)?));
         if let Err(e) = r {
+            self.read_cache.dropped(tid);
             self.host_log_only(|_| Ok(crate::hostlog::Record::CommitFailed { tid }))?;
             return Err(e);
         }
@@ -489,7 +490,7 @@ impl Fs {
         // Forget the transaction even if the device fails (it is gone with a
         // power loss anyway): its changes must never be committed later.
         let r = self.dev.abort(tid);
-        self.read_cache.aborted(tid);
+        self.read_cache.dropped(tid);
         for key in self.cache.keys_of_ctx(Some(tid)) {
             self.cache.take(&key);
         }

@@ -161,3 +161,28 @@ fn one_transaction_needs_a_transactional_file_system() {
         Err(FsError::NotTransactional)
     ));
 }
+
+/// The clean-page cache follows an fsync sent as one device transaction:
+/// a page read back after its second fsync is the second version, not the
+/// first one the cache kept.
+#[test]
+fn the_clean_page_cache_follows_fsyncs_sent_as_one_transaction() {
+    let mut fs = Fs::format(medium_device("xftl"), FsMode::Transactional).unwrap();
+    fs.set_fsync_policy(FsyncPolicy::OneTransaction).unwrap();
+    fs.set_read_cache(16).unwrap();
+    let ino = fs.create("f", FileClass::Other).unwrap();
+    let ps = fs.page_size();
+    let mut buf = vec![0u8; ps];
+    for seed in [1, 2] {
+        fs.write(None, ino, 0, &page_bytes(ps, seed, 0)).unwrap();
+        fs.fsync(None, ino).unwrap();
+        fs.read(None, ino, 0, &mut buf).unwrap();
+        assert_eq!(buf, page_bytes(ps, seed, 0), "version {seed}");
+    }
+    assert!(fs.stats().cached_reads > 0);
+    // And it changes only while no transaction is open.
+    let tid = fs.begin().unwrap();
+    assert!(matches!(fs.set_read_cache(0), Err(FsError::ReadCacheBusy(1))));
+    fs.abort(tid).unwrap();
+    fs.set_read_cache(0).unwrap();
+}

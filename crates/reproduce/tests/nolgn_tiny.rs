@@ -116,7 +116,7 @@ fn the_json_has_reproduce_md_fields_and_each_check_its_kind() {
     }
     let s = checks
         .iter()
-        .find(|c| c["id"] == "nolgn.no_commit_records")
+        .find(|c| c["id"] == "nolgn.commit_programs")
         .expect("structural check");
     assert_eq!(s["kind"], "structural");
     assert_eq!(s["measured"].as_f64(), Some(0.0));

@@ -28,6 +28,11 @@ pub(crate) struct Group {
     dirty: bool,
     /// The device transaction holds SQLite commits not yet on the device.
     held: bool,
+    /// The journal mode left OFF: no grouping until it is OFF again,
+    /// whatever `synchronous` is set to meanwhile.
+    stopped: bool,
+    /// `synchronous` is NORMAL, and the group size it asks for.
+    normal_pages: u32,
 }
 
 /// What the handle does with its device transaction when SQLite drops its lock.
@@ -44,13 +49,21 @@ impl Group {
     /// size (0: none).
     pub fn set_synchronous(&mut self, value: &str, entry_pages: u32) {
         let normal = value.eq_ignore_ascii_case("normal") || value == "1";
-        self.pages = if normal { entry_pages } else { 0 };
+        self.normal_pages = if normal { entry_pages } else { 0 };
+        self.pages = if self.stopped { 0 } else { self.normal_pages };
     }
 
     /// No more grouping on this handle (the journal mode left OFF): the
     /// open group commits at the next commit point, or at close.
     pub fn stop(&mut self) {
+        self.stopped = true;
         self.pages = 0;
+    }
+
+    /// The journal mode is OFF again: grouping as `synchronous` asks.
+    pub fn resume(&mut self) {
+        self.stopped = false;
+        self.pages = self.normal_pages;
     }
 
     /// Are SQLite's transactions grouped now (a device transaction spans
@@ -120,5 +133,16 @@ mod tests {
         g.set_synchronous("full", 3);
         g.wrote();
         assert!(g.commit_now(), "FULL: every commit point commits");
+    }
+
+    #[test]
+    fn a_journal_mode_other_than_off_stops_grouping_until_off_again() {
+        let mut g = Group::default();
+        g.set_synchronous("normal", 3);
+        g.stop();
+        g.set_synchronous("normal", 3);
+        assert!(!g.grouping(), "NORMAL set again under another journal mode");
+        g.resume();
+        assert!(g.grouping());
     }
 }

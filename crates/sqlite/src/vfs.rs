@@ -908,11 +908,12 @@ unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, _flags: c_int) -> c_in
             // sync at once, or, grouped, at the group's end: `group.rs`). A
             // sync inside it would only send SQLite's pages early: grouped,
             // it keeps the page cache from merging the group's rewrites of a
-            // page (the NoLgn-FTL paper syncs once a group, its sec. 4.1);
-            // on a device that commits on the end-flagged last page, it
-            // leaves that page for the commit to program alone, a second
-            // program time in a row (the paper sends its commit with the
-            // fsync).
+            // page (the NoLgn-FTL paper syncs once a group, its sec. 4.1).
+            // On a device that commits on an end-flagged last page, the
+            // commit then sends that page with its flag (`write_end`), as
+            // the paper's commit rides on the fsync, instead of the device
+            // holding it back for the commit to program: the same flash
+            // operations, in the same order.
             return ffi::SQLITE_OK;
         }
         match fs.fsync(st.tx, st.ino) {
@@ -1144,6 +1145,9 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
                 // Groups are for journal_mode=OFF: another mode (a WAL's
                 // checkpoints, a journal's playback) must not write into one.
                 // The group holding SQLite's commits commits first.
+                if name == "journal_mode" && value == "off" {
+                    st.group.resume();
+                }
                 if name == "journal_mode" && value != "off" {
                     st.group.stop();
                     if st.group.commit_at_close() {
@@ -1189,9 +1193,10 @@ unsafe extern "C" fn x_device_characteristics(file: *mut ffi::sqlite3_file) -> c
             // synchronous=FULL, with whole extra frames, unless a write
             // leaves the bytes around it intact at a power cut. Here it
             // does, on every device: the file system writes whole pages,
-            // out of place, and a torn program leaves the page's last
-            // version (the crash sets check it). SQLite's unix VFS reports
-            // the same by default (SQLITE_POWERSAFE_OVERWRITE), so SQLite
+            // the FTL programs each out of place, and a torn program leaves
+            // the page's last version (the crash sets check it). SQLite's
+            // unix VFS reports the same by default
+            // (SQLITE_POWERSAFE_OVERWRITE), so SQLite
             // on a real file system does not pad. On a remapping device the
             // padding would also split a frame's page data, which could
             // then not be tagged.

@@ -14,7 +14,7 @@ use txftl_sqlite::{tpcc, Mode, Synchronous};
 fn run(mode: Mode, sync: Synchronous, pages: usize) -> (u64, u64, u64) {
     let mut s = stack(mode);
     s.synchronous = sync;
-    s.with_fs_mut(|fs| fs.set_read_cache(pages)).unwrap();
+    s.with_fs_mut(|fs| fs.set_read_cache(pages)).unwrap().unwrap();
     let c = s.open("tpcc.db", 4096).unwrap();
     let spec = small_tpcc(150, 3);
     tpcc::load(&c, &spec).unwrap();

@@ -127,12 +127,29 @@ fn fig9_note(p: &Params, f: &Figures) -> String {
             }
         ));
     }
+    let host = |s: System| {
+        super::SYNCS
+            .iter()
+            .map(|sync| {
+                f.bench
+                    .iter()
+                    .filter(|r| r.system == s.key() && r.synchronous == sync.name())
+                    .map(|r| r.host_writes)
+                    .sum::<u64>()
+            })
+            .map(crate::fmt::thousands)
+            .collect::<Vec<_>>()
+            .join(" / ")
+    };
     format!(
         "NoLgn-FTL's device: {}. The sizes run in increasing order on one device per mode, so GC starts once the \
-         writes since the aging have used the free blocks, and NoLgn-FTL writes the fewest pages of the three. A \
-         lock-induced copy is one GC made because the block with the fewest valid pages held an open transaction's \
+         writes since the aging have used the free blocks: host page writes over all sizes (NORMAL / FULL) \
+         Base-WAL {}, SW-WAL {}, NoLgn-FTL {}. A lock-induced copy is one GC made because the block with the fewest valid pages held an open transaction's \
          old page; a 1,000-page NORMAL group's old pages lie in up to 1,000 of the device's {} blocks",
         parts.join("; "),
+        host(BaseWal),
+        host(SwWal),
+        host(NoLgn),
         p.preset().geometry.block_count()
     )
 }

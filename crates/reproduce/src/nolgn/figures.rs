@@ -137,13 +137,11 @@ pub fn figures(r: &Report) -> Vec<Figure> {
     }
     let mut groups = Vec::new();
     let mut ours = Vec::new();
-    for w in super::ycsb::WORKLOADS {
+    // The workloads every system spent device time on (`ycsb_timed`).
+    for w in super::checks::ycsb_timed(&r.figures) {
         for s in [System::SwWal, System::NoLgn] {
-            if let (Some(x), Some(b)) = (
-                r.figures.ycsb_run(s.key(), w.name()),
-                r.figures.ycsb_run(System::BaseWal.key(), w.name()),
-            ) {
-                groups.push(format!("{} {}", w.name(), s.label()));
+            if let (Some(x), Some(b)) = (r.figures.ycsb_run(s.key(), w), r.figures.ycsb_run(System::BaseWal.key(), w)) {
+                groups.push(format!("{w} {}", s.label()));
                 ours.push(vec![ratio(x.ops_per_sim_s, b.ops_per_sim_s)]);
             }
         }

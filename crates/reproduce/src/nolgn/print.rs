@@ -81,7 +81,7 @@ pub fn fig9_rows(r: &Report, sync: &str) -> Rows {
         "FTL metadata %".into(),
         "GC runs".into(),
         "locked victims skipped".into(),
-        "P2P peak".into(),
+        "P2P peak (device's so far)".into(),
     ];
     let rows = r
         .params

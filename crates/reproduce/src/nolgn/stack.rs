@@ -107,6 +107,7 @@ pub fn build(params: &Params, system: System, pre: Precondition, sync: Synchrono
     stack.synchronous = sync;
     stack
         .with_fs_mut(|fs| fs.set_read_cache(params.read_cache_pages))
+        .map_err(Error::failed)?
         .map_err(Error::failed)?;
     Ok(Built {
         stack,

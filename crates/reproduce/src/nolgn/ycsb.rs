@@ -33,15 +33,17 @@ pub fn run(params: &Params, progress: &Progress) -> Result<(Vec<YcsbRun>, Vec<Ag
             spec.recordcount = params.ycsb_records;
             spec.operationcount = params.ycsb_operations;
             spec.seed = params.seed;
-            let conn = stack
-                .open(&format!("ycsb-{}.db", w.name().to_ascii_lowercase()), params.page_size as usize)
-                .map_err(|e| what(&e))?;
-            ycsb::load(&conn, &spec).map_err(|e| what(&e))?;
+            let db = format!("ycsb-{}.db", w.name().to_ascii_lowercase());
+            let open = || stack.open(&db, params.page_size as usize).map_err(|e| what(&e));
+            // The load on its own connection, closed: what it leaves reaches
+            // the device before the measurement; the check runs after it.
+            ycsb::load(&open()?, &spec).map_err(|e| what(&e))?;
+            let conn = open()?;
             let a = snap(stack)?;
             let report = ycsb::run(&conn, &spec).map_err(|e| what(&e))?;
-            let integrity = txftl_sqlite::workload::integrity_check(&conn).map_err(|e| what(&e))?;
             drop(conn);
             let b = snap(stack)?;
+            let integrity = txftl_sqlite::workload::integrity_check(&open()?).map_err(|e| what(&e))?;
             let sim_s = (b.now_ns - a.now_ns) as f64 / 1e9;
             runs.push(YcsbRun {
                 system: system.key().into(),
