@@ -108,7 +108,7 @@ pub fn fig9_rows(r: &Report, sync: &str) -> Rows {
 /// What each system wrote, summed over the sizes at `sync`.
 pub fn costs_rows(r: &Report, sync: &str) -> Rows {
     let h = [
-        "system",
+        "costs: system",
         "database pages",
         "WAL pages",
         "FS metadata pages",
@@ -119,7 +119,14 @@ pub fn costs_rows(r: &Report, sync: &str) -> Rows {
         "integrity",
     ]
     .iter()
-    .map(|s| format!("{s} ({sync}, all sizes)"))
+    .enumerate()
+    .map(|(i, s)| {
+        if i == 0 {
+            format!("{s} ({sync}, all sizes)")
+        } else {
+            s.to_string()
+        }
+    })
     .collect();
     let rows = System::ALL
         .iter()
@@ -161,7 +168,11 @@ pub fn fig10_rows(r: &Report) -> Rows {
                     r.figures.ycsb_run(s.key(), w.name()),
                     r.figures.ycsb_run(System::BaseWal.key(), w.name()),
                 ) {
-                    (Some(x), Some(b)) => format!("{:.2} ({:.0})", ratio(x.ops_per_sim_s, b.ops_per_sim_s), x.ops_per_sim_s),
+                    // No device time: no throughput per simulated second.
+                    (Some(x), _) if x.sim_s <= 0.0 => "no device time".into(),
+                    (Some(x), Some(b)) if b.sim_s > 0.0 => {
+                        format!("{:.2} ({:.0})", ratio(x.ops_per_sim_s, b.ops_per_sim_s), x.ops_per_sim_s)
+                    }
                     _ => "-".into(),
                 }
             }));
