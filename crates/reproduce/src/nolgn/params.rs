@@ -64,7 +64,7 @@ impl Params {
     pub fn new(quick: bool, seed: u64) -> Params {
         let p = txftl_nand::preset("femu").expect("the femu preset");
         let (bpp, entries, records, scale, transactions) = if quick {
-            (8, 4_000, 3_000, 20, 1_500)
+            (8, 4_000, 3_000, 20, 4_000)
         } else {
             (32, 100_000, 100_000, 5, 20_000)
         };
@@ -80,7 +80,7 @@ impl Params {
         scaled_down.push(format!(
             "Fig. 10: YCSB of {} records and {} operations per workload",
             crate::fmt::thousands(records),
-            crate::fmt::thousands(records)
+            crate::fmt::thousands(if quick { 4 * records } else { records })
         ));
         scaled_down.push(format!(
             "Fig. 11: TPC-C of {} warehouses at 1/{scale} of the item, customer and order counts, {} transactions per point",
@@ -105,7 +105,7 @@ impl Params {
             read_cache_pages: READ_CACHE_PAGES,
             precondition_writes: 0,
             ycsb_records: records,
-            ycsb_operations: records,
+            ycsb_operations: if quick { 4 * records } else { records },
             tpcc_warehouses: paper::TPCC_WAREHOUSES,
             tpcc_scale: scale,
             tpcc_transactions: transactions,
