@@ -26,7 +26,7 @@ use txftl_sqlite::tpcc::clients::{Begin, BusyCounts, ClientsSpec};
 use txftl_sqlite::tpcc::{self, TpccSpec, TxKind};
 use txftl_sqlite::workload::{self as partsupp, TxWorkload};
 use txftl_sqlite::ycsb::{self, Distribution, OpEvent, OpKind, Workload, YcsbSpec};
-use txftl_sqlite::{Mode, Stack, Synchronous};
+use txftl_sqlite::{Mode, Snapshot as Snap, Stack, Synchronous};
 
 #[derive(Subcommand, Debug)]
 pub enum SqlCommand {
@@ -755,22 +755,8 @@ fn stack(common: &SqlCommon) -> Result<(Stack, Mode, String, Arc<AtomicBool>), C
     Ok((stack, mode, format!("{} in RAM, full data", describe(&p)), on))
 }
 
-/// Counters at one moment: file system, device, device clock.
-#[derive(Clone, Copy)]
-struct Snap {
-    fs: FsStats,
-    dev: DeviceStats,
-    now_ns: u64,
-}
-
 fn snap(stack: &Stack) -> Snap {
-    stack
-        .with_fs_mut(|fs| Snap {
-            fs: fs.stats(),
-            dev: fs.device().stats(),
-            now_ns: fs.device().now_ns(),
-        })
-        .expect("file system lock")
+    stack.snapshot().expect("file system lock")
 }
 
 /// What one transaction type cost, summed over its transactions.

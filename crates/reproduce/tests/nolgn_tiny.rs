@@ -130,21 +130,17 @@ fn notes_come_from_this_run() {
     }
     // A Fig. 6 note gives this run's writes per overwrite.
     if let Some(c) = r.checks.iter().find(|c| c.id == "fig6.full.nolgn_vs_base" && c.differs()) {
-        let n: u64 = r
+        let (programs, ops) = r
             .figures
             .bench
             .iter()
             .filter(|b| b.system == "nolgn" && b.synchronous == "FULL")
-            .map(|b| b.flash_programs)
-            .sum();
-        let ops: u64 = r
-            .figures
-            .bench
-            .iter()
-            .filter(|b| b.system == "nolgn" && b.synchronous == "FULL")
-            .map(|b| b.operations)
-            .sum();
-        assert!(c.note.contains(&format!("NoLgn-FTL {:.2}", n as f64 / ops as f64)), "{}", c.note);
+            .fold((0, 0), |(p, o), b| (p + b.flash_programs, o + b.operations));
+        assert!(
+            c.note.contains(&format!("NoLgn-FTL {:.2}", programs as f64 / ops as f64)),
+            "{}",
+            c.note
+        );
     }
     let page = flow::html_page(&NoLgn, r).unwrap();
     assert_eq!(page.matches("<figure class=fig").count(), 13);

@@ -76,6 +76,15 @@ pub enum StackError {
 
 static VFS_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// A stack's counters at one moment ([`Stack::snapshot`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Snapshot {
+    pub fs: txftl_fs::FsStats,
+    pub dev: txftl_ftl::DeviceStats,
+    /// The device clock, ns.
+    pub now_ns: u64,
+}
+
 /// A device with the file system on it and a VFS registered over it.
 pub struct Stack {
     pub vfs: Vfs,
@@ -156,6 +165,21 @@ impl Stack {
     /// Why the last failing VFS call failed (also in SQLite's error log).
     pub fn last_error(&self) -> Option<String> {
         self.vfs.last_error()
+    }
+
+    /// The counters at this moment: file system, device, device clock
+    /// (a measurement is the difference of two).
+    pub fn snapshot(&self) -> Result<Snapshot, StackError> {
+        self.with_fs_mut(|fs| Snapshot {
+            fs: fs.stats(),
+            dev: fs.device().stats(),
+            now_ns: fs.device().now_ns(),
+        })
+    }
+
+    /// The device clock, ns.
+    pub fn now_ns(&self) -> Result<u64, StackError> {
+        self.with_fs_mut(|fs| fs.device().now_ns())
     }
 
     pub fn with_fs_mut<T>(&self, f: impl FnOnce(&mut Fs) -> T) -> Result<T, StackError> {

@@ -8,11 +8,11 @@
 
 use super::params::Params;
 use super::results::{Aging, BenchRun};
-use super::stack::{build, now_ns, snap, why, Precondition, Snap};
+use super::stack::{build, snap, why, Precondition};
 use super::System;
 use crate::{Error, Progress};
 use txftl_sqlite::sqlitebench::{self, BenchEvent, BenchSpec, Benchmark};
-use txftl_sqlite::Synchronous;
+use txftl_sqlite::{Snapshot, Synchronous};
 
 /// Every size on every system at `sync`.
 pub fn run(params: &Params, sync: Synchronous, progress: &Progress) -> Result<(Vec<BenchRun>, Vec<Aging>), Error> {
@@ -65,7 +65,7 @@ fn one(params: &Params, stack: &txftl_sqlite::Stack, system: System, sync: Synch
         ..fill.clone()
     };
     let conn = open()?;
-    let mut start: Option<Snap> = None;
+    let mut start: Option<Snapshot> = None;
     let mut begun = 0u64;
     let (mut lat_sum, mut lat_n) = (0u64, 0u64);
     let mut failed: Option<Error> = None;
@@ -78,12 +78,12 @@ fn one(params: &Params, stack: &txftl_sqlite::Stack, system: System, sync: Synch
                 BenchEvent::Begin {
                     bench: Benchmark::Overwrite,
                     ..
-                } => begun = now_ns(stack)?,
+                } => begun = stack.now_ns().map_err(Error::failed)?,
                 BenchEvent::End {
                     bench: Benchmark::Overwrite,
                     ..
                 } => {
-                    lat_sum += now_ns(stack)? - begun;
+                    lat_sum += stack.now_ns().map_err(Error::failed)? - begun;
                     lat_n += 1;
                 }
                 _ => {}
@@ -116,8 +116,8 @@ fn bench_run(
     sync: Synchronous,
     size: u32,
     ops: u64,
-    a: &Snap,
-    b: &Snap,
+    a: &Snapshot,
+    b: &Snapshot,
     lat_sum: u64,
     lat_n: u64,
     integrity: String,

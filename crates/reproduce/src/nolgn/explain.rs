@@ -2,86 +2,47 @@
 //! run's measurements, and the deviations from the paper's setup.
 
 use super::checks::{lock_share, ycsb_timed};
-use super::results::{BenchRun, Figures};
+use super::results::{BenchRun, Figures, Totals};
 use super::{Params, System};
 use crate::Check;
 use System::{BaseWal, NoLgn, SwWal};
 
-/// One system's sqlite-bench runs at one synchronous mode, summed over the sizes.
-#[derive(Default)]
-struct Agg {
-    ops: f64,
-    flash: f64,
-    db: f64,
-    wal: f64,
-    meta: f64,
-    remapped: f64,
-    absorbed: f64,
-    gc: f64,
-    lock_extra: f64,
-    sim_s: f64,
-    runs_with_gc: usize,
-    runs: usize,
-}
-
-impl Agg {
-    fn of(f: &Figures, s: System, sync: &str) -> Agg {
-        let mut a = Agg::default();
-        for r in f.bench.iter().filter(|r| r.system == s.key() && r.synchronous == sync) {
-            a.ops += r.operations as f64;
-            a.flash += r.flash_programs as f64;
-            a.db += r.db_page_writes as f64;
-            a.wal += r.wal_page_writes as f64;
-            a.meta += r.fs_metadata_writes as f64;
-            a.remapped += r.remapped_pages as f64;
-            a.absorbed += r.absorbed_writes as f64;
-            a.gc += r.gc_copies as f64;
-            a.lock_extra += r.gc_skip_extra_copies as f64;
-            a.sim_s += r.sim_s;
-            a.runs += 1;
-            a.runs_with_gc += usize::from(r.gc_copies > 0);
-        }
-        a
-    }
-    fn per_op(&self, v: f64) -> f64 {
-        if self.ops > 0.0 {
-            v / self.ops
-        } else {
-            0.0
-        }
-    }
-}
-
 /// What each system wrote per overwrite at `sync`, summed over the sizes.
 fn writes_note(f: &Figures, sync: &str) -> String {
-    let (b, s, n) = (Agg::of(f, BaseWal, sync), Agg::of(f, SwWal, sync), Agg::of(f, NoLgn, sync));
+    let (b, s, n) = (
+        f.totals(BaseWal.key(), sync),
+        f.totals(SwWal.key(), sync),
+        f.totals(NoLgn.key(), sync),
+    );
+    // Per overwrite.
+    let po = |t: &Totals, v: u64| t.per_op(v as f64);
     format!(
         "{sync}, per overwrite over all sizes: Base-WAL {:.2} flash programs ({:.2} WAL pages: a 4,120-byte frame \
          straddles two flash pages; {:.2} database pages its checkpoints copied; {:.2} GC copies); SW-WAL {:.2} \
          ({:.2} WAL pages; {:.2} database pages remapped, {:.2} copied; {:.2} GC copies); NoLgn-FTL {:.2} ({:.2} \
          database pages, {:.2} rewrites absorbed by the host's page cache; {:.2} GC copies). SW-WAL saves only its \
          checkpoints' copies, as large a share as the overwrites reach distinct pages between two checkpoints",
-        b.per_op(b.flash),
-        b.per_op(b.wal),
-        b.per_op(b.db),
-        b.per_op(b.gc),
-        s.per_op(s.flash),
-        s.per_op(s.wal),
-        s.per_op(s.remapped),
-        s.per_op(s.db),
-        s.per_op(s.gc),
-        n.per_op(n.flash),
-        n.per_op(n.db),
-        n.per_op(n.absorbed),
-        n.per_op(n.gc)
+        po(&b, b.flash_programs),
+        po(&b, b.wal_page_writes),
+        po(&b, b.db_page_writes),
+        po(&b, b.gc_copies),
+        po(&s, s.flash_programs),
+        po(&s, s.wal_page_writes),
+        po(&s, s.remapped_pages),
+        po(&s, s.db_page_writes),
+        po(&s, s.gc_copies),
+        po(&n, n.flash_programs),
+        po(&n, n.db_page_writes),
+        po(&n, n.absorbed_writes),
+        po(&n, n.gc_copies)
     )
 }
 
 /// Device time per overwrite at `sync`, and why FULL costs NoLgn-FTL two program times.
 fn time_note(f: &Figures, sync: &str) -> String {
     let us = |s: System| {
-        let a = Agg::of(f, s, sync);
-        a.per_op(a.sim_s) * 1e6
+        let t = f.totals(s.key(), sync);
+        t.per_op(t.sim_s) * 1e6
     };
     let mut note = format!(
         "Simulated time is the device's alone (no host CPU: SQLite's and the kernel's time per operation, which the \
@@ -100,8 +61,8 @@ fn time_note(f: &Figures, sync: &str) -> String {
                  SW-WAL's their checkpoints' syncs";
     }
     let gc = |s: System| {
-        let a = Agg::of(f, s, sync);
-        format!("{} {} of {}", s.label(), a.runs_with_gc, a.runs)
+        let t = f.totals(s.key(), sync);
+        format!("{} {} of {}", s.label(), t.runs_with_gc, t.runs)
     };
     format!("{note}; runs with GC: {}, {}, {}", gc(BaseWal), gc(SwWal), gc(NoLgn))
 }
@@ -130,14 +91,7 @@ fn fig9_note(p: &Params, f: &Figures) -> String {
     let host = |s: System| {
         super::SYNCS
             .iter()
-            .map(|sync| {
-                f.bench
-                    .iter()
-                    .filter(|r| r.system == s.key() && r.synchronous == sync.name())
-                    .map(|r| r.host_writes)
-                    .sum::<u64>()
-            })
-            .map(crate::fmt::thousands)
+            .map(|sync| crate::fmt::thousands(f.totals(s.key(), sync.name()).host_writes))
             .collect::<Vec<_>>()
             .join(" / ")
     };

@@ -131,24 +131,17 @@ pub fn costs_rows(r: &Report, sync: &str) -> Rows {
     let rows = System::ALL
         .iter()
         .map(|&s| {
-            let runs: Vec<&BenchRun> = r
-                .figures
-                .bench
-                .iter()
-                .filter(|x| x.system == s.key() && x.synchronous == sync)
-                .collect();
-            let sum = |g: fn(&BenchRun) -> u64| thousands(runs.iter().map(|x| g(x)).sum());
-            let ok = runs.iter().all(|x| x.integrity == "ok");
+            let t = r.figures.totals(s.key(), sync);
             vec![
                 s.label().to_string(),
-                sum(|x| x.db_page_writes),
-                sum(|x| x.wal_page_writes),
-                sum(|x| x.fs_metadata_writes),
-                sum(|x| x.fsyncs),
-                sum(|x| x.remapped_pages),
-                sum(|x| x.gc_copies),
-                sum(|x| x.commit_programs),
-                if ok { "ok".into() } else { "FAILED".into() },
+                thousands(t.db_page_writes),
+                thousands(t.wal_page_writes),
+                thousands(t.fs_metadata_writes),
+                thousands(t.fsyncs),
+                thousands(t.remapped_pages),
+                thousands(t.gc_copies),
+                thousands(t.commit_programs),
+                if t.intact { "ok".into() } else { "FAILED".into() },
             ]
         })
         .collect();

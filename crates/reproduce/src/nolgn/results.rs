@@ -99,6 +99,39 @@ pub struct Aging {
     pub filled_pct: f64,
 }
 
+/// One system's sqlite-bench runs at one synchronous mode, summed over
+/// the sizes ([`Figures::totals`]).
+#[derive(Clone, Debug, Default)]
+pub struct Totals {
+    pub runs: usize,
+    pub runs_with_gc: usize,
+    pub operations: u64,
+    pub sim_s: f64,
+    pub flash_programs: u64,
+    pub host_writes: u64,
+    pub gc_copies: u64,
+    pub db_page_writes: u64,
+    pub wal_page_writes: u64,
+    pub fs_metadata_writes: u64,
+    pub fsyncs: u64,
+    pub remapped_pages: u64,
+    pub absorbed_writes: u64,
+    pub commit_programs: u64,
+    /// Every run's integrity check said ok.
+    pub intact: bool,
+}
+
+impl Totals {
+    /// `v` per overwrite (0 with none).
+    pub fn per_op(&self, v: f64) -> f64 {
+        if self.operations > 0 {
+            v / self.operations as f64
+        } else {
+            0.0
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Figures {
     pub bench: Vec<BenchRun>,
@@ -113,6 +146,32 @@ impl Figures {
             .iter()
             .find(|r| r.system == system && r.synchronous == sync && r.value_size == size)
     }
+    /// `system`'s sqlite-bench runs at `sync`, summed.
+    pub fn totals(&self, system: &str, sync: &str) -> Totals {
+        let mut t = Totals {
+            intact: true,
+            ..Totals::default()
+        };
+        for r in self.bench.iter().filter(|r| r.system == system && r.synchronous == sync) {
+            t.runs += 1;
+            t.runs_with_gc += usize::from(r.gc_copies > 0);
+            t.operations += r.operations;
+            t.sim_s += r.sim_s;
+            t.flash_programs += r.flash_programs;
+            t.host_writes += r.host_writes;
+            t.gc_copies += r.gc_copies;
+            t.db_page_writes += r.db_page_writes;
+            t.wal_page_writes += r.wal_page_writes;
+            t.fs_metadata_writes += r.fs_metadata_writes;
+            t.fsyncs += r.fsyncs;
+            t.remapped_pages += r.remapped_pages;
+            t.absorbed_writes += r.absorbed_writes;
+            t.commit_programs += r.commit_programs;
+            t.intact &= r.integrity == "ok";
+        }
+        t
+    }
+
     pub fn ycsb_run(&self, system: &str, workload: &str) -> Option<&YcsbRun> {
         self.ycsb.iter().find(|r| r.system == system && r.workload == workload)
     }

@@ -15,11 +15,10 @@ use crate::device::{check_device_fits, device_error, nand_config, ram};
 use crate::Error;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use txftl_fs::FsStats;
-use txftl_ftl::{DeviceStats, FtlConfig};
+use txftl_ftl::FtlConfig;
 use txftl_nand::DataMode;
 use txftl_protocols::ProtocolOptions;
-use txftl_sqlite::{Stack, Synchronous};
+use txftl_sqlite::{Snapshot, Stack, Synchronous};
 
 /// Stream of the seed the preconditioning's logical pages are drawn from.
 const STREAM_PRECONDITION: u64 = 7;
@@ -35,27 +34,9 @@ pub enum Precondition {
     FillPct(u32),
 }
 
-/// Counters at one moment: file system, device, device clock.
-#[derive(Clone, Copy)]
-pub struct Snap {
-    pub fs: FsStats,
-    pub dev: DeviceStats,
-    pub now_ns: u64,
-}
-
-pub fn snap(stack: &Stack) -> Result<Snap, Error> {
-    stack
-        .with_fs_mut(|fs| Snap {
-            fs: fs.stats(),
-            dev: fs.device().stats(),
-            now_ns: fs.device().now_ns(),
-        })
-        .map_err(Error::failed)
-}
-
-/// The device clock, ns.
-pub fn now_ns(stack: &Stack) -> Result<u64, Error> {
-    stack.with_fs_mut(|fs| fs.device().now_ns()).map_err(Error::failed)
+/// The stack's counters now ([`Stack::snapshot`]).
+pub fn snap(stack: &Stack) -> Result<Snapshot, Error> {
+    stack.snapshot().map_err(Error::failed)
 }
 
 /// A built stack: the system's device, aged, with the file system and VFS.

@@ -106,11 +106,6 @@ fn reset_counters(stack: &Stack) -> Result<u64, StackError> {
     })
 }
 
-/// Device clock now.
-fn now(stack: &Stack) -> Result<u64, StackError> {
-    stack.with_fs_mut(|fs| fs.device().now_ns())
-}
-
 /// A fresh, aged device with `db` opened on it: the stack, the connection
 /// and the database's page size (the file system's page).
 fn open_aged(spec: &CompareSpec, mode: Mode, db: &str) -> Result<(Stack, rusqlite::Connection, usize), StackError> {

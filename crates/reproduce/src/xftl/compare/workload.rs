@@ -2,7 +2,7 @@
 //! (TPC-C for Table 4, YCSB, sqlite-bench, the synthetic one): throughput
 //! and latency on the device clock.
 
-use super::{now, open_aged, reset_counters, CompareSpec};
+use super::{open_aged, reset_counters, CompareSpec};
 use serde::Serialize;
 use txftl_fs::FsStats;
 use txftl_ftl::DeviceStats;
@@ -172,14 +172,14 @@ fn measure(
                 seed: spec.seed,
             };
             for i in 0..tw.transactions {
-                let b = now(stack)?;
+                let b = stack.now_ns()?;
                 run_tx(conn, &tw.updates(i))?;
-                lat.push(now(stack)? - b);
+                lat.push(stack.now_ns()? - b);
             }
         }
         Workload::Tpcc(t) => {
             let r = tpcc::run_with(conn, t, |ev| {
-                let n = now(stack).unwrap_or(0);
+                let n = stack.now_ns().unwrap_or(0);
                 match ev {
                     tpcc::TxEvent::Begin { .. } => began = n,
                     tpcc::TxEvent::End { .. } => lat.push(n.saturating_sub(began)),
@@ -192,7 +192,7 @@ fn measure(
             // A unit is an operation; with batches, the commit is timed apart
             // and not counted as a unit.
             ycsb::run_with(conn, y, |ev| {
-                let n = now(stack).unwrap_or(0);
+                let n = stack.now_ns().unwrap_or(0);
                 match ev {
                     ycsb::OpEvent::Begin { .. } => began = n,
                     ycsb::OpEvent::End { .. } => lat.push(n.saturating_sub(began)),
@@ -203,7 +203,7 @@ fn measure(
         }
         Workload::SqliteBench(b) => {
             sqlitebench::run_with(conn, b, |ev| {
-                let n = now(stack).unwrap_or(0);
+                let n = stack.now_ns().unwrap_or(0);
                 match ev {
                     sqlitebench::BenchEvent::Begin { .. } => began = n,
                     sqlitebench::BenchEvent::End { .. } => lat.push(n.saturating_sub(began)),
