@@ -61,13 +61,10 @@ pub fn build(params: &Params, system: System, pre: Precondition, sync: Synchrono
     let logical = dev.info().logical_pages;
     let mut written = vec![false; logical as usize];
     let (mut writes, mut filled) = (0u64, 0u64);
-    let target = match pre {
-        Precondition::DeviceWorth => u64::MAX,
-        Precondition::FillPct(pct) => logical as u64 * pct as u64 / 100,
-    };
-    let limit = match pre {
-        Precondition::DeviceWorth => logical as u64,
-        Precondition::FillPct(_) => u64::MAX,
+    // Writes at most, and logical pages holding data at most.
+    let (limit, target) = match pre {
+        Precondition::DeviceWorth => (logical as u64, u64::MAX),
+        Precondition::FillPct(pct) => (u64::MAX, logical as u64 * pct as u64 / 100),
     };
     let mut rng = ChaCha8Rng::seed_from_u64(params.seed);
     rng.set_stream(STREAM_PRECONDITION);
