@@ -52,7 +52,15 @@ impl<H: Hooks> Ftl<H> {
         let ppb = self.geo.pages_per_block;
         let mut out = Vec::with_capacity(n as usize);
         for _ in 0..n {
-            let block = self.host_block()?;
+            let block = match self.host_block() {
+                Ok(b) => b,
+                Err(e) => {
+                    // All or nothing: a caller that hears no may write
+                    // other ways next, which reservations left would refuse.
+                    self.give_back(&out);
+                    return Err(e);
+                }
+            };
             let page = self.next_unreserved_page(block);
             debug_assert!(page < ppb, "host block {block} has no page left to reserve");
             if page + 1 == ppb {
@@ -124,6 +132,25 @@ impl<H: Hooks> Ftl<H> {
             let block = self.geo.block_of(ppn);
             self.reserved.retain(|&p| self.geo.block_of(p) != block);
             if self.blocks.state[block as usize] == BlockState::Open {
+                self.blocks.write_ptr[block as usize] = ppb;
+                self.blocks.set_full(block);
+                self.close_stream_slot(block);
+            }
+        }
+    }
+
+    /// Gives back `ppns`, the newest reservations: their blocks are closed
+    /// as [`Ftl::void_reserved`] closes them, unless an older reservation
+    /// is in the same block (its pages after it are then reserved again).
+    fn give_back(&mut self, ppns: &[Ppn]) {
+        let ppb = self.geo.pages_per_block;
+        let kept = self.reserved.len() - ppns.len();
+        debug_assert!(self.reserved.iter().skip(kept).eq(ppns.iter()), "the newest reservations");
+        self.reserved.truncate(kept);
+        for &ppn in ppns {
+            let block = self.geo.block_of(ppn);
+            let shared = self.reserved.iter().any(|&p| self.geo.block_of(p) == block);
+            if !shared && self.blocks.state[block as usize] == BlockState::Open {
                 self.blocks.write_ptr[block as usize] = ppb;
                 self.blocks.set_full(block);
                 self.close_stream_slot(block);

@@ -68,16 +68,50 @@ fn the_transactional_calls_buffer_until_commit() {
     assert!(matches!(d.commit(8), Err(DeviceError::UnknownTransaction(8))));
 }
 
-/// A transaction of more pages than an inode's items is refused, typed.
+/// A transaction of more pages than an inode's items commits whole, its
+/// items in as many inodes as they need (parts, then the inode binding
+/// them), another transaction committing while it is open; both survive a
+/// power cut. An SWRITE that large commits the same way.
 #[test]
-fn a_transaction_larger_than_an_inode_is_refused() {
+fn a_transaction_larger_than_an_inode_takes_several_inodes() {
     let mut d = device(&ProtocolOptions::new());
-    d.begin(1).unwrap();
     let items = (512 - 96) / 8;
-    for lpn in 0..items {
+    let n = 2 * items + 10;
+    let data = page(&*d, 3);
+    let pages: Vec<(u32, &[u8])> = (400..400 + items + 1).map(|l| (l, data.as_slice())).collect();
+    let calls = require(d.static_tx_calls(), "mobius", Extension::StaticTx).unwrap();
+    calls.swrite(9, &pages, SwriteAck::AllPages).unwrap();
+    assert_eq!(d.stats().protocol.get("mobius_part_inodes"), 1);
+    d.begin(1).unwrap();
+    d.begin(2).unwrap();
+    for lpn in 0..n {
         d.write_tx(1, lpn, &page(&*d, 1)).unwrap();
+        if lpn < 5 {
+            d.write_tx(2, 300 + lpn, &page(&*d, 2)).unwrap();
+        }
     }
-    assert!(matches!(d.write_tx(1, items, &page(&*d, 1)), Err(DeviceError::TableFull { capacity }) if capacity == items));
+    d.commit(2).unwrap();
+    assert_eq!(reads(&mut *d, 5), 0, "uncommitted pages are invisible");
+    let mut buf = page(&*d, 0);
+    d.read_tx(1, 5, &mut buf).unwrap();
+    assert_eq!(buf[0], 1, "the transaction reads its own pages");
+    let inodes = d.stats().protocol.get("mobius_inodes");
+    d.commit(1).unwrap();
+    assert_eq!(
+        d.stats().protocol.get("mobius_inodes") - inodes,
+        3,
+        "{n} items in inodes of {items}"
+    );
+    assert_eq!(d.stats().protocol.get("mobius_part_inodes"), 3);
+    assert!((0..n).all(|l| reads(&mut *d, l) == 1));
+    let mut nand = d.into_nand();
+    nand.power_off();
+    nand.power_on();
+    let mut d = mount("mobius", nand, FtlConfig::default(), &ProtocolOptions::new()).unwrap();
+    assert!((0..n).all(|l| reads(&mut *d, l) == 1));
+    assert!((300..305).all(|l| reads(&mut *d, l) == 2));
+    assert!((400..400 + items + 1).all(|l| reads(&mut *d, l) == 3));
+    d.check_invariants().unwrap();
 }
 
 /// The state after a committed transaction of 1s on logical pages 0..6

@@ -72,13 +72,12 @@ impl Mobius {
     /// by its chain alone, if no checkpoint persisted it yet: before
     /// anything logged after.
     pub(super) fn write_walked(&mut self) -> Result<()> {
-        if let Some(mut inode) = self.ftl.hooks_mut().walked.take() {
-            // It carries the pending flags like any inode (the verified
+        let walked = std::mem::take(&mut self.ftl.hooks_mut().walked);
+        if !walked.is_empty() {
+            // They carry the pending flags like any inode (the verified
             // transactions' after a mount, which must not wait for the
             // next one).
-            inode.flags = self.take_flags();
-            self.append_inode(&inode)?;
-            self.ftl.hooks_mut().counts.dynamic_inodes += 1;
+            self.append_parts(walked)?;
         }
         // More marks than one inode carries, queued by the mount: all are
         // written before anything new. A second cut before the rest would
@@ -97,12 +96,22 @@ impl Mobius {
         self.ftl.hooks().set.items_max as u32
     }
 
-    /// Checkpoints (merges) until the ALA's next append erases no inode
-    /// recovery may read: at most twice (each makes the older of the two
-    /// kept sets unneeded).
-    fn ala_room(&mut self) -> Result<()> {
+    /// Pages a static transaction holds at most: as many as the inodes one
+    /// active ALA's room holds list (§IV-E's large transaction, its items
+    /// in several inodes bound by the last: they must all fit between two
+    /// checkpoints, which the ring's two kept active ALAs guarantee).
+    pub(super) fn static_pages_max(&self) -> u32 {
+        let set = &self.ftl.hooks().set;
+        let room = (set.ala_blocks.saturating_sub(2) / 2).max(1) * self.ftl.hooks().geo.pages_per_block;
+        room.min(u16::MAX as u32).saturating_mul(self.items_max())
+    }
+
+    /// Checkpoints (merges) until the ALA's next `pages` appends erase no
+    /// inode recovery may read: at most twice (each makes the older of the
+    /// two kept sets unneeded).
+    pub(super) fn ala_room(&mut self, pages: u32) -> Result<()> {
         for _ in 0..2 {
-            let entered = self.ftl.log_blocks_entered(0, 1);
+            let entered = self.ftl.log_blocks_entered(0, pages);
             if !entered.iter().any(|&b| self.ftl.hooks().needed(b)) {
                 return Ok(());
             }
@@ -115,7 +124,7 @@ impl Mobius {
     /// Appends inode `inode` to the ALA; keeps its block until the
     /// checkpoint after the next.
     pub(super) fn append_inode(&mut self, inode: &Inode) -> Result<()> {
-        self.ala_room()?;
+        self.ala_room(1)?;
         let mut page = vec![0u8; self.ftl.page_size() as usize];
         inode.encode(&mut page);
         let (ppn, _) = self.ftl.append_log(0, &page)?;
@@ -144,7 +153,14 @@ impl Mobius {
     pub(super) fn take_flags(&mut self) -> Vec<u32> {
         let index = self.ftl.hooks().active_inodes;
         let s_max = self.ftl.hooks().set.s_max as u32;
-        let due = self.ftl.hooks().in_flight.iter().filter(|f| f.index + s_max <= index).map(|f| f.done_ns).max();
+        let due = self
+            .ftl
+            .hooks()
+            .in_flight
+            .iter()
+            .filter(|f| f.index + s_max <= index)
+            .map(|f| f.done_ns)
+            .max();
         if let Some(t) = due.filter(|&t| t > self.ftl.now()) {
             self.ftl.wait_until(t);
             self.ftl.hooks_mut().counts.smax_stalls += 1;
@@ -190,6 +206,7 @@ impl Mobius {
                 kind,
                 tx: 0,
                 host_tid: 0,
+                parts: 0,
                 s_max: self.ftl.hooks().set.s_max,
                 flags: self.take_flags(),
                 items,
@@ -225,8 +242,10 @@ impl Mobius {
     /// concurrently; writes of other kinds wait, `settle`).
     /// `pages`: distinct logical pages.
     pub(super) fn static_tx(&mut self, host_tid: Tid, pages: &[(Lpn, &[u8])], ack: SwriteAck) -> Result<u64> {
-        if pages.len() as u32 > self.items_max() {
-            return Err(DeviceError::TableFull { capacity: self.items_max() });
+        if pages.len() as u64 > self.static_pages_max() as u64 {
+            return Err(DeviceError::TableFull {
+                capacity: self.static_pages_max(),
+            });
         }
         for &(lpn, data) in pages {
             self.ftl.check_lpn(lpn)?;
@@ -280,23 +299,18 @@ impl Mobius {
     /// transaction is aborted, and written again by the caller under a new
     /// id).
     fn write_once(&mut self, host_tid: Tid, pages: &[(Lpn, &[u8])]) -> Result<Option<(Vec<Ppn>, u64, InFlight)>> {
-        let ppns = self.ftl.reserve_host_pages(pages.len() as u32)?;
         let tx = self.ftl.hooks().next_tx;
         if tx >= VOID {
             return Err(DeviceError::WornOut(
                 "transaction ids exhausted: an inode flag keeps ids below 2^31".into(),
             ));
         }
+        let ppns = self.ftl.reserve_host_pages(pages.len() as u32)?;
         self.ftl.hooks_mut().next_tx += 1;
-        let inode = Inode {
-            kind: InodeKind::Static,
-            tx,
-            host_tid,
-            s_max: self.ftl.hooks().set.s_max,
-            flags: self.take_flags(),
-            items: pages.iter().zip(&ppns).map(|(&(lpn, _), &ppn)| (lpn, ppn)).collect(),
-        };
-        if let Err(e) = self.append_inode(&inode) {
+        let items = pages.iter().zip(&ppns).map(|(&(lpn, _), &ppn)| (lpn, ppn)).collect();
+        let s_max = self.ftl.hooks().set.s_max;
+        let inodes = Inode::split(InodeKind::Static, tx, host_tid, items, self.items_max(), s_max);
+        if let Err(e) = self.append_parts(inodes) {
             self.ftl.void_reserved();
             return Err(e);
         }
@@ -305,13 +319,25 @@ impl Mobius {
         self.ftl.hooks_mut().tx_done_ns = 0;
         for (&(lpn, data), &ppn) in pages.iter().zip(&ppns) {
             let tag = TxPage { tx, lpn }.encode();
-            if self.ftl.program_reserved(ppn, lpn, data, &tag)?.is_none() {
-                self.ftl.void_reserved();
-                // The next inode marks it void: recovery must not take it
-                // for an earlier transaction lost.
-                self.ftl.hooks_mut().pending_flags.insert(index, tx | VOID);
-                self.ftl.housekeeping()?;
-                return Ok(None);
+            // Its pages not all written, the transaction is void: the
+            // reservations left are given back (a later write must not
+            // find them), and the next inode marks it void, so recovery does
+            // not take it for an earlier transaction lost.
+            let void = |me: &mut Mobius| {
+                me.ftl.void_reserved();
+                me.ftl.hooks_mut().pending_flags.insert(index, tx | VOID);
+            };
+            match self.ftl.program_reserved(ppn, lpn, data, &tag) {
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    void(self);
+                    self.ftl.housekeeping()?;
+                    return Ok(None);
+                }
+                Err(e) => {
+                    void(self);
+                    return Err(e);
+                }
             }
         }
         // Committed: its flag goes into an inode once its pages are done.
@@ -429,6 +455,7 @@ impl Device for Mobius {
         p.add("mobius_verified_pages", c.verified_pages);
         p.add("mobius_aborted_found", c.aborted_found);
         p.add("mobius_dynamic_inodes", c.dynamic_inodes);
+        p.add("mobius_part_inodes", c.part_inodes);
         p.add("mobius_head_records", c.head_records);
         p.add("mobius_chain_pages_read", c.chain_pages_read);
         p.add("mobius_chains_closed_found", c.chains_closed_found);

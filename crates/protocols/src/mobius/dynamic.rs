@@ -25,8 +25,8 @@
 //! - A program that fails writes the whole chain again from a new HEAD
 //!   under a new id (its pages are kept in device DRAM while it is open).
 
-use super::format::{ChainPage, HeadRecord, Inode, InodeKind};
 use super::device::REWRITES_MAX;
+use super::format::{ChainPage, HeadRecord, Inode, InodeKind};
 use super::Mobius;
 use std::collections::{BTreeMap, BTreeSet};
 use txftl_ftl::extensions::{DynamicPos, DynamicTx};
@@ -43,6 +43,9 @@ pub struct OpenChain {
     pub pages: Vec<(Lpn, Ppn)>,
     /// The same pages by place, for GC.
     live: BTreeSet<Ppn>,
+    /// GC moved one of its pages: its link into the source is walkable only
+    /// until the next checkpoint releases the source's block.
+    moved: bool,
 }
 
 impl OpenChain {
@@ -53,6 +56,7 @@ impl OpenChain {
             next: head,
             pages: Vec::new(),
             live: BTreeSet::new(),
+            moved: false,
         }
     }
 
@@ -64,9 +68,15 @@ impl OpenChain {
         self.live.range(first..end).count() as u32
     }
 
+    /// Whether GC moved one of its pages since it began.
+    pub fn moved_any(&self) -> bool {
+        self.moved
+    }
+
     /// GC moved one of its pages.
     pub fn moved(&mut self, old: Ppn, new: Ppn) {
         if self.live.remove(&old) {
+            self.moved = true;
             self.live.insert(new);
             for p in self.pages.iter_mut().filter(|p| p.1 == old) {
                 p.1 = new;
@@ -184,23 +194,47 @@ impl Mobius {
         self.ftl.wait_idle();
         let chain = self.ftl.hooks().chain.clone().expect("a chain is open");
         let last: BTreeMap<Lpn, Ppn> = chain.pages.iter().copied().collect();
-        let inode = Inode {
-            kind: InodeKind::Dynamic,
-            tx: chain.tx,
-            host_tid: 0,
-            s_max: self.ftl.hooks().set.s_max,
-            flags: self.take_flags(),
-            items: last.iter().map(|(&l, &p)| (l, p)).collect(),
-        };
-        self.append_inode(&inode)?;
+        let items = last.iter().map(|(&l, &p)| (l, p)).collect();
+        let inodes = Inode::split(InodeKind::Dynamic, chain.tx, 0, items, self.items_max(), self.ftl.hooks().set.s_max);
+        self.append_parts(inodes)?;
         self.ftl.hooks_mut().chain = None;
         self.chain_data.clear();
         for (lpn, ppn) in last {
             self.ftl.map_page(lpn, ppn)?;
         }
-        self.ftl.hooks_mut().counts.dynamic_inodes += 1;
         self.ftl.counters_mut().commits += 1;
         Ok(())
+    }
+
+    /// Appends a transaction's inodes (`Inode::split`: its parts, then the
+    /// inode that binds them), each with the flags due. Room for all of
+    /// them is made first, so no checkpoint falls between them. If one did
+    /// anyway (a ring smaller than a dynamic transaction's inodes), recovery
+    /// finds the parts before it missing: a static transaction is then
+    /// aborted (`static_pages_max` refuses that size before its inodes),
+    /// a dynamic one's chain walked, still open in the checkpoint's section
+    /// and intact: the same transaction, at more reads.
+    pub(super) fn append_parts(&mut self, inodes: Vec<Inode>) -> Result<()> {
+        debug_assert!(inodes.last().is_some_and(|i| i.kind.part_kind().is_some()));
+        debug_assert!(inodes
+            .iter()
+            .rev()
+            .skip(1)
+            .all(|i| Some(i.kind) == inodes[inodes.len() - 1].kind.part_kind()));
+        self.ala_room(inodes.len() as u32)?;
+        for mut inode in inodes {
+            inode.flags = self.take_flags();
+            self.append_inode(&inode)?;
+            let c = &mut self.ftl.hooks_mut().counts;
+            c.part_inodes += u64::from(matches!(inode.kind, InodeKind::StaticPart | InodeKind::DynamicPart));
+            c.dynamic_inodes += u64::from(matches!(inode.kind, InodeKind::Dynamic | InodeKind::DynamicPart));
+        }
+        Ok(())
+    }
+
+    /// Pages a chain holds at most: as many as its inodes can list.
+    pub(super) fn chain_pages_max(&self) -> u64 {
+        self.items_max() as u64 * u16::MAX as u64
     }
 
     /// One dynamic page.
@@ -215,11 +249,11 @@ impl Mobius {
                     c.tx
                 )))
             }
-            (DynamicPos::Body, None) => {
-                return Err(DeviceError::CallOrder("dwrite(BODY) with no dynamic transaction open".into()))
-            }
-            (_, Some(c)) if c.pages.len() as u32 >= self.items_max() => {
-                return Err(DeviceError::TableFull { capacity: self.items_max() })
+            (DynamicPos::Body, None) => return Err(DeviceError::CallOrder("dwrite(BODY) with no dynamic transaction open".into())),
+            (_, Some(c)) if c.pages.len() as u64 >= self.chain_pages_max() => {
+                return Err(DeviceError::TableFull {
+                    capacity: self.chain_pages_max().min(u32::MAX as u64) as u32,
+                })
             }
             (_, None) => {
                 // What the chain follows is logged before it, and merged if
@@ -255,6 +289,7 @@ impl Mobius {
             kind: InodeKind::DynamicAborted,
             tx,
             host_tid: 0,
+            parts: 0,
             s_max: self.ftl.hooks().set.s_max,
             flags: self.take_flags(),
             items: Vec::new(),

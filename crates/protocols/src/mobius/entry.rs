@@ -2,7 +2,7 @@
 //! built on the framework.
 
 use super::format::Inode;
-use super::{Mobius, MobiusHooks, Settings};
+use super::{Asked, Mobius, MobiusHooks, Settings};
 use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, ALL_LEVELS, TRANSACTIONAL};
 use crate::{OptionSpec, ProtocolOptions};
 use txftl_ftl::extensions::Extension;
@@ -54,6 +54,16 @@ const ALLOC_WINDOW: OptionSpec = OptionSpec {
     max: 1_000_000,
 };
 
+const ITEMS_MAX: OptionSpec = OptionSpec {
+    key: "items-max",
+    value_name: "N",
+    help: "mapping items an atom inode lists: a transaction of more pages has its items in several inodes, the \
+           last binding the others. Fixed at format [default: the paper's 500 per 4 KiB of page (sec. III-C), at \
+           most what fits a page]",
+    min: 1,
+    max: u16::MAX as u32,
+};
+
 const DYNAMIC_PCT: OptionSpec = OptionSpec {
     key: "dynamic-pct",
     value_name: "PCT",
@@ -97,9 +107,20 @@ fn settings(geo: &Geometry, opts: &ProtocolOptions) -> Result<Settings, DeviceEr
         Some(a) => a,
         None => paper_pages.min(room),
     };
+    let fits = Inode::items_max(geo.page_size);
+    let items_max = match opts.u32(&ITEMS_MAX)? {
+        Some(n) if n > fits => {
+            return Err(DeviceError::ProtocolOption(format!(
+                "items-max={n} does not fit an inode of {} bytes: at most {fits}",
+                geo.page_size
+            )))
+        }
+        Some(n) => n,
+        None => fits,
+    };
     Ok(Settings {
         s_max: opts.u32(&S_MAX)?.unwrap_or(8) as u8,
-        items_max: Inode::items_max(geo.page_size) as u16,
+        items_max: items_max as u16,
         active_max,
         ala_blocks,
         // DFTL's cache by default: Möbius's mFTL is DFTL.
@@ -119,8 +140,12 @@ impl Build for MobiusBuild {
         let set = settings(geo, opts)?;
         // At a mount the recorded settings win; one asked for must match.
         let asked = match stage {
-            Stage::Mount => (opts.u32(&S_MAX)?.map(|v| v as u8), opts.u32(&ALA_BLOCKS)?),
-            Stage::Format | Stage::Estimate => (None, None),
+            Stage::Mount => Asked {
+                s_max: opts.u32(&S_MAX)?.map(|v| v as u8),
+                ala_blocks: opts.u32(&ALA_BLOCKS)?,
+                items_max: opts.u32(&ITEMS_MAX)?.map(|v| v as u16),
+            },
+            Stage::Format | Stage::Estimate => Asked::default(),
         };
         Ok(MobiusHooks::new(geo, set, asked, canary))
     }
@@ -150,7 +175,16 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     // one's are unmapped until its REAR and read only through it: others
     // never see them, and commits are atomic.
     isolation: ALL_LEVELS,
-    options: &[CMT_PAGES, S_MAX, ACTIVE_ALA, ALA_BLOCKS, ALLOC_WINDOW, DYNAMIC_PCT, ASYNC_COMMIT],
+    options: &[
+        CMT_PAGES,
+        S_MAX,
+        ACTIVE_ALA,
+        ALA_BLOCKS,
+        ITEMS_MAX,
+        ALLOC_WINDOW,
+        DYNAMIC_PCT,
+        ASYNC_COMMIT,
+    ],
     counters: &[
         CounterSpec {
             key: "mobius_inodes",
@@ -190,7 +224,12 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
         },
         CounterSpec {
             key: "mobius_dynamic_inodes",
-            help: "inodes of dynamic transactions: one after each REAR, one for each abort (in mobius_inodes too)",
+            help: "inodes of dynamic transactions: after each REAR as many as its items need, one for each abort (in mobius_inodes too)",
+        },
+        CounterSpec {
+            key: "mobius_part_inodes",
+            help: "inodes holding a part of a transaction larger than one inode (its last inode binds them; in \
+                   mobius_inodes too)",
         },
         CounterSpec {
             key: "mobius_head_records",

@@ -14,14 +14,21 @@
 //!   5  u8       kind: 1 static transaction, 2 dynamic transaction (written
 //!               after its REAR page), 3 writes outside transactions (logged
 //!               at a flush, or when an inode's items fill), 4 flags only,
-//!               5 dynamic transaction aborted (no items)
+//!               5 dynamic transaction aborted (no items), 6 a part of a
+//!               dynamic transaction's items, 7 a part of a static
+//!               transaction's items (a transaction whose items more than
+//!               one inode holds: its parts come right before its kind-2 or
+//!               kind-1 inode, which binds them)
 //!   6  u16      n: mapping items (at most items-max)
 //!   8  u32      transaction id (internal, never reused; a dynamic one's is
 //!               its chain's; 0 for flags only and writes outside transactions)
 //!  12  u32      host transaction id (informational)
 //!  16  u8       f: commit flags (at most 8)
 //!  17  u8       S_max as formatted
-//!  18  [u8; 2]  reserved, 0
+//!  18  u16      parts: kinds 1 and 2, the inodes that list the
+//!               transaction's items (its parts right before it, then
+//!               itself; 0 and 1 both mean itself alone); kinds 6 and 7,
+//!               this part's index (0 for the first); 0 for other kinds
 //!  20  [u32; 8] flags: ids of earlier transactions now committed (the
 //!               edges of the DAG of Fig. 4); an id with bit 31 set
 //!               (`VOID`) marks that transaction void instead: a program of
@@ -63,8 +70,11 @@
 //!
 //! checkpoint section:
 //!   0  u32  the next transaction id
-//!   4  u32  the dynamic transaction open at the checkpoint (0: none): its
-//!           head record may be older than the checkpoint
+//!   4  u32  the dynamic transaction open at the checkpoint, if its chain
+//!           is still walkable (0: none, or GC moved one of its pages: the
+//!           checkpoint releases the source's block, and a recovery that
+//!           finds none of its inodes aborts it): its head record may be
+//!           older than the checkpoint
 //! ```
 
 use txftl_ftl::{DeviceError, Lpn, Ppn, Result, PROTOCOL_BYTES};
@@ -94,6 +104,25 @@ pub enum InodeKind {
     FlagsOnly = 4,
     /// A dynamic transaction aborted: recovery leaves its chain alone.
     DynamicAborted = 5,
+    /// A part of a dynamic transaction's items, when more than one inode
+    /// holds them: it counts only with its kind-2 inode and the parts
+    /// before it all in the active ALA (`recovery::decide`).
+    DynamicPart = 6,
+    /// A part of a static transaction's items (§IV-E: a transaction larger
+    /// than one inode, its inodes bound by the last): it counts only with
+    /// its kind-1 inode and the parts before it all in the active ALA.
+    StaticPart = 7,
+}
+
+impl InodeKind {
+    /// The kind of the parts before an inode of this kind, if it has any.
+    pub fn part_kind(self) -> Option<InodeKind> {
+        match self {
+            InodeKind::Static => Some(InodeKind::StaticPart),
+            InodeKind::Dynamic => Some(InodeKind::DynamicPart),
+            _ => None,
+        }
+    }
 }
 
 /// One atom inode, decoded.
@@ -103,6 +132,10 @@ pub struct Inode {
     pub tx: u32,
     pub host_tid: u32,
     pub s_max: u8,
+    /// [`InodeKind::Static`], [`InodeKind::Dynamic`]: the inodes listing
+    /// its items (itself and the parts right before it; 0 means 1); a
+    /// part: its index among them; 0 otherwise.
+    pub parts: u16,
     /// Ids of earlier transactions whose commit this inode records.
     pub flags: Vec<u32>,
     pub items: Vec<(Lpn, Ppn)>,
@@ -115,6 +148,28 @@ impl Inode {
         let paper = 500 * page_size / 4096;
         let fits = (page_size - HEADER as u32) / 8;
         paper.min(fits).max(1)
+    }
+
+    /// A transaction's inodes: its items `items_max` to an inode, every
+    /// inode but the last a part (kind 6 or 7, numbered from 0), the last of
+    /// kind `last` (static or dynamic) naming how many there are. Flags are
+    /// the writer's to add.
+    pub fn split(last: InodeKind, tx: u32, host_tid: u32, items: Vec<(Lpn, Ppn)>, items_max: u32, s_max: u8) -> Vec<Inode> {
+        let part = last.part_kind().expect("a transaction's inode");
+        let chunks: Vec<&[(Lpn, Ppn)]> = items.chunks(items_max.max(1) as usize).collect();
+        let n = chunks.len().max(1);
+        assert!(n <= u16::MAX as usize, "a transaction of {} items needs {n} inodes", items.len());
+        (0..n)
+            .map(|i| Inode {
+                kind: if i + 1 == n { last } else { part },
+                tx,
+                host_tid,
+                parts: if i + 1 == n { n as u16 } else { i as u16 },
+                s_max,
+                flags: Vec::new(),
+                items: chunks.get(i).map_or(Vec::new(), |c| c.to_vec()),
+            })
+            .collect()
     }
 
     /// Encodes into `page` (a whole page, at least `HEADER + 8 n` bytes).
@@ -131,6 +186,7 @@ impl Inode {
         page[12..16].copy_from_slice(&self.host_tid.to_le_bytes());
         page[16] = self.flags.len() as u8;
         page[17] = self.s_max;
+        page[18..20].copy_from_slice(&self.parts.to_le_bytes());
         for (i, f) in self.flags.iter().enumerate() {
             page[20 + 4 * i..24 + 4 * i].copy_from_slice(&f.to_le_bytes());
         }
@@ -163,6 +219,8 @@ impl Inode {
             3 => InodeKind::Normal,
             4 => InodeKind::FlagsOnly,
             5 => InodeKind::DynamicAborted,
+            6 => InodeKind::DynamicPart,
+            7 => InodeKind::StaticPart,
             k => return Err(bad(&format!("unknown kind {k}"))),
         };
         let n = u16::from_le_bytes([page[6], page[7]]) as usize;
@@ -180,6 +238,7 @@ impl Inode {
             tx: u32_at(8),
             host_tid: u32_at(12),
             s_max: page[17],
+            parts: u16::from_le_bytes([page[18], page[19]]),
             flags: (0..f).map(|i| u32_at(20 + 4 * i)).collect(),
             items: (0..n).map(|i| (u32_at(HEADER + 8 * i), u32_at(HEADER + 8 * i + 4))).collect(),
         })
@@ -348,6 +407,7 @@ mod tests {
             kind: InodeKind::Static,
             tx: 7,
             host_tid: 3,
+            parts: 0,
             s_max: 8,
             flags: vec![5, 6],
             items: vec![(1, 100), (9, 101)],

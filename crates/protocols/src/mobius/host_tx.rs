@@ -68,8 +68,8 @@ impl Mobius {
     pub(super) fn host_write_tx(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> Result<u64> {
         self.ftl.check_lpn(lpn)?;
         self.ftl.check_data_len(data.len())?;
-        let max = self.items_max();
         if !self.is_dynamic(tid) {
+            let max = self.static_pages_max();
             let tx = self.open_tx(tid)?;
             if !tx.contains_key(&lpn) && tx.len() as u32 >= max {
                 return Err(DeviceError::TableFull { capacity: max });
@@ -88,11 +88,6 @@ impl Mobius {
             return Ok(0);
         }
         // The held page goes to flash; this one is held in its place.
-        let written = self.ftl.hooks().chain.as_ref().map_or(0, |c| c.pages.len() as u32);
-        if written + 2 > max {
-            self.dynamic.as_mut().expect("dynamic").held = Some((held_lpn, held_data));
-            return Err(DeviceError::TableFull { capacity: max });
-        }
         let pos = if self.chain_open() { DynamicPos::Body } else { DynamicPos::Head };
         match self.dynamic_page(held_lpn, &held_data, pos) {
             Ok(t) => {
@@ -147,7 +142,11 @@ impl Mobius {
             if pages.is_empty() {
                 return Ok(0);
             }
-            let ack = if self.ftl.hooks().set.async_commit { SwriteAck::Record } else { SwriteAck::AllPages };
+            let ack = if self.ftl.hooks().set.async_commit {
+                SwriteAck::Record
+            } else {
+                SwriteAck::AllPages
+            };
             return self.static_tx(tid, &pages, ack);
         }
         self.check_not_failed(tid)?;

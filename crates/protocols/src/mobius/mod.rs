@@ -81,8 +81,8 @@ pub use format::{ChainPage, HeadRecord, Inode, InodeKind, Root, TxPage};
 use dynamic::OpenChain;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use txftl_ftl::{
-    BlockId, Cached, Capabilities, DeviceError, EventHooks, Eviction, GcHooks, Hooks, LogSource, Oob, PersistHooks, Ppn,
-    RecoveredUpdate, RecoveryHooks, Result, PROTOCOL_BYTES,
+    BlockId, Cached, Capabilities, DeviceError, EventHooks, Eviction, GcHooks, Hooks, LogSource, Oob, PersistHooks, Ppn, RecoveredUpdate,
+    RecoveryHooks, Result, PROTOCOL_BYTES,
 };
 use txftl_nand::Geometry;
 
@@ -99,6 +99,8 @@ struct Counts {
     verified_pages: u64,
     aborted_found: u64,
     dynamic_inodes: u64,
+    /// Inodes holding a part of a transaction's items (kinds 6 and 7).
+    part_inodes: u64,
     head_records: u64,
     chain_pages_read: u64,
     chains_closed_found: u64,
@@ -139,14 +141,21 @@ pub struct Settings {
     pub async_commit: bool,
 }
 
+/// What a mount was asked for of the settings fixed at format (None: take
+/// the recorded one; one asked for must match it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Asked {
+    pub s_max: Option<u8>,
+    pub ala_blocks: Option<u32>,
+    pub items_max: Option<u16>,
+}
+
 #[derive(Clone, Debug)]
 pub struct MobiusHooks {
     canary: bool,
     geo: Geometry,
     set: Settings,
-    /// What a mount was asked for of the settings fixed at format (S_max,
-    /// ALA blocks; None: take the recorded one).
-    asked: (Option<u8>, Option<u32>),
+    asked: Asked,
     next_tx: u32,
     /// Transactions whose pages are all on flash and whose flag no inode
     /// carries yet, by their inode's place in the active ALA (the oldest
@@ -174,13 +183,13 @@ pub struct MobiusHooks {
     /// closed chain alone: its inode is written before anything else (a
     /// later head record would make recovery stop reading its chain; a
     /// later write of one of its pages must be logged after it), unless a
-    /// checkpoint persists its mappings first.
-    walked: Option<Inode>,
+    /// checkpoint persists its mappings first. Empty: none.
+    walked: Vec<Inode>,
     counts: Counts,
 }
 
 impl MobiusHooks {
-    pub fn new(geo: &Geometry, set: Settings, asked: (Option<u8>, Option<u32>), canary: bool) -> MobiusHooks {
+    pub fn new(geo: &Geometry, set: Settings, asked: Asked, canary: bool) -> MobiusHooks {
         MobiusHooks {
             canary,
             geo: *geo,
@@ -195,7 +204,7 @@ impl MobiusHooks {
             needed_prev: BTreeSet::new(),
             tx_done_ns: 0,
             chain: None,
-            walked: None,
+            walked: Vec::new(),
             counts: Counts::default(),
         }
     }
@@ -292,9 +301,15 @@ impl PersistHooks for MobiusHooks {
     }
 
     fn checkpoint_section(&self) -> Vec<u8> {
+        // A chain whose pages GC moved is not walkable after this
+        // checkpoint: it releases the moved pages' blocks, where the chain's
+        // links still point. It is not named, so a recovery that does not
+        // find its inodes aborts it (its REAR has not returned) rather than
+        // walk into blocks that are free.
+        let walkable = self.chain.as_ref().filter(|c| !c.moved_any());
         format::Section {
             next_tx: self.next_tx,
-            open_chain: self.chain.as_ref().map_or(0, |c| c.tx),
+            open_chain: walkable.map_or(0, |c| c.tx),
         }
         .encode()
     }
@@ -307,7 +322,7 @@ impl PersistHooks for MobiusHooks {
         self.pending_flags.clear();
         // Done before the checkpoint began (`checkpoint_after_ns`).
         self.in_flight.clear();
-        self.walked = None;
+        self.walked.clear();
     }
 
     /// A checkpoint persists the mappings of every transaction issued and
@@ -339,17 +354,29 @@ impl RecoveryHooks for MobiusHooks {
         logs: &mut dyn LogSource,
     ) -> Result<Vec<RecoveredUpdate>> {
         let recorded = Root::decode(root)?;
-        let (s_max, ala) = self.asked;
-        if s_max.is_some_and(|v| v != recorded.s_max) || ala.is_some_and(|v| v != recorded.ala_blocks) {
+        let Asked {
+            s_max,
+            ala_blocks: ala,
+            items_max,
+        } = self.asked;
+        if s_max.is_some_and(|v| v != recorded.s_max)
+            || ala.is_some_and(|v| v != recorded.ala_blocks)
+            || items_max.is_some_and(|v| v != recorded.items_max)
+        {
             return Err(DeviceError::ProtocolOption(format!(
-                "the device was formatted with s-max={} and ala-blocks={}, fixed at format: {} asked",
+                "the device was formatted with s-max={}, ala-blocks={} and items-max={}, fixed at format: {} asked",
                 recorded.s_max,
                 recorded.ala_blocks,
-                [s_max.map(|v| format!("s-max={v}")), ala.map(|v| format!("ala-blocks={v}"))]
-                    .into_iter()
-                    .flatten()
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                recorded.items_max,
+                [
+                    s_max.map(|v| format!("s-max={v}")),
+                    ala.map(|v| format!("ala-blocks={v}")),
+                    items_max.map(|v| format!("items-max={v}")),
+                ]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(", ")
             )));
         }
         self.set.s_max = recorded.s_max;
@@ -361,7 +388,7 @@ impl RecoveryHooks for MobiusHooks {
         let walk = recovery::Walk {
             ckpt_seq,
             open_chain: section.open_chain,
-            pages_max: self.set.items_max as u32,
+            pages_max: self.geo.page_count(),
             closed_only: !self.canary,
         };
         let chain = walk.last_chain(&found, logs)?;
@@ -373,7 +400,7 @@ impl RecoveryHooks for MobiusHooks {
         self.counts.aborted_found = decided.aborted;
         self.counts.chain_pages_read = chain.pages_read;
         self.counts.chains_closed_found = chain.closed as u64;
-        self.walked = chain.inode(self.set.s_max);
+        self.walked = chain.inodes(self.set.s_max, self.set.items_max as u32);
         // The verified transactions' flags and the aborted ones' void marks
         // go into the next inodes, oldest first: a later mount must not find
         // the first unflagged and too old, nor take the second for earlier

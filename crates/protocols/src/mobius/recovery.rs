@@ -5,7 +5,7 @@
 
 use super::format::{ChainPage, HeadRecord, Inode, InodeKind, TxPage, VOID};
 use std::collections::BTreeSet;
-use txftl_ftl::{LogSource, Ppn, RecoveredUpdate, Result};
+use txftl_ftl::{LogSource, Lpn, Ppn, RecoveredUpdate, Result};
 
 /// One inode of the active ALA.
 pub struct FoundInode {
@@ -87,12 +87,33 @@ pub fn decide(ala: &ActiveAla, s_max: u8, verify: bool, logs: &mut dyn LogSource
     for (k, found) in ala.inodes.iter().enumerate() {
         let inode = &found.inode;
         let recent = n - k <= s_max as usize;
-        let committed = if matches!(inode.kind, InodeKind::FlagsOnly | InodeKind::DynamicAborted) {
+        // A transaction's parts (its items before this inode's), if all
+        // are here; a part's items count only with its transaction's inode.
+        let parts = match inode.kind {
+            InodeKind::Static | InodeKind::Dynamic => parts_start(ala, k).map(|first| &ala.inodes[first..k]),
+            _ => None,
+        };
+        let committed = if matches!(
+            inode.kind,
+            InodeKind::FlagsOnly | InodeKind::DynamicAborted | InodeKind::DynamicPart | InodeKind::StaticPart
+        ) {
             continue;
-        } else if matches!(inode.kind, InodeKind::Normal | InodeKind::Dynamic) {
-            // Writes outside transactions, made durable by this inode; a
-            // dynamic transaction, whose inode follows its REAR page.
+        } else if inode.kind == InodeKind::Dynamic {
+            // A dynamic transaction, whose inodes follow its REAR page.
+            // Parts not all here (a cut between them): undecided, its
+            // chain is walked (`Walk::last_chain`).
+            if parts.is_none() {
+                continue;
+            }
             true
+        } else if inode.kind == InodeKind::Normal {
+            // Writes outside transactions, made durable by this inode.
+            true
+        } else if parts.is_none() {
+            // A static transaction's parts not all here: its inodes were cut
+            // before its data was written (`Mobius::write_once` makes room
+            // for them all first, so no checkpoint falls between them).
+            false
         } else if void.contains(&inode.tx) {
             false
         } else if flagged.contains(&inode.tx) {
@@ -103,7 +124,7 @@ pub fn decide(ala: &ActiveAla, s_max: u8, verify: bool, logs: &mut dyn LogSource
         } else if !verify {
             true
         } else {
-            let ok = verified(inode, logs, &mut out.verified_pages)?;
+            let ok = verified(parts.unwrap_or_default(), inode, logs, &mut out.verified_pages)?;
             if ok {
                 out.marks.push((k as u32, inode.tx));
             }
@@ -117,24 +138,60 @@ pub fn decide(ala: &ActiveAla, s_max: u8, verify: bool, logs: &mut dyn LogSource
             }
             continue;
         }
-        out.updates.extend(inode.items.iter().map(|&(lpn, ppn)| RecoveredUpdate {
-            seq: found.seq,
-            lpn,
-            ppn,
-        }));
+        for f in parts.unwrap_or_default().iter().chain([found]) {
+            out.updates
+                .extend(f.inode.items.iter().map(|&(lpn, ppn)| RecoveredUpdate { seq: f.seq, lpn, ppn }));
+        }
     }
     Ok(out)
 }
 
-/// Every page `inode` lists is intact and carries its transaction id and
-/// logical page. The pages are read together (they lie on every die).
-fn verified(inode: &Inode, logs: &mut dyn LogSource, reads: &mut u64) -> Result<bool> {
-    let ppns: Vec<_> = inode.items.iter().map(|&(_, ppn)| ppn).collect();
+/// Where the parts of the transaction's inode at `k` (kind 1 or 2) begin in
+/// the active ALA, if they are all there: its `parts - 1` part inodes of
+/// the same transaction, indices 0, 1, ... in order, right before it
+/// (nothing else is appended between them: `Mobius::append_parts`).
+pub fn parts_start(ala: &ActiveAla, k: usize) -> Option<usize> {
+    let last = &ala.inodes[k].inode;
+    let part = last.kind.part_kind()?;
+    let before = (last.parts.max(1) - 1) as usize;
+    let first = k.checked_sub(before)?;
+    let whole = ala.inodes[first..k]
+        .iter()
+        .enumerate()
+        .all(|(i, p)| p.inode.kind == part && p.inode.tx == last.tx && p.inode.parts as usize == i);
+    whole.then_some(first)
+}
+
+/// Whether an inode of the active ALA decides dynamic transaction `tx`: a
+/// kind-5 one (aborted), or a kind-2 one with all its parts (committed).
+fn dynamic_decided(ala: &ActiveAla, tx: u32) -> bool {
+    ala.inodes.iter().enumerate().any(|(k, i)| {
+        i.inode.tx == tx
+            && match i.inode.kind {
+                InodeKind::DynamicAborted => true,
+                InodeKind::Dynamic => parts_start(ala, k).is_some(),
+                _ => false,
+            }
+    })
+}
+
+/// Every page `inode` and its `parts` list is intact and carries its
+/// transaction id and logical page. The pages are read together (they lie
+/// on every die).
+fn verified(parts: &[FoundInode], inode: &Inode, logs: &mut dyn LogSource, reads: &mut u64) -> Result<bool> {
+    let items: Vec<(Lpn, Ppn)> = parts
+        .iter()
+        .map(|p| &p.inode)
+        .chain([inode])
+        .flat_map(|i| i.items.iter().copied())
+        .collect();
+    let ppns: Vec<_> = items.iter().map(|&(_, ppn)| ppn).collect();
     *reads += ppns.len() as u64;
     let pages = logs.read_pages(&ppns)?;
-    Ok(inode.items.iter().zip(pages).all(|(&(lpn, _), page)| {
-        page.is_some_and(|p| TxPage::decode(&p.tag) == Some(TxPage { tx: inode.tx, lpn }))
-    }))
+    Ok(items
+        .iter()
+        .zip(pages)
+        .all(|(&(lpn, _), page)| page.is_some_and(|p| TxPage::decode(&p.tag) == Some(TxPage { tx: inode.tx, lpn }))))
 }
 
 /// How the last dynamic transaction is judged.
@@ -142,7 +199,8 @@ pub struct Walk {
     pub ckpt_seq: u64,
     /// The dynamic transaction open at the checkpoint (0: none).
     pub open_chain: u32,
-    /// A chain has at most this many pages (an inode's items).
+    /// A chain has at most this many pages (the device's: a walk of a
+    /// chain whose links went wrong stops there).
     pub pages_max: u32,
     /// A chain counts only if closed (its REAR points back to its HEAD);
     /// the canary takes its intact prefix.
@@ -160,26 +218,21 @@ pub struct Chain {
 }
 
 impl Chain {
-    /// The inode of a chain found committed (its pages' newest places).
-    pub fn inode(&self, s_max: u8) -> Option<Inode> {
+    /// The inodes of a chain found committed (its pages' newest places),
+    /// `items_max` items each; none if it was not.
+    pub fn inodes(&self, s_max: u8, items_max: u32) -> Vec<Inode> {
         if self.updates.is_empty() {
-            return None;
+            return Vec::new();
         }
         let last: std::collections::BTreeMap<_, _> = self.updates.iter().map(|u| (u.lpn, u.ppn)).collect();
-        Some(Inode {
-            kind: InodeKind::Dynamic,
-            tx: self.max_tx,
-            host_tid: 0,
-            s_max,
-            flags: Vec::new(),
-            items: last.into_iter().collect(),
-        })
+        Inode::split(InodeKind::Dynamic, self.max_tx, 0, last.into_iter().collect(), items_max, s_max)
     }
 }
 
 impl Walk {
     /// The newest head record's chain, walked if no inode of the active ALA
-    /// decided it (an inode of kind 2 or 5 names it) and it began after the
+    /// decided it (a kind-5 inode names it, or a kind-2 one with all its
+    /// parts: `dynamic_decided`) and it began after the
     /// checkpoint or was open at it: from its HEAD along each page's `next`,
     /// every page intact and of the chain, until one points back to the
     /// HEAD (closed: committed, each page at its own sequence number, which
@@ -197,10 +250,7 @@ impl Walk {
         };
         let head = HeadRecord::decode(&page.bytes)?;
         out.max_tx = head.tx;
-        let decided = ala
-            .inodes
-            .iter()
-            .any(|i| matches!(i.inode.kind, InodeKind::Dynamic | InodeKind::DynamicAborted) && i.inode.tx == head.tx);
+        let decided = dynamic_decided(ala, head.tx);
         if decided || (page.seq <= self.ckpt_seq && head.tx != self.open_chain) {
             return Ok(out);
         }
@@ -265,6 +315,7 @@ mod tests {
                 kind: InodeKind::Static,
                 tx,
                 host_tid: tx,
+                parts: 0,
                 s_max: 8,
                 flags,
                 items: vec![(tx, ppn)],
