@@ -28,13 +28,15 @@ impl AtomicWrite {
     }
 
     /// Refuses a write-back of `pages` pages larger than half the write-back
-    /// ring (`what` names them): it could not be kept whole.
+    /// ring (`what` names them): it could not be kept whole. The ring is
+    /// the table a transaction fills, so the refusal is `TableFull` (the
+    /// host hears "full", as SQLite's SQLITE_FULL, not a failed operation).
     fn check_ring_room(&self, pages: usize, what: &str) -> Result<()> {
         let room = self.ftl.log_ring_blocks(0) as u32 / 2 * self.ftl.nand().geometry().pages_per_block;
-        if pages as u64 > room.min(u16::MAX as u32) as u64 {
-            return Err(DeviceError::Config(format!(
-                "a commit needs {pages} {what}, more than Atomic-Write's write-back ring takes at once ({room})"
-            )));
+        let capacity = room.min(u16::MAX as u32);
+        if pages as u64 > capacity as u64 {
+            debug_assert!(!what.is_empty());
+            return Err(DeviceError::TableFull { capacity });
         }
         Ok(())
     }
@@ -44,7 +46,10 @@ impl AtomicWrite {
         let lpns = g.entries.keys().chain(g.cached.as_ref().map(|(lpn, _)| lpn));
         if self.ftl.hooks().map_log {
             let distinct: BTreeSet<Lpn> = lpns.copied().collect();
-            (distinct.len().div_ceil(MapPage::entries_per_page(self.ftl.page_size())), "mapping-log pages")
+            (
+                distinct.len().div_ceil(MapPage::entries_per_page(self.ftl.page_size())),
+                "mapping-log pages",
+            )
         } else {
             let per_page = self.ftl.hooks().entries_per_page();
             (lpns.map(|&lpn| lpn / per_page).collect::<BTreeSet<u32>>().len(), "L2P table pages")
@@ -155,8 +160,7 @@ impl AtomicWrite {
         if g.appended == 0 {
             return Ok(());
         }
-        self.ftl
-            .program_unmapped_deferred(lpn, &data, &PageFlag::ABORT.encode())?;
+        self.ftl.program_unmapped_deferred(lpn, &data, &PageFlag::ABORT.encode())?;
         let c = self.ftl.counters_mut();
         c.host_writes = c.host_writes.saturating_sub(1);
         self.ftl.hooks_mut().counts.abort_pages += 1;
@@ -210,10 +214,7 @@ impl Device for AtomicWrite {
             // nothing but a checkpoint: take one before the next group.
             self.ftl.checkpoint()?;
         }
-        self.ftl.hooks_mut().open = Some(Group {
-            tid,
-            ..Group::default()
-        });
+        self.ftl.hooks_mut().open = Some(Group { tid, ..Group::default() });
         Ok(self.ftl.now() - start)
     }
 
