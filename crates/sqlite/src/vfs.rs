@@ -57,6 +57,12 @@
 //! kept the same way. Locks are per process: another process opening the
 //! same device image is not excluded (an image belongs to one process).
 //!
+//! Temporary files (statement journals, sort spills, temporary tables and
+//! indexes: every file SQLite opens without a name or deletes at close) live
+//! in host memory (`vfs/memfile.rs`), as on a tmpfs `/tmp`: they never reach
+//! the device nor take a device transaction, on any protocol, within a budget
+//! of bytes ([`Vfs::set_temp_budget`]; `SQLITE_FULL` past it).
+//!
 //! Why a call failed: `SQLITE_FULL` alone does not say whether the X-L2P table,
 //! the inodes, the metadata journal or the device ran out. Each failure's
 //! reason goes to SQLite's error log (`sqlite3_log`, as the unix VFS logs the
@@ -71,6 +77,7 @@
 
 use crate::ffi;
 use group::{AtUnlock, Group};
+pub use memfile::TempStats;
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -83,8 +90,17 @@ use txftl_protocols::{ProtocolEntry, SqlJournal};
 // A file beside this one (the loadable extension includes this file by path).
 #[path = "group.rs"]
 mod group;
+#[path = "memfile.rs"]
+mod memfile;
 #[path = "walmap.rs"]
 mod walmap;
+
+/// The bytes SQLite's temporary files in host memory (`vfs/memfile.rs`) may
+/// hold together, per VFS, unless set otherwise ([`Vfs::set_temp_budget`]):
+/// 256 MiB, far more than the statement journals and sort spills of this
+/// project's workloads need, and little enough that a runaway query fails
+/// with `SQLITE_FULL` instead of exhausting the host.
+pub const TEMP_BUDGET_DEFAULT: u64 = 256 << 20;
 
 /// The file system a VFS serves, shared with whoever registered it.
 pub type SharedFs = Arc<Mutex<Fs>>;
@@ -156,7 +172,10 @@ struct VfsState {
     /// WAL index regions and their locks, per file name (in memory, as SQLite allows).
     shm: Mutex<BTreeMap<String, Shm>>,
     random: Mutex<u64>,
+    /// Numbers SQLite's temporary files (`memfile.rs`), for messages.
     temp_names: Mutex<u64>,
+    /// What the temporary files in host memory hold, and their budget.
+    temp: Mutex<TempStats>,
     /// The last failure: the SQLite code returned and why.
     last_error: Mutex<Option<(c_int, String)>>,
     canary: Canary,
@@ -282,6 +301,7 @@ impl Vfs {
             shm: Mutex::new(BTreeMap::new()),
             random: Mutex::new(0x5EED),
             temp_names: Mutex::new(0),
+            temp: Mutex::new(TempStats::default()),
             last_error: Mutex::new(None),
             canary,
             // Off unless the host asks (`Stack` does, for journal_mode=OFF):
@@ -341,6 +361,23 @@ impl Vfs {
         state.last_error.lock().ok()?.as_ref().map(|(_, m)| m.clone())
     }
 
+    /// What SQLite's temporary files, kept in host memory (`vfs/memfile.rs`),
+    /// hold and have held.
+    pub fn temp_stats(&self) -> TempStats {
+        let state = unsafe { &*self.state };
+        state.temp.lock().map(|t| *t).unwrap_or_default()
+    }
+
+    /// Bounds the bytes SQLite's temporary files in host memory hold together
+    /// ([`TEMP_BUDGET_DEFAULT`] unless set): past it a write fails with
+    /// `SQLITE_FULL`. Lowering it below what they hold refuses only growth.
+    pub fn set_temp_budget(&self, bytes: u64) {
+        let state = unsafe { &*self.state };
+        if let Ok(mut t) = state.temp.lock() {
+            t.budget = bytes;
+        }
+    }
+
     /// Database page writes per device transaction under `synchronous=NORMAL`
     /// for connections opened from now on (`vfs/group.rs`; 0: one device
     /// transaction per SQLite transaction). The protocol entry's by default.
@@ -369,12 +406,13 @@ impl Drop for Vfs {
     }
 }
 
-/// Why a file-system call failed, in words a SQLite user can act on.
-fn reason(e: &FsError, file: &str) -> String {
+/// Why a file-system call failed, in words a SQLite user can act on
+/// (`protocol`: the device's).
+fn reason(protocol: &str, e: &FsError, file: &str) -> String {
     match e {
         FsError::Device(DeviceError::TableFull { capacity }) => format!(
-            "txftl: X-L2P transaction table full ({capacity} entries, all uncommitted): \
-             a transaction on `{file}` writes more pages than the device's table holds"
+            "txftl: the `{protocol}` device's transaction table is full ({capacity} entries, all uncommitted): \
+             a transaction on `{file}` writes more pages than the table holds"
         ),
         FsError::NoSpace => format!("txftl: the file system is full (writing `{file}`)"),
         FsError::NoInodes { count } => format!("txftl: all {count} inodes are in use (creating `{file}`)"),
@@ -399,16 +437,21 @@ fn note_error(state: &VfsState, code: c_int, msg: String) {
     }
 }
 
-/// The SQLite code for a file-system error (`io` unless the device or the
-/// file system ran out of something: `SQLITE_FULL`), with the reason noted.
+/// The SQLite code for a file-system error, with the reason noted:
+/// `SQLITE_FULL` whenever something ran out (the device's free space, its
+/// transaction table, the file system's space or inodes, the metadata
+/// journal's area for one transaction), `SQLITE_IOERR_NOMEM` when the device
+/// could not get host memory, else `io`, the callback's own code
+/// (`SQLITE_IOERR_*` for a device operation that failed, `SQLITE_CANTOPEN`
+/// at open).
 fn fs_code(state: &VfsState, file: &str, e: &FsError, io: c_int) -> c_int {
     let code = match e {
         FsError::NoSpace | FsError::NoInodes { .. } | FsError::JournalFull { .. } => ffi::SQLITE_FULL,
-        FsError::Device(DeviceError::NoSpace) => ffi::SQLITE_FULL,
-        FsError::Device(DeviceError::TableFull { .. }) => ffi::SQLITE_FULL,
+        FsError::Device(DeviceError::NoSpace | DeviceError::TableFull { .. }) => ffi::SQLITE_FULL,
+        FsError::Device(DeviceError::Memory(_)) => ffi::SQLITE_IOERR_NOMEM,
         _ => io,
     };
-    note_error(state, code, reason(e, file));
+    note_error(state, code, reason(state.entry.name, e, file));
     code
 }
 
@@ -428,53 +471,58 @@ impl VfsState {
     /// one a mode runs if the protocol's entry carries it (`ProtocolEntry::sql`)
     /// and this VFS's mapping runs it: the batch VFS runs `DELETE` as SQLite's
     /// batch atomic writes, and WAL; the other VFS every mode but the batch.
+    /// The refusal says what this VFS runs and what the other one does, apart.
     fn journal_refusal(&self, value: &str) -> Option<String> {
         use SqlJournal::*;
         if !self.transactional {
             return None;
         }
         let batch = self.mapping == TxMapping::BatchAtomic;
-        let journal = match value {
-            "delete" if batch => Batch,
-            "wal" => Wal,
-            "truncate" | "persist" | "off" | "memory" if batch => {
-                return Some(format!(
-                    "txftl: journal_mode={} does not run through the batch VFS (it runs DELETE as SQLite's batch \
-                     atomic writes, and WAL): open the database through the `txftl` VFS",
-                    value.to_uppercase()
-                ))
-            }
+        let asked = match value {
             "delete" => Delete,
             "truncate" => Truncate,
             "persist" => Persist,
+            "wal" => Wal,
             "off" => Off,
             "memory" => Memory,
             _ => return None, // not a journal mode: SQLite's own error
         };
-        if self.entry.sql.contains(&journal) {
+        // The protocol's modes each VFS runs: the batch VFS its batches (as
+        // DELETE) and WAL, the other VFS the rest.
+        let runs_batch = |j: &SqlJournal| matches!(j, Batch | Wal);
+        let (here, there): (Vec<SqlJournal>, Vec<SqlJournal>) = match batch {
+            true => (
+                self.entry.sql.iter().copied().filter(runs_batch).collect(),
+                self.entry.sql.iter().copied().filter(|j| *j != Batch).collect(),
+            ),
+            false => (
+                self.entry.sql.iter().copied().filter(|j| *j != Batch).collect(),
+                self.entry.sql.iter().copied().filter(|j| *j == Batch).collect(),
+            ),
+        };
+        let as_here = if batch && asked == Delete { Batch } else { asked };
+        if here.contains(&as_here) {
             return None;
         }
-        let carried: Vec<&str> = self
-            .entry
-            .sql
-            .iter()
-            .map(|j| match j {
-                Delete => "DELETE",
-                Truncate => "TRUNCATE",
-                Persist => "PERSIST",
-                Wal => "WAL",
-                Off => "OFF",
-                Memory => "MEMORY",
-                Batch => "DELETE through the `txftl-batch` VFS",
-            })
-            .collect();
-        Some(format!(
-            "txftl: protocol `{}` does not carry journal_mode={} (docs/protocols/{}.md); it carries {}",
-            self.entry.name,
-            value.to_uppercase(),
-            self.entry.name,
-            carried.join(", ")
-        ))
+        let as_there = if !batch && asked == Delete { Batch } else { asked };
+        let (this_vfs, other_vfs) = match batch {
+            true => ("the batch VFS", "the `txftl` VFS"),
+            false => ("this VFS", "the batch VFS (`txftl-batch`)"),
+        };
+        let name = self.entry.name;
+        let mode = value.to_uppercase();
+        let mut msg = match there.contains(&as_there) {
+            true => format!("txftl: protocol `{name}` does not carry journal_mode={mode} through {this_vfs} (docs/protocols/{name}.md): "),
+            false => format!("txftl: protocol `{name}` does not carry journal_mode={mode} (docs/protocols/{name}.md): "),
+        };
+        msg += &match here.is_empty() {
+            true => format!("{this_vfs} runs none of its modes"),
+            false => format!("{this_vfs} runs {}", journal_names(&here)),
+        };
+        if !there.is_empty() {
+            msg += &format!("; {other_vfs} runs {}", journal_names(&there));
+        }
+        Some(msg)
     }
 
     /// Why SQLite may not open a file of `class` here, if it may not: a
@@ -497,6 +545,23 @@ impl VfsState {
     }
 }
 
+/// Journal modes as a refusal lists them (`OFF, MEMORY`).
+fn journal_names(modes: &[SqlJournal]) -> String {
+    let names: Vec<&str> = modes
+        .iter()
+        .map(|j| match j {
+            SqlJournal::Delete => "DELETE",
+            SqlJournal::Truncate => "TRUNCATE",
+            SqlJournal::Persist => "PERSIST",
+            SqlJournal::Wal => "WAL",
+            SqlJournal::Off => "OFF",
+            SqlJournal::Memory => "MEMORY",
+            SqlJournal::Batch => "DELETE (as SQLite's batch atomic writes)",
+        })
+        .collect();
+    names.join(", ")
+}
+
 unsafe fn vfs_state<'a>(vfs: *mut ffi::sqlite3_vfs) -> &'a VfsState {
     &*((*vfs).pAppData as *const VfsState)
 }
@@ -505,8 +570,17 @@ unsafe fn file_state<'a>(file: *mut ffi::sqlite3_file) -> &'a mut FileState {
     &mut *(*(file as *mut TxFile)).state
 }
 
+/// The file system, or `None` (the reason noted) if a call panicked holding it.
 fn lock(state: &VfsState) -> Option<MutexGuard<'_, Fs>> {
-    state.fs.lock().ok()
+    let fs = state.fs.lock().ok();
+    if fs.is_none() {
+        note_error(
+            state,
+            ffi::SQLITE_IOERR,
+            "txftl: the file system's lock is poisoned: an earlier call panicked".into(),
+        );
+    }
+    fs
 }
 
 static IO_METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
@@ -541,15 +615,12 @@ unsafe extern "C" fn x_open(
     guard(ffi::SQLITE_CANTOPEN, || {
         (*file).pMethods = std::ptr::null();
         let state = vfs_state(vfs);
-        let name = if name.is_null() {
-            let mut n = state.temp_names.lock().map(|mut g| {
-                *g += 1;
-                *g
-            });
-            format!("txftl-temp-{}", n.as_mut().map(|v| *v).unwrap_or(0))
-        } else {
-            CStr::from_ptr(name).to_string_lossy().into_owned()
-        };
+        let name = (!name.is_null()).then(|| CStr::from_ptr(name).to_string_lossy().into_owned());
+        // Temporary files need no durability: host memory, as a tmpfs (`memfile.rs`).
+        if memfile::serves(flags, name.is_none()) {
+            return memfile::open(state, name, file, flags, out_flags);
+        }
+        let Some(name) = name else { return ffi::SQLITE_CANTOPEN };
         let class = if flags & ffi::SQLITE_OPEN_MAIN_DB != 0 {
             FileClass::Database
         } else if flags & ffi::SQLITE_OPEN_MAIN_JOURNAL != 0 {
@@ -575,12 +646,11 @@ unsafe extern "C" fn x_open(
                 Err(e) => return fs_code(state, &name, &e, ffi::SQLITE_CANTOPEN),
             },
             None => {
-                if std::env::var_os("TXFTL_VFS_DEBUG").is_some() {
-                    eprintln!(
-                        "txftl vfs: open of missing `{name}` without CREATE (flags {flags:#x}); files: {:?}",
-                        fs.list()
-                    );
-                }
+                note_error(
+                    state,
+                    ffi::SQLITE_CANTOPEN,
+                    format!("txftl: no file `{name}` (opened without SQLITE_OPEN_CREATE)"),
+                );
                 return ffi::SQLITE_CANTOPEN;
             }
         };
@@ -721,6 +791,10 @@ fn abort_open_tx(state: &VfsState, st: &mut FileState, fs: &mut Fs) -> c_int {
         // The file system forgets the transaction even when this fails.
         Some(tid) => match fs.abort(tid) {
             Ok(()) => ffi::SQLITE_OK,
+            // The device already ended it (a protocol drops a transaction
+            // whose commit failed): nothing to abort, and the failure that
+            // ended it stays the one `xGetLastError` reports.
+            Err(FsError::Device(DeviceError::UnknownTransaction(_))) => ffi::SQLITE_OK,
             Err(e) => fs_code(state, &st.name, &e, ffi::SQLITE_IOERR),
         },
         None => ffi::SQLITE_OK,
@@ -852,7 +926,10 @@ unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *const c_void, a
             // Inside a batch, an I/O error (not SQLITE_FULL) makes SQLite roll the
             // batch back and commit through its rollback journal instead.
             Err(e @ FsError::Device(DeviceError::TableFull { .. })) if state.maps(TxMapping::BatchAtomic) => {
-                let why = format!("{}; the batch falls back to the rollback journal", reason(&e, &st.name));
+                let why = format!(
+                    "{}; the batch falls back to the rollback journal",
+                    reason(state.entry.name, &e, &st.name)
+                );
                 note_error(state, ffi::SQLITE_IOERR_WRITE, why);
                 ffi::SQLITE_IOERR_WRITE
             }
@@ -1094,7 +1171,10 @@ unsafe extern "C" fn x_file_control(file: *mut ffi::sqlite3_file, op: c_int, arg
                     // SQLITE_FULL) makes SQLite roll the batch back and commit
                     // through its rollback journal.
                     Err(e @ FsError::Device(DeviceError::TableFull { .. })) => {
-                        let why = format!("{}; the batch falls back to the rollback journal", reason(&e, &st.name));
+                        let why = format!(
+                            "{}; the batch falls back to the rollback journal",
+                            reason(state.entry.name, &e, &st.name)
+                        );
                         note_error(state, ffi::SQLITE_IOERR_COMMIT_ATOMIC, why);
                         ffi::SQLITE_IOERR_COMMIT_ATOMIC
                     }
