@@ -20,6 +20,14 @@
 //!
 //! The headers are written too (SW-WAL "maintains head information", NoLgn
 //! §5.2): about one header page per `G` frames, and its rewrites.
+//!
+//! The layout is `P`'s whatever page size the database has, so a WAL left by
+//! a cut reads back the same way before SQLite has said its page size. Only
+//! a database of `P`-byte pages has its frames remapped: with any other page
+//! size SQLite's frames straddle the layout's (a 4 KiB database on 8 KiB
+//! flash pages) and a checkpoint copies them. Its writes then end anywhere,
+//! in the middle of a data page or inside a frame header: the file's length
+//! must give SQLite back every byte it wrote ([`WalMap::sqlite_len`]).
 
 use txftl_fs::{Fs, FsError, Ino};
 
@@ -119,16 +127,38 @@ impl WalMap {
         last.max(before)
     }
 
-    /// SQLite's length of a file of `file_len` bytes: the header and the
-    /// frames whose data the file holds whole.
+    /// SQLite's length of a file of `file_len` bytes: the longest SQLite
+    /// length whose [`WalMap::file_len`] fits in it, so every byte SQLite
+    /// wrote is inside (SQLite appends to its WAL: the file is at least
+    /// `file_len` of what it wrote). A frame header lies in its segment's
+    /// header page, below the data page before it: a file ending with a
+    /// data page holds the next frame's header too, as far as the lengths
+    /// tell, and SQLite is told up to 24 bytes more than it wrote (unwritten
+    /// or stale bytes, as past the frames of an older WAL generation, which
+    /// SQLite's WAL recovery rejects by their checksums). Whole frames of
+    /// `P` bytes would not do: a frame of another page size ends inside a
+    /// page, and SQLite reads it back (short: `SQLITE_IOERR_SHORT_READ`).
     pub(crate) fn sqlite_len(self, file_len: u64) -> u64 {
-        let pages = file_len / self.page;
-        let segments = pages / (1 + self.frames_per_segment);
-        let frames = segments * self.frames_per_segment + (pages % (1 + self.frames_per_segment)).saturating_sub(1);
-        match frames {
-            0 => file_len.min(WAL_HDR),
-            n => WAL_HDR + n * self.frame_size(),
+        if file_len <= WAL_HDR {
+            return file_len;
         }
+        let g = self.frames_per_segment;
+        let last_page = (file_len - 1) / self.page;
+        let in_page = file_len - last_page * self.page;
+        let (segment, idx) = (last_page / (1 + g), last_page % (1 + g));
+        let len = if idx == 0 {
+            // A header page: the segment's first frame's header, as far as
+            // it is there (the WAL header first, in segment 0).
+            let frame = segment * g;
+            WAL_HDR + frame * self.frame_size() + in_page.saturating_sub(WAL_HDR).min(FRAME_HDR)
+        } else {
+            let frame = segment * g + idx - 1;
+            let end = WAL_HDR + frame * self.frame_size() + FRAME_HDR + in_page;
+            let next_header_below = in_page == self.page && !(frame + 1).is_multiple_of(g);
+            end + if next_header_below { FRAME_HDR } else { 0 }
+        };
+        debug_assert!(self.file_len(len) <= file_len && self.file_len(len + 1) > file_len);
+        len
     }
 }
 
@@ -286,14 +316,57 @@ mod tests {
                 }
                 off += r.len;
             }
-            for n in 0..frames {
-                let len = WAL_HDR + n * m.frame_size();
-                assert_eq!(m.sqlite_len(m.file_len(len)), len, "page {page}, {n} frames");
+            // SQLite's length back from the file's: never short, at most the
+            // next frame's header long, at every length (frame boundaries of
+            // another page size are anywhere).
+            for len in 0..total {
+                let back = m.sqlite_len(m.file_len(len));
+                assert!(
+                    back >= len && back <= len + FRAME_HDR,
+                    "page {page}: {len} bytes read back as {back}"
+                );
             }
+            // Whole frames of the layout's page size: the next frame's header
+            // is below the last data page (at a segment's end it is not).
+            let boundary = WAL_HDR + 5 * m.frame_size();
+            assert_eq!(m.sqlite_len(m.file_len(boundary)), boundary + FRAME_HDR);
+            let segment_end = WAL_HDR + m.frames_per_segment * m.frame_size();
+            assert_eq!(m.sqlite_len(m.file_len(segment_end)), segment_end);
             assert_eq!(m.sqlite_len(m.file_len(20)), 20);
-            // A frame whose header is written and its data not yet: not SQLite's yet.
-            let partial = WAL_HDR + 5 * m.frame_size() + FRAME_HDR;
-            assert_eq!(m.sqlite_len(m.file_len(partial)), WAL_HDR + 5 * m.frame_size());
+        }
+    }
+
+    /// SQLite's frames of half, the same and twice the layout's page size,
+    /// appended one write at a time (a header, then the page): after each,
+    /// the file's length reads back every byte written, and the bytes read
+    /// back are the bytes written.
+    #[test]
+    fn frames_of_any_page_size_read_back_whole() {
+        let page = 512u64;
+        let m = WalMap::new(page as usize);
+        for db_page in [page / 2, page, 2 * page] {
+            let (mut file, mut sqlite) = (Vec::<u8>::new(), Vec::<u8>::new());
+            let writes = std::iter::once(WAL_HDR).chain((0..3 * m.frames_per_segment).flat_map(|_| [FRAME_HDR, db_page]));
+            for n in writes {
+                let start = sqlite.len() as u64;
+                for off in start..start + n {
+                    let b = (off % 251) as u8 + 1;
+                    let at = m.run(off).at as usize;
+                    if at >= file.len() {
+                        file.resize(at + 1, 0);
+                    }
+                    file[at] = b;
+                    sqlite.push(b);
+                }
+                let back = m.sqlite_len(file.len() as u64);
+                assert!(
+                    back >= sqlite.len() as u64,
+                    "{db_page}-byte pages: {} bytes written, {back} read back",
+                    sqlite.len()
+                );
+                let read: Vec<u8> = (0..sqlite.len() as u64).map(|o| file[m.run(o).at as usize]).collect();
+                assert_eq!(read, sqlite, "{db_page}-byte pages");
+            }
         }
     }
 }

@@ -4,8 +4,11 @@
 
 mod common;
 use common::{count, stack};
+use rusqlite::config::DbConfig;
+use rusqlite::{params, Connection};
 use txftl_ftl::FtlConfig;
-use txftl_protocols::{mount, ProtocolOptions};
+use txftl_nand::{preset, DataMode, Nand, PowerCut, Torn, ViolationPolicy};
+use txftl_protocols::{format, mount, ProtocolOptions};
 use txftl_sqlite::{Mode, Stack};
 
 const PAGE: usize = 4096;
@@ -85,4 +88,196 @@ fn base_wal_pads_no_commit_under_full() {
         .unwrap();
     // The WAL header, then one frame (a 24-byte header and the page) per commit.
     assert_eq!(wal, 32 + 20 * (24 + PAGE as u64));
+}
+
+/// A stack on the README's image: `jasmine` (8 KiB flash pages) at
+/// `blocks` blocks a plane.
+fn jasmine(blocks: u32) -> Stack {
+    let mut p = preset("jasmine").unwrap();
+    p.geometry.blocks_per_plane = blocks;
+    let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+    let dev = format("sw-wal", nand, FtlConfig::default(), &ProtocolOptions::new()).unwrap();
+    Stack::format(dev, Mode::parse("sw-wal").unwrap()).unwrap()
+}
+
+/// The issue's table: three columns, an index on each.
+fn create_table(c: &Connection) {
+    c.execute_batch(
+        "CREATE TABLE t(a INTEGER, b INTEGER, c TEXT);
+         CREATE INDEX ta ON t(a); CREATE INDEX tb ON t(b); CREATE INDEX tc ON t(c);",
+    )
+    .unwrap();
+}
+
+/// One transaction of `rows` inserts, as a Python user writes it: random
+/// `a`, `b` counting from `from`, a text of 10 to 60 letters. `Ok` once
+/// its COMMIT returned.
+fn insert_rows(c: &Connection, from: i64, rows: i64) -> rusqlite::Result<()> {
+    c.execute_batch("BEGIN")?;
+    let mut ins = c.prepare("INSERT INTO t VALUES (?1, ?2, ?3)")?;
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15 ^ from as u64;
+    for i in from..from + rows {
+        // xorshift64: deterministic "random" values.
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let text: String = (0..10 + x % 51).map(|k| (b'a' + ((x >> (k % 58)) % 26) as u8) as char).collect();
+        ins.execute(params![(x >> 1) as i64, i, text])?;
+    }
+    c.execute_batch("COMMIT")
+}
+
+fn checkpoint(c: &Connection) -> rusqlite::Result<()> {
+    c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+}
+
+fn integrity(c: &Connection) -> String {
+    c.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap()
+}
+
+/// Issue 35: 50,000 inserts in one transaction at SQLite's default 4 KiB
+/// pages on 8 KiB flash pages. SQLite's frames (4,120 bytes) straddle the
+/// remapping layout's (8,216): its spills end inside the layout's pages,
+/// and the WAL's length must give SQLite back all it wrote (a length of
+/// whole layout frames cuts SQLite's last frame short, and the COMMIT,
+/// reading it back, fails with `SQLITE_IOERR_SHORT_READ`). Nothing is
+/// remapped at this page size; a power cut after the close (whose
+/// checkpoint copies the WAL in) finds the table whole.
+#[test]
+fn a_large_transaction_of_4_kib_pages_on_8_kib_flash_pages_commits() {
+    for blocks in [16, 64] {
+        let s = jasmine(blocks);
+        let c = s.open("x.db", 4096).unwrap();
+        create_table(&c);
+        insert_rows(&c, 0, 50_000).unwrap();
+        assert_eq!((count(&c, "SELECT count(*) FROM t"), integrity(&c).as_str()), (50_000, "ok"));
+        let fs = s.with_fs_mut(|fs| fs.stats()).unwrap();
+        assert_eq!((fs.remappable_writes, fs.remapped_pages), (0, 0), "{fs:?}");
+        drop(c);
+        let s = power_cut(s);
+        let c = s.open("x.db", 4096).unwrap();
+        assert_eq!((count(&c, "SELECT count(*) FROM t"), integrity(&c).as_str()), (50_000, "ok"));
+    }
+}
+
+/// A power cut of a COMMIT's WAL that was never checkpointed, at 4 KiB
+/// pages on 8 KiB flash pages: SQLite's recovery reads the WAL through the
+/// layout before it has said its page size.
+#[test]
+fn a_wal_of_4_kib_pages_is_recovered_after_a_cut() {
+    let s = jasmine(16);
+    let c = s.open("x.db", 4096).unwrap();
+    c.execute_batch("PRAGMA wal_autocheckpoint=0").unwrap();
+    create_table(&c);
+    insert_rows(&c, 0, 30_000).unwrap();
+    let wal = s.with_fs_mut(|fs| fs.size(None, fs.lookup("x.db-wal").unwrap()).unwrap()).unwrap();
+    // More than one segment of the layout (a header page and 340 pages).
+    assert!(wal > 341 * 8192, "the WAL holds the transaction: {wal} bytes");
+    // Closed without a checkpoint: the commit is in the WAL alone.
+    c.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true).unwrap();
+    drop(c);
+    let s = power_cut(s);
+    let c = s.open("x.db", 4096).unwrap();
+    assert_eq!((count(&c, "SELECT count(*) FROM t"), integrity(&c).as_str()), (30_000, "ok"));
+}
+
+/// The large transaction at 4 KiB pages on 8 KiB flash pages, then its
+/// checkpoint, cut at a sample of its flash operations (the cache spills,
+/// the COMMIT, the checkpoint's copies): after the restart the table holds
+/// the rows committed before, and the transaction's too once its COMMIT
+/// returned (`synchronous=FULL`), never part of it.
+#[test]
+fn a_large_transaction_of_4_kib_pages_survives_sampled_cuts() {
+    const BEFORE: i64 = 100;
+    const ROWS: i64 = 30_000;
+    let setup = || {
+        let s = jasmine(16);
+        let c = s.open("x.db", 4096).unwrap();
+        create_table(&c);
+        insert_rows(&c, 0, BEFORE).unwrap();
+        (s, c)
+    };
+    let (s, c) = setup();
+    let op_count = |s: &Stack| s.with_fs_mut(|fs| fs.device_mut().nand_mut().op_count()).unwrap();
+    let base = op_count(&s);
+    insert_rows(&c, BEFORE, ROWS).and_then(|_| checkpoint(&c)).unwrap();
+    let ops = op_count(&s) - base;
+    const CUTS: u64 = 24;
+    let mut after_commit = 0;
+    for i in 0..CUTS {
+        let at = ops * (2 * i + 1) / (2 * CUTS);
+        let torn = Torn::ALL[i as usize % Torn::ALL.len()];
+        let (s, c) = setup();
+        let base = op_count(&s);
+        s.with_fs_mut(|fs| {
+            fs.device_mut().nand_mut().arm_power_cut(PowerCut {
+                at_op: base + at,
+                torn,
+                seed: i,
+            })
+        })
+        .unwrap();
+        let committed = insert_rows(&c, BEFORE, ROWS).is_ok();
+        after_commit += committed as u64;
+        assert!(
+            !committed || checkpoint(&c).is_err(),
+            "cut {i} at operation {at} of {ops}: the scenario ran whole"
+        );
+        drop(c);
+        let s = power_cut(s);
+        let c = s.open("x.db", 4096).unwrap();
+        let n = count(&c, "SELECT count(*) FROM t");
+        let expect: &[i64] = if committed { &[BEFORE + ROWS] } else { &[BEFORE, BEFORE + ROWS] };
+        assert!(expect.contains(&n), "cut {i} at operation {at} of {ops} ({torn:?}): {n} rows");
+        assert_eq!(integrity(&c), "ok", "cut {i} at operation {at} of {ops} ({torn:?})");
+    }
+    eprintln!("{CUTS} cuts in {ops} operations: {after_commit} after the COMMIT returned");
+    assert!(after_commit > 0 && after_commit < CUTS, "cuts on both sides of the COMMIT");
+}
+
+/// The same transaction at 8 KiB pages, then every row updated in one
+/// transaction and checkpointed: a remap of most pages of the database
+/// (hundreds) waits in the file system and then in the device,
+/// durable together at the checkpoint's flush; a power cut after it finds
+/// the table whole.
+#[test]
+fn a_large_checkpoint_of_8_kib_pages_remaps_hundreds_of_pages_together() {
+    let s = jasmine(16);
+    let c = s.open("x.db", 8192).unwrap();
+    create_table(&c);
+    insert_rows(&c, 0, 50_000).unwrap();
+    c.execute_batch("PRAGMA wal_autocheckpoint=0").unwrap();
+    checkpoint(&c).unwrap();
+    let (before, pages_before) = (s.snapshot().unwrap(), count(&c, "PRAGMA page_count") as u64);
+    c.execute_batch("BEGIN; UPDATE t SET b = b + 1, c = upper(c); COMMIT;").unwrap();
+    checkpoint(&c).unwrap();
+    let (after, pages) = (s.snapshot().unwrap(), count(&c, "PRAGMA page_count") as u64);
+    let remapped = after.fs.remapped_pages - before.fs.remapped_pages;
+    let copied = after.fs.database_page_writes - before.fs.database_page_writes;
+    eprintln!(
+        "{pages_before} -> {pages} pages: {remapped} remapped, {copied} copied; {:?}",
+        after.dev.protocol
+    );
+    // The pages the database had before the update and the update changed
+    // (all but index `ta`'s: `a` is unchanged) are remapped; only the pages
+    // it grew into are copied.
+    assert!(remapped >= pages_before * 3 / 4 && copied <= pages - pages_before, "{:?}", after.fs);
+    assert_eq!(after.dev.protocol.get("sw_wal_remaps"), after.fs.remapped_pages);
+    assert_eq!(after.dev.protocol.get("sw_wal_remaps_refused"), 0);
+    drop(c);
+    let s = power_cut(s);
+    let c = s.open("x.db", 8192).unwrap();
+    assert_eq!((count(&c, "SELECT count(*) FROM t"), integrity(&c).as_str()), (50_000, "ok"));
+    assert_eq!(count(&c, "SELECT count(*) FROM t WHERE c <> upper(c) OR b = 0"), 0);
+}
+
+/// Cuts the power under the stack's device and mounts it again: only what
+/// the device made durable survives.
+fn power_cut(s: Stack) -> Stack {
+    let mode = s.mode;
+    let mut n = s.into_fs().unwrap().into_device().into_nand();
+    n.power_off();
+    n.power_on();
+    let dev = mount(mode.protocol(), n, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
+    Stack::mount(dev, mode).unwrap()
 }
