@@ -43,6 +43,13 @@ pub enum SqlCommand {
     /// transaction reads K random tuples by key and updates their supply cost.
     /// On a fresh device (`txftl compare` ages it first and runs every mode).
     Partsupp(PartsuppArgs),
+    /// SQLite's heavy statements on every SQLite mode (or --modes): one
+    /// transaction of 50,000 inserts into a table with three indexes, CREATE
+    /// INDEX over 100,000 rows and five in one transaction, ORDER BY over the
+    /// unindexed table, VACUUM, DELETE of the whole table in one transaction;
+    /// each checked (rows, integrity_check). Default device: the README's
+    /// image (jasmine, 16 blocks per plane).
+    Heavy(crate::cmd_sql_heavy::HeavyArgs),
 }
 
 #[derive(Args, Debug)]
@@ -178,6 +185,7 @@ pub fn run(cmd: SqlCommand) -> Result<ExitCode, CliError> {
         SqlCommand::Tpcc(args) => tpcc_cmd(args),
         SqlCommand::Ycsb(args) => ycsb_cmd(args),
         SqlCommand::SqliteBench(args) => bench_cmd(args),
+        SqlCommand::Heavy(args) => crate::cmd_sql_heavy::run(args),
         SqlCommand::Partsupp(args) => partsupp_cmd(args),
     }
 }
