@@ -87,14 +87,19 @@ pub fn run(args: HeavyArgs) -> Result<ExitCode, CliError> {
     // complete whole fails the run.
     let outcomes = || runs.iter().flat_map(|r| &r.outcomes);
     let full = outcomes().filter(|o| o.full_intact()).count();
-    let failed = outcomes().filter(|o| !o.ok() && !o.full_intact()).count();
+    let failed = outcomes().filter(|o| !o.ok() && !o.full_intact()).count()
+        + runs.iter().filter(|r| r.refused.is_some()).count()
+        + runs.iter().map(|r| Statement::ALL.len() - r.outcomes.len()).sum::<usize>();
     let done = outcomes().filter(|o| o.ok()).count();
     if args.json {
         let out = serde_json::json!({ "spec": spec, "device": device_line(&args.device)?, "modes": runs });
         println!("{}", serde_json::to_string_pretty(&out).map_err(CliError::failed)?);
     } else {
         print(&runs, &spec, &device_line(&args.device)?);
-        println!("{done} completed; {full} refused for space (SQLITE_FULL, the database intact and unchanged); {failed} failed");
+        println!(
+            "{done} completed; {full} refused for space (SQLITE_FULL, the database intact and unchanged); \
+             {failed} failed or not run"
+        );
     }
     match failed {
         0 => Ok(ExitCode::SUCCESS),
@@ -142,6 +147,7 @@ fn cell(o: &Outcome) -> String {
     match (&o.error, o.ok()) {
         (None, true) => format!("ok {:.1} s", o.wall_s),
         (Some(_), _) if o.full_intact() => "full, intact".into(),
+        (Some(_), _) if o.integrity.starts_with("cannot reopen") => "full, stuck".into(),
         (Some(_), _) => "FAILED".into(),
         (None, false) => format!("WRONG ({} rows, {})", o.rows, o.integrity),
     }
@@ -149,9 +155,10 @@ fn cell(o: &Outcome) -> String {
 
 fn print(runs: &[ModeRun], spec: &HeavySpec, device: &str) {
     println!(
-        "SQLite's heavy statements: {} rows (100-300 B), {} inserts in one transaction, page size {}, {device}",
+        "SQLite's heavy statements: {} rows (100-300 B), {} inserts in one transaction, page size {}",
         spec.rows, spec.insert_rows, spec.page_size
     );
+    println!("Device: {device}");
     println!("Each cell: completed with the expected rows and integrity_check ok, in wall seconds.");
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
@@ -162,7 +169,10 @@ fn print(runs: &[ModeRun], spec: &HeavySpec, device: &str) {
         let mut row = vec![r.mode.cli().to_string()];
         match &r.refused {
             Some(_) => row.push("refused (below)".into()),
-            None => row.extend(r.outcomes.iter().map(cell)),
+            None => {
+                row.extend(r.outcomes.iter().map(cell));
+                row.extend((r.outcomes.len()..Statement::ALL.len()).map(|_| "not run".to_string()));
+            }
         }
         t.add_row(row);
     }

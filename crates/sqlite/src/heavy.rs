@@ -140,10 +140,22 @@ pub fn run(stack: &Stack, spec: &HeavySpec, mut each: impl FnMut(&Outcome)) -> R
         o.rows_before = before;
         if o.error.is_some() {
             drop(conn);
-            conn = stack.open("heavy.db", spec.page_size)?;
+            o.reopened = true;
+            match stack.open("heavy.db", spec.page_size) {
+                Ok(c) => conn = c,
+                Err(e) => {
+                    // The database cannot be opened again on this device:
+                    // the statements after this one cannot run.
+                    let why = stack.last_error().map(|w| format!(" ({w})")).unwrap_or_default();
+                    o.rows = -1;
+                    o.integrity = format!("cannot reopen the database: {e}{why}");
+                    each(&o);
+                    out.push(o);
+                    return Ok(out);
+                }
+            }
             o.rows = after(&conn, s).unwrap_or(-1);
             o.integrity = integrity(&conn);
-            o.reopened = true;
         }
         each(&o);
         out.push(o);
