@@ -55,3 +55,30 @@ fn every_mode_runs_the_heavy_statements() {
         .collect();
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+/// Möbius with every durability point of the file system as one device
+/// transaction (`FsyncPolicy::OneTransaction`, what its paper ran Filebench
+/// on): a rollback journal's fsyncs of more pages than one inode lists go as
+/// one transaction of several inodes, not the ordered way (before, more than
+/// an inode's items fell back to it, counted in `one_tx_fallbacks`).
+#[test]
+fn mobius_fsyncs_larger_than_an_inode_are_one_transaction() {
+    let mode = Mode::parse("mobius-rbj").unwrap();
+    let s = stack(mode);
+    s.with_fs_mut(|fs| fs.set_fsync_policy(txftl_fs::FsyncPolicy::OneTransaction))
+        .unwrap()
+        .unwrap();
+    let spec = HeavySpec {
+        rows: 30_000,
+        insert_rows: 20_000,
+        ..HeavySpec::default()
+    };
+    let out = heavy::run(&s, &spec, |_| {}).unwrap();
+    let bad: Vec<_> = out.iter().filter(|o| !o.ok()).collect();
+    assert!(bad.is_empty(), "{bad:#?}");
+    let (fallbacks, parts) = s
+        .with_fs_mut(|fs| (fs.stats().one_tx_fallbacks, fs.device().stats().protocol.get("mobius_part_inodes")))
+        .unwrap();
+    assert_eq!(fallbacks, 0);
+    assert!(parts > 0, "no fsync outgrew an inode");
+}
