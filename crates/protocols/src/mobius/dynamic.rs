@@ -208,12 +208,12 @@ impl Mobius {
 
     /// Appends a transaction's inodes (`Inode::split`: its parts, then the
     /// inode that binds them), each with the flags due. Room for all of
-    /// them is made first, so no checkpoint falls between them. If one did
-    /// anyway (a ring smaller than a dynamic transaction's inodes), recovery
-    /// finds the parts before it missing: a static transaction is then
-    /// aborted (`static_pages_max` refuses that size before its inodes),
-    /// a dynamic one's chain walked, still open in the checkpoint's section
-    /// and intact: the same transaction, at more reads.
+    /// them is made first. A checkpoint may still fall between them (a
+    /// program of the ring that failed and moved on took a slot more):
+    /// recovery would then find the parts before it missing, so the whole
+    /// set is appended again after it, contiguous (a static transaction's
+    /// data is not written yet; a dynamic one's REAR is, and its chain alone
+    /// would be walkable only while it is the newest).
     pub(super) fn append_parts(&mut self, inodes: Vec<Inode>) -> Result<()> {
         debug_assert!(inodes.last().is_some_and(|i| i.kind.part_kind().is_some()));
         debug_assert!(inodes
@@ -221,20 +221,33 @@ impl Mobius {
             .rev()
             .skip(1)
             .all(|i| Some(i.kind) == inodes[inodes.len() - 1].kind.part_kind()));
-        self.ala_room(inodes.len() as u32)?;
-        for mut inode in inodes {
-            inode.flags = self.take_flags();
-            self.append_inode(&inode)?;
-            let c = &mut self.ftl.hooks_mut().counts;
-            c.part_inodes += u64::from(matches!(inode.kind, InodeKind::StaticPart | InodeKind::DynamicPart));
-            c.dynamic_inodes += u64::from(matches!(inode.kind, InodeKind::Dynamic | InodeKind::DynamicPart));
+        for _ in 0..=REWRITES_MAX {
+            self.ala_room(inodes.len() as u32)?;
+            let before = self.ftl.hooks().checkpoints;
+            for inode in &inodes {
+                let mut inode = inode.clone();
+                inode.flags = self.take_flags();
+                self.append_inode(&inode)?;
+                let c = &mut self.ftl.hooks_mut().counts;
+                c.part_inodes += u64::from(matches!(inode.kind, InodeKind::StaticPart | InodeKind::DynamicPart));
+                c.dynamic_inodes += u64::from(matches!(inode.kind, InodeKind::Dynamic | InodeKind::DynamicPart));
+            }
+            if self.ftl.hooks().checkpoints == before {
+                return Ok(());
+            }
+            self.ftl.hooks_mut().counts.retries += 1;
         }
-        Ok(())
+        Err(DeviceError::WornOut(format!(
+            "a transaction's {} inodes met a checkpoint between them {REWRITES_MAX} times over",
+            inodes.len()
+        )))
     }
 
-    /// Pages a chain holds at most: as many as its inodes can list.
+    /// Pages a chain holds at most: as many as a static transaction (the
+    /// inodes one active ALA's room holds list: they must fit between two
+    /// checkpoints).
     pub(super) fn chain_pages_max(&self) -> u64 {
-        self.items_max() as u64 * u16::MAX as u64
+        self.static_pages_max() as u64
     }
 
     /// One dynamic page.

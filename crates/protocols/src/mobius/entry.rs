@@ -212,7 +212,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
         },
         CounterSpec {
             key: "mobius_rewrites",
-            help: "transactions written again under a new id after a program failed",
+            help: "transactions written again: under a new id after a program failed, or their inodes after a checkpoint fell between them",
         },
         CounterSpec {
             key: "mobius_verified_pages",

@@ -185,6 +185,9 @@ pub struct MobiusHooks {
     /// later write of one of its pages must be logged after it), unless a
     /// checkpoint persists its mappings first. Empty: none.
     walked: Vec<Inode>,
+    /// Checkpoints made durable since the device was built or mounted (a
+    /// transaction's inodes must not have one between them: `append_parts`).
+    checkpoints: u64,
     counts: Counts,
 }
 
@@ -205,6 +208,7 @@ impl MobiusHooks {
             tx_done_ns: 0,
             chain: None,
             walked: Vec::new(),
+            checkpoints: 0,
             counts: Counts::default(),
         }
     }
@@ -323,6 +327,7 @@ impl PersistHooks for MobiusHooks {
         // Done before the checkpoint began (`checkpoint_after_ns`).
         self.in_flight.clear();
         self.walked.clear();
+        self.checkpoints += 1;
     }
 
     /// A checkpoint persists the mappings of every transaction issued and

@@ -110,10 +110,13 @@ pub fn decide(ala: &ActiveAla, s_max: u8, verify: bool, logs: &mut dyn LogSource
             // Writes outside transactions, made durable by this inode.
             true
         } else if parts.is_none() {
-            // A static transaction's parts not all here: its inodes were cut
-            // before its data was written (`Mobius::write_once` makes room
-            // for them all first, so no checkpoint falls between them).
-            false
+            // A static transaction's parts not all here: a checkpoint fell
+            // between its inodes, and `append_parts` wrote them all again
+            // after it (that set decides), or the set that follows was cut
+            // before its binding inode (written last, before any data): no
+            // page of it is anywhere. Neither aborted nor marked: a void
+            // mark would void the set written again too.
+            continue;
         } else if void.contains(&inode.tx) {
             false
         } else if flagged.contains(&inode.tx) {
