@@ -1,6 +1,7 @@
 //! `txftl sqlcrash`: the end-to-end crash test, real SQLite on every mode with
-//! a power cut at every flash operation of a scenario (partsupp, or a short
-//! TPC-C run), checked after each restart against what the mode promises.
+//! a power cut at every flash operation of a scenario (partsupp, a short
+//! TPC-C run, or SQLite's heavy statements), checked after each restart
+//! against what the mode promises.
 
 use crate::cmd_compare::{parse_list, refuse_protocol};
 use crate::setup::{describe, parse_modes, protocol_options_for, replay_ftl_flags, resolve_device, DeviceChoice};
@@ -12,7 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::process::ExitCode;
 use txftl_nand::{DataMode, ViolationPolicy};
 use txftl_protocols::{ProtocolOptions, SqlJournal};
-use txftl_sqlite::crash::{tpcc, ScenarioSize, SqlCrashReport, SqlCrashSpec, SqlWorkload};
+use txftl_sqlite::crash::{heavy, tpcc, ScenarioSize, SqlCrashReport, SqlCrashSpec, SqlWorkload};
 use txftl_sqlite::{Canary, Mode, Synchronous};
 
 #[derive(Args, Debug)]
@@ -20,8 +21,10 @@ pub struct SqlCrashArgs {
     #[command(flatten)]
     pub device: DeviceArgs,
     /// The scenario: partsupp (the X-FTL paper's table, a spilled rollback
-    /// and a second database) or tpcc (a short TPC-C run; see docs/testing.md).
-    #[arg(long, default_value = "partsupp", value_parser = ["partsupp", "tpcc"])]
+    /// and a second database), tpcc (a short TPC-C run) or heavy (SQLite's
+    /// heavy statements: CREATE INDEX, VACUUM, a sort that spills, ...); see
+    /// docs/testing.md.
+    #[arg(long, default_value = "partsupp", value_parser = ["partsupp", "tpcc", "heavy"])]
     pub workload: String,
     /// Modes, comma-separated (see `txftl sql tpcc --help` for every mode)
     /// [default: the default protocol's journaled modes and every mode of
@@ -31,9 +34,13 @@ pub struct SqlCrashArgs {
     /// PRAGMA synchronous settings, comma-separated: off, normal, full (each mode runs under each).
     #[arg(long, default_value = "off,normal,full")]
     pub synchronous: String,
-    /// partsupp: tuples in the table [default: 30].
+    /// partsupp: tuples in the table [default: 30]; heavy: rows of `t`
+    /// [default: 640, enough for the ORDER BY's sorter to spill].
     #[arg(long, value_parser = clap::value_parser!(u32).range(10..))]
     pub rows: Option<u32>,
+    /// heavy: rows the one transaction inserts into `u` [default: 300].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub insert_rows: Option<u32>,
     /// partsupp: tuples updated per transaction [default: 3].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub k: Option<u32>,
@@ -43,7 +50,8 @@ pub struct SqlCrashArgs {
     pub scale: Option<u32>,
     /// Transactions in the scenario (one of them spills its cache and rolls back);
     /// default per workload and mode, enough for GC and checkpoints inside
-    /// transactional writes (X-FTL: its table reclaims).
+    /// transactional writes (X-FTL: its table reclaims). Not for heavy,
+    /// whose six statements are the scenario.
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
     pub transactions: Option<u32>,
     /// Torn variants of the cut operation, comma-separated: none, garbage, partial, data, oob.
@@ -88,21 +96,39 @@ fn default_modes() -> Vec<Mode> {
 }
 
 /// The scenario's protocol options for `mode`: those given, and the
-/// scenario's transaction bound for a protocol that has one, unless given.
+/// scenario's (a transaction bound; heavy: Möbius's `items-max` and
+/// `ala-blocks`) where the protocol has them, unless given.
 fn scenario_options(given: &ProtocolOptions, mode: Mode, size: &ScenarioSize) -> ProtocolOptions {
-    let mut opts = given.for_entry(mode.entry());
-    if let Some(bound) = mode.entry().tx_pages_bound {
-        if !opts.contains(bound.key) {
-            opts = bound.apply(opts, size.tx_pages_bound);
-        }
-    }
-    opts
+    size.options_beside(&given.for_entry(mode.entry()), mode)
 }
 
 /// Rows, K and the workload, with what does not apply to it refused.
 fn workload(args: &SqlCrashArgs) -> Result<(SqlWorkload, u32, u32), CliError> {
     let refuse = |flag: &str, w: &str| Err(CliError::Usage(format!("{flag} does not apply to --workload {w}")));
+    if args.insert_rows.is_some() && args.workload != "heavy" {
+        return refuse("--insert-rows", &format!("{} (it sizes heavy's inserts)", args.workload));
+    }
     match args.workload.as_str() {
+        "heavy" => {
+            if args.k.is_some() {
+                return refuse("--k", "heavy (it sizes partsupp's transactions)");
+            }
+            if args.scale.is_some() {
+                return refuse("--scale", "heavy (it scales TPC-C's population; use --rows)");
+            }
+            if args.transactions.is_some() {
+                return refuse("--transactions", "heavy (its six statements are the scenario)");
+            }
+            if args.canary.as_deref() == Some("no-sync-after-batch-abort") {
+                return refuse(
+                    "--canary no-sync-after-batch-abort",
+                    "heavy (its transaction bound admits VACUUM's, so no batch is aborted)",
+                );
+            }
+            let rows = args.rows.unwrap_or(heavy::ROWS_DEFAULT);
+            let insert_rows = args.insert_rows.unwrap_or(heavy::INSERT_ROWS_DEFAULT);
+            Ok((SqlWorkload::Heavy { rows, insert_rows }, rows, 0))
+        }
         "tpcc" => {
             if args.rows.is_some() {
                 return refuse("--rows", "tpcc (it sizes partsupp; use --scale)");
@@ -183,6 +209,8 @@ fn plan(args: &SqlCrashArgs) -> Result<Plan, CliError> {
     let rollback_at = match workload {
         SqlWorkload::Tpcc { .. } => tpcc::ROLLBACK_AT_DEFAULT,
         SqlWorkload::Partsupp => 1,
+        // Nothing rolls back: past the last statement.
+        SqlWorkload::Heavy { .. } => heavy::STEPS.len() as u32,
     };
     if args.transactions.is_some_and(|t| t <= rollback_at) {
         return Err(CliError::Usage(format!(
@@ -247,11 +275,12 @@ fn replay_line(
     opts: &ProtocolOptions,
 ) -> String {
     let sized = match plan.workload {
-        SqlWorkload::Tpcc { scale } => format!("--workload tpcc --scale {scale}"),
-        SqlWorkload::Partsupp => format!("--rows {} --k {}", plan.rows, plan.k),
+        SqlWorkload::Tpcc { scale } => format!("--workload tpcc --scale {scale} --transactions {transactions}"),
+        SqlWorkload::Partsupp => format!("--rows {} --k {} --transactions {transactions}", plan.rows, plan.k),
+        SqlWorkload::Heavy { rows, insert_rows } => format!("--workload heavy --rows {rows} --insert-rows {insert_rows}"),
     };
     let mut replay = format!(
-        "txftl sqlcrash --modes {} --synchronous {} {sized} --transactions {transactions} --seed {} --recovery-cuts {}",
+        "txftl sqlcrash --modes {} --synchronous {} {sized} --seed {} --recovery-cuts {}",
         mode.cli(),
         sync.name().to_ascii_lowercase(),
         args.seed,
@@ -387,14 +416,27 @@ fn print_scenario(workload: SqlWorkload, rows: u32, k: u32, recovery_cuts: u32) 
             tpcc::KINDS.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
             tpcc::ROLLBACK_AT_DEFAULT + 1
         ),
+        SqlWorkload::Heavy { rows, insert_rows } => println!(
+            "scenario: SQLite's heavy statements on t ({rows} rows), one transaction each: {} ({insert_rows} rows into u with 3 indexes), the ORDER BY's sorter spilling to a temporary file; \
+             on Möbius items-max={} and ala-blocks={} unless given; every restart: integrity_check, the database equal to the state after an allowed prefix of the statements; {recovery_cuts} recovery cuts per crash point",
+            heavy::STEPS.iter().map(|s| s.name()).collect::<Vec<_>>().join(", "),
+            heavy::MOBIUS_ITEMS_MAX,
+            heavy::MOBIUS_ALA_BLOCKS
+        ),
     }
 }
 
 fn table(workload: SqlWorkload, reports: &[SqlCrashReport]) -> Table {
     let is_tpcc = matches!(workload, SqlWorkload::Tpcc { .. });
+    let is_heavy = matches!(workload, SqlWorkload::Heavy { .. });
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
-    let mut header = vec!["mode", "synchronous", "promise", "crash points tried", "in rollback"];
+    let mut header = vec!["mode", "synchronous", "promise", "crash points tried"];
+    if is_heavy {
+        header.extend(["in index / 5 indexes / inserts / VACUUM / DELETE", "sort temp files", "part inodes"]);
+    } else {
+        header.push("in rollback");
+    }
     if is_tpcc {
         header.extend(["in New-Order / Payment / Delivery"]);
     }
@@ -409,48 +451,74 @@ fn table(workload: SqlWorkload, reports: &[SqlCrashReport]) -> Table {
         "GC runs",
         "ckpts in tx writes",
     ]);
-    if !is_tpcc {
+    if is_heavy {
+        header.extend(["ckpts in commits", "pages remapped"]);
+    } else if !is_tpcc {
         header.push("batch aborts");
     }
     header.push("violations");
     t.set_header(header);
     for r in reports {
-        let e = &r.exercised;
-        let mut row = vec![
-            r.mode.name().to_string(),
-            r.synchronous.name().to_string(),
-            format!("{:?}", r.promise),
-            format!("{} of {}", thousands(r.crash_points), thousands(r.crash_points_total)),
-            thousands(e.cuts_in_rollback),
-        ];
-        if is_tpcc {
-            row.push(format!(
-                "{} / {} / {}",
-                thousands(e.cuts_in_new_order),
-                thousands(e.cuts_in_payment),
-                thousands(e.cuts_in_delivery)
-            ));
-        }
-        row.extend([
-            thousands(e.cuts_in_gc),
-            thousands(e.recovery_cuts),
-            pair(e.in_flight_applied, e.in_flight_absent),
-            thousands(e.hot_journal_rollbacks),
-            thousands(e.wal_frames_recovered),
-            thousands(e.committed_lost),
-            thousands(e.torn_outcomes + e.corrupt_outcomes),
-            thousands(r.dry_run.gc_runs),
-            thousands(r.dry_run.table_reclaim_checkpoints),
-        ]);
-        if !is_tpcc {
-            row.push(if r.mode.journal() == SqlJournal::Batch {
-                thousands(r.dry_run.aborts)
-            } else {
-                "-".into()
-            });
-        }
-        row.push(thousands(r.violation_count));
-        t.add_row(row);
+        t.add_row(row(r, is_tpcc, is_heavy));
     }
     t
+}
+
+/// One report's row of [`table`].
+fn row(r: &SqlCrashReport, is_tpcc: bool, is_heavy: bool) -> Vec<String> {
+    let e = &r.exercised;
+    let mut row = vec![
+        r.mode.name().to_string(),
+        r.synchronous.name().to_string(),
+        format!("{:?}", r.promise),
+        format!("{} of {}", thousands(r.crash_points), thousands(r.crash_points_total)),
+    ];
+    if is_heavy {
+        let s = &e.cuts_in_statements;
+        row.push(
+            [s.create_index, s.create_index5, s.insert3, s.vacuum, s.delete_all]
+                .map(thousands)
+                .join(" / "),
+        );
+        row.push(thousands(r.dry_run.sort_temp_files));
+        let parts = r.dry_run.protocol.specs().iter().any(|c| c.key == "mobius_part_inodes");
+        row.push(if parts {
+            thousands(r.dry_run.protocol.get("mobius_part_inodes"))
+        } else {
+            "-".into()
+        });
+    } else {
+        row.push(thousands(e.cuts_in_rollback));
+    }
+    if is_tpcc {
+        row.push(format!(
+            "{} / {} / {}",
+            thousands(e.cuts_in_new_order),
+            thousands(e.cuts_in_payment),
+            thousands(e.cuts_in_delivery)
+        ));
+    }
+    row.extend([
+        thousands(e.cuts_in_gc),
+        thousands(e.recovery_cuts),
+        pair(e.in_flight_applied, e.in_flight_absent),
+        thousands(e.hot_journal_rollbacks),
+        thousands(e.wal_frames_recovered),
+        thousands(e.committed_lost),
+        thousands(e.torn_outcomes + e.corrupt_outcomes),
+        thousands(r.dry_run.gc_runs),
+        thousands(r.dry_run.table_reclaim_checkpoints),
+    ]);
+    if is_heavy {
+        row.push(thousands(r.dry_run.commit_checkpoints));
+        row.push(thousands(r.dry_run.pages_remapped));
+    } else if !is_tpcc {
+        row.push(if r.mode.journal() == SqlJournal::Batch {
+            thousands(r.dry_run.aborts)
+        } else {
+            "-".into()
+        });
+    }
+    row.push(thousands(r.violation_count));
+    row
 }

@@ -5,13 +5,15 @@
 
 use super::probe::{ProbeShared, Shared, Span};
 use super::{
-    check, differs, loaded_image, mount, op_count, other, page_size, restart, scenario, take_nand, tpcc, DryRun, Observed, Oracle, Phase,
-    Promise, ScenarioOutcome, SqlCrashError, SqlCrashReport, SqlCrashSpec, SqlExercised, SqlExpect, SqlViolation, SqlWorkload,
+    check, differs, heavy, loaded_image, mount, op_count, other, page_size, restart, scenario, take_nand, tpcc, DryRun, Observed, Oracle,
+    Phase, Promise, ScenarioOutcome, SqlCrashError, SqlCrashReport, SqlCrashSpec, SqlExercised, SqlExpect, SqlViolation, SqlWorkload,
 };
+use crate::heavy::Statement;
 use crate::tpcc::TxKind;
 use crate::workload::costs;
 use crate::{Canary, Stack, StackError};
 use std::sync::{Arc, Mutex};
+use txftl_ftl::ProtocolCounters;
 use txftl_nand::{FlashOp, Nand, PowerCut, Torn};
 
 /// Enumerates the crash points of the scenario and checks the promise at each.
@@ -64,16 +66,19 @@ pub fn sql_crashtest(spec: &SqlCrashSpec, progress: &dyn Fn(u64, u64)) -> Result
 /// The loaded image every run starts from, and the oracle its restarts are
 /// judged against.
 fn image_and_oracle(spec: &SqlCrashSpec, shared: &Shared) -> Result<(Nand, Oracle), SqlCrashError> {
-    // TPC-C's oracle runs first: the load follows its spec.
-    let tpcc_oracle = match spec.workload {
-        SqlWorkload::Tpcc { scale } => {
-            Some(tpcc::oracle(tpcc::tpcc_spec(scale, spec.transactions, spec.seed), spec.rollback_at).map_err(SqlCrashError::DryRun)?)
-        }
+    // TPC-C's and heavy's oracles run first: the load follows their spec.
+    let first = match spec.workload {
+        SqlWorkload::Tpcc { scale } => Some(Oracle::Tpcc(Box::new(
+            tpcc::oracle(tpcc::tpcc_spec(scale, spec.transactions, spec.seed), spec.rollback_at).map_err(SqlCrashError::DryRun)?,
+        ))),
+        SqlWorkload::Heavy { rows, insert_rows } => Some(Oracle::Heavy(Box::new(
+            heavy::oracle(heavy::heavy_spec(rows, insert_rows, page_size(&spec.nand), spec.seed)).map_err(SqlCrashError::DryRun)?,
+        ))),
         SqlWorkload::Partsupp => None,
     };
-    let image = loaded_image(spec, tpcc_oracle.as_ref())?;
-    let oracle = match tpcc_oracle {
-        Some(o) => Oracle::Tpcc(Box::new(o)),
+    let image = loaded_image(spec, first.as_ref())?;
+    let oracle = match first {
+        Some(o) => o,
         // The table as loaded (read on a copy, so the dry run below issues
         // exactly the operations every crash run issues).
         None => Oracle::Partsupp({
@@ -99,6 +104,8 @@ struct Probed {
     /// Where each phase, and each TPC-C transaction, began.
     marks: Vec<(Phase, u64)>,
     kind_marks: Vec<(u64, Option<TxKind>)>,
+    /// Heavy: where each statement began.
+    step_marks: Vec<(u64, Option<Statement>)>,
     dry_run: DryRun,
 }
 
@@ -110,6 +117,7 @@ fn dry_run(spec: &SqlCrashSpec, image: &Nand, oracle: &Oracle, shared: &Shared) 
     let base = op_count(&stack)?;
     let stats0 = stack.with_fs_mut(|fs| fs.device().stats())?;
     let remapped0 = stack.with_fs_mut(|fs| fs.stats().remapped_pages)?;
+    let temp0 = stack.vfs.temp_stats();
     stack.with_fs_mut(|fs| fs.device_mut().nand_mut().set_op_log(true))?;
     shared.lock().map_err(|_| other("probe lock poisoned"))?.record = true;
     let dry = scenario(spec, oracle, &stack)?;
@@ -117,6 +125,7 @@ fn dry_run(spec: &SqlCrashSpec, image: &Nand, oracle: &Oracle, shared: &Shared) 
     check_dry_run(spec, oracle, &dry, &stack)?;
     let stats1 = stack.with_fs_mut(|fs| fs.device().stats())?;
     let remapped1 = stack.with_fs_mut(|fs| fs.stats().remapped_pages)?;
+    let temp1 = stack.vfs.temp_stats();
     let log: Vec<FlashOp> = stack.with_fs_mut(|fs| fs.device().nand().op_log().to_vec())?;
     drop(stack);
     let spans: Vec<Span> = std::mem::take(&mut shared.lock().map_err(|_| other("probe lock poisoned"))?.spans);
@@ -131,14 +140,20 @@ fn dry_run(spec: &SqlCrashSpec, image: &Nand, oracle: &Oracle, shared: &Shared) 
         .collect();
     let marks: Vec<(Phase, u64)> = dry.marks.iter().map(|&(p, m)| (p, m.saturating_sub(base))).collect();
     let kind_marks: Vec<(u64, Option<TxKind>)> = dry.kind_marks.iter().map(|&(m, k)| (m.saturating_sub(base), k)).collect();
+    let step_marks: Vec<(u64, Option<Statement>)> = dry.step_marks.iter().map(|&(m, s)| (m.saturating_sub(base), s)).collect();
     let dry_run = DryRun {
         gc_runs: stats1.gc_runs - stats0.gc_runs,
         gc_copies: stats1.gc_copies - stats0.gc_copies,
         checkpoints: stats1.checkpoints - stats0.checkpoints,
         table_reclaim_checkpoints: spans.iter().filter(|s| s.table_reclaim()).count() as u64,
+        commit_checkpoints: spans.iter().filter(|s| s.commit_checkpoint()).count() as u64,
         commits: stats1.commits - stats0.commits,
         aborts: stats1.aborts - stats0.aborts,
         pages_remapped: remapped1 - remapped0,
+        temp_files_opened: temp1.files_opened - temp0.files_opened,
+        subjournals_opened: temp1.subjournals_opened - temp0.subjournals_opened,
+        sort_temp_files: dry.heavy.sort_temp_files,
+        protocol: counters_since(&stats0.protocol, &stats1.protocol),
     };
     Ok(Probed {
         base,
@@ -146,14 +161,39 @@ fn dry_run(spec: &SqlCrashSpec, image: &Nand, oracle: &Oracle, shared: &Shared) 
         spans,
         marks,
         kind_marks,
+        step_marks,
         dry_run,
     })
+}
+
+/// What the protocol's counters counted between two snapshots.
+fn counters_since(before: &ProtocolCounters, after: &ProtocolCounters) -> ProtocolCounters {
+    let mut d = ProtocolCounters::new(after.specs());
+    for (key, v) in after.iter() {
+        d.add(key, v.saturating_sub(before.get(key)));
+    }
+    d
 }
 
 /// Refuses a dry run that did not run the whole scenario as planned (with no
 /// cut armed, nothing may stop it).
 fn check_dry_run(spec: &SqlCrashSpec, oracle: &Oracle, dry: &ScenarioOutcome, stack: &Stack) -> Result<(), SqlCrashError> {
-    if let Oracle::Tpcc(o) = oracle {
+    if let Oracle::Heavy(o) = oracle {
+        let h = &dry.heavy;
+        if h.in_flight || h.done != heavy::STEPS.len() || h.sorted != Some(o.sorted) {
+            return Err(SqlCrashError::DryRun(format!(
+                "the heavy statements on the device stopped early or went otherwise than in memory ({} of {} returned, the ORDER BY's rows {}): {}",
+                h.done,
+                heavy::STEPS.len(),
+                match h.sorted {
+                    Some(d) if d == o.sorted => "as in memory",
+                    Some(_) => "not those of the in-memory run",
+                    None => "not read",
+                },
+                stack.last_error().unwrap_or_default()
+            )));
+        }
+    } else if let Oracle::Tpcc(o) = oracle {
         if dry.tpcc.in_flight || dry.tpcc.outcomes != o.outcomes {
             return Err(SqlCrashError::DryRun(format!(
                 "the TPC-C run on the device stopped early or went otherwise than in memory ({} of {} transactions returned, outcomes {:?} where the in-memory run had {:?}): {}",
@@ -224,6 +264,9 @@ fn count_cut(ex: &mut SqlExercised, at: u64, dry: &Probed) {
         Some(TxKind::Payment) => ex.cuts_in_payment += 1,
         Some(TxKind::Delivery) => ex.cuts_in_delivery += 1,
         _ => {}
+    }
+    if let Some(s) = kind_at(at, &dry.step_marks) {
+        ex.cuts_in_statements.count(s);
     }
     ex.cuts_in_gc += in_gc as u64;
     ex.cuts_in_table_reclaim += in_reclaim as u64;
@@ -380,8 +423,9 @@ fn check_exercised(spec: &SqlCrashSpec, ex: &SqlExercised, dry_run: &DryRun) -> 
     Ok(expected)
 }
 
-/// The TPC-C transaction type scenario operation `at` falls in, if any.
-fn kind_at(at: u64, kind_marks: &[(u64, Option<TxKind>)]) -> Option<TxKind> {
+/// The TPC-C transaction type (heavy: the statement) scenario operation
+/// `at` falls in, if any.
+fn kind_at<K: Copy>(at: u64, kind_marks: &[(u64, Option<K>)]) -> Option<K> {
     kind_marks.iter().rev().find(|&&(m, _)| m <= at).and_then(|&(_, k)| k)
 }
 

@@ -26,6 +26,13 @@
 //! [`tpcc`] module's doc. The enumeration, the cuts inside restarts and the
 //! promises below are the same.
 //!
+//! With [`SqlWorkload::Heavy`] the scenario is SQLite's heavy statements
+//! (CREATE INDEX, five of them in one transaction, an ORDER BY whose sorter
+//! spills, a transaction of inserts into a table with three indexes, VACUUM,
+//! DELETE of the whole table), each a transaction larger than a Möbius inode
+//! lists, judged like TPC-C against digests of an in-memory run: the
+//! [`heavy`] module's doc.
+//!
 //! After each cut the FTL is recovered from the NAND alone, the file system
 //! mounted, SQLite reopened (which rolls back a hot journal or reads the WAL),
 //! and both databases read: this is the *restart*. With recovery cuts on, the
@@ -101,18 +108,20 @@
 //! exercise in that mode ([`SqlExpect`]) stayed at zero.
 
 mod enumerate;
+pub mod heavy;
 mod probe;
 pub mod tpcc;
 
 pub use enumerate::sql_crashtest;
 
+use crate::heavy::Statement;
 use crate::tpcc::TxKind;
 use crate::workload::{costs, integrity_check, load, run_tx, TxUpdates, TxWorkload};
 use crate::{Canary, Mode, Stack, StackError, Synchronous};
 use probe::{Probe, Shared};
 use rusqlite::Connection;
 use serde::Serialize;
-use txftl_ftl::FtlConfig;
+use txftl_ftl::{FtlConfig, ProtocolCounters};
 use txftl_nand::{Nand, NandConfig, Torn};
 use txftl_protocols::{ProtocolOptions, SqlJournal};
 
@@ -124,6 +133,9 @@ pub enum SqlWorkload {
     Partsupp,
     /// A short TPC-C run at this scale divisor (the [`tpcc`] module's doc).
     Tpcc { scale: u32 },
+    /// SQLite's heavy statements on a table `t` of `rows` rows, inserting
+    /// `insert_rows` into `u` (the [`heavy`] module's doc).
+    Heavy { rows: u32, insert_rows: u32 },
 }
 
 impl SqlWorkload {
@@ -131,6 +143,7 @@ impl SqlWorkload {
         match self {
             SqlWorkload::Partsupp => "partsupp",
             SqlWorkload::Tpcc { .. } => "tpcc",
+            SqlWorkload::Heavy { .. } => "heavy",
         }
     }
 }
@@ -189,6 +202,8 @@ impl SqlCrashSpec {
         let (rows, k, rollback_at) = match workload {
             SqlWorkload::Partsupp => (30, 3, 1),
             SqlWorkload::Tpcc { .. } => (0, 0, tpcc::ROLLBACK_AT_DEFAULT),
+            // No transaction rolls back: `rollback_at` past the last one.
+            SqlWorkload::Heavy { .. } => (0, 0, size.transactions),
         };
         SqlCrashSpec {
             workload,
@@ -247,6 +262,11 @@ pub struct ScenarioSize {
     pub tx_pages_bound: u32,
     /// The transaction that updates every tuple ([`SqlCrashSpec::big_at`]).
     pub big_at: Option<u32>,
+    /// Protocol options of the scenario, each set where the protocol has
+    /// it (heavy: Möbius's `items-max`, fewer than the scenario's
+    /// transactions write, so they span several inodes, and `ala-blocks`,
+    /// so the inodes of the largest fit between two checkpoints).
+    pub protocol_opts: &'static [(&'static str, u32)],
 }
 
 impl ScenarioSize {
@@ -270,16 +290,31 @@ impl ScenarioSize {
             transactions,
             tx_pages_bound,
             big_at,
+            protocol_opts: &[],
         }
     }
 
     /// The protocol options of the scenario: the transaction bound, for a
-    /// protocol that has one.
+    /// protocol that has one, and [`ScenarioSize::protocol_opts`].
     pub fn options(&self, mode: Mode) -> ProtocolOptions {
-        match mode.entry().tx_pages_bound {
-            Some(bound) => bound.apply(ProtocolOptions::new(), self.tx_pages_bound),
-            None => ProtocolOptions::new(),
+        self.options_beside(&ProtocolOptions::new(), mode)
+    }
+
+    /// [`ScenarioSize::options`] added to `given` (the caller's options for
+    /// `mode`'s protocol), where `given` does not name them.
+    pub fn options_beside(&self, given: &ProtocolOptions, mode: Mode) -> ProtocolOptions {
+        let mut opts = given.clone();
+        if let Some(bound) = mode.entry().tx_pages_bound {
+            if !opts.contains(bound.key) {
+                opts = bound.apply(opts, self.tx_pages_bound);
+            }
         }
+        for &(key, value) in self.protocol_opts {
+            if mode.entry().options.iter().any(|o| o.key == key) && !opts.contains(key) {
+                opts = opts.with(key, value);
+            }
+        }
+        opts
     }
 
     /// The size for a workload: [`ScenarioSize::default_for`] for partsupp;
@@ -292,8 +327,10 @@ impl ScenarioSize {
     /// committed X-L2P entries to fill its table (a bound of 64 pages: the
     /// load's transactions of 1,000 rows must fit) and be reclaimed.
     pub fn for_workload(workload: SqlWorkload, mode: Mode) -> ScenarioSize {
-        if workload == SqlWorkload::Partsupp {
-            return ScenarioSize::default_for(mode);
+        match workload {
+            SqlWorkload::Partsupp => return ScenarioSize::default_for(mode),
+            SqlWorkload::Heavy { .. } => return ScenarioSize::heavy(mode),
+            SqlWorkload::Tpcc { .. } => {}
         }
         use SqlJournal::*;
         let (blocks_per_plane, transactions) = match (mode.journal(), mode.transactional()) {
@@ -311,6 +348,40 @@ impl ScenarioSize {
             transactions,
             tx_pages_bound: 64,
             big_at: None,
+            protocol_opts: &[],
+        }
+    }
+
+    /// The heavy scenario's size: `tiny`'s 512-byte pages (SQLite's
+    /// smallest, so its sorter spills over the fewest rows: the [`heavy`]
+    /// module's doc) and enough blocks for the database, VACUUM's copy of it
+    /// and, in WAL modes, a WAL of VACUUM's every page, few enough that GC
+    /// runs inside the scenario (measured on `mobius`, `atomic-write`,
+    /// `sw-wal`, `mobius-rbj` and `mobius-wal`); Möbius's inode lists
+    /// [`heavy::MOBIUS_ITEMS_MAX`] items.
+    pub fn heavy(mode: Mode) -> ScenarioSize {
+        use SqlJournal::*;
+        let blocks_per_plane = match (mode.journal(), mode.transactional()) {
+            (Wal, _) => 110,
+            (Off | Memory | Batch, true) => 90,
+            // VACUUM's journal of every page beside its every page, in one
+            // device transaction.
+            (Delete | Truncate | Persist, true) => 134,
+            (_, false) => 110,
+        };
+        // Möbius's ALA ring takes `heavy::MOBIUS_ALA_BLOCKS` blocks (12 a
+        // plane), and it needs 4 more a plane (measured: at 12 more, 102,
+        // the VACUUM finds `mobius` full; at 18 more, 108, no GC runs).
+        let ala = mode.entry().options.iter().any(|o| o.key == "ala-blocks");
+        let blocks_per_plane = blocks_per_plane + if ala { 16 } else { 0 };
+        ScenarioSize {
+            page_size: None,
+            blocks_per_plane,
+            transactions: heavy::STEPS.len() as u32,
+            // VACUUM writes every page in one transaction.
+            tx_pages_bound: 2048,
+            big_at: None,
+            protocol_opts: &[("items-max", heavy::MOBIUS_ITEMS_MAX), ("ala-blocks", heavy::MOBIUS_ALA_BLOCKS)],
         }
     }
 }
@@ -374,6 +445,8 @@ pub struct SqlExercised {
     pub cuts_in_new_order: u64,
     pub cuts_in_payment: u64,
     pub cuts_in_delivery: u64,
+    /// Heavy: crash points inside each statement.
+    pub cuts_in_statements: heavy::StatementCuts,
     /// Crash points inside a device call during which GC ran, or a checkpoint
     /// was taken inside a transactional write (on X-FTL: its table reclaim).
     pub cuts_in_gc: u64,
@@ -402,6 +475,14 @@ pub struct SqlExercised {
 /// The uncut dry run's device counters (the scenario only, not the load).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct DryRun {
+    /// Temporary files SQLite opened (kept in host memory by the VFS), and
+    /// of those statement journals; heavy: those the ORDER BY's sorter opened.
+    pub temp_files_opened: u64,
+    pub subjournals_opened: u64,
+    pub sort_temp_files: u64,
+    /// The protocol's own counters (Möbius's `mobius_part_inodes`: inodes
+    /// holding part of a transaction larger than one).
+    pub protocol: ProtocolCounters,
     pub gc_runs: u64,
     pub gc_copies: u64,
     pub checkpoints: u64,
@@ -409,6 +490,9 @@ pub struct DryRun {
     /// committed X-L2P entries of a full table; other protocols: their
     /// checkpoint interval falling inside a transaction).
     pub table_reclaim_checkpoints: u64,
+    /// Checkpoints taken inside a device commit (Möbius: its merges and
+    /// GC's, between a static transaction's inodes and pages).
+    pub commit_checkpoints: u64,
     pub commits: u64,
     pub aborts: u64,
     /// Database pages checkpoints wrote by remapping a WAL page (SW-WAL).
@@ -425,6 +509,12 @@ pub enum SqlExpect {
     CutsInNewOrder,
     CutsInPayment,
     CutsInDelivery,
+    /// Heavy: crash points inside each statement that writes.
+    CutsInEveryStatement,
+    /// Heavy: the ORDER BY's sorter spilled to a temporary file.
+    SortSpills,
+    /// The protocol counter of this name (in the dry run).
+    Protocol(&'static str),
     BatchAborts,
     InFlightApplied,
     InFlightAbsent,
@@ -432,6 +522,7 @@ pub enum SqlExpect {
     WalFramesRecovered,
     Gc,
     TableReclaimCheckpoints,
+    CommitCheckpoints,
     CutsInGc,
     RecoveryCuts,
     Remaps,
@@ -446,6 +537,9 @@ impl SqlExpect {
             SqlExpect::CutsInNewOrder => "crash points inside New-Order transactions",
             SqlExpect::CutsInPayment => "crash points inside Payment transactions",
             SqlExpect::CutsInDelivery => "crash points inside Delivery transactions",
+            SqlExpect::CutsInEveryStatement => "crash points inside each heavy statement that writes",
+            SqlExpect::SortSpills => "temporary files the ORDER BY's sorter spilled to",
+            SqlExpect::Protocol(key) => key,
             SqlExpect::BatchAborts => "batches aborted by the device (ROLLBACK_ATOMIC_WRITE)",
             SqlExpect::InFlightApplied => "in-flight transactions found whole",
             SqlExpect::InFlightAbsent => "in-flight transactions found absent",
@@ -453,6 +547,7 @@ impl SqlExpect {
             SqlExpect::WalFramesRecovered => "WAL frames read back at restart",
             SqlExpect::Gc => "GC runs",
             SqlExpect::TableReclaimCheckpoints => "checkpoints inside a transactional write (X-FTL: table reclaims)",
+            SqlExpect::CommitCheckpoints => "checkpoints inside a device commit",
             SqlExpect::CutsInGc => "crash points inside GC",
             SqlExpect::RecoveryCuts => "cuts inside restarts",
             SqlExpect::Remaps => "database pages checkpoints wrote by remapping a WAL page",
@@ -467,6 +562,9 @@ impl SqlExpect {
             SqlExpect::CutsInNewOrder => e.cuts_in_new_order,
             SqlExpect::CutsInPayment => e.cuts_in_payment,
             SqlExpect::CutsInDelivery => e.cuts_in_delivery,
+            SqlExpect::CutsInEveryStatement => e.cuts_in_statements.fewest_in_writes(),
+            SqlExpect::SortSpills => d.sort_temp_files,
+            SqlExpect::Protocol(key) => d.protocol.get(key),
             // In a batch mode the only device transactions are batches.
             SqlExpect::BatchAborts => d.aborts,
             SqlExpect::InFlightApplied => e.in_flight_applied,
@@ -475,6 +573,7 @@ impl SqlExpect {
             SqlExpect::WalFramesRecovered => e.wal_frames_recovered,
             SqlExpect::Gc => d.gc_runs,
             SqlExpect::TableReclaimCheckpoints => d.table_reclaim_checkpoints,
+            SqlExpect::CommitCheckpoints => d.commit_checkpoints,
             SqlExpect::CutsInGc => e.cuts_in_gc,
             SqlExpect::RecoveryCuts => e.recovery_cuts,
             SqlExpect::Remaps => d.pages_remapped,
@@ -486,13 +585,16 @@ impl SqlExpect {
         let promise = Promise::of(spec.mode, spec.synchronous);
         let journal = spec.mode.journal();
         let mut v = vec![SqlExpect::CutsInCommits];
+        let heavy = matches!(spec.workload, SqlWorkload::Heavy { .. });
+        let mobius = spec.mode.protocol() == "mobius";
         // Grouped (`group.rs`), the rolled-back transaction writes nothing
         // (cache_spill is off) and syncs nothing, and the pages it reads may
         // all be dirty in the host's page cache, held there by its group's
         // earlier transactions: it may do no flash operation at all.
         let group_pages = spec.group_pages.or(spec.mode.entry().sql_normal_group_pages).unwrap_or(0);
         let grouped = spec.synchronous == Synchronous::Normal && journal == SqlJournal::Off && group_pages > 0;
-        if !grouped {
+        // The heavy scenario rolls nothing back.
+        if !grouped && !heavy {
             v.push(SqlExpect::CutsInRollback);
         }
         // An absent in-flight transaction counts when every committed one is
@@ -541,19 +643,36 @@ impl SqlExpect {
         // TPC-C's devices are sized so GC runs in every mode; partsupp's
         // so that it runs, and checkpoints fall inside transactional
         // writes, where device transactions carry the data.
-        if tpcc || tx_data {
+        if tpcc || heavy || tx_data {
             v.extend([SqlExpect::Gc, SqlExpect::CutsInGc]);
         }
-        // TPC-C's small `wal_autocheckpoint` checkpoints inside the run
-        // (partsupp's scenario never does): on a remapping device, by remaps
+        if heavy {
+            v.extend([SqlExpect::CutsInEveryStatement, SqlExpect::SortSpills]);
+        }
+        // The heavy statements' transactions list more pages than a Möbius
+        // inode does (`heavy::MOBIUS_ITEMS_MAX`), where device transactions
+        // carry the database's pages.
+        if heavy && tx_data && mobius {
+            v.push(SqlExpect::Protocol("mobius_part_inodes"));
+        }
+        // TPC-C's and heavy's small `wal_autocheckpoint` checkpoints inside
+        // the run (partsupp's scenario never does): on a remapping device, by remaps
         // (sent at the database's fsync, or with `OFF` when the WAL is rewritten).
         let remaps = spec.mode.entry().extensions.contains(&txftl_ftl::Extension::Remap);
-        if tpcc && journal == SqlJournal::Wal && remaps {
+        if (tpcc || heavy) && journal == SqlJournal::Wal && remaps {
             v.push(SqlExpect::Remaps);
         }
-        // Without syncs SQLite runs no batch: a batch mode writes no device transaction.
+        // Without syncs SQLite runs no batch: a batch mode writes no device
+        // transaction. Möbius keeps a static transaction's pages in DRAM
+        // until its commit, which writes them with its inodes: no flash
+        // operation falls inside its transactional writes, its checkpoints
+        // (merges, GC's) fall inside commits.
         if tx_data && !(journal == SqlJournal::Batch && spec.synchronous == Synchronous::Off) {
-            v.push(SqlExpect::TableReclaimCheckpoints);
+            v.push(if mobius {
+                SqlExpect::CommitCheckpoints
+            } else {
+                SqlExpect::TableReclaimCheckpoints
+            });
         }
         if spec.big_at.is_some_and(|b| b < spec.transactions) {
             v.push(SqlExpect::CutsInBig);
@@ -651,15 +770,19 @@ enum Oracle {
     /// partsupp's costs as loaded (the committed updates are applied to them).
     Partsupp(Vec<f64>),
     Tpcc(Box<tpcc::Oracle>),
+    Heavy(Box<heavy::Oracle>),
 }
 
-/// The loaded database, cleanly closed: the image every run starts from.
-fn loaded_image(spec: &SqlCrashSpec, tpcc: Option<&tpcc::Oracle>) -> Result<Nand, StackError> {
+/// The loaded database, cleanly closed: the image every run starts from
+/// (`oracle`: TPC-C's or heavy's, whose load follows its spec; None: partsupp).
+fn loaded_image(spec: &SqlCrashSpec, oracle: Option<&Oracle>) -> Result<Nand, StackError> {
     let nand = Nand::new(spec.nand).map_err(other)?;
     let dev = txftl_protocols::format(spec.mode.protocol(), nand, spec.ftl.clone(), &spec.opts).map_err(other)?;
     let stack = Stack::format(dev, spec.mode)?;
-    if let Some(o) = tpcc {
+    if let Some(Oracle::Tpcc(o)) = oracle {
         tpcc::load(&stack, page_size(&spec.nand), o)?;
+    } else if let Some(Oracle::Heavy(o)) = oracle {
+        heavy::load(&stack, page_size(&spec.nand), o)?;
     } else {
         let conn = stack.open("crash.db", page_size(&spec.nand))?;
         load(&conn, spec.rows, spec.seed)?;
@@ -736,6 +859,10 @@ struct ScenarioOutcome {
     kind_marks: Vec<(u64, Option<TxKind>)>,
     /// TPC-C: the transactions that returned, and whether one was in flight.
     tpcc: tpcc::Progress,
+    /// Heavy: where each statement began (None: the run's end), and what
+    /// the run got through.
+    step_marks: Vec<(u64, Option<Statement>)>,
+    heavy: heavy::Progress,
 }
 
 /// The bound of the host page cache (dirty pages) in the crash runs. The
@@ -752,9 +879,16 @@ pub const CRASH_HOST_CACHE_PAGES: usize = 2;
 /// Runs the scenario until it ends or the power cut stops it.
 fn scenario(spec: &SqlCrashSpec, oracle: &Oracle, stack: &Stack) -> Result<ScenarioOutcome, StackError> {
     let mut out = ScenarioOutcome::default();
-    if let Oracle::Tpcc(o) = oracle {
-        tpcc::run(stack, page_size(&spec.nand), o, spec.rollback_at, &mut out)?;
-        return Ok(out);
+    match oracle {
+        Oracle::Tpcc(o) => {
+            tpcc::run(stack, page_size(&spec.nand), o, spec.rollback_at, &mut out)?;
+            return Ok(out);
+        }
+        Oracle::Heavy(o) => {
+            heavy::run(stack, page_size(&spec.nand), o, &mut out)?;
+            return Ok(out);
+        }
+        Oracle::Partsupp(_) => {}
     }
     let mark = |out: &mut ScenarioOutcome, p: Phase| -> Result<(), StackError> {
         out.marks.push((p, op_count(stack)?));
@@ -864,6 +998,10 @@ enum Contents {
     Tpcc {
         digest: u64,
     },
+    /// [`heavy::fingerprint`] of `heavy.db`.
+    Heavy {
+        digest: u64,
+    },
 }
 
 /// What a restart found.
@@ -924,6 +1062,16 @@ fn restart(spec: &SqlCrashSpec, nand: Nand, shared: &Shared) -> Result<Observed,
             wal_frames,
         });
     }
+    if let SqlWorkload::Heavy { .. } = spec.workload {
+        let (conn, hot) = check(heavy::HEAVY_DB)?;
+        hot_journals += hot.is_some() as u64;
+        let digest = heavy::observe(&conn).map_err(Corrupt)?;
+        return Ok(Observed {
+            contents: Contents::Heavy { digest },
+            hot_journals,
+            wal_frames,
+        });
+    }
     let (conn, hot) = check("crash.db")?;
     hot_journals += hot.is_some() as u64;
     let (side, hot) = check(SIDE_DB)?;
@@ -960,6 +1108,7 @@ fn judge(oracle: &Oracle, out: &ScenarioOutcome, got: &Observed) -> Verdict {
     match (oracle, &got.contents) {
         (Oracle::Partsupp(initial), Contents::Partsupp { costs, side_rows }) => judge_partsupp(initial, out, costs, *side_rows),
         (Oracle::Tpcc(o), Contents::Tpcc { digest }) => tpcc::judge(o, &out.tpcc, *digest),
+        (Oracle::Heavy(o), Contents::Heavy { digest }) => heavy::judge(o, &out.heavy, *digest),
         _ => Verdict::Torn("the restart read another workload's databases".into()),
     }
 }
@@ -1008,6 +1157,39 @@ fn judge_partsupp(initial: &[f64], out: &ScenarioOutcome, got_costs: &[f64], got
     ))
 }
 
+/// Which prefix of a run's transactions a database whose digest is `digest`
+/// holds, `digests[i]` being the database after the first `i` (TPC-C's and
+/// heavy's oracle): `done` transactions returned, and one was `in_flight`
+/// (`name(i)` names transaction `i` in messages).
+fn judge_digests(db: &str, digests: &[u64], done: usize, in_flight: bool, digest: u64, name: impl Fn(usize) -> String) -> Verdict {
+    let in_flight = in_flight && done + 1 < digests.len();
+    // A read-only or rolled-back transaction in flight leaves the same
+    // database whether or not it ran: it counts as neither.
+    let changes = in_flight && digests[done] != digests[done + 1];
+    if digest == digests[done] {
+        return Verdict::Exact {
+            in_flight_applied: changes.then_some(false),
+        };
+    }
+    if in_flight && digest == digests[done + 1] {
+        return Verdict::Exact {
+            in_flight_applied: changes.then_some(true),
+        };
+    }
+    if digests[..done].contains(&digest) {
+        return Verdict::Prefix;
+    }
+    Verdict::Torn(format!(
+        "{db} matches the database after no prefix of the transactions: {done} had returned{}, digest {digest:016x} (after {done}: {:016x})",
+        if in_flight {
+            format!(" and transaction {done} ({}) was in flight", name(done))
+        } else {
+            String::new()
+        },
+        digests[done]
+    ))
+}
+
 /// Applies the promise to a restart's outcome: `Err` is a violation; `Ok(None)`
 /// a corrupt database [`Promise::NoneAfterPowerLoss`] allows.
 fn check(
@@ -1042,12 +1224,31 @@ fn check(
             ex.committed_lost += 1;
             Ok(Some(got))
         }
-        Verdict::Prefix => Err("committed transactions are missing (a prefix of them is there)".into()),
+        Verdict::Prefix => Err(format!(
+            "committed transactions are missing (a prefix of them is there{})",
+            prefix_found(oracle, out, &got.contents)
+        )),
         Verdict::Torn(_) if promise == Promise::NoneAfterPowerLoss => {
             ex.torn_outcomes += 1;
             Ok(Some(got))
         }
         Verdict::Torn(m) => Err(m),
+    }
+}
+
+/// Which prefix a restart found, where the oracle can say (TPC-C, heavy).
+fn prefix_found(oracle: &Oracle, out: &ScenarioOutcome, got: &Contents) -> String {
+    match (oracle, got) {
+        (Oracle::Tpcc(t), Contents::Tpcc { digest }) => {
+            format!(": {}, where {} returned", tpcc::position(t, *digest), out.tpcc.outcomes.len())
+        }
+        (Oracle::Heavy(h), Contents::Heavy { digest }) => format!(
+            ": {}, where {} statements returned{}",
+            heavy::position(h, *digest),
+            out.heavy.done,
+            if out.heavy.in_flight { " and one was in flight" } else { "" }
+        ),
+        _ => String::new(),
     }
 }
 
@@ -1067,6 +1268,12 @@ fn differs(oracle: &Oracle, got: &Contents, uncut: Option<&Contents>) -> String 
             tpcc::TPCC_DB,
             tpcc::position(t, *o),
             tpcc::position(t, *f)
+        ),
+        (Oracle::Heavy(h), Contents::Heavy { digest: o }, Some(Contents::Heavy { digest: f })) => format!(
+            "{} holds {} where the uncut restart found {}",
+            heavy::HEAVY_DB,
+            heavy::position(h, *o),
+            heavy::position(h, *f)
         ),
         _ => "the databases differ from the uncut restart's".into(),
     }

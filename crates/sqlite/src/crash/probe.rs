@@ -36,6 +36,13 @@ impl Span {
     pub fn table_reclaim(&self) -> bool {
         self.call == OpKind::Write && self.in_tx && self.checkpointed
     }
+
+    /// A checkpoint taken inside a device commit (Möbius, which writes a
+    /// static transaction's inodes and pages at its commit, takes its
+    /// merges and GC's checkpoints there).
+    pub fn commit_checkpoint(&self) -> bool {
+        self.call == OpKind::Commit && self.checkpointed
+    }
 }
 
 #[derive(Default)]

@@ -210,33 +210,9 @@ pub(super) fn observe(conn: &Connection) -> Result<u64, String> {
 
 /// Which prefix of the transactions a restart's digest is (see the module doc).
 pub(super) fn judge(oracle: &Oracle, out: &Progress, digest: u64) -> Verdict {
-    let done = out.outcomes.len();
-    let in_flight = out.in_flight && done < oracle.txs.len();
-    // A read-only or rolled-back transaction in flight leaves the same
-    // database whether or not it ran: it counts as neither.
-    let changes = in_flight && oracle.digests[done] != oracle.digests[done + 1];
-    if digest == oracle.digests[done] {
-        return Verdict::Exact {
-            in_flight_applied: changes.then_some(false),
-        };
-    }
-    if in_flight && digest == oracle.digests[done + 1] {
-        return Verdict::Exact {
-            in_flight_applied: changes.then_some(true),
-        };
-    }
-    if oracle.digests[..done].contains(&digest) {
-        return Verdict::Prefix;
-    }
-    Verdict::Torn(format!(
-        "{TPCC_DB} matches the database after no prefix of the transactions: {done} had returned{}, digest {digest:016x} (after {done}: {:016x})",
-        if in_flight {
-            format!(" and transaction {done} ({}) was in flight", oracle.txs[done].kind.name())
-        } else {
-            String::new()
-        },
-        oracle.digests[done]
-    ))
+    super::judge_digests(TPCC_DB, &oracle.digests, out.outcomes.len(), out.in_flight, digest, |i| {
+        oracle.txs[i].kind.name().to_string()
+    })
 }
 
 /// The transaction a digest is the state after (for messages).
