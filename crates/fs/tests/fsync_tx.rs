@@ -10,7 +10,9 @@ mod common;
 
 use common::*;
 use txftl_fs::{FileClass, Fs, FsError, FsMode, FsyncPolicy};
+use txftl_ftl::FtlConfig;
 use txftl_nand::{Nand, PowerCut, Torn};
+use txftl_protocols::ProtocolOptions;
 
 const OLD: u32 = 12;
 const NEW: u32 = 20;
@@ -138,10 +140,32 @@ fn the_ordered_fsync_can_leave_old_and_new_pages_mixed() {
     );
 }
 
+/// A Möbius inode on 512-byte pages holds 52 mappings: 60 pages and their
+/// metadata take a transaction of several inodes (parts, then the inode
+/// binding them), one device transaction still.
+#[test]
+fn an_fsync_larger_than_an_inode_is_one_transaction_on_mobius() {
+    let mut fs = Fs::format(medium_device("mobius"), FsMode::Transactional).unwrap();
+    fs.set_fsync_policy(FsyncPolicy::OneTransaction).unwrap();
+    let ino = fs.create("f", FileClass::Other).unwrap();
+    write_pages(&mut fs, 2, 60).unwrap();
+    fs.fsync(None, ino).unwrap();
+    assert_eq!(fs.stats().one_tx_fallbacks, 0);
+    assert!(fs.device().stats().protocol.get("mobius_part_inodes") > 0);
+    assert_eq!(fs.dirty_pages(), 0);
+    let mut fs = cut_and_mount(fs, "mobius", FsMode::Transactional);
+    let ino = fs.lookup("f").unwrap();
+    assert_eq!(read_all(&mut fs, None, ino), expected(512, 2, 60));
+}
+
+/// Möbius formatted with one item an inode and an ALA of 4 blocks holds at
+/// most 8 pages a transaction (the inodes of one active ALA's room): 60
+/// pages go the ordered way.
 #[test]
 fn an_fsync_the_device_transaction_cannot_hold_goes_the_ordered_way() {
-    // A Möbius inode on 512-byte pages holds 52 mappings: not 60 pages and their metadata.
-    let mut fs = Fs::format(medium_device("mobius"), FsMode::Transactional).unwrap();
+    let opts = ProtocolOptions::new().with("items-max", 1).with("ala-blocks", 4);
+    let dev = txftl_protocols::format("mobius", nand(128, 8, 512), FtlConfig::default(), &opts).unwrap();
+    let mut fs = Fs::format(dev, FsMode::Transactional).unwrap();
     fs.set_fsync_policy(FsyncPolicy::OneTransaction).unwrap();
     let ino = fs.create("f", FileClass::Other).unwrap();
     write_pages(&mut fs, 2, 60).unwrap();
