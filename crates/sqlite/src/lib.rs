@@ -8,6 +8,7 @@
 //! the journal, or `DELETE` through SQLite's batch atomic writes.
 
 pub mod crash;
+mod digest;
 pub mod heavy;
 mod mode;
 pub mod sqlitebench;

@@ -49,9 +49,9 @@
 //! in-memory run's.
 
 use super::{judge_digests, other, Phase, ScenarioOutcome, Verdict};
+use crate::digest::Fnv;
 use crate::heavy::{self, HeavySpec, Statement};
 use crate::{Stack, StackError};
-use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 use serde::Serialize;
 
@@ -69,7 +69,7 @@ pub const INSERT_ROWS_DEFAULT: u32 = 300;
 pub const MOBIUS_ITEMS_MAX: u32 = 8;
 
 /// Möbius's `ala-blocks` in the scenario: a transaction's inodes must fit
-/// half the ring less a block (its `static_pages_max`): 88 inodes here,
+/// half the ring less a block (its `tx_pages_max`): 88 inodes here,
 /// where VACUUM's take 71 and the default ring (a sixteenth of the blocks,
 /// 13) would hold 40.
 pub const MOBIUS_ALA_BLOCKS: u32 = 24;
@@ -250,7 +250,7 @@ fn statement(conn: &Connection, spec: &HeavySpec, s: Statement) -> rusqlite::Res
             let mut q = conn.prepare(heavy::ORDER_BY_SQL)?;
             let mut rows = q.query([])?;
             while let Some(r) = rows.next()? {
-                hash_row(&mut h, r, 3)?;
+                h.row(r, 3)?;
             }
             Ok(Some(h.0))
         }
@@ -282,7 +282,7 @@ pub fn fingerprint(conn: &Connection) -> rusqlite::Result<u64> {
         let mut st = conn.prepare("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY type, name")?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
-            hash_row(&mut h, r, 4)?;
+            h.row(r, 4)?;
             if r.get::<_, String>(0)? == "table" {
                 tables.push(r.get::<_, String>(1)?);
             }
@@ -296,46 +296,10 @@ pub fn fingerprint(conn: &Connection) -> rusqlite::Result<u64> {
         let mut st = conn.prepare(&format!("SELECT a, b, c FROM {table} ORDER BY b, a, c"))?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
-            hash_row(&mut h, r, 3)?;
+            h.row(r, 3)?;
         }
     }
     Ok(h.0)
-}
-
-fn hash_row(h: &mut Fnv, r: &rusqlite::Row, columns: usize) -> rusqlite::Result<()> {
-    for c in 0..columns {
-        match r.get_ref(c)? {
-            ValueRef::Null => h.bytes(&[0]),
-            ValueRef::Integer(i) => {
-                h.bytes(&[1]);
-                h.bytes(&i.to_le_bytes());
-            }
-            ValueRef::Real(f) => {
-                h.bytes(&[2]);
-                h.bytes(&f.to_bits().to_le_bytes());
-            }
-            ValueRef::Text(t) | ValueRef::Blob(t) => {
-                h.bytes(&[3]);
-                h.bytes(&(t.len() as u64).to_le_bytes());
-                h.bytes(t);
-            }
-        }
-    }
-    Ok(())
-}
-
-struct Fnv(u64);
-
-impl Fnv {
-    fn new() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-    fn bytes(&mut self, b: &[u8]) {
-        for &x in b {
-            self.0 ^= x as u64;
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
 }
 
 /// Reads a restarted `heavy.db` (integrity already checked): its digest.

@@ -2,7 +2,7 @@
 //! the whole database (for determinism: same seed, same database).
 
 use super::schema::TABLES;
-use rusqlite::types::ValueRef;
+use crate::digest::Fnv;
 use rusqlite::Connection;
 
 /// Violations reported at most (the rest are counted).
@@ -99,39 +99,8 @@ pub fn fingerprint(conn: &Connection) -> rusqlite::Result<u64> {
         let columns = st.column_count();
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
-            for c in 0..columns {
-                match r.get_ref(c)? {
-                    ValueRef::Null => h.bytes(&[0]),
-                    ValueRef::Integer(i) => {
-                        h.bytes(&[1]);
-                        h.bytes(&i.to_le_bytes());
-                    }
-                    ValueRef::Real(f) => {
-                        h.bytes(&[2]);
-                        h.bytes(&f.to_bits().to_le_bytes());
-                    }
-                    ValueRef::Text(t) | ValueRef::Blob(t) => {
-                        h.bytes(&[3]);
-                        h.bytes(&(t.len() as u64).to_le_bytes());
-                        h.bytes(t);
-                    }
-                }
-            }
+            h.row(r, columns)?;
         }
     }
     Ok(h.0)
-}
-
-struct Fnv(u64);
-
-impl Fnv {
-    fn new() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-    fn bytes(&mut self, b: &[u8]) {
-        for &x in b {
-            self.0 ^= x as u64;
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
 }
