@@ -96,13 +96,14 @@ impl Mobius {
         self.ftl.hooks().set.items_max as u32
     }
 
-    /// Pages a static transaction holds at most: as many as the inodes one
-    /// active ALA's room holds list (§IV-E's large transaction, its items
-    /// in several inodes bound by the last: they must all fit between two
-    /// checkpoints, which the ring's two kept active ALAs guarantee).
-    pub(super) fn static_pages_max(&self) -> u32 {
-        let set = &self.ftl.hooks().set;
-        let room = (set.ala_blocks.saturating_sub(2) / 2).max(1) * self.ftl.hooks().geo.pages_per_block;
+    /// Pages a transaction, static or dynamic, holds at most: as many as the
+    /// inodes one active ALA's room holds list (§IV-E's large transaction,
+    /// its items in several inodes bound by the last: they must all fit
+    /// between two checkpoints, which the ring's two kept active ALAs
+    /// guarantee).
+    pub(super) fn tx_pages_max(&self) -> u32 {
+        let h = self.ftl.hooks();
+        let room = super::active_ala_room(h.set.ala_blocks, h.geo.pages_per_block);
         room.min(u16::MAX as u32).saturating_mul(self.items_max())
     }
 
@@ -242,9 +243,9 @@ impl Mobius {
     /// concurrently; writes of other kinds wait, `settle`).
     /// `pages`: distinct logical pages.
     pub(super) fn static_tx(&mut self, host_tid: Tid, pages: &[(Lpn, &[u8])], ack: SwriteAck) -> Result<u64> {
-        if pages.len() as u64 > self.static_pages_max() as u64 {
+        if pages.len() as u64 > self.tx_pages_max() as u64 {
             return Err(DeviceError::TableFull {
-                capacity: self.static_pages_max(),
+                capacity: self.tx_pages_max(),
             });
         }
         for &(lpn, data) in pages {

@@ -243,13 +243,6 @@ impl Mobius {
         )))
     }
 
-    /// Pages a chain holds at most: as many as a static transaction (the
-    /// inodes one active ALA's room holds list: they must fit between two
-    /// checkpoints).
-    pub(super) fn chain_pages_max(&self) -> u64 {
-        self.static_pages_max() as u64
-    }
-
     /// One dynamic page.
     pub(super) fn dynamic_page(&mut self, lpn: Lpn, data: &[u8], pos: DynamicPos) -> Result<u64> {
         self.ftl.check_lpn(lpn)?;
@@ -263,9 +256,9 @@ impl Mobius {
                 )))
             }
             (DynamicPos::Body, None) => return Err(DeviceError::CallOrder("dwrite(BODY) with no dynamic transaction open".into())),
-            (_, Some(c)) if c.pages.len() as u64 >= self.chain_pages_max() => {
+            (_, Some(c)) if c.pages.len() as u32 >= self.tx_pages_max() => {
                 return Err(DeviceError::TableFull {
-                    capacity: self.chain_pages_max().min(u32::MAX as u64) as u32,
+                    capacity: self.tx_pages_max(),
                 })
             }
             (_, None) => {

@@ -96,8 +96,7 @@ fn settings(geo: &Geometry, opts: &ProtocolOptions) -> Result<Settings, DeviceEr
         Some(b) => b,
         None => (2 * paper_pages.div_ceil(ppb) + 2).min((geo.block_count() / 16).max(4)),
     };
-    // Two active ALAs (the fallback checkpoint's too) and a block to spare.
-    let room = (ala_blocks.saturating_sub(2) / 2).max(1) * ppb;
+    let room = super::active_ala_room(ala_blocks, ppb);
     let active_max = match opts.u32(&ACTIVE_ALA)? {
         Some(a) if a > room => {
             return Err(DeviceError::ProtocolOption(format!(

@@ -69,7 +69,7 @@ impl Mobius {
         self.ftl.check_lpn(lpn)?;
         self.ftl.check_data_len(data.len())?;
         if !self.is_dynamic(tid) {
-            let max = self.static_pages_max();
+            let max = self.tx_pages_max();
             let tx = self.open_tx(tid)?;
             if !tx.contains_key(&lpn) && tx.len() as u32 >= max {
                 return Err(DeviceError::TableFull { capacity: max });

@@ -124,6 +124,13 @@ struct InFlight {
     done_ns: u64,
 }
 
+/// Inodes one active ALA may hold in a ring of `ala_blocks` blocks of
+/// `pages_per_block` pages: the ring keeps two (the fallback checkpoint's
+/// too) and a block to spare.
+pub(crate) fn active_ala_room(ala_blocks: u32, pages_per_block: u32) -> u32 {
+    (ala_blocks.saturating_sub(2) / 2).max(1) * pages_per_block
+}
+
 /// Settings fixed at format (the root records the first two).
 #[derive(Clone, Copy, Debug)]
 pub struct Settings {
