@@ -28,39 +28,36 @@ impl AtomicWrite {
     }
 
     /// Refuses a write-back of `pages` pages larger than half the write-back
-    /// ring (`what` names them): it could not be kept whole. The ring is
+    /// ring: it could not be kept whole. The ring is
     /// the table a transaction fills, so the refusal is `TableFull` (the
     /// host hears "full", as SQLite's SQLITE_FULL, not a failed operation).
-    fn check_ring_room(&self, pages: usize, what: &str) -> Result<()> {
+    fn check_ring_room(&self, pages: usize) -> Result<()> {
         let room = self.ftl.log_ring_blocks(0) as u32 / 2 * self.ftl.nand().geometry().pages_per_block;
         let capacity = room.min(u16::MAX as u32);
         if pages as u64 > capacity as u64 {
-            debug_assert!(!what.is_empty());
             return Err(DeviceError::TableFull { capacity });
         }
         Ok(())
     }
 
-    /// The pages the write-back of the open group `g` would take, and what they are.
-    fn write_back_pages(&self, g: &Group) -> (usize, &'static str) {
+    /// The pages the write-back of the open group `g` would take (mapping-log
+    /// pages, or L2P table pages).
+    fn write_back_pages(&self, g: &Group) -> usize {
         let lpns = g.entries.keys().chain(g.cached.as_ref().map(|(lpn, _)| lpn));
         if self.ftl.hooks().map_log {
             let distinct: BTreeSet<Lpn> = lpns.copied().collect();
-            (
-                distinct.len().div_ceil(MapPage::entries_per_page(self.ftl.page_size())),
-                "mapping-log pages",
-            )
+            distinct.len().div_ceil(MapPage::entries_per_page(self.ftl.page_size()))
         } else {
             let per_page = self.ftl.hooks().entries_per_page();
-            (lpns.map(|&lpn| lpn / per_page).collect::<BTreeSet<u32>>().len(), "L2P table pages")
+            lpns.map(|&lpn| lpn / per_page).collect::<BTreeSet<u32>>().len()
         }
     }
 
     /// Makes room in the write-back ring for `pages` pages: checkpoints
     /// first if the ring would erase a page written since the last
     /// checkpoint (a checkpoint makes them all unneeded).
-    fn ring_room(&mut self, pages: usize, what: &str) -> Result<()> {
-        self.check_ring_room(pages, what)?;
+    fn ring_room(&mut self, pages: usize) -> Result<()> {
+        self.check_ring_room(pages)?;
         let entered = self.ftl.log_blocks_entered(0, pages as u32);
         if entered.iter().any(|b| self.ftl.hooks().needed.contains(b)) {
             self.ftl.checkpoint()?;
@@ -83,7 +80,7 @@ impl AtomicWrite {
     fn write_back_tables(&mut self, entries: &BTreeMap<Lpn, Ppn>) -> Result<()> {
         let per_page = self.ftl.hooks().entries_per_page();
         let tables: BTreeSet<u32> = entries.keys().map(|&lpn| lpn / per_page).collect();
-        self.ring_room(tables.len(), "L2P table pages")?;
+        self.ring_room(tables.len())?;
         let logical_pages = self.ftl.logical_pages();
         let mut page = vec![0u8; self.ftl.page_size() as usize];
         for (position, &t) in tables.iter().enumerate() {
@@ -110,7 +107,7 @@ impl AtomicWrite {
         let ps = self.ftl.page_size();
         let all: Vec<(u32, u32)> = entries.iter().map(|(&l, &p)| (l, p)).collect();
         let chunks: Vec<&[(u32, u32)]> = all.chunks(MapPage::entries_per_page(ps)).collect();
-        self.ring_room(chunks.len(), "mapping-log pages")?;
+        self.ring_room(chunks.len())?;
         let mut buf = vec![0u8; ps as usize];
         for (position, chunk) in chunks.iter().enumerate() {
             MapPage {
@@ -247,10 +244,10 @@ impl Device for AtomicWrite {
     /// The flag page, then (once it is on flash) the L2P and the
     /// write-back; returns when the write-back is on flash.
     fn commit(&mut self, tid: Tid) -> Result<u64> {
-        let (pages, what) = self.write_back_pages(self.group(tid)?);
+        let pages = self.write_back_pages(self.group(tid)?);
         // Refused before the flag page, so the transaction stays open (the
         // host aborts it) rather than committed without its write-back.
-        self.check_ring_room(pages, what)?;
+        self.check_ring_room(pages)?;
         let start = self.ftl.now();
         if self.append_cached(true)? {
             let g = self.ftl.hooks_mut().open.take().expect("the open group");
