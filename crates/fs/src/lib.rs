@@ -197,6 +197,9 @@ pub struct FsStats {
     /// `database_page_writes`).
     pub remappable_writes: u64,
     pub remapped_pages: u64,
+    /// WAL header pages trimmed with a complete checkpoint's remaps
+    /// ([`Fs::discard_with_remaps`]).
+    pub discarded_pages: u64,
     /// File page reads served by the clean-page cache ([`Fs::set_read_cache`]),
     /// not counted in `page_reads`.
     pub cached_reads: u64,
@@ -270,6 +273,9 @@ pub struct Fs {
     /// Remaps waiting for their file's fsync (`remap.rs`): database page ->
     /// the WAL page it takes.
     remaps_waiting: BTreeMap<remap::FilePage, remap::FilePage>,
+    /// A page to discard in the flush that sends a file's remaps (`remap.rs`):
+    /// database -> its WAL's header page.
+    discard_with_remaps: BTreeMap<Ino, remap::FilePage>,
 }
 
 impl Fs {
@@ -367,6 +373,7 @@ impl Fs {
             unflushed: false,
             hostlog: None,
             remaps_waiting: BTreeMap::new(),
+            discard_with_remaps: BTreeMap::new(),
             layout,
         }
     }

@@ -19,6 +19,15 @@
 //! page; a write of it drops the remap; a write, truncate or delete of the
 //! WAL page sends the remap first.
 //!
+//! A remap empties its WAL page, and SQLite's WAL is read from its first
+//! frame: the frames a checkpoint left (superseded by a later frame of the
+//! same page) stay valid up to the first remapped one, and a restart would
+//! replay that old prefix over the checkpointed database. A complete
+//! checkpoint therefore discards the WAL's header page in the flush that
+//! makes its remaps durable ([`Fs::discard_with_remaps`]): the device makes
+//! the remaps and the trim durable together (one mapping checkpoint), and a
+//! WAL with no valid header is an empty one to SQLite.
+//!
 //! Everything else stays `write`'s: the file's size and allocation, the
 //! host log (a remap is logged as the write it stands for, so a process
 //! death replays it as a copy).
@@ -98,6 +107,41 @@ impl Fs {
         Ok(true)
     }
 
+    /// File page `page` (the header page of `db`'s WAL) is trimmed in the
+    /// flush that sends `db`'s waiting remaps, if one does: after a complete
+    /// checkpoint the WAL holds nothing SQLite needs, and what the remaps
+    /// left of it must not be replayed (see the module doc). Forgotten if
+    /// `db` has no remap waiting when it syncs.
+    pub fn discard_with_remaps(&mut self, db: Ino, page: FilePage) {
+        self.discard_with_remaps.insert(db, page);
+    }
+
+    /// Trims file page `page` on the device (it reads as zeros until written
+    /// again; the file keeps its page and size), logged as the zeros it reads.
+    fn discard(&mut self, page: FilePage) -> Result<()> {
+        let Some(lpn) = self.inode(None, page.0)?.page(page.1) else {
+            return Ok(());
+        };
+        assert!(
+            !self.remaps_waiting.values().any(|&s| s == page),
+            "discarding page {page:?}, the source of a waiting remap"
+        );
+        self.cache.take(&(None, page.0, page.1));
+        self.read_cache.forget(lpn);
+        self.dev.trim(lpn)?;
+        self.stats.discarded_pages += 1;
+        self.unflushed = true;
+        let ps = self.page_size();
+        self.host_log(|fs| {
+            Ok(crate::hostlog::Record::Write {
+                ctx: None,
+                path: fs.path_of(page.0)?,
+                offset: page.1 as u64 * ps as u64,
+                data: vec![0; ps],
+            })
+        })
+    }
+
     /// The device page a read of file page `page` must read: the WAL page
     /// of a remap waiting for it, if any.
     pub(crate) fn remapped_source(&self, page: FilePage) -> Option<Lpn> {
@@ -132,14 +176,19 @@ impl Fs {
     }
 
     /// After file `ino`'s fsync made its metadata durable: its waiting
-    /// remaps go to the device, then a flush makes them durable together.
+    /// remaps go to the device, with the discard it asked for, then a flush
+    /// makes them durable together.
     pub(crate) fn send_remaps(&mut self, ino: Ino) -> Result<()> {
         let before = self.remaps_waiting.len();
+        let discard = self.discard_with_remaps.remove(&ino);
         self.settle_remaps(|d, _| d.0 == ino, |_, _| false)?;
-        match self.remaps_waiting.len() < before {
-            true => self.flush(),
-            false => Ok(()),
+        if self.remaps_waiting.len() == before {
+            return Ok(());
         }
+        if let Some(page) = discard {
+            self.discard(page)?;
+        }
+        self.flush()
     }
 
     /// One remap of WAL page `s` onto database page `d` to the device; if

@@ -281,3 +281,126 @@ fn power_cut(s: Stack) -> Stack {
     let dev = mount(mode.protocol(), n, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
     Stack::mount(dev, mode).unwrap()
 }
+
+/// A checkpoint remaps only each page's last frame: the frames before it
+/// keep their data, and SQLite's WAL recovery reads frames from the first
+/// up to the first one that no longer checks (a remapped one). Here the
+/// table's page has two frames, one per commit: the checkpoint remaps the
+/// second, and the first, a whole commit on its own, would be replayed
+/// over the database after a power cut (the second commit lost). The
+/// checkpoint backfills the whole WAL, so its header page is trimmed in
+/// the flush that makes the remaps durable: the restart finds no WAL.
+#[test]
+fn a_cut_after_a_checkpoint_replays_no_frame_it_left() {
+    let mode = Mode::parse("sw-wal").unwrap();
+    let s = stack(mode);
+    let c = s.open("t.db", PAGE).unwrap();
+    c.pragma_update(None, "journal_mode", "WAL").unwrap();
+    c.execute_batch(
+        "PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=0;
+         CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT);
+         INSERT INTO t VALUES (1, 'first');",
+    )
+    .unwrap();
+    // The database has the table's page: its next frames can be remapped.
+    c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).unwrap();
+    c.execute("UPDATE t SET v = 'second' WHERE k = 1", []).unwrap();
+    c.execute("UPDATE t SET v = 'third' WHERE k = 1", []).unwrap();
+    let before = s.snapshot().unwrap();
+    c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())).unwrap();
+    let after = s.snapshot().unwrap();
+    assert_eq!(after.fs.remapped_pages - before.fs.remapped_pages, 1, "{:?}", after.fs);
+    assert_eq!(after.fs.discarded_pages - before.fs.discarded_pages, 1, "{:?}", after.fs);
+    c.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true).unwrap();
+    drop(c);
+    let s = power_cut(s);
+    let c = s.open("t.db", PAGE).unwrap();
+    let v: String = c.query_row("SELECT v FROM t WHERE k = 1", [], |r| r.get(0)).unwrap();
+    assert_eq!((v.as_str(), integrity(&c).as_str()), ("third", "ok"));
+}
+
+/// A checkpoint held short of the WAL's end by another connection's read
+/// transaction backfills only the frames before that reader's mark: the
+/// frames after them are still the only copy of a commit, and SQLite's
+/// recovery must read past the backfilled ones to reach them. Such a
+/// checkpoint copies (a remap would empty its frames' WAL pages); the
+/// restart after a power cut finds the last commit. (Each row fills a page
+/// of its own: SQLite backfills a page only from its last frame, and skips
+/// a page whose last frame is past the reader's mark.)
+#[test]
+fn a_checkpoint_held_short_by_a_reader_copies() {
+    let mode = Mode::parse("sw-wal").unwrap();
+    let s = stack(mode);
+    let c = s.open("t.db", PAGE).unwrap();
+    c.pragma_update(None, "journal_mode", "WAL").unwrap();
+    c.execute_batch(
+        "PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=0;
+         CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT, w BLOB);
+         INSERT INTO t VALUES (1, 'first', zeroblob(3000)), (2, 'first', zeroblob(3000));",
+    )
+    .unwrap();
+    c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).unwrap();
+    c.execute("UPDATE t SET v = 'second' WHERE k = 1", []).unwrap();
+    // A reader's snapshot ends at the commit above.
+    let reader = s.open("t.db", PAGE).unwrap();
+    reader.execute_batch("BEGIN").unwrap();
+    assert_eq!(count(&reader, "SELECT count(*) FROM t"), 2);
+    c.execute("UPDATE t SET v = 'third' WHERE k = 2", []).unwrap();
+    let before = s.snapshot().unwrap();
+    let (busy, log, done): (i64, i64, i64) = c
+        .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap();
+    assert!(busy == 0 && done > 0 && done < log, "a partial checkpoint: {done} of {log} frames");
+    // SQLite syncs the database only after a complete checkpoint: the copy
+    // waits in the page cache, as a remap would wait for the file's next
+    // sync. The host's writeback sends it (a remap would empty frame 1).
+    s.with_fs_mut(|fs| fs.sync()).unwrap().unwrap();
+    let after = s.snapshot().unwrap();
+    assert_eq!(after.fs.remapped_pages, before.fs.remapped_pages, "{:?}", after.fs);
+    assert!(after.fs.database_page_writes > before.fs.database_page_writes, "{:?}", after.fs);
+    reader.execute_batch("COMMIT").unwrap();
+    for c in [&reader, &c] {
+        c.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true).unwrap();
+    }
+    drop((reader, c));
+    let s = power_cut(s);
+    let c = s.open("t.db", PAGE).unwrap();
+    let v: String = c.query_row("SELECT group_concat(v) FROM t ORDER BY k", [], |r| r.get(0)).unwrap();
+    assert_eq!((v.as_str(), integrity(&c).as_str()), ("second,third", "ok"));
+}
+
+/// A checkpoint of the whole WAL while another connection reads its
+/// snapshot from the WAL (its read mark at the last commit, so SQLite
+/// backfills everything): that reader reads its pages from their frames,
+/// which a remap would empty. Such a checkpoint copies, and the reader
+/// reads what it read before.
+#[test]
+fn a_checkpoint_under_a_reader_of_the_wal_copies() {
+    let mode = Mode::parse("sw-wal").unwrap();
+    let s = stack(mode);
+    let c = s.open("t.db", PAGE).unwrap();
+    c.pragma_update(None, "journal_mode", "WAL").unwrap();
+    c.execute_batch(
+        "PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=0;
+         CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT, w BLOB);
+         INSERT INTO t VALUES (1, 'first', zeroblob(3000)), (2, 'first', zeroblob(3000));",
+    )
+    .unwrap();
+    c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).unwrap();
+    c.execute("UPDATE t SET v = 'second' WHERE k = 1", []).unwrap();
+    c.execute("UPDATE t SET v = 'third' WHERE k = 2", []).unwrap();
+    let reader = s.open("t.db", PAGE).unwrap();
+    reader.execute_batch("BEGIN").unwrap();
+    let v = |k: i64| reader.query_row("SELECT v FROM t WHERE k = ?1", [k], |r| r.get::<_, String>(0));
+    assert_eq!(v(1).unwrap(), "second");
+    let before = s.snapshot().unwrap();
+    let (busy, log, done): (i64, i64, i64) = c
+        .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap();
+    assert!(busy == 0 && done == log, "a complete checkpoint: {done} of {log} frames");
+    let after = s.snapshot().unwrap();
+    assert_eq!(after.fs.remapped_pages, before.fs.remapped_pages, "{:?}", after.fs);
+    // Row 2's page, not read yet, comes from its frame.
+    assert_eq!(v(2).unwrap(), "third");
+    reader.execute_batch("COMMIT").unwrap();
+}
