@@ -299,6 +299,7 @@ mod tests {
                 assert_eq!(dev.offers(ext), p.entry.extensions.contains(&ext), "{name}: {ext:?}");
             }
             assert!(!p.entry.sql.is_empty(), "{name} carries no SQLite journal mode");
+            assert!(p.entry.canary.is_some(), "{name} has no canary (`ProtocolEntry::base` gives none)");
             let allowed = if p.entry.transactional {
                 registry::TRANSACTIONAL
             } else {

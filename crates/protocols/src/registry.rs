@@ -145,6 +145,32 @@ pub struct ProtocolEntry {
 }
 
 impl ProtocolEntry {
+    /// An entry with every field but its names and builder at its default:
+    /// a protocol states only where it differs (`..ProtocolEntry::base(..)`),
+    /// so a new field takes one edit here. The defaults are the framework's
+    /// alone (`plain`): no transactions, trims, no extension, every
+    /// isolation level, no option, no counter, SQLite's journaled modes, no
+    /// grouping, no transaction bound, no canary (the registry's tests
+    /// require one).
+    pub const fn base(name: &'static str, label: &'static str, about: &'static str, build: Builder) -> ProtocolEntry {
+        ProtocolEntry {
+            name,
+            label,
+            about,
+            transactional: false,
+            trims: true,
+            extensions: &[],
+            isolation: ALL_LEVELS,
+            options: &[],
+            counters: &[],
+            sql: JOURNALED,
+            sql_normal_group_pages: None,
+            tx_pages_bound: None,
+            canary: None,
+            build,
+        }
+    }
+
     /// The option `key`, if the protocol takes one.
     pub fn option(&self, key: &str) -> Option<&'static OptionSpec> {
         self.options.iter().find(|o| o.key == key)

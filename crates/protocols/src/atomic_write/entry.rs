@@ -57,13 +57,7 @@ impl Build for AtomicWriteBuild {
 }
 
 pub static ENTRY: ProtocolEntry = ProtocolEntry {
-    name: "atomic-write",
-    label: "Atomic-Write",
-    about: "Atomic-Write (Ouyang et al., HPCA 2011), LightTx's baseline: atomic groups ending in a flagged page, \
-            the mapping table written back at each commit, one transaction at a time",
     transactional: true,
-    trims: true,
-    extensions: &[],
     // One transaction at a time: the host must serialise them.
     isolation: &["strict"],
     options: &[MAP_LOG, ALLOC_WINDOW],
@@ -90,8 +84,6 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     // file-system metadata commits in a device transaction of its own while
     // the database's is open, and this device runs one at a time.
     sql: &[SqlJournal::Off, SqlJournal::Memory, SqlJournal::Batch],
-    sql_normal_group_pages: None,
-    tx_pages_bound: None,
     canary: Some(CanarySpec {
         // The superblock holds 16 bytes of name: `atomic-write-canary` does not fit.
         name: "atomic-w-canary",
@@ -99,5 +91,11 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
         workload: "txwrite",
         bug: "the flag goes on a group's first page instead of its last",
     }),
-    build: Builder::of::<AtomicWriteBuild>(),
+    ..ProtocolEntry::base(
+        "atomic-write",
+        "Atomic-Write",
+        "Atomic-Write (Ouyang et al., HPCA 2011), LightTx's baseline: atomic groups ending in a flagged page, \
+        the mapping table written back at each commit, one transaction at a time",
+        Builder::of::<AtomicWriteBuild>(),
+    )
 };

@@ -147,9 +147,8 @@ impl Hooks for AwHooks {
     type Mapping = Dense;
     const CAPABILITIES: Capabilities = Capabilities {
         extra_live: true,
-        skips_victims: false,
         scans_pages: true,
-        logs_mappings: false,
+        ..Capabilities::NONE
     };
 
     fn name(&self) -> &'static str {

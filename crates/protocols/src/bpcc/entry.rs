@@ -31,14 +31,9 @@ impl Build for BpccBuild {
 }
 
 pub static ENTRY: ProtocolEntry = ProtocolEntry {
-    name: "bpcc",
-    label: "BPCC",
-    about: "TxFlash's back-pointer-assisted cyclic commit (Prabhakaran et al., OSDI 2008), LightTx's baseline: \
-            back pointers say which versions were aborted; pages straddling them are pinned",
     transactional: true,
     // No persistent mapping table to make a trim durable in.
     trims: false,
-    extensions: &[],
     // Back pointers name the one last committed version of a page.
     isolation: &["strict", "no-page-conflict"],
     options: &[SUMMARY_PAGES],
@@ -48,13 +43,17 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
                (in GC page copies)",
     }],
     sql: TRANSACTIONAL,
-    sql_normal_group_pages: None,
-    tx_pages_bound: None,
     canary: Some(CanarySpec {
         name: "bpcc-canary",
         // Its bug shows once aborted pages are rewritten under GC.
         workload: "txwrite",
         bug: "GC erases a pinned page",
     }),
-    build: Builder::of::<BpccBuild>(),
+    ..ProtocolEntry::base(
+        "bpcc",
+        "BPCC",
+        "TxFlash's back-pointer-assisted cyclic commit (Prabhakaran et al., OSDI 2008), LightTx's baseline: \
+        back pointers say which versions were aborted; pages straddling them are pinned",
+        Builder::of::<BpccBuild>(),
+    )
 };

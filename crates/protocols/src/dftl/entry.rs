@@ -2,7 +2,7 @@
 //! how its device is built on the framework.
 
 use super::{Dftl, DftlHooks};
-use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, ALL_LEVELS, JOURNALED};
+use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage};
 use crate::{OptionSpec, ProtocolOptions};
 use txftl_ftl::{Canary, CounterSpec, DeviceError, Eviction, Ftl, FtlConfig};
 use txftl_nand::Geometry;
@@ -61,15 +61,6 @@ impl Build for DftlBuild {
 }
 
 pub static ENTRY: ProtocolEntry = ProtocolEntry {
-    name: "dftl",
-    label: "DFTL",
-    about: "DFTL (Gupta et al., ASPLOS 2009): the page-mapping FTL with a demand-paged mapping table, \
-            translation pages cached in DRAM (Möbius's mapping layer)",
-    transactional: false,
-    trims: true,
-    extensions: &[],
-    // Every level: the host journal keeps each transaction's pages apart.
-    isolation: ALL_LEVELS,
     options: &[CMT_PAGES, EVICT_CHECKPOINT],
     counters: &[
         CounterSpec {
@@ -86,13 +77,16 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
                    evict-checkpoint=1)",
         },
     ],
-    sql: JOURNALED,
-    sql_normal_group_pages: None,
-    tx_pages_bound: None,
     canary: Some(CanarySpec {
         name: "dftl-canary",
         workload: "randwrite",
         bug: "a changed translation page leaves the cache without being written",
     }),
-    build: Builder::of::<DftlBuild>(),
+    ..ProtocolEntry::base(
+        "dftl",
+        "DFTL",
+        "DFTL (Gupta et al., ASPLOS 2009): the page-mapping FTL with a demand-paged mapping table, \
+        translation pages cached in DRAM (Möbius's mapping layer)",
+        Builder::of::<DftlBuild>(),
+    )
 };

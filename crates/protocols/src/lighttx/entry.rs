@@ -2,7 +2,7 @@
 //! its device is built on the framework.
 
 use super::{LHooks, LightTx};
-use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, ALL_LEVELS, TRANSACTIONAL};
+use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, TRANSACTIONAL};
 use crate::{OptionSpec, ProtocolOptions};
 use txftl_ftl::{CounterSpec, DeviceError, Ftl, FtlConfig};
 use txftl_nand::Geometry;
@@ -80,13 +80,7 @@ impl Build for LightTxBuild {
 }
 
 pub static ENTRY: ProtocolEntry = ProtocolEntry {
-    name: "lighttx",
-    label: "LightTx",
-    about: "LightTx (Lu et al., ICCD 2013): page-independent commit and zone-based tracking of live transactions",
     transactional: true,
-    trims: true,
-    extensions: &[],
-    isolation: ALL_LEVELS,
     options: &[ZONE_BLOCKS, INTERVAL_ZONES],
     counters: &[
         CounterSpec {
@@ -103,13 +97,16 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
         },
     ],
     sql: TRANSACTIONAL,
-    sql_normal_group_pages: None,
-    tx_pages_bound: None,
     canary: Some(CanarySpec {
         name: "lighttx-canary",
         // Its bug only shows with transactions open across a checkpoint.
         workload: "txwrite",
         bug: "the zone metadata forgets the Unavailable Zone",
     }),
-    build: Builder::of::<LightTxBuild>(),
+    ..ProtocolEntry::base(
+        "lighttx",
+        "LightTx",
+        "LightTx (Lu et al., ICCD 2013): page-independent commit and zone-based tracking of live transactions",
+        Builder::of::<LightTxBuild>(),
+    )
 };

@@ -3,7 +3,7 @@
 
 use super::format::Inode;
 use super::{Asked, Mobius, MobiusHooks, Settings};
-use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, ALL_LEVELS, TRANSACTIONAL};
+use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, TRANSACTIONAL};
 use crate::{OptionSpec, ProtocolOptions};
 use txftl_ftl::extensions::Extension;
 use txftl_ftl::{CounterSpec, DeviceError, Ftl, FtlConfig};
@@ -162,18 +162,8 @@ impl Build for MobiusBuild {
 }
 
 pub static ENTRY: ProtocolEntry = ProtocolEntry {
-    name: "mobius",
-    label: "Möbius",
-    about: "Möbius (Hu et al., ICDCS 2017): static transactions whose atom inode, written before the data, lists \
-            where every page lies; commit flags in later inodes; a dynamic transaction chained through its pages' \
-            spare areas, closed at its rear; DFTL's cached mapping table",
     transactional: true,
-    trims: true,
     extensions: &[Extension::StaticTx, Extension::DynamicTx],
-    // A static transaction's pages are buffered until its commit; a dynamic
-    // one's are unmapped until its REAR and read only through it: others
-    // never see them, and commits are atomic.
-    isolation: ALL_LEVELS,
     options: &[
         CMT_PAGES,
         S_MAX,
@@ -260,13 +250,18 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
         },
     ],
     sql: TRANSACTIONAL,
-    sql_normal_group_pages: None,
-    tx_pages_bound: None,
     canary: Some(CanarySpec {
         name: "mobius-canary",
         workload: "txwrite",
         bug: "recovery takes an inode no later one flags as committed without reading its pages, and the last \
               dynamic transaction's chain as committed without checking that it is closed",
     }),
-    build: Builder::of::<MobiusBuild>(),
+    ..ProtocolEntry::base(
+        "mobius",
+        "Möbius",
+        "Möbius (Hu et al., ICDCS 2017): static transactions whose atom inode, written before the data, lists \
+        where every page lies; commit flags in later inodes; a dynamic transaction chained through its pages' \
+        spare areas, closed at its rear; DFTL's cached mapping table",
+        Builder::of::<MobiusBuild>(),
+    )
 };

@@ -58,12 +58,7 @@ impl Build for NoLgnBuild {
 }
 
 pub static ENTRY: ProtocolEntry = ProtocolEntry {
-    name: "nolgn",
-    label: "NoLgn-FTL",
-    about: "NoLgn-FTL (Yin et al., JSA 2025): no log; old pages stay valid in locked blocks until commit, \
-            a P2P table in DRAM and an end flag in the OOB",
     transactional: true,
-    trims: true,
     extensions: &[Extension::TxEnd],
     // No two open transactions write one page: the old version is the L2P's.
     isolation: &["strict", "no-page-conflict"],
@@ -124,5 +119,11 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
         workload: "txwrite",
         bug: "one lock bit per block, as the paper has it: a commit unlocks a block another open transaction still pins",
     }),
-    build: Builder::of::<NoLgnBuild>(),
+    ..ProtocolEntry::base(
+        "nolgn",
+        "NoLgn-FTL",
+        "NoLgn-FTL (Yin et al., JSA 2025): no log; old pages stay valid in locked blocks until commit, \
+        a P2P table in DRAM and an end flag in the OOB",
+        Builder::of::<NoLgnBuild>(),
+    )
 };

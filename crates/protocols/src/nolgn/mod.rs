@@ -123,7 +123,7 @@ impl Hooks for NHooks {
         extra_live: true,
         skips_victims: true,
         scans_pages: true,
-        logs_mappings: false,
+        ..Capabilities::NONE
     };
 
     fn name(&self) -> &'static str {

@@ -2,7 +2,7 @@
 //! every paper compares against. A host that needs atomicity on it must keep a
 //! journal. It is the framework with no hooks.
 
-use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, ALL_LEVELS, JOURNALED};
+use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage};
 use crate::ProtocolOptions;
 use txftl_ftl::{Canary, DeviceError, Ftl, FtlConfig, Hooks};
 use txftl_ftl::{Capabilities, Dense, EventHooks, GcHooks, PersistHooks, RecoveryHooks};
@@ -62,23 +62,15 @@ impl Build for PlainBuild {
 }
 
 pub static ENTRY: ProtocolEntry = ProtocolEntry {
-    name: "plain",
-    label: "plain",
-    about: "the page-mapping FTL without transactions, every paper's baseline (a host keeps a journal on it)",
-    transactional: false,
-    trims: true,
-    extensions: &[],
-    // Every level: the host journal keeps each transaction's pages apart.
-    isolation: ALL_LEVELS,
-    options: &[],
-    counters: &[],
-    sql: JOURNALED,
-    sql_normal_group_pages: None,
-    tx_pages_bound: None,
     canary: Some(CanarySpec {
         name: "plain-canary",
         workload: "randwrite",
         bug: "GC victims are reused before a checkpoint covers them",
     }),
-    build: Builder::of::<PlainBuild>(),
+    ..ProtocolEntry::base(
+        "plain",
+        "plain",
+        "the page-mapping FTL without transactions, every paper's baseline (a host keeps a journal on it)",
+        Builder::of::<PlainBuild>(),
+    )
 };

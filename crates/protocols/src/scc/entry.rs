@@ -24,14 +24,9 @@ impl Build for SccBuild {
 }
 
 pub static ENTRY: ProtocolEntry = ProtocolEntry {
-    name: "scc",
-    label: "SCC",
-    about: "TxFlash's simple cyclic commit (Prabhakaran et al., OSDI 2008), LightTx's baseline: \
-            pages linked in a cycle, an uncommitted version erased before a newer one is written",
     transactional: true,
     // No persistent mapping table to make a trim durable in.
     trims: false,
-    extensions: &[],
     // A page's older versions must be settled before a new one is written.
     isolation: &["strict", "no-page-conflict"],
     options: &[SUMMARY_PAGES],
@@ -46,12 +41,16 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
         },
     ],
     sql: TRANSACTIONAL,
-    sql_normal_group_pages: None,
-    tx_pages_bound: None,
     canary: Some(CanarySpec {
         name: "scc-canary",
         workload: "txwrite",
         bug: "the forced erase is skipped: the uncommitted transaction is forgotten, its pages stay",
     }),
-    build: Builder::of::<SccBuild>(),
+    ..ProtocolEntry::base(
+        "scc",
+        "SCC",
+        "TxFlash's simple cyclic commit (Prabhakaran et al., OSDI 2008), LightTx's baseline: \
+        pages linked in a cycle, an uncommitted version erased before a newer one is written",
+        Builder::of::<SccBuild>(),
+    )
 };

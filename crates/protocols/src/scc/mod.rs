@@ -196,9 +196,8 @@ impl Hooks for SccHooks {
     type Mapping = Unpersisted;
     const CAPABILITIES: Capabilities = Capabilities {
         extra_live: true,
-        skips_victims: false,
         scans_pages: true,
-        logs_mappings: false,
+        ..Capabilities::NONE
     };
 
     fn name(&self) -> &'static str {

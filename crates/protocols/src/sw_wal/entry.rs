@@ -1,7 +1,7 @@
 //! SW-WAL's registry entry: how its device is built on the framework.
 
 use super::{SwHooks, SwWal};
-use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, SqlJournal, Stage, ALL_LEVELS};
+use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, SqlJournal, Stage};
 use crate::ProtocolOptions;
 use txftl_ftl::{CounterSpec, DeviceError, Extension, Ftl};
 use txftl_nand::Geometry;
@@ -22,15 +22,7 @@ impl Build for SwWalBuild {
 }
 
 pub static ENTRY: ProtocolEntry = ProtocolEntry {
-    name: "sw-wal",
-    label: "SW-WAL",
-    about: "SW-WAL (Wu et al., DATE 2021), NoLgn's baseline: SQLite's WAL checkpointed by remapping WAL pages onto \
-            the database's in the FTL instead of copying them",
-    transactional: false,
-    trims: true,
     extensions: &[Extension::Remap],
-    isolation: ALL_LEVELS,
-    options: &[],
     counters: &[
         CounterSpec {
             key: "sw_wal_remappable_writes",
@@ -52,12 +44,16 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     // WAL, whose checkpoints remap (the SQLite mode `sw-wal`): what the
     // device is for; the other journal modes run on `plain`.
     sql: &[SqlJournal::Wal],
-    sql_normal_group_pages: None,
-    tx_pages_bound: None,
     canary: Some(CanarySpec {
         name: "sw-wal-canary",
         workload: "remap",
         bug: "remaps a page its spare area does not name for the target",
     }),
-    build: Builder::of::<SwWalBuild>(),
+    ..ProtocolEntry::base(
+        "sw-wal",
+        "SW-WAL",
+        "SW-WAL (Wu et al., DATE 2021), NoLgn's baseline: SQLite's WAL checkpointed by remapping WAL pages onto \
+        the database's in the FTL instead of copying them",
+        Builder::of::<SwWalBuild>(),
+    )
 };

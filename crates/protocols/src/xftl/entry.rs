@@ -2,7 +2,7 @@
 //! device is built on the framework.
 
 use super::{auto_entries, index_bytes_max, XFtl, XHooks, BYTES_PER_ENTRY, MAX_ENTRIES};
-use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, TxPagesBound, ALL_LEVELS, TRANSACTIONAL};
+use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, TxPagesBound, TRANSACTIONAL};
 use crate::{OptionSpec, ProtocolOptions};
 use txftl_ftl::{CounterSpec, DeviceError, Ftl};
 use txftl_nand::Geometry;
@@ -70,13 +70,7 @@ impl Build for XftlBuild {
 }
 
 pub static ENTRY: ProtocolEntry = ProtocolEntry {
-    name: "xftl",
-    label: "X-FTL",
-    about: "X-FTL (Kang et al., SIGMOD 2013): transactions in the FTL through an X-L2P table beside the L2P",
     transactional: true,
-    trims: true,
-    extensions: &[],
-    isolation: ALL_LEVELS,
     options: &[XL2P_ENTRIES, XL2P_SPILL],
     counters: &[
         CounterSpec {
@@ -89,8 +83,6 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
         },
     ],
     sql: TRANSACTIONAL,
-    // The table spills to flash unless told not to: then it bounds a transaction.
-    sql_normal_group_pages: None,
     tx_pages_bound: Some(TxPagesBound {
         key: "xl2p-entries",
         with: &[("xl2p-spill", 0)],
@@ -101,5 +93,10 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
         workload: "txwrite",
         bug: "a commit is acknowledged before its X-L2P table page is durable",
     }),
-    build: Builder::of::<XftlBuild>(),
+    ..ProtocolEntry::base(
+        "xftl",
+        "X-FTL",
+        "X-FTL (Kang et al., SIGMOD 2013): transactions in the FTL through an X-L2P table beside the L2P",
+        Builder::of::<XftlBuild>(),
+    )
 };

@@ -208,8 +208,7 @@ impl Hooks for XHooks {
     const CAPABILITIES: Capabilities = Capabilities {
         extra_live: true,
         skips_victims: true,
-        scans_pages: false,
-        logs_mappings: false,
+        ..Capabilities::NONE
     };
 
     fn name(&self) -> &'static str {
