@@ -64,6 +64,7 @@ mod journal;
 mod layout;
 mod readcache;
 mod remap;
+pub use remap::REMAPS_WAITING_MAX;
 mod txn;
 
 pub use cache::{CachePolicy, DEFAULT_MAX_DIRTY_PAGES};
@@ -273,6 +274,8 @@ pub struct Fs {
     /// Remaps waiting for their file's fsync (`remap.rs`): database page ->
     /// the WAL page it takes.
     remaps_waiting: BTreeMap<remap::FilePage, remap::FilePage>,
+    /// The most `remaps_waiting` holds.
+    remaps_waiting_max: usize,
     /// A page to discard in the flush that sends a file's remaps (`remap.rs`):
     /// database -> its WAL's header page.
     discard_with_remaps: BTreeMap<Ino, remap::FilePage>,
@@ -373,6 +376,7 @@ impl Fs {
             unflushed: false,
             hostlog: None,
             remaps_waiting: BTreeMap::new(),
+            remaps_waiting_max: remap::REMAPS_WAITING_MAX,
             discard_with_remaps: BTreeMap::new(),
             layout,
         }

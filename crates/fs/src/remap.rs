@@ -35,6 +35,11 @@
 use crate::{Fs, FsError, Ino, Result};
 use txftl_ftl::{DeviceError, Extension, Lpn};
 
+/// The most remaps the file system holds for their files' fsyncs, by
+/// default ([`Fs::set_remaps_waiting_max`]): past it a checkpoint's page
+/// is copied. As many as the SW-WAL device's pending remaps by default.
+pub const REMAPS_WAITING_MAX: usize = 65_536;
+
 /// A file page: (inode, page index).
 pub(crate) type FilePage = (Ino, u32);
 
@@ -79,7 +84,8 @@ impl Fs {
         let src = self.inode(None, from.0).ok().and_then(|i| i.page(from.1));
         let dst = self.inode(None, ino)?.page(idx);
         let src_on_device = self.cache.get(&(None, from.0, from.1)).is_none();
-        if src.is_none() || dst.is_none() || data.len() != ps || !src_on_device || !self.dev.offers(Extension::Remap) {
+        let room = self.remaps_waiting.len() < self.remaps_waiting_max || self.remaps_waiting.contains_key(&(ino, idx));
+        if src.is_none() || dst.is_none() || data.len() != ps || !src_on_device || !room || !self.dev.offers(Extension::Remap) {
             self.write(None, ino, offset, data)?;
             return Ok(false);
         }
@@ -93,6 +99,7 @@ impl Fs {
         // A dirty copy of the database page is older than this.
         self.cache.take(&(None, ino, idx));
         self.remaps_waiting.insert((ino, idx), from);
+        assert!(self.remaps_waiting.len() <= self.remaps_waiting_max);
         if offset + ps as u64 > self.inode(None, ino)?.size {
             self.inode_mut(None, ino)?.size = offset + ps as u64;
         }
@@ -105,6 +112,13 @@ impl Fs {
             })
         })?;
         Ok(true)
+    }
+
+    /// Bounds the remaps waiting for their files' fsyncs (a DRAM table of
+    /// the host's): past `max`, a checkpoint's page is copied.
+    pub fn set_remaps_waiting_max(&mut self, max: usize) {
+        assert!(max > 0, "a bound of no remap: a device without remaps copies already");
+        self.remaps_waiting_max = max;
     }
 
     /// File page `page` (the header page of `db`'s WAL) is trimmed in the
@@ -204,7 +218,9 @@ impl Fs {
                 self.read_cache.moved(src, dst);
                 self.stats.remapped_pages += 1;
             }
-            Err(DeviceError::Unsupported { .. }) => {
+            // Refused (the page was not written for that target since the
+            // device's mount, or its pending remaps are full): copied.
+            Err(DeviceError::Unsupported { .. } | DeviceError::TableFull { .. }) => {
                 let mut page = vec![0u8; self.page_size()];
                 self.read_dev(None, src, &mut page)?;
                 self.write_dev(None, dst, &page, false)?;

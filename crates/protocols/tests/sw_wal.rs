@@ -75,7 +75,14 @@ fn gc_moves_a_remapped_page_as_its_new_logical_pages() {
     use txftl_protocols::sw_wal::{SwHooks, SwWal};
     let nand = nand();
     let geo = *nand.geometry();
-    let mut d = SwWal::new(Ftl::format(nand, FtlConfig::default(), SwHooks::new(false)).unwrap());
+    let mut d = SwWal::new(
+        Ftl::format(
+            nand,
+            FtlConfig::default(),
+            SwHooks::new(false, txftl_protocols::sw_wal::PENDING_REMAPS_DEFAULT),
+        )
+        .unwrap(),
+    );
     let data = |v: u8| vec![v; geo.page_size as usize];
     for lpn in 0..40 {
         d.write(lpn, &data(1)).unwrap();
@@ -128,4 +135,31 @@ fn a_remap_the_spare_area_does_not_name_is_refused_and_the_canary_takes_it() {
     let mut buf = page(&*d, 0);
     assert!(matches!(d.read(3, &mut buf), Err(DeviceError::Corrupted(_))));
     assert!(d.check_invariants().is_err());
+}
+
+/// The pending remaps are a bounded DRAM table (option `pending-remaps`): a
+/// remap onto a new page past the bound is refused with `TableFull` (the
+/// host copies), one replacing a pending remap of the same target is not,
+/// and the flush empties the table.
+#[test]
+fn a_remap_past_the_pending_bound_is_refused_as_table_full() {
+    let opts = ProtocolOptions::new().with("pending-remaps", 2);
+    let mut d = protocol(false).format(nand(), FtlConfig::default(), &opts).unwrap();
+    for lpn in 0..4 {
+        d.write(lpn, &page(&*d, 1)).unwrap();
+        write_wal(&mut *d, 100 + lpn, 2, lpn);
+    }
+    write_wal(&mut *d, 104, 3, 0);
+    remap(&mut *d, 100, 0).unwrap();
+    remap(&mut *d, 101, 1).unwrap();
+    assert!(matches!(remap(&mut *d, 102, 2), Err(DeviceError::TableFull { capacity: 2 })));
+    remap(&mut *d, 104, 0).unwrap();
+    assert_eq!(d.stats().protocol.get("sw_wal_remaps_refused"), 1);
+    d.flush().unwrap();
+    remap(&mut *d, 102, 2).unwrap();
+    d.flush().unwrap();
+    let mut d = cut(d);
+    let got: Vec<u8> = (0..4).map(|l| reads(&mut *d, l)).collect();
+    assert_eq!(got, [3, 2, 2, 1]);
+    d.check_invariants().unwrap();
 }

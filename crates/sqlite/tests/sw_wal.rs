@@ -404,3 +404,22 @@ fn a_checkpoint_under_a_reader_of_the_wal_copies() {
     assert_eq!(v(2).unwrap(), "third");
     reader.execute_batch("COMMIT").unwrap();
 }
+
+/// The remaps waiting for the database's fsync are a bounded table of the
+/// host's: past the bound, a checkpoint copies its pages (here 2 remaps of
+/// about 17 pages), and the table is whole after a power cut.
+#[test]
+fn remaps_past_the_file_systems_bound_are_copies() {
+    let mode = Mode::parse("sw-wal").unwrap();
+    let s = stack(mode);
+    s.with_fs_mut(|fs| fs.set_remaps_waiting_max(2)).unwrap();
+    run(&s);
+    let st = s.snapshot().unwrap();
+    // The first checkpoint remaps page 1 (the only one the database had
+    // when its frames were written), the second 2 of its 17 pages.
+    assert_eq!((st.fs.remapped_pages, st.dev.protocol.get("sw_wal_remaps")), (3, 3), "{:?}", st.fs);
+    assert!(st.fs.database_page_writes >= 30, "{:?}", st.fs);
+    let s = power_cut(s);
+    let c = s.open("t.db", PAGE).unwrap();
+    assert_eq!((count(&c, "SELECT count(*) FROM t"), integrity(&c).as_str()), (200, "ok"));
+}

@@ -2,9 +2,30 @@
 
 use super::{SwHooks, SwWal};
 use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, SqlJournal, Stage};
-use crate::ProtocolOptions;
+use crate::{OptionSpec, ProtocolOptions};
 use txftl_ftl::{CounterSpec, DeviceError, Extension, Ftl};
 use txftl_nand::Geometry;
+
+/// Remaps waiting in device DRAM for the next flush, by default: more
+/// than a checkpoint of SQLite's default WAL (1,000 frames) or of a WAL of
+/// 50,000 rows inserted in one transaction at 8 KiB pages (hundreds).
+pub const PENDING_REMAPS_DEFAULT: u32 = 65_536;
+/// Bytes of one pending remap: its entries in the two maps (target ->
+/// WAL page, WAL page -> target), keys, values and tree overhead.
+const BYTES_PER_PENDING: u64 = 2 * 48;
+
+const PENDING_REMAPS: OptionSpec = OptionSpec {
+    key: "pending-remaps",
+    value_name: "N",
+    help: "remaps waiting in device DRAM for the next flush [default: 65,536]; a remap past them is refused \
+           with `table full`, and the host copies the page instead",
+    min: 1,
+    max: 1 << 26,
+};
+
+fn pending_max(opts: &ProtocolOptions) -> Result<u32, DeviceError> {
+    Ok(opts.u32(&PENDING_REMAPS)?.unwrap_or(PENDING_REMAPS_DEFAULT))
+}
 
 pub struct SwWalBuild;
 
@@ -12,8 +33,12 @@ impl Build for SwWalBuild {
     type Hooks = SwHooks;
     type Device = SwWal;
 
-    fn hooks(_geo: &Geometry, _opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<SwHooks, DeviceError> {
-        Ok(SwHooks::new(canary))
+    fn hooks(_geo: &Geometry, opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<SwHooks, DeviceError> {
+        Ok(SwHooks::new(canary, pending_max(opts)?))
+    }
+
+    fn extra_memory(_geo: &Geometry, logical_pages: u32, opts: &ProtocolOptions) -> u64 {
+        pending_max(opts).unwrap_or(PENDING_REMAPS_DEFAULT).min(logical_pages) as u64 * BYTES_PER_PENDING
     }
 
     fn wrap(ftl: Ftl<SwHooks>) -> SwWal {
@@ -23,6 +48,7 @@ impl Build for SwWalBuild {
 
 pub static ENTRY: ProtocolEntry = ProtocolEntry {
     extensions: &[Extension::Remap],
+    options: &[PENDING_REMAPS],
     counters: &[
         CounterSpec {
             key: "sw_wal_remappable_writes",
@@ -34,7 +60,8 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
         },
         CounterSpec {
             key: "sw_wal_remaps_refused",
-            help: "remaps refused (the page was not written for that target since the mount): the host copies",
+            help: "remaps refused (the page was not written for that target since the mount, or the pending \
+                   remaps are full): the host copies",
         },
         CounterSpec {
             key: "sw_wal_gc_tagged_copies",

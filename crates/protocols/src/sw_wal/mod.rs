@@ -24,12 +24,14 @@
 //!   reuses the WAL) applies the remap first.
 //! - A remap of a page not written with `write_remappable` naming that target
 //!   since the mount (the device keeps which in DRAM) is refused with
-//!   `Unsupported`, and the host copies instead.
+//!   `Unsupported`, and the host copies instead. So is one past the pending
+//!   remaps' bound (option `pending-remaps`), with `TableFull`: a flush to
+//!   make room would make part of a checkpoint's remaps durable alone.
 
 mod entry;
 mod format;
 
-pub use entry::ENTRY;
+pub use entry::{ENTRY, PENDING_REMAPS_DEFAULT};
 pub use format::RemapTag;
 
 use std::collections::BTreeMap;
@@ -49,6 +51,8 @@ pub struct SwHooks {
     pending: BTreeMap<Lpn, Lpn>,
     /// The same, WAL page -> target.
     pending_from: BTreeMap<Lpn, Lpn>,
+    /// The most remaps `pending` holds (option `pending-remaps`).
+    pending_max: u32,
     remaps: u64,
     remappable_writes: u64,
     refused: u64,
@@ -56,9 +60,11 @@ pub struct SwHooks {
 }
 
 impl SwHooks {
-    pub fn new(canary: bool) -> SwHooks {
+    pub fn new(canary: bool, pending_max: u32) -> SwHooks {
+        assert!(pending_max > 0, "the option's minimum is 1");
         SwHooks {
             canary,
+            pending_max,
             ..SwHooks::default()
         }
     }
@@ -258,12 +264,18 @@ impl Remap for SwWal {
             return Err(DeviceError::CallOrder(format!("remap of logical page {from} onto {to}: {why}")));
         }
         let h = self.ftl.hooks_mut();
+        if !h.pending.contains_key(&to) && h.pending.len() >= h.pending_max as usize {
+            h.refused += 1;
+            return Err(DeviceError::TableFull { capacity: h.pending_max });
+        }
         // A second remap onto `to` before the flush replaces the first (whose
         // WAL page keeps its data).
         if let Some(old) = h.pending.insert(to, from) {
             h.pending_from.remove(&old);
         }
         h.pending_from.insert(from, to);
+        debug_assert_eq!(h.pending.len(), h.pending_from.len(), "the two maps of pending remaps differ");
+        assert!(h.pending.len() <= h.pending_max as usize);
         h.targets.remove(&from);
         h.remaps += 1;
         Ok(0)
