@@ -52,7 +52,7 @@ pub struct DeviceStats {
     pub map_writes: u64,
     /// Of `map_writes`: L2P table pages (mapping persistence proper, LightTx
     /// Fig. 9's; zero for a protocol whose checkpoints persist no L2P,
-    /// `Hooks::persists_l2p`), block-table pages, and record pages (the
+    /// `Mapping::PERSISTED`), block-table pages, and record pages (the
     /// directory and the protocol's section). The three add up to `map_writes`.
     pub map_l2p_writes: u64,
     pub map_block_writes: u64,
@@ -134,7 +134,7 @@ pub struct RecoveryReport {
     /// X-L2P table) and the blocks it asked to scan (LightTx: its Unavailable Zone).
     pub protocol_read_ns: u64,
     /// Blocks in use at the checkpoint, and their pages, read because the
-    /// protocol asked (`Hooks::zone_blocks`; LightTx's Unavailable Zone).
+    /// protocol asked (`RecoveryHooks::zone_blocks`; LightTx's Unavailable Zone).
     pub protocol_blocks_scanned: u64,
     pub protocol_pages_scanned: u64,
     /// Of those blocks: the summary pages read (`summary.rs`; each counted

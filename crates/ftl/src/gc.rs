@@ -238,7 +238,7 @@ impl<H: Hooks> Ftl<H> {
         Ok(())
     }
 
-    /// Answers the protocol's erase requests ([`Hooks::erase_request`])
+    /// Answers the protocol's erase requests ([`GcHooks::erase_request`])
     /// before a host program, in the order the protocol gives them.
     pub(crate) fn answer_erase_requests(&mut self) -> Result<()> {
         while let Some(block) = self.hooks.erase_request() {

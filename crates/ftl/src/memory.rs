@@ -33,7 +33,7 @@ pub struct FtlMemory {
     /// directories and the ring's page map.
     pub tables: u64,
     /// What a metadata-only array keeps in memory for this FTL: the
-    /// protocol's packed OOB bytes (`Hooks::packed_protocol_bytes` a page),
+    /// protocol's packed OOB bytes (`PersistHooks::packed_protocol_bytes` a page),
     /// and metadata pages: three
     /// checkpoints (the current one, the previous one, and the one being
     /// written: table pages, most of them as patches, and records), the

@@ -198,7 +198,7 @@ impl Oob {
 /// past the first `protocol_bytes` (what the host and GC write when no data is
 /// stored) packs into its logical page, sequence number, erase count,
 /// relocated flag and those protocol bytes; the NAND keeps any other spare
-/// area whole. `protocol_bytes`: the protocol's [`crate::Hooks::packed_protocol_bytes`].
+/// area whole. `protocol_bytes`: the protocol's [`crate::PersistHooks::packed_protocol_bytes`].
 pub fn spare_codec(protocol_bytes: usize) -> SpareCodec {
     SpareCodec {
         pack: pack_spare,

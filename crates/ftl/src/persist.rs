@@ -67,7 +67,7 @@ impl<H: Hooks> Ftl<H> {
     /// changed since the current checkpoint (L2P pages with a mapping changed,
     /// block-table pages with a record changed), then the record whose
     /// directory names where every table page lies, old or new. A protocol
-    /// that keeps no mapping table (`Hooks::persists_l2p` false) gets no L2P
+    /// that keeps no mapping table (`Mapping::PERSISTED` false) gets no L2P
     /// page written: only block-table pages and the record.
     ///
     /// The ring's rule, which keeps the previous checkpoint intact as a
@@ -143,7 +143,7 @@ impl<H: Hooks> Ftl<H> {
     fn table_pages_to_write(&self, blocks: &[BlockRecord]) -> Vec<(u32, bool)> {
         let layout = self.tables.layout;
         let mut changed = vec![false; layout.table_pages() as usize];
-        // Without L2P persistence (`Hooks::persists_l2p`) no L2P page is
+        // Without L2P persistence (`Mapping::PERSISTED`) no L2P page is
         // ever written: the directory keeps naming none.
         if <H::Mapping as Mapping>::PERSISTED {
             for t in 0..layout.map_pages() {

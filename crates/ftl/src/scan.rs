@@ -1,4 +1,4 @@
-//! The pages a protocol's recovery scan hands it (`Hooks::recover_scanned`),
+//! The pages a protocol's recovery scan hands it (`RecoveryHooks::recover_scanned`),
 //! read from the NAND one at a time as the protocol visits them.
 //!
 //! A protocol without a mapping table on flash (SCC, BPCC) scans every block
@@ -29,7 +29,7 @@ use txftl_nand::{BlockId, DataMode, Geometry, Nand};
 /// First every intact data page the roll-forward scan found (programmed
 /// after the checkpoint; already read, so visiting them costs no time), then
 /// every intact data page programmed before the checkpoint in the blocks the
-/// protocol named (`Hooks::zone_blocks`), read as they are visited. A
+/// protocol named (`RecoveryHooks::zone_blocks`), read as they are visited. A
 /// protocol that never visits them reads nothing.
 pub struct ScannedPages<'a> {
     pub(crate) nand: &'a mut Nand,

@@ -175,7 +175,7 @@ fn pins_are_released_when_the_aborted_pages_are_gone() {
     assert!(d.stats().gc_runs > 0);
 }
 
-/// Pins go at the erase itself (`Hooks::on_erase`), not when the block is
+/// Pins go at the erase itself (`EventHooks::on_erase`), not when the block is
 /// programmed again; and not before the straddled version is unguarded:
 /// while its page or the page linking to it is on flash, recovery must see
 /// it straddled.

@@ -151,7 +151,7 @@ fn xftl_falls_back_and_keeps_every_commit() {
     }
 }
 
-/// SCC and BPCC keep no mapping table (`Hooks::persists_l2p`): their
+/// SCC and BPCC keep no mapping table (`Mapping::PERSISTED`): their
 /// checkpoints hold the block table only, so a fallback loses no L2P page
 /// either; the older checkpoint's block table and the whole-device scan bring
 /// every committed page back.

@@ -340,7 +340,7 @@ impl<H: Hooks> Ftl<H> {
         let ring_blocks: usize = sb.ckpt_ring.len() + sb.protocol_rings.iter().map(|r| r.blocks.len()).sum::<usize>();
         let pool_blocks = geo.block_count().saturating_sub(2 + ring_blocks as u32);
         self.derived = Self::derive(&geo, &self.cfg, pool_blocks, Some(sb.logical_pages))?;
-        // Without L2P persistence (`Hooks::persists_l2p`) the checkpoint
+        // Without L2P persistence (`Mapping::PERSISTED`) the checkpoint
         // names no L2P page: the L2P starts empty, and the protocol's scan
         // (`recover_scanned`) maps every logical page.
         self.l2p = std::mem::replace(&mut ck.l2p, H::Mapping::unmapped(0)?);

@@ -1,6 +1,6 @@
-//! The protocol's part of the mount: its logs read back (`Hooks::recover`)
+//! The protocol's part of the mount: its logs read back (`RecoveryHooks::recover`)
 //! and, for a protocol that asks for it, its scan of the blocks in use
-//! (`Hooks::recover_scanned`).
+//! (`RecoveryHooks::recover_scanned`).
 
 use super::{Found, Mounted};
 use crate::checkpoint::{Checkpoint, RecordState};
@@ -24,7 +24,7 @@ pub(super) struct ProtocolRecovery {
 }
 
 impl<H: Hooks> Ftl<H> {
-    /// The blocks the protocol names (`Hooks::zone_blocks`: blocks in use at
+    /// The blocks the protocol names (`RecoveryHooks::zone_blocks`: blocks in use at
     /// the checkpoint), ascending, each with its write pointer at the
     /// checkpoint: what its scan (`ScannedPages`) reads, from the first page
     /// to that write pointer. Ring blocks and blocks not in use are left out.

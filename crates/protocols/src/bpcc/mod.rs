@@ -17,7 +17,7 @@
 //!   invalid, cannot be erased and has to be moved"): a page whose back
 //!   pointer straddles a version of an aborted transaction (its straddle
 //!   responsibility set, SRS) is *pinned* while that version is *guarded*.
-//!   GC moves pinned pages like valid ones (the generic `Hooks::extra_live`),
+//!   GC moves pinned pages like valid ones (the generic `GcHooks::extra_live`),
 //!   counted in `pinned_copies` (the entry's counter `gc_pinned_copies`).
 //! - A version is guarded while a copy of its page, or of the page of the
 //!   same transaction that links to it, is on flash. TxFlash releases a
@@ -34,11 +34,11 @@
 //!   aborted transaction to the next and filled the device.)
 //! - An aborted transaction's pages are garbage at once (GC erases them like
 //!   any invalid page). Its pages are gone when their block is erased (the
-//!   generic `Hooks::on_erase`, called once the NAND erase succeeded: a GC
+//!   generic `EventHooks::on_erase`, called once the NAND erase succeeded: a GC
 //!   victim erased for reuse, a metadata ring taking a block from the pool);
 //!   a version no longer guarded releases its straddlers.
 //! - No persistent mapping table: the framework's checkpoints write no L2P
-//!   page for BPCC (`Hooks::persists_l2p` is false), only the block table
+//!   page for BPCC (`Mapping::PERSISTED` is false), only the block table
 //!   and the record; recovery starts from an empty L2P, scans every block in
 //!   use (`zone_blocks` names them all; by their summary pages alone with
 //!   `summary-pages=1`, `crate::cycle::summary`) and rebuilds the mappings, the dead
@@ -264,7 +264,7 @@ impl BpccHooks {
         }
     }
 
-    /// `block` was erased (`Hooks::on_erase`): whatever it held is gone.
+    /// `block` was erased (`EventHooks::on_erase`): whatever it held is gone.
     ///
     /// Crash safety: recovery rebuilds the pins from the pages it finds on
     /// flash (`recovery.rs`), so a pin may go only once the pages guarding

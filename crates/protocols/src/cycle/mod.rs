@@ -23,7 +23,7 @@ use txftl_ftl::BlockId;
 use txftl_nand::Geometry;
 
 /// Every block: a cyclic commit has no mapping table, so recovery scans the
-/// whole device (`Hooks::zone_blocks`).
+/// whole device (`RecoveryHooks::zone_blocks`).
 pub(crate) fn all_blocks(geo: &Geometry) -> Vec<BlockId> {
     (0..geo.block_count()).collect()
 }

@@ -206,7 +206,7 @@ impl<X> OpenTxs<X> {
         self.live.range(first..end).count()
     }
 
-    /// A checkpoint was made durable (`Hooks::checkpoint_durable`).
+    /// A checkpoint was made durable (`PersistHooks::checkpoint_durable`).
     pub fn checkpoint_durable(&mut self) {
         if self.open.values().any(|t| !t.programmed.is_empty()) {
             self.checkpoints_with_open_tx += 1;

@@ -18,7 +18,7 @@
 //!   whose last programmed page links to it) is erased: every block holding
 //!   a page of it, live pages moved out first. SCC decides which blocks when
 //!   the newer version is handed out and queues them; the framework erases
-//!   them before its next host program (`Hooks::erase_request`), so before
+//!   them before its next host program (`GcHooks::erase_request`), so before
 //!   the newer version reaches the flash. Counted in SCC's counters
 //!   `forced_erases` and `forced_erase_moves`. This keeps the invariant
 //!   recovery relies on (`recovery.rs`): while an uncommitted transaction has
@@ -27,7 +27,7 @@
 //!   version explains. The whole transaction goes, not only the page: its
 //!   other pages would otherwise look committed.
 //! - No persistent mapping table: the framework's checkpoints write no L2P
-//!   page for SCC (`Hooks::persists_l2p` is false), only the block table
+//!   page for SCC (`Mapping::PERSISTED` is false), only the block table
 //!   (which blocks are in use) and the record; recovery starts from an empty
 //!   L2P, scans every block in use (`zone_blocks` names them all, the
 //!   roll-forward reads the rest) and maps each logical page to its newest
@@ -87,7 +87,7 @@ pub struct SccHooks {
     /// Logical page -> the dead transactions that wrote or linked to it.
     claims: BTreeMap<Lpn, BTreeSet<u32>>,
     /// Blocks the SCC rule has asked the framework to erase before its next
-    /// host program (`Hooks::erase_request`), in the order decided.
+    /// host program (`GcHooks::erase_request`), in the order decided.
     erase_queue: VecDeque<BlockId>,
     /// `forced_erases` and `forced_erase_moves` (the entry's counters).
     counters: ProtocolCounters,
@@ -339,7 +339,7 @@ impl EventHooks for SccHooks {
 /// The SCC rule: every uncommitted transaction that wrote or linked to
 /// `lpn` is erased before a newer version of it reaches the flash. Its
 /// blocks are queued here; the framework erases them before its next host
-/// program (`Hooks::erase_request`), and `erased_on_request` forgets the
+/// program (`GcHooks::erase_request`), and `erased_on_request` forgets the
 /// pages they held.
 fn erase_uncommitted(ftl: &mut Ftl<SccHooks>, lpn: Lpn) -> Result<()> {
     let txs: Vec<u32> = ftl
