@@ -23,7 +23,10 @@
 //! - it aborts when SQLite drops its lock to SHARED or NONE with the transaction
 //!   still open (a ROLLBACK, even after the cache spilled uncommitted pages),
 //!   and at close;
-//! - `PRAGMA locking_mode=EXCLUSIVE` is refused: it hides ROLLBACK from the VFS.
+//! - `PRAGMA locking_mode=EXCLUSIVE` is refused: it hides ROLLBACK from the VFS;
+//! - a hot journal's playback (a rollback-journal mode beside it) writes
+//!   nothing: the device already holds the database it would restore
+//!   ([`drops_hot_playback`]).
 //!
 //! [`TxMapping::BatchAtomic`], for the rollback-journal modes (`DELETE`, the
 //! default): the VFS reports `SQLITE_IOCAP_BATCH_ATOMIC` on the database file,
@@ -255,6 +258,14 @@ struct FileState {
     shm_exclusive: u8,
     /// A WAL laid out for a remapping device, and its database's inode.
     wal_file: Option<walmap::WalFile>,
+    /// SQLite took RESERVED since it last held SHARED or less: an EXCLUSIVE
+    /// lock without it is a hot journal's playback (`hot_playback`).
+    reserved_taken: bool,
+    /// SQLite is playing a hot journal back into the database, under
+    /// [`TxMapping::FirstWrite`] outside WAL mode: its writes and truncates
+    /// are dropped (see [`drops_hot_playback`]). Cleared when SQLite lowers
+    /// the lock to SHARED or NONE.
+    hot_playback: bool,
 }
 
 impl FileState {
@@ -671,6 +682,8 @@ unsafe extern "C" fn x_open(
             wal_mode: false,
             shm_shared: 0,
             shm_exclusive: 0,
+            reserved_taken: false,
+            hot_playback: false,
             wal_file,
         });
         (*(file as *mut TxFile)).state = Box::into_raw(fstate);
@@ -977,6 +990,9 @@ unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3
     guard(ffi::SQLITE_IOERR_TRUNCATE, || {
         let st = file_state(file);
         let state = &*st.vfs;
+        if st.hot_playback {
+            return ffi::SQLITE_OK;
+        }
         let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_TRUNCATE;
         };
@@ -1112,6 +1128,8 @@ fn release_lock(st: &mut FileState, level: c_int) {
     if st.lock <= level {
         return;
     }
+    // SHARED or NONE: SQLite's transaction, or its hot journal's playback, is over.
+    (st.reserved_taken, st.hot_playback) = (false, false);
     let me = st.id();
     let key = st.lock_key();
     let Ok(mut table) = LOCKS.lock() else { return };
@@ -1130,7 +1148,35 @@ fn release_lock(st: &mut FileState, level: c_int) {
 }
 
 unsafe extern "C" fn x_lock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
-    guard(ffi::SQLITE_IOERR_LOCK, || acquire_lock(file_state(file), level))
+    guard(ffi::SQLITE_IOERR_LOCK, || {
+        let st = file_state(file);
+        let rc = acquire_lock(st, level);
+        if rc == ffi::SQLITE_OK {
+            match level {
+                ffi::SQLITE_LOCK_RESERVED => st.reserved_taken = true,
+                ffi::SQLITE_LOCK_EXCLUSIVE if !st.reserved_taken => st.hot_playback = drops_hot_playback(&*st.vfs, st),
+                _ => {}
+            }
+        }
+        rc
+    })
+}
+
+/// Whether SQLite, taking EXCLUSIVE on `st` straight from SHARED (which it
+/// does only to play a hot journal back, outside WAL mode), plays it into
+/// nothing. Under [`TxMapping::FirstWrite`] every write of the database
+/// is in a device transaction, and the device already holds what a hot
+/// journal would restore: the transaction it belongs to either never
+/// committed on the device (its pages were never the database's), or
+/// committed after SQLite finalized the journal, whose deletion (not synced
+/// by SQLite below `synchronous=EXTRA`) a cut then lost, and playing it back
+/// would undo a committed transaction. So the playback's writes and
+/// truncates are acknowledged and dropped, as if written into a device
+/// transaction aborted at the unlock that follows, without the room such a
+/// transaction takes: a journal larger than the device can hold beside the
+/// database (a VACUUM's) rolls back too.
+fn drops_hot_playback(state: &VfsState, st: &FileState) -> bool {
+    st.main_db && state.transactional && state.maps(TxMapping::FirstWrite) && !st.wal_mode
 }
 
 unsafe extern "C" fn x_unlock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
