@@ -1,0 +1,116 @@
+//! Reads and read retries: the data and spare areas copied out, their time
+//! on the die and channel, and the ECC decode of the fault model.
+
+use super::{DataMode, FlashOp, Nand};
+use crate::bit_errors::{FaultModel, PageKey, SALT_GARBAGE};
+use crate::error::NandError;
+use crate::geometry::Ppn;
+use crate::timing::OpTime;
+
+impl Nand {
+    /// Reads a page. `data: None` reads the OOB only (a spare-area read: the
+    /// channel moves only the OOB bytes). With a fault model, a page with more
+    /// bit errors than ECC corrects is [`NandError::Uncorrectable`]: the area
+    /// that failed holds corrupted bytes, the other one what the cells hold.
+    pub fn read(&mut self, ppn: Ppn, at_ns: u64, data: Option<&mut [u8]>, oob: &mut [u8]) -> Result<OpTime, NandError> {
+        self.read_at_level(ppn, at_ns, 0, data, oob)
+    }
+
+    /// A read retry: rereads the page with read thresholds shifted to retry
+    /// level `level` (1 and up; see `bit_errors.rs`). Without a fault model it
+    /// is a plain read.
+    pub fn read_retry(&mut self, ppn: Ppn, at_ns: u64, level: u8, data: Option<&mut [u8]>, oob: &mut [u8]) -> Result<OpTime, NandError> {
+        self.read_at_level(ppn, at_ns, level, data, oob)
+    }
+
+    /// Retry levels the fault model offers (0 without one).
+    pub fn read_retry_levels(&self) -> u8 {
+        self.faults.map_or(0, |f| f.read_retries)
+    }
+
+    fn read_at_level(&mut self, ppn: Ppn, at_ns: u64, level: u8, mut data: Option<&mut [u8]>, oob: &mut [u8]) -> Result<OpTime, NandError> {
+        self.check_ppn(ppn)?;
+        let g = self.cfg.geometry;
+        self.check_len("read oob", oob.len(), g.oob_size as usize)?;
+        if let Some(buf) = &data {
+            // In metadata-only mode an empty buffer reads the data area (its
+            // time, its bit errors) without handing it up: the mode stores no data.
+            let discard = buf.is_empty() && self.cfg.data_mode == DataMode::MetaOnly;
+            if !discard {
+                self.check_len("read data", buf.len(), g.page_size as usize)?;
+            }
+        }
+        let kind = if data.is_some() { FlashOp::Read } else { FlashOp::OobRead };
+        if self.begin_op(kind, ppn, at_ns)?.is_some() {
+            // A read changes nothing on the array: the cut just stops it.
+            return Err(NandError::PowerLoss);
+        }
+        let (unit, channel) = self.unit_channel(ppn);
+        self.spare.read(ppn, oob);
+        let bytes = match &mut data {
+            Some(buf) => {
+                if !buf.is_empty() {
+                    self.copy_data_out(ppn, buf);
+                }
+                self.stats.reads += 1;
+                g.page_size + g.oob_size
+            }
+            None => {
+                self.stats.oob_reads += 1;
+                g.oob_size
+            }
+        };
+        if level > 0 {
+            self.stats.read_retries += 1;
+        }
+        let t = self.cfg.timing;
+        let time = self.clocks.read(unit, channel, at_ns, t.read_ns, t.transfer_ns(bytes));
+        self.trace_times(time.done_ns, time.done_ns);
+        if let (Some(model), true) = (self.faults, self.programs.get(ppn) > 0) {
+            let key = self.page_key(ppn);
+            let data_bytes = if data.is_some() { g.page_size } else { 0 };
+            let d = model.decode(key, data_bytes, g.oob_size, self.cfg.endurance, level);
+            self.stats.corrected_bits += d.corrected_bits;
+            if !d.ok() {
+                self.stats.uncorrectable_reads += 1;
+                // What the controller hands up from a failed decode is not the
+                // page: corrupt it so a caller that ignored the error would
+                // see a checksum mismatch rather than good data.
+                if d.oob_failed {
+                    scramble(&model, key, 0, oob);
+                }
+                if let (true, Some(buf)) = (d.data_failed, data) {
+                    scramble(&model, key, 1, buf);
+                }
+                return Err(NandError::Uncorrectable {
+                    ppn,
+                    data: d.data_failed,
+                    oob: d.oob_failed,
+                    done_ns: time.done_ns,
+                });
+            }
+        }
+        Ok(time)
+    }
+
+    pub(super) fn page_key(&self, ppn: Ppn) -> PageKey {
+        let block = self.cfg.geometry.block_of(ppn);
+        PageKey {
+            ppn,
+            erase_count: self.erase_counts[block as usize],
+        }
+    }
+}
+
+/// Corrupts a buffer a failed ECC decode hands up: one byte in 64 flipped,
+/// positions and masks drawn from the page's key.
+fn scramble(model: &FaultModel, key: PageKey, area: u64, buf: &mut [u8]) {
+    let mut h = model
+        .uniform(&[SALT_GARBAGE, key.ppn as u64, key.erase_count as u64, area])
+        .to_bits();
+    for chunk in buf.chunks_mut(64) {
+        h = crate::bit_errors::splitmix64(h);
+        let i = (h % chunk.len() as u64) as usize;
+        chunk[i] ^= ((h >> 32) as u8) | 1;
+    }
+}

@@ -1,0 +1,72 @@
+//! How the cells' contents are kept: page data stored, copied out, erased
+//! and (metadata-only mode) forgotten, and the codec of packed spare areas.
+
+use super::{Data, Nand};
+use crate::error::MemoryError;
+use crate::geometry::Ppn;
+use crate::spare::SpareCodec;
+
+impl Nand {
+    /// Metadata-only mode: the FTL will not read the data of `ppn` again (a
+    /// metadata page no checkpoint it may fall back to names any more). The
+    /// array drops it, as it never stores the data of pages programmed without
+    /// any: a later read yields zeros. The spare area stays. Costs no time and
+    /// counts no operation; a no-op in full-data mode, which stores everything.
+    pub fn forget_data(&mut self, ppn: Ppn) {
+        if let Data::Meta(m) = &mut self.data {
+            m.remove(ppn);
+        }
+    }
+
+    /// Installs the codec of the FTL's OOB record: in metadata-only mode,
+    /// spare areas of its common form are stored packed from now on (see
+    /// `spare.rs`); reads return the same bytes either way. No effect in
+    /// full-data mode, which stores every byte. The codec's protocol bytes
+    /// take that many bytes a page: an allocation the machine refuses is an
+    /// error (the codec is then not installed).
+    pub fn set_spare_codec(&mut self, codec: Option<SpareCodec>) -> Result<(), MemoryError> {
+        self.spare.set_codec(codec)
+    }
+
+    pub(super) fn copy_data_out(&self, ppn: Ppn, buf: &mut [u8]) {
+        let ps = self.cfg.geometry.page_size as usize;
+        match &self.data {
+            // An erased page's bytes in the store are stale (erase does not touch
+            // them, it is too costly): it reads as 0xFF.
+            Data::Full(_) if self.programs.get(ppn) == 0 => buf.fill(0xFF),
+            Data::Full(d) => buf.copy_from_slice(&d[ppn as usize * ps..(ppn as usize + 1) * ps]),
+            Data::Meta(m) => {
+                if !m.read(ppn, buf) {
+                    buf.fill(if self.programs.get(ppn) == 0 { 0xFF } else { 0 });
+                }
+            }
+        }
+    }
+
+    pub(super) fn store_data(&mut self, ppn: Ppn, data: &[u8], like: Option<Ppn>) {
+        let ps = self.cfg.geometry.page_size as usize;
+        match &mut self.data {
+            Data::Full(d) => d[ppn as usize * ps..(ppn as usize + 1) * ps].copy_from_slice(data),
+            Data::Meta(m) => {
+                if !data.is_empty() {
+                    m.insert(ppn, data, like);
+                }
+            }
+        }
+    }
+
+    pub(super) fn erase_page(&mut self, ppn: Ppn) {
+        let g = self.cfg.geometry;
+        let os = g.oob_size as usize;
+        if self.programs.get(ppn) == 0 {
+            return;
+        }
+        self.programs.set(ppn, 0);
+        self.spare.erase_page(ppn, os);
+        // The data bytes are left as they are: `programs == 0` makes them read as
+        // erased, and a program overwrites the whole page.
+        if let Data::Meta(m) = &mut self.data {
+            m.remove(ppn);
+        }
+    }
+}
