@@ -1,0 +1,249 @@
+//! The write streams (host and GC): opening an erased block for one,
+//! programming its next page, retiring a block whose program failed, and
+//! making room before the host stream takes a new block.
+
+use super::{Ftl, Stream};
+use crate::blocks::{AllocFor, BlockState};
+use crate::error::{DeviceError, Result};
+use crate::hooks::Hooks;
+use crate::oob::{Oob, PageKind, PROTOCOL_BYTES};
+use txftl_nand::{BlockId, NandError, Ppn};
+
+impl<H: Hooks> Ftl<H> {
+    /// Erases a block for reuse. Returns false if it wore out (now marked bad).
+    pub(crate) fn erase_for_use(&mut self, b: BlockId) -> Result<bool> {
+        if self.blocks.clean[b as usize] {
+            return Ok(true);
+        }
+        match self.nand.erase(b, self.now_ns) {
+            Ok(_) => {
+                self.blocks.erase_count[b as usize] += 1;
+                self.blocks.clean[b as usize] = true;
+                self.erases_since_wl_check += 1;
+                self.hooks.on_erase(b);
+                Ok(true)
+            }
+            Err(NandError::EraseFailed(_)) | Err(NandError::BadBlock(_)) => {
+                self.blocks.state[b as usize] = BlockState::Bad;
+                self.counters.bad_blocks += 1;
+                Ok(false)
+            }
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    /// Takes a free block, erases it and opens it. `Ok(None)` if the pool is empty.
+    pub(crate) fn open_block(&mut self, unit: u32, purpose: AllocFor) -> Result<Option<BlockId>> {
+        while let Some(b) = self.blocks.take_free(unit, purpose) {
+            if self.erase_for_use(b)? {
+                self.blocks.state[b as usize] = BlockState::Open;
+                self.blocks.write_ptr[b as usize] = 0;
+                self.blocks.valid[b as usize] = 0;
+                return Ok(Some(b));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Programs a page into `stream`: the next page of its open block on the
+    /// next unit, with a fresh sequence number, issued at `at_ns`. A program
+    /// that fails its status retires its block (see `retire_pending`) and goes
+    /// to another block. Returns the page and when its data crossed the channel.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn program_stream(
+        &mut self,
+        stream: Stream,
+        kind: PageKind,
+        lpn: u32,
+        data: &[u8],
+        protocol: &[u8; PROTOCOL_BYTES],
+        at_ns: u64,
+    ) -> Result<(Ppn, u64)> {
+        let (relocated, lost) = match stream {
+            Stream::Host => {
+                self.check_no_reservations("a host program")?;
+                (false, false)
+            }
+            Stream::Gc { lost } => (true, lost),
+        };
+        loop {
+            let block = match stream {
+                Stream::Host => self.host_block()?,
+                Stream::Gc { .. } => self.gc_block()?,
+            };
+            if let Some(done) = self.program_next(block, kind, lpn, data, protocol, (lost, relocated), at_ns)? {
+                return Ok(done);
+            }
+        }
+    }
+
+    /// Programs the next page of an open block. `Ok(None)`: the program failed
+    /// and the block is now retiring (closed; the caller picks another).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn program_next(
+        &mut self,
+        block: BlockId,
+        kind: PageKind,
+        lpn: u32,
+        data: &[u8],
+        protocol: &[u8; PROTOCOL_BYTES],
+        (lost, relocated): (bool, bool),
+        at_ns: u64,
+    ) -> Result<Option<(Ppn, u64)>> {
+        let page = self.blocks.write_ptr[block as usize];
+        debug_assert!(page < self.geo.pages_per_block, "program into full block {block}");
+        let ppn = self.geo.ppn(block, page);
+        let seq = self.seq;
+        self.seq += 1;
+        let mut oob = Oob::new(kind, lpn, seq, self.blocks.erase_count[block as usize], data);
+        oob.protocol = *protocol;
+        oob.lost = lost;
+        oob.relocated = relocated;
+        oob.encode(&mut self.oob_buf);
+        let t = match self.nand.program(ppn, at_ns, data, &self.oob_buf) {
+            Ok(t) => t,
+            Err(NandError::ProgramFailed { done_ns, .. }) => {
+                self.now_ns = self.now_ns.max(done_ns);
+                self.start_retiring(block);
+                return Ok(None);
+            }
+            Err(NandError::BadBlock(_)) => {
+                self.start_retiring(block);
+                return Ok(None);
+            }
+            Err(e) => return Err(self.fail(e)),
+        };
+        let b = block as usize;
+        if kind == PageKind::Data {
+            self.hooks.on_program(ppn, &oob, t.done_ns);
+        }
+        self.intact.set(ppn, true);
+        self.blocks.write_ptr[b] = page + 1;
+        self.blocks.last_seq[b] = seq;
+        self.blocks.clean[b] = false;
+        if page + 1 == self.geo.pages_per_block {
+            self.blocks.set_full(block);
+            self.close_stream_slot(block);
+        }
+        self.programs_since_ckpt += 1;
+        self.summary_after_program(block, page, at_ns)?;
+        Ok(Some((ppn, t.transferred_ns)))
+    }
+
+    pub(crate) fn close_stream_slot(&mut self, block: BlockId) {
+        if let Some(slot) = self
+            .host_open
+            .iter_mut()
+            .chain(self.gc_open.iter_mut())
+            .find(|s| **s == Some(block))
+        {
+            *slot = None;
+        }
+    }
+
+    /// A program into `block` failed: no more programs go there (it counts as
+    /// full, its failed page as used), and it is queued to be emptied and
+    /// marked bad. Its live pages stay readable meanwhile.
+    pub(crate) fn start_retiring(&mut self, block: BlockId) {
+        let b = block as usize;
+        self.blocks.write_ptr[b] = self.geo.pages_per_block;
+        self.blocks.clean[b] = false;
+        self.blocks.set_full(block);
+        self.programs_since_ckpt += 1;
+        self.close_stream_slot(block);
+        self.retiring.insert(block);
+    }
+
+    /// Empties the blocks whose program failed (their live pages go to the GC
+    /// stream) and marks them bad (`relocate_block` does, for a retiring
+    /// block). Called after host operations, outside any GC in progress. A
+    /// power cut before the next checkpoint forgets the retirement: the block
+    /// is then an ordinary used block, GC'd and erased like any other.
+    pub(crate) fn retire_pending(&mut self) -> Result<()> {
+        while let Some(&b) = self.retiring.iter().next() {
+            if self.blocks.state[b as usize] != BlockState::Full {
+                self.retiring.remove(&b);
+                continue;
+            }
+            self.relocate_block(b)?;
+        }
+        Ok(())
+    }
+
+    /// An open host block with room, on the next unit of the stripe.
+    pub(crate) fn host_block(&mut self) -> Result<BlockId> {
+        let units = self.geo.unit_count();
+        let unit = self.host_cursor;
+        self.host_cursor = (unit + 1) % units;
+        if let Some(b) = self.host_open[unit as usize] {
+            return Ok(b);
+        }
+        self.make_room_for_host()?;
+        if self.blocks.unit_window_spent(unit) {
+            self.checkpoint()?;
+        }
+        let mut opened = self.open_block(unit, AllocFor::Host)?;
+        // Its ready blocks all went bad at their erase: slide the window once.
+        if opened.is_none() && self.blocks.window_spent() {
+            self.checkpoint()?;
+            opened = self.open_block(unit, AllocFor::Host)?;
+        }
+        match opened {
+            Some(b) => {
+                self.host_open[unit as usize] = Some(b);
+                Ok(b)
+            }
+            None => Err(self.no_space()),
+        }
+    }
+
+    /// Why no block can be freed: every block holds live pages, or so many went
+    /// bad that the rest cannot (a worn-out device, not a full one).
+    pub(crate) fn no_space(&self) -> DeviceError {
+        let bad_blocks = self.blocks.state.iter().filter(|&&s| s == BlockState::Bad).count() as u32;
+        if bad_blocks > self.derived.spares {
+            DeviceError::DeviceWornOut {
+                bad_blocks,
+                spares: self.derived.spares,
+            }
+        } else {
+            DeviceError::NoSpace
+        }
+    }
+
+    /// Before a host stream takes a new block: run GC below the low watermark,
+    /// and make sure a block beyond the GC reserve is free.
+    pub(crate) fn make_room_for_host(&mut self) -> Result<()> {
+        if self.blocks.free_count() + self.blocks.prefree_count() <= self.derived.gc_low {
+            self.collect_garbage(self.derived.gc_high)?;
+        }
+        let mut slid = false;
+        loop {
+            let windowed = self.blocks.windowed();
+            if self.blocks.free_count() > self.derived.reserve && (!windowed || self.blocks.window_count() > 0) {
+                return Ok(());
+            }
+            if self.blocks.prefree_count() > 0 {
+                self.checkpoint()?;
+                continue;
+            }
+            // The window is used up but the pool is not: the zones slide (a
+            // checkpoint refills the window).
+            if self.blocks.window_spent() && self.blocks.free_count() > self.derived.reserve {
+                self.checkpoint()?;
+                continue;
+            }
+            if !self.gc_one()? {
+                // Every block with dead pages may be one the protocol keeps
+                // from GC until the next checkpoint (LightTx's zones): take it
+                // and try again, once.
+                if H::CAPABILITIES.skips_victims && !slid {
+                    slid = true;
+                    self.checkpoint()?;
+                    continue;
+                }
+                return Err(self.no_space());
+            }
+        }
+    }
+}
