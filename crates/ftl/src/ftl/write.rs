@@ -13,7 +13,7 @@ const WEAR_CHECK_EVERY_ERASES: u32 = 8;
 
 impl<H: Hooks> Ftl<H> {
     /// Programs a host page that the L2P does not point to yet (a transactional
-    /// page: the protocol keeps it live through `Hooks::extra_live` and maps it
+    /// page: the protocol keeps it live through `GcHooks::extra_live` and maps it
     /// at commit). Returns the page and the write's latency.
     pub fn program_unmapped(&mut self, lpn: Lpn, data: &[u8], protocol: &[u8; PROTOCOL_BYTES]) -> Result<(Ppn, u64)> {
         let start = self.now_ns;
