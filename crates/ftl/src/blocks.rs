@@ -67,6 +67,7 @@ pub struct BlockTable {
     free_count: u32,
     prefree: Vec<BlockId>,
     blocks_per_unit: u32,
+    pages_per_block: u32,
 }
 
 impl BlockTable {
@@ -91,6 +92,7 @@ impl BlockTable {
             free_count: 0,
             prefree: Vec::new(),
             blocks_per_unit: geo.blocks_per_unit(),
+            pages_per_block: geo.pages_per_block,
         }
     }
 
@@ -103,6 +105,11 @@ impl BlockTable {
     /// One more valid page in block `b`.
     #[inline]
     pub fn valid_inc(&mut self, b: BlockId) {
+        assert!(
+            self.valid[b as usize] < self.pages_per_block,
+            "block {b}: a valid page more than it has pages ({})",
+            self.pages_per_block
+        );
         self.valid[b as usize] += 1;
         self.reindex(b);
     }
@@ -110,6 +117,7 @@ impl BlockTable {
     /// One valid page fewer in block `b`.
     #[inline]
     pub fn valid_dec(&mut self, b: BlockId) {
+        assert!(self.valid[b as usize] > 0, "block {b}: a valid page fewer than none");
         self.valid[b as usize] -= 1;
         self.reindex(b);
     }
@@ -216,7 +224,7 @@ impl BlockTable {
     }
 
     pub fn set_free(&mut self, b: BlockId) {
-        debug_assert_eq!(self.valid[b as usize], 0, "block {b} freed with valid pages");
+        assert_eq!(self.valid[b as usize], 0, "block {b} freed with valid pages");
         self.state[b as usize] = BlockState::Free;
         let unit = b / self.blocks_per_unit;
         if self.free[unit as usize].insert((self.erase_count[b as usize], b)) {
@@ -225,7 +233,7 @@ impl BlockTable {
     }
 
     pub fn set_prefree(&mut self, b: BlockId) {
-        debug_assert_eq!(self.valid[b as usize], 0, "block {b} prefreed with valid pages");
+        assert_eq!(self.valid[b as usize], 0, "block {b} prefreed with valid pages");
         self.state[b as usize] = BlockState::Prefree;
         self.prefree.push(b);
     }
@@ -253,11 +261,23 @@ impl BlockTable {
             self.window_count -= 1;
             self.free_count -= 1;
             self.ready[b as usize] = false;
+            self.assert_taken_free(b);
             return Some(b);
         }
         let b = Self::take_from(&mut self.free, unit, purpose)?;
         self.free_count -= 1;
+        self.assert_taken_free(b);
         Some(b)
+    }
+
+    /// A block leaving the free pool is free and holds no valid page.
+    fn assert_taken_free(&self, b: BlockId) {
+        assert!(
+            self.state[b as usize] == BlockState::Free && self.valid[b as usize] == 0,
+            "block {b} taken from the free pool: {:?} with {} valid pages",
+            self.state[b as usize],
+            self.valid[b as usize]
+        );
     }
 
     fn take_from(sets: &mut [BTreeSet<(u32, BlockId)>], unit: u32, purpose: AllocFor) -> Option<BlockId> {

@@ -114,6 +114,9 @@ impl<H: Hooks> Ftl<H> {
         let (extent, bytes, crc) = extent_bytes?;
         let loc = RecordLoc { seq, extent, bytes, crc };
         let prev = self.ckpt;
+        // Checkpoints are ordered by their sequence numbers: recovery takes
+        // the highest the superblock names, and rolls forward past it.
+        assert!(loc.seq > prev.seq, "checkpoint {} written after checkpoint {}", loc.seq, prev.seq);
         self.write_superblock(&loc, &prev)?;
         // The checkpoint before the previous one is no fallback any more: a
         // metadata-only array may forget its pages' data (not the pages).

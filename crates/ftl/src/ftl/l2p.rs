@@ -13,6 +13,11 @@ use txftl_nand::Ppn;
 impl<H: Hooks> Ftl<H> {
     /// Points `lpn` at `ppn`, invalidating its previous page.
     pub(crate) fn map(&mut self, lpn: Lpn, ppn: Ppn) {
+        // One-to-one: a physical page holds one logical page.
+        assert!(
+            !self.mapped.get(ppn) || self.l2p.get(lpn) == ppn,
+            "mapping lpn {lpn} to page {ppn}, which another logical page maps"
+        );
         self.unmap(lpn);
         self.l2p.set(lpn, ppn);
         self.tables.mark_lpn(lpn);
@@ -23,6 +28,7 @@ impl<H: Hooks> Ftl<H> {
     pub(crate) fn unmap(&mut self, lpn: Lpn) {
         let old = self.l2p.get(lpn);
         if old != UNMAPPED {
+            assert!(self.mapped.get(old), "lpn {lpn} maps page {old}, which is not marked mapped");
             self.mapped.set(old, false);
             self.blocks.valid_dec(self.geo.block_of(old));
             self.l2p.set(lpn, UNMAPPED);
