@@ -37,7 +37,7 @@ mod ffi {
     pub use libsqlite3_sys::*;
 }
 
-#[path = "../../sqlite/src/vfs.rs"]
+#[path = "../../sqlite/src/vfs/mod.rs"]
 #[allow(dead_code)]
 mod vfs;
 

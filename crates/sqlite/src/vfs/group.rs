@@ -1,4 +1,4 @@
-//! Grouped device commits (a module of `vfs.rs`): under `synchronous=NORMAL`, on a protocol whose
+//! Grouped device commits (a module of the VFS, `vfs/`): under `synchronous=NORMAL`, on a protocol whose
 //! registry entry asks for it (`ProtocolEntry::sql_normal_group_pages`:
 //! NoLgn, whose paper, §4.1, "manually control[s] the frequency of commit"
 //! at one every 1,000 data pages, NoLgn having no WAL to sync), SQLite's
