@@ -555,6 +555,7 @@ impl Device for LightTx {
             hooks.txs.end(tid);
             hooks.ended(id, blocks);
         }
+        assert!(!self.ftl.hooks().txs.contains(tid), "tx {tid} still open after its commit");
         self.ftl.counters_mut().commits += 1;
         Ok(self.ftl.now() - start)
     }
@@ -567,6 +568,7 @@ impl Device for LightTx {
         let (id, blocks) = hooks.txs.blocks_of(tid);
         hooks.txs.end(tid);
         hooks.ended(id, blocks);
+        assert!(!self.ftl.hooks().txs.contains(tid), "tx {tid} still open after its abort");
         self.ftl.counters_mut().aborts += 1;
         Ok(0)
     }

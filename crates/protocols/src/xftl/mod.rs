@@ -732,7 +732,13 @@ impl Device for XFtl {
             // With an image synced at flushes, a commit that returns is on the host's disk.
             self.ftl.nand().flush_image()?;
         }
-        self.ftl.hooks_mut().active.remove(&tid);
+        let hooks = self.ftl.hooks_mut();
+        // Committed: nothing of it is left active, in DRAM or spilled.
+        assert!(
+            !hooks.table.has_entries(tid) && !hooks.spill.has(tid),
+            "tx {tid} committed with entries left active"
+        );
+        assert!(hooks.active.remove(&tid), "tx {tid} committed twice");
         self.ftl.counters_mut().commits += 1;
         Ok(self.ftl.now() - start)
     }
@@ -743,7 +749,8 @@ impl Device for XFtl {
         hooks.table.abort_tx(tid);
         // Its spill pages are dead: no commit group names them.
         hooks.spill.drop_tx(tid);
-        hooks.active.remove(&tid);
+        assert!(!hooks.table.has_entries(tid) && !hooks.spill.has(tid), "tx {tid} aborted with entries left");
+        assert!(hooks.active.remove(&tid), "tx {tid} aborted twice");
         self.ftl.counters_mut().aborts += 1;
         Ok(0)
     }

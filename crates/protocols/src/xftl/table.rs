@@ -275,6 +275,10 @@ impl XL2P {
             let lpn = self.slots[slot].expect("slot in use").lpn;
             self.drop_committed_for(lpn);
             let e = self.slots[slot].as_mut().expect("slot in use");
+            assert!(
+                e.tid == tid && e.status == Status::Active,
+                "committing tx {tid}: slot {slot} holds {e:?}, not an active entry of it"
+            );
             e.status = Status::Committed;
             let e = *e;
             self.sync_slot(slot);
@@ -287,7 +291,12 @@ impl XL2P {
     /// Aborts `tid`: its entries go (status aborted, then the slot freed), its pages are dead.
     pub fn abort_tx(&mut self, tid: Tid) {
         for slot in self.by_tx.remove(&tid).unwrap_or_default() {
-            self.slots[slot].as_mut().expect("slot in use").status = Status::Aborted;
+            let e = self.slots[slot].as_mut().expect("slot in use");
+            assert!(
+                e.tid == tid && e.status == Status::Active,
+                "aborting tx {tid}: slot {slot} holds {e:?}, not an active entry of it"
+            );
+            e.status = Status::Aborted;
             self.remove(slot);
         }
     }
