@@ -45,7 +45,7 @@ enum Command {
     /// journal mode on identical devices (Table 1, Figure 5, Table 5).
     Compare(cmd_compare::CompareArgs),
     /// Rerun a paper's evaluation and put its figures beside ours, with the
-    /// checks (see docs/reproduce/README.md): xftl, lighttx, mobius.
+    /// checks (see docs/reproduce/README.md).
     Reproduce(reproduce::ReproduceArgs),
     /// End-to-end crash test: real SQLite on each mode, power cut at every flash
     /// operation of a scenario (with a cache spill and a ROLLBACK), restart, check.

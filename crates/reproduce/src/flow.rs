@@ -7,9 +7,40 @@ use crate::progress::Progress;
 use crate::{html, lighttx, mobius, nolgn, terminal, xftl, Error};
 use std::path::{Path, PathBuf};
 
-/// The papers `txftl reproduce` knows, and those it reproduces so far.
-pub const PAPERS: [&str; 5] = ["xftl", "lighttx", "mobius", "flagcommit", "nolgn"];
-pub const REPRODUCED: [&str; 4] = ["xftl", "lighttx", "mobius", "nolgn"];
+/// A reproduced paper, as `txftl reproduce` lists it: the one place a new
+/// paper registers (the command's argument, [`reproduce_named`] and the
+/// report smoke test derive from [`PAPERS`]).
+pub struct PaperEntry {
+    /// [`Paper::NAME`].
+    pub name: &'static str,
+    /// [`Paper::TITLE`].
+    pub title: &'static str,
+    /// [`reproduce`] of the paper.
+    pub reproduce: fn(&Options, &Output) -> Result<Outcome, Error>,
+}
+
+impl PaperEntry {
+    const fn of<P: Paper + Default>() -> PaperEntry {
+        PaperEntry {
+            name: P::NAME,
+            title: P::TITLE,
+            reproduce: |opts, out| reproduce(&P::default(), opts, out),
+        }
+    }
+}
+
+/// Every paper `txftl reproduce` reruns, in the order the help lists them.
+pub static PAPERS: &[PaperEntry] = &[
+    PaperEntry::of::<xftl::Xftl>(),
+    PaperEntry::of::<lighttx::LightTx>(),
+    PaperEntry::of::<mobius::Mobius>(),
+    PaperEntry::of::<nolgn::NoLgn>(),
+];
+
+/// The names of [`PAPERS`], as the command line takes them.
+pub fn paper_names() -> Vec<&'static str> {
+    PAPERS.iter().map(|p| p.name).collect()
+}
 
 /// Where a reproduction's report goes.
 #[derive(Clone, Debug, Default)]
@@ -81,14 +112,11 @@ pub fn reproduce<P: Paper>(paper: &P, opts: &Options, out: &Output) -> Result<Ou
 
 /// [`reproduce`] of the paper named `name` (one of [`PAPERS`]).
 pub fn reproduce_named(name: &str, opts: &Options, out: &Output) -> Result<Outcome, Error> {
-    match name {
-        "xftl" => reproduce(&xftl::Xftl, opts, out),
-        "lighttx" => reproduce(&lighttx::LightTx, opts, out),
-        "mobius" => reproduce(&mobius::Mobius, opts, out),
-        "nolgn" => reproduce(&nolgn::NoLgn, opts, out),
-        _ => Err(Error::Usage(format!(
-            "reproduce {name}: not implemented yet (only {} are)",
-            REPRODUCED.join(", ")
+    match PAPERS.iter().find(|p| p.name == name) {
+        Some(p) => (p.reproduce)(opts, out),
+        None => Err(Error::Usage(format!(
+            "reproduce {name}: no such paper (the papers: {})",
+            paper_names().join(", ")
         ))),
     }
 }

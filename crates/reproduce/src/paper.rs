@@ -65,9 +65,16 @@ pub trait Paper {
     type Figures: Serialize;
 
     /// The paper's name on the command line: `txftl reproduce <name>`.
-    fn name(&self) -> &'static str;
+    const NAME: &'static str;
     /// Its title, authors and venue.
-    fn title(&self) -> &'static str;
+    const TITLE: &'static str;
+
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
+    fn title(&self) -> &'static str {
+        Self::TITLE
+    }
     /// The parameters `opts` ask for; an option the paper does not take is
     /// refused ([`Error::Usage`]).
     fn params(&self, opts: &Options) -> Result<Self::Params, Error>;

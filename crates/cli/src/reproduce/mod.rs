@@ -5,18 +5,17 @@
 //! (bad arguments 2, a failed run 1).
 
 use crate::CliError;
+use clap::builder::PossibleValuesParser;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use txftl_reproduce::flow::{self, Output, PAPERS};
+use txftl_reproduce::flow::{self, Output};
 use txftl_reproduce::Options;
 
 #[derive(Args, Debug)]
 pub struct ReproduceArgs {
-    /// The paper: xftl (X-FTL, SIGMOD 2013), lighttx (LightTx, ICCD 2013),
-    /// mobius (Möbius, ICDCS 2017), nolgn (NoLgn-FTL, JSA 2025). flagcommit
-    /// is not reproduced yet.
-    #[arg(value_parser = PAPERS)]
+    /// The paper (each is listed in docs/reproduce/).
+    #[arg(value_parser = PossibleValuesParser::new(flow::paper_names()))]
     pub paper: String,
     /// The same experiments, smaller, in under 60 wall seconds (release build).
     #[arg(long)]

@@ -127,18 +127,15 @@ pub fn top_abort(params: &Params) -> u32 {
 }
 
 /// The LightTx paper.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct LightTx;
 
 impl Paper for LightTx {
     type Params = Params;
     type Figures = Figures;
 
-    fn name(&self) -> &'static str {
-        "lighttx"
-    }
-    fn title(&self) -> &'static str {
-        TITLE
-    }
+    const NAME: &'static str = "lighttx";
+    const TITLE: &'static str = TITLE;
     /// `--map-at-flush` is X-FTL's (its paper's firmware): refused here.
     fn params(&self, opts: &Options) -> Result<Params, Error> {
         opts.refuse_map_at_flush("; LightTx's devices use the FTL's own checkpoints")?;

@@ -110,18 +110,15 @@ impl Pattern {
 }
 
 /// The Möbius paper.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Mobius;
 
 impl Paper for Mobius {
     type Params = Params;
     type Figures = Figures;
 
-    fn name(&self) -> &'static str {
-        "mobius"
-    }
-    fn title(&self) -> &'static str {
-        TITLE
-    }
+    const NAME: &'static str = "mobius";
+    const TITLE: &'static str = TITLE;
     /// `--map-at-flush` is X-FTL's (its paper's firmware): refused here.
     fn params(&self, opts: &Options) -> Result<Params, Error> {
         opts.refuse_map_at_flush("")?;

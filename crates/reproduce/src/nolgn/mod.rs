@@ -86,18 +86,15 @@ impl System {
 pub const SYNCS: [Synchronous; 2] = [Synchronous::Normal, Synchronous::Full];
 
 /// The NoLgn-FTL paper.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct NoLgn;
 
 impl Paper for NoLgn {
     type Params = Params;
     type Figures = Figures;
 
-    fn name(&self) -> &'static str {
-        "nolgn"
-    }
-    fn title(&self) -> &'static str {
-        TITLE
-    }
+    const NAME: &'static str = "nolgn";
+    const TITLE: &'static str = TITLE;
     /// `--map-at-flush` is X-FTL's (its paper's firmware): refused here.
     fn params(&self, opts: &Options) -> Result<Params, Error> {
         opts.refuse_map_at_flush("")?;

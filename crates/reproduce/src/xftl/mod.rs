@@ -72,18 +72,15 @@ fn label(m: Mode) -> &'static str {
 }
 
 /// The X-FTL paper.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Xftl;
 
 impl Paper for Xftl {
     type Params = Params;
     type Figures = Figures;
 
-    fn name(&self) -> &'static str {
-        "xftl"
-    }
-    fn title(&self) -> &'static str {
-        TITLE
-    }
+    const NAME: &'static str = "xftl";
+    const TITLE: &'static str = TITLE;
     fn params(&self, opts: &Options) -> Result<Params, Error> {
         let mut params = Params::new(opts.quick, opts.seed);
         params.map_at_flush = opts.map_at_flush.unwrap_or(true);
