@@ -2,15 +2,15 @@
 
 use crate::open::check_fits;
 use crate::setup::{describe, resolve_device};
-use crate::table::{sim_time, thousands};
+use crate::table::{fitted, sim_time, thousands};
 use crate::{CliError, DeviceArgs};
 use clap::Args;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use txftl_nand::{DataMode, ViolationPolicy};
+use txftl_reproduce::wrapln;
 use txftl_reproduce::xftl::compare::{restart, restart_points, run_mode, CompareSpec, ModeRun, Restart};
 use txftl_sqlite::Mode;
 
@@ -281,7 +281,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
     if let Some(path) = &args.html {
         std::fs::write(path, html(&report)).map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
         if !args.json {
-            println!("HTML report: {}", path.display());
+            wrapln!("HTML report: {}", path.display());
         }
     }
     let broken = report.table1.iter().chain(&report.figure5).any(|r| r.integrity != "ok")
@@ -330,14 +330,17 @@ fn table1_rows(runs: &[ModeRun]) -> Vec<(String, Vec<String>)> {
 }
 
 fn print_tables(r: &CompareReport) {
-    println!("device: {}", r.device);
-    println!("{}", map_at_flush_line(r.spec.map_at_flush));
-    println!(
+    wrapln!("device: {}", r.device);
+    wrapln!("{}", map_at_flush_line(r.spec.map_at_flush));
+    wrapln!(
         "workload: {} transactions of K={} on partsupp ({} tuples), GC victim validity target {}%, seed {}",
-        r.spec.transactions, r.spec.k, r.spec.rows, r.spec.validity_pct, r.spec.seed
+        r.spec.transactions,
+        r.spec.k,
+        r.spec.rows,
+        r.spec.validity_pct,
+        r.spec.seed
     );
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut t = fitted();
     let mut header = vec![format!("Table 1 (K={})", r.spec.k)];
     header.extend(r.table1.iter().map(|x| x.mode.name().to_string()));
     t.set_header(header);
@@ -348,8 +351,7 @@ fn print_tables(r: &CompareReport) {
     }
     println!("{t}");
     if !r.figure5.is_empty() {
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
+        let mut t = fitted();
         let mut ks: Vec<u32> = r.figure5.iter().map(|x| x.k).collect();
         ks.dedup();
         ks.sort();
@@ -378,8 +380,7 @@ fn print_tables(r: &CompareReport) {
         println!("{t}");
     }
     if !r.restart.is_empty() {
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
+        let mut t = fitted();
         let modes = restart_modes(&r.restart);
         let mut header = vec!["Table 5: restart after a power cut (device clock, mean of 5 cuts)".to_string()];
         header.extend(modes.iter().map(|m| m.name().to_string()));

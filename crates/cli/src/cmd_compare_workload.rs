@@ -5,13 +5,13 @@
 use crate::cmd_compare::CompareArgs;
 use crate::open::check_fits;
 use crate::setup::{describe, resolve_device};
-use crate::table::thousands;
+use crate::table::{fitted, thousands};
 use crate::CliError;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::process::ExitCode;
 use txftl_nand::{DataMode, ViolationPolicy};
+use txftl_reproduce::wrapln;
 use txftl_reproduce::xftl::compare::{run_workload, CompareSpec, Workload, WorkloadRun};
 use txftl_sqlite::sqlitebench::{BenchSpec, Benchmark};
 use txftl_sqlite::tpcc::TpccSpec;
@@ -191,15 +191,14 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
 }
 
 fn print(r: &Report) {
-    println!("device: {} (a fresh one per mode, full data)", r.device);
-    println!("{}", crate::cmd_compare::map_at_flush_line(r.map_at_flush));
-    println!(
+    wrapln!("device: {} (a fresh one per mode, full data)", r.device);
+    wrapln!("{}", crate::cmd_compare::map_at_flush_line(r.map_at_flush));
+    wrapln!(
         "workload: {}, seed {}; the measured phase (after the load)",
         r.workload.name(),
         r.seed
     );
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut t = fitted();
     let mut header = vec![format!("compare --workload {}", r.workload.name())];
     header.extend(r.runs.iter().map(|x| x.mode.name().to_string()));
     t.set_header(header);

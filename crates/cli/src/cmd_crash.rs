@@ -10,6 +10,8 @@ use std::process::ExitCode;
 use txftl_harness::{crashtest, CrashReport, CrashSpec, DeviceSpec, Exercised, Expect, InFlight, SecondCuts, WorkloadKind, WorkloadSpec};
 use txftl_nand::{DataMode, Torn, ViolationPolicy};
 use txftl_protocols::{Protocol, ProtocolEntry};
+use txftl_reproduce::terminal::{width, wrap_command};
+use txftl_reproduce::wrapln;
 
 #[derive(Args, Debug)]
 pub struct CrashArgs {
@@ -377,7 +379,7 @@ fn print_report(report: &CrashReport, device_name: &str, entry: &ProtocolEntry, 
             Some(ns) => format!("instant {ns} ns, before flash op {}", v.at_op),
             None => format!("flash op {}", v.at_op),
         };
-        println!(
+        wrapln!(
             "VIOLATION at {} (torn {}{}{}): {}",
             at,
             v.torn.name(),
@@ -389,7 +391,7 @@ fn print_report(report: &CrashReport, device_name: &str, entry: &ProtocolEntry, 
                 .unwrap_or_default(),
             v.message
         );
-        println!("  replay: {}", v.replay);
+        println!("{}", wrap_command(&format!("  replay: {}", v.replay), width()));
     }
 }
 

@@ -22,6 +22,7 @@ use txftl_host::filebench::{Bench, Personality, Report, Spec};
 use txftl_host::per_second;
 use txftl_host::record::Recorder;
 use txftl_nand::DataMode;
+use txftl_reproduce::wrapln;
 
 #[derive(Args, Debug)]
 pub struct FilebenchArgs {
@@ -201,7 +202,7 @@ pub fn run(args: FilebenchArgs) -> Result<ExitCode, CliError> {
 }
 
 fn print(o: &Out, record: Option<&std::path::Path>) {
-    println!("device: {}", o.device);
+    wrapln!("device: {}", o.device);
     let s = &o.spec;
     let mut t = Figures::new(&format!(
         "txftl filebench {}: {} | {:?} file system{} | {} files of {} B mean in directories of {}, {} loops, seed {}",

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use txftl_ftl::FtlConfig;
 use txftl_nand::{DataMode, ImageSync};
 use txftl_protocols::AnyDevice;
+use txftl_reproduce::wrapln;
 
 #[derive(Args, Debug)]
 pub struct FormatArgs {
@@ -118,7 +119,7 @@ pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
         dev
     };
     dev.close().map_err(CliError::failed)?;
-    println!(
+    wrapln!(
         "formatted {} for {}: {} logical pages of {} bytes on {}",
         args.image.display(),
         info.protocol,
@@ -212,7 +213,7 @@ pub fn put(args: PutArgs) -> Result<ExitCode, CliError> {
             args.lpn as u64 + pages - 1
         )));
     }
-    println!(
+    wrapln!(
         "wrote {total} bytes to {pages} pages from lpn {} (crc32 {:08x})",
         args.lpn,
         crc.finalize()

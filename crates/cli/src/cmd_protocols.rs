@@ -2,8 +2,8 @@
 //! entry: its device calls, isolation levels, options, counters, the SQLite
 //! modes it carries, and its canary.
 
+use crate::table::fitted;
 use crate::CliError;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 use serde::Serialize;
 use std::process::ExitCode;
 use txftl_protocols::{ProtocolEntry, PROTOCOLS};
@@ -77,13 +77,8 @@ fn describe(e: &'static ProtocolEntry) -> ProtocolOut {
 }
 
 fn print(p: &ProtocolOut) {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec![format!("{} ({})", p.name, p.label), String::new()]);
-    if t.width().is_none() {
-        t.set_width(120);
-    }
+    let mut t = fitted();
+    t.set_header(vec![format!("{} ({})", p.name, p.label), String::new()]);
     let mut row = |a: &str, b: &str| {
         t.add_row(vec![a.to_string(), b.to_string()]);
     };

@@ -18,6 +18,7 @@ use txftl_host::trace::{TraceRecord, TraceWriter};
 use txftl_host::{run_workload, HostOptions, LatencyReport, RunError, RunReport};
 use txftl_nand::{DataMode, Nand, Torn};
 use txftl_protocols::AnyDevice;
+use txftl_reproduce::wrapln;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -445,7 +446,7 @@ fn print_report(what: &str, r: &RunReport) {
         w.fill_pct,
         w.seed
     ));
-    println!("device: {what}");
+    wrapln!("device: {what}");
     t.section("device");
     t.row(
         "logical pages / working set",
@@ -492,7 +493,7 @@ fn print_report(what: &str, r: &RunReport) {
     add_latency(&mut t, &r.latency);
     add_speed(&mut t, r.wall_seconds, r.requests_per_wall_second, r.flash_ops_per_wall_second);
     t.print();
-    println!(
+    wrapln!(
         "(the measured phase follows a fill of {} pages; its counters are in --json under \"fill\")",
         thousands(r.working_set_pages as u64)
     );
@@ -524,7 +525,7 @@ pub fn add_recovery(t: &mut Figures, r: &RecoveryReport) {
 }
 
 fn print_cut(what: &str, host_ops: u64, measured: &DeviceStats, r: &RecoveryReport, at_recovery: &ProtocolCounters) {
-    println!("device: {what}");
+    wrapln!("device: {what}");
     let mut t = Figures::new(&format!(
         "power cut after {} host operations of the measured phase",
         thousands(host_ops)

@@ -21,6 +21,7 @@ use txftl_host::latency::Latency;
 use txftl_host::record::Recorder;
 use txftl_host::{per_second, LatencyReport, LatencySummary};
 use txftl_nand::DataMode;
+use txftl_reproduce::wrapln;
 use txftl_sqlite::sqlitebench::{self, BenchEvent, BenchSpec, Benchmark};
 use txftl_sqlite::tpcc::clients::{Begin, BusyCounts, ClientsSpec};
 use txftl_sqlite::tpcc::{self, TpccSpec, TxKind};
@@ -380,7 +381,7 @@ fn ycsb_cmd(args: YcsbArgs) -> Result<ExitCode, CliError> {
     if args.common.json {
         println!("{}", serde_json::to_string_pretty(&out).map_err(CliError::failed)?);
     } else {
-        println!("device: {}", out.device);
+        wrapln!("device: {}", out.device);
         let mut t = Figures::new(&format!(
             "txftl sql ycsb: {} | workload {}, {} records, {} operations, seed {}",
             mode.name(),
@@ -487,7 +488,7 @@ fn partsupp_cmd(args: PartsuppArgs) -> Result<ExitCode, CliError> {
     if args.common.json {
         println!("{}", serde_json::to_string_pretty(&out).map_err(CliError::failed)?);
     } else {
-        println!("device: {}", out.device);
+        wrapln!("device: {}", out.device);
         let mut t = Figures::new(&format!(
             "txftl sql partsupp: {} | {} transactions of K={} on partsupp ({} tuples), seed {}",
             mode.name(),
@@ -698,7 +699,7 @@ fn bench_cmd(args: BenchArgs) -> Result<ExitCode, CliError> {
     if args.common.json {
         println!("{}", serde_json::to_string_pretty(&out).map_err(CliError::failed)?);
     } else {
-        println!("device: {}", out.device);
+        wrapln!("device: {}", out.device);
         let mut t = Figures::new(&format!(
             "txftl sql sqlite-bench: {} | {} entries of {} B values, journal {}, locking {}, page {} B",
             mode.name(),
@@ -983,7 +984,7 @@ fn us(ns: u64) -> f64 {
 }
 
 fn print_tpcc(o: &TpccOut, record: Option<&std::path::Path>) {
-    println!("device: {}", o.device);
+    wrapln!("device: {}", o.device);
     let mut t = Figures::new(&format!(
         "txftl sql tpcc: {} | {} warehouse(s), scale 1/{}, mix {:?}, {} transactions, {} client(s), seed {}",
         o.mode.name(),

@@ -7,13 +7,14 @@
 use crate::cmd_compare::refuse_protocol;
 use crate::open::ram;
 use crate::setup::{nand_config, parse_modes, protocol_options_for, resolve_device};
+use crate::table::fitted;
 use crate::{CliError, DeviceArgs};
 use clap::Args;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::process::ExitCode;
 use txftl_nand::DataMode;
+use txftl_reproduce::wrapln;
 use txftl_sqlite::heavy::{self, HeavySpec, Outcome, Statement};
 use txftl_sqlite::{Mode, Stack};
 
@@ -96,7 +97,7 @@ pub fn run(args: HeavyArgs) -> Result<ExitCode, CliError> {
         println!("{}", serde_json::to_string_pretty(&out).map_err(CliError::failed)?);
     } else {
         print(&runs, &spec, &device_line(&args.device)?);
-        println!(
+        wrapln!(
             "{done} completed; {full} refused for space (SQLITE_FULL, the database intact and unchanged); \
              {failed} failed or not run"
         );
@@ -154,14 +155,15 @@ fn cell(o: &Outcome) -> String {
 }
 
 fn print(runs: &[ModeRun], spec: &HeavySpec, device: &str) {
-    println!(
+    wrapln!(
         "SQLite's heavy statements: {} rows (100-300 B), {} inserts in one transaction, page size {}",
-        spec.rows, spec.insert_rows, spec.page_size
+        spec.rows,
+        spec.insert_rows,
+        spec.page_size
     );
-    println!("Device: {device}");
-    println!("Each cell: completed with the expected rows and integrity_check ok, in wall seconds.");
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
+    wrapln!("Device: {device}");
+    wrapln!("Each cell: completed with the expected rows and integrity_check ok, in wall seconds.");
+    let mut t = fitted();
     let mut header = vec!["mode".to_string()];
     header.extend(Statement::ALL.iter().map(|s| s.name().to_string()));
     t.set_header(header);
@@ -179,10 +181,10 @@ fn print(runs: &[ModeRun], spec: &HeavySpec, device: &str) {
     println!("{t}");
     for r in runs {
         if let Some(why) = &r.refused {
-            println!("{}: {why}", r.mode.cli());
+            wrapln!("{}: {why}", r.mode.cli());
         }
         for o in r.outcomes.iter().filter(|o| !o.ok()) {
-            println!(
+            wrapln!(
                 "{} {}: {} (after{}: rows {}, expected {}, before {}; integrity {})",
                 r.mode.cli(),
                 o.statement.name(),

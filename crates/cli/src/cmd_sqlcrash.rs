@@ -5,14 +5,15 @@
 
 use crate::cmd_compare::{parse_list, refuse_protocol};
 use crate::setup::{describe, parse_modes, protocol_options_for, replay_ftl_flags, resolve_device, DeviceChoice};
-use crate::table::{pair, thousands};
+use crate::table::{fitted, pair, thousands};
 use crate::{CliError, DeviceArgs};
 use clap::Args;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::process::ExitCode;
 use txftl_nand::{DataMode, ViolationPolicy};
 use txftl_protocols::{ProtocolOptions, SqlJournal};
+use txftl_reproduce::terminal::{width, wrap_command, Fitted};
+use txftl_reproduce::wrapln;
 use txftl_sqlite::crash::{heavy, tpcc, ScenarioSize, SqlCrashReport, SqlCrashSpec, SqlWorkload};
 use txftl_sqlite::{Canary, Mode, Synchronous};
 
@@ -383,12 +384,12 @@ pub fn run(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
 
 fn print_reports(plan: &Plan, described: &[String], reports: &[SqlCrashReport], recovery_cuts: u32) {
     for d in described {
-        println!("device {d}");
+        wrapln!("device {d}");
     }
     print_scenario(plan.workload, plan.rows, plan.k, recovery_cuts);
     for r in reports.iter().filter(|r| r.big_at.is_some()) {
         if let Some(b) = r.big_at {
-            println!(
+            wrapln!(
                 "{} synchronous={}: transaction #{} updates every tuple (larger than the device's transaction bound: the batch is aborted and committed through the journal)",
                 r.mode.name(),
                 r.synchronous.name(),
@@ -399,24 +400,24 @@ fn print_reports(plan: &Plan, described: &[String], reports: &[SqlCrashReport], 
     println!("{}", table(plan.workload, reports));
     for r in reports {
         for v in r.violations.iter().take(10) {
-            println!("VIOLATION {} synchronous={}: {}", r.mode.name(), r.synchronous.name(), v.message);
-            println!("  replay: {}", v.replay);
+            wrapln!("VIOLATION {} synchronous={}: {}", r.mode.name(), r.synchronous.name(), v.message);
+            println!("{}", wrap_command(&format!("  replay: {}", v.replay), width()));
         }
     }
 }
 
 fn print_scenario(workload: SqlWorkload, rows: u32, k: u32, recovery_cuts: u32) {
     match workload {
-        SqlWorkload::Partsupp => println!(
+        SqlWorkload::Partsupp => wrapln!(
             "scenario: transactions of K={k} on partsupp ({rows} tuples), transaction #2 spills its cache and rolls back; {recovery_cuts} recovery cuts per crash point"
         ),
-        SqlWorkload::Tpcc { scale } => println!(
+        SqlWorkload::Tpcc { scale } => wrapln!(
             "scenario: TPC-C, 1 warehouse at scale 1/{scale}, transactions in the order {} (repeated), transaction #{} a New-Order forced to roll back with a spilled cache; \
              every restart: integrity_check, consistency conditions 1-4, the database equal to the state after an allowed prefix of the transactions; {recovery_cuts} recovery cuts per crash point",
             tpcc::KINDS.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "),
             tpcc::ROLLBACK_AT_DEFAULT + 1
         ),
-        SqlWorkload::Heavy { rows, insert_rows } => println!(
+        SqlWorkload::Heavy { rows, insert_rows } => wrapln!(
             "scenario: SQLite's heavy statements on t ({rows} rows), one transaction each: {} ({insert_rows} rows into u with 3 indexes), the ORDER BY's sorter spilling to a temporary file; \
              on Möbius items-max={} and ala-blocks={} unless given; every restart: integrity_check, the database equal to the state after an allowed prefix of the statements; {recovery_cuts} recovery cuts per crash point",
             heavy::STEPS.iter().map(|s| s.name()).collect::<Vec<_>>().join(", "),
@@ -426,11 +427,10 @@ fn print_scenario(workload: SqlWorkload, rows: u32, k: u32, recovery_cuts: u32) 
     }
 }
 
-fn table(workload: SqlWorkload, reports: &[SqlCrashReport]) -> Table {
+fn table(workload: SqlWorkload, reports: &[SqlCrashReport]) -> Fitted {
     let is_tpcc = matches!(workload, SqlWorkload::Tpcc { .. });
     let is_heavy = matches!(workload, SqlWorkload::Heavy { .. });
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut t = fitted();
     let mut header = vec!["mode", "synchronous", "promise", "crash points tried"];
     if is_heavy {
         header.extend(["in index / 5 indexes / inserts / VACUUM / DELETE", "sort temp files", "part inodes"]);

@@ -23,6 +23,7 @@ use txftl_host::replay::{replay, Isolation, ReplayOptions, ReplayReport};
 use txftl_host::trace::read_trace;
 use txftl_nand::DataMode;
 use txftl_protocols::AnyDevice;
+use txftl_reproduce::wrapln;
 
 #[derive(Subcommand, Debug)]
 pub enum TraceCommand {
@@ -130,7 +131,7 @@ fn gen_cmd(args: GenArgs) -> Result<ExitCode, CliError> {
     let mut w = std::io::BufWriter::new(f);
     generate(&mut w, &spec).map_err(|e| CliError::Failed(format!("writing {}: {e}", args.out.display())))?;
     std::io::Write::flush(&mut w).map_err(|e| CliError::Failed(format!("writing {}: {e}", args.out.display())))?;
-    println!(
+    wrapln!(
         "wrote {} requests (MQSim ASCII, tpcc-small-like: 37% writes, 8 KiB requests) over {} GiB to {}",
         args.requests,
         args.capacity_gib,
@@ -230,7 +231,7 @@ fn replay_public(args: ReplayArgs) -> Result<ExitCode, CliError> {
 }
 
 fn print_block(what: &str, args: &ReplayArgs, r: &BlockReplayReport) {
-    println!("device: {what}");
+    wrapln!("device: {what}");
     let o = &r.options;
     let how = match (o.as_fast_as_possible, o.queue_depth) {
         (true, q) => format!("as fast as possible, queue depth {q}"),
@@ -362,7 +363,7 @@ fn replay_cmd(args: ReplayArgs) -> Result<ExitCode, CliError> {
 }
 
 fn print_replay(what: &str, args: &ReplayArgs, r: &ReplayReport) {
-    println!("device: {what}");
+    wrapln!("device: {what}");
     let o = &r.options;
     let mut t = Figures::new(&format!(
         "txftl trace replay: {} | {} clients, {}, {}% aborts injected, seed {}",

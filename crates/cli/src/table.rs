@@ -1,16 +1,21 @@
-//! Terminal tables.
+//! Terminal tables, fitted to the output's width like the prose
+//! (`txftl_reproduce::terminal`: `$COLUMNS`, else the terminal's width, else 100).
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, Table};
+use comfy_table::CellAlignment;
+use txftl_reproduce::terminal::Fitted;
+
+/// An empty table in the reports' style, fitted to the output's width.
+pub use txftl_reproduce::terminal::fitted;
 
 /// A two-column table of named figures, grouped under section rows.
 pub struct Figures {
-    table: Table,
+    table: Fitted,
 }
 
 impl Figures {
     pub fn new(title: &str) -> Figures {
-        let mut table = Table::new();
-        table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![title, ""]);
+        let mut table = fitted();
+        table.set_header(vec![title, ""]);
         Figures { table }
     }
     pub fn section(&mut self, name: &str) -> &mut Self {

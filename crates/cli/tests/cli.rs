@@ -3,7 +3,7 @@
 use std::process::Command;
 
 mod common;
-use common::{txftl, txftl_env};
+use common::{txftl, txftl_env, txftl_piped};
 
 #[test]
 fn bad_arguments_exit_2_with_a_message() {
@@ -194,6 +194,53 @@ fn crashtest_reports_and_catches_the_canary() {
     ]);
     assert_eq!(code, 1, "the canary must be caught: {out}");
     assert!(out.contains("replay: txftl crashtest --protocol plain-canary"), "{out}");
+}
+
+/// The longest line of `out`, in characters.
+fn widest(out: &str) -> usize {
+    out.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+/// Default output fits $COLUMNS, else 100 columns when piped: the tables'
+/// cells and the prose wrap, and a replay command breaks with shell
+/// continuations.
+#[test]
+fn default_output_fits_the_width() {
+    let (code, out, err) = txftl_piped(&["protocols"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(widest(&out) <= 100, "{out}");
+    let (code, narrow, err) = txftl_env(&["protocols"], &[("COLUMNS", "72")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(widest(&narrow) <= 72, "{narrow}");
+    let words = |s: &str| {
+        s.split(|c: char| c.is_whitespace() || "│┆".contains(c))
+            .filter(|w| !w.is_empty())
+            .count()
+    };
+    assert_eq!(words(&out), words(&narrow), "wrapping keeps every word");
+    // Not a number: the pipe's 100.
+    let (_, out, _) = txftl_env(&["protocols"], &[("COLUMNS", "wide")]);
+    assert!(widest(&out) <= 100 && widest(&out) > 72, "{out}");
+
+    let (code, out, err) = txftl_piped(&["run", "--preset", "tiny", "--ops", "2000", "--fill", "90"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(widest(&out) <= 100, "{out}");
+
+    let canary = [
+        "crashtest",
+        "--protocol",
+        "plain-canary",
+        "--ops",
+        "300",
+        "--fill",
+        "90",
+        "--no-recovery-cuts",
+    ];
+    let (code, out, _) = txftl_env(&canary, &[("COLUMNS", "60")]);
+    assert_eq!(code, 1, "the canary must be caught: {out}");
+    assert!(widest(&out) <= 60, "{out}");
+    let replay = out.replace(" \\\n  ", " ");
+    assert!(replay.contains("replay: txftl crashtest --protocol plain-canary --preset"), "{out}");
 }
 
 #[test]

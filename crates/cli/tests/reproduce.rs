@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::txftl;
+use common::{txftl, txftl_piped};
 use serde_json::Value;
 
 /// A paper not in the list (Flag Commit has no reproduction yet) is a bad
@@ -56,7 +56,7 @@ fn reproduce_lighttx_prints_json_and_writes_the_html_report() {
 
 #[test]
 fn reproduce_xftl_prints_the_checks_table_then_the_notes() {
-    let (code, out, err) = txftl(&["reproduce", "xftl", "--tiny", "--map-at-flush", "off"]);
+    let (code, out, err) = txftl_piped(&["reproduce", "xftl", "--tiny", "--map-at-flush", "off"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("txftl reproduce xftl --quick: X-FTL"), "{out}");
     assert!(out.contains("--map-at-flush off"), "the run says which FTL it had");
@@ -64,8 +64,14 @@ fn reproduce_xftl_prints_the_checks_table_then_the_notes() {
     let notes = out.find("\nnotes:\n").expect("the notes under it");
     assert!(checks < notes);
     assert!(out.contains("value/bound/order checks within 25%"));
-    // Standard output is not a terminal here: the checks table is 120 columns at most.
+    // Standard output is not a terminal and COLUMNS is not set: the checks
+    // table and every line of prose are 100 columns at most (another table
+    // only where its words cannot stand narrower side by side).
     for line in out[checks..notes].lines() {
-        assert!(line.chars().count() <= 120, "{} columns: {line}", line.chars().count());
+        assert!(line.chars().count() <= 100, "{} columns: {line}", line.chars().count());
+    }
+    let table_line = |l: &str| l.starts_with(['┌', '│', '╞', '├', '└']);
+    for line in out.lines().filter(|l| !table_line(l)) {
+        assert!(line.chars().count() <= 100, "{} columns: {line}", line.chars().count());
     }
 }

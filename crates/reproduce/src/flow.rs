@@ -4,6 +4,7 @@
 use crate::check::Summary;
 use crate::paper::{Options, Paper, Report};
 use crate::progress::Progress;
+use crate::wrapln;
 use crate::{html, lighttx, mobius, nolgn, terminal, xftl, Error};
 use std::path::{Path, PathBuf};
 
@@ -97,12 +98,12 @@ pub fn reproduce<P: Paper>(paper: &P, opts: &Options, out: &Output) -> Result<Ou
         println!("{}", serde_json::to_string_pretty(&report).map_err(Error::failed)?);
     } else {
         print(paper, &report);
-        println!("wall time: {:.1} s", wall.elapsed().as_secs_f64());
+        wrapln!("wall time: {:.1} s", wall.elapsed().as_secs_f64());
     }
     if let Some(path) = &out.html {
         std::fs::write(path, html_page(paper, &report)?).map_err(|e| Error::Failed(format!("{}: {e}", path.display())))?;
         if !out.json {
-            println!("HTML report: {}", path.display());
+            wrapln!("HTML report: {}", path.display());
         }
     }
     Ok(Outcome {
@@ -124,7 +125,7 @@ pub fn reproduce_named(name: &str, opts: &Options, out: &Output) -> Result<Outco
 /// The terminal report: the header, the paper's tables, then the checks,
 /// their notes and the deviations.
 pub fn print<P: Paper>(paper: &P, report: &Report<P::Params, P::Figures>) {
-    println!(
+    wrapln!(
         "txftl reproduce {}{}: {} (seed {})",
         paper.name(),
         if paper.quick(&report.params) { " --quick" } else { "" },

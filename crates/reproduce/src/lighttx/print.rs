@@ -8,17 +8,18 @@ use super::tables::{
 use super::{paper, Report};
 use crate::fmt::{ratio, thousands};
 use crate::terminal::table;
+use crate::wrapln;
 use txftl_host::replay::Isolation;
 
 pub fn print(r: &Report) {
     let p = &r.params;
-    println!("device (Figs. 5-7, 9): {}; Fig. 8: {}", p.device, p.recovery_device);
-    println!("scaled down:");
+    wrapln!("device (Figs. 5-7, 9): {}; Fig. 8: {}", p.device, p.recovery_device);
+    wrapln!("scaled down:");
     for s in &p.scaled_down {
-        println!("  - {s}");
+        wrapln!("  - {s}");
     }
-    println!("times are simulated (device clock)");
-    println!(
+    wrapln!("times are simulated (device clock)");
+    wrapln!(
         "fill before the trace: {}% of the logical pages (Figs. 5-9); Figs. 6, 7 also at {}. Why: {}",
         p.precondition_pct,
         p.fills_pct.iter().map(|f| format!("{f}%")).collect::<Vec<_>>().join(", "),
@@ -28,7 +29,7 @@ pub fn print(r: &Report) {
     let mut h = vec!["Fig. 5: transactions per simulated s".to_string()];
     h.extend(Isolation::NAMES.iter().map(|s| s.to_string()));
     println!("{}", table(h, fig5_rows(r)));
-    println!(
+    wrapln!(
         "paper, Fig. 5: LightTx no-page-conflict +{}% and serializable +{}% over strict",
         paper::FIG5_NPC_OVER_STRICT_PCT,
         paper::FIG5_SER_OVER_STRICT_PCT
@@ -54,7 +55,7 @@ pub fn print(r: &Report) {
             })
         )
     );
-    println!(
+    wrapln!(
         "paper, Figs. 6, 7: LightTx +{}% over Atomic-Write at 0%; GC overhead at 50%: SCC {}x, BPCC {}x LightTx's; Atomic-Write +{}%",
         paper::FIG6_LIGHTTX_OVER_AW_PCT,
         paper::FIG7_SCC_OVER_LIGHTTX,
@@ -63,7 +64,7 @@ pub fn print(r: &Report) {
     );
     print_sweep(r);
     println!("{}", table(zone_header(r, "Fig. 8: recovery time after a power cut"), fig8_rows(r)));
-    println!(
+    wrapln!(
         "paper, Fig. 8: SCC/BPCC {} s, LightTx under {} s, Atomic-Write {} s",
         paper::FIG8_CYCLIC_S,
         paper::FIG8_LIGHTTX_MAX_S,
@@ -73,7 +74,7 @@ pub fn print(r: &Report) {
         "{}",
         table(zone_header(r, "Fig. 9: mapping persistence writes / host writes"), fig9_rows(r))
     );
-    println!(
+    wrapln!(
         "paper, Fig. 9: Atomic-Write {}%, LightTx under {}%, SCC/BPCC 0",
         paper::FIG9_AW_PCT,
         paper::FIG9_LIGHTTX_MAX_PCT
@@ -98,7 +99,7 @@ fn print_sweep(r: &Report) {
         )
     );
     println!("{}", table(onset_header(r), onset_rows(r)));
-    println!("{}", onset_summary(r));
+    wrapln!("{}", onset_summary(r));
     println!("{}", table(sweep_checks_header(r), sweep_checks_rows(r)));
 }
 

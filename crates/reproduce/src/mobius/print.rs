@@ -3,6 +3,7 @@
 
 use super::{paper, Interface, Pattern, Report};
 use crate::terminal::table;
+use crate::wrapln;
 
 /// Fig. 7's rows for `pattern`: one per interface, a latency per size.
 pub fn fig7_rows(r: &Report, pattern: Pattern) -> (Vec<String>, Vec<Vec<String>>) {
@@ -177,20 +178,21 @@ pub fn fig11_rows(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
 
 pub fn print(r: &Report) {
     let p = &r.params;
-    println!("device (Figs. 7, 8): {}, metadata only", p.device);
-    println!("scaled down:");
+    wrapln!("device (Figs. 7, 8): {}, metadata only", p.device);
+    wrapln!("scaled down:");
     for s in &p.scaled_down {
-        println!("  - {s}");
+        wrapln!("  - {s}");
     }
-    println!(
+    wrapln!(
         "times are simulated (device clock); {} compound writes per point, random within {} logical pages (5 GB)",
-        p.iterations, p.random_range_pages
+        p.iterations,
+        p.random_range_pages
     );
     for pattern in Pattern::ALL {
         let (h, rows) = fig7_rows(r, pattern);
         println!("{}", table(h, rows));
     }
-    println!(
+    wrapln!(
         "paper, Fig. 7: {}; {}; {}",
         paper::FIG7_ASWRITE_BEST,
         paper::FIG7_DFTL_VS_DWRITE,
@@ -198,50 +200,50 @@ pub fn print(r: &Report) {
     );
     let (h, rows) = fig8_rows(r);
     println!("{}", table(h, rows));
-    println!(
+    wrapln!(
         "paper, Fig. 8: {} (the board's {} MB/s); this preset's bound: {:.1} MB/s (every die programming, or the channels)",
         paper::FIG8_ASWRITE,
         paper::FIG8_PLATFORM_MB_S,
         p.max_write_mb_s
     );
     if let Some(w) = &r.figures.tps_workload {
-        println!(
+        wrapln!(
             "Fig. 9's device: the 4 KiB flash at 1 GiB, metadata only, {}% of its logical pages written first; the trace: TPC-C on SQLite, {} transactions by {} clients, {} device transactions of {:.1} pages on average",
             p.fill_pct, w.tpcc_transactions, p.tpcc.clients, w.device_transactions, w.tx_pages_mean
         );
     }
     for b in &r.figures.filebench {
         let w = &b.workload;
-        println!(
+        wrapln!(
             "Fig. 9's {}: Filebench's personality on our file system (one device transaction per fsync), {} loops, {} flowops, {} fsyncs; {} device transactions of {:.1} pages on average (at most {}), {} trace operations, replayed by {} clients",
             w.personality, w.report.loops, w.report.flowops, w.report.fsyncs, w.device_transactions, w.tx_pages_mean, w.tx_pages_max, w.trace_ops, p.filebench.clients
         );
     }
     let (h, rows) = fig9_rows(r);
     println!("{}", table(h, rows));
-    println!(
+    wrapln!(
         "paper, Fig. 9: A-SWRITE up to +{}% over Atomic-Write; {}; {}",
         paper::FIG9_ASWRITE_OVER_AW_PCT,
         paper::FIG9_SSWRITE_SIMILAR,
         paper::FIG9_FILEBENCH_AW_ABOVE
     );
     if let Some(w) = &r.figures.wa_workload {
-        println!(
+        wrapln!(
             "Fig. 10's device: {}, metadata only, {}% of its logical pages written first; the trace: TPC-C on SQLite, {} transactions by {} clients, {} device transactions of {:.1} pages on average",
             p.wa_device, p.fill_pct, w.tpcc_transactions, p.tpcc.clients, w.device_transactions, w.tx_pages_mean
         );
     }
     let (h, rows) = fig10_rows(r);
     println!("{}", table(h, rows));
-    println!(
+    wrapln!(
         "paper, Fig. 10: {}; {}",
         paper::FIG10_NOT_ENLARGED,
         paper::FIG10_BETTER_THAN_LIGHTTX
     );
-    println!("Fig. 11's device: {}, metadata only", p.recovery_device);
+    wrapln!("Fig. 11's device: {}, metadata only", p.recovery_device);
     let (h, rows) = fig11_rows(r);
     println!("{}", table(h, rows));
-    println!(
+    wrapln!(
         "paper, Fig. 11: Möbius {}x faster than LightTx at a 4 GB zone; {}",
         paper::FIG11_MOBIUS_VS_LIGHTTX,
         paper::FIG11_FASTEST

@@ -7,6 +7,7 @@ use super::results::BenchRun;
 use super::{paper, Report, System, SYNCS};
 use crate::fmt::{pct, ratio, thousands};
 use crate::terminal::table;
+use crate::wrapln;
 
 pub type Rows = (Vec<String>, Vec<Vec<String>>);
 
@@ -218,12 +219,12 @@ pub fn aging_rows(r: &Report) -> Rows {
 
 pub fn print(r: &Report) {
     let p = &r.params;
-    println!(
+    wrapln!(
         "device: {}, full data; {} logical pages",
         p.device,
         thousands(p.logical_pages as u64)
     );
-    println!("scaled down: {}", p.scaled_down.join("; "));
+    wrapln!("scaled down: {}", p.scaled_down.join("; "));
     let (h, rows) = aging_rows(r);
     println!("{}", table(h, rows));
     for sync in SYNCS {
@@ -232,7 +233,7 @@ pub fn print(r: &Report) {
             println!("{}", table(h, rows));
         }
     }
-    println!(
+    wrapln!(
         "paper, Figs. 6-8 (means over sizes): writes NORMAL {}% / {}% (NoLgn-FTL against Base-WAL / SW-WAL), FULL {}% / {}%; throughput NORMAL +{}% / +{}%, FULL +{}% / +{}%; latency NORMAL {}% / {}%, FULL {}% / {}%",
         paper::FIG6_NORMAL_NOLGN_VS_BASE,
         paper::FIG6_NORMAL_NOLGN_VS_SW,
@@ -251,7 +252,7 @@ pub fn print(r: &Report) {
         let (h, rows) = fig9_rows(r, sync.name());
         println!("{}", table(h, rows));
     }
-    println!(
+    wrapln!(
         "paper, Fig. 9: GC migration up to {}% of the writes; lock-induced pages up to {}%, {}% on average",
         paper::FIG9_GC_SHARE_MAX,
         paper::FIG9_LOCK_SHARE_MAX,
@@ -259,14 +260,14 @@ pub fn print(r: &Report) {
     );
     let (h, rows) = fig10_rows(r);
     println!("{}", table(h, rows));
-    println!(
+    wrapln!(
         "paper, Fig. 10: SW-WAL +{}%, NoLgn-FTL +{}% against Base-WAL (mean over A-F)",
         paper::FIG10_SW_VS_BASE,
         paper::FIG10_NOLGN_VS_BASE
     );
     let (h, rows) = fig11_rows(r);
     println!("{}", table(h, rows));
-    println!(
+    wrapln!(
         "paper, Fig. 11: SW-WAL +{}%, NoLgn-FTL +{}% against Base-WAL on average, +{}% at 25% free",
         paper::FIG11_SW_VS_BASE,
         paper::FIG11_NOLGN_VS_BASE,

@@ -7,16 +7,17 @@ use super::tables::{ablation_header, ablation_rows, mode_pair_header, table1_row
 use super::{modes, paper, rbj, wal, xftl, Report};
 use crate::fmt::count;
 use crate::terminal::table;
+use crate::wrapln;
 
 pub fn print(r: &Report) {
     let p = &r.params;
-    println!("device: {}; X-L2P table {} entries", p.device, p.xl2p_entries);
-    println!("{}", map_at_flush_line(p.map_at_flush));
-    println!("scaled down:");
+    wrapln!("device: {}; X-L2P table {} entries", p.device, p.xl2p_entries);
+    wrapln!("{}", map_at_flush_line(p.map_at_flush));
+    wrapln!("scaled down:");
     for s in &p.scaled_down {
-        println!("  - {s}");
+        wrapln!("  - {s}");
     }
-    println!(
+    wrapln!(
         "counts are per 1,000 transactions (ours scaled from {}); times are simulated (device clock)",
         p.transactions
     );
@@ -31,7 +32,7 @@ pub fn print(r: &Report) {
     for fig in &r.figures.figure5 {
         print_figure5(r, fig);
     }
-    println!(
+    wrapln!(
         "paper, Figure 5(b): X-FTL {:.1}x faster than WAL and {:.1}x faster than RBJ",
         paper::FIG5_XFTL_OVER_WAL,
         paper::FIG5_XFTL_OVER_RBJ
