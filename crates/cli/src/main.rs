@@ -11,7 +11,6 @@ mod cmd_image;
 mod cmd_protocols;
 mod cmd_run;
 mod cmd_sql;
-mod cmd_sql_heavy;
 mod cmd_sqlcrash;
 mod cmd_trace;
 mod device_file;

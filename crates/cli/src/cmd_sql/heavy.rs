@@ -49,7 +49,7 @@ struct ModeRun {
     outcomes: Vec<Outcome>,
 }
 
-pub fn run(args: HeavyArgs) -> Result<ExitCode, CliError> {
+pub(super) fn run(args: HeavyArgs) -> Result<ExitCode, CliError> {
     refuse_protocol(&args.device)?;
     let modes = if args.modes == "all" {
         Mode::all().collect()
