@@ -43,6 +43,19 @@ impl Options {
     }
 }
 
+/// What every paper's parameters begin with (flattened: `params` in the
+/// JSON starts with these fields).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Head {
+    /// `--quick`'s sizes (or `--tiny`'s).
+    pub quick: bool,
+    pub seed: u64,
+    /// The device preset, and the device as the run describes it (set by the run).
+    pub preset: String,
+    pub device: String,
+    pub blocks_per_plane: u32,
+}
+
 /// One run's report: `--json` prints it as it is.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report<Params, Figures> {
@@ -78,9 +91,15 @@ pub trait Paper {
     /// The parameters `opts` ask for; an option the paper does not take is
     /// refused ([`Error::Usage`]).
     fn params(&self, opts: &Options) -> Result<Self::Params, Error>;
+    /// The parameters' common head.
+    fn head(params: &Self::Params) -> &Head;
     /// Whether the parameters are `--quick`'s (or `--tiny`'s), and the seed.
-    fn quick(&self, params: &Self::Params) -> bool;
-    fn seed(&self, params: &Self::Params) -> u64;
+    fn quick(&self, params: &Self::Params) -> bool {
+        Self::head(params).quick
+    }
+    fn seed(&self, params: &Self::Params) -> u64 {
+        Self::head(params).seed
+    }
     /// Runs every experiment (filling in what the parameters learn on the
     /// way, e.g. the device's description), reporting on `progress`.
     fn run(&self, params: &mut Self::Params, progress: &Progress) -> Result<Self::Figures, Error>;

@@ -16,7 +16,7 @@ fn report() -> &'static Report {
 fn every_interface_pattern_and_size_is_measured() {
     let r = report();
     assert!(!Mobius.failed(&r.figures));
-    assert!(!r.params.device.is_empty() && r.params.cmt_pages > 0);
+    assert!(!r.params.head.device.is_empty() && r.params.cmt_pages > 0);
     for i in Interface::ALL {
         for p in Pattern::ALL {
             for &n in &r.params.sizes {

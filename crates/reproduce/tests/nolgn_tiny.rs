@@ -17,7 +17,7 @@ fn report() -> &'static Report {
 fn every_system_runs_every_experiment_on_an_intact_database() {
     let r = report();
     assert!(!NoLgn.failed(&r.figures));
-    assert!(r.params.logical_pages > 0 && !r.params.device.is_empty());
+    assert!(r.params.logical_pages > 0 && !r.params.head.device.is_empty());
     for s in System::ALL {
         for sync in ["NORMAL", "FULL"] {
             for &size in &r.params.sizes {

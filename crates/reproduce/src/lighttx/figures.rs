@@ -19,7 +19,7 @@ pub fn intro(r: &Report) -> String {
     format!(
         "{}. Devices: {} (Figs. 5-7, 9); {} (Fig. 8). All times simulated (device clock). Scaled down: {}",
         html::escape(&r.paper),
-        html::escape(&p.device),
+        html::escape(&p.head.device),
         html::escape(&p.recovery_device),
         html::escape(&p.scaled_down.join("; "))
     )

@@ -145,11 +145,8 @@ impl Paper for LightTx {
         }
         Ok(params)
     }
-    fn quick(&self, params: &Params) -> bool {
-        params.quick
-    }
-    fn seed(&self, params: &Params) -> u64 {
-        params.seed
+    fn head(params: &Params) -> &crate::paper::Head {
+        &params.head
     }
     fn run(&self, params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
         run::run(params, progress)

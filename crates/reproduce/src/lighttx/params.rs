@@ -4,6 +4,7 @@
 
 use super::{label, paper, PAPER_PROTOCOLS};
 use crate::fmt::thousands;
+use crate::paper::Head;
 use crate::Error;
 use serde::Serialize;
 use txftl_host::replay::Isolation;
@@ -30,12 +31,9 @@ pub const FILL_DEFAULT_REASON: &str = "the text states no fill. Sec. IV-C: \"For
 /// The parameters of a run, all printed.
 #[derive(Clone, Debug, Serialize)]
 pub struct Params {
-    pub quick: bool,
-    pub seed: u64,
-    pub preset: String,
-    /// The device of Figs. 5, 6, 7 and 9, and the one the trace is recorded on.
-    pub device: String,
-    pub blocks_per_plane: u32,
+    // `head.device`: The device of Figs. 5, 6, 7 and 9, and the one the trace is recorded on.
+    #[serde(flatten)]
+    pub head: Head,
     /// Fig. 8's device (recovery time of a whole-device scan follows capacity).
     pub recovery_device: String,
     pub recovery_blocks_per_plane: u32,
@@ -120,11 +118,13 @@ impl Params {
             ));
         }
         Params {
-            quick,
-            seed,
-            preset: "lighttx".into(),
-            device: String::new(),
-            blocks_per_plane: p.geometry.blocks_per_plane,
+            head: Head {
+                quick,
+                seed,
+                preset: "lighttx".into(),
+                device: String::new(),
+                blocks_per_plane: p.geometry.blocks_per_plane,
+            },
             recovery_device: String::new(),
             recovery_blocks_per_plane: recovery_bpp,
             tpcc_warehouses: 1,
@@ -152,8 +152,8 @@ impl Params {
 
     /// Tests only: the smallest sizes that still run every experiment.
     pub fn tiny(&mut self) {
-        self.quick = true;
-        self.blocks_per_plane = 8;
+        self.head.quick = true;
+        self.head.blocks_per_plane = 8;
         self.recovery_blocks_per_plane = 16;
         self.tpcc_scale = 20;
         self.tpcc_transactions = 150;

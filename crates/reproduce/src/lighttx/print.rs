@@ -13,7 +13,7 @@ use txftl_host::replay::Isolation;
 
 pub fn print(r: &Report) {
     let p = &r.params;
-    wrapln!("device (Figs. 5-7, 9): {}; Fig. 8: {}", p.device, p.recovery_device);
+    wrapln!("device (Figs. 5-7, 9): {}; Fig. 8: {}", p.head.device, p.recovery_device);
     wrapln!("scaled down:");
     for s in &p.scaled_down {
         wrapln!("  - {s}");

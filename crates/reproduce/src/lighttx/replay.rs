@@ -44,7 +44,7 @@ pub fn replay_on(
         think_ns: 0,
         isolation,
         abort_pct,
-        seed: params.seed,
+        seed: params.head.seed,
     };
     let what = progress.said();
     let protocol = dev.info().protocol;

@@ -18,7 +18,7 @@ use txftl_host::trace::Trace;
 
 /// Runs every experiment.
 pub fn run(params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
-    params.device = describe(&preset(params.blocks_per_plane)?);
+    params.head.device = describe(&preset(params.head.blocks_per_plane)?);
     params.recovery_device = describe(&preset(params.recovery_blocks_per_plane)?);
     let levels_runs: usize = params.protocols.iter().map(|p| p.levels.len()).sum();
     let abort_runs = params.protocols.len() * (params.abort_pcts.len() - 1);
@@ -100,7 +100,7 @@ impl Replays<'_> {
     /// (kept in `failed`).
     fn at_fill(&mut self, figure: &str, p: &str, zone: Option<u32>, iso: Isolation, a: u32, fill: u32) -> Result<Option<Run>, Error> {
         let params = self.params;
-        let res = device(p, params.blocks_per_plane, zone, fill)
+        let res = device(p, params.head.blocks_per_plane, zone, fill)
             .and_then(|mut dev| replay_on(&mut *dev, self.trace, params, iso, a, self.progress));
         let run = match res {
             Ok(r) => Some(run_of(params, p, zone, fill, &r)),
@@ -160,7 +160,7 @@ impl Replays<'_> {
                     let n = self.trace.ops.len() * q as usize / 100;
                     part.ops.truncate(n);
                     part.lines.truncate(n);
-                    let res = device(p, params.blocks_per_plane, zone, fill)
+                    let res = device(p, params.head.blocks_per_plane, zone, fill)
                         .and_then(|mut dev| replay_on(&mut *dev, &part, params, Isolation::Strict, 0, self.progress));
                     match res {
                         Ok(r) => prefixes.push((q, r.measured.gc_runs, r.measured.host_writes)),

@@ -14,7 +14,7 @@ pub fn record_tpcc(params: &Params) -> Result<(Trace, Workload), Error> {
         scale: params.tpcc_scale,
         transactions: params.tpcc_transactions,
         clients: params.tpcc_clients,
-        seed: params.seed,
+        seed: params.head.seed,
     };
-    crate::tpcc_trace::record_tpcc(&preset(params.blocks_per_plane)?, &run)
+    crate::tpcc_trace::record_tpcc(&preset(params.head.blocks_per_plane)?, &run)
 }

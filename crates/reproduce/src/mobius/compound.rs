@@ -93,7 +93,7 @@ fn compound(dev: &mut dyn AnyDevice, interface: Interface, lpns: &[u32], tid: u3
 /// Every size of one interface and pattern, on one device.
 pub fn run(params: &Params, interface: Interface, pattern: Pattern) -> Result<Vec<Point>, Error> {
     let mut dev = device(params, interface)?;
-    let mut rng = ChaCha8Rng::seed_from_u64(params.seed ^ (pattern as u64) << 32);
+    let mut rng = ChaCha8Rng::seed_from_u64(params.head.seed ^ (pattern as u64) << 32);
     let mut cursor = 0;
     let mut out = Vec::new();
     let mut tid = 1;

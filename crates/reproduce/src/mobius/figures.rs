@@ -11,7 +11,7 @@ pub fn intro(r: &Report) -> String {
     format!(
         "{}. Devices: {} (Figs. 7, 8); {} (Fig. 11); metadata only. All times simulated (device clock). Scaled down: {}.",
         html::escape(&r.paper),
-        html::escape(&p.device),
+        html::escape(&p.head.device),
         html::escape(&p.recovery_device),
         html::escape(&p.scaled_down.join("; "))
     )

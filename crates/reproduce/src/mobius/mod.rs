@@ -128,15 +128,12 @@ impl Paper for Mobius {
         }
         Ok(params)
     }
-    fn quick(&self, params: &Params) -> bool {
-        params.quick
-    }
-    fn seed(&self, params: &Params) -> u64 {
-        params.seed
+    fn head(params: &Params) -> &crate::paper::Head {
+        &params.head
     }
     fn run(&self, params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
         let p = params.preset();
-        params.device = crate::device::describe(&p);
+        params.head.device = crate::device::describe(&p);
         params.cmt_pages = txftl_protocols::dftl::default_cmt_pages(&p.geometry);
         params.recovery_device = crate::device::describe(&params.recovery_preset());
         params.wa_device = crate::device::describe(&params.wa_preset());

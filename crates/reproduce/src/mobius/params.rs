@@ -3,6 +3,7 @@
 //! down where one machine cannot hold it (and saying so).
 
 use super::paper;
+use crate::paper::Head;
 use serde::Serialize;
 use txftl_nand::Preset;
 
@@ -13,12 +14,9 @@ const FILESERVER_FILES: u32 = 2_000;
 /// The parameters of a run, all printed.
 #[derive(Clone, Debug, Serialize)]
 pub struct Params {
-    pub quick: bool,
-    pub seed: u64,
-    pub preset: String,
-    /// The device of Figs. 7 and 8 (set by the run).
-    pub device: String,
-    pub blocks_per_plane: u32,
+    // `head.device`: The device of Figs. 7 and 8 (set by the run).
+    #[serde(flatten)]
+    pub head: Head,
     /// Translation pages cached in device DRAM, the same for DFTL and
     /// Möbius (the paper gives no CMT size): the protocols' default, an
     /// eighth of the table.
@@ -92,11 +90,13 @@ impl Params {
             ));
         }
         Params {
-            quick,
-            seed,
-            preset: "mobius".into(),
-            device: String::new(),
-            blocks_per_plane: bpp,
+            head: Head {
+                quick,
+                seed,
+                preset: "mobius".into(),
+                device: String::new(),
+                blocks_per_plane: bpp,
+            },
             cmt_pages: 0,
             sizes: paper::FIG7_SIZES.to_vec(),
             iterations,
@@ -129,14 +129,14 @@ impl Params {
 
     /// The preset at the run's size.
     pub fn preset(&self) -> Preset {
-        let mut p = txftl_nand::preset(&self.preset).expect("the mobius preset");
-        p.geometry.blocks_per_plane = self.blocks_per_plane;
+        let mut p = txftl_nand::preset(&self.head.preset).expect("the mobius preset");
+        p.geometry.blocks_per_plane = self.head.blocks_per_plane;
         p
     }
 
     /// Fig. 11's preset at its size.
     pub fn recovery_preset(&self) -> Preset {
-        let mut p = txftl_nand::preset(&self.preset).expect("the mobius preset");
+        let mut p = txftl_nand::preset(&self.head.preset).expect("the mobius preset");
         p.geometry.blocks_per_plane = self.recovery_blocks_per_plane;
         p
     }
@@ -144,7 +144,7 @@ impl Params {
     /// Fig. 9's preset: the 4 KiB flash at its own size (1 GiB; the tests' 64
     /// blocks per plane with `--tiny`).
     pub fn tps_preset(&self) -> Preset {
-        let mut p = txftl_nand::preset(&self.preset).expect("the mobius preset");
+        let mut p = txftl_nand::preset(&self.head.preset).expect("the mobius preset");
         if self.wa_blocks_per_plane < p.geometry.blocks_per_plane {
             p.geometry.blocks_per_plane = self.wa_blocks_per_plane;
         }
@@ -169,8 +169,8 @@ impl Params {
 
     /// The smallest sizes that still run every experiment (tests).
     pub fn tiny(&mut self) {
-        self.quick = true;
-        self.blocks_per_plane = 64;
+        self.head.quick = true;
+        self.head.blocks_per_plane = 64;
         self.recovery_blocks_per_plane = 64;
         self.zones_mib = vec![4, 16];
         self.wa_blocks_per_plane = 64;
@@ -178,7 +178,7 @@ impl Params {
         self.sizes = vec![4, 16];
         self.iterations = 2;
         self.random_range_pages = 16_384;
-        self.filebench = super::filebench::FilebenchRun::new(100, 20, self.seed);
+        self.filebench = super::filebench::FilebenchRun::new(100, 20, self.head.seed);
         self.scaled_down.push(
             "--tiny (tests): 256 MiB, sizes 4 and 16 pages, 2 iterations, a 64 MiB random range; Fig. 11 zones of 4 and 16 MiB; Filebench 20 loops, a fileserver of 100 files".into(),
         );

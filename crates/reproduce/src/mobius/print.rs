@@ -178,7 +178,7 @@ pub fn fig11_rows(r: &Report) -> (Vec<String>, Vec<Vec<String>>) {
 
 pub fn print(r: &Report) {
     let p = &r.params;
-    wrapln!("device (Figs. 7, 8): {}, metadata only", p.device);
+    wrapln!("device (Figs. 7, 8): {}, metadata only", p.head.device);
     wrapln!("scaled down:");
     for s in &p.scaled_down {
         wrapln!("  - {s}");

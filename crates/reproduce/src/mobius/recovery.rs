@@ -79,7 +79,7 @@ pub fn run(params: &Params, protocol: &str, zone_bytes: u64) -> Result<RecoveryP
     let opts = options(params, protocol, zone_bytes);
     check_device_fits(protocol, &nand_cfg, &ftl, &opts, 0)?;
     let mut dev = txftl_protocols::format(protocol, ram(nand_cfg)?, ftl.clone(), &opts).map_err(device_error)?;
-    write_zone(&mut *dev, protocol, zone_bytes, params.seed)
+    write_zone(&mut *dev, protocol, zone_bytes, params.head.seed)
         .map_err(|e| Error::Failed(format!("Fig. 11: {protocol}, {zone_bytes} bytes of writes: {e}")))?;
     let before = dev.stats();
     let mut nand = dev.into_nand();

@@ -64,7 +64,7 @@ pub(super) fn replay_with(
         think_ns: 0,
         isolation: Isolation::Strict,
         abort_pct: 0,
-        seed: params.seed,
+        seed: params.head.seed,
     };
     replay(&mut *dev, trace, ropts, None, &mut |_, _| {}).map_err(|e| Error::Failed(format!("replay on {protocol}: {e}")))
 }

@@ -56,7 +56,7 @@ fn one(params: &Params, stack: &txftl_sqlite::Stack, system: System, sync: Synch
         cache_pages: params.cache_pages,
         wal_autocheckpoint: params.wal_autocheckpoint,
         synchronous: Some(sync),
-        seed: params.seed,
+        seed: params.head.seed,
         ..BenchSpec::default()
     };
     sqlitebench::run(&open()?, &fill).map_err(|e| what(&e))?;

@@ -14,7 +14,7 @@ pub fn intro(r: &Report) -> String {
     format!(
         "{}. Device: {}, full data (SQLite reads its pages back), aged by random 4 KiB writes before each experiment. All times simulated (device clock). Scaled down: {}.",
         html::escape(&r.paper),
-        html::escape(&p.device),
+        html::escape(&p.head.device),
         html::escape(&p.scaled_down.join("; "))
     )
 }

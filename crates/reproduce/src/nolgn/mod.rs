@@ -104,15 +104,12 @@ impl Paper for NoLgn {
         }
         Ok(params)
     }
-    fn quick(&self, params: &Params) -> bool {
-        params.quick
-    }
-    fn seed(&self, params: &Params) -> u64 {
-        params.seed
+    fn head(params: &Params) -> &crate::paper::Head {
+        &params.head
     }
     fn run(&self, params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
         let p = params.preset();
-        params.device = crate::device::describe(&p);
+        params.head.device = crate::device::describe(&p);
         let nolgn = System::NoLgn.mode()?;
         params.nolgn_group_pages = nolgn.entry().sql_normal_group_pages.unwrap_or(0);
         params.logical_pages = logical_pages(params)?;

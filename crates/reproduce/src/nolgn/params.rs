@@ -4,6 +4,7 @@
 //! scaled down where one machine cannot hold them (and saying so).
 
 use super::paper;
+use crate::paper::Head;
 use serde::Serialize;
 use txftl_nand::Preset;
 
@@ -16,12 +17,9 @@ pub const READ_CACHE_PAGES: usize = 65_536;
 /// The parameters of a run, all printed.
 #[derive(Clone, Debug, Serialize)]
 pub struct Params {
-    pub quick: bool,
-    pub seed: u64,
-    pub preset: String,
-    /// The device (set by the run).
-    pub device: String,
-    pub blocks_per_plane: u32,
+    // `head.device`: The device (set by the run).
+    #[serde(flatten)]
+    pub head: Head,
     /// Channels and dies per channel (the preset's 8 x 8; fewer with `--tiny`).
     pub channels: u32,
     pub dies_per_channel: u32,
@@ -88,11 +86,13 @@ impl Params {
             crate::fmt::thousands(transactions)
         ));
         Params {
-            quick,
-            seed,
-            preset: "femu".into(),
-            device: String::new(),
-            blocks_per_plane: bpp,
+            head: Head {
+                quick,
+                seed,
+                preset: "femu".into(),
+                device: String::new(),
+                blocks_per_plane: bpp,
+            },
             channels: p.geometry.channels,
             dies_per_channel: p.geometry.dies_per_channel,
             logical_pages: 0,
@@ -116,8 +116,8 @@ impl Params {
 
     /// The preset at the run's size.
     pub fn preset(&self) -> Preset {
-        let mut p = txftl_nand::preset(&self.preset).expect("the femu preset");
-        p.geometry.blocks_per_plane = self.blocks_per_plane;
+        let mut p = txftl_nand::preset(&self.head.preset).expect("the femu preset");
+        p.geometry.blocks_per_plane = self.head.blocks_per_plane;
         p.geometry.channels = self.channels;
         p.geometry.dies_per_channel = self.dies_per_channel;
         p
@@ -125,10 +125,10 @@ impl Params {
 
     /// The smallest sizes that still run every experiment (tests, debug builds).
     pub fn tiny(&mut self) {
-        self.quick = true;
+        self.head.quick = true;
         self.channels = 2;
         self.dies_per_channel = 2;
-        self.blocks_per_plane = 16;
+        self.head.blocks_per_plane = 16;
         self.sizes = vec![256, 4096, 16384];
         self.entries = 60;
         self.ycsb_records = 100;

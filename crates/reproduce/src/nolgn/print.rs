@@ -221,7 +221,7 @@ pub fn print(r: &Report) {
     let p = &r.params;
     wrapln!(
         "device: {}, full data; {} logical pages",
-        p.device,
+        p.head.device,
         thousands(p.logical_pages as u64)
     );
     wrapln!("scaled down: {}", p.scaled_down.join("; "));

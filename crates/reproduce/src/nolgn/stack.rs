@@ -66,7 +66,7 @@ pub fn build(params: &Params, system: System, pre: Precondition, sync: Synchrono
         Precondition::DeviceWorth => (logical as u64, u64::MAX),
         Precondition::FillPct(pct) => (u64::MAX, logical as u64 * pct as u64 / 100),
     };
-    let mut rng = ChaCha8Rng::seed_from_u64(params.seed);
+    let mut rng = ChaCha8Rng::seed_from_u64(params.head.seed);
     rng.set_stream(STREAM_PRECONDITION);
     let page = vec![0u8; p.geometry.page_size as usize];
     while writes < limit && filled < target {

@@ -33,7 +33,7 @@ pub fn run(params: &Params, progress: &Progress) -> Result<(Vec<TpccRun>, Vec<Ag
                 warehouses: params.tpcc_warehouses,
                 scale: params.tpcc_scale,
                 transactions: params.tpcc_transactions,
-                seed: params.seed,
+                seed: params.head.seed,
                 ..TpccSpec::default()
             };
             let open = || stack.open("tpcc.db", params.page_size as usize).map_err(|e| what(&e));

@@ -32,7 +32,7 @@ pub fn run(params: &Params, progress: &Progress) -> Result<(Vec<YcsbRun>, Vec<Ag
             let mut spec = YcsbSpec::preset(w);
             spec.recordcount = params.ycsb_records;
             spec.operationcount = params.ycsb_operations;
-            spec.seed = params.seed;
+            spec.seed = params.head.seed;
             let db = format!("ycsb-{}.db", w.name().to_ascii_lowercase());
             let open = || stack.open(&db, params.page_size as usize).map_err(|e| what(&e));
             // The load on its own connection, closed: what it leaves reaches

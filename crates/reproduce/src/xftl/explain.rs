@@ -175,7 +175,7 @@ fn table5_order_note(cx: &Ctx) -> String {
         wal.iter().map(ms_of).fold(f64::INFINITY, f64::min),
         wal.iter().map(ms_of).fold(0.0, f64::max),
         mean(wal.iter().map(ms_of)),
-        match (mean(rbj.iter().map(ms_of)) > mean(wal.iter().map(ms_of)), cx.params.quick) {
+        match (mean(rbj.iter().map(ms_of)) > mean(wal.iter().map(ms_of)), cx.params.head.quick) {
             (true, true) => "; RBJ's mean is above it because of the GC its writes set off after the restart (see table5.rbj.restart_ms): --quick's device is a quarter of the full run's, and there a rollback's writes find GC's low watermark more often (README, \"Reproducing the papers\")",
             (true, false) => "; RBJ's mean is above it because of the GC its writes set off after the restart (see table5.rbj.restart_ms)",
             _ => "",

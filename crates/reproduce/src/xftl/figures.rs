@@ -14,7 +14,7 @@ pub fn intro(r: &Report) -> String {
     let mut intro = format!(
         "{}. Device: {}. All times simulated (device clock). ",
         html::escape(&r.paper),
-        html::escape(&p.device)
+        html::escape(&p.head.device)
     );
     intro += &html::escape(map_at_flush_line(p.map_at_flush));
     intro += ". Scaled down: ";

@@ -3,19 +3,18 @@
 
 use super::{modes, paper};
 use crate::fmt::thousands;
+use crate::paper::Head;
 use serde::Serialize;
 use txftl_sqlite::Mode;
 
 /// The parameters of a run, all printed.
 #[derive(Clone, Debug, Serialize)]
 pub struct Params {
-    pub quick: bool,
-    pub seed: u64,
+    #[serde(flatten)]
+    pub head: Head,
     /// The FTL writes its mapping table at every flush (the paper's
     /// firmware, sec. 6.3.4); Table 1's ablation runs with the other setting.
     pub map_at_flush: bool,
-    pub device: String,
-    pub blocks_per_plane: u32,
     pub xl2p_entries: u32,
     pub rows: u32,
     pub transactions: u32,
@@ -60,11 +59,14 @@ impl Params {
             ));
         }
         Params {
-            quick,
-            seed,
+            head: Head {
+                quick,
+                seed,
+                preset: "jasmine".into(),
+                device: String::new(),
+                blocks_per_plane,
+            },
             map_at_flush: true,
-            device: String::new(),
-            blocks_per_plane,
             xl2p_entries: txftl_protocols::xftl::DEFAULT_ENTRIES,
             rows,
             transactions,
@@ -87,8 +89,8 @@ impl Params {
 
     /// Tests only: the smallest sizes that still run every experiment.
     pub fn tiny(&mut self) {
-        self.quick = true;
-        self.blocks_per_plane = 16;
+        self.head.quick = true;
+        self.head.blocks_per_plane = 16;
         self.rows = 600;
         self.transactions = 20;
         self.ks = vec![1, 5];

@@ -11,7 +11,7 @@ use crate::wrapln;
 
 pub fn print(r: &Report) {
     let p = &r.params;
-    wrapln!("device: {}; X-L2P table {} entries", p.device, p.xl2p_entries);
+    wrapln!("device: {}; X-L2P table {} entries", p.head.device, p.xl2p_entries);
     wrapln!("{}", map_at_flush_line(p.map_at_flush));
     wrapln!("scaled down:");
     for s in &p.scaled_down {

@@ -17,7 +17,7 @@ use txftl_sqlite::tpcc::TpccSpec;
 /// The jasmine preset (the OpenSSD board's chips) at the run's size.
 fn preset(params: &Params) -> Result<Preset, Error> {
     let mut p = txftl_nand::preset("jasmine").ok_or_else(|| Error::Failed("preset jasmine missing".into()))?;
-    p.geometry.blocks_per_plane = params.blocks_per_plane;
+    p.geometry.blocks_per_plane = params.head.blocks_per_plane;
     Ok(p)
 }
 
@@ -34,7 +34,7 @@ fn spec(params: &Params, validity: u32) -> Result<CompareSpec, Error> {
         opts: txftl_protocols::ProtocolOptions::new().with("xl2p-entries", params.xl2p_entries),
         rows: params.rows,
         transactions: params.transactions,
-        seed: params.seed,
+        seed: params.head.seed,
         validity_pct: validity,
     })
 }
@@ -45,7 +45,7 @@ fn failed(what: &str) -> impl Fn(txftl_sqlite::StackError) -> Error + '_ {
 
 /// Runs every experiment.
 pub fn run(params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
-    params.device = describe(&preset(params)?);
+    params.head.device = describe(&preset(params)?);
     let modes = params.modes.len();
     let steps =
         params.validities_pct.len() * params.ks.len() * modes + modes + modes * params.restart_cuts as usize + paper::MIXES.len() * modes;
@@ -128,7 +128,7 @@ fn tpcc(params: &Params, progress: &Progress) -> Result<Vec<TpccMix>, Error> {
             scale: params.tpcc_scale,
             mix,
             transactions: params.tpcc_transactions,
-            seed: params.seed,
+            seed: params.head.seed,
             ..TpccSpec::default()
         };
         t.validate().map_err(|e| Error::Failed(e.to_string()))?;
