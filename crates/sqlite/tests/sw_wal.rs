@@ -271,6 +271,32 @@ fn a_large_checkpoint_of_8_kib_pages_remaps_hundreds_of_pages_together() {
     assert_eq!(count(&c, "SELECT count(*) FROM t WHERE c <> upper(c) OR b = 0"), 0);
 }
 
+/// Rows of 3,000 bytes, each filling a page of its own.
+const TWO_PAGE_ROWS: &str = "(1, 'first', zeroblob(3000)), (2, 'first', zeroblob(3000))";
+
+/// A `sw-wal` stack with `t.db` in WAL mode under FULL, no autocheckpoint,
+/// table `t(k, v TEXT{more_columns})` holding `rows`, checkpointed (so the
+/// database has the table's pages and their next frames can be remapped).
+fn wal_table(more_columns: &str, rows: &str) -> (Stack, Connection) {
+    let s = stack(Mode::parse("sw-wal").unwrap());
+    let c = s.open("t.db", PAGE).unwrap();
+    c.pragma_update(None, "journal_mode", "WAL").unwrap();
+    c.execute_batch(&format!(
+        "PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=0;
+         CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT{more_columns});
+         INSERT INTO t VALUES {rows};"
+    ))
+    .unwrap();
+    c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).unwrap();
+    (s, c)
+}
+
+/// `PRAGMA wal_checkpoint(PASSIVE)`: (busy, frames in the WAL, frames backfilled).
+fn passive_checkpoint(c: &Connection) -> (i64, i64, i64) {
+    c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+}
+
 /// Cuts the power under the stack's device and mounts it again: only what
 /// the device made durable survives.
 fn power_cut(s: Stack) -> Stack {
@@ -292,22 +318,11 @@ fn power_cut(s: Stack) -> Stack {
 /// the flush that makes the remaps durable: the restart finds no WAL.
 #[test]
 fn a_cut_after_a_checkpoint_replays_no_frame_it_left() {
-    let mode = Mode::parse("sw-wal").unwrap();
-    let s = stack(mode);
-    let c = s.open("t.db", PAGE).unwrap();
-    c.pragma_update(None, "journal_mode", "WAL").unwrap();
-    c.execute_batch(
-        "PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=0;
-         CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT);
-         INSERT INTO t VALUES (1, 'first');",
-    )
-    .unwrap();
-    // The database has the table's page: its next frames can be remapped.
-    c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).unwrap();
+    let (s, c) = wal_table("", "(1, 'first')");
     c.execute("UPDATE t SET v = 'second' WHERE k = 1", []).unwrap();
     c.execute("UPDATE t SET v = 'third' WHERE k = 1", []).unwrap();
     let before = s.snapshot().unwrap();
-    c.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())).unwrap();
+    passive_checkpoint(&c);
     let after = s.snapshot().unwrap();
     assert_eq!(after.fs.remapped_pages - before.fs.remapped_pages, 1, "{:?}", after.fs);
     assert_eq!(after.fs.discarded_pages - before.fs.discarded_pages, 1, "{:?}", after.fs);
@@ -329,17 +344,7 @@ fn a_cut_after_a_checkpoint_replays_no_frame_it_left() {
 /// a page whose last frame is past the reader's mark.)
 #[test]
 fn a_checkpoint_held_short_by_a_reader_copies() {
-    let mode = Mode::parse("sw-wal").unwrap();
-    let s = stack(mode);
-    let c = s.open("t.db", PAGE).unwrap();
-    c.pragma_update(None, "journal_mode", "WAL").unwrap();
-    c.execute_batch(
-        "PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=0;
-         CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT, w BLOB);
-         INSERT INTO t VALUES (1, 'first', zeroblob(3000)), (2, 'first', zeroblob(3000));",
-    )
-    .unwrap();
-    c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).unwrap();
+    let (s, c) = wal_table(", w BLOB", TWO_PAGE_ROWS);
     c.execute("UPDATE t SET v = 'second' WHERE k = 1", []).unwrap();
     // A reader's snapshot ends at the commit above.
     let reader = s.open("t.db", PAGE).unwrap();
@@ -347,9 +352,7 @@ fn a_checkpoint_held_short_by_a_reader_copies() {
     assert_eq!(count(&reader, "SELECT count(*) FROM t"), 2);
     c.execute("UPDATE t SET v = 'third' WHERE k = 2", []).unwrap();
     let before = s.snapshot().unwrap();
-    let (busy, log, done): (i64, i64, i64) = c
-        .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap();
+    let (busy, log, done) = passive_checkpoint(&c);
     assert!(busy == 0 && done > 0 && done < log, "a partial checkpoint: {done} of {log} frames");
     // SQLite syncs the database only after a complete checkpoint: the copy
     // waits in the page cache, as a remap would wait for the file's next
@@ -376,17 +379,7 @@ fn a_checkpoint_held_short_by_a_reader_copies() {
 /// reads what it read before.
 #[test]
 fn a_checkpoint_under_a_reader_of_the_wal_copies() {
-    let mode = Mode::parse("sw-wal").unwrap();
-    let s = stack(mode);
-    let c = s.open("t.db", PAGE).unwrap();
-    c.pragma_update(None, "journal_mode", "WAL").unwrap();
-    c.execute_batch(
-        "PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=0;
-         CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT, w BLOB);
-         INSERT INTO t VALUES (1, 'first', zeroblob(3000)), (2, 'first', zeroblob(3000));",
-    )
-    .unwrap();
-    c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(())).unwrap();
+    let (s, c) = wal_table(", w BLOB", TWO_PAGE_ROWS);
     c.execute("UPDATE t SET v = 'second' WHERE k = 1", []).unwrap();
     c.execute("UPDATE t SET v = 'third' WHERE k = 2", []).unwrap();
     let reader = s.open("t.db", PAGE).unwrap();
@@ -394,9 +387,7 @@ fn a_checkpoint_under_a_reader_of_the_wal_copies() {
     let v = |k: i64| reader.query_row("SELECT v FROM t WHERE k = ?1", [k], |r| r.get::<_, String>(0));
     assert_eq!(v(1).unwrap(), "second");
     let before = s.snapshot().unwrap();
-    let (busy, log, done): (i64, i64, i64) = c
-        .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap();
+    let (busy, log, done) = passive_checkpoint(&c);
     assert!(busy == 0 && done == log, "a complete checkpoint: {done} of {log} frames");
     let after = s.snapshot().unwrap();
     assert_eq!(after.fs.remapped_pages, before.fs.remapped_pages, "{:?}", after.fs);
