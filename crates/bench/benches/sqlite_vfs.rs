@@ -17,6 +17,7 @@ use std::cell::RefCell;
 use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::ProtocolOptions;
+use txftl_protocols::PROTOCOLS;
 use txftl_sqlite::workload::{load, run_tx, TxWorkload};
 use txftl_sqlite::{Mode, Stack};
 
@@ -52,7 +53,7 @@ fn xftl_through_the_vfs(bencher: Bencher, cache_kib: i64) {
     p.geometry.blocks_per_plane = 32; // 256 MiB: room for the database, little RAM
     let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Error)).unwrap();
     let dev = txftl_protocols::format("xftl", nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
-    let stack = Stack::format(dev, Mode::parse("xftl").unwrap()).unwrap();
+    let stack = Stack::format(dev, Mode::parse(PROTOCOLS, "xftl").unwrap()).unwrap();
     let conn = stack.open("bench.db", 8192).unwrap();
     if cache_kib > 0 {
         conn.pragma_update(None, "cache_size", -cache_kib).unwrap();

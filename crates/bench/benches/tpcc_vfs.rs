@@ -19,6 +19,7 @@ use std::cell::RefCell;
 use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::ProtocolOptions;
+use txftl_protocols::PROTOCOLS;
 use txftl_sqlite::tpcc::{self, Runner, TpccSpec};
 use txftl_sqlite::{Mode, Stack};
 
@@ -64,7 +65,7 @@ fn xftl_through_the_vfs(bencher: Bencher, cache_kib: i64) {
     p.geometry.blocks_per_plane = 128; // 1 GiB: the database and its growth
     let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Error)).unwrap();
     let dev = txftl_protocols::format("xftl", nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
-    let stack = Stack::format(dev, Mode::parse("xftl").unwrap()).unwrap();
+    let stack = Stack::format(dev, Mode::parse(PROTOCOLS, "xftl").unwrap()).unwrap();
     let conn = stack.open("tpcc.db", PAGE_SIZE).unwrap();
     cache(&conn, cache_kib);
     tpcc::load(&conn, &spec()).unwrap();

@@ -67,7 +67,7 @@ fn describe(e: &'static ProtocolEntry) -> ProtocolOut {
             })
             .collect(),
         counters: e.counters.iter().map(|c| CounterOut { key: c.key, help: c.help }).collect(),
-        sql_modes: Mode::all().filter(|m| m.protocol() == e.name).map(Mode::cli).collect(),
+        sql_modes: Mode::all(PROTOCOLS).filter(|m| m.protocol() == e.name).map(Mode::cli).collect(),
         canary: e.canary.map(|c| CanaryOut {
             name: c.name,
             workload: c.workload,

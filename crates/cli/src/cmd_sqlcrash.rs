@@ -11,6 +11,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::process::ExitCode;
 use txftl_nand::{DataMode, ViolationPolicy};
+use txftl_protocols::PROTOCOLS;
 use txftl_protocols::{ProtocolOptions, SqlJournal};
 use txftl_reproduce::terminal::{width, wrap_command, Fitted};
 use txftl_reproduce::wrapln;
@@ -93,7 +94,7 @@ pub struct SqlCrashArgs {
 /// journaled modes, and every mode of the default transactional protocol.
 fn default_modes() -> Vec<Mode> {
     let defaults = [txftl_protocols::DEFAULT_PROTOCOL, txftl_protocols::DEFAULT_TRANSACTIONAL_PROTOCOL];
-    Mode::all().filter(|m| defaults.contains(&m.protocol())).collect()
+    Mode::all(PROTOCOLS).filter(|m| defaults.contains(&m.protocol())).collect()
 }
 
 /// The scenario's protocol options for `mode`: those given, and the

@@ -7,6 +7,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser};
 use std::process::ExitCode;
 use txftl_ftl::{FtlConfig, GcPolicy};
 use txftl_nand::{preset, Geometry, Preset, PRESET_NAMES};
+use txftl_protocols::PROTOCOLS;
 use txftl_protocols::{ProtocolEntry, ProtocolOptions};
 
 pub fn preset_parser() -> PossibleValuesParser {
@@ -217,13 +218,17 @@ pub fn resolve_with_protocol(args: &DeviceArgs, default: &str) -> Result<(Device
 
 /// `--mode`'s values: every SQLite mode of the registry's protocols.
 pub fn mode_parser() -> PossibleValuesParser {
-    PossibleValuesParser::new(txftl_sqlite::Mode::all().map(|m| PossibleValue::new(m.cli()).help(m.name())))
+    PossibleValuesParser::new(txftl_sqlite::Mode::all(PROTOCOLS).map(|m| PossibleValue::new(m.cli()).help(m.name())))
 }
 
 /// The SQLite mode named `name` (a journal mode on a protocol).
 pub fn parse_mode(name: &str) -> Result<txftl_sqlite::Mode, CliError> {
-    txftl_sqlite::Mode::parse(name)
-        .ok_or_else(|| CliError::Usage(format!("unknown mode `{name}` ({})", txftl_sqlite::Mode::names().join(", "))))
+    txftl_sqlite::Mode::parse(PROTOCOLS, name).ok_or_else(|| {
+        CliError::Usage(format!(
+            "unknown mode `{name}` ({})",
+            txftl_sqlite::Mode::names(PROTOCOLS).join(", ")
+        ))
+    })
 }
 
 /// Comma-separated SQLite modes (at least one).

@@ -78,8 +78,8 @@ use inode::{Inode, Kind};
 use layout::INODE_BYTES;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
+use txftl_ftl::AnyDevice;
 use txftl_ftl::{DeviceError, Lpn, Tid};
-use txftl_protocols::AnyDevice;
 use txn::{Ctx, Pending};
 
 #[derive(Debug, thiserror::Error)]

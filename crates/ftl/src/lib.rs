@@ -12,6 +12,7 @@
 //! Protocols plug in through [`Hooks`]. The `plain` protocol is the framework
 //! with no hooks (see `txftl-protocols`).
 
+mod any_device;
 mod area;
 mod bits;
 mod blocks;
@@ -21,6 +22,7 @@ mod config;
 mod counters;
 mod device;
 mod ecc;
+pub mod entry;
 mod error;
 pub mod extensions;
 mod fetch;
@@ -32,6 +34,7 @@ mod mapping;
 mod memory;
 pub mod oob;
 mod op;
+mod options;
 mod persist;
 mod recovery;
 mod reserve;
@@ -43,10 +46,12 @@ mod writeback;
 
 /// The L2P entry of a logical page that maps nowhere (a recovery update
 /// with it takes the page back to unmapped).
+pub use any_device::{AnyDevice, MountFailure, Registered};
 pub use checkpoint::UNMAPPED;
 pub use config::{Canary, FtlConfig, GcPolicy, DEFAULT_OVERPROVISION_PCT};
 pub use counters::{CounterSpec, ProtocolCounters, PROTOCOL_COUNTERS_MAX};
 pub use device::{Device, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};
+pub use entry::{ProtocolEntry, SqlJournal};
 pub use error::{DeviceError, Result};
 pub use extensions::Extension;
 pub use ftl::Ftl;
@@ -56,6 +61,7 @@ pub use mapping::{CacheCounts, Cached, Dense, DenseTable, Evicted, Eviction, Fet
 pub use memory::FtlMemory;
 pub use oob::{Oob, PageKind, PROTOCOL_BYTES};
 pub use op::{Op, OpKind};
+pub use options::{OptionSpec, ProtocolOptions};
 pub use recovery::formatted_protocol;
 pub use scan::ScannedPages;
 pub use txftl_nand::{BlockId, Ppn};

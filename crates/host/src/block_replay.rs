@@ -28,8 +28,8 @@ use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::time::Instant;
+use txftl_ftl::AnyDevice;
 use txftl_ftl::{DeviceError, DeviceStats, Lpn};
-use txftl_protocols::AnyDevice;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct BlockReplayOptions {

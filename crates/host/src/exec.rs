@@ -12,11 +12,11 @@ use crate::latency::Latencies;
 use crate::trace::{TraceKind, TraceOp, TraceRecord};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use txftl_ftl::AnyDevice;
 use txftl_ftl::DeviceError;
 use txftl_ftl::Op;
-use txftl_harness::model::TxModel;
-use txftl_harness::run::{Driver, Outcome};
-use txftl_protocols::AnyDevice;
+use txftl_workload::model::TxModel;
+use txftl_workload::run::{Driver, Outcome};
 
 /// Counts of what the host saw.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]

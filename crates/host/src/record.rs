@@ -11,9 +11,9 @@
 use crate::trace::{TraceKind, TraceOp, TraceRecord};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use txftl_ftl::AnyDevice;
 use txftl_ftl::{Device, DeviceError, DeviceInfo, DeviceStats, Lpn, OpKind, RecoveryReport, Tid};
 use txftl_nand::Nand;
-use txftl_protocols::AnyDevice;
 
 pub struct Recorder {
     inner: Box<dyn AnyDevice>,
@@ -153,7 +153,7 @@ impl AnyDevice for Recorder {
     fn nand_mut(&mut self) -> &mut Nand {
         self.inner.nand_mut()
     }
-    fn entry(&self) -> &'static txftl_protocols::ProtocolEntry {
+    fn entry(&self) -> &'static txftl_ftl::ProtocolEntry {
         self.inner.entry()
     }
 }

@@ -36,11 +36,11 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
+use txftl_ftl::AnyDevice;
 use txftl_ftl::{DeviceError, DeviceStats};
 use txftl_ftl::{Op, OpKind};
-use txftl_harness::journal::HostJournal;
-use txftl_harness::run::{Driver, Outcome};
-use txftl_protocols::AnyDevice;
+use txftl_workload::journal::HostJournal;
+use txftl_workload::run::{Driver, Outcome};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

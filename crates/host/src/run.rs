@@ -19,13 +19,13 @@ use crate::trace::TraceRecord;
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Instant;
+use txftl_ftl::AnyDevice;
 use txftl_ftl::Op;
 use txftl_ftl::{DeviceError, DeviceStats};
-use txftl_harness::journal::HostJournal;
-use txftl_harness::run::{Driver, Outcome};
-use txftl_harness::{OpStream, WorkloadKind, WorkloadSpec};
 use txftl_nand::{PowerCut, Torn};
-use txftl_protocols::AnyDevice;
+use txftl_workload::journal::HostJournal;
+use txftl_workload::run::{Driver, Outcome};
+use txftl_workload::{OpStream, WorkloadKind, WorkloadSpec};
 
 /// How the host sends the workload.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

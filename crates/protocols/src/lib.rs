@@ -74,14 +74,14 @@ macro_rules! any_device_over_ftl {
 }
 
 pub mod cycle;
-mod options;
 pub mod registry;
 mod sorted_map;
 
-pub use options::{OptionSpec, ProtocolOptions};
 pub use registry::{Build, Builder, CanarySpec, Protocol, ProtocolEntry, SqlJournal, Stage, TxPagesBound};
+pub use txftl_ftl::entry::{DEFAULT_PROTOCOL, DEFAULT_TRANSACTIONAL_PROTOCOL};
+pub use txftl_ftl::{AnyDevice, MountFailure, OptionSpec, ProtocolOptions};
 
-use txftl_ftl::{Device, DeviceError, Ftl, FtlConfig, FtlMemory, RecoveryReport};
+use txftl_ftl::{DeviceError, FtlConfig, FtlMemory};
 use txftl_nand::{Nand, NandConfig};
 
 /// Declares each protocol's folder and lists its entry in [`PROTOCOLS`].
@@ -97,87 +97,6 @@ macro_rules! registry {
 // The registry: one protocol folder a name, in the order listings show them.
 registry!(plain, xftl, lighttx, atomic_write, scc, bpcc, dftl, mobius, nolgn, sw_wal);
 
-/// The protocol a command runs when none is named: the baseline every
-/// paper compares against.
-pub const DEFAULT_PROTOCOL: &str = "plain";
-
-/// The transactional protocol a command runs when it needs one and none is
-/// named (SQLite's default mode, `journal_mode=OFF` on it).
-pub const DEFAULT_TRANSACTIONAL_PROTOCOL: &str = "xftl";
-
-/// A device of any protocol, behind the device interface, that can also be
-/// cut and handed back as its NAND.
-pub trait AnyDevice: Device + Send {
-    /// The registry entry of the device's protocol.
-    fn entry(&self) -> &'static ProtocolEntry;
-    fn check_invariants(&self) -> Result<(), String>;
-    fn recovery_report(&self) -> Option<RecoveryReport>;
-    /// Drops every piece of DRAM state and returns the NAND (a power cut).
-    fn into_nand(self: Box<Self>) -> Nand;
-    /// Clean shutdown: flush and checkpoint, then return the NAND.
-    fn close(self: Box<Self>) -> Result<Nand, DeviceError>;
-    fn nand(&self) -> &Nand;
-    /// (min, max) erase counts over data blocks, as the FTL knows them.
-    fn wear_spread(&self) -> (u32, u32);
-    fn erase_counts(&self) -> Vec<u32>;
-    /// Erase counts recorded in the last durable checkpoint.
-    fn checkpoint_erase_counts(&self) -> Vec<u32>;
-    /// The physical page the L2P maps `lpn` to (for checkers).
-    fn mapping(&self, lpn: u32) -> Option<u32>;
-    /// Arms a power cut on the live device's NAND.
-    fn nand_mut(&mut self) -> &mut Nand;
-    /// Does the device offer begin/commit/abort?
-    fn transactional(&self) -> bool {
-        self.entry().transactional
-    }
-    /// A copy of the live device, DRAM state and NAND (a RAM snapshot)
-    /// alike, that goes on exactly as the original would: crash
-    /// enumeration forks a run at a cut instead of replaying it from the
-    /// start. `None`: the device cannot be copied.
-    fn fork(&self) -> Option<Box<dyn AnyDevice>> {
-        None
-    }
-}
-
-impl AnyDevice for Ftl<plain::Plain> {
-    fn entry(&self) -> &'static ProtocolEntry {
-        &plain::ENTRY
-    }
-    fn check_invariants(&self) -> Result<(), String> {
-        Ftl::check_invariants(self)
-    }
-    fn recovery_report(&self) -> Option<RecoveryReport> {
-        Ftl::recovery_report(self)
-    }
-    fn into_nand(self: Box<Self>) -> Nand {
-        Ftl::into_nand(*self)
-    }
-    fn close(self: Box<Self>) -> Result<Nand, DeviceError> {
-        Ftl::close(*self)
-    }
-    fn nand(&self) -> &Nand {
-        Ftl::nand(self)
-    }
-    fn wear_spread(&self) -> (u32, u32) {
-        Ftl::wear_spread(self)
-    }
-    fn erase_counts(&self) -> Vec<u32> {
-        Ftl::erase_counts(self).to_vec()
-    }
-    fn checkpoint_erase_counts(&self) -> Vec<u32> {
-        Ftl::checkpoint_erase_counts(self).to_vec()
-    }
-    fn mapping(&self, lpn: u32) -> Option<u32> {
-        Ftl::mapping(self, lpn)
-    }
-    fn nand_mut(&mut self) -> &mut Nand {
-        Ftl::nand_mut(self)
-    }
-    fn fork(&self) -> Option<Box<dyn AnyDevice>> {
-        Some(Box::new(self.clone()))
-    }
-}
-
 /// Why a protocol name was refused.
 #[derive(Debug, thiserror::Error)]
 #[error("unknown protocol `{0}` (known: {known})", known = protocol_names().join(", "))]
@@ -190,10 +109,6 @@ pub fn protocol_names() -> Vec<&'static str> {
         .flat_map(|e| std::iter::once(e.name).chain(e.canary.map(|c| c.name)))
         .collect()
 }
-
-/// What a mount hands back on failure: the error and the NAND (with whatever
-/// the failed attempt did to it), so a cut recovery can be recovered again.
-pub type MountFailure = (DeviceError, Box<Nand>);
 
 /// The registry entry of protocol (or canary) `name`.
 pub fn entry(name: &str) -> Result<&'static ProtocolEntry, DeviceError> {

@@ -14,7 +14,9 @@ use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
 
 /// X-L2P entries for X-FTL; nothing for the other protocols.
 fn opts(protocol: &str) -> ProtocolOptions {
-    ProtocolOptions::new().with("xl2p-entries", 16).for_protocol(protocol)
+    ProtocolOptions::new()
+        .with("xl2p-entries", 16)
+        .for_entry(txftl_protocols::entry(protocol).expect("a known protocol"))
 }
 
 fn page(size: u32, lpn: u32, version: u32) -> Vec<u8> {

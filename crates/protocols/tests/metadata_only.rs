@@ -14,7 +14,9 @@ use txftl_protocols::{format, mount_or_return, AnyDevice, ProtocolOptions};
 
 /// X-L2P entries for X-FTL; nothing for the other protocols.
 fn opts(protocol: &str) -> ProtocolOptions {
-    ProtocolOptions::new().with("xl2p-entries", 24).for_protocol(protocol)
+    ProtocolOptions::new()
+        .with("xl2p-entries", 24)
+        .for_entry(txftl_protocols::entry(protocol).expect("a known protocol"))
 }
 
 fn cfg() -> FtlConfig {

@@ -13,7 +13,9 @@ use txftl_protocols::{format, mount, AnyDevice, ProtocolOptions};
 
 /// X-L2P entries for X-FTL; nothing for the other protocols.
 fn opts(protocol: &str) -> ProtocolOptions {
-    ProtocolOptions::new().with("xl2p-entries", 600).for_protocol(protocol)
+    ProtocolOptions::new()
+        .with("xl2p-entries", 600)
+        .for_entry(txftl_protocols::entry(protocol).expect("a known protocol"))
 }
 const TXS: u32 = 200;
 const PAGES_PER_TX: u32 = 1;

@@ -14,6 +14,7 @@ use txftl_host::record::Recorder;
 use txftl_host::trace::{read_trace, Trace, TraceWriter};
 use txftl_nand::{DataMode, Preset};
 use txftl_protocols::ProtocolOptions;
+use txftl_protocols::PROTOCOLS;
 use txftl_sqlite::tpcc::clients::{run_clients, ClientsSpec};
 use txftl_sqlite::tpcc::{self, TpccSpec, TxKind};
 use txftl_sqlite::{Mode, Stack};
@@ -75,7 +76,7 @@ pub fn record_tpcc(p: &Preset, params: &TpccRun) -> Result<(Trace, Workload), Er
     let nand_cfg = nand_config(p, DataMode::Full);
     let ftl = FtlConfig::default();
     let opts = ProtocolOptions::default();
-    let mode = Mode::parse("xftl").ok_or_else(|| Error::Failed("the registry offers no `xftl` SQLite mode".into()))?;
+    let mode = Mode::parse(PROTOCOLS, "xftl").ok_or_else(|| Error::Failed("the registry offers no `xftl` SQLite mode".into()))?;
     check_device_fits(mode.protocol(), &nand_cfg, &ftl, &opts, 0)?;
     let dev = txftl_protocols::format(mode.protocol(), ram(nand_cfg)?, ftl, &opts).map_err(device_error)?;
     let buf = Arc::new(Mutex::new(Vec::new()));

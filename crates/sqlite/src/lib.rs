@@ -24,7 +24,7 @@ use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use txftl_fs::{Fs, FsError};
-use txftl_protocols::AnyDevice;
+use txftl_ftl::AnyDevice;
 pub use vfs::{Api, Canary, SharedFs, TxMapping, Vfs};
 
 impl Api {
@@ -122,7 +122,7 @@ impl Stack {
         let vfs = Vfs::register_with_canary(&name, Arc::new(Mutex::new(fs)), Api::linked(), mode.tx_mapping(), canary)
             .map_err(StackError::Other)?;
         // Grouping is for journal_mode=OFF only (`vfs/group.rs`).
-        if mode.journal() == txftl_protocols::SqlJournal::Off {
+        if mode.journal() == txftl_ftl::SqlJournal::Off {
             vfs.set_normal_group_pages(mode.entry().sql_normal_group_pages.unwrap_or(0));
         }
         Ok(Stack {
@@ -160,7 +160,7 @@ impl Stack {
     pub fn groups_commits(&self) -> bool {
         self.synchronous == Synchronous::Normal
             && self.mode.transactional()
-            && self.mode.journal() == txftl_protocols::SqlJournal::Off
+            && self.mode.journal() == txftl_ftl::SqlJournal::Off
             && self.vfs.normal_group_pages() > 0
     }
 

@@ -15,33 +15,32 @@
 //! checkpoints remap) names it by its bare name too.
 
 use serde::{Serialize, Serializer};
-use std::sync::OnceLock;
+use std::collections::BTreeMap;
+use std::sync::Mutex;
 use txftl_fs::FsMode;
-use txftl_protocols::{ProtocolEntry, SqlJournal, PROTOCOLS};
+use txftl_ftl::entry::DEFAULT_PROTOCOL;
+use txftl_ftl::{ProtocolEntry, SqlJournal};
 
 use crate::vfs::TxMapping;
 
 /// The protocol whose journal modes have the short names `rbj` and `wal`.
-const BASELINE: &str = txftl_protocols::DEFAULT_PROTOCOL;
+const BASELINE: &str = DEFAULT_PROTOCOL;
 
-struct ModeInfo {
-    journal: SqlJournal,
-    entry: &'static ProtocolEntry,
-    cli: String,
-    label: String,
-}
+/// A mode's CLI name and its label.
+type Names = (&'static str, &'static str);
 
-fn modes() -> &'static [ModeInfo] {
-    static MODES: OnceLock<Vec<ModeInfo>> = OnceLock::new();
-    MODES.get_or_init(|| {
-        PROTOCOLS
-            .iter()
-            .flat_map(|&entry| entry.sql.iter().map(move |&journal| info(entry, journal)))
-            .collect()
+/// A mode's CLI name and label, made once per mode and kept for the run (a
+/// few dozen at most: one per journal mode of each protocol).
+fn names(entry: &'static ProtocolEntry, journal: SqlJournal) -> Names {
+    static NAMES: Mutex<BTreeMap<(&'static str, SqlJournal), Names>> = Mutex::new(BTreeMap::new());
+    let mut known = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    *known.entry((entry.name, journal)).or_insert_with(|| {
+        let (cli, label) = make_names(entry, journal);
+        (Box::leak(cli.into_boxed_str()), Box::leak(label.into_boxed_str()))
     })
 }
 
-fn info(entry: &'static ProtocolEntry, journal: SqlJournal) -> ModeInfo {
+fn make_names(entry: &ProtocolEntry, journal: SqlJournal) -> (String, String) {
     let (p, l) = (entry.name, entry.label);
     let (suffix, suffix_label) = match journal {
         SqlJournal::Delete => ("rbj", "RBJ"),
@@ -52,80 +51,109 @@ fn info(entry: &'static ProtocolEntry, journal: SqlJournal) -> ModeInfo {
         SqlJournal::Memory => ("memory", "MEMORY"),
         SqlJournal::Batch => ("batch", "BATCH"),
     };
-    let (cli, label) = if (entry.transactional && journal == SqlJournal::Off) || entry.sql.len() == 1 {
+    if (entry.transactional && journal == SqlJournal::Off) || entry.sql.len() == 1 {
         (p.to_string(), l.to_string())
     } else if p == BASELINE {
         (suffix.to_string(), suffix_label.to_string())
     } else {
         (format!("{p}-{suffix}"), format!("{l}/{suffix_label}"))
-    };
-    ModeInfo {
-        journal,
-        entry,
-        cli,
-        label,
     }
 }
 
-/// A journal mode and the device it runs on.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Mode(u16);
+/// A journal mode and the device it runs on. The modes there are come from
+/// the registry's entries, which the caller passes
+/// (`txftl_protocols::PROTOCOLS`): this crate sees the device interface and
+/// the entries, never the protocols themselves.
+#[derive(Clone, Copy)]
+pub struct Mode {
+    entry: &'static ProtocolEntry,
+    journal: SqlJournal,
+    cli: &'static str,
+    label: &'static str,
+}
+
+impl PartialEq for Mode {
+    fn eq(&self, other: &Mode) -> bool {
+        self.cli == other.cli
+    }
+}
+
+impl Eq for Mode {}
+
+impl std::hash::Hash for Mode {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.cli.hash(state)
+    }
+}
 
 impl Mode {
-    fn info(self) -> &'static ModeInfo {
-        &modes()[self.0 as usize]
+    /// `journal` on the protocol of `entry`, if the entry carries it.
+    pub fn on(entry: &'static ProtocolEntry, journal: SqlJournal) -> Option<Mode> {
+        if !entry.sql.contains(&journal) {
+            return None;
+        }
+        let (cli, label) = names(entry, journal);
+        Some(Mode {
+            entry,
+            journal,
+            cli,
+            label,
+        })
     }
 
-    /// Every mode of every protocol, in registry order.
-    pub fn all() -> impl Iterator<Item = Mode> {
-        (0..modes().len() as u16).map(Mode)
+    /// Every mode of every protocol of `entries`, in their order.
+    pub fn all(entries: &'static [&'static ProtocolEntry]) -> impl Iterator<Item = Mode> {
+        entries
+            .iter()
+            .flat_map(|&entry| entry.sql.iter().filter_map(move |&journal| Mode::on(entry, journal)))
     }
 
     /// Every name [`Mode::parse`] takes.
-    pub fn names() -> Vec<&'static str> {
-        Mode::all().map(Mode::cli).collect()
+    pub fn names(entries: &'static [&'static ProtocolEntry]) -> Vec<&'static str> {
+        Mode::all(entries).map(Mode::cli).collect()
     }
 
-    /// The mode named `s` (`delete` is `rbj` too).
-    pub fn parse(s: &str) -> Option<Mode> {
+    /// The mode of `entries` named `s` (`delete` is `rbj` too).
+    pub fn parse(entries: &'static [&'static ProtocolEntry], s: &str) -> Option<Mode> {
         let s = s.to_ascii_lowercase();
         let s = if s == "delete" { "rbj" } else { s.as_str() };
-        Mode::all().find(|m| m.cli() == s)
+        Mode::all(entries).find(|m| m.cli() == s)
     }
 
-    /// `journal` on `protocol`, if the protocol's entry carries it.
-    pub fn of(protocol: &str, journal: SqlJournal) -> Option<Mode> {
-        Mode::all().find(|m| m.protocol() == protocol && m.journal() == journal)
+    /// `journal` on `protocol` of `entries`, if the protocol's entry carries it.
+    pub fn of(entries: &'static [&'static ProtocolEntry], protocol: &str, journal: SqlJournal) -> Option<Mode> {
+        let entry = entries.iter().find(|e| e.name == protocol)?;
+        Mode::on(entry, journal)
     }
 
     /// The CLI name (`rbj`, `xftl-memory`).
     pub fn cli(self) -> &'static str {
-        &self.info().cli
+        self.cli
     }
 
     /// The name in tables and figures (`RBJ`, `X-FTL/MEMORY`).
     pub fn name(self) -> &'static str {
-        &self.info().label
+        self.label
     }
 
     pub fn journal(self) -> SqlJournal {
-        self.info().journal
+        self.journal
     }
 
     /// The protocol's registry entry.
     pub fn entry(self) -> &'static ProtocolEntry {
-        self.info().entry
+        self.entry
     }
 
     /// The protocol's name.
     pub fn protocol(self) -> &'static str {
-        self.info().entry.name
+        self.entry.name
     }
 
     /// Does the device's transactions keep SQLite's transactions atomic
     /// (no journal on the device, or SQLite's batch atomic writes)?
     pub fn transactional(self) -> bool {
-        self.info().entry.transactional
+        self.entry.transactional
     }
 
     pub fn fs_mode(self) -> FsMode {
@@ -182,32 +210,35 @@ impl Serialize for Mode {
 mod tests {
     use super::*;
 
+    // The modes of the registry's protocols: the dev-dependency builds them.
+    use txftl_protocols::PROTOCOLS;
+
     #[test]
     fn every_protocol_gets_the_modes_its_entry_carries_with_unique_names() {
-        let names = Mode::names();
+        let names = Mode::names(PROTOCOLS);
         for (i, n) in names.iter().enumerate() {
-            assert_eq!(Mode::parse(n).map(Mode::cli), Some(*n));
+            assert_eq!(Mode::parse(PROTOCOLS, n).map(Mode::cli), Some(*n));
             assert!(!names[..i].contains(n), "{n} twice");
         }
         for entry in PROTOCOLS {
             for &j in entry.sql {
-                let m = Mode::of(entry.name, j).expect("a mode per journal the entry carries");
+                let m = Mode::of(PROTOCOLS, entry.name, j).expect("a mode per journal the entry carries");
                 assert_eq!(m.transactional(), entry.transactional);
             }
         }
-        let x = Mode::parse("xftl-memory").unwrap();
+        let x = Mode::parse(PROTOCOLS, "xftl-memory").unwrap();
         assert_eq!((x.protocol(), x.journal_mode(), x.name()), ("xftl", "MEMORY", "X-FTL/MEMORY"));
-        assert_eq!(Mode::parse("delete"), Mode::parse("rbj"));
-        assert_eq!(serde_json::to_string(&Mode::parse("wal").unwrap()).unwrap(), "\"wal\"");
-        assert!(Mode::parse("plain-memory").is_none());
-        assert_eq!(Mode::parse("memory").map(Mode::protocol), Some("plain"));
-        let w = Mode::parse("xftl-wal").unwrap();
+        assert_eq!(Mode::parse(PROTOCOLS, "delete"), Mode::parse(PROTOCOLS, "rbj"));
+        assert_eq!(serde_json::to_string(&Mode::parse(PROTOCOLS, "wal").unwrap()).unwrap(), "\"wal\"");
+        assert!(Mode::parse(PROTOCOLS, "plain-memory").is_none());
+        assert_eq!(Mode::parse(PROTOCOLS, "memory").map(Mode::protocol), Some("plain"));
+        let w = Mode::parse(PROTOCOLS, "xftl-wal").unwrap();
         assert_eq!((w.journal_mode(), w.name(), w.transactional()), ("WAL", "X-FTL/WAL", true));
         assert!(
-            Mode::parse("xftl-off").is_none(),
+            Mode::parse(PROTOCOLS, "xftl-off").is_none(),
             "OFF on a transactional protocol is its bare name"
         );
-        let s = Mode::parse("sw-wal").unwrap();
+        let s = Mode::parse(PROTOCOLS, "sw-wal").unwrap();
         assert_eq!((s.journal_mode(), s.name(), s.transactional()), ("WAL", "SW-WAL", false));
     }
 }

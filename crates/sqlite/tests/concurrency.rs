@@ -4,6 +4,7 @@
 
 mod common;
 use common::stack;
+use txftl_protocols::PROTOCOLS;
 
 use rusqlite::{Connection, ErrorCode};
 use txftl_fs::CachePolicy;
@@ -41,7 +42,10 @@ fn rows(conn: &Connection) -> Vec<(i64, String)> {
 /// back, in memory and after a power cut.
 #[test]
 fn a_rollback_stays_rolled_back_when_another_database_commits() {
-    for mode in [Mode::parse("xftl").unwrap(), Mode::parse("xftl-memory").unwrap()] {
+    for mode in [
+        Mode::parse(PROTOCOLS, "xftl").unwrap(),
+        Mode::parse(PROTOCOLS, "xftl-memory").unwrap(),
+    ] {
         let s = stack(mode);
         // A host page cache of 4 pages: A's spilled pages reach the device
         // (evicted with its transaction's id) before the rollback.
@@ -79,7 +83,7 @@ fn a_rollback_stays_rolled_back_when_another_database_commits() {
 /// and after a power cut.
 #[test]
 fn a_second_writer_gets_busy_and_no_committed_row_is_lost() {
-    for mode in Mode::all() {
+    for mode in Mode::all(PROTOCOLS) {
         let s = stack(mode);
         let a = s.open("t.db", 4096).unwrap();
         a.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v TEXT)").unwrap();
@@ -107,7 +111,7 @@ fn a_second_writer_gets_busy_and_no_committed_row_is_lost() {
 /// the counter ends at 2, not 1.
 #[test]
 fn interleaved_increments_lose_no_update() {
-    for mode in Mode::all() {
+    for mode in Mode::all(PROTOCOLS) {
         let s = stack(mode);
         let a = s.open("c.db", 4096).unwrap();
         a.execute_batch("CREATE TABLE c(id INTEGER PRIMARY KEY, n INT); INSERT INTO c VALUES (1, 0);")
@@ -142,10 +146,10 @@ fn interleaved_increments_lose_no_update() {
 #[test]
 fn a_reader_delays_a_commit_and_pending_keeps_new_readers_out() {
     for mode in [
-        Mode::parse("rbj").unwrap(),
-        Mode::parse("xftl").unwrap(),
-        Mode::parse("xftl-memory").unwrap(),
-        Mode::parse("xftl-batch").unwrap(),
+        Mode::parse(PROTOCOLS, "rbj").unwrap(),
+        Mode::parse(PROTOCOLS, "xftl").unwrap(),
+        Mode::parse(PROTOCOLS, "xftl-memory").unwrap(),
+        Mode::parse(PROTOCOLS, "xftl-batch").unwrap(),
     ] {
         let s = stack(mode);
         let a = s.open("p.db", 4096).unwrap();

@@ -7,6 +7,7 @@
 //! point (the proof). Each run fails on its own if it exercised nothing of
 //! what it is meant to (`SqlCrashError::NotExercised`).
 
+use txftl_protocols::PROTOCOLS;
 use txftl_sqlite::crash::{sql_crashtest, SqlCrashSpec, SqlWorkload};
 use txftl_sqlite::{Canary, Mode, Synchronous};
 
@@ -27,10 +28,10 @@ fn survives(mode: Mode) {
         // In WAL mode the device's transactions carry only file-system metadata.
         if mode.protocol() == "xftl" && mode.journal() != txftl_protocols::SqlJournal::Wal {
             assert!(r.dry_run.gc_runs > 0 && r.exercised.cuts_in_gc > 0, "{}", r.summary());
-            if !(mode == Mode::parse("xftl-batch").unwrap() && s == Synchronous::Off) {
+            if !(mode == Mode::parse(PROTOCOLS, "xftl-batch").unwrap() && s == Synchronous::Off) {
                 assert!(r.dry_run.table_reclaim_checkpoints > 0, "{}", r.summary());
             }
-            if mode == Mode::parse("xftl-batch").unwrap() {
+            if mode == Mode::parse(PROTOCOLS, "xftl-batch").unwrap() {
                 // The transaction larger than the table: cut inside, and (when
                 // SQLite batches at all) its batch aborted by the device.
                 assert!(r.exercised.cuts_in_big > 0, "{}", r.summary());
@@ -42,27 +43,27 @@ fn survives(mode: Mode) {
 
 #[test]
 fn rbj_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse("rbj").unwrap());
+    survives(Mode::parse(PROTOCOLS, "rbj").unwrap());
 }
 
 #[test]
 fn wal_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse("wal").unwrap());
+    survives(Mode::parse(PROTOCOLS, "wal").unwrap());
 }
 
 #[test]
 fn xftl_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse("xftl").unwrap());
+    survives(Mode::parse(PROTOCOLS, "xftl").unwrap());
 }
 
 #[test]
 fn xftl_memory_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse("xftl-memory").unwrap());
+    survives(Mode::parse(PROTOCOLS, "xftl-memory").unwrap());
 }
 
 #[test]
 fn xftl_batch_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse("xftl-batch").unwrap());
+    survives(Mode::parse(PROTOCOLS, "xftl-batch").unwrap());
 }
 
 /// The other rollback journals: TRUNCATE and PERSIST finalize the journal
@@ -70,16 +71,16 @@ fn xftl_batch_survives_sampled_cuts_in_every_synchronous_setting() {
 /// a hot journal only while its header is there.
 #[test]
 fn truncate_and_persist_survive_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse("truncate").unwrap());
-    survives(Mode::parse("persist").unwrap());
+    survives(Mode::parse(PROTOCOLS, "truncate").unwrap());
+    survives(Mode::parse(PROTOCOLS, "persist").unwrap());
 }
 
 /// A rollback journal beside X-FTL's transactions, and WAL on X-FTL (the
 /// database written by checkpoints outside device transactions).
 #[test]
 fn journals_on_xftl_survive_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse("xftl-rbj").unwrap());
-    survives(Mode::parse("xftl-wal").unwrap());
+    survives(Mode::parse(PROTOCOLS, "xftl-rbj").unwrap());
+    survives(Mode::parse(PROTOCOLS, "xftl-wal").unwrap());
 }
 
 /// The canary: a VFS that commits at xSync instead of COMMIT_PHASETWO. With
@@ -90,7 +91,7 @@ fn journals_on_xftl_survive_sampled_cuts_in_every_synchronous_setting() {
 #[test]
 fn canary_commit_at_sync_is_caught_with_synchronous_off() {
     let run = |s: Synchronous, canary: Canary| {
-        let mut sp = spec(Mode::parse("xftl").unwrap(), s, 23);
+        let mut sp = spec(Mode::parse(PROTOCOLS, "xftl").unwrap(), s, 23);
         sp.recovery_cuts = 0;
         sp.canary = canary;
         sql_crashtest(&sp, &|_, _| {}).unwrap()
@@ -124,7 +125,7 @@ fn canary_commit_at_sync_is_caught_with_synchronous_off() {
 #[test]
 fn canary_no_sync_after_batch_abort_is_caught() {
     let run = |canary: Canary| {
-        let mut sp = spec(Mode::parse("xftl-batch").unwrap(), Synchronous::Full, 1);
+        let mut sp = spec(Mode::parse(PROTOCOLS, "xftl-batch").unwrap(), Synchronous::Full, 1);
         sp.recovery_cuts = 0;
         sp.canary = canary;
         sql_crashtest(&sp, &|_, _| {}).unwrap()
@@ -143,7 +144,7 @@ fn canary_no_sync_after_batch_abort_is_caught() {
 /// scenario), so groups commit inside it and a cut keeps a prefix.
 #[test]
 fn nolgn_survives_sampled_cuts_in_every_synchronous_setting_with_small_groups() {
-    let mode = Mode::parse("nolgn").unwrap();
+    let mode = Mode::parse(PROTOCOLS, "nolgn").unwrap();
     let mut device_commits = Vec::new();
     for s in Synchronous::ALL {
         let mut spec = spec(mode, s, 3);

@@ -15,6 +15,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::{Mutex, Once};
 use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
+use txftl_protocols::PROTOCOLS;
 use txftl_protocols::{format, ProtocolOptions};
 use txftl_sqlite::{Mode, Stack};
 
@@ -56,7 +57,7 @@ fn stack_of(blocks_per_plane: u32, xl2p_entries: u32) -> Stack {
 
 /// `mode` on `tiny` with `blocks_per_plane` blocks a plane and 4 KiB pages.
 fn mode_stack(mode: &str, blocks_per_plane: u32, opts: &ProtocolOptions) -> Stack {
-    let mode = Mode::parse(mode).unwrap();
+    let mode = Mode::parse(PROTOCOLS, mode).unwrap();
     let mut p = preset("tiny").unwrap();
     p.geometry.blocks_per_plane = blocks_per_plane;
     p.geometry.page_size = 4096;

@@ -6,6 +6,7 @@
 
 use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
+use txftl_protocols::PROTOCOLS;
 use txftl_protocols::{format, mount, ProtocolOptions};
 use txftl_sqlite::{Mode, Stack, Synchronous};
 
@@ -14,7 +15,7 @@ fn stack(sync: Synchronous, group_pages: u32) -> Stack {
     p.geometry.blocks_per_plane = 64;
     let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
     let dev = format("nolgn", nand, FtlConfig::default(), &ProtocolOptions::new()).unwrap();
-    let mut s = Stack::format(dev, Mode::parse("nolgn").unwrap()).unwrap();
+    let mut s = Stack::format(dev, Mode::parse(PROTOCOLS, "nolgn").unwrap()).unwrap();
     s.synchronous = sync;
     s.vfs.set_normal_group_pages(group_pages);
     s
@@ -29,7 +30,7 @@ fn rows_after_cut(s: Stack, conn: rusqlite::Connection) -> i64 {
     nand.power_off();
     nand.power_on();
     let dev = mount("nolgn", nand, FtlConfig::default(), &ProtocolOptions::new()).unwrap();
-    let s = Stack::mount(dev, Mode::parse("nolgn").unwrap()).unwrap();
+    let s = Stack::mount(dev, Mode::parse(PROTOCOLS, "nolgn").unwrap()).unwrap();
     let conn = s.open("g.db", 512).unwrap();
     conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap_or(-1)
 }

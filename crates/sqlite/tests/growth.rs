@@ -7,6 +7,7 @@
 use rusqlite::Connection;
 use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
+use txftl_protocols::PROTOCOLS;
 use txftl_protocols::{format, mount, ProtocolOptions};
 use txftl_sqlite::workload::integrity_check;
 use txftl_sqlite::{Mode, Stack};
@@ -31,7 +32,7 @@ fn value(db: usize, k: i64) -> Vec<u8> {
 
 #[test]
 fn databases_growing_in_turn_pass_16_extents_and_survive_a_remount() {
-    for mode in [Mode::parse("rbj").unwrap(), Mode::parse("xftl").unwrap()] {
+    for mode in [Mode::parse(PROTOCOLS, "rbj").unwrap(), Mode::parse(PROTOCOLS, "xftl").unwrap()] {
         let mut p = preset("tiny").unwrap();
         p.geometry.blocks_per_plane = 256;
         p.geometry.page_size = PAGE as u32;

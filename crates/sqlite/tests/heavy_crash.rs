@@ -13,6 +13,7 @@
 //! inodes, among its pages, and in the checkpoints and GC its commits take. The sample keeps debug builds quick; `txftl
 //! sqlcrash --workload heavy --modes mobius` enumerates every point (the proof).
 
+use txftl_protocols::PROTOCOLS;
 use txftl_sqlite::crash::{heavy, sql_crashtest, SqlCrashSpec, SqlExpect, SqlWorkload};
 use txftl_sqlite::{Mode, Synchronous};
 
@@ -24,7 +25,7 @@ const WORKLOAD: SqlWorkload = SqlWorkload::Heavy {
 // 7 is prime to the 5 torn variants: the sample covers each of them.
 #[test]
 fn heavy_statements_on_mobius_survive_sampled_cuts_at_synchronous_full() {
-    let spec = SqlCrashSpec::on_tiny(WORKLOAD, Mode::parse("mobius").unwrap(), Synchronous::Full, 7);
+    let spec = SqlCrashSpec::on_tiny(WORKLOAD, Mode::parse(PROTOCOLS, "mobius").unwrap(), Synchronous::Full, 7);
     let r = sql_crashtest(&spec, &|_, _| {}).unwrap_or_else(|e| panic!("{e}"));
     eprintln!("{}", r.summary());
     for v in r.violations.iter().take(5) {

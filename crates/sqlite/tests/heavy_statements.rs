@@ -10,6 +10,7 @@
 
 use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
+use txftl_protocols::PROTOCOLS;
 use txftl_protocols::{format, ProtocolOptions};
 use txftl_sqlite::heavy::{self, HeavySpec};
 use txftl_sqlite::{Mode, Stack};
@@ -49,7 +50,7 @@ fn every_mode_runs_the_heavy_statements() {
         ..HeavySpec::default()
     };
     let only = std::env::var("TXFTL_HEAVY_MODES").ok();
-    let failures: Vec<String> = Mode::all()
+    let failures: Vec<String> = Mode::all(PROTOCOLS)
         .filter(|m| only.as_deref().is_none_or(|o| o.split(',').any(|x| x == m.cli())))
         .flat_map(|m| check(m, &spec))
         .collect();
@@ -63,7 +64,7 @@ fn every_mode_runs_the_heavy_statements() {
 /// an inode's items fell back to it, counted in `one_tx_fallbacks`).
 #[test]
 fn mobius_fsyncs_larger_than_an_inode_are_one_transaction() {
-    let mode = Mode::parse("mobius-rbj").unwrap();
+    let mode = Mode::parse(PROTOCOLS, "mobius-rbj").unwrap();
     let s = stack(mode);
     s.with_fs_mut(|fs| fs.set_fsync_policy(txftl_fs::FsyncPolicy::OneTransaction))
         .unwrap()

@@ -7,6 +7,7 @@
 
 use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
+use txftl_protocols::PROTOCOLS;
 use txftl_protocols::{format, ProtocolOptions};
 use txftl_sqlite::{Mode, Stack};
 
@@ -20,7 +21,7 @@ fn vacuum_and_delete_of_a_30_mb_table_commit() {
     p.geometry.blocks_per_plane = 16;
     let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
     let dev = format("xftl", nand, FtlConfig::default(), &ProtocolOptions::new()).unwrap();
-    let s = Stack::format(dev, Mode::parse("xftl").unwrap()).unwrap();
+    let s = Stack::format(dev, Mode::parse(PROTOCOLS, "xftl").unwrap()).unwrap();
     let conn = s.open("big.db", 8192).unwrap();
     conn.execute_batch("CREATE TABLE t(k INTEGER PRIMARY KEY, v BLOB)").unwrap();
     // 7,500 rows of 4,000 bytes in transactions of 500 rows (each within the table).
@@ -68,7 +69,7 @@ fn a_hot_journal_larger_than_the_room_left_plays_back() {
     let mut p = preset("jasmine").unwrap();
     p.geometry.blocks_per_plane = 16;
     let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
-    let mode = Mode::parse("xftl-rbj").unwrap();
+    let mode = Mode::parse(PROTOCOLS, "xftl-rbj").unwrap();
     let dev = format(mode.protocol(), nand, FtlConfig::default(), &ProtocolOptions::new()).unwrap();
     let s = Stack::format(dev, mode).unwrap();
     let conn = s.open("big.db", 8192).unwrap();

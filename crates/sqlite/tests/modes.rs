@@ -2,6 +2,7 @@
 
 mod common;
 use common::{stack, stack_with};
+use txftl_protocols::PROTOCOLS;
 
 use txftl_fs::CachePolicy;
 use txftl_ftl::FtlConfig;
@@ -12,7 +13,7 @@ use txftl_sqlite::{Mode, Stack};
 #[test]
 /// Every mode of every protocol the registry says can carry SQLite.
 fn every_mode_runs_the_workload_and_keeps_integrity() {
-    for mode in Mode::all() {
+    for mode in Mode::all(PROTOCOLS) {
         let s = stack(mode);
         let conn = s.open("test.db", 4096).unwrap();
         load(&conn, 2000, 1).unwrap_or_else(|e| panic!("{mode:?}: load: {e}"));
@@ -77,9 +78,9 @@ fn every_mode_runs_the_workload_and_keeps_integrity() {
 #[test]
 fn rollback_after_a_cache_spill_on_xftl() {
     for mode in [
-        Mode::parse("xftl").unwrap(),
-        Mode::parse("xftl-memory").unwrap(),
-        Mode::parse("xftl-batch").unwrap(),
+        Mode::parse(PROTOCOLS, "xftl").unwrap(),
+        Mode::parse(PROTOCOLS, "xftl-memory").unwrap(),
+        Mode::parse(PROTOCOLS, "xftl-batch").unwrap(),
     ] {
         let s = stack(mode);
         // A host page cache of 4 pages: the spilled pages reach the device
@@ -112,7 +113,7 @@ fn rollback_after_a_cache_spill_on_xftl() {
 #[test]
 fn a_batch_too_big_for_the_table_falls_back_to_the_journal() {
     let s = stack_with(
-        Mode::parse("xftl-batch").unwrap(),
+        Mode::parse(PROTOCOLS, "xftl-batch").unwrap(),
         &ProtocolOptions::new().with("xl2p-entries", 16).with("xl2p-spill", 0),
     );
     let conn = s.open("test.db", 4096).unwrap();
@@ -146,7 +147,7 @@ fn a_batch_too_big_for_the_table_falls_back_to_the_journal() {
         &ProtocolOptions::new().with("xl2p-entries", 16).with("xl2p-spill", 0),
     )
     .unwrap();
-    let s = Stack::mount(dev, Mode::parse("xftl-batch").unwrap()).unwrap();
+    let s = Stack::mount(dev, Mode::parse(PROTOCOLS, "xftl-batch").unwrap()).unwrap();
     let conn = s.open("test.db", 4096).unwrap();
     let n: i64 = conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).unwrap();
     assert_eq!(n, 1000);
@@ -155,7 +156,7 @@ fn a_batch_too_big_for_the_table_falls_back_to_the_journal() {
 
 #[test]
 fn exclusive_locking_is_refused_on_xftl() {
-    let s = stack(Mode::parse("xftl").unwrap());
+    let s = stack(Mode::parse(PROTOCOLS, "xftl").unwrap());
     let conn = s.open("test.db", 4096).unwrap();
     let err = conn.execute_batch("PRAGMA locking_mode=EXCLUSIVE").unwrap_err();
     assert!(err.to_string().contains("locking_mode=EXCLUSIVE"), "{err}");
@@ -169,7 +170,7 @@ fn exclusive_locking_is_refused_on_xftl() {
 #[test]
 fn a_journal_mode_the_device_cannot_carry_is_refused_with_its_reason() {
     use rusqlite::{Connection, OpenFlags};
-    let s = stack(Mode::parse("atomic-write").unwrap());
+    let s = stack(Mode::parse(PROTOCOLS, "atomic-write").unwrap());
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE;
     let conn = Connection::open_with_flags_and_vfs("r.db", flags, s.vfs.name()).unwrap();
     for mode in ["WAL", "DELETE", "TRUNCATE", "PERSIST"] {
@@ -192,7 +193,7 @@ fn a_journal_mode_the_device_cannot_carry_is_refused_with_its_reason() {
         .unwrap();
     drop(conn);
 
-    let s = stack(Mode::parse("xftl-batch").unwrap());
+    let s = stack(Mode::parse(PROTOCOLS, "xftl-batch").unwrap());
     let conn = Connection::open_with_flags_and_vfs("b.db", flags, s.vfs.name()).unwrap();
     for mode in ["OFF", "MEMORY", "TRUNCATE", "PERSIST"] {
         let e = conn
@@ -203,7 +204,7 @@ fn a_journal_mode_the_device_cannot_carry_is_refused_with_its_reason() {
     let wal: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0)).unwrap();
     assert_eq!(wal, "wal");
     // On a device without transactions every journal mode runs.
-    let s = stack(Mode::parse("rbj").unwrap());
+    let s = stack(Mode::parse(PROTOCOLS, "rbj").unwrap());
     let conn = Connection::open_with_flags_and_vfs("p.db", flags, s.vfs.name()).unwrap();
     for mode in ["OFF", "MEMORY", "TRUNCATE", "PERSIST", "WAL", "DELETE"] {
         let got: String = conn.query_row(&format!("PRAGMA journal_mode={mode}"), [], |r| r.get(0)).unwrap();

@@ -7,6 +7,7 @@
 
 mod common;
 use common::{small_tpcc, stack};
+use txftl_protocols::PROTOCOLS;
 use txftl_sqlite::{tpcc, Mode, Synchronous};
 
 /// TPC-C's database fingerprint and the device's page reads, with the
@@ -31,7 +32,7 @@ fn run(mode: Mode, sync: Synchronous, pages: usize) -> (u64, u64, u64) {
 #[test]
 fn the_page_cache_changes_nothing_sqlite_reads() {
     for name in ["wal", "sw-wal", "nolgn", "xftl"] {
-        let mode = Mode::parse(name).unwrap();
+        let mode = Mode::parse(PROTOCOLS, name).unwrap();
         for sync in [Synchronous::Normal, Synchronous::Full] {
             let (fp_off, reads_off, cached_off) = run(mode, sync, 0);
             let (fp_on, reads_on, cached_on) = run(mode, sync, 64);

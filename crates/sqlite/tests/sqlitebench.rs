@@ -4,6 +4,7 @@
 
 mod common;
 use common::{count, stack};
+use txftl_protocols::PROTOCOLS;
 
 use rusqlite::Connection;
 use txftl_ftl::FtlConfig;
@@ -35,7 +36,7 @@ fn result(r: &BenchReport, i: usize, bench: Benchmark) -> &BenchResult {
 fn the_benchmarks_run_on_wal_and_xftl_and_reads_find_the_writes() {
     use Benchmark::*;
     let list = [FillSeq, ReadSeq, ReadRandom, FillRandom, ReadSeq, Overwrite, ReadRandom];
-    for mode in [Mode::parse("wal").unwrap(), Mode::parse("xftl").unwrap()] {
+    for mode in [Mode::parse(PROTOCOLS, "wal").unwrap(), Mode::parse(PROTOCOLS, "xftl").unwrap()] {
         for (value_size, num) in [(256u32, 300u64), (16384, 40)] {
             let s = stack(mode);
             let conn = s.open("bench.db", 4096).unwrap();
@@ -44,7 +45,7 @@ fn the_benchmarks_run_on_wal_and_xftl_and_reads_find_the_writes() {
             let label = format!("{mode:?} {value_size} B");
             assert_eq!(r.page_size, 4096);
             assert_eq!(r.journal_mode, mode.journal_mode(), "{label}");
-            let locking = if mode == Mode::parse("wal").unwrap() {
+            let locking = if mode == Mode::parse(PROTOCOLS, "wal").unwrap() {
                 "EXCLUSIVE"
             } else {
                 "NORMAL"
@@ -54,7 +55,7 @@ fn the_benchmarks_run_on_wal_and_xftl_and_reads_find_the_writes() {
             let fill = result(&r, 0, FillSeq);
             assert_eq!((fill.operations, fill.transactions, fill.bytes), (num, num, entry), "{label}");
             assert_eq!(fill.synchronous, Some(Synchronous::Off));
-            assert_eq!(fill.checkpointed, mode == Mode::parse("wal").unwrap());
+            assert_eq!(fill.checkpointed, mode == Mode::parse(PROTOCOLS, "wal").unwrap());
             let seq = result(&r, 1, ReadSeq);
             assert_eq!((seq.operations, seq.bytes, seq.transactions), (num, entry, 1), "{label}");
             let rnd = result(&r, 2, ReadRandom);
@@ -103,7 +104,7 @@ fn the_values_are_db_benchs() {
 /// commit each on `xftl`), the others one; the sync ones write num/100 at FULL.
 #[test]
 fn batches_transactions_and_the_hook() {
-    let s = stack(Mode::parse("xftl").unwrap());
+    let s = stack(Mode::parse(PROTOCOLS, "xftl").unwrap());
     let conn = s.open("bench.db", 4096).unwrap();
     let commits = || s.with_fs_mut(|fs| fs.stats().tx_commits).unwrap();
     let sp = BenchSpec {
@@ -235,7 +236,7 @@ fn bad_specs_are_refused() {
 #[ignore = "1,000 entries of up to 16 KiB per size and mode; run by hand in release"]
 fn overwrite_at_nolgn_value_sizes() {
     use std::time::Instant;
-    for mode in [Mode::parse("wal").unwrap(), Mode::parse("xftl").unwrap()] {
+    for mode in [Mode::parse(PROTOCOLS, "wal").unwrap(), Mode::parse(PROTOCOLS, "xftl").unwrap()] {
         for value_size in [256u32, 512, 8192, 16384] {
             let mut p = preset("tiny").unwrap();
             p.geometry.blocks_per_plane = 2048;

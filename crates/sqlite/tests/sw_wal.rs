@@ -8,6 +8,7 @@ use rusqlite::config::DbConfig;
 use rusqlite::{params, Connection};
 use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, PowerCut, Torn, ViolationPolicy};
+use txftl_protocols::PROTOCOLS;
 use txftl_protocols::{format, mount, ProtocolOptions};
 use txftl_sqlite::{Mode, Stack};
 
@@ -32,7 +33,7 @@ fn run(s: &Stack) {
 
 #[test]
 fn a_checkpoint_remaps_the_frames_onto_the_database() {
-    let mode = Mode::parse("sw-wal").unwrap();
+    let mode = Mode::parse(PROTOCOLS, "sw-wal").unwrap();
     let s = stack(mode);
     run(&s);
     let (fs, dev) = s.with_fs_mut(|fs| (fs.stats(), fs.device().stats())).unwrap();
@@ -59,7 +60,7 @@ fn a_checkpoint_remaps_the_frames_onto_the_database() {
 
 #[test]
 fn base_wal_copies_every_frame() {
-    let s = stack(Mode::parse("wal").unwrap());
+    let s = stack(Mode::parse(PROTOCOLS, "wal").unwrap());
     run(&s);
     let fs = s.with_fs_mut(|fs| fs.stats()).unwrap();
     assert_eq!((fs.remapped_pages, fs.remappable_writes), (0, 0));
@@ -71,7 +72,7 @@ fn base_wal_copies_every_frame() {
 /// no commit to a sector boundary with copies of its last frame.
 #[test]
 fn base_wal_pads_no_commit_under_full() {
-    let s = stack(Mode::parse("wal").unwrap());
+    let s = stack(Mode::parse(PROTOCOLS, "wal").unwrap());
     let c = s.open("t.db", PAGE).unwrap();
     c.execute_batch("PRAGMA synchronous=FULL; CREATE TABLE t(k INTEGER PRIMARY KEY, v INTEGER); INSERT INTO t VALUES (1, 0);")
         .unwrap();
@@ -97,7 +98,7 @@ fn jasmine(blocks: u32) -> Stack {
     p.geometry.blocks_per_plane = blocks;
     let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
     let dev = format("sw-wal", nand, FtlConfig::default(), &ProtocolOptions::new()).unwrap();
-    Stack::format(dev, Mode::parse("sw-wal").unwrap()).unwrap()
+    Stack::format(dev, Mode::parse(PROTOCOLS, "sw-wal").unwrap()).unwrap()
 }
 
 /// The issue's table: three columns, an index on each.
@@ -278,7 +279,7 @@ const TWO_PAGE_ROWS: &str = "(1, 'first', zeroblob(3000)), (2, 'first', zeroblob
 /// table `t(k, v TEXT{more_columns})` holding `rows`, checkpointed (so the
 /// database has the table's pages and their next frames can be remapped).
 fn wal_table(more_columns: &str, rows: &str) -> (Stack, Connection) {
-    let s = stack(Mode::parse("sw-wal").unwrap());
+    let s = stack(Mode::parse(PROTOCOLS, "sw-wal").unwrap());
     let c = s.open("t.db", PAGE).unwrap();
     c.pragma_update(None, "journal_mode", "WAL").unwrap();
     c.execute_batch(&format!(
@@ -401,7 +402,7 @@ fn a_checkpoint_under_a_reader_of_the_wal_copies() {
 /// about 17 pages), and the table is whole after a power cut.
 #[test]
 fn remaps_past_the_file_systems_bound_are_copies() {
-    let mode = Mode::parse("sw-wal").unwrap();
+    let mode = Mode::parse(PROTOCOLS, "sw-wal").unwrap();
     let s = stack(mode);
     s.with_fs_mut(|fs| fs.set_remaps_waiting_max(2)).unwrap();
     run(&s);

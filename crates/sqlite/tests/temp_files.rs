@@ -11,6 +11,7 @@
 use rusqlite::{Connection, ErrorCode};
 use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
+use txftl_protocols::PROTOCOLS;
 use txftl_protocols::{format, ProtocolOptions};
 use txftl_sqlite::{Mode, Stack};
 
@@ -20,7 +21,7 @@ const ROWS: i64 = 20_000;
 /// holding table `t` of [`ROWS`] rows of about 250 bytes (about 6 MB), with
 /// a cache of 50 pages (400 KiB), so a sort of the table spills.
 fn loaded(mode: &str) -> (Stack, Connection) {
-    let mode = Mode::parse(mode).unwrap();
+    let mode = Mode::parse(PROTOCOLS, mode).unwrap();
     let mut p = preset("jasmine").unwrap();
     p.geometry.blocks_per_plane = 16;
     let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();

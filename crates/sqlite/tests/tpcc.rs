@@ -3,6 +3,7 @@
 
 mod common;
 use common::{count, small_tpcc as small, stack};
+use txftl_protocols::PROTOCOLS;
 
 use rusqlite::Connection;
 use txftl_ftl::FtlConfig;
@@ -84,7 +85,7 @@ fn the_load_has_the_spec_cardinalities_divided_by_the_scale() {
 fn every_mode_runs_the_standard_mix_to_the_same_database() {
     let spec = small(300, 11);
     let mut first: Option<(u64, TpccReport)> = None;
-    for mode in Mode::all() {
+    for mode in Mode::all(PROTOCOLS) {
         let s = stack(mode);
         let conn = s.open("tpcc.db", 4096).unwrap();
         tpcc::load(&conn, &spec).unwrap();
@@ -106,7 +107,12 @@ fn every_mode_runs_the_standard_mix_to_the_same_database() {
         match &first {
             None => first = Some((fp, report)),
             Some((fp0, r0)) => {
-                assert_eq!(fp, *fp0, "{mode:?}: another database than {:?}'s", Mode::all().next().unwrap());
+                assert_eq!(
+                    fp,
+                    *fp0,
+                    "{mode:?}: another database than {:?}'s",
+                    Mode::all(PROTOCOLS).next().unwrap()
+                );
                 assert_eq!(&report, r0, "{mode:?}");
             }
         }
@@ -122,7 +128,7 @@ fn every_mode_runs_the_standard_mix_to_the_same_database() {
 #[test]
 fn the_hook_attributes_page_writes_to_transaction_types() {
     let spec = small(200, 5);
-    let s = stack(Mode::parse("xftl").unwrap());
+    let s = stack(Mode::parse(PROTOCOLS, "xftl").unwrap());
     let conn = s.open("tpcc.db", 4096).unwrap();
     tpcc::load(&conn, &spec).unwrap();
     let pages = || s.with_fs_mut(|fs| fs.stats().database_page_writes).unwrap();
@@ -365,7 +371,7 @@ fn full_scale_in_memory() {
 #[test]
 #[ignore = "full scale: 512 MiB devices; run by hand in release"]
 fn full_scale_on_the_device() {
-    for mode in Mode::all() {
+    for mode in Mode::all(PROTOCOLS) {
         let mut p = preset("jasmine").unwrap();
         p.geometry.page_size = 4096;
         p.geometry.blocks_per_plane = 128;

@@ -4,6 +4,7 @@
 
 mod common;
 use common::{small_tpcc as small, stack};
+use txftl_protocols::PROTOCOLS;
 
 use rusqlite::Connection;
 use txftl_sqlite::tpcc::clients::{run_clients, Begin, ClientTx, ClientsReport, ClientsSpec};
@@ -74,7 +75,7 @@ fn all_ran(r: &Run, spec: &TpccSpec) {
 #[test]
 fn the_same_seed_gives_the_same_interleaving_and_figures() {
     let spec = small(300, 7);
-    for mode in [Mode::parse("rbj").unwrap(), Mode::parse("xftl").unwrap()] {
+    for mode in [Mode::parse(PROTOCOLS, "rbj").unwrap(), Mode::parse(PROTOCOLS, "xftl").unwrap()] {
         let a = run(mode, 4, &spec);
         let b = run(mode, 4, &spec);
         assert_eq!(a.report, b.report, "{mode:?}");
@@ -89,7 +90,7 @@ fn the_same_seed_gives_the_same_interleaving_and_figures() {
 #[test]
 fn rollback_journal_clients_meet_busy_and_retry() {
     let spec = small(400, 3);
-    let r = run(Mode::parse("rbj").unwrap(), 2, &spec);
+    let r = run(Mode::parse(PROTOCOLS, "rbj").unwrap(), 2, &spec);
     all_ran(&r, &spec);
     let b = r.report.busy;
     assert!(b.busy > 0, "two clients on a rollback journal never met SQLITE_BUSY: {b:?}");
@@ -99,14 +100,14 @@ fn rollback_journal_clients_meet_busy_and_retry() {
     let waited = r.txs.iter().find(|t| t.busy > 0).unwrap();
     assert!(waited.latency_ns() >= ClientsSpec::default().backoff_ns_min / 2);
     // Read-only transactions are refused only while a writer commits (PENDING).
-    let one = run(Mode::parse("rbj").unwrap(), 1, &spec);
+    let one = run(Mode::parse(PROTOCOLS, "rbj").unwrap(), 1, &spec);
     assert_eq!(one.report.busy.busy, 0, "one client never waits");
 }
 
 #[test]
 fn four_clients_keep_the_database_consistent_in_every_mode() {
     let spec = small(400, 5);
-    for mode in Mode::all() {
+    for mode in Mode::all(PROTOCOLS) {
         let r = run(mode, 4, &spec);
         all_ran(&r, &spec);
         // (run() checked conditions 1 to 4 and integrity_check.)
@@ -122,7 +123,7 @@ fn four_clients_keep_the_database_consistent_in_every_mode() {
 #[test]
 fn begin_immediate_waits_instead_of_redoing() {
     let spec = small(400, 5);
-    for mode in [Mode::parse("rbj").unwrap(), Mode::parse("wal").unwrap()] {
+    for mode in [Mode::parse(PROTOCOLS, "rbj").unwrap(), Mode::parse(PROTOCOLS, "wal").unwrap()] {
         let serial = run(mode, 1, &spec).report.steps;
         let deferred = run(mode, 4, &spec).report;
         let immediate = run_with(
@@ -152,9 +153,9 @@ fn begin_immediate_waits_instead_of_redoing() {
 #[test]
 fn one_client_is_the_serial_run() {
     let spec = small(200, 9);
-    let r = run(Mode::parse("wal").unwrap(), 1, &spec);
+    let r = run(Mode::parse(PROTOCOLS, "wal").unwrap(), 1, &spec);
     assert_eq!(r.report.busy.busy, 0);
-    let s = stack(Mode::parse("wal").unwrap());
+    let s = stack(Mode::parse(PROTOCOLS, "wal").unwrap());
     let conn = s.open("tpcc.db", 4096).unwrap();
     tpcc::load(&conn, &spec).unwrap();
     let report = tpcc::run(&conn, &spec).unwrap();
@@ -165,7 +166,7 @@ fn one_client_is_the_serial_run() {
 #[test]
 fn a_bad_backoff_is_refused() {
     let spec = small(10, 1);
-    let s = stack(Mode::parse("wal").unwrap());
+    let s = stack(Mode::parse(PROTOCOLS, "wal").unwrap());
     let conn = s.open("tpcc.db", 4096).unwrap();
     tpcc::load(&conn, &spec).unwrap();
     let bad = ClientsSpec {

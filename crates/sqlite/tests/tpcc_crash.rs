@@ -11,6 +11,7 @@
 //! cuts inside New-Order, Payment, Delivery and the rolled-back New-Order,
 //! GC, and on X-FTL table-reclaim checkpoints).
 
+use txftl_protocols::PROTOCOLS;
 use txftl_sqlite::crash::{sql_crashtest, tpcc, SqlCrashError, SqlCrashSpec, SqlWorkload};
 use txftl_sqlite::{Canary, Mode, Synchronous};
 
@@ -38,7 +39,7 @@ fn survives(mode: Mode, sample_every: u64) {
         );
         assert!(e.cuts_in_rollback > 0 && e.recovery_cuts > 0, "{}", r.summary());
         assert!(r.dry_run.gc_runs > 0 && e.cuts_in_gc > 0, "{}", r.summary());
-        if mode == Mode::parse("xftl").unwrap() {
+        if mode == Mode::parse(PROTOCOLS, "xftl").unwrap() {
             assert!(r.dry_run.table_reclaim_checkpoints > 0, "{}", r.summary());
         }
         if mode.journal() == txftl_protocols::SqlJournal::Wal {
@@ -50,12 +51,12 @@ fn survives(mode: Mode, sample_every: u64) {
 // 7 and 11 are prime to the 5 torn variants: the samples cover each of them.
 #[test]
 fn tpcc_on_xftl_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse("xftl").unwrap(), 7);
+    survives(Mode::parse(PROTOCOLS, "xftl").unwrap(), 7);
 }
 
 #[test]
 fn tpcc_on_wal_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse("wal").unwrap(), 11);
+    survives(Mode::parse(PROTOCOLS, "wal").unwrap(), 11);
 }
 
 /// WAL on X-FTL: TPC-C's small `wal_autocheckpoint` checkpoints inside the
@@ -63,7 +64,7 @@ fn tpcc_on_wal_survives_sampled_cuts_in_every_synchronous_setting() {
 /// device transactions.
 #[test]
 fn tpcc_on_xftl_wal_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse("xftl-wal").unwrap(), 11);
+    survives(Mode::parse(PROTOCOLS, "xftl-wal").unwrap(), 11);
 }
 
 /// A VFS that puts a WAL checkpoint's database writes in a device
@@ -74,7 +75,7 @@ fn tpcc_on_xftl_wal_survives_sampled_cuts_in_every_synchronous_setting() {
 #[test]
 fn canary_wal_checkpoint_in_transaction_is_caught_on_tpcc() {
     let run = |canary: Canary| {
-        let mut sp = spec(Mode::parse("xftl-wal").unwrap(), Synchronous::Full, 13);
+        let mut sp = spec(Mode::parse(PROTOCOLS, "xftl-wal").unwrap(), Synchronous::Full, 13);
         sp.recovery_cuts = 0;
         sp.canary = canary;
         sql_crashtest(&sp, &|_, _| {}).unwrap()
@@ -93,7 +94,7 @@ fn canary_wal_checkpoint_in_transaction_is_caught_on_tpcc() {
 #[test]
 fn canary_commit_at_sync_is_caught_on_tpcc_with_synchronous_off() {
     let run = |s: Synchronous, canary: Canary| {
-        let mut sp = spec(Mode::parse("xftl").unwrap(), s, 13);
+        let mut sp = spec(Mode::parse(PROTOCOLS, "xftl").unwrap(), s, 13);
         sp.recovery_cuts = 0;
         sp.canary = canary;
         sql_crashtest(&sp, &|_, _| {}).unwrap()
@@ -115,7 +116,7 @@ fn canary_commit_at_sync_is_caught_on_tpcc_with_synchronous_off() {
 #[test]
 fn canary_wal_skips_sync_is_caught_on_tpcc_with_synchronous_full() {
     let run = |canary: Canary| {
-        let mut sp = spec(Mode::parse("wal").unwrap(), Synchronous::Full, 13);
+        let mut sp = spec(Mode::parse(PROTOCOLS, "wal").unwrap(), Synchronous::Full, 13);
         sp.recovery_cuts = 0;
         sp.canary = canary;
         sql_crashtest(&sp, &|_, _| {}).unwrap()
@@ -133,7 +134,7 @@ fn canary_wal_skips_sync_is_caught_on_tpcc_with_synchronous_full() {
 /// The transaction forced to roll back must be a New-Order of the run.
 #[test]
 fn the_rolled_back_transaction_must_be_a_new_order() {
-    let mut sp = spec(Mode::parse("xftl").unwrap(), Synchronous::Full, 1);
+    let mut sp = spec(Mode::parse(PROTOCOLS, "xftl").unwrap(), Synchronous::Full, 1);
     sp.rollback_at = 1; // a Payment
     match sql_crashtest(&sp, &|_, _| {}) {
         Err(SqlCrashError::DryRun(m)) => assert!(m.contains("must be a New-Order"), "{m}"),
@@ -149,7 +150,7 @@ fn the_rolled_back_transaction_must_be_a_new_order() {
 /// checkpointed, the WAL's frames gone and the grown database's size old).
 #[test]
 fn tpcc_on_sw_wal_survives_sampled_cuts_with_its_checkpoints_remapping() {
-    let mode = Mode::parse("sw-wal").unwrap();
+    let mode = Mode::parse(PROTOCOLS, "sw-wal").unwrap();
     survives(mode, 11);
     let r = sql_crashtest(&spec(mode, Synchronous::Full, 11), &|_, _| {}).unwrap();
     assert!(r.dry_run.pages_remapped > 10, "{:?}", r.dry_run);

@@ -10,6 +10,7 @@
 use std::time::Instant;
 use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
+use txftl_protocols::PROTOCOLS;
 use txftl_protocols::{format, ProtocolOptions, SqlJournal};
 use txftl_sqlite::{Mode, Stack};
 
@@ -80,7 +81,7 @@ fn large_commit(mode: Mode) -> u64 {
 
 #[test]
 fn every_wal_mode_commits_50_000_inserts_with_three_indexes() {
-    let modes: Vec<Mode> = Mode::all().filter(|m| m.journal() == SqlJournal::Wal).collect();
+    let modes: Vec<Mode> = Mode::all(PROTOCOLS).filter(|m| m.journal() == SqlJournal::Wal).collect();
     assert!(modes.iter().any(|m| m.cli() == "sw-wal"), "sw-wal carries WAL");
     for mode in modes {
         let t = Instant::now();

@@ -4,6 +4,7 @@
 
 mod common;
 use common::{count, stack};
+use txftl_protocols::PROTOCOLS;
 
 use rusqlite::Connection;
 use txftl_sqlite::workload::integrity_check;
@@ -154,7 +155,7 @@ fn each_workload_runs_its_mix() {
 #[test]
 fn every_workload_runs_on_wal_and_xftl_to_the_same_database() {
     let mut first: Vec<(u64, YcsbReport)> = Vec::new();
-    for mode in [Mode::parse("wal").unwrap(), Mode::parse("xftl").unwrap()] {
+    for mode in [Mode::parse(PROTOCOLS, "wal").unwrap(), Mode::parse(PROTOCOLS, "xftl").unwrap()] {
         let s = stack(mode);
         for (i, w) in Workload::STANDARD.into_iter().enumerate() {
             let spec = small(w, 200, if w == Workload::E { 100 } else { 300 }, 7);
@@ -183,7 +184,7 @@ fn every_workload_runs_on_wal_and_xftl_to_the_same_database() {
 /// each update one transaction; with batches, only the COMMITs commit.
 #[test]
 fn the_hook_attributes_device_commits_to_operations() {
-    let s = stack(Mode::parse("xftl").unwrap());
+    let s = stack(Mode::parse(PROTOCOLS, "xftl").unwrap());
     let conn = s.open("ycsb.db", 4096).unwrap();
     let spec = small(Workload::A, 300, 200, 9);
     ycsb::load(&conn, &spec).unwrap();
@@ -369,7 +370,7 @@ fn bad_specs_and_databases_are_refused() {
 fn ten_thousand_records_on_xftl() {
     use std::time::Instant;
     for w in Workload::STANDARD {
-        let s = stack(Mode::parse("xftl").unwrap());
+        let s = stack(Mode::parse(PROTOCOLS, "xftl").unwrap());
         let conn = s.open("ycsb.db", 4096).unwrap();
         let spec = small(w, 10_000, 10_000, 1);
         let t = Instant::now();

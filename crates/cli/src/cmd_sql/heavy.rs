@@ -14,6 +14,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::process::ExitCode;
 use txftl_nand::DataMode;
+use txftl_protocols::PROTOCOLS;
 use txftl_reproduce::wrapln;
 use txftl_sqlite::heavy::{self, HeavySpec, Outcome, Statement};
 use txftl_sqlite::{Mode, Stack};
@@ -52,7 +53,7 @@ struct ModeRun {
 pub(super) fn run(args: HeavyArgs) -> Result<ExitCode, CliError> {
     refuse_protocol(&args.device)?;
     let modes = if args.modes == "all" {
-        Mode::all().collect()
+        Mode::all(PROTOCOLS).collect()
     } else {
         parse_modes(&args.modes)?
     };

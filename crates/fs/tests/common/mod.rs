@@ -28,7 +28,9 @@ pub fn device_with_table(protocol: &str, nand: Nand, entries: u32) -> Box<dyn An
         protocol,
         nand,
         FtlConfig::default(),
-        &ProtocolOptions::new().with("xl2p-entries", entries).for_protocol(protocol),
+        &ProtocolOptions::new()
+            .with("xl2p-entries", entries)
+            .for_entry(txftl_protocols::entry(protocol).expect("a known protocol")),
     )
     .unwrap()
 }

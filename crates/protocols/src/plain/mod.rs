@@ -38,6 +38,12 @@ impl RecoveryHooks for Plain {}
 
 impl EventHooks for Plain {}
 
+impl txftl_ftl::Registered for Plain {
+    fn entry() -> &'static ProtocolEntry {
+        &ENTRY
+    }
+}
+
 /// `plain`'s device is the framework's FTL itself.
 pub struct PlainBuild;
 

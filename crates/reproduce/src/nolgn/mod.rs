@@ -33,6 +33,7 @@ use crate::paper::{Options, Paper};
 use crate::progress::Progress;
 use crate::{Check, Error};
 use serde::Serialize;
+use txftl_protocols::PROTOCOLS;
 use txftl_sqlite::{Mode, Synchronous};
 
 /// A run's report.
@@ -78,7 +79,8 @@ impl System {
     }
 
     pub fn mode(self) -> Result<Mode, Error> {
-        Mode::parse(self.mode_name()).ok_or_else(|| Error::Failed(format!("the registry offers no `{}` SQLite mode", self.mode_name())))
+        Mode::parse(PROTOCOLS, self.mode_name())
+            .ok_or_else(|| Error::Failed(format!("the registry offers no `{}` SQLite mode", self.mode_name())))
     }
 }
 

@@ -29,6 +29,7 @@ pub use results::Figures;
 use crate::paper::{Options, Paper};
 use crate::progress::Progress;
 use crate::{Check, Error};
+use txftl_protocols::PROTOCOLS;
 use txftl_sqlite::Mode;
 
 /// A run's report.
@@ -39,7 +40,7 @@ pub const TITLE: &str = "X-FTL: Transactional FTL for SQLite Databases (Kang, Le
 /// The paper's modes: SQLite's rollback journal and WAL on the plain FTL,
 /// and `journal_mode=OFF` on X-FTL (the paper's setting).
 fn paper_mode(name: &str) -> Mode {
-    Mode::parse(name).unwrap_or_else(|| panic!("the registry offers SQLite mode `{name}`"))
+    Mode::parse(PROTOCOLS, name).unwrap_or_else(|| panic!("the registry offers SQLite mode `{name}`"))
 }
 pub fn rbj() -> Mode {
     paper_mode("rbj")

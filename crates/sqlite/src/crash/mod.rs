@@ -122,8 +122,8 @@ use probe::{Probe, Shared};
 use rusqlite::Connection;
 use serde::Serialize;
 use txftl_ftl::{FtlConfig, ProtocolCounters};
+use txftl_ftl::{ProtocolOptions, SqlJournal};
 use txftl_nand::{Nand, NandConfig, Torn};
-use txftl_protocols::{ProtocolOptions, SqlJournal};
 
 /// The SQL workload of the scenario.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -777,7 +777,7 @@ enum Oracle {
 /// (`oracle`: TPC-C's or heavy's, whose load follows its spec; None: partsupp).
 fn loaded_image(spec: &SqlCrashSpec, oracle: Option<&Oracle>) -> Result<Nand, StackError> {
     let nand = Nand::new(spec.nand).map_err(other)?;
-    let dev = txftl_protocols::format(spec.mode.protocol(), nand, spec.ftl.clone(), &spec.opts).map_err(other)?;
+    let dev = spec.mode.entry().format(nand, spec.ftl.clone(), &spec.opts, false).map_err(other)?;
     let stack = Stack::format(dev, spec.mode)?;
     if let Some(Oracle::Tpcc(o)) = oracle {
         tpcc::load(&stack, page_size(&spec.nand), o)?;
@@ -800,7 +800,7 @@ fn loaded_image(spec: &SqlCrashSpec, oracle: Option<&Oracle>) -> Result<Nand, St
 /// Recovers the FTL, mounts the file system and registers the VFS, with the
 /// device under a [`Probe`] (so the NAND comes back whatever fails).
 fn mount(spec: &SqlCrashSpec, nand: Nand, shared: &Shared) -> Result<Stack, String> {
-    let dev = match txftl_protocols::mount_or_return(spec.mode.protocol(), nand, spec.ftl.clone(), &spec.opts) {
+    let dev = match spec.mode.entry().mount(nand, spec.ftl.clone(), &spec.opts, false) {
         Ok(d) => d,
         Err((e, nand)) => {
             if let Ok(mut s) = shared.lock() {

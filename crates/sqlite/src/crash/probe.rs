@@ -13,9 +13,9 @@
 
 use std::sync::{Arc, Mutex};
 use txftl_ftl::extensions::{Remap, TxEnd};
+use txftl_ftl::AnyDevice;
 use txftl_ftl::{Device, DeviceError, DeviceInfo, DeviceStats, Lpn, OpKind, RecoveryReport, Tid};
 use txftl_nand::Nand;
-use txftl_protocols::AnyDevice;
 
 /// The NAND operations `[first_op, end_op)` of one device call of the dry
 /// run, and the call: its kind and whether it named a transaction.
@@ -234,7 +234,7 @@ impl AnyDevice for Probe {
     fn nand_mut(&mut self) -> &mut Nand {
         self.dev_mut().nand_mut()
     }
-    fn entry(&self) -> &'static txftl_protocols::ProtocolEntry {
+    fn entry(&self) -> &'static txftl_ftl::ProtocolEntry {
         self.dev().entry()
     }
 }

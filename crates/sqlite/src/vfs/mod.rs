@@ -88,7 +88,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use txftl_fs::{FileClass, Fs, FsError, FsMode, Ino};
 use txftl_ftl::{DeviceError, Extension, Tid};
-use txftl_protocols::{ProtocolEntry, SqlJournal};
+use txftl_ftl::{ProtocolEntry, SqlJournal};
 
 // One file per part of the VFS. The loadable extension (`crates/sqlite-ext`,
 // its own workspace: it links no SQLite) includes this folder by path.

@@ -2,9 +2,9 @@
 //! registry entry declares ([`OptionSpec`]) and its builder reads. The CLI,
 //! the harness and the host pass them through without knowing any key.
 
+use crate::DeviceError;
 use std::collections::BTreeMap;
 use std::fmt;
-use txftl_ftl::DeviceError;
 
 /// One option a protocol takes: its key, the value's name in help (`N`),
 /// what it sets, and the range of values it accepts.
@@ -18,7 +18,7 @@ pub struct OptionSpec {
 }
 
 /// Options given for a protocol, by key. Checked against the protocol's
-/// entry ([`crate::ProtocolEntry::check_options`]) before any device is built.
+/// entry ([`crate::entry::ProtocolEntry::check_options`]) before any device is built.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProtocolOptions {
     values: BTreeMap<String, String>,
@@ -83,7 +83,7 @@ impl ProtocolOptions {
     /// The options `entry` takes, of these: a command that runs several
     /// protocols (one per SQLite mode) gives each its own. The command
     /// refuses a key that no protocol it runs takes ([`ProtocolOptions::check_taken`]).
-    pub fn for_entry(&self, entry: &crate::ProtocolEntry) -> ProtocolOptions {
+    pub fn for_entry(&self, entry: &crate::entry::ProtocolEntry) -> ProtocolOptions {
         ProtocolOptions {
             values: self
                 .values
@@ -94,14 +94,9 @@ impl ProtocolOptions {
         }
     }
 
-    /// The options protocol `name` takes, of these (none for an unknown name).
-    pub fn for_protocol(&self, name: &str) -> ProtocolOptions {
-        crate::entry(name).map(|e| self.for_entry(e)).unwrap_or_default()
-    }
-
     /// Refuses a key that none of `entries` takes, and a value out of range
     /// for any that does.
-    pub fn check_taken(&self, entries: &[&crate::ProtocolEntry]) -> Result<(), DeviceError> {
+    pub fn check_taken(&self, entries: &[&crate::entry::ProtocolEntry]) -> Result<(), DeviceError> {
         if let [one] = entries {
             return one.check_options(self);
         }

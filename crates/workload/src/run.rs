@@ -5,9 +5,9 @@
 use crate::data::{self, Content};
 use crate::journal::HostJournal;
 use crate::model::TxModel;
+use txftl_ftl::AnyDevice;
 use txftl_ftl::Op;
 use txftl_ftl::{DeviceError, Extension};
-use txftl_protocols::AnyDevice;
 
 /// Issues operations with versioned page contents and keeps the model in step.
 #[derive(Clone)]

@@ -13,9 +13,9 @@
 //! crash is not implemented here.
 
 use std::collections::BTreeMap;
+use txftl_ftl::AnyDevice;
 use txftl_ftl::Op;
 use txftl_ftl::{DeviceError, Lpn, Tid};
-use txftl_protocols::AnyDevice;
 
 #[derive(Clone)]
 pub struct HostJournal {

@@ -1,0 +1,318 @@
+//! What a protocol tells the rest of txftl about itself: its registry entry
+//! ([`ProtocolEntry`]), and how the registry builds its device on the
+//! framework ([`Build`], [`Builder`]). The host stack (the file system, the
+//! concurrent host, SQLite's VFS) reads entries and devices through this
+//! module alone; the list of entries, one per protocol folder, is
+//! `txftl_protocols::PROTOCOLS`.
+//!
+//! Everything outside a protocol's folder that needs to know something of it
+//! asks its entry: the CLI's `--protocol` values and help, its options
+//! (`--protocol-opt KEY=VALUE`) and their help, the command line that replays
+//! a failure, the crash tests' and the bench's protocol lists, the SQLite
+//! journal modes it can carry, the isolation levels the concurrent host may
+//! run on it, the rows of its own counters in reports.
+
+use crate::any_device::{AnyDevice, MountFailure};
+use crate::options::{OptionSpec, ProtocolOptions};
+use crate::{CounterSpec, DeviceError, Extension, Ftl, FtlConfig, FtlMemory, Hooks};
+use txftl_nand::{Geometry, Nand, NandConfig};
+
+/// The options that bound how many pages one transaction may write.
+#[derive(Clone, Copy, Debug)]
+pub struct TxPagesBound {
+    /// The option whose value is the bound.
+    pub key: &'static str,
+    /// Options set with it, without which the bound is not a refusal
+    /// (X-FTL: `xl2p-spill=0`, or a full table spills to flash).
+    pub with: &'static [(&'static str, u32)],
+}
+
+impl TxPagesBound {
+    /// `opts` with the bound `pages` and the options it needs.
+    pub fn apply(&self, opts: ProtocolOptions, pages: u32) -> ProtocolOptions {
+        let opts = opts.with(self.key, pages);
+        self.with
+            .iter()
+            .fold(opts, |o, &(k, v)| if o.contains(k) { o } else { o.with(k, v) })
+    }
+}
+
+/// A SQLite journal mode, as the host stack runs it on a device. Every
+/// `PRAGMA journal_mode` SQLite has runs on every protocol; what a mode
+/// promises after a power cut depends on whether the device has
+/// transactions (the SQLite crate's crash module says what, mode by mode).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SqlJournal {
+    /// `journal_mode=DELETE`: SQLite's rollback journal, a file on the device,
+    /// deleted at commit. On a transactional device the database's writes are
+    /// also one device transaction (committed at SQLite's commit point).
+    Delete,
+    /// `journal_mode=TRUNCATE`: the rollback journal, truncated at commit.
+    Truncate,
+    /// `journal_mode=PERSIST`: the rollback journal, its header zeroed at commit.
+    Persist,
+    /// `journal_mode=WAL`: the write-ahead log, a file on the device; the
+    /// database is written only by checkpoints, outside device transactions.
+    Wal,
+    /// `journal_mode=OFF`. On a transactional device, its transactions
+    /// replace the journal (the X-FTL paper's setting); on one without,
+    /// SQLite writes in place with no atomicity at all (as SQLite documents).
+    Off,
+    /// `journal_mode=MEMORY`: the journal in memory (statement rollback and
+    /// savepoints work); atomic only on a transactional device.
+    Memory,
+    /// `journal_mode=DELETE` through SQLite's batch-atomic-write interface
+    /// mapped to the device's transactions (transactional devices only).
+    Batch,
+}
+
+/// The modes a device without transactions carries: every journal mode.
+pub const JOURNALED: &[SqlJournal] = &[
+    SqlJournal::Delete,
+    SqlJournal::Truncate,
+    SqlJournal::Persist,
+    SqlJournal::Wal,
+    SqlJournal::Off,
+    SqlJournal::Memory,
+];
+/// The modes a transactional device carries: its transactions in place of
+/// the journal first, then under SQLite's batch atomic writes, then every
+/// other journal mode on top of the device's transactions.
+pub const TRANSACTIONAL: &[SqlJournal] = &[
+    SqlJournal::Off,
+    SqlJournal::Memory,
+    SqlJournal::Batch,
+    SqlJournal::Delete,
+    SqlJournal::Truncate,
+    SqlJournal::Persist,
+    SqlJournal::Wal,
+];
+
+/// The protocol a command runs when none is named: the baseline every
+/// paper compares against.
+pub const DEFAULT_PROTOCOL: &str = "plain";
+
+/// The transactional protocol a command runs when it needs one and none is
+/// named (SQLite's default mode, `journal_mode=OFF` on it).
+pub const DEFAULT_TRANSACTIONAL_PROTOCOL: &str = "xftl";
+
+/// Every isolation level of the concurrent host (`txftl-host`'s names).
+pub const ALL_LEVELS: &[&str] = &["strict", "no-page-conflict", "serializable"];
+
+/// A protocol's canary: the protocol with a deliberate, plausible bug that
+/// the crash harness must catch.
+#[derive(Clone, Copy, Debug)]
+pub struct CanarySpec {
+    /// CLI name, as the superblock records it (at most 16 bytes).
+    pub name: &'static str,
+    /// The workload whose crash points show its bug: other workloads are
+    /// refused for it, since they would report a clean run that tested nothing.
+    pub workload: &'static str,
+    /// The bug, in a line.
+    pub bug: &'static str,
+}
+
+/// One protocol, as the registry lists it.
+pub struct ProtocolEntry {
+    /// CLI name, as the superblock records it.
+    pub name: &'static str,
+    /// Name in reports and figures ("X-FTL").
+    pub label: &'static str,
+    /// One line: what it is and where it comes from.
+    pub about: &'static str,
+    /// Offers begin / write(tid) / read(tid) / commit / abort.
+    pub transactional: bool,
+    /// Takes trims (a protocol whose checkpoints persist no mapping table
+    /// has nowhere to make one durable).
+    pub trims: bool,
+    /// Device calls beyond the base and transactional ones that it offers
+    /// (`txftl_ftl::extensions`): the host discovers them on the device, and
+    /// the registry's tests check the device offers exactly these.
+    pub extensions: &'static [Extension],
+    /// The isolation levels (the concurrent host's, by name) its
+    /// transactions can run under: a level that needs what the protocol
+    /// cannot do (several transactions open at once, several uncommitted
+    /// versions of a page) is refused with a typed error before anything runs.
+    pub isolation: &'static [&'static str],
+    /// The options it takes (`--protocol-opt KEY=VALUE`).
+    pub options: &'static [OptionSpec],
+    /// Its own counters (reported in `DeviceStats::protocol`).
+    pub counters: &'static [CounterSpec],
+    /// The SQLite journal modes the host stack can run on it.
+    pub sql: &'static [SqlJournal],
+    /// Under `synchronous=NORMAL` with the device's transactions in place of
+    /// the journal (`journal_mode=OFF`), SQLite's transactions go to the
+    /// device grouped, one device transaction every this many database page
+    /// writes (NoLgn's evaluation, §4.1); None: one device transaction per
+    /// SQLite transaction in every synchronous mode.
+    pub sql_normal_group_pages: Option<u32>,
+    /// How a test makes the device refuse a transaction of more pages than a
+    /// bound (X-FTL: its table, with spilling off), if it can: a test that
+    /// needs an oversized transaction refused sets it small.
+    pub tx_pages_bound: Option<TxPagesBound>,
+    pub canary: Option<CanarySpec>,
+    pub build: Builder,
+}
+
+impl ProtocolEntry {
+    /// An entry with every field but its names and builder at its default:
+    /// a protocol states only where it differs (`..ProtocolEntry::base(..)`),
+    /// so a new field takes one edit here. The defaults are the framework's
+    /// alone (`plain`): no transactions, trims, no extension, every
+    /// isolation level, no option, no counter, SQLite's journaled modes, no
+    /// grouping, no transaction bound, no canary (the registry's tests
+    /// require one).
+    pub const fn base(name: &'static str, label: &'static str, about: &'static str, build: Builder) -> ProtocolEntry {
+        ProtocolEntry {
+            name,
+            label,
+            about,
+            transactional: false,
+            trims: true,
+            extensions: &[],
+            isolation: ALL_LEVELS,
+            options: &[],
+            counters: &[],
+            sql: JOURNALED,
+            sql_normal_group_pages: None,
+            tx_pages_bound: None,
+            canary: None,
+            build,
+        }
+    }
+
+    /// The option `key`, if the protocol takes one.
+    pub fn option(&self, key: &str) -> Option<&'static OptionSpec> {
+        self.options.iter().find(|o| o.key == key)
+    }
+
+    /// Refuses an option the protocol does not take, or a value out of its range.
+    pub fn check_options(&self, opts: &ProtocolOptions) -> Result<(), DeviceError> {
+        for key in opts.keys() {
+            let Some(spec) = self.option(key) else {
+                let known: Vec<&str> = self.options.iter().map(|o| o.key).collect();
+                return Err(DeviceError::ProtocolOption(format!(
+                    "protocol `{}` takes no option `{key}` (its options: {})",
+                    self.name,
+                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                )));
+            };
+            opts.u32(spec)?;
+        }
+        Ok(())
+    }
+}
+
+impl ProtocolEntry {
+    /// Formats `nand` for the protocol (`canary`: its canary), options checked first.
+    pub fn format(&self, nand: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, DeviceError> {
+        self.check_options(opts)?;
+        (self.build.format)(nand, cfg, opts, canary)
+    }
+
+    /// Mounts `nand` (recovery from the NAND alone); a failure hands the NAND back.
+    pub fn mount(&self, nand: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, MountFailure> {
+        if let Err(e) = self.check_options(opts) {
+            return Err((e, Box::new(nand)));
+        }
+        (self.build.mount)(nand, cfg, opts, canary)
+    }
+
+    /// The FTL's memory on `nand` (an estimate, before anything is allocated).
+    pub fn memory(&self, nand: &NandConfig, cfg: &FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<FtlMemory, DeviceError> {
+        self.check_options(opts)?;
+        (self.build.memory)(nand, cfg, opts, canary)
+    }
+
+    /// The FTL configuration the device would run with: what the options
+    /// set, or why they conflict with `cfg` (checked before anything is built).
+    pub fn configure(&self, cfg: FtlConfig, geo: &Geometry, opts: &ProtocolOptions, canary: bool) -> Result<FtlConfig, DeviceError> {
+        self.check_options(opts)?;
+        (self.build.configure)(cfg, geo, opts, canary)
+    }
+}
+
+/// Why the builder is asked for hooks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Formatting a fresh device: options fixed at format take effect.
+    Format,
+    /// Mounting through recovery: what the format fixed is read from the flash.
+    Mount,
+    /// Estimating memory before anything is allocated.
+    Estimate,
+}
+
+/// How a protocol builds its device on the framework: its hooks, the FTL
+/// configuration its options set, its device wrapper, and the DRAM it keeps
+/// beside the framework's tables. The registry's format, mount and memory
+/// estimate are the framework's with these ([`Builder::of`]).
+pub trait Build: 'static {
+    type Hooks: Hooks + Send + 'static;
+    type Device: AnyDevice + 'static;
+
+    fn hooks(geo: &Geometry, opts: &ProtocolOptions, canary: bool, stage: Stage) -> Result<Self::Hooks, DeviceError>;
+
+    /// The FTL configuration with what the options (or the canary) set.
+    fn configure(cfg: FtlConfig, _geo: &Geometry, _opts: &ProtocolOptions, _canary: bool) -> Result<FtlConfig, DeviceError> {
+        Ok(cfg)
+    }
+
+    fn wrap(ftl: Ftl<Self::Hooks>) -> Self::Device;
+
+    /// DRAM the protocol keeps beyond the framework's tables, bytes, for a
+    /// device of `logical_pages` (an estimate, before anything is allocated).
+    fn extra_memory(_geo: &Geometry, _logical_pages: u32, _opts: &ProtocolOptions) -> u64 {
+        0
+    }
+}
+
+type FormatFn = fn(Nand, FtlConfig, &ProtocolOptions, bool) -> Result<Box<dyn AnyDevice>, DeviceError>;
+type MountFn = fn(Nand, FtlConfig, &ProtocolOptions, bool) -> Result<Box<dyn AnyDevice>, MountFailure>;
+type MemoryFn = fn(&NandConfig, &FtlConfig, &ProtocolOptions, bool) -> Result<FtlMemory, DeviceError>;
+type ConfigureFn = fn(FtlConfig, &Geometry, &ProtocolOptions, bool) -> Result<FtlConfig, DeviceError>;
+
+/// A protocol's format, mount, memory estimate and configuration (the last
+/// argument: the canary).
+#[derive(Clone, Copy)]
+pub struct Builder {
+    format: FormatFn,
+    mount: MountFn,
+    memory: MemoryFn,
+    configure: ConfigureFn,
+}
+
+impl Builder {
+    pub const fn of<B: Build>() -> Builder {
+        Builder {
+            format: format_with::<B>,
+            mount: mount_with::<B>,
+            memory: memory_with::<B>,
+            configure: B::configure,
+        }
+    }
+}
+
+fn format_with<B: Build>(nand: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, DeviceError> {
+    let geo = *nand.geometry();
+    let cfg = B::configure(cfg, &geo, opts, canary)?;
+    let hooks = B::hooks(&geo, opts, canary, Stage::Format)?;
+    Ok(Box::new(B::wrap(Ftl::format(nand, cfg, hooks)?)))
+}
+
+fn mount_with<B: Build>(nand: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, MountFailure> {
+    let geo = *nand.geometry();
+    let prepared = B::configure(cfg, &geo, opts, canary).and_then(|cfg| Ok((cfg, B::hooks(&geo, opts, canary, Stage::Mount)?)));
+    match prepared {
+        Ok((cfg, hooks)) => Ftl::mount_or_return(nand, cfg, hooks).map(|f| Box::new(B::wrap(f)) as Box<dyn AnyDevice>),
+        Err(e) => Err((e, Box::new(nand))),
+    }
+}
+
+fn memory_with<B: Build>(nand: &NandConfig, cfg: &FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<FtlMemory, DeviceError> {
+    let cfg = B::configure(cfg.clone(), &nand.geometry, opts, canary)?;
+    let hooks = B::hooks(&nand.geometry, opts, canary, Stage::Estimate)?;
+    let mut m = Ftl::memory_needed(&nand.geometry, &cfg, nand.data_mode, &hooks)?;
+    m.tables += B::extra_memory(&nand.geometry, m.logical_pages, opts);
+    Ok(m)
+}
