@@ -167,3 +167,27 @@ fn partsupp_runs_on_rbj_and_xftl() {
     let (code, _, err) = txftl(&["sql", "partsupp", "--k", "0"]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// A recorded run on a device with extension calls: no trace word carries a
+/// remap, so the recorder offers none, the whole stack takes the base calls
+/// (the VFS asks the device, as the file system does), and the command says so.
+#[test]
+fn a_recorded_sw_wal_run_says_it_takes_the_base_calls_and_remaps_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("sw-wal.trace");
+    let dev = ["--preset", "jasmine", "--blocks-per-plane", "16"];
+    let mut a = vec!["sql", "tpcc", "--mode", "sw-wal", "--scale", "100", "--transactions", "100", "--json"];
+    a.extend(dev);
+    let (code, out, err) = txftl(&a);
+    assert_eq!(code, 0, "{err}");
+    let plain_run: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(plain_run["host"]["remappable_writes"].as_u64().unwrap() > 0, "an unrecorded run remaps");
+    a.extend(["--record", trace.to_str().unwrap()]);
+    let (code, out, err) = txftl(&a);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("note: a trace carries no remap"), "{err}");
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((r["consistency"].as_str(), r["integrity"].as_str()), (Some("ok"), Some("ok")));
+    assert_eq!(r["host"]["remappable_writes"], 0, "{}", r["host"]);
+    assert_eq!(r["measured"]["protocol"]["sw_wal_remaps"], 0);
+}

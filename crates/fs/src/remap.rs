@@ -33,7 +33,7 @@
 //! death replays it as a copy).
 
 use crate::{Fs, FsError, Ino, Result};
-use txftl_ftl::{DeviceError, Extension, Lpn};
+use txftl_ftl::{Call, DeviceError, Extension, Lpn};
 
 /// The most remaps the file system holds for their files' fsyncs, by
 /// default ([`Fs::set_remaps_waiting_max`]): past it a checkpoint's page
@@ -60,8 +60,12 @@ impl Fs {
         let Some(d) = self.cache.take(&(None, ino, idx)) else {
             return Ok(());
         };
-        let calls = self.dev.remap_calls().expect("offered");
-        if let Err(e) = calls.write_remappable(d.lpn, &d.data, target_lpn) {
+        let call = Call::WriteRemappable {
+            lpn: d.lpn,
+            data: &d.data,
+            target: target_lpn,
+        };
+        if let Err(e) = self.dev.call(call) {
             self.cache.put((None, ino, idx), d.lpn, d.class, &d.data);
             return Err(e.into());
         }
@@ -211,7 +215,7 @@ impl Fs {
         let (Some(src), Some(dst)) = (self.inode(None, s.0)?.page(s.1), self.inode(None, d.0)?.page(d.1)) else {
             return Ok(());
         };
-        match self.dev.remap_calls().expect("offered at write_remapping").remap(src, dst) {
+        match self.dev.call(Call::Remap { from: src, to: dst }) {
             Ok(_) => {
                 // The database page now holds the WAL page's contents, and
                 // the WAL page nothing.

@@ -67,7 +67,7 @@ use crate::inode::Inode;
 use crate::layout::{EXTENTS_INLINE, INODE_BYTES};
 use crate::{Fs, FsError, FsMode, Ino, Result};
 use std::collections::{BTreeMap, BTreeSet};
-use txftl_ftl::{DeviceError, Lpn, Tid};
+use txftl_ftl::{Call, DeviceError, Extension, Lpn, Tid};
 
 /// Whose change: an open device transaction, or none (non-transactional).
 pub(crate) type Ctx = Option<Tid>;
@@ -354,10 +354,11 @@ impl Fs {
     /// the device's end-flagged write if it offers one (NoLgn's end flag:
     /// the commit then programs nothing), else as any other page.
     pub(crate) fn write_last_tx(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> Result<()> {
-        match self.dev.tx_end_calls() {
-            Some(calls) => calls.write_end(tid, lpn, data)?,
-            None => self.dev.write_tx(tid, lpn, data)?,
-        };
+        if self.dev.offers(Extension::TxEnd) {
+            self.dev.call(Call::WriteEnd { tid, lpn, data })?;
+        } else {
+            self.dev.write_tx(tid, lpn, data)?;
+        }
         Ok(())
     }
 

@@ -4,7 +4,7 @@
 
 use crate::counters::ProtocolCounters;
 use crate::error::{DeviceError, Result};
-use crate::extensions::{DynamicTx, Extension, Remap, StaticTx, TxEnd};
+use crate::extensions::{Call, DynamicTx, Extension, Remap, StaticTx, TxEnd};
 use serde::Serialize;
 
 /// Logical page number.
@@ -231,8 +231,18 @@ pub trait Device {
     fn abort(&mut self, _tid: Tid) -> Result<u64> {
         Err(self.unsupported("abort"))
     }
+    /// Issues an extension call (`crate::extensions`): the one method
+    /// through which the host sends every call beyond the base and
+    /// transactional ones, and the one a device wrapper forwards (with
+    /// [`Device::offers`]). A call the device does not offer is a typed
+    /// refusal (`DeviceError::Unsupported`).
+    fn call(&mut self, call: Call<'_>) -> Result<u64> {
+        call.dispatch(self)
+    }
     /// Möbius's static transactions, if the protocol offers them (see
-    /// [`crate::extensions`]; [`crate::extensions::require`] for the typed refusal).
+    /// [`crate::extensions`]; [`crate::extensions::require`] for the typed
+    /// refusal). The protocol's side of [`Device::call`]: the host calls
+    /// `call`, which a wrapper forwards.
     fn static_tx_calls(&mut self) -> Option<&mut dyn StaticTx> {
         None
     }
@@ -248,7 +258,8 @@ pub trait Device {
     fn remap_calls(&mut self) -> Option<&mut dyn Remap> {
         None
     }
-    /// Whether the device offers the extension `ext`.
+    /// Whether the device offers the extension `ext` (a wrapper forwards it
+    /// with [`Device::call`]).
     fn offers(&mut self, ext: Extension) -> bool {
         match ext {
             Extension::StaticTx => self.static_tx_calls().is_some(),

@@ -14,6 +14,13 @@
 //!   physical page another one maps, instead of a copy.
 //!
 //! Every call returns its latency on the device clock, as the base calls do.
+//!
+//! The host issues them as values ([`Call`]) through one method,
+//! [`crate::Device::call`], and asks [`crate::Device::offers`] which ones the
+//! device has: a device wrapper (the trace recorder, the SQLite crash
+//! probe) forwards those two methods and passes every extension call on,
+//! whatever calls a later protocol adds. The `*_calls` accessors are the
+//! protocol's side: where `call` finds the protocol's implementation.
 
 use crate::device::{Lpn, Tid};
 use crate::error::{DeviceError, Result};
@@ -98,6 +105,79 @@ impl Extension {
             Extension::DynamicTx => "dynamic transactions (dwrite)",
             Extension::TxEnd => "end-flagged transactional writes (write_end)",
             Extension::Remap => "remap",
+        }
+    }
+}
+
+/// One extension call with its operands, as the host issues it
+/// ([`crate::Device::call`]).
+pub enum Call<'a> {
+    /// `StaticTx::swrite`.
+    Swrite {
+        tid: Tid,
+        pages: &'a [(Lpn, &'a [u8])],
+        ack: SwriteAck,
+    },
+    /// `StaticTx::sread`.
+    Sread { lpn: Lpn, buf: &'a mut [u8] },
+    /// `DynamicTx::dwrite`.
+    Dwrite { lpn: Lpn, data: &'a [u8], pos: DynamicPos },
+    /// `DynamicTx::dabort`.
+    Dabort,
+    /// `TxEnd::write_end`.
+    WriteEnd { tid: Tid, lpn: Lpn, data: &'a [u8] },
+    /// `Remap::write_remappable`.
+    WriteRemappable { lpn: Lpn, data: &'a [u8], target: Lpn },
+    /// `Remap::remap`.
+    Remap { from: Lpn, to: Lpn },
+}
+
+impl Call<'_> {
+    /// The extension the call belongs to.
+    pub fn extension(&self) -> Extension {
+        match self {
+            Call::Swrite { .. } | Call::Sread { .. } => Extension::StaticTx,
+            Call::Dwrite { .. } | Call::Dabort => Extension::DynamicTx,
+            Call::WriteEnd { .. } => Extension::TxEnd,
+            Call::WriteRemappable { .. } | Call::Remap { .. } => Extension::Remap,
+        }
+    }
+
+    /// The call's name, as errors and reports give it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Call::Swrite { .. } => "swrite",
+            Call::Sread { .. } => "sread",
+            Call::Dwrite { .. } => "dwrite",
+            Call::Dabort => "dabort",
+            Call::WriteEnd { .. } => "write_end",
+            Call::WriteRemappable { .. } => "write_remappable",
+            Call::Remap { .. } => "remap",
+        }
+    }
+
+    /// The transaction the call names, if any (a dynamic transaction has no id).
+    pub fn tid(&self) -> Option<Tid> {
+        match self {
+            Call::Swrite { tid, .. } | Call::WriteEnd { tid, .. } => Some(*tid),
+            _ => None,
+        }
+    }
+
+    /// Issues the call on the protocol's implementation of its extension, or
+    /// refuses it with the typed error that names the calls (the default
+    /// [`crate::Device::call`]).
+    pub fn dispatch<D: crate::Device + ?Sized>(self, dev: &mut D) -> Result<u64> {
+        let protocol = dev.info().protocol;
+        let ext = self.extension();
+        match self {
+            Call::Swrite { tid, pages, ack } => require(dev.static_tx_calls(), protocol, ext)?.swrite(tid, pages, ack),
+            Call::Sread { lpn, buf } => require(dev.static_tx_calls(), protocol, ext)?.sread(lpn, buf),
+            Call::Dwrite { lpn, data, pos } => require(dev.dynamic_tx_calls(), protocol, ext)?.dwrite(lpn, data, pos),
+            Call::Dabort => require(dev.dynamic_tx_calls(), protocol, ext)?.dabort(),
+            Call::WriteEnd { tid, lpn, data } => require(dev.tx_end_calls(), protocol, ext)?.write_end(tid, lpn, data),
+            Call::WriteRemappable { lpn, data, target } => require(dev.remap_calls(), protocol, ext)?.write_remappable(lpn, data, target),
+            Call::Remap { from, to } => require(dev.remap_calls(), protocol, ext)?.remap(from, to),
         }
     }
 }

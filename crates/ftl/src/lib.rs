@@ -53,7 +53,7 @@ pub use counters::{CounterSpec, ProtocolCounters, PROTOCOL_COUNTERS_MAX};
 pub use device::{Device, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};
 pub use entry::{ProtocolEntry, SqlJournal};
 pub use error::{DeviceError, Result};
-pub use extensions::Extension;
+pub use extensions::{Call, Extension};
 pub use ftl::Ftl;
 pub use hooks::{Capabilities, EventHooks, GcHooks, Hooks, PersistHooks, RecoveredUpdate, RecoveryHooks, ScannedPage};
 pub use log::{LogPage, LogSource};

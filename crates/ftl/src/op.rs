@@ -12,6 +12,7 @@
 
 use crate::device::{Device, Lpn, Tid};
 use crate::error::Result;
+use crate::extensions::Call;
 use serde::Serialize;
 
 /// What a device call does.
@@ -169,18 +170,10 @@ impl Op {
             Op::TxRead(t, l) => dev.read_tx(t, l, buf),
             Op::Commit(t) => dev.commit(t),
             Op::Abort(t) => dev.abort(t),
-            Op::WriteRemappable(l, target) => remap_calls(dev)?.write_remappable(l, buf, target),
-            Op::Remap(from, to) => remap_calls(dev)?.remap(from, to),
+            Op::WriteRemappable(lpn, target) => dev.call(Call::WriteRemappable { lpn, data: buf, target }),
+            Op::Remap(from, to) => dev.call(Call::Remap { from, to }),
         }
     }
-}
-
-/// The device's `Remap` calls, or its typed refusal.
-fn remap_calls<D: Device + ?Sized>(dev: &mut D) -> Result<&mut dyn crate::extensions::Remap> {
-    if dev.remap_calls().is_none() {
-        return Err(dev.unsupported("the remap extension"));
-    }
-    Ok(dev.remap_calls().expect("checked"))
 }
 
 #[cfg(test)]

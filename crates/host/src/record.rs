@@ -12,7 +12,7 @@ use crate::trace::{TraceKind, TraceOp, TraceRecord};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use txftl_ftl::AnyDevice;
-use txftl_ftl::{Device, DeviceError, DeviceInfo, DeviceStats, Lpn, OpKind, RecoveryReport, Tid};
+use txftl_ftl::{Call, Device, DeviceError, DeviceInfo, DeviceStats, Extension, Lpn, OpKind, RecoveryReport, Tid};
 use txftl_nand::Nand;
 
 pub struct Recorder {
@@ -34,6 +34,23 @@ impl Recorder {
             client: 0,
             failed: None,
             on,
+        })
+    }
+
+    /// What recording `dev` leaves out: the extension calls it offers, which
+    /// a recorded run does not use (no trace word carries them), as a note
+    /// for the command to print; None if it offers none.
+    pub fn left_out(dev: &mut dyn AnyDevice) -> Option<String> {
+        let calls: Vec<&str> = Extension::ALL
+            .into_iter()
+            .filter(|&e| dev.offers(e))
+            .map(Extension::calls)
+            .collect();
+        (!calls.is_empty()).then(|| {
+            format!(
+                "note: a trace carries no {}: the recorded run uses the base calls instead",
+                calls.join(", ")
+            )
         })
     }
 
@@ -111,11 +128,20 @@ impl Device for Recorder {
         self.note(Some(tid), TraceKind::Op(OpKind::Abort), 0, 0)?;
         self.inner.abort(tid)
     }
+    // A recorded device offers no extension calls: the trace format has no
+    // words for them yet, and a call that went around the record would leave
+    // it incomplete. The host stack asks the device (the VFS, the file
+    // system), so a recorded run takes the base calls throughout (SW-WAL's
+    // checkpoints copy, NoLgn's last page is an ordinary write), and the
+    // commands that record say so.
+    fn offers(&mut self, _ext: Extension) -> bool {
+        false
+    }
+    fn call(&mut self, call: Call<'_>) -> R<u64> {
+        Err(self.unsupported(call.name()))
+    }
 }
 
-// A recorded device offers no extension calls (`Device::static_tx_calls`
-// and the others keep their `None`): the trace format has no words for them
-// yet, and a call that went around the record would leave it incomplete.
 impl AnyDevice for Recorder {
     fn check_invariants(&self) -> Result<(), String> {
         self.inner.check_invariants()

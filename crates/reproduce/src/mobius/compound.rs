@@ -21,7 +21,7 @@ use crate::Error;
 use rand::seq::index::sample;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use txftl_ftl::extensions::{require, DynamicPos, Extension, SwriteAck};
+use txftl_ftl::extensions::{Call, DynamicPos, SwriteAck};
 use txftl_protocols::{AnyDevice, ProtocolOptions};
 
 /// The device an interface runs on: `dftl` or `mobius` on the preset at
@@ -67,14 +67,13 @@ fn compound(dev: &mut dyn AnyDevice, interface: Interface, lpns: &[u32], tid: u3
             Ok(end - t0)
         }
         Interface::Dwrite => {
-            let calls = require(dev.dynamic_tx_calls(), "mobius", Extension::DynamicTx)?;
             for (i, &l) in lpns.iter().enumerate() {
                 let pos = match i {
                     _ if i + 1 == lpns.len() => DynamicPos::Rear,
                     0 => DynamicPos::Head,
                     _ => DynamicPos::Body,
                 };
-                calls.dwrite(l, &[], pos)?;
+                dev.call(Call::Dwrite { lpn: l, data: &[], pos })?;
             }
             Ok(dev.now_ns() - t0)
         }
@@ -85,7 +84,7 @@ fn compound(dev: &mut dyn AnyDevice, interface: Interface, lpns: &[u32], tid: u3
                 SwriteAck::Record
             };
             let pages: Vec<(u32, &[u8])> = lpns.iter().map(|&l| (l, &[][..])).collect();
-            require(dev.static_tx_calls(), "mobius", Extension::StaticTx)?.swrite(tid, &pages, ack)
+            dev.call(Call::Swrite { tid, pages: &pages, ack })
         }
     }
 }

@@ -12,8 +12,8 @@
 //!   a cut at any operation of a call during which GC ran counts as "in GC".
 
 use std::sync::{Arc, Mutex};
-use txftl_ftl::extensions::{Remap, TxEnd};
 use txftl_ftl::AnyDevice;
+use txftl_ftl::{Call, Extension};
 use txftl_ftl::{Device, DeviceError, DeviceInfo, DeviceStats, Lpn, OpKind, RecoveryReport, Tid};
 use txftl_nand::Nand;
 
@@ -80,7 +80,7 @@ impl Probe {
 
     /// Runs one device call (`call`, inside a transaction if `in_tx`),
     /// recording its span in the dry run.
-    fn call<T>(&mut self, call: OpKind, in_tx: bool, f: impl FnOnce(&mut dyn AnyDevice) -> T) -> T {
+    fn call_spanned<T>(&mut self, call: OpKind, in_tx: bool, f: impl FnOnce(&mut dyn AnyDevice) -> T) -> T {
         let record = self.shared.lock().map(|s| s.record).unwrap_or(false);
         if !record {
             return f(self.dev_mut());
@@ -123,16 +123,16 @@ impl Device for Probe {
         self.dev().info()
     }
     fn read(&mut self, lpn: Lpn, buf: &mut [u8]) -> R<u64> {
-        self.call(OpKind::Read, false, |d| d.read(lpn, buf))
+        self.call_spanned(OpKind::Read, false, |d| d.read(lpn, buf))
     }
     fn write(&mut self, lpn: Lpn, data: &[u8]) -> R<u64> {
-        self.call(OpKind::Write, false, |d| d.write(lpn, data))
+        self.call_spanned(OpKind::Write, false, |d| d.write(lpn, data))
     }
     fn flush(&mut self) -> R<u64> {
-        self.call(OpKind::Flush, false, |d| d.flush())
+        self.call_spanned(OpKind::Flush, false, |d| d.flush())
     }
     fn trim(&mut self, lpn: Lpn) -> R<u64> {
-        self.call(OpKind::Trim, false, |d| d.trim(lpn))
+        self.call_spanned(OpKind::Trim, false, |d| d.trim(lpn))
     }
     fn stats(&self) -> DeviceStats {
         self.dev().stats()
@@ -150,54 +150,36 @@ impl Device for Probe {
         self.dev_mut().set_clock(at_ns)
     }
     fn begin(&mut self, tid: Tid) -> R<u64> {
-        self.call(OpKind::Begin, true, |d| d.begin(tid))
+        self.call_spanned(OpKind::Begin, true, |d| d.begin(tid))
     }
     fn write_tx(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> R<u64> {
-        self.call(OpKind::Write, true, |d| d.write_tx(tid, lpn, data))
+        self.call_spanned(OpKind::Write, true, |d| d.write_tx(tid, lpn, data))
     }
     fn read_tx(&mut self, tid: Tid, lpn: Lpn, buf: &mut [u8]) -> R<u64> {
-        self.call(OpKind::Read, true, |d| d.read_tx(tid, lpn, buf))
+        self.call_spanned(OpKind::Read, true, |d| d.read_tx(tid, lpn, buf))
     }
     fn commit(&mut self, tid: Tid) -> R<u64> {
-        self.call(OpKind::Commit, true, |d| d.commit(tid))
+        self.call_spanned(OpKind::Commit, true, |d| d.commit(tid))
     }
     fn abort(&mut self, tid: Tid) -> R<u64> {
-        self.call(OpKind::Abort, true, |d| d.abort(tid))
+        self.call_spanned(OpKind::Abort, true, |d| d.abort(tid))
     }
-    // The extension calls the device offers, passed through (the file
+    // Every extension call the device offers, passed through (the file
     // system asks for them: without these a probed run would take the
-    // plain paths, NoLgn's held-back page and SW-WAL's copies).
-    fn tx_end_calls(&mut self) -> Option<&mut dyn TxEnd> {
-        self.dev_mut().tx_end_calls()?;
-        Some(self)
+    // plain paths, NoLgn's held-back page and SW-WAL's copies). An
+    // end-flagged write is a transaction's write, as the spans name it.
+    fn offers(&mut self, ext: Extension) -> bool {
+        self.dev_mut().offers(ext)
     }
-    fn remap_calls(&mut self) -> Option<&mut dyn Remap> {
-        self.dev_mut().remap_calls()?;
-        Some(self)
-    }
-}
-
-impl TxEnd for Probe {
-    fn write_end(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> R<u64> {
-        self.call(OpKind::Write, true, |d| match d.tx_end_calls() {
-            Some(c) => c.write_end(tid, lpn, data),
-            None => Err(d.unsupported("write_end")),
-        })
-    }
-}
-
-impl Remap for Probe {
-    fn write_remappable(&mut self, lpn: Lpn, data: &[u8], target: Lpn) -> R<u64> {
-        self.call(OpKind::WriteRemappable, false, |d| match d.remap_calls() {
-            Some(c) => c.write_remappable(lpn, data, target),
-            None => Err(d.unsupported("write_remappable")),
-        })
-    }
-    fn remap(&mut self, from: Lpn, to: Lpn) -> R<u64> {
-        self.call(OpKind::Remap, false, |d| match d.remap_calls() {
-            Some(c) => c.remap(from, to),
-            None => Err(d.unsupported("remap")),
-        })
+    fn call(&mut self, call: Call<'_>) -> R<u64> {
+        let (kind, in_tx) = match call {
+            Call::WriteEnd { .. } | Call::Swrite { .. } | Call::Dwrite { .. } => (OpKind::Write, true),
+            Call::Sread { .. } => (OpKind::Read, false),
+            Call::Dabort => (OpKind::Abort, true),
+            Call::WriteRemappable { .. } => (OpKind::WriteRemappable, false),
+            Call::Remap { .. } => (OpKind::Remap, false),
+        };
+        self.call_spanned(kind, in_tx, |d| d.call(call))
     }
 }
 

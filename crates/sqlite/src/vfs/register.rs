@@ -21,9 +21,13 @@ impl Vfs {
 
     /// [`Vfs::register`], with a deliberate bug switched on (crash-checker canaries).
     pub fn register_with_canary(name: &str, fs: SharedFs, api: Api, mapping: TxMapping, canary: Canary) -> Result<Vfs, String> {
-        let (transactional, entry) = {
-            let fs = fs.lock().map_err(|_| "file system lock poisoned")?;
-            (fs.mode() == FsMode::Transactional, fs.device().entry())
+        // The device says which extension calls it has (a wrapper, such as
+        // the trace recorder, may offer fewer than the protocol's entry).
+        let (transactional, entry, remaps, ends) = {
+            let mut fs = fs.lock().map_err(|_| "file system lock poisoned")?;
+            let dev = fs.device_mut();
+            let (remaps, ends) = (dev.offers(Extension::Remap), dev.offers(Extension::TxEnd));
+            (fs.mode() == FsMode::Transactional, fs.device().entry(), remaps, ends)
         };
         let cname = CString::new(name).map_err(|_| format!("VFS name `{name}` contains a NUL byte"))?;
         let state = Box::into_raw(Box::new(VfsState {
@@ -41,8 +45,8 @@ impl Vfs {
             // Off unless the host asks (`Stack` does, for journal_mode=OFF):
             // a VFS whose host may use any journal mode never groups.
             normal_group_pages: AtomicU32::new(0),
-            remaps: entry.extensions.contains(&Extension::Remap),
-            ends: entry.extensions.contains(&Extension::TxEnd),
+            remaps,
+            ends,
             frame_read: Mutex::new(None),
         }));
         let vfs = Box::new(ffi::sqlite3_vfs {
