@@ -176,12 +176,25 @@ fn a_recorded_sw_wal_run_says_it_takes_the_base_calls_and_remaps_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("sw-wal.trace");
     let dev = ["--preset", "jasmine", "--blocks-per-plane", "16"];
-    let mut a = vec!["sql", "tpcc", "--mode", "sw-wal", "--scale", "100", "--transactions", "100", "--json"];
+    let mut a = vec![
+        "sql",
+        "tpcc",
+        "--mode",
+        "sw-wal",
+        "--scale",
+        "100",
+        "--transactions",
+        "100",
+        "--json",
+    ];
     a.extend(dev);
     let (code, out, err) = txftl(&a);
     assert_eq!(code, 0, "{err}");
     let plain_run: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert!(plain_run["host"]["remappable_writes"].as_u64().unwrap() > 0, "an unrecorded run remaps");
+    assert!(
+        plain_run["host"]["remappable_writes"].as_u64().unwrap() > 0,
+        "an unrecorded run remaps"
+    );
     a.extend(["--record", trace.to_str().unwrap()]);
     let (code, out, err) = txftl(&a);
     assert_eq!(code, 0, "{err}");

@@ -493,6 +493,9 @@ fn recover_and_check(spec: &CrashSpec, cut: Cut, keep_before: bool, violations: 
     if let Some(msg) = run.model.atomic_violation(value_of) {
         violations.push(msg);
     }
+    if let Some(msg) = run.model.order_violation(value_of) {
+        violations.push(msg);
+    }
     let ec = dev.erase_counts();
     if let Some(b) = (0..ec.len()).find(|&b| ec[b] < ckpt_erase_counts.get(b).copied().unwrap_or(0)) {
         violations.push(format!(

@@ -399,6 +399,7 @@ fn run_instant(spec: &CrashSpec, inst: &Instant, torn: Torn, finish: u64) -> Res
     r.violations.extend(check_against_model(&state, &end.model, dev.nand()));
     let value_of = |lpn: u32| crate::crash::shown_version(&state, &end.model, dev.nand(), lpn);
     r.violations.extend(end.model.atomic_violation(value_of));
+    r.violations.extend(end.model.order_violation(value_of));
     (r.acked_not_durable, r.acked_lost) = end.model.acknowledged_not_durable(value_of);
     // Only a checkpoint whose host operation returned by the instant is
     // known durable: its erase counts must not go back.

@@ -60,6 +60,24 @@ struct Uncertain {
     writes: BTreeMap<u32, u64>,
     /// It returned to the host (acknowledged, not durable yet); else in flight.
     acknowledged: bool,
+    /// Its pages written again since (by anything): their recovered value
+    /// says nothing of whether this commit survived.
+    retouched: std::collections::BTreeSet<u32>,
+}
+
+impl Uncertain {
+    /// Found whole: each page no later write touched shows its version
+    /// (and one at least does).
+    fn whole(&self, value_of: &impl Fn(u32) -> Value) -> bool {
+        let mut kept = self.writes.iter().filter(|(l, _)| !self.retouched.contains(l)).peekable();
+        kept.peek().is_some() && kept.all(|(&l, &v)| value_of(l) == Some(v))
+    }
+
+    /// Found lost: no page shows its version, and a page no later write
+    /// touched shows another value.
+    fn lost(&self, value_of: &impl Fn(u32) -> Value) -> bool {
+        self.writes.iter().all(|(&l, &v)| value_of(l) != Some(v)) && self.writes.keys().any(|l| !self.retouched.contains(l))
+    }
 }
 
 impl TxModel {
@@ -110,6 +128,9 @@ impl TxModel {
     /// A write or trim that may have reached the device (acknowledged or in flight).
     pub fn candidate(&mut self, lpn: u32, value: Value) {
         if self.tracked {
+            for u in self.uncertain.iter_mut().filter(|u| u.writes.contains_key(&lpn)) {
+                u.retouched.insert(lpn);
+            }
             self.since_durable.entry(lpn).or_default().push(value);
             // A remap of the page before the flush is applied first (the
             // device's rule): durable with any checkpoint from now on.
@@ -217,6 +238,9 @@ impl TxModel {
     /// A commit returned: the transaction's writes are visible and durable.
     pub fn committed(&mut self, tid: u32) {
         for (lpn, v) in self.open.remove(&tid).unwrap_or_default() {
+            for u in self.uncertain.iter_mut().filter(|u| u.writes.contains_key(&lpn)) {
+                u.retouched.insert(lpn);
+            }
             self.latest[lpn as usize] = Some(v);
             self.durable[lpn as usize] = Some(v);
             self.since_durable.remove(&lpn);
@@ -232,6 +256,7 @@ impl TxModel {
         self.uncertain.push(Uncertain {
             writes,
             acknowledged: false,
+            retouched: Default::default(),
         });
     }
 
@@ -247,6 +272,7 @@ impl TxModel {
             self.uncertain.push(Uncertain {
                 writes,
                 acknowledged: true,
+                retouched: Default::default(),
             });
         }
     }
@@ -258,6 +284,26 @@ impl TxModel {
         let acked = self.uncertain.iter().filter(|u| u.acknowledged && !u.writes.is_empty());
         let lost = acked.clone().filter(|u| u.writes.iter().all(|(&l, &v)| value_of(l) != Some(v)));
         (acked.count() as u64, lost.count() as u64)
+    }
+
+    /// `Some(message)` if a commit acknowledged before it was durable is
+    /// found whole after the cut while an earlier one is found lost: such
+    /// commits come back in the order they were acknowledged (Möbius's
+    /// recovery keeps a prefix of them; a later commit may depend on an
+    /// earlier one the host saw return). Pages written again since a commit
+    /// are no evidence either way.
+    pub fn order_violation(&self, value_of: impl Fn(u32) -> Value) -> Option<String> {
+        let acked: Vec<&Uncertain> = self.uncertain.iter().filter(|u| u.acknowledged).collect();
+        let first_lost = acked.iter().position(|u| u.lost(&value_of))?;
+        let later = acked[first_lost + 1..].iter().position(|u| u.whole(&value_of))?;
+        let pages = |u: &Uncertain| u.writes.keys().copied().collect::<Vec<_>>();
+        Some(format!(
+            "commits acknowledged before they were durable came back out of order: the {} (pages {:?}) is whole, the earlier {} (pages {:?}) lost",
+            ordinal(first_lost + later + 2),
+            pages(acked[first_lost + later + 1]),
+            ordinal(first_lost + 1),
+            pages(acked[first_lost])
+        ))
     }
 
     /// An abort (returned or not): nothing of the transaction is ever visible.
@@ -313,6 +359,18 @@ impl TxModel {
     }
 }
 
+/// "1st", "2nd", ... (of the commits acknowledged before durable since the last flush).
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (1, 11) | (2, 12) | (3, 13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -361,6 +419,35 @@ mod tests {
         m.flushed();
         assert_eq!(m.allowed(2), vec![Some(7)]);
         assert_eq!(m.acknowledged_not_durable(|_| None), (0, 0));
+    }
+
+    /// Commits acknowledged before they were durable come back in order: a
+    /// later one whole with an earlier one lost is a violation; pages
+    /// written again since are no evidence.
+    #[test]
+    fn commits_acknowledged_before_durable_come_back_in_order() {
+        let mut m = TxModel::new(10);
+        for (tid, lpn, v) in [(1, 1, 11), (2, 2, 12), (3, 3, 13)] {
+            m.begun(tid);
+            m.tx_written(tid, lpn, v);
+            m.committed_not_durable(tid);
+        }
+        let shows = |which: [bool; 3]| {
+            move |lpn: u32| {
+                (1..=3)
+                    .contains(&lpn)
+                    .then_some(10 + lpn as u64)
+                    .filter(|_| which[lpn as usize - 1])
+            }
+        };
+        assert_eq!(m.order_violation(shows([true, true, true])), None);
+        assert_eq!(m.order_violation(shows([true, true, false])), None, "a prefix");
+        assert_eq!(m.order_violation(shows([false, false, false])), None);
+        let v = m.order_violation(shows([true, false, true])).expect("the 3rd without the 2nd");
+        assert!(v.contains("the 3rd (pages [3]) is whole, the earlier 2nd (pages [2]) lost"), "{v}");
+        // Page 2 written again: the 2nd commit's survival cannot be told.
+        m.acknowledged(2, Some(20));
+        assert_eq!(m.order_violation(shows([true, false, true])), None);
     }
 
     /// Remaps show at once, are durable at the flush, all of a flush's
