@@ -180,6 +180,9 @@ fn replay_base(args: &CrashArgs, chosen: &DeviceChoice, workload: &WorkloadSpec,
         if t.cross_pct > 0 {
             s += &format!(" --cross-tx-pct {}", t.cross_pct);
         }
+        if t.end_flag {
+            s += " --tx-end-flag";
+        }
         if t.exclusive {
             s += " --tx-exclusive";
         }

@@ -252,6 +252,11 @@ pub struct TxArgs {
     /// take no other write while open).
     #[arg(long)]
     pub tx_exclusive: bool,
+    /// A committing transaction's last write goes end-flagged (NoLgn's
+    /// `write_end`: the commit then programs nothing); a protocol without
+    /// end-flagged writes refuses it.
+    #[arg(long)]
+    pub tx_end_flag: bool,
 }
 
 /// A command's defaults for the transactional mix: `run` measures one
@@ -299,6 +304,7 @@ impl TxArgs {
             ("--txs", self.txs.is_some()),
             ("--cross-tx-pct", self.cross_tx_pct.is_some()),
             ("--tx-exclusive", self.tx_exclusive),
+            ("--tx-end-flag", self.tx_end_flag),
         ]
         .into_iter()
         .filter_map(|(name, set)| set.then_some(name))
@@ -340,6 +346,7 @@ impl TxArgs {
             transactions: self.txs.unwrap_or(0),
             cross_pct: self.cross_tx_pct.unwrap_or(0),
             exclusive: self.tx_exclusive,
+            end_flag: self.tx_end_flag,
         })
     }
 }

@@ -5,10 +5,10 @@
 //!
 //! An [`Op`] is one call; its [`OpKind`] is what it does without its
 //! operands. Most calls name at most one page; the `Remap` extension's two
-//! (`crate::extensions::Remap`) name a second one, the target. Their kinds
-//! are not in [`OpKind::ALL`], the words traces carry: no trace format has a
-//! remap, so a trace can neither hold one nor be recorded from a run that
-//! issues one.
+//! (`crate::extensions::Remap`) name a second one, the target. The
+//! extension calls' kinds (remap, NoLgn's end-flagged write) are not in
+//! [`OpKind::ALL`], the words traces carry: no trace format has them, so a
+//! trace can neither hold one nor be recorded from a run that issues one.
 
 use crate::device::{Device, Lpn, Tid};
 use crate::error::Result;
@@ -30,6 +30,8 @@ pub enum OpKind {
     WriteRemappable,
     /// A page moved onto another logical page (`Remap`).
     Remap,
+    /// A transaction's last page, written end-flagged (`TxEnd`).
+    WriteEnd,
 }
 
 impl OpKind {
@@ -56,6 +58,7 @@ impl OpKind {
             OpKind::Abort => "abort",
             OpKind::WriteRemappable => "write-remappable",
             OpKind::Remap => "remap",
+            OpKind::WriteEnd => "write-end",
         }
     }
 
@@ -68,7 +71,7 @@ impl OpKind {
     pub fn has_page(self) -> bool {
         matches!(
             self,
-            OpKind::Read | OpKind::Write | OpKind::Trim | OpKind::WriteRemappable | OpKind::Remap
+            OpKind::Read | OpKind::Write | OpKind::Trim | OpKind::WriteRemappable | OpKind::Remap | OpKind::WriteEnd
         )
     }
 
@@ -79,7 +82,7 @@ impl OpKind {
 
     /// Must it name a transaction?
     pub fn needs_tid(self) -> bool {
-        matches!(self, OpKind::Begin | OpKind::Commit | OpKind::Abort)
+        matches!(self, OpKind::Begin | OpKind::Commit | OpKind::Abort | OpKind::WriteEnd)
     }
 
     /// May it name a transaction (a read or write inside one)?
@@ -104,6 +107,8 @@ pub enum Op {
     WriteRemappable(Lpn, Lpn),
     /// `Remap::remap(from, to)`.
     Remap(Lpn, Lpn),
+    /// `TxEnd::write_end(tid, lpn, data)`: the transaction's last page.
+    WriteEnd(Tid, Lpn),
 }
 
 impl Op {
@@ -137,13 +142,14 @@ impl Op {
             Op::Abort(_) => OpKind::Abort,
             Op::WriteRemappable(..) => OpKind::WriteRemappable,
             Op::Remap(..) => OpKind::Remap,
+            Op::WriteEnd(..) => OpKind::WriteEnd,
         }
     }
 
     /// The transaction it names, if any.
     pub fn tid(self) -> Option<Tid> {
         match self {
-            Op::Begin(t) | Op::TxWrite(t, _) | Op::TxRead(t, _) | Op::Commit(t) | Op::Abort(t) => Some(t),
+            Op::Begin(t) | Op::TxWrite(t, _) | Op::TxRead(t, _) | Op::Commit(t) | Op::Abort(t) | Op::WriteEnd(t, _) => Some(t),
             Op::Write(_) | Op::Read(_) | Op::Trim(_) | Op::Flush | Op::WriteRemappable(..) | Op::Remap(..) => None,
         }
     }
@@ -151,7 +157,7 @@ impl Op {
     /// The page it names, if any (the remap calls': the page written or moved).
     pub fn lpn(self) -> Option<Lpn> {
         match self {
-            Op::Write(l) | Op::Read(l) | Op::Trim(l) | Op::TxWrite(_, l) | Op::TxRead(_, l) => Some(l),
+            Op::Write(l) | Op::Read(l) | Op::Trim(l) | Op::TxWrite(_, l) | Op::TxRead(_, l) | Op::WriteEnd(_, l) => Some(l),
             Op::WriteRemappable(l, _) | Op::Remap(l, _) => Some(l),
             Op::Flush | Op::Begin(_) | Op::Commit(_) | Op::Abort(_) => None,
         }
@@ -172,6 +178,7 @@ impl Op {
             Op::Abort(t) => dev.abort(t),
             Op::WriteRemappable(lpn, target) => dev.call(Call::WriteRemappable { lpn, data: buf, target }),
             Op::Remap(from, to) => dev.call(Call::Remap { from, to }),
+            Op::WriteEnd(tid, lpn) => dev.call(Call::WriteEnd { tid, lpn, data: buf }),
         }
     }
 }
@@ -200,6 +207,8 @@ mod tests {
         }
         assert_eq!(Op::new(OpKind::Begin, None, 0), None);
         assert_eq!(Op::new(OpKind::Trim, Some(1), 0), None);
+        let end = Op::WriteEnd(7, 3);
+        assert_eq!((end.lpn(), end.tid(), end.kind().in_traces()), (Some(3), Some(7), false));
         for op in [Op::WriteRemappable(3, 4), Op::Remap(3, 4)] {
             assert_eq!((op.lpn(), op.tid()), (Some(3), None));
             assert!(!op.kind().in_traces() && op.kind().has_page());

@@ -68,6 +68,7 @@ fn shape(pages_per_tx: u32, abort_pct: u32, nontx_pct: u32) -> TxShape {
         transactions: 0,
         cross_pct: 0,
         exclusive: false,
+        end_flag: false,
     }
 }
 

@@ -63,6 +63,7 @@ fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, trim_pct: u32) -> 
         transactions: 0,
         cross_pct: 0,
         exclusive: false,
+        end_flag: false,
     }
 }
 
@@ -182,6 +183,7 @@ fn mobius_dynamic_transactions() {
         120,
         TxShape {
             exclusive: true,
+            end_flag: false,
             ..shape(5, 30, 1, 5)
         },
         vec![Expect::Commits, Expect::Protocol("mobius_head_records")],

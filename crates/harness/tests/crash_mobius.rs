@@ -28,6 +28,7 @@ fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32) -> TxShape {
         transactions: 0,
         cross_pct: 0,
         exclusive: false,
+        end_flag: false,
     }
 }
 
@@ -36,6 +37,7 @@ fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32) -> TxShape {
 fn mixed_spec(protocol: &str, ops: u64, pages_per_tx: u32, abort_pct: u32, dynamic_pct: u32, recovery_cuts: bool) -> CrashSpec {
     let tx = TxShape {
         exclusive: true,
+        end_flag: false,
         ..shape(pages_per_tx, abort_pct, 1)
     };
     let mut s = spec(protocol, ops, tx, None, recovery_cuts);

@@ -47,6 +47,25 @@ fn long_transactions_across_gc_and_checkpoints() {
     assert!(r.dry_run.protocol.get("nolgn_locked_blocks_peak") >= 4, "{:?}", r.dry_run);
 }
 
+/// End-flagged commits (`write_end`, NoLgn's §3.2, as SQLite's VFS sends
+/// them): a committing transaction's last page carries the end flag when
+/// written, so a cut after it and before the commit returns may recover the
+/// transaction, whole; the commit then programs nothing.
+#[test]
+fn end_flagged_commits() {
+    let tx = TxShape {
+        end_flag: true,
+        ..shape(5, 30, 3, 0)
+    };
+    let mut s = common::sampled(spec("nolgn", 300, &[], tx, false), 1);
+    s.expect.push(Expect::Protocol("nolgn_end_writes"));
+    let r = common::run_clean(&s);
+    // Only the transactions the end of the stream closes early commit
+    // without one.
+    let p = &r.dry_run.protocol;
+    assert!(p.get("nolgn_end_writes") > 5 * p.get("nolgn_commit_programs"), "{:?}", r.dry_run);
+}
+
 /// Writes to a page another open transaction wrote are refused (the old
 /// version is the L2P's: no-page-conflict isolation), and nothing changes.
 #[test]

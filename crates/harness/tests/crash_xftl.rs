@@ -48,6 +48,7 @@ fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, nontx_pct: u32) ->
         transactions: 0,
         cross_pct: 0,
         exclusive: false,
+        end_flag: false,
     }
 }
 

@@ -101,7 +101,9 @@ impl<'d> Executor<'d> {
                 self.counts.lost_reads += 1;
                 Outcome::Done
             }
-            Err(DeviceError::IsolationUnsupported { .. }) if matches!(op, Op::Write(_) | Op::TxWrite(..) | Op::Trim(_)) => {
+            Err(DeviceError::IsolationUnsupported { .. })
+                if matches!(op, Op::Write(_) | Op::TxWrite(..) | Op::WriteEnd(..) | Op::Trim(_)) =>
+            {
                 self.counts.isolation_refusals += 1;
                 Outcome::Done
             }

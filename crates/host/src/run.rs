@@ -94,10 +94,7 @@ struct Client {
 }
 
 fn tid_of(op: Op) -> Option<u32> {
-    match op {
-        Op::Begin(t) | Op::TxWrite(t, _) | Op::TxRead(t, _) | Op::Commit(t) | Op::Abort(t) => Some(t),
-        _ => None,
-    }
+    op.tid()
 }
 
 /// The client with work whose next submission is earliest (ties: lowest index).

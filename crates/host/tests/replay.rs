@@ -59,6 +59,7 @@ fn recorded() -> Trace {
             transactions: 400,
             cross_pct: 0,
             exclusive: false,
+            end_flag: false,
         },
     };
     let sink = Sink::default();

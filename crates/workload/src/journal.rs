@@ -55,7 +55,7 @@ impl HostJournal {
                 self.open.insert(tid, BTreeMap::new());
                 Ok(())
             }
-            Op::TxWrite(tid, lpn) => {
+            Op::TxWrite(tid, lpn) | Op::WriteEnd(tid, lpn) => {
                 self.open.entry(tid).or_default().insert(lpn, data.to_vec());
                 Ok(())
             }

@@ -56,6 +56,8 @@ pub struct TxModel {
 /// A commit that may or may not survive the cut, whole.
 #[derive(Clone, Debug)]
 struct Uncertain {
+    /// The transaction (an end-flagged one's is settled by its commit).
+    tid: u32,
     /// Its writes: page -> version.
     writes: BTreeMap<u32, u64>,
     /// It returned to the host (acknowledged, not durable yet); else in flight.
@@ -221,6 +223,12 @@ impl TxModel {
         }
         // Commits that returned before they were durable are durable now.
         self.uncertain.retain(|u| !u.acknowledged);
+        // An end-flagged transaction not committed yet stays all or nothing.
+        for u in &self.uncertain {
+            for (&lpn, &v) in u.writes.iter().filter(|(l, _)| !u.retouched.contains(l)) {
+                self.since_durable.entry(lpn).or_default().push(Some(v));
+            }
+        }
     }
 
     pub fn begun(&mut self, tid: u32) {
@@ -235,8 +243,31 @@ impl TxModel {
         }
     }
 
+    /// A transaction's end-flagged last write (`Op::WriteEnd`, NoLgn)
+    /// returned or was in flight at the cut: its end may be on flash, and
+    /// recovery then commits it. Until its commit returns, a cut shows all
+    /// of its writes or none.
+    pub fn end_written(&mut self, tid: u32) {
+        if !self.tracked {
+            return;
+        }
+        let writes = self.open.get(&tid).cloned().unwrap_or_default();
+        for (&lpn, &v) in &writes {
+            self.candidate(lpn, Some(v));
+        }
+        self.uncertain.retain(|u| u.tid != tid);
+        self.uncertain.push(Uncertain {
+            tid,
+            writes,
+            acknowledged: false,
+            retouched: Default::default(),
+        });
+    }
+
     /// A commit returned: the transaction's writes are visible and durable.
     pub fn committed(&mut self, tid: u32) {
+        // An end-flagged transaction's outcome is settled.
+        self.uncertain.retain(|u| u.tid != tid);
         for (lpn, v) in self.open.remove(&tid).unwrap_or_default() {
             for u in self.uncertain.iter_mut().filter(|u| u.writes.contains_key(&lpn)) {
                 u.retouched.insert(lpn);
@@ -253,7 +284,9 @@ impl TxModel {
         for (&lpn, &v) in &writes {
             self.candidate(lpn, Some(v));
         }
+        self.uncertain.retain(|u| u.tid != tid);
         self.uncertain.push(Uncertain {
+            tid,
             writes,
             acknowledged: false,
             retouched: Default::default(),
@@ -270,6 +303,7 @@ impl TxModel {
         }
         if self.tracked {
             self.uncertain.push(Uncertain {
+                tid,
                 writes,
                 acknowledged: true,
                 retouched: Default::default(),
@@ -338,13 +372,15 @@ impl TxModel {
     /// of one's pages show its writes. `value_of(lpn)` is the page's recovered value.
     pub fn atomic_violation(&self, value_of: impl Fn(u32) -> Value) -> Option<String> {
         self.uncertain.iter().find_map(|u| {
-            let shown: Vec<u32> = u
+            // A page written again since is no evidence either way.
+            let kept: Vec<(u32, u64)> = u
                 .writes
                 .iter()
-                .filter(|&(&lpn, &v)| value_of(lpn) == Some(v))
-                .map(|(&l, _)| l)
+                .filter(|(l, _)| !u.retouched.contains(l))
+                .map(|(&l, &v)| (l, v))
                 .collect();
-            (!shown.is_empty() && shown.len() != u.writes.len()).then(|| {
+            let shown: Vec<u32> = kept.iter().filter(|&&(lpn, v)| value_of(lpn) == Some(v)).map(|&(l, _)| l).collect();
+            (!shown.is_empty() && shown.len() != kept.len()).then(|| {
                 format!(
                     "the commit {} is partly visible: pages {shown:?} of {:?}",
                     if u.acknowledged {

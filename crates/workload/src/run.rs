@@ -136,12 +136,24 @@ impl Driver {
                 model.begun(tid);
                 Outcome::Done
             }),
-            Op::TxWrite(tid, lpn) => {
+            // NoLgn's end-flagged last page is a transaction's write, issued
+            // through the extension call (`Op::issue`); once it may be on
+            // flash, recovery may commit the transaction.
+            Op::TxWrite(tid, lpn) | Op::WriteEnd(tid, lpn) => {
                 let version = self.next_page(lpn);
+                let end = matches!(op, Op::WriteEnd(..));
                 match self.deadline_call(dev, op) {
                     Ok(()) => {
                         model.tx_written(tid, lpn, version);
+                        if end {
+                            model.end_written(tid);
+                        }
                         Ok(Outcome::Done)
+                    }
+                    Err(DeviceError::PowerLoss) if end => {
+                        model.tx_written(tid, lpn, version);
+                        model.end_written(tid);
+                        Err(DeviceError::PowerLoss)
                     }
                     Err(DeviceError::TableFull { .. }) => {
                         self.apply(dev, Op::Abort(tid), model)?;

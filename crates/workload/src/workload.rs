@@ -62,6 +62,11 @@ pub struct TxShape {
     /// Writes outside transactions and trims only while no transaction is
     /// open (Möbius's dynamic transaction takes no other write while open).
     pub exclusive: bool,
+    /// A committing transaction's last write is end-flagged
+    /// (`Op::WriteEnd`: NoLgn's `TxEnd`), so its commit programs nothing;
+    /// whether it aborts is drawn at that write instead of at its end.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub end_flag: bool,
 }
 
 impl Default for TxShape {
@@ -75,6 +80,7 @@ impl Default for TxShape {
             transactions: 0,
             cross_pct: 0,
             exclusive: false,
+            end_flag: false,
         }
     }
 }
@@ -124,6 +130,8 @@ struct OpenTx {
     tid: u32,
     writes: u32,
     pages: Vec<u32>,
+    /// With `end_flag`: the abort drawn at its last write.
+    aborts: Option<bool>,
 }
 
 /// The operation stream of a workload: the fill, then the measured operations.
@@ -228,7 +236,11 @@ impl OpStream {
     /// Commit, or abort with the configured probability.
     fn finish(&mut self, i: usize) -> Op {
         let tx = self.open.swap_remove(i);
-        if self.rng.gen_range(0..100) < self.spec.tx.abort_pct {
+        let aborts = match tx.aborts {
+            Some(drawn) => drawn,
+            None => self.rng.gen_range(0..100) < self.spec.tx.abort_pct,
+        };
+        if aborts {
             Op::Abort(tx.tid)
         } else {
             Op::Commit(tx.tid)
@@ -257,6 +269,7 @@ impl OpStream {
                 tid,
                 writes: 0,
                 pages: Vec::new(),
+                aborts: None,
             });
             return Op::Begin(tid);
         }
@@ -295,6 +308,14 @@ impl OpStream {
             lpn
         };
         self.open[i].writes += 1;
+        if shape.end_flag && self.open[i].writes == shape.pages_per_tx {
+            // Its last write: end-flagged if it commits.
+            let aborts = self.rng.gen_range(0..100) < shape.abort_pct;
+            self.open[i].aborts = Some(aborts);
+            if !aborts {
+                return self.after_write(Op::WriteEnd(tid, lpn));
+            }
+        }
         self.after_write(Op::TxWrite(tid, lpn))
     }
 }
@@ -413,6 +434,7 @@ mod tx_tests {
             transactions: 0,
             cross_pct: 0,
             exclusive: false,
+            end_flag: false,
         };
         let spec = WorkloadSpec {
             kind: WorkloadKind::TxWrite,
@@ -468,5 +490,54 @@ mod tx_tests {
             commits > 0 && aborts > 0 && reupdates > 0 && nontx > 50 && trims > 20,
             "{commits} {aborts} {reupdates} {nontx} {trims}"
         );
+    }
+
+    /// With `end_flag`, a committing transaction's last write (its
+    /// `pages_per_tx`-th) is end-flagged and followed by its commit only;
+    /// an aborting one has none.
+    #[test]
+    fn end_flagged_transactions_end_in_write_end_then_commit() {
+        let tx = TxShape {
+            pages_per_tx: 3,
+            abort_pct: 30,
+            concurrency: 2,
+            end_flag: true,
+            ..TxShape::default()
+        };
+        let spec = WorkloadSpec {
+            kind: WorkloadKind::TxWrite,
+            ops: 2000,
+            fill_pct: 50,
+            seed: 4,
+            flush_every: 16,
+            tx,
+        };
+        let mut ended = std::collections::BTreeSet::new();
+        let mut writes: std::collections::BTreeMap<u32, u32> = Default::default();
+        let (mut ends, mut commits) = (0, 0);
+        for op in OpStream::new(spec, 100) {
+            match op {
+                Op::TxWrite(t, _) => {
+                    assert!(!ended.contains(&t), "a write after the end-flagged one");
+                    *writes.entry(t).or_default() += 1;
+                }
+                Op::TxRead(t, _) => assert!(!ended.contains(&t), "a read after the end-flagged write"),
+                Op::WriteEnd(t, _) => {
+                    *writes.entry(t).or_default() += 1;
+                    assert_eq!(writes[&t], 3, "the end flag is on the last write");
+                    ended.insert(t);
+                    ends += 1;
+                }
+                Op::Commit(t) => {
+                    commits += 1;
+                    // Full transactions end flagged; those the end of the
+                    // stream closes early commit plainly.
+                    assert_eq!(ended.remove(&t), writes.get(&t) == Some(&3), "tx {t}");
+                }
+                Op::Abort(t) => assert!(!ended.contains(&t), "an end-flagged transaction aborted"),
+                _ => {}
+            }
+        }
+        assert!(ends > 50 && commits >= ends, "{ends} end-flagged of {commits} commits");
     }
 }

@@ -95,7 +95,8 @@ impl Run {
             // A write or trim the protocol's isolation refuses (SCC, NoLgn: a
             // page another open transaction wrote) does not happen; the model
             // is unchanged.
-            Err(DeviceError::IsolationUnsupported { .. }) if matches!(op, Op::Write(_) | Op::TxWrite(..) | Op::Trim(_)) => {}
+            Err(DeviceError::IsolationUnsupported { .. })
+                if matches!(op, Op::Write(_) | Op::TxWrite(..) | Op::WriteEnd(..) | Op::Trim(_)) => {}
             Err(e) => return Err(format!("host op {index} ({op:?}) failed: {e}")),
         }
         if check_each {

@@ -35,6 +35,7 @@ pub fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: u32
         transactions: 0,
         cross_pct,
         exclusive: false,
+        end_flag: false,
     }
 }
 

@@ -39,6 +39,7 @@ pub fn tx_shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: 
         transactions: 0,
         cross_pct,
         exclusive: false,
+        end_flag: false,
     }
 }
 
