@@ -1,10 +1,133 @@
-//! Counters a protocol reports under its own names, beside the framework's
-//! ([`crate::DeviceStats`]): what makes the protocol special (SCC's forced
-//! erases, BPCC's pinned pages), which no other protocol has and the
-//! framework does not know. The protocol's registry entry lists them
-//! ([`CounterSpec`]), with the help text reports print beside each.
+//! The device's counters, declared as tables that reports, the crash
+//! harness and JSON iterate.
+//!
+//! - The framework's ([`crate::DeviceStats`]): one line each in the
+//!   `device_stats!` table of `device.rs`, which makes the struct's field
+//!   (its name is the JSON key) and its [`StatSpec`]: the group reports
+//!   print it under and its row there.
+//! - A protocol's own, beside them: what makes the protocol special (SCC's
+//!   forced erases, BPCC's pinned pages), which no other protocol has and
+//!   the framework does not know. The protocol's registry entry lists them
+//!   ([`CounterSpec`]), with the help text reports print beside each.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
+
+/// One framework counter of [`crate::DeviceStats`]: its field name (the
+/// key in JSON, in [`crate::DeviceStats::get`] and in the crash harness's
+/// expectations), the group reports print it under, and its row there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StatSpec {
+    pub key: &'static str,
+    pub group: Group,
+    pub row: Row,
+}
+
+/// The groups a device report prints its counters under, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    Host,
+    Flash,
+    Ftl,
+    /// Left out of a report while every counter of it is zero (no fault model).
+    Faults,
+    /// The protocol's own counters ([`ProtocolCounters`]): no framework counter.
+    Protocol,
+    Transactions,
+    /// The device clock (a report prints it among derived figures).
+    Time,
+}
+
+impl Group {
+    pub const ALL: [Group; 7] = [
+        Group::Host,
+        Group::Flash,
+        Group::Ftl,
+        Group::Faults,
+        Group::Protocol,
+        Group::Transactions,
+        Group::Time,
+    ];
+
+    /// The group's heading.
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Host => "host",
+            Group::Flash => "flash",
+            Group::Ftl => "ftl",
+            Group::Faults => "flash faults",
+            Group::Protocol => "protocol's own",
+            Group::Transactions => "transactions",
+            Group::Time => "time",
+        }
+    }
+
+    /// Whether a report shows the group when all of its counters are zero.
+    pub fn shown_when_zero(self) -> bool {
+        self != Group::Faults
+    }
+}
+
+/// How a device report prints a counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Row {
+    /// A row of its own, under this label.
+    One(&'static str),
+    /// One row with the next counter (a [`Row::Second`]): `this / next`.
+    Pair(&'static str),
+    /// A [`Row::Pair`] shown only when this counter is not zero.
+    PairIfNonzero(&'static str),
+    /// The second counter of the pair before it.
+    Second,
+    /// In JSON only (the report derives a figure from it, or leaves it to
+    /// `--json`).
+    Unlisted,
+}
+
+/// Declares [`crate::DeviceStats`] from one table: per group, each counter's
+/// doc, field name and [`Row`]. Makes the struct (its fields in table order,
+/// the `protocol` counters last), `DeviceStats::SPECS`, `iter` and `get`.
+macro_rules! device_stats {
+    ($( $group:ident { $( $(#[$doc:meta])* $field:ident: $row:expr, )* } )*) => {
+        /// Counters of one device, since mount or the last `reset_stats`: the
+        /// framework's (each declared once, with its row in reports:
+        /// [`DeviceStats::SPECS`]) and the protocol's own.
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+        pub struct DeviceStats {
+            $($( $(#[$doc])* pub $field: u64, )*)*
+            /// The protocol's own counters, under the names its registry entry
+            /// declares (SCC's forced erases, BPCC's pinned pages moved): what no
+            /// other protocol has and the framework does not know.
+            pub protocol: $crate::counters::ProtocolCounters,
+        }
+
+        impl DeviceStats {
+            /// Every framework counter, in declaration order (the order of
+            /// the fields, of JSON and of reports).
+            pub const SPECS: &'static [$crate::counters::StatSpec] = &[$($(
+                $crate::counters::StatSpec {
+                    key: stringify!($field),
+                    group: $crate::counters::Group::$group,
+                    row: $row,
+                },
+            )*)*];
+
+            /// (spec, value) of every framework counter, in declaration order.
+            pub fn iter(&self) -> impl Iterator<Item = (&'static $crate::counters::StatSpec, u64)> {
+                Self::SPECS.iter().zip([$($(self.$field,)*)*])
+            }
+
+            /// The framework counter `key` (its field name), or `None` if
+            /// there is none by that name.
+            pub fn get(&self, key: &str) -> Option<u64> {
+                match key {
+                    $($( stringify!($field) => Some(self.$field), )*)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+pub(crate) use device_stats;
 
 /// The most counters one protocol reports (kept in a fixed array so that
 /// [`crate::DeviceStats`] stays `Copy`).
@@ -116,6 +239,50 @@ mod tests {
         sum.add_all(&c);
         sum.add_all(&c);
         assert_eq!(sum.iter().collect::<Vec<_>>(), vec![("a", 2), ("b", 10)]);
+    }
+
+    /// The table makes the fields, JSON and `get` agree, in one order; a
+    /// pair's second counter follows it in its group.
+    #[test]
+    fn device_stats_follow_their_table() {
+        use crate::DeviceStats;
+        let s = DeviceStats {
+            commits: 7,
+            sim_time_ns: 9,
+            ..DeviceStats::default()
+        };
+        let text = serde_json::to_string(&s).unwrap();
+        let at: Vec<usize> = DeviceStats::SPECS
+            .iter()
+            .map(|c| c.key)
+            .chain(["protocol"])
+            .map(|k| text.find(&format!("\"{k}\":")).unwrap_or_else(|| panic!("{k} not in {text}")))
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "fields out of the table's order: {text}");
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(json.as_object().unwrap().len(), DeviceStats::SPECS.len() + 1);
+        for (c, v) in s.iter() {
+            assert_eq!(Some(v), s.get(c.key));
+            assert_eq!(json[c.key], v);
+        }
+        assert_eq!(
+            (s.get("commits"), s.get("sim_time_ns"), s.get("protocol")),
+            (Some(7), Some(9), None)
+        );
+        for (i, c) in DeviceStats::SPECS.iter().enumerate() {
+            let pairs = |r: Row| matches!(r, Row::Pair(_) | Row::PairIfNonzero(_));
+            let next = DeviceStats::SPECS.get(i + 1);
+            assert_eq!(
+                pairs(c.row),
+                next.is_some_and(|n| n.row == Row::Second && n.group == c.group),
+                "{}",
+                c.key
+            );
+            if c.row == Row::Second {
+                assert!(i > 0 && pairs(DeviceStats::SPECS[i - 1].row), "{}", c.key);
+            }
+            assert_ne!(c.group, Group::Protocol, "{}: the protocol's own are its entry's", c.key);
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! Every operation returns its simulated latency in nanoseconds on the device clock.
 
-use crate::counters::ProtocolCounters;
+use crate::counters::Row;
 use crate::error::{DeviceError, Result};
 use crate::extensions::{Call, DynamicTx, Extension, Remap, StaticTx, TxEnd};
 use serde::Serialize;
@@ -19,93 +19,99 @@ pub struct DeviceInfo {
     pub page_size: u32,
 }
 
-/// Counters of one device, since mount or the last `reset_stats`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct DeviceStats {
-    pub host_reads: u64,
-    pub host_writes: u64,
-    pub host_trims: u64,
-    pub host_flushes: u64,
-    /// Flash page reads (data and OOB-only), any cause.
-    pub flash_reads: u64,
-    pub flash_programs: u64,
-    pub flash_partial_programs: u64,
-    pub flash_erases: u64,
-    /// GC victims reclaimed.
-    pub gc_runs: u64,
-    /// Valid pages GC copied.
-    pub gc_copies: u64,
-    /// Of which pages the protocol kept live although the L2P does not map
-    /// them (X-FTL's uncommitted pages).
-    pub gc_protocol_copies: u64,
-    /// Greedy GC choices the protocol's skipped victims changed (NoLgn's
-    /// locked blocks, LightTx's zones): the block greedy would have taken was
-    /// kept back, and the victim taken instead has more live pages; and
-    /// those extra pages, summed (copied because of the skips: NoLgn Fig. 9's
-    /// "additional pages").
-    pub gc_victims_skipped: u64,
-    pub gc_skip_extra_copies: u64,
-    /// Victims chosen by static wear leveling (counted in gc_runs too).
-    pub wear_level_runs: u64,
-    /// Mapping checkpoints written, and their pages (table pages and records).
-    pub checkpoints: u64,
-    pub map_writes: u64,
-    /// Of `map_writes`: L2P table pages (mapping persistence proper, LightTx
-    /// Fig. 9's; zero for a protocol whose checkpoints persist no L2P,
-    /// `Mapping::PERSISTED`), block-table pages, and record pages (the
-    /// directory and the protocol's section). The three add up to `map_writes`.
-    pub map_l2p_writes: u64,
-    pub map_block_writes: u64,
-    pub map_record_writes: u64,
-    /// Table pages a checkpoint wrote again unchanged, to move them out of the
-    /// ring blocks the next checkpoints enter (counted in map_writes too).
-    pub map_moves: u64,
-    /// L2P table pages read back into DRAM on a cached table's miss (a
-    /// table kept whole in DRAM reads none).
-    pub map_reads: u64,
-    /// Table pages a checkpoint left where an earlier one wrote them, named
-    /// again by its directory (unchanged since): the writes an incremental
-    /// checkpoint saves.
-    pub map_pages_kept: u64,
-    pub superblock_writes: u64,
-    /// Summary pages written (the last page of each data block filled, when
-    /// the protocol asks for them: `summary.rs`); counted in `flash_programs`.
-    pub summary_pages_written: u64,
-    /// Pages a protocol writes for its own metadata (X-L2P tables, commit records...).
-    pub protocol_meta_writes: u64,
-    /// Protocol records written while some transaction was still open, so its
-    /// uncommitted state reached the flash (X-FTL: tables with active entries;
-    /// LightTx: checkpoints whose zone metadata lists an Unavailable Zone).
-    pub protocol_records_with_open_tx: u64,
-    /// Protocol log pages rewritten unchanged to move them out of blocks their
-    /// ring was about to erase (counted in protocol_meta_writes too).
-    pub protocol_log_moves: u64,
-    /// Worn metadata ring blocks traded for fresh blocks of the data pool, so
-    /// the metadata areas share the wear.
-    pub ring_swaps: u64,
-    pub bad_blocks: u64,
-    /// Flash faults (with a fault model on the NAND): bit errors ECC
-    /// corrected, reads repeated at a shifted read level, reads that stayed
-    /// uncorrectable after every retry level, programs that failed their status
-    /// (their block is retired), and blocks retired after a failed program.
-    pub corrected_bits: u64,
-    pub read_retries: u64,
-    pub uncorrectable_reads: u64,
-    pub program_failures: u64,
-    pub retired_blocks: u64,
-    /// Pages whose data is lost to bit errors: host reads refused with
-    /// `DataLost`, and pages GC had to copy without their data.
-    pub lost_page_reads: u64,
-    pub lost_page_copies: u64,
-    /// Transactions committed and aborted (transactional protocols).
-    pub commits: u64,
-    pub aborts: u64,
-    /// Simulated time spent, ns (device clock).
-    pub sim_time_ns: u64,
-    /// The protocol's own counters, under the names its registry entry
-    /// declares (SCC's forced erases, BPCC's pinned pages moved): what no
-    /// other protocol has and the framework does not know.
-    pub protocol: ProtocolCounters,
+crate::counters::device_stats! {
+    Host {
+        host_reads: Row::One("reads"),
+        host_writes: Row::One("writes"),
+        host_trims: Row::One("trims"),
+        host_flushes: Row::One("flushes"),
+    }
+    Flash {
+        /// Flash page reads (data and OOB-only), any cause.
+        flash_reads: Row::One("reads"),
+        flash_programs: Row::One("programs"),
+        flash_partial_programs: Row::One("partial programs"),
+        flash_erases: Row::One("erases"),
+    }
+    Ftl {
+        /// GC victims reclaimed.
+        gc_runs: Row::One("GC runs (victims)"),
+        /// Valid pages GC copied.
+        gc_copies: Row::One("GC page copies"),
+        /// Of which pages the protocol kept live although the L2P does not map
+        /// them (X-FTL's uncommitted pages).
+        gc_protocol_copies: Row::Unlisted,
+        /// Greedy GC choices the protocol's skipped victims changed (NoLgn's
+        /// locked blocks, LightTx's zones): the block greedy would have taken was
+        /// kept back, and the victim taken instead has more live pages; and
+        /// those extra pages, summed (copied because of the skips: NoLgn Fig. 9's
+        /// "additional pages").
+        gc_victims_skipped: Row::PairIfNonzero("GC choices changed by the protocol's skips / extra pages copied"),
+        gc_skip_extra_copies: Row::Second,
+        /// Victims chosen by static wear leveling (counted in gc_runs too).
+        wear_level_runs: Row::One("wear-leveling moves"),
+        /// Mapping checkpoints written, and their pages (table pages and records).
+        checkpoints: Row::One("checkpoints"),
+        map_writes: Row::One("map page writes"),
+        /// Of `map_writes`: L2P table pages (mapping persistence proper, LightTx
+        /// Fig. 9's; zero for a protocol whose checkpoints persist no L2P,
+        /// `Mapping::PERSISTED`), block-table pages, and record pages (the
+        /// directory and the protocol's section). The three add up to `map_writes`.
+        map_l2p_writes: Row::One("  of which L2P table pages (mapping persistence)"),
+        map_block_writes: Row::One("  of which block-table pages"),
+        map_record_writes: Row::One("  of which checkpoint records"),
+        /// Table pages a checkpoint wrote again unchanged, to move them out of the
+        /// ring blocks the next checkpoints enter (counted in map_writes too).
+        map_moves: Row::One("  of which table pages moved ahead of the ring"),
+        /// L2P table pages read back into DRAM on a cached table's miss (a
+        /// table kept whole in DRAM reads none).
+        map_reads: Row::Unlisted,
+        /// Table pages a checkpoint left where an earlier one wrote them, named
+        /// again by its directory (unchanged since): the writes an incremental
+        /// checkpoint saves.
+        map_pages_kept: Row::Unlisted,
+        superblock_writes: Row::One("superblock writes"),
+        /// Summary pages written (the last page of each data block filled, when
+        /// the protocol asks for them: `summary.rs`); counted in `flash_programs`.
+        summary_pages_written: Row::Unlisted,
+        /// Pages a protocol writes for its own metadata (X-L2P tables, commit records...).
+        protocol_meta_writes: Row::One("protocol metadata writes (its log pages)"),
+        /// Protocol records written while some transaction was still open, so its
+        /// uncommitted state reached the flash (X-FTL: tables with active entries;
+        /// LightTx: checkpoints whose zone metadata lists an Unavailable Zone).
+        protocol_records_with_open_tx: Row::Unlisted,
+        /// Protocol log pages rewritten unchanged to move them out of blocks their
+        /// ring was about to erase (counted in protocol_meta_writes too).
+        protocol_log_moves: Row::Unlisted,
+        /// Worn metadata ring blocks traded for fresh blocks of the data pool, so
+        /// the metadata areas share the wear.
+        ring_swaps: Row::Unlisted,
+        bad_blocks: Row::One("bad blocks"),
+    }
+    Faults {
+        /// Flash faults (with a fault model on the NAND): bit errors ECC
+        /// corrected, reads repeated at a shifted read level, reads that stayed
+        /// uncorrectable after every retry level, programs that failed their status
+        /// (their block is retired), and blocks retired after a failed program.
+        corrected_bits: Row::One("bit errors corrected by ECC"),
+        read_retries: Row::One("read retries"),
+        uncorrectable_reads: Row::One("reads uncorrectable after every retry"),
+        program_failures: Row::Pair("failed programs / blocks retired"),
+        retired_blocks: Row::Second,
+        /// Pages whose data is lost to bit errors: host reads refused with
+        /// `DataLost`, and pages GC had to copy without their data.
+        lost_page_reads: Row::Pair("pages lost: reads refused / GC copies"),
+        lost_page_copies: Row::Second,
+    }
+    Transactions {
+        /// Transactions committed and aborted (transactional protocols).
+        commits: Row::Pair("commits / aborts"),
+        aborts: Row::Second,
+    }
+    Time {
+        /// Simulated time spent, ns (device clock).
+        sim_time_ns: Row::Unlisted,
+    }
 }
 
 impl DeviceStats {

@@ -49,7 +49,7 @@ mod writeback;
 pub use any_device::{AnyDevice, MountFailure, Registered};
 pub use checkpoint::UNMAPPED;
 pub use config::{Canary, FtlConfig, GcPolicy, DEFAULT_OVERPROVISION_PCT};
-pub use counters::{CounterSpec, ProtocolCounters, PROTOCOL_COUNTERS_MAX};
+pub use counters::{CounterSpec, Group, ProtocolCounters, Row, StatSpec, PROTOCOL_COUNTERS_MAX};
 pub use device::{Device, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};
 pub use entry::{ProtocolEntry, SqlJournal};
 pub use error::{DeviceError, Result};
