@@ -12,7 +12,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use txftl_ftl::{DeviceStats, ProtocolCounters, RecoveryReport};
+use txftl_ftl::{DeviceStats, Group, ProtocolCounters, RecoveryReport, Row, StatSpec};
 use txftl_harness::{OpStream, WorkloadKind, WorkloadSpec, WORKLOAD_NAMES};
 use txftl_host::trace::{TraceRecord, TraceWriter};
 use txftl_host::{run_workload, HostOptions, LatencyReport, RunError, RunReport};
@@ -312,61 +312,47 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     }
 }
 
+/// The device's counters, group by group as `DeviceStats::SPECS` declares
+/// them, the protocol's own among them.
 pub fn add_counters(t: &mut Figures, s: &DeviceStats) {
-    t.section("host (simulated)");
-    t.row("reads", thousands(s.host_reads));
-    t.row("writes", thousands(s.host_writes));
-    t.row("trims", thousands(s.host_trims));
-    t.row("flushes", thousands(s.host_flushes));
-    t.section("flash (simulated)");
-    t.row("reads", thousands(s.flash_reads));
-    t.row("programs", thousands(s.flash_programs));
-    t.row("partial programs", thousands(s.flash_partial_programs));
-    t.row("erases", thousands(s.flash_erases));
-    t.section("ftl (simulated)");
-    t.row("GC runs (victims)", thousands(s.gc_runs));
-    t.row("GC page copies", thousands(s.gc_copies));
-    if s.gc_victims_skipped > 0 {
-        t.row(
-            "GC choices changed by the protocol's skips / extra pages copied",
-            pair(s.gc_victims_skipped, s.gc_skip_extra_copies),
-        );
-    }
-    t.row("wear-leveling moves", thousands(s.wear_level_runs));
-    t.row("checkpoints", thousands(s.checkpoints));
-    t.row("map page writes", thousands(s.map_writes));
-    t.row("  of which L2P table pages (mapping persistence)", thousands(s.map_l2p_writes));
-    t.row("  of which block-table pages", thousands(s.map_block_writes));
-    t.row("  of which checkpoint records", thousands(s.map_record_writes));
-    t.row("  of which table pages moved ahead of the ring", thousands(s.map_moves));
-    t.row("superblock writes", thousands(s.superblock_writes));
-    t.row("protocol metadata writes (its log pages)", thousands(s.protocol_meta_writes));
-    t.row("bad blocks", thousands(s.bad_blocks));
-    let faults = [
-        s.corrected_bits,
-        s.read_retries,
-        s.uncorrectable_reads,
-        s.program_failures,
-        s.retired_blocks,
-        s.lost_page_reads,
-        s.lost_page_copies,
-    ];
-    if faults.iter().any(|&n| n > 0) {
-        t.section("flash faults (simulated)");
-        t.row("bit errors corrected by ECC", thousands(s.corrected_bits));
-        t.row("read retries", thousands(s.read_retries));
-        t.row("reads uncorrectable after every retry", thousands(s.uncorrectable_reads));
-        t.row("failed programs / blocks retired", pair(s.program_failures, s.retired_blocks));
-        t.row("pages lost: reads refused / GC copies", pair(s.lost_page_reads, s.lost_page_copies));
-    }
-    if !s.protocol.specs().is_empty() {
-        t.section("protocol's own (simulated)");
-        for c in s.protocol.specs() {
-            t.row(&format!("{} ({})", c.help, c.key), thousands(s.protocol.get(c.key)));
+    for group in Group::ALL {
+        if group == Group::Protocol {
+            add_protocol_counters(t, &s.protocol);
+            continue;
+        }
+        let counters: Vec<(&StatSpec, u64)> = s.iter().filter(|(c, _)| c.group == group).collect();
+        if !group.shown_when_zero() && counters.iter().all(|&(_, v)| v == 0) {
+            continue;
+        }
+        let mut rows = Vec::new();
+        for (i, &(c, v)) in counters.iter().enumerate() {
+            let second = || counters.get(i + 1).map_or(0, |&(_, w)| w);
+            match c.row {
+                Row::One(label) => rows.push((label, thousands(v))),
+                Row::Pair(label) => rows.push((label, pair(v, second()))),
+                Row::PairIfNonzero(label) if v > 0 => rows.push((label, pair(v, second()))),
+                Row::PairIfNonzero(_) | Row::Second | Row::Unlisted => {}
+            }
+        }
+        if rows.is_empty() {
+            continue;
+        }
+        t.section(&format!("{} (simulated)", group.name()));
+        for (label, value) in rows {
+            t.row(label, value);
         }
     }
-    t.section("transactions (simulated)");
-    t.row("commits / aborts", pair(s.commits, s.aborts));
+}
+
+/// The protocol's own counters, with the help its entry gives each.
+fn add_protocol_counters(t: &mut Figures, p: &ProtocolCounters) {
+    if p.specs().is_empty() {
+        return;
+    }
+    t.section(&format!("{} (simulated)", Group::Protocol.name()));
+    for c in p.specs() {
+        t.row(&format!("{} ({})", c.help, c.key), thousands(p.get(c.key)));
+    }
 }
 
 fn add_host_reactions(t: &mut Figures, r: &RunReport) {
