@@ -43,6 +43,8 @@ mod stats;
 mod stream;
 mod write;
 
+pub use write::Writer;
+
 /// Sizes derived from the geometry and the configuration.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Derived {

@@ -8,6 +8,18 @@ use crate::hooks::Hooks;
 use crate::oob::{PageKind, PROTOCOL_BYTES};
 use txftl_nand::Ppn;
 
+/// Whom a page programmed in the host stream counts for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writer {
+    /// The host: `host_writes`.
+    Host,
+    /// The protocol's metadata (X-FTL's spill pages): `protocol_meta_writes`.
+    ProtocolMeta,
+    /// The protocol, which counts the page among its own counters only
+    /// (Atomic-Write's abort pages).
+    Protocol,
+}
+
 /// Static wear leveling looks at the erase-count spread after this many erases.
 const WEAR_CHECK_EVERY_ERASES: u32 = 8;
 
@@ -16,8 +28,13 @@ impl<H: Hooks> Ftl<H> {
     /// page: the protocol keeps it live through `GcHooks::extra_live` and maps it
     /// at commit). Returns the page and the write's latency.
     pub fn program_unmapped(&mut self, lpn: Lpn, data: &[u8], protocol: &[u8; PROTOCOL_BYTES]) -> Result<(Ppn, u64)> {
+        self.program_unmapped_by(Writer::Host, lpn, data, protocol)
+    }
+
+    /// [`Ftl::program_unmapped`] of a page `writer` writes.
+    pub fn program_unmapped_by(&mut self, writer: Writer, lpn: Lpn, data: &[u8], protocol: &[u8; PROTOCOL_BYTES]) -> Result<(Ppn, u64)> {
         let start = self.now_ns;
-        let (ppn, _) = self.program_unmapped_deferred(lpn, data, protocol)?;
+        let (ppn, _) = self.program_unmapped_deferred_by(writer, lpn, data, protocol)?;
         self.after_program()?;
         Ok((ppn, self.now_ns - start))
     }
@@ -29,13 +46,29 @@ impl<H: Hooks> Ftl<H> {
     /// the transaction's pages before any checkpoint: a checkpoint in between
     /// would record neither the commit (older than it) nor the mappings.
     pub fn program_unmapped_deferred(&mut self, lpn: Lpn, data: &[u8], protocol: &[u8; PROTOCOL_BYTES]) -> Result<(Ppn, u64)> {
+        self.program_unmapped_deferred_by(Writer::Host, lpn, data, protocol)
+    }
+
+    /// [`Ftl::program_unmapped_deferred`] of a page `writer` writes: a
+    /// protocol's own page in the data pool counts as no host write.
+    pub fn program_unmapped_deferred_by(
+        &mut self,
+        writer: Writer,
+        lpn: Lpn,
+        data: &[u8],
+        protocol: &[u8; PROTOCOL_BYTES],
+    ) -> Result<(Ppn, u64)> {
         self.check_writable("write")?;
         self.check_lpn(lpn)?;
         self.check_data_len(data.len())?;
         self.answer_erase_requests()?;
         let start = self.now_ns;
         let (ppn, transferred) = self.program_stream(Stream::Host, PageKind::Data, lpn, data, protocol, self.now_ns)?;
-        self.counters.host_writes += 1;
+        match writer {
+            Writer::Host => self.counters.host_writes += 1,
+            Writer::ProtocolMeta => self.counters.protocol_meta_writes += 1,
+            Writer::Protocol => {}
+        }
         self.now_ns = self.now_ns.max(transferred);
         Ok((ppn, self.now_ns - start))
     }

@@ -5,7 +5,7 @@ use super::format::{MapPage, PageFlag, TableTag};
 use super::{AwHooks, Group, ENTRY};
 use std::collections::{BTreeMap, BTreeSet};
 use txftl_ftl::checkpoint::encode_map_page;
-use txftl_ftl::{Device, DeviceError, DeviceStats, Ftl, Lpn, Mapping, Ppn, ProtocolCounters, Result, Tid};
+use txftl_ftl::{Device, DeviceError, DeviceStats, Ftl, Lpn, Mapping, Ppn, ProtocolCounters, Result, Tid, Writer};
 
 /// The Atomic-Write device.
 #[derive(Clone)]
@@ -157,9 +157,7 @@ impl AtomicWrite {
         if g.appended == 0 {
             return Ok(());
         }
-        self.ftl.program_unmapped_deferred(lpn, &data, &PageFlag::ABORT.encode())?;
-        let c = self.ftl.counters_mut();
-        c.host_writes = c.host_writes.saturating_sub(1);
+        self.ftl.program_unmapped_deferred_by(Writer::Protocol, lpn, &data, &PageFlag::ABORT.encode())?;
         self.ftl.hooks_mut().counts.abort_pages += 1;
         self.ftl.housekeeping()
     }

@@ -54,7 +54,7 @@ pub use table::{Entry, Status, XL2P};
 use spill::{Pin, Spill};
 use std::collections::BTreeSet;
 use txftl_ftl::{
-    BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, Tid, PROTOCOL_BYTES,
+    BlockId, Device, DeviceError, DeviceStats, Ftl, Hooks, LogSource, Lpn, Oob, Ppn, RecoveredUpdate, Result, Tid, Writer, PROTOCOL_BYTES,
 };
 use txftl_ftl::{Capabilities, Dense, EventHooks, GcHooks, PersistHooks, RecoveryHooks};
 use txftl_nand::{Geometry, Nand};
@@ -794,7 +794,7 @@ impl XFtl {
     /// Writes `tid`'s dirty spill pages to the data pool: one round, or
     /// (`until_clean`, a commit) until none is dirty, else `NoSpace` (GC kept
     /// moving the pages they name). A spill page is metadata, not a host
-    /// write: it is counted as a table page written.
+    /// write: it is counted as a table page written (`Writer::ProtocolMeta`).
     fn write_spill_pages(&mut self, tid: Tid, until_clean: bool) -> Result<()> {
         let mut buf = vec![0u8; self.ftl.page_size() as usize];
         let rounds = if until_clean { SPILL_ROUNDS_MAX } else { 1 };
@@ -809,7 +809,7 @@ impl XFtl {
                 let hooks = self.ftl.hooks_mut();
                 let crc = hooks.spill.encode(tid, n, &mut buf);
                 let lpn = hooks.spill.first_lpn(tid, n);
-                let ppn = match self.ftl.program_unmapped(lpn, &buf, &spill_protocol_bytes(tid)) {
+                let ppn = match self.ftl.program_unmapped_by(Writer::ProtocolMeta, lpn, &buf, &spill_protocol_bytes(tid)) {
                     Ok((ppn, _)) => ppn,
                     Err(e) => {
                         self.ftl.hooks_mut().spill.mark_dirty(tid, n);
@@ -818,9 +818,6 @@ impl XFtl {
                 };
                 self.ftl.hooks_mut().spill.written(tid, n, ppn, crc);
                 self.ftl.hooks_mut().spill_pages_written += 1;
-                let c = self.ftl.counters_mut();
-                c.host_writes -= 1;
-                c.protocol_meta_writes += 1;
             }
         }
         if !until_clean || self.ftl.hooks().spill.dirty_pages(tid).is_empty() {
