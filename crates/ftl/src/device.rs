@@ -104,7 +104,8 @@ crate::counters::device_stats! {
         lost_page_copies: Row::Second,
     }
     Transactions {
-        /// Transactions committed and aborted (transactional protocols).
+        /// Transactions committed and aborted (transactional protocols), as
+        /// the protocol reports them to the framework ([`crate::Ftl::tx_commit`]).
         commits: Row::Pair("commits / aborts"),
         aborts: Row::Second,
     }

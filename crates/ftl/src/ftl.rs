@@ -41,6 +41,7 @@ mod l2p;
 mod read;
 mod stats;
 mod stream;
+mod tx;
 mod write;
 
 pub use write::Writer;
@@ -115,6 +116,8 @@ pub struct Ftl<H: Hooks> {
     /// FTL-level counters; the flash fields stay zero here (the NAND counts its
     /// own operations, merged in by `device_stats`).
     pub(crate) counters: DeviceStats,
+    /// Transactions the protocol reported begun and not ended (`tx.rs`).
+    pub(crate) open_txs: std::collections::BTreeSet<crate::device::Tid>,
     pub(crate) nand_base: NandStats,
     pub(crate) time_base_ns: u64,
     pub(crate) failed: bool,

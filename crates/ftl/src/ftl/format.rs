@@ -73,6 +73,7 @@ impl<H: Hooks> Ftl<H> {
             trims_pending: false,
             erases_since_wl_check: 0,
             counters: DeviceStats::default(),
+            open_txs: Default::default(),
             nand_base: nand.stats(),
             time_base_ns: 0,
             failed: false,

@@ -6,7 +6,9 @@ use crate::device::DeviceStats;
 use crate::hooks::Hooks;
 
 impl<H: Hooks> Ftl<H> {
-    /// The device counters, for a protocol to count its own events (commits, aborts).
+    /// The device counters, for a protocol to count its own events (reads
+    /// it serves from DRAM, records written with a transaction open...);
+    /// commits and aborts go through `tx_commit` and `tx_abort` (`tx.rs`).
     pub fn counters_mut(&mut self) -> &mut DeviceStats {
         &mut self.counters
     }

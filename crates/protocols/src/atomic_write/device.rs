@@ -210,6 +210,7 @@ impl Device for AtomicWrite {
             self.ftl.checkpoint()?;
         }
         self.ftl.hooks_mut().open = Some(Group { tid, ..Group::default() });
+        self.ftl.tx_begin(tid);
         Ok(self.ftl.now() - start)
     }
 
@@ -267,7 +268,7 @@ impl Device for AtomicWrite {
         } else {
             self.ftl.hooks_mut().open = None;
         }
-        self.ftl.counters_mut().commits += 1;
+        self.ftl.tx_commit(tid);
         Ok(self.ftl.now() - start)
     }
 
@@ -276,7 +277,7 @@ impl Device for AtomicWrite {
         let start = self.ftl.now();
         let g = self.ftl.hooks_mut().open.take().expect("the open group");
         self.close_aborted(g)?;
-        self.ftl.counters_mut().aborts += 1;
+        self.ftl.tx_abort(tid);
         Ok(self.ftl.now() - start)
     }
 }

@@ -640,7 +640,7 @@ impl Device for Bpcc {
             }
         }
         hooks.add_dead(t.tx_id, versions);
-        self.ftl.counters_mut().aborts += 1;
+        self.ftl.tx_abort(tid);
         Ok(0)
     }
 }

@@ -30,6 +30,7 @@ pub(crate) trait CycleHooks: Hooks + Sized {
 
 pub(crate) fn begin<H: CycleHooks>(ftl: &mut Ftl<H>, tid: Tid) -> Result<u64> {
     ftl.hooks_mut().txs_mut().begin(tid)?;
+    ftl.tx_begin(tid);
     Ok(0)
 }
 
@@ -125,6 +126,6 @@ pub(crate) fn commit<H: CycleHooks>(ftl: &mut Ftl<H>, tid: Tid) -> Result<u64> {
     } else {
         ftl.hooks_mut().txs_mut().close(tid);
     }
-    ftl.counters_mut().commits += 1;
+    ftl.tx_commit(tid);
     Ok(ftl.now() - start)
 }

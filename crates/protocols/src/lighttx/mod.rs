@@ -486,6 +486,7 @@ impl Device for LightTx {
             .checked_add(1)
             .ok_or(DeviceError::WornOut("LightTx transaction ids are used up".into()))?;
         hooks.txs.begin(tid, id);
+        self.ftl.tx_begin(tid);
         Ok(0)
     }
 
@@ -556,7 +557,7 @@ impl Device for LightTx {
             hooks.ended(id, blocks);
         }
         assert!(!self.ftl.hooks().txs.contains(tid), "tx {tid} still open after its commit");
-        self.ftl.counters_mut().commits += 1;
+        self.ftl.tx_commit(tid);
         Ok(self.ftl.now() - start)
     }
 
@@ -569,7 +570,7 @@ impl Device for LightTx {
         hooks.txs.end(tid);
         hooks.ended(id, blocks);
         assert!(!self.ftl.hooks().txs.contains(tid), "tx {tid} still open after its abort");
-        self.ftl.counters_mut().aborts += 1;
+        self.ftl.tx_abort(tid);
         Ok(0)
     }
 }

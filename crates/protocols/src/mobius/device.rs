@@ -280,7 +280,7 @@ impl Mobius {
         h.in_flight.push_back(flight);
         let all_done = h.in_flight_done_ns();
         h.counts.in_flight_peak = h.counts.in_flight_peak.max(h.in_flight.len() as u64);
-        self.ftl.counters_mut().commits += 1;
+        self.ftl.tx_commit_whole();
         self.ftl.housekeeping()?;
         // S-SWRITE: durable when it returns, so once every transaction
         // before it is too (recovery keeps commits in order).

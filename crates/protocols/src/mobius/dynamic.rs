@@ -202,7 +202,7 @@ impl Mobius {
         for (lpn, ppn) in last {
             self.ftl.map_page(lpn, ppn)?;
         }
-        self.ftl.counters_mut().commits += 1;
+        self.ftl.tx_commit_whole();
         Ok(())
     }
 
@@ -303,7 +303,7 @@ impl Mobius {
         self.append_inode(&inode)?;
         self.drop_chain();
         self.ftl.hooks_mut().counts.dynamic_inodes += 1;
-        self.ftl.counters_mut().aborts += 1;
+        self.ftl.tx_abort_whole();
         self.ftl.housekeeping()?;
         Ok(self.ftl.now() - start)
     }

@@ -48,6 +48,7 @@ impl Mobius {
         }
         if !self.runs_dynamic(tid) {
             self.open.insert(tid, BTreeMap::new());
+            self.ftl.tx_begin(tid);
             return Ok(0);
         }
         if let Some(d) = &self.dynamic {
@@ -62,6 +63,7 @@ impl Mobius {
             held: None,
             failed: false,
         });
+        self.ftl.tx_begin(tid);
         Ok(0)
     }
 
@@ -138,6 +140,8 @@ impl Mobius {
             // Refused before the buffer is taken: the transaction stays open.
             self.refuse_in_chain("a static transaction's commit")?;
             let tx = self.open.remove(&tid).ok_or(DeviceError::UnknownTransaction(tid))?;
+            // Its SWRITE counts the commit (an empty one writes nothing).
+            self.ftl.tx_close_uncounted(tid);
             let pages: Vec<(Lpn, &[u8])> = tx.iter().map(|(&l, d)| (l, d.as_slice())).collect();
             if pages.is_empty() {
                 return Ok(0);
@@ -151,6 +155,8 @@ impl Mobius {
         }
         self.check_not_failed(tid)?;
         let d = self.dynamic.take().expect("dynamic");
+        // Its REAR counts the commit (with no page held, nothing is written).
+        self.ftl.tx_close_uncounted(tid);
         match d.held {
             // A REAR with no chain open is a one-page transaction.
             Some((lpn, data)) => self.dynamic_page(lpn, &data, DynamicPos::Rear),
@@ -163,14 +169,16 @@ impl Mobius {
     pub(super) fn host_abort(&mut self, tid: Tid) -> Result<u64> {
         if !self.is_dynamic(tid) {
             self.open.remove(&tid).ok_or(DeviceError::UnknownTransaction(tid))?;
-            self.ftl.counters_mut().aborts += 1;
+            self.ftl.tx_abort(tid);
             return Ok(0);
         }
         self.dynamic = None;
         if self.chain_open() {
+            // The chain's abort counts it.
+            self.ftl.tx_close_uncounted(tid);
             return self.dynamic_abort();
         }
-        self.ftl.counters_mut().aborts += 1;
+        self.ftl.tx_abort(tid);
         Ok(0)
     }
 }

@@ -134,7 +134,7 @@ impl NoLgn {
         let done = self.open_tx(tid)?.done_ns;
         self.ftl.wait_until(done);
         self.ftl.hooks_mut().p2p.close(tid);
-        self.ftl.counters_mut().commits += 1;
+        self.ftl.tx_commit(tid);
         self.housekeeping_after_end()?;
         // With an image synced at flushes, a commit that returns is on the host's disk.
         self.ftl.nand().flush_image()?;
@@ -222,6 +222,7 @@ impl Device for NoLgn {
         }
         h.next_tx_id = id + 1;
         h.p2p.begin(tid, id);
+        self.ftl.tx_begin(tid);
         Ok(0)
     }
 
@@ -287,7 +288,7 @@ impl Device for NoLgn {
             }
         }
         self.ftl.hooks_mut().counts.rollback_pages += rolled;
-        self.ftl.counters_mut().aborts += 1;
+        self.ftl.tx_abort(tid);
         Ok(0)
     }
 

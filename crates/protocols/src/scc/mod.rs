@@ -438,7 +438,7 @@ impl Device for Scc {
                 ppns: t.programmed.into_iter().map(|(p, (ec, _))| (p, ec)).collect(),
             },
         );
-        self.ftl.counters_mut().aborts += 1;
+        self.ftl.tx_abort(tid);
         Ok(0)
     }
 }

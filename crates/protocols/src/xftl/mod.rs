@@ -663,6 +663,7 @@ impl Device for XFtl {
         if !self.ftl.hooks_mut().active.insert(tid) {
             return Err(DeviceError::TransactionExists(tid));
         }
+        self.ftl.tx_begin(tid);
         Ok(0)
     }
 
@@ -739,7 +740,7 @@ impl Device for XFtl {
             "tx {tid} committed with entries left active"
         );
         assert!(hooks.active.remove(&tid), "tx {tid} committed twice");
-        self.ftl.counters_mut().commits += 1;
+        self.ftl.tx_commit(tid);
         Ok(self.ftl.now() - start)
     }
 
@@ -751,7 +752,7 @@ impl Device for XFtl {
         hooks.spill.drop_tx(tid);
         assert!(!hooks.table.has_entries(tid) && !hooks.spill.has(tid), "tx {tid} aborted with entries left");
         assert!(hooks.active.remove(&tid), "tx {tid} aborted twice");
-        self.ftl.counters_mut().aborts += 1;
+        self.ftl.tx_abort(tid);
         Ok(0)
     }
 }
