@@ -204,22 +204,22 @@ fn expectations(torn: &[Torn], workload: &WorkloadSpec, transactional: bool) -> 
         expect.push(Expect::TornDataIntactOob);
     }
     if workload.kind == WorkloadKind::TxWrite {
-        expect.push(Expect::Commits);
+        expect.push(Expect::Device("commits"));
         if workload.tx.abort_pct > 0 {
-            expect.push(Expect::Aborts);
+            expect.push(Expect::Device("aborts"));
         }
         if workload.tx.trim_pct > 0 {
-            expect.push(Expect::Trims);
+            expect.push(Expect::Device("host_trims"));
         }
         if workload.tx.concurrency > 1 && transactional {
-            expect.push(Expect::RecordsWithOpenTx);
+            expect.push(Expect::Device("protocol_records_with_open_tx"));
         }
         if workload.tx.cross_pct > 0 {
             expect.push(Expect::CrossTxUpdates);
         }
     }
     if workload.kind == WorkloadKind::Mixed {
-        expect.push(Expect::Trims);
+        expect.push(Expect::Device("host_trims"));
     }
     expect
 }
@@ -400,16 +400,18 @@ fn print_report(report: &CrashReport, device_name: &str, entry: &ProtocolEntry, 
 
 /// What the run exercised, the protocol's own counters among it.
 fn add_exercised(t: &mut Figures, x: &Exercised, entry: &ProtocolEntry, faults: bool) {
+    // The dry run's device counters.
+    let d = &x.dry_run;
     t.section("exercised");
     t.row("transactions aborted on a full table", thousands(x.table_full_aborts));
     t.row(
         "GC moves of uncommitted pages / records written with a transaction open",
-        pair(x.gc_protocol_copies, x.protocol_records_with_open_tx),
+        pair(d.gc_protocol_copies, d.protocol_records_with_open_tx),
     );
-    if x.gc_victims_skipped > 0 {
+    if d.gc_victims_skipped > 0 {
         t.row(
             "GC choices changed by the protocol's skips / extra pages copied",
-            pair(x.gc_victims_skipped, x.gc_skip_extra_copies),
+            pair(d.gc_victims_skipped, d.gc_skip_extra_copies),
         );
     }
     t.row(
@@ -429,17 +431,17 @@ fn add_exercised(t: &mut Figures, x: &Exercised, entry: &ProtocolEntry, faults: 
         thousands(x.commits_rejected),
     );
     for c in entry.counters {
-        t.row(&format!("{} ({})", c.help, c.key), thousands(x.protocol.get(c.key)));
+        t.row(&format!("{} ({})", c.help, c.key), thousands(d.protocol.get(c.key)));
     }
     if faults {
         t.section("flash faults exercised (dry run; recoveries)");
-        t.row("bit errors corrected / read retries", pair(x.corrected_bits, x.read_retries));
-        t.row("reads uncorrectable after every retry", thousands(x.uncorrectable_reads));
-        t.row("failed programs / blocks retired", pair(x.program_failures, x.retired_blocks));
-        t.row("blocks gone bad", thousands(x.bad_blocks));
+        t.row("bit errors corrected / read retries", pair(d.corrected_bits, d.read_retries));
+        t.row("reads uncorrectable after every retry", thousands(d.uncorrectable_reads));
+        t.row("failed programs / blocks retired", pair(d.program_failures, d.retired_blocks));
+        t.row("blocks gone bad", thousands(d.bad_blocks));
         t.row(
             "losses reported at reads / GC copies marked lost",
-            pair(x.reported_losses, x.lost_page_copies),
+            pair(x.reported_losses, d.lost_page_copies),
         );
         t.row("recoveries: unreadable pages met", thousands(x.unreadable_pages));
     }

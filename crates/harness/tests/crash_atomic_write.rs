@@ -49,8 +49,8 @@ fn device(protocol: &str, wb: WriteBack, blocks_per_plane: Option<u32>) -> (Devi
 
 fn spec(protocol: &str, wb: WriteBack, ops: u64, tx: TxShape, recovery_cuts: bool) -> CrashSpec {
     let expect = vec![
-        Expect::Commits,
-        Expect::Gc,
+        Expect::Device("commits"),
+        Expect::Device("gc_runs"),
         Expect::TornDataIntactOob,
         Expect::Protocol(wb.pages_counter()),
     ];
@@ -74,7 +74,7 @@ fn shape(pages_per_tx: u32, abort_pct: u32, nontx_pct: u32) -> TxShape {
 
 fn one_group_at_a_time_with_aborts(wb: WriteBack) {
     let mut s = spec("atomic-write", wb, 300, shape(5, 30, 10), true);
-    s.expect.extend([Expect::Aborts, Expect::Protocol("aw_abort_pages")]);
+    s.expect.extend([Expect::Device("aborts"), Expect::Protocol("aw_abort_pages")]);
     let r = common::run_clean(&s);
     // Every commit writes its mappings back.
     assert!(r.dry_run.protocol_meta_writes >= r.dry_run.commits, "{:?}", r.dry_run);
@@ -96,7 +96,7 @@ fn one_group_at_a_time_with_aborts_map_log() {
 /// write-back needs the open group's blocks read.
 fn long_groups_across_gc_and_checkpoints(wb: WriteBack) {
     let mut s = spec("atomic-write", wb, 250, shape(20, 10, 10), false);
-    s.expect.extend([Expect::ZoneScans, Expect::GcOfProtocolPages]);
+    s.expect.extend([Expect::ZoneScans, Expect::Device("gc_protocol_copies")]);
     let r = common::run_clean(&s);
     eprintln!("{wb:?}: {} crash points", r.crash_points);
 }
@@ -135,7 +135,12 @@ fn plain_writes_inside_open_groups_map_log() {
 #[test]
 fn two_table_pages_per_commit() {
     let (d, flags) = device("atomic-write", WriteBack::Tables, Some(32));
-    let expect = vec![Expect::Commits, Expect::Aborts, Expect::Gc, Expect::Protocol("aw_table_pages")];
+    let expect = vec![
+        Expect::Device("commits"),
+        Expect::Device("aborts"),
+        Expect::Device("gc_runs"),
+        Expect::Protocol("aw_table_pages"),
+    ];
     let s = common::txwrite_spec(d, &flags, 250, 90, shape(6, 20, 10), true, expect);
     let r = common::run_clean(&s);
     let pages = r.dry_run.protocol.get("aw_table_pages");
@@ -151,7 +156,7 @@ fn two_table_pages_per_commit() {
 /// continuation: what a mount rebuilds (the next commit number, the
 /// boundary after a group a cut left open) is tested only so.
 fn every_second_cut_after_recovery(wb: WriteBack) {
-    let expect = vec![Expect::Commits, Expect::Aborts, Expect::TornDataIntactOob];
+    let expect = vec![Expect::Device("commits"), Expect::Device("aborts"), Expect::TornDataIntactOob];
     let (d, flags) = device("atomic-write", wb, None);
     let s = common::txwrite_spec(d, &flags, 60, 30, shape(4, 30, 10), false, expect);
     let r = common::run_every_second_cut(s);

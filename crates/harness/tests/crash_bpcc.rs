@@ -26,15 +26,15 @@ fn spec(protocol: &str, ops: u64, fill_pct: u32, tx: TxShape, recovery_cuts: boo
 #[test]
 fn three_open_transactions_with_aborts() {
     let mut s = spec("bpcc", 300, 90, shape(5, 30, 3, 0), true);
-    s.expect.push(Expect::RecordsWithOpenTx);
+    s.expect.push(Expect::Device("protocol_records_with_open_tx"));
     common::run_clean(&s);
 }
 
 #[test]
 fn long_transactions_across_gc_and_checkpoints() {
     let mut s = common::sampled(spec("bpcc", 250, 90, shape(20, 20, 2, 0), false), 1);
-    s.expect.push(Expect::Checkpoints);
-    s.expect.push(Expect::RecordsWithOpenTx);
+    s.expect.push(Expect::Device("checkpoints"));
+    s.expect.push(Expect::Device("protocol_records_with_open_tx"));
     let r = common::run_clean(&s);
     assert_eq!(r.second_crash_points, r.crash_points, "one second cut per crash point");
 }
@@ -61,7 +61,7 @@ fn aborted_pages_rewritten_under_gc_pressure() {
 fn every_second_cut_after_recovery() {
     let mut s = spec("bpcc", 60, 30, shape(4, 30, 1, 0), false);
     // Too short for GC or a checkpoint (whose blocks recovery would read).
-    s.expect.retain(|&e| e != Expect::Gc && e != Expect::ZoneScans);
+    s.expect.retain(|&e| e != Expect::Device("gc_runs") && e != Expect::ZoneScans);
     common::run_every_second_cut(s);
 }
 
@@ -89,8 +89,8 @@ fn canary_is_caught() {
 #[test]
 fn six_page_transactions_half_aborted_with_pinned_copies() {
     let mut s = spec("bpcc", 600, 60, shape(6, 50, 3, 0), true);
-    s.expect.push(Expect::Checkpoints);
-    s.expect.push(Expect::RecordsWithOpenTx);
+    s.expect.push(Expect::Device("checkpoints"));
+    s.expect.push(Expect::Device("protocol_records_with_open_tx"));
     s.expect.push(Expect::Protocol("gc_pinned_copies"));
     common::run_clean(&s);
 }

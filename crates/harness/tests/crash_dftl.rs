@@ -35,8 +35,8 @@ fn spec_with(protocol: &str, ops: u64, fill_pct: u32, recovery_cuts: bool, extra
             tx: TxShape::default(),
         },
         vec![
-            Expect::Gc,
-            Expect::Checkpoints,
+            Expect::Device("gc_runs"),
+            Expect::Device("checkpoints"),
             Expect::TornDataIntactOob,
             Expect::Protocol("cmt_misses"),
             Expect::Protocol(if by_checkpoint {

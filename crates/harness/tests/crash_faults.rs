@@ -37,11 +37,11 @@ fn spec(protocol: &str, kind: WorkloadKind, ops: u64, recovery_cuts: bool) -> Cr
             tx,
         },
         vec![
-            Expect::Gc,
-            Expect::CorrectedBits,
-            Expect::ReadRetries,
-            Expect::ProgramFailures,
-            Expect::BadBlocks,
+            Expect::Device("gc_runs"),
+            Expect::Device("corrected_bits"),
+            Expect::Device("read_retries"),
+            Expect::Device("program_failures"),
+            Expect::Device("bad_blocks"),
         ],
         recovery_cuts,
         format!(
@@ -54,14 +54,14 @@ fn spec(protocol: &str, kind: WorkloadKind, ops: u64, recovery_cuts: bool) -> Cr
 #[test]
 fn plain_with_bit_errors_and_program_failures_loses_nothing_silently() {
     let mut s = spec("plain", WorkloadKind::RandWrite, 300, false);
-    s.expect.push(Expect::Uncorrectable);
+    s.expect.push(Expect::Device("uncorrectable_reads"));
     let r = crashtest(&s, &|_, _| {}).unwrap();
     let e = &r.exercised;
     eprintln!("{e:?}");
     // GC met pages beyond ECC and copied them marked lost; recoveries met
     // unreadable pages (torn GC copies among them, skipped for their source).
-    assert!(e.lost_page_copies > 0 && e.unreadable_pages > 0, "{e:?}");
-    assert!(e.retired_blocks > 0, "{e:?}");
+    assert!(e.dry_run.lost_page_copies > 0 && e.unreadable_pages > 0, "{e:?}");
+    assert!(e.dry_run.retired_blocks > 0, "{e:?}");
     assert_clean(&r);
 }
 

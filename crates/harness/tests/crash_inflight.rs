@@ -93,7 +93,12 @@ fn dftl_randwrite_with_a_one_page_cache() {
 
 #[test]
 fn xftl_transactions() {
-    run_clean(&tx_spec("xftl", 120, shape(5, 20, 2, 5), vec![Expect::Commits, Expect::Aborts]));
+    run_clean(&tx_spec(
+        "xftl",
+        120,
+        shape(5, 20, 2, 5),
+        vec![Expect::Device("commits"), Expect::Device("aborts")],
+    ));
 }
 
 /// Möbius programs a transaction's data after its inode is done, the pages
@@ -102,7 +107,12 @@ fn xftl_transactions() {
 /// commit returns (S-SWRITE) only once every page is done.
 #[test]
 fn mobius_static_transactions() {
-    run_clean(&tx_spec("mobius", 120, shape(5, 30, 2, 5), vec![Expect::Commits, Expect::Aborts]));
+    run_clean(&tx_spec(
+        "mobius",
+        120,
+        shape(5, 30, 2, 5),
+        vec![Expect::Device("commits"), Expect::Device("aborts")],
+    ));
 }
 
 /// Möbius's A-SWRITE (`async-commit=1`): a commit returns at its inode,
@@ -113,7 +123,12 @@ fn mobius_static_transactions() {
 /// of its pages is torn or lost, so the verify finds it incomplete).
 #[test]
 fn mobius_async_commits_may_be_taken_back_whole_until_durable() {
-    let mut s = tx_spec("mobius", 120, shape(5, 30, 2, 5), vec![Expect::Commits, Expect::Aborts]);
+    let mut s = tx_spec(
+        "mobius",
+        120,
+        shape(5, 30, 2, 5),
+        vec![Expect::Device("commits"), Expect::Device("aborts")],
+    );
     s.device.opts = ProtocolOptions::new().with("async-commit", 1);
     s.replay_base = s.replay_base.replacen("--workload", "--protocol-opt async-commit=1 --workload", 1);
     let f = run_clean(&s).in_flight.expect("in-flight cuts");
@@ -141,7 +156,7 @@ fn mobius_async_commits_in_flight_together() {
             trim_pct: 0,
             ..shape(5, 20, 2, 0)
         };
-        let mut s = tx_spec("mobius", 120, only_tx, vec![Expect::Commits]);
+        let mut s = tx_spec("mobius", 120, only_tx, vec![Expect::Device("commits")]);
         s.workload.flush_every = 60;
         s.device.opts = ProtocolOptions::new().with("async-commit", 1).with("s-max", s_max);
         s.replay_base = s.replay_base.replacen(
@@ -167,7 +182,7 @@ fn mobius_async_commits_in_flight_together() {
 /// Without async commits, no commit returns before it is durable.
 #[test]
 fn mobius_sync_commits_are_durable_when_they_return() {
-    let f = run_clean(&tx_spec("mobius", 60, shape(5, 30, 2, 5), vec![Expect::Commits]))
+    let f = run_clean(&tx_spec("mobius", 60, shape(5, 30, 2, 5), vec![Expect::Device("commits")]))
         .in_flight
         .expect("in-flight cuts");
     assert_eq!(f.acked_not_durable, 0, "{f:?}");
@@ -186,7 +201,7 @@ fn mobius_dynamic_transactions() {
             end_flag: false,
             ..shape(5, 30, 1, 5)
         },
-        vec![Expect::Commits, Expect::Protocol("mobius_head_records")],
+        vec![Expect::Device("commits"), Expect::Protocol("mobius_head_records")],
     );
     s.device.opts = ProtocolOptions::new().with("dynamic-pct", 50);
     s.replay_base = s.replay_base.replacen("--workload", "--protocol-opt dynamic-pct=50 --workload", 1);
@@ -200,7 +215,7 @@ fn mobius_dynamic_transactions() {
 /// unacknowledged commit partly visible (30 violations on this set).
 #[test]
 fn atomic_write_groups() {
-    run_clean(&tx_spec("atomic-write", 120, shape(4, 0, 1, 5), vec![Expect::Commits]));
+    run_clean(&tx_spec("atomic-write", 120, shape(4, 0, 1, 5), vec![Expect::Device("commits")]));
 }
 
 /// Atomic-Write with aborts, both write-backs (the default's table pages,
@@ -210,7 +225,12 @@ fn atomic_write_groups() {
 #[test]
 fn atomic_write_groups_with_aborts() {
     for map_log in [0, 1] {
-        let mut s = tx_spec("atomic-write", 120, shape(4, 30, 1, 5), vec![Expect::Commits, Expect::Aborts]);
+        let mut s = tx_spec(
+            "atomic-write",
+            120,
+            shape(4, 30, 1, 5),
+            vec![Expect::Device("commits"), Expect::Device("aborts")],
+        );
         s.device.opts = ProtocolOptions::new().with("map-log", map_log);
         s.replay_base = s
             .replay_base
@@ -221,12 +241,12 @@ fn atomic_write_groups_with_aborts() {
 
 #[test]
 fn scc_transactions() {
-    run_clean(&tx_spec("scc", 100, shape(4, 20, 1, 0), vec![Expect::Commits]));
+    run_clean(&tx_spec("scc", 100, shape(4, 20, 1, 0), vec![Expect::Device("commits")]));
 }
 
 #[test]
 fn bpcc_transactions() {
-    run_clean(&tx_spec("bpcc", 100, shape(4, 20, 2, 0), vec![Expect::Commits]));
+    run_clean(&tx_spec("bpcc", 100, shape(4, 20, 2, 0), vec![Expect::Device("commits")]));
 }
 
 /// NoLgn's end-flagged page waits for the transaction's other pages (its OOB
@@ -236,10 +256,15 @@ fn bpcc_transactions() {
 fn nolgn_transactions() {
     let mut aborts = 0;
     for seed in 1..=3 {
-        let mut s = tx_spec("nolgn", 120, shape(5, 20, 2, 5), vec![Expect::Commits, Expect::Gc]);
+        let mut s = tx_spec(
+            "nolgn",
+            120,
+            shape(5, 20, 2, 5),
+            vec![Expect::Device("commits"), Expect::Device("gc_runs")],
+        );
         s.workload.seed = seed;
         s.replay_base = s.replay_base.replace(" --seed 1 ", &format!(" --seed {seed} "));
-        aborts += run_clean(&s).exercised.aborts;
+        aborts += run_clean(&s).exercised.dry_run.aborts;
     }
     assert!(aborts > 0);
 }
@@ -254,7 +279,7 @@ fn lighttx_rejects_a_commit_page_with_a_page_missing() {
         "lighttx",
         120,
         shape(5, 20, 2, 5),
-        vec![Expect::Commits, Expect::Aborts, Expect::CommitsRejected],
+        vec![Expect::Device("commits"), Expect::Device("aborts"), Expect::CommitsRejected],
     );
     let r = run_clean(&s);
     assert!(r.exercised.commits_rejected > 0, "{:?}", r.exercised);

@@ -27,10 +27,10 @@ fn spec_with(protocol: &str, ops: u64, opts: &[(&str, u32)], tx: TxShape, recove
     let given: Vec<(&str, u32)> = opts.iter().copied().filter(|o| o.1 > 0).collect();
     let (device, zone) = common::tiny_with_options(protocol, &given);
     let expect = vec![
-        Expect::Commits,
-        Expect::Gc,
+        Expect::Device("commits"),
+        Expect::Device("gc_runs"),
         Expect::TornDataIntactOob,
-        Expect::RecordsWithOpenTx,
+        Expect::Device("protocol_records_with_open_tx"),
         Expect::ZoneScans,
     ];
     common::txwrite_spec(device, &zone, ops, 90, tx, recovery_cuts, expect)
@@ -39,7 +39,7 @@ fn spec_with(protocol: &str, ops: u64, opts: &[(&str, u32)], tx: TxShape, recove
 #[test]
 fn three_open_transactions_with_aborts() {
     let mut s = spec("lighttx", 300, 0, shape(5, 30, 3, 0), true);
-    s.expect.push(Expect::Aborts);
+    s.expect.push(Expect::Device("aborts"));
     common::run_clean(&s);
 }
 
@@ -51,7 +51,7 @@ fn transactions_straddle_zone_slides() {
     // page in one keep their other blocks Unavailable.
     let mut s = spec("lighttx", 250, 1, shape(20, 10, 2, 0), false);
     s.expect.extend([
-        Expect::Checkpoints,
+        Expect::Device("checkpoints"),
         Expect::Protocol("open_blocks_kept"),
         Expect::Protocol("unavailable_for_dead"),
     ]);
@@ -80,7 +80,7 @@ fn the_interval_zones_variant() {
         shape(20, 10, 2, 0),
         false,
     );
-    s.expect.push(Expect::Checkpoints);
+    s.expect.push(Expect::Device("checkpoints"));
     common::run_clean(&s);
 }
 
@@ -98,9 +98,9 @@ fn several_uncommitted_versions_of_one_page() {
 #[test]
 fn every_second_cut_after_recovery() {
     let expect = vec![
-        Expect::Commits,
-        Expect::Aborts,
-        Expect::RecordsWithOpenTx,
+        Expect::Device("commits"),
+        Expect::Device("aborts"),
+        Expect::Device("protocol_records_with_open_tx"),
         Expect::TornDataIntactOob,
     ];
     let s = common::txwrite_spec(DeviceSpec::tiny("lighttx"), "", 60, 30, shape(4, 30, 2, 0), false, expect);

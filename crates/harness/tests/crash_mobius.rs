@@ -63,8 +63,8 @@ fn spec(protocol: &str, ops: u64, tx: TxShape, active_ala: Option<u32>, recovery
         flags = format!(" --protocol-opt active-ala={a}");
     }
     let expect = vec![
-        Expect::Commits,
-        Expect::Gc,
+        Expect::Device("commits"),
+        Expect::Device("gc_runs"),
         Expect::TornDataIntactOob,
         Expect::Protocol("mobius_inodes"),
         Expect::Protocol("mobius_flags"),
@@ -75,7 +75,11 @@ fn spec(protocol: &str, ops: u64, tx: TxShape, active_ala: Option<u32>, recovery
 #[test]
 fn two_open_transactions_with_aborts_plain_writes_and_trims() {
     let mut s = spec("mobius", 300, shape(5, 30, 2), None, true);
-    s.expect.extend([Expect::Aborts, Expect::Trims, Expect::RecordsWithOpenTx]);
+    s.expect.extend([
+        Expect::Device("aborts"),
+        Expect::Device("host_trims"),
+        Expect::Device("protocol_records_with_open_tx"),
+    ]);
     let r = common::run_clean(&s);
     eprintln!("{} crash points, {} recovery cuts", r.crash_points, r.recovery_crash_points);
 }
@@ -106,7 +110,7 @@ fn transactions_over_several_blocks() {
 fn every_second_cut_after_recovery() {
     let mut s = spec("mobius", 60, shape(4, 30, 2), None, false);
     s.workload.fill_pct = 30;
-    s.expect = vec![Expect::Commits, Expect::TornDataIntactOob];
+    s.expect = vec![Expect::Device("commits"), Expect::TornDataIntactOob];
     s.replay_base = s.replay_base.replace("--fill 90", "--fill 30");
     let r = common::run_every_second_cut(s);
     eprintln!("{} crash points, {} second cuts", r.crash_points, r.second_crash_points);
@@ -123,7 +127,7 @@ fn canary_is_caught() {
 #[test]
 fn static_and_dynamic_transactions_mixed_with_plain_writes() {
     let mut s = mixed_spec("mobius", 300, 5, 20, 50, true);
-    s.expect.extend([Expect::Aborts, Expect::Trims]);
+    s.expect.extend([Expect::Device("aborts"), Expect::Device("host_trims")]);
     let r = common::run_clean(&s);
     eprintln!("{} crash points, {} recovery cuts", r.crash_points, r.recovery_crash_points);
 }
@@ -136,7 +140,7 @@ fn static_and_dynamic_transactions_mixed_with_plain_writes() {
 fn every_second_cut_with_dynamic_transactions() {
     let mut s = mixed_spec("mobius", 60, 4, 20, 100, false);
     s.workload.fill_pct = 30;
-    s.expect = vec![Expect::Commits, Expect::Protocol("mobius_head_records")];
+    s.expect = vec![Expect::Device("commits"), Expect::Protocol("mobius_head_records")];
     s.replay_base = s.replay_base.replace("--fill 90", "--fill 30");
     let r = common::run_every_second_cut(s);
     eprintln!("{} crash points, {} second cuts", r.crash_points, r.second_crash_points);
@@ -162,7 +166,7 @@ fn transactions_verified_at_recovery_are_flagged_after_it() {
     s.torn = vec![txftl_nand::Torn::None, txftl_nand::Torn::Oob];
     s.second_cuts = txftl_harness::SecondCuts::Sample(2);
     s.second_ops = 200;
-    s.expect = vec![Expect::Commits, Expect::Protocol("mobius_flags")];
+    s.expect = vec![Expect::Device("commits"), Expect::Protocol("mobius_flags")];
     s.replay_base = s
         .replay_base
         .replacen("--workload", "--protocol-opt s-max=2 --workload", 1)
@@ -194,7 +198,11 @@ fn large_spec(protocol: &str, ops: u64, concurrency: u32, dynamic_pct: u32, reco
 #[test]
 fn transactions_larger_than_an_inode() {
     let mut s = large_spec("mobius", 250, 2, 0, true);
-    s.expect.extend([Expect::Aborts, Expect::Trims, Expect::RecordsWithOpenTx]);
+    s.expect.extend([
+        Expect::Device("aborts"),
+        Expect::Device("host_trims"),
+        Expect::Device("protocol_records_with_open_tx"),
+    ]);
     let r = common::run_clean(&s);
     let parts = r.dry_run.protocol.get("mobius_part_inodes");
     eprintln!(
@@ -207,7 +215,7 @@ fn transactions_larger_than_an_inode() {
 #[test]
 fn static_and_dynamic_transactions_larger_than_an_inode() {
     let mut s = large_spec("mobius", 250, 1, 50, true);
-    s.expect.extend([Expect::Aborts, Expect::Trims]);
+    s.expect.extend([Expect::Device("aborts"), Expect::Device("host_trims")]);
     let r = common::run_clean(&s);
     eprintln!("{} crash points, {} recovery cuts", r.crash_points, r.recovery_crash_points);
 }
@@ -219,7 +227,7 @@ fn static_and_dynamic_transactions_larger_than_an_inode() {
 fn every_second_cut_with_transactions_larger_than_an_inode() {
     let mut s = large_spec("mobius", 50, 1, 50, false);
     s.workload.fill_pct = 30;
-    s.expect = vec![Expect::Commits, Expect::Protocol("mobius_part_inodes")];
+    s.expect = vec![Expect::Device("commits"), Expect::Protocol("mobius_part_inodes")];
     s.replay_base = s.replay_base.replace("--fill 90", "--fill 30");
     let r = common::run_every_second_cut(s);
     eprintln!("{} crash points, {} second cuts", r.crash_points, r.second_crash_points);

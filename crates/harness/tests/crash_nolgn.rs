@@ -19,10 +19,10 @@ use txftl_harness::{CrashSpec, Expect, TxShape};
 fn spec(protocol: &str, ops: u64, opts: &[(&str, u32)], tx: TxShape, recovery_cuts: bool) -> CrashSpec {
     let (device, flags) = common::tiny_with_options(protocol, opts);
     let expect = vec![
-        Expect::Commits,
-        Expect::Aborts,
-        Expect::Gc,
-        Expect::RecordsWithOpenTx,
+        Expect::Device("commits"),
+        Expect::Device("aborts"),
+        Expect::Device("gc_runs"),
+        Expect::Device("protocol_records_with_open_tx"),
         Expect::TornDataIntactOob,
         Expect::Protocol("nolgn_gc_open_copies"),
     ];
@@ -33,7 +33,7 @@ fn spec(protocol: &str, ops: u64, opts: &[(&str, u32)], tx: TxShape, recovery_cu
 #[test]
 fn three_open_transactions_with_aborts() {
     let mut s = common::sampled(spec("nolgn", 300, &[], shape(5, 30, 3, 0), true), 2);
-    s.expect.push(Expect::GcSkips);
+    s.expect.push(Expect::Device("gc_victims_skipped"));
     let r = common::run_clean(&s);
     assert!(r.exercised.protocol_updates_applied > 0, "{:?}", r.exercised);
 }
@@ -42,7 +42,8 @@ fn three_open_transactions_with_aborts() {
 #[test]
 fn long_transactions_across_gc_and_checkpoints() {
     let mut s = common::sampled(spec("nolgn", 300, &[], shape(10, 20, 2, 0), false), 1);
-    s.expect.extend([Expect::Checkpoints, Expect::GcSkips]);
+    s.expect
+        .extend([Expect::Device("checkpoints"), Expect::Device("gc_victims_skipped")]);
     let r = common::run_clean(&s);
     assert!(r.dry_run.protocol.get("nolgn_locked_blocks_peak") >= 4, "{:?}", r.dry_run);
 }
@@ -99,7 +100,7 @@ fn full_scan_recovery() {
 #[test]
 fn every_second_cut_after_recovery() {
     let mut s = spec("nolgn", 80, &[], shape(4, 30, 2, 0), false);
-    s.expect = vec![Expect::Commits, Expect::Aborts];
+    s.expect = vec![Expect::Device("commits"), Expect::Device("aborts")];
     common::run_every_second_cut(s);
 }
 

@@ -18,7 +18,7 @@ fn spec(protocol: &str, kind: WorkloadKind, ops: u64, fill_pct: u32, seed: u64, 
             flush_every: 8,
             tx: TxShape::default(),
         },
-        vec![Expect::Gc, Expect::Checkpoints, Expect::TornDataIntactOob],
+        vec![Expect::Device("gc_runs"), Expect::Device("checkpoints"), Expect::TornDataIntactOob],
         recovery_cuts,
         format!(
             "txftl crashtest --protocol {protocol} --preset tiny --workload {} --ops {ops} --fill {fill_pct} --seed {seed} --flush-every 8",
@@ -44,7 +44,7 @@ fn randwrite_with_gc_and_checkpoints_survives_every_cut() {
 #[test]
 fn mixed_with_trims_survives_every_cut() {
     let mut s = spec("plain", WorkloadKind::Mixed, 200, 60, 2, true);
-    s.expect = vec![Expect::Trims, Expect::TornDataIntactOob];
+    s.expect = vec![Expect::Device("host_trims"), Expect::TornDataIntactOob];
     let r = crashtest(&s, &|_, _| {}).unwrap();
     assert_clean(&r);
 }
@@ -77,10 +77,10 @@ fn incremental_checkpoints_survive_every_cut() {
     s.device.ftl.checkpoint_every_pages = 16;
     s.replay_base += " --checkpoint-every 16";
     s.expect = vec![
-        Expect::Gc,
-        Expect::Checkpoints,
-        Expect::MapPagesKept,
-        Expect::MapMoves,
+        Expect::Device("gc_runs"),
+        Expect::Device("checkpoints"),
+        Expect::Device("map_pages_kept"),
+        Expect::Device("map_moves"),
         Expect::TornDataIntactOob,
     ];
     let r = crashtest(&s, &|_, _| {}).unwrap();

@@ -19,15 +19,15 @@ fn spec(protocol: &str, ops: u64, fill_pct: u32, tx: TxShape, recovery_cuts: boo
 #[test]
 fn three_open_transactions_with_aborts() {
     let mut s = spec("scc", 300, 90, shape(5, 30, 3, 0), true);
-    s.expect.push(Expect::RecordsWithOpenTx);
+    s.expect.push(Expect::Device("protocol_records_with_open_tx"));
     common::run_clean(&s);
 }
 
 #[test]
 fn long_transactions_across_gc_and_checkpoints() {
     let mut s = common::sampled(spec("scc", 250, 90, shape(20, 20, 2, 0), false), 1);
-    s.expect.push(Expect::Checkpoints);
-    s.expect.push(Expect::RecordsWithOpenTx);
+    s.expect.push(Expect::Device("checkpoints"));
+    s.expect.push(Expect::Device("protocol_records_with_open_tx"));
     let r = common::run_clean(&s);
     assert_eq!(r.second_crash_points, r.crash_points, "one second cut per crash point");
 }
@@ -41,7 +41,7 @@ fn re_updates_inside_and_across_transactions() {
     let mut s = spec("scc", 300, 50, shape(8, 40, 3, 40), false);
     // Half the device is filled: space is reclaimed by the forced erases
     // here, not by GC (the other two scenarios run it).
-    s.expect.retain(|&e| e != Expect::Gc);
+    s.expect.retain(|&e| e != Expect::Device("gc_runs"));
     s.expect.push(Expect::CrossTxUpdates);
     let r = common::run_clean(&s);
     assert!(r.dry_run.protocol.get("forced_erases") > 5, "{:?}", r.dry_run);
@@ -58,7 +58,7 @@ fn every_second_cut_after_recovery() {
     let mut s = spec("scc", 60, 30, shape(4, 30, 1, 0), false);
     // Too short for GC or a checkpoint (whose blocks recovery would read).
     s.expect
-        .retain(|&e| e != Expect::Gc && e != Expect::ZoneScans && e != Expect::Protocol("forced_erases"));
+        .retain(|&e| e != Expect::Device("gc_runs") && e != Expect::ZoneScans && e != Expect::Protocol("forced_erases"));
     common::run_every_second_cut(s);
 }
 

@@ -24,8 +24,8 @@ fn spec(protocol: &str, ops: u64, fill_pct: u32, recovery_cuts: bool) -> CrashSp
             tx: TxShape::default(),
         },
         vec![
-            Expect::Gc,
-            Expect::Checkpoints,
+            Expect::Device("gc_runs"),
+            Expect::Device("checkpoints"),
             Expect::TornDataIntactOob,
             Expect::Protocol("sw_wal_remaps"),
             Expect::Protocol("sw_wal_remaps_refused"),
@@ -65,7 +65,7 @@ fn every_second_cut_after_recovery() {
 #[test]
 fn the_workload_copies_on_a_device_without_remap() {
     let mut s = spec("plain", 200, 90, false);
-    s.expect = vec![Expect::Gc];
+    s.expect = vec![Expect::Device("gc_runs")];
     s.replay_base = s.replay_base.replace("sw-wal", "plain");
     let r = common::run_clean(&s);
     assert_eq!(r.dry_run.protocol.get("sw_wal_remaps"), 0);

@@ -19,7 +19,7 @@ fn seeded(protocol: &str, entries: u32, ops: u64, fill_pct: u32, tx: TxShape, re
     CrashSpec::every_point(
         device,
         WorkloadSpec { kind: WorkloadKind::TxWrite, ops, fill_pct, seed, flush_every: 8, tx },
-        vec![Expect::Commits, Expect::Gc, Expect::TornDataIntactOob],
+        vec![Expect::Device("commits"), Expect::Device("gc_runs"), Expect::TornDataIntactOob],
         recovery_cuts,
         format!(
             "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill {fill_pct} --seed {seed} --protocol-opt xl2p-entries={entries} --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {}",
@@ -62,8 +62,11 @@ fn one_transaction_at_a_time_with_gc_and_checkpoints() {
 #[test]
 fn concurrent_transactions_with_aborts_and_reupdates() {
     let mut s = spec("xftl", 24, 250, 80, shape(5, 30, 3, 0), false);
-    s.expect
-        .extend([Expect::Aborts, Expect::RecordsWithOpenTx, Expect::GcOfProtocolPages]);
+    s.expect.extend([
+        Expect::Device("aborts"),
+        Expect::Device("protocol_records_with_open_tx"),
+        Expect::Device("gc_protocol_copies"),
+    ]);
     let r = crashtest(&s, &|_, _| {}).unwrap();
     assert_clean(&r);
 }
@@ -79,7 +82,8 @@ fn non_transactional_writes_mixed_in() {
 #[test]
 fn long_transactions_span_gc_and_checkpoints() {
     let mut s = spec("xftl", 30, 250, 90, shape(20, 20, 1, 0), false);
-    s.expect.extend([Expect::GcOfProtocolPages, Expect::Checkpoints]);
+    s.expect
+        .extend([Expect::Device("gc_protocol_copies"), Expect::Device("checkpoints")]);
     let r = crashtest(&s, &|_, _| {}).unwrap();
     assert!(
         r.dry_run.gc_runs > r.dry_run.commits,
@@ -106,7 +110,8 @@ fn trims_between_commits_never_resurrect_older_values() {
         ..shape(4, 20, 2, 15)
     };
     let mut s = spec("xftl", 24, 250, 60, tx, false);
-    s.expect.extend([Expect::Trims, Expect::RecordsWithOpenTx]);
+    s.expect
+        .extend([Expect::Device("host_trims"), Expect::Device("protocol_records_with_open_tx")]);
     let r = crashtest(&s, &|_, _| {}).unwrap();
     assert!(r.dry_run.host_trims > 20, "{:?}", r.dry_run);
     assert_clean(&r);
@@ -126,9 +131,9 @@ fn a_full_table_spills_to_flash_and_every_cut_holds() {
     };
     let mut s = spec("xftl", 8, 300, 60, tx, true);
     s.expect.extend([
-        Expect::Aborts,
-        Expect::RecordsWithOpenTx,
-        Expect::GcOfProtocolPages,
+        Expect::Device("aborts"),
+        Expect::Device("protocol_records_with_open_tx"),
+        Expect::Device("gc_protocol_copies"),
         Expect::Protocol("xl2p_spill_pages"),
     ]);
     let r = crashtest(&s, &|_, _| {}).unwrap();
@@ -151,7 +156,8 @@ fn a_transaction_spanning_two_table_pages() {
         ..shape(40, 15, 2, 10)
     };
     let mut s = spec("xftl", 200, 300, 60, tx, true);
-    s.expect.extend([Expect::Aborts, Expect::RecordsWithOpenTx]);
+    s.expect
+        .extend([Expect::Device("aborts"), Expect::Device("protocol_records_with_open_tx")]);
     let r = crashtest(&s, &|_, _| {}).unwrap();
     assert_clean(&r);
 }
@@ -187,7 +193,7 @@ fn seed_sweep_of_the_default_mix() {
     for seed in 2..=7 {
         let mut s = seeded("xftl", 16, 150, 70, tx, false, seed);
         s.torn = vec![Torn::None, Torn::Data];
-        s.expect.push(Expect::Trims);
+        s.expect.push(Expect::Device("host_trims"));
         let r = crashtest(&s, &|_, _| {}).unwrap();
         assert_clean(&r);
     }
@@ -200,7 +206,8 @@ fn seed_sweep_of_the_default_mix() {
 #[test]
 fn a_table_of_several_pages_commits_only_what_changed() {
     let mut s = spec("xftl", 200, 300, 60, shape(6, 15, 3, 10), false);
-    s.expect.extend([Expect::RecordsWithOpenTx, Expect::Checkpoints]);
+    s.expect
+        .extend([Expect::Device("protocol_records_with_open_tx"), Expect::Device("checkpoints")]);
     let r = crashtest(&s, &|_, _| {}).unwrap();
     assert!(
         r.dry_run.protocol_meta_writes < 7 * r.dry_run.commits,
@@ -218,7 +225,7 @@ fn worn_ring_blocks_are_swapped_with_the_pool() {
     let mut s = spec("xftl", 24, 700, 30, shape(1, 5, 1, 0), false);
     s.device.ftl.wear_spread_max = 2;
     s.torn = vec![Torn::None, Torn::Data];
-    s.expect.push(Expect::RingSwaps);
+    s.expect.push(Expect::Device("ring_swaps"));
     let r = crashtest(&s, &|_, _| {}).unwrap();
     assert_clean(&r);
 }
@@ -228,7 +235,7 @@ fn worn_ring_blocks_are_swapped_with_the_pool() {
 #[test]
 fn every_second_cut_after_recovery() {
     let mut s = spec("xftl", 24, 60, 30, shape(4, 30, 1, 10), false);
-    s.expect = vec![Expect::Commits, Expect::Aborts, Expect::TornDataIntactOob];
+    s.expect = vec![Expect::Device("commits"), Expect::Device("aborts"), Expect::TornDataIntactOob];
     common::run_every_second_cut(s);
 }
 

@@ -11,9 +11,9 @@ use txftl_harness::{CrashSpec, DeviceSpec, Expect, TxShape};
 /// protocol must show besides (SCC: forced erases).
 pub fn spec(protocol: &str, ops: u64, fill_pct: u32, tx: TxShape, recovery_cuts: bool, own: &[Expect]) -> CrashSpec {
     let mut expect = vec![
-        Expect::Commits,
-        Expect::Aborts,
-        Expect::Gc,
+        Expect::Device("commits"),
+        Expect::Device("aborts"),
+        Expect::Device("gc_runs"),
         Expect::TornDataIntactOob,
         Expect::ZoneScans,
     ];
@@ -46,7 +46,7 @@ pub fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: u32
 pub fn with_summaries(mut s: CrashSpec) -> CrashSpec {
     s.device.opts = s.device.opts.clone().with("summary-pages", 1);
     s.replay_base = s.replay_base.replacen(" --seed 1 ", " --seed 1 --protocol-opt summary-pages=1 ", 1);
-    s.expect.push(Expect::SummaryWrites);
+    s.expect.push(Expect::Device("summary_pages_written"));
     s.expect.push(Expect::SummariesTrusted);
     s
 }
@@ -62,10 +62,10 @@ pub fn print_summary_figures(r: &txftl_harness::CrashReport) {
         r.recovery_crash_points,
         r.second_crash_points,
         r.violation_count,
-        x.summary_pages_written,
+        x.dry_run.summary_pages_written,
         x.summaries_trusted,
         x.summary_fallbacks,
-        x.gc_runs
+        x.dry_run.gc_runs
     );
 }
 
@@ -73,7 +73,7 @@ pub fn print_summary_figures(r: &txftl_harness::CrashReport) {
 #[allow(dead_code)]
 pub fn summary_pages_under_gc(s: CrashSpec) {
     let mut s = with_summaries(s);
-    s.expect.push(Expect::Checkpoints);
+    s.expect.push(Expect::Device("checkpoints"));
     print_summary_figures(&common::run_clean(&s));
 }
 
