@@ -39,6 +39,122 @@ pub trait AnyDevice: Device + Send {
     fn fork(&self) -> Option<Box<dyn AnyDevice>> {
         None
     }
+    /// What the device promises a mount rebuilds from the NAND alone, as it
+    /// stands between two host operations (`DurableState`): the crash
+    /// harness mounts a copy of the NAND at every checkpoint of a run and
+    /// compares. `None`: the device describes none.
+    fn durable_state(&self) -> Option<DurableState> {
+        None
+    }
+}
+
+/// A canonical, comparable description of a device's durable protocol
+/// state: named parts (the L2P, a protocol's pins, committed versions,
+/// tables), each a list of lines in a fixed order. Only what a recovery
+/// from the NAND alone must rebuild goes in: not open transactions (a cut
+/// drops them), caches, or GC's bookkeeping.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DurableState {
+    pub parts: Vec<DurablePart>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DurablePart {
+    pub name: &'static str,
+    /// Sorted when `at_least`; in the order given otherwise.
+    pub lines: Vec<String>,
+    /// The live device may hold more than a recovery rebuilds, never less
+    /// (BPCC's pins: the live device still counts pages of a block waiting
+    /// for its erase, which a recovery does not read).
+    pub at_least: bool,
+}
+
+/// Lines of a part shown around the first difference.
+const DIFF_LINES_MAX: usize = 3;
+
+impl DurableState {
+    /// The L2P's mapped entries over `logical_pages`, each by the CRC-32 of
+    /// the data its page holds on `nand`, not by the page: a recovery may
+    /// map a GC move's source, not yet erased, where the live device maps
+    /// the copy (Möbius logs no GC move).
+    pub fn with_mappings(nand: &Nand, logical_pages: u32, mapping: impl Fn(u32) -> Option<u32>) -> DurableState {
+        let mut s = DurableState::default();
+        let line = |lpn: u32, ppn: u32| format!("lpn {lpn}: data crc {:08x}", crc32fast::hash(&nand.inspect_data(ppn)));
+        s.part(
+            "mappings",
+            (0..logical_pages).filter_map(|lpn| mapping(lpn).map(|ppn| line(lpn, ppn))),
+        );
+        s
+    }
+
+    /// Adds part `name`, its lines in the order given (canonical: the
+    /// caller iterates an ordered collection); a recovery must rebuild it
+    /// exactly.
+    pub fn part(&mut self, name: &'static str, lines: impl IntoIterator<Item = String>) {
+        self.push(name, lines.into_iter().collect(), false);
+    }
+
+    /// Adds part `name`, of which a recovery must rebuild no line the live
+    /// device does not hold ([`DurablePart::at_least`]).
+    pub fn part_at_least(&mut self, name: &'static str, lines: impl IntoIterator<Item = String>) {
+        let mut lines: Vec<String> = lines.into_iter().collect();
+        lines.sort_unstable();
+        lines.dedup();
+        self.push(name, lines, true);
+    }
+
+    fn push(&mut self, name: &'static str, lines: Vec<String>, at_least: bool) {
+        debug_assert!(self.parts.iter().all(|p| p.name != name), "durable state part `{name}` added twice");
+        self.parts.push(DurablePart { name, lines, at_least });
+    }
+
+    /// The first difference between the live device's state (`self`) and a
+    /// recovered one's, named by part and line; `None` if they agree.
+    pub fn diff(&self, recovered: &DurableState) -> Option<String> {
+        let names = |s: &DurableState| s.parts.iter().map(|p| p.name).collect::<Vec<_>>();
+        if names(self) != names(recovered) {
+            return Some(format!("parts {:?} live, {:?} recovered", names(self), names(recovered)));
+        }
+        for (live, rec) in self.parts.iter().zip(&recovered.parts) {
+            let name = live.name;
+            if live.at_least {
+                let missing: Vec<&str> = rec
+                    .lines
+                    .iter()
+                    .filter(|l| live.lines.binary_search(l).is_err())
+                    .map(String::as_str)
+                    .collect();
+                if let Some(first) = missing.first() {
+                    return Some(format!(
+                        "{name}: the recovery rebuilds {} the live device does not hold, first [{first}]",
+                        missing.len()
+                    ));
+                }
+                continue;
+            }
+            if live.lines == rec.lines {
+                continue;
+            }
+            let (live, rec) = (&live.lines, &rec.lines);
+            let i = live.iter().zip(rec).position(|(a, b)| a != b).unwrap_or(live.len().min(rec.len()));
+            let show = |l: &[String]| {
+                let shown: Vec<&str> = l.iter().skip(i).take(DIFF_LINES_MAX).map(String::as_str).collect();
+                if shown.is_empty() {
+                    "(end)".to_string()
+                } else {
+                    shown.join("; ")
+                }
+            };
+            return Some(format!(
+                "{name} differ at entry {i} of {} live, {} recovered: live [{}], recovered [{}]",
+                live.len(),
+                rec.len(),
+                show(live),
+                show(rec)
+            ));
+        }
+        None
+    }
 }
 
 /// A protocol whose device is the framework's FTL itself, with no wrapper
@@ -83,6 +199,11 @@ impl<H: Hooks + Registered + Clone + Send + 'static> AnyDevice for Ftl<H> {
     }
     fn fork(&self) -> Option<Box<dyn AnyDevice>> {
         Some(Box::new(self.clone()))
+    }
+    fn durable_state(&self) -> Option<DurableState> {
+        Some(DurableState::with_mappings(Ftl::nand(self), self.logical_pages(), |lpn| {
+            Ftl::mapping(self, lpn)
+        }))
     }
 }
 

@@ -46,7 +46,7 @@ mod writeback;
 
 /// The L2P entry of a logical page that maps nowhere (a recovery update
 /// with it takes the page back to unmapped).
-pub use any_device::{AnyDevice, MountFailure, Registered};
+pub use any_device::{AnyDevice, DurablePart, DurableState, MountFailure, Registered};
 pub use checkpoint::UNMAPPED;
 pub use config::{Canary, FtlConfig, GcPolicy, DEFAULT_OVERPROVISION_PCT};
 pub use counters::{CounterSpec, Group, ProtocolCounters, Row, StatSpec, PROTOCOL_COUNTERS_MAX};

@@ -69,8 +69,28 @@ macro_rules! any_device_over_ftl {
             fn fork(&self) -> Option<Box<dyn $crate::AnyDevice>> {
                 Some(Box::new(self.clone()))
             }
+            fn durable_state(&self) -> Option<txftl_ftl::DurableState> {
+                let committed = |lpn| $crate::DurableParts::committed_page(self, lpn, self.ftl.mapping(lpn));
+                let mut state = txftl_ftl::DurableState::with_mappings(self.ftl.nand(), self.ftl.logical_pages(), committed);
+                $crate::DurableParts::durable_parts(self, &mut state);
+                Some(state)
+            }
         }
     };
+}
+
+/// A protocol's own part of its device's durable state
+/// (`AnyDevice::durable_state`), beside the L2P the macro above adds:
+/// what a mount rebuilds from the NAND alone and the device keeps in DRAM
+/// (BPCC's pins and committed versions). None by default.
+pub(crate) trait DurableParts {
+    /// The page a recovery maps `lpn` to, the L2P mapping it to `mapped`:
+    /// `mapped`, unless an open transaction's page is in the L2P before its
+    /// commit (NoLgn: the old version is what survives a cut).
+    fn committed_page(&self, _lpn: txftl_ftl::Lpn, mapped: Option<txftl_ftl::Ppn>) -> Option<txftl_ftl::Ppn> {
+        mapped
+    }
+    fn durable_parts(&self, _state: &mut txftl_ftl::DurableState) {}
 }
 
 pub mod cycle;
@@ -79,7 +99,7 @@ mod sorted_map;
 
 pub use registry::{Build, Builder, CanarySpec, Protocol, ProtocolEntry, SqlJournal, Stage, TxPagesBound};
 pub use txftl_ftl::entry::{DEFAULT_PROTOCOL, DEFAULT_TRANSACTIONAL_PROTOCOL};
-pub use txftl_ftl::{AnyDevice, MountFailure, OptionSpec, ProtocolOptions};
+pub use txftl_ftl::{AnyDevice, DurableState, MountFailure, OptionSpec, ProtocolOptions};
 
 use txftl_ftl::{DeviceError, FtlConfig, FtlMemory};
 use txftl_nand::{Nand, NandConfig};

@@ -283,3 +283,5 @@ impl Device for AtomicWrite {
 }
 
 any_device_over_ftl!(AtomicWrite, ENTRY);
+
+impl crate::DurableParts for AtomicWrite {}

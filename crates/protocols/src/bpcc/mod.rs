@@ -646,3 +646,25 @@ impl Device for Bpcc {
 }
 
 any_device_over_ftl!(Bpcc, ENTRY);
+
+/// Each logical page's last committed version (what the next write's back
+/// pointer names), and the pins, by the version each pinned page holds (a
+/// GC victim not yet erased may hold a second copy): recovery rebuilds both
+/// from the pages on flash (`recovery.rs`). The live device may hold more
+/// pins than a recovery rebuilds (it counts the pages of a block waiting
+/// for its erase, which recovery does not read), never fewer. Not the dead
+/// versions: a transaction open at the checkpoint is dead to a recovery.
+impl crate::DurableParts for Bpcc {
+    fn durable_parts(&self, state: &mut txftl_ftl::DurableState) {
+        let h = self.ftl.hooks();
+        let committed = h.committed.iter().enumerate().filter(|&(_, &v)| v != 0);
+        state.part("committed versions", committed.map(|(lpn, v)| format!("lpn {lpn} version {v}")));
+        // Each (pinned version, straddled version) pair: a recovery pins a
+        // version for no dead version the live device does not.
+        let pins = h.pinned.iter().flat_map(|(ppn, srs)| {
+            let at = h.pinned_at[ppn];
+            srs.iter().map(move |v| format!("{at:?} straddles {v:?}"))
+        });
+        state.part_at_least("pins", pins);
+    }
+}

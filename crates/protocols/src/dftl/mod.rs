@@ -125,3 +125,5 @@ impl Device for Dftl {
 }
 
 any_device_over_ftl!(Dftl, ENTRY);
+
+impl crate::DurableParts for Dftl {}

@@ -576,3 +576,5 @@ impl Device for LightTx {
 }
 
 any_device_over_ftl!(LightTx, ENTRY);
+
+impl crate::DurableParts for LightTx {}

@@ -477,3 +477,5 @@ impl Device for Mobius {
 
 // A clean close checkpoints: nothing needs logging first.
 any_device_over_ftl!(Mobius, ENTRY);
+
+impl crate::DurableParts for Mobius {}

@@ -320,3 +320,15 @@ impl TxEnd for NoLgn {
 }
 
 any_device_over_ftl!(NoLgn, ENTRY);
+
+/// An open transaction's page is in the L2P from its write on: its old
+/// version (none: unmapped) is what a recovery maps.
+impl crate::DurableParts for NoLgn {
+    fn committed_page(&self, lpn: Lpn, mapped: Option<txftl_ftl::Ppn>) -> Option<txftl_ftl::Ppn> {
+        match self.ftl.hooks().p2p.old_of(lpn) {
+            Some(NO_PAGE) => None,
+            Some(old) => Some(old),
+            None => mapped,
+        }
+    }
+}

@@ -444,3 +444,5 @@ impl Device for Scc {
 }
 
 any_device_over_ftl!(Scc, ENTRY);
+
+impl crate::DurableParts for Scc {}

@@ -283,3 +283,5 @@ impl Remap for SwWal {
 }
 
 any_device_over_ftl!(SwWal, ENTRY, |d: &mut SwWal| d.apply_pending());
+
+impl crate::DurableParts for SwWal {}

@@ -846,3 +846,5 @@ any_device_over_ftl!(XFtl, ENTRY, |d: &mut XFtl| if d.ftl.hooks().table_dirty {
 } else {
     Ok(())
 });
+
+impl crate::DurableParts for XFtl {}
