@@ -22,13 +22,15 @@
 //!    must hold the same logical contents as the uncut recovery. The flash at
 //!    each such cut is the recovery's starting flash with its logged programs
 //!    and erases before the cut redone (`Nand::redo`): reads change nothing.
-//! 4. Two-cut runs (`second_cuts`, `second.rs`): after a point's recovery
+//! 4. At every checkpoint of the dry run, a recovery from a copy of the NAND
+//!    must rebuild the durable state the live device holds (`durable.rs`).
+//! 5. Two-cut runs (`second_cuts`, `second.rs`): after a point's recovery
 //!    passed its checks, the host goes on with a continuation of the
 //!    workload on the recovered device, and power is cut again inside it, at
 //!    every one of its mutating operations or at a seeded sample of them;
 //!    recovery and the same checks follow, against a model that starts from
 //!    what the first recovery returned. State a mount rebuilds in DRAM is
-//!    only ever tested this way.
+//!    tested this way, and against the live device's by step 4.
 //!
 //! The dry runs (the workload's, and each continuation's) also check the
 //! FTL's and the protocol's DRAM invariants on the live device after every
@@ -44,6 +46,7 @@
 //! the same flash as a cut just before the next program or erase, with fewer
 //! operations acknowledged, so it is a strictly weaker check.
 
+mod durable;
 pub(crate) mod fork;
 mod second;
 
@@ -234,6 +237,10 @@ pub struct CrashReport {
     pub wall_seconds: f64,
     /// Crash points of every kind (first, recovery, second) per wall second.
     pub points_per_second: f64,
+    /// Recovery-equivalence checks run, one at each checkpoint of the dry
+    /// run (`durable.rs`; a mismatch is a violation above), and their wall time.
+    pub durable_checks: u64,
+    pub durable_check_seconds: f64,
     /// Cuts at instants (with `in_flight`): their count and findings (their
     /// violations are among the above).
     pub in_flight: Option<InFlightReport>,
@@ -699,7 +706,7 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
     let info = dev.info();
     let host_ops = OpStream::new(spec.workload, info.logical_pages).total_ops();
     let start = Run::first(spec.workload, info.logical_pages, info.page_size);
-    let dry = fork::dry_run(&mut *dev, start).map_err(CrashError::DryRun)?;
+    let dry = fork::dry_run(&mut *dev, start, Some(&spec.device)).map_err(CrashError::DryRun)?;
     let dry_run = dev.stats();
     drop(dev);
     let mut points = points_of(spec, &dry.log)?;
@@ -724,9 +731,14 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
         violations: Vec::new(),
         wall_seconds: 0.0,
         points_per_second: 0.0,
+        durable_checks: 0,
+        durable_check_seconds: 0.0,
         in_flight: None,
     };
     report.exercised.cross_tx_updates = dry.end.stream.cross_tx_updates;
+    report.durable_checks = dry.durable_checks;
+    report.durable_check_seconds = dry.durable_seconds;
+    add_durable_mismatches(spec, &mut report, &dry.durable_mismatches);
     for r in &results {
         add_point(spec, &mut report, r);
     }
@@ -757,6 +769,31 @@ pub fn crashtest(spec: &CrashSpec, progress: &(dyn Fn(u64, u64) + Sync)) -> Resu
     let all = report.crash_points + report.recovery_crash_points + report.second_crash_points;
     report.points_per_second = all as f64 / report.wall_seconds.max(1e-9);
     Ok(report)
+}
+
+/// Adds the dry run's recovery-equivalence mismatches to the report, each
+/// as a violation at the point after the host operation that took the
+/// checkpoint, nothing torn: a replay of any point runs the dry run, and
+/// the check, again.
+fn add_durable_mismatches(spec: &CrashSpec, report: &mut CrashReport, found: &[durable::Mismatch]) {
+    for m in found {
+        report.violation_count += 1;
+        if report.violations.len() >= 50 {
+            continue;
+        }
+        report.violations.push(CrashViolation {
+            at_op: m.flash_ops,
+            at_ns: None,
+            torn: Torn::None,
+            recovery_cut: None,
+            second_cut: None,
+            message: format!(
+                "at the checkpoint of host op {} (no cut), a recovery of a copy of the NAND rebuilt another state than the live device holds: {}",
+                m.host_op, m.message
+            ),
+            replay: spec.replay(m.flash_ops, Torn::None, None),
+        });
+    }
 }
 
 /// Adds one point's counts and violations (the first 50 kept) to the report.

@@ -10,7 +10,7 @@
 //! and the fork goes on until power is lost, exactly as the replayed run
 //! would from that operation on. Nothing the replay would check is skipped.
 
-use super::{lost_page, CrashError};
+use super::{durable, lost_page, CrashError, DeviceSpec};
 use crate::data::Content;
 use crate::model::TxModel;
 use crate::run::{Driver, Outcome};
@@ -124,13 +124,22 @@ pub(super) struct DryRun {
     pub log: Vec<txftl_nand::FlashOp>,
     pub host_starts: Vec<u64>,
     pub end: Run,
+    /// The recovery-equivalence checks run (`durable.rs`), what they found,
+    /// and their wall time.
+    pub durable_checks: u64,
+    pub durable_mismatches: Vec<durable::Mismatch>,
+    pub durable_seconds: f64,
 }
 
 /// Runs `run` on `dev` to its end with the operation log on, checking the
-/// device's invariants after every host operation. `Err`: a violation.
-pub(super) fn dry_run(dev: &mut dyn AnyDevice, mut run: Run) -> Result<DryRun, String> {
+/// device's invariants after every host operation. With `durable` (the
+/// device's spec), also the recovery-equivalence check after every host
+/// operation that took a checkpoint (`durable.rs`). `Err`: a violation.
+pub(super) fn dry_run(dev: &mut dyn AnyDevice, mut run: Run, durable: Option<&DeviceSpec>) -> Result<DryRun, String> {
     dev.nand_mut().set_op_log(true);
     let mut host_starts = Vec::new();
+    let (mut durable_checks, mut durable_mismatches, mut durable_seconds) = (0, Vec::new(), 0.0);
+    let mut checkpoints = dev.stats().checkpoints;
     loop {
         host_starts.push(dev.nand().op_log().len() as u64);
         match run.step(dev, true)? {
@@ -141,6 +150,23 @@ pub(super) fn dry_run(dev: &mut dyn AnyDevice, mut run: Run) -> Result<DryRun, S
                 break;
             }
         }
+        let Some(spec) = durable else { continue };
+        let now = dev.stats().checkpoints;
+        if now == checkpoints {
+            continue;
+        }
+        assert!(now > checkpoints, "the checkpoint count went back from {checkpoints} to {now}");
+        checkpoints = now;
+        let started = std::time::Instant::now();
+        durable_checks += 1;
+        if let Some(why) = durable::check(spec, dev) {
+            durable_mismatches.push(durable::Mismatch {
+                host_op: run.host_ops - 1,
+                flash_ops: dev.nand().op_log().len() as u64,
+                message: why,
+            });
+        }
+        durable_seconds += started.elapsed().as_secs_f64();
     }
     let log = dev.nand().op_log().to_vec();
     dev.nand_mut().set_op_log(false);
@@ -148,6 +174,9 @@ pub(super) fn dry_run(dev: &mut dyn AnyDevice, mut run: Run) -> Result<DryRun, S
         log,
         host_starts,
         end: run,
+        durable_checks,
+        durable_mismatches,
+        durable_seconds,
     })
 }
 

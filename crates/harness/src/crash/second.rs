@@ -77,7 +77,7 @@ pub(super) fn continue_and_cut(
         reported_losses: 0,
     };
     let mut probe = dev.fork().ok_or(CrashError::NoFork)?;
-    let dry = match fork::dry_run(&mut *probe, start.clone()) {
+    let dry = match fork::dry_run(&mut *probe, start.clone(), None) {
         Ok(d) => d,
         Err(msg) => {
             result.violations.push((Found::Continuation, msg));
