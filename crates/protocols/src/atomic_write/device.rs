@@ -250,6 +250,13 @@ impl Device for AtomicWrite {
         let start = self.ftl.now();
         if self.append_cached(true)? {
             let g = self.ftl.hooks_mut().open.take().expect("the open group");
+            // The state machine: the flag page closed the group, every page
+            // it maps is one of its own on flash.
+            assert!(g.cached.is_none(), "commit of transaction {tid}: its flag page is still cached");
+            debug_assert!(
+                g.entries.values().all(|p| g.pages.contains(p)),
+                "commit of transaction {tid}: a mapping to a page not of its group"
+            );
             // Its done time includes the flag page's.
             self.ftl.wait_until(g.done_ns);
             for (&lpn, &ppn) in &g.entries {
@@ -257,6 +264,7 @@ impl Device for AtomicWrite {
             }
             let hooks = self.ftl.hooks_mut();
             let (commit, map_log) = (hooks.next_commit, hooks.map_log);
+            assert_ne!(commit, 0, "commit numbers start at 1 (0: none)");
             hooks.next_commit = commit.wrapping_add(1).max(1);
             if map_log {
                 self.write_back_log(commit, &g.entries)?;

@@ -321,8 +321,10 @@ impl EventHooks for AwHooks {
         // a GC copy of an older one would be newer in the log than the
         // version that replaced it.
         if let Some(older) = g.entries.insert(oob.lpn, ppn) {
-            g.pages.remove(&older);
+            let kept = g.pages.remove(&older);
+            debug_assert!(kept, "lpn {}: its older page {older} was not the group's", oob.lpn);
         }
+        debug_assert!(g.first_seq == 0 || oob.seq > g.first_seq, "a group's pages are programmed in sequence order");
         if g.first_seq == 0 {
             g.first_seq = oob.seq;
         }

@@ -149,6 +149,8 @@ pub(super) fn redo_last_group(pages: &[ScannedPage], floor: u64, ckpt_seq: u64) 
         .map(|p| p.oob.seq)
         .max()
         .unwrap_or(floor);
+    assert!(start < commit, "the redone group starts at {start}, not before its flag page {commit}");
+    debug_assert!(floor <= start, "the redone group starts at {start}, before the floor {floor}");
     let mut newest: BTreeMap<Lpn, (u64, Ppn)> = BTreeMap::new();
     for p in pages.iter().filter(|p| p.oob.seq > start && p.oob.seq <= commit && flag(p).group) {
         let e = newest.entry(p.oob.lpn).or_insert((p.oob.seq, p.ppn));

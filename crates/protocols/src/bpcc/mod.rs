@@ -191,6 +191,12 @@ impl BpccHooks {
         if self.committed.len() <= i {
             self.committed.resize(i + 1, 0);
         }
+        // Back pointers name the last committed version: it only grows.
+        assert!(
+            version >= self.committed[i],
+            "lpn {lpn}: committed version goes back from {} to {version}",
+            self.committed[i]
+        );
         self.committed[i] = version;
         self.since_commit.remove(&lpn);
     }
@@ -243,6 +249,7 @@ impl BpccHooks {
             }
         }
         if let Some(n) = self.dead.get_mut(&d.tx_id) {
+            assert!(*n > 0, "transaction {}: more guarded versions released than it had", d.tx_id);
             *n -= 1;
             if *n == 0 {
                 self.dead.remove(&d.tx_id);
@@ -308,6 +315,12 @@ impl BpccHooks {
     }
 
     fn pin(&mut self, ppn: Ppn, at: Version, srs: BTreeSet<Version>) {
+        assert!(!srs.is_empty(), "page {ppn} pinned for no dead version");
+        debug_assert!(
+            srs.iter().all(|&(lpn, v)| lpn == at.0 && v < at.1),
+            "page {ppn} ({at:?}) pinned for {srs:?}: a page straddles older versions of its own lpn only"
+        );
+        debug_assert!(!self.pinned.contains_key(&ppn), "page {ppn} pinned twice");
         self.pinned_at.insert(ppn, at);
         for v in &srs {
             if let Some(d) = self.dead_versions.get_mut(v) {
@@ -511,6 +524,7 @@ impl RecoveryHooks for BpccHooks {
                 .collect();
             self.add_dead(tx, versions);
         }
+        assert_eq!(r.pinned.len(), r.pinned_at.len(), "recovery: a pinned page without its version");
         for (ppn, srs) in r.pinned {
             self.pin(ppn, r.pinned_at[&ppn], srs);
         }
@@ -531,6 +545,14 @@ impl EventHooks for BpccHooks {
             return; // a GC copy: `on_relocate` follows
         }
         let rec = PageRecord::of(oob);
+        // What write_tx cached (or write computed) is still the last
+        // committed version: no other writer of the lpn in between.
+        debug_assert_eq!(
+            rec.back,
+            self.committed_version(oob.lpn),
+            "page {ppn} of lpn {}: its back pointer is not the last committed version",
+            oob.lpn
+        );
         // Its back pointer straddles every guarded dead version of this page
         // since its last commit: it must outlive their guards.
         if let Some(vs) = self.since_commit.get(&oob.lpn) {
@@ -614,6 +636,14 @@ impl Device for Bpcc {
         let geo = *self.ftl.nand().geometry();
         let hooks = self.ftl.hooks_mut();
         let t = hooks.txs.close(tid).expect("checked above");
+        if let Some(c) = &t.cached {
+            assert_eq!(
+                t.order.last(),
+                Some(&(c.lpn, c.version)),
+                "abort of transaction {}: its cached page is not its last version",
+                t.tx_id
+            );
+        }
         // Its versions in order, each linking to the next; the last (the
         // cached page, dropped) never reached the flash, so nothing links
         // back to the first.

@@ -76,6 +76,16 @@ pub(crate) fn write_tx<H: CycleHooks>(ftl: &mut Ftl<H>, tid: Tid, lpn: Lpn, data
     // it is programmed.
     let extra = hooks.extra_for(lpn);
     let t = hooks.txs_mut().get_mut(tid).expect("checked above");
+    debug_assert!(
+        t.cached.is_none(),
+        "transaction {}: the page cached before was not programmed",
+        t.tx_id
+    );
+    debug_assert!(
+        t.order.last().is_none_or(|&(_, v)| v < version),
+        "transaction {}: versions handed out out of order",
+        t.tx_id
+    );
     t.cached = Some(super::open::Cached {
         lpn,
         version,
@@ -114,6 +124,24 @@ pub(crate) fn commit<H: CycleHooks>(ftl: &mut Ftl<H>, tid: Tid) -> Result<u64> {
         program_cached(ftl, tid, first, true)?;
         let hooks = ftl.hooks_mut();
         let t = hooks.txs_mut().close(tid).expect("checked above");
+        // The state machine: the commit page, cached last, is programmed
+        // now, and every logical page written has its newest page on flash.
+        assert!(
+            t.cached.is_none(),
+            "commit of transaction {}: its last page is still cached",
+            t.tx_id
+        );
+        assert_eq!(
+            t.entries.len(),
+            t.lpns.len(),
+            "commit of transaction {}: a page it wrote is mapped before it is programmed",
+            t.tx_id
+        );
+        debug_assert!(
+            t.entries.iter().all(|(&lpn, &(_, v))| t.order.contains(&(lpn, v))),
+            "commit of transaction {}: a programmed version it never wrote",
+            t.tx_id
+        );
         hooks.committing(&t);
         ftl.wait_until(t.done_ns);
         for (lpn, (ppn, _)) in t.entries {

@@ -103,7 +103,7 @@ impl<X> OpenTxs<X> {
 
     pub fn new_version(&mut self) -> u64 {
         let v = self.next_version;
-        self.next_version += 1;
+        self.next_version = v.checked_add(1).expect("versions are used up");
         v
     }
 
@@ -132,17 +132,21 @@ impl<X> OpenTxs<X> {
             return Err(DeviceError::TransactionExists(tid));
         }
         let tx_id = self.new_tx_id()?;
-        self.by_tx_id.insert(tx_id, tid);
+        let reused = self.by_tx_id.insert(tx_id, tid);
+        assert!(reused.is_none(), "TxID {tx_id} handed out twice");
         self.open.insert(tid, OpenTx::new(tx_id));
+        debug_assert_eq!(self.open.len(), self.by_tx_id.len(), "open transactions and their TxIDs");
         Ok(())
     }
 
     /// Closes `tid` (committed or aborted): its pages are no longer kept for it.
     pub fn close(&mut self, tid: Tid) -> Option<OpenTx<X>> {
         let t = self.open.remove(&tid)?;
-        self.by_tx_id.remove(&t.tx_id);
+        let named = self.by_tx_id.remove(&t.tx_id);
+        assert_eq!(named, Some(tid), "transaction {tid}'s TxID {} names another", t.tx_id);
         for (p, _) in t.entries.values() {
-            self.live.remove(p);
+            let was = self.live.remove(p);
+            debug_assert!(was, "transaction {tid}: its newest page {p} was not kept live");
         }
         Some(t)
     }
@@ -168,7 +172,13 @@ impl<X> OpenTxs<X> {
             return;
         };
         let Some(t) = self.open.get_mut(&tid) else { return };
-        if let Some((older, _)) = t.entries.insert(lpn, (ppn, version)) {
+        assert!(
+            version < self.next_version,
+            "{}: page {ppn} carries version {version}, not handed out yet",
+            self.protocol
+        );
+        if let Some((older, v)) = t.entries.insert(lpn, (ppn, version)) {
+            debug_assert!(v < version, "transaction {tid}: lpn {lpn}'s version {version} programmed after {v}");
             self.live.remove(&older);
         }
         self.live.insert(ppn);

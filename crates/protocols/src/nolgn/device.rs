@@ -133,7 +133,15 @@ impl NoLgn {
     fn finish_commit(&mut self, tid: Tid) -> Result<()> {
         let done = self.open_tx(tid)?.done_ns;
         self.ftl.wait_until(done);
-        self.ftl.hooks_mut().p2p.close(tid);
+        let t = self.ftl.hooks_mut().p2p.close(tid);
+        // The state machine: the end-flagged page was the last program;
+        // nothing is held back, every page it wrote is on flash.
+        let t = t.expect("checked open above");
+        assert!(t.held.is_none(), "commit of transaction {tid}: a page is still held back");
+        debug_assert!(
+            t.entries.values().all(|e| e.new != NO_PAGE),
+            "commit of transaction {tid}: a page it wrote was never programmed"
+        );
         self.ftl.tx_commit(tid);
         self.housekeeping_after_end()?;
         // With an image synced at flushes, a commit that returns is on the host's disk.
@@ -281,6 +289,11 @@ impl Device for NoLgn {
                 continue; // held back, never programmed: the L2P still names the old
             }
             rolled += 1;
+            debug_assert_eq!(
+                self.ftl.mapping(lpn),
+                Some(e.new),
+                "abort of transaction {tid}: lpn {lpn} maps its new page until the rollback"
+            );
             if e.old == NO_PAGE {
                 self.ftl.unmap_page(lpn)?;
             } else {

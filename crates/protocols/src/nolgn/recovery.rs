@@ -80,6 +80,13 @@ pub fn resolve(ckpt_seq: u64, section: &Section, pages: &[ScannedPage]) -> Resol
             old: tag.old_ppn,
         });
     }
+    // Pages are found in sequence order within a transaction? Not needed:
+    // each is applied at its own sequence number. A transaction is open at
+    // the checkpoint once.
+    debug_assert!(
+        section.open.windows(2).all(|w| w[0].tx_id != w[1].tx_id),
+        "the checkpoint lists an open transaction twice"
+    );
     for open in &section.open {
         let found = since.remove(&open.tx_id);
         let committed = open.ended || found.as_ref().is_some_and(|(end, _)| *end);
@@ -135,6 +142,7 @@ fn roll_back(pages: &[TxPage], skip: impl Fn(Lpn) -> bool, intact: &BTreeSet<Ppn
             continue;
         }
         r.rollback_pages += 1;
+        debug_assert!(p.old != p.ppn, "lpn {lpn}: page {} names itself as its old version", p.ppn);
         if p.old != NO_PAGE && !intact.contains(&p.old) {
             continue;
         }

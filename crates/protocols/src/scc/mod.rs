@@ -316,6 +316,11 @@ impl RecoveryHooks for SccHooks {
                 },
             );
         }
+        // A committed version's page is never an uncommitted one's.
+        debug_assert!(
+            r.mappings.iter().all(|(_, (ppn, _))| !self.dead_page.contains_key(ppn)),
+            "recovery maps a page of an uncommitted transaction"
+        );
         Ok(r.mappings
             .into_iter()
             .map(|(lpn, (ppn, seq))| RecoveredUpdate { seq, lpn, ppn })
@@ -431,6 +436,12 @@ impl Device for Scc {
         self.ftl.hooks().txs.get(tid)?;
         let hooks = self.ftl.hooks_mut();
         let t = hooks.txs.close(tid).expect("checked above");
+        assert!(!hooks.dead.contains_key(&t.tx_id), "transaction {} aborted twice", t.tx_id);
+        debug_assert!(
+            t.programmed.values().all(|&(_, v)| t.lpns.contains(&v.0)),
+            "abort of transaction {}: a programmed page of an lpn it never wrote",
+            t.tx_id
+        );
         hooks.add_dead(
             t.tx_id,
             Dead {

@@ -145,9 +145,15 @@ impl SwWal {
     /// Applies the pending remaps to the L2P (the flush's checkpoint, or the
     /// next one, makes them durable).
     fn apply_pending(&mut self) -> Result<()> {
-        let pending = std::mem::take(&mut self.ftl.hooks_mut().pending);
-        self.ftl.hooks_mut().pending_from.clear();
+        let h = self.ftl.hooks_mut();
+        assert_eq!(h.pending.len(), h.pending_from.len(), "the two maps of pending remaps differ");
+        assert!(h.pending.len() <= h.pending_max as usize, "more pending remaps than the table holds");
+        let pending = std::mem::take(&mut h.pending);
+        h.pending_from.clear();
         for (to, from) in pending {
+            // Before a remap's source changes, the remap is applied
+            // (`before_change`): the source still maps the page written for it.
+            debug_assert!(self.ftl.mapping(from).is_some(), "pending remap of {from} onto {to}: its source maps no page");
             self.ftl.remap_page(from, to)?;
         }
         Ok(())
@@ -274,6 +280,17 @@ impl Remap for SwWal {
             h.pending_from.remove(&old);
         }
         h.pending_from.insert(from, to);
+        // The source was written remappable for this target: its spare area
+        // names it (the canary skips the check above).
+        debug_assert!(
+            h.canary
+                || self.ftl.mapping(from).is_some_and(|ppn| {
+                    // A spare area bit errors make unreadable proves nothing.
+                    !matches!(Oob::decode(&self.ftl.nand().inspect_oob(ppn)), OobState::Valid(o) if RemapTag::of(&o).target != Some(to))
+                }),
+            "remap of {from} onto {to}: its page was not written for that target"
+        );
+        let h = self.ftl.hooks_mut();
         debug_assert_eq!(h.pending.len(), h.pending_from.len(), "the two maps of pending remaps differ");
         assert!(h.pending.len() <= h.pending_max as usize);
         h.targets.remove(&from);
