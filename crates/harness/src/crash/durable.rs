@@ -37,9 +37,11 @@ pub(super) fn check(spec: &DeviceSpec, dev: &dyn AnyDevice) -> Option<String> {
     let mut nand = dev.nand().snapshot();
     nand.set_op_log(false);
     nand.set_redo_log(false);
-    let recovered = match txftl_protocols::mount(&spec.protocol, nand, spec.ftl.clone(), &spec.opts) {
-        Ok(d) => d,
-        Err(e) => return Some(format!("a recovery of a copy of the NAND failed: {e}")),
+    let mount = || txftl_protocols::mount(&spec.protocol, nand, spec.ftl.clone(), &spec.opts);
+    let recovered = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(mount)) {
+        Ok(Ok(d)) => d,
+        Ok(Err(e)) => return Some(format!("a recovery of a copy of the NAND failed: {e}")),
+        Err(p) => return Some(format!("a recovery of a copy of the NAND panicked: {}", super::panic_message(&*p))),
     };
     let Some(rebuilt) = recovered.durable_state() else {
         return Some("the recovered device describes no durable state".into());

@@ -10,7 +10,7 @@
 //! and the fork goes on until power is lost, exactly as the replayed run
 //! would from that operation on. Nothing the replay would check is skipped.
 
-use super::{durable, lost_page, CrashError, DeviceSpec};
+use super::{durable, lost_page, panic_message, CrashError, DeviceSpec};
 use crate::data::Content;
 use crate::model::TxModel;
 use crate::run::{Driver, Outcome};
@@ -142,7 +142,16 @@ pub(super) fn dry_run(dev: &mut dyn AnyDevice, mut run: Run, durable: Option<&De
     let mut checkpoints = dev.stats().checkpoints;
     loop {
         host_starts.push(dev.nand().op_log().len() as u64);
-        match run.step(dev, true)? {
+        // An assertion of the device's (a state transition it checks) is a
+        // broken invariant found at the moment it breaks.
+        let index = run.host_ops;
+        let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run.step(dev, true))).unwrap_or_else(|p| {
+            Err(format!(
+                "invariant broken on the live device in host op {index}: panicked: {}",
+                panic_message(&*p)
+            ))
+        });
+        match step? {
             Step::Next => {}
             Step::Cut => return Err("power was lost with no cut armed".into()),
             Step::End => {
