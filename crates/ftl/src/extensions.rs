@@ -24,6 +24,7 @@
 
 use crate::device::{Lpn, Tid};
 use crate::error::{DeviceError, Result};
+use crate::op::OpKind;
 
 /// When a static transaction's `swrite` returns (Möbius §IV-B).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,6 +154,20 @@ impl Call<'_> {
             Call::WriteEnd { .. } => "write_end",
             Call::WriteRemappable { .. } => "write_remappable",
             Call::Remap { .. } => "remap",
+        }
+    }
+
+    /// The base operation the call acts as, and whether it acts inside a
+    /// transaction: what a wrapper that attributes device work to calls
+    /// records (the SQLite crash probe's spans). An end-flagged write, a
+    /// static or dynamic transaction's write, is a transaction's write.
+    pub fn acts_as(&self) -> (OpKind, bool) {
+        match self {
+            Call::WriteEnd { .. } | Call::Swrite { .. } | Call::Dwrite { .. } => (OpKind::Write, true),
+            Call::Sread { .. } => (OpKind::Read, false),
+            Call::Dabort => (OpKind::Abort, true),
+            Call::WriteRemappable { .. } => (OpKind::WriteRemappable, false),
+            Call::Remap { .. } => (OpKind::Remap, false),
         }
     }
 

@@ -166,19 +166,13 @@ impl Device for Probe {
     }
     // Every extension call the device offers, passed through (the file
     // system asks for them: without these a probed run would take the
-    // plain paths, NoLgn's held-back page and SW-WAL's copies). An
-    // end-flagged write is a transaction's write, as the spans name it.
+    // plain paths, NoLgn's held-back page and SW-WAL's copies), each
+    // spanned as the base operation it acts as.
     fn offers(&mut self, ext: Extension) -> bool {
         self.dev_mut().offers(ext)
     }
     fn call(&mut self, call: Call<'_>) -> R<u64> {
-        let (kind, in_tx) = match call {
-            Call::WriteEnd { .. } | Call::Swrite { .. } | Call::Dwrite { .. } => (OpKind::Write, true),
-            Call::Sread { .. } => (OpKind::Read, false),
-            Call::Dabort => (OpKind::Abort, true),
-            Call::WriteRemappable { .. } => (OpKind::WriteRemappable, false),
-            Call::Remap { .. } => (OpKind::Remap, false),
-        };
+        let (kind, in_tx) = call.acts_as();
         self.call_spanned(kind, in_tx, |d| d.call(call))
     }
 }
