@@ -338,7 +338,13 @@ any_device_over_ftl!(NoLgn, ENTRY);
 /// version (none: unmapped) is what a recovery maps.
 impl crate::DurableParts for NoLgn {
     fn committed_page(&self, lpn: Lpn, mapped: Option<txftl_ftl::Ppn>) -> Option<txftl_ftl::Ppn> {
-        match self.ftl.hooks().p2p.old_of(lpn) {
+        let p2p = &self.ftl.hooks().p2p;
+        // A transaction whose end-flagged page is programmed is committed on
+        // flash (recovery finds its end flag) before its `commit` returns.
+        if p2p.owner(lpn).and_then(|t| p2p.get(t)).is_some_and(|t| t.ended) {
+            return mapped;
+        }
+        match p2p.old_of(lpn) {
             Some(NO_PAGE) => None,
             Some(old) => Some(old),
             None => mapped,
