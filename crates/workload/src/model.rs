@@ -68,17 +68,26 @@ struct Uncertain {
 }
 
 impl Uncertain {
+    /// Its writes (page, version) no later write touched: the evidence of
+    /// whether it survived.
+    fn kept(&self) -> impl Iterator<Item = (u32, u64)> + '_ {
+        self.writes
+            .iter()
+            .filter(|(l, _)| !self.retouched.contains(l))
+            .map(|(&l, &v)| (l, v))
+    }
+
     /// Found whole: each page no later write touched shows its version
     /// (and one at least does).
     fn whole(&self, value_of: &impl Fn(u32) -> Value) -> bool {
-        let mut kept = self.writes.iter().filter(|(l, _)| !self.retouched.contains(l)).peekable();
-        kept.peek().is_some() && kept.all(|(&l, &v)| value_of(l) == Some(v))
+        let mut kept = self.kept().peekable();
+        kept.peek().is_some() && kept.all(|(l, v)| value_of(l) == Some(v))
     }
 
     /// Found lost: no page shows its version, and a page no later write
     /// touched shows another value.
     fn lost(&self, value_of: &impl Fn(u32) -> Value) -> bool {
-        self.writes.iter().all(|(&l, &v)| value_of(l) != Some(v)) && self.writes.keys().any(|l| !self.retouched.contains(l))
+        self.writes.iter().all(|(&l, &v)| value_of(l) != Some(v)) && self.kept().next().is_some()
     }
 }
 
@@ -130,9 +139,7 @@ impl TxModel {
     /// A write or trim that may have reached the device (acknowledged or in flight).
     pub fn candidate(&mut self, lpn: u32, value: Value) {
         if self.tracked {
-            for u in self.uncertain.iter_mut().filter(|u| u.writes.contains_key(&lpn)) {
-                u.retouched.insert(lpn);
-            }
+            self.retouch(lpn);
             self.since_durable.entry(lpn).or_default().push(value);
             // A remap of the page before the flush is applied first (the
             // device's rule): durable with any checkpoint from now on.
@@ -225,7 +232,7 @@ impl TxModel {
         self.uncertain.retain(|u| !u.acknowledged);
         // An end-flagged transaction not committed yet stays all or nothing.
         for u in &self.uncertain {
-            for (&lpn, &v) in u.writes.iter().filter(|(l, _)| !u.retouched.contains(l)) {
+            for (lpn, v) in u.kept() {
                 self.since_durable.entry(lpn).or_default().push(Some(v));
             }
         }
@@ -248,20 +255,8 @@ impl TxModel {
     /// recovery then commits it. Until its commit returns, a cut shows all
     /// of its writes or none.
     pub fn end_written(&mut self, tid: u32) {
-        if !self.tracked {
-            return;
-        }
         let writes = self.open.get(&tid).cloned().unwrap_or_default();
-        for (&lpn, &v) in &writes {
-            self.candidate(lpn, Some(v));
-        }
-        self.uncertain.retain(|u| u.tid != tid);
-        self.uncertain.push(Uncertain {
-            tid,
-            writes,
-            acknowledged: false,
-            retouched: Default::default(),
-        });
+        self.hold(tid, writes, false);
     }
 
     /// A commit returned: the transaction's writes are visible and durable.
@@ -269,9 +264,7 @@ impl TxModel {
         // An end-flagged transaction's outcome is settled.
         self.uncertain.retain(|u| u.tid != tid);
         for (lpn, v) in self.open.remove(&tid).unwrap_or_default() {
-            for u in self.uncertain.iter_mut().filter(|u| u.writes.contains_key(&lpn)) {
-                u.retouched.insert(lpn);
-            }
+            self.retouch(lpn);
             self.latest[lpn as usize] = Some(v);
             self.durable[lpn as usize] = Some(v);
             self.since_durable.remove(&lpn);
@@ -281,16 +274,7 @@ impl TxModel {
     /// A commit in flight at the cut: its writes may be visible, all or none.
     pub fn commit_in_flight(&mut self, tid: u32) {
         let writes = self.open.remove(&tid).unwrap_or_default();
-        for (&lpn, &v) in &writes {
-            self.candidate(lpn, Some(v));
-        }
-        self.uncertain.retain(|u| u.tid != tid);
-        self.uncertain.push(Uncertain {
-            tid,
-            writes,
-            acknowledged: false,
-            retouched: Default::default(),
-        });
+        self.hold(tid, writes, false);
     }
 
     /// A commit returned, but is durable only at an instant after the cut:
@@ -298,16 +282,35 @@ impl TxModel {
     /// none (until a flush returns: then they are durable like any other).
     pub fn committed_not_durable(&mut self, tid: u32) {
         let writes = self.open.remove(&tid).unwrap_or_default();
+        self.hold(tid, writes, true);
+    }
+
+    /// Transaction `tid`'s `writes` become a commit a cut leaves open, all
+    /// or nothing (replacing any earlier one of `tid`): visible to reads
+    /// now if `acknowledged`, else only maybe.
+    fn hold(&mut self, tid: u32, writes: BTreeMap<u32, u64>, acknowledged: bool) {
         for (&lpn, &v) in &writes {
-            self.acknowledged(lpn, Some(v));
+            match acknowledged {
+                true => self.acknowledged(lpn, Some(v)),
+                false => self.candidate(lpn, Some(v)),
+            }
         }
         if self.tracked {
+            self.uncertain.retain(|u| u.tid != tid);
             self.uncertain.push(Uncertain {
                 tid,
                 writes,
-                acknowledged: true,
+                acknowledged,
                 retouched: Default::default(),
             });
+        }
+    }
+
+    /// `lpn` is written again: the commits a cut leaves open that wrote it
+    /// can no longer be told from its value.
+    fn retouch(&mut self, lpn: u32) {
+        for u in self.uncertain.iter_mut().filter(|u| u.writes.contains_key(&lpn)) {
+            u.retouched.insert(lpn);
         }
     }
 
@@ -373,12 +376,7 @@ impl TxModel {
     pub fn atomic_violation(&self, value_of: impl Fn(u32) -> Value) -> Option<String> {
         self.uncertain.iter().find_map(|u| {
             // A page written again since is no evidence either way.
-            let kept: Vec<(u32, u64)> = u
-                .writes
-                .iter()
-                .filter(|(l, _)| !u.retouched.contains(l))
-                .map(|(&l, &v)| (l, v))
-                .collect();
+            let kept: Vec<(u32, u64)> = u.kept().collect();
             let shown: Vec<u32> = kept.iter().filter(|&&(lpn, v)| value_of(lpn) == Some(v)).map(|&(l, _)| l).collect();
             (!shown.is_empty() && shown.len() != kept.len()).then(|| {
                 format!(
