@@ -267,6 +267,9 @@ pub struct TxDefaults {
     pub concurrency: u32,
     pub nontx_pct: u32,
     pub trim_pct: u32,
+    /// The protocol offers end-flagged writes (`--tx-end-flag`); with no
+    /// protocol known yet, the device's own refusal stands.
+    pub end_flags: bool,
 }
 
 impl TxDefaults {
@@ -274,11 +277,13 @@ impl TxDefaults {
         concurrency: 1,
         nontx_pct: 0,
         trim_pct: 0,
+        end_flags: true,
     };
     pub const CRASH: TxDefaults = TxDefaults {
         concurrency: 2,
         nontx_pct: 10,
         trim_pct: 5,
+        end_flags: true,
     };
 }
 
@@ -287,6 +292,7 @@ impl TxDefaults {
     pub fn for_protocol(self, protocol: &txftl_protocols::ProtocolEntry) -> TxDefaults {
         TxDefaults {
             trim_pct: if protocol.trims { self.trim_pct } else { 0 },
+            end_flags: protocol.extensions.contains(&txftl_ftl::Extension::TxEnd),
             ..self
         }
     }
@@ -330,6 +336,11 @@ impl TxArgs {
             return Err(CliError::Usage(format!(
                 "--nontx-pct {nontx_pct} and --trim-pct {trim_pct} add up to more than 100"
             )));
+        }
+        if self.tx_end_flag && !d.end_flags {
+            return Err(CliError::Usage(
+                "--tx-end-flag needs a protocol with end-flagged transactional writes (write_end), such as nolgn".into(),
+            ));
         }
         let concurrency = self.concurrency.unwrap_or(d.concurrency);
         if self.cross_tx_pct.is_some_and(|p| p > 0) && concurrency < 2 {

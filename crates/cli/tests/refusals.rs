@@ -207,3 +207,15 @@ fn protocols_lists_every_entry() {
     assert_eq!(scc["counters"][0]["key"], "forced_erases");
     assert!(scc["sql_modes"].as_array().unwrap().iter().any(|m| m == "scc-memory"));
 }
+
+/// `--tx-end-flag` on a protocol without end-flagged writes, or on a
+/// workload without transactions, is refused before anything runs.
+#[test]
+fn end_flags_are_refused_where_they_do_not_apply() {
+    let (code, _, err) = txftl(&["crashtest", "--protocol", "xftl", "--workload", "txwrite", "--tx-end-flag"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--tx-end-flag needs a protocol with end-flagged"), "{err}");
+    let (code, _, err) = txftl(&["run", "--protocol", "nolgn", "--workload", "randwrite", "--tx-end-flag"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--tx-end-flag only apply to --workload txwrite"), "{err}");
+}
