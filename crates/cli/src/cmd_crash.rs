@@ -183,6 +183,9 @@ fn replay_base(args: &CrashArgs, chosen: &DeviceChoice, workload: &WorkloadSpec,
         if t.end_flag {
             s += " --tx-end-flag";
         }
+        if let Some(pct) = t.static_dynamic {
+            s += &format!(" --tx-static-dynamic {pct}");
+        }
         if t.exclusive {
             s += " --tx-exclusive";
         }
@@ -205,13 +208,16 @@ fn expectations(torn: &[Torn], workload: &WorkloadSpec, transactional: bool) -> 
     }
     if workload.kind == WorkloadKind::TxWrite {
         expect.push(Expect::Device("commits"));
-        if workload.tx.abort_pct > 0 {
+        // Static transactions never abort (`TxShape::static_dynamic`).
+        if workload.tx.abort_pct > 0 && workload.tx.static_dynamic != Some(0) {
             expect.push(Expect::Device("aborts"));
         }
         if workload.tx.trim_pct > 0 {
             expect.push(Expect::Device("host_trims"));
         }
-        if workload.tx.concurrency > 1 && transactional {
+        // Static transactions the host holds until their swrite are never
+        // open on the device.
+        if workload.tx.concurrency > 1 && transactional && workload.tx.static_dynamic.is_none() {
             expect.push(Expect::Device("protocol_records_with_open_tx"));
         }
         if workload.tx.cross_pct > 0 {

@@ -415,12 +415,17 @@ fn print_report(what: &str, r: &RunReport) {
             format!("{} ops", thousands(w.ops))
         };
         format!(
-            "{count} of {} page writes, {}% aborts, {} open at once, {}% non-tx writes{}",
+            "{count} of {} page writes, {}% aborts, {} open at once, {}% non-tx writes{}{}",
             t.pages_per_tx,
             t.abort_pct,
             t.concurrency,
             t.nontx_pct,
-            if t.exclusive { " (between transactions)" } else { "" }
+            if t.exclusive { " (between transactions)" } else { "" },
+            match (t.end_flag, t.static_dynamic) {
+                (true, _) => ", the last end-flagged".to_string(),
+                (false, Some(p)) => format!(", {p}% dynamic (dwrite), the rest static (swrite)"),
+                (false, None) => String::new(),
+            }
         )
     } else {
         format!("{} ops", thousands(w.ops))

@@ -257,6 +257,12 @@ pub struct TxArgs {
     /// end-flagged writes refuses it.
     #[arg(long)]
     pub tx_end_flag: bool,
+    /// Transactions go through Möbius's own calls, DYNAMIC_PCT percent of
+    /// them dynamic (dwrite: HEAD, BODY..., REAR), the rest static (pages
+    /// staged, then one swrite, S-SWRITE or A-SWRITE half and half); a
+    /// protocol without static and dynamic transactions refuses it.
+    #[arg(long, value_name = "DYNAMIC_PCT", value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub tx_static_dynamic: Option<u32>,
 }
 
 /// A command's defaults for the transactional mix: `run` measures one
@@ -267,9 +273,10 @@ pub struct TxDefaults {
     pub concurrency: u32,
     pub nontx_pct: u32,
     pub trim_pct: u32,
-    /// The protocol offers end-flagged writes (`--tx-end-flag`); with no
-    /// protocol known yet, the device's own refusal stands.
-    pub end_flags: bool,
+    /// The extension calls the protocol offers (`--tx-end-flag`,
+    /// `--tx-static-dynamic` need theirs); None with no protocol known yet:
+    /// the device's own refusal stands.
+    pub extensions: Option<&'static [txftl_ftl::Extension]>,
 }
 
 impl TxDefaults {
@@ -277,13 +284,13 @@ impl TxDefaults {
         concurrency: 1,
         nontx_pct: 0,
         trim_pct: 0,
-        end_flags: true,
+        extensions: None,
     };
     pub const CRASH: TxDefaults = TxDefaults {
         concurrency: 2,
         nontx_pct: 10,
         trim_pct: 5,
-        end_flags: true,
+        extensions: None,
     };
 }
 
@@ -292,7 +299,7 @@ impl TxDefaults {
     pub fn for_protocol(self, protocol: &txftl_protocols::ProtocolEntry) -> TxDefaults {
         TxDefaults {
             trim_pct: if protocol.trims { self.trim_pct } else { 0 },
-            end_flags: protocol.extensions.contains(&txftl_ftl::Extension::TxEnd),
+            extensions: Some(protocol.extensions),
             ..self
         }
     }
@@ -311,6 +318,7 @@ impl TxArgs {
             ("--cross-tx-pct", self.cross_tx_pct.is_some()),
             ("--tx-exclusive", self.tx_exclusive),
             ("--tx-end-flag", self.tx_end_flag),
+            ("--tx-static-dynamic", self.tx_static_dynamic.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, set)| set.then_some(name))
@@ -337,9 +345,21 @@ impl TxArgs {
                 "--nontx-pct {nontx_pct} and --trim-pct {trim_pct} add up to more than 100"
             )));
         }
-        if self.tx_end_flag && !d.end_flags {
+        use txftl_ftl::Extension;
+        let lacks = |ext: Extension| d.extensions.is_some_and(|offered| !offered.contains(&ext));
+        if self.tx_end_flag && lacks(Extension::TxEnd) {
             return Err(CliError::Usage(
                 "--tx-end-flag needs a protocol with end-flagged transactional writes (write_end), such as nolgn".into(),
+            ));
+        }
+        if self.tx_static_dynamic.is_some() && (lacks(Extension::StaticTx) || lacks(Extension::DynamicTx)) {
+            return Err(CliError::Usage(
+                "--tx-static-dynamic needs a protocol with static and dynamic transactions (swrite, dwrite), such as mobius".into(),
+            ));
+        }
+        if self.tx_static_dynamic.is_some() && self.tx_end_flag {
+            return Err(CliError::Usage(
+                "--tx-static-dynamic and --tx-end-flag choose two ways to issue transactions: give one".into(),
             ));
         }
         let concurrency = self.concurrency.unwrap_or(d.concurrency);
@@ -358,6 +378,7 @@ impl TxArgs {
             cross_pct: self.cross_tx_pct.unwrap_or(0),
             exclusive: self.tx_exclusive,
             end_flag: self.tx_end_flag,
+            static_dynamic: self.tx_static_dynamic,
         })
     }
 }

@@ -219,3 +219,26 @@ fn end_flags_are_refused_where_they_do_not_apply() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--tx-end-flag only apply to --workload txwrite"), "{err}");
 }
+
+/// `--tx-static-dynamic` on a protocol without Möbius's calls, or beside
+/// `--tx-end-flag`, is refused before anything runs.
+#[test]
+fn static_dynamic_calls_are_refused_where_they_do_not_apply() {
+    let (code, _, err) = txftl(&[
+        "crashtest",
+        "--protocol",
+        "nolgn",
+        "--workload",
+        "txwrite",
+        "--tx-static-dynamic",
+        "30",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--tx-static-dynamic needs a protocol with static and dynamic"),
+        "{err}"
+    );
+    let (code, _, err) = txftl(&["run", "--protocol", "mobius", "--workload", "txwrite", "--tx-static-dynamic", "101"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("101"), "{err}");
+}

@@ -6,13 +6,19 @@
 //! An [`Op`] is one call; its [`OpKind`] is what it does without its
 //! operands. Most calls name at most one page; the `Remap` extension's two
 //! (`crate::extensions::Remap`) name a second one, the target. The
-//! extension calls' kinds (remap, NoLgn's end-flagged write) are not in
-//! [`OpKind::ALL`], the words traces carry: no trace format has them, so a
-//! trace can neither hold one nor be recorded from a run that issues one.
+//! extension calls' kinds (remap, NoLgn's end-flagged write, Möbius's
+//! static and dynamic transactions) are not in [`OpKind::ALL`], the words
+//! traces carry: no trace format has them, so a trace can neither hold one
+//! nor be recorded from a run that issues one.
+//!
+//! A static transaction (`StaticTx::swrite`) names every page in one call:
+//! as values it is its pages, each an [`Op::Stage`] the host holds, then
+//! the [`Op::Swrite`] that sends them (the holder of the staged pages, the
+//! workload driver, issues it).
 
 use crate::device::{Device, Lpn, Tid};
 use crate::error::Result;
-use crate::extensions::Call;
+use crate::extensions::{Call, DynamicPos, SwriteAck};
 use serde::Serialize;
 
 /// What a device call does.
@@ -32,6 +38,17 @@ pub enum OpKind {
     Remap,
     /// A transaction's last page, written end-flagged (`TxEnd`).
     WriteEnd,
+    /// A static transaction's page, held by the host until its swrite
+    /// (`StaticTx`; no device call).
+    Stage,
+    /// A static transaction's pages, sent in one call (`StaticTx`).
+    Swrite,
+    /// A read after every static transaction issued before it (`StaticTx`).
+    Sread,
+    /// A dynamic transaction's page (`DynamicTx`).
+    Dwrite,
+    /// The open dynamic transaction's abort (`DynamicTx`).
+    Dabort,
 }
 
 impl OpKind {
@@ -59,6 +76,11 @@ impl OpKind {
             OpKind::WriteRemappable => "write-remappable",
             OpKind::Remap => "remap",
             OpKind::WriteEnd => "write-end",
+            OpKind::Stage => "stage",
+            OpKind::Swrite => "swrite",
+            OpKind::Sread => "sread",
+            OpKind::Dwrite => "dwrite",
+            OpKind::Dabort => "dabort",
         }
     }
 
@@ -71,7 +93,15 @@ impl OpKind {
     pub fn has_page(self) -> bool {
         matches!(
             self,
-            OpKind::Read | OpKind::Write | OpKind::Trim | OpKind::WriteRemappable | OpKind::Remap | OpKind::WriteEnd
+            OpKind::Read
+                | OpKind::Write
+                | OpKind::Trim
+                | OpKind::WriteRemappable
+                | OpKind::Remap
+                | OpKind::WriteEnd
+                | OpKind::Stage
+                | OpKind::Sread
+                | OpKind::Dwrite
         )
     }
 
@@ -82,7 +112,17 @@ impl OpKind {
 
     /// Must it name a transaction?
     pub fn needs_tid(self) -> bool {
-        matches!(self, OpKind::Begin | OpKind::Commit | OpKind::Abort | OpKind::WriteEnd)
+        matches!(
+            self,
+            OpKind::Begin
+                | OpKind::Commit
+                | OpKind::Abort
+                | OpKind::WriteEnd
+                | OpKind::Stage
+                | OpKind::Swrite
+                | OpKind::Dwrite
+                | OpKind::Dabort
+        )
     }
 
     /// May it name a transaction (a read or write inside one)?
@@ -109,6 +149,19 @@ pub enum Op {
     Remap(Lpn, Lpn),
     /// `TxEnd::write_end(tid, lpn, data)`: the transaction's last page.
     WriteEnd(Tid, Lpn),
+    /// A page of static transaction `tid`, held by the host until the
+    /// transaction's [`Op::Swrite`]: no device call.
+    Stage(Tid, Lpn),
+    /// `StaticTx::swrite(tid, pages, ack)`, the pages those staged for `tid`.
+    Swrite(Tid, SwriteAck),
+    /// `StaticTx::sread(lpn, buf)`.
+    Sread(Lpn),
+    /// `DynamicTx::dwrite(lpn, data, pos)`. The call names no transaction
+    /// (one dynamic transaction is open at a time): `tid` is the host's
+    /// name for it, as the reference model tracks it.
+    Dwrite(Tid, Lpn, DynamicPos),
+    /// `DynamicTx::dabort()`, the open dynamic transaction's (the host's `tid`).
+    Dabort(Tid),
 }
 
 impl Op {
@@ -143,14 +196,28 @@ impl Op {
             Op::WriteRemappable(..) => OpKind::WriteRemappable,
             Op::Remap(..) => OpKind::Remap,
             Op::WriteEnd(..) => OpKind::WriteEnd,
+            Op::Stage(..) => OpKind::Stage,
+            Op::Swrite(..) => OpKind::Swrite,
+            Op::Sread(_) => OpKind::Sread,
+            Op::Dwrite(..) => OpKind::Dwrite,
+            Op::Dabort(_) => OpKind::Dabort,
         }
     }
 
     /// The transaction it names, if any.
     pub fn tid(self) -> Option<Tid> {
         match self {
-            Op::Begin(t) | Op::TxWrite(t, _) | Op::TxRead(t, _) | Op::Commit(t) | Op::Abort(t) | Op::WriteEnd(t, _) => Some(t),
-            Op::Write(_) | Op::Read(_) | Op::Trim(_) | Op::Flush | Op::WriteRemappable(..) | Op::Remap(..) => None,
+            Op::Begin(t)
+            | Op::TxWrite(t, _)
+            | Op::TxRead(t, _)
+            | Op::Commit(t)
+            | Op::Abort(t)
+            | Op::WriteEnd(t, _)
+            | Op::Stage(t, _)
+            | Op::Swrite(t, _)
+            | Op::Dwrite(t, ..)
+            | Op::Dabort(t) => Some(t),
+            Op::Write(_) | Op::Read(_) | Op::Trim(_) | Op::Flush | Op::WriteRemappable(..) | Op::Remap(..) | Op::Sread(_) => None,
         }
     }
 
@@ -159,12 +226,15 @@ impl Op {
         match self {
             Op::Write(l) | Op::Read(l) | Op::Trim(l) | Op::TxWrite(_, l) | Op::TxRead(_, l) | Op::WriteEnd(_, l) => Some(l),
             Op::WriteRemappable(l, _) | Op::Remap(l, _) => Some(l),
-            Op::Flush | Op::Begin(_) | Op::Commit(_) | Op::Abort(_) => None,
+            Op::Stage(_, l) | Op::Sread(l) | Op::Dwrite(_, l, _) => Some(l),
+            Op::Flush | Op::Begin(_) | Op::Commit(_) | Op::Abort(_) | Op::Swrite(..) | Op::Dabort(_) => None,
         }
     }
 
     /// Issues the call on `dev`: `buf` is the page's data for a write and
     /// where a read's lands. Returns the call's latency on the device clock.
+    /// A staged page issues nothing; a swrite, whose pages the host holds,
+    /// is refused here ([`Op::issue_swrite`] sends it).
     pub fn issue<D: Device + ?Sized>(self, dev: &mut D, buf: &mut [u8]) -> Result<u64> {
         match self {
             Op::Write(l) => dev.write(l, buf),
@@ -179,7 +249,22 @@ impl Op {
             Op::WriteRemappable(lpn, target) => dev.call(Call::WriteRemappable { lpn, data: buf, target }),
             Op::Remap(from, to) => dev.call(Call::Remap { from, to }),
             Op::WriteEnd(tid, lpn) => dev.call(Call::WriteEnd { tid, lpn, data: buf }),
+            Op::Stage(..) => Ok(0),
+            Op::Swrite(tid, _) => Err(crate::DeviceError::CallOrder(format!(
+                "the swrite of transaction {tid} is sent with its staged pages (Op::issue_swrite)"
+            ))),
+            Op::Sread(lpn) => dev.call(Call::Sread { lpn, buf }),
+            Op::Dwrite(_, lpn, pos) => dev.call(Call::Dwrite { lpn, data: buf, pos }),
+            Op::Dabort(_) => dev.call(Call::Dabort),
         }
+    }
+
+    /// Issues [`Op::Swrite`] with the pages the host staged for it.
+    pub fn issue_swrite<D: Device + ?Sized>(self, dev: &mut D, pages: &[(Lpn, &[u8])]) -> Result<u64> {
+        let Op::Swrite(tid, ack) = self else {
+            return Err(crate::DeviceError::CallOrder(format!("{self:?} is not an swrite")));
+        };
+        dev.call(Call::Swrite { tid, pages, ack })
     }
 }
 
@@ -209,6 +294,19 @@ mod tests {
         assert_eq!(Op::new(OpKind::Trim, Some(1), 0), None);
         let end = Op::WriteEnd(7, 3);
         assert_eq!((end.lpn(), end.tid(), end.kind().in_traces()), (Some(3), Some(7), false));
+        let mobius = [
+            (Op::Stage(7, 3), Some(7), Some(3)),
+            (Op::Swrite(7, SwriteAck::Record), Some(7), None),
+            (Op::Sread(3), None, Some(3)),
+            (Op::Dwrite(8, 3, DynamicPos::Head), Some(8), Some(3)),
+            (Op::Dabort(8), Some(8), None),
+        ];
+        for (op, tid, lpn) in mobius {
+            assert_eq!((op.tid(), op.lpn()), (tid, lpn), "{op:?}");
+            assert_eq!(op.kind().has_page(), lpn.is_some(), "{op:?}");
+            assert_eq!(op.kind().needs_tid(), tid.is_some(), "{op:?}");
+            assert!(!op.kind().in_traces(), "{op:?}");
+        }
         for op in [Op::WriteRemappable(3, 4), Op::Remap(3, 4)] {
             assert_eq!((op.lpn(), op.tid()), (Some(3), None));
             assert!(!op.kind().in_traces() && op.kind().has_page());

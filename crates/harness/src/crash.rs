@@ -238,7 +238,8 @@ pub struct CrashReport {
     /// Crash points of every kind (first, recovery, second) per wall second.
     pub points_per_second: f64,
     /// Recovery-equivalence checks run, one at each checkpoint of the dry
-    /// run (`durable.rs`; a mismatch is a violation above), and their wall time.
+    /// run and of each continuation's (`durable.rs`; a mismatch is a
+    /// violation above), and the first dry run's checks' wall time.
     pub durable_checks: u64,
     pub durable_check_seconds: f64,
     /// Cuts at instants (with `in_flight`): their count and findings (their
@@ -290,6 +291,8 @@ struct PointResult {
     second_points: u64,
     continued: bool,
     exercised: Exercised,
+    /// Recovery-equivalence checks the continuation's dry run ran.
+    durable_checks: u64,
 }
 
 impl PointResult {
@@ -302,6 +305,7 @@ impl PointResult {
             second_points: 0,
             continued: false,
             exercised: Exercised::default(),
+            durable_checks: 0,
         }
     }
 }
@@ -801,6 +805,7 @@ fn add_point(spec: &CrashSpec, report: &mut CrashReport, r: &PointResult) {
     report.recovery_crash_points += r.recovery_points;
     report.second_crash_points += r.second_points;
     report.continued_points += r.continued as u64;
+    report.durable_checks += r.durable_checks;
     report.exercised.add_recovery_counts(&r.exercised);
     for (found, message) in &r.violations {
         report.violation_count += 1;

@@ -69,6 +69,7 @@ fn shape(pages_per_tx: u32, abort_pct: u32, nontx_pct: u32) -> TxShape {
         cross_pct: 0,
         exclusive: false,
         end_flag: false,
+        static_dynamic: None,
     }
 }
 

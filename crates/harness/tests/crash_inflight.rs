@@ -64,6 +64,7 @@ fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, trim_pct: u32) -> 
         cross_pct: 0,
         exclusive: false,
         end_flag: false,
+        static_dynamic: None,
     }
 }
 
@@ -199,6 +200,7 @@ fn mobius_dynamic_transactions() {
         TxShape {
             exclusive: true,
             end_flag: false,
+            static_dynamic: None,
             ..shape(5, 30, 1, 5)
         },
         vec![Expect::Device("commits"), Expect::Protocol("mobius_head_records")],
@@ -206,6 +208,26 @@ fn mobius_dynamic_transactions() {
     s.device.opts = ProtocolOptions::new().with("dynamic-pct", 50);
     s.replay_base = s.replay_base.replacen("--workload", "--protocol-opt dynamic-pct=50 --workload", 1);
     run_clean(&s);
+}
+
+/// Möbius's transactions through its own calls (swrite S- and A-, dwrite,
+/// dabort): an A-SWRITE returns at its inode, so some cuts fall between
+/// its return and its last page, and take it back whole.
+#[test]
+fn mobius_static_and_dynamic_calls() {
+    let tx = TxShape {
+        static_dynamic: Some(50),
+        ..shape(4, 40, 2, 5)
+    };
+    let f = run_clean(&tx_spec(
+        "mobius",
+        120,
+        tx,
+        vec![Expect::Device("commits"), Expect::Device("aborts")],
+    ))
+    .in_flight
+    .expect("in-flight cuts");
+    assert!(f.acked_not_durable > 0 && f.acked_lost > 0, "{f:?}");
 }
 
 /// Atomic-Write redoes a group whose flagged (last) page is on flash, which

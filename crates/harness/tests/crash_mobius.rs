@@ -10,7 +10,9 @@
 //! aborts, plain writes and trims; merges mid-run (a checkpoint every two
 //! inodes); transactions of 20 pages over several blocks; static and
 //! dynamic transactions mixed with plain writes and trims between them;
-//! two cuts, of each kind; and the canary, which takes an unflagged inode as
+//! the same transactions issued through Möbius's own calls (swrite,
+//! sread, dwrite, dabort) rather than begin/commit; two cuts, of each
+//! kind; and the canary, which takes an unflagged inode as
 //! committed without reading its pages and a chain's intact prefix as
 //! committed without checking that it closes, on each kind.
 
@@ -29,6 +31,7 @@ fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32) -> TxShape {
         cross_pct: 0,
         exclusive: false,
         end_flag: false,
+        static_dynamic: None,
     }
 }
 
@@ -38,6 +41,7 @@ fn mixed_spec(protocol: &str, ops: u64, pages_per_tx: u32, abort_pct: u32, dynam
     let tx = TxShape {
         exclusive: true,
         end_flag: false,
+        static_dynamic: None,
         ..shape(pages_per_tx, abort_pct, 1)
     };
     let mut s = spec(protocol, ops, tx, None, recovery_cuts);
@@ -149,6 +153,40 @@ fn every_second_cut_with_dynamic_transactions() {
 #[test]
 fn canary_is_caught_on_dynamic_transactions() {
     common::assert_caught_at_every_seed(&mixed_spec("mobius-canary", 250, 5, 10, 100, false));
+}
+
+/// `shape`'s, the transactions issued through Möbius's own calls
+/// (`TxShape::static_dynamic`): static ones staged and sent in one swrite
+/// (S-SWRITE and A-SWRITE), `dynamic_pct`% dynamic (dwrite HEAD, BODY...,
+/// a REAR or a dabort), two open at once.
+fn calls_spec(protocol: &str, ops: u64, dynamic_pct: u32, recovery_cuts: bool) -> CrashSpec {
+    let tx = TxShape {
+        static_dynamic: Some(dynamic_pct),
+        ..shape(4, 20, 2)
+    };
+    let mut s = spec(protocol, ops, tx, None, recovery_cuts);
+    s.expect.extend([
+        Expect::Device("aborts"),
+        Expect::Device("host_trims"),
+        Expect::Protocol("mobius_dynamic_inodes"),
+        Expect::Protocol("mobius_head_records"),
+    ]);
+    s
+}
+
+/// The enumerator issues swrite, sread, dwrite and dabort directly (no
+/// begin/commit mapped onto them): cuts fall inside an swrite (its inode,
+/// each page) and a chain (head record, each page, the REAR's inode, a
+/// dabort's), and recovery verifies unflagged inodes and walks the chain.
+#[test]
+fn static_and_dynamic_calls_issued_directly() {
+    let r = common::run_clean(&calls_spec("mobius", 250, 40, true));
+    eprintln!("{} crash points, {} recovery cuts", r.crash_points, r.recovery_crash_points);
+}
+
+#[test]
+fn canary_is_caught_on_static_and_dynamic_calls() {
+    common::assert_caught_at_every_seed(&calls_spec("mobius-canary", 250, 40, false));
 }
 
 /// S_max of 2, flushes rare, and 200 operations after each first cut, cut

@@ -56,6 +56,7 @@ fn long_transactions_across_gc_and_checkpoints() {
 fn end_flagged_commits() {
     let tx = TxShape {
         end_flag: true,
+        static_dynamic: None,
         ..shape(5, 30, 3, 0)
     };
     let mut s = common::sampled(spec("nolgn", 300, &[], tx, false), 1);

@@ -60,6 +60,7 @@ fn recorded() -> Trace {
             cross_pct: 0,
             exclusive: false,
             end_flag: false,
+            static_dynamic: None,
         },
     };
     let sink = Sink::default();

@@ -5,9 +5,11 @@
 use crate::data::{self, Content};
 use crate::journal::HostJournal;
 use crate::model::TxModel;
+use std::collections::BTreeMap;
+use txftl_ftl::extensions::DynamicPos;
 use txftl_ftl::AnyDevice;
 use txftl_ftl::Op;
-use txftl_ftl::{DeviceError, Extension};
+use txftl_ftl::{DeviceError, Extension, Lpn, Tid};
 
 /// Issues operations with versioned page contents and keeps the model in step.
 #[derive(Clone)]
@@ -21,6 +23,11 @@ pub struct Driver {
     /// that returns after this time had not returned when power failed, so
     /// it counts as in flight (and power is cut at once); `None`: off.
     pub ack_by_ns: Option<u64>,
+    /// Static transactions' pages the host holds until their swrite
+    /// (`Op::Stage`): page, version.
+    staged: BTreeMap<Tid, BTreeMap<Lpn, u64>>,
+    /// The dynamic transaction whose chain is open (`Op::Dwrite`).
+    dynamic: Option<Tid>,
 }
 
 /// What one operation did, as the harness sees it.
@@ -100,6 +107,20 @@ impl Driver {
             buf: vec![0; if store_data { page_size as usize } else { 0 }],
             store_data,
             ack_by_ns: None,
+            staged: BTreeMap::new(),
+            dynamic: None,
+        }
+    }
+
+    /// The driver of a host that goes on after a power cut and recovery:
+    /// versions go on from where they were (no value is written twice),
+    /// and the transactions the host held (staged pages, a dynamic chain)
+    /// are gone with the device's DRAM.
+    pub fn after_power_cut(&self) -> Driver {
+        Driver {
+            staged: BTreeMap::new(),
+            dynamic: None,
+            ..self.clone()
         }
     }
 
@@ -167,13 +188,7 @@ impl Driver {
                 .map(|_| self.check_read(lpn, model.tx_read(tid, lpn), model)),
             Op::Commit(tid) => {
                 let r = self.deadline_call(dev, op);
-                match &r {
-                    // Returned before the instant of the cut, durable after it.
-                    Ok(_) if self.ack_by_ns.is_some_and(|t| dev.commit_durable_ns() > t) => model.committed_not_durable(tid),
-                    Ok(_) => model.committed(tid),
-                    Err(DeviceError::PowerLoss) => model.commit_in_flight(tid),
-                    Err(_) => {}
-                }
+                self.commit_returned(dev, tid, &r, model);
                 r.map(|_| Outcome::Done)
             }
             Op::Abort(tid) => {
@@ -196,7 +211,90 @@ impl Driver {
                 r.map(|_| Outcome::Done)
             }
             Op::Remap(from, to) => self.remap(dev, from, to, model),
+            Op::Stage(..) | Op::Swrite(..) | Op::Sread(_) | Op::Dwrite(..) | Op::Dabort(_) => self.static_dynamic(dev, op, model),
         }
+    }
+
+    /// What a commit's return (or its failure) tells the model.
+    fn commit_returned<T>(&self, dev: &mut dyn AnyDevice, tid: Tid, r: &Result<T, DeviceError>, model: &mut TxModel) {
+        match r {
+            // Returned before the instant of the cut, durable after it.
+            Ok(_) if self.ack_by_ns.is_some_and(|t| dev.commit_durable_ns() > t) => model.committed_not_durable(tid),
+            Ok(_) => model.committed(tid),
+            Err(DeviceError::PowerLoss) => model.commit_in_flight(tid),
+            Err(_) => {}
+        }
+    }
+
+    /// Möbius's static and dynamic transactions, through their own calls.
+    fn static_dynamic(&mut self, dev: &mut dyn AnyDevice, op: Op, model: &mut TxModel) -> Result<Outcome, DeviceError> {
+        match op {
+            Op::Stage(tid, lpn) => {
+                let version = self.next_page(lpn);
+                let pages = self.staged.entry(tid).or_default();
+                if pages.is_empty() {
+                    model.begun(tid);
+                }
+                pages.insert(lpn, version);
+                model.tx_written(tid, lpn, version);
+                Ok(Outcome::Done)
+            }
+            Op::Swrite(tid, _) => {
+                let staged = self.staged.remove(&tid).unwrap_or_default();
+                assert!(!staged.is_empty(), "transaction {tid}'s swrite with no page staged");
+                let datas: Vec<(Lpn, Vec<u8>)> = staged.iter().map(|(&l, &v)| (l, self.page(l, v))).collect();
+                let pages: Vec<(Lpn, &[u8])> = datas.iter().map(|(l, d)| (*l, d.as_slice())).collect();
+                let r = op.issue_swrite(dev, &pages);
+                let r = self.by_deadline(dev, r);
+                if let Err(DeviceError::TableFull { .. }) = r {
+                    model.aborted(tid);
+                    return Ok(Outcome::TableFullAborted(tid));
+                }
+                self.commit_returned(dev, tid, &r, model);
+                r.map(|_| Outcome::Done)
+            }
+            Op::Sread(lpn) => {
+                let r = op.issue(dev, &mut self.buf);
+                self.by_deadline(dev, r).map(|_| self.check_read(lpn, model.latest(lpn), model))
+            }
+            Op::Dwrite(tid, lpn, pos) => {
+                if self.dynamic != Some(tid) {
+                    assert!(self.dynamic.is_none(), "transaction {tid}'s dwrite with another chain open");
+                    self.dynamic = Some(tid);
+                    model.begun(tid);
+                }
+                let version = self.next_page(lpn);
+                let r = op.issue(dev, &mut self.buf);
+                let r = self.by_deadline(dev, r);
+                if matches!(r, Ok(_) | Err(DeviceError::PowerLoss)) {
+                    model.tx_written(tid, lpn, version);
+                }
+                if pos == DynamicPos::Rear {
+                    // The REAR is the commit.
+                    self.dynamic = None;
+                    self.commit_returned(dev, tid, &r, model);
+                }
+                r.map(|_| Outcome::Done)
+            }
+            Op::Dabort(tid) => {
+                assert_eq!(self.dynamic, Some(tid), "a dabort of a transaction whose chain is not open");
+                self.dynamic = None;
+                let r = op.issue(dev, &mut self.buf);
+                let r = self.by_deadline(dev, r);
+                model.aborted(tid);
+                r.map(|_| Outcome::Done)
+            }
+            _ => unreachable!("{op:?} is not a static or dynamic transaction's call"),
+        }
+    }
+
+    /// Page `lpn`'s contents at `version` (empty when the run keeps no data).
+    fn page(&self, lpn: Lpn, version: u64) -> Vec<u8> {
+        let mut page = vec![0; self.buf.len()];
+        if self.store_data {
+            data::fill(&mut page, lpn, version);
+        }
+        page
     }
 
     /// A remap; where the device refuses it (it forgot the page's target

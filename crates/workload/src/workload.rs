@@ -16,6 +16,8 @@
 //!   transactions write too: a trim between two commits is where X-FTL once
 //!   brought back a value from before a committed transaction). When `ops` are
 //!   issued, the open transactions are finished (so a run ends with none open).
+//!   With `static_dynamic`, transactions are Möbius's static and dynamic
+//!   ones, issued through their own calls (`static_dynamic_op`).
 //! - `remap`: a write-ahead log in the working set's last quarter whose
 //!   checkpoints remap its pages onto the database's (`remap.rs`; SW-WAL).
 //!
@@ -25,6 +27,7 @@ use crate::remap::WalGen;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
+use txftl_ftl::extensions::{DynamicPos, SwriteAck};
 use txftl_ftl::Op;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -67,6 +70,16 @@ pub struct TxShape {
     /// whether it aborts is drawn at that write instead of at its end.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub end_flag: bool,
+    /// Transactions issued as Möbius's static and dynamic ones (the
+    /// `StaticTx` and `DynamicTx` calls) instead of begin/write/commit:
+    /// this percent of them dynamic, the rest static. A static one's pages
+    /// are staged by the host and sent in one swrite, S-SWRITE or A-SWRITE
+    /// half and half, and it never aborts (an abort is the host dropping
+    /// its pages: no device call). A dynamic one writes distinct pages,
+    /// HEAD first, its last a REAR (its commit) or, if it aborts, a BODY
+    /// followed by a dabort; while it is open nothing else is issued.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub static_dynamic: Option<u32>,
 }
 
 impl Default for TxShape {
@@ -81,6 +94,7 @@ impl Default for TxShape {
             cross_pct: 0,
             exclusive: false,
             end_flag: false,
+            static_dynamic: None,
         }
     }
 }
@@ -132,6 +146,8 @@ struct OpenTx {
     pages: Vec<u32>,
     /// With `end_flag`: the abort drawn at its last write.
     aborts: Option<bool>,
+    /// With `static_dynamic`: a dynamic transaction (else a static one).
+    dynamic: bool,
 }
 
 /// The operation stream of a workload: the fill, then the measured operations.
@@ -236,6 +252,9 @@ impl OpStream {
     /// Commit, or abort with the configured probability.
     fn finish(&mut self, i: usize) -> Op {
         let tx = self.open.swap_remove(i);
+        if self.spec.tx.static_dynamic.is_some() {
+            return self.finish_static_dynamic(tx);
+        }
         let aborts = match tx.aborts {
             Some(drawn) => drawn,
             None => self.rng.gen_range(0..100) < self.spec.tx.abort_pct,
@@ -249,6 +268,9 @@ impl OpStream {
 
     fn next_tx_op(&mut self) -> Op {
         let shape = self.spec.tx;
+        if let Some(dynamic_pct) = shape.static_dynamic {
+            return self.static_dynamic_op(dynamic_pct);
+        }
         let ws = self.working_set;
         let roll = self.rng.gen_range(0..100);
         let quiet = !shape.exclusive || self.open.is_empty();
@@ -270,6 +292,7 @@ impl OpStream {
                 writes: 0,
                 pages: Vec::new(),
                 aborts: None,
+                dynamic: false,
             });
             return Op::Begin(tid);
         }
@@ -320,6 +343,122 @@ impl OpStream {
     }
 }
 
+/// Möbius's static and dynamic transactions (`TxShape::static_dynamic`).
+impl OpStream {
+    fn static_dynamic_op(&mut self, dynamic_pct: u32) -> Op {
+        let shape = self.spec.tx;
+        let ws = self.working_set;
+        // An open dynamic transaction takes every call until it ends.
+        if let Some(i) = self.open.iter().position(|t| t.dynamic) {
+            return self.static_dynamic_write(i);
+        }
+        let roll = self.rng.gen_range(0..100);
+        if roll < shape.nontx_pct {
+            let lpn = self.rng.gen_range(0..ws);
+            return self.after_write(Op::Write(lpn));
+        }
+        if roll < shape.nontx_pct + shape.trim_pct {
+            return Op::Trim(self.rng.gen_range(0..ws));
+        }
+        let budget_left = shape.transactions == 0 || self.begun < shape.transactions;
+        let may_begin = budget_left && (self.open.len() as u32) < shape.concurrency.max(1);
+        let i = if may_begin && (self.open.is_empty() || self.rng.gen_range(0..100) < 30) {
+            let tid = self.next_tid;
+            self.next_tid += 1;
+            self.begun += 1;
+            let dynamic = self.rng.gen_range(0..100) < dynamic_pct;
+            self.open.push(OpenTx {
+                tid,
+                writes: 0,
+                pages: Vec::new(),
+                aborts: None,
+                dynamic,
+            });
+            // No begin call: a transaction starts with its first page.
+            self.open.len() - 1
+        } else {
+            self.rng.gen_range(0..self.open.len())
+        };
+        if self.open[i].writes >= shape.pages_per_tx {
+            return self.finish(i);
+        }
+        if !self.open[i].dynamic && self.open[i].writes > 0 && self.rng.gen_range(0..100) < 15 {
+            return Op::Sread(self.rng.gen_range(0..ws));
+        }
+        self.static_dynamic_write(i)
+    }
+
+    /// Transaction `i`'s next page: staged (static), or sent at its place
+    /// in the chain (dynamic; a REAR ends it).
+    fn static_dynamic_write(&mut self, i: usize) -> Op {
+        let shape = self.spec.tx;
+        let ws = self.working_set;
+        let tx = &self.open[i];
+        if tx.writes >= shape.pages_per_tx {
+            return self.finish(i);
+        }
+        let (tid, own) = (tx.tid, tx.pages.len());
+        if !tx.dynamic {
+            let lpn = if own > 0 && self.rng.gen_range(0..100) < 25 {
+                self.open[i].pages[self.rng.gen_range(0..own)] // a re-update, held once
+            } else {
+                self.rng.gen_range(0..ws)
+            };
+            self.open[i].pages.push(lpn);
+            self.open[i].writes += 1;
+            return self.after_write(Op::Stage(tid, lpn));
+        }
+        // A chain names each page once: a few draws for one not in it yet.
+        let mut lpn = self.rng.gen_range(0..ws);
+        for _ in 0..8 {
+            if !self.open[i].pages.contains(&lpn) {
+                break;
+            }
+            lpn = self.rng.gen_range(0..ws);
+        }
+        let tx = &mut self.open[i];
+        tx.pages.push(lpn);
+        tx.writes += 1;
+        let first = tx.writes == 1;
+        let pos = if tx.writes < shape.pages_per_tx {
+            if first {
+                DynamicPos::Head
+            } else {
+                DynamicPos::Body
+            }
+        } else {
+            // Its last page: a REAR commits it; if it aborts, the page goes
+            // as any other and a dabort follows.
+            let aborts = self.rng.gen_range(0..100) < shape.abort_pct;
+            self.open[i].aborts = Some(aborts);
+            match (aborts, first) {
+                (false, _) => {
+                    self.open.swap_remove(i);
+                    DynamicPos::Rear
+                }
+                (true, true) => DynamicPos::Head,
+                (true, false) => DynamicPos::Body,
+            }
+        };
+        self.after_write(Op::Dwrite(tid, lpn, pos))
+    }
+
+    /// A static transaction's swrite; a dynamic one's dabort (one that
+    /// commits ends at its REAR).
+    fn finish_static_dynamic(&mut self, tx: OpenTx) -> Op {
+        debug_assert!(tx.writes > 0, "a transaction starts with its first page");
+        if tx.dynamic {
+            return Op::Dabort(tx.tid);
+        }
+        let ack = if self.rng.gen_range(0..2) == 0 {
+            SwriteAck::AllPages
+        } else {
+            SwriteAck::Record
+        };
+        Op::Swrite(tx.tid, ack)
+    }
+}
+
 impl Iterator for OpStream {
     type Item = Op;
 
@@ -341,7 +480,9 @@ impl Iterator for OpStream {
             if self.open.is_empty() {
                 return None;
             }
-            return Some(self.finish(self.open.len() - 1));
+            // An open dynamic transaction first: nothing else goes while it is.
+            let i = self.open.iter().position(|t| t.dynamic).unwrap_or(self.open.len() - 1);
+            return Some(self.finish(i));
         }
         self.issued += 1;
         if self.spec.flush_every > 0 && self.writes_since_flush >= self.spec.flush_every {
@@ -435,6 +576,7 @@ mod tx_tests {
             cross_pct: 0,
             exclusive: false,
             end_flag: false,
+            static_dynamic: None,
         };
         let spec = WorkloadSpec {
             kind: WorkloadKind::TxWrite,
@@ -539,5 +681,71 @@ mod tx_tests {
             }
         }
         assert!(ends > 50 && commits >= ends, "{ends} end-flagged of {commits} commits");
+    }
+
+    /// With `static_dynamic`: a static transaction is staged pages then one
+    /// swrite (both acks drawn); a dynamic one is a chain, HEAD first, the
+    /// pages distinct, ending in a REAR or a dabort, with nothing else
+    /// issued while it is open; no begin, commit or abort.
+    #[test]
+    fn static_and_dynamic_transactions_use_their_own_calls() {
+        use std::collections::{BTreeMap, BTreeSet};
+        let tx = TxShape {
+            pages_per_tx: 3,
+            abort_pct: 30,
+            concurrency: 2,
+            nontx_pct: 10,
+            trim_pct: 5,
+            static_dynamic: Some(40),
+            ..TxShape::default()
+        };
+        let spec = WorkloadSpec {
+            kind: WorkloadKind::TxWrite,
+            ops: 3000,
+            fill_pct: 50,
+            seed: 5,
+            flush_every: 16,
+            tx,
+        };
+        let mut staged: BTreeMap<u32, u32> = BTreeMap::new();
+        let mut chain: Option<(u32, BTreeSet<u32>)> = None;
+        let (mut acks, mut rears, mut dabort, mut sreads) = (BTreeSet::new(), 0, 0, 0);
+        for op in OpStream::new(spec, 100) {
+            if let Some((t, _)) = &chain {
+                let in_chain = matches!(op, Op::Dwrite(u, ..) | Op::Dabort(u) if u == *t);
+                assert!(in_chain || op == Op::Flush, "{op:?} while dynamic {t} is open");
+            }
+            match op {
+                Op::Begin(_) | Op::Commit(_) | Op::Abort(_) | Op::TxWrite(..) | Op::TxRead(..) => panic!("{op:?}"),
+                Op::Stage(t, _) => *staged.entry(t).or_default() += 1,
+                Op::Swrite(t, ack) => {
+                    // Those the end of the stream finishes early have fewer.
+                    assert!(matches!(staged.remove(&t), Some(1..=3)), "tx {t} sends the pages it staged");
+                    acks.insert(format!("{ack:?}"));
+                }
+                Op::Sread(_) => sreads += 1,
+                Op::Dwrite(t, lpn, pos) => {
+                    let (_, pages) = chain.get_or_insert((t, BTreeSet::new()));
+                    assert_eq!(pos == DynamicPos::Head, pages.is_empty(), "{op:?}");
+                    assert!(pages.insert(lpn), "tx {t} names page {lpn} twice");
+                    if pos == DynamicPos::Rear {
+                        assert_eq!(pages.len(), 3);
+                        chain = None;
+                        rears += 1;
+                    }
+                }
+                Op::Dabort(t) => {
+                    assert_eq!(chain.take().map(|c| c.0), Some(t));
+                    dabort += 1;
+                }
+                _ => {}
+            }
+        }
+        assert!(staged.is_empty() && chain.is_none(), "the stream ends with every transaction ended");
+        assert_eq!(acks.len(), 2, "both swrite acks drawn");
+        assert!(
+            rears > 20 && dabort > 5 && sreads > 20,
+            "{rears} rears, {dabort} dabort, {sreads} sreads"
+        );
     }
 }

@@ -70,20 +70,30 @@ pub(super) fn continue_and_cut(
     };
     let start = Run {
         stream: OpStream::continuation(workload, info.logical_pages, at_cut.stream.next_tid()),
-        driver: at_cut.driver.clone(),
+        driver: at_cut.driver.after_power_cut(),
         model: at_cut.model.recovered_after(&values),
         host_ops: 0,
         table_full_aborts: 0,
         reported_losses: 0,
     };
     let mut probe = dev.fork().ok_or(CrashError::NoFork)?;
-    let dry = match fork::dry_run(&mut *probe, start.clone(), None) {
+    // The continuation's checkpoints are checked as the first run's are:
+    // a recovery of a copy rebuilds the state the live device holds.
+    let dry = match fork::dry_run(&mut *probe, start.clone(), Some(&spec.device)) {
         Ok(d) => d,
         Err(msg) => {
             result.violations.push((Found::Continuation, msg));
             return Ok(());
         }
     };
+    result.durable_checks += dry.durable_checks;
+    result.violations.extend(dry.durable_mismatches.iter().map(|m| {
+        let why = format!(
+            "at the checkpoint of the continuation's host op {} (no second cut), a recovery of a copy of the NAND rebuilt another state than the live device holds: {}",
+            m.host_op, m.message
+        );
+        (Found::Continuation, why)
+    }));
     drop(probe);
     let points = chosen(spec, first, &dry.log)?;
     let base = dev.nand().op_count();

@@ -36,6 +36,7 @@ pub fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: u32
         cross_pct,
         exclusive: false,
         end_flag: false,
+        static_dynamic: None,
     }
 }
 

@@ -40,6 +40,7 @@ pub fn tx_shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: 
         cross_pct,
         exclusive: false,
         end_flag: false,
+        static_dynamic: None,
     }
 }
 
@@ -70,7 +71,7 @@ pub fn txwrite_spec(
         expect,
         recovery_cuts,
         format!(
-            "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill {fill_pct} --seed 1{device_flags} --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {} --cross-tx-pct {}{}{}",
+            "txftl crashtest --protocol {protocol} --workload txwrite --ops {ops} --fill {fill_pct} --seed 1{device_flags} --pages-per-tx {} --abort-ratio {} --concurrency {} --nontx-pct {} --trim-pct {} --cross-tx-pct {}{}{}{}{}",
             tx.pages_per_tx,
             tx.abort_pct as f64 / 100.0,
             tx.concurrency,
@@ -78,6 +79,8 @@ pub fn txwrite_spec(
             tx.trim_pct,
             tx.cross_pct,
             if tx.exclusive { " --tx-exclusive" } else { "" },
+            if tx.end_flag { " --tx-end-flag" } else { "" },
+            tx.static_dynamic.map(|p| format!(" --tx-static-dynamic {p}")).unwrap_or_default(),
             if recovery_cuts { "" } else { " --no-recovery-cuts" },
         ),
     )
