@@ -68,6 +68,12 @@ impl<H: Hooks> Ftl<H> {
                     }
                 }
             };
+            // A victim leaves clean, its changes on flash, unless they stay
+            // resident in DRAM (or a read-only mount keeps them there).
+            debug_assert!(
+                how == Evicted::Resident || !self.tables.map_page_dirty(v) || self.cfg.read_only,
+                "table page {v} left the cache changed ({how:?})"
+            );
             self.l2p.evicted(v, how);
         }
         if !self.tables.map_page_dirty(page) {

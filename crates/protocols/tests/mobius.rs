@@ -283,3 +283,51 @@ fn a_merge_waits_for_the_a_swrite_in_flight() {
         );
     }
 }
+
+/// A-SWRITEs come back in the order they returned (§IV-B): when recovery
+/// finds an unflagged transaction's page torn, the later unflagged ones go
+/// with it, whole or not, since the host may have issued them because the
+/// earlier one returned. Eight dies: the second transaction's inode and
+/// page go to idle dies while the first one's page still programs, so no
+/// inode flags the first. The timing model ends programs in issue order,
+/// so no cut reaches a later A-SWRITE whole beside an earlier one torn
+/// (the crash sets cannot show this rule); a program that runs long, as an
+/// MLC upper page does, can: here the first transaction's page is torn by
+/// hand, after both are on flash.
+#[test]
+fn a_swrite_found_torn_takes_the_later_unflagged_ones_with_it() {
+    let mut p = preset("tiny").unwrap();
+    p.geometry.channels = 4;
+    p.geometry.dies_per_channel = 2;
+    let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+    let opts = ProtocolOptions::new().with("s-max", 8);
+    let mut d = format("mobius", nand, FtlConfig::default(), &opts).unwrap();
+    d.nand_mut().set_op_trace(true);
+    let before = d.nand().op_trace().len();
+    for tid in 1..=2u32 {
+        let data = page(&*d, tid as u8);
+        let calls = require(d.static_tx_calls(), "mobius", Extension::StaticTx).unwrap();
+        calls.swrite(tid, &[(tid, data.as_slice())], SwriteAck::Record).unwrap();
+    }
+    assert_eq!(d.stats().protocol.get("mobius_flags"), 0, "no inode flags the first");
+    let programs: Vec<u32> = d.nand().op_trace()[before..]
+        .iter()
+        .filter(|o| o.kind == txftl_nand::FlashOp::Program)
+        .map(|o| o.target)
+        .collect();
+    assert_eq!(programs.len(), 4, "two inodes and their pages: {programs:?}");
+    let mut nand = d.into_nand();
+    nand.power_on();
+    for offset in 0..nand.config().geometry.page_size as usize {
+        nand.flip_byte(programs[1], false, offset, 0xFF).unwrap();
+    }
+    let mut d = mount("mobius", nand, FtlConfig::default(), &opts).unwrap();
+    assert_eq!(
+        d.stats().protocol.get("mobius_aborted_found"),
+        2,
+        "both unflagged transactions aborted"
+    );
+    for lpn in 1..=2 {
+        assert_eq!(reads(&mut *d, lpn), 0, "lpn {lpn} shows a transaction recovery must abort");
+    }
+}

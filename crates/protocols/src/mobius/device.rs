@@ -170,7 +170,9 @@ impl Mobius {
         let h = self.ftl.hooks_mut();
         while let Some(f) = h.in_flight.front().copied().filter(|f| f.done_ns <= now) {
             h.in_flight.pop_front();
-            h.pending_flags.insert(f.index, f.tx);
+            // One flag per transaction, at its inode's place.
+            let earlier = h.pending_flags.insert(f.index, f.tx);
+            assert!(earlier.is_none(), "two flags pending for inode {}: {earlier:?}, {}", f.index, f.tx);
         }
         let mut flags = Vec::new();
         while flags.len() < super::format::FLAGS_MAX {
@@ -277,6 +279,12 @@ impl Mobius {
             self.unlogged.remove(&lpn);
         }
         let h = self.ftl.hooks_mut();
+        // In flight in inode order: `take_flags` flags a prefix of them.
+        debug_assert!(
+            h.in_flight.back().is_none_or(|b| b.index < flight.index && b.tx < flight.tx),
+            "{flight:?} after {:?}",
+            h.in_flight.back()
+        );
         h.in_flight.push_back(flight);
         let all_done = h.in_flight_done_ns();
         h.counts.in_flight_peak = h.counts.in_flight_peak.max(h.in_flight.len() as u64);

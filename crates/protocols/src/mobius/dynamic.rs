@@ -126,6 +126,7 @@ impl Mobius {
         }
         let h = self.ftl.hooks_mut();
         h.counts.head_records += 1;
+        assert!(h.chain.is_none(), "a chain started with another open");
         h.chain = Some(OpenChain::new(tx, head));
         Ok(())
     }
