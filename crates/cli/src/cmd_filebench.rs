@@ -113,9 +113,6 @@ fn file_system(args: &FilebenchArgs, on: &Arc<AtomicBool>) -> Result<(Fs, String
     crate::open::check_device_fits(&protocol, &cfg, &d.ftl, &opts, 0)?;
     let mut dev = txftl_protocols::format(&protocol, ram(cfg)?, d.ftl, &opts).map_err(crate::open::device_error)?;
     if let Some(path) = &args.record {
-        if let Some(note) = Recorder::left_out(dev.as_mut()) {
-            eprintln!("{note}");
-        }
         dev = Recorder::wrap(dev, crate::cmd_run::record_file(path)?, on.clone());
     }
     let (mode, policy) = match (dev.transactional(), args.fsync.as_deref()) {

@@ -168,11 +168,12 @@ fn partsupp_runs_on_rbj_and_xftl() {
     assert_eq!(code, 2, "{err}");
 }
 
-/// A recorded run on a device with extension calls: no trace word carries a
-/// remap, so the recorder offers none, the whole stack takes the base calls
-/// (the VFS asks the device, as the file system does), and the command says so.
+/// A recorded run on a device with extension calls records them as their
+/// own trace words: SW-WAL's WAL pages go `write-remappable`, its
+/// checkpoints `remap`. The trace replays on SW-WAL with the remaps, and on
+/// `plain`, which has none, with the host's copies instead.
 #[test]
-fn a_recorded_sw_wal_run_says_it_takes_the_base_calls_and_remaps_nothing() {
+fn a_recorded_sw_wal_run_records_its_remaps_and_replays_anywhere() {
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("sw-wal.trace");
     let dev = ["--preset", "jasmine", "--blocks-per-plane", "16"];
@@ -186,21 +187,27 @@ fn a_recorded_sw_wal_run_says_it_takes_the_base_calls_and_remaps_nothing() {
         "--transactions",
         "100",
         "--json",
+        "--record",
+        trace.to_str().unwrap(),
     ];
     a.extend(dev);
     let (code, out, err) = txftl(&a);
     assert_eq!(code, 0, "{err}");
-    let plain_run: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert!(
-        plain_run["host"]["remappable_writes"].as_u64().unwrap() > 0,
-        "an unrecorded run remaps"
-    );
-    a.extend(["--record", trace.to_str().unwrap()]);
-    let (code, out, err) = txftl(&a);
-    assert_eq!(code, 0, "{err}");
-    assert!(err.contains("note: a trace carries no remap"), "{err}");
     let r: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!((r["consistency"].as_str(), r["integrity"].as_str()), (Some("ok"), Some("ok")));
-    assert_eq!(r["host"]["remappable_writes"], 0, "{}", r["host"]);
-    assert_eq!(r["measured"]["protocol"]["sw_wal_remaps"], 0);
+    let remaps = r["measured"]["protocol"]["sw_wal_remaps"].as_u64().unwrap();
+    assert!(remaps > 0 && r["host"]["remappable_writes"].as_u64().unwrap() > 0, "{}", r["host"]);
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let count = |word: &str| text.lines().filter(|l| l.split_whitespace().nth(3) == Some(word)).count() as u64;
+    assert_eq!(count("remap"), remaps, "every remap recorded");
+    assert!(count("write-remappable") >= remaps);
+    for (protocol, want_remaps) in [("sw-wal", true), ("plain", false)] {
+        let mut a = vec!["trace", "replay", trace.to_str().unwrap(), "--protocol", protocol, "--json"];
+        a.extend(dev);
+        let (code, out, err) = txftl(&a);
+        assert_eq!(code, 0, "{protocol}: {err}");
+        let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let replayed = r["measured"]["protocol"]["sw_wal_remaps"].as_u64().unwrap_or(0);
+        assert_eq!(replayed > 0, want_remaps, "{protocol}: {replayed} remaps");
+    }
 }

@@ -141,3 +141,53 @@ fn public_traces_replay_and_bad_lines_are_named() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("line 3: unknown operation `fly`"), "{err}");
 }
+
+/// Möbius's own calls, recorded: a static transaction as its staged pages
+/// and its swrite, a dynamic one as its chain. The trace replays on Möbius
+/// with the same commits and aborts; another protocol refuses it at the
+/// first call it lacks, naming the line.
+#[test]
+fn mobius_calls_are_recorded_and_replay_where_they_are_offered() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("mobius.trace");
+    let t = trace.to_str().unwrap();
+    let dev = ["--preset", "tiny"];
+    let mut args = vec!["run", "--protocol", "mobius", "--workload", "txwrite", "--ops", "300"];
+    args.extend([
+        "--tx-static-dynamic",
+        "40",
+        "--abort-ratio",
+        "0.2",
+        "--concurrency",
+        "2",
+        "--record",
+        t,
+        "--json",
+    ]);
+    args.extend(dev);
+    let (code, out, err) = txftl(&args);
+    assert_eq!(code, 0, "{err}");
+    let run = json(&out);
+    let text = std::fs::read_to_string(&trace).unwrap();
+    for word in ["stage", "swrite", "sread", "dwrite", "dabort"] {
+        assert!(
+            text.lines().any(|l| l.split_whitespace().nth(3) == Some(word)),
+            "no {word} recorded"
+        );
+    }
+    let mut a = vec!["trace", "replay", t, "--protocol", "mobius", "--json"];
+    a.extend(dev);
+    let (code, out, err) = txftl(&a);
+    assert_eq!(code, 0, "{err}");
+    let r = json(&out);
+    assert_eq!(r["measured"]["commits"], run["measured"]["commits"], "{}", r["measured"]);
+    assert_eq!(r["measured"]["aborts"], run["measured"]["aborts"]);
+    let mut a = vec!["trace", "replay", t, "--protocol", "xftl"];
+    a.extend(dev);
+    let (code, _, err) = txftl(&a);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("operation not supported by the `xftl` protocol: static transactions"),
+        "{err}"
+    );
+}

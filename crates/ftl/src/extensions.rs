@@ -179,6 +179,26 @@ impl Call<'_> {
         }
     }
 
+    /// The call as values ([`crate::Op`]), as a trace records it: an swrite
+    /// is its staged pages then the swrite; a dynamic transaction's calls,
+    /// which name none, name `dynamic_tid`.
+    pub fn ops(&self, dynamic_tid: Tid) -> Vec<crate::Op> {
+        use crate::Op;
+        match *self {
+            Call::Swrite { tid, pages, ack } => pages
+                .iter()
+                .map(|&(l, _)| Op::Stage(tid, l))
+                .chain([Op::Swrite(tid, ack)])
+                .collect(),
+            Call::Sread { lpn, .. } => vec![Op::Sread(lpn)],
+            Call::Dwrite { lpn, pos, .. } => vec![Op::Dwrite(dynamic_tid, lpn, pos)],
+            Call::Dabort => vec![Op::Dabort(dynamic_tid)],
+            Call::WriteEnd { tid, lpn, .. } => vec![Op::WriteEnd(tid, lpn)],
+            Call::WriteRemappable { lpn, target, .. } => vec![Op::WriteRemappable(lpn, target)],
+            Call::Remap { from, to } => vec![Op::Remap(from, to)],
+        }
+    }
+
     /// Issues the call on the protocol's implementation of its extension, or
     /// refuses it with the typed error that names the calls (the default
     /// [`crate::Device::call`]).

@@ -60,7 +60,7 @@ pub use log::{LogPage, LogSource};
 pub use mapping::{CacheCounts, Cached, Dense, DenseTable, Evicted, Eviction, Fetch, Mapping, Unpersisted};
 pub use memory::FtlMemory;
 pub use oob::{Oob, PageKind, PROTOCOL_BYTES};
-pub use op::{Op, OpKind};
+pub use op::{ArgKind, Op, OpArg, OpKind};
 pub use options::{OptionSpec, ProtocolOptions};
 pub use recovery::formatted_protocol;
 pub use scan::ScannedPages;

@@ -4,12 +4,11 @@
 //! attribute crash points to.
 //!
 //! An [`Op`] is one call; its [`OpKind`] is what it does without its
-//! operands. Most calls name at most one page; the `Remap` extension's two
-//! (`crate::extensions::Remap`) name a second one, the target. The
-//! extension calls' kinds (remap, NoLgn's end-flagged write, Möbius's
-//! static and dynamic transactions) are not in [`OpKind::ALL`], the words
-//! traces carry: no trace format has them, so a trace can neither hold one
-//! nor be recorded from a run that issues one.
+//! operands. Most calls name at most one page, and some a transaction; a
+//! few extension calls take one more operand, an [`OpArg`]: the target page
+//! of the `Remap` calls, a dynamic page's place in its chain, an swrite's
+//! acknowledgement. Every kind is a trace word ([`OpKind::ALL`]), so a
+//! trace carries every call a host can make.
 //!
 //! A static transaction (`StaticTx::swrite`) names every page in one call:
 //! as values it is its pages, each an [`Op::Stage`] the host holds, then
@@ -52,8 +51,8 @@ pub enum OpKind {
 }
 
 impl OpKind {
-    /// The kinds traces carry.
-    pub const ALL: [OpKind; 7] = [
+    /// Every kind, the base calls first: the words traces carry.
+    pub const ALL: [OpKind; 15] = [
         OpKind::Read,
         OpKind::Write,
         OpKind::Trim,
@@ -61,6 +60,14 @@ impl OpKind {
         OpKind::Begin,
         OpKind::Commit,
         OpKind::Abort,
+        OpKind::WriteRemappable,
+        OpKind::Remap,
+        OpKind::WriteEnd,
+        OpKind::Stage,
+        OpKind::Swrite,
+        OpKind::Sread,
+        OpKind::Dwrite,
+        OpKind::Dabort,
     ];
 
     /// The word traces and reports use.
@@ -84,7 +91,7 @@ impl OpKind {
         }
     }
 
-    /// The trace kind named `s` (never an extension call's).
+    /// The kind named `s`.
     pub fn parse(s: &str) -> Option<OpKind> {
         OpKind::ALL.into_iter().find(|k| k.name() == s)
     }
@@ -105,9 +112,37 @@ impl OpKind {
         )
     }
 
-    /// Can a trace carry it?
-    pub fn in_traces(self) -> bool {
-        OpKind::ALL.contains(&self)
+    /// The operand it takes beside its transaction and page, if any.
+    pub fn arg(self) -> Option<ArgKind> {
+        match self {
+            OpKind::WriteRemappable | OpKind::Remap => Some(ArgKind::Page),
+            OpKind::Dwrite => Some(ArgKind::Pos),
+            OpKind::Swrite => Some(ArgKind::Ack),
+            _ => None,
+        }
+    }
+
+    /// May it open its transaction? A `begin`; a static transaction's first
+    /// staged page and a dynamic one's first page open theirs.
+    pub fn opens_tx(self) -> bool {
+        matches!(self, OpKind::Begin | OpKind::Stage | OpKind::Dwrite)
+    }
+
+    /// Does a call of this kind with operand `arg` end its transaction, and
+    /// commit it (true) or abort it (false)? A `commit`, an `swrite`, a
+    /// REAR `dwrite` commit; an `abort`, a `dabort` abort.
+    pub fn ends_tx(self, arg: Option<OpArg>) -> Option<bool> {
+        match (self, arg) {
+            (OpKind::Commit | OpKind::Swrite, _) | (OpKind::Dwrite, Some(OpArg::Pos(DynamicPos::Rear))) => Some(true),
+            (OpKind::Abort | OpKind::Dabort, _) => Some(false),
+            _ => None,
+        }
+    }
+
+    /// Does a call name exactly one page (no range of them in a trace)? The
+    /// calls whose operand goes with their page, and a transaction's end.
+    pub fn one_page(self) -> bool {
+        matches!(self, OpKind::WriteRemappable | OpKind::Remap | OpKind::WriteEnd | OpKind::Dwrite)
     }
 
     /// Must it name a transaction?
@@ -128,6 +163,68 @@ impl OpKind {
     /// May it name a transaction (a read or write inside one)?
     pub fn takes_tid(self) -> bool {
         self.needs_tid() || matches!(self, OpKind::Read | OpKind::Write)
+    }
+}
+
+/// What an [`OpArg`] of a kind is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    /// A logical page: the remap calls' target.
+    Page,
+    /// A dynamic transaction's page's place: `head`, `body`, `rear`.
+    Pos,
+    /// An swrite's acknowledgement: `s-swrite` (all pages), `a-swrite` (record).
+    Ack,
+}
+
+/// A call's operand beside its transaction and page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpArg {
+    Page(Lpn),
+    Pos(DynamicPos),
+    Ack(SwriteAck),
+}
+
+/// As its trace word.
+impl Serialize for OpArg {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.word())
+    }
+}
+
+impl OpArg {
+    /// Its word in a trace.
+    pub fn word(self) -> String {
+        match self {
+            OpArg::Page(l) => l.to_string(),
+            OpArg::Pos(DynamicPos::Head) => "head".into(),
+            OpArg::Pos(DynamicPos::Body) => "body".into(),
+            OpArg::Pos(DynamicPos::Rear) => "rear".into(),
+            OpArg::Ack(SwriteAck::AllPages) => "s-swrite".into(),
+            OpArg::Ack(SwriteAck::Record) => "a-swrite".into(),
+        }
+    }
+
+    /// The operand of kind `kind` written `s`; None if `s` is not one.
+    pub fn parse(kind: ArgKind, s: &str) -> Option<OpArg> {
+        Some(match (kind, s) {
+            (ArgKind::Page, _) => OpArg::Page(s.parse().ok()?),
+            (ArgKind::Pos, "head") => OpArg::Pos(DynamicPos::Head),
+            (ArgKind::Pos, "body") => OpArg::Pos(DynamicPos::Body),
+            (ArgKind::Pos, "rear") => OpArg::Pos(DynamicPos::Rear),
+            (ArgKind::Ack, "s-swrite") => OpArg::Ack(SwriteAck::AllPages),
+            (ArgKind::Ack, "a-swrite") => OpArg::Ack(SwriteAck::Record),
+            _ => return None,
+        })
+    }
+
+    /// The words an operand of `kind` may be, as an error lists them.
+    pub fn expected(kind: ArgKind) -> &'static str {
+        match kind {
+            ArgKind::Page => "a logical page number",
+            ArgKind::Pos => "head, body or rear",
+            ArgKind::Ack => "s-swrite or a-swrite",
+        }
     }
 }
 
@@ -168,8 +265,29 @@ impl Op {
     /// The call of `kind`, in transaction `tid` if it names one, on `lpn`
     /// if its kind names a page; None where the transaction does not fit
     /// the kind (a `begin` without one, a `trim` or `flush` with one) and
-    /// for the kinds that name two pages.
+    /// for the kinds that take an operand ([`Op::with_arg`]).
     pub fn new(kind: OpKind, tid: Option<Tid>, lpn: Lpn) -> Option<Op> {
+        Op::with_arg(kind, tid, lpn, None)
+    }
+
+    /// [`Op::new`] with the operand the kind takes ([`OpKind::arg`]); None
+    /// where it is missing, of another kind, or given to a kind without one.
+    pub fn with_arg(kind: OpKind, tid: Option<Tid>, lpn: Lpn, arg: Option<OpArg>) -> Option<Op> {
+        Some(match (kind, tid, arg) {
+            (OpKind::WriteRemappable, None, Some(OpArg::Page(t))) => Op::WriteRemappable(lpn, t),
+            (OpKind::Remap, None, Some(OpArg::Page(t))) => Op::Remap(lpn, t),
+            (OpKind::WriteEnd, Some(t), None) => Op::WriteEnd(t, lpn),
+            (OpKind::Stage, Some(t), None) => Op::Stage(t, lpn),
+            (OpKind::Swrite, Some(t), Some(OpArg::Ack(a))) => Op::Swrite(t, a),
+            (OpKind::Sread, None, None) => Op::Sread(lpn),
+            (OpKind::Dwrite, Some(t), Some(OpArg::Pos(p))) => Op::Dwrite(t, lpn, p),
+            (OpKind::Dabort, Some(t), None) => Op::Dabort(t),
+            (_, _, Some(_)) => return None,
+            (kind, tid, None) => return Op::base(kind, tid, lpn),
+        })
+    }
+
+    fn base(kind: OpKind, tid: Option<Tid>, lpn: Lpn) -> Option<Op> {
         Some(match (kind, tid) {
             (OpKind::Read, None) => Op::Read(lpn),
             (OpKind::Read, Some(t)) => Op::TxRead(t, lpn),
@@ -218,6 +336,22 @@ impl Op {
             | Op::Dwrite(t, ..)
             | Op::Dabort(t) => Some(t),
             Op::Write(_) | Op::Read(_) | Op::Trim(_) | Op::Flush | Op::WriteRemappable(..) | Op::Remap(..) | Op::Sread(_) => None,
+        }
+    }
+
+    /// The transaction it ends, and whether it commits it ([`OpKind::ends_tx`]).
+    pub fn ends_tx(self) -> Option<(Tid, bool)> {
+        let commits = self.kind().ends_tx(self.arg())?;
+        Some((self.tid()?, commits))
+    }
+
+    /// Its operand beside its transaction and page, if its kind takes one.
+    pub fn arg(self) -> Option<OpArg> {
+        match self {
+            Op::WriteRemappable(_, t) | Op::Remap(_, t) => Some(OpArg::Page(t)),
+            Op::Dwrite(_, _, p) => Some(OpArg::Pos(p)),
+            Op::Swrite(_, a) => Some(OpArg::Ack(a)),
+            _ => None,
         }
     }
 
@@ -272,8 +406,10 @@ impl Op {
 mod tests {
     use super::*;
 
+    /// Every call, rebuilt from its kind, transaction, page and operand,
+    /// is itself; its kind's word names it and says what it takes.
     #[test]
-    fn every_op_round_trips_through_its_kind_tid_and_page() {
+    fn every_op_round_trips_through_its_kind_tid_page_and_arg() {
         let ops = [
             Op::Write(3),
             Op::Read(4),
@@ -284,33 +420,39 @@ mod tests {
             Op::TxRead(7, 9),
             Op::Commit(7),
             Op::Abort(7),
+            Op::WriteRemappable(3, 4),
+            Op::Remap(3, 4),
+            Op::WriteEnd(7, 3),
+            Op::Stage(7, 3),
+            Op::Swrite(7, SwriteAck::Record),
+            Op::Swrite(7, SwriteAck::AllPages),
+            Op::Sread(3),
+            Op::Dwrite(8, 3, DynamicPos::Head),
+            Op::Dwrite(8, 3, DynamicPos::Rear),
+            Op::Dabort(8),
         ];
         for op in ops {
-            assert_eq!(Op::new(op.kind(), op.tid(), op.lpn().unwrap_or(0)), Some(op));
-            assert_eq!(op.kind().has_page(), op.lpn().is_some(), "{op:?}");
-            assert_eq!(OpKind::parse(op.kind().name()), Some(op.kind()));
+            let kind = op.kind();
+            assert_eq!(Op::with_arg(kind, op.tid(), op.lpn().unwrap_or(0), op.arg()), Some(op));
+            assert_eq!(kind.has_page(), op.lpn().is_some(), "{op:?}");
+            assert_eq!(kind.arg().is_some(), op.arg().is_some(), "{op:?}");
+            assert!(!kind.needs_tid() || op.tid().is_some(), "{op:?}");
+            assert!(op.tid().is_none() || kind.takes_tid(), "{op:?}");
+            assert_eq!(OpKind::parse(kind.name()), Some(kind));
+            if let (Some(a), Some(k)) = (op.arg(), kind.arg()) {
+                assert_eq!(OpArg::parse(k, &a.word()), Some(a));
+            }
         }
+        let kinds: std::collections::BTreeSet<OpKind> = ops.iter().map(|o| o.kind()).collect();
+        assert_eq!(kinds.len(), OpKind::ALL.len(), "every kind is tried");
         assert_eq!(Op::new(OpKind::Begin, None, 0), None);
         assert_eq!(Op::new(OpKind::Trim, Some(1), 0), None);
-        let end = Op::WriteEnd(7, 3);
-        assert_eq!((end.lpn(), end.tid(), end.kind().in_traces()), (Some(3), Some(7), false));
-        let mobius = [
-            (Op::Stage(7, 3), Some(7), Some(3)),
-            (Op::Swrite(7, SwriteAck::Record), Some(7), None),
-            (Op::Sread(3), None, Some(3)),
-            (Op::Dwrite(8, 3, DynamicPos::Head), Some(8), Some(3)),
-            (Op::Dabort(8), Some(8), None),
-        ];
-        for (op, tid, lpn) in mobius {
-            assert_eq!((op.tid(), op.lpn()), (tid, lpn), "{op:?}");
-            assert_eq!(op.kind().has_page(), lpn.is_some(), "{op:?}");
-            assert_eq!(op.kind().needs_tid(), tid.is_some(), "{op:?}");
-            assert!(!op.kind().in_traces(), "{op:?}");
-        }
-        for op in [Op::WriteRemappable(3, 4), Op::Remap(3, 4)] {
-            assert_eq!((op.lpn(), op.tid()), (Some(3), None));
-            assert!(!op.kind().in_traces() && op.kind().has_page());
-            assert_eq!(OpKind::parse(op.kind().name()), None, "no trace word");
-        }
+        assert_eq!(Op::new(OpKind::Remap, None, 0), None, "no target");
+        assert_eq!(
+            Op::with_arg(OpKind::Write, None, 0, Some(OpArg::Page(1))),
+            None,
+            "an operand a write does not take"
+        );
+        assert_eq!(OpArg::parse(ArgKind::Pos, "tail"), None);
     }
 }

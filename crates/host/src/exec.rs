@@ -41,7 +41,7 @@ pub struct HostCounts {
 /// The trace record of an operation.
 pub fn trace_op(client: u32, at_ns: u64, op: Op) -> TraceOp {
     let (lpn, pages) = op.lpn().map_or((0, 0), |l| (l, 1));
-    TraceOp::new(at_ns, client, op.tid(), TraceKind::Op(op.kind()), lpn, pages)
+    TraceOp::new(at_ns, client, op.tid(), TraceKind::Op(op.kind()), lpn, pages).with_arg(op.arg())
 }
 
 pub struct Executor<'d> {
@@ -110,21 +110,21 @@ impl<'d> Executor<'d> {
             Err(e) => return Err(e),
         };
         self.lat.op(op.kind().name(), done - at_ns);
-        let ended = match (op, &outcome) {
-            (Op::Abort(t), _) => Some(t),
+        // A transaction starts at its begin or first page (Möbius's calls),
+        // and ends at its commit (an swrite, a REAR) or abort.
+        if let (true, Some(t)) = (op.kind().opens_tx(), op.tid()) {
+            self.tx_start.entry(t).or_insert(at_ns);
+        }
+        let ended = match (op.ends_tx(), &outcome) {
             (_, Outcome::TableFullAborted(t)) => Some(*t),
-            _ => None,
-        };
-        match op {
-            Op::Begin(t) => {
-                self.tx_start.insert(t, at_ns);
-            }
-            Op::Commit(t) => {
+            (Some((t, false)), _) => Some(t),
+            (Some((t, true)), _) => {
                 self.counts.commits += 1;
                 self.tx_done(t, done);
+                None
             }
-            _ => {}
-        }
+            _ => None,
+        };
         if let Some(t) = ended {
             self.counts.aborts += 1;
             self.tx_done(t, done);

@@ -6,14 +6,23 @@
 //! protocol can replay.
 //!
 //! The trace is what was *sent*: a call the device refused is recorded too.
-//! Reads are recorded; `flush` and every transactional call as they come.
+//! Reads are recorded; `flush` and every transactional call as they come;
+//! the extension calls the device offers as their own words
+//! (`Call::ops`). Möbius's dynamic calls name no transaction: the record
+//! names each dynamic transaction from [`DYNAMIC_TIDS`] up.
 
-use crate::trace::{TraceKind, TraceOp, TraceRecord};
+use crate::exec::trace_op;
+use crate::trace::TraceRecord;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use txftl_ftl::extensions::DynamicPos;
 use txftl_ftl::AnyDevice;
-use txftl_ftl::{Call, Device, DeviceError, DeviceInfo, DeviceStats, Extension, Lpn, OpKind, RecoveryReport, Tid};
+use txftl_ftl::{Call, Device, DeviceError, DeviceInfo, DeviceStats, Extension, Lpn, Op, RecoveryReport, Tid};
 use txftl_nand::Nand;
+
+/// The first id a record gives a dynamic transaction (the next ones count
+/// up): far above the ids hosts give (the file system's count from 1).
+pub const DYNAMIC_TIDS: Tid = 1 << 31;
 
 pub struct Recorder {
     inner: Box<dyn AnyDevice>,
@@ -24,6 +33,9 @@ pub struct Recorder {
     failed: Option<String>,
     /// Record while set (the caller keeps the other handle: e.g. on after a load).
     on: Arc<AtomicBool>,
+    /// The id the record gives the open dynamic transaction, and the next one.
+    dynamic: Option<Tid>,
+    next_dynamic: Tid,
 }
 
 impl Recorder {
@@ -34,40 +46,42 @@ impl Recorder {
             client: 0,
             failed: None,
             on,
+            dynamic: None,
+            next_dynamic: DYNAMIC_TIDS,
         })
     }
 
-    /// What recording `dev` leaves out: the extension calls it offers, which
-    /// a recorded run does not use (no trace word carries them), as a note
-    /// for the command to print; None if it offers none.
-    pub fn left_out(dev: &mut dyn AnyDevice) -> Option<String> {
-        let calls: Vec<&str> = Extension::ALL
-            .into_iter()
-            .filter(|&e| dev.offers(e))
-            .map(Extension::calls)
-            .collect();
-        (!calls.is_empty()).then(|| {
-            format!(
-                "note: a trace carries no {}: the recorded run uses the base calls instead",
-                calls.join(", ")
-            )
-        })
-    }
-
-    fn note(&mut self, tid: Option<Tid>, kind: TraceKind, lpn: Lpn, pages: u32) -> Result<(), DeviceError> {
+    fn note(&mut self, op: Op) -> Result<(), DeviceError> {
         if !self.on.load(Ordering::Relaxed) {
             return Ok(());
         }
         if let Some(e) = &self.failed {
             return Err(DeviceError::Config(e.clone()));
         }
-        let op = TraceOp::new(self.inner.now_ns(), self.client, tid, kind, lpn, pages);
+        let op = trace_op(self.client, self.inner.now_ns(), op);
         if let Err(e) = self.out.op(&op) {
             let msg = format!("writing the trace record failed: {e}");
             self.failed = Some(msg.clone());
             return Err(DeviceError::Config(msg));
         }
         Ok(())
+    }
+
+    /// The id of the dynamic transaction `call` belongs to (a new one at a
+    /// chain's first page), and whether the call ends it.
+    fn dynamic_tid(&mut self, call: &Call<'_>) -> (Tid, bool) {
+        let ends = matches!(call, Call::Dabort | Call::Dwrite { pos: DynamicPos::Rear, .. });
+        let tid = match (self.dynamic, call) {
+            (Some(t), _) => t,
+            (None, Call::Dwrite { .. } | Call::Dabort) => {
+                let t = self.next_dynamic;
+                self.next_dynamic = self.next_dynamic.wrapping_add(1).max(DYNAMIC_TIDS);
+                t
+            }
+            (None, _) => return (0, false),
+        };
+        self.dynamic = (!ends).then_some(tid);
+        (tid, ends)
     }
 }
 
@@ -78,19 +92,19 @@ impl Device for Recorder {
         self.inner.info()
     }
     fn read(&mut self, lpn: Lpn, buf: &mut [u8]) -> R<u64> {
-        self.note(None, TraceKind::Op(OpKind::Read), lpn, 1)?;
+        self.note(Op::Read(lpn))?;
         self.inner.read(lpn, buf)
     }
     fn write(&mut self, lpn: Lpn, data: &[u8]) -> R<u64> {
-        self.note(None, TraceKind::Op(OpKind::Write), lpn, 1)?;
+        self.note(Op::Write(lpn))?;
         self.inner.write(lpn, data)
     }
     fn flush(&mut self) -> R<u64> {
-        self.note(None, TraceKind::Op(OpKind::Flush), 0, 0)?;
+        self.note(Op::Flush)?;
         self.inner.flush()
     }
     fn trim(&mut self, lpn: Lpn) -> R<u64> {
-        self.note(None, TraceKind::Op(OpKind::Trim), lpn, 1)?;
+        self.note(Op::Trim(lpn))?;
         self.inner.trim(lpn)
     }
     fn stats(&self) -> DeviceStats {
@@ -109,36 +123,36 @@ impl Device for Recorder {
         self.inner.set_clock(at_ns)
     }
     fn begin(&mut self, tid: Tid) -> R<u64> {
-        self.note(Some(tid), TraceKind::Op(OpKind::Begin), 0, 0)?;
+        self.note(Op::Begin(tid))?;
         self.inner.begin(tid)
     }
     fn write_tx(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> R<u64> {
-        self.note(Some(tid), TraceKind::Op(OpKind::Write), lpn, 1)?;
+        self.note(Op::TxWrite(tid, lpn))?;
         self.inner.write_tx(tid, lpn, data)
     }
     fn read_tx(&mut self, tid: Tid, lpn: Lpn, buf: &mut [u8]) -> R<u64> {
-        self.note(Some(tid), TraceKind::Op(OpKind::Read), lpn, 1)?;
+        self.note(Op::TxRead(tid, lpn))?;
         self.inner.read_tx(tid, lpn, buf)
     }
     fn commit(&mut self, tid: Tid) -> R<u64> {
-        self.note(Some(tid), TraceKind::Op(OpKind::Commit), 0, 0)?;
+        self.note(Op::Commit(tid))?;
         self.inner.commit(tid)
     }
     fn abort(&mut self, tid: Tid) -> R<u64> {
-        self.note(Some(tid), TraceKind::Op(OpKind::Abort), 0, 0)?;
+        self.note(Op::Abort(tid))?;
         self.inner.abort(tid)
     }
-    // A recorded device offers no extension calls: the trace format has no
-    // words for them yet, and a call that went around the record would leave
-    // it incomplete. The host stack asks the device (the VFS, the file
-    // system), so a recorded run takes the base calls throughout (SW-WAL's
-    // checkpoints copy, NoLgn's last page is an ordinary write), and the
-    // commands that record say so.
-    fn offers(&mut self, _ext: Extension) -> bool {
-        false
+    // Every extension call the device offers is recorded, as its words,
+    // and passed on.
+    fn offers(&mut self, ext: Extension) -> bool {
+        self.inner.offers(ext)
     }
     fn call(&mut self, call: Call<'_>) -> R<u64> {
-        Err(self.unsupported(call.name()))
+        let (dynamic, _) = self.dynamic_tid(&call);
+        for op in call.ops(dynamic) {
+            self.note(op)?;
+        }
+        self.inner.call(call)
     }
 }
 

@@ -141,6 +141,9 @@ struct Unit {
     /// Indices into the trace's operations.
     ops: Vec<usize>,
     tx: bool,
+    /// What opened the transaction: a `begin` (aborts may be injected), a
+    /// static transaction's first `stage`, a dynamic one's first `dwrite`.
+    opened_by: OpKind,
     /// Distinct pages it writes (transactions).
     writes: BTreeSet<u32>,
     /// The trace ends it in abort, or it was left open.
@@ -154,6 +157,35 @@ struct Unit {
 enum Item {
     Unit(usize),
     Barrier,
+}
+
+impl Unit {
+    /// The unit of trace operation `i`: a transaction `opened_by` a call of
+    /// that kind, or a single operation.
+    fn new(i: usize, opened_by: Option<OpKind>) -> Unit {
+        Unit {
+            ops: vec![i],
+            tx: opened_by.is_some(),
+            opened_by: opened_by.unwrap_or(OpKind::Begin),
+            writes: BTreeSet::new(),
+            aborts: false,
+            deps: Vec::new(),
+        }
+    }
+}
+
+/// What transactional operation `op` of transaction `t` tells its unit:
+/// the pages it writes, and whether it ends it.
+fn tx_op(units: &mut [Unit], open: &mut BTreeMap<u32, usize>, t: u32, op: &TraceOp) {
+    let u = open[&t];
+    let TraceKind::Op(kind) = op.kind else { return };
+    if matches!(kind, OpKind::Write | OpKind::WriteEnd | OpKind::Stage | OpKind::Dwrite) {
+        units[u].writes.extend(op.lpn..op.lpn + op.pages);
+    }
+    if let Some(commits) = kind.ends_tx(op.arg) {
+        units[u].aborts = !commits;
+        open.remove(&t);
+    }
 }
 
 fn line_err(trace: &Trace, i: usize, message: String) -> TraceError {
@@ -190,46 +222,25 @@ fn units_of(trace: &Trace, logical_pages: u32) -> Result<(Vec<Item>, Vec<Unit>, 
                 shape.barriers_in_trace += 1;
                 items.push(Item::Barrier);
             }
-            (TraceKind::Op(OpKind::Begin), Some(t)) => {
-                if open.contains_key(&t) {
-                    return Err(line_err(trace, i, format!("transaction {t} begins while it is open")));
-                }
+            (TraceKind::Op(OpKind::Begin), Some(t)) if open.contains_key(&t) => {
+                return Err(line_err(trace, i, format!("transaction {t} begins while it is open")));
+            }
+            (TraceKind::Op(kind), Some(t)) if kind.opens_tx() && !open.contains_key(&t) => {
                 open.insert(t, units.len());
                 items.push(Item::Unit(units.len()));
-                units.push(Unit {
-                    ops: vec![i],
-                    tx: true,
-                    writes: BTreeSet::new(),
-                    aborts: false,
-                    deps: Vec::new(),
-                });
+                units.push(Unit::new(i, Some(kind)));
+                tx_op(&mut units, &mut open, t, op);
             }
             (_, Some(t)) => {
                 let u = *open
                     .get(&t)
                     .ok_or_else(|| line_err(trace, i, format!("transaction {t} is not open (no begin before)")))?;
                 units[u].ops.push(i);
-                match op.kind {
-                    TraceKind::Op(OpKind::Write) => units[u].writes.extend(op.lpn..op.lpn + op.pages),
-                    TraceKind::Op(OpKind::Commit) => {
-                        open.remove(&t);
-                    }
-                    TraceKind::Op(OpKind::Abort) => {
-                        units[u].aborts = true;
-                        open.remove(&t);
-                    }
-                    _ => {}
-                }
+                tx_op(&mut units, &mut open, t, op);
             }
             (_, None) => {
                 items.push(Item::Unit(units.len()));
-                units.push(Unit {
-                    ops: vec![i],
-                    tx: false,
-                    writes: BTreeSet::new(),
-                    aborts: false,
-                    deps: Vec::new(),
-                });
+                units.push(Unit::new(i, None));
             }
         }
     }
@@ -412,7 +423,9 @@ fn driver_for(dev: &dyn AnyDevice, trace: &Trace) -> Result<(Driver, u32), Repla
 fn inject_aborts(units: &mut [Unit], opts: ReplayOptions) -> u64 {
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed ^ 0xAB0A7);
     let mut injected = 0;
-    for u in units.iter_mut().filter(|u| u.tx) {
+    // A transaction of Möbius's calls commits by its swrite or REAR: the
+    // injection turns commits only.
+    for u in units.iter_mut().filter(|u| u.tx && u.opened_by == OpKind::Begin) {
         if opts.abort_pct > 0 && rng.gen_range(0..100) < opts.abort_pct && !u.aborts {
             u.aborts = true;
             injected += 1;
@@ -437,9 +450,11 @@ fn device_ops(op: &TraceOp, tid: u32, abort: bool) -> Vec<Op> {
     let kind = if abort && kind == OpKind::Commit { OpKind::Abort } else { kind };
     let tid = op.tid.map(|_| tid);
     if !kind.has_page() {
-        return Op::new(kind, tid, 0).into_iter().collect();
+        return Op::with_arg(kind, tid, 0, op.arg).into_iter().collect();
     }
-    (op.lpn..op.lpn + op.pages).filter_map(|l| Op::new(kind, tid, l)).collect()
+    (op.lpn..op.lpn + op.pages)
+        .filter_map(|l| Op::with_arg(kind, tid, l, op.arg))
+        .collect()
 }
 
 /// The clients as they run the plan, and what they have done so far.
@@ -547,9 +562,16 @@ impl Dealer<'_> {
                 }
             }
         }
-        // An unfinished transaction ends in an abort the trace does not hold.
-        if unit_over && units[u].tx && !matches!(op.kind, TraceKind::Op(OpKind::Commit) | TraceKind::Op(OpKind::Abort)) && ex.tx_open(tid) {
-            let (d, _) = ex.run(c as u32, done, Op::Abort(tid)).map_err(|source| ReplayError::Device {
+        // An unfinished transaction ends in an abort the trace does not
+        // hold (a static one's pages, never sent, are dropped).
+        let ended = matches!(op.kind, TraceKind::Op(k) if k.ends_tx(op.arg).is_some());
+        let abort = match units[u].opened_by {
+            OpKind::Begin => Some(Op::Abort(tid)),
+            OpKind::Dwrite => Some(Op::Dabort(tid)),
+            _ => None,
+        };
+        if let (true, true, false, true, Some(abort)) = (unit_over, units[u].tx, ended, ex.tx_open(tid), abort) {
+            let (d, _) = ex.run(c as u32, done, abort).map_err(|source| ReplayError::Device {
                 line: trace.lines[oi],
                 source,
             })?;
@@ -589,7 +611,8 @@ impl Dealer<'_> {
     fn submission(&mut self, c: usize, u: usize, op: &TraceOp) -> u64 {
         let deps = &self.units[u].deps;
         let mut at = self.clients[c].ready_ns;
-        if op.kind == TraceKind::Op(OpKind::Commit) && !deps.is_empty() {
+        let commits = matches!(op.kind, TraceKind::Op(k) if k.ends_tx(op.arg) == Some(true));
+        if commits && !deps.is_empty() {
             let after = deps.iter().filter_map(|&d| self.ended[d]).max().unwrap_or(0);
             if after > at {
                 self.commit_waits += 1;

@@ -2,32 +2,47 @@
 //! interface, one operation a line, as text.
 //!
 //! ```text
-//! # txftl-trace v1
-//! # time_ns client tid op lpn pages
+//! # txftl-trace v2
+//! # time_ns client tid op lpn pages [arg]
 //! 0 0 - write 17 1
 //! 1200 1 7 begin - -
 //! 1200 1 7 write 40 2
 //! 9800 1 7 commit - -
 //! 9800 0 - barrier - -
+//! 9900 0 8 stage 3 2
+//! 9900 0 8 swrite - - a-swrite
+//! 9950 0 - remap 60 1 4
 //! ```
 //!
 //! Fields, separated by spaces or tabs:
 //! - `time_ns`: submission time on the device clock (simulated ns);
 //! - `client`: the host client that sent it (0-based);
-//! - `tid`: the transaction (`-` for none); `begin`, `commit` and `abort` need
-//!   one; a `read` or `write` with one is transactional (`read_tx`/`write_tx`);
+//! - `tid`: the transaction (`-` for none); `begin`, `commit`, `abort` and
+//!   the extension calls of a transaction need one; a `read` or `write` with
+//!   one is transactional (`read_tx`/`write_tx`);
 //! - `op`: `read`, `write`, `trim`, `flush`, `begin`, `commit`, `abort`, `barrier`
-//!   (every earlier operation completes before a later one starts);
+//!   (every earlier operation completes before a later one starts), and the
+//!   extension calls: `write-remappable`, `remap` (SW-WAL), `write-end`
+//!   (NoLgn), `stage`, `swrite`, `sread`, `dwrite`, `dabort` (Möbius; a
+//!   static transaction is its `stage`d pages, then the `swrite` that sends
+//!   them; a dynamic one's `tid` is the host's name for it);
 //! - `lpn`, `pages`: the first logical page and the page count (`-` for `flush`,
-//!   `begin`, `commit`, `abort`, `barrier`; at least 1 page otherwise).
+//!   `begin`, `commit`, `abort`, `swrite`, `dabort`, `barrier`; at least 1
+//!   page otherwise, exactly 1 for `write-remappable`, `remap`, `write-end`
+//!   and `dwrite`);
+//! - `arg`, only for the calls that take one: the target page of
+//!   `write-remappable` and `remap`; `head`, `body` or `rear` for `dwrite`;
+//!   `s-swrite` or `a-swrite` (returns at every page, or at the record) for
+//!   `swrite`.
 //!
-//! Lines starting with `#` and blank lines are skipped. A bad line is a
-//! [`TraceError`] with its line number.
+//! A v1 trace (no extension calls, no `arg`) is a v2 trace. Lines starting
+//! with `#` and blank lines are skipped. A bad line is a [`TraceError`] with
+//! its line number.
 
 use crate::blocktrace::TraceError;
 use serde::Serialize;
 use std::io::{self, BufRead, Write};
-use txftl_ftl::OpKind;
+use txftl_ftl::{OpArg, OpKind};
 
 /// What a trace line does: a device call (the device layer's [`OpKind`]),
 /// or a barrier: every earlier operation completes before a later one
@@ -87,6 +102,9 @@ pub struct TraceOp {
     /// First page and count (0 and 0 for operations without a range).
     pub lpn: u32,
     pub pages: u32,
+    /// The operand its kind takes beside them ([`OpKind::arg`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arg: Option<OpArg>,
 }
 
 impl TraceOp {
@@ -98,7 +116,13 @@ impl TraceOp {
             kind,
             lpn,
             pages,
+            arg: None,
         }
+    }
+
+    /// With the operand its kind takes.
+    pub fn with_arg(self, arg: Option<OpArg>) -> TraceOp {
+        TraceOp { arg, ..self }
     }
 }
 
@@ -106,7 +130,7 @@ impl TraceOp {
 /// `run --record`, replays and the device recorder write to.
 pub type TraceRecord = TraceWriter<Box<dyn Write + Send>>;
 
-pub const HEADER: &str = "# txftl-trace v1\n# time_ns client tid op lpn pages\n";
+pub const HEADER: &str = "# txftl-trace v2\n# time_ns client tid op lpn pages [arg]\n";
 
 /// Writes a trace, line by line.
 pub struct TraceWriter<W: Write> {
@@ -129,9 +153,13 @@ impl<W: Write> TraceWriter<W> {
         }
         self.out.write_all(op.kind.name().as_bytes())?;
         if op.kind.has_range() {
-            writeln!(self.out, " {} {}", op.lpn, op.pages)
+            write!(self.out, " {} {}", op.lpn, op.pages)?;
         } else {
-            self.out.write_all(b" - -\n")
+            self.out.write_all(b" - -")?;
+        }
+        match op.arg {
+            Some(a) => writeln!(self.out, " {}", a.word()),
+            None => writeln!(self.out),
         }
     }
 
@@ -179,10 +207,10 @@ fn optional<T: std::str::FromStr + Bounded>(s: &str, name: &str, line: u64) -> R
 /// Parses one non-comment line.
 pub fn parse_line(text: &str, line: u64) -> Result<TraceOp, TraceError> {
     let f: Vec<&str> = text.split_whitespace().collect();
-    if f.len() != 6 {
+    if !(6..=7).contains(&f.len()) {
         return Err(TraceError {
             line,
-            message: format!("expected 6 fields (time_ns client tid op lpn pages), found {}", f.len()),
+            message: format!("expected 6 or 7 fields (time_ns client tid op lpn pages [arg]), found {}", f.len()),
         });
     }
     let err = |message: String| TraceError { line, message };
@@ -190,11 +218,10 @@ pub fn parse_line(text: &str, line: u64) -> Result<TraceOp, TraceError> {
     let client: u32 = field(f[1], "client", line)?;
     let tid: Option<u32> = optional(f[2], "tid", line)?;
     let kind = TraceKind::parse(f[3]).ok_or_else(|| {
-        err(format!(
-            "unknown operation `{}` (known: read, write, trim, flush, begin, commit, abort, barrier)",
-            f[3]
-        ))
+        let known: Vec<&str> = TraceKind::all().map(TraceKind::name).collect();
+        err(format!("unknown operation `{}` (known: {})", f[3], known.join(", ")))
     })?;
+    let arg = parse_arg(kind, f.get(6).copied(), line)?;
     let lpn: Option<u32> = optional(f[4], "lpn", line)?;
     let pages: Option<u32> = optional(f[5], "pages", line)?;
     if kind.needs_tid() && tid.is_none() {
@@ -204,6 +231,9 @@ pub fn parse_line(text: &str, line: u64) -> Result<TraceOp, TraceError> {
         return Err(err(format!("`{}` takes no transaction id (give `-`)", kind.name())));
     }
     let (lpn, pages) = match (kind.has_range(), lpn, pages) {
+        (true, Some(_), Some(p)) if p > 1 && matches!(kind, TraceKind::Op(k) if k.one_page()) => {
+            return Err(err(format!("`{}` names one page, not {p}", kind.name())))
+        }
         (true, Some(l), Some(p)) if p >= 1 => {
             if l.checked_add(p - 1).is_none() {
                 return Err(err(format!("pages {l} + {p} run past the largest page number")));
@@ -222,7 +252,25 @@ pub fn parse_line(text: &str, line: u64) -> Result<TraceOp, TraceError> {
         kind,
         lpn,
         pages,
+        arg,
     })
+}
+
+/// The 7th field: the operand of the kinds that take one, else absent.
+fn parse_arg(kind: TraceKind, field: Option<&str>, line: u64) -> Result<Option<OpArg>, TraceError> {
+    let err = |message: String| TraceError { line, message };
+    let takes = match kind {
+        TraceKind::Op(k) => k.arg(),
+        TraceKind::Barrier => None,
+    };
+    match (takes, field) {
+        (None, None) => Ok(None),
+        (None, Some(a)) => Err(err(format!("`{}` takes no 7th field (found `{a}`)", kind.name()))),
+        (Some(k), None) => Err(err(format!("`{}` needs a 7th field: {}", kind.name(), OpArg::expected(k)))),
+        (Some(k), Some(a)) => OpArg::parse(k, a)
+            .map(Some)
+            .ok_or_else(|| err(format!("`{}`'s 7th field `{a}` is not {}", kind.name(), OpArg::expected(k)))),
+    }
 }
 
 /// A trace read into memory: its operations and the line each came from.
@@ -268,6 +316,16 @@ mod tests {
             TraceOp::new(22, 2, None, TraceKind::Op(OpKind::Flush), 0, 0),
             TraceOp::new(23, 2, Some(9), TraceKind::Op(OpKind::Begin), 0, 0),
             TraceOp::new(24, 2, Some(9), TraceKind::Op(OpKind::Abort), 0, 0),
+            TraceOp::new(25, 0, None, TraceKind::Op(OpKind::WriteRemappable), 60, 1).with_arg(Some(OpArg::Page(4))),
+            TraceOp::new(26, 0, None, TraceKind::Op(OpKind::Remap), 60, 1).with_arg(Some(OpArg::Page(4))),
+            TraceOp::new(27, 0, Some(10), TraceKind::Op(OpKind::WriteEnd), 5, 1),
+            TraceOp::new(28, 0, Some(11), TraceKind::Op(OpKind::Stage), 3, 2),
+            TraceOp::new(29, 0, Some(11), TraceKind::Op(OpKind::Swrite), 0, 0)
+                .with_arg(Some(OpArg::Ack(txftl_ftl::extensions::SwriteAck::Record))),
+            TraceOp::new(30, 0, None, TraceKind::Op(OpKind::Sread), 3, 1),
+            TraceOp::new(31, 0, Some(12), TraceKind::Op(OpKind::Dwrite), 8, 1)
+                .with_arg(Some(OpArg::Pos(txftl_ftl::extensions::DynamicPos::Head))),
+            TraceOp::new(32, 0, Some(12), TraceKind::Op(OpKind::Dabort), 0, 0),
         ];
         let mut w = TraceWriter::new(Vec::new()).unwrap();
         for o in &ops {
@@ -280,7 +338,12 @@ mod tests {
     #[test]
     fn bad_lines_name_their_line_and_fault() {
         let cases = [
-            ("0 0 - write 1", "expected 6 fields"),
+            ("0 0 - write 1", "expected 6 or 7 fields"),
+            ("0 0 - remap 3 1", "`remap` needs a 7th field: a logical page number"),
+            ("0 0 - write 3 1 4", "`write` takes no 7th field"),
+            ("0 0 5 dwrite 3 1 tail", "`dwrite`'s 7th field `tail` is not head, body or rear"),
+            ("0 0 5 dwrite 3 2 head", "`dwrite` names one page, not 2"),
+            ("0 0 - swrite - - a-swrite", "`swrite` needs a transaction id"),
             ("x 0 - write 1 1", "time_ns `x` is not a number"),
             (
                 "0 0 - write 99999999999 1",

@@ -284,9 +284,6 @@ fn stack(common: &SqlCommon) -> Result<(Stack, Mode, String, Arc<AtomicBool>), C
     let mut dev = txftl_protocols::format(mode.protocol(), nand, d.ftl, &opts).map_err(crate::open::device_error)?;
     let on = Arc::new(AtomicBool::new(false));
     if let Some(path) = &common.record {
-        if let Some(note) = Recorder::left_out(dev.as_mut()) {
-            eprintln!("{note}");
-        }
         dev = Recorder::wrap(dev, crate::cmd_run::record_file(path)?, on.clone());
     }
     let mut stack = Stack::format(dev, mode).map_err(CliError::failed)?;
