@@ -12,6 +12,8 @@
 //! - every program gets a fresh sequence number, recorded in its OOB;
 //! - a checkpoint has a sequence number larger than every page programmed
 //!   before it, and is durable once the superblock naming it is programmed;
+//!   it starts once every program and erase issued is done, since its L2P
+//!   and block records count them from their issue;
 //! - a block GC reclaims is *prefree* until the next checkpoint, so the pages the
 //!   last checkpoint's L2P names are never erased, and pages written after a
 //!   checkpoint only land in blocks that were free or open at that checkpoint:

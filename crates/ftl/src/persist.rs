@@ -85,8 +85,20 @@ impl<H: Hooks> Ftl<H> {
     /// this one stops being a fallback) the ring enters at most B + W + B + W
     /// blocks past this one's own. (Write-backs lie behind the head when they
     /// are written, so a checkpoint never needs to move them.)
+    ///
+    /// It starts once every flash operation issued is done. What it persists
+    /// is DRAM's state, which counts an operation at its issue: the block
+    /// records an erase count raised when the erase was issued (an
+    /// allocation does not wait for its erase, `erase_for_use`), the L2P a
+    /// host page or GC copy whose program is still running. Its own pages go
+    /// to other dies, where they can be done first: a power cut between would
+    /// leave a durable checkpoint counting an erase the block never had, or
+    /// mapping a logical page to a page its program never reached (erased, or
+    /// still holding another page's old data when the erase before the
+    /// program was lost too), the version before it lost.
     pub fn checkpoint(&mut self) -> Result<()> {
         self.check_writable("checkpoint")?;
+        self.wait_idle();
         self.now_ns = self.now_ns.max(self.hooks.checkpoint_after_ns());
         let seq = self.seq;
         self.seq += 1;
@@ -97,6 +109,13 @@ impl<H: Hooks> Ftl<H> {
             self.blocks.refill_window(self.cfg.alloc_window_blocks);
         }
         let blocks: Vec<BlockRecord> = (0..self.geo.block_count() as usize).map(|b| self.record_state(b)).collect();
+        // What the records and the L2P say is on the NAND is done (see above).
+        assert!(
+            self.nand.all_idle_ns() <= self.now_ns,
+            "checkpoint {seq} records the device at {} ns with flash operations in flight until {} ns",
+            self.now_ns,
+            self.nand.all_idle_ns()
+        );
         // The next directory already names the pages written back since the
         // current checkpoint.
         let write = self.table_pages_to_write(&blocks);

@@ -4,19 +4,34 @@
 //! channels of one die (`tests/devices/tiny-2ch.toml`): on `tiny`'s one
 //! channel a program waiting for its die holds the channel, so programs end
 //! in issue order; on two channels an erase on one die overlaps programs on
-//! the other. Small workloads: each instant replays the workload.
+//! the other. Small workloads: each instant replays the workload. One set
+//! runs on four channels of one die (`tests/devices/tiny-4ch.toml`): a
+//! commit there reserves pages on more units in a row, opening (and
+//! erasing) a block on each.
 
 mod common;
 use txftl_harness::{CrashReport, CrashSpec, DeviceSpec, Expect, InFlight, TxShape, WorkloadKind, WorkloadSpec};
+use txftl_nand::Torn;
 use txftl_protocols::ProtocolOptions;
 
 const DEVICE_FILE: &str = "crates/harness/tests/devices/tiny-2ch.toml";
+const DEVICE_FILE_4CH: &str = "crates/harness/tests/devices/tiny-4ch.toml";
 
 /// `tiny` with its two dies on two channels (what `DEVICE_FILE` holds).
 fn device(protocol: &str) -> DeviceSpec {
     let mut d = DeviceSpec::tiny(protocol);
     d.nand.geometry.channels = 2;
     d.nand.geometry.dies_per_channel = 1;
+    d
+}
+
+/// `tiny`'s 32 blocks on four channels of one die, 8 blocks each (what
+/// `DEVICE_FILE_4CH` holds).
+fn device_4ch(protocol: &str) -> DeviceSpec {
+    let mut d = DeviceSpec::tiny(protocol);
+    d.nand.geometry.channels = 4;
+    d.nand.geometry.dies_per_channel = 1;
+    d.nand.geometry.blocks_per_plane = 8;
     d
 }
 
@@ -305,4 +320,54 @@ fn lighttx_rejects_a_commit_page_with_a_page_missing() {
     );
     let r = run_clean(&s);
     assert!(r.exercised.commits_rejected > 0, "{:?}", r.exercised);
+}
+
+/// A checkpoint persists the device as DRAM has it, which counts an erase
+/// or a program from its issue, and its pages go to other dies, where they
+/// can be done first: so it waits for every operation in flight. Two sets
+/// on four dies, at 95% fill, where a checkpoint that does not wait is done
+/// before what it records (each passes every operation cut):
+/// - Möbius reserves a commit's pages over the units, opening a block on
+///   each, whose erase an allocation does not wait for; the next unit's
+///   block makes room with a checkpoint that records the new erase count.
+///   A cut that loses the erase and keeps the checkpoint leaves "block 4:
+///   FTL erase count 1 exceeds the physical 0" after recovery (16
+///   violations without the wait);
+/// - Atomic-Write checkpoints right after GC, its copies still queued
+///   behind an erase: a cut that loses both leaves the recovered L2P naming
+///   a page erased or still holding another page's old data, the older
+///   version of the page lost (7 violations without the wait).
+///
+/// Only the `none` variant (the bugs need no torn page) keeps it quick.
+#[test]
+fn checkpoints_wait_for_the_erases_and_copies_they_record() {
+    let config = |replay: String| replay.replacen("--workload", &format!("--config {DEVICE_FILE_4CH} --workload"), 1);
+    let mut mobius = common::txwrite_spec(
+        device_4ch("mobius"),
+        "",
+        240,
+        95,
+        common::tx_shape(5, 10, 2, 0),
+        false,
+        vec![Expect::Device("commits"), Expect::Device("checkpoints")],
+    );
+    mobius.replay_base = config(mobius.replay_base);
+    let mut atomic_write = rand_spec(
+        "atomic-write",
+        device_4ch("atomic-write"),
+        "",
+        250,
+        vec![Expect::Device("gc_runs"), Expect::Device("checkpoints")],
+    );
+    atomic_write.workload.fill_pct = 95;
+    atomic_write.replay_base = atomic_write
+        .replay_base
+        .replace(DEVICE_FILE, DEVICE_FILE_4CH)
+        .replace(" --fill 90 ", " --fill 95 ");
+    for mut s in [mobius, atomic_write] {
+        s.in_flight = InFlight::Every;
+        s.torn = vec![Torn::None];
+        let r = run_clean(&s);
+        assert!(r.exercised.dry_run.flash_erases > 0, "{:?}", r.exercised.dry_run);
+    }
 }
