@@ -331,3 +331,77 @@ fn a_swrite_found_torn_takes_the_later_unflagged_ones_with_it() {
         assert_eq!(reads(&mut *d, lpn), 0, "lpn {lpn} shows a transaction recovery must abort");
     }
 }
+
+/// A write outside transactions is durable at the inode that logs it (the
+/// next flush's), a trim at the next checkpoint: until then a recovery
+/// maps the page before, and the device's `durable_state` must say so. After
+/// every operation of a seeded mix of writes outside transactions, trims,
+/// static transactions and flushes, on `tiny` (small enough for GC), a
+/// mount of a copy of the NAND rebuilds the state the device describes,
+/// each page's version included (every write is a page of its own byte).
+/// A checkpoint may fall inside a write: before its program (GC's, or the
+/// window's: it persists the page before, and the write stays undurable;
+/// a `durable_state` that took the L2P as it is fails there, as the crash
+/// harness's recovery-equivalence check found after a first cut) or after
+/// it (the interval's, here every 5 programs: the write is durable). Both
+/// must happen, or the set proves nothing about them.
+#[test]
+fn durable_state_is_what_a_recovery_of_the_nand_rebuilds() {
+    let (mut before, mut after) = (0, 0);
+    for every in [0, 5] {
+        let cfg = FtlConfig {
+            checkpoint_every_pages: every,
+            ..FtlConfig::default()
+        };
+        let (b, a) = durable_state_after_every_operation(cfg);
+        eprintln!("checkpoint every {every} programs: {b} writes with a checkpoint before their program, {a} after it");
+        (before, after) = (before + b, after + a);
+    }
+    assert!(
+        before > 0 && after > 0,
+        "{before} checkpoints before a write's program, {after} after it"
+    );
+}
+
+/// The writes a checkpoint fell in, before their program and after it.
+fn durable_state_after_every_operation(ftl: FtlConfig) -> (u32, u32) {
+    use rand::{Rng, SeedableRng};
+    let cfg = preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic);
+    let mut d = format("mobius", Nand::new(cfg).unwrap(), ftl.clone(), &ProtocolOptions::new()).unwrap();
+    let n = d.info().logical_pages;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let (mut before, mut after) = (0, 0);
+    for i in 0..1500u32 {
+        let v = (i % 250 + 1) as u8;
+        let lpn = rng.gen_range(0..n);
+        let checkpoints = d.stats().checkpoints;
+        let op = rng.gen_range(0..100);
+        match op {
+            0..60 => d.write(lpn, &page(&*d, v)).map(drop),
+            60..70 => d.trim(lpn).map(drop),
+            70..90 => {
+                let data = page(&*d, v);
+                let pages: Vec<(u32, &[u8])> = (0..3).map(|k| ((lpn + k * 7) % n, data.as_slice())).collect();
+                let calls = require(d.static_tx_calls(), "mobius", Extension::StaticTx).unwrap();
+                calls.swrite(i, &pages, SwriteAck::AllPages).map(drop)
+            }
+            _ => d.flush().map(drop),
+        }
+        .unwrap();
+        let live = d.durable_state().unwrap();
+        let mut copy = mount("mobius", d.nand().snapshot(), ftl.clone(), &ProtocolOptions::new()).unwrap();
+        if let Some(why) = live.diff(&copy.durable_state().unwrap()) {
+            panic!("after operation {i} (op {op}, lpn {lpn}): {why}");
+        }
+        if op < 60 && d.stats().checkpoints > checkpoints {
+            // Durable: the checkpoint came after its program (or an
+            // inode's worth of unlogged writes logged it).
+            if reads(&mut *copy, lpn) == v {
+                after += 1;
+            } else {
+                before += 1;
+            }
+        }
+    }
+    (before, after)
+}

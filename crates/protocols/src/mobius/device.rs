@@ -217,6 +217,8 @@ impl Mobius {
             self.append_inode(&inode)?;
             for l in &lpns {
                 self.unlogged.remove(l);
+                // Durable: a recovery maps it where this inode says.
+                self.ftl.hooks_mut().undurable.remove(l);
             }
             let c = &mut self.ftl.hooks_mut().counts;
             match kind {
@@ -275,8 +277,10 @@ impl Mobius {
         };
         for (&(lpn, _), &ppn) in pages.iter().zip(&ppns) {
             self.ftl.map_page(lpn, ppn)?;
-            // The transaction is newer than an unlogged write of the page.
+            // The transaction is newer than an unlogged write of the page
+            // (or a trim), and its inode logs it.
             self.unlogged.remove(&lpn);
+            self.ftl.hooks_mut().undurable.remove(&lpn);
         }
         let h = self.ftl.hooks_mut();
         // In flight in inode order: `take_flags` flags a prefix of them.
@@ -398,7 +402,12 @@ impl Device for Mobius {
         self.refuse_in_chain("a write")?;
         let start = self.ftl.now();
         self.settle()?;
-        self.ftl.write_page(lpn, data)?;
+        // Not durable until an inode logs it: its program enters the page
+        // mapped before in `undurable` (`MobiusHooks::on_program`).
+        self.ftl.hooks_mut().writing = Some((lpn, self.ftl.mapping(lpn)));
+        let written = self.ftl.write_page(lpn, data);
+        self.ftl.hooks_mut().writing = None;
+        written?;
         self.unlogged.insert(lpn);
         if self.unlogged.len() as u32 >= self.items_max() {
             self.log_pending()?;
@@ -421,8 +430,15 @@ impl Device for Mobius {
         self.refuse_in_chain("a trim")?;
         let start = self.ftl.now();
         self.settle()?;
+        let before = self.ftl.mapping(lpn);
         self.ftl.trim_page(lpn)?;
         self.unlogged.remove(&lpn);
+        // Until the next checkpoint a recovery maps the page before (no
+        // checkpoint falls inside `trim_page`: the Resident Area writes
+        // nothing when it loads a table page).
+        if before.is_some() {
+            self.ftl.hooks_mut().undurable.entry(lpn).or_insert(before);
+        }
         Ok(self.ftl.now() - start)
     }
     fn begin(&mut self, tid: Tid) -> Result<u64> {
@@ -486,4 +502,13 @@ impl Device for Mobius {
 // A clean close checkpoints: nothing needs logging first.
 any_device_over_ftl!(Mobius, ENTRY);
 
-impl crate::DurableParts for Mobius {}
+/// A write outside transactions is durable at the inode that logs it (the
+/// next flush's, or once an inode's worth wait), a trim at the next
+/// checkpoint (a transaction writing the page, or a checkpoint, makes
+/// either durable): until then a recovery maps the page before, recorded in
+/// `MobiusHooks::undurable`, not the L2P's.
+impl crate::DurableParts for Mobius {
+    fn committed_page(&self, lpn: Lpn, mapped: Option<Ppn>) -> Option<Ppn> {
+        self.ftl.hooks().undurable.get(&lpn).copied().unwrap_or(mapped)
+    }
+}

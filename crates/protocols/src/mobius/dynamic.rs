@@ -202,6 +202,7 @@ impl Mobius {
         self.chain_data.clear();
         for (lpn, ppn) in last {
             self.ftl.map_page(lpn, ppn)?;
+            self.ftl.hooks_mut().undurable.remove(&lpn);
         }
         self.ftl.tx_commit_whole();
         Ok(())

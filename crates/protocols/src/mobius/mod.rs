@@ -81,8 +81,8 @@ pub use format::{ChainPage, HeadRecord, Inode, InodeKind, Root, TxPage};
 use dynamic::OpenChain;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use txftl_ftl::{
-    BlockId, Cached, Capabilities, DeviceError, EventHooks, Eviction, GcHooks, Hooks, LogSource, Oob, PersistHooks, Ppn, RecoveredUpdate,
-    RecoveryHooks, Result, PROTOCOL_BYTES,
+    BlockId, Cached, Capabilities, DeviceError, EventHooks, Eviction, GcHooks, Hooks, LogSource, Lpn, Oob, PersistHooks, Ppn,
+    RecoveredUpdate, RecoveryHooks, Result, PROTOCOL_BYTES,
 };
 use txftl_nand::Geometry;
 
@@ -195,6 +195,22 @@ pub struct MobiusHooks {
     /// Checkpoints made durable since the device was built or mounted (a
     /// transaction's inodes must not have one between them: `append_parts`).
     checkpoints: u64,
+    /// The logical pages whose mapping a write outside transactions (no
+    /// inode logs it yet) or a trim changed since the last checkpoint, each
+    /// with the page a recovery maps it to: the one the checkpoint or an
+    /// inode of the active ALA last recorded (None: unmapped). An inode
+    /// logging the page, a transaction writing it, or a checkpoint makes the
+    /// change durable and drops it from here. `durable_state` reports these
+    /// pages (`DurableParts for Mobius`); they stay intact until the next
+    /// checkpoint (GC frees a block only then).
+    undurable: BTreeMap<Lpn, Option<Ppn>>,
+    /// The write outside transactions under way (`Mobius::write`): its
+    /// logical page and the page it mapped before, followed through GC's
+    /// moves (a checkpoint inside the write, before its program, persists
+    /// the copy and may free the source's block). Its program enters it in
+    /// `undurable`; a checkpoint after the program, inside the write,
+    /// persists the new mapping and clears it again.
+    writing: Option<(Lpn, Option<Ppn>)>,
     counts: Counts,
 }
 
@@ -216,6 +232,8 @@ impl MobiusHooks {
             chain: None,
             walked: Vec::new(),
             checkpoints: 0,
+            undurable: BTreeMap::new(),
+            writing: None,
             counts: Counts::default(),
         }
     }
@@ -295,6 +313,11 @@ impl GcHooks for MobiusHooks {
         if let Some(c) = &mut self.chain {
             c.moved(old, new);
         }
+        if let Some((_, from)) = &mut self.writing {
+            if *from == Some(old) {
+                *from = Some(new);
+            }
+        }
     }
 }
 
@@ -334,6 +357,8 @@ impl PersistHooks for MobiusHooks {
         // Done before the checkpoint began (`checkpoint_after_ns`).
         self.in_flight.clear();
         self.walked.clear();
+        // It persists the whole L2P.
+        self.undurable.clear();
         self.checkpoints += 1;
     }
 
@@ -434,6 +459,15 @@ impl EventHooks for MobiusHooks {
     fn on_program(&mut self, _ppn: Ppn, oob: &Oob, done_ns: u64) {
         if oob.protocol[0] != 0 {
             self.tx_done_ns = self.tx_done_ns.max(done_ns);
+        } else if !oob.relocated {
+            // The page of the write outside transactions under way (GC's
+            // copies are relocated), mapped right after: a recovery maps
+            // the page before (what a checkpoint inside the write, before
+            // this program, persisted), unless an earlier change not
+            // durable yet left an older one there.
+            if let Some((lpn, from)) = self.writing.take_if(|(l, _)| *l == oob.lpn) {
+                self.undurable.entry(lpn).or_insert(from);
+            }
         }
     }
 }
