@@ -69,17 +69,26 @@ pub struct DurablePart {
     pub at_least: bool,
 }
 
+/// FNV-1a (64 bits) of a page's data. Not a CRC: the CRC-32 of a page
+/// that ends in its own CRC-32, as every page the crash harness writes
+/// does, is one constant (the CRC residue), so it would tell mapped from
+/// unmapped but not one version from another.
+pub fn page_hash(data: &[u8]) -> u64 {
+    data.iter()
+        .fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3))
+}
+
 /// Lines of a part shown around the first difference.
 const DIFF_LINES_MAX: usize = 3;
 
 impl DurableState {
-    /// The L2P's mapped entries over `logical_pages`, each by the CRC-32 of
-    /// the data its page holds on `nand`, not by the page: a recovery may
-    /// map a GC move's source, not yet erased, where the live device maps
-    /// the copy (Möbius logs no GC move).
+    /// The L2P's mapped entries over `logical_pages`, each by a hash of the
+    /// data its page holds on `nand` ([`page_hash`]), not by the page: a
+    /// recovery may map a GC move's source, not yet erased, where the live
+    /// device maps the copy (Möbius logs no GC move).
     pub fn with_mappings(nand: &Nand, logical_pages: u32, mapping: impl Fn(u32) -> Option<u32>) -> DurableState {
         let mut s = DurableState::default();
-        let line = |lpn: u32, ppn: u32| format!("lpn {lpn}: data crc {:08x}", crc32fast::hash(&nand.inspect_data(ppn)));
+        let line = |lpn: u32, ppn: u32| format!("lpn {lpn}: data hash {:016x}", page_hash(&nand.inspect_data(ppn)));
         s.part(
             "mappings",
             (0..logical_pages).filter_map(|lpn| mapping(lpn).map(|ppn| line(lpn, ppn))),
@@ -210,3 +219,23 @@ impl<H: Hooks + Registered + Clone + Send + 'static> AnyDevice for Ftl<H> {
 /// What a mount hands back on failure: the error and the NAND (with whatever
 /// the failed attempt did to it), so a cut recovery can be recovered again.
 pub type MountFailure = (DeviceError, Box<Nand>);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two pages that each end in their own CRC-32 hash apart (their CRC-32
+    /// is the same residue for both).
+    #[test]
+    fn pages_ending_in_their_crc_hash_apart() {
+        let page = |v: u8| {
+            let mut p = vec![v; 64];
+            let crc = crc32fast::hash(&p[..60]);
+            p[60..].copy_from_slice(&crc.to_le_bytes());
+            p
+        };
+        let (a, b) = (page(1), page(2));
+        assert_eq!(crc32fast::hash(&a), crc32fast::hash(&b), "the residue");
+        assert_ne!(page_hash(&a), page_hash(&b));
+    }
+}
