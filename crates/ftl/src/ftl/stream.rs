@@ -46,7 +46,8 @@ impl<H: Hooks> Ftl<H> {
     }
 
     /// Programs a page into `stream`: the next page of its open block on the
-    /// next unit, with a fresh sequence number, issued at `at_ns`. A program
+    /// next unit, with a fresh sequence number, issued at `at_ns` (or once
+    /// the block is taken, if taking it moved the clock). A program
     /// that fails its status retires its block (see `retire_pending`) and goes
     /// to another block. Returns the page and when its data crossed the channel.
     #[allow(clippy::too_many_arguments)]
@@ -71,6 +72,14 @@ impl<H: Hooks> Ftl<H> {
                 Stream::Host => self.host_block()?,
                 Stream::Gc { .. } => self.gc_block()?,
             };
+            // Taking a block may have moved the clock (GC making room, a
+            // checkpoint releasing prefree blocks or sliding the window): the
+            // page is issued after that. A checkpoint frees a block only once
+            // its superblock is done; a page issued before, into a block it
+            // freed that is already erased (an erase on request), can be done
+            // first on its idle die, and a power cut between leaves the page
+            // recording an erase count the surviving checkpoint does not have.
+            let at_ns = at_ns.max(self.now_ns);
             if let Some(done) = self.program_next(block, kind, lpn, data, protocol, (lost, relocated), at_ns)? {
                 return Ok(done);
             }

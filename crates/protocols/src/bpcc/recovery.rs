@@ -8,7 +8,10 @@
 //! it was written while this version was not committed, so this version was
 //! aborted), and every link of it leads to a page found, or to a version a
 //! newer version found explains (GC erases a committed version once a newer
-//! committed one replaced it).
+//! committed one replaced it). A transaction's own newer version (a page it
+//! wrote twice) is issued only once every earlier page of it is done
+//! (`crate::cycle`), so it explains a gap GC left, never one a power cut
+//! left in flight.
 //!
 //! That is sound because of what the device keeps (`mod.rs`): an aborted
 //! transaction's last page never reaches the flash (its link is a gap); if

@@ -44,6 +44,18 @@ fn program_cached<H: CycleHooks>(ftl: &mut Ftl<H>, tid: Tid, next: Version, last
     let Some(c) = t.cached.take() else {
         return Ok(());
     };
+    // A rewrite (a logical page this transaction has programmed already)
+    // waits until every earlier page of the transaction is done. Recovery
+    // takes a link to a version that a newer one on flash supersedes as
+    // explained (TxFlash's rule for a committed page GC erased); a newer
+    // version of the transaction's own would otherwise explain the gap of
+    // an earlier one a power cut tore or lost, and the pages that version
+    // linked to would never be checked: with the commit page on flash, the
+    // cycle would look complete with a page missing. Pages of distinct
+    // logical pages keep TxFlash's order-free writes: each missing one is a
+    // gap nothing explains.
+    let rewrite = t.entries.contains_key(&c.lpn);
+    let earlier_done = t.done_ns;
     let link = PageLink {
         tx_id,
         version: c.version,
@@ -51,6 +63,9 @@ fn program_cached<H: CycleHooks>(ftl: &mut Ftl<H>, tid: Tid, next: Version, last
         next_version: next.1,
     };
     let bytes = H::encode(link, &c.extra);
+    if rewrite {
+        ftl.wait_until(earlier_done);
+    }
     if last {
         ftl.program_unmapped_deferred(c.lpn, &c.data, &bytes)?;
     } else {

@@ -9,6 +9,11 @@
 //!   which tells whom it links to (TxFlash keeps one page per transaction
 //!   buffered for that reason); it is then programmed, linking to the new
 //!   page, and the new page is cached. Nothing touches the L2P before commit.
+//!   A page that rewrites a logical page t has programmed already waits
+//!   until every earlier page of t is done (`crate::cycle`): a newer version
+//!   on flash explains a gap in a cycle, and t's own must not explain one a
+//!   power cut left. Pages of distinct logical pages are issued at once, in
+//!   any order on the dies, as TxFlash's cycle allows.
 //! - `commit(t)`: the cached page is programmed linking back to t's first page;
 //!   when every page of t is done on its die, t's pages go into the L2P.
 //! - `abort(t)`: the cached page is dropped; t's programmed pages stay on flash

@@ -8,8 +8,11 @@
 //! newer committed version replaced it leaves a gap in its cycle that the
 //! newer version explains). That is sound because of the SCC invariant the
 //! device keeps (`mod.rs`): while any page of an uncommitted transaction lies
-//! on flash, no newer version of any logical page it wrote exists, and the
-//! last page it programmed links to a page that never reached the flash.
+//! on flash, no newer version of any logical page it wrote exists but its
+//! own, and the last page it programmed links to a page that never reached
+//! the flash. Its own newer version (a page it wrote twice) is issued only
+//! once every earlier page of it is done (`crate::cycle`), so it explains a
+//! gap GC left, never one a power cut left in flight.
 //!
 //! Memory: a whole-device scan finds millions of pages (7.5 million on the
 //! 32 GiB device of LightTx's Fig. 8), so recovery keeps 48 bytes of each
