@@ -42,6 +42,8 @@ mod scan;
 mod summary;
 pub mod superblock;
 mod tables;
+#[cfg(test)]
+mod test_hooks;
 mod writeback;
 
 /// The L2P entry of a logical page that maps nowhere (a recovery update

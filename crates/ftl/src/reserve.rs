@@ -175,41 +175,26 @@ mod tests {
     use crate::config::FtlConfig;
     use crate::device::Device;
     use crate::error::DeviceError;
-    use crate::hooks::{Capabilities, EventHooks, GcHooks, Hooks, PersistHooks, RecoveryHooks};
-    use crate::mapping::Dense;
     use crate::oob::PROTOCOL_BYTES;
+    use crate::test_hooks::Bare;
     use crate::Ftl;
     use txftl_nand::{DataMode, FaultModel, Nand, ViolationPolicy};
 
-    #[derive(Clone, Copy)]
-    struct Plain;
-    impl Hooks for Plain {
-        type Mapping = Dense;
-        const CAPABILITIES: Capabilities = Capabilities::NONE;
-        fn name(&self) -> &'static str {
-            "reserve-test"
-        }
-    }
-    impl GcHooks for Plain {}
-    impl PersistHooks for Plain {}
-    impl RecoveryHooks for Plain {}
-    impl EventHooks for Plain {}
-
     const NO_TAG: [u8; PROTOCOL_BYTES] = [0; PROTOCOL_BYTES];
 
-    fn ftl(faults: Option<FaultModel>) -> Ftl<Plain> {
+    fn ftl(faults: Option<FaultModel>) -> Ftl<Bare> {
         let mut p = txftl_nand::preset("tiny").unwrap();
         p.geometry.blocks_per_plane = 32;
         let mut nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
         nand.set_fault_model(faults).unwrap();
-        Ftl::format(nand, FtlConfig::default(), Plain).unwrap()
+        Ftl::format(nand, FtlConfig::default(), Bare).unwrap()
     }
 
-    fn page(f: &Ftl<Plain>, v: u8) -> Vec<u8> {
+    fn page(f: &Ftl<Bare>, v: u8) -> Vec<u8> {
         vec![v; f.page_size() as usize]
     }
 
-    fn assert_reads(f: &mut Ftl<Plain>, lpn: u32, v: u8) {
+    fn assert_reads(f: &mut Ftl<Bare>, lpn: u32, v: u8) {
         let mut buf = page(f, 0);
         f.read(lpn, &mut buf).unwrap();
         assert!(buf.iter().all(|&b| b == v), "lpn {lpn}");
@@ -241,7 +226,7 @@ mod tests {
         f.write(1, &page(&f, 7)).unwrap();
         f.flush().unwrap();
         f.check_invariants().unwrap();
-        let mut f = Ftl::mount(f.into_nand(), FtlConfig::default(), Plain).unwrap();
+        let mut f = Ftl::mount(f.into_nand(), FtlConfig::default(), Bare).unwrap();
         for i in 0..20u32 {
             assert_reads(&mut f, 10 + i, i as u8);
         }
@@ -286,7 +271,7 @@ mod tests {
         let ppns = f.reserve_host_pages(4).unwrap();
         assert!(f.program_reserved(ppns[0], 6, &page(&f, 6), &NO_TAG).unwrap().is_some());
         // The power cut: one reserved page programmed, unmapped, three not.
-        let mut f = Ftl::mount(f.into_nand(), FtlConfig::default(), Plain).unwrap();
+        let mut f = Ftl::mount(f.into_nand(), FtlConfig::default(), Bare).unwrap();
         f.check_invariants().unwrap();
         assert_reads(&mut f, 5, 5);
         for lpn in 0..5 {

@@ -56,27 +56,14 @@ impl<H: Hooks> Ftl<H> {
 
 #[cfg(test)]
 mod tests {
-    use crate::hooks::{Capabilities, EventHooks, GcHooks, Hooks, PersistHooks, RecoveryHooks};
-    use crate::{Dense, Ftl, FtlConfig};
+    use crate::test_hooks::Bare;
+    use crate::{Ftl, FtlConfig};
     use txftl_nand::{DataMode, Nand, ViolationPolicy};
 
-    struct NoHooks;
-    impl Hooks for NoHooks {
-        type Mapping = Dense;
-        const CAPABILITIES: Capabilities = Capabilities::NONE;
-        fn name(&self) -> &'static str {
-            "tx-test"
-        }
-    }
-    impl GcHooks for NoHooks {}
-    impl PersistHooks for NoHooks {}
-    impl RecoveryHooks for NoHooks {}
-    impl EventHooks for NoHooks {}
-
-    fn ftl() -> Ftl<NoHooks> {
+    fn ftl() -> Ftl<Bare> {
         let p = txftl_nand::preset("tiny").unwrap();
         let nand = Nand::new(p.config(DataMode::MetaOnly, ViolationPolicy::Panic)).unwrap();
-        Ftl::format(nand, FtlConfig::default(), NoHooks).unwrap()
+        Ftl::format(nand, FtlConfig::default(), Bare).unwrap()
     }
 
     #[test]
