@@ -191,3 +191,35 @@ fn mobius_calls_are_recorded_and_replay_where_they_are_offered() {
         "{err}"
     );
 }
+
+/// A trace whose Möbius calls come out of order (an swrite with nothing
+/// staged, a dabort with no chain open) stops the replay with a typed
+/// error naming the line, not a panic.
+#[test]
+fn mobius_calls_out_of_order_are_refused_at_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for (body, want) in [
+        (
+            "0 0 5 begin - -\n1 0 5 swrite - - s-swrite\n",
+            "transaction 1's swrite with no page staged",
+        ),
+        (
+            "0 0 5 begin - -\n1 0 5 dabort - -\n",
+            "a dabort of transaction 1, whose chain is not open",
+        ),
+    ] {
+        let trace = dir.path().join("bad.trace");
+        std::fs::write(&trace, format!("# txftl-trace v2\n{body}")).unwrap();
+        let (code, _, err) = txftl(&[
+            "trace",
+            "replay",
+            trace.to_str().unwrap(),
+            "--protocol",
+            "mobius",
+            "--preset",
+            "tiny",
+        ]);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("trace line 3") && err.contains(want), "{err}");
+    }
+}

@@ -240,8 +240,11 @@ impl Driver {
                 Ok(Outcome::Done)
             }
             Op::Swrite(tid, _) => {
-                let staged = self.staged.remove(&tid).unwrap_or_default();
-                assert!(!staged.is_empty(), "transaction {tid}'s swrite with no page staged");
+                // A trace may name an swrite with nothing staged: the host
+                // refuses it, as it refuses a call out of order.
+                let Some(staged) = self.staged.remove(&tid) else {
+                    return Err(DeviceError::CallOrder(format!("transaction {tid}'s swrite with no page staged")));
+                };
                 let datas: Vec<(Lpn, Vec<u8>)> = staged.iter().map(|(&l, &v)| (l, self.page(l, v))).collect();
                 let pages: Vec<(Lpn, &[u8])> = datas.iter().map(|(l, d)| (*l, d.as_slice())).collect();
                 let r = op.issue_swrite(dev, &pages);
@@ -259,7 +262,12 @@ impl Driver {
             }
             Op::Dwrite(tid, lpn, pos) => {
                 if self.dynamic != Some(tid) {
-                    assert!(self.dynamic.is_none(), "transaction {tid}'s dwrite with another chain open");
+                    // The calls name no transaction: one chain at a time.
+                    if let Some(open) = self.dynamic {
+                        return Err(DeviceError::CallOrder(format!(
+                            "transaction {tid}'s dwrite while dynamic transaction {open} is open"
+                        )));
+                    }
                     self.dynamic = Some(tid);
                     model.begun(tid);
                 }
@@ -277,7 +285,11 @@ impl Driver {
                 r.map(|_| Outcome::Done)
             }
             Op::Dabort(tid) => {
-                assert_eq!(self.dynamic, Some(tid), "a dabort of a transaction whose chain is not open");
+                if self.dynamic != Some(tid) {
+                    return Err(DeviceError::CallOrder(format!(
+                        "a dabort of transaction {tid}, whose chain is not open"
+                    )));
+                }
                 self.dynamic = None;
                 let r = op.issue(dev, &mut self.buf);
                 let r = self.by_deadline(dev, r);
