@@ -14,6 +14,15 @@ fn device(opts: &ProtocolOptions) -> Box<dyn AnyDevice> {
     format("mobius", nand(), FtlConfig::default(), opts).unwrap()
 }
 
+/// `tiny` on eight dies (four channels of two): pages of one transaction
+/// spread so that some dies stay idle while others program.
+fn eight_dies() -> Nand {
+    let mut p = preset("tiny").unwrap();
+    p.geometry.channels = 4;
+    p.geometry.dies_per_channel = 2;
+    Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap()
+}
+
 /// One inode a transaction, whose flag the next inode carries; a flush
 /// with a flag pending writes a flags-only inode; everything survives a
 /// power cut, and the flagged transactions need no verify read.
@@ -214,10 +223,7 @@ fn a_swrite_returns_at_its_inode_and_s_swrite_at_its_last_page() {
 #[test]
 fn an_a_swrite_is_flagged_only_once_its_pages_are_done() {
     for n in 1..=8usize {
-        let mut p = preset("tiny").unwrap();
-        p.geometry.channels = 4;
-        p.geometry.dies_per_channel = 2;
-        let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+        let nand = eight_dies();
         let mut d = format("mobius", nand, FtlConfig::default(), &ProtocolOptions::new()).unwrap();
         d.nand_mut().set_op_trace(true);
         let data: Vec<Vec<u8>> = (0..n).map(|i| page(&*d, i as u8)).collect();
@@ -252,10 +258,7 @@ fn an_a_swrite_is_flagged_only_once_its_pages_are_done() {
 /// ala=1` makes the next static transaction merge first.
 #[test]
 fn a_merge_waits_for_the_a_swrite_in_flight() {
-    let mut p = preset("tiny").unwrap();
-    p.geometry.channels = 4;
-    p.geometry.dies_per_channel = 2;
-    let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+    let nand = eight_dies();
     let opts = ProtocolOptions::new().with("active-ala", 1);
     let mut d = format("mobius", nand, FtlConfig::default(), &opts).unwrap();
     d.nand_mut().set_op_trace(true);
@@ -296,10 +299,7 @@ fn a_merge_waits_for_the_a_swrite_in_flight() {
 /// hand, after both are on flash.
 #[test]
 fn a_swrite_found_torn_takes_the_later_unflagged_ones_with_it() {
-    let mut p = preset("tiny").unwrap();
-    p.geometry.channels = 4;
-    p.geometry.dies_per_channel = 2;
-    let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+    let nand = eight_dies();
     let opts = ProtocolOptions::new().with("s-max", 8);
     let mut d = format("mobius", nand, FtlConfig::default(), &opts).unwrap();
     d.nand_mut().set_op_trace(true);
