@@ -5,8 +5,9 @@
 
 use super::probe::{ProbeShared, Shared, Span};
 use super::{
-    check, differs, heavy, loaded_image, mount, op_count, other, page_size, restart, scenario, take_nand, tpcc, DryRun, Observed, Oracle,
-    Phase, Promise, ScenarioOutcome, SqlCrashError, SqlCrashReport, SqlCrashSpec, SqlExercised, SqlExpect, SqlViolation, SqlWorkload,
+    check, differs, heavy, loaded_image, mount, op_count, other, page_size, restart, scenario, take_nand, tpcc, Boot, DryRun, Observed,
+    Oracle, Phase, Promise, ScenarioOutcome, SqlCrashError, SqlCrashReport, SqlCrashSpec, SqlExercised, SqlExpect, SqlViolation,
+    SqlWorkload,
 };
 use crate::heavy::Statement;
 use crate::tpcc::TxKind;
@@ -18,6 +19,11 @@ use txftl_nand::{FlashOp, Nand, PowerCut, Torn};
 
 /// Enumerates the crash points of the scenario and checks the promise at each.
 pub fn sql_crashtest(spec: &SqlCrashSpec, progress: &dyn Fn(u64, u64)) -> Result<SqlCrashReport, SqlCrashError> {
+    // One crash run at a time in a process: each boot reseeds SQLite's
+    // process-wide PRNG (`Boot`), and a reseed in the middle of another
+    // run's boot could hand that boot a nonce it already used.
+    static ONE_RUN: Mutex<()> = Mutex::new(());
+    let _one = ONE_RUN.lock().unwrap_or_else(|e| e.into_inner());
     let promise = Promise::of(spec.mode, spec.synchronous);
     let shared: Shared = Arc::new(Mutex::new(ProbeShared::default()));
     let (image, oracle) = image_and_oracle(spec, &shared)?;
@@ -84,7 +90,7 @@ fn image_and_oracle(spec: &SqlCrashSpec, shared: &Shared) -> Result<(Nand, Oracl
         None => Oracle::Partsupp({
             let mut copy = image.snapshot();
             copy.power_on();
-            let stack = mount(spec, copy, shared).map_err(SqlCrashError::DryRun)?;
+            let stack = mount(spec, copy, shared, Boot::Load).map_err(SqlCrashError::DryRun)?;
             let conn = stack.open("crash.db", page_size(&spec.nand))?;
             costs(&conn).map_err(StackError::from)?
         }),
@@ -113,7 +119,7 @@ struct Probed {
 fn dry_run(spec: &SqlCrashSpec, image: &Nand, oracle: &Oracle, shared: &Shared) -> Result<Probed, SqlCrashError> {
     let mut probe = image.snapshot();
     probe.power_on(); // restart the op counter at 0 for this boot
-    let stack = mount(spec, probe, shared).map_err(SqlCrashError::DryRun)?;
+    let stack = mount(spec, probe, shared, Boot::Scenario).map_err(SqlCrashError::DryRun)?;
     let base = op_count(&stack)?;
     let stats0 = stack.with_fs_mut(|fs| fs.device().stats())?;
     let remapped0 = stack.with_fs_mut(|fs| fs.stats().remapped_pages)?;
@@ -318,7 +324,7 @@ impl CutRuns<'_> {
         let spec = self.spec;
         let mut nand = self.image.snapshot();
         nand.power_on();
-        let stack = mount(spec, nand, self.shared).map_err(SqlCrashError::DryRun)?;
+        let stack = mount(spec, nand, self.shared, Boot::Scenario).map_err(SqlCrashError::DryRun)?;
         stack.with_fs_mut(|fs| {
             fs.device_mut().nand_mut().arm_power_cut(PowerCut {
                 at_op: self.base + at,
@@ -333,7 +339,7 @@ impl CutRuns<'_> {
         nand.power_off();
         nand.power_on();
         let before_restart = nand.snapshot();
-        let first = restart(spec, nand, self.shared);
+        let first = restart(spec, nand, self.shared, Boot::Restart(at, torn));
         let first = match check(self.promise, self.oracle, &outcome, first, &mut found.ex) {
             Ok(o) => o,
             Err(msg) => {
@@ -363,7 +369,7 @@ impl CutRuns<'_> {
         let spec = self.spec;
         let mut probe_nand = before_restart.snapshot();
         probe_nand.set_op_log(true);
-        let _ = restart(spec, probe_nand, self.shared);
+        let _ = restart(spec, probe_nand, self.shared, Boot::Restart(at, torn));
         let rlog: Vec<FlashOp> = take_nand(self.shared)?.op_log().to_vec();
         let mutating: Vec<usize> = (0..rlog.len()).filter(|&j| rlog[j].mutates()).collect();
         found.ex.recovery_mutating_ops += mutating.len() as u64;
@@ -377,11 +383,11 @@ impl CutRuns<'_> {
                 torn: rt,
                 seed: spec.seed ^ 0x5EED,
             });
-            let _ = restart(spec, cut, self.shared);
+            let _ = restart(spec, cut, self.shared, Boot::Restart(at, torn));
             let mut again = take_nand(self.shared)?;
             again.power_off();
             again.power_on();
-            let second = restart(spec, again, self.shared);
+            let second = restart(spec, again, self.shared, Boot::Second(at, torn, j, rt));
             match check(self.promise, self.oracle, outcome, second, &mut found.ex) {
                 // Durable: a cut restart reaches what the uncut one did (the
                 // in-flight transaction does not change sides).

@@ -55,14 +55,15 @@
 //!     `synchronous=OFF`, and the device's commit is durable when it returns
 //!     (a rollback journal beside it is redundant, never harmful: the
 //!     database it would restore is the one the device kept);
-//!   - the rollback journals (`rbj`, `truncate`, `persist`) with `FULL` or
-//!     `NORMAL`: SQLite syncs the journal before it overwrites the database
-//!     and the database before it finalizes the journal (`NORMAL` only skips
-//!     the second sync of the journal header, which the journal's checksums
-//!     cover). The hole SQLite leaves in `NORMAL` (an unlink or a truncate not
-//!     yet durable brings the journal back; `FULL` syncs a truncated one,
-//!     `EXTRA` closes the unlink's) is not there: this file system's delete
-//!     and truncate are durable when they return;
+//!   - the rollback journals `rbj` and `truncate` with `FULL` or `NORMAL`,
+//!     and `persist` with `FULL`: SQLite syncs the journal before it
+//!     overwrites the database and the database before it finalizes the
+//!     journal (`NORMAL` only skips the second sync of the journal header,
+//!     which the journal's checksums cover when nothing older follows it).
+//!     The hole SQLite leaves in `NORMAL` (an unlink or a truncate not yet
+//!     durable brings the journal back; `FULL` syncs a truncated one, `EXTRA`
+//!     closes the unlink's) is not there: this file system's delete and
+//!     truncate are durable when they return;
 //!   - `xftl-batch` with `FULL` or `NORMAL`: a batch commits at
 //!     `SQLITE_FCNTL_COMMIT_ATOMIC_WRITE`, a spilled transaction goes through
 //!     the journal as in `rbj`;
@@ -76,8 +77,17 @@
 //!   checkpoints, its checksummed frames are read back up to the first bad one).
 //! - [`Promise::NoneAfterPowerLoss`]: the rollback journals, WAL and
 //!   `xftl-batch` (which SQLite does not run as a batch without syncs) with
-//!   `OFF`, and `off` and `memory` on a device without transactions in every
-//!   setting. SQLite's documentation: with `synchronous=OFF` "the database
+//!   `OFF`, `persist` with `NORMAL`, and `off` and `memory` on a device
+//!   without transactions in every setting. `persist` keeps the journal's old
+//!   contents, among them the headers of an earlier transaction's later
+//!   segments (a cache spill starts a segment). Before it writes nRec into
+//!   the live header, SQLite zeroes the old header that follows the live
+//!   records (pager.c, `syncJournal`); `FULL` syncs in between, `NORMAL`
+//!   does not, and the file system may write the two in either order. A cut
+//!   that keeps nRec and loses the zero makes the restart play the live
+//!   segment back, then the stale ones after it: older images of their pages
+//!   (`sqlcrash --modes persist --synchronous normal --preset tiny --at 583
+//!   --torn none` loses committed transactions that way). SQLite's documentation: with `synchronous=OFF` "the database
 //!   might become corrupted if the operating system crashes or the computer
 //!   loses power"; with the journal OFF or in MEMORY, "if the application
 //!   crashes in the middle of a transaction ... the database file will very
@@ -408,7 +418,11 @@ impl Promise {
             // The device transaction, committed at SQLite's commit point,
             // keeps the database atomic whatever SQLite syncs.
             (Off | Memory | Delete | Truncate | Persist | Batch, true, _) => Promise::Durable,
-            (Delete | Truncate | Persist, false, Synchronous::Full | Synchronous::Normal) => Promise::Durable,
+            (Delete | Truncate, false, Synchronous::Full | Synchronous::Normal) | (Persist, false, Synchronous::Full) => Promise::Durable,
+            // PERSIST leaves old journal headers past the live one; `NORMAL`
+            // zeroes the next one and writes nRec under one sync (see the
+            // module doc).
+            (Persist, false, Synchronous::Normal) => Promise::NoneAfterPowerLoss,
             (Delete | Truncate | Persist, false, Synchronous::Off) | (Off | Memory, false, _) => Promise::NoneAfterPowerLoss,
             (Batch, false, _) => unreachable!("a batch mode needs a transactional device"),
         }
@@ -776,6 +790,7 @@ enum Oracle {
 /// The loaded database, cleanly closed: the image every run starts from
 /// (`oracle`: TPC-C's or heavy's, whose load follows its spec; None: partsupp).
 fn loaded_image(spec: &SqlCrashSpec, oracle: Option<&Oracle>) -> Result<Nand, StackError> {
+    reseed_sqlite_prng(spec.seed, Boot::Load);
     let nand = Nand::new(spec.nand).map_err(other)?;
     let dev = spec.mode.entry().format(nand, spec.ftl.clone(), &spec.opts, false).map_err(other)?;
     let stack = Stack::format(dev, spec.mode)?;
@@ -799,7 +814,8 @@ fn loaded_image(spec: &SqlCrashSpec, oracle: Option<&Oracle>) -> Result<Nand, St
 
 /// Recovers the FTL, mounts the file system and registers the VFS, with the
 /// device under a [`Probe`] (so the NAND comes back whatever fails).
-fn mount(spec: &SqlCrashSpec, nand: Nand, shared: &Shared) -> Result<Stack, String> {
+fn mount(spec: &SqlCrashSpec, nand: Nand, shared: &Shared, boot: Boot) -> Result<Stack, String> {
+    reseed_sqlite_prng(spec.seed, boot);
     let dev = match spec.mode.entry().mount(nand, spec.ftl.clone(), &spec.opts, false) {
         Ok(d) => d,
         Err((e, nand)) => {
@@ -823,6 +839,54 @@ fn mount(spec: &SqlCrashSpec, nand: Nand, shared: &Shared) -> Result<Stack, Stri
         stack.vfs.set_normal_group_pages(n);
     }
     Ok(stack)
+}
+
+/// Which boot of a crash run a mount is: SQLite's PRNG (journal nonces, WAL
+/// salts) is reseeded from the run's seed and this at every mount, so a boot
+/// draws the same bytes however many ran before it in the process (and
+/// `--at` replays one exactly), while two boots of one timeline never draw
+/// the same nonce (a repeated nonce would let a stale journal record pass
+/// its checksum, which no real restart allows).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Boot {
+    /// Loading the image and reading the oracle off it.
+    Load,
+    /// The scenario: the dry run and every cut run (one timeline's prefix).
+    Scenario,
+    /// A restart after the cut at (op, torn); `Second` after a cut inside it.
+    Restart(u64, Torn),
+    Second(u64, Torn, u64, Torn),
+}
+
+impl Boot {
+    /// SQLite's PRNG seed for this boot of the run seeded `seed`: never 0
+    /// (0 tells SQLite to read the OS's randomness).
+    fn prng_seed(self, seed: u64) -> std::os::raw::c_int {
+        let (a, b) = match self {
+            Boot::Load => (1, 0),
+            Boot::Scenario => (2, 0),
+            Boot::Restart(at, t) => (3 ^ at << 8, t as u64),
+            Boot::Second(at, t, j, rt) => (4 ^ at << 8 ^ (t as u64) << 4, j << 8 ^ rt as u64),
+        };
+        let mut x = seed ^ a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+        // SplitMix64's finaliser: every input bit moves the 32 bits kept.
+        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        x ^= x >> 31;
+        (x as u32 | 1) as std::os::raw::c_int
+    }
+}
+
+/// Reseeds SQLite's process-wide PRNG for `boot` (see [`Boot`]).
+fn reseed_sqlite_prng(seed: u64, boot: Boot) {
+    // SAFETY: PRNG_SEED takes (int, sqlite3*); a null handle is allowed.
+    unsafe {
+        rusqlite::ffi::sqlite3_test_control(
+            rusqlite::ffi::SQLITE_TESTCTRL_PRNG_SEED,
+            boot.prng_seed(seed),
+            std::ptr::null_mut::<rusqlite::ffi::sqlite3>(),
+        );
+    }
 }
 
 /// The NAND the last dropped stack (or failed mount) left behind.
@@ -1022,9 +1086,9 @@ enum RestartError {
 /// The restart: FTL recovery, mount, SQLite reopens both databases (rolling
 /// back hot journals, reading WALs) and reads them. The stack is dropped at the
 /// end: its NAND goes back to `shared`.
-fn restart(spec: &SqlCrashSpec, nand: Nand, shared: &Shared) -> Result<Observed, RestartError> {
+fn restart(spec: &SqlCrashSpec, nand: Nand, shared: &Shared, boot: Boot) -> Result<Observed, RestartError> {
     use RestartError::*;
-    let stack = mount(spec, nand, shared).map_err(|e| Failed(format!("restart failed: {e}")))?;
+    let stack = mount(spec, nand, shared, boot).map_err(|e| Failed(format!("restart failed: {e}")))?;
     let ps = page_size(&spec.nand);
     let mut hot_journals = 0;
     let mut wal_frames = 0;
