@@ -31,8 +31,10 @@ use serde::{Deserialize, Serialize};
 pub enum Torn {
     /// The operation at the cut index never reached the array.
     None,
-    /// A program leaves random bytes in data and OOB; an erase erases a random
-    /// subset of the block's pages and leaves random bytes in the others.
+    /// A program leaves random bytes in data and OOB (an SLC partial program:
+    /// a random subset of the bits it was clearing cleared, nothing else
+    /// changed); an erase erases a random subset of the block's pages and
+    /// leaves random bytes in the others.
     Garbage,
     /// A program leaves a random prefix of data and OOB programmed and the rest
     /// erased (on SLC partial programs: only some of the cleared bits); an erase
@@ -104,6 +106,27 @@ impl PowerCut {
 
 /// Fills `buf` with what a torn program leaves when it meant to program `target`.
 /// `buf` holds the page's previous contents (erased: all 0xFF).
+/// What a partial program cut short leaves in one area. A partial program
+/// only clears bits (`target` is `buf` with some bits cleared; the array
+/// checked it), so a cut stops it with a subset of those bits cleared: it
+/// never sets a bit nor touches one it was not clearing, and the rest of a
+/// spare area it flags (the FTL's OOB record) stays as it was. `Garbage`
+/// clears a random subset of them; the other variants tear as a program
+/// does, which here also clears only some of them (`Partial`: the bits of a
+/// random prefix of bytes).
+pub(crate) fn tear_partial_program(rng: &mut ChaCha8Rng, torn: Torn, area: Area, buf: &mut [u8], target: &[u8]) {
+    debug_assert!(buf.iter().zip(target).all(|(b, t)| t & !b == 0), "a partial program sets no bit");
+    if torn != Torn::Garbage {
+        return tear_program(rng, torn, area, buf, target);
+    }
+    for (b, t) in buf.iter_mut().zip(target.iter()) {
+        let clearing = *b & !*t;
+        if clearing != 0 {
+            *b &= !(clearing & rng.gen::<u8>());
+        }
+    }
+}
+
 pub(crate) fn tear_program(rng: &mut ChaCha8Rng, torn: Torn, area: Area, buf: &mut [u8], target: &[u8]) {
     let torn = match (torn, area) {
         // The area this variant keeps whole is programmed completely.

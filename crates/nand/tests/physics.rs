@@ -101,6 +101,44 @@ fn slc_partial_programs_only_clear_bits_up_to_nop() {
     assert!(matches!(err, NandError::Violation(Violation::BitSet { byte: 10, .. })), "{err}");
 }
 
+/// A torn partial program clears some of the bits it was clearing and
+/// nothing else: it never sets a bit, never touches another byte of the
+/// spare area (the record of the page it flags stays whole), whatever the
+/// variant; `Garbage` clears a random subset.
+#[test]
+fn torn_partial_program_clears_a_subset_of_its_bits() {
+    // A record-like spare area; the partial program clears bits of bytes 56..60 only.
+    let before: Vec<u8> = (0..64u8).map(|i| if (56..60).contains(&i) { 0xFF } else { i.wrapping_mul(37) | 1 }).collect();
+    let mut target = before.clone();
+    target[56..60].copy_from_slice(&[0x00, 0xFE, 0x7F, 0x0F]);
+    let mut strict_subsets = 0;
+    for torn in [Torn::Garbage, Torn::Partial, Torn::Data, Torn::Oob] {
+        for seed in 1..=16u64 {
+            for instant in [false, true] {
+                let mut n = slc(4);
+                n.program(2, 0, &[0xFF; 512], &before).unwrap();
+                if instant {
+                    n.arm_instant_cut(InstantCut { stop_at_op: 2, in_flight: vec![(1, torn)], seed });
+                } else {
+                    n.arm_power_cut(PowerCut { at_op: 1, torn, seed });
+                }
+                let _ = n.partial_program(2, 0, None, Some(&target));
+                n.power_off();
+                n.power_on();
+                let after = n.inspect_oob(2);
+                for (i, ((&b, &t), &a)) in before.iter().zip(&target).zip(&after).enumerate() {
+                    assert_eq!(a & !b, 0, "{torn:?} seed {seed}: byte {i} got a bit set");
+                    assert_eq!((a ^ b) & t, 0, "{torn:?} seed {seed}: byte {i} changed a bit it was not clearing");
+                }
+                if torn == Torn::Garbage && after != before && after != target {
+                    strict_subsets += 1;
+                }
+            }
+        }
+    }
+    assert!(strict_subsets > 0, "Garbage never cleared a strict subset");
+}
+
 #[test]
 fn wear_out_makes_a_bad_block() {
     let mut p = preset("tiny").unwrap();

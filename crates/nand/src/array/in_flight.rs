@@ -8,7 +8,7 @@
 //! operation pays one comparison.
 
 use super::{Data, FlashOp, Nand};
-use crate::fault::{tear_program, Area, InstantCut, PowerCut, Torn};
+use crate::fault::{tear_partial_program, Area, InstantCut, PowerCut, Torn};
 use crate::geometry::{BlockId, Ppn};
 use serde::Serialize;
 
@@ -200,12 +200,12 @@ impl Nand {
         let mut rng = cut.rng();
         if after.spare != before.spare {
             let mut spare = before.spare.clone();
-            tear_program(&mut rng, u.torn, Area::Oob, &mut spare, &after.spare);
+            tear_partial_program(&mut rng, u.torn, Area::Oob, &mut spare, &after.spare);
             self.spare.write(ppn, &spare);
         }
         if let (true, Some(target)) = (after.data != before.data, &after.data) {
             let mut current = before.data.clone().unwrap_or_else(|| vec![0xFF; target.len()]);
-            tear_program(&mut rng, u.torn, Area::Data, &mut current, target);
+            tear_partial_program(&mut rng, u.torn, Area::Data, &mut current, target);
             self.store_data(ppn, &current, None);
         }
     }

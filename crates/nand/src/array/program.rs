@@ -4,7 +4,7 @@
 use super::{DataMode, FlashOp, Nand};
 use crate::bit_errors::{SALT_GARBAGE, SALT_PROGRAM};
 use crate::error::{NandError, Violation};
-use crate::fault::{tear_program, Area, PowerCut, Torn};
+use crate::fault::{tear_partial_program, tear_program, Area, PowerCut, Torn};
 use crate::geometry::Ppn;
 use crate::redo::Mutation;
 use crate::timing::OpTime;
@@ -166,11 +166,11 @@ impl Nand {
         if let Some(cut) = cut {
             let mut rng = cut.rng();
             if let Some(new) = oob {
-                tear_program(&mut rng, cut.torn, Area::Oob, &mut spare, new);
+                tear_partial_program(&mut rng, cut.torn, Area::Oob, &mut spare, new);
                 self.spare.write(ppn, &spare);
             }
             if let Some(new) = data {
-                tear_program(&mut rng, cut.torn, Area::Data, &mut current, new);
+                tear_partial_program(&mut rng, cut.torn, Area::Data, &mut current, new);
                 self.store_data(ppn, &current, None);
             }
             self.write_through_page(ppn)?;
