@@ -229,6 +229,15 @@ pub trait PersistHooks {
     fn packed_protocol_bytes(&self) -> usize {
         0
     }
+
+    /// How many of the OOB record's flag bytes (`oob.rs`: bytes 56..60,
+    /// outside its CRC, cleared later by partial programs) the protocol
+    /// programs on its data pages, at most [`crate::oob::FLAG_BYTES`]; the
+    /// others stay 0xFF. A metadata-only array keeps that many bytes a page
+    /// beside the packed fields, so a flagged page stays packed.
+    fn flag_bytes(&self) -> usize {
+        0
+    }
 }
 
 /// Rebuilding the protocol's state, and the mappings it decides, at a mount.

@@ -33,7 +33,8 @@ pub struct FtlMemory {
     /// directories and the ring's page map.
     pub tables: u64,
     /// What a metadata-only array keeps in memory for this FTL: the
-    /// protocol's packed OOB bytes (`PersistHooks::packed_protocol_bytes` a page),
+    /// protocol's packed OOB bytes (`PersistHooks::packed_protocol_bytes` and
+    /// `PersistHooks::flag_bytes` a page),
     /// and metadata pages: three
     /// checkpoints (the current one, the previous one, and the one being
     /// written: table pages, most of them as patches, and records), the
@@ -54,7 +55,7 @@ impl FtlMemory {
         data_mode: DataMode,
         ring_pages: &[u64],
         protocol_section_max: usize,
-        packed_protocol_bytes: usize,
+        packed: PackedBytes,
     ) -> FtlMemory {
         let (pages, blocks) = (geo.page_count() as u64, geo.block_count() as u64);
         let layout = TableLayout::new(logical_pages, geo.block_count(), geo.page_size);
@@ -75,7 +76,7 @@ impl FtlMemory {
                 // when a page changes much between checkpoints): counted as
                 // 1.25 pages. Records, superblocks and log pages whole.
                 let whole = 3 * record.div_ceil(ps) + 2 * geo.pages_per_block as u64 + ring_pages.iter().skip(1).sum::<u64>();
-                let protocol = pages * packed_protocol_bytes.min(txftl_nand::PackedSpare::PROTOCOL_MAX) as u64;
+                let protocol = pages * packed.per_page();
                 whole * (ps + PER_KEPT_PAGE) + 3 * t * PER_KEPT_PAGE + t * ps * 5 / 4 + protocol
             }
         };
@@ -84,6 +85,27 @@ impl FtlMemory {
             tables,
             metadata,
         }
+    }
+}
+
+/// The bytes a metadata-only array keeps per page for the protocol, beside
+/// its own packed fields: its protocol bytes and its flag bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PackedBytes {
+    pub protocol: usize,
+    pub flags: usize,
+}
+
+impl PackedBytes {
+    pub fn of<H: crate::PersistHooks + ?Sized>(hooks: &H) -> PackedBytes {
+        PackedBytes {
+            protocol: hooks.packed_protocol_bytes(),
+            flags: hooks.flag_bytes(),
+        }
+    }
+
+    fn per_page(self) -> u64 {
+        (self.protocol.min(txftl_nand::PackedSpare::PROTOCOL_MAX) + self.flags.min(crate::oob::FLAG_BYTES)) as u64
     }
 }
 

@@ -9,7 +9,7 @@
 //!             0x04 table page of the mapping checkpoint (L2P or block table),
 //!             0x05 summary page of a data block (`summary.rs`),
 //!             0x10.. protocol metadata (0xFF: the OOB is erased)
-//!  1  u8      record version (1)
+//!  1  u8      record version (2)
 //!  2  u16     flags: bit 0 = `data_crc` is valid (the data area was stored);
 //!             bit 1 = lost: GC copied this page although ECC could not
 //!             correct its source's data area, so its data is not the page's
@@ -25,18 +25,31 @@
 //! 20  u32     CRC-32 of the data area (when flag bit 0 is set; metadata pages
 //!             leave it clear: their records carry a CRC of their own)
 //! 24  [u8;32] protocol bytes (transaction id, status, links...; zero when unused)
-//! 56  u32     reserved (0)
-//! 60  u32     CRC-32 of bytes 0..60
+//! 56  [u8;4]  flag bytes, outside the CRC: programmed with the record (0xFF
+//!             unless the protocol sets them), afterwards only ever cleared,
+//!             bit by bit, by a partial program of the page
+//!             (`Ftl::program_flags`): a commit flag set in place
+//! 60  u32     CRC-32 of bytes 0..56
 //! ```
 //!
 //! A torn program leaves a record whose CRC fails (or a data area whose CRC
-//! fails), so recovery never mistakes half a page for a page.
+//! fails), so recovery never mistakes half a page for a page. A torn partial
+//! program clears some of the flag bits it was clearing and nothing else
+//! (the NAND's rule), so the record stays valid with either flag value: the
+//! protocol reads a flag a bit at a time. The flag bytes took the word the
+//! record kept in reserve: a 64-byte spare area (Flag Commit's 2 KiB pages)
+//! holds the whole record, flags included.
 
 use txftl_nand::{PackedSpare, SpareCodec};
 
 pub const OOB_RECORD_SIZE: usize = 64;
 pub const PROTOCOL_BYTES: usize = 32;
-const VERSION: u8 = 1;
+/// Flag bytes of a record, and where they lie in it.
+pub const FLAG_BYTES: usize = 4;
+pub const FLAGS_AT: usize = 56;
+/// Bytes the record's CRC covers.
+const CRC_COVERS: usize = 56;
+const VERSION: u8 = 2;
 const FLAG_DATA_CRC: u16 = 1;
 const FLAG_LOST: u16 = 2;
 const FLAG_RELOCATED: u16 = 4;
@@ -85,6 +98,9 @@ pub struct Oob {
     /// Written by GC (flag bit 2).
     pub relocated: bool,
     pub protocol: [u8; PROTOCOL_BYTES],
+    /// The flag bytes as they read now: as programmed, with any bits later
+    /// partial programs cleared (all 0xFF unless the protocol sets them).
+    pub flag_bytes: [u8; FLAG_BYTES],
 }
 
 /// What an OOB area holds.
@@ -133,6 +149,7 @@ impl Oob {
             lost: false,
             relocated: false,
             protocol: [0; PROTOCOL_BYTES],
+            flag_bytes: [0xFF; FLAG_BYTES],
         }
     }
 
@@ -154,8 +171,8 @@ impl Oob {
         r[16..20].copy_from_slice(&self.erase_count.to_le_bytes());
         r[20..24].copy_from_slice(&self.data_crc.unwrap_or(0).to_le_bytes());
         r[24..56].copy_from_slice(&self.protocol);
-        r[56..60].copy_from_slice(&0u32.to_le_bytes());
-        let crc = record_crc(&r[..60]);
+        r[FLAGS_AT..FLAGS_AT + FLAG_BYTES].copy_from_slice(&self.flag_bytes);
+        let crc = record_crc(&r[..CRC_COVERS]);
         r[60..64].copy_from_slice(&crc.to_le_bytes());
     }
 
@@ -165,7 +182,7 @@ impl Oob {
             return OobState::Erased;
         }
         let crc = u32::from_le_bytes(r[60..64].try_into().expect("4 bytes"));
-        if record_crc(&r[..60]) != crc || r[1] != VERSION {
+        if record_crc(&r[..CRC_COVERS]) != crc || r[1] != VERSION {
             return OobState::Garbage;
         }
         let Some(kind) = PageKind::from_u8(r[0]) else {
@@ -175,6 +192,8 @@ impl Oob {
         let data_crc = u32::from_le_bytes(r[20..24].try_into().expect("4 bytes"));
         let mut protocol = [0u8; PROTOCOL_BYTES];
         protocol.copy_from_slice(&r[24..56]);
+        let mut flag_bytes = [0u8; FLAG_BYTES];
+        flag_bytes.copy_from_slice(&r[FLAGS_AT..FLAGS_AT + FLAG_BYTES]);
         OobState::Valid(Oob {
             kind,
             lpn: u32::from_le_bytes(r[4..8].try_into().expect("4 bytes")),
@@ -184,6 +203,7 @@ impl Oob {
             lost: flags & FLAG_LOST != 0,
             relocated: flags & FLAG_RELOCATED != 0,
             protocol,
+            flag_bytes,
         })
     }
 
@@ -198,16 +218,25 @@ impl Oob {
 /// past the first `protocol_bytes` (what the host and GC write when no data is
 /// stored) packs into its logical page, sequence number, erase count,
 /// relocated flag and those protocol bytes; the NAND keeps any other spare
-/// area whole. `protocol_bytes`: the protocol's [`crate::PersistHooks::packed_protocol_bytes`].
-pub fn spare_codec(protocol_bytes: usize) -> SpareCodec {
+/// area whole. `protocol_bytes`: the protocol's
+/// [`crate::PersistHooks::packed_protocol_bytes`]; `flag_bytes`: its
+/// [`crate::PersistHooks::flag_bytes`], kept per page beside the packed
+/// fields (the others must read 0xFF for the page to pack).
+pub fn spare_codec(protocol_bytes: usize, flag_bytes: usize) -> SpareCodec {
+    let flag_bytes = flag_bytes.min(FLAG_BYTES);
     SpareCodec {
-        pack: pack_spare,
+        pack: [pack_spare::<0>, pack_spare::<1>, pack_spare::<2>, pack_spare::<3>, pack_spare::<4>][flag_bytes],
         unpack: unpack_spare,
         protocol_bytes: protocol_bytes.min(PackedSpare::PROTOCOL_MAX),
+        flag_bytes,
+        flags_at: FLAGS_AT,
     }
 }
 
-fn pack_spare(oob: &[u8], protocol: &mut [u8]) -> Option<PackedSpare> {
+/// Packs a record whose first `FLAGS` flag bytes the NAND keeps beside the
+/// packed fields (so they are not looked at here) and whose other flag
+/// bytes read 0xFF (what [`unpack_spare`] writes).
+fn pack_spare<const FLAGS: usize>(oob: &[u8], protocol: &mut [u8]) -> Option<PackedSpare> {
     let r = &oob[..OOB_RECORD_SIZE];
     let flags = u16::from_le_bytes([r[2], r[3]]);
     let kept = protocol.len();
@@ -217,9 +246,10 @@ fn pack_spare(oob: &[u8], protocol: &mut [u8]) -> Option<PackedSpare> {
         && r[1] == VERSION
         && flags & !FLAG_RELOCATED == 0
         && r[20..24].iter().fold(0, |a, &b| a | b) == 0
-        && zero_from(&r[24..60], kept)
+        && zero_from(&r[24..56], kept)
+        && r[FLAGS_AT + FLAGS..FLAGS_AT + FLAG_BYTES].iter().fold(0xFF, |a, &b| a & b) == 0xFF
         && oob[OOB_RECORD_SIZE..].iter().fold(0xFF, |a, &b| a & b) == 0xFF
-        && record_crc(&r[..60]).to_le_bytes() == r[60..64];
+        && record_crc(&r[..CRC_COVERS]).to_le_bytes() == r[60..64];
     common.then(|| {
         if kept > 0 {
             protocol.copy_from_slice(&r[24..24 + kept]);
@@ -233,7 +263,7 @@ fn pack_spare(oob: &[u8], protocol: &mut [u8]) -> Option<PackedSpare> {
     })
 }
 
-/// The CRC-32 (IEEE, as `crc32fast` computes it) of a record's first 60
+/// The CRC-32 (IEEE, as `crc32fast` computes it) of a record's first 56
 /// bytes. Most records (a data page with no data CRC and no protocol bytes)
 /// have only their first 20 bytes set; CRC-32 is affine in the message for a
 /// fixed length, so theirs is a constant XOR one table entry per set byte:
@@ -242,8 +272,8 @@ fn pack_spare(oob: &[u8], protocol: &mut [u8]) -> Option<PackedSpare> {
 /// records take `crc32fast`. The tables are computed with `crc32fast` itself
 /// (the unit test checks both paths agree on random records).
 fn record_crc(r: &[u8]) -> u32 {
-    debug_assert_eq!(r.len(), 60);
-    if !zero_from(&r[24..60], 0) || r[20..24] != [0; 4] {
+    debug_assert_eq!(r.len(), CRC_COVERS);
+    if !zero_from(&r[24..CRC_COVERS], 0) || r[20..24] != [0; 4] {
         return crc32fast::hash(r);
     }
     let t = crc_tables();
@@ -257,17 +287,17 @@ fn record_crc(r: &[u8]) -> u32 {
 const SHORT: usize = 20;
 
 struct CrcTables {
-    /// The CRC of 60 zero bytes.
+    /// The CRC of 56 zero bytes.
     zeros: u32,
-    /// `byte[i][b]`: the CRC of 60 bytes, all 0 but byte `i` = `b`, XOR `zeros`.
+    /// `byte[i][b]`: the CRC of 56 bytes, all 0 but byte `i` = `b`, XOR `zeros`.
     byte: Vec<[u32; 256]>,
 }
 
 fn crc_tables() -> &'static CrcTables {
     static T: std::sync::OnceLock<CrcTables> = std::sync::OnceLock::new();
     T.get_or_init(|| {
-        let zeros = crc32fast::hash(&[0u8; 60]);
-        let mut msg = [0u8; 60];
+        let zeros = crc32fast::hash(&[0u8; CRC_COVERS]);
+        let mut msg = [0u8; CRC_COVERS];
         let byte = (0..SHORT)
             .map(|i| {
                 let mut row = [0u32; 256];
@@ -283,8 +313,8 @@ fn crc_tables() -> &'static CrcTables {
     })
 }
 
-/// Are the bytes of `bytes` (36 of them: the protocol bytes and the
-/// reserved word) from `from` on all 0? A word at a time, masked: this runs
+/// Are the bytes of `bytes` (32 of them: the protocol bytes) from `from` on
+/// all 0? A word at a time, masked: this runs
 /// for every page programmed and read in metadata-only mode.
 fn zero_from(bytes: &[u8], from: usize) -> bool {
     let mut acc = 0u64;
@@ -316,6 +346,7 @@ fn unpack_spare(p: &PackedSpare, kept: &[u8], oob: &mut [u8]) {
         lost: false,
         relocated: p.flag,
         protocol,
+        flag_bytes: [0xFF; FLAG_BYTES],
     }
     .encode(oob);
 }
@@ -354,7 +385,7 @@ mod tests {
     fn the_spare_codec_packs_exactly_the_common_form() {
         let mut buf = vec![0u8; 128];
         let mut back = vec![0u8; 128];
-        let codec = spare_codec(12);
+        let codec = spare_codec(12, 0);
         let mut kept = [0u8; 12];
         let relocated = Oob {
             relocated: true,
@@ -384,7 +415,8 @@ mod tests {
             o.encode(&mut buf);
             assert!((codec.pack)(&buf, &mut kept[..width]).is_none(), "{o:?}");
         }
-        // A flipped byte anywhere is not the common form any more.
+        // A flipped byte anywhere is not the common form any more (the flag
+        // bytes too, for a codec that keeps none of them).
         for at in [1, 2, 5, 22, 40, 58, 61, 100] {
             relocated.encode(&mut buf);
             buf[at] ^= 0x08;
@@ -393,11 +425,52 @@ mod tests {
         assert!((codec.pack)(&[0xFF; 128], &mut kept).is_none());
     }
 
+    /// Flag bytes lie outside the CRC: clearing their bits (a partial
+    /// program) leaves the record valid, with the flags as they now read;
+    /// a codec keeping them leaves them to the NAND.
+    #[test]
+    fn flag_bytes_are_outside_the_crc() {
+        let mut buf = vec![0u8; 64];
+        let mut o = Oob::new(PageKind::Data, 7, 8, 9, &[]);
+        o.flag_bytes = [0xFE, 0xFF, 0xFF, 0xFF];
+        o.encode(&mut buf);
+        assert_eq!(Oob::decode(&buf), OobState::Valid(o));
+        buf[FLAGS_AT] &= 0x7E; // a partial program clears one more bit
+        let OobState::Valid(got) = Oob::decode(&buf) else {
+            panic!("the record is still valid")
+        };
+        assert_eq!(got.flag_bytes, [0x7E, 0xFF, 0xFF, 0xFF]);
+        assert_eq!(
+            Oob {
+                flag_bytes: o.flag_bytes,
+                ..got
+            },
+            o,
+            "nothing else changed"
+        );
+        // Byte 55 (the last protocol byte) is inside the CRC.
+        buf[55] ^= 1;
+        assert_eq!(Oob::decode(&buf), OobState::Garbage);
+        // A codec keeping one flag byte packs flagged pages; without it they stay whole.
+        let mut kept = [0u8; 0];
+        got.encode(&mut buf);
+        assert!((spare_codec(0, 1).pack)(&buf, &mut kept).is_some());
+        assert!((spare_codec(0, 0).pack)(&buf, &mut kept).is_none());
+        let mut two = got;
+        two.flag_bytes[1] = 0x00;
+        two.encode(&mut buf);
+        assert!(
+            (spare_codec(0, 1).pack)(&buf, &mut kept).is_none(),
+            "byte 57 is not kept by a 1-byte codec"
+        );
+        assert!((spare_codec(0, 2).pack)(&buf, &mut kept).is_some());
+    }
+
     #[test]
     fn zero_from_checks_exactly_the_bytes_from_its_start() {
-        for from in 0..=36 {
-            for at in 0..36 {
-                let mut b = [0u8; 36];
+        for from in 0..=32 {
+            for at in 0..32 {
+                let mut b = [0u8; 32];
                 assert!(zero_from(&b, from));
                 b[at] = 0x10;
                 assert_eq!(zero_from(&b, from), at < from, "byte {at}, from {from}");
@@ -410,7 +483,7 @@ mod tests {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
         for n in 0..20_000 {
-            let mut r = [0u8; 60];
+            let mut r = [0u8; CRC_COVERS];
             // Short records (the fast path), and some with later bytes set.
             for b in r.iter_mut().take(SHORT) {
                 if rng.gen_bool(0.7) {
@@ -418,7 +491,7 @@ mod tests {
                 }
             }
             if n % 4 == 0 {
-                let at = rng.gen_range(SHORT..60);
+                let at = rng.gen_range(SHORT..CRC_COVERS);
                 r[at] = rng.gen::<u8>() | 1;
             }
             assert_eq!(record_crc(&r), crc32fast::hash(&r), "record {n}");

@@ -10,7 +10,10 @@
 //! `u32` (its top bit the flag), the sequence number as a `u16` offset from a
 //! base kept per block, the erase count once per block, and the protocol's
 //! bytes as they are: 6 bytes a page (plus the protocol's, 4 to 32) instead
-//! of the whole spare area.
+//! of the whole spare area. A codec may also name flag bytes
+//! ([`SpareCodec::flag_bytes`]): bytes a partial program clears after the
+//! program (commit flags), kept per page as they are beside the packed
+//! fields, so a flagged page stays packed and no side map grows with flags.
 //! Any other spare area (no codec, a metadata page, protocol bytes, a torn
 //! program, a flipped byte, a sequence number too far from its block's base)
 //! is kept whole in a side map, its trailing 0xFF bytes trimmed. Reads return
@@ -53,6 +56,16 @@ pub struct SpareCodec {
     /// Protocol bytes kept per page (at most [`PackedSpare::PROTOCOL_MAX`]):
     /// as many as the device's protocol sets on most of its data pages.
     pub protocol_bytes: usize,
+    /// Flag bytes kept per page as they are (at most [`SpareCodec::FLAGS_MAX`]),
+    /// at `flags_at` in the spare area: `pack` must ignore them and `unpack`
+    /// leave them 0xFF; the store writes them back over what `unpack` wrote.
+    pub flag_bytes: usize,
+    pub flags_at: usize,
+}
+
+impl SpareCodec {
+    /// Flag bytes a packed page may carry.
+    pub const FLAGS_MAX: usize = 4;
 }
 
 /// `Packed::lpn` of an erased page.
@@ -85,6 +98,8 @@ pub(crate) struct Packed {
     erase_count: Vec<u32>,
     /// Per page: the codec's `protocol_bytes` protocol bytes.
     protocol: Vec<u8>,
+    /// Per page: the codec's `flag_bytes` flag bytes.
+    flags: Vec<u8>,
     /// Spare areas kept whole, trailing 0xFF bytes trimmed.
     whole: HashMap<Ppn, Box<[u8]>>,
 }
@@ -112,29 +127,38 @@ impl Spare {
             seq_base: memory::filled(blocks, UNSET, need)?,
             erase_count: memory::filled(blocks, 0, need)?,
             protocol: Vec::new(),
+            flags: Vec::new(),
             whole: HashMap::new(),
         })))
     }
 
     /// Installs the codec of a packed store (a no-op for bytes). Pages packed
-    /// with another width of protocol bytes are packed again (or kept whole),
-    /// so they read the same; the protocol bytes' table is allocated here.
+    /// with other widths of protocol or flag bytes are packed again (or kept
+    /// whole), so they read the same; the per-page tables are allocated here.
     pub fn set_codec(&mut self, codec: Option<SpareCodec>) -> Result<(), MemoryError> {
         let Spare::Packed(p) = self else { return Ok(()) };
         let width = codec.map_or(0, |c| c.protocol_bytes.min(PackedSpare::PROTOCOL_MAX));
+        let flag_width = codec.map_or(0, |c| c.flag_bytes.min(SpareCodec::FLAGS_MAX));
         let codec = codec.map(|c| SpareCodec {
             protocol_bytes: width,
+            flag_bytes: flag_width,
             ..c
         });
-        // A codec of the same width (a remount: the same FTL's codec again)
+        assert!(
+            codec.is_none_or(|c| c.flags_at + c.flag_bytes <= p.oob_size),
+            "flag bytes outside the spare area"
+        );
+        // A codec of the same widths (a remount: the same FTL's codec again)
         // reads the packed fields as they are. Codecs are the FTL's record
-        // format, one per build, so only the width can differ.
-        if p.codec.map(|c| c.protocol_bytes) == codec.map(|c| c.protocol_bytes) {
+        // format, one per build, so only the widths can differ.
+        let widths = |c: Option<SpareCodec>| c.map(|c| (c.protocol_bytes, c.flag_bytes, c.flags_at));
+        if widths(p.codec) == widths(codec) {
             p.codec = codec;
             return Ok(());
         }
         let pages = p.lpn.len();
         let table = memory::filled(pages * width, 0u8, (pages * width) as u64)?;
+        let flag_table = memory::filled(pages * flag_width, 0xFFu8, (pages * flag_width) as u64)?;
         let mut again = Vec::new();
         // Without a codec no page is packed: nothing to look at.
         if p.codec.is_some() {
@@ -148,6 +172,7 @@ impl Spare {
         }
         p.codec = codec;
         p.protocol = table;
+        p.flags = flag_table;
         p.seq_base.fill(UNSET);
         for (ppn, bytes) in again {
             p.lpn[ppn as usize] = ERASED;
@@ -234,6 +259,10 @@ impl Packed {
                 };
                 let w = codec.protocol_bytes;
                 (codec.unpack)(&fields, &self.protocol[ppn as usize * w..(ppn as usize + 1) * w], out);
+                let (f, at) = (codec.flag_bytes, codec.flags_at);
+                if f > 0 {
+                    out[at..at + f].copy_from_slice(&self.flags[ppn as usize * f..(ppn as usize + 1) * f]);
+                }
             }
         }
     }
@@ -258,6 +287,10 @@ impl Packed {
             if fields.lpn < PackedSpare::LPN_LIMIT && off <= u16::MAX as u64 && fields.erase_count == self.erase_count[b] {
                 self.lpn[ppn as usize] = fields.lpn | if fields.flag { FLAG } else { 0 };
                 self.seq_off[ppn as usize] = off as u16;
+                let (f, at) = self.codec.map_or((0, 0), |c| (c.flag_bytes, c.flags_at));
+                if f > 0 {
+                    self.flags[ppn as usize * f..(ppn as usize + 1) * f].copy_from_slice(&bytes[at..at + f]);
+                }
                 return;
             }
         }
@@ -306,6 +339,8 @@ mod tests {
         pack,
         unpack,
         protocol_bytes: 0,
+        flag_bytes: 0,
+        flags_at: 0,
     };
 
     fn record(lpn: u32, seq: u64, ec: u32, flag: bool) -> Vec<u8> {
@@ -383,5 +418,41 @@ mod tests {
         s.read(1, &mut out);
         assert_eq!(out, record(5, 900_000, 4, false));
         assert_eq!(s.whole_count(), 0);
+    }
+
+    /// Flag bytes ride beside the packed fields: a page whose flags a partial
+    /// program cleared stays packed and reads back exactly.
+    #[test]
+    fn flag_bytes_are_kept_per_page_beside_packed_fields() {
+        // The toy codec checks bytes 17.. are 0xFF; flags at 20..22 sit there,
+        // so it must ignore them: a codec that packs with them as 0xFF.
+        fn pack_ignoring_flags(b: &[u8], p: &mut [u8]) -> Option<PackedSpare> {
+            let mut copy = b.to_vec();
+            copy[20..22].fill(0xFF);
+            pack(&copy, p)
+        }
+        let codec = SpareCodec {
+            pack: pack_ignoring_flags,
+            flag_bytes: 2,
+            flags_at: 20,
+            ..CODEC
+        };
+        let mut s = Spare::packed(32, 4, 8, 64, 0).unwrap();
+        s.set_codec(Some(codec)).unwrap();
+        let mut out = vec![0u8; 64];
+        let mut r = record(5, 100, 3, false);
+        s.write(9, &r);
+        s.read(9, &mut out);
+        assert_eq!(out, r);
+        r[20] = 0x7F; // a flag bit cleared
+        r[21] = 0x00;
+        s.write(9, &r);
+        assert_eq!(s.whole_count(), 0, "a flagged page stays packed");
+        s.read(9, &mut out);
+        assert_eq!(out, r);
+        // Its neighbour's flags are its own.
+        s.write(10, &record(6, 101, 3, false));
+        s.read(10, &mut out);
+        assert_eq!(out[20..22], [0xFF, 0xFF]);
     }
 }

@@ -108,7 +108,9 @@ fn slc_partial_programs_only_clear_bits_up_to_nop() {
 #[test]
 fn torn_partial_program_clears_a_subset_of_its_bits() {
     // A record-like spare area; the partial program clears bits of bytes 56..60 only.
-    let before: Vec<u8> = (0..64u8).map(|i| if (56..60).contains(&i) { 0xFF } else { i.wrapping_mul(37) | 1 }).collect();
+    let before: Vec<u8> = (0..64u8)
+        .map(|i| if (56..60).contains(&i) { 0xFF } else { i.wrapping_mul(37) | 1 })
+        .collect();
     let mut target = before.clone();
     target[56..60].copy_from_slice(&[0x00, 0xFE, 0x7F, 0x0F]);
     let mut strict_subsets = 0;
@@ -118,7 +120,11 @@ fn torn_partial_program_clears_a_subset_of_its_bits() {
                 let mut n = slc(4);
                 n.program(2, 0, &[0xFF; 512], &before).unwrap();
                 if instant {
-                    n.arm_instant_cut(InstantCut { stop_at_op: 2, in_flight: vec![(1, torn)], seed });
+                    n.arm_instant_cut(InstantCut {
+                        stop_at_op: 2,
+                        in_flight: vec![(1, torn)],
+                        seed,
+                    });
                 } else {
                     n.arm_power_cut(PowerCut { at_op: 1, torn, seed });
                 }
@@ -385,6 +391,8 @@ fn packed_spare_areas_read_exactly_as_full_ones() {
         pack: toy_pack,
         unpack: toy_unpack,
         protocol_bytes: TOY_PROTOCOL,
+        flag_bytes: 0,
+        flags_at: 0,
     }))
     .unwrap();
     let mut model = FaultModel::profile("stress", 3).unwrap();

@@ -41,7 +41,7 @@ impl<H: Hooks> Ftl<H> {
             );
             return Err((DeviceError::Config(e), Box::new(nand)));
         }
-        if let Err(e) = nand.set_spare_codec(Some(crate::oob::spare_codec(hooks.packed_protocol_bytes()))) {
+        if let Err(e) = nand.set_spare_codec(Some(crate::oob::spare_codec(hooks.packed_protocol_bytes(), hooks.flag_bytes()))) {
             return Err((DeviceError::Memory(e), Box::new(nand)));
         }
         let geo = *nand.geometry();
@@ -268,7 +268,7 @@ impl<H: Hooks> Ftl<H> {
             data_mode,
             &ring_pages,
             hooks.checkpoint_section_max(),
-            hooks.packed_protocol_bytes(),
+            crate::memory::PackedBytes::of(hooks),
         ))
     }
 }

@@ -292,7 +292,7 @@ impl<H: Hooks> Ftl<H> {
             .collect();
         let data_mode = self.nand.config().data_mode;
         let section_max = self.hooks.checkpoint_section_max();
-        let packed = self.hooks.packed_protocol_bytes();
+        let packed = crate::memory::PackedBytes::of(&self.hooks);
         crate::memory::check(
             crate::memory::FtlMemory::estimate(&geo, sb.logical_pages, data_mode, &ring_pages, section_max, packed).total(),
         )

@@ -4,7 +4,7 @@
 use super::{DataMode, FlashOp, Nand};
 use crate::bit_errors::{SALT_GARBAGE, SALT_PROGRAM};
 use crate::error::{NandError, Violation};
-use crate::fault::{tear_partial_program, tear_program, Area, PowerCut, Torn};
+use crate::fault::{tear_partial_program, Area, PowerCut, Torn};
 use crate::geometry::Ppn;
 use crate::redo::Mutation;
 use crate::timing::OpTime;
