@@ -71,6 +71,10 @@ crate::counters::device_stats! {
         /// checkpoint saves.
         map_pages_kept: Row::Unlisted,
         superblock_writes: Row::One("superblock writes"),
+        /// Flag programs the framework answered "NOP spent" (`Ftl::program_flags`):
+        /// the page's partial programs were used up, or unknown after a mount,
+        /// and the protocol copied it with its flag instead.
+        flag_nop_spent: Row::Unlisted,
         /// Summary pages written (the last page of each data block filled, when
         /// the protocol asks for them: `summary.rs`); counted in `flash_programs`.
         summary_pages_written: Row::Unlisted,

@@ -36,6 +36,7 @@ use txftl_nand::{BlockId, Geometry, Nand, NandStats, Ppn};
 mod accessors;
 mod block_device;
 mod clock;
+mod flags;
 mod flush;
 mod format;
 mod guards;
@@ -46,6 +47,8 @@ mod stream;
 mod tx;
 mod write;
 
+pub(crate) use flags::counts_memory as flag_counts_memory;
+pub use flags::FlagProgram;
 pub use write::Writer;
 
 /// Sizes derived from the geometry and the configuration.
@@ -134,6 +137,12 @@ pub struct Ftl<H: Hooks> {
     /// pass. Sound with the fault model too: bit errors are corrected by ECC in
     /// the read (or the read fails), never handed up as data.
     pub(crate) intact: Bits,
+    /// Per physical page (SLC arrays with NOP above 1; empty otherwise):
+    /// programs since its erase as this mount knows them, 1 after its
+    /// program and one more per flag program; [`flags::UNKNOWN`] for a page
+    /// programmed before the mount, where a torn flag program may have spent
+    /// one unseen (`flags.rs`).
+    pub(crate) flag_programs: Vec<u8>,
     /// Blocks whose program failed: closed for writing, to be emptied by
     /// `retire_pending` and then marked bad (never erased again).
     pub(crate) retiring: std::collections::BTreeSet<BlockId>,

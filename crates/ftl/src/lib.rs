@@ -56,7 +56,7 @@ pub use device::{Device, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};
 pub use entry::{ProtocolEntry, SqlJournal};
 pub use error::{DeviceError, Result};
 pub use extensions::{Call, Extension};
-pub use ftl::{Ftl, Writer};
+pub use ftl::{FlagProgram, Ftl, Writer};
 pub use hooks::{Capabilities, EventHooks, GcHooks, Hooks, PersistHooks, RecoveredUpdate, RecoveryHooks, ScannedPage};
 pub use log::{LogPage, LogSource};
 pub use mapping::{CacheCounts, Cached, Dense, DenseTable, Evicted, Eviction, Fetch, Mapping, Unpersisted};

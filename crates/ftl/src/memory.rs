@@ -66,7 +66,8 @@ impl FtlMemory {
             + PER_BLOCK * blocks
             + PER_TABLE_PAGE * t
             + 4 * ring_pages.first().copied().unwrap_or(0)
-            + 2 * record;
+            + 2 * record
+            + crate::ftl::flag_counts_memory(geo);
         let metadata = match data_mode {
             DataMode::Full => 0,
             DataMode::MetaOnly => {

@@ -90,6 +90,7 @@ impl<H: Hooks> Ftl<H> {
             oob_buf: vec![0; geo.oob_size as usize],
             meta_buf: vec![0; geo.page_size as usize],
             intact: Bits::new(geo.page_count() as usize),
+            flag_programs: super::flags::counts_for(&geo),
             retiring: Default::default(),
             reserved: Default::default(),
             summary: Default::default(),

@@ -127,6 +127,7 @@ impl<H: Hooks> Ftl<H> {
             self.hooks.on_program(ppn, &oob, t.done_ns);
         }
         self.intact.set(ppn, true);
+        self.note_programmed(ppn);
         self.blocks.write_ptr[b] = page + 1;
         self.blocks.last_seq[b] = seq;
         self.blocks.clean[b] = false;

@@ -118,6 +118,23 @@ impl Nand {
         Ok(time)
     }
 
+    /// SLC partial program of the spare area by mask: the bits set in `clear`
+    /// are cleared, every other bit is left as it is (a chip takes a 1 as
+    /// "leave this cell": program inhibit), so the caller need not read the
+    /// page first. The spare it leaves is what [`Nand::partial_program`] of
+    /// that image leaves, with the same checks, time and tears.
+    pub fn partial_program_clear(&mut self, ppn: Ppn, at_ns: u64, clear: &[u8]) -> Result<OpTime, NandError> {
+        self.check_ppn(ppn)?;
+        let os = self.cfg.geometry.oob_size as usize;
+        self.check_len("partial program mask", clear.len(), os)?;
+        let mut spare = vec![0u8; os];
+        self.spare.read(ppn, &mut spare);
+        for (s, c) in spare.iter_mut().zip(clear) {
+            *s &= !c;
+        }
+        self.partial_program(ppn, at_ns, None, Some(&spare))
+    }
+
     /// SLC partial program: after it the page reads `data`/`oob` where given.
     /// Each may only clear bits of what the page holds. `None` leaves that area alone.
     pub fn partial_program(&mut self, ppn: Ppn, at_ns: u64, data: Option<&[u8]>, oob: Option<&[u8]>) -> Result<OpTime, NandError> {

@@ -283,7 +283,10 @@ impl ScenarioSize {
     pub fn default_for(mode: Mode) -> ScenarioSize {
         use SqlJournal::*;
         let (blocks_per_plane, transactions, tx_pages_bound, big_at) = match (mode.journal(), mode.transactional()) {
-            (_, false) => (16, 12, 48, None),
+            // 18 blocks: DFTL's translation pages beside the spilled
+            // transaction's journal (SQLite's cache of 2 pages spills at
+            // nearly every page) fill 16.
+            (_, false) => (18, 12, 48, None),
             (Off | Memory, true) => (16, 60, 48, None),
             (Batch, true) => (24, 60, 12, Some(4)),
             // A rollback journal on a transactional device: 24 blocks, as for
