@@ -106,8 +106,9 @@ mod tests {
     /// issues the same operations every time.
     #[test]
     fn transactions_replay_identically() {
-        for protocol in txftl_protocols::PROTOCOLS.iter().filter(|e| e.transactional).map(|e| e.name) {
-            let (nand, ws) = tx_steady_state(protocol, "tiny", 90, 1);
+        for entry in txftl_protocols::PROTOCOLS.iter().filter(|e| e.transactional) {
+            let protocol = entry.name;
+            let (nand, ws) = tx_steady_state(protocol, entry.nand.tiny_preset(), 90, 1);
             let run = || {
                 let mut d = txftl_protocols::mount(protocol, nand.snapshot(), FtlConfig::default(), &Default::default()).unwrap();
                 transactions(&mut *d, ws, 50, 2)

@@ -232,18 +232,20 @@ fn expectations(torn: &[Torn], workload: &WorkloadSpec, transactional: bool) -> 
 
 /// The run the options describe, checked before anything runs.
 fn spec(args: &CrashArgs) -> Result<(CrashSpec, String), CliError> {
-    let (chosen, opts) = resolve_with_protocol(&args.device, "tiny")?;
+    let protocol = Protocol::find(args.device.protocol()).map_err(|e| CliError::Usage(e.to_string()))?;
+    let entry = protocol.entry;
+    // The small preset the protocol's NAND needs pick (`tiny`, `tiny-slc`).
+    let tiny = entry.nand.tiny_preset();
+    let (chosen, opts) = resolve_with_protocol(&args.device, tiny)?;
     let p = &chosen.preset;
     if p.geometry.page_count() > 1 << 16 {
         return Err(CliError::Usage(format!(
-            "device {} has {} pages: crash enumeration is for small geometries (use --preset tiny or --blocks-per-plane)",
+            "device {} has {} pages: crash enumeration is for small geometries (use --preset {tiny} or --blocks-per-plane)",
             p.name,
             p.geometry.page_count()
         )));
     }
     let (torn, only) = torn_and_point(args)?;
-    let protocol = Protocol::find(args.device.protocol()).map_err(|e| CliError::Usage(e.to_string()))?;
-    let entry = protocol.entry;
     let name = workload_name(args, &protocol)?;
     let workload = WorkloadArgs {
         workload: name.clone(),

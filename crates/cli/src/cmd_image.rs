@@ -94,7 +94,10 @@ fn mount(image: &Path, protocol: Option<&str>, cfg: FtlConfig, sync: ImageSync) 
 }
 
 pub fn format(args: FormatArgs) -> Result<ExitCode, CliError> {
-    let (d, opts) = crate::setup::resolve_with_protocol(&args.device, "tiny")?;
+    // The small preset the protocol's NAND needs pick (`tiny`, `tiny-slc`);
+    // an unknown protocol is refused by the resolution.
+    let tiny = txftl_protocols::entry(args.device.protocol()).map_or("tiny", |e| e.nand.tiny_preset());
+    let (d, opts) = crate::setup::resolve_with_protocol(&args.device, tiny)?;
     if args.image.exists() {
         return Err(CliError::Usage(format!(
             "{} already exists; refusing to overwrite it",

@@ -1,12 +1,12 @@
 //! `txftl protocols`: what each protocol of the registry offers, from its
 //! entry: its device calls, isolation levels, options, counters, the SQLite
-//! modes it carries, and its canary.
+//! modes it carries, what it needs of the NAND, and its canary.
 
 use crate::table::fitted;
 use crate::CliError;
 use serde::Serialize;
 use std::process::ExitCode;
-use txftl_protocols::{ProtocolEntry, PROTOCOLS};
+use txftl_protocols::{CellNeed, ProtocolEntry, PROTOCOLS};
 use txftl_sqlite::Mode;
 
 #[derive(Serialize)]
@@ -31,6 +31,18 @@ struct CanaryOut {
     bug: &'static str,
 }
 
+/// What the protocol needs of the NAND, and the small preset that has it.
+#[derive(Serialize)]
+struct NandOut {
+    /// `any` or `slc`.
+    cell: &'static str,
+    min_nop: u8,
+    min_oob: u32,
+    tiny_preset: &'static str,
+    #[serde(skip)]
+    text: String,
+}
+
 #[derive(Serialize)]
 struct ProtocolOut {
     name: &'static str,
@@ -43,6 +55,7 @@ struct ProtocolOut {
     options: Vec<OptionOut>,
     counters: Vec<CounterOut>,
     sql_modes: Vec<&'static str>,
+    nand: NandOut,
     canary: Option<CanaryOut>,
 }
 
@@ -68,6 +81,16 @@ fn describe(e: &'static ProtocolEntry) -> ProtocolOut {
             .collect(),
         counters: e.counters.iter().map(|c| CounterOut { key: c.key, help: c.help }).collect(),
         sql_modes: Mode::all(PROTOCOLS).filter(|m| m.protocol() == e.name).map(Mode::cli).collect(),
+        nand: NandOut {
+            cell: match e.nand.cell {
+                CellNeed::Any => "any",
+                CellNeed::Slc => "slc",
+            },
+            min_nop: e.nand.min_nop,
+            min_oob: e.nand.min_oob,
+            tiny_preset: e.nand.tiny_preset(),
+            text: e.nand.to_string(),
+        },
         canary: e.canary.map(|c| CanaryOut {
             name: c.name,
             workload: c.workload,
@@ -93,6 +116,10 @@ fn print(p: &ProtocolOut) {
     row("device calls", &format!("{calls}{trim}{ext}"));
     row("isolation levels", &p.isolation.join(", "));
     row("SQLite modes (--mode)", &p.sql_modes.join(", "));
+    row(
+        "NAND",
+        &format!("{} (small tests and crash runs: --preset {})", p.nand.text, p.nand.tiny_preset),
+    );
     for o in &p.options {
         row(
             &format!("--protocol-opt {}={}", o.key, o.value),

@@ -234,10 +234,12 @@ fn plan(args: &SqlCrashArgs) -> Result<Plan, CliError> {
     })
 }
 
-/// One mode's device: the scenario's default size unless a preset or a
+/// One mode's device: the small preset its protocol's NAND needs pick
+/// (`tiny`, `tiny-slc`) at the scenario's default size, unless a preset or a
 /// device file fixes the geometry (a file is read once: `file_device`).
 fn mode_device(
     args: &SqlCrashArgs,
+    mode: Mode,
     size: &ScenarioSize,
     file_device: Option<&DeviceChoice>,
 ) -> Result<(DeviceArgs, DeviceChoice), CliError> {
@@ -248,7 +250,7 @@ fn mode_device(
     }
     let mut chosen = match file_device {
         Some(c) => c.clone(),
-        None => resolve_device(&device, "tiny")?,
+        None => resolve_device(&device, mode.entry().nand.tiny_preset())?,
     };
     // The scenario's page size applies to its default device only.
     if let (Some(ps), true) = (size.page_size, default_geometry) {
@@ -344,7 +346,7 @@ pub fn run(args: SqlCrashArgs) -> Result<ExitCode, CliError> {
     };
     for &mode in &plan.modes {
         let size = ScenarioSize::for_workload(plan.workload, mode);
-        let (device, chosen) = mode_device(&args, &size, file_device.as_ref())?;
+        let (device, chosen) = mode_device(&args, mode, &size, file_device.as_ref())?;
         let opts = scenario_options(&plan.given, mode, &size);
         let p = &chosen.preset;
         described.push(format!("{}: {}", mode.name(), describe(p)));

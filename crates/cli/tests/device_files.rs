@@ -7,7 +7,7 @@ mod common;
 use common::txftl;
 use std::path::{Path, PathBuf};
 
-const PRESETS: &[&str] = &["jasmine", "lighttx", "flagcommit", "femu", "tiny"];
+const PRESETS: &[&str] = &["jasmine", "lighttx", "flagcommit", "femu", "tiny", "tiny-slc"];
 
 fn mqsim_sample() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

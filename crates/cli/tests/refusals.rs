@@ -206,6 +206,12 @@ fn protocols_lists_every_entry() {
     assert_eq!(scc["trims"], false);
     assert_eq!(scc["counters"][0]["key"], "forced_erases");
     assert!(scc["sql_modes"].as_array().unwrap().iter().any(|m| m == "scc-memory"));
+    assert_eq!(scc["nand"]["cell"], "any");
+    assert_eq!(
+        (scc["nand"]["min_nop"].as_u64(), scc["nand"]["min_oob"].as_u64()),
+        (Some(1), Some(64))
+    );
+    assert_eq!(scc["nand"]["tiny_preset"], "tiny");
 }
 
 /// `--tx-end-flag` on a protocol without end-flagged writes, or on a

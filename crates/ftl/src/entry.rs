@@ -10,12 +10,13 @@
 //! (`--protocol-opt KEY=VALUE`) and their help, the command line that replays
 //! a failure, the crash tests' and the bench's protocol lists, the SQLite
 //! journal modes it can carry, the isolation levels the concurrent host may
-//! run on it, the rows of its own counters in reports.
+//! run on it, the rows of its own counters in reports, the NAND it needs
+//! (and so the geometry its small tests and crash runs default to).
 
 use crate::any_device::{AnyDevice, MountFailure};
 use crate::options::{OptionSpec, ProtocolOptions};
 use crate::{CounterSpec, DeviceError, Extension, Ftl, FtlConfig, FtlMemory, Hooks};
-use txftl_nand::{Geometry, Nand, NandConfig};
+use txftl_nand::{CellType, Geometry, Nand, NandConfig};
 
 /// The options that bound how many pages one transaction may write.
 #[derive(Clone, Copy, Debug)]
@@ -99,6 +100,112 @@ pub const DEFAULT_TRANSACTIONAL_PROTOCOL: &str = "xftl";
 /// Every isolation level of the concurrent host (`txftl-host`'s names).
 pub const ALL_LEVELS: &[&str] = &["strict", "no-page-conflict", "serializable"];
 
+/// The cells a protocol's commit needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CellNeed {
+    /// Any cell type: the protocol programs each page once, in order (the
+    /// rule of MLC and TLC, which SLC keeps too).
+    Any,
+    /// SLC: the protocol programs a page more than once (partial
+    /// programming, which MLC and TLC forbid).
+    Slc,
+}
+
+/// What a protocol needs of the NAND: its cells, the partial programs a page
+/// takes between erases (NOP), and its spare area. A device that lacks one
+/// is refused before anything is built ([`DeviceError::NandUnsuitable`]),
+/// rather than failing a program halfway through a commit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NandNeeds {
+    pub cell: CellNeed,
+    /// Partial programs per page between erases, at least.
+    pub min_nop: u8,
+    /// Spare (OOB) area per page, bytes, at least.
+    pub min_oob: u32,
+}
+
+impl NandNeeds {
+    /// The framework's own needs: any cells, one program per page, and room
+    /// for the FTL's OOB record.
+    pub const FRAMEWORK: NandNeeds = NandNeeds {
+        cell: CellNeed::Any,
+        min_nop: 1,
+        min_oob: crate::oob::OOB_RECORD_SIZE as u32,
+    };
+
+    /// A protocol that commits by SLC partial programming, `min_nop`
+    /// programs a page, with the framework's spare area.
+    pub const fn slc(min_nop: u8) -> NandNeeds {
+        NandNeeds {
+            cell: CellNeed::Slc,
+            min_nop,
+            min_oob: NandNeeds::FRAMEWORK.min_oob,
+        }
+    }
+
+    /// Whether `geo` offers what is needed; Err: what it has instead.
+    pub fn met_by(&self, geo: &Geometry) -> Result<(), NandHas> {
+        let cell_ok = match self.cell {
+            CellNeed::Any => true,
+            CellNeed::Slc => geo.cell == CellType::Slc,
+        };
+        if cell_ok && geo.nop >= self.min_nop && geo.oob_size >= self.min_oob {
+            Ok(())
+        } else {
+            Err(NandHas::of(geo))
+        }
+    }
+
+    /// The preset a protocol's small tests and crash runs default to: `tiny`
+    /// where one program per page will do, else its SLC twin `tiny-slc`
+    /// (NOP 4). The registry's tests check the preset meets the needs.
+    pub fn tiny_preset(&self) -> &'static str {
+        if self.cell == CellNeed::Slc || self.min_nop > 1 {
+            "tiny-slc"
+        } else {
+            "tiny"
+        }
+    }
+}
+
+impl std::fmt::Display for NandNeeds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let cells = match self.cell {
+            CellNeed::Any => "cells of any type",
+            CellNeed::Slc => "SLC cells",
+        };
+        write!(
+            f,
+            "{cells} with NOP >= {} and a spare area of at least {} bytes",
+            self.min_nop, self.min_oob
+        )
+    }
+}
+
+/// What a geometry offers a protocol (the terms of [`NandNeeds`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NandHas {
+    pub cell: CellType,
+    pub nop: u8,
+    pub oob_size: u32,
+}
+
+impl NandHas {
+    pub fn of(geo: &Geometry) -> NandHas {
+        NandHas {
+            cell: geo.cell,
+            nop: geo.nop,
+            oob_size: geo.oob_size,
+        }
+    }
+}
+
+impl std::fmt::Display for NandHas {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} cells, NOP {} and a {}-byte spare area", self.cell, self.nop, self.oob_size)
+    }
+}
+
 /// A protocol's canary: the protocol with a deliberate, plausible bug that
 /// the crash harness must catch.
 #[derive(Clone, Copy, Debug)]
@@ -150,6 +257,11 @@ pub struct ProtocolEntry {
     /// bound (X-FTL: its table, with spilling off), if it can: a test that
     /// needs an oversized transaction refused sets it small.
     pub tx_pages_bound: Option<TxPagesBound>,
+    /// What it needs of the NAND (cells, partial programs per page, spare
+    /// area): format, mount, the memory estimate and the configuration
+    /// refuse a device without it, and its small tests and crash runs
+    /// default to the preset [`NandNeeds::tiny_preset`] names.
+    pub nand: NandNeeds,
     pub canary: Option<CanarySpec>,
     pub build: Builder,
 }
@@ -160,8 +272,8 @@ impl ProtocolEntry {
     /// so a new field takes one edit here. The defaults are the framework's
     /// alone (`plain`): no transactions, trims, no extension, every
     /// isolation level, no option, no counter, SQLite's journaled modes, no
-    /// grouping, no transaction bound, no canary (the registry's tests
-    /// require one).
+    /// grouping, no transaction bound, the framework's NAND needs
+    /// ([`NandNeeds::FRAMEWORK`]), no canary (the registry's tests require one).
     pub const fn base(name: &'static str, label: &'static str, about: &'static str, build: Builder) -> ProtocolEntry {
         ProtocolEntry {
             name,
@@ -176,6 +288,7 @@ impl ProtocolEntry {
             sql: JOURNALED,
             sql_normal_group_pages: None,
             tx_pages_bound: None,
+            nand: NandNeeds::FRAMEWORK,
             canary: None,
             build,
         }
@@ -201,18 +314,34 @@ impl ProtocolEntry {
         }
         Ok(())
     }
+
+    /// Refuses a geometry without what the protocol needs of the NAND.
+    pub fn check_nand(&self, geo: &Geometry) -> Result<(), DeviceError> {
+        self.nand.met_by(geo).map_err(|has| DeviceError::NandUnsuitable {
+            protocol: self.name,
+            needs: self.nand,
+            has,
+        })
+    }
+
+    /// Options, then the NAND: what every way of building the device checks first.
+    fn check(&self, geo: &Geometry, opts: &ProtocolOptions) -> Result<(), DeviceError> {
+        self.check_options(opts)?;
+        self.check_nand(geo)
+    }
 }
 
 impl ProtocolEntry {
-    /// Formats `nand` for the protocol (`canary`: its canary), options checked first.
+    /// Formats `nand` for the protocol (`canary`: its canary), options and
+    /// the NAND's needs checked first.
     pub fn format(&self, nand: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, DeviceError> {
-        self.check_options(opts)?;
+        self.check(nand.geometry(), opts)?;
         (self.build.format)(nand, cfg, opts, canary)
     }
 
     /// Mounts `nand` (recovery from the NAND alone); a failure hands the NAND back.
     pub fn mount(&self, nand: Nand, cfg: FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<Box<dyn AnyDevice>, MountFailure> {
-        if let Err(e) = self.check_options(opts) {
+        if let Err(e) = self.check(nand.geometry(), opts) {
             return Err((e, Box::new(nand)));
         }
         (self.build.mount)(nand, cfg, opts, canary)
@@ -220,14 +349,15 @@ impl ProtocolEntry {
 
     /// The FTL's memory on `nand` (an estimate, before anything is allocated).
     pub fn memory(&self, nand: &NandConfig, cfg: &FtlConfig, opts: &ProtocolOptions, canary: bool) -> Result<FtlMemory, DeviceError> {
-        self.check_options(opts)?;
+        self.check(&nand.geometry, opts)?;
         (self.build.memory)(nand, cfg, opts, canary)
     }
 
     /// The FTL configuration the device would run with: what the options
-    /// set, or why they conflict with `cfg` (checked before anything is built).
+    /// set, or why they conflict with `cfg` or the device lacks what the
+    /// protocol needs of the NAND (checked before anything is built).
     pub fn configure(&self, cfg: FtlConfig, geo: &Geometry, opts: &ProtocolOptions, canary: bool) -> Result<FtlConfig, DeviceError> {
-        self.check_options(opts)?;
+        self.check(geo, opts)?;
         (self.build.configure)(cfg, geo, opts, canary)
     }
 }
@@ -315,4 +445,126 @@ fn memory_with<B: Build>(nand: &NandConfig, cfg: &FtlConfig, opts: &ProtocolOpti
     let mut m = Ftl::memory_needed(&nand.geometry, &cfg, nand.data_mode, &hooks)?;
     m.tables += B::extra_memory(&nand.geometry, m.logical_pages, opts);
     Ok(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hooks::{Capabilities, EventHooks, GcHooks, PersistHooks, RecoveryHooks};
+    use crate::{Dense, Registered};
+    use txftl_nand::{DataMode, ViolationPolicy, PRESET_NAMES};
+
+    /// The framework with no hooks, registered as a protocol that commits by
+    /// SLC partial programming would be: it needs SLC cells with NOP 2.
+    #[derive(Clone, Copy)]
+    struct SlcBare;
+
+    impl Hooks for SlcBare {
+        type Mapping = Dense;
+        const CAPABILITIES: Capabilities = Capabilities::NONE;
+        fn name(&self) -> &'static str {
+            "slc-bare"
+        }
+    }
+    impl GcHooks for SlcBare {}
+    impl PersistHooks for SlcBare {}
+    impl RecoveryHooks for SlcBare {}
+    impl EventHooks for SlcBare {}
+    impl Registered for SlcBare {
+        fn entry() -> &'static ProtocolEntry {
+            &SLC_BARE
+        }
+    }
+
+    struct SlcBareBuild;
+
+    impl Build for SlcBareBuild {
+        type Hooks = SlcBare;
+        type Device = Ftl<SlcBare>;
+        fn hooks(_geo: &Geometry, _opts: &ProtocolOptions, _canary: bool, _stage: Stage) -> Result<SlcBare, DeviceError> {
+            Ok(SlcBare)
+        }
+        fn wrap(ftl: Ftl<SlcBare>) -> Ftl<SlcBare> {
+            ftl
+        }
+    }
+
+    static SLC_BARE: ProtocolEntry = ProtocolEntry {
+        nand: NandNeeds::slc(2),
+        ..ProtocolEntry::base("slc-bare", "SLC bare", "the framework alone, on SLC", Builder::of::<SlcBareBuild>())
+    };
+
+    fn nand_config(preset: &str) -> NandConfig {
+        txftl_nand::preset(preset).unwrap().config(DataMode::Full, ViolationPolicy::Panic)
+    }
+
+    fn nand(preset: &str) -> Nand {
+        Nand::new(nand_config(preset)).unwrap()
+    }
+
+    const REFUSAL: &str = "protocol `slc-bare` needs SLC cells with NOP >= 2 and a spare area of at least 64 bytes; \
+                           the device has MLC cells, NOP 1 and a 64-byte spare area";
+
+    fn assert_refused(e: &DeviceError) {
+        assert!(
+            matches!(e, DeviceError::NandUnsuitable { protocol: "slc-bare", needs, has }
+                if *needs == NandNeeds::slc(2) && has.cell == CellType::Mlc),
+            "{e:?}"
+        );
+        assert_eq!(e.to_string(), REFUSAL);
+    }
+
+    /// An MLC device is refused by every way of building one, with the
+    /// typed error; a mount hands the NAND back untouched.
+    #[test]
+    fn a_device_without_what_the_protocol_needs_is_refused() {
+        let opts = ProtocolOptions::new();
+        let err = SLC_BARE.format(nand("tiny"), FtlConfig::default(), &opts, false).err().unwrap();
+        assert_refused(&err);
+        let (err, back) = SLC_BARE.mount(nand("tiny"), FtlConfig::default(), &opts, false).err().unwrap();
+        assert_refused(&err);
+        assert_eq!(*back.geometry(), nand_config("tiny").geometry, "mount hands the NAND back");
+        assert!(back.is_factory_fresh(), "nothing was written");
+        let tiny = nand_config("tiny");
+        assert_refused(&SLC_BARE.memory(&tiny, &FtlConfig::default(), &opts, false).unwrap_err());
+        assert_refused(&SLC_BARE.configure(FtlConfig::default(), &tiny.geometry, &opts, false).unwrap_err());
+    }
+
+    /// On the preset its needs pick (`tiny-slc`), the device formats, takes
+    /// a write and mounts again.
+    #[test]
+    fn the_preset_the_needs_pick_serves_the_protocol() {
+        let opts = ProtocolOptions::new();
+        let preset = SLC_BARE.nand.tiny_preset();
+        assert_eq!(preset, "tiny-slc");
+        let mut dev = SLC_BARE.format(nand(preset), FtlConfig::default(), &opts, false).unwrap();
+        let page = vec![7u8; dev.info().page_size as usize];
+        dev.write(3, &page).unwrap();
+        dev.flush().unwrap();
+        let nand = dev.close().unwrap();
+        let mut dev = SLC_BARE
+            .mount(nand, FtlConfig::default(), &opts, false)
+            .map_err(|(e, _)| e)
+            .unwrap();
+        let mut buf = vec![0u8; page.len()];
+        dev.read(3, &mut buf).unwrap();
+        assert_eq!(buf, page);
+    }
+
+    #[test]
+    fn the_framework_needs_what_every_preset_has() {
+        for name in PRESET_NAMES {
+            let geo = txftl_nand::preset(name).unwrap().geometry;
+            assert_eq!(NandNeeds::FRAMEWORK.met_by(&geo), Ok(()), "{name}");
+        }
+        assert_eq!(NandNeeds::FRAMEWORK.tiny_preset(), "tiny");
+        let small_spare = Geometry {
+            oob_size: 32,
+            ..nand_config("tiny").geometry
+        };
+        let has = NandNeeds::FRAMEWORK.met_by(&small_spare).unwrap_err();
+        assert_eq!(has.to_string(), "MLC cells, NOP 1 and a 32-byte spare area");
+        let nop_too_low = NandNeeds::slc(8).met_by(&nand_config("tiny-slc").geometry).unwrap_err();
+        assert_eq!((nop_too_low.cell, nop_too_low.nop), (CellType::Slc, 4));
+    }
 }

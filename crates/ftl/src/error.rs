@@ -1,3 +1,4 @@
+use crate::entry::{NandHas, NandNeeds};
 use txftl_nand::{GeometryError, MemoryError, NandError};
 
 /// Everything a device operation can refuse or fail with.
@@ -36,6 +37,15 @@ pub enum DeviceError {
     ProtocolOption(String),
     #[error(transparent)]
     Geometry(#[from] GeometryError),
+    /// The NAND lacks what the protocol needs of it (its entry's `nand`:
+    /// cells, partial programs per page, spare area), refused before
+    /// anything is written.
+    #[error("protocol `{protocol}` needs {needs}; the device has {has}")]
+    NandUnsuitable {
+        protocol: &'static str,
+        needs: NandNeeds,
+        has: NandHas,
+    },
     /// An earlier failure (power loss, NAND error) left DRAM state unusable.
     #[error("device failed earlier and refuses further operations until remounted")]
     Failed,

@@ -53,7 +53,7 @@ pub use checkpoint::UNMAPPED;
 pub use config::{Canary, FtlConfig, GcPolicy, DEFAULT_OVERPROVISION_PCT};
 pub use counters::{CounterSpec, Group, ProtocolCounters, Row, StatSpec, PROTOCOL_COUNTERS_MAX};
 pub use device::{Device, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};
-pub use entry::{ProtocolEntry, SqlJournal};
+pub use entry::{CellNeed, NandHas, NandNeeds, ProtocolEntry, SqlJournal};
 pub use error::{DeviceError, Result};
 pub use extensions::{Call, Extension};
 pub use ftl::{FlagProgram, Ftl, Writer};

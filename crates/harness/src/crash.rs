@@ -75,12 +75,16 @@ pub struct DeviceSpec {
 }
 
 impl DeviceSpec {
-    /// The `tiny` preset (full data, violations panic), default FTL and protocol options.
+    /// The small preset the protocol's NAND needs pick (`tiny`, or
+    /// `tiny-slc` for a protocol that needs SLC; `tiny` for an unknown name,
+    /// which [`DeviceSpec::fresh`] refuses), full data, violations panic,
+    /// default FTL and protocol options.
     pub fn tiny(protocol: &str) -> DeviceSpec {
+        let preset = txftl_protocols::entry(protocol).map_or("tiny", |e| e.nand.tiny_preset());
         DeviceSpec {
             protocol: protocol.into(),
-            nand: txftl_nand::preset("tiny")
-                .expect("tiny preset")
+            nand: txftl_nand::preset(preset)
+                .expect("the tiny presets exist")
                 .config(txftl_nand::DataMode::Full, txftl_nand::ViolationPolicy::Panic),
             faults: None,
             ftl: FtlConfig::default(),

@@ -1,4 +1,6 @@
-//! Named device presets: the devices of the papers, plus `tiny` for crash tests.
+//! Named device presets: the devices of the papers, plus `tiny` for crash
+//! tests and its SLC twin `tiny-slc` for protocols that program a page more
+//! than once.
 //!
 //! Where a paper gives a number it is used as is; every other number is an
 //! assumption stated in `source` (and in docs/device-files.md's preset table).
@@ -26,7 +28,7 @@ pub struct Preset {
     pub endurance: u32,
 }
 
-pub const PRESET_NAMES: &[&str] = &["jasmine", "mobius", "lighttx", "flagcommit", "femu", "tiny"];
+pub const PRESET_NAMES: &[&str] = &["jasmine", "mobius", "lighttx", "flagcommit", "femu", "tiny", "tiny-slc"];
 
 /// Looks a preset up by name.
 pub fn preset(name: &str) -> Option<Preset> {
@@ -37,6 +39,7 @@ pub fn preset(name: &str) -> Option<Preset> {
         "flagcommit" => flagcommit(),
         "femu" => femu(),
         "tiny" => tiny(),
+        "tiny-slc" => tiny_slc(),
         _ => return None,
     })
 }
@@ -220,6 +223,29 @@ fn tiny() -> Preset {
     }
 }
 
+/// `tiny` with SLC cells: the toy array for protocols that commit by partial
+/// programming (a protocol entry's `NandNeeds` picks it).
+fn tiny_slc() -> Preset {
+    let toy = tiny();
+    Preset {
+        name: Cow::Borrowed("tiny-slc"),
+        models: Cow::Borrowed(
+            "a toy SLC array for exhaustive crash tests of protocols that program a page more than once: \
+             `tiny` with SLC cells, NOP 4",
+        ),
+        source: Cow::Borrowed(
+            "made up to be small, as `tiny`; NOP 4 leaves room beyond the 2 programs a page Flag Commit's \
+             protocols need; timings are `tiny`'s round SLC-class numbers",
+        ),
+        geometry: Geometry {
+            cell: CellType::Slc,
+            nop: 4,
+            ..toy.geometry
+        },
+        ..toy
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,6 +278,18 @@ mod tests {
             (m.geometry.page_size, m.geometry.oob_size, m.geometry.cell),
             (4096, 224, CellType::Mlc)
         );
+        let (t, s) = (preset("tiny").unwrap(), preset("tiny-slc").unwrap());
+        assert_eq!((s.geometry.cell, s.geometry.nop), (CellType::Slc, 4));
+        assert_eq!(
+            Geometry {
+                cell: t.geometry.cell,
+                nop: t.geometry.nop,
+                ..s.geometry
+            },
+            t.geometry,
+            "tiny-slc is tiny but for its cells"
+        );
+        assert_eq!(s.timing, t.timing);
         let j = preset("jasmine").unwrap();
         assert_eq!(
             (j.geometry.page_size, j.geometry.pages_per_block, j.geometry.cell),

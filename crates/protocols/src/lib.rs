@@ -97,7 +97,7 @@ pub mod cycle;
 pub mod registry;
 mod sorted_map;
 
-pub use registry::{Build, Builder, CanarySpec, Protocol, ProtocolEntry, SqlJournal, Stage, TxPagesBound};
+pub use registry::{Build, Builder, CanarySpec, CellNeed, NandNeeds, Protocol, ProtocolEntry, SqlJournal, Stage, TxPagesBound};
 pub use txftl_ftl::entry::{DEFAULT_PROTOCOL, DEFAULT_TRANSACTIONAL_PROTOCOL};
 pub use txftl_ftl::{AnyDevice, DurableState, MountFailure, OptionSpec, ProtocolOptions};
 
@@ -213,11 +213,11 @@ mod tests {
     /// (the superblock's), its entry, its transactions, its counters.
     #[test]
     fn every_entry_describes_the_device_it_builds() {
-        let nand_cfg = txftl_nand::preset("tiny")
-            .unwrap()
-            .config(txftl_nand::DataMode::Full, txftl_nand::ViolationPolicy::Panic);
         for name in protocol_names() {
             let p = Protocol::find(name).unwrap();
+            let nand_cfg = txftl_nand::preset(p.entry.nand.tiny_preset())
+                .unwrap()
+                .config(txftl_nand::DataMode::Full, txftl_nand::ViolationPolicy::Panic);
             let mut dev = p
                 .format(Nand::new(nand_cfg).unwrap(), FtlConfig::default(), &ProtocolOptions::new())
                 .unwrap();
@@ -244,6 +244,45 @@ mod tests {
                 p.entry.sql.iter().all(|j| allowed.contains(j)),
                 "{name}: its SQLite modes must match whether it has transactions"
             );
+        }
+    }
+
+    /// The preset an entry's NAND needs pick for its small tests and crash
+    /// runs has what it needs, and a device without it is refused with the
+    /// typed error by every way of building one.
+    #[test]
+    fn every_entry_s_needs_are_met_by_the_preset_they_pick() {
+        let cfg = |name: &str| {
+            txftl_nand::preset(name)
+                .unwrap()
+                .config(txftl_nand::DataMode::Full, txftl_nand::ViolationPolicy::Panic)
+        };
+        for e in PROTOCOLS {
+            let tiny = e.nand.tiny_preset();
+            let nand = cfg(tiny);
+            assert_eq!(e.nand.met_by(&nand.geometry), Ok(()), "{}: {tiny}", e.name);
+            assert!(
+                e.nand.min_oob >= txftl_ftl::oob::OOB_RECORD_SIZE as u32,
+                "{}: the OOB record",
+                e.name
+            );
+            // A spare area one byte short is refused, the NAND handed back.
+            let mut short = nand;
+            short.geometry.oob_size = e.nand.min_oob - 1;
+            let opts = ProtocolOptions::new();
+            let refused = |err: &DeviceError| matches!(err, DeviceError::NandUnsuitable { protocol, .. } if *protocol == e.name);
+            assert!(refused(&e.check_nand(&short.geometry).unwrap_err()), "{}", e.name);
+            assert!(
+                refused(&e.memory(&short, &FtlConfig::default(), &opts, false).unwrap_err()),
+                "{}",
+                e.name
+            );
+            let (err, back) = e
+                .mount(Nand::new(short).unwrap(), FtlConfig::default(), &opts, false)
+                .err()
+                .unwrap();
+            assert!(refused(&err), "{}: {err}", e.name);
+            assert_eq!(back.geometry().oob_size, short.geometry.oob_size, "{}", e.name);
         }
     }
 

@@ -5,7 +5,7 @@
 //! its tests, its docs page and one line in [`crate::PROTOCOLS`].
 
 pub use txftl_ftl::entry::{
-    Build, Builder, CanarySpec, ProtocolEntry, SqlJournal, Stage, TxPagesBound, ALL_LEVELS, JOURNALED, TRANSACTIONAL,
+    Build, Builder, CanarySpec, CellNeed, NandNeeds, ProtocolEntry, SqlJournal, Stage, TxPagesBound, ALL_LEVELS, JOURNALED, TRANSACTIONAL,
 };
 use txftl_ftl::{AnyDevice, DeviceError, FtlConfig, FtlMemory, MountFailure, ProtocolOptions};
 use txftl_nand::{Geometry, Nand, NandConfig};

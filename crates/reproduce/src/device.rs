@@ -83,10 +83,13 @@ pub fn preconditioned(protocol: &str, p: &Preset, opts: &ProtocolOptions, fill_p
 }
 
 /// What the user reads when building a device failed: a device too large
-/// for memory is a bad argument, anything else a failed run.
+/// for memory, or without what the protocol needs of the NAND, is a bad
+/// argument, anything else a failed run.
 pub fn device_error(e: txftl_ftl::DeviceError) -> Error {
     match e {
         txftl_ftl::DeviceError::Memory(m) => Error::Usage(format!("{m}; choose a smaller --blocks-per-plane or preset")),
+        // The user chose a device the protocol cannot commit on.
+        e @ txftl_ftl::DeviceError::NandUnsuitable { .. } => Error::Usage(e.to_string()),
         e => Error::Failed(e.to_string()),
     }
 }

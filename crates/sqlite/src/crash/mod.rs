@@ -197,14 +197,15 @@ pub struct SqlCrashSpec {
 }
 
 impl SqlCrashSpec {
-    /// `workload` in `mode` on the `tiny` preset at its [`ScenarioSize`]
+    /// `workload` in `mode` on the small preset its protocol's NAND needs
+    /// pick (`tiny`, or `tiny-slc` for one that needs SLC) at its [`ScenarioSize`]
     /// (partsupp: 30 tuples, 3 updates a transaction, the first transaction
     /// rolled back; TPC-C: the default rolled-back New-Order), seed 1, every
     /// torn variant, one cut inside each restart, every `sample_every`-th
     /// crash point, no canary: the tests' scenarios.
     pub fn on_tiny(workload: SqlWorkload, mode: Mode, synchronous: Synchronous, sample_every: u64) -> SqlCrashSpec {
         let size = ScenarioSize::for_workload(workload, mode);
-        let mut p = txftl_nand::preset("tiny").expect("the tiny preset exists");
+        let mut p = txftl_nand::preset(mode.entry().nand.tiny_preset()).expect("the tiny presets exist");
         p.geometry.blocks_per_plane = size.blocks_per_plane;
         if let Some(page_size) = size.page_size {
             p.geometry.page_size = page_size;

@@ -1,6 +1,7 @@
-//! What the SQLite test files share: a stack on the `tiny` preset grown to
-//! hold a database (512 blocks a plane, 4 KiB pages: SQLite's default page
-//! size), and a one-number query.
+//! What the SQLite test files share: a stack on the small preset its
+//! protocol's NAND needs pick (`tiny`, `tiny-slc`) grown to hold a database
+//! (512 blocks a plane, 4 KiB pages: SQLite's default page size), and a
+//! one-number query.
 
 // Each test file is its own crate and uses only some of these.
 #![allow(dead_code)]
@@ -14,7 +15,7 @@ use txftl_sqlite::{Mode, Stack};
 
 /// A fresh device of `mode`'s protocol with `opts`, formatted for `mode`.
 pub fn stack_with(mode: Mode, opts: &ProtocolOptions) -> Stack {
-    let mut p = preset("tiny").unwrap();
+    let mut p = preset(mode.entry().nand.tiny_preset()).unwrap();
     p.geometry.blocks_per_plane = 512;
     p.geometry.page_size = 4096;
     let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
