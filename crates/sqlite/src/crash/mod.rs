@@ -86,8 +86,9 @@
 //!   does not, and the file system may write the two in either order. A cut
 //!   that keeps nRec and loses the zero makes the restart play the live
 //!   segment back, then the stale ones after it: older images of their pages
-//!   (`sqlcrash --modes persist --synchronous normal --preset tiny --at 583
-//!   --torn none` loses committed transactions that way). SQLite's documentation: with `synchronous=OFF` "the database
+//!   (`sqlcrash --modes persist --synchronous normal --preset tiny
+//!   --blocks-per-plane 16 --at 583 --torn none` loses committed
+//!   transactions that way). SQLite's documentation: with `synchronous=OFF` "the database
 //!   might become corrupted if the operating system crashes or the computer
 //!   loses power"; with the journal OFF or in MEMORY, "if the application
 //!   crashes in the middle of a transaction ... the database file will very
