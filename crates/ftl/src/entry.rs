@@ -450,27 +450,14 @@ fn memory_with<B: Build>(nand: &NandConfig, cfg: &FtlConfig, opts: &ProtocolOpti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hooks::{Capabilities, EventHooks, GcHooks, PersistHooks, RecoveryHooks};
-    use crate::{Dense, Registered};
+    use crate::test_hooks::Bare;
+    use crate::Registered;
     use txftl_nand::{DataMode, ViolationPolicy, PRESET_NAMES};
 
-    /// The framework with no hooks, registered as a protocol that commits by
-    /// SLC partial programming would be: it needs SLC cells with NOP 2.
-    #[derive(Clone, Copy)]
-    struct SlcBare;
-
-    impl Hooks for SlcBare {
-        type Mapping = Dense;
-        const CAPABILITIES: Capabilities = Capabilities::NONE;
-        fn name(&self) -> &'static str {
-            "slc-bare"
-        }
-    }
-    impl GcHooks for SlcBare {}
-    impl PersistHooks for SlcBare {}
-    impl RecoveryHooks for SlcBare {}
-    impl EventHooks for SlcBare {}
-    impl Registered for SlcBare {
+    /// The framework with no hooks (`test_hooks::Bare`), registered as a
+    /// protocol that commits by SLC partial programming would be: it needs
+    /// SLC cells with NOP 2.
+    impl Registered for Bare {
         fn entry() -> &'static ProtocolEntry {
             &SLC_BARE
         }
@@ -479,12 +466,12 @@ mod tests {
     struct SlcBareBuild;
 
     impl Build for SlcBareBuild {
-        type Hooks = SlcBare;
-        type Device = Ftl<SlcBare>;
-        fn hooks(_geo: &Geometry, _opts: &ProtocolOptions, _canary: bool, _stage: Stage) -> Result<SlcBare, DeviceError> {
-            Ok(SlcBare)
+        type Hooks = Bare;
+        type Device = Ftl<Bare>;
+        fn hooks(_geo: &Geometry, _opts: &ProtocolOptions, _canary: bool, _stage: Stage) -> Result<Bare, DeviceError> {
+            Ok(Bare)
         }
-        fn wrap(ftl: Ftl<SlcBare>) -> Ftl<SlcBare> {
+        fn wrap(ftl: Ftl<Bare>) -> Ftl<Bare> {
             ftl
         }
     }
