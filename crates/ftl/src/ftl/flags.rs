@@ -80,9 +80,10 @@ impl<H: Hooks> Ftl<H> {
             self.counters.flag_nop_spent += 1;
             return Ok(FlagProgram::NopSpent);
         }
-        let mut mask = vec![0u8; self.geo.oob_size as usize];
-        mask[FLAGS_AT..FLAGS_AT + FLAG_BYTES].copy_from_slice(&clear);
-        let t = match self.nand.partial_program_clear(ppn, at_ns, &mask) {
+        // The mask in the FTL's scratch spare (no allocation on a commit's path).
+        self.oob_buf.fill(0);
+        self.oob_buf[FLAGS_AT..FLAGS_AT + FLAG_BYTES].copy_from_slice(&clear);
+        let t = match self.nand.partial_program_clear(ppn, at_ns, &self.oob_buf) {
             Ok(t) => t,
             Err(e) => return Err(self.fail(e)),
         };
