@@ -302,10 +302,9 @@ impl ScenarioSize {
         // Möbius's ALA ring takes at least 4 blocks (its `ala-blocks`), which
         // leave too few logical pages for the file system on 16 (measured:
         // 64 pages; on 20 every setting runs).
-        let ala = mode.entry().options.iter().any(|o| o.key == "ala-blocks");
         ScenarioSize {
             page_size: None,
-            blocks_per_plane: blocks_per_plane + if ala { 4 } else { 0 },
+            blocks_per_plane: blocks_per_plane + if has_ala_ring(mode) { 4 } else { 0 },
             transactions,
             tx_pages_bound,
             big_at,
@@ -391,8 +390,7 @@ impl ScenarioSize {
         // Möbius's ALA ring takes `heavy::MOBIUS_ALA_BLOCKS` blocks (12 a
         // plane), and it needs 4 more a plane (measured: at 12 more, 102,
         // the VACUUM finds `mobius` full; at 18 more, 108, no GC runs).
-        let ala = mode.entry().options.iter().any(|o| o.key == "ala-blocks");
-        let blocks_per_plane = blocks_per_plane + if ala { 16 } else { 0 };
+        let blocks_per_plane = blocks_per_plane + if has_ala_ring(mode) { 16 } else { 0 };
         ScenarioSize {
             page_size: None,
             blocks_per_plane,
@@ -403,6 +401,12 @@ impl ScenarioSize {
             protocol_opts: &[("items-max", heavy::MOBIUS_ITEMS_MAX), ("ala-blocks", heavy::MOBIUS_ALA_BLOCKS)],
         }
     }
+}
+
+/// Whether the mode's protocol keeps an atom-log ring beside the data (it
+/// takes `ala-blocks`: Möbius), which a scenario's device must make room for.
+fn has_ala_ring(mode: Mode) -> bool {
+    mode.entry().option("ala-blocks").is_some()
 }
 
 /// What a COMMIT that returned promises after a power cut (see the module doc).
