@@ -75,6 +75,10 @@ crate::counters::device_stats! {
         /// the page's partial programs were used up, or unknown after a mount,
         /// and the protocol copied it with its flag instead.
         flag_nop_spent: Row::Unlisted,
+        /// Flag programs GC planning issued on pages outside its victims
+        /// (`GcHooks::plan_victim`: Flag Commit's flags moved before a page
+        /// is reclaimed), copies for a spent NOP included.
+        gc_flag_programs: Row::Unlisted,
         /// Summary pages written (the last page of each data block filled, when
         /// the protocol asks for them: `summary.rs`); counted in `flash_programs`.
         summary_pages_written: Row::Unlisted,

@@ -48,7 +48,7 @@ mod tx;
 mod write;
 
 pub(crate) use flags::counts_memory as flag_counts_memory;
-pub use flags::FlagProgram;
+pub use flags::{FlagOutcome, FlagProgram};
 pub use write::Writer;
 
 /// Sizes derived from the geometry and the configuration.

@@ -11,7 +11,7 @@ use crate::error::{DeviceError, Result};
 use crate::ftl::{Ftl, Stream};
 use crate::hooks::Hooks;
 use crate::mapping::Mapping;
-use crate::oob::{Oob, OobState, PageKind};
+use crate::oob::{Oob, OobState, PageKind, SpareBytes};
 use txftl_nand::{BlockId, NandError, Ppn};
 
 /// Static wear leveling moves at most this many blocks per check.
@@ -205,10 +205,19 @@ impl<H: Hooks> Ftl<H> {
     pub(crate) fn relocate_block(&mut self, victim: BlockId) -> Result<()> {
         let first = self.geo.ppn(victim, 0);
         let written = self.blocks.write_ptr[victim as usize];
-        let mut buf = std::mem::take(&mut self.page_buf);
-        let store_data = self.nand.config().data_mode == txftl_nand::DataMode::Full;
         let issue = self.now_ns;
         let mut done = issue;
+        // Before the page buffer is taken: a flag program that finds its
+        // page spent copies that page.
+        let copies = if H::CAPABILITIES.plans_victims {
+            let (copies, planned) = self.plan_victim(victim, issue)?;
+            done = done.max(planned);
+            copies
+        } else {
+            Default::default()
+        };
+        let mut buf = std::mem::take(&mut self.page_buf);
+        let store_data = self.nand.config().data_mode == txftl_nand::DataMode::Full;
         let result: Result<()> = (|| {
             for ppn in first..first + written {
                 let mapped = self.mapped.get(ppn);
@@ -216,7 +225,8 @@ impl<H: Hooks> Ftl<H> {
                 if !mapped && !kept {
                     continue;
                 }
-                done = done.max(self.copy_page(ppn, mapped, &mut buf, store_data, issue)?);
+                let bytes = copies.get(&ppn).copied();
+                done = done.max(self.copy_page(ppn, mapped, &mut buf, store_data, issue, bytes)?.1);
             }
             Ok(())
         })();
@@ -337,12 +347,35 @@ impl<H: Hooks> Ftl<H> {
         Ok((true, moved))
     }
 
+    /// Copies page `ppn` (outside any victim) to the GC stream with `bytes`
+    /// in its record, issued at `at_ns`: a mapped page's mapping moves to the
+    /// copy. Returns the copy and when its data crossed the channel.
+    pub(crate) fn copy_with(&mut self, ppn: Ppn, bytes: SpareBytes, at_ns: u64) -> Result<(Ppn, u64)> {
+        let mut buf = std::mem::take(&mut self.page_buf);
+        let store_data = self.nand.config().data_mode == txftl_nand::DataMode::Full;
+        let mapped = self.mapped.get(ppn);
+        let copied = self.copy_page(ppn, mapped, &mut buf, store_data, at_ns, Some(bytes));
+        self.page_buf = buf;
+        copied
+    }
+
     /// Copies one page (`mapped`: the L2P points to it; else the protocol
-    /// keeps it live); returns when the copy's data has crossed the channel.
+    /// keeps it live), with `bytes` in its record if the protocol planned
+    /// them (else its protocol bytes from `relocated_protocol_bytes` and its
+    /// flags as they read); returns the copy and when its data has crossed
+    /// the channel.
     /// A source ECC cannot correct is copied all the same, marked lost in its
     /// OOB, so the loss is reported at every later read and no older version
     /// of the page can come back at recovery.
-    fn copy_page(&mut self, ppn: Ppn, mapped: bool, buf: &mut [u8], store_data: bool, issue_ns: u64) -> Result<u64> {
+    fn copy_page(
+        &mut self,
+        ppn: Ppn,
+        mapped: bool,
+        buf: &mut [u8],
+        store_data: bool,
+        issue_ns: u64,
+        bytes: Option<SpareBytes>,
+    ) -> Result<(Ppn, u64)> {
         // Metadata-only mode: an empty buffer still reads (and times) the data area.
         let data = Some(if store_data { &mut buf[..] } else { &mut buf[..0] });
         let (done, unreadable) = match crate::ecc::read_retrying(&mut self.nand, ppn, issue_ns, data, &mut self.oob_buf) {
@@ -397,11 +430,14 @@ impl<H: Hooks> Ftl<H> {
         }
         oob.lost = lost;
         let data: &[u8] = if store_data { buf } else { &[] };
-        let protocol = self.hooks.relocated_protocol_bytes(lpn != UNMAPPED, &oob);
+        let bytes = bytes.unwrap_or_else(|| SpareBytes {
+            protocol: self.hooks.relocated_protocol_bytes(lpn != UNMAPPED, &oob),
+            flags: oob.flag_bytes,
+        });
         // A mapped page's copy is the L2P's page: it names the logical page
         // the L2P maps it as (a remapped page's alias, from now on its own).
         let copy_lpn = if lpn != UNMAPPED { lpn } else { oob.lpn };
-        let (new, transferred) = self.program_stream(Stream::Gc { lost }, oob.kind, copy_lpn, data, &protocol, done)?;
+        let (new, transferred) = self.program_stream(Stream::Gc { lost }, oob.kind, copy_lpn, data, &bytes, done)?;
         if lpn != UNMAPPED {
             self.map(lpn, new);
         }
@@ -411,7 +447,7 @@ impl<H: Hooks> Ftl<H> {
         if lpn == UNMAPPED {
             self.counters.gc_protocol_copies += 1;
         }
-        Ok(transferred)
+        Ok((new, transferred))
     }
 
     /// The logical page mapped to `ppn`, by searching the L2P (for a page

@@ -18,8 +18,9 @@
 use crate::error::Result;
 use crate::log::LogSource;
 use crate::mapping::Mapping;
-use crate::oob::{Oob, PROTOCOL_BYTES};
+use crate::oob::{Oob, SpareBytes, FLAG_BYTES, PROTOCOL_BYTES};
 use crate::scan::ScannedPages;
+use std::collections::BTreeMap;
 use txftl_nand::{BlockId, Ppn};
 
 /// An L2P update a protocol's recovery asks for, ordered among the pages rolled
@@ -37,6 +38,49 @@ pub struct RecoveredUpdate {
 pub struct ScannedPage {
     pub ppn: Ppn,
     pub oob: Oob,
+}
+
+/// A programmed page of a GC victim, as [`GcHooks::plan_victim`] sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VictimPage {
+    pub ppn: Ppn,
+    /// Its record as it reads now (flag bytes as partial programs left
+    /// them), or `None`: torn, erased or unreadable.
+    pub oob: Option<Oob>,
+    /// GC copies it: the L2P maps it, or the protocol keeps it
+    /// ([`GcHooks::extra_live`]).
+    pub live: bool,
+}
+
+/// What a protocol decides for a victim before the framework copies its
+/// live pages and releases it ([`GcHooks::plan_victim`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VictimPlan {
+    /// The bytes of a live page's copy, by the page copied. A live page not
+    /// named here is copied with [`GcHooks::relocated_protocol_bytes`] and
+    /// its flag bytes as they read.
+    pub copies: BTreeMap<Ppn, SpareBytes>,
+    /// Flag programs (the bits to clear) on pages outside the victim, issued
+    /// before the copies; a page whose partial programs are spent is copied
+    /// instead ([`GcHooks::flagged_copy_bytes`]). All are done before the
+    /// checkpoint that releases the victim (a checkpoint starts once every
+    /// flash operation is done), and before its erase if it is erased at once.
+    pub flag_programs: Vec<(Ppn, [u8; FLAG_BYTES])>,
+}
+
+/// A page's spare area read while a victim is planned: the pages the
+/// victim's records point to (Flag Commit's links).
+pub trait SpareProbe {
+    /// The record of data page `ppn` as it reads now (an OOB-only read,
+    /// charged on the device clock), or `None`: not programmed, torn,
+    /// unreadable, or in a block no longer in use (free, or prefree: see
+    /// [`SpareProbe::outlives_victim`]).
+    fn read(&mut self, ppn: Ppn) -> Option<Oob>;
+    /// Whether `ppn`'s block is still in use once the victim is released: open
+    /// or full. A prefree block is released by the same checkpoint as the
+    /// victim (every checkpoint releases every prefree block), so a flag on
+    /// it outlives the victim by nothing.
+    fn outlives_victim(&self, ppn: Ppn) -> bool;
 }
 
 /// What a protocol's hooks can do at all, declared once, so that the
@@ -61,6 +105,10 @@ pub struct Capabilities {
     /// protocol's updates or those blocks were found (Möbius: the ALA is
     /// read at every boot, no merge at boot).
     pub logs_mappings: bool,
+    /// [`GcHooks::plan_victim`] plans each victim: the framework reads the
+    /// spare area of every programmed page of the victim, dead ones too
+    /// (charged), before it copies the live ones.
+    pub plans_victims: bool,
 }
 
 impl Capabilities {
@@ -70,6 +118,7 @@ impl Capabilities {
         skips_victims: false,
         scans_pages: false,
         logs_mappings: false,
+        plans_victims: false,
     };
 }
 
@@ -148,6 +197,27 @@ pub trait GcHooks {
     /// `new`'s block, which `new`'s record holds (a protocol that tells its
     /// pages from ones a later erase removed compares against it).
     fn on_relocate(&mut self, _old: Ppn, _new: Ppn, _oob: &Oob, _new_erase_count: u32) {}
+
+    /// Before GC copies the live pages of `victim` and marks it prefree: sees
+    /// every programmed page of it (`pages`, in page order, dead ones too),
+    /// may read the spare areas of pages outside it (`probe`), and fills
+    /// `plan`: each copy's bytes and flags, and flag programs on pages outside
+    /// the victim (Flag Commit moves a commit flag to the page a reclaimed
+    /// page links to). Called only with [`Capabilities::plans_victims`]; a
+    /// victim stops counting for recovery at the checkpoint that releases it.
+    fn plan_victim(&mut self, _victim: BlockId, _pages: &[VictimPage], _probe: &mut dyn SpareProbe, _plan: &mut VictimPlan) {}
+
+    /// A flag program on `ppn` (record `oob`, clearing the bits of `clear`)
+    /// found the page's partial programs spent: the bytes of the copy the
+    /// framework programs instead (`Ftl::program_flags_or_copy`). By default
+    /// the same protocol bytes, the flags cleared as asked.
+    fn flagged_copy_bytes(&self, _ppn: Ppn, oob: &Oob, clear: [u8; FLAG_BYTES]) -> SpareBytes {
+        let mut bytes = SpareBytes::of(oob);
+        for (f, c) in bytes.flags.iter_mut().zip(clear) {
+            *f &= !c;
+        }
+        bytes
+    }
 
     /// A block whose pages must be gone from the flash before the next host
     /// page is programmed (TxFlash's SCC: an uncommitted version of a page

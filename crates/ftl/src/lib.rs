@@ -28,6 +28,7 @@ pub mod extensions;
 mod fetch;
 mod ftl;
 mod gc;
+mod gc_plan;
 mod hooks;
 mod log;
 mod mapping;
@@ -56,12 +57,14 @@ pub use device::{Device, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};
 pub use entry::{CellNeed, NandHas, NandNeeds, ProtocolEntry, SqlJournal};
 pub use error::{DeviceError, Result};
 pub use extensions::{Call, Extension};
-pub use ftl::{FlagProgram, Ftl, Writer};
-pub use hooks::{Capabilities, EventHooks, GcHooks, Hooks, PersistHooks, RecoveredUpdate, RecoveryHooks, ScannedPage};
+pub use ftl::{FlagOutcome, FlagProgram, Ftl, Writer};
+pub use hooks::{
+    Capabilities, EventHooks, GcHooks, Hooks, PersistHooks, RecoveredUpdate, RecoveryHooks, ScannedPage, SpareProbe, VictimPage, VictimPlan,
+};
 pub use log::{LogPage, LogSource};
 pub use mapping::{CacheCounts, Cached, Dense, DenseTable, Evicted, Eviction, Fetch, Mapping, Unpersisted};
 pub use memory::FtlMemory;
-pub use oob::{Oob, PageKind, PROTOCOL_BYTES};
+pub use oob::{Oob, PageKind, SpareBytes, FLAG_BYTES, PROTOCOL_BYTES};
 pub use op::{ArgKind, Op, OpArg, OpKind};
 pub use options::{OptionSpec, ProtocolOptions};
 pub use recovery::formatted_protocol;

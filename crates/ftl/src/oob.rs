@@ -103,6 +103,32 @@ pub struct Oob {
     pub flag_bytes: [u8; FLAG_BYTES],
 }
 
+/// The bytes of a page's OOB record a protocol chooses when it programs the
+/// page: its protocol bytes, and its flag bytes (0xFF: none cleared).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SpareBytes {
+    pub protocol: [u8; PROTOCOL_BYTES],
+    pub flags: [u8; FLAG_BYTES],
+}
+
+impl SpareBytes {
+    /// `protocol` with no flag bit cleared.
+    pub const fn unflagged(protocol: [u8; PROTOCOL_BYTES]) -> SpareBytes {
+        SpareBytes {
+            protocol,
+            flags: [0xFF; FLAG_BYTES],
+        }
+    }
+
+    /// A page's bytes as its record holds them (a copy's, unchanged).
+    pub const fn of(oob: &Oob) -> SpareBytes {
+        SpareBytes {
+            protocol: oob.protocol,
+            flags: oob.flag_bytes,
+        }
+    }
+}
+
 /// What an OOB area holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OobState {

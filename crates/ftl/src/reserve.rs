@@ -33,7 +33,7 @@ use crate::device::Lpn;
 use crate::error::{DeviceError, Result};
 use crate::ftl::Ftl;
 use crate::hooks::Hooks;
-use crate::oob::{PageKind, PROTOCOL_BYTES};
+use crate::oob::{PageKind, SpareBytes, PROTOCOL_BYTES};
 use txftl_nand::{BlockId, Ppn};
 
 impl<H: Hooks> Ftl<H> {
@@ -105,7 +105,15 @@ impl<H: Hooks> Ftl<H> {
             self.reserved.retain(|&p| self.geo.block_of(p) != block);
             return Ok(None);
         }
-        let done = self.program_next(block, PageKind::Data, lpn, data, protocol, (false, false), self.now_ns)?;
+        let done = self.program_next(
+            block,
+            PageKind::Data,
+            lpn,
+            data,
+            &SpareBytes::unflagged(*protocol),
+            (false, false),
+            self.now_ns,
+        )?;
         match done {
             Some((_, transferred)) => {
                 self.counters.host_writes += 1;

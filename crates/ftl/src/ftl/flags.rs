@@ -29,6 +29,25 @@ pub enum FlagProgram {
     NopSpent,
 }
 
+/// What [`Ftl::program_flags_or_copy`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlagOutcome {
+    /// The flag program is done at `done_ns`.
+    Programmed { done_ns: u64 },
+    /// The page's partial programs were spent: it was copied to `new` with
+    /// its flags cleared (the protocol's `GcHooks::flagged_copy_bytes`), the
+    /// copy's data across the channel at `done_ns`.
+    Copied { new: Ppn, done_ns: u64 },
+}
+
+impl FlagOutcome {
+    pub fn done_ns(&self) -> u64 {
+        match *self {
+            FlagOutcome::Programmed { done_ns } | FlagOutcome::Copied { done_ns, .. } => done_ns,
+        }
+    }
+}
+
 /// The per-page counts a geometry needs: none without partial programs.
 pub(crate) fn counts_for(geo: &Geometry) -> Vec<u8> {
     if partial_programs(geo) {
@@ -58,7 +77,9 @@ impl<H: Hooks> Ftl<H> {
     /// the caller waits for `done_ns` where its protocol needs the flag
     /// durable). Refused (a protocol bug, typed) unless the array allows
     /// partial programs and `ppn` is a programmed page of a block in use
-    /// (open or full: a block GC released or the pool holds is not).
+    /// (open, full, or prefree and not yet erased: a prefree block counts
+    /// for recovery until the checkpoint that releases it; a block released
+    /// or erased is not).
     pub fn program_flags(&mut self, ppn: Ppn, clear: [u8; FLAG_BYTES], at_ns: u64) -> Result<FlagProgram> {
         self.check_alive()?;
         if !partial_programs(&self.geo) {
@@ -70,7 +91,12 @@ impl<H: Hooks> Ftl<H> {
         let block = self.geo.block_of(ppn);
         let page = self.geo.page_index_of(ppn);
         let state = self.blocks.state.get(block as usize).copied();
-        if !matches!(state, Some(BlockState::Open | BlockState::Full)) || page >= self.blocks.write_ptr[block as usize] {
+        let in_use = match state {
+            Some(BlockState::Open | BlockState::Full) => true,
+            Some(BlockState::Prefree) => !self.blocks.clean[block as usize],
+            _ => false,
+        };
+        if !in_use || page >= self.blocks.write_ptr[block as usize] {
             return Err(DeviceError::CallOrder(format!(
                 "flag program of physical page {ppn}: its block {block} is not in use ({state:?}) or the page is not programmed"
             )));
@@ -90,6 +116,28 @@ impl<H: Hooks> Ftl<H> {
         self.flag_programs[ppn as usize] = programs + 1;
         debug_assert!(self.flag_programs[ppn as usize] <= self.geo.nop, "page {ppn} past NOP");
         Ok(FlagProgram::Done { done_ns: t.done_ns })
+    }
+
+    /// [`Ftl::program_flags`], or, where the page's partial programs are
+    /// spent, a copy of the page to the GC stream carrying the flags (its
+    /// bytes from `GcHooks::flagged_copy_bytes`; a mapped page's mapping
+    /// moves to the copy, and the protocol hears of it by
+    /// `GcHooks::on_relocate`, as of any GC copy).
+    pub fn program_flags_or_copy(&mut self, ppn: Ppn, clear: [u8; FLAG_BYTES], at_ns: u64) -> Result<FlagOutcome> {
+        if let FlagProgram::Done { done_ns } = self.program_flags(ppn, clear, at_ns)? {
+            return Ok(FlagOutcome::Programmed { done_ns });
+        }
+        let oob = match crate::oob::Oob::decode(&self.nand.inspect_oob(ppn)) {
+            crate::oob::OobState::Valid(o) => o,
+            other => {
+                return Err(DeviceError::Corrupted(format!(
+                    "flag copy of physical page {ppn}: its spare area is {other}"
+                )))
+            }
+        };
+        let bytes = self.hooks.flagged_copy_bytes(ppn, &oob, clear);
+        let (new, done_ns) = self.copy_with(ppn, bytes, at_ns)?;
+        Ok(FlagOutcome::Copied { new, done_ns })
     }
 
     /// A data page was just programmed: its count restarts at 1.

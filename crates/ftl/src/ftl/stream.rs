@@ -6,7 +6,7 @@ use super::{Ftl, Stream};
 use crate::blocks::{AllocFor, BlockState};
 use crate::error::{DeviceError, Result};
 use crate::hooks::Hooks;
-use crate::oob::{Oob, PageKind, PROTOCOL_BYTES};
+use crate::oob::{Oob, PageKind, SpareBytes};
 use txftl_nand::{BlockId, NandError, Ppn};
 
 impl<H: Hooks> Ftl<H> {
@@ -57,7 +57,7 @@ impl<H: Hooks> Ftl<H> {
         kind: PageKind,
         lpn: u32,
         data: &[u8],
-        protocol: &[u8; PROTOCOL_BYTES],
+        bytes: &SpareBytes,
         at_ns: u64,
     ) -> Result<(Ppn, u64)> {
         let (relocated, lost) = match stream {
@@ -80,7 +80,7 @@ impl<H: Hooks> Ftl<H> {
             // first on its idle die, and a power cut between leaves the page
             // recording an erase count the surviving checkpoint does not have.
             let at_ns = at_ns.max(self.now_ns);
-            if let Some(done) = self.program_next(block, kind, lpn, data, protocol, (lost, relocated), at_ns)? {
+            if let Some(done) = self.program_next(block, kind, lpn, data, bytes, (lost, relocated), at_ns)? {
                 return Ok(done);
             }
         }
@@ -95,7 +95,7 @@ impl<H: Hooks> Ftl<H> {
         kind: PageKind,
         lpn: u32,
         data: &[u8],
-        protocol: &[u8; PROTOCOL_BYTES],
+        bytes: &SpareBytes,
         (lost, relocated): (bool, bool),
         at_ns: u64,
     ) -> Result<Option<(Ppn, u64)>> {
@@ -105,7 +105,8 @@ impl<H: Hooks> Ftl<H> {
         let seq = self.seq;
         self.seq += 1;
         let mut oob = Oob::new(kind, lpn, seq, self.blocks.erase_count[block as usize], data);
-        oob.protocol = *protocol;
+        oob.protocol = bytes.protocol;
+        oob.flag_bytes = bytes.flags;
         oob.lost = lost;
         oob.relocated = relocated;
         oob.encode(&mut self.oob_buf);

@@ -5,7 +5,7 @@ use super::{Ftl, Stream};
 use crate::device::Lpn;
 use crate::error::Result;
 use crate::hooks::Hooks;
-use crate::oob::{PageKind, PROTOCOL_BYTES};
+use crate::oob::{PageKind, SpareBytes, PROTOCOL_BYTES};
 use txftl_nand::Ppn;
 
 /// Whom a page programmed in the host stream counts for.
@@ -58,12 +58,18 @@ impl<H: Hooks> Ftl<H> {
         data: &[u8],
         protocol: &[u8; PROTOCOL_BYTES],
     ) -> Result<(Ppn, u64)> {
+        self.program_unmapped_flagged_by(writer, lpn, data, &SpareBytes::unflagged(*protocol))
+    }
+
+    /// [`Ftl::program_unmapped_deferred_by`] of a page whose flag bytes
+    /// start with bits cleared (`bytes.flags`; Flag Commit's initial flags).
+    pub fn program_unmapped_flagged_by(&mut self, writer: Writer, lpn: Lpn, data: &[u8], bytes: &SpareBytes) -> Result<(Ppn, u64)> {
         self.check_writable("write")?;
         self.check_lpn(lpn)?;
         self.check_data_len(data.len())?;
         self.answer_erase_requests()?;
         let start = self.now_ns;
-        let (ppn, transferred) = self.program_stream(Stream::Host, PageKind::Data, lpn, data, protocol, self.now_ns)?;
+        let (ppn, transferred) = self.program_stream(Stream::Host, PageKind::Data, lpn, data, bytes, self.now_ns)?;
         match writer {
             Writer::Host => self.counters.host_writes += 1,
             Writer::ProtocolMeta => self.counters.protocol_meta_writes += 1,
@@ -85,13 +91,19 @@ impl<H: Hooks> Ftl<H> {
 
     /// Host write with protocol bytes in the OOB (for protocols built on the framework).
     pub fn write_page_with(&mut self, lpn: Lpn, data: &[u8], protocol: &[u8; PROTOCOL_BYTES]) -> Result<u64> {
+        self.write_page_flagged(lpn, data, &SpareBytes::unflagged(*protocol))
+    }
+
+    /// [`Ftl::write_page_with`] of a page whose flag bytes start with bits
+    /// cleared (`bytes.flags`).
+    pub fn write_page_flagged(&mut self, lpn: Lpn, data: &[u8], bytes: &SpareBytes) -> Result<u64> {
         self.check_writable("write")?;
         self.check_lpn(lpn)?;
         self.check_data_len(data.len())?;
         self.answer_erase_requests()?;
         let start = self.now_ns;
         self.fetch_mapping(lpn)?;
-        let (ppn, transferred) = self.program_stream(Stream::Host, PageKind::Data, lpn, data, protocol, self.now_ns)?;
+        let (ppn, transferred) = self.program_stream(Stream::Host, PageKind::Data, lpn, data, bytes, self.now_ns)?;
         self.map(lpn, ppn);
         self.counters.host_writes += 1;
         self.now_ns = self.now_ns.max(transferred);
