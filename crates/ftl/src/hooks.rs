@@ -264,6 +264,11 @@ pub trait PersistHooks {
     /// A checkpoint is durable: state it covers can be released.
     fn checkpoint_durable(&mut self) {}
 
+    /// The GC victims this durable checkpoint releases to the free pool
+    /// (before `checkpoint_durable`): what they hold stops counting for
+    /// recovery now, although their erase comes later, when each is reused.
+    fn blocks_released(&mut self, _blocks: &[BlockId]) {}
+
     /// A checkpoint starts no earlier than this (device clock): a protocol
     /// that maps pages while their programs are still in flight (a
     /// transaction acknowledged before its data is on flash) must not see

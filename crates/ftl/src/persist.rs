@@ -153,6 +153,9 @@ impl<H: Hooks> Ftl<H> {
         self.counters.map_pages_kept += kept as u64;
         self.programs_since_ckpt = 0;
         self.trims_pending = false;
+        if !self.blocks.prefree().is_empty() {
+            self.hooks.blocks_released(self.blocks.prefree());
+        }
         self.blocks.release_prefree();
         self.counters.checkpoints += 1;
         self.hooks.checkpoint_durable();

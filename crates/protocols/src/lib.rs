@@ -94,6 +94,7 @@ pub(crate) trait DurableParts {
 }
 
 pub mod cycle;
+pub mod flagcommit;
 pub mod registry;
 mod sorted_map;
 
@@ -115,7 +116,7 @@ macro_rules! registry {
 }
 
 // The registry: one protocol folder a name, in the order listings show them.
-registry!(plain, xftl, lighttx, atomic_write, scc, bpcc, dftl, mobius, nolgn, sw_wal);
+registry!(plain, xftl, lighttx, atomic_write, scc, bpcc, dftl, mobius, nolgn, sw_wal, cfc, afc);
 
 /// Why a protocol name was refused.
 #[derive(Debug, thiserror::Error)]

@@ -1,0 +1,430 @@
+//! Flag Commit (On, Xu, Choi, Hu, Sun; IEEE TKDE, DOI 10.1109/TKDE.2011.122):
+//! a transaction commits by clearing one bit in a page's spare area with an
+//! SLC partial program. No commit record, no log; an abort programs nothing.
+//! What CFC (`crate::cfc`) and AFC (`crate::afc`) share lives here; each
+//! protocol's folder holds its own rule ([`FlagRule`]): the flags it programs,
+//! what commits, what GC moves, and what recovery decides.
+//!
+//! - Every data page carries XID, Version, Link and a commit flag
+//!   (`format.rs`). A transaction's pages link to its previous page.
+//! - Pages of an open transaction stay off the L2P until commit (GC keeps
+//!   them: `GcHooks::extra_live`); commit waits until every page is done on
+//!   its die, then programs its flags (CFC: TRUE on each head, `graph.rs`;
+//!   AFC: "10" on its FALSE first page), then maps the pages.
+//! - GC plans every victim (`GcHooks::plan_victim`): before a committed
+//!   (CFC) or aborted (AFC) transaction's page is reclaimed its flag moves
+//!   to the page it links to, or, with block-based flags (§3.4, the
+//!   default), into the copy of a live page of its cluster.
+//! - No mapping table on flash: checkpoints persist none
+//!   (`txftl_ftl::Unpersisted`); recovery reads the spare area of every page
+//!   in use (`RecoveryHooks::zone_blocks`: every block) and decides each
+//!   transaction from its flags (§3.1.3, `recovery.rs`).
+//! - The transaction table (`txs.rs`) holds the open and the aborted
+//!   transactions whose pages are on flash; anything else is committed.
+
+mod device;
+pub mod format;
+pub mod graph;
+pub mod recovery;
+pub mod txs;
+
+pub use device::FlagDevice;
+pub use graph::FlagMode;
+
+use format::PageMeta;
+use txftl_ftl::{
+    BlockId, Capabilities, CounterSpec, EventHooks, GcHooks, Hooks, Lpn, Oob, PersistHooks, RecoveredUpdate, RecoveryHooks, Result, ScannedPages, SpareBytes,
+    SpareProbe, Unpersisted, VictimPage, VictimPlan, FLAG_BYTES,
+};
+use txftl_nand::{Geometry, Nand, Ppn};
+use txs::{PageInfo, Tx, TxTable};
+
+/// What makes CFC CFC and AFC AFC.
+pub trait FlagRule: Clone + Send + Sync + 'static {
+    const NAME: &'static str;
+    const CANARY: &'static str;
+    /// The flag of a transaction's page as programmed: `first`, its first
+    /// page; `end`, its last, written with `write_end` once every earlier
+    /// page is done.
+    fn written_flag(first: bool, end: bool) -> u8;
+    /// The flag of a page written outside transactions: committed at once.
+    const COMMITTED_FLAG: u8;
+    fn is_true(flag: u8) -> bool;
+    /// An open transaction's FALSE pages stay live (GC copies them with
+    /// their flag) even when a later page of its own replaced them.
+    const KEEPS_FALSE_PAGES: bool;
+    /// A transaction's later pages are programmed only once its first is
+    /// done (AFC: a cut at an instant must not leave later TRUE pages
+    /// without their FALSE first page).
+    const FIRST_PAGE_FIRST: bool;
+    /// A transaction recovery finds not committed although some of its
+    /// pages read TRUE (a cut between a commit's flags on several heads) is
+    /// recorded aborted in every checkpoint while its pages are on flash
+    /// (CFC: once GC reclaims its FALSE heads, its TRUE ones would read
+    /// committed). AFC keeps a FALSE on such a transaction instead.
+    const RECORDS_TORN_COMMITS: bool;
+    /// The pages whose `format::COMMIT_BIT` commit clears.
+    fn commit_flags(tx: &Tx, mode: FlagMode) -> Vec<Ppn>;
+    /// Plans a GC victim (`GcHooks::plan_victim`).
+    fn plan(h: &mut FlagHooks<Self>, victim: BlockId, pages: &[VictimPage], probe: &mut dyn SpareProbe, plan: &mut VictimPlan);
+    /// Recovery: whether the transaction whose pages on flash are `pages` committed.
+    fn committed(pages: &[recovery::ScanPage], mode: FlagMode) -> bool;
+    /// The bytes of the copy made when a flag program finds its page spent.
+    fn flagged_copy(ppn: Ppn, meta: PageMeta, clear: u8) -> PageMeta;
+}
+
+/// The counters both protocols report (their entries' `counters`).
+pub const COUNTERS: &[CounterSpec] = &[
+    CounterSpec {
+        key: "fc_commit_flag_programs",
+        help: "flag programs commits issued (a partial program, or a copy of a page whose partial programs were spent)",
+    },
+    CounterSpec {
+        key: "fc_end_writes",
+        help: "last pages written with write_end (CFC: programmed TRUE)",
+    },
+    CounterSpec {
+        key: "fc_gc_flag_moves",
+        help: "flag programs GC planned on pages outside its victims before releasing them (flags moved)",
+    },
+    CounterSpec {
+        key: "fc_gc_flags_folded",
+        help: "flag programs block-based flags saved: the flag went into a live page's copy instead (§3.4)",
+    },
+    CounterSpec {
+        key: "fc_gc_open_copies",
+        help: "GC copies of open transactions' pages",
+    },
+    CounterSpec {
+        key: "fc_recovered_commits",
+        help: "transactions the last recovery found committed",
+    },
+    CounterSpec {
+        key: "fc_recovered_uncommitted",
+        help: "transactions the last recovery found not committed (kept in the table while their pages are on flash)",
+    },
+];
+
+/// Counters of the protocol's own (`stats`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlagCounters {
+    pub commits: u64,
+    /// Flag programs commits issued (partial programs, or copies of spent pages).
+    pub commit_flag_programs: u64,
+    /// Last pages written with `write_end`.
+    pub end_writes: u64,
+    /// Flag programs GC planned on pages outside its victims.
+    pub gc_flag_moves: u64,
+    /// Flag programs block-based flags saved against page-based ones
+    /// (a target folded into a live page's copy, §3.4).
+    pub gc_flags_folded: u64,
+    /// GC copies of open transactions' pages.
+    pub gc_open_copies: u64,
+    /// Checkpoints durable while a transaction was open (its pages on
+    /// flash, off the L2P the checkpoint's block table covers).
+    pub checkpoints_with_open_tx: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct FlagHooks<R: FlagRule> {
+    pub(crate) rule: std::marker::PhantomData<R>,
+    pub(crate) canary: bool,
+    pub(crate) mode: FlagMode,
+    pub(crate) geo: Geometry,
+    pub(crate) txs: TxTable,
+    /// Logical page -> the version its last write carried (0: never written).
+    versions: Vec<u32>,
+    /// The GC copy just programmed (`on_program`), for `on_relocate`.
+    just_copied: Option<(Ppn, PageMeta, u64)>,
+    pub(crate) counters: FlagCounters,
+    /// Torn commits: aborted transactions with TRUE pages on flash, recorded
+    /// in every checkpoint's section (`RECORDS_TORN_COMMITS`).
+    torn: std::collections::BTreeSet<u32>,
+    pub recovered_commits: u32,
+    pub recovered_uncommitted: u32,
+}
+
+impl<R: FlagRule> FlagHooks<R> {
+    pub fn new(geo: &Geometry, block_flags: bool, canary: bool) -> FlagHooks<R> {
+        FlagHooks {
+            rule: std::marker::PhantomData,
+            canary,
+            mode: mode_of(geo, block_flags),
+            geo: *geo,
+            txs: TxTable::new(R::NAME),
+            versions: Vec::new(),
+            just_copied: None,
+            counters: FlagCounters::default(),
+            torn: std::collections::BTreeSet::new(),
+            recovered_commits: 0,
+            recovered_uncommitted: 0,
+        }
+    }
+
+    pub fn mode(&self) -> FlagMode {
+        self.mode
+    }
+
+    pub fn counters(&self) -> FlagCounters {
+        self.counters
+    }
+
+    /// The version the next write of `lpn` carries (and records it).
+    pub(crate) fn next_version(&mut self, lpn: Lpn) -> u32 {
+        let i = lpn as usize;
+        if self.versions.len() <= i {
+            self.versions.resize(i + 1, 0);
+        }
+        self.versions[i] = self.versions[i].checked_add(1).expect("a page's versions fit 32 bits");
+        self.versions[i]
+    }
+
+    fn version_seen(&mut self, lpn: Lpn, version: u32) {
+        let i = lpn as usize;
+        if self.versions.len() <= i {
+            self.versions.resize(i + 1, 0);
+        }
+        self.versions[i] = self.versions[i].max(version);
+    }
+
+    fn forget_block(&mut self, block: BlockId) {
+        let first = self.geo.ppn(block, 0);
+        self.txs.forget_pages(first, first + self.geo.pages_per_block);
+    }
+}
+
+pub(crate) fn mode_of(geo: &Geometry, block_flags: bool) -> FlagMode {
+    if block_flags {
+        FlagMode::Block {
+            pages_per_block: geo.pages_per_block,
+        }
+    } else {
+        FlagMode::Page
+    }
+}
+
+/// Block-based or page-based flags, chosen at format.
+pub const BLOCK_FLAGS: txftl_ftl::OptionSpec = txftl_ftl::OptionSpec {
+    key: "block-flags",
+    value_name: "0|1",
+    help: "1: block-based flags (§3.4, the paper's measured CFC and AFC): a transaction's pages in one block \
+           form a cluster read by one flag, and GC folds a reclaimed cluster's links into its live pages' copies; \
+           0: page-based flags (§3.1). Taken at format, recorded on the device [default: 1]",
+    min: 0,
+    max: 1,
+};
+
+/// The `block-flags` option.
+pub fn block_flags_option(opts: &txftl_ftl::ProtocolOptions) -> Result<bool> {
+    Ok(opts.u32(&BLOCK_FLAGS)?.unwrap_or(1) == 1)
+}
+
+/// Torn commits a checkpoint records at most: a cut tears at most one
+/// commit, and each leaves the list once GC has reclaimed its pages.
+const TORN_MAX: usize = 1024;
+
+/// The torn commits a checkpoint's section records.
+fn decode_torn(protocol: &str, section: &[u8]) -> Result<std::collections::BTreeSet<u32>> {
+    let bad = || txftl_ftl::DeviceError::Corrupted(format!("{protocol}: the checkpoint's section is not a list of XIDs"));
+    if section.is_empty() {
+        return Ok(Default::default());
+    }
+    let n = u32::from_le_bytes(section.get(..4).ok_or_else(bad)?.try_into().expect("4 bytes")) as usize;
+    let body = section.get(4..4 + 4 * n).filter(|_| n <= TORN_MAX).ok_or_else(bad)?;
+    Ok(body.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect())
+}
+
+/// The root: the flag layout, chosen at format (recovery reads by it).
+const ROOT_PAGE_FLAGS: u8 = 0;
+const ROOT_BLOCK_FLAGS: u8 = 1;
+
+impl<R: FlagRule> Hooks for FlagHooks<R> {
+    type Mapping = Unpersisted;
+    const CAPABILITIES: Capabilities = Capabilities {
+        extra_live: true,
+        scans_pages: true,
+        plans_victims: true,
+        ..Capabilities::NONE
+    };
+
+    fn name(&self) -> &'static str {
+        if self.canary {
+            R::CANARY
+        } else {
+            R::NAME
+        }
+    }
+
+    fn check(&self, l2p: &[u32], _nand: &Nand) -> std::result::Result<(), String> {
+        self.txs.check()?;
+        for t in self.txs.all().filter(|t| t.is_open()) {
+            for (&lpn, ppn) in &t.latest {
+                if l2p.get(lpn as usize) == Some(ppn) {
+                    return Err(format!("XID {}: open page {ppn} of lpn {lpn} is mapped before commit", t.xid));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<R: FlagRule> GcHooks for FlagHooks<R> {
+    fn extra_live(&self, ppn: Ppn) -> bool {
+        let Some((t, info)) = self.txs.of_page(ppn) else { return false };
+        t.is_open() && (t.latest.get(&info.lpn) == Some(&ppn) || (R::KEEPS_FALSE_PAGES && !R::is_true(info.flag)))
+    }
+
+    fn on_relocate(&mut self, old: Ppn, new: Ppn, _oob: &Oob, _new_erase_count: u32) {
+        let Some((copied, meta, seq)) = self.just_copied.take() else { return };
+        debug_assert_eq!(copied, new, "GC copy {new} reported, {copied} programmed");
+        if self.txs.of_page(old).is_some_and(|(t, _)| t.is_open()) {
+            self.counters.gc_open_copies += 1;
+        }
+        self.txs.relocated(old, new, &meta, seq);
+    }
+
+    fn plan_victim(&mut self, victim: BlockId, pages: &[VictimPage], probe: &mut dyn SpareProbe, plan: &mut VictimPlan) {
+        R::plan(self, victim, pages, probe, plan);
+        for (ppn, clear) in &plan.flag_programs {
+            self.txs.flag_cleared(*ppn, clear[0]);
+        }
+        self.counters.gc_flag_moves += plan.flag_programs.len() as u64;
+    }
+
+    fn flagged_copy_bytes(&self, ppn: Ppn, oob: &Oob, clear: [u8; FLAG_BYTES]) -> SpareBytes {
+        match PageMeta::of(oob) {
+            Some(meta) => R::flagged_copy(ppn, meta, clear[0]).bytes(),
+            None => SpareBytes::of(oob),
+        }
+    }
+}
+
+impl<R: FlagRule> PersistHooks for FlagHooks<R> {
+    fn root_len_max(&self) -> usize {
+        1
+    }
+
+    fn root(&self) -> Vec<u8> {
+        vec![match self.mode {
+            FlagMode::Page => ROOT_PAGE_FLAGS,
+            FlagMode::Block { .. } => ROOT_BLOCK_FLAGS,
+        }]
+    }
+
+    fn checkpoint_section_max(&self) -> usize {
+        4 + 4 * TORN_MAX
+    }
+
+    /// The torn commits whose pages are still on flash (format: u32 count,
+    /// then each XID, little-endian).
+    fn checkpoint_section(&self) -> Vec<u8> {
+        let live: Vec<u32> = self.torn.iter().copied().filter(|&x| self.txs.by_xid(x).is_some()).collect();
+        assert!(live.len() <= TORN_MAX, "{} torn commits on flash, the section holds {TORN_MAX}", live.len());
+        let mut out = (live.len() as u32).to_le_bytes().to_vec();
+        for x in live {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        out
+    }
+
+    fn checkpoint_durable(&mut self) {
+        if self.txs.open_count() > 0 {
+            self.counters.checkpoints_with_open_tx += 1;
+        }
+        let txs = &self.txs;
+        self.torn.retain(|&x| txs.by_xid(x).is_some());
+    }
+
+    fn blocks_released(&mut self, blocks: &[BlockId]) {
+        for &b in blocks {
+            self.forget_block(b);
+        }
+    }
+
+    /// XID, Version and Link (`format.rs`): every page.
+    fn packed_protocol_bytes(&self) -> usize {
+        format::USED_BYTES
+    }
+
+    /// The commit flag.
+    fn flag_bytes(&self) -> usize {
+        1
+    }
+}
+
+impl<R: FlagRule> RecoveryHooks for FlagHooks<R> {
+    /// The flag layout the device was formatted with, before the scan.
+    fn recover(
+        &mut self,
+        _ckpt_seq: u64,
+        root: &[u8],
+        section: &[u8],
+        _fell_back: bool,
+        _logs: &mut dyn txftl_ftl::LogSource,
+    ) -> Result<Vec<RecoveredUpdate>> {
+        let block_flags = match root {
+            [ROOT_PAGE_FLAGS] => false,
+            [ROOT_BLOCK_FLAGS] => true,
+            other => {
+                return Err(txftl_ftl::DeviceError::Corrupted(format!(
+                    "{}: the superblock's root is {other:?}, not a flag layout (0 page, 1 block)",
+                    R::NAME
+                )))
+            }
+        };
+        self.mode = mode_of(&self.geo, block_flags);
+        self.torn = decode_torn(R::NAME, section)?;
+        Ok(Vec::new())
+    }
+
+    /// Nothing is applied as it is: every mapping comes from `recover_scanned`.
+    fn roll_forward(&self, _oob: &Oob) -> bool {
+        false
+    }
+
+    /// Every block: no mapping table on flash, recovery reads every page in use.
+    fn zone_blocks(&self) -> Vec<BlockId> {
+        (0..self.geo.block_count()).collect()
+    }
+
+    fn recover_scanned(&mut self, _ckpt_seq: u64, pages: ScannedPages<'_>) -> Result<Vec<RecoveredUpdate>> {
+        let found = recovery::resolve::<R>(pages, self.mode, &self.torn)?;
+        let fresh = FlagHooks::<R>::new(&self.geo, matches!(self.mode, FlagMode::Block { .. }), self.canary);
+        *self = fresh;
+        self.torn = found.torn.clone();
+        self.txs.resume_after(found.max_xid);
+        for &(lpn, version) in &found.versions {
+            self.version_seen(lpn, version);
+        }
+        self.recovered_commits = found.committed;
+        self.recovered_uncommitted = found.uncommitted.len() as u32;
+        for (xid, pages) in found.uncommitted {
+            self.txs.add_aborted(xid, pages);
+        }
+        Ok(found.mappings)
+    }
+}
+
+impl<R: FlagRule> EventHooks for FlagHooks<R> {
+    fn on_erase(&mut self, block: BlockId) {
+        self.forget_block(block);
+    }
+
+    fn on_program(&mut self, ppn: Ppn, oob: &Oob, done_ns: u64) {
+        let Some(meta) = PageMeta::of(oob) else { return };
+        if oob.relocated {
+            self.just_copied = Some((ppn, meta, oob.seq));
+            return;
+        }
+        let info = PageInfo {
+            lpn: oob.lpn,
+            version: meta.version,
+            link: meta.link,
+            seq: oob.seq,
+            flag: meta.flag,
+        };
+        if self.txs.by_xid(meta.xid).is_some_and(Tx::is_open) {
+            self.txs.programmed(meta.xid, ppn, info, done_ns);
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! Recovery (§3.1.3), from the NAND alone: the spare area of every page in
+//! use, grouped by XID; the protocol's rule decides each transaction
+//! (`FlagRule::committed`); each logical page maps to its committed page of
+//! the highest Version (a GC copy keeps its Version: the newest copy wins a
+//! tie). XIDs resume above the largest found; each logical page's Version
+//! above the largest found, committed or not.
+
+use super::format::PageMeta;
+use super::graph::FlagMode;
+use super::txs::PageInfo;
+use super::FlagRule;
+use std::collections::{BTreeMap, BTreeSet};
+use txftl_ftl::{Lpn, RecoveredUpdate, Result, ScannedPages};
+use txftl_nand::Ppn;
+
+/// One page as the scan found it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScanPage {
+    pub ppn: Ppn,
+    pub lpn: Lpn,
+    pub version: u32,
+    pub link: Option<Ppn>,
+    pub seq: u64,
+    pub flag: u8,
+}
+
+impl ScanPage {
+    pub fn info(&self) -> PageInfo {
+        PageInfo {
+            lpn: self.lpn,
+            version: self.version,
+            link: self.link,
+            seq: self.seq,
+            flag: self.flag,
+        }
+    }
+}
+
+/// What the scan decided.
+pub struct Found {
+    pub max_xid: u32,
+    /// Each logical page's highest Version on flash.
+    pub versions: Vec<(Lpn, u32)>,
+    pub committed: u32,
+    /// Transactions not committed, with their pages (kept in the table, aborted).
+    pub uncommitted: Vec<(u32, Vec<(Ppn, PageInfo)>)>,
+    /// Of those, the torn commits (`FlagRule::RECORDS_TORN_COMMITS`): some page reads TRUE.
+    pub torn: BTreeSet<u32>,
+    pub mappings: Vec<RecoveredUpdate>,
+}
+
+/// `torn`: the torn commits the checkpoint recorded, not committed whatever
+/// their flags say.
+pub fn resolve<R: FlagRule>(pages: ScannedPages<'_>, mode: FlagMode, torn: &BTreeSet<u32>) -> Result<Found> {
+    let mut by_xid: BTreeMap<u32, Vec<ScanPage>> = BTreeMap::new();
+    pages.for_each(|p| {
+        let Some(meta) = PageMeta::of(&p.oob) else { return };
+        by_xid.entry(meta.xid).or_default().push(ScanPage {
+            ppn: p.ppn,
+            lpn: p.oob.lpn,
+            version: meta.version,
+            link: meta.link,
+            seq: p.oob.seq,
+            flag: meta.flag,
+        });
+    })?;
+    let mut best: BTreeMap<Lpn, (u32, u64, Ppn)> = BTreeMap::new();
+    let mut versions: BTreeMap<Lpn, u32> = BTreeMap::new();
+    let mut found = Found {
+        max_xid: by_xid.keys().next_back().copied().unwrap_or(0),
+        versions: Vec::new(),
+        committed: 0,
+        uncommitted: Vec::new(),
+        torn: BTreeSet::new(),
+        mappings: Vec::new(),
+    };
+    for (xid, tx_pages) in by_xid {
+        for p in &tx_pages {
+            let v = versions.entry(p.lpn).or_insert(0);
+            *v = (*v).max(p.version);
+        }
+        if torn.contains(&xid) || !R::committed(&tx_pages, mode) {
+            if R::RECORDS_TORN_COMMITS && tx_pages.iter().any(|p| R::is_true(p.flag)) {
+                found.torn.insert(xid);
+            }
+            found.uncommitted.push((xid, tx_pages.iter().map(|p| (p.ppn, p.info())).collect()));
+            continue;
+        }
+        found.committed += 1;
+        for p in tx_pages {
+            let key = (p.version, p.seq, p.ppn);
+            let e = best.entry(p.lpn).or_insert(key);
+            if key > *e {
+                *e = key;
+            }
+        }
+    }
+    found.versions = versions.into_iter().collect();
+    found.mappings = best
+        .into_iter()
+        .map(|(lpn, (_, seq, ppn))| RecoveredUpdate { seq, lpn, ppn })
+        .collect();
+    Ok(found)
+}
