@@ -388,6 +388,12 @@ pub trait EventHooks {
     /// `done_ns`: when the die finishes the program (device clock).
     fn on_program(&mut self, _ppn: Ppn, _oob: &Oob, _done_ns: u64) {}
 
+    /// A flag program (`Ftl::program_flags`) on data page `ppn` was issued:
+    /// the bits of `clear` read cleared once it is done (a power cut may
+    /// tear it, and recovery reads what it left). Not called for a program
+    /// that found the page's partial programs spent.
+    fn on_flags_cleared(&mut self, _ppn: Ppn, _clear: [u8; FLAG_BYTES]) {}
+
     /// `block` was erased: whatever it held is gone from the NAND (a GC
     /// victim erased for reuse, an erase the protocol requested, a metadata
     /// ring entering a block that may have held data). Called only once the

@@ -114,6 +114,7 @@ impl<H: Hooks> Ftl<H> {
             Err(e) => return Err(self.fail(e)),
         };
         self.flag_programs[ppn as usize] = programs + 1;
+        self.hooks.on_flags_cleared(ppn, clear);
         debug_assert!(self.flag_programs[ppn as usize] <= self.geo.nop, "page {ppn} past NOP");
         Ok(FlagProgram::Done { done_ns: t.done_ns })
     }

@@ -102,7 +102,9 @@ impl<H: Hooks> Ftl<H> {
                     // keeps (BPCC's pinned straddlers, rebuilt by the
                     // protocol's recovery above) must not go with a block
                     // reclaimed for holding no mapped page.
-                    if self.live_pages(b) == 0 {
+                    // A protocol that plans its victims (Flag Commit moves
+                    // flags off dead pages first) has GC reclaim it, planned.
+                    if self.live_pages(b) == 0 && !H::CAPABILITIES.plans_victims {
                         self.blocks.set_prefree(b);
                     }
                 }

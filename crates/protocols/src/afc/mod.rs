@@ -115,6 +115,9 @@ impl FlagRule for AfcRule {
             let t = h.txs.by_xid(xid).expect("filtered above");
             let left = t.pages.iter().filter(|(&p, _)| geo.block_of(p) != victim && probe.outlives_victim(p));
             let nodes = newest_copies(left.map(|(&p, i)| (p, i)));
+            if std::env::var("FCDEBUG").is_ok() {
+                eprintln!("plan victim {victim} xid {xid} pages {:?} left nodes {nodes:?}", t.pages.keys().collect::<Vec<_>>());
+            }
             if nodes.is_empty() || nodes.values().any(|&(_, _, flag)| !afc_true(flag)) {
                 continue; // nothing left after the release, or a FALSE left
             }

@@ -4,7 +4,7 @@
 use super::format::{self, PageMeta, COMMIT_BIT};
 use super::{FlagHooks, FlagRule};
 use txftl_ftl::extensions::TxEnd;
-use txftl_ftl::{Device, DeviceError, DeviceStats, FlagOutcome, Ftl, Lpn, Result, Tid, Writer};
+use txftl_ftl::{Device, DeviceError, DeviceStats, Ftl, Lpn, Result, Tid, Writer};
 
 /// A Flag Commit device (`crate::cfc::Cfc`, `crate::afc::Afc`).
 #[derive(Clone)]
@@ -141,9 +141,6 @@ impl<R: FlagRule> Device for FlagDevice<R> {
         for ppn in flags {
             let at = self.ftl.now();
             let out = self.ftl.program_flags_or_copy(ppn, format::clear(COMMIT_BIT), at)?;
-            if let FlagOutcome::Programmed { .. } = out {
-                self.ftl.hooks_mut().txs.flag_cleared(ppn, COMMIT_BIT);
-            }
             done = done.max(out.done_ns());
             self.ftl.hooks_mut().counters.commit_flag_programs += 1;
         }

@@ -285,9 +285,6 @@ impl<R: FlagRule> GcHooks for FlagHooks<R> {
 
     fn plan_victim(&mut self, victim: BlockId, pages: &[VictimPage], probe: &mut dyn SpareProbe, plan: &mut VictimPlan) {
         R::plan(self, victim, pages, probe, plan);
-        for (ppn, clear) in &plan.flag_programs {
-            self.txs.flag_cleared(*ppn, clear[0]);
-        }
         self.counters.gc_flag_moves += plan.flag_programs.len() as u64;
     }
 
@@ -336,6 +333,9 @@ impl<R: FlagRule> PersistHooks for FlagHooks<R> {
     }
 
     fn blocks_released(&mut self, blocks: &[BlockId]) {
+        if std::env::var("FCDEBUG").is_ok() {
+            eprintln!("released {blocks:?}");
+        }
         for &b in blocks {
             self.forget_block(b);
         }
@@ -406,7 +406,14 @@ impl<R: FlagRule> RecoveryHooks for FlagHooks<R> {
 }
 
 impl<R: FlagRule> EventHooks for FlagHooks<R> {
+    fn on_flags_cleared(&mut self, ppn: Ppn, clear: [u8; FLAG_BYTES]) {
+        self.txs.flag_cleared(ppn, clear[0]);
+    }
+
     fn on_erase(&mut self, block: BlockId) {
+        if std::env::var("FCDEBUG").is_ok() {
+            eprintln!("erased {block}");
+        }
         self.forget_block(block);
     }
 
