@@ -165,7 +165,9 @@ fn committed_in_victim(h: &FlagHooks<CfcRule>, victim: BlockId, pages: &[VictimP
         let Some((oob, m)) = p.oob.and_then(|o| PageMeta::of(&o).map(|m| (o, m))) else {
             continue;
         };
-        if h.txs.by_xid(m.xid).is_some() {
+        // Open and aborted transactions need nothing; one `write_end`
+        // committed on flash is committed.
+        if h.txs.by_xid(m.xid).is_some_and(|t| !t.ended) {
             continue;
         }
         let v = by_xid.entry(m.xid).or_insert_with(|| InVictim {

@@ -10,11 +10,17 @@ use txftl_ftl::{Device, DeviceError, DeviceStats, Ftl, Lpn, Result, Tid, Writer}
 #[derive(Clone)]
 pub struct FlagDevice<R: FlagRule> {
     pub(crate) ftl: Ftl<FlagHooks<R>>,
+    /// Transactions `write_end` committed on flash, waiting for their
+    /// `commit` call (the only call they take).
+    ended: std::collections::BTreeSet<Tid>,
 }
 
 impl<R: FlagRule> FlagDevice<R> {
     pub fn new(ftl: Ftl<FlagHooks<R>>) -> FlagDevice<R> {
-        FlagDevice { ftl }
+        FlagDevice {
+            ftl,
+            ended: Default::default(),
+        }
     }
 
     pub fn ftl(&self) -> &Ftl<FlagHooks<R>> {
@@ -57,6 +63,39 @@ impl<R: FlagRule> FlagDevice<R> {
         debug_assert!(self.ftl.hooks().txs.open(tid).is_ok_and(|t| t.latest.contains_key(&lpn)));
         self.ftl.housekeeping()?;
         Ok(self.ftl.now() - start)
+    }
+
+    /// The commit's work on flash: once every page is done, the rule's
+    /// flags (a spent page copied with its flag instead).
+    fn flags_on_commit(&mut self, tid: Tid) -> Result<()> {
+        let done_ns = self.ftl.hooks().txs.open(tid)?.done_ns;
+        self.ftl.wait_until(done_ns);
+        let h = self.ftl.hooks();
+        let flags = R::commit_flags(h.txs.open(tid)?, h.mode);
+        let mut done = self.ftl.now();
+        for ppn in flags {
+            let at = self.ftl.now();
+            let out = self.ftl.program_flags_or_copy(ppn, format::clear(COMMIT_BIT), at)?;
+            done = done.max(out.done_ns());
+            self.ftl.hooks_mut().counters.commit_flag_programs += 1;
+        }
+        self.ftl.wait_until(done);
+        Ok(())
+    }
+
+    /// `tid`, committed on flash, leaves the table: its pages into the L2P.
+    fn map_committed(&mut self, tid: Tid) -> Result<()> {
+        let hooks = self.ftl.hooks_mut();
+        let t = hooks.txs.commit(tid).ok_or(DeviceError::UnknownTransaction(tid))?;
+        hooks.counters.commits += 1;
+        for (lpn, ppn) in t.latest {
+            self.ftl.map_page(lpn, ppn)?;
+        }
+        self.ftl.housekeeping()?;
+        // With an image synced at flushes, a commit that returns is on the
+        // host's disk, as on the other transactional protocols.
+        self.ftl.nand().flush_image()?;
+        Ok(())
     }
 }
 
@@ -111,6 +150,9 @@ impl<R: FlagRule> Device for FlagDevice<R> {
     }
 
     fn begin(&mut self, tid: Tid) -> Result<u64> {
+        if self.ended.contains(&tid) {
+            return Err(DeviceError::TransactionExists(tid));
+        }
         self.ftl.hooks_mut().txs.begin(tid)?;
         self.ftl.tx_begin(tid);
         Ok(0)
@@ -130,38 +172,27 @@ impl<R: FlagRule> Device for FlagDevice<R> {
     }
 
     /// Once every page is done: the rule's flags (a spent page copied with
-    /// its flag instead), then the pages into the L2P.
+    /// its flag instead), then the pages into the L2P. A transaction
+    /// `write_end` ended is committed already.
     fn commit(&mut self, tid: Tid) -> Result<u64> {
         let start = self.ftl.now();
-        let done_ns = self.ftl.hooks().txs.open(tid)?.done_ns;
-        self.ftl.wait_until(done_ns);
-        let h = self.ftl.hooks();
-        let flags = R::commit_flags(h.txs.open(tid)?, h.mode);
-        let mut done = self.ftl.now();
-        for ppn in flags {
-            let at = self.ftl.now();
-            let out = self.ftl.program_flags_or_copy(ppn, format::clear(COMMIT_BIT), at)?;
-            done = done.max(out.done_ns());
-            self.ftl.hooks_mut().counters.commit_flag_programs += 1;
+        if !self.ended.remove(&tid) {
+            self.flags_on_commit(tid)?;
         }
-        self.ftl.wait_until(done);
-        let hooks = self.ftl.hooks_mut();
-        let t = hooks.txs.commit(tid).expect("checked above");
-        hooks.counters.commits += 1;
-        for (lpn, ppn) in t.latest {
-            self.ftl.map_page(lpn, ppn)?;
-        }
+        self.map_committed(tid)?;
+        let latency = self.ftl.now() - start;
         self.ftl.tx_commit(tid);
-        self.ftl.housekeeping()?;
-        // With an image synced at flushes, a commit that returns is on the
-        // host's disk, as on the other transactional protocols.
-        self.ftl.nand().flush_image()?;
-        Ok(self.ftl.now() - start)
+        Ok(latency)
     }
 
     /// Nothing is programmed: the transaction's pages are garbage, its
     /// flags FALSE (CFC) or its first page FALSE (AFC).
     fn abort(&mut self, tid: Tid) -> Result<u64> {
+        if self.ended.contains(&tid) {
+            return Err(DeviceError::CallOrder(format!(
+                "abort of transaction {tid}: write_end committed it, it takes only commit"
+            )));
+        }
         self.ftl.hooks().txs.open(tid)?;
         self.ftl.hooks_mut().txs.abort(tid);
         self.ftl.tx_abort(tid);
@@ -177,11 +208,25 @@ impl<R: FlagRule> TxEnd for FlagDevice<R> {
     /// The transaction's last page, programmed with the flag commit would
     /// give it (CFC: TRUE, so a commit whose heads are all in it programs
     /// nothing more, §3.3's buffered last page) once every earlier page is done.
+    /// Then the commit's work on flash follows at once (AFC's flip, CFC's
+    /// heads GC made): the transaction is committed on flash when this
+    /// returns (a recovery maps its pages), and its `commit` programs
+    /// nothing, only maps them (other readers see them from then on).
     fn write_end(&mut self, tid: Tid, lpn: Lpn, data: &[u8]) -> Result<u64> {
-        let lat = self.program_tx(tid, lpn, data, true)?;
+        let start = self.ftl.now();
+        self.program_tx(tid, lpn, data, true)?;
         self.ftl.hooks_mut().counters.end_writes += 1;
-        Ok(lat)
+        self.flags_on_commit(tid)?;
+        self.ftl.hooks_mut().txs.open_mut(tid)?.ended = true;
+        self.ended.insert(tid);
+        Ok(self.ftl.now() - start)
     }
 }
 
-impl<R: FlagRule> crate::DurableParts for FlagDevice<R> {}
+/// A transaction `write_end` ended is committed on flash before its
+/// `commit` maps it: a recovery maps its pages.
+impl<R: FlagRule> crate::DurableParts for FlagDevice<R> {
+    fn committed_page(&self, lpn: Lpn, mapped: Option<txftl_ftl::Ppn>) -> Option<txftl_ftl::Ppn> {
+        self.ftl.hooks().txs.ended_page(lpn).or(mapped)
+    }
+}

@@ -45,6 +45,9 @@ pub struct Tx {
     pub done_ns: u64,
     /// Open: when its first page is done (AFC programs no later page before).
     pub first_done_ns: Option<u64>,
+    /// Open, and committed on flash by `write_end`: its pages wait only for
+    /// its `commit` to enter the L2P (GC treats it as committed).
+    pub ended: bool,
 }
 
 impl Tx {
@@ -57,6 +60,7 @@ impl Tx {
             last: None,
             done_ns: 0,
             first_done_ns: None,
+            ended: false,
         }
     }
 
@@ -265,6 +269,11 @@ impl TxTable {
     pub fn aborted_pages(&self) -> (usize, usize) {
         let aborted = self.txs.values().filter(|t| t.state == TxState::Aborted);
         aborted.fold((0, 0), |(n, p), t| (n + 1, p + t.pages.len()))
+    }
+
+    /// The page an ended transaction (`Tx::ended`) wrote last of `lpn`.
+    pub fn ended_page(&self, lpn: Lpn) -> Option<Ppn> {
+        self.by_tid.values().filter_map(|x| self.txs.get(x)).filter(|t| t.ended).find_map(|t| t.latest.get(&lpn).copied())
     }
 
     /// Every transaction in the table, for checks.
