@@ -83,7 +83,7 @@ impl FlagRule for AfcRule {
 
     /// The newest copy of each page reading FALSE ("11": its first page, and
     /// that page's GC copies).
-    fn commit_flags(tx: &Tx, _mode: FlagMode) -> Vec<Ppn> {
+    fn commit_flags(tx: &Tx, _mode: FlagMode, _releasing: &dyn Fn(Ppn) -> bool) -> Vec<Ppn> {
         newest_copies(tx.pages.iter().map(|(&p, i)| (p, i)))
             .into_values()
             .filter(|&(_, _, flag)| !afc_true(flag))
@@ -115,9 +115,6 @@ impl FlagRule for AfcRule {
             let t = h.txs.by_xid(xid).expect("filtered above");
             let left = t.pages.iter().filter(|(&p, _)| geo.block_of(p) != victim && probe.outlives_victim(p));
             let nodes = newest_copies(left.map(|(&p, i)| (p, i)));
-            if std::env::var("FCDEBUG").is_ok() {
-                eprintln!("plan victim {victim} xid {xid} pages {:?} left nodes {nodes:?}", t.pages.keys().collect::<Vec<_>>());
-            }
             if nodes.is_empty() || nodes.values().any(|&(_, _, flag)| !afc_true(flag)) {
                 continue; // nothing left after the release, or a FALSE left
             }

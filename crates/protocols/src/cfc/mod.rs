@@ -80,7 +80,11 @@ impl FlagRule for CfcRule {
         cfc_true(flag)
     }
 
-    fn commit_flags(tx: &Tx, mode: FlagMode) -> Vec<Ppn> {
+    /// A TRUE on every head without one, of the pages on flash now and of
+    /// those left once the victims GC planned while the transaction was open
+    /// are released (a dead page there may be all that links to a page
+    /// beyond: its head then).
+    fn commit_flags(tx: &Tx, mode: FlagMode, releasing: &dyn Fn(Ppn) -> bool) -> Vec<Ppn> {
         let pages: Vec<TxPage> = tx
             .pages
             .iter()
@@ -91,7 +95,18 @@ impl FlagRule for CfcRule {
                 is_true: cfc_true(p.flag),
             })
             .collect();
-        sources(&pages, mode).into_iter().filter(|s| !s.is_true).map(|s| s.newest).collect()
+        let mut flags: BTreeSet<Ppn> = sources(&pages, mode).into_iter().filter(|s| !s.is_true).map(|s| s.newest).collect();
+        // The pages that stay, with the flags just chosen counted TRUE.
+        let staying: Vec<TxPage> = pages
+            .iter()
+            .filter(|p| !releasing(p.ppn))
+            .map(|p| TxPage {
+                is_true: p.is_true || flags.contains(&p.ppn),
+                ..*p
+            })
+            .collect();
+        flags.extend(sources(&staying, mode).into_iter().filter(|s| !s.is_true).map(|s| s.newest));
+        flags.into_iter().collect()
     }
 
     fn committed(pages: &[crate::flagcommit::recovery::ScanPage], mode: FlagMode) -> bool {

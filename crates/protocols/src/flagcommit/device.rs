@@ -71,7 +71,7 @@ impl<R: FlagRule> FlagDevice<R> {
         let done_ns = self.ftl.hooks().txs.open(tid)?.done_ns;
         self.ftl.wait_until(done_ns);
         let h = self.ftl.hooks();
-        let flags = R::commit_flags(h.txs.open(tid)?, h.mode);
+        let flags = R::commit_flags(h.txs.open(tid)?, h.mode, &|p| h.is_releasing(p));
         let mut done = self.ftl.now();
         for ppn in flags {
             let at = self.ftl.now();

@@ -63,8 +63,10 @@ pub trait FlagRule: Clone + Send + Sync + 'static {
     /// (CFC: once GC reclaims its FALSE heads, its TRUE ones would read
     /// committed). AFC keeps a FALSE on such a transaction instead.
     const RECORDS_TORN_COMMITS: bool;
-    /// The pages whose `format::COMMIT_BIT` commit clears.
-    fn commit_flags(tx: &Tx, mode: FlagMode) -> Vec<Ppn>;
+    /// The pages whose `format::COMMIT_BIT` commit clears. `releasing`:
+    /// pages in GC victims planned but not yet released (planned while the
+    /// transaction was open: they vanish after its commit, unplanned for it).
+    fn commit_flags(tx: &Tx, mode: FlagMode, releasing: &dyn Fn(Ppn) -> bool) -> Vec<Ppn>;
     /// Plans a GC victim (`GcHooks::plan_victim`).
     fn plan(h: &mut FlagHooks<Self>, victim: BlockId, pages: &[VictimPage], probe: &mut dyn SpareProbe, plan: &mut VictimPlan);
     /// Recovery: whether the transaction whose pages on flash are `pages` committed.
@@ -134,6 +136,8 @@ pub struct FlagHooks<R: FlagRule> {
     pub(crate) txs: TxTable,
     /// Logical page -> the version its last write carried (0: never written).
     versions: Vec<u32>,
+    /// GC victims planned and not yet released or erased.
+    releasing: std::collections::BTreeSet<BlockId>,
     /// The GC copy just programmed (`on_program`), for `on_relocate`.
     just_copied: Option<(Ppn, PageMeta, u64)>,
     pub(crate) counters: FlagCounters,
@@ -153,6 +157,7 @@ impl<R: FlagRule> FlagHooks<R> {
             geo: *geo,
             txs: TxTable::new(R::NAME),
             versions: Vec::new(),
+            releasing: Default::default(),
             just_copied: None,
             counters: FlagCounters::default(),
             torn: std::collections::BTreeSet::new(),
@@ -187,7 +192,13 @@ impl<R: FlagRule> FlagHooks<R> {
         self.versions[i] = self.versions[i].max(version);
     }
 
+    /// Whether `ppn` lies in a victim planned and not yet released.
+    pub(crate) fn is_releasing(&self, ppn: Ppn) -> bool {
+        self.releasing.contains(&self.geo.block_of(ppn))
+    }
+
     fn forget_block(&mut self, block: BlockId) {
+        self.releasing.remove(&block);
         let first = self.geo.ppn(block, 0);
         self.txs.forget_pages(first, first + self.geo.pages_per_block);
     }
@@ -285,6 +296,7 @@ impl<R: FlagRule> GcHooks for FlagHooks<R> {
 
     fn plan_victim(&mut self, victim: BlockId, pages: &[VictimPage], probe: &mut dyn SpareProbe, plan: &mut VictimPlan) {
         R::plan(self, victim, pages, probe, plan);
+        self.releasing.insert(victim);
         self.counters.gc_flag_moves += plan.flag_programs.len() as u64;
     }
 
@@ -333,9 +345,6 @@ impl<R: FlagRule> PersistHooks for FlagHooks<R> {
     }
 
     fn blocks_released(&mut self, blocks: &[BlockId]) {
-        if std::env::var("FCDEBUG").is_ok() {
-            eprintln!("released {blocks:?}");
-        }
         for &b in blocks {
             self.forget_block(b);
         }
@@ -411,9 +420,6 @@ impl<R: FlagRule> EventHooks for FlagHooks<R> {
     }
 
     fn on_erase(&mut self, block: BlockId) {
-        if std::env::var("FCDEBUG").is_ok() {
-            eprintln!("erased {block}");
-        }
         self.forget_block(block);
     }
 

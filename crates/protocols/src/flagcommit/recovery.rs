@@ -79,9 +79,6 @@ pub fn resolve<R: FlagRule>(pages: ScannedPages<'_>, mode: FlagMode, torn: &BTre
             let v = versions.entry(p.lpn).or_insert(0);
             *v = (*v).max(p.version);
         }
-        if std::env::var("FCDEBUG").is_ok() && tx_pages.iter().any(|p| p.lpn == 63) {
-            eprintln!("xid {xid} committed={} pages={:?}", R::committed(&tx_pages, mode), tx_pages);
-        }
         if torn.contains(&xid) || !R::committed(&tx_pages, mode) {
             if R::RECORDS_TORN_COMMITS && tx_pages.iter().any(|p| R::is_true(p.flag)) {
                 found.torn.insert(xid);
