@@ -158,6 +158,13 @@ pub struct RecoveryReport {
     /// unreadable), read page by page instead.
     pub summary_pages_read: u64,
     pub summary_fallbacks: u64,
+    /// Spare areas the scan read for the pages a trusted summary marks
+    /// "read its spare" (a record with no compact form: `summary.rs`; each
+    /// counted in `protocol_pages_scanned` too).
+    pub summary_spare_reads: u64,
+    /// Spare areas the protocol's recovery reread after its scan, to see
+    /// flag bytes as they are now (`LiveSpares::live_oob`).
+    pub spare_rereads: u64,
     /// Commit records the protocol's recovery found but rejected, their
     /// transaction missing pages (LightTx: a commit page whose TxCnt is above
     /// the pages found). A cut at an instant makes them: a transaction's last

@@ -38,6 +38,12 @@ pub struct RecoveredUpdate {
 pub struct ScannedPage {
     pub ppn: Ppn,
     pub oob: Oob,
+    /// The record came from the block's summary page (`summary.rs`), not
+    /// from the page's own spare area: its flag bytes are those the page
+    /// was programmed with, and a partial program may have cleared bits
+    /// since. `ScannedPages::for_each` returns what reads the live ones
+    /// (`LiveSpares::live_oob`).
+    pub from_summary: bool,
 }
 
 /// A programmed page of a GC victim, as [`GcHooks::plan_victim`] sees it.
@@ -359,6 +365,12 @@ pub trait RecoveryHooks {
     /// scan holds millions of pages, and each protocol keeps only what its
     /// decision needs of each (a few fields, not the decoded OOB record).
     /// The zone blocks' reads are charged to the device clock when visited.
+    ///
+    /// A page read from a block's summary page (`ScannedPage::from_summary`)
+    /// carries its flag bytes as programmed; `for_each` returns
+    /// [`crate::LiveSpares`], whose `live_oob` reads a chosen page's spare
+    /// area as it is now (flag bits partial programs cleared since), charged
+    /// on the device clock after the scan.
     fn recover_scanned(&mut self, _ckpt_seq: u64, _pages: ScannedPages<'_>) -> Result<Vec<RecoveredUpdate>> {
         Ok(Vec::new())
     }

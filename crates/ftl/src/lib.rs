@@ -68,5 +68,5 @@ pub use oob::{Oob, PageKind, SpareBytes, FLAG_BYTES, PROTOCOL_BYTES};
 pub use op::{ArgKind, Op, OpArg, OpKind};
 pub use options::{OptionSpec, ProtocolOptions};
 pub use recovery::formatted_protocol;
-pub use scan::ScannedPages;
+pub use scan::{LiveSpares, ScannedPages};
 pub use txftl_nand::{BlockId, Ppn};

@@ -249,7 +249,7 @@ impl<H: Hooks> Ftl<H> {
         let pool_blocks = geo.block_count() - 2 - ring_blocks;
         let mut derived = Self::derive(geo, cfg, pool_blocks, None)?;
         if hooks.summary_pages() {
-            crate::summary::check_fits(geo)?;
+            crate::summary::check_fits(geo, crate::summary::Widths::of(hooks))?;
             derived.logical_pages = crate::summary::shrink_logical_pages(derived.logical_pages, geo);
         }
         Ok((rings, derived))

@@ -115,7 +115,11 @@ mod tests {
     fn page(ppn: Ppn, lpn: u32, seq: u64, tx: PageTx) -> ScannedPage {
         let mut oob = Oob::new(PageKind::Data, lpn, seq, 0, &[]);
         oob.protocol = tx.encode();
-        ScannedPage { ppn, oob }
+        ScannedPage {
+            ppn,
+            oob,
+            from_summary: false,
+        }
     }
     fn tx(id: u32, cnt: u32, ver: u32) -> PageTx {
         PageTx {

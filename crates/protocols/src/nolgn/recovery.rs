@@ -169,7 +169,11 @@ mod tests {
         };
         let mut oob = Oob::new(PageKind::Data, lpn, seq, 0, &[]);
         oob.protocol = tag.encode();
-        ScannedPage { ppn, oob }
+        ScannedPage {
+            ppn,
+            oob,
+            from_summary: false,
+        }
     }
 
     fn upd(seq: u64, lpn: Lpn, ppn: Ppn) -> RecoveredUpdate {
