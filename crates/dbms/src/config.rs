@@ -1,0 +1,165 @@
+//! The DBMS's knobs, their defaults (Flag Commit's Table 2 where it gives a
+//! number) and the checks that refuse a configuration before anything runs.
+
+use crate::error::{DbmsError, Result};
+use serde::Serialize;
+
+/// How a run is set up. `Default` is the paper's setting, with a database
+/// budget that the caller sizes to its device ([`DbmsConfig::db_pages`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DbmsConfig {
+    /// Concurrent clients, each running one transaction at a time (Table 2: 50).
+    pub clients: u32,
+    /// Buffer pool frames, DB pages (Table 2: 512).
+    pub buffer_pages: u32,
+    /// Frames each open transaction pins: its most recently dirtied pages,
+    /// which the buffer may not evict. A property of the commit protocol the
+    /// caller names: 1 for SCC and BPCC, whose last shadow page of an
+    /// in-progress transaction must stay resident (sec. 5.1); 0 for X-FTL and
+    /// the flag commits.
+    pub pinned_frames_per_tx: u32,
+    /// Flash (logical) pages per DB page: 1 by default; 4 is the paper's
+    /// 8 KB DB page on 2 KB flash pages.
+    pub flash_pages_per_db_page: u32,
+    /// The database's size budget, DB pages: the TPC-C layout is scaled to fit.
+    pub db_pages: u32,
+    /// TPC-C warehouses (the paper: 20).
+    pub warehouses: u32,
+    /// Injected rollbacks, percent of transactions (the paper's delta: 5).
+    pub abort_pct: u32,
+    /// Distinct pages a transaction may touch: the paper's transactions
+    /// touch fewer than 50 (longer Stock-Levels are cut, see tpcc.rs).
+    pub max_pages_per_tx: u32,
+    /// Transactions the clients run to their end (committed or rolled back).
+    pub transactions: u64,
+    /// A deadlock victim restarts after a back-off drawn uniformly from
+    /// [0, backoff_ns_max] (the paper: "a random backoff time").
+    pub backoff_ns_max: u64,
+    pub seed: u64,
+    /// Keep every commit's pages ([`crate::CommitLog`]): the crash tests'
+    /// reference. Off for long runs.
+    pub record_commits: bool,
+}
+
+impl Default for DbmsConfig {
+    fn default() -> Self {
+        DbmsConfig {
+            clients: 50,
+            buffer_pages: 512,
+            pinned_frames_per_tx: 0,
+            flash_pages_per_db_page: 1,
+            db_pages: 16_384,
+            warehouses: 20,
+            abort_pct: 5,
+            max_pages_per_tx: 49,
+            transactions: 2_000,
+            backoff_ns_max: 2_000_000,
+            seed: 1,
+            record_commits: false,
+        }
+    }
+}
+
+/// The frames a run may need beyond the open transactions' pins: one a
+/// client loading a page, and one to spare for the evictor's choice.
+fn frames_needed(cfg: &DbmsConfig) -> u64 {
+    cfg.clients as u64 * (cfg.pinned_frames_per_tx as u64 + 1) + 1
+}
+
+impl DbmsConfig {
+    /// Refuses a configuration that cannot run: every check is here, so the
+    /// run itself never meets an impossible state (an all-pinned buffer).
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(DbmsError::Config(m));
+        if self.clients == 0 {
+            return bad("at least one client is needed".into());
+        }
+        if (self.buffer_pages as u64) < frames_needed(self) {
+            return bad(format!(
+                "a buffer of {} frames is too small for {} clients with {} pinned frames each (at least {})",
+                self.buffer_pages,
+                self.clients,
+                self.pinned_frames_per_tx,
+                frames_needed(self)
+            ));
+        }
+        if self.flash_pages_per_db_page == 0 {
+            return bad("a DB page needs at least one flash page".into());
+        }
+        if self.abort_pct > 100 {
+            return bad(format!("abort_pct {} is above 100", self.abort_pct));
+        }
+        if self.max_pages_per_tx == 0 {
+            return bad("max_pages_per_tx must be at least 1".into());
+        }
+        if self.warehouses == 0 {
+            return bad("at least one warehouse is needed".into());
+        }
+        if self.db_pages < crate::tpcc::Table::ALL.len() as u32 {
+            return bad(format!(
+                "a database of {} pages cannot hold the nine tables (at least {} pages)",
+                self.db_pages,
+                crate::tpcc::Table::ALL.len()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Logical pages the database occupies on the device.
+    pub fn logical_pages(&self) -> u64 {
+        self.db_pages as u64 * self.flash_pages_per_db_page as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_the_papers_and_valid() {
+        let c = DbmsConfig::default();
+        assert_eq!((c.clients, c.buffer_pages, c.abort_pct, c.warehouses), (50, 512, 5, 20));
+        c.validate().unwrap();
+    }
+
+    #[test]
+    fn a_buffer_the_pins_would_fill_is_refused() {
+        let c = DbmsConfig {
+            clients: 10,
+            buffer_pages: 20,
+            pinned_frames_per_tx: 1,
+            ..DbmsConfig::default()
+        };
+        assert!(matches!(c.validate(), Err(DbmsError::Config(m)) if m.contains("too small")));
+        let ok = DbmsConfig { buffer_pages: 21, ..c };
+        ok.validate().unwrap();
+    }
+
+    #[test]
+    fn impossible_knobs_are_refused() {
+        for c in [
+            DbmsConfig {
+                clients: 0,
+                ..Default::default()
+            },
+            DbmsConfig {
+                abort_pct: 101,
+                ..Default::default()
+            },
+            DbmsConfig {
+                flash_pages_per_db_page: 0,
+                ..Default::default()
+            },
+            DbmsConfig {
+                db_pages: 8,
+                ..Default::default()
+            },
+            DbmsConfig {
+                max_pages_per_tx: 0,
+                ..Default::default()
+            },
+        ] {
+            assert!(c.validate().is_err(), "{c:?}");
+        }
+    }
+}

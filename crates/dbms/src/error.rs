@@ -1,0 +1,61 @@
+//! What the DBMS refuses or fails with.
+
+use txftl_ftl::{DeviceError, Tid};
+
+/// Everything a DBMS run can refuse or fail with. A configuration that
+/// cannot run is refused before anything is written; a device failure stops
+/// the run (the DBMS does not guess after a failed write).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DbmsError {
+    #[error("invalid DBMS configuration: {0}")]
+    Config(String),
+    #[error("protocol `{protocol}` has no transactions: the DBMS's recovery manager is the device's shadow paging")]
+    NotTransactional { protocol: &'static str },
+    /// The DBMS keeps several transactions open at once, on distinct pages
+    /// (page locks): a protocol that runs one at a time cannot carry it.
+    #[error("protocol `{protocol}` cannot keep several transactions open on distinct pages (its isolation levels: {levels})")]
+    NoConcurrentTransactions { protocol: &'static str, levels: String },
+    #[error("the database needs {need} logical pages ({db_pages} DB pages of {per_db_page} flash pages); the device has {have}")]
+    DeviceTooSmall {
+        need: u64,
+        db_pages: u32,
+        per_db_page: u32,
+        have: u32,
+    },
+    #[error("a flash page of {page_size} bytes cannot hold a page value (at least {min} bytes)")]
+    PageTooSmall { page_size: u32, min: u32 },
+    /// A device call failed; `PowerLoss` is the crash tests' cut.
+    #[error("device {call} failed at {at_ns} ns: {source}")]
+    Device {
+        call: &'static str,
+        at_ns: u64,
+        #[source]
+        source: DeviceError,
+    },
+    /// A read returned a version other than the one the DBMS's model holds:
+    /// the device broke isolation or durability. The run stops.
+    #[error("DB page {page} (logical page {lpn}) read by transaction {tid} holds {found}; expected version {expected}")]
+    WrongRead {
+        page: u32,
+        lpn: u32,
+        tid: Tid,
+        expected: u64,
+        found: String,
+    },
+}
+
+impl DbmsError {
+    /// Did the run stop at a power cut?
+    pub fn is_power_loss(&self) -> bool {
+        matches!(
+            self,
+            DbmsError::Device {
+                source: DeviceError::PowerLoss,
+                ..
+            }
+        )
+    }
+}
+
+pub type Result<T, E = DbmsError> = std::result::Result<T, E>;

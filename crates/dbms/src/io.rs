@@ -1,0 +1,135 @@
+//! The DBMS's calls on the device, on the device clock: each submitted at
+//! its instant ([`txftl_ftl::Device::set_clock`], as the concurrent host
+//! submits), completing when the device clock says. A DB page is
+//! `flash_pages_per_db_page` consecutive logical pages, submitted together.
+//!
+//! Every flash page of a DB page holds the crash harness's page format
+//! (`txftl_workload::data`) with the page's version: the id of the
+//! transaction that wrote it (0: the loaded database). A read checks the
+//! version it gets against the one the DBMS expects.
+
+use crate::error::{DbmsError, Result};
+use std::ops::Range;
+use txftl_ftl::{AnyDevice, DeviceError, Lpn, Tid};
+use txftl_workload::data::{self, Content};
+
+/// The smallest flash page a version fits in (the data format's header and CRC).
+pub const PAGE_BYTES_MIN: u32 = 24;
+
+pub struct Io<'d> {
+    dev: &'d mut dyn AnyDevice,
+    per_db_page: u32,
+    buf: Vec<u8>,
+    /// The device stores page data: reads are checked.
+    full_data: bool,
+    last_submit_ns: u64,
+}
+
+impl<'d> Io<'d> {
+    pub fn new(dev: &'d mut dyn AnyDevice, per_db_page: u32) -> Result<Io<'d>> {
+        let page_size = dev.info().page_size;
+        if page_size < PAGE_BYTES_MIN {
+            return Err(DbmsError::PageTooSmall {
+                page_size,
+                min: PAGE_BYTES_MIN,
+            });
+        }
+        let full_data = dev.nand().config().data_mode == txftl_nand::DataMode::Full;
+        Ok(Io {
+            dev,
+            per_db_page,
+            buf: vec![0; page_size as usize],
+            full_data,
+            last_submit_ns: 0,
+        })
+    }
+
+    pub fn device(&mut self) -> &mut dyn AnyDevice {
+        &mut *self.dev
+    }
+
+    pub fn now_ns(&self) -> u64 {
+        self.dev.now_ns()
+    }
+
+    /// The logical pages of DB page `page`.
+    pub fn lpns(&self, page: u32) -> Range<Lpn> {
+        page * self.per_db_page..(page + 1) * self.per_db_page
+    }
+
+    /// Runs `f` on the device submitted at `at_ns`; its completion time.
+    fn call(&mut self, call: &'static str, at_ns: u64, f: impl FnOnce(&mut dyn AnyDevice) -> Result<u64, DeviceError>) -> Result<u64> {
+        // The device takes submissions in time order (`set_clock`).
+        assert!(
+            at_ns >= self.last_submit_ns,
+            "{call} submitted at {at_ns} ns after one at {} ns",
+            self.last_submit_ns
+        );
+        self.last_submit_ns = at_ns;
+        self.dev.set_clock(at_ns);
+        f(&mut *self.dev).map_err(|source| DbmsError::Device { call, at_ns, source })?;
+        Ok(self.dev.now_ns().max(at_ns))
+    }
+
+    pub fn begin(&mut self, at_ns: u64, tid: Tid) -> Result<u64> {
+        self.call("begin", at_ns, |d| d.begin(tid))
+    }
+
+    pub fn commit(&mut self, at_ns: u64, tid: Tid) -> Result<u64> {
+        self.call("commit", at_ns, |d| d.commit(tid))
+    }
+
+    pub fn abort(&mut self, at_ns: u64, tid: Tid) -> Result<u64> {
+        self.call("abort", at_ns, |d| d.abort(tid))
+    }
+
+    /// Writes DB page `page` at `version`: under transaction `tid`, or
+    /// outside transactions (the load). Its flash pages are submitted
+    /// together; the completion is the last one's.
+    pub fn write(&mut self, at_ns: u64, tid: Option<Tid>, page: u32, version: u64) -> Result<u64> {
+        let mut done = at_ns;
+        for lpn in self.lpns(page) {
+            let mut buf = std::mem::take(&mut self.buf);
+            data::fill(&mut buf, lpn, version);
+            let r = match tid {
+                Some(t) => self.call("write_tx", at_ns, |d| d.write_tx(t, lpn, &buf)),
+                None => self.call("write", at_ns, |d| d.write(lpn, &buf)),
+            };
+            self.buf = buf;
+            done = done.max(r?);
+        }
+        Ok(done)
+    }
+
+    /// Reads DB page `page` (within `tid` if its transaction has begun on
+    /// the device, so it sees its own stolen pages) and checks that every
+    /// flash page of it holds `expected`.
+    pub fn read(&mut self, at_ns: u64, tid: Option<Tid>, page: u32, expected: u64) -> Result<u64> {
+        let mut done = at_ns;
+        for lpn in self.lpns(page) {
+            let mut buf = std::mem::take(&mut self.buf);
+            let r = match tid {
+                Some(t) => self.call("read_tx", at_ns, |d| d.read_tx(t, lpn, &mut buf)),
+                None => self.call("read", at_ns, |d| d.read(lpn, &mut buf)),
+            };
+            let found = data::decode(&buf);
+            self.buf = buf;
+            done = done.max(r?);
+            let right = Content::Written { lpn, version: expected };
+            if self.full_data && found != right {
+                return Err(DbmsError::WrongRead {
+                    page,
+                    lpn,
+                    tid: tid.unwrap_or(0),
+                    expected,
+                    found: format!("{found:?}"),
+                });
+            }
+        }
+        Ok(done)
+    }
+
+    pub fn flush(&mut self, at_ns: u64) -> Result<u64> {
+        self.call("flush", at_ns, |d| d.flush())
+    }
+}

@@ -1,0 +1,241 @@
+//! Strict two-phase locking at page level: shared and exclusive locks held
+//! to the transaction's end, a FIFO queue of waiters per page, and the
+//! wait-for graph those queues imply, searched for a cycle on every block.
+//!
+//! Clients stand for their transactions: a client runs one at a time, and
+//! its locks are released when it ends. A request is granted when it is
+//! compatible with every other holder and no conflicting request waits
+//! ahead of it (so a stream of readers does not starve a writer); an
+//! upgrade (shared to exclusive) goes to the head of the queue, as it must
+//! wait for the other readers only.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Shared,
+    Exclusive,
+}
+
+fn conflicts(a: Mode, b: Mode) -> bool {
+    a == Mode::Exclusive || b == Mode::Exclusive
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Grant {
+    Granted,
+    Blocked,
+}
+
+#[derive(Debug, Default)]
+struct Entry {
+    holders: BTreeMap<usize, Mode>,
+    /// Waiters in arrival order (upgrades first).
+    queue: Vec<(usize, Mode)>,
+}
+
+/// The lock table of `clients` clients.
+#[derive(Debug)]
+pub struct LockTable {
+    entries: BTreeMap<u32, Entry>,
+    held: Vec<BTreeSet<u32>>,
+    /// The page and mode each blocked client waits for.
+    waiting: Vec<Option<(u32, Mode)>>,
+}
+
+impl LockTable {
+    pub fn new(clients: usize) -> LockTable {
+        LockTable {
+            entries: BTreeMap::new(),
+            held: vec![BTreeSet::new(); clients],
+            waiting: vec![None; clients],
+        }
+    }
+
+    /// The mode `c` holds `page` in.
+    pub fn held(&self, c: usize, page: u32) -> Option<Mode> {
+        self.entries.get(&page).and_then(|e| e.holders.get(&c).copied())
+    }
+
+    /// Asks for `page` in `mode` for client `c`. Blocked: `c` is queued (or
+    /// keeps its place) and waits until a release wakes it to ask again.
+    pub fn request(&mut self, c: usize, page: u32, mode: Mode) -> Grant {
+        let e = self.entries.entry(page).or_default();
+        let mine = e.holders.get(&c).copied();
+        if mine == Some(Mode::Exclusive) || (mine.is_some() && mode == Mode::Shared) {
+            return Grant::Granted;
+        }
+        let upgrade = mine.is_some();
+        let holders_ok = e.holders.iter().all(|(&h, &m)| h == c || !conflicts(m, mode));
+        let place = e.queue.iter().position(|&(q, _)| q == c);
+        let ahead = &e.queue[..place.unwrap_or(e.queue.len())];
+        let queue_ok = upgrade || ahead.iter().all(|&(_, m)| !conflicts(m, mode));
+        if holders_ok && queue_ok {
+            if let Some(i) = place {
+                e.queue.remove(i);
+            }
+            e.holders.insert(c, mode);
+            debug_assert!(
+                e.holders.len() == 1 || e.holders.values().all(|&m| m == Mode::Shared),
+                "page {page}: an exclusive lock shared: {:?}",
+                e.holders
+            );
+            self.held[c].insert(page);
+            self.waiting[c] = None;
+            return Grant::Granted;
+        }
+        match place {
+            Some(i) => e.queue[i].1 = mode,
+            None if upgrade => e.queue.insert(0, (c, mode)),
+            None => e.queue.push((c, mode)),
+        }
+        debug_assert!(self.waiting[c].is_none_or(|(p, _)| p == page), "client {c} waits on two pages");
+        self.waiting[c] = Some((page, mode));
+        Grant::Blocked
+    }
+
+    /// The clients `c` waits for: the conflicting holders of its page, and
+    /// the conflicting waiters queued ahead of it.
+    pub fn waits_for(&self, c: usize) -> Vec<usize> {
+        let Some((page, mode)) = self.waiting[c] else {
+            return Vec::new();
+        };
+        let e = &self.entries[&page];
+        let place = e.queue.iter().position(|&(q, _)| q == c).unwrap_or(e.queue.len());
+        let holders = e.holders.iter().filter(|&(&h, &m)| h != c && conflicts(m, mode)).map(|(&h, _)| h);
+        let ahead = e.queue[..place].iter().filter(|&&(_, m)| conflicts(m, mode)).map(|&(q, _)| q);
+        holders.chain(ahead).collect()
+    }
+
+    /// A cycle of the wait-for graph through `from`, if there is one (in
+    /// path order, `from` first). Every new cycle goes through the client
+    /// that just blocked (a running client waits for nobody), so checking
+    /// from it on every block finds every deadlock.
+    pub fn find_cycle(&self, from: usize) -> Option<Vec<usize>> {
+        let mut path = vec![from];
+        let mut seen = BTreeSet::from([from]);
+        let mut stack = vec![self.waits_for(from)];
+        while let Some(next) = stack.last_mut() {
+            let Some(n) = next.pop() else {
+                stack.pop();
+                path.pop();
+                continue;
+            };
+            if n == from {
+                return Some(path);
+            }
+            if seen.insert(n) {
+                path.push(n);
+                stack.push(self.waits_for(n));
+            }
+        }
+        None
+    }
+
+    /// `c` stops waiting (it was chosen as a deadlock victim). Returns the
+    /// other waiters of its page, dequeued: they ask again (a waiter behind
+    /// it may now be granted).
+    pub fn cancel_wait(&mut self, c: usize) -> Vec<usize> {
+        let Some((page, _)) = self.waiting[c].take() else {
+            return Vec::new();
+        };
+        let e = self.entries.get_mut(&page).expect("a waited-for page has an entry");
+        e.queue.retain(|&(q, _)| q != c);
+        let woken: Vec<usize> = e.queue.drain(..).map(|(q, _)| q).collect();
+        woken.iter().for_each(|&q| self.waiting[q] = None);
+        if e.holders.is_empty() {
+            self.entries.remove(&page);
+        }
+        woken
+    }
+
+    /// Releases every lock of `c` (its transaction ended). Returns the
+    /// waiters of those pages in queue order, dequeued: they ask again, in
+    /// that order, at the release's instant. A woken client waits for
+    /// nobody until it asks, so it is never part of a cycle meanwhile.
+    pub fn release_all(&mut self, c: usize) -> Vec<usize> {
+        debug_assert!(self.waiting[c].is_none(), "client {c} ends while waiting");
+        let mut woken = Vec::new();
+        for page in std::mem::take(&mut self.held[c]) {
+            let e = self.entries.get_mut(&page).expect("a held page has an entry");
+            let had = e.holders.remove(&c);
+            debug_assert!(had.is_some(), "client {c} released page {page} it did not hold");
+            for (q, _) in e.queue.drain(..) {
+                self.waiting[q] = None;
+                woken.push(q);
+            }
+            if e.holders.is_empty() {
+                self.entries.remove(&page);
+            }
+        }
+        woken
+    }
+
+    /// Nothing held and nobody waiting (the end of a run).
+    pub fn is_idle(&self) -> bool {
+        self.entries.is_empty() && self.waiting.iter().all(Option::is_none)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Mode::*;
+
+    #[test]
+    fn readers_share_and_a_writer_waits_for_them() {
+        let mut t = LockTable::new(3);
+        assert_eq!(t.request(0, 7, Shared), Grant::Granted);
+        assert_eq!(t.request(1, 7, Shared), Grant::Granted);
+        assert_eq!(t.request(2, 7, Exclusive), Grant::Blocked);
+        assert_eq!(t.waits_for(2), vec![0, 1]);
+        assert_eq!(t.release_all(0), vec![2]);
+        assert_eq!(t.waits_for(2), Vec::<usize>::new(), "woken: it waits for nobody until it asks");
+        assert_eq!(t.request(2, 7, Exclusive), Grant::Blocked);
+        assert_eq!(t.release_all(1), vec![2]);
+        assert_eq!(t.request(2, 7, Exclusive), Grant::Granted);
+        assert_eq!(t.held(2, 7), Some(Exclusive));
+    }
+
+    #[test]
+    fn a_reader_does_not_overtake_a_queued_writer() {
+        let mut t = LockTable::new(3);
+        t.request(0, 1, Shared);
+        assert_eq!(t.request(1, 1, Exclusive), Grant::Blocked);
+        assert_eq!(t.request(2, 1, Shared), Grant::Blocked);
+        assert_eq!(t.waits_for(2), vec![1]);
+    }
+
+    #[test]
+    fn two_upgrades_of_one_page_are_a_deadlock() {
+        let mut t = LockTable::new(2);
+        t.request(0, 1, Shared);
+        t.request(1, 1, Shared);
+        assert_eq!(t.request(0, 1, Exclusive), Grant::Blocked);
+        assert_eq!(t.find_cycle(0), None);
+        assert_eq!(t.request(1, 1, Exclusive), Grant::Blocked);
+        let cycle = t.find_cycle(1).unwrap();
+        assert_eq!(cycle.iter().copied().collect::<BTreeSet<_>>(), BTreeSet::from([0, 1]));
+    }
+
+    #[test]
+    fn a_three_way_cycle_is_found_and_a_chain_is_not() {
+        let mut t = LockTable::new(4);
+        for c in 0..3 {
+            t.request(c, c as u32, Exclusive);
+        }
+        assert_eq!(t.request(0, 1, Exclusive), Grant::Blocked);
+        assert_eq!(t.request(1, 2, Exclusive), Grant::Blocked);
+        assert_eq!(t.find_cycle(1), None, "a chain");
+        assert_eq!(t.request(2, 0, Exclusive), Grant::Blocked);
+        assert_eq!(t.find_cycle(2), Some(vec![2, 0, 1]));
+        // The victim stops waiting; the others' waits stay.
+        assert_eq!(t.cancel_wait(0), Vec::<usize>::new());
+        assert_eq!(t.find_cycle(2), None);
+        assert_eq!(t.release_all(0), vec![2]);
+        assert_eq!(t.request(2, 0, Exclusive), Grant::Granted);
+        assert_eq!(t.release_all(2), vec![1]);
+        assert_eq!(t.release_all(1), Vec::<usize>::new());
+        assert!(t.is_idle());
+    }
+}

@@ -1,0 +1,475 @@
+//! The DBMS on the device clock: a discrete-event simulation of `clients`
+//! closed-loop clients (no think time; CPU time is ignored, as in the
+//! paper), each event one step of one client with at most one device call,
+//! run in time order (ties: first scheduled first), so the device sees its
+//! submissions in time order and operations of different clients overlap
+//! wherever its dies are free (`txftl_ftl::Device::set_clock`).
+//!
+//! Recovery is the device's shadow paging: a transaction's pages are
+//! written with `write_tx` under its id (a page evicted while it is open,
+//! steal; its remaining dirty pages before its commit, force), then
+//! `commit`; a rollback is `abort`, which writes nothing itself.
+
+use crate::buffer::BufferPool;
+use crate::client::{Client, State, Tx};
+use crate::config::DbmsConfig;
+use crate::error::{DbmsError, Result};
+use crate::io::Io;
+use crate::locks::{Grant, LockTable, Mode};
+use crate::report::{CommitLog, CommitRecord, DbmsReport, Tally};
+use crate::tpcc::{Access, Generator, Layout};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use txftl_ftl::{AnyDevice, Tid};
+
+/// The isolation level (the concurrent host's name) a protocol must offer
+/// for the DBMS: several transactions open at once, never two writing one page.
+pub const ISOLATION_NEEDED: &str = "no-page-conflict";
+
+pub struct Dbms<'d> {
+    io: Io<'d>,
+    protocol: &'static str,
+    cfg: DbmsConfig,
+    gen: Generator,
+    buffer: BufferPool,
+    locks: LockTable,
+    clients: Vec<Client>,
+    /// (instant, order scheduled, client).
+    events: BinaryHeap<Reverse<(u64, u64, usize)>>,
+    seq: u64,
+    next_tid: Tid,
+    /// Plans handed out (a plan's number orders deadlock victims).
+    started: u64,
+    /// Each DB page's committed version (the id of the transaction that
+    /// committed it last; 0: the load).
+    committed: Vec<u64>,
+    backoff: ChaCha8Rng,
+    tally: Tally,
+    log: CommitLog,
+    loaded: bool,
+}
+
+/// Checks that `dev` can carry the DBMS: transactions, several open at once.
+fn check_protocol(dev: &dyn AnyDevice) -> Result<&'static str> {
+    let entry = dev.entry();
+    if !entry.transactional {
+        return Err(DbmsError::NotTransactional { protocol: entry.name });
+    }
+    if !entry.isolation.contains(&ISOLATION_NEEDED) {
+        return Err(DbmsError::NoConcurrentTransactions {
+            protocol: entry.name,
+            levels: entry.isolation.join(", "),
+        });
+    }
+    Ok(entry.name)
+}
+
+impl<'d> Dbms<'d> {
+    /// A DBMS on `dev` (formatted, empty), its configuration checked.
+    pub fn new(dev: &'d mut dyn AnyDevice, cfg: DbmsConfig) -> Result<Dbms<'d>> {
+        cfg.validate()?;
+        let protocol = check_protocol(&*dev)?;
+        let layout = Layout::new(cfg.warehouses, cfg.db_pages)?;
+        let have = dev.info().logical_pages;
+        let need = layout.pages as u64 * cfg.flash_pages_per_db_page as u64;
+        if need > have as u64 {
+            return Err(DbmsError::DeviceTooSmall {
+                need,
+                db_pages: layout.pages,
+                per_db_page: cfg.flash_pages_per_db_page,
+                have,
+            });
+        }
+        let clients = cfg.clients as usize;
+        let mut backoff = ChaCha8Rng::seed_from_u64(cfg.seed);
+        backoff.set_stream(2);
+        Ok(Dbms {
+            io: Io::new(dev, cfg.flash_pages_per_db_page)?,
+            protocol,
+            committed: vec![0; layout.pages as usize],
+            gen: Generator::new(layout, cfg.seed, cfg.abort_pct, cfg.max_pages_per_tx),
+            buffer: BufferPool::new(cfg.buffer_pages, clients),
+            locks: LockTable::new(clients),
+            clients: (0..clients)
+                .map(|_| Client {
+                    state: State::Idle,
+                    tx: None,
+                })
+                .collect(),
+            events: BinaryHeap::new(),
+            seq: 0,
+            next_tid: 1,
+            started: 0,
+            backoff,
+            tally: Tally::default(),
+            log: CommitLog::default(),
+            loaded: false,
+            cfg,
+        })
+    }
+
+    pub fn layout(&self) -> &Layout {
+        self.gen.layout()
+    }
+
+    /// The device (to arm a power cut, or read its counters).
+    pub fn device(&mut self) -> &mut dyn AnyDevice {
+        self.io.device()
+    }
+
+    /// The commits so far (kept with `record_commits`).
+    pub fn commit_log(&self) -> &CommitLog {
+        &self.log
+    }
+
+    /// Writes every DB page once (version 0) outside transactions, all
+    /// submitted at the current instant, then flushes: the loaded database.
+    pub fn load(&mut self) -> Result<()> {
+        let at = self.io.now_ns();
+        for page in 0..self.layout().pages {
+            self.io.write(at, None, page, 0)?;
+        }
+        self.io.flush(at)?;
+        self.loaded = true;
+        Ok(())
+    }
+
+    /// Runs `transactions` transactions (loading the database first if
+    /// `load` was not called) and reports on them; device counters count
+    /// from the run's start.
+    pub fn run(&mut self) -> Result<DbmsReport> {
+        if !self.loaded {
+            self.load()?;
+        }
+        self.io.device().reset_stats();
+        let start_ns = self.io.now_ns();
+        self.tally.start_ns = start_ns;
+        self.tally.end_ns = start_ns;
+        for c in 0..self.clients.len() {
+            self.schedule(c, start_ns);
+        }
+        while let Some(Reverse((t, _, c))) = self.events.pop() {
+            self.tally.end_ns = t;
+            self.event(c, t)?;
+        }
+        // Every client ran out of plans: nothing may be left behind.
+        assert!(
+            self.clients.iter().all(|c| c.state == State::Idle && c.tx.is_none()),
+            "the run ended with a client not idle (a lost wake-up)"
+        );
+        assert!(self.locks.is_idle(), "the run ended with locks held");
+        assert!(self.buffer.is_quiet(), "the run ended with dirty or pinned pages");
+        let device = self.io.device().stats();
+        Ok(self
+            .tally
+            .report(self.protocol, &self.cfg, self.layout().pages, self.buffer.counts, device))
+    }
+
+    fn schedule(&mut self, c: usize, at_ns: u64) {
+        self.seq += 1;
+        self.events.push(Reverse((at_ns, self.seq, c)));
+    }
+
+    fn tx(&self, c: usize) -> &Tx {
+        self.clients[c].tx.as_ref().expect("a client in a transaction state has one")
+    }
+
+    fn tx_mut(&mut self, c: usize) -> &mut Tx {
+        self.clients[c].tx.as_mut().expect("a client in a transaction state has one")
+    }
+
+    fn new_tid(&mut self) -> Result<Tid> {
+        let tid = self.next_tid;
+        self.next_tid = tid
+            .checked_add(1)
+            .ok_or_else(|| DbmsError::Config("transaction ids exhausted (2^32 attempts)".into()))?;
+        Ok(tid)
+    }
+
+    /// Client `c`'s next step, at `t`.
+    fn event(&mut self, c: usize, t: u64) -> Result<()> {
+        match self.clients[c].state {
+            State::Idle => self.start_next(c, t),
+            State::Run => self.advance(c, t),
+            State::Blocked => unreachable!("client {c} scheduled while blocked"),
+            State::Backoff => {
+                let tid = self.new_tid()?;
+                self.tx_mut(c).restart(tid);
+                self.tally.restarts += 1;
+                self.clients[c].state = State::Run;
+                self.advance(c, t)
+            }
+            State::Loading { frame, read_issued: false } => {
+                let done = self.read_into(c, t, frame)?;
+                self.clients[c].state = State::Loading { frame, read_issued: true };
+                self.schedule(c, done);
+                Ok(())
+            }
+            State::Loading { frame, read_issued: true } => {
+                let a = self.tx(c).plan.accesses[self.tx(c).step];
+                debug_assert_eq!(self.buffer.frame(frame).page, a.page);
+                self.buffer.touch(frame);
+                self.apply(c, frame, a);
+                self.clients[c].state = State::Run;
+                self.advance(c, t)
+            }
+            State::Committing { since_ns } => self.commit_step(c, t, since_ns),
+            State::Aborting { restart } => self.abort_now(c, t, restart),
+            State::Ending { commit, restart, since_ns } => self.end(c, t, commit, restart, since_ns),
+        }
+    }
+
+    /// Takes the next plan, if any is left.
+    fn start_next(&mut self, c: usize, t: u64) -> Result<()> {
+        if self.started >= self.cfg.transactions {
+            self.clients[c].state = State::Idle;
+            return Ok(());
+        }
+        self.started += 1;
+        let plan = self.gen.next_plan();
+        let tid = self.new_tid()?;
+        self.clients[c].tx = Some(Tx::new(plan, tid, t, self.started));
+        self.clients[c].state = State::Run;
+        self.advance(c, t)
+    }
+
+    /// Runs `c`'s accesses from its current one until one needs the device
+    /// or a lock it cannot have, or the plan ends (then its commit or
+    /// rollback starts).
+    fn advance(&mut self, c: usize, t: u64) -> Result<()> {
+        loop {
+            let tx = self.tx(c);
+            let Some(&a) = tx.plan.accesses.get(tx.step) else {
+                return if tx.plan.abort {
+                    self.abort_now(c, t, false)
+                } else {
+                    self.commit_step(c, t, t)
+                };
+            };
+            let mode = if a.write { Mode::Exclusive } else { Mode::Shared };
+            if self.locks.request(c, a.page, mode) == Grant::Blocked {
+                self.clients[c].state = State::Blocked;
+                return self.on_block(c, t);
+            }
+            let Some(i) = self.buffer.resident(a.page) else {
+                return self.miss(c, t, a);
+            };
+            let f = *self.buffer.frame(i);
+            if !f.ready_at(t) {
+                // Another reader's load of the page: ask again once it is in.
+                let at = f.ready_ns.unwrap_or(f.read_at_ns).max(t);
+                self.schedule(c, at);
+                return Ok(());
+            }
+            self.buffer.counts.hits += 1;
+            self.buffer.touch(i);
+            self.apply(c, i, a);
+        }
+    }
+
+    /// The version `c` must find in `page`: its own write, or the committed one.
+    fn expected(&self, c: usize, page: u32) -> u64 {
+        let tx = self.tx(c);
+        if tx.written.contains(&page) {
+            tx.tid as u64
+        } else {
+            self.committed[page as usize]
+        }
+    }
+
+    /// A miss: a frame is claimed; a dirty victim is written first, under
+    /// the transaction that dirtied it (steal), then the page is read.
+    fn miss(&mut self, c: usize, t: u64, a: Access) -> Result<()> {
+        let version = self.expected(c, a.page);
+        let (frame, evicted) = self
+            .buffer
+            .claim(a.page, version, t)
+            .expect("the configuration leaves a frame neither loading nor pinned");
+        if let Some(old) = evicted.filter(|f| f.dirty_by.is_some()) {
+            let owner = old.dirty_by.expect("filtered");
+            let done = self.write_for(owner, t, old.page, old.version)?;
+            self.buffer.read_after(frame, done);
+            self.clients[c].state = State::Loading { frame, read_issued: false };
+            self.schedule(c, done);
+            return Ok(());
+        }
+        let done = self.read_into(c, t, frame)?;
+        self.clients[c].state = State::Loading { frame, read_issued: true };
+        self.schedule(c, done);
+        Ok(())
+    }
+
+    /// Issues the read of `frame`'s page for `c`; when it completes.
+    fn read_into(&mut self, c: usize, t: u64, frame: usize) -> Result<u64> {
+        let page = self.buffer.frame(frame).page;
+        let version = self.expected(c, page);
+        let tx = self.tx(c);
+        let tid = tx.begun.then_some(tx.tid);
+        let done = self.io.read(t, tid, page, version)?;
+        self.buffer.loaded(frame, version, done);
+        Ok(done)
+    }
+
+    /// Writes `page` at `version` under the open transaction of `owner`,
+    /// beginning it on the device first if this is its first page.
+    fn write_for(&mut self, owner: usize, t: u64, page: u32, version: u64) -> Result<u64> {
+        let tx = self.tx(owner);
+        let tid = tx.tid;
+        assert_eq!(
+            version, tid as u64,
+            "page {page} of client {owner} holds another transaction's version"
+        );
+        assert_eq!(
+            self.locks.held(owner, page),
+            Some(Mode::Exclusive),
+            "page {page} written without its lock"
+        );
+        if !tx.begun {
+            self.io.begin(t, tid)?;
+            self.tx_mut(owner).begun = true;
+        }
+        self.io.write(t, Some(tid), page, version)
+    }
+
+    /// Access `a` of `c` on resident `frame`: a write dirties it and pins it.
+    fn apply(&mut self, c: usize, frame: usize, a: Access) {
+        let pins = self.cfg.pinned_frames_per_tx;
+        if a.write {
+            let tid = self.tx(c).tid;
+            self.buffer.write(frame, c, tid as u64);
+            let tx = self.tx_mut(c);
+            tx.written.insert(a.page);
+            let (pin, unpin) = tx.dirtied(a.page, pins);
+            if pin {
+                self.buffer.pin(a.page);
+            }
+            if let Some(p) = unpin {
+                self.buffer.unpin(p);
+            }
+        } else {
+            debug_assert_eq!(self.buffer.frame(frame).version, self.expected(c, a.page));
+        }
+        self.tx_mut(c).step += 1;
+    }
+
+    /// `c` just blocked: if that closed a cycle, the youngest transaction
+    /// of it (the latest plan: a restart keeps its plan's place, so no
+    /// transaction is chosen forever) rolls back and restarts.
+    fn on_block(&mut self, c: usize, t: u64) -> Result<()> {
+        let Some(cycle) = self.locks.find_cycle(c) else {
+            return Ok(());
+        };
+        self.tally.deadlocks += 1;
+        let victim = *cycle.iter().max_by_key(|&&v| self.tx(v).order).expect("a cycle is not empty");
+        debug_assert_eq!(self.clients[victim].state, State::Blocked);
+        for w in self.locks.cancel_wait(victim) {
+            self.wake(w, t);
+        }
+        self.clients[victim].state = State::Aborting { restart: true };
+        self.schedule(victim, t);
+        Ok(())
+    }
+
+    fn wake(&mut self, c: usize, t: u64) {
+        debug_assert_eq!(self.clients[c].state, State::Blocked, "client {c} woken while not blocked");
+        self.clients[c].state = State::Run;
+        self.schedule(c, t);
+    }
+
+    /// Force: the next dirty page of `c` is written; none left, the commit.
+    fn commit_step(&mut self, c: usize, t: u64, since_ns: u64) -> Result<()> {
+        self.clients[c].state = State::Committing { since_ns };
+        if let Some((page, version)) = self.buffer.take_dirty(c) {
+            let done = self.write_for(c, t, page, version)?;
+            self.schedule(c, done);
+            return Ok(());
+        }
+        let tx = self.tx(c);
+        let (tid, begun) = (tx.tid, tx.begun);
+        let done = if begun {
+            // The device runs a call to its end before it returns: the
+            // commit is acknowledged when the call returns, though the
+            // client sees it complete at `done` on the device clock.
+            let rec = CommitRecord {
+                tid,
+                pages: tx.written.iter().copied().collect(),
+            };
+            if self.cfg.record_commits {
+                self.log.in_flight = Some(rec.clone());
+            }
+            let done = self.io.commit(t, tid)?;
+            if let Some(r) = self.log.in_flight.take() {
+                debug_assert_eq!(r, rec);
+                self.log.acknowledged.push(r);
+            }
+            done
+        } else {
+            t
+        };
+        self.clients[c].state = State::Ending {
+            commit: true,
+            restart: false,
+            since_ns,
+        };
+        self.schedule(c, done);
+        Ok(())
+    }
+
+    /// Rolls `c`'s attempt back: its pages leave the buffer (the versions
+    /// they hold are no one's), then the device aborts it.
+    fn abort_now(&mut self, c: usize, t: u64, restart: bool) -> Result<()> {
+        let tx = self.tx_mut(c);
+        let pinned: Vec<u32> = tx.pinned.drain(..).collect();
+        let written: Vec<u32> = tx.written.iter().copied().collect();
+        let (tid, begun) = (tx.tid, tx.begun);
+        pinned.into_iter().for_each(|p| self.buffer.unpin(p));
+        written.into_iter().for_each(|p| self.buffer.drop_page(p));
+        let done = if begun { self.io.abort(t, tid)? } else { t };
+        self.clients[c].state = State::Ending {
+            commit: false,
+            restart,
+            since_ns: t,
+        };
+        self.schedule(c, done);
+        Ok(())
+    }
+
+    /// `c`'s commit or abort completed at `t`: the counts, its locks
+    /// released (waiters ask again now), then its next transaction or,
+    /// for a victim, its back-off.
+    fn end(&mut self, c: usize, t: u64, commit: bool, restart: bool, since_ns: u64) -> Result<()> {
+        let pinned: Vec<u32> = self.tx_mut(c).pinned.drain(..).collect();
+        pinned.into_iter().for_each(|p| self.buffer.unpin(p));
+        // The field itself, not `self.tx`: the counts below borrow other fields.
+        let tx = self.clients[c].tx.as_ref().expect("an ending client has a transaction");
+        if commit {
+            let tid = tx.tid;
+            for &p in &tx.written {
+                self.committed[p as usize] = tid as u64;
+            }
+            self.tally.committed(tx.plan.profile, t - tx.first_start_ns, t - since_ns);
+        } else if !restart {
+            self.tally.aborted += 1;
+        }
+        for w in self.locks.release_all(c) {
+            self.wake(w, t);
+        }
+        if restart {
+            let wait = self.backoff.gen_range(0..=self.cfg.backoff_ns_max);
+            self.clients[c].state = State::Backoff;
+            self.schedule(c, t + wait);
+            return Ok(());
+        }
+        self.clients[c].tx = None;
+        self.start_next(c, t)
+    }
+}
+
+/// Formats nothing: builds a DBMS on `dev`, loads the database and runs.
+pub fn run_dbms(dev: &mut dyn AnyDevice, cfg: DbmsConfig) -> Result<DbmsReport> {
+    let mut db = Dbms::new(dev, cfg)?;
+    db.load()?;
+    db.run()
+}
