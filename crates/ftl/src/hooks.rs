@@ -72,6 +72,10 @@ pub struct VictimPlan {
     /// checkpoint that releases the victim (a checkpoint starts once every
     /// flash operation is done), and before its erase if it is erased at once.
     pub flag_programs: Vec<(Ppn, [u8; FLAG_BYTES])>,
+    /// Set by the framework: only asked what the plan would be (a mount
+    /// releases a block with no live page at once if its plan programs
+    /// nothing); the protocol records nothing of it.
+    pub dry_run: bool,
 }
 
 /// A page's spare area read while a victim is planned: the pages the

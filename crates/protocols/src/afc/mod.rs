@@ -109,7 +109,7 @@ impl FlagRule for AfcRule {
             .iter()
             .filter_map(|p| p.oob.and_then(|o| PageMeta::of(&o)))
             .map(|m| m.xid)
-            .filter(|x| h.txs.by_xid(*x).is_some_and(|t| t.state == TxState::Aborted))
+            .filter(|x| h.txs.by_xid(*x).is_some_and(|t| t.state == TxState::Aborted) && !h.verdicts.covers(*x))
             .collect();
         for xid in aborted {
             let t = h.txs.by_xid(xid).expect("filtered above");

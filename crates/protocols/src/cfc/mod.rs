@@ -181,8 +181,9 @@ fn committed_in_victim(h: &FlagHooks<CfcRule>, victim: BlockId, pages: &[VictimP
             continue;
         };
         // Open and aborted transactions need nothing; one `write_end`
-        // committed on flash is committed.
-        if h.txs.by_xid(m.xid).is_some_and(|t| !t.ended) {
+        // committed on flash is committed. A recorded verdict decides a
+        // transaction whatever its flags say (`flagcommit::verdicts`).
+        if h.txs.by_xid(m.xid).is_some_and(|t| !t.ended) || h.verdicts.covers(m.xid) {
             continue;
         }
         let v = by_xid.entry(m.xid).or_insert_with(|| InVictim {

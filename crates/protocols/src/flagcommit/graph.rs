@@ -74,7 +74,9 @@ pub fn sources(pages: &[TxPage], mode: FlagMode) -> Vec<Source> {
     let cluster = |ppn: Ppn| keys[&mode.cluster_key(ppn)];
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
     for p in pages {
-        let Some(target) = p.link.and_then(|l| by_ppn.get(&l)) else { continue };
+        let Some(target) = p.link.and_then(|l| by_ppn.get(&l)) else {
+            continue;
+        };
         if target.seq >= p.seq {
             continue;
         }
@@ -184,7 +186,14 @@ mod tests {
     #[test]
     fn a_chain_has_one_head_and_a_gap_makes_two() {
         let chain = [page(10, 1, None, false), page(20, 2, Some(10), false), page(30, 3, Some(20), true)];
-        assert_eq!(sources(&chain, FlagMode::Page), vec![Source { is_true: true, newest: 30, pages: 1 }]);
+        assert_eq!(
+            sources(&chain, FlagMode::Page),
+            vec![Source {
+                is_true: true,
+                newest: 30,
+                pages: 1
+            }]
+        );
         let gap = [chain[0], chain[2]];
         let s = sources(&gap, FlagMode::Page);
         assert_eq!(s.len(), 2);
@@ -212,7 +221,14 @@ mod tests {
             page(a + 1, 4, Some(b + 1), true),
         ];
         let s = sources(&p, FlagMode::Block { pages_per_block: ppb });
-        assert_eq!(s, vec![Source { is_true: true, newest: a + 1, pages: 4 }]);
+        assert_eq!(
+            s,
+            vec![Source {
+                is_true: true,
+                newest: a + 1,
+                pages: 4
+            }]
+        );
         // Page-based, the same pages have one head: the newest.
         assert_eq!(sources(&p, FlagMode::Page).len(), 1);
     }

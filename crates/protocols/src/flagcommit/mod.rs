@@ -27,14 +27,15 @@ pub mod format;
 pub mod graph;
 pub mod recovery;
 pub mod txs;
+pub mod verdicts;
 
 pub use device::FlagDevice;
 pub use graph::FlagMode;
 
 use format::PageMeta;
 use txftl_ftl::{
-    BlockId, Capabilities, CounterSpec, EventHooks, GcHooks, Hooks, Lpn, Oob, PersistHooks, RecoveredUpdate, RecoveryHooks, Result, ScannedPages, SpareBytes,
-    SpareProbe, Unpersisted, VictimPage, VictimPlan, FLAG_BYTES,
+    BlockId, Capabilities, CounterSpec, EventHooks, GcHooks, Hooks, Lpn, Oob, PersistHooks, RecoveredUpdate, RecoveryHooks, Result,
+    ScannedPages, SpareBytes, SpareProbe, Unpersisted, VictimPage, VictimPlan, FLAG_BYTES,
 };
 use txftl_nand::{Geometry, Nand, Ppn};
 use txs::{PageInfo, Tx, TxTable};
@@ -141,9 +142,8 @@ pub struct FlagHooks<R: FlagRule> {
     /// The GC copy just programmed (`on_program`), for `on_relocate`.
     just_copied: Option<(Ppn, PageMeta, u64)>,
     pub(crate) counters: FlagCounters,
-    /// Torn commits: aborted transactions with TRUE pages on flash, recorded
-    /// in every checkpoint's section (`RECORDS_TORN_COMMITS`).
-    torn: std::collections::BTreeSet<u32>,
+    /// What the last mount decided, recorded in every checkpoint (`verdicts.rs`).
+    pub(crate) verdicts: verdicts::Verdicts,
     pub recovered_commits: u32,
     pub recovered_uncommitted: u32,
 }
@@ -160,7 +160,7 @@ impl<R: FlagRule> FlagHooks<R> {
             releasing: Default::default(),
             just_copied: None,
             counters: FlagCounters::default(),
-            torn: std::collections::BTreeSet::new(),
+            verdicts: verdicts::Verdicts::default(),
             recovered_commits: 0,
             recovered_uncommitted: 0,
         }
@@ -230,21 +230,6 @@ pub fn block_flags_option(opts: &txftl_ftl::ProtocolOptions) -> Result<bool> {
     Ok(opts.u32(&BLOCK_FLAGS)?.unwrap_or(1) == 1)
 }
 
-/// Torn commits a checkpoint records at most: a cut tears at most one
-/// commit, and each leaves the list once GC has reclaimed its pages.
-const TORN_MAX: usize = 1024;
-
-/// The torn commits a checkpoint's section records.
-fn decode_torn(protocol: &str, section: &[u8]) -> Result<std::collections::BTreeSet<u32>> {
-    let bad = || txftl_ftl::DeviceError::Corrupted(format!("{protocol}: the checkpoint's section is not a list of XIDs"));
-    if section.is_empty() {
-        return Ok(Default::default());
-    }
-    let n = u32::from_le_bytes(section.get(..4).ok_or_else(bad)?.try_into().expect("4 bytes")) as usize;
-    let body = section.get(4..4 + 4 * n).filter(|_| n <= TORN_MAX).ok_or_else(bad)?;
-    Ok(body.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))).collect())
-}
-
 /// The root: the flag layout, chosen at format (recovery reads by it).
 const ROOT_PAGE_FLAGS: u8 = 0;
 const ROOT_BLOCK_FLAGS: u8 = 1;
@@ -286,7 +271,9 @@ impl<R: FlagRule> GcHooks for FlagHooks<R> {
     }
 
     fn on_relocate(&mut self, old: Ppn, new: Ppn, _oob: &Oob, _new_erase_count: u32) {
-        let Some((copied, meta, seq)) = self.just_copied.take() else { return };
+        let Some((copied, meta, seq)) = self.just_copied.take() else {
+            return;
+        };
         debug_assert_eq!(copied, new, "GC copy {new} reported, {copied} programmed");
         if self.txs.of_page(old).is_some_and(|(t, _)| t.is_open()) {
             self.counters.gc_open_copies += 1;
@@ -295,7 +282,12 @@ impl<R: FlagRule> GcHooks for FlagHooks<R> {
     }
 
     fn plan_victim(&mut self, victim: BlockId, pages: &[VictimPage], probe: &mut dyn SpareProbe, plan: &mut VictimPlan) {
+        let counters = self.counters;
         R::plan(self, victim, pages, probe, plan);
+        if plan.dry_run {
+            self.counters = counters;
+            return;
+        }
         self.releasing.insert(victim);
         self.counters.gc_flag_moves += plan.flag_programs.len() as u64;
     }
@@ -321,19 +313,13 @@ impl<R: FlagRule> PersistHooks for FlagHooks<R> {
     }
 
     fn checkpoint_section_max(&self) -> usize {
-        4 + 4 * TORN_MAX
+        verdicts::Verdicts::len_max()
     }
 
-    /// The torn commits whose pages are still on flash (format: u32 count,
-    /// then each XID, little-endian).
+    /// The last mount's verdicts, its list cut to the transactions whose
+    /// pages are still on flash (`verdicts.rs`).
     fn checkpoint_section(&self) -> Vec<u8> {
-        let live: Vec<u32> = self.torn.iter().copied().filter(|&x| self.txs.by_xid(x).is_some()).collect();
-        assert!(live.len() <= TORN_MAX, "{} torn commits on flash, the section holds {TORN_MAX}", live.len());
-        let mut out = (live.len() as u32).to_le_bytes().to_vec();
-        for x in live {
-            out.extend_from_slice(&x.to_le_bytes());
-        }
-        out
+        self.verdicts.encode()
     }
 
     fn checkpoint_durable(&mut self) {
@@ -341,7 +327,7 @@ impl<R: FlagRule> PersistHooks for FlagHooks<R> {
             self.counters.checkpoints_with_open_tx += 1;
         }
         let txs = &self.txs;
-        self.torn.retain(|&x| txs.by_xid(x).is_some());
+        self.verdicts.uncommitted.retain(|&x| txs.by_xid(x).is_some());
     }
 
     fn blocks_released(&mut self, blocks: &[BlockId]) {
@@ -382,7 +368,7 @@ impl<R: FlagRule> RecoveryHooks for FlagHooks<R> {
             }
         };
         self.mode = mode_of(&self.geo, block_flags);
-        self.torn = decode_torn(R::NAME, section)?;
+        self.verdicts = verdicts::Verdicts::decode(R::NAME, section)?;
         Ok(Vec::new())
     }
 
@@ -397,11 +383,16 @@ impl<R: FlagRule> RecoveryHooks for FlagHooks<R> {
     }
 
     fn recover_scanned(&mut self, _ckpt_seq: u64, pages: ScannedPages<'_>) -> Result<Vec<RecoveredUpdate>> {
-        let found = recovery::resolve::<R>(pages, self.mode, &self.torn)?;
+        let found = recovery::resolve::<R>(pages, self.mode, &self.verdicts)?;
+        // XIDs a recorded verdict covered are never handed out again, even
+        // if no page of theirs is left (a fallback to an older checkpoint
+        // reads its verdicts).
+        let resume_after = found.max_xid.max(self.verdicts.decided_to);
         let fresh = FlagHooks::<R>::new(&self.geo, matches!(self.mode, FlagMode::Block { .. }), self.canary);
         *self = fresh;
-        self.torn = found.torn.clone();
-        self.txs.resume_after(found.max_xid);
+        let uncommitted: Vec<u32> = found.uncommitted.iter().map(|(x, _)| *x).collect();
+        self.verdicts = verdicts::Verdicts::after_mount(found.max_xid, &uncommitted, &found.torn);
+        self.txs.resume_after(resume_after);
         for &(lpn, version) in &found.versions {
             self.version_seen(lpn, version);
         }

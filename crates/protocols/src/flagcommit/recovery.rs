@@ -8,6 +8,7 @@
 use super::format::PageMeta;
 use super::graph::FlagMode;
 use super::txs::PageInfo;
+use super::verdicts::Verdicts;
 use super::FlagRule;
 use std::collections::{BTreeMap, BTreeSet};
 use txftl_ftl::{Lpn, RecoveredUpdate, Result, ScannedPages};
@@ -44,14 +45,15 @@ pub struct Found {
     pub committed: u32,
     /// Transactions not committed, with their pages (kept in the table, aborted).
     pub uncommitted: Vec<(u32, Vec<(Ppn, PageInfo)>)>,
-    /// Of those, the torn commits (`FlagRule::RECORDS_TORN_COMMITS`): some page reads TRUE.
+    /// Of those decided by their flags, the torn commits
+    /// (`FlagRule::RECORDS_TORN_COMMITS`): some page reads TRUE.
     pub torn: BTreeSet<u32>,
     pub mappings: Vec<RecoveredUpdate>,
 }
 
-/// `torn`: the torn commits the checkpoint recorded, not committed whatever
-/// their flags say.
-pub fn resolve<R: FlagRule>(pages: ScannedPages<'_>, mode: FlagMode, torn: &BTreeSet<u32>) -> Result<Found> {
+/// `verdicts`: what the last mount decided, as the checkpoint records it;
+/// a transaction it covers is decided by it, not by its flags.
+pub fn resolve<R: FlagRule>(pages: ScannedPages<'_>, mode: FlagMode, verdicts: &Verdicts) -> Result<Found> {
     let mut by_xid: BTreeMap<u32, Vec<ScanPage>> = BTreeMap::new();
     pages.for_each(|p| {
         let Some(meta) = PageMeta::of(&p.oob) else { return };
@@ -79,8 +81,9 @@ pub fn resolve<R: FlagRule>(pages: ScannedPages<'_>, mode: FlagMode, torn: &BTre
             let v = versions.entry(p.lpn).or_insert(0);
             *v = (*v).max(p.version);
         }
-        if torn.contains(&xid) || !R::committed(&tx_pages, mode) {
-            if R::RECORDS_TORN_COMMITS && tx_pages.iter().any(|p| R::is_true(p.flag)) {
+        let recorded = verdicts.decide(xid);
+        if !recorded.unwrap_or_else(|| R::committed(&tx_pages, mode)) {
+            if recorded.is_none() && R::RECORDS_TORN_COMMITS && tx_pages.iter().any(|p| R::is_true(p.flag)) {
                 found.torn.insert(xid);
             }
             found.uncommitted.push((xid, tx_pages.iter().map(|p| (p.ppn, p.info())).collect()));

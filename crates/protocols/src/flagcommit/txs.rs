@@ -176,7 +176,9 @@ impl TxTable {
     /// its logical page and of the transaction.
     pub fn programmed(&mut self, xid: u32, ppn: Ppn, info: PageInfo, done_ns: u64) {
         self.add_page(xid, ppn, info);
-        let Some(t) = self.txs.get_mut(&xid).filter(|t| t.is_open()) else { return };
+        let Some(t) = self.txs.get_mut(&xid).filter(|t| t.is_open()) else {
+            return;
+        };
         t.latest.insert(info.lpn, ppn);
         t.last = Some(ppn);
         t.done_ns = t.done_ns.max(done_ns);
@@ -208,7 +210,12 @@ impl TxTable {
 
     /// A flag program cleared `bits` of page `ppn`'s flag.
     pub fn flag_cleared(&mut self, ppn: Ppn, bits: u8) {
-        if let Some(p) = self.page_xid.get(&ppn).and_then(|x| self.txs.get_mut(x)).and_then(|t| t.pages.get_mut(&ppn)) {
+        if let Some(p) = self
+            .page_xid
+            .get(&ppn)
+            .and_then(|x| self.txs.get_mut(x))
+            .and_then(|t| t.pages.get_mut(&ppn))
+        {
             p.flag &= !bits;
         }
     }
@@ -226,7 +233,11 @@ impl TxTable {
             }
         }
         for xid in touched {
-            if self.txs.get(&xid).is_some_and(|t| t.state == TxState::Aborted && t.pages.is_empty()) {
+            if self
+                .txs
+                .get(&xid)
+                .is_some_and(|t| t.state == TxState::Aborted && t.pages.is_empty())
+            {
                 self.txs.remove(&xid);
             }
         }
@@ -273,7 +284,11 @@ impl TxTable {
 
     /// The page an ended transaction (`Tx::ended`) wrote last of `lpn`.
     pub fn ended_page(&self, lpn: Lpn) -> Option<Ppn> {
-        self.by_tid.values().filter_map(|x| self.txs.get(x)).filter(|t| t.ended).find_map(|t| t.latest.get(&lpn).copied())
+        self.by_tid
+            .values()
+            .filter_map(|x| self.txs.get(x))
+            .filter(|t| t.ended)
+            .find_map(|t| t.latest.get(&lpn).copied())
     }
 
     /// Every transaction in the table, for checks.
