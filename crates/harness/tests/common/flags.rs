@@ -1,0 +1,41 @@
+//! The scenario sets CFC and AFC (Flag Commit's protocols) share, for
+//! `crash_cfc.rs` and `crash_afc.rs`: the workload shapes, and what every
+//! scenario of either must show.
+
+use crate::common;
+use txftl_harness::{CrashSpec, Expect, TxShape};
+
+/// A Flag Commit scenario must commit (flag programs), abort, run GC, tear
+/// pages whose OOB survives (and partial programs: the torn variants include
+/// them), and read every block in use at recovery. Trims are off: both
+/// protocols refuse them. `block_flags`: the `block-flags` option.
+pub fn spec(protocol: &str, block_flags: bool, ops: u64, fill_pct: u32, tx: TxShape, recovery_cuts: bool) -> CrashSpec {
+    let expect = vec![
+        Expect::Device("commits"),
+        Expect::Device("aborts"),
+        Expect::Device("gc_runs"),
+        Expect::TornDataIntactOob,
+        Expect::ZoneScans,
+        Expect::Protocol("fc_commit_flag_programs"),
+    ];
+    let (device, flags) = common::tiny_with_options(protocol, &[("block-flags", block_flags as u32)]);
+    common::txwrite_spec(device, &flags, ops, fill_pct, tx, recovery_cuts, expect)
+}
+
+/// Transactions of `pages_per_tx` pages, `abort_pct`% aborted, `concurrency`
+/// open at once; a tenth of the writes outside transactions, no trims;
+/// `end_flag`: each committing transaction's last page by `write_end`.
+pub fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, end_flag: bool) -> TxShape {
+    TxShape {
+        pages_per_tx,
+        abort_pct,
+        concurrency,
+        nontx_pct: 10,
+        trim_pct: 0,
+        transactions: 0,
+        cross_pct: 0,
+        exclusive: false,
+        end_flag,
+        static_dynamic: None,
+    }
+}
