@@ -136,6 +136,6 @@ mod tests {
         assert!(cfc_true(CFC_TRUE) && !cfc_true(CFC_FALSE));
         assert!(afc_true(AFC_TRUE) && !afc_true(AFC_FALSE) && !afc_true(AFC_FALSE_AGAIN));
         // A torn AFC GC move ("10" -> "00", bit 1 cleared or not) reads old or new.
-        assert!(afc_true(AFC_TRUE & !0) && !afc_true(AFC_TRUE & !FALSE_BIT));
+        assert!(afc_true(AFC_TRUE) && !afc_true(AFC_TRUE & !FALSE_BIT));
     }
 }
