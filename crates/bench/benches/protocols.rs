@@ -1,5 +1,7 @@
 //! Flash operations per wall second of each transactional protocol on a
-//! GC-active transactional run: `jasmine` (1 GiB raw, 8 dies), metadata-only,
+//! GC-active transactional run: `jasmine` (1 GiB raw, 8 dies), or
+//! `flagcommit` (512 MiB raw, SLC, 8 dies) for a protocol that needs SLC
+//! cells (the registry entry's `NandNeeds::full_preset`), metadata-only,
 //! the working set (90% of the logical pages) filled and aged by random
 //! transactions until GC runs in steady state; then each iteration runs the
 //! same 2,000 transactions of 8 random page writes (one open at a time, 10%
@@ -29,7 +31,8 @@ fn prepared(protocol: &'static str) -> &'static Prepared {
     static P: OnceLock<Mutex<BTreeMap<&'static str, &'static Prepared>>> = OnceLock::new();
     let mut map = P.get_or_init(Default::default).lock().unwrap();
     map.entry(protocol).or_insert_with(|| {
-        let (nand, working_set) = txftl_bench::tx_steady_state(protocol, "jasmine", 90, 1);
+        let preset = txftl_protocols::entry(protocol).expect("a registry name").nand.full_preset();
+        let (nand, working_set) = txftl_bench::tx_steady_state(protocol, preset, 90, 1);
         let flash_ops = transactions(&mut *fresh(protocol, &nand), working_set, TXS, 7);
         eprintln!("{protocol}: {TXS} transactions -> {flash_ops} flash ops");
         Box::leak(Box::new(Prepared {

@@ -105,8 +105,8 @@ fn spec_of(args: &FilebenchArgs) -> Result<Spec, CliError> {
 
 /// The file system on a fresh device in RAM (full data), recording if asked.
 fn file_system(args: &FilebenchArgs, on: &Arc<AtomicBool>) -> Result<(Fs, String, String), CliError> {
-    let d = resolve_device(&args.device, "jasmine")?;
     let protocol = args.device.protocol.clone().unwrap_or_else(|| "plain".into());
+    let d = resolve_device(&args.device, crate::setup::full_preset_for(&[&protocol]))?;
     let opts = protocol_options_for(&args.device, &[&protocol])?;
     crate::setup::check_protocol_config(&protocol, &d.ftl, &d.preset.geometry, &opts)?;
     let cfg = nand_config(&d.preset, DataMode::Full);

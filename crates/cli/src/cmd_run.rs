@@ -185,7 +185,7 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String, txftl_ftl:
             if args.data.as_deref() == Some("meta") {
                 return Err(CliError::Usage("an image always stores full data; drop --data meta".into()));
             }
-            let d = resolve_device(&args.device, "jasmine")?;
+            let d = resolve_device(&args.device, crate::setup::full_preset_for(&[protocol]))?;
             check_protocol_config(protocol, &d.ftl, &d.preset.geometry, &opts)?;
             check_device_fits(protocol, &nand_config(&d.preset, DataMode::Full), &d.ftl, &opts, MODEL_BYTES)?;
             let nand = with_faults(create_image(path, nand_config(&d.preset, DataMode::Full), sync)?)?;
@@ -196,7 +196,7 @@ fn open_device(args: &RunArgs) -> Result<(Box<dyn AnyDevice>, String, txftl_ftl:
             if args.sync.sync.is_some() {
                 return Err(CliError::Usage("--sync applies to an image file; add --image".into()));
             }
-            let d = resolve_device(&args.device, "jasmine")?;
+            let d = resolve_device(&args.device, crate::setup::full_preset_for(&[protocol]))?;
             let mode = if args.data.as_deref() == Some("full") {
                 DataMode::Full
             } else {

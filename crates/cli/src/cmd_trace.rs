@@ -292,7 +292,7 @@ fn print_block(what: &str, args: &ReplayArgs, r: &BlockReplayReport) {
 
 /// A fresh device in RAM for a replay.
 fn ram_device(device: &DeviceArgs, data: &str) -> Result<(Box<dyn AnyDevice>, String), CliError> {
-    let (d, opts) = resolve_with_protocol(device, "jasmine")?;
+    let (d, opts) = resolve_with_protocol(device, crate::setup::full_preset_for(&[device.protocol()]))?;
     let mode = if data == "full" { DataMode::Full } else { DataMode::MetaOnly };
     crate::open::check_device_fits(device.protocol(), &nand_config(&d.preset, mode), &d.ftl, &opts, 0)?;
     let nand = ram(nand_config(&d.preset, mode))?;

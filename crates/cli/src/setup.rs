@@ -41,6 +41,18 @@ impl DeviceChoice {
     }
 }
 
+/// The full-size preset for a run of `protocols` (the default when none is
+/// named): `jasmine`, or `flagcommit` where one needs SLC cells
+/// (`NandNeeds::full_preset`).
+pub fn full_preset_for(protocols: &[&str]) -> &'static str {
+    protocols
+        .iter()
+        .filter_map(|p| txftl_protocols::entry(p).ok())
+        .map(|e| e.nand.full_preset())
+        .find(|&p| p != "jasmine")
+        .unwrap_or("jasmine")
+}
+
 /// Resolves the device options in one place, for every command that builds a
 /// device: the preset named (or `default`), or the device file of `--config`
 /// or `--mqsim-config` (its warnings printed on standard error), then the

@@ -166,6 +166,16 @@ impl NandNeeds {
             "tiny"
         }
     }
+
+    /// The full-size preset commands default to: `jasmine` where one program
+    /// per page will do, else `flagcommit` (Flag Commit's SLC array, NOP 2).
+    pub fn full_preset(&self) -> &'static str {
+        if self.cell == CellNeed::Slc || self.min_nop > 1 {
+            "flagcommit"
+        } else {
+            "jasmine"
+        }
+    }
 }
 
 impl std::fmt::Display for NandNeeds {

@@ -10,7 +10,7 @@
 mod common;
 #[path = "common/flags.rs"]
 mod flags;
-use flags::{shape, spec};
+use flags::{shape, spec, with_summaries};
 use txftl_harness::Expect;
 
 #[test]
@@ -59,4 +59,22 @@ fn every_second_cut_after_recovery() {
 #[test]
 fn canary_is_caught() {
     common::assert_caught_at_every_seed(&spec("cfc-canary", true, 300, 90, shape(5, 10, 2, false), false));
+}
+
+/// Summary pages on: recovery reads full blocks by their summary and reads
+/// again the flags the summaries hold as programmed (with those rereads
+/// skipped, `txftl crashtest --protocol cfc --protocol-opt summary-pages=1
+/// --trim-pct 0`, CFC's first set with recovery cuts, found 11,745 violations).
+#[test]
+fn summary_pages_and_flags_read_again() {
+    let r = common::run_clean(&with_summaries(spec("cfc", true, 300, 90, shape(5, 10, 2, false), false)));
+    assert!(
+        r.crash_points > 1000 && r.exercised.summaries_trusted > 0,
+        "{} crash points",
+        r.crash_points
+    );
+    eprintln!(
+        "{} crash points, {} blocks read by summary",
+        r.crash_points, r.exercised.summaries_trusted
+    );
 }

@@ -130,6 +130,25 @@ impl Outcome {
 /// The suite on one stack: the load, then each statement.
 /// `Err`: the database could not be opened (a journal mode the protocol
 /// refuses: the message says why) or loaded.
+/// The device the heavy statements run on for a protocol of NAND needs
+/// `needs` unless told otherwise: the README's image, `jasmine` at 16
+/// blocks a plane; for a protocol that needs SLC cells
+/// (`NandNeeds::full_preset`), `flagcommit` with as many blocks a plane as
+/// give it the same raw capacity.
+pub fn device_preset(needs: txftl_ftl::NandNeeds) -> txftl_nand::Preset {
+    let mut image = txftl_nand::preset("jasmine").expect("a preset");
+    image.geometry.blocks_per_plane = 16;
+    let name = needs.full_preset();
+    let mut p = txftl_nand::preset(name).expect("a preset");
+    if p.name != image.name {
+        let per_block_plane = p.geometry.capacity_bytes() / p.geometry.blocks_per_plane as u64;
+        p.geometry.blocks_per_plane = image.geometry.capacity_bytes().div_ceil(per_block_plane) as u32;
+    } else {
+        p = image;
+    }
+    p
+}
+
 pub fn run(stack: &Stack, spec: &HeavySpec, mut each: impl FnMut(&Outcome)) -> Result<Vec<Outcome>, StackError> {
     let mut conn = stack.open("heavy.db", spec.page_size)?;
     load(&conn, spec)?;

@@ -1,6 +1,6 @@
 //! SQLite's heavy statements (`txftl_sqlite::heavy`) on every SQLite mode
 //! the registry lists, on the README's image (`jasmine`, 16 blocks per
-//! plane): each completes with the rows it must leave and
+//! plane; `flagcommit` of the same raw size for SLC-only protocols): each completes with the rows it must leave and
 //! `integrity_check` ok. Sizes are scaled so every mode runs in a debug
 //! build, yet each transaction outgrows what made it fail: Möbius's inode
 //! (1,000 items of 8 KiB pages: the load's table is 4,000 pages), a
@@ -9,15 +9,14 @@
 //! `txftl sql heavy` runs the full sizes (docs/host-and-sqlite.md).
 
 use txftl_ftl::FtlConfig;
-use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
+use txftl_nand::{DataMode, Nand, ViolationPolicy};
 use txftl_protocols::PROTOCOLS;
 use txftl_protocols::{format, ProtocolOptions};
 use txftl_sqlite::heavy::{self, HeavySpec};
 use txftl_sqlite::{Mode, Stack};
 
 fn stack(mode: Mode) -> Stack {
-    let mut p = preset("jasmine").unwrap();
-    p.geometry.blocks_per_plane = 16;
+    let p = heavy::device_preset(txftl_protocols::entry(mode.protocol()).unwrap().nand);
     let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
     let dev = format(mode.protocol(), nand, FtlConfig::default(), &ProtocolOptions::new()).unwrap();
     Stack::format(dev, mode).unwrap()

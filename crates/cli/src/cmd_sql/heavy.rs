@@ -94,10 +94,10 @@ pub(super) fn run(args: HeavyArgs) -> Result<ExitCode, CliError> {
         + runs.iter().map(|r| Statement::ALL.len() - r.outcomes.len()).sum::<usize>();
     let done = outcomes().filter(|o| o.ok()).count();
     if args.json {
-        let out = serde_json::json!({ "spec": spec, "device": device_line(&args.device)?, "modes": runs });
+        let out = serde_json::json!({ "spec": spec, "device": device_line(&args.device, &modes)?, "modes": runs });
         println!("{}", serde_json::to_string_pretty(&out).map_err(CliError::failed)?);
     } else {
-        print(&runs, &spec, &device_line(&args.device)?);
+        print(&runs, &spec, &device_line(&args.device, &modes)?);
         wrapln!(
             "{done} completed; {full} refused for space (SQLITE_FULL, the database intact and unchanged); \
              {failed} failed or not run"
@@ -109,24 +109,33 @@ pub(super) fn run(args: HeavyArgs) -> Result<ExitCode, CliError> {
     }
 }
 
-/// The README's image unless told otherwise: `jasmine`, 16 blocks per plane.
-fn device_args(device: &DeviceArgs) -> Result<crate::setup::DeviceChoice, CliError> {
-    let mut d = resolve_device(device, "jasmine")?;
+/// The README's image unless told otherwise (`heavy::device_preset`:
+/// `jasmine`, 16 blocks per plane, or `flagcommit` of its size for a
+/// protocol that needs SLC cells).
+fn device_args(device: &DeviceArgs, protocol: &str) -> Result<crate::setup::DeviceChoice, CliError> {
+    let needs = txftl_protocols::entry(protocol).map_err(crate::open::device_error)?.nand;
+    let image = txftl_sqlite::heavy::device_preset(needs);
+    let mut d = resolve_device(device, &image.name)?;
     if device.blocks_per_plane.is_none() && device.preset.is_none() && device.config.is_none() && device.mqsim_config.is_none() {
-        d.preset.geometry.blocks_per_plane = 16;
+        d.preset.geometry.blocks_per_plane = image.geometry.blocks_per_plane;
     }
     Ok(d)
 }
 
-fn device_line(device: &DeviceArgs) -> Result<String, CliError> {
-    Ok(format!(
-        "{} in RAM, full data",
-        crate::setup::describe(&device_args(device)?.preset)
-    ))
+/// The device of each protocol the modes run on.
+fn device_line(device: &DeviceArgs, modes: &[Mode]) -> Result<String, CliError> {
+    let mut lines: Vec<String> = Vec::new();
+    for m in modes {
+        let line = crate::setup::describe(&device_args(device, m.protocol())?.preset);
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    Ok(format!("{} in RAM, full data", lines.join("; ")))
 }
 
 fn stack(device: &DeviceArgs, mode: Mode) -> Result<Stack, CliError> {
-    let d = device_args(device)?;
+    let d = device_args(device, mode.protocol())?;
     let opts = protocol_options_for(device, &[mode.protocol()])?;
     crate::setup::check_protocol_config(mode.protocol(), &d.ftl, &d.preset.geometry, &opts)?;
     let nand = ram(nand_config(&d.preset, DataMode::Full))?;

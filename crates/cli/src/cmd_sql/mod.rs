@@ -275,7 +275,7 @@ fn add_wall(t: &mut Figures, load: f64, run: f64, ops: u64) {
 fn stack(common: &SqlCommon) -> Result<(Stack, Mode, String, Arc<AtomicBool>), CliError> {
     refuse_protocol(&common.device)?;
     let mode = crate::setup::parse_mode(&common.mode)?;
-    let d = resolve_device(&common.device, "jasmine")?;
+    let d = resolve_device(&common.device, crate::setup::full_preset_for(&[mode.protocol()]))?;
     let p = d.preset;
     let opts = protocol_options_for(&common.device, &[mode.protocol()])?;
     crate::setup::check_protocol_config(mode.protocol(), &d.ftl, &p.geometry, &opts)?;

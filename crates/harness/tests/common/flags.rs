@@ -39,3 +39,13 @@ pub fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, end_flag: bool
         static_dynamic: None,
     }
 }
+
+/// `s` with summary pages on: recovery reads full blocks by their summaries
+/// and reads again the flags a summary holds as programmed.
+pub fn with_summaries(mut s: CrashSpec) -> CrashSpec {
+    s.device.opts = s.device.opts.clone().with("summary-pages", 1);
+    s.replay_base = s.replay_base.replacen(" --seed 1 ", " --seed 1 --protocol-opt summary-pages=1 ", 1);
+    s.expect.push(Expect::Device("summary_pages_written"));
+    s.expect.push(Expect::SummariesTrusted);
+    s
+}

@@ -96,6 +96,20 @@ impl FlagRule for AfcRule {
         newest_copies(infos.iter().map(|(p, i)| (*p, i))).values().all(|&(_, _, flag)| afc_true(flag))
     }
 
+    /// The newest copy of every page, if read from a summary: its flag may
+    /// have been flipped ("11" to "10") or moved ("10" to "00") since. AFC
+    /// reads every flag (Fig. 13b).
+    fn stale_flags(pages: &[crate::flagcommit::recovery::ScanPage], _mode: FlagMode) -> Vec<usize> {
+        let mut newest: BTreeMap<(Lpn, u32), usize> = BTreeMap::new();
+        for (i, p) in pages.iter().enumerate() {
+            let e = newest.entry((p.lpn, p.version)).or_insert(i);
+            if p.seq > pages[*e].seq {
+                *e = i;
+            }
+        }
+        newest.into_values().filter(|&i| pages[i].from_summary).collect()
+    }
+
     fn flagged_copy(_ppn: Ppn, meta: PageMeta, clear: u8) -> PageMeta {
         PageMeta {
             flag: meta.flag & !clear,

@@ -13,9 +13,10 @@ impl Build for CfcBuild {
     type Hooks = CfcHooks;
     type Device = Cfc;
 
-    /// `block-flags` counts at format only: a mount takes the layout from the root.
+    /// `block-flags` and `summary-pages` count at format only: a mount takes the layout from the root.
     fn hooks(geo: &Geometry, opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<CfcHooks, DeviceError> {
-        Ok(FlagHooks::new(geo, flagcommit::block_flags_option(opts)?, canary))
+        let summaries = crate::cycle::summary::summary_pages_option(opts)?;
+        Ok(FlagHooks::new(geo, flagcommit::block_flags_option(opts)?, canary).with_summary_pages(summaries))
     }
 
     fn wrap(ftl: Ftl<CfcHooks>) -> Cfc {
@@ -39,7 +40,7 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     extensions: &[Extension::TxEnd],
     // A page's versions are ordered by one counter: one open writer a page.
     isolation: &["strict", "no-page-conflict"],
-    options: &[flagcommit::BLOCK_FLAGS],
+    options: &[flagcommit::BLOCK_FLAGS, crate::cycle::summary::SUMMARY_PAGES],
     counters: flagcommit::COUNTERS,
     sql: TRANSACTIONAL,
     // A page's program, and one partial program for its flag.

@@ -35,7 +35,7 @@ mod entry;
 pub use entry::ENTRY;
 
 use crate::flagcommit::format::{cfc_true, clear, PageMeta, CFC_FALSE, CFC_TRUE, COMMIT_BIT};
-use crate::flagcommit::graph::{sources, FlagMode, TxPage};
+use crate::flagcommit::graph::{sources, sources_with_members, FlagMode, TxPage};
 use crate::flagcommit::txs::Tx;
 use crate::flagcommit::{FlagDevice, FlagHooks, FlagRule};
 use std::collections::{BTreeMap, BTreeSet};
@@ -121,6 +121,26 @@ impl FlagRule for CfcRule {
             .collect();
         let heads = sources(&pages, mode);
         !heads.is_empty() && heads.iter().all(|s| s.is_true)
+    }
+
+    /// The pages from a summary of every head the summary shows without a
+    /// TRUE (a TRUE only ever appears later: bits are only cleared).
+    fn stale_flags(pages: &[crate::flagcommit::recovery::ScanPage], mode: FlagMode) -> Vec<usize> {
+        let graph: Vec<TxPage> = pages
+            .iter()
+            .map(|p| TxPage {
+                ppn: p.ppn,
+                seq: p.seq,
+                link: p.link,
+                is_true: cfc_true(p.flag),
+            })
+            .collect();
+        let heads = sources_with_members(&graph, mode);
+        let mut stale = Vec::new();
+        for members in heads.into_iter().filter(|(s, _)| !s.is_true).map(|(_, m)| m) {
+            stale.extend(members.into_iter().filter(|&i| pages[i].from_summary));
+        }
+        stale
     }
 
     fn flagged_copy(ppn: Ppn, meta: PageMeta, clear: u8) -> PageMeta {

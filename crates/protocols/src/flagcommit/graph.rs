@@ -59,6 +59,11 @@ impl FlagMode {
 /// any order). A link to a page not among them, or to one not older, is
 /// dangling and makes no edge.
 pub fn sources(pages: &[TxPage], mode: FlagMode) -> Vec<Source> {
+    sources_with_members(pages, mode).into_iter().map(|(s, _)| s).collect()
+}
+
+/// [`sources`], each with its pages (indices into `pages`).
+pub fn sources_with_members(pages: &[TxPage], mode: FlagMode) -> Vec<(Source, Vec<usize>)> {
     if pages.is_empty() {
         return Vec::new();
     }
@@ -95,27 +100,30 @@ pub fn sources(pages: &[TxPage], mode: FlagMode) -> Vec<Source> {
             }
         }
     }
-    let mut found: BTreeMap<usize, Source> = BTreeMap::new();
-    let mut newest_seq: BTreeMap<usize, u64> = BTreeMap::new();
-    for p in pages {
+    let mut found: BTreeMap<usize, (Source, u64, Vec<usize>)> = BTreeMap::new();
+    for (i, p) in pages.iter().enumerate() {
         let c = comp[cluster(p.ppn)];
         if entered[c] {
             continue;
         }
-        let s = found.entry(c).or_insert(Source {
-            is_true: false,
-            newest: p.ppn,
-            pages: 0,
-        });
+        let (s, best, members) = found.entry(c).or_insert((
+            Source {
+                is_true: false,
+                newest: p.ppn,
+                pages: 0,
+            },
+            p.seq,
+            Vec::new(),
+        ));
         s.is_true |= p.is_true;
         s.pages += 1;
-        let best = newest_seq.entry(c).or_insert(p.seq);
+        members.push(i);
         if p.seq >= *best {
             *best = p.seq;
             s.newest = p.ppn;
         }
     }
-    found.into_values().collect()
+    found.into_values().map(|(s, _, m)| (s, m)).collect()
 }
 
 /// Strongly connected components (Tarjan's algorithm, iterative: a

@@ -70,6 +70,10 @@ pub trait FlagRule: Clone + Send + Sync + 'static {
     fn commit_flags(tx: &Tx, mode: FlagMode, releasing: &dyn Fn(Ppn) -> bool) -> Vec<Ppn>;
     /// Plans a GC victim (`GcHooks::plan_victim`).
     fn plan(h: &mut FlagHooks<Self>, victim: BlockId, pages: &[VictimPage], probe: &mut dyn SpareProbe, plan: &mut VictimPlan);
+    /// Recovery, with summary pages: the pages (indices into `pages`) whose
+    /// flag, read from a summary as programmed, must be read again as it is
+    /// now before `committed` decides.
+    fn stale_flags(pages: &[recovery::ScanPage], mode: FlagMode) -> Vec<usize>;
     /// Recovery: whether the transaction whose pages on flash are `pages` committed.
     fn committed(pages: &[recovery::ScanPage], mode: FlagMode) -> bool;
     /// The bytes of the copy made when a flag program finds its page spent.
@@ -142,6 +146,9 @@ pub struct FlagHooks<R: FlagRule> {
     /// The GC copy just programmed (`on_program`), for `on_relocate`.
     just_copied: Option<(Ppn, PageMeta, u64)>,
     pub(crate) counters: FlagCounters,
+    /// Data blocks end with a summary page (`summary-pages=1`): the option at
+    /// format, the root's bit at a mount.
+    summary_pages: bool,
     /// What the last mount decided, recorded in every checkpoint (`verdicts.rs`).
     pub(crate) verdicts: verdicts::Verdicts,
     pub recovered_commits: u32,
@@ -160,10 +167,17 @@ impl<R: FlagRule> FlagHooks<R> {
             releasing: Default::default(),
             just_copied: None,
             counters: FlagCounters::default(),
+            summary_pages: false,
             verdicts: verdicts::Verdicts::default(),
             recovered_commits: 0,
             recovered_uncommitted: 0,
         }
+    }
+
+    /// `self` writing summary pages (`summary-pages=1`) or not.
+    pub fn with_summary_pages(mut self, on: bool) -> FlagHooks<R> {
+        self.summary_pages = on;
+        self
     }
 
     pub fn mode(&self) -> FlagMode {
@@ -230,9 +244,10 @@ pub fn block_flags_option(opts: &txftl_ftl::ProtocolOptions) -> Result<bool> {
     Ok(opts.u32(&BLOCK_FLAGS)?.unwrap_or(1) == 1)
 }
 
-/// The root: the flag layout, chosen at format (recovery reads by it).
-const ROOT_PAGE_FLAGS: u8 = 0;
+/// The root, one byte chosen at format: bit 0 block-based flags, bit 1
+/// summary pages (recovery reads by both).
 const ROOT_BLOCK_FLAGS: u8 = 1;
+const ROOT_SUMMARY_PAGES: u8 = 2;
 
 impl<R: FlagRule> Hooks for FlagHooks<R> {
     type Mapping = Unpersisted;
@@ -306,10 +321,12 @@ impl<R: FlagRule> PersistHooks for FlagHooks<R> {
     }
 
     fn root(&self) -> Vec<u8> {
-        vec![match self.mode {
-            FlagMode::Page => ROOT_PAGE_FLAGS,
-            FlagMode::Block { .. } => ROOT_BLOCK_FLAGS,
-        }]
+        let block = matches!(self.mode, FlagMode::Block { .. });
+        vec![block as u8 * ROOT_BLOCK_FLAGS | self.summary_pages as u8 * ROOT_SUMMARY_PAGES]
+    }
+
+    fn summary_pages(&self) -> bool {
+        self.summary_pages
     }
 
     fn checkpoint_section_max(&self) -> usize {
@@ -357,17 +374,17 @@ impl<R: FlagRule> RecoveryHooks for FlagHooks<R> {
         _fell_back: bool,
         _logs: &mut dyn txftl_ftl::LogSource,
     ) -> Result<Vec<RecoveredUpdate>> {
-        let block_flags = match root {
-            [ROOT_PAGE_FLAGS] => false,
-            [ROOT_BLOCK_FLAGS] => true,
+        let byte = match root {
+            [b] if b & !(ROOT_BLOCK_FLAGS | ROOT_SUMMARY_PAGES) == 0 => *b,
             other => {
                 return Err(txftl_ftl::DeviceError::Corrupted(format!(
-                    "{}: the superblock's root is {other:?}, not a flag layout (0 page, 1 block)",
+                    "{}: the superblock's root is {other:?}, not a layout byte (bit 0 block flags, bit 1 summary pages)",
                     R::NAME
                 )))
             }
         };
-        self.mode = mode_of(&self.geo, block_flags);
+        self.mode = mode_of(&self.geo, byte & ROOT_BLOCK_FLAGS != 0);
+        self.summary_pages = byte & ROOT_SUMMARY_PAGES != 0;
         self.verdicts = verdicts::Verdicts::decode(R::NAME, section)?;
         Ok(Vec::new())
     }
@@ -388,7 +405,8 @@ impl<R: FlagRule> RecoveryHooks for FlagHooks<R> {
         // if no page of theirs is left (a fallback to an older checkpoint
         // reads its verdicts).
         let resume_after = found.max_xid.max(self.verdicts.decided_to);
-        let fresh = FlagHooks::<R>::new(&self.geo, matches!(self.mode, FlagMode::Block { .. }), self.canary);
+        let fresh =
+            FlagHooks::<R>::new(&self.geo, matches!(self.mode, FlagMode::Block { .. }), self.canary).with_summary_pages(self.summary_pages);
         *self = fresh;
         let uncommitted: Vec<u32> = found.uncommitted.iter().map(|(x, _)| *x).collect();
         self.verdicts = verdicts::Verdicts::after_mount(found.max_xid, &uncommitted, &found.torn);

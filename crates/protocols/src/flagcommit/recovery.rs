@@ -22,7 +22,9 @@ pub struct ScanPage {
     pub version: u32,
     pub link: Option<Ppn>,
     pub seq: u64,
+    /// The flag as read: from a summary page (`from_summary`), as programmed.
     pub flag: u8,
+    pub from_summary: bool,
 }
 
 impl ScanPage {
@@ -55,7 +57,7 @@ pub struct Found {
 /// a transaction it covers is decided by it, not by its flags.
 pub fn resolve<R: FlagRule>(pages: ScannedPages<'_>, mode: FlagMode, verdicts: &Verdicts) -> Result<Found> {
     let mut by_xid: BTreeMap<u32, Vec<ScanPage>> = BTreeMap::new();
-    pages.for_each(|p| {
+    let mut live = pages.for_each(|p| {
         let Some(meta) = PageMeta::of(&p.oob) else { return };
         by_xid.entry(meta.xid).or_default().push(ScanPage {
             ppn: p.ppn,
@@ -64,6 +66,7 @@ pub fn resolve<R: FlagRule>(pages: ScannedPages<'_>, mode: FlagMode, verdicts: &
             link: meta.link,
             seq: p.oob.seq,
             flag: meta.flag,
+            from_summary: p.from_summary,
         });
     })?;
     let mut best: BTreeMap<Lpn, (u32, u64, Ppn)> = BTreeMap::new();
@@ -76,12 +79,23 @@ pub fn resolve<R: FlagRule>(pages: ScannedPages<'_>, mode: FlagMode, verdicts: &
         torn: BTreeSet::new(),
         mappings: Vec::new(),
     };
-    for (xid, tx_pages) in by_xid {
+    for (xid, mut tx_pages) in by_xid {
         for p in &tx_pages {
             let v = versions.entry(p.lpn).or_insert(0);
             *v = (*v).max(p.version);
         }
         let recorded = verdicts.decide(xid);
+        if recorded.is_none() {
+            // A summary holds the flags as programmed: the pages whose flag
+            // decides, read again as they are now.
+            for i in R::stale_flags(&tx_pages, mode) {
+                debug_assert!(tx_pages[i].from_summary, "a flag read live is read again");
+                if let Some(m) = live.live_oob(tx_pages[i].ppn)?.as_ref().and_then(PageMeta::of) {
+                    tx_pages[i].flag = m.flag;
+                    tx_pages[i].from_summary = false;
+                }
+            }
+        }
         if !recorded.unwrap_or_else(|| R::committed(&tx_pages, mode)) {
             if recorded.is_none() && R::RECORDS_TORN_COMMITS && tx_pages.iter().any(|p| R::is_true(p.flag)) {
                 found.torn.insert(xid);
