@@ -322,7 +322,7 @@ impl<R: FlagRule> PersistHooks for FlagHooks<R> {
 
     fn root(&self) -> Vec<u8> {
         let block = matches!(self.mode, FlagMode::Block { .. });
-        vec![block as u8 * ROOT_BLOCK_FLAGS | self.summary_pages as u8 * ROOT_SUMMARY_PAGES]
+        vec![(block as u8 * ROOT_BLOCK_FLAGS) | (self.summary_pages as u8 * ROOT_SUMMARY_PAGES)]
     }
 
     fn summary_pages(&self) -> bool {
