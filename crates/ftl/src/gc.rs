@@ -14,6 +14,18 @@ use crate::mapping::Mapping;
 use crate::oob::{Oob, OobState, PageKind, SpareBytes};
 use txftl_nand::{BlockId, NandError, Ppn};
 
+/// What a GC copy's record carries besides its page's own fields.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum CopyBytes {
+    /// The protocol's `relocated_protocol_bytes`, the flags as they read.
+    Default,
+    /// What the protocol planned for it (`GcHooks::plan_victim`).
+    Planned(SpareBytes),
+    /// A flag program found the page spent: the protocol's
+    /// `flagged_copy_bytes` of the record the copy's read returns.
+    FlagsCleared([u8; crate::oob::FLAG_BYTES]),
+}
+
 /// Static wear leveling moves at most this many blocks per check.
 const WEAR_MOVES_PER_CHECK_MAX: u32 = 4;
 
@@ -225,7 +237,7 @@ impl<H: Hooks> Ftl<H> {
                 if !mapped && !kept {
                     continue;
                 }
-                let bytes = copies.get(&ppn).copied();
+                let bytes = copies.get(&ppn).map(|&b| CopyBytes::Planned(b)).unwrap_or(CopyBytes::Default);
                 done = done.max(self.copy_page(ppn, mapped, &mut buf, store_data, issue, bytes)?.1);
             }
             Ok(())
@@ -347,14 +359,15 @@ impl<H: Hooks> Ftl<H> {
         Ok((true, moved))
     }
 
-    /// Copies page `ppn` (outside any victim) to the GC stream with `bytes`
-    /// in its record, issued at `at_ns`: a mapped page's mapping moves to the
-    /// copy. Returns the copy and when its data crossed the channel.
-    pub(crate) fn copy_with(&mut self, ppn: Ppn, bytes: SpareBytes, at_ns: u64) -> Result<(Ppn, u64)> {
+    /// Copies page `ppn` (outside any victim) to the GC stream with the
+    /// protocol's `flagged_copy_bytes` for `clear` in its record, issued at
+    /// `at_ns`: a mapped page's mapping moves to the copy. Returns the copy
+    /// and when its data crossed the channel.
+    pub(crate) fn copy_flagged(&mut self, ppn: Ppn, clear: [u8; crate::oob::FLAG_BYTES], at_ns: u64) -> Result<(Ppn, u64)> {
         let mut buf = std::mem::take(&mut self.page_buf);
         let store_data = self.nand.config().data_mode == txftl_nand::DataMode::Full;
         let mapped = self.mapped.get(ppn);
-        let copied = self.copy_page(ppn, mapped, &mut buf, store_data, at_ns, Some(bytes));
+        let copied = self.copy_page(ppn, mapped, &mut buf, store_data, at_ns, CopyBytes::FlagsCleared(clear));
         self.page_buf = buf;
         copied
     }
@@ -374,7 +387,7 @@ impl<H: Hooks> Ftl<H> {
         buf: &mut [u8],
         store_data: bool,
         issue_ns: u64,
-        bytes: Option<SpareBytes>,
+        bytes: CopyBytes,
     ) -> Result<(Ppn, u64)> {
         // Metadata-only mode: an empty buffer still reads (and times) the data area.
         let data = Some(if store_data { &mut buf[..] } else { &mut buf[..0] });
@@ -430,10 +443,14 @@ impl<H: Hooks> Ftl<H> {
         }
         oob.lost = lost;
         let data: &[u8] = if store_data { buf } else { &[] };
-        let bytes = bytes.unwrap_or_else(|| SpareBytes {
-            protocol: self.hooks.relocated_protocol_bytes(lpn != UNMAPPED, &oob),
-            flags: oob.flag_bytes,
-        });
+        let bytes = match bytes {
+            CopyBytes::Planned(b) => b,
+            CopyBytes::FlagsCleared(clear) => self.hooks.flagged_copy_bytes(ppn, &oob, clear),
+            CopyBytes::Default => SpareBytes {
+                protocol: self.hooks.relocated_protocol_bytes(lpn != UNMAPPED, &oob),
+                flags: oob.flag_bytes,
+            },
+        };
         // A mapped page's copy is the L2P's page: it names the logical page
         // the L2P maps it as (a remapped page's alias, from now on its own).
         let copy_lpn = if lpn != UNMAPPED { lpn } else { oob.lpn };

@@ -4,9 +4,8 @@
 //! first.
 //!
 //! The framework reads the spare area of every programmed page of the
-//! victim: the dead pages by an OOB-only read, charged on the device clock;
-//! the live ones it peeks at, since their copy reads them (charged) right
-//! after, as a controller keeps what it read in its buffer. The protocol
+//! victim by an OOB-only read, charged on the device clock (a live page's
+//! copy then reads it whole, as without planning). The protocol
 //! fills a [`VictimPlan`]; the framework issues its flag programs (a spent
 //! page is copied instead), waits for them (the host's GC is foreground),
 //! and the copies carry the bytes the plan gave them. The victim is marked
@@ -97,20 +96,16 @@ impl<H: Hooks> Ftl<H> {
         let mut spare = vec![0u8; self.oob_buf.len()];
         for ppn in first..first + written {
             let live = self.mapped.get(ppn) || (H::CAPABILITIES.extra_live && self.hooks.extra_live(ppn));
-            let oob = if live {
-                valid_data(&self.nand.inspect_oob(ppn))
-            } else {
-                match ecc::read_retrying(&mut self.nand, ppn, issue, None, &mut spare) {
-                    Ok(Ok(t)) => {
-                        done = done.max(t);
-                        valid_data(&spare)
-                    }
-                    Ok(Err(u)) => {
-                        done = done.max(u.done_ns);
-                        None
-                    }
-                    Err(e) => return Err(self.fail(e)),
+            let oob = match ecc::read_retrying(&mut self.nand, ppn, issue, None, &mut spare) {
+                Ok(Ok(t)) => {
+                    done = done.max(t);
+                    valid_data(&spare)
                 }
+                Ok(Err(u)) => {
+                    done = done.max(u.done_ns);
+                    None
+                }
+                Err(e) => return Err(self.fail(e)),
             };
             pages.push(VictimPage { ppn, oob, live });
         }
@@ -253,11 +248,12 @@ mod tests {
         assert_eq!(h.seen.len(), ppb as usize, "every programmed page, dead ones too");
         assert_eq!(h.seen.iter().filter(|p| !p.live).count(), dead);
         assert!(h.seen.iter().all(|p| p.oob.is_some()));
-        // Dead pages and the probe's reads are charged; live pages are read once, by their copy.
+        // Every page's spare area and the probe's reads are charged; live
+        // pages are read whole by their copies.
         let after = f.nand().stats();
         assert_eq!(
             after.oob_reads - before.oob_reads,
-            (dead + h.outside.len()) as u64,
+            (ppb as usize + h.outside.len()) as u64,
             "spare-area reads"
         );
         // NOP 4: the target takes three flag programs; each later one finds

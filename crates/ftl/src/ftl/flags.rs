@@ -128,16 +128,7 @@ impl<H: Hooks> Ftl<H> {
         if let FlagProgram::Done { done_ns } = self.program_flags(ppn, clear, at_ns)? {
             return Ok(FlagOutcome::Programmed { done_ns });
         }
-        let oob = match crate::oob::Oob::decode(&self.nand.inspect_oob(ppn)) {
-            crate::oob::OobState::Valid(o) => o,
-            other => {
-                return Err(DeviceError::Corrupted(format!(
-                    "flag copy of physical page {ppn}: its spare area is {other}"
-                )))
-            }
-        };
-        let bytes = self.hooks.flagged_copy_bytes(ppn, &oob, clear);
-        let (new, done_ns) = self.copy_with(ppn, bytes, at_ns)?;
+        let (new, done_ns) = self.copy_flagged(ppn, clear, at_ns)?;
         Ok(FlagOutcome::Copied { new, done_ns })
     }
 

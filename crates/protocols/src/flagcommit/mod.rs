@@ -279,10 +279,28 @@ impl<R: FlagRule> Hooks for FlagHooks<R> {
     }
 }
 
+impl<R: FlagRule> FlagHooks<R> {
+    /// Whether page `ppn` of transaction `t` (in the table) is kept live.
+    fn keeps(t: &Tx, ppn: Ppn) -> bool {
+        let Some(info) = t.pages.get(&ppn) else { return false };
+        t.is_open() && (t.latest.get(&info.lpn) == Some(&ppn) || (R::KEEPS_FALSE_PAGES && !R::is_true(info.flag)))
+    }
+}
+
 impl<R: FlagRule> GcHooks for FlagHooks<R> {
     fn extra_live(&self, ppn: Ppn) -> bool {
-        let Some((t, info)) = self.txs.of_page(ppn) else { return false };
-        t.is_open() && (t.latest.get(&info.lpn) == Some(&ppn) || (R::KEEPS_FALSE_PAGES && !R::is_true(info.flag)))
+        self.txs.of_page(ppn).is_some_and(|(t, _)| Self::keeps(t, ppn))
+    }
+
+    /// Only open transactions keep pages.
+    fn keeps_extra_pages(&self) -> bool {
+        self.txs.open_count() > 0
+    }
+
+    /// The table's pages in the range, not every page (GC asks it of every
+    /// candidate victim).
+    fn extra_live_count(&self, first: Ppn, end: Ppn) -> u32 {
+        self.txs.pages_in(first, end).filter(|&(p, t)| Self::keeps(t, p)).count() as u32
     }
 
     fn on_relocate(&mut self, old: Ppn, new: Ppn, _oob: &Oob, _new_erase_count: u32) {

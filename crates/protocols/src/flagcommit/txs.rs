@@ -145,6 +145,13 @@ impl TxTable {
         Some((t, t.pages.get(&ppn)?))
     }
 
+    /// The pages in the table in `first..end`, each with its transaction.
+    pub fn pages_in(&self, first: Ppn, end: Ppn) -> impl Iterator<Item = (Ppn, &Tx)> + '_ {
+        self.page_xid
+            .range(first..end)
+            .filter_map(|(&p, x)| self.txs.get(x).map(|t| (p, t)))
+    }
+
     pub fn open_count(&self) -> usize {
         self.by_tid.len()
     }
