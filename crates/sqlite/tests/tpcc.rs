@@ -7,7 +7,7 @@ use txftl_protocols::PROTOCOLS;
 
 use rusqlite::Connection;
 use txftl_ftl::FtlConfig;
-use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
+use txftl_nand::{DataMode, Nand, ViolationPolicy};
 use txftl_protocols::{format, ProtocolOptions};
 use txftl_sqlite::tpcc::{self, check, fingerprint, Canary, Outcome, TpccError, TpccReport, TpccSpec, TxEvent, TxKind, STANDARD_MIX};
 use txftl_sqlite::workload::integrity_check;
@@ -372,9 +372,12 @@ fn full_scale_in_memory() {
 #[ignore = "full scale: 512 MiB devices; run by hand in release"]
 fn full_scale_on_the_device() {
     for mode in Mode::all(PROTOCOLS) {
-        let mut p = preset("jasmine").unwrap();
-        p.geometry.page_size = 4096;
-        p.geometry.blocks_per_plane = 128;
+        // `flagcommit` of the same raw size for a protocol that needs SLC cells.
+        let mut p = txftl_sqlite::heavy::device_preset(mode.entry().nand);
+        p.geometry.blocks_per_plane *= 8;
+        if p.name == "jasmine" {
+            p.geometry.page_size = 4096;
+        }
         let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
         let dev = format(mode.protocol(), nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
         let s = Stack::format(dev, mode).unwrap();

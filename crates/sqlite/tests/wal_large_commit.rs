@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 use txftl_ftl::FtlConfig;
-use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
+use txftl_nand::{DataMode, Nand, ViolationPolicy};
 use txftl_protocols::PROTOCOLS;
 use txftl_protocols::{format, ProtocolOptions, SqlJournal};
 use txftl_sqlite::{Mode, Stack};
@@ -20,10 +20,10 @@ const ROWS: i64 = 50_000;
 /// spill past it (the file's length, compared with it, is at least SQLite's).
 const FAILED_AT: u64 = 2_603_896;
 
-/// A fresh `jasmine` image of 16 blocks a plane, formatted for `mode`.
+/// A fresh `jasmine` image of 16 blocks a plane (`flagcommit` of its raw
+/// size for a protocol that needs SLC cells), formatted for `mode`.
 fn readme_image(mode: Mode) -> Stack {
-    let mut p = preset("jasmine").unwrap();
-    p.geometry.blocks_per_plane = 16;
+    let p = txftl_sqlite::heavy::device_preset(mode.entry().nand);
     let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
     let dev = format(mode.protocol(), nand, FtlConfig::default(), &ProtocolOptions::new())
         .unwrap_or_else(|e| panic!("{}: format: {e}", mode.cli()));
