@@ -1,35 +1,9 @@
-//! AFC's registry entry, and how its device is built on the framework.
+//! AFC's registry entry (its device is built by `flagcommit::FlagBuild`).
 
-use super::{Afc, AfcHooks, AfcRule};
-use crate::flagcommit::{self, FlagDevice, FlagHooks};
-use crate::registry::{Build, Builder, CanarySpec, NandNeeds, ProtocolEntry, Stage, TRANSACTIONAL};
-use crate::ProtocolOptions;
-use txftl_ftl::{DeviceError, Extension, Ftl};
-use txftl_nand::Geometry;
-
-pub struct AfcBuild;
-
-impl Build for AfcBuild {
-    type Hooks = AfcHooks;
-    type Device = Afc;
-
-    /// `block-flags` and `summary-pages` count at format only: a mount takes the layout from the root.
-    fn hooks(geo: &Geometry, opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<AfcHooks, DeviceError> {
-        let summaries = crate::cycle::summary::summary_pages_option(opts)?;
-        Ok(FlagHooks::new(geo, flagcommit::block_flags_option(opts)?, canary).with_summary_pages(summaries))
-    }
-
-    fn wrap(ftl: Ftl<AfcHooks>) -> Afc {
-        FlagDevice::new(ftl)
-    }
-
-    /// Each logical page's last Version (4 bytes a page). The transaction
-    /// table grows with the open transactions and the aborted ones still on
-    /// flash, and is not counted.
-    fn extra_memory(_geo: &Geometry, logical_pages: u32, _opts: &ProtocolOptions) -> u64 {
-        4 * logical_pages as u64
-    }
-}
+use super::AfcRule;
+use crate::flagcommit::{self, FlagBuild, FlagDevice};
+use crate::registry::{Builder, CanarySpec, NandNeeds, ProtocolEntry, TRANSACTIONAL};
+use txftl_ftl::Extension;
 
 any_device_over_ftl!(FlagDevice<AfcRule>, ENTRY);
 
@@ -57,6 +31,6 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
         "AFC",
         "Flag Commit's abort-based flag commit (On et al., IEEE TKDE): a transaction's first page is written FALSE \
         and flipped TRUE by a partial program at commit; no log, no commit record, abort programs nothing",
-        Builder::of::<AfcBuild>(),
+        Builder::of::<FlagBuild<AfcRule>>(),
     )
 };

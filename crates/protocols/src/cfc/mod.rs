@@ -36,6 +36,7 @@ pub use entry::ENTRY;
 
 use crate::flagcommit::format::{cfc_true, clear, PageMeta, CFC_FALSE, CFC_TRUE, COMMIT_BIT};
 use crate::flagcommit::graph::{sources, sources_with_members, FlagMode, TxPage};
+use crate::flagcommit::recovery::ScanPage;
 use crate::flagcommit::txs::Tx;
 use crate::flagcommit::{FlagDevice, FlagHooks, FlagRule};
 use std::collections::{BTreeMap, BTreeSet};
@@ -109,33 +110,15 @@ impl FlagRule for CfcRule {
         flags.into_iter().collect()
     }
 
-    fn committed(pages: &[crate::flagcommit::recovery::ScanPage], mode: FlagMode) -> bool {
-        let pages: Vec<TxPage> = pages
-            .iter()
-            .map(|p| TxPage {
-                ppn: p.ppn,
-                seq: p.seq,
-                link: p.link,
-                is_true: cfc_true(p.flag),
-            })
-            .collect();
-        let heads = sources(&pages, mode);
+    fn committed(pages: &[ScanPage], mode: FlagMode) -> bool {
+        let heads = sources(&graph_of(pages), mode);
         !heads.is_empty() && heads.iter().all(|s| s.is_true)
     }
 
     /// The pages from a summary of every head the summary shows without a
     /// TRUE (a TRUE only ever appears later: bits are only cleared).
-    fn stale_flags(pages: &[crate::flagcommit::recovery::ScanPage], mode: FlagMode) -> Vec<usize> {
-        let graph: Vec<TxPage> = pages
-            .iter()
-            .map(|p| TxPage {
-                ppn: p.ppn,
-                seq: p.seq,
-                link: p.link,
-                is_true: cfc_true(p.flag),
-            })
-            .collect();
-        let heads = sources_with_members(&graph, mode);
+    fn stale_flags(pages: &[ScanPage], mode: FlagMode) -> Vec<usize> {
+        let heads = sources_with_members(&graph_of(pages), mode);
         let mut stale = Vec::new();
         for members in heads.into_iter().filter(|(s, _)| !s.is_true).map(|(_, m)| m) {
             stale.extend(members.into_iter().filter(|&i| pages[i].from_summary));
@@ -189,6 +172,17 @@ impl FlagRule for CfcRule {
             }
         }
     }
+}
+
+/// A transaction's scanned pages as CFC's graph reads them.
+fn graph_of(pages: &[ScanPage]) -> Vec<TxPage> {
+    let page = |p: &ScanPage| TxPage {
+        ppn: p.ppn,
+        seq: p.seq,
+        link: p.link,
+        is_true: cfc_true(p.flag),
+    };
+    pages.iter().map(page).collect()
 }
 
 /// Committed transactions' pages in `victim`, by XID (a transaction not in

@@ -112,6 +112,35 @@ pub const COUNTERS: &[CounterSpec] = &[
     },
 ];
 
+/// How CFC's and AFC's devices are built on the framework (their registry
+/// entries' builder): one for both, by rule.
+pub struct FlagBuild<R: FlagRule>(std::marker::PhantomData<R>);
+
+impl<R: FlagRule> crate::registry::Build for FlagBuild<R>
+where
+    FlagDevice<R>: crate::AnyDevice,
+{
+    type Hooks = FlagHooks<R>;
+    type Device = FlagDevice<R>;
+
+    /// `block-flags` and `summary-pages` count at format only: a mount takes the layout from the root.
+    fn hooks(geo: &Geometry, opts: &txftl_ftl::ProtocolOptions, canary: bool, _stage: crate::registry::Stage) -> Result<FlagHooks<R>> {
+        let summaries = crate::cycle::summary::summary_pages_option(opts)?;
+        Ok(FlagHooks::new(geo, block_flags_option(opts)?, canary).with_summary_pages(summaries))
+    }
+
+    fn wrap(ftl: txftl_ftl::Ftl<FlagHooks<R>>) -> FlagDevice<R> {
+        FlagDevice::new(ftl)
+    }
+
+    /// Each logical page's last Version (4 bytes a page). The transaction
+    /// table grows with the open transactions and the aborted ones still on
+    /// flash, and is not counted.
+    fn extra_memory(_geo: &Geometry, logical_pages: u32, _opts: &txftl_ftl::ProtocolOptions) -> u64 {
+        4 * logical_pages as u64
+    }
+}
+
 /// Counters of the protocol's own (`stats`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FlagCounters {
