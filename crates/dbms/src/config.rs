@@ -32,6 +32,10 @@ pub struct DbmsConfig {
     pub max_pages_per_tx: u32,
     /// Transactions the clients run to their end (committed or rolled back).
     pub transactions: u64,
+    /// Transactions run first and not measured, so the measured ones find
+    /// the buffer and the device's GC in their steady state (the paper warms
+    /// up with 30 minutes of trace before its 4 hours).
+    pub warmup_transactions: u64,
     /// A deadlock victim restarts after a back-off drawn uniformly from
     /// [0, backoff_ns_max] (the paper: "a random backoff time").
     pub backoff_ns_max: u64,
@@ -53,6 +57,7 @@ impl Default for DbmsConfig {
             abort_pct: 5,
             max_pages_per_tx: 49,
             transactions: 2_000,
+            warmup_transactions: 0,
             backoff_ns_max: 2_000_000,
             seed: 1,
             record_commits: false,

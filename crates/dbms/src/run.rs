@@ -42,6 +42,8 @@ pub struct Dbms<'d> {
     next_tid: Tid,
     /// Plans handed out (a plan's number orders deadlock victims).
     started: u64,
+    /// The plan count at which the phase running (warm-up or measured) ends.
+    phase_end: u64,
     /// Each DB page's committed version (the id of the transaction that
     /// committed it last; 0: the load).
     committed: Vec<u64>,
@@ -102,6 +104,7 @@ impl<'d> Dbms<'d> {
             seq: 0,
             next_tid: 1,
             started: 0,
+            phase_end: 0,
             backoff,
             tally: Tally::default(),
             log: CommitLog::default(),
@@ -136,14 +139,32 @@ impl<'d> Dbms<'d> {
         Ok(())
     }
 
-    /// Runs `transactions` transactions (loading the database first if
-    /// `load` was not called) and reports on them; device counters count
-    /// from the run's start.
+    /// Runs `warmup_transactions` transactions unmeasured, then
+    /// `transactions` transactions (loading the database first if `load`
+    /// was not called) and reports on the latter; device counters count
+    /// from their start. The warm-up leaves the buffer and the device as it
+    /// found them at its end: only the counts start again.
     pub fn run(&mut self) -> Result<DbmsReport> {
         if !self.loaded {
             self.load()?;
         }
+        if self.cfg.warmup_transactions > 0 {
+            self.phase(self.cfg.warmup_transactions)?;
+            self.tally = Tally::default();
+            self.buffer.counts = Default::default();
+        }
         self.io.device().reset_stats();
+        self.phase(self.cfg.transactions)?;
+        let device = self.io.device().stats();
+        Ok(self
+            .tally
+            .report(self.protocol, &self.cfg, self.layout().pages, self.buffer.counts, device))
+    }
+
+    /// Runs `transactions` more plans to their end: every client starts at
+    /// the device's clock, and the phase ends when all are idle again.
+    fn phase(&mut self, transactions: u64) -> Result<()> {
+        self.phase_end = self.started + transactions;
         let start_ns = self.io.now_ns();
         self.tally.start_ns = start_ns;
         self.tally.end_ns = start_ns;
@@ -157,14 +178,12 @@ impl<'d> Dbms<'d> {
         // Every client ran out of plans: nothing may be left behind.
         assert!(
             self.clients.iter().all(|c| c.state == State::Idle && c.tx.is_none()),
-            "the run ended with a client not idle (a lost wake-up)"
+            "the phase ended with a client not idle (a lost wake-up)"
         );
-        assert!(self.locks.is_idle(), "the run ended with locks held");
-        assert!(self.buffer.is_quiet(), "the run ended with dirty or pinned pages");
-        let device = self.io.device().stats();
-        Ok(self
-            .tally
-            .report(self.protocol, &self.cfg, self.layout().pages, self.buffer.counts, device))
+        assert!(self.locks.is_idle(), "the phase ended with locks held");
+        assert!(self.buffer.is_quiet(), "the phase ended with dirty or pinned pages");
+        assert_eq!(self.started, self.phase_end, "the phase ended before its plans did");
+        Ok(())
     }
 
     fn schedule(&mut self, c: usize, at_ns: u64) {
@@ -223,7 +242,7 @@ impl<'d> Dbms<'d> {
 
     /// Takes the next plan, if any is left.
     fn start_next(&mut self, c: usize, t: u64) -> Result<()> {
-        if self.started >= self.cfg.transactions {
+        if self.started >= self.phase_end {
             self.clients[c].state = State::Idle;
             return Ok(());
         }

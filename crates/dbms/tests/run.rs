@@ -85,3 +85,25 @@ fn a_database_larger_than_the_device_is_refused() {
     let err = run_dbms(&mut *device("xftl"), cfg).unwrap_err();
     assert!(matches!(err, DbmsError::DeviceTooSmall { .. }), "{err}");
 }
+
+/// A warm-up runs its transactions unmeasured: the measured ones are
+/// counted alone, and they start on the warm device (its clock and its
+/// pages where the warm-up left them), not on a fresh one.
+#[test]
+fn a_warm_up_is_run_and_not_counted() {
+    let cold = run_dbms(&mut *device("bpcc"), small(4, 1)).unwrap();
+    let cfg = DbmsConfig {
+        warmup_transactions: 120,
+        ..small(4, 1)
+    };
+    let warm = run_dbms(&mut *device("bpcc"), cfg.clone()).unwrap();
+    assert_eq!(warm.committed + warm.aborted, cfg.transactions, "{warm}");
+    assert_eq!(warm.committed_by_profile.values().sum::<u64>(), warm.committed);
+    assert!(warm.buffer.force_writes + warm.buffer.steal_writes <= warm.device.flash_programs, "{warm}");
+    // The measured plans are the warm-up's successors: another run.
+    assert_ne!(
+        serde_json::to_string(&cold.committed_by_profile).unwrap() + &cold.sim_ns.to_string(),
+        serde_json::to_string(&warm.committed_by_profile).unwrap() + &warm.sim_ns.to_string()
+    );
+    assert!(warm.device.host_writes < 2 * cold.device.host_writes, "{warm}\n{cold}");
+}

@@ -120,6 +120,14 @@ crate::counters::device_stats! {
     Time {
         /// Simulated time spent, ns (device clock).
         sim_time_ns: Row::Unlisted,
+        /// Die time of every flash operation, ns (`NandStats::busy_ns`): the
+        /// flash's work, whatever overlapped.
+        flash_busy_ns: Row::Unlisted,
+        /// Of which GC's: the die time of the operations GC issued (its
+        /// planning's spare reads and flag programs, its copies' reads and
+        /// programs, a checkpoint it had to take, and every erase of a
+        /// reclaimed block, a protocol's erase requests included).
+        gc_busy_ns: Row::Unlisted,
     }
 }
 

@@ -118,6 +118,9 @@ pub struct Ftl<H: Hooks> {
     pub(crate) programs_since_ckpt: u64,
     pub(crate) trims_pending: bool,
     pub(crate) erases_since_wl_check: u32,
+    /// The NAND's die time (`NandStats::busy_ns`) when the outermost GC work
+    /// under way began (`Ftl::as_gc`); `None` outside GC.
+    pub(crate) gc_busy_from: Option<u64>,
     /// FTL-level counters; the flash fields stay zero here (the NAND counts its
     /// own operations, merged in by `device_stats`).
     pub(crate) counters: DeviceStats,

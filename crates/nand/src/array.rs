@@ -102,6 +102,11 @@ pub struct NandStats {
     pub read_retries: u64,
     /// Programs that failed their status (fault model on).
     pub program_failures: u64,
+    /// Die time of every operation, ns on the device clock: a read's sense
+    /// and transfer, a program's transfer and program (a partial program's
+    /// too), an erase. What a share of the flash's work (GC's) is measured
+    /// against; waits for a busy die or channel are not in it.
+    pub busy_ns: u64,
 }
 
 impl NandStats {

@@ -72,6 +72,7 @@ impl<H: Hooks> Ftl<H> {
             programs_since_ckpt: 0,
             trims_pending: false,
             erases_since_wl_check: 0,
+            gc_busy_from: None,
             counters: DeviceStats::default(),
             open_txs: Default::default(),
             nand_base: nand.stats(),

@@ -24,6 +24,7 @@ impl<H: Hooks> Ftl<H> {
             corrected_bits: n.corrected_bits - b.corrected_bits,
             read_retries: n.read_retries - b.read_retries,
             program_failures: n.program_failures - b.program_failures,
+            flash_busy_ns: n.busy_ns - b.busy_ns,
             sim_time_ns: self.now_ns.max(self.nand.all_idle_ns()) - self.time_base_ns,
             ..self.counters
         }

@@ -15,7 +15,10 @@ impl<H: Hooks> Ftl<H> {
         if self.blocks.clean[b as usize] {
             return Ok(true);
         }
-        match self.nand.erase(b, self.now_ns) {
+        // A block erased for reuse held data GC (or a protocol's request)
+        // reclaimed: its erase is GC's work.
+        let now = self.now_ns;
+        match self.as_gc(|f| f.nand.erase(b, now)) {
             Ok(_) => {
                 self.blocks.erase_count[b as usize] += 1;
                 self.blocks.clean[b as usize] = true;

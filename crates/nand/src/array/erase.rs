@@ -30,6 +30,7 @@ impl Nand {
             return Err(NandError::PowerLoss);
         }
         let time = self.clocks.erase(unit, at_ns, t.erase_ns);
+        self.stats.busy_ns += t.erase_ns;
         let ec = self.erase_counts[block as usize];
         let random_failure = self
             .faults

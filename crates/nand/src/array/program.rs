@@ -113,6 +113,7 @@ impl Nand {
             (ps + os) as u32
         };
         let time = self.clocks.program(unit, channel, at_ns, t.transfer_ns(bytes), t.program_ns);
+        self.stats.busy_ns += t.transfer_ns(bytes) + t.program_ns;
         // The cells change once the data is in the die's register.
         self.trace_times(time.transferred_ns, time.done_ns);
         Ok(time)
@@ -208,6 +209,7 @@ impl Nand {
         let time = self
             .clocks
             .program(unit, channel, at_ns, t.transfer_ns(bytes as u32), t.partial_program_ns);
+        self.stats.busy_ns += t.transfer_ns(bytes as u32) + t.partial_program_ns;
         self.trace_times(time.transferred_ns, time.done_ns);
         Ok(time)
     }

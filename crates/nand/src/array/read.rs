@@ -65,6 +65,7 @@ impl Nand {
         }
         let t = self.cfg.timing;
         let time = self.clocks.read(unit, channel, at_ns, t.read_ns, t.transfer_ns(bytes));
+        self.stats.busy_ns += t.read_ns + t.transfer_ns(bytes);
         self.trace_times(time.done_ns, time.done_ns);
         if let (Some(model), true) = (self.faults, self.programs.get(ppn) > 0) {
             let key = self.page_key(ppn);
