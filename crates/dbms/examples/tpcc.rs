@@ -6,6 +6,8 @@
 //! Keys (defaults): protocol (xftl), pins (0: frames pinned per open
 //! transaction, 1 for scc and bpcc), tx (2000), clients (50), buffer (512),
 //! fpp (1: flash pages per DB page), db (16384 DB pages), abort (5 %),
+//! fill (0: percent of the device written with cold data first), warmup
+//! (0 transactions run unmeasured first),
 //! seed (1), json (0: 1 prints the report as JSON).
 
 use txftl_dbms::{run_dbms, shape, DbmsConfig};
@@ -28,6 +30,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "fpp" => cfg.flash_pages_per_db_page = n()? as u32,
             "db" => cfg.db_pages = n()? as u32,
             "abort" => cfg.abort_pct = n()? as u32,
+            "fill" => cfg.cold_fill_pct = n()? as u32,
+            "warmup" => cfg.warmup_transactions = n()?,
             "seed" => cfg.seed = n()?,
             "json" => json = n()? == 1,
             _ => return Err(format!("unknown key `{k}`").into()),

@@ -23,6 +23,10 @@ pub struct DbmsConfig {
     pub flash_pages_per_db_page: u32,
     /// The database's size budget, DB pages: the TPC-C layout is scaled to fit.
     pub db_pages: u32,
+    /// Percent of the device's logical pages written before the database
+    /// is loaded, with data no transaction touches (cold data, after the
+    /// database's pages): how full the device is (the paper states no fill).
+    pub cold_fill_pct: u32,
     /// TPC-C warehouses (the paper: 20).
     pub warehouses: u32,
     /// Injected rollbacks, percent of transactions (the paper's delta: 5).
@@ -53,6 +57,7 @@ impl Default for DbmsConfig {
             pinned_frames_per_tx: 0,
             flash_pages_per_db_page: 1,
             db_pages: 16_384,
+            cold_fill_pct: 0,
             warehouses: 20,
             abort_pct: 5,
             max_pages_per_tx: 49,
@@ -90,6 +95,9 @@ impl DbmsConfig {
         }
         if self.flash_pages_per_db_page == 0 {
             return bad("a DB page needs at least one flash page".into());
+        }
+        if self.cold_fill_pct > 100 {
+            return bad(format!("cold_fill_pct {} is above 100", self.cold_fill_pct));
         }
         if self.abort_pct > 100 {
             return bad(format!("abort_pct {} is above 100", self.abort_pct));

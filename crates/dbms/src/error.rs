@@ -16,7 +16,7 @@ pub enum DbmsError {
     /// (page locks): a protocol that runs one at a time cannot carry it.
     #[error("protocol `{protocol}` cannot keep several transactions open on distinct pages (its isolation levels: {levels})")]
     NoConcurrentTransactions { protocol: &'static str, levels: String },
-    #[error("the database needs {need} logical pages ({db_pages} DB pages of {per_db_page} flash pages); the device has {have}")]
+    #[error("the database and its cold data need {need} logical pages ({db_pages} DB pages of {per_db_page} flash pages, and cold_fill_pct of the device); the device has {have}")]
     DeviceTooSmall {
         need: u64,
         db_pages: u32,

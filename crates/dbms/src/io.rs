@@ -101,6 +101,16 @@ impl<'d> Io<'d> {
         Ok(done)
     }
 
+    /// Writes logical page `lpn` outside the database, outside
+    /// transactions (cold data: version 0, never read).
+    pub fn write_cold(&mut self, at_ns: u64, lpn: Lpn) -> Result<u64> {
+        let mut buf = std::mem::take(&mut self.buf);
+        data::fill(&mut buf, lpn, 0);
+        let r = self.call("write", at_ns, |d| d.write(lpn, &buf));
+        self.buf = buf;
+        r
+    }
+
     /// Reads DB page `page` (within `tid` if its transaction has begun on
     /// the device, so it sees its own stolen pages) and checks that every
     /// flash page of it holds `expected`.

@@ -53,6 +53,11 @@ pub struct Dbms<'d> {
     loaded: bool,
 }
 
+/// Logical pages of cold data a device of `logical_pages` gets.
+fn cold_pages(cfg: &DbmsConfig, logical_pages: u32) -> u64 {
+    logical_pages as u64 * cfg.cold_fill_pct as u64 / 100
+}
+
 /// Checks that `dev` can carry the DBMS: transactions, several open at once.
 fn check_protocol(dev: &dyn AnyDevice) -> Result<&'static str> {
     let entry = dev.entry();
@@ -75,7 +80,7 @@ impl<'d> Dbms<'d> {
         let protocol = check_protocol(&*dev)?;
         let layout = Layout::new(cfg.warehouses, cfg.db_pages)?;
         let have = dev.info().logical_pages;
-        let need = layout.pages as u64 * cfg.flash_pages_per_db_page as u64;
+        let need = layout.pages as u64 * cfg.flash_pages_per_db_page as u64 + cold_pages(&cfg, have);
         if need > have as u64 {
             return Err(DbmsError::DeviceTooSmall {
                 need,
@@ -127,10 +132,16 @@ impl<'d> Dbms<'d> {
         &self.log
     }
 
-    /// Writes every DB page once (version 0) outside transactions, all
-    /// submitted at the current instant, then flushes: the loaded database.
+    /// Writes the cold data ([`DbmsConfig::cold_fill_pct`]), then every DB
+    /// page once (version 0), outside transactions, all submitted at the
+    /// current instant, then flushes: the loaded database.
     pub fn load(&mut self) -> Result<()> {
         let at = self.io.now_ns();
+        let first = self.layout().pages * self.cfg.flash_pages_per_db_page;
+        let cold = cold_pages(&self.cfg, self.io.device().info().logical_pages) as u32;
+        for lpn in first..first + cold {
+            self.io.write_cold(at, lpn)?;
+        }
         for page in 0..self.layout().pages {
             self.io.write(at, None, page, 0)?;
         }

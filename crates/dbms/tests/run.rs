@@ -107,3 +107,32 @@ fn a_warm_up_is_run_and_not_counted() {
     );
     assert!(warm.device.host_writes < 2 * cold.device.host_writes, "{warm}\n{cold}");
 }
+
+/// Cold data fills the device before the load: its pages are written once
+/// (the load's writes grow by them), a database with more cold data than
+/// room is refused, and a full device makes GC copy during the run.
+#[test]
+fn cold_data_fills_the_device_and_makes_gc_work() {
+    let logical = device("bpcc").info().logical_pages as u64;
+    let mut dev = device("bpcc");
+    let cfg = DbmsConfig {
+        cold_fill_pct: 70,
+        transactions: 400,
+        ..small(2, 1)
+    };
+    let mut db = txftl_dbms::Dbms::new(&mut *dev, cfg.clone()).unwrap();
+    let db_pages = db.layout().pages as u64;
+    db.load().unwrap();
+    let loaded = db.device().stats().host_writes;
+    assert_eq!(loaded, logical * 70 / 100 + db_pages, "cold pages, then the DB pages");
+    let r = db.run().unwrap();
+    let empty = run_dbms(&mut *device("bpcc"), DbmsConfig { cold_fill_pct: 0, ..cfg.clone() }).unwrap();
+    assert!(r.device.gc_busy_ns > empty.device.gc_busy_ns, "{r}\n{empty}");
+    assert!(r.device.gc_copies > empty.device.gc_copies, "{r}\n{empty}");
+    let too_full = DbmsConfig {
+        cold_fill_pct: 100,
+        ..cfg
+    };
+    let err = run_dbms(&mut *device("bpcc"), too_full).unwrap_err();
+    assert!(matches!(err, DbmsError::DeviceTooSmall { .. }), "{err}");
+}

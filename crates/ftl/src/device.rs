@@ -50,6 +50,11 @@ crate::counters::device_stats! {
         gc_skip_extra_copies: Row::Second,
         /// Victims chosen by static wear leveling (counted in gc_runs too).
         wear_level_runs: Row::One("wear-leveling moves"),
+        /// Blocks a stream opened on another parallel unit because its own
+        /// unit had no free block (GC picks victims across the whole device,
+        /// so free blocks can gather on some units): two streams then share
+        /// one die while another idles.
+        blocks_borrowed: Row::Unlisted,
         /// Mapping checkpoints written, and their pages (table pages and records).
         checkpoints: Row::One("checkpoints"),
         map_writes: Row::One("map page writes"),
@@ -79,6 +84,9 @@ crate::counters::device_stats! {
         /// (`GcHooks::plan_victim`: Flag Commit's flags moved before a page
         /// is reclaimed), copies for a spent NOP included.
         gc_flag_programs: Row::Unlisted,
+        /// Spare reads GC planning issued: every programmed page of each
+        /// victim, and the pages outside it the protocol probed.
+        gc_plan_reads: Row::Unlisted,
         /// Summary pages written (the last page of each data block filled, when
         /// the protocol asks for them: `summary.rs`); counted in `flash_programs`.
         summary_pages_written: Row::Unlisted,

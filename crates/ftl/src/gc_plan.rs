@@ -32,6 +32,8 @@ struct Probe<'a> {
     done: u64,
     buf: Vec<u8>,
     failed: Option<NandError>,
+    /// Spare reads the probe issued.
+    reads: u64,
 }
 
 impl Probe<'_> {
@@ -55,6 +57,7 @@ impl SpareProbe for Probe<'_> {
         if !in_use || self.geo.page_index_of(ppn) >= self.blocks.write_ptr[b] {
             return None;
         }
+        self.reads += 1;
         match ecc::read_retrying(self.nand, ppn, self.at_ns, None, &mut self.buf) {
             Ok(Ok(done)) => {
                 self.done = self.done.max(done);
@@ -118,9 +121,11 @@ impl<H: Hooks> Ftl<H> {
             done,
             buf: spare,
             failed: None,
+            reads: 0,
         };
         self.hooks.plan_victim(victim, &pages, &mut probe, &mut plan);
         let (probed, failed) = (probe.done, probe.failed);
+        self.counters.gc_plan_reads += written as u64 + probe.reads;
         if let Some(e) = failed {
             return Err(self.fail(e));
         }
@@ -256,6 +261,7 @@ mod tests {
             (ppb as usize + h.outside.len()) as u64,
             "spare-area reads"
         );
+        assert_eq!(f.stats().gc_plan_reads, after.oob_reads - before.oob_reads, "counted as planning's");
         // NOP 4: the target takes three flag programs; each later one finds
         // it spent and copies it (reading it), the copy carrying the flag.
         let spent = f.device_stats().flag_nop_spent;

@@ -38,6 +38,9 @@ impl<H: Hooks> Ftl<H> {
     /// Takes a free block, erases it and opens it. `Ok(None)` if the pool is empty.
     pub(crate) fn open_block(&mut self, unit: u32, purpose: AllocFor) -> Result<Option<BlockId>> {
         while let Some(b) = self.blocks.take_free(unit, purpose) {
+            if self.geo.unit_of_block(b) != unit {
+                self.counters.blocks_borrowed += 1;
+            }
             if self.erase_for_use(b)? {
                 self.blocks.state[b as usize] = BlockState::Open;
                 self.blocks.write_ptr[b as usize] = 0;
