@@ -2,9 +2,9 @@
 //! to 512 MiB; the database a sixteenth of it, as 2 GB is of the paper's
 //! 32 GB): prints the generator's shape beside the paper's, then a run.
 //!
-//! `cargo run -p txftl-dbms --example tpcc -- protocol=scc pins=1 tx=2000`
-//! Keys (defaults): protocol (xftl), pins (0: frames pinned per open
-//! transaction, 1 for scc and bpcc), tx (2000), clients (50), buffer (512),
+//! `cargo run -p txftl-dbms --example tpcc -- protocol=scc tx=2000`
+//! Keys (defaults): protocol (xftl), pins (frames pinned per open
+//! transaction: the registry's `resident_pages_per_tx`), tx (2000), clients (50), buffer (512),
 //! fpp (1: flash pages per DB page), db (16384 DB pages), abort (5 %),
 //! fill (0: percent of the device written with cold data first), warmup
 //! (0 transactions run unmeasured first),
@@ -17,13 +17,14 @@ use txftl_nand::{DataMode, Nand, ViolationPolicy};
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut protocol = "xftl".to_string();
     let mut json = false;
+    let mut pins = None;
     let mut cfg = DbmsConfig::default();
     for arg in std::env::args().skip(1) {
         let (k, v) = arg.split_once('=').ok_or_else(|| format!("`{arg}`: KEY=VALUE expected"))?;
         let n = || v.parse::<u64>().map_err(|e| format!("{k}={v}: {e}"));
         match k {
             "protocol" => protocol = v.to_string(),
-            "pins" => cfg.pinned_frames_per_tx = n()? as u32,
+            "pins" => pins = Some(n()? as u32),
             "tx" => cfg.transactions = n()?,
             "clients" => cfg.clients = n()? as u32,
             "buffer" => cfg.buffer_pages = n()? as u32,
@@ -37,6 +38,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             _ => return Err(format!("unknown key `{k}`").into()),
         }
     }
+    let entry = txftl_protocols::PROTOCOLS
+        .iter()
+        .find(|e| e.name == protocol)
+        .ok_or_else(|| format!("no protocol `{protocol}`"))?;
+    cfg.pinned_frames_per_tx = pins.unwrap_or(entry.resident_pages_per_tx);
     println!("{}\n", shape(&cfg, 10_000)?);
     let preset = txftl_nand::preset("flagcommit").ok_or("no flagcommit preset")?;
     let nand = Nand::new(preset.config(DataMode::MetaOnly, ViolationPolicy::Panic))?;

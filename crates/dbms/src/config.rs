@@ -13,10 +13,10 @@ pub struct DbmsConfig {
     /// Buffer pool frames, DB pages (Table 2: 512).
     pub buffer_pages: u32,
     /// Frames each open transaction pins: its most recently dirtied pages,
-    /// which the buffer may not evict. A property of the commit protocol the
-    /// caller names: 1 for SCC and BPCC, whose last shadow page of an
-    /// in-progress transaction must stay resident (sec. 5.1); 0 for X-FTL and
-    /// the flag commits.
+    /// which the buffer may not evict. A property of the commit protocol
+    /// (its registry entry's `resident_pages_per_tx`): 1 for SCC and BPCC,
+    /// whose last shadow page of an in-progress transaction must stay
+    /// resident (sec. 5.1); 0 for X-FTL and the flag commits.
     pub pinned_frames_per_tx: u32,
     /// Flash (logical) pages per DB page: 1 by default; 4 is the paper's
     /// 8 KB DB page on 2 KB flash pages.

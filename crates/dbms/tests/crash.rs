@@ -20,10 +20,6 @@ use txftl_workload::data::{self, Content};
 
 const REPLAY_ENV: &str = "TXFTL_DBMS_CRASH";
 
-/// TxFlash's cyclic commits keep the last page of each open transaction in
-/// the buffer (Flag Commit sec. 5.1): one pinned frame each.
-const ONE_PINNED_FRAME: &[&str] = &["scc", "bpcc"];
-
 /// Every protocol the DBMS can run on, as the registry lists them.
 fn protocols() -> Vec<&'static str> {
     txftl_protocols::PROTOCOLS
@@ -40,7 +36,11 @@ fn config(protocol: &str) -> DbmsConfig {
         // Two warehouses keep the warehouse and district rows a page each
         // (tpcc.rs), so transactions overlap, steal and deadlock.
         warehouses: 2,
-        pinned_frames_per_tx: ONE_PINNED_FRAME.contains(&protocol) as u32,
+        // The frames the protocol needs resident per open transaction.
+        pinned_frames_per_tx: txftl_protocols::PROTOCOLS
+            .iter()
+            .find(|e| e.name == protocol)
+            .map_or(0, |e| e.resident_pages_per_tx),
         db_pages: 40,
         max_pages_per_tx: 8,
         transactions: 100,

@@ -99,7 +99,10 @@ fn a_warm_up_is_run_and_not_counted() {
     let warm = run_dbms(&mut *device("bpcc"), cfg.clone()).unwrap();
     assert_eq!(warm.committed + warm.aborted, cfg.transactions, "{warm}");
     assert_eq!(warm.committed_by_profile.values().sum::<u64>(), warm.committed);
-    assert!(warm.buffer.force_writes + warm.buffer.steal_writes <= warm.device.flash_programs, "{warm}");
+    assert!(
+        warm.buffer.force_writes + warm.buffer.steal_writes <= warm.device.flash_programs,
+        "{warm}"
+    );
     // The measured plans are the warm-up's successors: another run.
     assert_ne!(
         serde_json::to_string(&cold.committed_by_profile).unwrap() + &cold.sim_ns.to_string(),
@@ -126,13 +129,17 @@ fn cold_data_fills_the_device_and_makes_gc_work() {
     let loaded = db.device().stats().host_writes;
     assert_eq!(loaded, logical * 70 / 100 + db_pages, "cold pages, then the DB pages");
     let r = db.run().unwrap();
-    let empty = run_dbms(&mut *device("bpcc"), DbmsConfig { cold_fill_pct: 0, ..cfg.clone() }).unwrap();
+    let empty = run_dbms(
+        &mut *device("bpcc"),
+        DbmsConfig {
+            cold_fill_pct: 0,
+            ..cfg.clone()
+        },
+    )
+    .unwrap();
     assert!(r.device.gc_busy_ns > empty.device.gc_busy_ns, "{r}\n{empty}");
     assert!(r.device.gc_copies > empty.device.gc_copies, "{r}\n{empty}");
-    let too_full = DbmsConfig {
-        cold_fill_pct: 100,
-        ..cfg
-    };
+    let too_full = DbmsConfig { cold_fill_pct: 100, ..cfg };
     let err = run_dbms(&mut *device("bpcc"), too_full).unwrap_err();
     assert!(matches!(err, DbmsError::DeviceTooSmall { .. }), "{err}");
 }

@@ -272,6 +272,12 @@ pub struct ProtocolEntry {
     /// refuse a device without it, and its small tests and crash runs
     /// default to the preset [`NandNeeds::tiny_preset`] names.
     pub nand: NandNeeds,
+    /// Pages of each open transaction a host must keep in its buffer until
+    /// the transaction ends: TxFlash's cyclic commit (SCC, BPCC) needs the
+    /// last page written resident, since the next one's link names it
+    /// (Flag Commit sec. 5.1); 0 for every other protocol. A DBMS pins that
+    /// many frames per open transaction (`crates/dbms`).
+    pub resident_pages_per_tx: u32,
     pub canary: Option<CanarySpec>,
     pub build: Builder,
 }
@@ -299,6 +305,7 @@ impl ProtocolEntry {
             sql_normal_group_pages: None,
             tx_pages_bound: None,
             nand: NandNeeds::FRAMEWORK,
+            resident_pages_per_tx: 0,
             canary: None,
             build,
         }

@@ -569,6 +569,11 @@ mod tests {
             s.gc_busy_ns
         );
         let host = s.host_writes * t.program_ns;
-        assert!(s.gc_busy_ns + host <= s.flash_busy_ns, "{} + {host} > {}", s.gc_busy_ns, s.flash_busy_ns);
+        assert!(
+            s.gc_busy_ns + host <= s.flash_busy_ns,
+            "{} + {host} > {}",
+            s.gc_busy_ns,
+            s.flash_busy_ns
+        );
     }
 }

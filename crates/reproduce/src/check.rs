@@ -84,6 +84,10 @@ pub struct Check {
     pub within_25pct: Option<bool>,
     /// Where they differ: the measured reason.
     pub note: String,
+    /// A bound the paper states from below ("over 35%"): ours must be at
+    /// least its figure. Absent from the JSON of every other check.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub at_least: bool,
 }
 
 impl Check {
@@ -97,6 +101,7 @@ impl Check {
             kind,
             within_25pct: within,
             note: String::new(),
+            at_least: false,
         }
     }
 
@@ -127,6 +132,22 @@ impl Check {
             Kind::Bound,
             Some(within),
         )
+    }
+
+    /// A bound the paper states from below ("over", "more than"): within if
+    /// ours is at least the bound.
+    pub fn at_least(id: &str, what: &str, bound: f64, measured: f64, unit: Unit) -> Check {
+        let mut c = Check::new(
+            id,
+            what,
+            Figure::Number(bound),
+            Figure::Number(measured),
+            unit,
+            Kind::Bound,
+            Some(measured >= bound),
+        );
+        c.at_least = true;
+        c
     }
 
     /// An ordering check: the orderings as strings, equal or not.
@@ -197,7 +218,7 @@ impl Check {
     pub fn show_paper(&self) -> String {
         let s = self.show(&self.paper);
         if self.kind == Kind::Bound {
-            format!("at most {s}")
+            format!("{} {s}", if self.at_least { "at least" } else { "at most" })
         } else {
             s
         }
@@ -329,6 +350,10 @@ mod tests {
         // A bound missed by a little differs too (0.22 against at most 0.194).
         assert!(Check::bound("b.near", "", 0.194, 0.22, Unit::S).differs());
         assert_eq!(checks[1].show_paper(), "at most +0.8%");
+        let over = Check::at_least("b.over", "", 35.0, 41.0, Unit::Percent);
+        assert_eq!((over.agrees(), over.show_paper().as_str()), (true, "at least +35.0%"));
+        assert!(!Check::at_least("b.under", "", 35.0, 20.0, Unit::Percent).agrees());
+        assert!(serde_json::to_value(&checks[1]).unwrap().get("at_least").is_none());
         let s = Summary::of(&checks);
         assert_eq!((s.counted, s.within), (4, 2));
         assert_eq!(

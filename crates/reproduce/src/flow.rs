@@ -5,7 +5,7 @@ use crate::check::Summary;
 use crate::paper::{Options, Paper, Report};
 use crate::progress::Progress;
 use crate::wrapln;
-use crate::{html, lighttx, mobius, nolgn, terminal, xftl, Error};
+use crate::{flagcommit, html, lighttx, mobius, nolgn, terminal, xftl, Error};
 use std::path::{Path, PathBuf};
 
 /// A reproduced paper, as `txftl reproduce` lists it: the one place a new
@@ -35,6 +35,7 @@ pub static PAPERS: &[PaperEntry] = &[
     PaperEntry::of::<xftl::Xftl>(),
     PaperEntry::of::<lighttx::LightTx>(),
     PaperEntry::of::<mobius::Mobius>(),
+    PaperEntry::of::<flagcommit::FlagCommit>(),
     PaperEntry::of::<nolgn::NoLgn>(),
 ];
 

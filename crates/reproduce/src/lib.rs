@@ -19,6 +19,7 @@
 
 pub mod check;
 pub mod device;
+pub mod flagcommit;
 pub mod flow;
 pub mod fmt;
 pub mod html;

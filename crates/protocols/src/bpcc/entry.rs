@@ -37,6 +37,8 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     // Back pointers name the one last committed version of a page.
     isolation: &["strict", "no-page-conflict"],
     options: &[SUMMARY_PAGES],
+    // Cyclic commit: the next page's link names the last one written.
+    resident_pages_per_tx: 1,
     counters: &[CounterSpec {
         key: "gc_pinned_copies",
         help: "obsolete pages GC moved because their back pointer straddles an aborted version still guarded on flash \

@@ -30,6 +30,8 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
     // A page's older versions must be settled before a new one is written.
     isolation: &["strict", "no-page-conflict"],
     options: &[SUMMARY_PAGES],
+    // Cyclic commit: the next page's link names the last one written.
+    resident_pages_per_tx: 1,
     counters: &[
         CounterSpec {
             key: "forced_erases",

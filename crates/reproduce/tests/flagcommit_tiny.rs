@@ -1,0 +1,103 @@
+//! `reproduce flagcommit` at the test size (`--tiny`), through the library:
+//! every protocol at every point, what each design costs (CFC's and AFC's
+//! commits clear one flag, CFC's abort programs nothing, no page past the
+//! NOP), GC's time inside the flash's, the recoveries, Table 3, and the
+//! checks with their kinds and notes from the same run.
+
+use std::sync::OnceLock;
+use txftl_reproduce::flagcommit::{points, FlagCommit, Report, PROTOCOLS};
+use txftl_reproduce::{flow, Kind, Options, Paper};
+
+fn report() -> &'static Report {
+    static REPORT: OnceLock<Report> = OnceLock::new();
+    REPORT.get_or_init(|| flow::build(&FlagCommit, &Options::tiny(1), false).expect("reproduce flagcommit --tiny"))
+}
+
+#[test]
+fn every_point_runs_on_every_protocol() {
+    let r = report();
+    assert!(!FlagCommit.failed(&r.figures));
+    assert_eq!(r.figures.runs.len(), points(&r.params).len());
+    for run in &r.figures.runs {
+        assert_eq!(run.committed + run.aborted, r.params.transactions, "{run:?}");
+        assert!(run.throughput > 0.0 && run.flash_busy_s > 0.0, "{run:?}");
+        assert!(run.gc_s <= run.flash_busy_s, "GC's die time is part of the flash's: {run:?}");
+        assert!(run.max_programs_per_page <= r.params.preset().geometry.nop, "{run:?}");
+    }
+    // A full device makes GC work; an empty one far less.
+    for p in PROTOCOLS {
+        let full = r.figures.run(p.name, 90, r.params.abort_pct).expect("fill 90");
+        let empty = r.figures.run(p.name, 0, r.params.abort_pct).expect("fill 0");
+        assert!(full.gc_copies > empty.gc_copies, "{}: {full:?}", p.name);
+        let rec = r.figures.recovery(p.name).expect("Fig. 13b's point recovers");
+        assert!(rec.time_ms > 0.0 && rec.flash_reads > 0, "{rec:?}");
+    }
+    // Summary pages where the geometry holds them: CFC's and AFC's records
+    // fit a 2 KiB summary page, BPCC's and SCC's do not. AFC rereads more
+    // live spares than CFC (every page of a chain, against its heads).
+    let summarised = |n| r.figures.runs.iter().any(|x| x.protocol == n && x.summary_pages);
+    assert!(summarised("cfc") && summarised("afc") && !summarised("bpcc") && !summarised("scc"));
+    let (afc, cfc) = (r.figures.recovery("afc").unwrap(), r.figures.recovery("cfc").unwrap());
+    assert!(
+        afc.summary_pages_read > 0 && afc.spare_rereads > cfc.spare_rereads,
+        "{afc:?} {cfc:?}"
+    );
+}
+
+#[test]
+fn each_design_costs_what_it_says() {
+    let r = report();
+    let base = |n| r.figures.run(n, r.params.fill_pct, r.params.abort_pct).unwrap();
+    for n in ["cfc", "afc"] {
+        assert!((base(n).partial_programs_per_commit() - 1.0).abs() < 1e-9, "{n}: one flag a commit");
+        assert!(base(n).gc_plan_reads > 0, "{n}: GC plans its victims");
+    }
+    for n in ["bpcc", "scc"] {
+        assert_eq!((base(n).partial_programs, base(n).gc_plan_reads), (0, 0), "{n}");
+    }
+    // CFC moves commit flags out of its victims; AFC only abort flags.
+    assert!(base("cfc").gc_flag_programs > base("afc").gc_flag_programs);
+    let cfc_abort = r.figures.abort_programs.iter().find(|(n, _)| n == "cfc").unwrap().1;
+    assert_eq!(cfc_abort, 0, "CFC's abort programs nothing");
+    assert!(r.figures.page_flag_run("cfc").is_some() && r.figures.page_flag_run("afc").is_some());
+    assert_eq!(r.figures.memory.len(), PROTOCOLS.len());
+    assert!(r.figures.memory.iter().all(|m| m.mb > 1.0), "{:?}", r.figures.memory);
+}
+
+#[test]
+fn the_checks_have_kinds_and_the_differing_ones_notes() {
+    let r = report();
+    let ids: Vec<&str> = r.checks.iter().map(|c| c.id.as_str()).collect();
+    for id in [
+        "fig12.order",
+        "fig12.afc_over_bpcc",
+        "fig13a.afc_gc_vs_scc",
+        "fig13a.scc_gc_share",
+        "fig13b.slowest",
+        "fig14a.crossing",
+        "fig14b.scc_gc_per_commit_growth",
+        "table3.cfc",
+        "structural.programs_per_page",
+    ] {
+        assert!(ids.contains(&id), "{id} missing: {ids:?}");
+    }
+    let share = r.checks.iter().find(|c| c.id == "fig13a.bpcc_gc_share").unwrap();
+    assert!(share.at_least && share.kind == Kind::Bound);
+    for c in &r.checks {
+        if c.differs() {
+            assert!(!c.note.is_empty(), "{} differs without a note", c.id);
+        }
+    }
+    assert!(r.summary.counted > 20, "{}", r.summary.line);
+    let json = serde_json::to_value(r).unwrap();
+    assert_eq!(json["figures"]["runs"].as_array().unwrap().len(), r.figures.runs.len());
+}
+
+#[test]
+fn an_option_of_another_paper_is_refused() {
+    let opts = Options {
+        map_at_flush: Some(true),
+        ..Options::tiny(1)
+    };
+    assert!(matches!(FlagCommit.params(&opts), Err(txftl_reproduce::Error::Usage(_))));
+}
