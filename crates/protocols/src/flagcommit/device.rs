@@ -51,7 +51,7 @@ impl<R: FlagRule> FlagDevice<R> {
         if let Some(w) = wait {
             self.ftl.wait_until(w);
         }
-        let version = self.ftl.hooks_mut().next_version(lpn);
+        let version = self.ftl.hooks_mut().next_version()?;
         let meta = PageMeta {
             xid,
             version,
@@ -109,7 +109,7 @@ impl<R: FlagRule> Device for FlagDevice<R> {
         let hooks = self.ftl.hooks_mut();
         let meta = PageMeta {
             xid: hooks.txs.new_xid()?,
-            version: hooks.next_version(lpn),
+            version: hooks.next_version()?,
             link: None,
             flag: R::COMMITTED_FLAG,
         };

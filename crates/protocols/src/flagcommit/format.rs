@@ -14,9 +14,12 @@
 //! protocol bytes
 //!  0  u32  XID: the device's transaction id (never 0; never reused: a
 //!          mount resumes above the largest found on flash)
-//!  4  u32  Version: how many times the logical page had been written when
-//!          this page was (the first write is 1). A GC copy keeps it: the
-//!          framework's sequence number is fresh for every copy.
+//!  4  u32  Version: a device-wide write stamp, one above every Version
+//!          written or found on flash before (the first write is 1; a mount
+//!          resumes above the largest found), so a logical page's newer
+//!          write carries the larger Version. A GC copy keeps it: the
+//!          framework's sequence number is fresh for every copy. DRAM keeps
+//!          only the last one, not one a logical page (§3.1.2).
 //!  8  u32  Link: the physical page of the same transaction this page links
 //!          to (its transaction's previous page; for a GC copy, the planned
 //!          target), or 0xFFFF_FFFF: none

@@ -34,7 +34,7 @@ pub use graph::FlagMode;
 
 use format::PageMeta;
 use txftl_ftl::{
-    BlockId, Capabilities, CounterSpec, EventHooks, GcHooks, Hooks, Lpn, Oob, PersistHooks, RecoveredUpdate, RecoveryHooks, Result,
+    BlockId, Capabilities, CounterSpec, EventHooks, GcHooks, Hooks, Oob, PersistHooks, RecoveredUpdate, RecoveryHooks, Result,
     ScannedPages, SpareBytes, SpareProbe, Unpersisted, VictimPage, VictimPlan, FLAG_BYTES,
 };
 use txftl_nand::{Geometry, Nand, Ppn};
@@ -132,13 +132,6 @@ where
     fn wrap(ftl: txftl_ftl::Ftl<FlagHooks<R>>) -> FlagDevice<R> {
         FlagDevice::new(ftl)
     }
-
-    /// Each logical page's last Version (4 bytes a page). The transaction
-    /// table grows with the open transactions and the aborted ones still on
-    /// flash, and is not counted.
-    fn extra_memory(_geo: &Geometry, logical_pages: u32, _opts: &txftl_ftl::ProtocolOptions) -> u64 {
-        4 * logical_pages as u64
-    }
 }
 
 /// Counters of the protocol's own (`stats`).
@@ -168,8 +161,11 @@ pub struct FlagHooks<R: FlagRule> {
     pub(crate) mode: FlagMode,
     pub(crate) geo: Geometry,
     pub(crate) txs: TxTable,
-    /// Logical page -> the version its last write carried (0: never written).
-    versions: Vec<u32>,
+    /// The Version the last write carried (0: none yet): Versions are
+    /// device-wide write stamps (`format.rs`), so DRAM keeps one number,
+    /// not one a logical page (§3.1.2: physical Links spare the mapping
+    /// table its version numbers).
+    last_version: u32,
     /// GC victims planned and not yet released or erased.
     releasing: std::collections::BTreeSet<BlockId>,
     /// The GC copy just programmed (`on_program`), for `on_relocate`.
@@ -192,7 +188,7 @@ impl<R: FlagRule> FlagHooks<R> {
             mode: mode_of(geo, block_flags),
             geo: *geo,
             txs: TxTable::new(R::NAME),
-            versions: Vec::new(),
+            last_version: 0,
             releasing: Default::default(),
             just_copied: None,
             counters: FlagCounters::default(),
@@ -217,22 +213,16 @@ impl<R: FlagRule> FlagHooks<R> {
         self.counters
     }
 
-    /// The version the next write of `lpn` carries (and records it).
-    pub(crate) fn next_version(&mut self, lpn: Lpn) -> u32 {
-        let i = lpn as usize;
-        if self.versions.len() <= i {
-            self.versions.resize(i + 1, 0);
-        }
-        self.versions[i] = self.versions[i].checked_add(1).expect("a page's versions fit 32 bits");
-        self.versions[i]
-    }
-
-    fn version_seen(&mut self, lpn: Lpn, version: u32) {
-        let i = lpn as usize;
-        if self.versions.len() <= i {
-            self.versions.resize(i + 1, 0);
-        }
-        self.versions[i] = self.versions[i].max(version);
+    /// The Version the next write carries (and records it): above every
+    /// Version written or found on flash. Refused (typed) once 32 bits are
+    /// used up: an older page of a logical page must never outrank a newer.
+    pub(crate) fn next_version(&mut self) -> Result<u32> {
+        let v = self
+            .last_version
+            .checked_add(1)
+            .ok_or_else(|| txftl_ftl::DeviceError::WornOut(format!("{} page Versions are used up", R::NAME)))?;
+        self.last_version = v;
+        Ok(v)
     }
 
     /// Whether `ppn` lies in a victim planned and not yet released.
@@ -458,9 +448,7 @@ impl<R: FlagRule> RecoveryHooks for FlagHooks<R> {
         let uncommitted: Vec<u32> = found.uncommitted.iter().map(|(x, _)| *x).collect();
         self.verdicts = verdicts::Verdicts::after_mount(found.max_xid, &uncommitted, &found.torn);
         self.txs.resume_after(resume_after);
-        for &(lpn, version) in &found.versions {
-            self.version_seen(lpn, version);
-        }
+        self.last_version = found.max_version;
         self.recovered_commits = found.committed;
         self.recovered_uncommitted = found.uncommitted.len() as u32;
         for (xid, pages) in found.uncommitted {
@@ -495,5 +483,23 @@ impl<R: FlagRule> EventHooks for FlagHooks<R> {
         if self.txs.by_xid(meta.xid).is_some_and(Tx::is_open) {
             self.txs.programmed(meta.xid, ppn, info, done_ns);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Versions are device-wide stamps: each write's is above the last, and
+    /// the last one 32 bits hold is refused with a typed error, never wrapped
+    /// (a wrapped Version would let an older page outrank a newer one).
+    #[test]
+    fn versions_rise_across_pages_and_run_out_with_an_error() {
+        let geo = txftl_nand::preset("tiny-slc").unwrap().geometry;
+        let mut h = FlagHooks::<crate::cfc::CfcRule>::new(&geo, true, false);
+        assert_eq!((h.next_version().unwrap(), h.next_version().unwrap()), (1, 2));
+        h.last_version = u32::MAX - 1;
+        assert_eq!(h.next_version().unwrap(), u32::MAX);
+        assert!(matches!(h.next_version(), Err(txftl_ftl::DeviceError::WornOut(m)) if m.contains("Versions")));
     }
 }

@@ -2,8 +2,7 @@
 //! use, grouped by XID; the protocol's rule decides each transaction
 //! (`FlagRule::committed`); each logical page maps to its committed page of
 //! the highest Version (a GC copy keeps its Version: the newest copy wins a
-//! tie). XIDs resume above the largest found; each logical page's Version
-//! above the largest found, committed or not.
+//! tie). XIDs and Versions resume above the largest found, committed or not.
 
 use super::format::PageMeta;
 use super::graph::FlagMode;
@@ -42,8 +41,8 @@ impl ScanPage {
 /// What the scan decided.
 pub struct Found {
     pub max_xid: u32,
-    /// Each logical page's highest Version on flash.
-    pub versions: Vec<(Lpn, u32)>,
+    /// The highest Version on flash.
+    pub max_version: u32,
     pub committed: u32,
     /// Transactions not committed, with their pages (kept in the table, aborted).
     pub uncommitted: Vec<(u32, Vec<(Ppn, PageInfo)>)>,
@@ -70,20 +69,16 @@ pub fn resolve<R: FlagRule>(pages: ScannedPages<'_>, mode: FlagMode, verdicts: &
         });
     })?;
     let mut best: BTreeMap<Lpn, (u32, u64, Ppn)> = BTreeMap::new();
-    let mut versions: BTreeMap<Lpn, u32> = BTreeMap::new();
     let mut found = Found {
         max_xid: by_xid.keys().next_back().copied().unwrap_or(0),
-        versions: Vec::new(),
+        max_version: 0,
         committed: 0,
         uncommitted: Vec::new(),
         torn: BTreeSet::new(),
         mappings: Vec::new(),
     };
     for (xid, mut tx_pages) in by_xid {
-        for p in &tx_pages {
-            let v = versions.entry(p.lpn).or_insert(0);
-            *v = (*v).max(p.version);
-        }
+        found.max_version = tx_pages.iter().map(|p| p.version).fold(found.max_version, u32::max);
         let recorded = verdicts.decide(xid);
         if recorded.is_none() {
             // A summary holds the flags as programmed: the pages whose flag
@@ -112,7 +107,6 @@ pub fn resolve<R: FlagRule>(pages: ScannedPages<'_>, mode: FlagMode, verdicts: &
             }
         }
     }
-    found.versions = versions.into_iter().collect();
     found.mappings = best
         .into_iter()
         .map(|(lpn, (_, seq, ppn))| RecoveredUpdate { seq, lpn, ppn })
