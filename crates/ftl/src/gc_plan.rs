@@ -97,8 +97,13 @@ impl<H: Hooks> Ftl<H> {
         let mut done = issue;
         let mut pages = Vec::with_capacity(written as usize);
         let mut spare = vec![0u8; self.oob_buf.len()];
+        let reads = self.hooks.plan_reads_spares();
         for ppn in first..first + written {
             let live = self.mapped.get(ppn) || (H::CAPABILITIES.extra_live && self.hooks.extra_live(ppn));
+            if !reads {
+                pages.push(VictimPage { ppn, oob: None, live });
+                continue;
+            }
             let oob = match ecc::read_retrying(&mut self.nand, ppn, issue, None, &mut spare) {
                 Ok(Ok(t)) => {
                     done = done.max(t);
@@ -125,7 +130,7 @@ impl<H: Hooks> Ftl<H> {
         };
         self.hooks.plan_victim(victim, &pages, &mut probe, &mut plan);
         let (probed, failed) = (probe.done, probe.failed);
-        self.counters.gc_plan_reads += written as u64 + probe.reads;
+        self.counters.gc_plan_reads += reads as u64 * written as u64 + probe.reads;
         if let Some(e) = failed {
             return Err(self.fail(e));
         }

@@ -51,7 +51,8 @@ pub struct ScannedPage {
 pub struct VictimPage {
     pub ppn: Ppn,
     /// Its record as it reads now (flag bytes as partial programs left
-    /// them), or `None`: torn, erased or unreadable.
+    /// them), or `None`: torn, erased or unreadable, or not read at all (a
+    /// protocol that plans from its DRAM: [`GcHooks::plan_reads_spares`]).
     pub oob: Option<Oob>,
     /// GC copies it: the L2P maps it, or the protocol keeps it
     /// ([`GcHooks::extra_live`]).
@@ -216,6 +217,15 @@ pub trait GcHooks {
     /// page links to). Called only with [`Capabilities::plans_victims`]; a
     /// victim stops counting for recovery at the checkpoint that releases it.
     fn plan_victim(&mut self, _victim: BlockId, _pages: &[VictimPage], _probe: &mut dyn SpareProbe, _plan: &mut VictimPlan) {}
+
+    /// Whether planning reads the spare area of every programmed page of the
+    /// victim (charged reads) before [`GcHooks::plan_victim`]; false: the
+    /// protocol plans from what it keeps in DRAM (AFC: the aborted
+    /// transactions' pages), every [`VictimPage::oob`] is `None`, and it
+    /// may still read what it needs through the probe.
+    fn plan_reads_spares(&self) -> bool {
+        true
+    }
 
     /// A flag program on `ppn` (record `oob`, clearing the bits of `clear`)
     /// found the page's partial programs spent: the bytes of the copy the

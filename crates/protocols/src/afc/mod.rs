@@ -117,13 +117,21 @@ impl FlagRule for AfcRule {
         }
     }
 
+    /// Fig. 7: committed transactions cost GC nothing, so the victim's
+    /// spares are not read: the aborted transactions with a page in it come
+    /// from the transaction table, which holds every page of theirs on
+    /// flash (a mount adds them from its scan).
+    const PLAN_READS_SPARES: bool = false;
+
     fn plan(h: &mut FlagHooks<Self>, victim: BlockId, pages: &[VictimPage], probe: &mut dyn SpareProbe, plan: &mut VictimPlan) {
         let geo = h.geo;
-        let aborted: BTreeSet<u32> = pages
-            .iter()
-            .filter_map(|p| p.oob.and_then(|o| PageMeta::of(&o)))
-            .map(|m| m.xid)
-            .filter(|x| h.txs.by_xid(*x).is_some_and(|t| t.state == TxState::Aborted) && !h.verdicts.covers(*x))
+        debug_assert!(pages.iter().all(|p| p.oob.is_none()), "AFC plans without reading the victim");
+        let first = geo.ppn(victim, 0);
+        let aborted: BTreeSet<u32> = h
+            .txs
+            .pages_in(first, first + geo.pages_per_block)
+            .filter(|(_, t)| t.state == TxState::Aborted && !h.verdicts.covers(t.xid))
+            .map(|(_, t)| t.xid)
             .collect();
         for xid in aborted {
             let t = h.txs.by_xid(xid).expect("filtered above");

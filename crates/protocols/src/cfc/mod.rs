@@ -134,6 +134,9 @@ impl FlagRule for CfcRule {
         }
     }
 
+    /// A reclaimed committed page's Link and flag are on flash only.
+    const PLAN_READS_SPARES: bool = true;
+
     fn plan(h: &mut FlagHooks<Self>, victim: BlockId, pages: &[VictimPage], probe: &mut dyn SpareProbe, plan: &mut VictimPlan) {
         let block_flags = matches!(h.mode, FlagMode::Block { .. });
         for (xid, v) in committed_in_victim(h, victim, pages) {

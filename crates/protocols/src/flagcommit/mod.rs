@@ -68,6 +68,11 @@ pub trait FlagRule: Clone + Send + Sync + 'static {
     /// pages in GC victims planned but not yet released (planned while the
     /// transaction was open: they vanish after its commit, unplanned for it).
     fn commit_flags(tx: &Tx, mode: FlagMode, releasing: &dyn Fn(Ppn) -> bool) -> Vec<Ppn>;
+    /// Whether `plan` needs the victim's spare areas read
+    /// (`GcHooks::plan_reads_spares`): CFC does (a reclaimed committed
+    /// page's Link and flag are on flash only); AFC plans from its
+    /// transaction table (the aborted transactions' pages).
+    const PLAN_READS_SPARES: bool;
     /// Plans a GC victim (`GcHooks::plan_victim`).
     fn plan(h: &mut FlagHooks<Self>, victim: BlockId, pages: &[VictimPage], probe: &mut dyn SpareProbe, plan: &mut VictimPlan);
     /// Recovery, with summary pages: the pages (indices into `pages`) whose
@@ -342,6 +347,10 @@ impl<R: FlagRule> GcHooks for FlagHooks<R> {
         }
         self.releasing.insert(victim);
         self.counters.gc_flag_moves += plan.flag_programs.len() as u64;
+    }
+
+    fn plan_reads_spares(&self) -> bool {
+        R::PLAN_READS_SPARES
     }
 
     fn flagged_copy_bytes(&self, ppn: Ppn, oob: &Oob, clear: [u8; FLAG_BYTES]) -> SpareBytes {
