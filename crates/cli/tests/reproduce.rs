@@ -8,11 +8,12 @@ mod common;
 use common::{txftl, txftl_piped};
 use serde_json::Value;
 
-/// A paper not in the list (Flag Commit has no reproduction yet) is a bad
-/// argument, and the refusal lists the papers there are.
+/// A paper not in the list (TxFlash, whose protocols SCC and BPCC are
+/// built but whose evaluation is not rerun) is a bad argument, and the
+/// refusal lists the papers there are.
 #[test]
 fn reproduce_refuses_a_paper_it_does_not_reproduce() {
-    let (code, _, err) = txftl(&["reproduce", "flagcommit", "--quick"]);
+    let (code, _, err) = txftl(&["reproduce", "txflash", "--quick"]);
     assert_eq!(code, 2, "{err}");
     for name in txftl_reproduce::flow::paper_names() {
         assert!(err.contains(name), "{err}");

@@ -4,6 +4,8 @@
 //! while that version is there, the isolation it refuses, and the
 //! whole-device scan at recovery.
 
+mod common;
+use common::{page, reads as read};
 use std::collections::BTreeSet;
 use txftl_ftl::{Device, DeviceError, Ftl, FtlConfig};
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
@@ -33,16 +35,6 @@ fn power_cycle(d: Bpcc, canary: bool) -> Bpcc {
     let n = Box::new(d).into_nand();
     let hooks = BpccHooks::new(n.geometry(), canary);
     Bpcc::new(Ftl::mount(n, FtlConfig::default(), hooks).unwrap())
-}
-
-fn page(dev: &dyn Device, tag: u8) -> Vec<u8> {
-    vec![tag; dev.info().page_size as usize]
-}
-
-fn read(dev: &mut dyn Device, lpn: u32) -> u8 {
-    let mut buf = vec![0u8; dev.info().page_size as usize];
-    dev.read(lpn, &mut buf).unwrap();
-    buf[0]
 }
 
 #[test]

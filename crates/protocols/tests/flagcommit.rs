@@ -3,6 +3,8 @@
 //! flags GC moves before a victim goes, the programs per page within NOP,
 //! and recovery from the NAND alone after DRAM is dropped.
 
+mod common;
+use common::{page, reads as read};
 use txftl_ftl::extensions::TxEnd;
 use txftl_ftl::{Device, DeviceError, Ftl, FtlConfig};
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
@@ -29,16 +31,6 @@ where
     let n = Box::new(d).into_nand();
     let hooks = FlagHooks::<R>::new(n.geometry(), true, false);
     FlagDevice::new(Ftl::mount(n, FtlConfig::default(), hooks).unwrap())
-}
-
-fn page(dev: &dyn Device, tag: u8) -> Vec<u8> {
-    vec![tag; dev.info().page_size as usize]
-}
-
-fn read(dev: &mut dyn Device, lpn: u32) -> u8 {
-    let mut buf = vec![0u8; dev.info().page_size as usize];
-    dev.read(lpn, &mut buf).unwrap();
-    buf[0]
 }
 
 fn partials(d: &dyn Device) -> u64 {

@@ -26,31 +26,11 @@ pub fn spec(protocol: &str, ops: u64, fill_pct: u32, tx: TxShape, recovery_cuts:
 /// open transaction has written (`TxShape::cross_pct`); a tenth of the
 /// writes outside transactions, no trims.
 pub fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: u32) -> TxShape {
-    TxShape {
-        pages_per_tx,
-        abort_pct,
-        concurrency,
-        nontx_pct: 10,
-        trim_pct: 0,
-        transactions: 0,
-        cross_pct,
-        exclusive: false,
-        end_flag: false,
-        static_dynamic: None,
-    }
+    common::no_trim_shape(pages_per_tx, abort_pct, concurrency, cross_pct, false)
 }
 
-/// `s` with summary pages on (`--protocol-opt summary-pages=1`): every data
-/// block's last page holds its other pages' OOB records, and recovery must
-/// write them and read blocks full at the checkpoint by them alone.
-#[allow(dead_code)]
-pub fn with_summaries(mut s: CrashSpec) -> CrashSpec {
-    s.device.opts = s.device.opts.clone().with("summary-pages", 1);
-    s.replay_base = s.replay_base.replacen(" --seed 1 ", " --seed 1 --protocol-opt summary-pages=1 ", 1);
-    s.expect.push(Expect::Device("summary_pages_written"));
-    s.expect.push(Expect::SummariesTrusted);
-    s
-}
+#[allow(unused_imports)]
+pub use common::with_summaries;
 
 /// Prints what a summary-page set ran (`--nocapture` shows it).
 #[allow(dead_code)]

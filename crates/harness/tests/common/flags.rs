@@ -26,26 +26,7 @@ pub fn spec(protocol: &str, block_flags: bool, ops: u64, fill_pct: u32, tx: TxSh
 /// open at once; a tenth of the writes outside transactions, no trims;
 /// `end_flag`: each committing transaction's last page by `write_end`.
 pub fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, end_flag: bool) -> TxShape {
-    TxShape {
-        pages_per_tx,
-        abort_pct,
-        concurrency,
-        nontx_pct: 10,
-        trim_pct: 0,
-        transactions: 0,
-        cross_pct: 0,
-        exclusive: false,
-        end_flag,
-        static_dynamic: None,
-    }
+    common::no_trim_shape(pages_per_tx, abort_pct, concurrency, 0, end_flag)
 }
 
-/// `s` with summary pages on: recovery reads full blocks by their summaries
-/// and reads again the flags a summary holds as programmed.
-pub fn with_summaries(mut s: CrashSpec) -> CrashSpec {
-    s.device.opts = s.device.opts.clone().with("summary-pages", 1);
-    s.replay_base = s.replay_base.replacen(" --seed 1 ", " --seed 1 --protocol-opt summary-pages=1 ", 1);
-    s.expect.push(Expect::Device("summary_pages_written"));
-    s.expect.push(Expect::SummariesTrusted);
-    s
-}
+pub use common::with_summaries;

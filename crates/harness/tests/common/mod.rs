@@ -44,6 +44,33 @@ pub fn tx_shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: 
     }
 }
 
+/// A `txwrite` shape for protocols that refuse trims: a tenth of the
+/// operations writes outside transactions, none trims; `cross_pct`% of
+/// transactional writes to a page another open transaction has written;
+/// `end_flag`: each committing transaction's last page by `write_end`.
+#[allow(dead_code)]
+pub fn no_trim_shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, cross_pct: u32, end_flag: bool) -> txftl_harness::TxShape {
+    txftl_harness::TxShape {
+        trim_pct: 0,
+        end_flag,
+        ..tx_shape(pages_per_tx, abort_pct, concurrency, cross_pct)
+    }
+}
+
+/// `s` with summary pages on (`--protocol-opt summary-pages=1`): every data
+/// block's last page holds its other pages' OOB records, and recovery must
+/// write them and read blocks full at the checkpoint by them alone (and
+/// read again what a summary holds as programmed: Flag Commit's flags).
+#[allow(dead_code)]
+pub fn with_summaries(mut s: txftl_harness::CrashSpec) -> txftl_harness::CrashSpec {
+    use txftl_harness::Expect;
+    s.device.opts = s.device.opts.clone().with("summary-pages", 1);
+    s.replay_base = s.replay_base.replacen(" --seed 1 ", " --seed 1 --protocol-opt summary-pages=1 ", 1);
+    s.expect.push(Expect::Device("summary_pages_written"));
+    s.expect.push(Expect::SummariesTrusted);
+    s
+}
+
 /// A `txwrite` crash scenario on the tiny geometry (seed 1, a flush every 8
 /// writes, every torn variant) whose replay command names every option of
 /// `tx`; `device_flags`: the device's own options, as the command line gives them.

@@ -160,7 +160,10 @@ fn note(params: &Params, f: &Figures, c: &Check) -> String {
 pub fn deviations(p: &Params) -> Vec<String> {
     vec![
         "the workload is the DBMS crate's TPC-C page-access generator (its nine tables as heap pages, its five profiles as page reads and writes), not the paper's DBT-2 trace recorded on PostgreSQL 8.4, which is not available: it has no index pages, so its transactions touch fewer pages than the paper's".into(),
-        "a DB page is one 2 KiB flash page: Table 2's 8 KB logical page on 2 KB flash pages is not explained by the paper".into(),
+        format!(
+            "a DB page is {} flash pages (Table 2's 8 KB logical page on 2 KB flash pages), written and read together: each flash page is a logical page of the device, programmed and committed with its transaction",
+            p.flash_pages_per_db_page
+        ),
         format!(
             "the device's fill is not stated; the paper's 4-hour trace rewrites its 2 GB database many times over, so the steady state is set by the data the device holds; the run's default is {}% of the logical pages written with cold data before the load (a device holding other data: a 2 GB database alone on 32 GB would leave GC almost nothing to copy), and the sweep over {} is shown",
             p.fill_pct,

@@ -7,6 +7,8 @@ pub const CLIENTS: u32 = 50;
 pub const WAREHOUSES: u32 = 20;
 pub const BUFFER_PAGES: u32 = 512;
 pub const ABORT_PCT: u32 = 5;
+/// Table 2: the logical (DB) page, bytes: 8 KB, on 2 KB flash pages.
+pub const LOGICAL_PAGE_BYTES: u32 = 8 << 10;
 /// Table 2: a 2 GB database on a 32 GB SSD (sec. 5.1): a sixteenth.
 pub const DB_SHARE_DIVISOR: u64 = 16;
 /// Sec. 5.1: the SSD's capacity, bytes (Table 3's memory is at this size).

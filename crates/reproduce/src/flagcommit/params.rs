@@ -16,8 +16,10 @@ pub struct Params {
     pub head: Head,
     /// Logical pages of the device (set by the run).
     pub logical_pages: u32,
-    /// The database's budget, DB pages (one flash page each).
+    /// The database's budget, DB pages, and flash pages per DB page (Table
+    /// 2: 8 KB logical pages on 2 KB flash pages, 4).
     pub db_pages: u32,
+    pub flash_pages_per_db_page: u32,
     pub clients: u32,
     pub warehouses: u32,
     pub buffer_pages: u32,
@@ -42,18 +44,20 @@ pub struct Params {
 
 impl Params {
     pub fn new(quick: bool, seed: u64) -> Params {
-        let (bpp, tx) = if quick { (128, 3_000) } else { (512, 20_000) };
+        let (bpp, tx) = if quick { (128, 2_000) } else { (512, 20_000) };
         let p = txftl_nand::preset("flagcommit").expect("the flagcommit preset");
         let mut g = p.geometry;
         g.blocks_per_plane = bpp;
         let pages = g.page_count() as u64;
-        let db_pages = (pages / paper::DB_SHARE_DIVISOR) as u32;
+        let fpp = paper::LOGICAL_PAGE_BYTES / g.page_size;
+        let db_pages = (pages / paper::DB_SHARE_DIVISOR / fpp as u64) as u32;
         let scaled_down = vec![
             format!(
-                "capacity: {} MiB instead of 32 GB, the database {} MiB ({} pages of 2 KiB) instead of 2 GB: a sixteenth of the device, as in the paper",
+                "capacity: {} MiB instead of 32 GB, the database {} MiB ({} pages of {} KiB) instead of 2 GB: a sixteenth of the device, as in the paper",
                 g.capacity_bytes() >> 20,
-                (db_pages as u64 * g.page_size as u64) >> 20,
-                crate::fmt::thousands(db_pages as u64)
+                (db_pages as u64 * paper::LOGICAL_PAGE_BYTES as u64) >> 20,
+                crate::fmt::thousands(db_pages as u64),
+                paper::LOGICAL_PAGE_BYTES >> 10
             ),
             format!(
                 "trace: {} transactions of warm-up and {} measured per point instead of 30 minutes and 4 hours",
@@ -71,6 +75,7 @@ impl Params {
             },
             logical_pages: 0,
             db_pages,
+            flash_pages_per_db_page: fpp,
             clients: paper::CLIENTS,
             warehouses: paper::WAREHOUSES,
             buffer_pages: paper::BUFFER_PAGES,
@@ -107,7 +112,7 @@ impl Params {
     pub fn tiny(&mut self) {
         self.head.quick = true;
         self.head.blocks_per_plane = 16;
-        self.db_pages = 256;
+        self.db_pages = 64;
         self.clients = 10;
         self.warehouses = 2;
         self.buffer_pages = 64;
@@ -116,7 +121,7 @@ impl Params {
         self.deltas = vec![1, 5, 20, 50];
         self.fills = vec![0, 90];
         self.scaled_down.push(
-            "--tiny (tests): 16 MiB, 256 DB pages, 10 clients, 2 warehouses, 64 buffer frames, 150 + 150 transactions, delta 1, 5, 20, 50, fill 0 and 90%".into(),
+            "--tiny (tests): 16 MiB, 64 DB pages, 10 clients, 2 warehouses, 64 buffer frames, 150 + 150 transactions, delta 1, 5, 20, 50, fill 0 and 90%".into(),
         );
     }
 }

@@ -233,10 +233,11 @@ pub fn all_rows(r: &Report) -> Vec<Rows> {
 pub fn print(r: &Report) {
     let p = &r.params;
     wrapln!(
-        "device: {}, metadata only; {} logical pages; database {} pages, {} clients, {} warehouses, buffer {} pages",
+        "device: {}, metadata only; {} logical pages; database {} pages of {} flash pages, {} clients, {} warehouses, buffer {} pages",
         p.head.device,
         thousands(p.logical_pages as u64),
         thousands(p.db_pages as u64),
+        p.flash_pages_per_db_page,
         p.clients,
         p.warehouses,
         p.buffer_pages

@@ -49,6 +49,7 @@ pub fn dbms_config(params: &Params, p: &Protocol, point: Point) -> DbmsConfig {
         buffer_pages: params.buffer_pages,
         pinned_frames_per_tx: p.pinned_frames(),
         db_pages: params.db_pages,
+        flash_pages_per_db_page: params.flash_pages_per_db_page,
         cold_fill_pct: point.fill_pct,
         warehouses: params.warehouses,
         abort_pct: point.abort_pct,
