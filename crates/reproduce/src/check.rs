@@ -122,21 +122,17 @@ impl Check {
     /// A bound the paper states ("less than `bound`", "at most"): within if
     /// ours is at most the bound.
     pub fn bound(id: &str, what: &str, bound: f64, measured: f64, unit: Unit) -> Check {
-        let within = measured <= bound;
-        Check::new(
-            id,
-            what,
-            Figure::Number(bound),
-            Figure::Number(measured),
-            unit,
-            Kind::Bound,
-            Some(within),
-        )
+        Check::bounded(id, what, bound, measured, unit, false)
     }
 
     /// A bound the paper states from below ("over", "more than"): within if
     /// ours is at least the bound.
     pub fn at_least(id: &str, what: &str, bound: f64, measured: f64, unit: Unit) -> Check {
+        Check::bounded(id, what, bound, measured, unit, true)
+    }
+
+    fn bounded(id: &str, what: &str, bound: f64, measured: f64, unit: Unit, at_least: bool) -> Check {
+        let within = if at_least { measured >= bound } else { measured <= bound };
         let mut c = Check::new(
             id,
             what,
@@ -144,9 +140,9 @@ impl Check {
             Figure::Number(measured),
             unit,
             Kind::Bound,
-            Some(measured >= bound),
+            Some(within),
         );
-        c.at_least = true;
+        c.at_least = at_least;
         c
     }
 
