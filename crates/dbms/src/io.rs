@@ -89,14 +89,7 @@ impl<'d> Io<'d> {
     pub fn write(&mut self, at_ns: u64, tid: Option<Tid>, page: u32, version: u64) -> Result<u64> {
         let mut done = at_ns;
         for lpn in self.lpns(page) {
-            let mut buf = std::mem::take(&mut self.buf);
-            data::fill(&mut buf, lpn, version);
-            let r = match tid {
-                Some(t) => self.call("write_tx", at_ns, |d| d.write_tx(t, lpn, &buf)),
-                None => self.call("write", at_ns, |d| d.write(lpn, &buf)),
-            };
-            self.buf = buf;
-            done = done.max(r?);
+            done = done.max(self.write_lpn(at_ns, tid, lpn, version)?);
         }
         Ok(done)
     }
@@ -104,9 +97,17 @@ impl<'d> Io<'d> {
     /// Writes logical page `lpn` outside the database, outside
     /// transactions (cold data: version 0, never read).
     pub fn write_cold(&mut self, at_ns: u64, lpn: Lpn) -> Result<u64> {
+        self.write_lpn(at_ns, None, lpn, 0)
+    }
+
+    /// One flash page holding `version`, under `tid` or outside transactions.
+    fn write_lpn(&mut self, at_ns: u64, tid: Option<Tid>, lpn: Lpn, version: u64) -> Result<u64> {
         let mut buf = std::mem::take(&mut self.buf);
-        data::fill(&mut buf, lpn, 0);
-        let r = self.call("write", at_ns, |d| d.write(lpn, &buf));
+        data::fill(&mut buf, lpn, version);
+        let r = match tid {
+            Some(t) => self.call("write_tx", at_ns, |d| d.write_tx(t, lpn, &buf)),
+            None => self.call("write", at_ns, |d| d.write(lpn, &buf)),
+        };
         self.buf = buf;
         r
     }

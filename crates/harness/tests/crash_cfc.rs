@@ -10,7 +10,7 @@
 mod common;
 #[path = "common/flags.rs"]
 mod flags;
-use flags::{shape, spec, with_summaries};
+use flags::{run_with_summaries, shape, spec};
 use txftl_harness::Expect;
 
 #[test]
@@ -67,14 +67,5 @@ fn canary_is_caught() {
 /// --trim-pct 0`, CFC's first set with recovery cuts, found 11,745 violations).
 #[test]
 fn summary_pages_and_flags_read_again() {
-    let r = common::run_clean(&with_summaries(spec("cfc", true, 300, 90, shape(5, 10, 2, false), false)));
-    assert!(
-        r.crash_points > 1000 && r.exercised.summaries_trusted > 0,
-        "{} crash points",
-        r.crash_points
-    );
-    eprintln!(
-        "{} crash points, {} blocks read by summary",
-        r.crash_points, r.exercised.summaries_trusted
-    );
+    run_with_summaries(spec("cfc", true, 300, 90, shape(5, 10, 2, false), false));
 }

@@ -29,4 +29,18 @@ pub fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, end_flag: bool
     common::no_trim_shape(pages_per_tx, abort_pct, concurrency, 0, end_flag)
 }
 
-pub use common::with_summaries;
+/// Runs `s` with summary pages on ([`common::with_summaries`]) and checks it is clean,
+/// large enough, and read blocks by their summaries; prints its figures.
+pub fn run_with_summaries(s: CrashSpec) -> txftl_harness::CrashReport {
+    let r = common::run_clean(&common::with_summaries(s));
+    assert!(
+        r.crash_points > 1000 && r.exercised.summaries_trusted > 0,
+        "{} crash points",
+        r.crash_points
+    );
+    eprintln!(
+        "{} crash points, {} blocks read by summary",
+        r.crash_points, r.exercised.summaries_trusted
+    );
+    r
+}

@@ -112,8 +112,9 @@ impl Nand {
         } else {
             (ps + os) as u32
         };
-        let time = self.clocks.program(unit, channel, at_ns, t.transfer_ns(bytes), t.program_ns);
-        self.stats.busy_ns += t.transfer_ns(bytes) + t.program_ns;
+        let xfer = t.transfer_ns(bytes);
+        let time = self.clocks.program(unit, channel, at_ns, xfer, t.program_ns);
+        self.stats.busy_ns += xfer + t.program_ns;
         // The cells change once the data is in the die's register.
         self.trace_times(time.transferred_ns, time.done_ns);
         Ok(time)
@@ -206,10 +207,9 @@ impl Nand {
         let (unit, channel) = self.unit_channel(ppn);
         let t = self.cfg.timing;
         let bytes = data.map_or(0, |d| d.len()) + oob.map_or(0, |o| o.len());
-        let time = self
-            .clocks
-            .program(unit, channel, at_ns, t.transfer_ns(bytes as u32), t.partial_program_ns);
-        self.stats.busy_ns += t.transfer_ns(bytes as u32) + t.partial_program_ns;
+        let xfer = t.transfer_ns(bytes as u32);
+        let time = self.clocks.program(unit, channel, at_ns, xfer, t.partial_program_ns);
+        self.stats.busy_ns += xfer + t.partial_program_ns;
         self.trace_times(time.transferred_ns, time.done_ns);
         Ok(time)
     }

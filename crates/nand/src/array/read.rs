@@ -64,8 +64,9 @@ impl Nand {
             self.stats.read_retries += 1;
         }
         let t = self.cfg.timing;
-        let time = self.clocks.read(unit, channel, at_ns, t.read_ns, t.transfer_ns(bytes));
-        self.stats.busy_ns += t.read_ns + t.transfer_ns(bytes);
+        let xfer = t.transfer_ns(bytes);
+        let time = self.clocks.read(unit, channel, at_ns, t.read_ns, xfer);
+        self.stats.busy_ns += t.read_ns + xfer;
         self.trace_times(time.done_ns, time.done_ns);
         if let (Some(model), true) = (self.faults, self.programs.get(ppn) > 0) {
             let key = self.page_key(ppn);

@@ -22,8 +22,8 @@ pub fn explain(params: &Params, f: &Figures, checks: &mut [Check]) -> Vec<String
 /// latencies: planning's spare reads, the copies (a read and a program
 /// each), flag programs, and one erase per victim.
 pub fn gc_parts(params: &Params, r: &Run) -> [(&'static str, f64); 4] {
-    let t = params.preset().timing;
-    let g = params.preset().geometry;
+    let p = params.preset();
+    let (t, g) = (p.timing, p.geometry);
     let s = |n: u64, ns: u64| n as f64 * ns as f64 / 1e9;
     [
         ("planning reads", s(r.gc_plan_reads, t.read_ns + t.transfer_ns(g.oob_size))),
