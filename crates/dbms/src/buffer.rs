@@ -112,11 +112,7 @@ impl BufferPool {
             self.frames.push(fresh);
             (self.frames.len() - 1, None)
         } else {
-            let i = self
-                .lru
-                .values()
-                .copied()
-                .find(|&i| self.frames[i].ready_at(now_ns) && !self.pins.contains_key(&self.frames[i].page))?;
+            let i = self.victim(now_ns)?;
             let old = std::mem::replace(&mut self.frames[i], fresh);
             self.lru.remove(&old.tick);
             self.by_page.remove(&old.page);
@@ -131,6 +127,18 @@ impl BufferPool {
         self.touch(i);
         self.counts.misses += 1;
         Some((i, evicted))
+    }
+
+    /// The frame a claim at `now_ns` would evict: none while a frame is
+    /// free; the least recently used one neither loading nor pinned.
+    pub fn victim(&self, now_ns: u64) -> Option<usize> {
+        if !self.free.is_empty() || self.frames.len() < self.capacity {
+            return None;
+        }
+        self.lru
+            .values()
+            .copied()
+            .find(|&i| self.frames[i].ready_at(now_ns) && !self.pins.contains_key(&self.frames[i].page))
     }
 
     /// The read of frame `i` waits for its victim's write: it is issued at `at_ns`.

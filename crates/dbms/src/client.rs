@@ -105,6 +105,7 @@ mod tests {
         let plan = TxPlan {
             profile: Profile::Payment,
             accesses: Vec::new(),
+            records: Vec::new(),
             abort: false,
             truncated: 0,
         };

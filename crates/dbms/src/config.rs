@@ -4,6 +4,40 @@
 use crate::error::{DbmsError, Result};
 use serde::Serialize;
 
+/// The recovery manager: who makes transactions atomic and durable.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Recovery {
+    /// The device's transactions (shadow paging): page locks, force at
+    /// commit, `write_tx` / `commit` / `abort` (the basic protocols, sec. 3).
+    #[default]
+    Shadow,
+    /// ARIES (Mohan et al., the paper's [31]) on a device without
+    /// transactions: record locks, steal and no-force, undo and redo log
+    /// records, compensation records, the WAL rule, the log forced at
+    /// commit, fuzzy checkpoints, restart by analysis, redo and undo.
+    Aries,
+    /// ARIES with a deliberate bug for the crash tests to catch: a stolen
+    /// page is written without forcing the log first (the WAL rule
+    /// broken). Never use it for anything else.
+    AriesCanary,
+}
+
+impl Recovery {
+    pub fn name(self) -> &'static str {
+        match self {
+            Recovery::Shadow => "shadow",
+            Recovery::Aries => "aries",
+            Recovery::AriesCanary => "aries-canary",
+        }
+    }
+
+    /// Record-level locking and a log (every manager but shadow paging).
+    pub fn logs(self) -> bool {
+        self != Recovery::Shadow
+    }
+}
+
 /// How a run is set up. `Default` is the paper's setting, with a database
 /// budget that the caller sizes to its device ([`DbmsConfig::db_pages`]).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -44,6 +78,12 @@ pub struct DbmsConfig {
     /// [0, backoff_ns_max] (the paper: "a random backoff time").
     pub backoff_ns_max: u64,
     pub seed: u64,
+    pub recovery: Recovery,
+    /// Log pages (flash pages) of the log region a logging recovery manager
+    /// writes circularly.
+    pub log_pages: u32,
+    /// A fuzzy checkpoint each time this many log pages filled (sec. 4.3).
+    pub checkpoint_log_pages: u32,
     /// Keep every commit's pages ([`crate::CommitLog`]): the crash tests'
     /// reference. Off for long runs.
     pub record_commits: bool,
@@ -65,6 +105,9 @@ impl Default for DbmsConfig {
             warmup_transactions: 0,
             backoff_ns_max: 2_000_000,
             seed: 1,
+            recovery: Recovery::Shadow,
+            log_pages: 1_024,
+            checkpoint_log_pages: 64,
             record_commits: false,
         }
     }
@@ -108,6 +151,20 @@ impl DbmsConfig {
         if self.warehouses == 0 {
             return bad("at least one warehouse is needed".into());
         }
+        if self.recovery.logs() {
+            if self.pinned_frames_per_tx > 0 {
+                return bad(format!(
+                    "pinned_frames_per_tx applies to shadow paging only (the {} manager pins nothing)",
+                    self.recovery.name()
+                ));
+            }
+            if self.checkpoint_log_pages == 0 || self.log_pages < 3 * self.checkpoint_log_pages {
+                return bad(format!(
+                    "a log of {} pages cannot keep two checkpoints {} pages apart and the pages between (at least 3 x checkpoint_log_pages)",
+                    self.log_pages, self.checkpoint_log_pages
+                ));
+            }
+        }
         if self.db_pages < crate::tpcc::Table::ALL.len() as u32 {
             return bad(format!(
                 "a database of {} pages cannot hold the nine tables (at least {} pages)",
@@ -121,6 +178,15 @@ impl DbmsConfig {
     /// Logical pages the database occupies on the device.
     pub fn logical_pages(&self) -> u64 {
         self.db_pages as u64 * self.flash_pages_per_db_page as u64
+    }
+
+    /// Logical pages the log region takes (none without a log).
+    pub fn log_region_pages(&self) -> u32 {
+        if self.recovery.logs() {
+            crate::wal::LogManager::region_pages(self.log_pages)
+        } else {
+            0
+        }
     }
 }
 

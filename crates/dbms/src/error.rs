@@ -33,6 +33,18 @@ pub enum DbmsError {
         #[source]
         source: DeviceError,
     },
+    /// The log region is full of pages a restart may still read (a long
+    /// transaction, or checkpoints too rare for the region's size).
+    #[error("the log region of {pages} pages is full: pages from sequence {keep_from} on are still needed (a larger log_pages, or checkpoints more often)")]
+    LogFull { pages: u64, keep_from: u64 },
+    /// A DB page's records do not fit the flash pages it has.
+    #[error(
+        "DB page {page}: {records} records written do not fit {per_flash_page} a flash page (more flash pages a DB page, or a larger page)"
+    )]
+    PageImageFull { page: u32, records: usize, per_flash_page: usize },
+    /// What a restart found on flash is not what the log manager writes.
+    #[error("restart: {0}")]
+    Corrupt(String),
     /// A read returned a version other than the one the DBMS's model holds:
     /// the device broke isolation or durability. The run stops.
     #[error("DB page {page} (logical page {lpn}) read by transaction {tid} holds {found}; expected version {expected}")]

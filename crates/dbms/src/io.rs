@@ -140,6 +140,26 @@ impl<'d> Io<'d> {
         Ok(done)
     }
 
+    pub fn page_size(&self) -> u32 {
+        self.buf.len() as u32
+    }
+
+    /// Does the device keep page data (reads return what was written)?
+    pub fn full_data(&self) -> bool {
+        self.full_data
+    }
+
+    /// Writes `data` to logical page `lpn` outside transactions (the log,
+    /// the master record, DB page images of the record-level engine).
+    pub fn write_raw(&mut self, at_ns: u64, lpn: Lpn, data: &[u8]) -> Result<u64> {
+        self.call("write", at_ns, |d| d.write(lpn, data))
+    }
+
+    /// Reads logical page `lpn` into `buf`, outside transactions.
+    pub fn read_raw(&mut self, at_ns: u64, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
+        self.call("read", at_ns, |d| d.read(lpn, buf))
+    }
+
     pub fn flush(&mut self, at_ns: u64) -> Result<u64> {
         self.call("flush", at_ns, |d| d.flush())
     }

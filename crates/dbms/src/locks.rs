@@ -1,5 +1,6 @@
-//! Strict two-phase locking at page level: shared and exclusive locks held
-//! to the transaction's end, a FIFO queue of waiters per page, and the
+//! Strict two-phase locking on lock keys (a page at page granularity, a
+//! record at record granularity: [`record_key`]): shared and exclusive
+//! locks held to the transaction's end, a FIFO queue of waiters per key, and the
 //! wait-for graph those queues imply, searched for a cycle on every block.
 //!
 //! Clients stand for their transactions: a client runs one at a time, and
@@ -10,6 +11,11 @@
 //! wait for the other readers only.
 
 use std::collections::{BTreeMap, BTreeSet};
+
+/// The lock key of record `slot` of DB page `page`.
+pub fn record_key(page: u32, slot: u32) -> u64 {
+    (page as u64) << 32 | slot as u64
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -37,10 +43,10 @@ struct Entry {
 /// The lock table of `clients` clients.
 #[derive(Debug)]
 pub struct LockTable {
-    entries: BTreeMap<u32, Entry>,
-    held: Vec<BTreeSet<u32>>,
+    entries: BTreeMap<u64, Entry>,
+    held: Vec<BTreeSet<u64>>,
     /// The page and mode each blocked client waits for.
-    waiting: Vec<Option<(u32, Mode)>>,
+    waiting: Vec<Option<(u64, Mode)>>,
 }
 
 impl LockTable {
@@ -53,13 +59,13 @@ impl LockTable {
     }
 
     /// The mode `c` holds `page` in.
-    pub fn held(&self, c: usize, page: u32) -> Option<Mode> {
+    pub fn held(&self, c: usize, page: u64) -> Option<Mode> {
         self.entries.get(&page).and_then(|e| e.holders.get(&c).copied())
     }
 
     /// Asks for `page` in `mode` for client `c`. Blocked: `c` is queued (or
     /// keeps its place) and waits until a release wakes it to ask again.
-    pub fn request(&mut self, c: usize, page: u32, mode: Mode) -> Grant {
+    pub fn request(&mut self, c: usize, page: u64, mode: Mode) -> Grant {
         let e = self.entries.entry(page).or_default();
         let mine = e.holders.get(&c).copied();
         if mine == Some(Mode::Exclusive) || (mine.is_some() && mode == Mode::Shared) {
@@ -222,7 +228,7 @@ mod tests {
     fn a_three_way_cycle_is_found_and_a_chain_is_not() {
         let mut t = LockTable::new(4);
         for c in 0..3 {
-            t.request(c, c as u32, Exclusive);
+            t.request(c, c as u64, Exclusive);
         }
         assert_eq!(t.request(0, 1, Exclusive), Grant::Blocked);
         assert_eq!(t.request(1, 2, Exclusive), Grant::Blocked);

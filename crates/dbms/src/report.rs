@@ -14,6 +14,8 @@ use txftl_host::LatencySummary;
 pub struct CommitRecord {
     pub tid: Tid,
     pub pages: Vec<u32>,
+    /// The records it wrote (page, slot), under record-level locking.
+    pub records: Vec<(u32, u32)>,
 }
 
 /// The device commits of a run, kept with `record_commits`.
@@ -55,6 +57,9 @@ pub struct DbmsReport {
     /// The device's counters over the run (programs, erases, GC copies...).
     /// GC time is not among them.
     pub device: DeviceStats,
+    /// The log's costs, for a logging recovery manager.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<crate::wal::LogCounts>,
 }
 
 impl std::fmt::Display for DbmsReport {
@@ -138,6 +143,7 @@ impl Tally {
             commit_response,
             buffer,
             device,
+            log: None,
         }
     }
 }

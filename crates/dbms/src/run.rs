@@ -77,6 +77,12 @@ impl<'d> Dbms<'d> {
     /// A DBMS on `dev` (formatted, empty), its configuration checked.
     pub fn new(dev: &'d mut dyn AnyDevice, cfg: DbmsConfig) -> Result<Dbms<'d>> {
         cfg.validate()?;
+        if cfg.recovery.logs() {
+            return Err(DbmsError::Config(format!(
+                "the page-level engine's recovery is the device's shadow paging, not {} (the record-level engine runs it)",
+                cfg.recovery.name()
+            )));
+        }
         let protocol = check_protocol(&*dev)?;
         let layout = Layout::new(cfg.warehouses, cfg.db_pages)?;
         let have = dev.info().logical_pages;
@@ -279,7 +285,7 @@ impl<'d> Dbms<'d> {
                 };
             };
             let mode = if a.write { Mode::Exclusive } else { Mode::Shared };
-            if self.locks.request(c, a.page, mode) == Grant::Blocked {
+            if self.locks.request(c, a.page as u64, mode) == Grant::Blocked {
                 self.clients[c].state = State::Blocked;
                 return self.on_block(c, t);
             }
@@ -352,7 +358,7 @@ impl<'d> Dbms<'d> {
             "page {page} of client {owner} holds another transaction's version"
         );
         assert_eq!(
-            self.locks.held(owner, page),
+            self.locks.held(owner, page as u64),
             Some(Mode::Exclusive),
             "page {page} written without its lock"
         );
@@ -425,6 +431,7 @@ impl<'d> Dbms<'d> {
             let rec = CommitRecord {
                 tid,
                 pages: tx.written.iter().copied().collect(),
+                records: Vec::new(),
             };
             if self.cfg.record_commits {
                 self.log.in_flight = Some(rec.clone());
@@ -497,8 +504,15 @@ impl<'d> Dbms<'d> {
     }
 }
 
-/// Formats nothing: builds a DBMS on `dev`, loads the database and runs.
+/// Formats nothing: builds a DBMS on `dev` (the page-level engine for
+/// shadow paging, the record-level one for a logging recovery manager),
+/// loads the database and runs.
 pub fn run_dbms(dev: &mut dyn AnyDevice, cfg: DbmsConfig) -> Result<DbmsReport> {
+    if cfg.recovery.logs() {
+        let mut db = crate::RecordDbms::new(dev, cfg)?;
+        db.load()?;
+        return db.run();
+    }
     let mut db = Dbms::new(dev, cfg)?;
     db.load()?;
     db.run()

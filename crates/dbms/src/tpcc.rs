@@ -211,6 +211,19 @@ impl Layout {
         &self.tables[table as usize]
     }
 
+    /// The record of key `key` of `table`: its DB page and its slot there
+    /// (the key's position among the keys the page holds).
+    pub fn record(&self, table: Table, key: u64) -> (u32, u32) {
+        let page = self.page(table, key);
+        let t = self.of(table);
+        let at = (page - t.first_page) as u128;
+        // The page's first key: the smallest k with k * pages / rows >= at.
+        let first = (at * t.rows as u128).div_ceil(t.pages as u128) as u64;
+        let slot = key % t.rows - first;
+        debug_assert!(slot < u32::MAX as u64, "{} key {key}: slot {slot}", table.name());
+        (page, slot as u32)
+    }
+
     /// The DB page holding key `key` of `table` (keys in [0, rows)).
     pub fn page(&self, table: Table, key: u64) -> u32 {
         let t = self.of(table);
@@ -259,12 +272,25 @@ pub struct Access {
     pub write: bool,
 }
 
+/// One record access: a read (shared lock) or a write (exclusive lock) of
+/// record `slot` of DB page `page` (record-level locking).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct RecordAccess {
+    pub page: u32,
+    pub slot: u32,
+    pub write: bool,
+}
+
 /// A transaction: its accesses in order, and whether it ends in an injected
 /// rollback (delta) instead of a commit. A restart runs the same plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TxPlan {
     pub profile: Profile,
     pub accesses: Vec<Access>,
+    /// The same accesses record by record (a page's records in the order
+    /// the profile touches them), for record-level locking: the pages are
+    /// those of `accesses`, the cap cuts the same ones.
+    pub records: Vec<RecordAccess>,
     pub abort: bool,
     /// Accesses dropped at the page cap (`max_pages_per_tx`).
     pub truncated: u32,
@@ -288,12 +314,43 @@ impl TxPlan {
 struct PlanBuilder {
     accesses: Vec<Access>,
     modes: BTreeMap<u32, bool>,
+    records: Vec<RecordAccess>,
+    record_modes: BTreeMap<(u32, u32), bool>,
     cap: u32,
     truncated: u32,
 }
 
 impl PlanBuilder {
-    fn access(&mut self, page: u32, write: bool) {
+    fn new(cap: u32) -> PlanBuilder {
+        PlanBuilder {
+            accesses: Vec::new(),
+            modes: BTreeMap::new(),
+            records: Vec::new(),
+            record_modes: BTreeMap::new(),
+            cap,
+            truncated: 0,
+        }
+    }
+
+    /// An access of record `(page, slot)`: the page's access by the page
+    /// rule, then, if the page is within the cap, the record's by the same
+    /// rule (one access per record and mode, a write after a read the upgrade).
+    fn access(&mut self, (page, slot): (u32, u32), write: bool) {
+        self.page_access(page, write);
+        if !self.modes.contains_key(&page) {
+            return;
+        }
+        let rec = RecordAccess { page, slot, write };
+        match self.record_modes.get(&(page, slot)).copied() {
+            Some(w) if w || !write => {}
+            _ => {
+                self.record_modes.insert((page, slot), write);
+                self.records.push(rec);
+            }
+        }
+    }
+
+    fn page_access(&mut self, page: u32, write: bool) {
         match self.modes.get(&page).copied() {
             Some(w) if w || !write => {}
             Some(_) => {
@@ -389,12 +446,7 @@ impl Generator {
                 draw <= acc
             })
             .map_or(Profile::StockLevel, |(p, _)| p);
-        let mut b = PlanBuilder {
-            accesses: Vec::new(),
-            modes: BTreeMap::new(),
-            cap: self.cap,
-            truncated: 0,
-        };
+        let mut b = PlanBuilder::new(self.cap);
         let w = self.uniform(0, self.layout.warehouses as u64 - 1);
         match profile {
             Profile::NewOrder => self.new_order(&mut b, w),
@@ -408,13 +460,14 @@ impl Generator {
         TxPlan {
             profile,
             accesses: b.accesses,
+            records: b.records,
             abort,
             truncated: b.truncated,
         }
     }
 
-    fn page(&self, table: Table, key: u64) -> u32 {
-        self.layout.page(table, key)
+    fn record(&self, table: Table, key: u64) -> (u32, u32) {
+        self.layout.record(table, key)
     }
 
     fn district_key(w: u64, d: u64) -> u64 {
@@ -422,14 +475,14 @@ impl Generator {
     }
 
     /// Customer `c` (0-based) of district `(w, d)`.
-    fn customer(&self, w: u64, d: u64, c: u64) -> u32 {
-        self.page(Table::Customer, Self::district_key(w, d) * CUSTOMERS + c)
+    fn customer(&self, w: u64, d: u64, c: u64) -> (u32, u32) {
+        self.record(Table::Customer, Self::district_key(w, d) * CUSTOMERS + c)
     }
 
     /// The customers a lookup reads, the one it picks last: by last name
     /// (60%), the name's first-loaded customer (c < 1,000 carry names by
     /// number, clause 4.3.3.1) and two more of the same name; else by id.
-    fn customer_lookup(&mut self, w: u64, d: u64) -> (Vec<u32>, u32) {
+    fn customer_lookup(&mut self, w: u64, d: u64) -> (Vec<(u32, u32)>, (u32, u32)) {
         if self.uniform(1, 100) <= 60 {
             let n = self.nurand(255, 0, 999, self.nu.c_last);
             let others = [self.uniform(1_000, CUSTOMERS - 1), self.uniform(1_000, CUSTOMERS - 1)];
@@ -451,10 +504,10 @@ impl Generator {
         Self::district_key(w, d) * CUSTOMERS + o % CUSTOMERS
     }
 
-    fn order_line(&self, w: u64, d: u64, o: u64, line: u64) -> u32 {
+    fn order_line(&self, w: u64, d: u64, o: u64, line: u64) -> (u32, u32) {
         let per_district = CUSTOMERS * LINES_PER_ORDER;
         let slot = ((o % CUSTOMERS) * LINES_PER_ORDER + line) % per_district;
-        self.page(Table::OrderLine, Self::district_key(w, d) * per_district + slot)
+        self.record(Table::OrderLine, Self::district_key(w, d) * per_district + slot)
     }
 
     /// Clause 2.4: read the warehouse, bump the district's next order id,
@@ -463,21 +516,21 @@ impl Generator {
     fn new_order(&mut self, b: &mut PlanBuilder, w: u64) {
         let d = self.uniform(0, DISTRICTS - 1);
         let dk = Self::district_key(w, d);
-        b.access(self.page(Table::Warehouse, w), false);
-        b.access(self.page(Table::District, dk), true);
+        b.access(self.record(Table::Warehouse, w), false);
+        b.access(self.record(Table::District, dk), true);
         let c = self.nurand(1023, 1, CUSTOMERS, self.nu.c_id) - 1;
         b.access(self.customer(w, d, c), false);
         let lines = self.uniform(5, 15);
         for _ in 0..lines {
             let i = self.nurand(8191, 1, ITEMS, self.nu.ol_i_id) - 1;
             let supply = if self.uniform(1, 100) == 1 { self.other_warehouse(w) } else { w };
-            b.access(self.page(Table::Item, i), false);
-            b.access(self.page(Table::Stock, supply * ITEMS + i), true);
+            b.access(self.record(Table::Item, i), false);
+            b.access(self.record(Table::Stock, supply * ITEMS + i), true);
         }
         let o = self.next_order[dk as usize];
         self.next_order[dk as usize] += 1;
-        b.access(self.page(Table::Order, self.order_slot(w, d, o)), true);
-        b.access(self.page(Table::NewOrder, dk * NEW_ORDERS + o % NEW_ORDERS), true);
+        b.access(self.record(Table::Order, self.order_slot(w, d, o)), true);
+        b.access(self.record(Table::NewOrder, dk * NEW_ORDERS + o % NEW_ORDERS), true);
         for line in 0..lines {
             b.access(self.order_line(w, d, o, line), true);
         }
@@ -488,8 +541,8 @@ impl Generator {
     /// a history row.
     fn payment(&mut self, b: &mut PlanBuilder, w: u64) {
         let d = self.uniform(0, DISTRICTS - 1);
-        b.access(self.page(Table::Warehouse, w), true);
-        b.access(self.page(Table::District, Self::district_key(w, d)), true);
+        b.access(self.record(Table::Warehouse, w), true);
+        b.access(self.record(Table::District, Self::district_key(w, d)), true);
         let (cw, cd) = if self.uniform(1, 100) <= 85 {
             (w, d)
         } else {
@@ -501,7 +554,7 @@ impl Generator {
         let dk = Self::district_key(w, d) as usize;
         let h = self.next_history[dk];
         self.next_history[dk] += 1;
-        b.access(self.page(Table::History, dk as u64 * CUSTOMERS + h % CUSTOMERS), true);
+        b.access(self.record(Table::History, dk as u64 * CUSTOMERS + h % CUSTOMERS), true);
     }
 
     /// Clause 2.6: find the customer, read its last order and that order's lines.
@@ -511,7 +564,7 @@ impl Generator {
         read.into_iter().for_each(|p| b.access(p, false));
         // The customer's last order: one of the district's, uniformly.
         let o = self.uniform(0, CUSTOMERS - 1);
-        b.access(self.page(Table::Order, self.order_slot(w, d, o)), false);
+        b.access(self.record(Table::Order, self.order_slot(w, d, o)), false);
         for line in 0..LINES_PER_ORDER {
             b.access(self.order_line(w, d, o, line), false);
         }
@@ -527,8 +580,8 @@ impl Generator {
             }
             let o = self.next_delivery[dk];
             self.next_delivery[dk] += 1;
-            b.access(self.page(Table::NewOrder, dk as u64 * NEW_ORDERS + o % NEW_ORDERS), true);
-            b.access(self.page(Table::Order, self.order_slot(w, d, o)), true);
+            b.access(self.record(Table::NewOrder, dk as u64 * NEW_ORDERS + o % NEW_ORDERS), true);
+            b.access(self.record(Table::Order, self.order_slot(w, d, o)), true);
             for line in 0..LINES_PER_ORDER {
                 b.access(self.order_line(w, d, o, line), true);
             }
@@ -542,7 +595,7 @@ impl Generator {
     fn stock_level(&mut self, b: &mut PlanBuilder, w: u64) {
         let d = self.uniform(0, DISTRICTS - 1);
         let dk = Self::district_key(w, d);
-        b.access(self.page(Table::District, dk), false);
+        b.access(self.record(Table::District, dk), false);
         let next = self.next_order[dk as usize];
         for o in next.saturating_sub(20)..next {
             for line in 0..LINES_PER_ORDER {
@@ -551,7 +604,7 @@ impl Generator {
         }
         for _ in 0..20 * LINES_PER_ORDER {
             let i = self.nurand(8191, 1, ITEMS, self.nu.ol_i_id) - 1;
-            b.access(self.page(Table::Stock, w * ITEMS + i), false);
+            b.access(self.record(Table::Stock, w * ITEMS + i), false);
         }
     }
 }
@@ -591,6 +644,24 @@ mod tests {
     }
 
     #[test]
+    fn a_page_s_records_are_its_keys_numbered_from_zero() {
+        let l = Layout::new(2, 40).unwrap();
+        for t in &l.tables {
+            let mut last: Option<(u32, u32)> = None;
+            for key in (0..t.rows).step_by((t.rows / 5_000).max(1) as usize) {
+                let (page, slot) = l.record(t.table, key);
+                assert_eq!(page, l.page(t.table, key));
+                match last {
+                    Some((p, s)) if p == page => assert!(slot > s, "{:?} key {key}", t.table),
+                    _ => assert!(key == 0 || slot < 1 + (t.rows / t.pages as u64) as u32, "{:?} key {key}", t.table),
+                }
+                last = Some((page, slot));
+            }
+            assert_eq!(l.record(t.table, 0), (t.first_page, 0));
+        }
+    }
+
+    #[test]
     fn plans_follow_the_mix_stay_under_the_cap_and_repeat_from_a_seed() {
         let layout = Layout::new(20, 200_000).unwrap();
         let mut g = Generator::new(layout.clone(), 7, 5, 49);
@@ -614,17 +685,26 @@ mod tests {
 
     #[test]
     fn a_write_after_a_read_is_one_upgrade_and_repeats_add_nothing() {
-        let mut b = PlanBuilder {
-            accesses: Vec::new(),
-            modes: BTreeMap::new(),
-            cap: 2,
-            truncated: 0,
-        };
-        for (p, w) in [(1, false), (1, false), (1, true), (1, true), (1, false), (2, true), (3, false)] {
-            b.access(p, w);
+        let mut b = PlanBuilder::new(2);
+        for (p, s, w) in [
+            (1, 0, false),
+            (1, 0, false),
+            (1, 0, true),
+            (1, 1, true),
+            (1, 0, false),
+            (2, 5, true),
+            (3, 0, false),
+        ] {
+            b.access((p, s), w);
         }
         let got: Vec<(u32, bool)> = b.accesses.iter().map(|a| (a.page, a.write)).collect();
         assert_eq!(got, vec![(1, false), (1, true), (2, true)]);
         assert_eq!(b.truncated, 1);
+        let recs: Vec<(u32, u32, bool)> = b.records.iter().map(|a| (a.page, a.slot, a.write)).collect();
+        assert_eq!(
+            recs,
+            vec![(1, 0, false), (1, 0, true), (1, 1, true), (2, 5, true)],
+            "page 3 is past the cap"
+        );
     }
 }

@@ -1,0 +1,824 @@
+//! The record-level engine: strict two-phase locking on records, a buffer
+//! pool that steals and never forces, and a logging recovery manager.
+//! Today's manager is ARIES (the baseline of Flag Commit's sec. 5.3) on a
+//! device without transactions:
+//!
+//! - an update appends an update record (undo and redo data) to the log
+//!   buffer, then changes the record in its page; a full log page is
+//!   written at once;
+//! - a dirty page leaves the buffer only after the log is forced up to
+//!   its pageLSN (the WAL rule);
+//! - a commit appends a commit record and forces the log; its end record
+//!   follows unforced;
+//! - a rollback undoes the transaction's updates newest first, each on its
+//!   page (read back into the buffer if it left) with its undo record
+//!   (read back from the log if it left the buffer), each undo logged as a
+//!   compensation record, then an end record;
+//! - a fuzzy checkpoint every `checkpoint_log_pages` log pages (sec. 4.3):
+//!   the open transactions and their last records logged, the log forced,
+//!   the master record written, then the pages dirty at that moment written
+//!   (so everything logged before the checkpoint before it is on flash);
+//! - restart ([`restart`]): analysis and redo from the second-to-last
+//!   checkpoint, undo of the losers with compensation records.
+//!
+//! The clients, their plans and the device clock are as in the page-level
+//! engine ([`crate::run`]); each event is one step of one client.
+
+mod pages;
+pub mod restart;
+
+use crate::buffer::BufferPool;
+use crate::config::{DbmsConfig, Recovery};
+use crate::error::{DbmsError, Result};
+use crate::io::Io;
+use crate::locks::{record_key, Grant, LockTable, Mode};
+use crate::report::{CommitLog, CommitRecord, DbmsReport, Tally};
+use crate::tpcc::{Generator, Layout, RecordAccess, TxPlan};
+use crate::wal::format::{lsn_seq, Lsn, Master, Op};
+use crate::wal::{LogCounts, LogManager};
+use pages::{read_page, write_page, PageState, PageTable};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use txftl_ftl::{AnyDevice, Tid};
+
+/// One update of an open transaction, for its rollback.
+#[derive(Clone, Copy, Debug)]
+struct Undo {
+    page: u32,
+    slot: u32,
+    before: u32,
+    lsn: Lsn,
+}
+
+/// One attempt of a plan.
+struct Tx {
+    plan: TxPlan,
+    tid: Tid,
+    step: usize,
+    undo: Vec<Undo>,
+    first_lsn: Lsn,
+    last_lsn: Lsn,
+    first_start_ns: u64,
+    order: u64,
+    /// Log pages this rollback read back.
+    log_pages_read: BTreeSet<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Idle,
+    Run,
+    Blocked,
+    /// A miss: the victim's write issued, the read next (`read_issued`
+    /// false), or the read issued; `rollback`: for a rollback's undo (of a
+    /// deadlock victim: `Some(true)`).
+    Loading {
+        frame: usize,
+        read_issued: bool,
+        rollback: Option<bool>,
+    },
+    /// Undoing its updates (`restart`: a deadlock victim).
+    RollingBack {
+        restart: bool,
+    },
+    Ending {
+        commit: bool,
+        restart: bool,
+        since_ns: u64,
+    },
+    Backoff,
+}
+
+struct Client {
+    state: State,
+    tx: Option<Tx>,
+}
+
+/// Where the fuzzy checkpoint stands ([`RecordDbms::checkpoint_step`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Checkpointer {
+    Idle,
+    Due,
+    Forced {
+        begin: Lsn,
+        previous: Lsn,
+        oldest_open: Option<Lsn>,
+        noted: Vec<u32>,
+    },
+    Written {
+        keep: u64,
+    },
+}
+
+pub struct RecordDbms<'d> {
+    io: Io<'d>,
+    protocol: &'static str,
+    cfg: DbmsConfig,
+    gen: Generator,
+    buffer: BufferPool,
+    pages: PageTable,
+    locks: LockTable,
+    log: LogManager,
+    clients: Vec<Client>,
+    events: BinaryHeap<Reverse<(u64, u64, usize)>>,
+    seq: u64,
+    next_tid: Tid,
+    started: u64,
+    phase_end: u64,
+    /// Each record's committed version (absent: the load's 0).
+    committed: BTreeMap<(u32, u32), u32>,
+    /// Records an open transaction wrote, and its id.
+    uncommitted: BTreeMap<(u32, u32), Tid>,
+    /// Log pages filled since the last checkpoint.
+    pages_since_checkpoint: u64,
+    checkpointer: Checkpointer,
+    /// When the pages the last checkpoint noted are all on flash.
+    noted_done: u64,
+    backoff: ChaCha8Rng,
+    tally: Tally,
+    commits: CommitLog,
+    loaded: bool,
+}
+
+/// Where the log region starts: after the database's logical pages.
+pub fn log_start(cfg: &DbmsConfig, layout: &Layout) -> u32 {
+    layout.pages * cfg.flash_pages_per_db_page
+}
+
+impl<'d> RecordDbms<'d> {
+    /// A record-level DBMS on `dev` (formatted, empty), its configuration checked.
+    pub fn new(dev: &'d mut dyn AnyDevice, cfg: DbmsConfig) -> Result<RecordDbms<'d>> {
+        cfg.validate()?;
+        if !matches!(cfg.recovery, Recovery::Aries | Recovery::AriesCanary) {
+            return Err(DbmsError::Config(format!(
+                "the record-level engine runs a logging recovery manager, not {}",
+                cfg.recovery.name()
+            )));
+        }
+        let layout = Layout::new(cfg.warehouses, cfg.db_pages)?;
+        let have = dev.info().logical_pages;
+        let need = log_start(&cfg, &layout) as u64 + cfg.log_region_pages() as u64 + cold_pages(&cfg, have);
+        if need > have as u64 {
+            return Err(DbmsError::DeviceTooSmall {
+                need,
+                db_pages: layout.pages,
+                per_db_page: cfg.flash_pages_per_db_page,
+                have,
+            });
+        }
+        let page_size = dev.info().page_size;
+        let protocol = dev.entry().name;
+        let clients = cfg.clients as usize;
+        let mut backoff = ChaCha8Rng::seed_from_u64(cfg.seed);
+        backoff.set_stream(2);
+        let log = LogManager::new(log_start(&cfg, &layout), cfg.log_pages, page_size);
+        if log.per_page() < cfg.clients as usize + 1 {
+            return Err(DbmsError::Config(format!(
+                "a log page of {page_size} bytes holds {} records: a checkpoint of {} clients needs {}",
+                log.per_page(),
+                cfg.clients,
+                cfg.clients + 1
+            )));
+        }
+        Ok(RecordDbms {
+            io: Io::new(dev, cfg.flash_pages_per_db_page)?,
+            protocol,
+            gen: Generator::new(layout, cfg.seed, cfg.abort_pct, cfg.max_pages_per_tx),
+            buffer: BufferPool::new(cfg.buffer_pages, clients),
+            pages: PageTable::default(),
+            locks: LockTable::new(clients),
+            log,
+            clients: (0..clients)
+                .map(|_| Client {
+                    state: State::Idle,
+                    tx: None,
+                })
+                .collect(),
+            events: BinaryHeap::new(),
+            seq: 0,
+            next_tid: 1,
+            started: 0,
+            phase_end: 0,
+            committed: BTreeMap::new(),
+            uncommitted: BTreeMap::new(),
+            pages_since_checkpoint: 0,
+            checkpointer: Checkpointer::Idle,
+            noted_done: 0,
+            backoff,
+            tally: Tally::default(),
+            commits: CommitLog::default(),
+            loaded: false,
+            cfg,
+        })
+    }
+
+    pub fn layout(&self) -> &Layout {
+        self.gen.layout()
+    }
+
+    pub fn device(&mut self) -> &mut dyn AnyDevice {
+        self.io.device()
+    }
+
+    pub fn commit_log(&self) -> &CommitLog {
+        &self.commits
+    }
+
+    pub fn log_counts(&self) -> LogCounts {
+        self.log.counts
+    }
+
+    fn first_lpn(&self, page: u32) -> u32 {
+        page * self.cfg.flash_pages_per_db_page
+    }
+
+    /// Writes the cold data, every DB page with its load image (every
+    /// record at version 0: no entries), and the master record (no
+    /// checkpoint yet), then flushes.
+    pub fn load(&mut self) -> Result<()> {
+        let at = self.io.now_ns();
+        let first_cold = log_start(&self.cfg, self.layout()) + self.cfg.log_region_pages();
+        let cold = cold_pages(&self.cfg, self.io.device().info().logical_pages) as u32;
+        for lpn in first_cold..first_cold + cold {
+            self.io.write_cold(at, lpn)?;
+        }
+        let empty = self.empty_page();
+        for page in 0..self.layout().pages {
+            write_page(&mut self.io, at, page, &empty)?;
+        }
+        let done = self.io.flush(at)?;
+        self.log.write_master(&mut self.io, done, Master::default(), true)?;
+        self.loaded = true;
+        Ok(())
+    }
+
+    fn empty_page(&self) -> PageState {
+        PageState {
+            parts: vec![Default::default(); self.cfg.flash_pages_per_db_page as usize],
+            dirty: false,
+        }
+    }
+
+    /// Runs the warm-up, then the measured transactions (loading first if
+    /// `load` was not called), as [`crate::Dbms::run`] does.
+    pub fn run(&mut self) -> Result<DbmsReport> {
+        if !self.loaded {
+            self.load()?;
+        }
+        if self.cfg.warmup_transactions > 0 {
+            self.phase(self.cfg.warmup_transactions)?;
+            self.tally = Tally::default();
+            self.buffer.counts = Default::default();
+            self.log.counts = Default::default();
+        }
+        self.io.device().reset_stats();
+        self.phase(self.cfg.transactions)?;
+        let device = self.io.device().stats();
+        let mut report = self
+            .tally
+            .report(self.protocol, &self.cfg, self.layout().pages, self.buffer.counts, device);
+        report.log = Some(self.log.counts);
+        Ok(report)
+    }
+
+    fn phase(&mut self, transactions: u64) -> Result<()> {
+        self.phase_end = self.started + transactions;
+        let start_ns = self.io.now_ns();
+        self.tally.start_ns = start_ns;
+        self.tally.end_ns = start_ns;
+        for c in 0..self.clients.len() {
+            self.schedule(c, start_ns);
+        }
+        while let Some(Reverse((t, _, c))) = self.events.pop() {
+            self.tally.end_ns = t;
+            self.event(c, t)?;
+        }
+        assert!(
+            self.clients.iter().all(|c| c.state == State::Idle && c.tx.is_none()),
+            "the phase ended with a client not idle (a lost wake-up)"
+        );
+        assert!(self.locks.is_idle(), "the phase ended with locks held");
+        assert_eq!(self.checkpointer, Checkpointer::Idle, "the phase ended mid-checkpoint");
+        assert!(self.uncommitted.is_empty(), "the phase ended with uncommitted records");
+        assert_eq!(self.started, self.phase_end, "the phase ended before its plans did");
+        Ok(())
+    }
+
+    fn schedule(&mut self, c: usize, at_ns: u64) {
+        self.seq += 1;
+        self.events.push(Reverse((at_ns, self.seq, c)));
+    }
+
+    fn tx(&self, c: usize) -> &Tx {
+        self.clients[c].tx.as_ref().expect("a client in a transaction state has one")
+    }
+
+    fn tx_mut(&mut self, c: usize) -> &mut Tx {
+        self.clients[c].tx.as_mut().expect("a client in a transaction state has one")
+    }
+
+    fn new_tid(&mut self) -> Result<Tid> {
+        let tid = self.next_tid;
+        self.next_tid = tid
+            .checked_add(1)
+            .ok_or_else(|| DbmsError::Config("transaction ids exhausted (2^32 attempts)".into()))?;
+        Ok(tid)
+    }
+
+    fn event(&mut self, c: usize, t: u64) -> Result<()> {
+        if c == self.clients.len() {
+            return self.checkpoint_step(t);
+        }
+        match self.clients[c].state {
+            State::Idle => self.start_next(c, t),
+            State::Run => self.advance(c, t),
+            State::Blocked => unreachable!("client {c} scheduled while blocked"),
+            State::Backoff => {
+                let tid = self.new_tid()?;
+                let tx = self.tx_mut(c);
+                tx.tid = tid;
+                tx.step = 0;
+                self.tally.restarts += 1;
+                self.clients[c].state = State::Run;
+                self.advance(c, t)
+            }
+            State::Loading {
+                frame,
+                read_issued: false,
+                rollback,
+            } => {
+                let done = self.read_into(t, frame)?;
+                self.clients[c].state = State::Loading {
+                    frame,
+                    read_issued: true,
+                    rollback,
+                };
+                self.schedule(c, done);
+                Ok(())
+            }
+            State::Loading {
+                frame,
+                read_issued: true,
+                rollback,
+            } => {
+                self.buffer.touch(frame);
+                if let Some(restart) = rollback {
+                    self.clients[c].state = State::RollingBack { restart };
+                    self.rollback_step(c, t)
+                } else {
+                    self.clients[c].state = State::Run;
+                    self.advance(c, t)
+                }
+            }
+            State::RollingBack { .. } => self.rollback_step(c, t),
+            State::Ending { commit, restart, since_ns } => self.end(c, t, commit, restart, since_ns),
+        }
+    }
+
+    fn start_next(&mut self, c: usize, t: u64) -> Result<()> {
+        if self.started >= self.phase_end {
+            self.clients[c].state = State::Idle;
+            return Ok(());
+        }
+        self.started += 1;
+        let plan = self.gen.next_plan();
+        let tid = self.new_tid()?;
+        self.clients[c].tx = Some(Tx {
+            plan,
+            tid,
+            step: 0,
+            undo: Vec::new(),
+            first_lsn: 0,
+            last_lsn: 0,
+            first_start_ns: t,
+            order: self.started,
+            log_pages_read: BTreeSet::new(),
+        });
+        self.clients[c].state = State::Run;
+        self.advance(c, t)
+    }
+
+    /// Runs `c`'s record accesses until one needs the device or a lock it
+    /// cannot have, or the plan ends (then its commit or rollback).
+    fn advance(&mut self, c: usize, t: u64) -> Result<()> {
+        loop {
+            let tx = self.tx(c);
+            let Some(&a) = tx.plan.records.get(tx.step) else {
+                return if tx.plan.abort {
+                    self.clients[c].state = State::RollingBack { restart: false };
+                    self.rollback_step(c, t)
+                } else {
+                    self.commit(c, t)
+                };
+            };
+            let mode = if a.write { Mode::Exclusive } else { Mode::Shared };
+            if self.locks.request(c, record_key(a.page, a.slot), mode) == Grant::Blocked {
+                self.clients[c].state = State::Blocked;
+                return self.on_block(c, t);
+            }
+            if !self.page_ready(c, t, a.page, None)? {
+                return Ok(());
+            }
+            self.buffer.counts.hits += 1;
+            self.apply(c, t, a)?;
+        }
+    }
+
+    /// Is `page` resident and loaded? If not, `c` waits: for another
+    /// client's load of it, or for its own miss (its state says which).
+    fn page_ready(&mut self, c: usize, t: u64, page: u32, rollback: Option<bool>) -> Result<bool> {
+        let Some(i) = self.buffer.resident(page) else {
+            self.miss(c, t, page, rollback)?;
+            return Ok(false);
+        };
+        let f = *self.buffer.frame(i);
+        if !f.ready_at(t) {
+            let at = f.ready_ns.unwrap_or(f.read_at_ns).max(t);
+            self.schedule(c, at);
+            return Ok(false);
+        }
+        self.buffer.touch(i);
+        Ok(true)
+    }
+
+    /// A miss: a frame is claimed; a dirty victim is written first, then
+    /// the page is read. The WAL rule: while the victim's pageLSN is not on
+    /// flash, the log is forced and `c` asks again once it is.
+    fn miss(&mut self, c: usize, t: u64, page: u32, rollback: Option<bool>) -> Result<()> {
+        if let Some(v) = self.buffer.victim(t) {
+            let state = self.pages.get(self.buffer.frame(v).page);
+            let durable = self.log.durable_at(state.lsn());
+            let wal = self.cfg.recovery != Recovery::AriesCanary;
+            if wal && state.dirty && durable.is_none_or(|d| d > t) {
+                let done = match durable {
+                    Some(d) => d,
+                    None => self.log.force(&mut self.io, t, false)?,
+                };
+                self.clients[c].state = match rollback {
+                    Some(restart) => State::RollingBack { restart },
+                    None => State::Run,
+                };
+                self.schedule(c, done);
+                return Ok(());
+            }
+        }
+        let (frame, evicted) = self
+            .buffer
+            .claim(page, 0, t)
+            .expect("the configuration leaves a frame that is not loading");
+        let mut read_at = t;
+        if let Some(old) = evicted {
+            let state = self.pages.pages.remove(&old.page).expect("an evicted page had contents");
+            if state.dirty {
+                self.buffer.counts.steal_writes += 1;
+                read_at = write_page(&mut self.io, t, old.page, &state)?;
+                self.buffer.read_after(frame, read_at);
+            }
+        }
+        self.clients[c].state = State::Loading {
+            frame,
+            read_issued: false,
+            rollback,
+        };
+        self.schedule(c, read_at);
+        Ok(())
+    }
+
+    /// Issues the read of `frame`'s page; when it completes. The records it
+    /// holds must be committed versions or those of their open writers.
+    fn read_into(&mut self, t: u64, frame: usize) -> Result<u64> {
+        let page = self.buffer.frame(frame).page;
+        let (state, done) = read_page(&mut self.io, t, page, self.cfg.flash_pages_per_db_page)?;
+        if self.io.full_data() {
+            self.check_image(page, &state)?;
+        }
+        self.pages.pages.insert(page, state);
+        self.buffer.loaded(frame, 0, done);
+        Ok(done)
+    }
+
+    fn check_image(&self, page: u32, state: &PageState) -> Result<()> {
+        let slots: BTreeSet<u32> = state
+            .parts
+            .iter()
+            .flat_map(|p| p.records.keys().copied())
+            .chain(self.committed.range((page, 0)..=(page, u32::MAX)).map(|(&(_, s), _)| s))
+            .collect();
+        for slot in slots {
+            let found = state.version(slot);
+            let committed = self.committed.get(&(page, slot)).copied().unwrap_or(0);
+            let open = self.uncommitted.get(&(page, slot)).copied();
+            if found != committed && Some(found) != open {
+                return Err(DbmsError::WrongRead {
+                    page,
+                    lpn: self.first_lpn(page) + slot % self.cfg.flash_pages_per_db_page,
+                    tid: 0,
+                    expected: committed as u64,
+                    found: format!("record {slot} at version {found}"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Access `a` of `c` on its resident page: a write is logged, then made.
+    fn apply(&mut self, c: usize, t: u64, a: RecordAccess) -> Result<()> {
+        if a.write {
+            let (tid, prev) = (self.tx(c).tid, self.tx(c).last_lsn);
+            let before = self.pages.get(a.page).version(a.slot);
+            self.log.reserve_records = self.rollback_reserve();
+            let lsn = self.log.append(tid, a.page, a.slot, Op::Update, before, tid, prev, 0)?;
+            self.pages.get_mut(a.page).set(a.slot, tid, lsn);
+            self.uncommitted.insert((a.page, a.slot), tid);
+            let tx = self.tx_mut(c);
+            tx.undo.push(Undo {
+                page: a.page,
+                slot: a.slot,
+                before,
+                lsn,
+            });
+            if tx.first_lsn == 0 {
+                tx.first_lsn = lsn;
+            }
+            tx.last_lsn = lsn;
+            self.after_append(t)?;
+        }
+        self.tx_mut(c).step += 1;
+        Ok(())
+    }
+
+    /// Log records a rollback of every open transaction (and then a
+    /// restart's checkpoint) would write, this update's own undo included.
+    fn rollback_reserve(&self) -> u64 {
+        let undo: usize = self.clients.iter().filter_map(|c| c.tx.as_ref()).map(|tx| tx.undo.len() + 1).sum();
+        (undo + self.clients.len() + 2) as u64
+    }
+
+    /// After records were appended: full log pages are written (the log
+    /// buffer is full), and the checkpointer is woken when its turn came.
+    fn after_append(&mut self, t: u64) -> Result<()> {
+        if !self.log.has_full() {
+            return Ok(());
+        }
+        self.log.write_full(&mut self.io, t)?;
+        self.pages_since_checkpoint += 1;
+        if self.pages_since_checkpoint >= self.cfg.checkpoint_log_pages as u64 && self.checkpointer == Checkpointer::Idle {
+            self.pages_since_checkpoint = 0;
+            self.checkpointer = Checkpointer::Due;
+            self.schedule(self.clients.len(), t);
+        }
+        Ok(())
+    }
+
+    /// The checkpointer's next step at `t`: a fuzzy checkpoint (sec. 4.3)
+    /// runs beside the clients, each step submitted at its event.
+    ///
+    /// 1. Due: the open transactions are logged with their first and last
+    ///    records, then the checkpoint's end; the log is forced.
+    /// 2. Forced: once the pages noted at the checkpoint before are on
+    ///    flash and the pages noted now have their records on flash, the
+    ///    master record is written and the noted pages still dirty are.
+    /// 3. Written: once the master record is on flash, log pages before the
+    ///    older of the two newest checkpoints (and before the oldest open
+    ///    transaction's first record) may be overwritten.
+    fn checkpoint_step(&mut self, t: u64) -> Result<()> {
+        let me = self.clients.len();
+        match std::mem::replace(&mut self.checkpointer, Checkpointer::Idle) {
+            Checkpointer::Idle => unreachable!("the checkpointer scheduled while idle"),
+            Checkpointer::Due => {
+                self.log.counts.checkpoints += 1;
+                let open: Vec<(Tid, Lsn, Lsn)> = self
+                    .clients
+                    .iter()
+                    .filter_map(|c| c.tx.as_ref())
+                    .filter(|tx| tx.last_lsn != 0)
+                    .map(|tx| (tx.tid, tx.first_lsn, tx.last_lsn))
+                    .collect();
+                let begin = self.log.next_lsn();
+                for &(tid, first, last) in &open {
+                    self.log.append(tid, 0, 0, Op::CheckpointTx, 0, 0, last, first)?;
+                }
+                let previous = self.log.master.checkpoint;
+                self.log.append(0, 0, 0, Op::CheckpointEnd, 0, 0, previous, 0)?;
+                let done = self.log.force(&mut self.io, t, false)?;
+                let oldest_open = open.iter().map(|&(_, first, _)| first).min();
+                self.checkpointer = Checkpointer::Forced {
+                    begin,
+                    previous,
+                    oldest_open,
+                    noted: self.pages.dirty_pages(),
+                };
+                self.schedule(me, done);
+            }
+            Checkpointer::Forced {
+                begin,
+                previous,
+                oldest_open,
+                noted,
+            } => {
+                let still: Vec<u32> = noted
+                    .iter()
+                    .copied()
+                    .filter(|&p| self.pages.pages.get(&p).is_some_and(|s| s.dirty))
+                    .collect();
+                let newest = still.iter().map(|&p| self.pages.get(p).lsn()).max().unwrap_or(0);
+                let wait = match self.log.durable_at(newest) {
+                    None => Some(self.log.force(&mut self.io, t, false)?),
+                    Some(d) => Some(d.max(self.noted_done)).filter(|&w| w > t),
+                };
+                self.checkpointer = Checkpointer::Forced {
+                    begin,
+                    previous,
+                    oldest_open,
+                    noted,
+                };
+                if let Some(w) = wait {
+                    self.schedule(me, w);
+                    return Ok(());
+                }
+                self.checkpointer = Checkpointer::Idle;
+                let master = Master {
+                    epoch: self.log.epoch,
+                    checkpoint: begin,
+                    previous,
+                };
+                let done = self.log.write_master(&mut self.io, t, master, false)?;
+                let mut noted_done = t;
+                for page in still {
+                    let state = self.pages.get_mut(page);
+                    state.dirty = false;
+                    let state = state.clone();
+                    noted_done = noted_done.max(write_page(&mut self.io, t, page, &state)?);
+                }
+                self.noted_done = noted_done;
+                // Before a second checkpoint, restart reads the log from its start.
+                let keep = if previous == 0 { 1 } else { lsn_seq(previous) };
+                let keep = oldest_open.map_or(keep, |o| lsn_seq(o).min(keep));
+                self.checkpointer = Checkpointer::Written { keep };
+                self.schedule(me, done);
+            }
+            Checkpointer::Written { keep } => self.log.truncate_before(keep),
+        }
+        Ok(())
+    }
+
+    /// `c`'s plan ended: a commit record, the log forced; a transaction
+    /// that wrote nothing commits at once.
+    fn commit(&mut self, c: usize, t: u64) -> Result<()> {
+        let tx = self.tx(c);
+        let (tid, prev) = (tx.tid, tx.last_lsn);
+        let done = if prev == 0 {
+            t
+        } else {
+            let rec = CommitRecord {
+                tid,
+                pages: Vec::new(),
+                records: tx.undo.iter().map(|u| (u.page, u.slot)).collect(),
+            };
+            if self.cfg.record_commits {
+                self.commits.in_flight = Some(rec.clone());
+            }
+            let lsn = self.log.append(tid, 0, 0, Op::Commit, 0, 0, prev, 0)?;
+            self.tx_mut(c).last_lsn = lsn;
+            let done = self.log.force(&mut self.io, t, false)?;
+            if let Some(r) = self.commits.in_flight.take() {
+                self.commits.acknowledged.push(r);
+            }
+            self.log.append(tid, 0, 0, Op::End, 0, 0, lsn, 0)?;
+            // Over in the log: a checkpoint from now on does not list it.
+            let tx = self.tx_mut(c);
+            (tx.first_lsn, tx.last_lsn) = (0, 0);
+            self.after_append(t)?;
+            done
+        };
+        self.clients[c].state = State::Ending {
+            commit: true,
+            restart: false,
+            since_ns: t,
+        };
+        self.schedule(c, done);
+        Ok(())
+    }
+
+    /// One step of `c`'s rollback: the newest update not yet undone is
+    /// undone on its page (a miss first if the page left the buffer; a read
+    /// of its log page if its record left the log buffer) and logged as a
+    /// compensation record; none left, an end record and the rollback ends.
+    fn rollback_step(&mut self, c: usize, t: u64) -> Result<()> {
+        let restart = match self.clients[c].state {
+            State::RollingBack { restart } => restart,
+            s => unreachable!("rollback step in state {s:?}"),
+        };
+        let Some(&u) = self.tx(c).undo.last() else {
+            let tx = self.tx(c);
+            if tx.last_lsn != 0 {
+                let (tid, prev) = (tx.tid, tx.last_lsn);
+                self.log.append(tid, 0, 0, Op::End, 0, 0, prev, 0)?;
+                let tx = self.tx_mut(c);
+                (tx.first_lsn, tx.last_lsn) = (0, 0);
+                self.after_append(t)?;
+            }
+            self.clients[c].state = State::Ending {
+                commit: false,
+                restart,
+                since_ns: t,
+            };
+            return self.end(c, t, false, restart, t);
+        };
+        let seq = lsn_seq(u.lsn);
+        if !self.log.in_memory(u.lsn) && self.tx_mut(c).log_pages_read.insert(seq) {
+            let mut buf = vec![0u8; self.io.page_size() as usize];
+            let lpn = self.log.lpn_of(seq);
+            let done = self.io.read_raw(t, lpn, &mut buf)?;
+            self.log.counts.page_reads += 1;
+            if self.io.full_data() {
+                let found = crate::wal::format::decode_log_page(&buf)
+                    .and_then(|(s, _, recs)| (s == seq).then_some(recs))
+                    .and_then(|recs| recs.into_iter().find(|r| r.lsn == u.lsn));
+                assert!(
+                    found.is_some_and(|r| r.before == u.before && r.page == u.page && r.slot == u.slot),
+                    "the undo record {} read back is not the one logged",
+                    u.lsn
+                );
+            }
+            self.schedule(c, done);
+            return Ok(());
+        }
+        if !self.page_ready(c, t, u.page, Some(restart))? {
+            return Ok(());
+        }
+        let tx = self.tx_mut(c);
+        tx.undo.pop();
+        let (tid, prev) = (tx.tid, tx.last_lsn);
+        let undo_next = tx.undo.last().map_or(0, |n| n.lsn);
+        let lsn = self
+            .log
+            .append(tid, u.page, u.slot, Op::Compensation, 0, u.before, prev, undo_next)?;
+        self.tx_mut(c).last_lsn = lsn;
+        self.pages.get_mut(u.page).set(u.slot, u.before, lsn);
+        self.uncommitted.remove(&(u.page, u.slot));
+        self.after_append(t)?;
+        self.schedule(c, t);
+        Ok(())
+    }
+
+    fn on_block(&mut self, c: usize, t: u64) -> Result<()> {
+        let Some(cycle) = self.locks.find_cycle(c) else {
+            return Ok(());
+        };
+        self.tally.deadlocks += 1;
+        let victim = *cycle.iter().max_by_key(|&&v| self.tx(v).order).expect("a cycle is not empty");
+        debug_assert_eq!(self.clients[victim].state, State::Blocked);
+        for w in self.locks.cancel_wait(victim) {
+            self.wake(w, t);
+        }
+        self.clients[victim].state = State::RollingBack { restart: true };
+        self.schedule(victim, t);
+        Ok(())
+    }
+
+    fn wake(&mut self, c: usize, t: u64) {
+        debug_assert_eq!(self.clients[c].state, State::Blocked, "client {c} woken while not blocked");
+        self.clients[c].state = State::Run;
+        self.schedule(c, t);
+    }
+
+    /// `c`'s commit or rollback is complete at `t`: counts, locks released,
+    /// then its next plan or, for a victim, its back-off.
+    fn end(&mut self, c: usize, t: u64, commit: bool, restart: bool, since_ns: u64) -> Result<()> {
+        let tx = self.clients[c].tx.as_mut().expect("an ending client has a transaction");
+        if commit {
+            for u in tx.undo.drain(..) {
+                self.committed.insert((u.page, u.slot), tx.tid);
+                self.uncommitted.remove(&(u.page, u.slot));
+            }
+            self.tally.committed(tx.plan.profile, t - tx.first_start_ns, t - since_ns);
+        } else {
+            debug_assert!(tx.undo.is_empty(), "a rollback ended with updates left");
+            if !restart {
+                self.tally.aborted += 1;
+            }
+        }
+        tx.first_lsn = 0;
+        tx.last_lsn = 0;
+        tx.log_pages_read.clear();
+        for w in self.locks.release_all(c) {
+            self.wake(w, t);
+        }
+        if restart {
+            let wait = self.backoff.gen_range(0..=self.cfg.backoff_ns_max);
+            self.clients[c].state = State::Backoff;
+            self.schedule(c, t + wait);
+            return Ok(());
+        }
+        self.clients[c].tx = None;
+        self.start_next(c, t)
+    }
+}
+
+/// Logical pages of cold data a device of `logical_pages` gets.
+fn cold_pages(cfg: &DbmsConfig, logical_pages: u32) -> u64 {
+    logical_pages as u64 * cfg.cold_fill_pct as u64 / 100
+}
