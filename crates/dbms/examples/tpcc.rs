@@ -8,9 +8,11 @@
 //! fpp (1: flash pages per DB page), db (16384 DB pages), abort (5 %),
 //! fill (0: percent of the device written with cold data first), warmup
 //! (0 transactions run unmeasured first),
-//! seed (1), json (0: 1 prints the report as JSON).
+//! seed (1), recovery (shadow: the device's transactions; aries: ARIES's
+//! log on a device without them, `protocol=plain`), json (0: 1 prints the
+//! report as JSON).
 
-use txftl_dbms::{run_dbms, shape, DbmsConfig};
+use txftl_dbms::{run_dbms, shape, DbmsConfig, Recovery};
 use txftl_ftl::{FtlConfig, ProtocolOptions};
 use txftl_nand::{DataMode, Nand, ViolationPolicy};
 
@@ -35,6 +37,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "warmup" => cfg.warmup_transactions = n()?,
             "seed" => cfg.seed = n()?,
             "json" => json = n()? == 1,
+            "recovery" => {
+                cfg.recovery = match v {
+                    "shadow" => Recovery::Shadow,
+                    "aries" => Recovery::Aries,
+                    _ => return Err(format!("recovery={v}: shadow or aries").into()),
+                }
+            }
             _ => return Err(format!("unknown key `{k}`").into()),
         }
     }
@@ -42,7 +51,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .find(|e| e.name == protocol)
         .ok_or_else(|| format!("no protocol `{protocol}`"))?;
-    cfg.pinned_frames_per_tx = pins.unwrap_or(entry.resident_pages_per_tx);
+    if !cfg.recovery.logs() {
+        cfg.pinned_frames_per_tx = pins.unwrap_or(entry.resident_pages_per_tx);
+    }
     println!("{}\n", shape(&cfg, 10_000)?);
     let preset = txftl_nand::preset("flagcommit").ok_or("no flagcommit preset")?;
     let nand = Nand::new(preset.config(DataMode::MetaOnly, ViolationPolicy::Panic))?;

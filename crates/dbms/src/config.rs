@@ -237,6 +237,18 @@ mod tests {
                 max_pages_per_tx: 0,
                 ..Default::default()
             },
+            // Pins are shadow paging's; a log must hold three checkpoint spans.
+            DbmsConfig {
+                recovery: Recovery::Aries,
+                pinned_frames_per_tx: 1,
+                ..Default::default()
+            },
+            DbmsConfig {
+                recovery: Recovery::Aries,
+                log_pages: 100,
+                checkpoint_log_pages: 40,
+                ..Default::default()
+            },
         ] {
             assert!(c.validate().is_err(), "{c:?}");
         }

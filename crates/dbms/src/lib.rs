@@ -1,4 +1,4 @@
-//! txftl-dbms: the small page-granularity DBMS in which Flag Commit (On et
+//! txftl-dbms: the small DBMS in which Flag Commit (On et
 //! al., IEEE TKDE, sec. 5.1) measures commit protocols against TxFlash's SCC
 //! and BPCC: no SQL and no B-trees, only what decides the I/O.
 //!
@@ -6,10 +6,13 @@
 //!   its five profiles as page reads and writes; [`shape`] measures them;
 //! - [`buffer`]: the LRU buffer pool (steal, force at commit), with the
 //!   frames a protocol pins per open transaction;
-//! - [`locks`]: strict two-phase page locking, its wait-for graph and the
+//! - [`locks`]: strict two-phase locking on pages or records, its wait-for graph and the
 //!   deadlock search run on every block;
 //! - [`run`]: the clients on the device clock, with the device's
 //!   transactions (shadow paging) as the recovery manager;
+//! - [`records`]: the record-level engine (record locks, steal, no-force)
+//!   with ARIES as the recovery manager on a device without transactions,
+//!   its log (`wal`) and its restart;
 //! - [`report`]: the results, and the commit log the crash tests check.
 //!
 //! Everything is simulated time and deterministic from the seed.

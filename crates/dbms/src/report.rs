@@ -91,7 +91,15 @@ impl std::fmt::Display for DbmsReport {
             f,
             "  device: {} programs, {} reads, {} erases, {} GC copies",
             self.device.flash_programs, self.device.flash_reads, self.device.flash_erases, self.device.gc_copies
-        )
+        )?;
+        if let Some(l) = &self.log {
+            write!(
+                f,
+                "\n  log: {} records, {} page writes, {} forces, {} pages read back, {} checkpoints",
+                l.records, l.page_writes, l.forces, l.page_reads, l.checkpoints
+            )?;
+        }
+        Ok(())
     }
 }
 

@@ -1,12 +1,14 @@
-//! ARIES on `plain` under power cuts: on the `tiny` geometry in full-data
-//! mode, a short run of a few clients with record locks, steals, injected
+//! ARIES on `plain` under power cuts: on the `tiny` geometry with 2 KiB
+//! pages (Flag Commit's page size: a log page holds the paper's 40 records
+//! and a DB page the records a short run writes) in full-data mode, a short run of a few clients with record locks, steals, injected
 //! rollbacks, deadlock restarts and checkpoints, cut at every flash
 //! operation that changes the array with every torn variant. The NAND alone
 //! is remounted, the DBMS restarts (analysis, redo, undo) and every record
 //! must hold the version its last acknowledged committer wrote; the records
-//! of the commit in flight at the cut show all or none. Each restart is then
-//! itself cut at each of its operations and restarted again (cuts during
-//! redo and undo).
+//! of the commit in flight at the cut show all or none. Every eighth point's
+//! restart is then itself cut at each of its mutating operations (its torn
+//! variants in turn) and restarted again: cuts while a restart writes what
+//! its redo and undo made.
 //!
 //! One point replays with
 //! `TXFTL_ARIES_CRASH=<op>:<torn>[:<restart op>:<torn>] cargo test -p txftl-dbms --test aries`.
@@ -30,16 +32,14 @@ fn config_of(recovery: Recovery) -> DbmsConfig {
         clients: 6,
         buffer_pages: 8,
         warehouses: 1,
-        db_pages: 40,
-        // Two flash pages a DB page: a scaled page's records fit.
-        flash_pages_per_db_page: 2,
-        max_pages_per_tx: 6,
-        transactions: 60,
+        db_pages: 80,
+        max_pages_per_tx: 8,
+        transactions: 120,
         abort_pct: 20,
         seed: 3,
         recovery,
-        log_pages: 56,
-        checkpoint_log_pages: 5,
+        log_pages: 40,
+        checkpoint_log_pages: 2,
         record_commits: true,
         ..DbmsConfig::default()
     }
@@ -47,6 +47,8 @@ fn config_of(recovery: Recovery) -> DbmsConfig {
 
 struct Outcome {
     dev: Box<dyn AnyDevice>,
+    /// Clients mid-rollback when the run stopped.
+    rolling_back: usize,
     base_op: u64,
     result: Result<DbmsReport, DbmsError>,
     log: CommitLog,
@@ -56,8 +58,15 @@ fn run(cut: Option<(u64, Torn)>, log_ops: bool) -> Outcome {
     run_with(config(), cut, log_ops)
 }
 
+/// `tiny` with 2 KiB pages.
+fn spec() -> DeviceSpec {
+    let mut s = DeviceSpec::tiny(PROTOCOL);
+    s.nand.geometry.page_size = 2048;
+    s
+}
+
 fn run_with(cfg: DbmsConfig, cut: Option<(u64, Torn)>, log_ops: bool) -> Outcome {
-    let mut dev = DeviceSpec::tiny(PROTOCOL).fresh().expect("the tiny device formats");
+    let mut dev = spec().fresh().expect("the tiny device formats");
     let mut db = RecordDbms::new(&mut *dev, cfg).expect("the configuration fits the tiny device");
     db.load().expect("the load runs uncut");
     let nand = db.device().nand_mut();
@@ -72,14 +81,21 @@ fn run_with(cfg: DbmsConfig, cut: Option<(u64, Torn)>, log_ops: bool) -> Outcome
     }
     let result = db.run();
     let log = db.commit_log().clone();
+    let rolling_back = db.rolling_back();
     drop(db);
-    Outcome { dev, base_op, result, log }
+    Outcome {
+        dev,
+        rolling_back,
+        base_op,
+        result,
+        log,
+    }
 }
 
 fn mount(mut nand: Nand) -> Result<Box<dyn AnyDevice>, String> {
     nand.power_off();
     nand.power_on();
-    let spec = DeviceSpec::tiny(PROTOCOL);
+    let spec = spec();
     let dev = txftl_protocols::mount(PROTOCOL, nand, spec.ftl, &spec.opts).map_err(|e| format!("device recovery failed: {e}"))?;
     dev.check_invariants()
         .map_err(|e| format!("invariant broken after recovery: {e}"))?;
@@ -160,14 +176,16 @@ fn restart_ops(at: u64, torn: Torn) -> Vec<u64> {
         .collect()
 }
 
-fn point(at: u64, torn: Torn, second: Option<(u64, Torn)>) -> Result<RestartReport, String> {
+/// A cut's restart report, and whether the cut fell during a rollback.
+fn point(at: u64, torn: Torn, second: Option<(u64, Torn)>) -> Result<(RestartReport, bool), String> {
     let o = run(Some((at, torn)), false);
+    let in_rollback = o.rolling_back > 0;
     match &o.result {
         Err(e) if e.is_power_loss() => {}
         Err(e) => return Err(format!("the run failed before the cut: {e}")),
         Ok(_) => return Err("the run ended before the cut".into()),
     }
-    recover_and_check(o.dev.into_nand(), &o.log, second)
+    recover_and_check(o.dev.into_nand(), &o.log, second).map(|r| (r, in_rollback))
 }
 
 fn replay_line(at: u64, torn: Torn, second: Option<(u64, Torn)>) -> String {
@@ -223,17 +241,18 @@ fn every_cut_keeps_exactly_the_committed_records() {
     let started = Instant::now();
     let ops = dry_run();
     let mut failures = Vec::new();
-    let (mut redone, mut undone, mut second_cuts) = (0, 0, 0);
+    let (mut redone, mut undone, mut second_cuts, mut in_rollbacks) = (0, 0, 0, 0);
     for (n, &at) in ops.iter().enumerate() {
         for torn in Torn::ALL {
             match point(at, torn, None) {
                 Err(e) => failures.push(format!("{e}\n  replay: {}", replay_line(at, torn, None))),
-                Ok(r) => {
+                Ok((r, in_rollback)) => {
+                    in_rollbacks += in_rollback as u64;
                     redone += r.redone;
                     undone += r.undone;
-                    // Every fourth point: the restart cut at each of its own
+                    // Every eighth point: the restart cut at each of its own
                     // mutating operations, the torn variants in turn.
-                    if n % 4 == 0 && torn == Torn::Garbage {
+                    if n % 8 == 0 && torn == Torn::Garbage {
                         for (i, s) in restart_ops(at, torn).into_iter().enumerate() {
                             second_cuts += 1;
                             let t2 = Torn::ALL[i % Torn::ALL.len()];
@@ -247,13 +266,14 @@ fn every_cut_keeps_exactly_the_committed_records() {
         }
     }
     eprintln!(
-        "aries on {PROTOCOL}: {} mutating operations, {} cuts, {second_cuts} cuts in restarts, {} failing; restarts redid {redone} and undid {undone} records; {:.1} s",
+        "aries on {PROTOCOL}: {} mutating operations, {} cuts ({in_rollbacks} during a rollback), {second_cuts} cuts in restarts, {} failing; restarts redid {redone} and undid {undone} records; {:.1} s",
         ops.len(),
         ops.len() * Torn::ALL.len(),
         failures.len(),
         started.elapsed().as_secs_f64()
     );
     assert!(redone > 0 && undone > 0, "the cuts never made a restart redo and undo");
+    assert!(in_rollbacks > 0, "no cut fell during a rollback");
     assert!(
         failures.is_empty(),
         "{} failing cuts; the first:\n{}",

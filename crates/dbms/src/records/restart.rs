@@ -116,7 +116,7 @@ fn analysis(scanned: &[LogRecord], from: Lsn) -> (TxLasts, TxLasts) {
             Op::CheckpointTx => {
                 txs.entry(r.xid).or_insert((r.prev, false));
             }
-            Op::Update | Op::Compensation => txs.entry(r.xid).or_insert((0, false)).0 = r.lsn,
+            Op::Begin | Op::Update | Op::Compensation => txs.entry(r.xid).or_insert((0, false)).0 = r.lsn,
             Op::Commit => *txs.entry(r.xid).or_insert((0, false)) = (r.lsn, true),
             Op::End => {
                 txs.remove(&r.xid);
@@ -272,6 +272,8 @@ impl Restart<'_, '_> {
                         rec.prev
                     }
                     Op::Compensation => rec.undo_next,
+                    // The chain's first record: nothing before it to undo.
+                    Op::Begin => 0,
                     op => {
                         return Err(DbmsError::Corrupt(format!(
                             "transaction {xid}'s undo chain meets a {op:?} record at {at}"

@@ -79,6 +79,8 @@ pub enum Op {
     CheckpointTx = 5,
     /// The checkpoint's end: `prev` is the checkpoint before it.
     CheckpointEnd = 6,
+    /// A transaction's first record (ARIES logs it before its first update).
+    Begin = 7,
 }
 
 impl Op {
@@ -90,6 +92,7 @@ impl Op {
             4 => Op::End,
             5 => Op::CheckpointTx,
             6 => Op::CheckpointEnd,
+            7 => Op::Begin,
             _ => return None,
         })
     }
