@@ -8,7 +8,8 @@
 //! fpp (1: flash pages per DB page), db (16384 DB pages), abort (5 %),
 //! fill (0: percent of the device written with cold data first), warmup
 //! (0 transactions run unmeasured first),
-//! seed (1), recovery (shadow: the device's transactions; aries: ARIES's
+//! seed (1), written (all: plans writing LO-HI distinct pages only, as
+//! `0-10` or `11-max`, Fig. 18's split), recovery (shadow: the device's transactions; aries: ARIES's
 //! log on a device without them, `protocol=plain`), json (0: 1 prints the
 //! report as JSON).
 
@@ -37,6 +38,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "warmup" => cfg.warmup_transactions = n()?,
             "seed" => cfg.seed = n()?,
             "json" => json = n()? == 1,
+            "written" if v == "all" => cfg.pages_written = (0, u32::MAX),
+            "written" => {
+                let (lo, hi) = v.split_once('-').ok_or_else(|| format!("written={v}: LO-HI"))?;
+                let num = |x: &str| {
+                    if x == "max" {
+                        Ok(u32::MAX)
+                    } else {
+                        x.parse::<u32>().map_err(|e| format!("written={v}: {e}"))
+                    }
+                };
+                cfg.pages_written = (num(lo)?, num(hi)?);
+            }
             "recovery" => {
                 cfg.recovery = match v {
                     "shadow" => Recovery::Shadow,

@@ -68,6 +68,10 @@ pub struct DbmsConfig {
     /// Distinct pages a transaction may touch: the paper's transactions
     /// touch fewer than 50 (longer Stock-Levels are cut, see tpcc.rs).
     pub max_pages_per_tx: u32,
+    /// Only plans writing this many distinct pages are run, the others
+    /// drawn and skipped (Fig. 18 splits the trace at lambda = 10:
+    /// 0..=10 short, 11..=u32::MAX long). The full mix by default.
+    pub pages_written: (u32, u32),
     /// Transactions the clients run to their end (committed or rolled back).
     pub transactions: u64,
     /// Transactions run first and not measured, so the measured ones find
@@ -101,6 +105,7 @@ impl Default for DbmsConfig {
             warehouses: 20,
             abort_pct: 5,
             max_pages_per_tx: 49,
+            pages_written: (0, u32::MAX),
             transactions: 2_000,
             warmup_transactions: 0,
             backoff_ns_max: 2_000_000,
@@ -147,6 +152,13 @@ impl DbmsConfig {
         }
         if self.max_pages_per_tx == 0 {
             return bad("max_pages_per_tx must be at least 1".into());
+        }
+        let (lo, hi) = self.pages_written;
+        if lo > hi || lo > self.max_pages_per_tx {
+            return bad(format!(
+                "pages_written {lo}..={hi} selects no plan (a plan writes at most max_pages_per_tx = {} pages)",
+                self.max_pages_per_tx
+            ));
         }
         if self.warehouses == 0 {
             return bad("at least one warehouse is needed".into());
@@ -235,6 +247,14 @@ mod tests {
             },
             DbmsConfig {
                 max_pages_per_tx: 0,
+                ..Default::default()
+            },
+            DbmsConfig {
+                pages_written: (11, 10),
+                ..Default::default()
+            },
+            DbmsConfig {
+                pages_written: (50, u32::MAX),
                 ..Default::default()
             },
             // Pins are shadow paging's; a log must hold three checkpoint spans.

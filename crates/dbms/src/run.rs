@@ -102,7 +102,7 @@ impl<'d> Dbms<'d> {
             io: Io::new(dev, cfg.flash_pages_per_db_page)?,
             protocol,
             committed: vec![0; layout.pages as usize],
-            gen: Generator::new(layout, cfg.seed, cfg.abort_pct, cfg.max_pages_per_tx),
+            gen: Generator::new(layout, cfg.seed, cfg.abort_pct, cfg.max_pages_per_tx).with_pages_written(cfg.pages_written),
             buffer: BufferPool::new(cfg.buffer_pages, clients),
             locks: LockTable::new(clients),
             clients: (0..clients)

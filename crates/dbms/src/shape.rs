@@ -72,7 +72,7 @@ pub fn shape(cfg: &DbmsConfig, samples: u32) -> Result<TpccShape> {
     let layout = Layout::new(cfg.warehouses, cfg.db_pages)?;
     let tables = layout.tables.iter().map(|t| (t.table.name(), t.pages)).collect();
     let (scale, db_pages) = (layout.scale, layout.pages);
-    let mut gen = Generator::new(layout, cfg.seed, cfg.abort_pct, cfg.max_pages_per_tx);
+    let mut gen = Generator::new(layout, cfg.seed, cfg.abort_pct, cfg.max_pages_per_tx).with_pages_written(cfg.pages_written);
     let plans: Vec<_> = (0..samples).map(|_| gen.next_plan()).collect();
     let n = plans.len().max(1) as f64;
     let touched: BTreeSet<u32> = plans.iter().flat_map(|p| p.accesses.iter().map(|a| a.page)).collect();

@@ -382,6 +382,10 @@ pub struct Generator {
     nu: NuConstants,
     abort_pct: u32,
     cap: u32,
+    /// Plans writing fewer or more distinct pages are drawn and skipped.
+    pages_written: (u32, u32),
+    /// Plans drawn and skipped so.
+    pub skipped: u64,
     /// Per district: the next order id, the oldest undelivered one, the
     /// next history slot (ids grow; slots are ids modulo the district's range).
     next_order: Vec<u64>,
@@ -406,6 +410,8 @@ impl Generator {
             nu,
             abort_pct,
             cap: max_pages_per_tx,
+            pages_written: (0, u32::MAX),
+            skipped: 0,
             next_order: vec![CUSTOMERS; districts],
             next_delivery: vec![CUSTOMERS - NEW_ORDERS; districts],
             next_history: vec![0; districts],
@@ -434,8 +440,28 @@ impl Generator {
         (w + self.uniform(1, n - 1)) % n
     }
 
-    /// The next transaction.
+    /// Only plans writing `lo..=hi` distinct pages from now on (a trace
+    /// split by transaction size, Fig. 18).
+    pub fn with_pages_written(mut self, (lo, hi): (u32, u32)) -> Generator {
+        assert!(lo <= hi && lo <= self.cap, "pages written {lo}..={hi} selects no plan");
+        self.pages_written = (lo, hi);
+        self
+    }
+
+    /// The next transaction (of the selected sizes).
     pub fn next_plan(&mut self) -> TxPlan {
+        let (lo, hi) = self.pages_written;
+        for _ in 0..1_000_000 {
+            let plan = self.draw_plan();
+            if (lo..=hi).contains(&plan.pages_read_written().1) {
+                return plan;
+            }
+            self.skipped += 1;
+        }
+        panic!("no plan writing {lo}..={hi} pages in a million draws");
+    }
+
+    fn draw_plan(&mut self) -> TxPlan {
         let draw = self.uniform(1, 100) as u32;
         let mut acc = 0;
         let profile = Profile::ALL
@@ -659,6 +685,25 @@ mod tests {
             }
             assert_eq!(l.record(t.table, 0), (t.first_page, 0));
         }
+    }
+
+    #[test]
+    fn a_split_keeps_the_sizes_asked_for_from_the_same_stream() {
+        let layout = Layout::new(20, 200_000).unwrap();
+        let all: Vec<TxPlan> = {
+            let mut g = Generator::new(layout.clone(), 9, 5, 49);
+            (0..400).map(|_| g.next_plan()).collect()
+        };
+        let mut short = Generator::new(layout.clone(), 9, 5, 49).with_pages_written((0, 10));
+        let mut long = Generator::new(layout, 9, 5, 49).with_pages_written((11, u32::MAX));
+        let s: Vec<TxPlan> = (0..100).map(|_| short.next_plan()).collect();
+        let l: Vec<TxPlan> = (0..100).map(|_| long.next_plan()).collect();
+        assert!(s.iter().all(|p| p.pages_read_written().1 <= 10));
+        assert!(l.iter().all(|p| p.pages_read_written().1 > 10));
+        // The subtraces are the full trace filtered: its first short plans, in order.
+        let first_short: Vec<&TxPlan> = all.iter().filter(|p| p.pages_read_written().1 <= 10).take(100).collect();
+        assert_eq!(s.iter().collect::<Vec<_>>(), first_short);
+        assert!(short.skipped > 0 && long.skipped > 0);
     }
 
     #[test]

@@ -179,7 +179,7 @@ impl<'d> RecordDbms<'d> {
         Ok(RecordDbms {
             io: Io::new(dev, cfg.flash_pages_per_db_page)?,
             protocol,
-            gen: Generator::new(layout, cfg.seed, cfg.abort_pct, cfg.max_pages_per_tx),
+            gen: Generator::new(layout, cfg.seed, cfg.abort_pct, cfg.max_pages_per_tx).with_pages_written(cfg.pages_written),
             buffer: BufferPool::new(cfg.buffer_pages, clients),
             pages: PageTable::default(),
             locks: LockTable::new(clients),
