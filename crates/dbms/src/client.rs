@@ -1,7 +1,11 @@
 //! A client and the transaction it runs: where it stands in its plan, and
 //! what its current attempt has done (a deadlock victim restarts the same
-//! plan as a new attempt, under a new transaction id).
+//! plan as a new attempt, under a new transaction id); and the steps of a
+//! client's life both engines share (blocked, woken, chosen as a deadlock
+//! victim, released at its end).
 
+use crate::locks::LockTable;
+use crate::sim::{youngest, Sim};
 use crate::tpcc::TxPlan;
 use std::collections::{BTreeSet, VecDeque};
 use txftl_ftl::Tid;
@@ -17,10 +21,17 @@ pub enum State {
     Blocked,
     /// A miss: the evicted page's write is issued, the read is next
     /// (`read_issued` false), or the read is issued and done at the event.
-    Loading { frame: usize, read_issued: bool },
-    /// Writing its dirty pages (force), then its commit.
+    /// `rollback`: the page is for a rollback's undo (of a deadlock
+    /// victim: `Some(true)`; the record-level engine's).
+    Loading {
+        frame: usize,
+        read_issued: bool,
+        rollback: Option<bool>,
+    },
+    /// Writing its dirty pages (force), then its commit (the page-level engine).
     Committing { since_ns: u64 },
-    /// Its rollback is next (`restart`: a deadlock victim, else injected).
+    /// Its rollback is next or under way (`restart`: a deadlock victim,
+    /// else injected).
     Aborting { restart: bool },
     /// Its commit or abort is issued; it ends at the event.
     Ending { commit: bool, restart: bool, since_ns: u64 },
@@ -91,9 +102,79 @@ impl Tx {
     }
 }
 
-pub struct Client {
+/// A client and its transaction (each engine's own kind of attempt).
+pub struct Client<T> {
     pub state: State,
-    pub tx: Option<Tx>,
+    pub tx: Option<T>,
+}
+
+impl<T> Client<T> {
+    pub fn idle() -> Client<T> {
+        Client {
+            state: State::Idle,
+            tx: None,
+        }
+    }
+
+    pub fn tx(&self) -> &T {
+        self.tx.as_ref().expect("a client in a transaction state has one")
+    }
+
+    pub fn tx_mut(&mut self) -> &mut T {
+        self.tx.as_mut().expect("a client in a transaction state has one")
+    }
+}
+
+/// A phase's end: every client idle, no lock held (a lost wake-up otherwise).
+pub fn assert_quiet<T>(clients: &[Client<T>], locks: &LockTable) {
+    assert!(
+        clients.iter().all(|c| c.state == State::Idle && c.tx.is_none()),
+        "the phase ended with a client not idle (a lost wake-up)"
+    );
+    assert!(locks.is_idle(), "the phase ended with locks held");
+}
+
+/// Blocked client `c` may go on: it asks again at `t`.
+pub fn wake<T>(clients: &mut [Client<T>], sim: &mut Sim, c: usize, t: u64) {
+    debug_assert_eq!(clients[c].state, State::Blocked, "client {c} woken while not blocked");
+    clients[c].state = State::Run;
+    sim.schedule(c, t);
+}
+
+/// `c` just blocked: if that closed a cycle, the youngest transaction of it
+/// ([`youngest`], by `order`) stops waiting and rolls back at `t`, and the
+/// waiters its cancel frees ask again.
+pub fn on_block<T>(clients: &mut [Client<T>], locks: &mut LockTable, sim: &mut Sim, c: usize, t: u64, order: impl Fn(&T) -> u64) {
+    let Some(cycle) = locks.find_cycle(c) else {
+        return;
+    };
+    sim.tally.deadlocks += 1;
+    let victim = youngest(&cycle, |v| {
+        order(clients[v].tx.as_ref().expect("a blocked client has a transaction"))
+    });
+    debug_assert_eq!(clients[victim].state, State::Blocked);
+    for w in locks.cancel_wait(victim) {
+        wake(clients, sim, w, t);
+    }
+    clients[victim].state = State::Aborting { restart: true };
+    sim.schedule(victim, t);
+}
+
+/// `c`'s transaction ended at `t`: its locks released (waiters ask again
+/// now); a deadlock victim (`restart`) backs off and true is returned, else
+/// the caller starts its next plan.
+pub fn release<T>(clients: &mut [Client<T>], locks: &mut LockTable, sim: &mut Sim, c: usize, t: u64, restart: bool) -> bool {
+    for w in locks.release_all(c) {
+        wake(clients, sim, w, t);
+    }
+    if restart {
+        let at = sim.restart_at(t);
+        clients[c].state = State::Backoff;
+        sim.schedule(c, at);
+        return true;
+    }
+    clients[c].tx = None;
+    false
 }
 
 #[cfg(test)]

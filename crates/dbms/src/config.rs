@@ -192,6 +192,11 @@ impl DbmsConfig {
         self.db_pages as u64 * self.flash_pages_per_db_page as u64
     }
 
+    /// Logical pages of cold data a device of `logical_pages` gets.
+    pub fn cold_pages(&self, logical_pages: u32) -> u64 {
+        logical_pages as u64 * self.cold_fill_pct as u64 / 100
+    }
+
     /// Logical pages the log region takes (none without a log).
     pub fn log_region_pages(&self) -> u32 {
         if self.recovery.logs() {

@@ -27,6 +27,7 @@ pub mod records;
 pub mod report;
 pub mod run;
 pub mod shape;
+mod sim;
 pub mod tpcc;
 mod wal;
 

@@ -11,18 +11,15 @@
 //! `commit`; a rollback is `abort`, which writes nothing itself.
 
 use crate::buffer::BufferPool;
-use crate::client::{Client, State, Tx};
+use crate::client::{self, Client, State, Tx};
 use crate::config::DbmsConfig;
 use crate::error::{DbmsError, Result};
 use crate::io::Io;
 use crate::locks::{Grant, LockTable, Mode};
 use crate::report::{CommitLog, CommitRecord, DbmsReport, Tally};
+use crate::sim::{run_phase, Engine, Sim};
 use crate::tpcc::{Access, Generator, Layout};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-use txftl_ftl::{AnyDevice, Tid};
+use txftl_ftl::AnyDevice;
 
 /// The isolation level (the concurrent host's name) a protocol must offer
 /// for the DBMS: several transactions open at once, never two writing one page.
@@ -35,27 +32,13 @@ pub struct Dbms<'d> {
     gen: Generator,
     buffer: BufferPool,
     locks: LockTable,
-    clients: Vec<Client>,
-    /// (instant, order scheduled, client).
-    events: BinaryHeap<Reverse<(u64, u64, usize)>>,
-    seq: u64,
-    next_tid: Tid,
-    /// Plans handed out (a plan's number orders deadlock victims).
-    started: u64,
-    /// The plan count at which the phase running (warm-up or measured) ends.
-    phase_end: u64,
+    clients: Vec<Client<Tx>>,
+    sim: Sim,
     /// Each DB page's committed version (the id of the transaction that
     /// committed it last; 0: the load).
     committed: Vec<u64>,
-    backoff: ChaCha8Rng,
-    tally: Tally,
     log: CommitLog,
     loaded: bool,
-}
-
-/// Logical pages of cold data a device of `logical_pages` gets.
-fn cold_pages(cfg: &DbmsConfig, logical_pages: u32) -> u64 {
-    logical_pages as u64 * cfg.cold_fill_pct as u64 / 100
 }
 
 /// Checks that `dev` can carry the DBMS: transactions, several open at once.
@@ -86,7 +69,7 @@ impl<'d> Dbms<'d> {
         let protocol = check_protocol(&*dev)?;
         let layout = Layout::new(cfg.warehouses, cfg.db_pages)?;
         let have = dev.info().logical_pages;
-        let need = layout.pages as u64 * cfg.flash_pages_per_db_page as u64 + cold_pages(&cfg, have);
+        let need = layout.pages as u64 * cfg.flash_pages_per_db_page as u64 + cfg.cold_pages(have);
         if need > have as u64 {
             return Err(DbmsError::DeviceTooSmall {
                 need,
@@ -96,8 +79,6 @@ impl<'d> Dbms<'d> {
             });
         }
         let clients = cfg.clients as usize;
-        let mut backoff = ChaCha8Rng::seed_from_u64(cfg.seed);
-        backoff.set_stream(2);
         Ok(Dbms {
             io: Io::new(dev, cfg.flash_pages_per_db_page)?,
             protocol,
@@ -105,19 +86,8 @@ impl<'d> Dbms<'d> {
             gen: Generator::new(layout, cfg.seed, cfg.abort_pct, cfg.max_pages_per_tx).with_pages_written(cfg.pages_written),
             buffer: BufferPool::new(cfg.buffer_pages, clients),
             locks: LockTable::new(clients),
-            clients: (0..clients)
-                .map(|_| Client {
-                    state: State::Idle,
-                    tx: None,
-                })
-                .collect(),
-            events: BinaryHeap::new(),
-            seq: 0,
-            next_tid: 1,
-            started: 0,
-            phase_end: 0,
-            backoff,
-            tally: Tally::default(),
+            clients: (0..clients).map(|_| Client::idle()).collect(),
+            sim: Sim::new(cfg.seed, cfg.backoff_ns_max),
             log: CommitLog::default(),
             loaded: false,
             cfg,
@@ -144,7 +114,7 @@ impl<'d> Dbms<'d> {
     pub fn load(&mut self) -> Result<()> {
         let at = self.io.now_ns();
         let first = self.layout().pages * self.cfg.flash_pages_per_db_page;
-        let cold = cold_pages(&self.cfg, self.io.device().info().logical_pages) as u32;
+        let cold = self.cfg.cold_pages(self.io.device().info().logical_pages) as u32;
         for lpn in first..first + cold {
             self.io.write_cold(at, lpn)?;
         }
@@ -167,61 +137,26 @@ impl<'d> Dbms<'d> {
         }
         if self.cfg.warmup_transactions > 0 {
             self.phase(self.cfg.warmup_transactions)?;
-            self.tally = Tally::default();
+            self.sim.tally = Tally::default();
             self.buffer.counts = Default::default();
         }
         self.io.device().reset_stats();
         self.phase(self.cfg.transactions)?;
         let device = self.io.device().stats();
         Ok(self
+            .sim
             .tally
             .report(self.protocol, &self.cfg, self.layout().pages, self.buffer.counts, device))
     }
 
-    /// Runs `transactions` more plans to their end: every client starts at
-    /// the device's clock, and the phase ends when all are idle again.
+    /// Runs `transactions` more plans to their end ([`run_phase`]); every
+    /// client is idle again at its end.
     fn phase(&mut self, transactions: u64) -> Result<()> {
-        self.phase_end = self.started + transactions;
-        let start_ns = self.io.now_ns();
-        self.tally.start_ns = start_ns;
-        self.tally.end_ns = start_ns;
-        for c in 0..self.clients.len() {
-            self.schedule(c, start_ns);
-        }
-        while let Some(Reverse((t, _, c))) = self.events.pop() {
-            self.tally.end_ns = t;
-            self.event(c, t)?;
-        }
-        // Every client ran out of plans: nothing may be left behind.
-        assert!(
-            self.clients.iter().all(|c| c.state == State::Idle && c.tx.is_none()),
-            "the phase ended with a client not idle (a lost wake-up)"
-        );
-        assert!(self.locks.is_idle(), "the phase ended with locks held");
+        let (clients, start_ns) = (self.clients.len(), self.io.now_ns());
+        run_phase(self, transactions, clients, start_ns)?;
+        client::assert_quiet(&self.clients, &self.locks);
         assert!(self.buffer.is_quiet(), "the phase ended with dirty or pinned pages");
-        assert_eq!(self.started, self.phase_end, "the phase ended before its plans did");
         Ok(())
-    }
-
-    fn schedule(&mut self, c: usize, at_ns: u64) {
-        self.seq += 1;
-        self.events.push(Reverse((at_ns, self.seq, c)));
-    }
-
-    fn tx(&self, c: usize) -> &Tx {
-        self.clients[c].tx.as_ref().expect("a client in a transaction state has one")
-    }
-
-    fn tx_mut(&mut self, c: usize) -> &mut Tx {
-        self.clients[c].tx.as_mut().expect("a client in a transaction state has one")
-    }
-
-    fn new_tid(&mut self) -> Result<Tid> {
-        let tid = self.next_tid;
-        self.next_tid = tid
-            .checked_add(1)
-            .ok_or_else(|| DbmsError::Config("transaction ids exhausted (2^32 attempts)".into()))?;
-        Ok(tid)
     }
 
     /// Client `c`'s next step, at `t`.
@@ -231,20 +166,28 @@ impl<'d> Dbms<'d> {
             State::Run => self.advance(c, t),
             State::Blocked => unreachable!("client {c} scheduled while blocked"),
             State::Backoff => {
-                let tid = self.new_tid()?;
-                self.tx_mut(c).restart(tid);
-                self.tally.restarts += 1;
+                let tid = self.sim.new_tid()?;
+                self.clients[c].tx_mut().restart(tid);
+                self.sim.tally.restarts += 1;
                 self.clients[c].state = State::Run;
                 self.advance(c, t)
             }
-            State::Loading { frame, read_issued: false } => {
+            State::Loading {
+                frame, read_issued: false, ..
+            } => {
                 let done = self.read_into(c, t, frame)?;
-                self.clients[c].state = State::Loading { frame, read_issued: true };
-                self.schedule(c, done);
+                self.clients[c].state = State::Loading {
+                    frame,
+                    read_issued: true,
+                    rollback: None,
+                };
+                self.sim.schedule(c, done);
                 Ok(())
             }
-            State::Loading { frame, read_issued: true } => {
-                let a = self.tx(c).plan.accesses[self.tx(c).step];
+            State::Loading {
+                frame, read_issued: true, ..
+            } => {
+                let a = self.clients[c].tx().plan.accesses[self.clients[c].tx().step];
                 debug_assert_eq!(self.buffer.frame(frame).page, a.page);
                 self.buffer.touch(frame);
                 self.apply(c, frame, a);
@@ -259,14 +202,13 @@ impl<'d> Dbms<'d> {
 
     /// Takes the next plan, if any is left.
     fn start_next(&mut self, c: usize, t: u64) -> Result<()> {
-        if self.started >= self.phase_end {
+        let Some(order) = self.sim.take_plan() else {
             self.clients[c].state = State::Idle;
             return Ok(());
-        }
-        self.started += 1;
+        };
         let plan = self.gen.next_plan();
-        let tid = self.new_tid()?;
-        self.clients[c].tx = Some(Tx::new(plan, tid, t, self.started));
+        let tid = self.sim.new_tid()?;
+        self.clients[c].tx = Some(Tx::new(plan, tid, t, order));
         self.clients[c].state = State::Run;
         self.advance(c, t)
     }
@@ -276,7 +218,7 @@ impl<'d> Dbms<'d> {
     /// rollback starts).
     fn advance(&mut self, c: usize, t: u64) -> Result<()> {
         loop {
-            let tx = self.tx(c);
+            let tx = self.clients[c].tx();
             let Some(&a) = tx.plan.accesses.get(tx.step) else {
                 return if tx.plan.abort {
                     self.abort_now(c, t, false)
@@ -296,7 +238,7 @@ impl<'d> Dbms<'d> {
             if !f.ready_at(t) {
                 // Another reader's load of the page: ask again once it is in.
                 let at = f.ready_ns.unwrap_or(f.read_at_ns).max(t);
-                self.schedule(c, at);
+                self.sim.schedule(c, at);
                 return Ok(());
             }
             self.buffer.counts.hits += 1;
@@ -307,7 +249,7 @@ impl<'d> Dbms<'d> {
 
     /// The version `c` must find in `page`: its own write, or the committed one.
     fn expected(&self, c: usize, page: u32) -> u64 {
-        let tx = self.tx(c);
+        let tx = self.clients[c].tx();
         if tx.written.contains(&page) {
             tx.tid as u64
         } else {
@@ -327,13 +269,21 @@ impl<'d> Dbms<'d> {
             let owner = old.dirty_by.expect("filtered");
             let done = self.write_for(owner, t, old.page, old.version)?;
             self.buffer.read_after(frame, done);
-            self.clients[c].state = State::Loading { frame, read_issued: false };
-            self.schedule(c, done);
+            self.clients[c].state = State::Loading {
+                frame,
+                read_issued: false,
+                rollback: None,
+            };
+            self.sim.schedule(c, done);
             return Ok(());
         }
         let done = self.read_into(c, t, frame)?;
-        self.clients[c].state = State::Loading { frame, read_issued: true };
-        self.schedule(c, done);
+        self.clients[c].state = State::Loading {
+            frame,
+            read_issued: true,
+            rollback: None,
+        };
+        self.sim.schedule(c, done);
         Ok(())
     }
 
@@ -341,7 +291,7 @@ impl<'d> Dbms<'d> {
     fn read_into(&mut self, c: usize, t: u64, frame: usize) -> Result<u64> {
         let page = self.buffer.frame(frame).page;
         let version = self.expected(c, page);
-        let tx = self.tx(c);
+        let tx = self.clients[c].tx();
         let tid = tx.begun.then_some(tx.tid);
         let done = self.io.read(t, tid, page, version)?;
         self.buffer.loaded(frame, version, done);
@@ -351,7 +301,7 @@ impl<'d> Dbms<'d> {
     /// Writes `page` at `version` under the open transaction of `owner`,
     /// beginning it on the device first if this is its first page.
     fn write_for(&mut self, owner: usize, t: u64, page: u32, version: u64) -> Result<u64> {
-        let tx = self.tx(owner);
+        let tx = self.clients[owner].tx();
         let tid = tx.tid;
         assert_eq!(
             version, tid as u64,
@@ -364,7 +314,7 @@ impl<'d> Dbms<'d> {
         );
         if !tx.begun {
             self.io.begin(t, tid)?;
-            self.tx_mut(owner).begun = true;
+            self.clients[owner].tx_mut().begun = true;
         }
         self.io.write(t, Some(tid), page, version)
     }
@@ -373,9 +323,9 @@ impl<'d> Dbms<'d> {
     fn apply(&mut self, c: usize, frame: usize, a: Access) {
         let pins = self.cfg.pinned_frames_per_tx;
         if a.write {
-            let tid = self.tx(c).tid;
+            let tid = self.clients[c].tx().tid;
             self.buffer.write(frame, c, tid as u64);
-            let tx = self.tx_mut(c);
+            let tx = self.clients[c].tx_mut();
             tx.written.insert(a.page);
             let (pin, unpin) = tx.dirtied(a.page, pins);
             if pin {
@@ -387,31 +337,13 @@ impl<'d> Dbms<'d> {
         } else {
             debug_assert_eq!(self.buffer.frame(frame).version, self.expected(c, a.page));
         }
-        self.tx_mut(c).step += 1;
+        self.clients[c].tx_mut().step += 1;
     }
 
-    /// `c` just blocked: if that closed a cycle, the youngest transaction
-    /// of it (the latest plan: a restart keeps its plan's place, so no
-    /// transaction is chosen forever) rolls back and restarts.
+    /// `c` just blocked: a deadlock's victim rolls back ([`client::on_block`]).
     fn on_block(&mut self, c: usize, t: u64) -> Result<()> {
-        let Some(cycle) = self.locks.find_cycle(c) else {
-            return Ok(());
-        };
-        self.tally.deadlocks += 1;
-        let victim = *cycle.iter().max_by_key(|&&v| self.tx(v).order).expect("a cycle is not empty");
-        debug_assert_eq!(self.clients[victim].state, State::Blocked);
-        for w in self.locks.cancel_wait(victim) {
-            self.wake(w, t);
-        }
-        self.clients[victim].state = State::Aborting { restart: true };
-        self.schedule(victim, t);
+        client::on_block(&mut self.clients, &mut self.locks, &mut self.sim, c, t, |tx| tx.order);
         Ok(())
-    }
-
-    fn wake(&mut self, c: usize, t: u64) {
-        debug_assert_eq!(self.clients[c].state, State::Blocked, "client {c} woken while not blocked");
-        self.clients[c].state = State::Run;
-        self.schedule(c, t);
     }
 
     /// Force: the next dirty page of `c` is written; none left, the commit.
@@ -419,10 +351,10 @@ impl<'d> Dbms<'d> {
         self.clients[c].state = State::Committing { since_ns };
         if let Some((page, version)) = self.buffer.take_dirty(c) {
             let done = self.write_for(c, t, page, version)?;
-            self.schedule(c, done);
+            self.sim.schedule(c, done);
             return Ok(());
         }
-        let tx = self.tx(c);
+        let tx = self.clients[c].tx();
         let (tid, begun) = (tx.tid, tx.begun);
         let done = if begun {
             // The device runs a call to its end before it returns: the
@@ -450,14 +382,14 @@ impl<'d> Dbms<'d> {
             restart: false,
             since_ns,
         };
-        self.schedule(c, done);
+        self.sim.schedule(c, done);
         Ok(())
     }
 
     /// Rolls `c`'s attempt back: its pages leave the buffer (the versions
     /// they hold are no one's), then the device aborts it.
     fn abort_now(&mut self, c: usize, t: u64, restart: bool) -> Result<()> {
-        let tx = self.tx_mut(c);
+        let tx = self.clients[c].tx_mut();
         let pinned: Vec<u32> = tx.pinned.drain(..).collect();
         let written: Vec<u32> = tx.written.iter().copied().collect();
         let (tid, begun) = (tx.tid, tx.begun);
@@ -469,7 +401,7 @@ impl<'d> Dbms<'d> {
             restart,
             since_ns: t,
         };
-        self.schedule(c, done);
+        self.sim.schedule(c, done);
         Ok(())
     }
 
@@ -477,7 +409,7 @@ impl<'d> Dbms<'d> {
     /// released (waiters ask again now), then its next transaction or,
     /// for a victim, its back-off.
     fn end(&mut self, c: usize, t: u64, commit: bool, restart: bool, since_ns: u64) -> Result<()> {
-        let pinned: Vec<u32> = self.tx_mut(c).pinned.drain(..).collect();
+        let pinned: Vec<u32> = self.clients[c].tx_mut().pinned.drain(..).collect();
         pinned.into_iter().for_each(|p| self.buffer.unpin(p));
         // The field itself, not `self.tx`: the counts below borrow other fields.
         let tx = self.clients[c].tx.as_ref().expect("an ending client has a transaction");
@@ -486,21 +418,24 @@ impl<'d> Dbms<'d> {
             for &p in &tx.written {
                 self.committed[p as usize] = tid as u64;
             }
-            self.tally.committed(tx.plan.profile, t - tx.first_start_ns, t - since_ns);
+            self.sim.tally.committed(tx.plan.profile, t - tx.first_start_ns, t - since_ns);
         } else if !restart {
-            self.tally.aborted += 1;
+            self.sim.tally.aborted += 1;
         }
-        for w in self.locks.release_all(c) {
-            self.wake(w, t);
-        }
-        if restart {
-            let wait = self.backoff.gen_range(0..=self.cfg.backoff_ns_max);
-            self.clients[c].state = State::Backoff;
-            self.schedule(c, t + wait);
+        if client::release(&mut self.clients, &mut self.locks, &mut self.sim, c, t, restart) {
             return Ok(());
         }
-        self.clients[c].tx = None;
         self.start_next(c, t)
+    }
+}
+
+impl Engine for Dbms<'_> {
+    fn sim(&mut self) -> &mut Sim {
+        &mut self.sim
+    }
+
+    fn event(&mut self, c: usize, t: u64) -> Result<()> {
+        Dbms::event(self, c, t)
     }
 }
 

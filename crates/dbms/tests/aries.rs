@@ -13,6 +13,8 @@
 //! One point replays with
 //! `TXFTL_ARIES_CRASH=<op>:<torn>[:<restart op>:<torn>] cargo test -p txftl-dbms --test aries`.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::time::Instant;
 use txftl_dbms::{records_on_flash, restart, CommitLog, DbmsConfig, DbmsError, DbmsReport, RecordDbms, Recovery, RestartReport};
@@ -69,16 +71,7 @@ fn run_with(cfg: DbmsConfig, cut: Option<(u64, Torn)>, log_ops: bool) -> Outcome
     let mut dev = spec().fresh().expect("the tiny device formats");
     let mut db = RecordDbms::new(&mut *dev, cfg).expect("the configuration fits the tiny device");
     db.load().expect("the load runs uncut");
-    let nand = db.device().nand_mut();
-    let base_op = nand.op_count();
-    nand.set_op_log(log_ops);
-    if let Some((at, torn)) = cut {
-        nand.arm_power_cut(PowerCut {
-            at_op: base_op + at,
-            torn,
-            seed: at,
-        });
-    }
+    let base_op = common::arm(db.device().nand_mut(), cut, log_ops);
     let result = db.run();
     let log = db.commit_log().clone();
     let rolling_back = db.rolling_back();
@@ -92,14 +85,8 @@ fn run_with(cfg: DbmsConfig, cut: Option<(u64, Torn)>, log_ops: bool) -> Outcome
     }
 }
 
-fn mount(mut nand: Nand) -> Result<Box<dyn AnyDevice>, String> {
-    nand.power_off();
-    nand.power_on();
-    let spec = spec();
-    let dev = txftl_protocols::mount(PROTOCOL, nand, spec.ftl, &spec.opts).map_err(|e| format!("device recovery failed: {e}"))?;
-    dev.check_invariants()
-        .map_err(|e| format!("invariant broken after recovery: {e}"))?;
-    Ok(dev)
+fn mount(nand: Nand) -> Result<Box<dyn AnyDevice>, String> {
+    common::remount(&spec(), nand)
 }
 
 /// The records the DBMS must show: the last acknowledged committer's.
@@ -168,12 +155,7 @@ fn restart_ops(at: u64, torn: Torn) -> Vec<u64> {
     let base = dev.nand().op_count();
     restart(&mut *dev, &config()).expect("the restart runs");
     assert_eq!(dev.nand().op_count() - base, dev.nand().op_log().len() as u64);
-    let log = dev.nand().op_log();
-    log.iter()
-        .enumerate()
-        .filter(|(_, op)| op.mutates())
-        .map(|(i, _)| i as u64)
-        .collect()
+    dev.nand().mutating_ops()
 }
 
 /// A cut's restart report, and whether the cut fell during a rollback.
@@ -209,15 +191,7 @@ fn dry_run() -> Vec<u64> {
         log.checkpoints >= 2 && log.page_reads > 0,
         "no second checkpoint, or no rollback read its log back"
     );
-    let ops: Vec<u64> = o
-        .dev
-        .nand()
-        .op_log()
-        .iter()
-        .enumerate()
-        .filter(|(_, op)| op.mutates())
-        .map(|(i, _)| i as u64)
-        .collect();
+    let ops: Vec<u64> = o.dev.nand().mutating_ops();
     assert_eq!(o.dev.nand().op_count() - o.base_op, o.dev.nand().op_log().len() as u64);
     recover_and_check(o.dev.into_nand(), &o.log, None).unwrap_or_else(|e| panic!("after the uncut run: {e}"));
     ops
@@ -295,15 +269,7 @@ fn the_cuts_catch_the_canary() {
     if let Err(e) = &dry.result {
         panic!("the canary's uncut run failed: {e}");
     }
-    let ops: Vec<u64> = dry
-        .dev
-        .nand()
-        .op_log()
-        .iter()
-        .enumerate()
-        .filter(|(_, op)| op.mutates())
-        .map(|(i, _)| i as u64)
-        .collect();
+    let ops: Vec<u64> = dry.dev.nand().mutating_ops();
     let caught = ops.iter().find_map(|&at| {
         let o = run_with(cfg.clone(), Some((at, Torn::None)), false);
         assert!(o.result.as_ref().is_err_and(|e| e.is_power_loss()));

@@ -11,10 +11,12 @@
 //! One point replays with
 //! `TXFTL_DBMS_CRASH=<protocol>:<op>:<torn> cargo test -p txftl-dbms --test crash`.
 
+mod common;
+
 use std::time::Instant;
 use txftl_dbms::{CommitLog, Dbms, DbmsConfig, DbmsError, DbmsReport, ISOLATION_NEEDED};
 use txftl_harness::DeviceSpec;
-use txftl_nand::{PowerCut, Torn};
+use txftl_nand::Torn;
 use txftl_protocols::AnyDevice;
 use txftl_workload::data::{self, Content};
 
@@ -66,16 +68,7 @@ fn run(protocol: &str, cut: Option<(u64, Torn)>, log_ops: bool) -> Outcome {
     let cfg = config(protocol);
     let mut db = Dbms::new(&mut *dev, cfg).expect("the configuration fits the tiny device");
     db.load().expect("the load runs uncut");
-    let nand = db.device().nand_mut();
-    let base_op = nand.op_count();
-    nand.set_op_log(log_ops);
-    if let Some((at, torn)) = cut {
-        nand.arm_power_cut(PowerCut {
-            at_op: base_op + at,
-            torn,
-            seed: at,
-        });
-    }
+    let base_op = common::arm(db.device().nand_mut(), cut, log_ops);
     let result = db.run();
     let log = db.commit_log().clone();
     let db_pages = db.layout().pages;
@@ -92,13 +85,7 @@ fn run(protocol: &str, cut: Option<(u64, Torn)>, log_ops: bool) -> Outcome {
 /// Remounts the cut device's NAND and checks every DB page against the log.
 fn check_after_cut(protocol: &str, o: Outcome) -> Result<(), String> {
     let per_db = config(protocol).flash_pages_per_db_page;
-    let mut nand = o.dev.into_nand();
-    nand.power_off();
-    nand.power_on();
-    let spec = DeviceSpec::tiny(protocol);
-    let mut dev = txftl_protocols::mount(protocol, nand, spec.ftl, &spec.opts).map_err(|e| format!("recovery failed: {e}"))?;
-    dev.check_invariants()
-        .map_err(|e| format!("invariant broken after recovery: {e}"))?;
+    let mut dev = common::remount(&DeviceSpec::tiny(protocol), o.dev.into_nand())?;
     let mut expected = vec![0u64; o.db_pages as usize];
     for rec in &o.log.acknowledged {
         rec.pages.iter().for_each(|&p| expected[p as usize] = rec.tid as u64);
@@ -167,15 +154,7 @@ fn dry_run(protocol: &str) -> Result<Vec<u64>, String> {
     // What the cuts must land among, or they prove little.
     assert!(report.buffer.steal_writes > 0, "{protocol}: no steal");
     assert!(report.aborted > 0 && report.restarts > 0, "{protocol}: no rollback or no restart");
-    let ops: Vec<u64> = o
-        .dev
-        .nand()
-        .op_log()
-        .iter()
-        .enumerate()
-        .filter(|(_, op)| op.mutates())
-        .map(|(i, _)| i as u64)
-        .collect();
+    let ops: Vec<u64> = o.dev.nand().mutating_ops();
     assert_eq!(o.dev.nand().op_count() - o.base_op, o.dev.nand().op_log().len() as u64);
     assert!(
         !o.log.acknowledged.is_empty(),

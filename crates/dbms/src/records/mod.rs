@@ -28,19 +28,18 @@ mod pages;
 pub mod restart;
 
 use crate::buffer::BufferPool;
+use crate::client::{self, Client, State};
 use crate::config::{DbmsConfig, Recovery};
 use crate::error::{DbmsError, Result};
 use crate::io::Io;
 use crate::locks::{record_key, Grant, LockTable, Mode};
 use crate::report::{CommitLog, CommitRecord, DbmsReport, Tally};
+use crate::sim::{run_phase, Engine, Sim};
 use crate::tpcc::{Generator, Layout, RecordAccess, TxPlan};
 use crate::wal::format::{lsn_seq, Lsn, Master, Op};
 use crate::wal::{LogCounts, LogManager};
 use pages::{read_page, write_page, PageState, PageTable};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet};
 use txftl_ftl::{AnyDevice, Tid};
 
 /// One update of an open transaction, for its rollback.
@@ -68,36 +67,6 @@ struct Tx {
     missed: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum State {
-    Idle,
-    Run,
-    Blocked,
-    /// A miss: the victim's write issued, the read next (`read_issued`
-    /// false), or the read issued; `rollback`: for a rollback's undo (of a
-    /// deadlock victim: `Some(true)`).
-    Loading {
-        frame: usize,
-        read_issued: bool,
-        rollback: Option<bool>,
-    },
-    /// Undoing its updates (`restart`: a deadlock victim).
-    RollingBack {
-        restart: bool,
-    },
-    Ending {
-        commit: bool,
-        restart: bool,
-        since_ns: u64,
-    },
-    Backoff,
-}
-
-struct Client {
-    state: State,
-    tx: Option<Tx>,
-}
-
 /// Where the fuzzy checkpoint stands ([`RecordDbms::checkpoint_step`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Checkpointer {
@@ -123,12 +92,8 @@ pub struct RecordDbms<'d> {
     pages: PageTable,
     locks: LockTable,
     log: LogManager,
-    clients: Vec<Client>,
-    events: BinaryHeap<Reverse<(u64, u64, usize)>>,
-    seq: u64,
-    next_tid: Tid,
-    started: u64,
-    phase_end: u64,
+    clients: Vec<Client<Tx>>,
+    sim: Sim,
     /// Each record's committed version (absent: the load's 0).
     committed: BTreeMap<(u32, u32), u32>,
     /// Records an open transaction wrote, and its id.
@@ -138,8 +103,6 @@ pub struct RecordDbms<'d> {
     checkpointer: Checkpointer,
     /// When the pages the last checkpoint noted are all on flash.
     noted_done: u64,
-    backoff: ChaCha8Rng,
-    tally: Tally,
     commits: CommitLog,
     loaded: bool,
 }
@@ -161,7 +124,7 @@ impl<'d> RecordDbms<'d> {
         }
         let layout = Layout::new(cfg.warehouses, cfg.db_pages)?;
         let have = dev.info().logical_pages;
-        let need = log_start(&cfg, &layout) as u64 + cfg.log_region_pages() as u64 + cold_pages(&cfg, have);
+        let need = log_start(&cfg, &layout) as u64 + cfg.log_region_pages() as u64 + cfg.cold_pages(have);
         if need > have as u64 {
             return Err(DbmsError::DeviceTooSmall {
                 need,
@@ -173,8 +136,6 @@ impl<'d> RecordDbms<'d> {
         let page_size = dev.info().page_size;
         let protocol = dev.entry().name;
         let clients = cfg.clients as usize;
-        let mut backoff = ChaCha8Rng::seed_from_u64(cfg.seed);
-        backoff.set_stream(2);
         let log = LogManager::new(log_start(&cfg, &layout), cfg.log_pages, page_size);
         Ok(RecordDbms {
             io: Io::new(dev, cfg.flash_pages_per_db_page)?,
@@ -190,18 +151,12 @@ impl<'d> RecordDbms<'d> {
                     tx: None,
                 })
                 .collect(),
-            events: BinaryHeap::new(),
-            seq: 0,
-            next_tid: 1,
-            started: 0,
-            phase_end: 0,
+            sim: Sim::new(cfg.seed, cfg.backoff_ns_max),
             committed: BTreeMap::new(),
             uncommitted: BTreeMap::new(),
             pages_since_checkpoint: 0,
             checkpointer: Checkpointer::Idle,
             noted_done: 0,
-            backoff,
-            tally: Tally::default(),
             commits: CommitLog::default(),
             loaded: false,
             cfg,
@@ -224,7 +179,7 @@ impl<'d> RecordDbms<'d> {
     pub fn rolling_back(&self) -> usize {
         self.clients
             .iter()
-            .filter(|c| matches!(c.state, State::RollingBack { .. } | State::Loading { rollback: Some(_), .. }))
+            .filter(|c| matches!(c.state, State::Aborting { .. } | State::Loading { rollback: Some(_), .. }))
             .count()
     }
 
@@ -242,7 +197,7 @@ impl<'d> RecordDbms<'d> {
     pub fn load(&mut self) -> Result<()> {
         let at = self.io.now_ns();
         let first_cold = log_start(&self.cfg, self.layout()) + self.cfg.log_region_pages();
-        let cold = cold_pages(&self.cfg, self.io.device().info().logical_pages) as u32;
+        let cold = self.cfg.cold_pages(self.io.device().info().logical_pages) as u32;
         for lpn in first_cold..first_cold + cold {
             self.io.write_cold(at, lpn)?;
         }
@@ -271,7 +226,7 @@ impl<'d> RecordDbms<'d> {
         }
         if self.cfg.warmup_transactions > 0 {
             self.phase(self.cfg.warmup_transactions)?;
-            self.tally = Tally::default();
+            self.sim.tally = Tally::default();
             self.buffer.counts = Default::default();
             self.log.counts = Default::default();
         }
@@ -279,54 +234,22 @@ impl<'d> RecordDbms<'d> {
         self.phase(self.cfg.transactions)?;
         let device = self.io.device().stats();
         let mut report = self
+            .sim
             .tally
             .report(self.protocol, &self.cfg, self.layout().pages, self.buffer.counts, device);
         report.log = Some(self.log.counts);
         Ok(report)
     }
 
+    /// Runs `transactions` more plans to their end ([`run_phase`]); every
+    /// client is idle and the checkpointer too at its end.
     fn phase(&mut self, transactions: u64) -> Result<()> {
-        self.phase_end = self.started + transactions;
-        let start_ns = self.io.now_ns();
-        self.tally.start_ns = start_ns;
-        self.tally.end_ns = start_ns;
-        for c in 0..self.clients.len() {
-            self.schedule(c, start_ns);
-        }
-        while let Some(Reverse((t, _, c))) = self.events.pop() {
-            self.tally.end_ns = t;
-            self.event(c, t)?;
-        }
-        assert!(
-            self.clients.iter().all(|c| c.state == State::Idle && c.tx.is_none()),
-            "the phase ended with a client not idle (a lost wake-up)"
-        );
-        assert!(self.locks.is_idle(), "the phase ended with locks held");
+        let (clients, start_ns) = (self.clients.len(), self.io.now_ns());
+        run_phase(self, transactions, clients, start_ns)?;
+        client::assert_quiet(&self.clients, &self.locks);
         assert_eq!(self.checkpointer, Checkpointer::Idle, "the phase ended mid-checkpoint");
         assert!(self.uncommitted.is_empty(), "the phase ended with uncommitted records");
-        assert_eq!(self.started, self.phase_end, "the phase ended before its plans did");
         Ok(())
-    }
-
-    fn schedule(&mut self, c: usize, at_ns: u64) {
-        self.seq += 1;
-        self.events.push(Reverse((at_ns, self.seq, c)));
-    }
-
-    fn tx(&self, c: usize) -> &Tx {
-        self.clients[c].tx.as_ref().expect("a client in a transaction state has one")
-    }
-
-    fn tx_mut(&mut self, c: usize) -> &mut Tx {
-        self.clients[c].tx.as_mut().expect("a client in a transaction state has one")
-    }
-
-    fn new_tid(&mut self) -> Result<Tid> {
-        let tid = self.next_tid;
-        self.next_tid = tid
-            .checked_add(1)
-            .ok_or_else(|| DbmsError::Config("transaction ids exhausted (2^32 attempts)".into()))?;
-        Ok(tid)
     }
 
     fn event(&mut self, c: usize, t: u64) -> Result<()> {
@@ -337,12 +260,13 @@ impl<'d> RecordDbms<'d> {
             State::Idle => self.start_next(c, t),
             State::Run => self.advance(c, t),
             State::Blocked => unreachable!("client {c} scheduled while blocked"),
+            State::Committing { .. } => unreachable!("client {c}: no-force commits write no pages"),
             State::Backoff => {
-                let tid = self.new_tid()?;
-                let tx = self.tx_mut(c);
+                let tid = self.sim.new_tid()?;
+                let tx = self.clients[c].tx_mut();
                 tx.tid = tid;
                 tx.step = 0;
-                self.tally.restarts += 1;
+                self.sim.tally.restarts += 1;
                 self.clients[c].state = State::Run;
                 self.advance(c, t)
             }
@@ -357,7 +281,7 @@ impl<'d> RecordDbms<'d> {
                     read_issued: true,
                     rollback,
                 };
-                self.schedule(c, done);
+                self.sim.schedule(c, done);
                 Ok(())
             }
             State::Loading {
@@ -367,26 +291,25 @@ impl<'d> RecordDbms<'d> {
             } => {
                 self.buffer.touch(frame);
                 if let Some(restart) = rollback {
-                    self.clients[c].state = State::RollingBack { restart };
+                    self.clients[c].state = State::Aborting { restart };
                     self.rollback_step(c, t)
                 } else {
                     self.clients[c].state = State::Run;
                     self.advance(c, t)
                 }
             }
-            State::RollingBack { .. } => self.rollback_step(c, t),
+            State::Aborting { .. } => self.rollback_step(c, t),
             State::Ending { commit, restart, since_ns } => self.end(c, t, commit, restart, since_ns),
         }
     }
 
     fn start_next(&mut self, c: usize, t: u64) -> Result<()> {
-        if self.started >= self.phase_end {
+        let Some(order) = self.sim.take_plan() else {
             self.clients[c].state = State::Idle;
             return Ok(());
-        }
-        self.started += 1;
+        };
         let plan = self.gen.next_plan();
-        let tid = self.new_tid()?;
+        let tid = self.sim.new_tid()?;
         self.clients[c].tx = Some(Tx {
             plan,
             tid,
@@ -395,7 +318,7 @@ impl<'d> RecordDbms<'d> {
             first_lsn: 0,
             last_lsn: 0,
             first_start_ns: t,
-            order: self.started,
+            order,
             log_pages_read: BTreeSet::new(),
             missed: false,
         });
@@ -407,10 +330,10 @@ impl<'d> RecordDbms<'d> {
     /// cannot have, or the plan ends (then its commit or rollback).
     fn advance(&mut self, c: usize, t: u64) -> Result<()> {
         loop {
-            let tx = self.tx(c);
+            let tx = self.clients[c].tx();
             let Some(&a) = tx.plan.records.get(tx.step) else {
                 return if tx.plan.abort {
-                    self.clients[c].state = State::RollingBack { restart: false };
+                    self.clients[c].state = State::Aborting { restart: false };
                     self.rollback_step(c, t)
                 } else {
                     self.commit(c, t)
@@ -424,7 +347,7 @@ impl<'d> RecordDbms<'d> {
             if !self.page_ready(c, t, a.page, None)? {
                 return Ok(());
             }
-            if !std::mem::take(&mut self.tx_mut(c).missed) {
+            if !std::mem::take(&mut self.clients[c].tx_mut().missed) {
                 self.buffer.counts.hits += 1;
             }
             self.apply(c, t, a)?;
@@ -441,7 +364,7 @@ impl<'d> RecordDbms<'d> {
         let f = *self.buffer.frame(i);
         if !f.ready_at(t) {
             let at = f.ready_ns.unwrap_or(f.read_at_ns).max(t);
-            self.schedule(c, at);
+            self.sim.schedule(c, at);
             return Ok(false);
         }
         self.buffer.touch(i);
@@ -462,10 +385,10 @@ impl<'d> RecordDbms<'d> {
                     None => self.log.force(&mut self.io, t, false)?,
                 };
                 self.clients[c].state = match rollback {
-                    Some(restart) => State::RollingBack { restart },
+                    Some(restart) => State::Aborting { restart },
                     None => State::Run,
                 };
-                self.schedule(c, done);
+                self.sim.schedule(c, done);
                 return Ok(());
             }
         }
@@ -473,7 +396,7 @@ impl<'d> RecordDbms<'d> {
             .buffer
             .claim(page, 0, t)
             .expect("the configuration leaves a frame that is not loading");
-        self.tx_mut(c).missed = rollback.is_none();
+        self.clients[c].tx_mut().missed = rollback.is_none();
         let mut read_at = t;
         if let Some(old) = evicted {
             let state = self.pages.pages.remove(&old.page).expect("an evicted page had contents");
@@ -488,7 +411,7 @@ impl<'d> RecordDbms<'d> {
             read_issued: false,
             rollback,
         };
-        self.schedule(c, read_at);
+        self.sim.schedule(c, read_at);
         Ok(())
     }
 
@@ -532,17 +455,17 @@ impl<'d> RecordDbms<'d> {
     /// Access `a` of `c` on its resident page: a write is logged, then made.
     fn apply(&mut self, c: usize, t: u64, a: RecordAccess) -> Result<()> {
         if a.write {
-            let (tid, mut prev) = (self.tx(c).tid, self.tx(c).last_lsn);
+            let (tid, mut prev) = (self.clients[c].tx().tid, self.clients[c].tx().last_lsn);
             let before = self.pages.get(a.page).version(a.slot);
             self.log.reserve_records = self.rollback_reserve();
             if prev == 0 {
                 prev = self.log.append(tid, 0, 0, Op::Begin, 0, 0, 0, 0)?;
-                self.tx_mut(c).first_lsn = prev;
+                self.clients[c].tx_mut().first_lsn = prev;
             }
             let lsn = self.log.append(tid, a.page, a.slot, Op::Update, before, tid, prev, 0)?;
             self.pages.get_mut(a.page).set(a.slot, tid, lsn);
             self.uncommitted.insert((a.page, a.slot), tid);
-            let tx = self.tx_mut(c);
+            let tx = self.clients[c].tx_mut();
             tx.undo.push(Undo {
                 page: a.page,
                 slot: a.slot,
@@ -552,7 +475,7 @@ impl<'d> RecordDbms<'d> {
             tx.last_lsn = lsn;
             self.after_append(t)?;
         }
-        self.tx_mut(c).step += 1;
+        self.clients[c].tx_mut().step += 1;
         Ok(())
     }
 
@@ -574,7 +497,7 @@ impl<'d> RecordDbms<'d> {
         if self.pages_since_checkpoint >= self.cfg.checkpoint_log_pages as u64 && self.checkpointer == Checkpointer::Idle {
             self.pages_since_checkpoint = 0;
             self.checkpointer = Checkpointer::Due;
-            self.schedule(self.clients.len(), t);
+            self.sim.schedule(self.clients.len(), t);
         }
         Ok(())
     }
@@ -617,7 +540,7 @@ impl<'d> RecordDbms<'d> {
                     oldest_open,
                     noted: self.pages.dirty_pages(),
                 };
-                self.schedule(me, done);
+                self.sim.schedule(me, done);
             }
             Checkpointer::Forced {
                 begin,
@@ -642,7 +565,7 @@ impl<'d> RecordDbms<'d> {
                     noted,
                 };
                 if let Some(w) = wait {
-                    self.schedule(me, w);
+                    self.sim.schedule(me, w);
                     return Ok(());
                 }
                 self.checkpointer = Checkpointer::Idle;
@@ -664,7 +587,7 @@ impl<'d> RecordDbms<'d> {
                 let keep = if previous == 0 { 1 } else { lsn_seq(previous) };
                 let keep = oldest_open.map_or(keep, |o| lsn_seq(o).min(keep));
                 self.checkpointer = Checkpointer::Written { keep };
-                self.schedule(me, done);
+                self.sim.schedule(me, done);
             }
             Checkpointer::Written { keep } => self.log.truncate_before(keep),
         }
@@ -674,7 +597,7 @@ impl<'d> RecordDbms<'d> {
     /// `c`'s plan ended: a commit record, the log forced; a transaction
     /// that wrote nothing commits at once.
     fn commit(&mut self, c: usize, t: u64) -> Result<()> {
-        let tx = self.tx(c);
+        let tx = self.clients[c].tx();
         let (tid, prev) = (tx.tid, tx.last_lsn);
         let done = if prev == 0 {
             t
@@ -688,14 +611,14 @@ impl<'d> RecordDbms<'d> {
                 self.commits.in_flight = Some(rec.clone());
             }
             let lsn = self.log.append(tid, 0, 0, Op::Commit, 0, 0, prev, 0)?;
-            self.tx_mut(c).last_lsn = lsn;
+            self.clients[c].tx_mut().last_lsn = lsn;
             let done = self.log.force(&mut self.io, t, false)?;
             if let Some(r) = self.commits.in_flight.take() {
                 self.commits.acknowledged.push(r);
             }
             self.log.append(tid, 0, 0, Op::End, 0, 0, lsn, 0)?;
             // Over in the log: a checkpoint from now on does not list it.
-            let tx = self.tx_mut(c);
+            let tx = self.clients[c].tx_mut();
             (tx.first_lsn, tx.last_lsn) = (0, 0);
             self.after_append(t)?;
             done
@@ -705,7 +628,7 @@ impl<'d> RecordDbms<'d> {
             restart: false,
             since_ns: t,
         };
-        self.schedule(c, done);
+        self.sim.schedule(c, done);
         Ok(())
     }
 
@@ -715,15 +638,15 @@ impl<'d> RecordDbms<'d> {
     /// compensation record; none left, an end record and the rollback ends.
     fn rollback_step(&mut self, c: usize, t: u64) -> Result<()> {
         let restart = match self.clients[c].state {
-            State::RollingBack { restart } => restart,
+            State::Aborting { restart } => restart,
             s => unreachable!("rollback step in state {s:?}"),
         };
-        let Some(&u) = self.tx(c).undo.last() else {
-            let tx = self.tx(c);
+        let Some(&u) = self.clients[c].tx().undo.last() else {
+            let tx = self.clients[c].tx();
             if tx.last_lsn != 0 {
                 let (tid, prev) = (tx.tid, tx.last_lsn);
                 self.log.append(tid, 0, 0, Op::End, 0, 0, prev, 0)?;
-                let tx = self.tx_mut(c);
+                let tx = self.clients[c].tx_mut();
                 (tx.first_lsn, tx.last_lsn) = (0, 0);
                 self.after_append(t)?;
             }
@@ -735,7 +658,7 @@ impl<'d> RecordDbms<'d> {
             return self.end(c, t, false, restart, t);
         };
         let seq = lsn_seq(u.lsn);
-        if !self.log.in_memory(u.lsn) && self.tx_mut(c).log_pages_read.insert(seq) {
+        if !self.log.in_memory(u.lsn) && self.clients[c].tx_mut().log_pages_read.insert(seq) {
             let mut buf = vec![0u8; self.io.page_size() as usize];
             let lpn = self.log.lpn_of(seq);
             let done = self.io.read_raw(t, lpn, &mut buf)?;
@@ -750,46 +673,31 @@ impl<'d> RecordDbms<'d> {
                     u.lsn
                 );
             }
-            self.schedule(c, done);
+            self.sim.schedule(c, done);
             return Ok(());
         }
         if !self.page_ready(c, t, u.page, Some(restart))? {
             return Ok(());
         }
-        let tx = self.tx_mut(c);
+        let tx = self.clients[c].tx_mut();
         tx.undo.pop();
         let (tid, prev) = (tx.tid, tx.last_lsn);
         let undo_next = tx.undo.last().map_or(0, |n| n.lsn);
         let lsn = self
             .log
             .append(tid, u.page, u.slot, Op::Compensation, 0, u.before, prev, undo_next)?;
-        self.tx_mut(c).last_lsn = lsn;
+        self.clients[c].tx_mut().last_lsn = lsn;
         self.pages.get_mut(u.page).set(u.slot, u.before, lsn);
         self.uncommitted.remove(&(u.page, u.slot));
         self.after_append(t)?;
-        self.schedule(c, t);
+        self.sim.schedule(c, t);
         Ok(())
     }
 
+    /// `c` just blocked: a deadlock's victim rolls back ([`client::on_block`]).
     fn on_block(&mut self, c: usize, t: u64) -> Result<()> {
-        let Some(cycle) = self.locks.find_cycle(c) else {
-            return Ok(());
-        };
-        self.tally.deadlocks += 1;
-        let victim = *cycle.iter().max_by_key(|&&v| self.tx(v).order).expect("a cycle is not empty");
-        debug_assert_eq!(self.clients[victim].state, State::Blocked);
-        for w in self.locks.cancel_wait(victim) {
-            self.wake(w, t);
-        }
-        self.clients[victim].state = State::RollingBack { restart: true };
-        self.schedule(victim, t);
+        client::on_block(&mut self.clients, &mut self.locks, &mut self.sim, c, t, |tx| tx.order);
         Ok(())
-    }
-
-    fn wake(&mut self, c: usize, t: u64) {
-        debug_assert_eq!(self.clients[c].state, State::Blocked, "client {c} woken while not blocked");
-        self.clients[c].state = State::Run;
-        self.schedule(c, t);
     }
 
     /// `c`'s commit or rollback is complete at `t`: counts, locks released,
@@ -801,31 +709,29 @@ impl<'d> RecordDbms<'d> {
                 self.committed.insert((u.page, u.slot), tx.tid);
                 self.uncommitted.remove(&(u.page, u.slot));
             }
-            self.tally.committed(tx.plan.profile, t - tx.first_start_ns, t - since_ns);
+            self.sim.tally.committed(tx.plan.profile, t - tx.first_start_ns, t - since_ns);
         } else {
             debug_assert!(tx.undo.is_empty(), "a rollback ended with updates left");
             if !restart {
-                self.tally.aborted += 1;
+                self.sim.tally.aborted += 1;
             }
         }
         tx.first_lsn = 0;
         tx.last_lsn = 0;
         tx.log_pages_read.clear();
-        for w in self.locks.release_all(c) {
-            self.wake(w, t);
-        }
-        if restart {
-            let wait = self.backoff.gen_range(0..=self.cfg.backoff_ns_max);
-            self.clients[c].state = State::Backoff;
-            self.schedule(c, t + wait);
+        if client::release(&mut self.clients, &mut self.locks, &mut self.sim, c, t, restart) {
             return Ok(());
         }
-        self.clients[c].tx = None;
         self.start_next(c, t)
     }
 }
 
-/// Logical pages of cold data a device of `logical_pages` gets.
-fn cold_pages(cfg: &DbmsConfig, logical_pages: u32) -> u64 {
-    logical_pages as u64 * cfg.cold_fill_pct as u64 / 100
+impl Engine for RecordDbms<'_> {
+    fn sim(&mut self) -> &mut Sim {
+        &mut self.sim
+    }
+
+    fn event(&mut self, c: usize, t: u64) -> Result<()> {
+        RecordDbms::event(self, c, t)
+    }
 }

@@ -17,6 +17,13 @@ impl Nand {
         self.op_log.as_deref().unwrap_or(&[])
     }
 
+    /// The op log's indices of the operations that change the array
+    /// (programs, partial programs, erases): where a crash test cuts.
+    pub fn mutating_ops(&self) -> Vec<u64> {
+        let log = self.op_log();
+        (0..log.len() as u64).filter(|&i| log[i as usize].mutates()).collect()
+    }
+
     /// Starts (or stops) recording what every operation that changes the
     /// array writes (`redo.rs`): what [`Nand::redo`] needs to do it again.
     pub fn set_redo_log(&mut self, on: bool) {
