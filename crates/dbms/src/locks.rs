@@ -17,14 +17,38 @@ pub fn record_key(page: u32, slot: u32) -> u64 {
     (page as u64) << 32 | slot as u64
 }
 
+/// The lock key of DB page `page`'s update slots ([`Mode::Slots`]): a
+/// namespace of its own (record keys leave the top bit clear).
+pub fn page_slots_key(page: u32) -> u64 {
+    1 << 63 | page as u64
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     Shared,
     Exclusive,
+    /// One of `n` slots of a key: granted while fewer than `n` others hold
+    /// one (Flag Commit's max_c, Algorithm 1: at most max_c transactions
+    /// with pending updates on a page). A waiter waits for every holder
+    /// (any one's release frees a slot), so a deadlock search may name a
+    /// cycle one release elsewhere would have broken.
+    Slots(u32),
 }
 
 fn conflicts(a: Mode, b: Mode) -> bool {
-    a == Mode::Exclusive || b == Mode::Exclusive
+    a == Mode::Exclusive || b == Mode::Exclusive || matches!((a, b), (Mode::Slots(_), _) | (_, Mode::Slots(_)))
+}
+
+/// Whether `mode` fits beside the holders other than `c`.
+fn fits(holders: &BTreeMap<usize, Mode>, c: usize, mode: Mode) -> bool {
+    let mut others = holders.iter().filter(|&(&h, _)| h != c).map(|(_, &m)| m);
+    match mode {
+        Mode::Slots(n) => {
+            let others: Vec<Mode> = others.collect();
+            others.iter().all(|m| matches!(m, Mode::Slots(_))) && (others.len() as u32) < n
+        }
+        _ => others.all(|m| !conflicts(m, mode)),
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,7 +96,7 @@ impl LockTable {
             return Grant::Granted;
         }
         let upgrade = mine.is_some();
-        let holders_ok = e.holders.iter().all(|(&h, &m)| h == c || !conflicts(m, mode));
+        let holders_ok = fits(&e.holders, c, mode);
         let place = e.queue.iter().position(|&(q, _)| q == c);
         let ahead = &e.queue[..place.unwrap_or(e.queue.len())];
         let queue_ok = upgrade || ahead.iter().all(|&(_, m)| !conflicts(m, mode));
@@ -82,8 +106,12 @@ impl LockTable {
             }
             e.holders.insert(c, mode);
             debug_assert!(
-                e.holders.len() == 1 || e.holders.values().all(|&m| m == Mode::Shared),
-                "page {page}: an exclusive lock shared: {:?}",
+                e.holders.len() == 1
+                    || e.holders.values().all(|&m| m == Mode::Shared)
+                    || e.holders
+                        .values()
+                        .all(|&m| matches!(m, Mode::Slots(n) if e.holders.len() as u32 <= n)),
+                "key {page}: an exclusive lock shared, or slots over their count: {:?}",
                 e.holders
             );
             self.held[c].insert(page);
@@ -187,6 +215,29 @@ impl LockTable {
 mod tests {
     use super::*;
     use Mode::*;
+
+    /// A page's slots: `n` holders at once, the next waits for all of them
+    /// and gets the slot the first release frees; waits feed the deadlock search.
+    #[test]
+    fn slots_admit_n_holders_and_the_next_waits() {
+        let key = page_slots_key(4);
+        assert_ne!(key, record_key(4, 0));
+        let mut t = LockTable::new(4);
+        assert_eq!(t.request(0, key, Slots(2)), Grant::Granted);
+        assert_eq!(t.request(1, key, Slots(2)), Grant::Granted);
+        assert_eq!(t.request(0, key, Slots(2)), Grant::Granted, "a holder asking again holds already");
+        assert_eq!(t.request(2, key, Slots(2)), Grant::Blocked);
+        assert_eq!(t.waits_for(2), vec![0, 1]);
+        // A slot waiter in a cycle through a record lock.
+        let mut u = LockTable::new(3);
+        assert_eq!(u.request(2, record_key(9, 1), Exclusive), Grant::Granted);
+        assert_eq!(u.request(0, key, Slots(1)), Grant::Granted);
+        assert_eq!(u.request(2, key, Slots(1)), Grant::Blocked);
+        assert_eq!(u.request(0, record_key(9, 1), Exclusive), Grant::Blocked);
+        assert!(u.find_cycle(0).is_some());
+        assert_eq!(t.release_all(1), vec![2]);
+        assert_eq!(t.request(2, key, Slots(2)), Grant::Granted);
+    }
 
     #[test]
     fn readers_share_and_a_writer_waits_for_them() {
