@@ -278,3 +278,22 @@ fn the_cuts_catch_the_canary() {
     let (at, e) = caught.expect("no cut caught the canary");
     eprintln!("aries-canary caught at operation {at}: {e}");
 }
+
+/// A damaged log is a typed error, never a panic or a silent restart: here
+/// the master record overwritten.
+#[test]
+fn a_damaged_log_is_refused_with_a_typed_error() {
+    if std::env::var(REPLAY_ENV).is_ok() {
+        return;
+    }
+    let cfg = config();
+    let layout = txftl_dbms::Layout::new(cfg.warehouses, cfg.db_pages).unwrap();
+    let master = txftl_dbms::records::log_start(&cfg, &layout);
+    let o = run(None, false);
+    assert!(o.result.is_ok());
+    let mut dev = mount(o.dev.into_nand()).unwrap();
+    let garbage = vec![0x5A; dev.info().page_size as usize];
+    dev.write(master, &garbage).unwrap();
+    let err = restart(&mut *dev, &cfg).unwrap_err();
+    assert!(matches!(err, DbmsError::Corrupt(ref m) if m.contains("master")), "{err}");
+}

@@ -49,6 +49,7 @@ struct Restart<'a, 'd> {
     io: &'a mut Io<'d>,
     log: LogManager,
     per_db: u32,
+    db_pages: u32,
     pages: BTreeMap<u32, PageState>,
     /// Log records by LSN: those scanned, and older ones read for undo.
     records: BTreeMap<Lsn, LogRecord>,
@@ -71,6 +72,7 @@ pub fn restart(dev: &mut dyn AnyDevice, cfg: &DbmsConfig) -> Result<RestartRepor
         io: &mut io,
         log,
         per_db: cfg.flash_pages_per_db_page,
+        db_pages: layout.pages,
         pages: BTreeMap::new(),
         records: BTreeMap::new(),
         report: RestartReport::default(),
@@ -196,6 +198,12 @@ impl Restart<'_, '_> {
     }
 
     fn page(&mut self, page: u32) -> Result<&mut PageState> {
+        if page >= self.db_pages {
+            return Err(DbmsError::Corrupt(format!(
+                "a log record names DB page {page}; the database has {}",
+                self.db_pages
+            )));
+        }
         if !self.pages.contains_key(&page) {
             let (state, done) = read_page(self.io, self.now, page, self.per_db)?;
             self.now = done;
