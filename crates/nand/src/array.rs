@@ -107,9 +107,29 @@ pub struct NandStats {
     /// too), an erase. What a share of the flash's work (GC's) is measured
     /// against; waits for a busy die or channel are not in it.
     pub busy_ns: u64,
+    /// The per-page program histogram, cumulative: entry `k - 1` counts the
+    /// times a page took its `k`-th program since its erase (entry 0: first
+    /// programs; entry 1: pages partially programmed once; the last entry,
+    /// `PROGRAMS_COUNTED` programs or more). Differences of two snapshots
+    /// give a span's, and the highest nonzero entry the most programs a
+    /// page took in it, against the NOP.
+    pub pages_reaching: [u64; PROGRAMS_COUNTED],
 }
 
+/// Programs a page [`NandStats::pages_reaching`] tells apart.
+pub const PROGRAMS_COUNTED: usize = 8;
+
 impl NandStats {
+    /// One more page took its `n`-th program since its erase.
+    pub(crate) fn page_reached(&mut self, n: u8) {
+        self.pages_reaching[(n as usize).clamp(1, PROGRAMS_COUNTED) - 1] += 1;
+    }
+
+    /// The histogram of the span since `base` (an earlier snapshot).
+    pub fn pages_reaching_since(&self, base: &NandStats) -> [u64; PROGRAMS_COUNTED] {
+        std::array::from_fn(|k| self.pages_reaching[k] - base.pages_reaching[k])
+    }
+
     pub fn total_ops(&self) -> u64 {
         self.reads + self.oob_reads + self.programs + self.program_failures + self.partial_programs + self.erases
     }

@@ -20,7 +20,7 @@ mod redo;
 mod spare;
 mod timing;
 
-pub use array::{DataMode, FlashOp, Nand, NandConfig, NandStats, OpTrace, ViolationPolicy};
+pub use array::{DataMode, FlashOp, Nand, NandConfig, NandStats, OpTrace, ViolationPolicy, PROGRAMS_COUNTED};
 pub use bit_errors::{FaultModel, FAULT_PROFILES};
 pub use error::{gib, Holder, ImageError, MemoryError, NandError, Violation};
 pub use fault::{InstantCut, PowerCut, Torn};

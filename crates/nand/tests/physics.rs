@@ -101,6 +101,26 @@ fn slc_partial_programs_only_clear_bits_up_to_nop() {
     assert!(matches!(err, NandError::Violation(Violation::BitSet { byte: 10, .. })), "{err}");
 }
 
+/// The per-page program histogram: each page's first program, then each
+/// partial program, counted at the program count it brings the page to;
+/// a span's histogram is the difference of two snapshots.
+#[test]
+fn the_program_histogram_counts_each_page_s_programs() {
+    let mut n = slc(4);
+    let d = vec![0xFFu8; 512];
+    n.program(0, 0, &d, &[0xFF; 64]).unwrap();
+    n.program(1, 0, &d, &[0xFF; 64]).unwrap();
+    let base = n.stats();
+    n.partial_program(0, 0, None, Some(&[0x7F; 64])).unwrap();
+    n.partial_program(0, 0, None, Some(&[0x3F; 64])).unwrap();
+    n.partial_program(1, 0, None, Some(&[0x7F; 64])).unwrap();
+    n.program(2, 0, &d, &[0xFF; 64]).unwrap();
+    let s = n.stats();
+    assert_eq!(&s.pages_reaching[..4], &[3, 2, 1, 0]);
+    assert_eq!(&s.pages_reaching_since(&base)[..4], &[1, 2, 1, 0]);
+    assert_eq!(s.pages_reaching.len(), txftl_nand::PROGRAMS_COUNTED);
+}
+
 /// A torn partial program clears some of the bits it was clearing and
 /// nothing else: it never sets a bit, never touches another byte of the
 /// spare area (the record of the page it flags stays whole), whatever the

@@ -105,6 +105,7 @@ impl Nand {
         self.write_through_page(ppn)?;
         self.image_op_done()?;
         self.stats.programs += 1;
+        self.stats.page_reached(1);
         let (unit, channel) = self.unit_channel(ppn);
         let t = self.cfg.timing;
         let bytes = if data.is_empty() {
@@ -204,6 +205,7 @@ impl Nand {
         self.write_through_page(ppn)?;
         self.image_op_done()?;
         self.stats.partial_programs += 1;
+        self.stats.page_reached(programs + 1);
         let (unit, channel) = self.unit_channel(ppn);
         let t = self.cfg.timing;
         let bytes = data.map_or(0, |d| d.len()) + oob.map_or(0, |o| o.len());

@@ -243,7 +243,7 @@ fn structural(params: &Params, f: &Figures, v: &mut Vec<Check>) {
     let most = f.runs.iter().map(|r| r.max_programs_per_page).max().unwrap_or(0);
     v.push(Check::structural(
         "structural.programs_per_page",
-        "the most programs any page took since its erase, every run (at most the NOP, Table 2's level 2)",
+        "the most programs any page took since its erase, every run from its format (at most the NOP, Table 2's level 2)",
         nop,
         most as f64,
         Unit::Count,

@@ -216,6 +216,23 @@ pub fn flag_rows(r: &Report) -> Rows {
     (h, rows)
 }
 
+/// The per-page program histogram at the default point, against the NOP.
+pub fn programs_rows(r: &Report) -> Rows {
+    let nop = r.params.preset().geometry.nop;
+    let mut h = vec![format!("pages by programs since erase (NOP {nop}), from the format")];
+    h.extend((1..=nop).map(|k| format!("{k} or more")));
+    let rows = PROTOCOLS
+        .iter()
+        .filter_map(|proto| {
+            let x = base(&r.params, &r.figures, proto.name)?;
+            let mut row = vec![proto.label.to_string()];
+            row.extend(x.programs_per_page.iter().map(|&n| thousands(n)));
+            Some(row)
+        })
+        .collect();
+    (h, rows)
+}
+
 /// Every table, in the paper's order.
 pub fn all_rows(r: &Report) -> Vec<Rows> {
     vec![
@@ -227,6 +244,7 @@ pub fn all_rows(r: &Report) -> Vec<Rows> {
         fill_rows(r),
         table3_rows(r),
         flag_rows(r),
+        programs_rows(r),
     ]
 }
 

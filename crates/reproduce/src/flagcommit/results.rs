@@ -39,8 +39,12 @@ pub struct Run {
     pub gc_flag_programs: u64,
     /// Blocks a stream took from another parallel unit (its own had none free).
     pub blocks_borrowed: u64,
-    /// The most programs any page took since its erase (the NAND's NOP bounds it).
+    /// The most programs any page took since its erase (the NAND's NOP
+    /// bounds it), over the device's life: format, fill, load, warm-up, run.
     pub max_programs_per_page: u8,
+    /// The per-page program histogram over the same span: entry `k - 1`,
+    /// the times a page took its `k`-th program since its erase, up to the NOP.
+    pub programs_per_page: Vec<u64>,
     pub recovery: Option<Recovery>,
 }
 

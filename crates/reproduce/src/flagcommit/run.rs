@@ -75,21 +75,21 @@ pub fn run(params: &Params, p: &Protocol, point: Point) -> Result<Run, Error> {
             .and_then(|_| db.run())
             .map_err(|e| Error::Failed(format!("{}: {e}", what())))?
     };
-    let max_programs_per_page = most_programs(&*dev);
+    let programs_per_page = program_histogram(&*dev);
     let recovery = if point.recover {
         Some(recover(dev, p, ftl, &opts).map_err(|e| Error::Failed(format!("{}: recovery: {e}", what())))?)
     } else {
         None
     };
     let summary_pages = opts.contains("summary-pages");
-    Ok(to_run(p, point, &report, (max_programs_per_page, summary_pages), recovery))
+    Ok(to_run(p, point, &report, (programs_per_page, summary_pages), recovery))
 }
 
 fn to_run(
     p: &Protocol,
     point: Point,
     r: &DbmsReport,
-    (max_programs_per_page, summary_pages): (u8, bool),
+    (programs_per_page, summary_pages): (Vec<u64>, bool),
     recovery: Option<Recovery>,
 ) -> Run {
     let d = &r.device;
@@ -119,18 +119,18 @@ fn to_run(
         gc_plan_reads: d.gc_plan_reads,
         gc_flag_programs: d.gc_flag_programs,
         blocks_borrowed: d.blocks_borrowed,
-        max_programs_per_page,
+        max_programs_per_page: programs_per_page.iter().rposition(|&n| n > 0).map_or(0, |k| k as u8 + 1),
+        programs_per_page,
         recovery,
     }
 }
 
-/// The most programs any page of the array took since its erase.
-fn most_programs(dev: &dyn AnyDevice) -> u8 {
+/// The per-page program histogram since the format, up to the NOP (the
+/// NAND counts every page's programs as they happen, erased pages' too).
+fn program_histogram(dev: &dyn AnyDevice) -> Vec<u64> {
     let nand = dev.nand();
-    (0..nand.geometry().page_count())
-        .map(|ppn| nand.inspect_programs(ppn))
-        .max()
-        .unwrap_or(0)
+    let nop = (nand.geometry().nop as usize).clamp(1, txftl_nand::PROGRAMS_COUNTED);
+    nand.stats().pages_reaching[..nop].to_vec()
 }
 
 /// A power cut (nothing in flight: the run has ended), then the mount:
