@@ -24,8 +24,10 @@
 //! The clients, their plans and the device clock are as in the page-level
 //! engine ([`crate::run`]); each event is one step of one client.
 
+mod checkpoint;
 mod pages;
 pub mod restart;
+mod rollback;
 
 use crate::buffer::BufferPool;
 use crate::client::{self, Client, State};
@@ -36,8 +38,9 @@ use crate::locks::{record_key, Grant, LockTable, Mode};
 use crate::report::{CommitLog, CommitRecord, DbmsReport, Tally};
 use crate::sim::{run_phase, Engine, Sim};
 use crate::tpcc::{Generator, Layout, RecordAccess, TxPlan};
-use crate::wal::format::{lsn_seq, Lsn, Master, Op};
+use crate::wal::format::{Lsn, Master, Op};
 use crate::wal::{LogCounts, LogManager};
+use checkpoint::Checkpointer;
 use pages::{read_page, write_page, PageState, PageTable};
 use std::collections::{BTreeMap, BTreeSet};
 use txftl_ftl::{AnyDevice, Tid};
@@ -65,22 +68,6 @@ struct Tx {
     log_pages_read: BTreeSet<u64>,
     /// Its current access missed: served after the load, not a hit.
     missed: bool,
-}
-
-/// Where the fuzzy checkpoint stands ([`RecordDbms::checkpoint_step`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Checkpointer {
-    Idle,
-    Due,
-    Forced {
-        begin: Lsn,
-        previous: Lsn,
-        oldest_open: Option<Lsn>,
-        noted: Vec<u32>,
-    },
-    Written {
-        keep: u64,
-    },
 }
 
 pub struct RecordDbms<'d> {
@@ -486,114 +473,6 @@ impl<'d> RecordDbms<'d> {
         (undo + self.clients.len() + 2) as u64
     }
 
-    /// After records were appended: full log pages are written (the log
-    /// buffer is full), and the checkpointer is woken when its turn came.
-    fn after_append(&mut self, t: u64) -> Result<()> {
-        if !self.log.has_full() {
-            return Ok(());
-        }
-        self.log.write_full(&mut self.io, t)?;
-        self.pages_since_checkpoint += 1;
-        if self.pages_since_checkpoint >= self.cfg.checkpoint_log_pages as u64 && self.checkpointer == Checkpointer::Idle {
-            self.pages_since_checkpoint = 0;
-            self.checkpointer = Checkpointer::Due;
-            self.sim.schedule(self.clients.len(), t);
-        }
-        Ok(())
-    }
-
-    /// The checkpointer's next step at `t`: a fuzzy checkpoint (sec. 4.3)
-    /// runs beside the clients, each step submitted at its event.
-    ///
-    /// 1. Due: the open transactions are logged with their first and last
-    ///    records, then the checkpoint's end; the log is forced.
-    /// 2. Forced: once the pages noted at the checkpoint before are on
-    ///    flash and the pages noted now have their records on flash, the
-    ///    master record is written and the noted pages still dirty are.
-    /// 3. Written: once the master record is on flash, log pages before the
-    ///    older of the two newest checkpoints (and before the oldest open
-    ///    transaction's first record) may be overwritten.
-    fn checkpoint_step(&mut self, t: u64) -> Result<()> {
-        let me = self.clients.len();
-        match std::mem::replace(&mut self.checkpointer, Checkpointer::Idle) {
-            Checkpointer::Idle => unreachable!("the checkpointer scheduled while idle"),
-            Checkpointer::Due => {
-                self.log.counts.checkpoints += 1;
-                let open: Vec<(Tid, Lsn, Lsn)> = self
-                    .clients
-                    .iter()
-                    .filter_map(|c| c.tx.as_ref())
-                    .filter(|tx| tx.last_lsn != 0)
-                    .map(|tx| (tx.tid, tx.first_lsn, tx.last_lsn))
-                    .collect();
-                let begin = self.log.next_lsn();
-                for &(tid, first, last) in &open {
-                    self.log.append(tid, 0, 0, Op::CheckpointTx, 0, 0, last, first)?;
-                }
-                let previous = self.log.master.checkpoint;
-                self.log.append(0, 0, 0, Op::CheckpointEnd, 0, 0, previous, 0)?;
-                let done = self.log.force(&mut self.io, t, false)?;
-                let oldest_open = open.iter().map(|&(_, first, _)| first).min();
-                self.checkpointer = Checkpointer::Forced {
-                    begin,
-                    previous,
-                    oldest_open,
-                    noted: self.pages.dirty_pages(),
-                };
-                self.sim.schedule(me, done);
-            }
-            Checkpointer::Forced {
-                begin,
-                previous,
-                oldest_open,
-                noted,
-            } => {
-                let still: Vec<u32> = noted
-                    .iter()
-                    .copied()
-                    .filter(|&p| self.pages.pages.get(&p).is_some_and(|s| s.dirty))
-                    .collect();
-                let newest = still.iter().map(|&p| self.pages.get(p).lsn()).max().unwrap_or(0);
-                let wait = match self.log.durable_at(newest) {
-                    None => Some(self.log.force(&mut self.io, t, false)?),
-                    Some(d) => Some(d.max(self.noted_done)).filter(|&w| w > t),
-                };
-                self.checkpointer = Checkpointer::Forced {
-                    begin,
-                    previous,
-                    oldest_open,
-                    noted,
-                };
-                if let Some(w) = wait {
-                    self.sim.schedule(me, w);
-                    return Ok(());
-                }
-                self.checkpointer = Checkpointer::Idle;
-                let master = Master {
-                    epoch: self.log.epoch,
-                    checkpoint: begin,
-                    previous,
-                };
-                let done = self.log.write_master(&mut self.io, t, master, false)?;
-                let mut noted_done = t;
-                for page in still {
-                    let state = self.pages.get_mut(page);
-                    state.dirty = false;
-                    let state = state.clone();
-                    noted_done = noted_done.max(write_page(&mut self.io, t, page, &state)?);
-                }
-                self.noted_done = noted_done;
-                // Before a second checkpoint, restart reads the log from its start.
-                let keep = if previous == 0 { 1 } else { lsn_seq(previous) };
-                let keep = oldest_open.map_or(keep, |o| lsn_seq(o).min(keep));
-                self.checkpointer = Checkpointer::Written { keep };
-                self.sim.schedule(me, done);
-            }
-            Checkpointer::Written { keep } => self.log.truncate_before(keep),
-        }
-        Ok(())
-    }
-
     /// `c`'s plan ended: a commit record, the log forced; a transaction
     /// that wrote nothing commits at once.
     fn commit(&mut self, c: usize, t: u64) -> Result<()> {
@@ -629,68 +508,6 @@ impl<'d> RecordDbms<'d> {
             since_ns: t,
         };
         self.sim.schedule(c, done);
-        Ok(())
-    }
-
-    /// One step of `c`'s rollback: the newest update not yet undone is
-    /// undone on its page (a miss first if the page left the buffer; a read
-    /// of its log page if its record left the log buffer) and logged as a
-    /// compensation record; none left, an end record and the rollback ends.
-    fn rollback_step(&mut self, c: usize, t: u64) -> Result<()> {
-        let restart = match self.clients[c].state {
-            State::Aborting { restart } => restart,
-            s => unreachable!("rollback step in state {s:?}"),
-        };
-        let Some(&u) = self.clients[c].tx().undo.last() else {
-            let tx = self.clients[c].tx();
-            if tx.last_lsn != 0 {
-                let (tid, prev) = (tx.tid, tx.last_lsn);
-                self.log.append(tid, 0, 0, Op::End, 0, 0, prev, 0)?;
-                let tx = self.clients[c].tx_mut();
-                (tx.first_lsn, tx.last_lsn) = (0, 0);
-                self.after_append(t)?;
-            }
-            self.clients[c].state = State::Ending {
-                commit: false,
-                restart,
-                since_ns: t,
-            };
-            return self.end(c, t, false, restart, t);
-        };
-        let seq = lsn_seq(u.lsn);
-        if !self.log.in_memory(u.lsn) && self.clients[c].tx_mut().log_pages_read.insert(seq) {
-            let mut buf = vec![0u8; self.io.page_size() as usize];
-            let lpn = self.log.lpn_of(seq);
-            let done = self.io.read_raw(t, lpn, &mut buf)?;
-            self.log.counts.page_reads += 1;
-            if self.io.full_data() {
-                let found = crate::wal::format::decode_log_page(&buf)
-                    .and_then(|(s, _, recs)| (s == seq).then_some(recs))
-                    .and_then(|recs| recs.into_iter().find(|r| r.lsn == u.lsn));
-                assert!(
-                    found.is_some_and(|r| r.before == u.before && r.page == u.page && r.slot == u.slot),
-                    "the undo record {} read back is not the one logged",
-                    u.lsn
-                );
-            }
-            self.sim.schedule(c, done);
-            return Ok(());
-        }
-        if !self.page_ready(c, t, u.page, Some(restart))? {
-            return Ok(());
-        }
-        let tx = self.clients[c].tx_mut();
-        tx.undo.pop();
-        let (tid, prev) = (tx.tid, tx.last_lsn);
-        let undo_next = tx.undo.last().map_or(0, |n| n.lsn);
-        let lsn = self
-            .log
-            .append(tid, u.page, u.slot, Op::Compensation, 0, u.before, prev, undo_next)?;
-        self.clients[c].tx_mut().last_lsn = lsn;
-        self.pages.get_mut(u.page).set(u.slot, u.before, lsn);
-        self.uncommitted.remove(&(u.page, u.slot));
-        self.after_append(t)?;
-        self.sim.schedule(c, t);
         Ok(())
     }
 
