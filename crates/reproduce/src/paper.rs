@@ -119,3 +119,53 @@ pub trait Paper {
     /// failed): the command then exits non-zero after its report.
     fn failed(&self, figures: &Self::Figures) -> bool;
 }
+
+/// The parameters of a paper that takes no option of its own: `Params::new`
+/// from `--quick` and the seed, `tiny()` for the tests, `--map-at-flush`
+/// refused (X-FTL's; `$why` follows the reason). Expanded inside the
+/// paper's `impl Paper`, where `Params` resolves.
+macro_rules! paper_params {
+    ($why:expr) => {
+        /// `--map-at-flush` is X-FTL's (its paper's firmware): refused here.
+        fn params(&self, opts: &$crate::paper::Options) -> Result<Self::Params, $crate::Error> {
+            opts.refuse_map_at_flush($why)?;
+            let mut params = Params::new(opts.quick, opts.seed);
+            if opts.tiny {
+                params.tiny();
+            }
+            Ok(params)
+        }
+    };
+}
+pub(crate) use paper_params;
+
+/// The report's head and the six views every paper draws with its own
+/// modules of the same names (`checks`, `explain`, `print`, `figures`):
+/// written once here, expanded inside each paper's `impl Paper` (the paths
+/// resolve in the paper's module).
+macro_rules! paper_views {
+    () => {
+        fn head(params: &Self::Params) -> &$crate::paper::Head {
+            &params.head
+        }
+        fn checks(&self, params: &Self::Params, figures: &Self::Figures) -> Vec<$crate::Check> {
+            checks::checks(params, figures)
+        }
+        fn explain(&self, params: &Self::Params, figures: &Self::Figures, checks: &mut [$crate::Check]) -> Vec<String> {
+            explain::explain(params, figures, checks)
+        }
+        fn print(&self, report: &$crate::Report<Self::Params, Self::Figures>) {
+            print::print(report)
+        }
+        fn html_intro(&self, report: &$crate::Report<Self::Params, Self::Figures>) -> String {
+            figures::intro(report)
+        }
+        fn html_tables(&self, report: &$crate::Report<Self::Params, Self::Figures>) -> String {
+            figures::tables(report)
+        }
+        fn html_figures(&self, report: &$crate::Report<Self::Params, Self::Figures>) -> Vec<$crate::html::Figure> {
+            figures::figures(report)
+        }
+    };
+}
+pub(crate) use paper_views;

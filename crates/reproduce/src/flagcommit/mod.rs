@@ -24,9 +24,9 @@ pub mod run;
 pub use params::Params;
 pub use results::Figures;
 
-use crate::paper::{Options, Paper};
+use crate::paper::Paper;
 use crate::progress::Progress;
-use crate::{Check, Error};
+use crate::Error;
 use run::Point;
 
 /// A run's report.
@@ -107,18 +107,7 @@ impl Paper for FlagCommit {
 
     const NAME: &'static str = "flagcommit";
     const TITLE: &'static str = TITLE;
-    /// `--map-at-flush` is X-FTL's (its paper's firmware): refused here.
-    fn params(&self, opts: &Options) -> Result<Params, Error> {
-        opts.refuse_map_at_flush("")?;
-        let mut params = Params::new(opts.quick, opts.seed);
-        if opts.tiny {
-            params.tiny();
-        }
-        Ok(params)
-    }
-    fn head(params: &Params) -> &crate::paper::Head {
-        &params.head
-    }
+    crate::paper::paper_params!("");
     fn run(&self, params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
         let p = params.preset();
         params.head.device = crate::device::describe(&p);
@@ -159,24 +148,7 @@ impl Paper for FlagCommit {
         progress.step();
         Ok(figures)
     }
-    fn checks(&self, params: &Params, figures: &Figures) -> Vec<Check> {
-        checks::checks(params, figures)
-    }
-    fn explain(&self, params: &Params, figures: &Figures, checks: &mut [Check]) -> Vec<String> {
-        explain::explain(params, figures, checks)
-    }
-    fn print(&self, report: &Report) {
-        print::print(report)
-    }
-    fn html_intro(&self, report: &Report) -> String {
-        figures::intro(report)
-    }
-    fn html_tables(&self, report: &Report) -> String {
-        figures::tables(report)
-    }
-    fn html_figures(&self, report: &Report) -> Vec<crate::html::Figure> {
-        figures::figures(report)
-    }
+    crate::paper::paper_views!();
     /// Every run either ends (the DBMS checks what it reads when pages
     /// hold data; here metadata only) or fails the reproduction with an
     /// error; a page programmed past the NAND's NOP would be a broken run.

@@ -31,9 +31,9 @@ pub mod trace;
 pub use params::Params;
 pub use results::Figures;
 
-use crate::paper::{Options, Paper};
+use crate::paper::Paper;
 use crate::progress::Progress;
-use crate::{Check, Error};
+use crate::Error;
 
 /// A run's report.
 pub type Report = crate::Report<Params, Figures>;
@@ -136,39 +136,11 @@ impl Paper for LightTx {
 
     const NAME: &'static str = "lighttx";
     const TITLE: &'static str = TITLE;
-    /// `--map-at-flush` is X-FTL's (its paper's firmware): refused here.
-    fn params(&self, opts: &Options) -> Result<Params, Error> {
-        opts.refuse_map_at_flush("; LightTx's devices use the FTL's own checkpoints")?;
-        let mut params = Params::new(opts.quick, opts.seed);
-        if opts.tiny {
-            params.tiny();
-        }
-        Ok(params)
-    }
-    fn head(params: &Params) -> &crate::paper::Head {
-        &params.head
-    }
+    crate::paper::paper_params!("; LightTx's devices use the FTL's own checkpoints");
     fn run(&self, params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
         run::run(params, progress)
     }
-    fn checks(&self, params: &Params, figures: &Figures) -> Vec<Check> {
-        checks::checks(params, figures)
-    }
-    fn explain(&self, params: &Params, figures: &Figures, checks: &mut [Check]) -> Vec<String> {
-        explain::explain(params, figures, checks)
-    }
-    fn print(&self, report: &Report) {
-        print::print(report)
-    }
-    fn html_intro(&self, report: &Report) -> String {
-        figures::intro(report)
-    }
-    fn html_tables(&self, report: &Report) -> String {
-        figures::tables(report)
-    }
-    fn html_figures(&self, report: &Report) -> Vec<crate::html::Figure> {
-        figures::figures(report)
-    }
+    crate::paper::paper_views!();
     /// A TPC-C run that broke its consistency recorded a trace of a broken
     /// database; a replay the device failed leaves a figure without its point.
     fn failed(&self, f: &Figures) -> bool {

@@ -32,9 +32,9 @@ pub mod tpcc;
 pub use params::Params;
 pub use results::Figures;
 
-use crate::paper::{Options, Paper};
+use crate::paper::Paper;
 use crate::progress::Progress;
-use crate::{Check, Error};
+use crate::Error;
 use serde::Serialize;
 
 /// A run's report.
@@ -119,18 +119,7 @@ impl Paper for Mobius {
 
     const NAME: &'static str = "mobius";
     const TITLE: &'static str = TITLE;
-    /// `--map-at-flush` is X-FTL's (its paper's firmware): refused here.
-    fn params(&self, opts: &Options) -> Result<Params, Error> {
-        opts.refuse_map_at_flush("")?;
-        let mut params = Params::new(opts.quick, opts.seed);
-        if opts.tiny {
-            params.tiny();
-        }
-        Ok(params)
-    }
-    fn head(params: &Params) -> &crate::paper::Head {
-        &params.head
-    }
+    crate::paper::paper_params!("");
     fn run(&self, params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
         let p = params.preset();
         params.head.device = crate::device::describe(&p);
@@ -169,24 +158,7 @@ impl Paper for Mobius {
         }
         Ok(figures)
     }
-    fn checks(&self, params: &Params, figures: &Figures) -> Vec<Check> {
-        checks::checks(params, figures)
-    }
-    fn explain(&self, params: &Params, figures: &Figures, checks: &mut [Check]) -> Vec<String> {
-        explain::explain(params, figures, checks)
-    }
-    fn print(&self, report: &Report) {
-        print::print(report)
-    }
-    fn html_intro(&self, report: &Report) -> String {
-        figures::intro(report)
-    }
-    fn html_tables(&self, report: &Report) -> String {
-        figures::tables(report)
-    }
-    fn html_figures(&self, report: &Report) -> Vec<crate::html::Figure> {
-        figures::figures(report)
-    }
+    crate::paper::paper_views!();
     /// A TPC-C run that broke its consistency recorded a trace of a broken
     /// database (the run stops with an error then); every other experiment
     /// either ran or failed the run.

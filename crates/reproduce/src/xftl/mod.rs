@@ -28,7 +28,7 @@ pub use results::Figures;
 
 use crate::paper::{Options, Paper};
 use crate::progress::Progress;
-use crate::{Check, Error};
+use crate::Error;
 use txftl_protocols::PROTOCOLS;
 use txftl_sqlite::Mode;
 
@@ -90,30 +90,10 @@ impl Paper for Xftl {
         }
         Ok(params)
     }
-    fn head(params: &Params) -> &crate::paper::Head {
-        &params.head
-    }
     fn run(&self, params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
         run::run(params, progress)
     }
-    fn checks(&self, params: &Params, figures: &Figures) -> Vec<Check> {
-        checks::checks(params, figures)
-    }
-    fn explain(&self, params: &Params, figures: &Figures, checks: &mut [Check]) -> Vec<String> {
-        explain::explain(params, figures, checks)
-    }
-    fn print(&self, report: &Report) {
-        print::print(report)
-    }
-    fn html_intro(&self, report: &Report) -> String {
-        figures::intro(report)
-    }
-    fn html_tables(&self, report: &Report) -> String {
-        figures::tables(report)
-    }
-    fn html_figures(&self, report: &Report) -> Vec<crate::html::Figure> {
-        figures::figures(report)
-    }
+    crate::paper::paper_views!();
     /// A run that broke SQLite's integrity or TPC-C's consistency is a failure, not a figure.
     fn failed(&self, f: &Figures) -> bool {
         f.figure5.iter().flat_map(|x| &x.runs).any(|r| r.integrity != "ok")
