@@ -39,7 +39,7 @@ use crate::report::{CommitLog, CommitRecord, DbmsReport, Tally};
 use crate::sim::{run_phase, Engine, Sim};
 use crate::tpcc::{Generator, Layout, RecordAccess, TxPlan};
 use crate::wal::format::{Lsn, Master, Op};
-use crate::wal::{LogCounts, LogManager};
+use crate::wal::LogManager;
 use checkpoint::Checkpointer;
 use pages::{read_page, write_page, PageState, PageTable};
 use std::collections::{BTreeMap, BTreeSet};
@@ -168,10 +168,6 @@ impl<'d> RecordDbms<'d> {
             .iter()
             .filter(|c| matches!(c.state, State::Aborting { .. } | State::Loading { rollback: Some(_), .. }))
             .count()
-    }
-
-    pub fn log_counts(&self) -> LogCounts {
-        self.log.counts
     }
 
     fn first_lpn(&self, page: u32) -> u32 {
