@@ -149,6 +149,18 @@ impl<'d> Io<'d> {
         self.full_data
     }
 
+    /// Runs `f` with the page-sized scratch buffer the other calls use (its
+    /// contents undefined), given back after: page I/O on the hot path
+    /// allocates nothing. `f` must not call `write`, `read` or
+    /// `write_cold`, which use the same buffer.
+    pub fn with_scratch<T>(&mut self, f: impl FnOnce(&mut Io<'d>, &mut [u8]) -> Result<T>) -> Result<T> {
+        let mut buf = std::mem::take(&mut self.buf);
+        assert!(!buf.is_empty(), "the scratch buffer lent twice");
+        let r = f(self, &mut buf);
+        self.buf = buf;
+        r
+    }
+
     /// Writes `data` to logical page `lpn` outside transactions (the log,
     /// the master record, DB page images of the record-level engine).
     pub fn write_raw(&mut self, at_ns: u64, lpn: Lpn, data: &[u8]) -> Result<u64> {

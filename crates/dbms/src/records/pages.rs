@@ -43,38 +43,40 @@ impl PageState {
 /// image (never written since the load) holds the load's versions.
 pub fn read_page(io: &mut Io, at_ns: u64, page: u32, per_db: u32) -> Result<(PageState, u64)> {
     let first_lpn = page * per_db;
-    let mut buf = vec![0u8; io.page_size() as usize];
-    let mut done = at_ns;
-    let mut parts = Vec::with_capacity(per_db as usize);
-    for i in 0..per_db {
-        done = done.max(io.read_raw(at_ns, first_lpn + i, &mut buf)?);
-        let part = if io.full_data() {
-            format::decode_image(&buf, page, i as u16).unwrap_or_default()
-        } else {
-            ImagePart::default()
-        };
-        parts.push(part);
-    }
-    Ok((PageState { parts, dirty: false }, done))
+    io.with_scratch(|io, buf| {
+        let mut done = at_ns;
+        let mut parts = Vec::with_capacity(per_db as usize);
+        for i in 0..per_db {
+            done = done.max(io.read_raw(at_ns, first_lpn + i, buf)?);
+            let part = if io.full_data() {
+                format::decode_image(buf, page, i as u16).unwrap_or_default()
+            } else {
+                ImagePart::default()
+            };
+            parts.push(part);
+        }
+        Ok((PageState { parts, dirty: false }, done))
+    })
 }
 
 /// Writes DB page `page` at `at_ns`; the writes' completion. In full-data
 /// mode a page whose records outgrow a flash page is refused.
 pub fn write_page(io: &mut Io, at_ns: u64, page: u32, state: &PageState) -> Result<u64> {
     let first_lpn = page * state.parts.len() as u32;
-    let mut buf = vec![0u8; io.page_size() as usize];
-    let mut done = at_ns;
-    for (i, part) in state.parts.iter().enumerate() {
-        if io.full_data() && !format::encode_image(&mut buf, page, i as u16, part) {
-            return Err(DbmsError::PageImageFull {
-                page,
-                records: part.records.len(),
-                per_flash_page: format::image_capacity(buf.len()),
-            });
+    io.with_scratch(|io, buf| {
+        let mut done = at_ns;
+        for (i, part) in state.parts.iter().enumerate() {
+            if io.full_data() && !format::encode_image(buf, page, i as u16, part) {
+                return Err(DbmsError::PageImageFull {
+                    page,
+                    records: part.records.len(),
+                    per_flash_page: format::image_capacity(buf.len()),
+                });
+            }
+            done = done.max(io.write_raw(at_ns, first_lpn + i as u32, buf)?);
         }
-        done = done.max(io.write_raw(at_ns, first_lpn + i as u32, &buf)?);
-    }
-    Ok(done)
+        Ok(done)
+    })
 }
 
 /// The resident pages' contents, by DB page.

@@ -194,10 +194,12 @@ impl LogManager {
     }
 
     fn write_page(&mut self, io: &mut Io, at_ns: u64, seq: u64, records: &[LogRecord]) -> Result<u64> {
-        let mut buf = vec![0u8; io.page_size() as usize];
-        format::encode_log_page(&mut buf, seq, self.epoch, records);
         self.counts.page_writes += 1;
-        io.write_raw(at_ns, self.lpn_of(seq), &buf)
+        let (lpn, epoch) = (self.lpn_of(seq), self.epoch);
+        io.with_scratch(|io, buf| {
+            format::encode_log_page(buf, seq, epoch, records);
+            io.write_raw(at_ns, lpn, buf)
+        })
     }
 
     /// Forces every record appended so far: the full pages and the tail
