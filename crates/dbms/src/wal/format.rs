@@ -128,18 +128,16 @@ impl LogRecord {
     }
 
     pub fn decode(b: &[u8]) -> Option<LogRecord> {
-        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
-        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
         Some(LogRecord {
-            lsn: u64_at(0),
-            xid: u32_at(8),
-            page: u32_at(12),
-            slot: u32_at(16),
+            lsn: u64_at(b, 0),
+            xid: u32_at(b, 8),
+            page: u32_at(b, 12),
+            slot: u32_at(b, 16),
             op: Op::from_byte(b[20])?,
-            before: u32_at(21),
-            after: u32_at(25),
-            prev: u64_at(29),
-            undo_next: u64_at(37),
+            before: u32_at(b, 21),
+            after: u32_at(b, 25),
+            prev: u64_at(b, 29),
+            undo_next: u64_at(b, 37),
         })
     }
 }
