@@ -64,9 +64,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .iter()
         .find(|e| e.name == protocol)
         .ok_or_else(|| format!("no protocol `{protocol}`"))?;
-    if !cfg.recovery.logs() {
-        cfg.pinned_frames_per_tx = pins.unwrap_or(entry.resident_pages_per_tx);
-    }
+    // The registry's pins are shadow paging's; pins asked for with a log are
+    // passed on, and the configuration refuses them.
+    let registry_pins = if cfg.recovery.logs() { 0 } else { entry.resident_pages_per_tx };
+    cfg.pinned_frames_per_tx = pins.unwrap_or(registry_pins);
     println!("{}\n", shape(&cfg, 10_000)?);
     let preset = txftl_nand::preset("flagcommit").ok_or("no flagcommit preset")?;
     let nand = Nand::new(preset.config(DataMode::MetaOnly, ViolationPolicy::Panic))?;
