@@ -10,8 +10,10 @@
 //! (0 transactions run unmeasured first),
 //! seed (1), written (all: plans writing LO-HI distinct pages only, as
 //! `0-10` or `11-max`, Fig. 18's split), recovery (shadow: the device's transactions; aries: ARIES's
-//! log on a device without them, `protocol=plain`), json (0: 1 prints the
-//! report as JSON).
+//! log on a device without them, `protocol=plain`; flag-ex: Flag Commit's
+//! extended manager, `protocol=cfc-ex` or `afc-ex`), max_c (3: writers a DB
+//! page takes at once under flag-ex, the device formatted with the same
+//! `max-c`), json (0: 1 prints the report as JSON).
 
 use txftl_dbms::{run_dbms, shape, DbmsConfig, Recovery};
 use txftl_ftl::{FtlConfig, ProtocolOptions};
@@ -37,6 +39,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "fill" => cfg.cold_fill_pct = n()? as u32,
             "warmup" => cfg.warmup_transactions = n()?,
             "seed" => cfg.seed = n()?,
+            "max_c" => cfg.max_c = n()? as u32,
             "json" => json = n()? == 1,
             "written" if v == "all" => cfg.pages_written = (0, u32::MAX),
             "written" => {
@@ -54,7 +57,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 cfg.recovery = match v {
                     "shadow" => Recovery::Shadow,
                     "aries" => Recovery::Aries,
-                    _ => return Err(format!("recovery={v}: shadow or aries").into()),
+                    "flag-ex" => Recovery::FlagEx,
+                    _ => return Err(format!("recovery={v}: shadow, aries or flag-ex").into()),
                 }
             }
             _ => return Err(format!("unknown key `{k}`").into()),
@@ -71,7 +75,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("{}\n", shape(&cfg, 10_000)?);
     let preset = txftl_nand::preset("flagcommit").ok_or("no flagcommit preset")?;
     let nand = Nand::new(preset.config(DataMode::MetaOnly, ViolationPolicy::Panic))?;
-    let mut dev = txftl_protocols::format(&protocol, nand, FtlConfig::default(), &ProtocolOptions::default())?;
+    // The extended flag commits take max_c at format: the DBMS's own.
+    let mut opts = ProtocolOptions::default();
+    if entry.options.iter().any(|o| o.key == "max-c") {
+        opts = ProtocolOptions::parse(&[format!("max-c={}", cfg.max_c)])?;
+    }
+    let mut dev = txftl_protocols::format(&protocol, nand, FtlConfig::default(), &opts)?;
     let report = run_dbms(&mut *dev, cfg)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);

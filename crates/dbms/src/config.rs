@@ -21,6 +21,17 @@ pub enum Recovery {
     /// page is written without forcing the log first (the WAL rule
     /// broken). Never use it for anything else.
     AriesCanary,
+    /// Flag Commit's extended protocols (sec. 4, CFC_ex / AFC_ex) on a
+    /// device that offers pending records (`RecordTx`): record locks and at
+    /// most `max_c` writers a page, steal and no-force, a redo-only log
+    /// whose buffer drops an evicted page's records (Algorithm 1), a commit
+    /// record forced only while some update is still buffered (Algorithm
+    /// 2), abort without I/O, fuzzy checkpoints, restart by Algorithm 3.
+    FlagEx,
+    /// FlagEx with a deliberate bug for the crash tests to catch: a commit
+    /// forces no commit record even while some of its updates are only in
+    /// the buffer (Algorithm 2's test skipped). Never use it for anything else.
+    FlagExCanary,
 }
 
 impl Recovery {
@@ -29,7 +40,19 @@ impl Recovery {
             Recovery::Shadow => "shadow",
             Recovery::Aries => "aries",
             Recovery::AriesCanary => "aries-canary",
+            Recovery::FlagEx => "flag-ex",
+            Recovery::FlagExCanary => "flag-ex-canary",
         }
+    }
+
+    /// ARIES or its canary.
+    pub fn aries(self) -> bool {
+        matches!(self, Recovery::Aries | Recovery::AriesCanary)
+    }
+
+    /// Flag Commit's extended manager or its canary.
+    pub fn flag_ex(self) -> bool {
+        matches!(self, Recovery::FlagEx | Recovery::FlagExCanary)
     }
 
     /// Record-level locking and a log (every manager but shadow paging).
@@ -91,6 +114,10 @@ pub struct DbmsConfig {
     /// Keep every commit's pages ([`crate::CommitLog`]): the crash tests'
     /// reference. Off for long runs.
     pub record_commits: bool,
+    /// Flag Commit's extended manager: transactions updating one DB page at
+    /// once, at most (sec. 4.3's max_c; the paper's 3). At most the
+    /// device's own `max-c`, which refuses a version with more.
+    pub max_c: u32,
 }
 
 impl Default for DbmsConfig {
@@ -114,6 +141,7 @@ impl Default for DbmsConfig {
             log_pages: 1_024,
             checkpoint_log_pages: 64,
             record_commits: false,
+            max_c: 3,
         }
     }
 }
@@ -168,6 +196,12 @@ impl DbmsConfig {
                 return bad(format!(
                     "pinned_frames_per_tx applies to shadow paging only (the {} manager pins nothing)",
                     self.recovery.name()
+                ));
+            }
+            if self.recovery.flag_ex() && !(1..=4).contains(&self.max_c) {
+                return bad(format!(
+                    "max_c {} is outside 1..=4 (a page version holds at most four pending-record entries)",
+                    self.max_c
                 ));
             }
             if self.checkpoint_log_pages == 0 || self.log_pages < 3 * self.checkpoint_log_pages {

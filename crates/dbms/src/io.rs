@@ -10,7 +10,7 @@
 
 use crate::error::{DbmsError, Result};
 use std::ops::Range;
-use txftl_ftl::{AnyDevice, DeviceError, Lpn, Tid};
+use txftl_ftl::{AnyDevice, Call, DeviceError, Lpn, RecordVersion, Tid};
 use txftl_workload::data::{self, Content};
 
 /// The smallest flash page a version fits in (the data format's header and CRC).
@@ -170,6 +170,40 @@ impl<'d> Io<'d> {
     /// Reads logical page `lpn` into `buf`, outside transactions.
     pub fn read_raw(&mut self, at_ns: u64, lpn: Lpn, buf: &mut [u8]) -> Result<u64> {
         self.call("read", at_ns, |d| d.read(lpn, buf))
+    }
+
+    /// Writes a self-contained version of logical page `lpn` holding the
+    /// pending records of `pending` (Flag Commit's extended protocols,
+    /// `RecordTx::write_contained`: its image holds each pending record's
+    /// committed version beneath).
+    pub fn write_contained(&mut self, at_ns: u64, lpn: Lpn, data: &[u8], pending: &[Tid]) -> Result<u64> {
+        self.call("write_contained", at_ns, |d| d.call(Call::WriteContained { lpn, data, pending }))
+    }
+
+    /// The versions of logical page `lpn` a reader needs, newest first.
+    pub fn read_versions(&mut self, at_ns: u64, lpn: Lpn, out: &mut Vec<RecordVersion>) -> Result<u64> {
+        self.call("read_versions", at_ns, |d| d.call(Call::ReadVersions { lpn, out }))
+    }
+
+    /// The device's XID of open transaction `tid`.
+    pub fn xid_of(&mut self, tid: Tid) -> Result<u32> {
+        let mut xid = 0;
+        let at = self.last_submit_ns;
+        self.call("xid_of", at, |d| d.call(Call::XidOf { tid, out: &mut xid }))?;
+        Ok(xid)
+    }
+
+    /// The transactions the last mount left in doubt.
+    pub fn in_doubt(&mut self) -> Result<Vec<u32>> {
+        let mut out = Vec::new();
+        let at = self.last_submit_ns.max(self.dev.now_ns());
+        self.call("in_doubt", at, |d| d.call(Call::InDoubt { out: &mut out }))?;
+        Ok(out)
+    }
+
+    /// Commits in-doubt transaction `xid` (its commit record is in the log).
+    pub fn commit_in_doubt(&mut self, at_ns: u64, xid: u32) -> Result<u64> {
+        self.call("commit_in_doubt", at_ns, |d| d.call(Call::CommitInDoubt { xid }))
     }
 
     pub fn flush(&mut self, at_ns: u64) -> Result<u64> {

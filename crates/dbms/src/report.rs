@@ -23,8 +23,21 @@ pub struct CommitRecord {
 pub struct CommitLog {
     /// Commits the device returned, in order.
     pub acknowledged: Vec<CommitRecord>,
-    /// The commit issued and not returned (a power cut stopped it).
-    pub in_flight: Option<CommitRecord>,
+    /// Commits issued and not returned (a power cut stopped them): one at
+    /// most in an engine whose commit is one device call; several in Flag
+    /// Commit's extended manager, whose commit forces its log record first
+    /// and flags its pending records once that is on flash.
+    pub in_flight: Vec<CommitRecord>,
+}
+
+impl CommitLog {
+    /// The commit of `tid` returned.
+    pub fn acknowledge(&mut self, tid: u32) {
+        if let Some(i) = self.in_flight.iter().position(|r| r.tid == tid) {
+            let r = self.in_flight.remove(i);
+            self.acknowledged.push(r);
+        }
+    }
 }
 
 /// A run's results. Times are simulated (the device clock).

@@ -366,13 +366,10 @@ impl<'d> Dbms<'d> {
                 records: Vec::new(),
             };
             if self.cfg.record_commits {
-                self.log.in_flight = Some(rec.clone());
+                self.log.in_flight.push(rec.clone());
             }
             let done = self.io.commit(t, tid)?;
-            if let Some(r) = self.log.in_flight.take() {
-                debug_assert_eq!(r, rec);
-                self.log.acknowledged.push(r);
-            }
+            self.log.acknowledge(tid);
             done
         } else {
             t

@@ -4,7 +4,7 @@
 
 use crate::counters::Row;
 use crate::error::{DeviceError, Result};
-use crate::extensions::{Call, DynamicTx, Extension, Remap, StaticTx, TxEnd};
+use crate::extensions::{Call, DynamicTx, Extension, RecordTx, Remap, StaticTx, TxEnd};
 use serde::Serialize;
 
 /// Logical page number.
@@ -296,6 +296,10 @@ pub trait Device {
     fn remap_calls(&mut self) -> Option<&mut dyn Remap> {
         None
     }
+    /// Flag Commit's record-level pending records, if the protocol offers them.
+    fn record_tx_calls(&mut self) -> Option<&mut dyn RecordTx> {
+        None
+    }
     /// Whether the device offers the extension `ext` (a wrapper forwards it
     /// with [`Device::call`]).
     fn offers(&mut self, ext: Extension) -> bool {
@@ -304,6 +308,7 @@ pub trait Device {
             Extension::DynamicTx => self.dynamic_tx_calls().is_some(),
             Extension::TxEnd => self.tx_end_calls().is_some(),
             Extension::Remap => self.remap_calls().is_some(),
+            Extension::RecordTx => self.record_tx_calls().is_some(),
         }
     }
     fn unsupported(&self, what: &'static str) -> DeviceError {

@@ -12,6 +12,9 @@
 //!   last page as it writes it, so the commit that follows programs nothing.
 //! - [`Remap`]: SW-WAL's (NoLgn's baseline) `remap`: a logical page takes the
 //!   physical page another one maps, instead of a copy.
+//! - [`RecordTx`]: Flag Commit's record-level pending records (§4.2): a page
+//!   written holding the pending records of several open transactions,
+//!   read back as its versions with each record's status.
 //!
 //! Every call returns its latency on the device clock, as the base calls do.
 //!
@@ -87,6 +90,82 @@ pub trait Remap {
     fn remap(&mut self, from: Lpn, to: Lpn) -> Result<u64>;
 }
 
+/// What became of a pending record's transaction, as a read reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryStatus {
+    /// Committed: the record is the page's value.
+    Committed,
+    /// Its transaction (the host's id) is open: the record is its own write.
+    Open(Tid),
+    /// Aborted (or found not committed by a mount and settled so): the
+    /// record's value is the one underneath, in an older version.
+    Aborted,
+    /// Found not committed by the last mount and not yet settled: the host
+    /// may still commit it ([`RecordTx::commit_in_doubt`]); until then it
+    /// reads as not committed. The number is the device's XID.
+    InDoubt(u32),
+}
+
+impl EntryStatus {
+    /// Whether the record is the page's committed value.
+    pub fn committed(self) -> bool {
+        self == EntryStatus::Committed
+    }
+}
+
+/// One version of a logical page, as [`RecordTx::read_versions`] returns it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordVersion {
+    /// The device's write stamp: a newer version has a larger one.
+    pub version: u32,
+    /// The page as written: the host's own layout names which record each
+    /// entry is (the device keeps no record ids).
+    pub data: Vec<u8>,
+    /// The pending records' transactions, in the order written.
+    pub entries: Vec<EntryStatus>,
+}
+
+impl RecordVersion {
+    /// Every pending record is committed: no older version is needed to
+    /// read this one.
+    pub fn self_sufficient(&self) -> bool {
+        self.entries.iter().all(|e| e.committed())
+    }
+}
+
+/// Record-level pending records (Flag Commit §4.2, Fig. 10): a page is
+/// written with the pending records of up to `max_c` open transactions;
+/// each transaction's commit sets its own record's flag; a page's committed
+/// records may lie in several versions, which a read returns.
+pub trait RecordTx {
+    /// Writes a new version of `lpn`: `data` holds the whole page as the host
+    /// has it; `pending` names the open transactions (the host's ids, each
+    /// begun, each at most once) whose records in it are pending, in the
+    /// order the host's layout lists them. The other records of the page
+    /// are committed content. Refused beyond the device's `max_c`.
+    fn write_records(&mut self, lpn: Lpn, data: &[u8], pending: &[Tid]) -> Result<u64>;
+    /// [`RecordTx::write_records`] of a *self-contained* version: the
+    /// host's layout holds each pending record's committed value beneath
+    /// it, so a reader needs no older version (a read stops at it, and the
+    /// older versions are garbage once it is written).
+    fn write_contained(&mut self, lpn: Lpn, data: &[u8], pending: &[Tid]) -> Result<u64>;
+    /// The versions of `lpn` a reader needs, newest first, down to the
+    /// newest whose pending records are all committed (that one included);
+    /// none for a page never written. Each costs a page read.
+    fn read_versions(&mut self, lpn: Lpn, out: &mut Vec<RecordVersion>) -> Result<u64>;
+    /// The device's XID of open transaction `tid`: what a host's commit log
+    /// record names so that its restart can commit it in doubt.
+    fn xid_of(&self, tid: Tid) -> Result<u32>;
+    /// The transactions the last mount found not committed whose records
+    /// are on flash, while not settled (the first write or begin after the
+    /// mount settles them: aborted).
+    fn in_doubt(&self) -> Vec<u32>;
+    /// Commits in-doubt transaction `xid` (a host's restart found its
+    /// commit record in its log): its flags are programmed, and its records
+    /// read committed. Refused for an XID not in doubt.
+    fn commit_in_doubt(&mut self, xid: u32) -> Result<u64>;
+}
+
 /// The extension calls by name, as a protocol's registry entry declares them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Extension {
@@ -94,10 +173,17 @@ pub enum Extension {
     DynamicTx,
     TxEnd,
     Remap,
+    RecordTx,
 }
 
 impl Extension {
-    pub const ALL: [Extension; 4] = [Extension::StaticTx, Extension::DynamicTx, Extension::TxEnd, Extension::Remap];
+    pub const ALL: [Extension; 5] = [
+        Extension::StaticTx,
+        Extension::DynamicTx,
+        Extension::TxEnd,
+        Extension::Remap,
+        Extension::RecordTx,
+    ];
 
     /// The calls, as an error or a listing names them.
     pub fn calls(self) -> &'static str {
@@ -106,6 +192,7 @@ impl Extension {
             Extension::DynamicTx => "dynamic transactions (dwrite)",
             Extension::TxEnd => "end-flagged transactional writes (write_end)",
             Extension::Remap => "remap",
+            Extension::RecordTx => "record-level pending records (write_records, read_versions, commit_in_doubt)",
         }
     }
 }
@@ -131,6 +218,18 @@ pub enum Call<'a> {
     WriteRemappable { lpn: Lpn, data: &'a [u8], target: Lpn },
     /// `Remap::remap`.
     Remap { from: Lpn, to: Lpn },
+    /// `RecordTx::write_records`.
+    WriteRecords { lpn: Lpn, data: &'a [u8], pending: &'a [Tid] },
+    /// `RecordTx::write_contained`.
+    WriteContained { lpn: Lpn, data: &'a [u8], pending: &'a [Tid] },
+    /// `RecordTx::read_versions`.
+    ReadVersions { lpn: Lpn, out: &'a mut Vec<RecordVersion> },
+    /// `RecordTx::commit_in_doubt`.
+    CommitInDoubt { xid: u32 },
+    /// `RecordTx::xid_of`, answered in `out` (the call takes no device time).
+    XidOf { tid: Tid, out: &'a mut u32 },
+    /// `RecordTx::in_doubt`, answered in `out` (no device time).
+    InDoubt { out: &'a mut Vec<u32> },
 }
 
 impl Call<'_> {
@@ -141,6 +240,12 @@ impl Call<'_> {
             Call::Dwrite { .. } | Call::Dabort => Extension::DynamicTx,
             Call::WriteEnd { .. } => Extension::TxEnd,
             Call::WriteRemappable { .. } | Call::Remap { .. } => Extension::Remap,
+            Call::WriteRecords { .. }
+            | Call::WriteContained { .. }
+            | Call::ReadVersions { .. }
+            | Call::CommitInDoubt { .. }
+            | Call::XidOf { .. }
+            | Call::InDoubt { .. } => Extension::RecordTx,
         }
     }
 
@@ -154,6 +259,12 @@ impl Call<'_> {
             Call::WriteEnd { .. } => "write_end",
             Call::WriteRemappable { .. } => "write_remappable",
             Call::Remap { .. } => "remap",
+            Call::WriteRecords { .. } => "write_records",
+            Call::WriteContained { .. } => "write_contained",
+            Call::ReadVersions { .. } => "read_versions",
+            Call::CommitInDoubt { .. } => "commit_in_doubt",
+            Call::XidOf { .. } => "xid_of",
+            Call::InDoubt { .. } => "in_doubt",
         }
     }
 
@@ -163,8 +274,11 @@ impl Call<'_> {
     /// static or dynamic transaction's write, is a transaction's write.
     pub fn acts_as(&self) -> (OpKind, bool) {
         match self {
-            Call::WriteEnd { .. } | Call::Swrite { .. } | Call::Dwrite { .. } => (OpKind::Write, true),
-            Call::Sread { .. } => (OpKind::Read, false),
+            Call::WriteEnd { .. } | Call::Swrite { .. } | Call::Dwrite { .. } | Call::WriteRecords { .. } | Call::WriteContained { .. } => {
+                (OpKind::Write, true)
+            }
+            Call::Sread { .. } | Call::ReadVersions { .. } | Call::XidOf { .. } | Call::InDoubt { .. } => (OpKind::Read, false),
+            Call::CommitInDoubt { .. } => (OpKind::Commit, true),
             Call::Dabort => (OpKind::Abort, true),
             Call::WriteRemappable { .. } => (OpKind::WriteRemappable, false),
             Call::Remap { .. } => (OpKind::Remap, false),
@@ -181,10 +295,11 @@ impl Call<'_> {
 
     /// The call as values ([`crate::Op`]), as a trace records it: an swrite
     /// is its staged pages then the swrite; a dynamic transaction's calls,
-    /// which name none, name `dynamic_tid`.
-    pub fn ops(&self, dynamic_tid: Tid) -> Vec<crate::Op> {
+    /// which name none, name `dynamic_tid`. None: the trace format has no
+    /// words for the call (record-level calls), and a recorder refuses it.
+    pub fn ops(&self, dynamic_tid: Tid) -> Option<Vec<crate::Op>> {
         use crate::Op;
-        match *self {
+        Some(match *self {
             Call::Swrite { tid, pages, ack } => pages
                 .iter()
                 .map(|&(l, _)| Op::Stage(tid, l))
@@ -196,7 +311,13 @@ impl Call<'_> {
             Call::WriteEnd { tid, lpn, .. } => vec![Op::WriteEnd(tid, lpn)],
             Call::WriteRemappable { lpn, target, .. } => vec![Op::WriteRemappable(lpn, target)],
             Call::Remap { from, to } => vec![Op::Remap(from, to)],
-        }
+            Call::WriteRecords { .. }
+            | Call::WriteContained { .. }
+            | Call::ReadVersions { .. }
+            | Call::CommitInDoubt { .. }
+            | Call::XidOf { .. }
+            | Call::InDoubt { .. } => return None,
+        })
     }
 
     /// Issues the call on the protocol's implementation of its extension, or
@@ -213,6 +334,20 @@ impl Call<'_> {
             Call::WriteEnd { tid, lpn, data } => require(dev.tx_end_calls(), protocol, ext)?.write_end(tid, lpn, data),
             Call::WriteRemappable { lpn, data, target } => require(dev.remap_calls(), protocol, ext)?.write_remappable(lpn, data, target),
             Call::Remap { from, to } => require(dev.remap_calls(), protocol, ext)?.remap(from, to),
+            Call::WriteRecords { lpn, data, pending } => require(dev.record_tx_calls(), protocol, ext)?.write_records(lpn, data, pending),
+            Call::WriteContained { lpn, data, pending } => {
+                require(dev.record_tx_calls(), protocol, ext)?.write_contained(lpn, data, pending)
+            }
+            Call::ReadVersions { lpn, out } => require(dev.record_tx_calls(), protocol, ext)?.read_versions(lpn, out),
+            Call::CommitInDoubt { xid } => require(dev.record_tx_calls(), protocol, ext)?.commit_in_doubt(xid),
+            Call::XidOf { tid, out } => {
+                *out = require(dev.record_tx_calls(), protocol, ext)?.xid_of(tid)?;
+                Ok(0)
+            }
+            Call::InDoubt { out } => {
+                *out = require(dev.record_tx_calls(), protocol, ext)?.in_doubt();
+                Ok(0)
+            }
         }
     }
 }

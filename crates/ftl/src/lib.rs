@@ -56,7 +56,7 @@ pub use counters::{CounterSpec, Group, ProtocolCounters, Row, StatSpec, PROTOCOL
 pub use device::{Device, DeviceInfo, DeviceStats, Lpn, RecoveryReport, Tid};
 pub use entry::{CellNeed, NandHas, NandNeeds, ProtocolEntry, SqlJournal};
 pub use error::{DeviceError, Result};
-pub use extensions::{Call, Extension};
+pub use extensions::{Call, EntryStatus, Extension, RecordVersion};
 pub use ftl::{FlagOutcome, FlagProgram, Ftl, Writer};
 pub use hooks::{
     Capabilities, EventHooks, GcHooks, Hooks, PersistHooks, RecoveredUpdate, RecoveryHooks, ScannedPage, SpareProbe, VictimPage, VictimPlan,

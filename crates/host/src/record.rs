@@ -149,7 +149,13 @@ impl Device for Recorder {
     }
     fn call(&mut self, call: Call<'_>) -> R<u64> {
         let (dynamic, _) = self.dynamic_tid(&call);
-        for op in call.ops(dynamic) {
+        let ops = call.ops(dynamic).ok_or_else(|| {
+            DeviceError::Config(format!(
+                "the trace format has no words for `{}`: it cannot be recorded",
+                call.name()
+            ))
+        })?;
+        for op in ops {
             self.note(op)?;
         }
         self.inner.call(call)

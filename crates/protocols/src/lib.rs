@@ -95,6 +95,7 @@ pub(crate) trait DurableParts {
 
 pub mod cycle;
 pub mod flagcommit;
+pub mod flagcommit_ex;
 pub mod registry;
 mod sorted_map;
 
@@ -116,7 +117,22 @@ macro_rules! registry {
 }
 
 // The registry: one protocol folder a name, in the order listings show them.
-registry!(plain, xftl, lighttx, atomic_write, scc, bpcc, dftl, mobius, nolgn, sw_wal, cfc, afc);
+registry!(
+    plain,
+    xftl,
+    lighttx,
+    atomic_write,
+    scc,
+    bpcc,
+    dftl,
+    mobius,
+    nolgn,
+    sw_wal,
+    cfc,
+    afc,
+    cfc_ex,
+    afc_ex
+);
 
 /// Why a protocol name was refused.
 #[derive(Debug, thiserror::Error)]

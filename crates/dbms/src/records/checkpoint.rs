@@ -2,7 +2,7 @@
 //! an event source of its own beside the clients, woken every
 //! `checkpoint_log_pages` log pages.
 
-use super::pages::write_page;
+use super::pages::PageState;
 use super::RecordDbms;
 use crate::error::Result;
 use crate::wal::format::{lsn_seq, Lsn, Master, Op};
@@ -18,10 +18,26 @@ pub(super) enum Checkpointer {
         previous: Lsn,
         oldest_open: Option<Lsn>,
         noted: Vec<u32>,
+        /// ARIES: the noted pages still dirty, as they were when first
+        /// looked at: the log is forced up to their LSNs and these images
+        /// are written, so a hot page updated while the force runs cannot
+        /// hold the checkpoint back for ever. A page evicted since (written
+        /// newer) leaves the list.
+        snapshots: Option<Vec<(u32, PageState)>>,
     },
     Written {
         keep: u64,
     },
+}
+
+impl Checkpointer {
+    /// Page `page` was written by its eviction: a checkpoint's older image
+    /// of it must not follow.
+    pub(super) fn evicted(&mut self, page: u32) {
+        if let Checkpointer::Forced { snapshots: Some(s), .. } = self {
+            s.retain(|(p, _)| *p != page);
+        }
+    }
 }
 
 impl RecordDbms<'_> {
@@ -78,6 +94,7 @@ impl RecordDbms<'_> {
                     previous,
                     oldest_open,
                     noted: self.pages.dirty_pages(),
+                    snapshots: None,
                 };
                 self.sim.schedule(me, done);
             }
@@ -86,28 +103,40 @@ impl RecordDbms<'_> {
                 previous,
                 oldest_open,
                 noted,
+                snapshots,
             } => {
-                let still: Vec<u32> = noted
-                    .iter()
-                    .copied()
-                    .filter(|&p| self.pages.pages.get(&p).is_some_and(|s| s.dirty))
-                    .collect();
-                let newest = still.iter().map(|&p| self.pages.get(p).lsn()).max().unwrap_or(0);
+                let flag_ex = self.cfg.recovery.flag_ex();
+                // Flag Commit's extended manager writes the pages as they are
+                // (their pending records name the transactions open now), ARIES
+                // the images it took.
+                let snaps = match snapshots {
+                    Some(s) => s,
+                    None => noted
+                        .iter()
+                        .copied()
+                        .filter(|&p| self.pages.pages.get(&p).is_some_and(|s| s.dirty))
+                        .map(|p| (p, if flag_ex { PageState::default() } else { self.pages.get(p).clone() }))
+                        .collect(),
+                };
+                let newest = snaps.iter().map(|(_, s)| s.lsn()).max().unwrap_or(0);
+                // Flag Commit's extended manager has no WAL rule: a page
+                // carries its pending records itself (its pageLSN is a USN).
                 let wait = match self.log.durable_at(newest) {
+                    _ if flag_ex => Some(self.noted_done).filter(|&w| w > t),
                     None => Some(self.log.force(&mut self.io, t, false)?),
                     Some(d) => Some(d.max(self.noted_done)).filter(|&w| w > t),
                 };
-                self.checkpointer = Checkpointer::Forced {
-                    begin,
-                    previous,
-                    oldest_open,
-                    noted,
-                };
                 if let Some(w) = wait {
+                    self.checkpointer = Checkpointer::Forced {
+                        begin,
+                        previous,
+                        oldest_open,
+                        noted,
+                        snapshots: Some(snaps),
+                    };
                     self.sim.schedule(me, w);
                     return Ok(());
                 }
-                self.checkpointer = Checkpointer::Idle;
                 let master = Master {
                     epoch: self.log.epoch,
                     checkpoint: begin,
@@ -115,11 +144,16 @@ impl RecordDbms<'_> {
                 };
                 let done = self.log.write_master(&mut self.io, t, master, false)?;
                 let mut noted_done = t;
-                for page in still {
-                    let state = self.pages.get_mut(page);
-                    state.dirty = false;
-                    let state = state.clone();
-                    noted_done = noted_done.max(write_page(&mut self.io, t, page, &state)?);
+                for (page, snap) in snaps {
+                    let Some(state) = self.pages.pages.get_mut(&page).filter(|s| s.dirty) else {
+                        continue;
+                    };
+                    let image = if flag_ex { state.clone() } else { snap };
+                    // Clean once the image written is the page as it is now.
+                    if flag_ex || state.parts == image.parts {
+                        state.dirty = false;
+                    }
+                    noted_done = noted_done.max(self.write_db_page(t, page, &image)?);
                 }
                 self.noted_done = noted_done;
                 // Before a second checkpoint, restart reads the log from its start.

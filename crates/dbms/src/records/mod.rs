@@ -25,6 +25,8 @@
 //! engine ([`crate::run`]); each event is one step of one client.
 
 mod checkpoint;
+mod ex;
+mod ex_pages;
 mod pages;
 pub mod restart;
 mod rollback;
@@ -68,6 +70,11 @@ struct Tx {
     log_pages_read: BTreeSet<u64>,
     /// Its current access missed: served after the load, not a hit.
     missed: bool,
+    /// Flag Commit's extended manager: begun on the device (its first update).
+    device_begun: bool,
+    /// Flag Commit's extended manager: pages it updated since they were
+    /// last written (its commit then needs a commit record).
+    unwritten: BTreeSet<u32>,
 }
 
 pub struct RecordDbms<'d> {
@@ -92,6 +99,12 @@ pub struct RecordDbms<'d> {
     noted_done: u64,
     commits: CommitLog,
     loaded: bool,
+    /// Flag Commit's extended manager: the log buffer hashed on transactions.
+    logbuf: ex::LogBuffer,
+    /// Flag Commit's extended manager: the last update sequence number.
+    usn: u64,
+    /// Flag Commit's extended manager without full data: the images.
+    shadow: ex_pages::Shadow,
 }
 
 /// Where the log region starts: after the database's logical pages.
@@ -103,10 +116,17 @@ impl<'d> RecordDbms<'d> {
     /// A record-level DBMS on `dev` (formatted, empty), its configuration checked.
     pub fn new(dev: &'d mut dyn AnyDevice, cfg: DbmsConfig) -> Result<RecordDbms<'d>> {
         cfg.validate()?;
-        if !matches!(cfg.recovery, Recovery::Aries | Recovery::AriesCanary) {
+        if !cfg.recovery.logs() {
             return Err(DbmsError::Config(format!(
                 "the record-level engine runs a logging recovery manager, not {}",
                 cfg.recovery.name()
+            )));
+        }
+        if cfg.recovery.flag_ex() && !dev.offers(txftl_ftl::Extension::RecordTx) {
+            return Err(DbmsError::Config(format!(
+                "the {} manager writes pending records: protocol {} does not offer them (cfc-ex and afc-ex do)",
+                cfg.recovery.name(),
+                dev.entry().name
             )));
         }
         let layout = Layout::new(cfg.warehouses, cfg.db_pages)?;
@@ -146,6 +166,9 @@ impl<'d> RecordDbms<'d> {
             noted_done: 0,
             commits: CommitLog::default(),
             loaded: false,
+            logbuf: Default::default(),
+            usn: 0,
+            shadow: Default::default(),
             cfg,
         })
     }
@@ -243,7 +266,8 @@ impl<'d> RecordDbms<'d> {
             State::Idle => self.start_next(c, t),
             State::Run => self.advance(c, t),
             State::Blocked => unreachable!("client {c} scheduled while blocked"),
-            State::Committing { .. } => unreachable!("client {c}: no-force commits write no pages"),
+            State::Committing { since_ns } if self.cfg.recovery.flag_ex() => self.ex_commit_flags(c, t, since_ns),
+            State::Committing { .. } => unreachable!("client {c}: ARIES's commit writes no pages"),
             State::Backoff => {
                 let tid = self.sim.new_tid()?;
                 let tx = self.clients[c].tx_mut();
@@ -304,6 +328,8 @@ impl<'d> RecordDbms<'d> {
             order,
             log_pages_read: BTreeSet::new(),
             missed: false,
+            device_begun: false,
+            unwritten: BTreeSet::new(),
         });
         self.clients[c].state = State::Run;
         self.advance(c, t)
@@ -322,6 +348,9 @@ impl<'d> RecordDbms<'d> {
                     self.commit(c, t)
                 };
             };
+            if a.write && self.cfg.recovery.flag_ex() && !self.ex_update_slot(c, t, a.page)? {
+                return Ok(());
+            }
             let mode = if a.write { Mode::Exclusive } else { Mode::Shared };
             if self.locks.request(c, record_key(a.page, a.slot), mode) == Grant::Blocked {
                 self.clients[c].state = State::Blocked;
@@ -361,7 +390,7 @@ impl<'d> RecordDbms<'d> {
         if let Some(v) = self.buffer.victim(t) {
             let state = self.pages.get(self.buffer.frame(v).page);
             let durable = self.log.durable_at(state.lsn());
-            let wal = self.cfg.recovery != Recovery::AriesCanary;
+            let wal = self.cfg.recovery == Recovery::Aries;
             if wal && state.dirty && durable.is_none_or(|d| d > t) {
                 let done = match durable {
                     Some(d) => d,
@@ -385,7 +414,8 @@ impl<'d> RecordDbms<'d> {
             let state = self.pages.pages.remove(&old.page).expect("an evicted page had contents");
             if state.dirty {
                 self.buffer.counts.steal_writes += 1;
-                read_at = write_page(&mut self.io, t, old.page, &state)?;
+                self.checkpointer.evicted(old.page);
+                read_at = self.write_db_page(t, old.page, &state)?;
                 self.buffer.read_after(frame, read_at);
             }
         }
@@ -402,7 +432,12 @@ impl<'d> RecordDbms<'d> {
     /// holds must be committed versions or those of their open writers.
     fn read_into(&mut self, t: u64, frame: usize) -> Result<u64> {
         let page = self.buffer.frame(frame).page;
-        let (state, done) = read_page(&mut self.io, t, page, self.cfg.flash_pages_per_db_page)?;
+        let per_db = self.cfg.flash_pages_per_db_page;
+        let (state, done) = if self.cfg.recovery.flag_ex() {
+            ex_pages::read_page(&mut self.io, t, page, per_db, Some(&self.shadow))?
+        } else {
+            read_page(&mut self.io, t, page, per_db)?
+        };
         if self.io.full_data() {
             self.check_image(page, &state)?;
         }
@@ -435,9 +470,20 @@ impl<'d> RecordDbms<'d> {
         Ok(())
     }
 
+    /// Writes dirty DB page `page` as the recovery manager does; the completion.
+    fn write_db_page(&mut self, t: u64, page: u32, state: &PageState) -> Result<u64> {
+        if self.cfg.recovery.flag_ex() {
+            self.ex_write_page(t, page, state)
+        } else {
+            write_page(&mut self.io, t, page, state)
+        }
+    }
+
     /// Access `a` of `c` on its resident page: a write is logged, then made.
     fn apply(&mut self, c: usize, t: u64, a: RecordAccess) -> Result<()> {
-        if a.write {
+        if a.write && self.cfg.recovery.flag_ex() {
+            self.ex_apply(c, t, a)?;
+        } else if a.write {
             let (tid, mut prev) = (self.clients[c].tx().tid, self.clients[c].tx().last_lsn);
             let before = self.pages.get(a.page).version(a.slot);
             self.log.reserve_records = self.rollback_reserve();
@@ -472,6 +518,9 @@ impl<'d> RecordDbms<'d> {
     /// `c`'s plan ended: a commit record, the log forced; a transaction
     /// that wrote nothing commits at once.
     fn commit(&mut self, c: usize, t: u64) -> Result<()> {
+        if self.cfg.recovery.flag_ex() {
+            return self.ex_commit(c, t);
+        }
         let tx = self.clients[c].tx();
         let (tid, prev) = (tx.tid, tx.last_lsn);
         let done = if prev == 0 {
@@ -483,14 +532,13 @@ impl<'d> RecordDbms<'d> {
                 records: tx.undo.iter().map(|u| (u.page, u.slot)).collect(),
             };
             if self.cfg.record_commits {
-                self.commits.in_flight = Some(rec.clone());
+                self.commits.in_flight.push(rec.clone());
             }
+            self.log.counts.commit_records += 1;
             let lsn = self.log.append(tid, 0, 0, Op::Commit, 0, 0, prev, 0)?;
             self.clients[c].tx_mut().last_lsn = lsn;
             let done = self.log.force(&mut self.io, t, false)?;
-            if let Some(r) = self.commits.in_flight.take() {
-                self.commits.acknowledged.push(r);
-            }
+            self.commits.acknowledge(tid);
             self.log.append(tid, 0, 0, Op::End, 0, 0, lsn, 0)?;
             // Over in the log: a checkpoint from now on does not list it.
             let tx = self.clients[c].tx_mut();

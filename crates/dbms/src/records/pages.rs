@@ -10,7 +10,7 @@ use crate::io::Io;
 use crate::wal::format::{self, ImagePart, Lsn};
 use std::collections::BTreeMap;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PageState {
     pub parts: Vec<ImagePart>,
     pub dirty: bool,

@@ -19,7 +19,18 @@
 //! 6. the log forced, the pages written and flushed, and a checkpoint.
 //!
 //! A cut during any of it leaves a log a second restart finishes from.
+//!
+//! Flag Commit's extended manager restarts by Algorithm 3 instead
+//! ([`restart_flag_ex`]): the committed transactions are those the log's
+//! commit records name and those the device's flags commit; the device
+//! (mounted) has left the ones its flags do not commit in doubt, and those
+//! with a commit record in the log are committed on it now; each page
+//! reads as its newest version with every entry's status; the committed
+//! updates logged after the second-to-last checkpoint are redone where a
+//! page lacks them (by USN); no undo (an uncommitted update is a pending
+//! record the device reads as aborted).
 
+use super::ex_pages;
 use super::log_start;
 use super::pages::{read_page, write_page, PageState};
 use crate::config::DbmsConfig;
@@ -42,11 +53,16 @@ pub struct RestartReport {
     pub losers: u64,
     pub pages_read: u64,
     pub pages_written: u64,
+    /// Flag Commit's extended manager: transactions the device left in
+    /// doubt that the log's commit records committed.
+    pub in_doubt_committed: u64,
     pub sim_ns: u64,
 }
 
 struct Restart<'a, 'd> {
     io: &'a mut Io<'d>,
+    /// Flag Commit's extended manager (pages with pending records, no WAL rule).
+    flag_ex: bool,
     log: LogManager,
     per_db: u32,
     db_pages: u32,
@@ -70,6 +86,7 @@ pub fn restart(dev: &mut dyn AnyDevice, cfg: &DbmsConfig) -> Result<RestartRepor
     let log = LogManager::new(log_start(cfg, &layout), cfg.log_pages, io.page_size());
     let mut r = Restart {
         io: &mut io,
+        flag_ex: cfg.recovery.flag_ex(),
         log,
         per_db: cfg.flash_pages_per_db_page,
         db_pages: layout.pages,
@@ -78,12 +95,22 @@ pub fn restart(dev: &mut dyn AnyDevice, cfg: &DbmsConfig) -> Result<RestartRepor
         report: RestartReport::default(),
         now: start_ns,
     };
-    let master = r.new_epoch()?;
+    let master = r.read_master()?;
     let from = if master.previous != 0 { master.previous } else { lsn(1, 0) };
-    let scanned = r.scan(from, &master)?;
-    let (losers, winners) = analysis(&scanned, from);
-    r.redo(&scanned, from)?;
-    r.undo(losers, winners)?;
+    if r.flag_ex {
+        // Nothing is written before the transactions in doubt are decided:
+        // the device's first write aborts those left.
+        let scanned = r.scan(from, &master)?;
+        r.resolve_in_doubt(&scanned)?;
+        r.write_epoch(master)?;
+        r.redo_flag_ex(&scanned, from)?;
+    } else {
+        r.write_epoch(master)?;
+        let scanned = r.scan(from, &master)?;
+        let (losers, winners) = analysis(&scanned, from);
+        r.redo(&scanned, from)?;
+        r.undo(losers, winners)?;
+    }
     r.finish(master)?;
     r.report.sim_ns = r.now - start_ns;
     Ok(r.report)
@@ -98,7 +125,11 @@ pub fn records_on_flash(dev: &mut dyn AnyDevice, cfg: &DbmsConfig) -> Result<BTr
     let mut out = BTreeMap::new();
     let at = io.now_ns();
     for page in 0..layout.pages {
-        let (state, _) = read_page(&mut io, at, page, cfg.flash_pages_per_db_page)?;
+        let (state, _) = if cfg.recovery.flag_ex() {
+            ex_pages::read_page(&mut io, at, page, cfg.flash_pages_per_db_page, None)?
+        } else {
+            read_page(&mut io, at, page, cfg.flash_pages_per_db_page)?
+        };
         for part in &state.parts {
             out.extend(part.records.iter().filter(|(_, &v)| v != 0).map(|(&s, &v)| ((page, s), v)));
         }
@@ -136,8 +167,9 @@ impl Restart<'_, '_> {
         vec![0u8; self.io.page_size() as usize]
     }
 
-    /// Reads the master record and writes it back with the next epoch.
-    fn new_epoch(&mut self) -> Result<Master> {
+    /// Reads the master record; returns it with the next epoch, the log's
+    /// from now on, which [`Restart::write_epoch`] makes durable.
+    fn read_master(&mut self) -> Result<Master> {
         let mut buf = self.buf();
         self.now = self.io.read_raw(self.now, self.log.master_lpn(), &mut buf)?;
         let master = Master::decode(&buf).ok_or_else(|| DbmsError::Corrupt("no master record in the log region".into()))?;
@@ -146,8 +178,13 @@ impl Restart<'_, '_> {
             ..master
         };
         self.log.epoch = next.epoch;
-        self.now = self.log.write_master(self.io, self.now, next, true)?;
         Ok(next)
+    }
+
+    /// Writes `next`, the master record with its new epoch, back.
+    fn write_epoch(&mut self, next: Master) -> Result<()> {
+        self.now = self.log.write_master(self.io, self.now, next, true)?;
+        Ok(())
     }
 
     /// One log page, if it is whole and holds sequence number `seq`.
@@ -203,6 +240,12 @@ impl Restart<'_, '_> {
                 "a log record names DB page {page}; the database has {}",
                 self.db_pages
             )));
+        }
+        if !self.pages.contains_key(&page) && self.flag_ex {
+            let (state, done) = ex_pages::read_page(self.io, self.now, page, self.per_db, None)?;
+            self.now = done;
+            self.report.pages_read += 1;
+            self.pages.insert(page, state);
         }
         if !self.pages.contains_key(&page) {
             let (state, done) = read_page(self.io, self.now, page, self.per_db)?;
@@ -298,13 +341,49 @@ impl Restart<'_, '_> {
         Ok(())
     }
 
+    /// Algorithm 3, line 1: the transactions the device left in doubt
+    /// that a commit record names are committed on it.
+    fn resolve_in_doubt(&mut self, scanned: &[LogRecord]) -> Result<()> {
+        let logged: std::collections::BTreeSet<u32> = scanned.iter().filter(|r| r.op == Op::Commit).map(|r| r.after).collect();
+        for xid in self.io.in_doubt()? {
+            if logged.contains(&xid) {
+                self.now = self.io.commit_in_doubt(self.now, xid)?;
+                self.report.in_doubt_committed += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Algorithm 3, line 6: the committed transactions' updates logged from
+    /// `from` on, redone onto every page that lacks them (by USN).
+    fn redo_flag_ex(&mut self, scanned: &[LogRecord], from: Lsn) -> Result<()> {
+        let committed: std::collections::BTreeSet<u32> = scanned.iter().filter(|r| r.op == Op::Commit).map(|r| r.xid).collect();
+        for r in scanned.iter().filter(|r| r.lsn >= from && r.op == Op::Update) {
+            if !committed.contains(&r.xid) {
+                continue;
+            }
+            let per_db = self.per_db;
+            let state = self.page(r.page)?;
+            if state.parts[(r.slot % per_db) as usize].lsn < r.undo_next {
+                state.set(r.slot, r.after, r.undo_next);
+                self.report.redone += 1;
+            }
+        }
+        Ok(())
+    }
+
     /// The log forced, the pages written and flushed, then a checkpoint
     /// with no transaction open.
     fn finish(&mut self, master: Master) -> Result<()> {
         self.now = self.log.force(self.io, self.now, true)?;
         let mut done = self.now;
         for (&page, state) in self.pages.iter().filter(|(_, s)| s.dirty) {
-            done = done.max(write_page(self.io, self.now, page, state)?);
+            let written = if self.flag_ex {
+                ex_pages::write_page(self.io, self.now, page, state, None)?
+            } else {
+                write_page(self.io, self.now, page, state)?
+            };
+            done = done.max(written);
             self.report.pages_written += 1;
         }
         self.now = self.io.flush(done)?;

@@ -16,6 +16,9 @@ impl RecordDbms<'_> {
             State::Aborting { restart } => restart,
             s => unreachable!("rollback step in state {s:?}"),
         };
+        if self.cfg.recovery.flag_ex() {
+            return self.ex_abort(c, t, restart);
+        }
         let Some(&u) = self.clients[c].tx().undo.last() else {
             let tx = self.clients[c].tx();
             if tx.last_lsn != 0 {

@@ -40,6 +40,12 @@
 //! DB page u32, index u16, count u16, pageLSN u64, CRC-32 at 20..24 over
 //! bytes 0..20 and the entries, then `count` entries of slot u32 and
 //! version u32, slots ascending. A slot not listed holds version 0 (the load).
+//! Then the pending records (Flag Commit's extended protocols, sec. 4.2; none
+//! under ARIES): a u16 count, then per pending record slot u32, entry u8
+//! (which of the flash page's pending-record entries it is, in the order the
+//! device was given the transactions: ascending transaction id) and under
+//! u32 (the record's committed version beneath the pending one; the CRC
+//! covers them too). The pending version itself is the slot's entry above.
 
 use std::collections::BTreeMap;
 
@@ -240,7 +246,7 @@ impl Master {
 
 /// Entries (slot, version) one flash page of an image holds.
 pub fn image_capacity(page_size: usize) -> usize {
-    (page_size - IMAGE_HEADER_BYTES) / 8
+    (page_size - IMAGE_HEADER_BYTES - 2) / 8
 }
 
 /// One flash page of a DB page image: its pageLSN and its records'
@@ -249,11 +255,34 @@ pub fn image_capacity(page_size: usize) -> usize {
 pub struct ImagePart {
     pub lsn: Lsn,
     pub records: BTreeMap<u32, u32>,
+    /// The pending records (Flag Commit's extended protocols): slot to its
+    /// writer and the committed version beneath. In memory the writer is
+    /// the transaction's id; decoded from flash it is the entry index.
+    pub pending: BTreeMap<u32, Pending>,
+}
+
+/// A pending record of an open transaction (sec. 4.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pending {
+    pub owner: u32,
+    pub under: u32,
+}
+
+impl ImagePart {
+    /// The transactions with a pending record here, ascending: entry `i`
+    /// is the `i`-th.
+    pub fn pending_owners(&self) -> Vec<u32> {
+        let mut o: Vec<u32> = self.pending.values().map(|p| p.owner).collect();
+        o.sort_unstable();
+        o.dedup();
+        o
+    }
 }
 
 /// Writes flash page `index` of DB page `page`; false if the records do not fit.
 pub fn encode_image(out: &mut [u8], page: u32, index: u16, part: &ImagePart) -> bool {
-    if part.records.len() > image_capacity(out.len()) {
+    let end = IMAGE_HEADER_BYTES + part.records.len() * 8;
+    if end + 2 + part.pending.len() * PENDING_BYTES > out.len() || part.pending.len() > u16::MAX as usize {
         return false;
     }
     out.fill(0);
@@ -267,11 +296,23 @@ pub fn encode_image(out: &mut [u8], page: u32, index: u16, part: &ImagePart) -> 
         out[at..at + 4].copy_from_slice(&slot.to_le_bytes());
         out[at + 4..at + 8].copy_from_slice(&version.to_le_bytes());
     }
-    let end = IMAGE_HEADER_BYTES + part.records.len() * 8;
+    let owners = part.pending_owners();
+    out[end..end + 2].copy_from_slice(&(part.pending.len() as u16).to_le_bytes());
+    for (i, (&slot, p)) in part.pending.iter().enumerate() {
+        let at = end + 2 + i * PENDING_BYTES;
+        let entry = owners.binary_search(&p.owner).expect("an owner listed") as u8;
+        out[at..at + 4].copy_from_slice(&slot.to_le_bytes());
+        out[at + 4] = entry;
+        out[at + 5..at + 9].copy_from_slice(&p.under.to_le_bytes());
+    }
+    let end = end + 2 + part.pending.len() * PENDING_BYTES;
     let c = crc(&[&out[0..20], &out[IMAGE_HEADER_BYTES..end]]);
     out[20..24].copy_from_slice(&c.to_le_bytes());
     true
 }
+
+/// Bytes of a pending record in an image.
+const PENDING_BYTES: usize = 9;
 
 /// Flash page `index` of DB page `page` read back; None if it is not that
 /// (torn, garbage, another page's).
@@ -283,8 +324,10 @@ pub fn decode_image(b: &[u8], page: u32, index: u16) -> Option<ImagePart> {
     if n > image_capacity(b.len()) {
         return None;
     }
-    let end = IMAGE_HEADER_BYTES + n * 8;
-    if crc(&[&b[0..20], &b[IMAGE_HEADER_BYTES..end]]) != u32_at(b, 20) {
+    let records_end = IMAGE_HEADER_BYTES + n * 8;
+    let np = u16::from_le_bytes([b[records_end], b[records_end + 1]]) as usize;
+    let end = records_end + 2 + np * PENDING_BYTES;
+    if end > b.len() || crc(&[&b[0..20], &b[IMAGE_HEADER_BYTES..end]]) != u32_at(b, 20) {
         return None;
     }
     let records = (0..n)
@@ -293,9 +336,20 @@ pub fn decode_image(b: &[u8], page: u32, index: u16) -> Option<ImagePart> {
             (u32_at(b, at), u32_at(b, at + 4))
         })
         .collect();
+    let pending = (0..np)
+        .map(|i| {
+            let at = records_end + 2 + i * PENDING_BYTES;
+            let p = Pending {
+                owner: b[at + 4] as u32,
+                under: u32_at(b, at + 5),
+            };
+            (u32_at(b, at), p)
+        })
+        .collect();
     Some(ImagePart {
         lsn: u64_at(b, 12),
         records,
+        pending,
     })
 }
 
@@ -343,17 +397,26 @@ mod tests {
         b[9] ^= 4;
         assert_eq!(Master::decode(&b), None);
 
-        let part = ImagePart {
+        let mut part = ImagePart {
             lsn: lsn(5, 1),
             records: [(0, 4), (9, 12)].into_iter().collect(),
+            pending: BTreeMap::new(),
         };
         assert!(encode_image(&mut b, 6, 1, &part));
         assert_eq!(decode_image(&b, 6, 1), Some(part.clone()));
+        // Pending records read back with their entry index for an owner.
+        part.pending.insert(9, Pending { owner: 77, under: 3 });
+        part.pending.insert(0, Pending { owner: 12, under: 0 });
+        assert!(encode_image(&mut b, 6, 1, &part));
+        let back = decode_image(&b, 6, 1).unwrap();
+        assert_eq!(back.pending[&9], Pending { owner: 1, under: 3 });
+        assert_eq!(back.pending[&0], Pending { owner: 0, under: 0 });
         assert_eq!(decode_image(&b, 6, 0), None, "another flash page of the DB page");
         assert_eq!(decode_image(&b, 7, 1), None, "another DB page");
         let full = ImagePart {
             lsn: 1,
             records: (0..image_capacity(512) as u32 + 1).map(|s| (s, 1)).collect(),
+            pending: BTreeMap::new(),
         };
         assert!(!encode_image(&mut b, 6, 1, &full), "one entry too many");
     }

@@ -26,6 +26,10 @@ pub struct LogCounts {
     /// Log pages read back (rollbacks whose undo records left the buffer).
     pub page_reads: u64,
     pub checkpoints: u64,
+    /// Commit records written (ARIES: one a committing transaction that
+    /// wrote; Flag Commit's extended manager: only while an update of it
+    /// is still in the buffer pool).
+    pub commit_records: u64,
 }
 
 pub struct LogManager {

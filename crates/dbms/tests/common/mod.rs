@@ -1,4 +1,6 @@
 //! What the DBMS's crash tests share: arming a cut, and remounting.
+#[allow(dead_code)]
+pub mod records;
 
 use txftl_harness::DeviceSpec;
 use txftl_nand::{Nand, PowerCut, Torn};

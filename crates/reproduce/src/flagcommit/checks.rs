@@ -33,6 +33,7 @@ pub fn checks(params: &Params, f: &Figures) -> Vec<Check> {
     fig14(params, f, &mut v);
     table3(f, &mut v);
     structural(params, f, &mut v);
+    super::ex_checks::checks(params, f, &mut v);
     v
 }
 

@@ -5,7 +5,10 @@
 //! SCC over the `flagcommit` preset: Fig. 12 (throughput, execution time),
 //! Fig. 13a (GC time and its share), Fig. 13b (recovery after a power cut),
 //! Fig. 14 (the abort ratio delta from 1 to 50%), Table 3 (memory at 32 GB),
-//! the device's fill swept (the paper states none), then the checks.
+//! the device's fill swept (the paper states none); then sec. 5.3 (Figs.
+//! 15 to 19): the record-level engine with Flag Commit's extended manager
+//! on CFC_ex and AFC_ex against ARIES on `plain` (the paper's WAL)
+//! ([`ex`]); then the checks.
 //!
 //! - [`paper`]: what the paper states; [`params`]: a run's parameters;
 //! - [`run`]: the experiments; [`results`]: what they measured;
@@ -13,6 +16,8 @@
 //! - [`print`], [`figures`]: the terminal's tables and the HTML report's.
 
 pub mod checks;
+pub mod ex;
+pub mod ex_checks;
 pub mod explain;
 pub mod figures;
 pub mod paper;
@@ -113,7 +118,8 @@ impl Paper for FlagCommit {
         params.head.device = crate::device::describe(&p);
         params.table3_device = crate::device::describe(&params.table3_preset());
         let points = points(params);
-        progress.set_steps(points.len() as u64 + 1);
+        let ex_points = ex::points(params);
+        progress.set_steps(points.len() as u64 + ex_points.len() as u64 + 1);
         let mut figures = Figures::default();
         for (proto, point) in points {
             progress.say(format!(
@@ -129,6 +135,17 @@ impl Paper for FlagCommit {
                 }
             ));
             figures.runs.push(run::run(params, proto, point)?);
+            progress.step();
+        }
+        for (l, point) in ex_points {
+            progress.say(format!(
+                "sec. 5.3, {}: max_c {}, buffer {} pages, pages written {}",
+                l.label,
+                point.max_c,
+                point.buffer_pages,
+                ex_checks::written_label(point.written)
+            ));
+            figures.ex_runs.push(ex::run(params, l, point)?);
             progress.step();
         }
         progress.say("Table 3: memory at 32 GB; one abort per protocol");
@@ -156,6 +173,7 @@ impl Paper for FlagCommit {
         f.runs
             .iter()
             .any(|r| r.max_programs_per_page > txftl_nand::preset("flagcommit").map_or(2, |p| p.geometry.nop))
+            || f.ex_runs.iter().any(|r| r.max_programs_per_page > r.nop)
     }
 }
 

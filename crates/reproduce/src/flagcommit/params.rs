@@ -33,6 +33,11 @@ pub struct Params {
     /// logical pages: the default, and the sweep.
     pub fill_pct: u32,
     pub fills: Vec<u32>,
+    /// Sec. 5.3: the extended protocols' max_c (the paper's 3) and Fig.
+    /// 15's sweep; Fig. 19's buffer sizes, pages.
+    pub max_c: u32,
+    pub max_cs: Vec<u32>,
+    pub buffers: Vec<u32>,
     /// Table 3's device: the preset at the paper's 32 GB; and the device
     /// the estimate was taken at, scaled to it by the page count (set by
     /// the run: a 32 GB device of 2 KiB pages does not configure).
@@ -85,6 +90,13 @@ impl Params {
             deltas: vec![1, 5, 10, 15, 20, 30, 50],
             fill_pct: 90,
             fills: vec![0, 50, 75, 90],
+            max_c: paper::MAX_C,
+            max_cs: vec![2, 3, 4],
+            buffers: if quick {
+                vec![256, 512, 4096]
+            } else {
+                vec![256, 512, 1024, 2048, 4096]
+            },
             table3_device: String::new(),
             table3_estimated_at: String::new(),
             scaled_down,
@@ -120,8 +132,10 @@ impl Params {
         self.transactions = 150;
         self.deltas = vec![1, 5, 20, 50];
         self.fills = vec![0, 90];
+        self.max_cs = vec![2, 3];
+        self.buffers = vec![32, 64];
         self.scaled_down.push(
-            "--tiny (tests): 16 MiB, 64 DB pages, 10 clients, 2 warehouses, 64 buffer frames, 150 + 150 transactions, delta 1, 5, 20, 50, fill 0 and 90%".into(),
+            "--tiny (tests): 16 MiB, 64 DB pages, 10 clients, 2 warehouses, 64 buffer frames, 150 + 150 transactions, delta 1, 5, 20, 50, fill 0 and 90%, max_c 2 and 3, buffers of 32 and 64 pages".into(),
         );
     }
 }

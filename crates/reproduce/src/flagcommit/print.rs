@@ -245,6 +245,7 @@ pub fn all_rows(r: &Report) -> Vec<Rows> {
         table3_rows(r),
         flag_rows(r),
         programs_rows(r),
+        super::ex_checks::rows(r),
     ]
 }
 

@@ -111,6 +111,8 @@ pub struct Figures {
     /// Flash programs (whole and partial) an abort issued, per protocol:
     /// one transaction of a few pages, aborted on a fresh device.
     pub abort_programs: Vec<(String, u64)>,
+    /// Sec. 5.3's runs: the extended protocols and WAL.
+    pub ex_runs: Vec<super::ex::ExRun>,
 }
 
 impl Figures {
@@ -126,6 +128,11 @@ impl Figures {
             .iter()
             .filter(|r| r.protocol == protocol)
             .find_map(|r| r.recovery.as_ref())
+    }
+
+    /// Sec. 5.3's run of `lineup` at `point`.
+    pub fn ex_run(&self, lineup: &str, point: super::ex::ExPoint) -> Option<&super::ex::ExRun> {
+        self.ex_runs.iter().find(|r| r.lineup == lineup && r.point == point)
     }
 
     pub fn page_flag_run(&self, protocol: &str) -> Option<&Run> {
