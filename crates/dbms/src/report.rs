@@ -108,8 +108,8 @@ impl std::fmt::Display for DbmsReport {
         if let Some(l) = &self.log {
             write!(
                 f,
-                "\n  log: {} records, {} page writes, {} forces, {} pages read back, {} checkpoints",
-                l.records, l.page_writes, l.forces, l.page_reads, l.checkpoints
+                "\n  log: {} records, {} page writes, {} forces, {} commit records, {} pages read back, {} checkpoints",
+                l.records, l.page_writes, l.forces, l.commit_records, l.page_reads, l.checkpoints
             )?;
         }
         Ok(())

@@ -39,6 +39,11 @@ fn every_cut(protocol: &'static str) {
     let log = report.log.expect("a logging run reports its log");
     let d = &report.device.protocol;
     // What makes the extended protocols special must happen before the cuts.
+    eprintln!(
+        "  {} versions with pending records, {} of them several transactions'",
+        d.get("fcx_record_writes"),
+        d.get("fcx_shared_writes")
+    );
     assert!(
         d.get("fcx_shared_writes") > 0,
         "no page version held two transactions' pending records"

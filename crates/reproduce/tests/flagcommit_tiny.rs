@@ -81,6 +81,19 @@ fn the_checks_have_kinds_and_the_differing_ones_notes() {
         "fig14b.scc_gc_per_commit_growth",
         "table3.cfc",
         "structural.programs_per_page",
+        "fig15a.cfc-ex_2_to_3",
+        "fig15b.afc-ex_restarts_2_to_3",
+        "fig16a.cfc-ex_over_cfc",
+        "fig16a.afc-ex_over_wal",
+        "fig16b.cfc-ex_commit_gain",
+        "fig17.log_pages.cfc-ex",
+        "fig18a.cfc-ex_over_wal_short",
+        "fig18b.afc-ex_gc_vs_wal_long",
+        "fig19a.trend.wal",
+        "fig19a.ex_converge",
+        "abstract.over_shadow_paging",
+        "abstract.over_wal",
+        "structural.ex_programs_per_page",
     ] {
         assert!(ids.contains(&id), "{id} missing: {ids:?}");
     }
@@ -94,6 +107,45 @@ fn the_checks_have_kinds_and_the_differing_ones_notes() {
     assert!(r.summary.counted > 20, "{}", r.summary.line);
     let json = serde_json::to_value(r).unwrap();
     assert_eq!(json["figures"]["runs"].as_array().unwrap().len(), r.figures.runs.len());
+}
+
+/// Sec. 5.3: every point ran, the extended protocols wrote versions holding
+/// several transactions' pending records and committed without a commit
+/// record where no update was buffered; WAL read log pages back for its
+/// rollbacks and the extended manager none; no page past its NOP.
+#[test]
+fn section_5_3_runs_every_point_on_every_manager() {
+    use txftl_reproduce::flagcommit::ex;
+    let r = report();
+    assert_eq!(r.figures.ex_runs.len(), ex::points(&r.params).len());
+    for x in &r.figures.ex_runs {
+        assert!(x.committed > 0 && x.throughput > 0.0, "{x:?}");
+        assert!(x.max_programs_per_page <= x.nop, "{x:?}");
+        assert!(x.commit_records <= x.committed, "{x:?}");
+        if x.lineup == "wal" {
+            assert_eq!((x.versions_read, x.shared_writes), (0, 0), "{x:?}");
+        } else {
+            assert_eq!(x.log_pages_read_back, 0, "the extended manager rolls back in memory: {x:?}");
+            assert_eq!(x.nop as u32, x.point.max_c + 1, "{x:?}");
+        }
+    }
+    let default = ex::ExPoint {
+        max_c: r.params.max_c,
+        buffer_pages: r.params.buffer_pages,
+        written: ex::ALL,
+    };
+    // Where the buffer is smaller than the database, pages leave it holding
+    // several transactions' pending records, and come back.
+    for name in ["cfc-ex", "afc-ex"] {
+        let runs = r.figures.ex_runs.iter().filter(|x| x.lineup == name);
+        assert!(runs.clone().any(|x| x.shared_writes > 0), "{name}");
+        assert!(runs.clone().any(|x| x.versions_read > 0), "{name}");
+    }
+    let wal = r.figures.ex_run("wal", default).expect("WAL at the default point");
+    assert!(
+        wal.log_records > r.figures.ex_run("cfc-ex", default).unwrap().log_records,
+        "WAL logs undo data too"
+    );
 }
 
 #[test]

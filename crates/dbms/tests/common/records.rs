@@ -199,7 +199,6 @@ impl Case {
         let o = self.run(None, true);
         let report = o.result.as_ref().unwrap_or_else(|e| panic!("the uncut run failed: {e}")).clone();
         eprintln!("{report}");
-        eprintln!("  log: {:?}", report.log);
         assert!(report.buffer.steal_writes > 0, "no steal");
         assert!(report.aborted > 0, "no rollback");
         let ops: Vec<u64> = o.dev.nand().mutating_ops();

@@ -28,6 +28,7 @@ pub mod graph;
 pub mod recovery;
 pub mod txs;
 pub mod verdicts;
+pub mod xids;
 
 pub use device::FlagDevice;
 pub use graph::FlagMode;

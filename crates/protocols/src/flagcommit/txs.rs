@@ -10,6 +10,7 @@
 //! not when GC copies it: until then recovery still reads it.
 
 use super::format::PageMeta;
+use super::xids::Xids;
 use std::collections::{BTreeMap, BTreeSet};
 use txftl_ftl::{DeviceError, Lpn, Result, Tid};
 use txftl_nand::Ppn;
@@ -73,10 +74,9 @@ impl Tx {
 pub struct TxTable {
     protocol: &'static str,
     txs: BTreeMap<u32, Tx>,
-    by_tid: BTreeMap<Tid, u32>,
+    ids: Xids,
     /// Every page in the table -> its transaction.
     page_xid: BTreeMap<Ppn, u32>,
-    next_xid: u32,
 }
 
 impl TxTable {
@@ -84,50 +84,35 @@ impl TxTable {
         TxTable {
             protocol,
             txs: BTreeMap::new(),
-            by_tid: BTreeMap::new(),
+            ids: Xids::new(protocol, u32::MAX - 2),
             page_xid: BTreeMap::new(),
-            next_xid: 1,
         }
     }
 
     /// A fresh XID: never one found on flash or handed out before.
     pub fn new_xid(&mut self) -> Result<u32> {
-        let xid = self.next_xid;
-        self.next_xid = xid
-            .checked_add(1)
-            .filter(|&x| x != u32::MAX)
-            .ok_or_else(|| DeviceError::WornOut(format!("{} transaction ids are used up", self.protocol)))?;
-        Ok(xid)
+        self.ids.fresh()
     }
 
     /// After a recovery: XIDs resume above `max_found`.
     pub fn resume_after(&mut self, max_found: u32) {
-        self.next_xid = self.next_xid.max(max_found.saturating_add(1));
+        self.ids.resume_after(max_found);
     }
 
     pub fn begin(&mut self, tid: Tid) -> Result<u32> {
-        if tid == 0 {
-            return Err(DeviceError::InvalidTransactionId);
-        }
-        if self.by_tid.contains_key(&tid) {
-            return Err(DeviceError::TransactionExists(tid));
-        }
-        let xid = self.new_xid()?;
-        self.by_tid.insert(tid, xid);
+        let xid = self.ids.begin(tid)?;
         let fresh = self.txs.insert(xid, Tx::new(xid, TxState::Open(tid)));
         assert!(fresh.is_none(), "XID {xid} handed out twice");
         Ok(xid)
     }
 
     pub fn open(&self, tid: Tid) -> Result<&Tx> {
-        self.by_tid
-            .get(&tid)
-            .and_then(|x| self.txs.get(x))
-            .ok_or(DeviceError::UnknownTransaction(tid))
+        let xid = self.ids.xid(tid)?;
+        Ok(self.txs.get(&xid).expect("an open tid names a transaction"))
     }
 
     pub fn open_mut(&mut self, tid: Tid) -> Result<&mut Tx> {
-        let xid = *self.by_tid.get(&tid).ok_or(DeviceError::UnknownTransaction(tid))?;
+        let xid = self.ids.xid(tid)?;
         Ok(self.txs.get_mut(&xid).expect("an open tid names a transaction"))
     }
 
@@ -153,15 +138,15 @@ impl TxTable {
     }
 
     pub fn open_count(&self) -> usize {
-        self.by_tid.len()
+        self.ids.open_count()
     }
 
     /// Another open transaction than `tid` wrote `lpn`.
     pub fn check_conflict(&self, tid: Option<Tid>, lpn: Lpn) -> Result<()> {
         let conflict = self
-            .by_tid
-            .iter()
-            .any(|(&t, x)| Some(t) != tid && self.txs[x].latest.contains_key(&lpn));
+            .ids
+            .open()
+            .any(|(t, x)| Some(t) != tid && self.txs[&x].latest.contains_key(&lpn));
         if conflict {
             return Err(DeviceError::IsolationUnsupported {
                 protocol: self.protocol,
@@ -253,7 +238,7 @@ impl TxTable {
     /// `tid` committed: it leaves the table (a transaction not in it is
     /// committed), and its pages with it.
     pub fn commit(&mut self, tid: Tid) -> Option<Tx> {
-        let xid = self.by_tid.remove(&tid)?;
+        let xid = self.ids.end(tid)?;
         let t = self.txs.remove(&xid)?;
         for p in t.pages.keys() {
             self.page_xid.remove(p);
@@ -263,7 +248,7 @@ impl TxTable {
 
     /// `tid` aborted: it stays, aborted, while its pages are on flash.
     pub fn abort(&mut self, tid: Tid) -> Option<&Tx> {
-        let xid = self.by_tid.remove(&tid)?;
+        let xid = self.ids.end(tid)?;
         let t = self.txs.get_mut(&xid)?;
         t.state = TxState::Aborted;
         t.latest.clear();
@@ -291,9 +276,9 @@ impl TxTable {
 
     /// The page an ended transaction (`Tx::ended`) wrote last of `lpn`.
     pub fn ended_page(&self, lpn: Lpn) -> Option<Ppn> {
-        self.by_tid
-            .values()
-            .filter_map(|x| self.txs.get(x))
+        self.ids
+            .open()
+            .filter_map(|(_, x)| self.txs.get(&x))
             .filter(|t| t.ended)
             .find_map(|t| t.latest.get(&lpn).copied())
     }

@@ -10,6 +10,7 @@
 //! durable or when its block is erased, not when GC copies it.
 
 use super::format::{Entry, XID_MAX};
+use crate::flagcommit::xids::Xids;
 use std::collections::{BTreeMap, BTreeSet};
 use txftl_ftl::{DeviceError, Lpn, Result, Tid};
 use txftl_nand::Ppn;
@@ -93,10 +94,9 @@ impl Tx {
 pub struct TxTable {
     protocol: &'static str,
     txs: BTreeMap<u32, Tx>,
-    by_tid: BTreeMap<Tid, u32>,
+    ids: Xids,
     /// Every page holding an entry in the table -> the transactions.
     page_xids: BTreeMap<Ppn, Vec<u32>>,
-    next_xid: u32,
 }
 
 impl TxTable {
@@ -104,53 +104,35 @@ impl TxTable {
         TxTable {
             protocol,
             txs: BTreeMap::new(),
-            by_tid: BTreeMap::new(),
+            ids: Xids::new(protocol, XID_MAX),
             page_xids: BTreeMap::new(),
-            next_xid: 1,
         }
     }
 
-    /// A fresh XID: never one found on flash or handed out before; 24 bits.
+    /// A fresh XID: never one found on flash or handed out before.
     pub fn new_xid(&mut self) -> Result<u32> {
-        let xid = self.next_xid;
-        if xid > XID_MAX {
-            return Err(DeviceError::WornOut(format!(
-                "{} transaction ids (24 bits) are used up",
-                self.protocol
-            )));
-        }
-        self.next_xid = xid + 1;
-        Ok(xid)
+        self.ids.fresh()
     }
 
     /// After a recovery: XIDs resume above `max_found`.
     pub fn resume_after(&mut self, max_found: u32) {
-        self.next_xid = self.next_xid.max(max_found.saturating_add(1));
+        self.ids.resume_after(max_found);
     }
 
     pub fn begin(&mut self, tid: Tid) -> Result<u32> {
-        if tid == 0 {
-            return Err(DeviceError::InvalidTransactionId);
-        }
-        if self.by_tid.contains_key(&tid) {
-            return Err(DeviceError::TransactionExists(tid));
-        }
-        let xid = self.new_xid()?;
-        self.by_tid.insert(tid, xid);
+        let xid = self.ids.begin(tid)?;
         let fresh = self.txs.insert(xid, Tx::new(xid, TxState::Open(tid)));
         assert!(fresh.is_none(), "XID {xid} handed out twice");
         Ok(xid)
     }
 
     pub fn open(&self, tid: Tid) -> Result<&Tx> {
-        self.by_tid
-            .get(&tid)
-            .and_then(|x| self.txs.get(x))
-            .ok_or(DeviceError::UnknownTransaction(tid))
+        let xid = self.ids.xid(tid)?;
+        Ok(self.txs.get(&xid).expect("an open tid names a transaction"))
     }
 
     pub fn open_mut(&mut self, tid: Tid) -> Result<&mut Tx> {
-        let xid = *self.by_tid.get(&tid).ok_or(DeviceError::UnknownTransaction(tid))?;
+        let xid = self.ids.xid(tid)?;
         Ok(self.txs.get_mut(&xid).expect("an open tid names a transaction"))
     }
 
@@ -169,12 +151,12 @@ impl TxTable {
     }
 
     pub fn open_count(&self) -> usize {
-        self.by_tid.len()
+        self.ids.open_count()
     }
 
     /// Another open transaction than `tid` wrote `lpn` by a page-level call.
     pub fn check_conflict(&self, tid: Option<Tid>, lpn: Lpn) -> Result<()> {
-        let conflict = self.by_tid.iter().any(|(&t, x)| Some(t) != tid && self.txs[x].pages.contains(&lpn));
+        let conflict = self.ids.open().any(|(t, x)| Some(t) != tid && self.txs[&x].pages.contains(&lpn));
         if conflict {
             return Err(DeviceError::IsolationUnsupported {
                 protocol: self.protocol,
@@ -277,7 +259,7 @@ impl TxTable {
     /// `tid` committed: it leaves the table (a transaction not in it is
     /// committed), and its entries with it.
     pub fn commit(&mut self, tid: Tid) -> Option<Tx> {
-        let xid = self.by_tid.remove(&tid)?;
+        let xid = self.ids.end(tid)?;
         let t = self.txs.remove(&xid)?;
         self.unindex(&t);
         Some(t)
@@ -295,7 +277,7 @@ impl TxTable {
 
     /// `tid` aborted: it stays, aborted, while its entries are on flash.
     pub fn abort(&mut self, tid: Tid) -> Option<u32> {
-        let xid = self.by_tid.remove(&tid)?;
+        let xid = self.ids.end(tid)?;
         let t = self.txs.get_mut(&xid)?;
         t.state = TxState::Aborted;
         t.last = None;

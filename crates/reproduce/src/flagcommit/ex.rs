@@ -116,6 +116,9 @@ pub struct ExRun {
     pub versions_read: u64,
     pub shared_writes: u64,
     pub max_programs_per_page: u8,
+    /// The per-page program histogram from the format: entry `k - 1`, the
+    /// times a page took its `k`-th program since its erase, up to the NOP.
+    pub programs_per_page: Vec<u64>,
 }
 
 impl ExRun {
@@ -229,5 +232,44 @@ fn to_run(l: &Lineup, point: ExPoint, r: &DbmsReport, dev: &dyn AnyDevice) -> Ex
         versions_read: d.protocol.get("fcx_versions_read"),
         shared_writes: d.protocol.get("fcx_shared_writes"),
         max_programs_per_page: hist.iter().rposition(|&n| n > 0).map_or(0, |k| k as u8 + 1),
+        programs_per_page: hist.to_vec(),
     }
+}
+
+/// Every point of `points`, on as many threads as the machine has (each
+/// run is its own device and seed: the results do not depend on the
+/// order), in `points`' order.
+pub fn run_all(params: &Params, points: &[(&'static Lineup, ExPoint)], progress: &crate::progress::Progress) -> Result<Vec<ExRun>, Error> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, points.len().max(1));
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<Result<ExRun, Error>>>> = Mutex::new((0..points.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&(l, point)) = points.get(i) else { break };
+                progress.say(format!(
+                    "sec. 5.3, {}: max_c {}, buffer {} pages, pages written {}",
+                    l.label,
+                    point.max_c,
+                    point.buffer_pages,
+                    super::ex_checks::written_label(point.written)
+                ));
+                let r = run(params, l, point);
+                let failed = r.is_err();
+                done.lock().expect("no worker panicked")[i] = Some(r);
+                progress.step();
+                if failed {
+                    // The first failure ends the run; the others stop taking points.
+                    next.store(points.len(), Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    let done = done.into_inner().expect("no worker panicked");
+    done.into_iter().flatten().collect()
 }

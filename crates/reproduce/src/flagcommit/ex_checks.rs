@@ -327,3 +327,178 @@ pub fn rows(r: &Report) -> Rows {
         .collect();
     (h, rows)
 }
+
+/// One sec. 5.3 run's costs in a sentence.
+fn costs(x: &ExRun) -> String {
+    format!(
+        "{} (max_c {}, buffer {}, written {}, fill {}%): {:.0} tx/s, commit {:.2} ms, restart ratio {:.3}; GC {:.2} s ({} victims, {} copies); {} flash reads ({} versions read); log {} records, {} page writes, {} forces, {} commit records, {} pages read back",
+        label(&x.lineup),
+        x.point.max_c,
+        x.point.buffer_pages,
+        written_label(x.point.written),
+        x.fill_pct,
+        x.throughput,
+        x.mean_commit_ms,
+        x.restart_ratio,
+        x.gc_s,
+        thousands(x.gc_runs),
+        thousands(x.gc_copies),
+        thousands(x.flash_reads),
+        thousands(x.versions_read),
+        thousands(x.log_records),
+        thousands(x.log_page_writes),
+        thousands(x.log_forces),
+        thousands(x.commit_records),
+        thousands(x.log_pages_read_back)
+    )
+}
+
+/// The note of a sec. 5.3 check that differs: every run it reads, costed
+/// (the basic protocol's too for Fig. 16). None: not a sec. 5.3 check.
+pub fn note(p: &Params, f: &Figures, id: &str) -> Option<String> {
+    let sec53 = ["fig15", "fig16", "fig17", "fig18", "fig19", "abstract.over_wal"];
+    if !sec53.iter().any(|s| id.starts_with(s)) {
+        return None;
+    }
+    let mut names: Vec<&str> = LINEUP.iter().map(|l| l.name).filter(|n| id.contains(n)).collect();
+    if names.is_empty() {
+        names = LINEUP.iter().map(|l| l.name).collect();
+    } else if id.starts_with("fig17") {
+        names.push("wal");
+    }
+    let runs: Vec<String> = f
+        .ex_runs
+        .iter()
+        .filter(|r| names.contains(&r.lineup.as_str()))
+        .filter(|r| match &id[..5] {
+            "fig15" => r.point.buffer_pages == p.buffer_pages && r.point.written == ALL,
+            "fig18" => r.point.written != ALL,
+            "fig19" => r.point.max_c == p.max_c && r.point.written == ALL,
+            _ => r.point == default_point(p),
+        })
+        .map(costs)
+        .collect();
+    let mut s = runs.join("; ");
+    if id.starts_with("fig16") {
+        let basic = if id.contains("cfc-ex") { "cfc" } else { "afc" };
+        if let Some(r) = base(p, f, basic).filter(|_| !id.contains("over_wal")) {
+            s += &format!("; {}", super::explain::costs(p, &r));
+        }
+    }
+    Some(s)
+}
+
+/// Sec. 5.3's figures: Fig. 15 (max_c), Fig. 16 and Fig. 18 (bars, the
+/// paper's leads over WAL beside ours where it states them), Fig. 19
+/// (the buffer swept).
+pub fn figures(r: &Report) -> Vec<crate::html::Figure> {
+    use crate::html::{Bars, Figure, Lines};
+    let (p, f) = (&r.params, &r.figures);
+    let labels = |names: &[&str]| names.iter().map(|n| label(n).to_string()).collect::<Vec<_>>();
+    let fig15 = Figure::Lines(Lines {
+        title: "Fig. 15a: throughput against max_c".into(),
+        x_desc: "max_c (update slots a page, partial programs a page)".into(),
+        y_desc: "committed tx per simulated s".into(),
+        series: ["cfc-ex", "afc-ex"]
+            .iter()
+            .map(|&n| {
+                let pts = p
+                    .max_cs
+                    .iter()
+                    .filter_map(|&m| Some((m as f64, run(p, f, n, |x| x.max_c = m)?.throughput)))
+                    .collect();
+                (label(n).to_string(), pts)
+            })
+            .collect(),
+    });
+    let tput = |name: &str, w: (u32, u32)| run(p, f, name, |x| x.written = w).map_or(0.0, |x| x.throughput);
+    let wal_lead = |name: &str, w: (u32, u32), paper: Option<f64>| -> (f64, Option<f64>) {
+        (crate::fmt::ratio(tput(name, w), tput("wal", w)), paper.map(|v| 1.0 + v / 100.0))
+    };
+    let fig16 = {
+        let rows = [
+            wal_lead("cfc-ex", ALL, Some(P::CFC_EX_OVER_WAL)),
+            wal_lead("afc-ex", ALL, Some(P::AFC_EX_OVER_WAL)),
+            wal_lead("wal", ALL, Some(0.0)),
+        ];
+        Figure::Bars(Bars {
+            title: "Fig. 16a: throughput normalised to WAL".into(),
+            y_desc: "throughput / WAL's".into(),
+            groups: labels(&["cfc-ex", "afc-ex", "wal"]),
+            segments: vec!["ours".into()],
+            ours: rows.iter().map(|r| vec![r.0]).collect(),
+            paper: rows.iter().map(|r| r.1).collect(),
+            decimals: 2,
+        })
+    };
+    let fig18 = {
+        let rows = [
+            wal_lead("cfc-ex", SHORT, Some(P::CFC_EX_OVER_WAL_SHORT)),
+            wal_lead("cfc-ex", LONG, Some(P::CFC_EX_OVER_WAL_LONG)),
+            wal_lead("afc-ex", SHORT, None),
+            wal_lead("afc-ex", LONG, None),
+        ];
+        Figure::Bars(Bars {
+            title: "Fig. 18a: throughput normalised to WAL, short (pages written <= 10) and long transactions".into(),
+            y_desc: "throughput / WAL's".into(),
+            groups: vec![
+                "CFC_ex short".into(),
+                "CFC_ex long".into(),
+                "AFC_ex short".into(),
+                "AFC_ex long".into(),
+            ],
+            segments: vec!["ours".into()],
+            ours: rows.iter().map(|r| vec![r.0]).collect(),
+            paper: rows.iter().map(|r| r.1).collect(),
+            decimals: 2,
+        })
+    };
+    let buffer_lines = |title: &str, y: &str, of: fn(&ExRun) -> f64| {
+        Figure::Lines(Lines {
+            title: title.into(),
+            x_desc: "buffer pool, pages".into(),
+            y_desc: y.into(),
+            series: LINEUP
+                .iter()
+                .map(|l| {
+                    let pts = p
+                        .buffers
+                        .iter()
+                        .filter_map(|&b| Some((b as f64, of(run(p, f, l.name, |x| x.buffer_pages = b)?))))
+                        .collect();
+                    (l.label.to_string(), pts)
+                })
+                .collect(),
+        })
+    };
+    vec![
+        fig15,
+        fig16,
+        fig18,
+        buffer_lines(
+            "Fig. 19a: throughput against the buffer pool",
+            "committed tx per simulated s",
+            |x| x.throughput,
+        ),
+        buffer_lines("Fig. 19b: GC time against the buffer pool", "GC s (die time)", |x| x.gc_s),
+    ]
+}
+
+/// The extended protocols' per-page program histogram against their NOP
+/// (max_c + 1), at each max_c.
+pub fn programs_rows(r: &Report) -> Rows {
+    let (p, f) = (&r.params, &r.figures);
+    let most = p.max_cs.iter().max().copied().unwrap_or(p.max_c) as usize + 1;
+    let mut h = vec!["sec. 5.3: pages by programs since erase, from the format".to_string(), "NOP".into()];
+    h.extend((1..=most).map(|k| format!("{k} or more")));
+    let mut rows = Vec::new();
+    for name in ["cfc-ex", "afc-ex"] {
+        for &m in &p.max_cs {
+            let Some(x) = run(p, f, name, |x| x.max_c = m) else { continue };
+            let mut row = vec![format!("{} max_c {m}", label(name)), x.nop.to_string()];
+            row.extend((0..most).map(|k| x.programs_per_page.get(k).map_or("-".into(), |&n| thousands(n))));
+            rows.push(row);
+        }
+    }
+    (h, rows)
+}

@@ -75,6 +75,17 @@ fn delta_of(params: &Params, id: &str) -> u32 {
 
 fn note(params: &Params, f: &Figures, c: &Check) -> String {
     let id = c.id.as_str();
+    if let Some(n) = super::ex_checks::note(params, f, id) {
+        return n;
+    }
+    if id.starts_with("abstract.over_shadow") {
+        let pts: Vec<String> = params
+            .deltas
+            .iter()
+            .filter_map(|&d| Some(format!("{d}%: {:+.1}%", super::checks::lead(params, f, "cfc", "bpcc", d)?)))
+            .collect();
+        return format!("CFC over BPCC by delta: {}", pts.join(", "));
+    }
     if id.starts_with("table3") {
         return format!(
             "ours counts the FTL's DRAM tables on {} (the L2P at 4 B a logical page, a bit a physical page for mapped and for intact, the block table, the checkpoint directories) plus what the protocol declares (CFC and AFC: a 4-byte Version a logical page); the paper does not say what its 59.88 to 63.10 MB hold: {}",
@@ -172,6 +183,14 @@ pub fn deviations(p: &Params) -> Vec<String> {
         "GC time is the die time of the operations GC issued (its planning's spare reads, copies, flag programs, the erase of each reclaimed block), and GC's share is that over the die time of every operation: the paper does not define its \"total execution cost\"".into(),
         "simulated time only (device clock); the DBMS's CPU time is ignored, as in the paper; partial programs cost a page program (Table 2)".into(),
         "Fig. 13b's recovery is the mount after a power cut at the end of a run of the default point with summary pages on (`summary-pages=1`: the paper's protocols scan every spare; the issue asks for the figure with summary pages), with nothing in flight".into(),
+        "sec. 5.3: WAL is ARIES (begin, update with undo and redo data, commit forced, end, compensation records, the WAL rule, rollback reading pages and log pages back, fuzzy checkpoints) on `plain`; CFC_ex and AFC_ex run Flag Commit's extended manager on `cfc-ex` and `afc-ex`; both in the record-level engine (strict 2PL on records, steal, no-force); the log buffer holds one log page (40 records; the paper gives no size) and is forced when full (Algorithm 1, line 14)".into(),
+        "sec. 5.3: the extended protocols' NAND allows one program and max_c partial programs a page (NOP = max_c + 1): the paper varies \"the maximum partial programming level (max_c)\"; the basic protocols keep Table 2's level 2".into(),
+        "sec. 5.3: a page image of the extended manager carries each pending record's committed value beneath it and is written self-contained (`write_contained`): a read takes the newest version only and older versions are garbage at once, where the paper's merge reads versions down to one holding each record committed (and loses a record committed in the buffer, then overwritten by an update that aborts, once the log is truncated); an abort restores its records in the buffer from those values (no read) where the paper discards the page or rereads the record".into(),
+        format!(
+            "sec. 5.3: the log region is {} log pages (ARIES holds its log from the oldest open transaction's first record; TPC-C's long transactions among 50 clients fill 1,024 pages); where the device cannot hold it beside a {}% cold fill (the quick run), the fill is lowered to what leaves room, and printed",
+            super::ex::LOG_PAGES,
+            p.fill_pct
+        ),
         format!(
             "Table 3 is the FTL's DRAM tables for the preset at 32 GB ({}), in MB of 2^20 bytes, the buffer pool excluded as in the paper; estimated at {} and scaled by the page count, because a 32 GB device of 2 KiB pages does not configure (its superblock lists every checkpoint-ring block and outgrows a page)",
             p.table3_device, p.table3_estimated_at

@@ -72,6 +72,13 @@ fn lines(title: &str, x_desc: &str, y: &str, xs: &[u32], run: impl Fn(&str, u32)
 }
 
 pub fn figures(r: &Report) -> Vec<Figure> {
+    let mut v = basic_figures(r);
+    v.extend(super::ex_checks::figures(r));
+    v
+}
+
+/// Figs. 12 to 14 and Table 3.
+fn basic_figures(r: &Report) -> Vec<Figure> {
     let p = &r.params;
     let f = &r.figures;
     let recovery = Figure::Bars(Bars {

@@ -137,17 +137,7 @@ impl Paper for FlagCommit {
             figures.runs.push(run::run(params, proto, point)?);
             progress.step();
         }
-        for (l, point) in ex_points {
-            progress.say(format!(
-                "sec. 5.3, {}: max_c {}, buffer {} pages, pages written {}",
-                l.label,
-                point.max_c,
-                point.buffer_pages,
-                ex_checks::written_label(point.written)
-            ));
-            figures.ex_runs.push(ex::run(params, l, point)?);
-            progress.step();
-        }
+        figures.ex_runs = ex::run_all(params, &ex_points, progress)?;
         progress.say("Table 3: memory at 32 GB; one abort per protocol");
         let (memory, bpp) = run::memory(params)?;
         figures.memory = memory;

@@ -246,6 +246,7 @@ pub fn all_rows(r: &Report) -> Vec<Rows> {
         flag_rows(r),
         programs_rows(r),
         super::ex_checks::rows(r),
+        super::ex_checks::programs_rows(r),
     ]
 }
 
