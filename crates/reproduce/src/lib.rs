@@ -27,6 +27,7 @@ pub mod lighttx;
 pub mod mobius;
 pub mod nolgn;
 pub mod paper;
+pub mod parallel;
 pub mod progress;
 pub mod terminal;
 pub mod tpcc_trace;

@@ -1,5 +1,5 @@
 //! A record-level crash enumerator for the extended Flag Commit protocols
-//! (`cfc-ex`, `afc-ex`; `RecordTx`), for `crash_records.rs`.
+//! (`cfc-ex`, `afc-ex`; `RecordTx`), for `crash_flagcommit_ex.rs`.
 //!
 //! The host: `HOT` logical pages of `SLOTS` records (u64) each, written
 //! through with `write_records` by up to `MAX_OPEN` transactions at once

@@ -236,40 +236,16 @@ fn to_run(l: &Lineup, point: ExPoint, r: &DbmsReport, dev: &dyn AnyDevice) -> Ex
     }
 }
 
-/// Every point of `points`, on as many threads as the machine has (each
-/// run is its own device and seed: the results do not depend on the
-/// order), in `points`' order.
+/// Every point of `points`, on every core ([`crate::parallel::map`]).
 pub fn run_all(params: &Params, points: &[(&'static Lineup, ExPoint)], progress: &crate::progress::Progress) -> Result<Vec<ExRun>, Error> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, points.len().max(1));
-    let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<Option<Result<ExRun, Error>>>> = Mutex::new((0..points.len()).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(l, point)) = points.get(i) else { break };
-                progress.say(format!(
-                    "sec. 5.3, {}: max_c {}, buffer {} pages, pages written {}",
-                    l.label,
-                    point.max_c,
-                    point.buffer_pages,
-                    super::ex_checks::written_label(point.written)
-                ));
-                let r = run(params, l, point);
-                let failed = r.is_err();
-                done.lock().expect("no worker panicked")[i] = Some(r);
-                progress.step();
-                if failed {
-                    // The first failure ends the run; the others stop taking points.
-                    next.store(points.len(), Ordering::Relaxed);
-                }
-            });
-        }
-    });
-    let done = done.into_inner().expect("no worker panicked");
-    done.into_iter().flatten().collect()
+    let say = |&(l, point): &(&'static Lineup, ExPoint)| {
+        format!(
+            "sec. 5.3, {}: max_c {}, buffer {} pages, pages written {}",
+            l.label,
+            point.max_c,
+            point.buffer_pages,
+            super::ex_checks::written_label(point.written)
+        )
+    };
+    crate::parallel::map(points, progress, say, |&(l, point)| run(params, l, point))
 }

@@ -121,8 +121,8 @@ impl Paper for FlagCommit {
         let ex_points = ex::points(params);
         progress.set_steps(points.len() as u64 + ex_points.len() as u64 + 1);
         let mut figures = Figures::default();
-        for (proto, point) in points {
-            progress.say(format!(
+        let say = |&(proto, point): &(&'static Protocol, Point)| {
+            format!(
                 "{}: fill {}%, delta {}%{}{}",
                 proto.label,
                 point.fill_pct,
@@ -133,10 +133,9 @@ impl Paper for FlagCommit {
                 } else {
                     ""
                 }
-            ));
-            figures.runs.push(run::run(params, proto, point)?);
-            progress.step();
-        }
+            )
+        };
+        figures.runs = crate::parallel::map(&points, progress, say, |&(proto, point)| run::run(params, proto, point))?;
         figures.ex_runs = ex::run_all(params, &ex_points, progress)?;
         progress.say("Table 3: memory at 32 GB; one abort per protocol");
         let (memory, bpp) = run::memory(params)?;

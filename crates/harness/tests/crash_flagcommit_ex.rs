@@ -6,17 +6,25 @@
 //! of the run cut with every torn variant (a torn flag program clears a
 //! subset of its bits), in-flight commits committed in doubt or aborted,
 //! and recoveries cut. The canaries must be caught by the same enumeration.
-//! The engine is `common/records.rs`.
+//! The engine is `common/records.rs`. The page-level sets of each protocol
+//! (one entry a version, `write_tx`) are the modules `cfc` and `afc`
+//! (`flagcommit_ex/`), in this test binary too.
 
+mod common;
 #[path = "common/records.rs"]
 mod records;
+
+#[path = "flagcommit_ex/afc.rs"]
+mod afc;
+#[path = "flagcommit_ex/cfc.rs"]
+mod cfc;
 
 use records::Report;
 use txftl_harness::DeviceSpec;
 use txftl_nand::Torn;
 
 const SEED: u64 = 7;
-const HOST_OPS: u64 = 800;
+const HOST_OPS: u64 = 600;
 
 fn spec(protocol: &str) -> DeviceSpec {
     let mut s = DeviceSpec::tiny(protocol);
