@@ -118,8 +118,7 @@ fn afc_ex_records_every_cut() {
 /// particular page at a particular moment, which one seed may not bring.
 fn assert_caught(protocol: &str) {
     for seed in SEED..SEED + 4 {
-        let r = run_seed(protocol, seed);
-        if let Some(v) = r.violations.first() {
+        if let Some(v) = records::first_violation(&spec(protocol), seed, HOST_OPS) {
             eprintln!("{protocol} caught at seed {seed}; first violation: {v}");
             return;
         }

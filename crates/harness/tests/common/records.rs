@@ -527,6 +527,16 @@ fn recovery_cuts(spec: &DeviceSpec, nand: &Nand, host: &Host, act: Act, resolve:
 /// Walks the run of `host_ops` host operations from `seed` on `spec`,
 /// cutting every mutating flash operation with every torn variant.
 pub fn enumerate(spec: &DeviceSpec, seed: u64, host_ops: u64) -> Report {
+    walk(spec, seed, host_ops, false)
+}
+
+/// [`enumerate`] up to its first violation (a canary's test): the violation.
+pub fn first_violation(spec: &DeviceSpec, seed: u64, host_ops: u64) -> Option<String> {
+    walk(spec, seed, host_ops, true).violations.into_iter().next()
+}
+
+/// [`enumerate`]; `first`: return at the first violation.
+fn walk(spec: &DeviceSpec, seed: u64, host_ops: u64, first: bool) -> Report {
     let (mut dev, mut host) = Host::setup(spec, seed);
     dev.reset_stats();
     dev.nand_mut().set_op_log(true);
@@ -551,6 +561,9 @@ pub fn enumerate(spec: &DeviceSpec, seed: u64, host_ops: u64) -> Report {
                 continue;
             }
             for torn in Torn::ALL {
+                if first && !report.violations.is_empty() {
+                    return report;
+                }
                 let mut f = fork.fork().expect("the device forks");
                 f.nand_mut().set_op_log(false);
                 f.nand_mut().arm_power_cut(PowerCut { at_op: k, torn, seed: k });
