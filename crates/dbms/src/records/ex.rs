@@ -142,11 +142,17 @@ impl RecordDbms<'_> {
         Ok(())
     }
 
-    /// The log buffer's records appended to the log and forced; when on flash.
-    fn ex_force(&mut self, t: u64) -> Result<u64> {
+    /// The log buffer's records appended to the log, in the order made.
+    fn append_buffered(&mut self) -> Result<()> {
         for (tid, r) in self.logbuf.drain() {
             self.log.append(tid, r.page, r.slot, Op::Update, 0, r.after, 0, r.usn)?;
         }
+        Ok(())
+    }
+
+    /// The log buffer's records appended to the log and forced; when on flash.
+    fn ex_force(&mut self, t: u64) -> Result<u64> {
+        self.append_buffered()?;
         self.after_append(t)?;
         self.log.force(&mut self.io, t, false)
     }
@@ -192,9 +198,7 @@ impl RecordDbms<'_> {
         }
         self.log.counts.commit_records += 1;
         let xid = self.io.xid_of(tid)?;
-        for (t2, r) in self.logbuf.drain() {
-            self.log.append(t2, r.page, r.slot, Op::Update, 0, r.after, 0, r.usn)?;
-        }
+        self.append_buffered()?;
         self.log.append(tid, 0, 0, Op::Commit, 0, xid, 0, 0)?;
         self.after_append(t)?;
         let done = self.log.force(&mut self.io, t, false)?;

@@ -206,21 +206,13 @@ impl<R: ExRule> ExHooks<R> {
 
     /// What transaction `xid` is: not in the table, committed.
     pub(crate) fn decided(&self, xid: u32) -> Decided {
-        match self.txs.by_xid(xid) {
-            None => Decided::Committed,
-            Some(t) if t.undecided() => Decided::Undecided,
-            Some(_) => Decided::Aborted,
-        }
+        self.txs.decided(xid)
     }
 
     /// Drops the versions of `lpns` no reader needs any more.
     pub(crate) fn prune(&mut self, lpns: impl IntoIterator<Item = txftl_ftl::Lpn>) {
         let txs = &self.txs;
-        let decided = |x: u32| match txs.by_xid(x) {
-            None => Decided::Committed,
-            Some(t) if t.undecided() => Decided::Undecided,
-            Some(_) => Decided::Aborted,
-        };
+        let decided = |x: u32| txs.decided(x);
         for lpn in lpns {
             self.versions.prune(lpn, &decided);
         }

@@ -136,6 +136,16 @@ impl TxTable {
         Ok(self.txs.get_mut(&xid).expect("an open tid names a transaction"))
     }
 
+    /// What transaction `xid` is: not in the table, committed.
+    pub fn decided(&self, xid: u32) -> super::versions::Decided {
+        use super::versions::Decided;
+        match self.by_xid(xid) {
+            None => Decided::Committed,
+            Some(t) if t.undecided() => Decided::Undecided,
+            Some(_) => Decided::Aborted,
+        }
+    }
+
     pub fn by_xid(&self, xid: u32) -> Option<&Tx> {
         self.txs.get(&xid)
     }
