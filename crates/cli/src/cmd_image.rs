@@ -67,7 +67,7 @@ pub struct GetArgs {
 
 /// Mounts an image. `get` and `info` mount it read-only: looking at a device
 /// writes nothing to it (no sealing checkpoint, no wear, no `--sync`).
-fn mount(image: &Path, protocol: Option<&str>, cfg: FtlConfig, sync: ImageSync) -> Result<Box<dyn AnyDevice>, CliError> {
+pub(crate) fn mount(image: &Path, protocol: Option<&str>, cfg: FtlConfig, sync: ImageSync) -> Result<Box<dyn AnyDevice>, CliError> {
     if cfg.read_only {
         if let Some(bytes) = txftl_fs::pending_host_log(image) {
             eprintln!(

@@ -8,6 +8,7 @@ mod cmd_compare_workload;
 mod cmd_crash;
 mod cmd_filebench;
 mod cmd_image;
+mod cmd_nbd;
 mod cmd_protocols;
 mod cmd_run;
 mod cmd_sql;
@@ -61,6 +62,10 @@ enum Command {
     /// (journaled, or one device transaction per fsync on a transactional
     /// protocol): flowops per simulated second and the device's counters.
     Filebench(cmd_filebench::FilebenchArgs),
+    /// The device as a Network Block Device export (fio, qemu, nbdcopy, a
+    /// file system through nbdfuse), with power cuts on command.
+    #[command(subcommand)]
+    Nbd(cmd_nbd::NbdCommand),
     /// What each protocol offers: device calls, isolation levels, options
     /// (--protocol-opt), counters, SQLite modes, canary.
     Protocols {
@@ -418,6 +423,7 @@ fn main() -> ExitCode {
         Command::Trace(cmd) => cmd_trace::run(cmd),
         Command::Sql(cmd) => cmd_sql::run(cmd),
         Command::Filebench(args) => cmd_filebench::run(args),
+        Command::Nbd(cmd) => cmd_nbd::run(cmd),
         Command::Protocols { json } => cmd_protocols::run(json),
         Command::Presets { json, toml } => match toml {
             Some(name) => setup::print_preset_toml(&name),
