@@ -48,8 +48,9 @@ pub struct ServeArgs {
     /// (the operation torn as --torn says); the server recovers and serves again.
     #[arg(long)]
     pub cut_after_ops: Option<u64>,
-    /// Scheduled power cut once the device clock reaches this instant
-    /// (ns since power-on), at the next command.
+    /// Scheduled power cut at this instant of the device clock (ns since
+    /// power-on): flash operations running then are torn (a seeded draw),
+    /// those issued later never happen.
     #[arg(long)]
     pub cut_at_ns: Option<u64>,
     /// How many scheduled cuts, at most [default: 1].
@@ -130,7 +131,10 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
         (None, None) => Listen::Unix(with_suffix(&a.image, ".nbd.sock")),
     };
     let ctl = a.ctl.clone().unwrap_or_else(|| with_suffix(&a.image, ".ctl.sock"));
-    for p in [Some(&ctl), if let Listen::Unix(p) = &listen { Some(p) } else { None }].into_iter().flatten() {
+    for p in [Some(&ctl), if let Listen::Unix(p) = &listen { Some(p) } else { None }]
+        .into_iter()
+        .flatten()
+    {
         if p.exists() {
             return Err(CliError::Usage(format!(
                 "{} exists: another server may use it; remove it if none does",
@@ -149,8 +153,7 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
     let size = export.size();
     let unit = txftl_nbd::atomic_unit_text(export.entry());
     let log: Box<dyn Fn(&str) + Send + Sync> = Box::new(|m| eprintln!("txftl nbd: {m}"));
-    let server = Server::bind(&listen, Some(ctl.clone()), export, log)
-        .map_err(|e| CliError::Failed(format!("listening: {e}")))?;
+    let server = Server::bind(&listen, Some(ctl.clone()), export, log).map_err(|e| CliError::Failed(format!("listening: {e}")))?;
     let uri = match (&listen, server.port()) {
         (Listen::Tcp(_), Some(port)) => format!("nbd://127.0.0.1:{port}/{}", a.export),
         (Listen::Unix(p), _) => format!("nbd+unix:///{}?socket={}", a.export, p.display()),

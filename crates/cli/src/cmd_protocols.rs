@@ -56,6 +56,11 @@ struct ProtocolOut {
     counters: Vec<CounterOut>,
     sql_modes: Vec<&'static str>,
     nand: NandOut,
+    /// Over NBD (`txftl nbd serve`): the largest write that lands whole
+    /// after a power cut, in flash pages (NVMe's AWUN/AWUPF); None: the
+    /// whole write, whatever its size.
+    nbd_atomic_unit_pages: Option<u32>,
+    nbd_atomic_unit: &'static str,
     canary: Option<CanaryOut>,
 }
 
@@ -91,6 +96,8 @@ fn describe(e: &'static ProtocolEntry) -> ProtocolOut {
             tiny_preset: e.nand.tiny_preset(),
             text: e.nand.to_string(),
         },
+        nbd_atomic_unit_pages: txftl_nbd::atomic_unit(e),
+        nbd_atomic_unit: txftl_nbd::atomic_unit_text(e),
         canary: e.canary.map(|c| CanaryOut {
             name: c.name,
             workload: c.workload,
@@ -120,6 +127,7 @@ fn print(p: &ProtocolOut) {
         "NAND",
         &format!("{} (small tests and crash runs: --preset {})", p.nand.text, p.nand.tiny_preset),
     );
+    row("atomic unit over NBD (AWUN/AWUPF)", p.nbd_atomic_unit);
     for o in &p.options {
         row(
             &format!("--protocol-opt {}={}", o.key, o.value),

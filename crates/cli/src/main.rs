@@ -18,6 +18,7 @@ mod device_file;
 mod open;
 mod reproduce;
 mod setup;
+mod sweep;
 mod table;
 
 use clap::{Args, Parser, Subcommand};
@@ -66,6 +67,9 @@ enum Command {
     /// file system through nbdfuse), with power cuts on command.
     #[command(subcommand)]
     Nbd(cmd_nbd::NbdCommand),
+    /// A grid of protocols x parameters x seeds, each cell one txftl command,
+    /// on every core: resumable results, a CSV and an HTML page.
+    Sweep(sweep::SweepArgs),
     /// What each protocol offers: device calls, isolation levels, options
     /// (--protocol-opt), counters, SQLite modes, canary.
     Protocols {
@@ -424,6 +428,7 @@ fn main() -> ExitCode {
         Command::Sql(cmd) => cmd_sql::run(cmd),
         Command::Filebench(args) => cmd_filebench::run(args),
         Command::Nbd(cmd) => cmd_nbd::run(cmd),
+        Command::Sweep(args) => sweep::run(args),
         Command::Protocols { json } => cmd_protocols::run(json),
         Command::Presets { json, toml } => match toml {
             Some(name) => setup::print_preset_toml(&name),

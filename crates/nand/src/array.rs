@@ -195,6 +195,9 @@ pub struct Nand {
     /// Index of the next operation the armed instant cut names (u64::MAX: none),
     /// so an operation it does not name costs one comparison.
     undo_at: u64,
+    /// The instant of a cut armed by time ([`Nand::arm_cut_at_ns`]; u64::MAX:
+    /// none): operations issued after it find power gone.
+    instant_ns: u64,
     /// What every program, partial program and erase wrote (`redo.rs`).
     redo_log: Option<Vec<MutationRecord>>,
     /// Bit errors, ECC and program/erase failures (`bit_errors.rs`); `None`: off.

@@ -217,7 +217,12 @@ impl<S: Read + Write> Client<S> {
                     }
                     return Ok(data);
                 }
-                Reply::Chunk { flags, kind, handle: h, payload } => {
+                Reply::Chunk {
+                    flags,
+                    kind,
+                    handle: h,
+                    payload,
+                } => {
                     check_handle(h, handle)?;
                     match kind {
                         REPLY_TYPE_OFFSET_DATA if payload.len() >= 8 => data.extend_from_slice(&payload[8..]),
@@ -284,6 +289,9 @@ fn check_handle(got: u64, want: u64) -> io::Result<()> {
 fn chunk_error(p: &[u8]) -> ClientError {
     let errno = p.get(0..4).map_or(EIO, |b| u32::from_be_bytes(b.try_into().expect("4 bytes")));
     let len = p.get(4..6).map_or(0, |b| u16::from_be_bytes([b[0], b[1]]) as usize);
-    let message = p.get(6..6 + len).map(|m| String::from_utf8_lossy(m).into_owned()).unwrap_or_default();
+    let message = p
+        .get(6..6 + len)
+        .map(|m| String::from_utf8_lossy(m).into_owned())
+        .unwrap_or_default();
     ClientError::Nbd { errno, message }
 }

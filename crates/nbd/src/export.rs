@@ -92,7 +92,10 @@ pub fn atomic_unit(entry: &ProtocolEntry) -> Option<u32> {
 pub fn atomic_unit_text(entry: &ProtocolEntry) -> &'static str {
     match atomic_unit(entry) {
         Some(_) => "one flash page (a write across pages may land in part)",
-        None => "the whole write (a device transaction per write); with --flush-is-commit, everything between two flushes",
+        None => {
+            "the whole write (one device transaction per write; a write the protocol cannot hold in one \
+             fails whole, ENOSPC); with --flush-is-commit, everything between two flushes"
+        }
     }
 }
 
@@ -109,8 +112,8 @@ pub struct Export {
     power: Power,
     /// Bumped at every cut: connections of an older one are dropped.
     generation: u64,
-    /// The open group of `flush_is_commit`, and the trims it holds back
-    /// until it commits (a trim has no transaction).
+    /// The open group of `flush_is_commit`, and the trims held back until
+    /// the next commit point (a trim has no transaction).
     group: Option<Tid>,
     group_trims: BTreeSet<u32>,
     next_tid: Tid,
@@ -120,7 +123,13 @@ pub struct Export {
 impl Export {
     /// Serves `dev` (mounted from `protocol`'s image, with `ftl` and `opts`,
     /// which a power-on mounts with again).
-    pub fn new(dev: Box<dyn AnyDevice>, protocol: &str, ftl: FtlConfig, opts: ProtocolOptions, config: ExportConfig) -> Result<Export, String> {
+    pub fn new(
+        dev: Box<dyn AnyDevice>,
+        protocol: &str,
+        ftl: FtlConfig,
+        opts: ProtocolOptions,
+        config: ExportConfig,
+    ) -> Result<Export, String> {
         let entry = dev.entry();
         if config.flush_is_commit && !entry.transactional {
             return Err(format!(
@@ -189,7 +198,7 @@ impl Export {
         match e {
             DeviceError::PowerLoss => {
                 self.stats.scheduled_cuts += 1;
-                self.cut("scheduled cut at a flash operation");
+                self.cut("scheduled cut");
                 let _ = self.power_on("after the scheduled cut");
                 Failure::PowerGone
             }
@@ -355,13 +364,15 @@ impl Export {
     }
 
     /// Trims the whole pages in `offset..offset+len` (a part page is left
-    /// as it is: a trim is a hint). In a group, trims wait for its commit.
+    /// as it is: a trim is a hint). With `flush_is_commit`, trims wait for
+    /// the next commit point (a trim has no transaction), where they are
+    /// applied and flushed.
     pub fn trim(&mut self, offset: u64, len: u64, fua: bool) -> Outcome<u64> {
         let ps = self.info.page_size as u64;
         let (first, end) = (offset.div_ceil(ps), (offset + len) / ps);
         let mut ns = 0;
         for lpn in first..end {
-            if self.group.is_some() {
+            if self.config.flush_is_commit {
                 self.group_trims.insert(lpn as u32);
             } else {
                 self.device(&mut ns, |d| d.trim(lpn as u32))?;

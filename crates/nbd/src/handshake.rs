@@ -33,10 +33,10 @@ pub enum Ending {
     Closed(String),
 }
 
-/// The transmission flags this export announces.
-pub fn transmission_flags(export: &Export, structured: bool) -> u16 {
+/// The transmission flags this export announces (`trims`: the protocol takes trims).
+pub fn transmission_flags(trims: bool, structured: bool) -> u16 {
     let mut f = FLAG_HAS_FLAGS | FLAG_SEND_FLUSH | FLAG_SEND_FUA | FLAG_SEND_WRITE_ZEROES | FLAG_CAN_MULTI_CONN;
-    if export.entry().trims {
+    if trims {
         f |= FLAG_SEND_TRIM;
     }
     if structured {
@@ -85,7 +85,7 @@ pub fn handshake<S: Read + Write>(s: &mut S, export: &Mutex<Export>) -> io::Resu
             }
             OPT_LIST if !opt.data.is_empty() => reply(s, REP_ERR_INVALID, b"NBD_OPT_LIST takes no data")?,
             OPT_LIST => {
-                let name = lock(export).config.name.clone();
+                let name = Facts::of(export).name;
                 let mut d = (name.len() as u32).to_be_bytes().to_vec();
                 d.extend_from_slice(name.as_bytes());
                 reply(s, REP_SERVER, &d)?;
@@ -115,25 +115,55 @@ pub(crate) fn lock(export: &Mutex<Export>) -> std::sync::MutexGuard<'_, Export> 
     export.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn name_matches(export: &Export, name: &[u8]) -> bool {
-    name.is_empty() || name == export.config.name.as_bytes()
+/// What the handshake tells of the export, copied out under its lock so
+/// that no reply is written while the lock is held (a client that does not
+/// read its replies must stall no one else).
+struct Facts {
+    name: String,
+    description: String,
+    powered: bool,
+    size: u64,
+    trims: bool,
+    sizes: BlockSizes,
+}
+
+impl Facts {
+    fn of(export: &Mutex<Export>) -> Facts {
+        let e = lock(export);
+        Facts {
+            name: e.config.name.clone(),
+            description: format!("txftl {} device", e.entry().name),
+            powered: e.powered(),
+            size: e.size(),
+            trims: e.entry().trims,
+            sizes: block_sizes(&e),
+        }
+    }
+
+    fn matches(&self, name: &[u8]) -> bool {
+        name.is_empty() || name == self.name.as_bytes()
+    }
+
+    fn flags(&self, structured: bool) -> u16 {
+        transmission_flags(self.trims, structured)
+    }
 }
 
 /// `NBD_OPT_EXPORT_NAME`: no error can be sent, so a wrong name or a
 /// device without power closes the connection.
 fn export_name<S: Read + Write>(s: &mut S, export: &Mutex<Export>, name: &[u8], structured: bool, no_zeroes: bool) -> io::Result<Ending> {
-    let e = lock(export);
-    if !name_matches(&e, name) {
+    let f = Facts::of(export);
+    if !f.matches(name) {
         return Ok(Ending::Closed(format!("no export named {:?}", String::from_utf8_lossy(name))));
     }
-    if !e.powered() {
+    if !f.powered {
         return Ok(Ending::Closed("power is off".to_string()));
     }
     let n = Negotiated {
         structured,
         block_sizes: false,
-        flags: transmission_flags(&e, structured),
-        size: e.size(),
+        flags: f.flags(structured),
+        size: f.size,
     };
     let mut d = n.size.to_be_bytes().to_vec();
     d.extend_from_slice(&n.flags.to_be_bytes());
@@ -146,36 +176,50 @@ fn export_name<S: Read + Write>(s: &mut S, export: &Mutex<Export>, name: &[u8], 
 
 /// `NBD_OPT_INFO` and `NBD_OPT_GO`: the export's information, the
 /// requested items, then `NBD_REP_ACK`; Some after an ACK.
-fn info_or_go<S: Read + Write>(s: &mut S, export: &Mutex<Export>, option: u32, data: &[u8], structured: bool) -> io::Result<Option<Negotiated>> {
+fn info_or_go<S: Read + Write>(
+    s: &mut S,
+    export: &Mutex<Export>,
+    option: u32,
+    data: &[u8],
+    structured: bool,
+) -> io::Result<Option<Negotiated>> {
     let reply = |s: &mut S, kind: u32, d: &[u8]| write_option_reply(s, option, kind, d);
     let Some((name, requests)) = parse_info_request(data) else {
         reply(s, REP_ERR_INVALID, b"malformed NBD_OPT_INFO/NBD_OPT_GO data")?;
         return Ok(None);
     };
-    let e = lock(export);
-    if !name_matches(&e, name) {
-        reply(s, REP_ERR_UNKNOWN, format!("no export named {:?}", String::from_utf8_lossy(name)).as_bytes())?;
+    let f = Facts::of(export);
+    if !f.matches(name) {
+        reply(
+            s,
+            REP_ERR_UNKNOWN,
+            format!("no export named {:?}", String::from_utf8_lossy(name)).as_bytes(),
+        )?;
         return Ok(None);
     }
-    if !e.powered() {
+    if !f.powered {
         reply(s, REP_ERR_SHUTDOWN, b"the device's power is off (txftl nbd ctl power-on)")?;
         return Ok(None);
     }
     let n = Negotiated {
         structured,
         block_sizes: requests.contains(&INFO_BLOCK_SIZE),
-        flags: transmission_flags(&e, structured),
-        size: e.size(),
+        flags: f.flags(structured),
+        size: f.size,
     };
-    reply(s, REP_INFO, &info_export(ExportInfo { size: n.size, flags: n.flags }))?;
+    reply(
+        s,
+        REP_INFO,
+        &info_export(ExportInfo {
+            size: n.size,
+            flags: n.flags,
+        }),
+    )?;
     for r in requests {
         match r {
-            INFO_NAME => reply(s, REP_INFO, &info_string(INFO_NAME, &e.config.name))?,
-            INFO_DESCRIPTION => {
-                let d = format!("txftl {} device", e.entry().name);
-                reply(s, REP_INFO, &info_string(INFO_DESCRIPTION, &d))?;
-            }
-            INFO_BLOCK_SIZE => reply(s, REP_INFO, &info_block_size(block_sizes(&e)))?,
+            INFO_NAME => reply(s, REP_INFO, &info_string(INFO_NAME, &f.name))?,
+            INFO_DESCRIPTION => reply(s, REP_INFO, &info_string(INFO_DESCRIPTION, &f.description))?,
+            INFO_BLOCK_SIZE => reply(s, REP_INFO, &info_block_size(f.sizes))?,
             _ => {} // unknown requests are ignored, as the specification says
         }
     }

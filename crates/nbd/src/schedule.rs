@@ -13,9 +13,12 @@ pub struct CutSchedule {
     /// Power goes at this flash operation (0-based) after each mount's
     /// recovery, tearing it as `torn` says.
     pub after_ops: Option<u64>,
-    /// Power goes once the device clock has reached this instant (ns since
-    /// the power-on), at the next command: the device runs one command at a
-    /// time, so the cut falls between two of them.
+    /// Power goes at this instant of the device clock (ns since the
+    /// power-on): the first flash operation issued after it finds power
+    /// gone, and every program, partial program or erase still running at
+    /// it is torn (or lost, if it had not begun changing cells) as a
+    /// seeded draw says ([`Nand::arm_cut_at_ns`]). If the device is idle
+    /// then, the cut lands at the next command, with the same tearing.
     pub at_ns: Option<u64>,
     /// How many scheduled cuts, at most (each followed by recovery).
     pub cuts: u64,
@@ -38,10 +41,16 @@ impl CutSchedule {
         })
     }
 
-    /// Arms the next cut by operation count on a NAND just mounted, if any
-    /// is left (`done` scheduled cuts so far).
+    /// Arms the next cut on a NAND just mounted, if any is left (`done`
+    /// scheduled cuts so far).
     pub fn arm(&self, nand: &mut Nand, done: u64) {
-        let Some(n) = self.after_ops.filter(|_| done < self.cuts) else { return };
+        if done >= self.cuts {
+            return;
+        }
+        if let Some(t) = self.at_ns {
+            nand.arm_cut_at_ns(t, self.seed.wrapping_add(done));
+        }
+        let Some(n) = self.after_ops else { return };
         nand.arm_power_cut(PowerCut {
             at_op: nand.op_count() + n,
             torn: self.torn_of(done),

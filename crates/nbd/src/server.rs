@@ -202,7 +202,10 @@ impl Server {
                 match l.accept() {
                     Ok((s, _)) => {
                         idle = false;
-                        control::handle(s, &self.shared);
+                        // Its own thread: a control client that sends
+                        // nothing must not hold up accepts.
+                        let shared = Arc::clone(&self.shared);
+                        threads.push(std::thread::spawn(move || control::handle(s, &shared)));
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                     Err(e) => (self.shared.log)(&format!("control accept: {e}")),
@@ -264,7 +267,7 @@ fn connection(mut s: Stream, shared: &Shared) {
         }
     }
     let end = match handshake(&mut s, &shared.export) {
-        Ok(Ending::Transmission(n)) => match serve(&mut s, shared, n) {
+        Ok(Ending::Transmission(n)) => match serve(&mut s, shared, n, generation) {
             End::Disconnect => "Disconnect".to_string(),
             // Clients such as fio's nbd engine close without NBD_CMD_DISC.
             End::Io(e) if e.kind() == io::ErrorKind::UnexpectedEof => "Disconnect (closed without NBD_CMD_DISC)".to_string(),

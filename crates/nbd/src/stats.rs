@@ -186,12 +186,34 @@ pub fn table(v: &Value) -> String {
     }
     out.push_str("device (every boot)\n");
     let d = &v["device"];
-    for k in ["host_writes", "host_reads", "host_trims", "host_flushes", "flash_programs", "flash_reads", "flash_erases", "gc_runs", "gc_copies"] {
+    for k in [
+        "host_writes",
+        "host_reads",
+        "host_trims",
+        "host_flushes",
+        "flash_programs",
+        "flash_reads",
+        "flash_erases",
+        "gc_runs",
+        "gc_copies",
+    ] {
         line(&mut out, k, n(&d[k]).to_string());
     }
-    line(&mut out, "write amplification", format!("{:.3}", v["write_amplification"].as_f64().unwrap_or(0.0)));
+    line(
+        &mut out,
+        "write amplification",
+        format!("{:.3}", v["write_amplification"].as_f64().unwrap_or(0.0)),
+    );
     out.push_str("server\n");
-    for k in ["connections", "atomic_writes", "partial_page_writes", "groups_committed", "groups_split", "power_cuts", "scheduled_cuts"] {
+    for k in [
+        "connections",
+        "atomic_writes",
+        "partial_page_writes",
+        "groups_committed",
+        "groups_split",
+        "power_cuts",
+        "scheduled_cuts",
+    ] {
         line(&mut out, k, n(&v[k]).to_string());
     }
     out

@@ -23,8 +23,10 @@ pub enum End {
     PowerGone,
 }
 
-/// Serves requests until the connection ends.
-pub fn serve<S: Read + Write>(s: &mut S, shared: &Shared, n: Negotiated) -> End {
+/// Serves requests until the connection ends. `generation`: the power
+/// generation the connection was opened in; a request that finds power
+/// cut since (and maybe back on) is dropped, never run on the new device.
+pub fn serve<S: Read + Write>(s: &mut S, shared: &Shared, n: Negotiated, generation: u64) -> End {
     loop {
         let req = match Request::read(s) {
             Ok(r) => r,
@@ -47,7 +49,7 @@ pub fn serve<S: Read + Write>(s: &mut S, shared: &Shared, n: Negotiated) -> End 
         };
         let result = match check(&req, &n) {
             Err(e) => Err(Failure::Error(e)),
-            Ok(()) => run(shared, &req, data.as_deref()),
+            Ok(()) => run(shared, &req, data.as_deref(), generation),
         };
         let reply = match result {
             Err(Failure::PowerGone) => {
@@ -91,11 +93,19 @@ fn check(req: &Request, n: &Negotiated) -> Result<(), CommandError> {
         return Err(error(EINVAL, "a request of length 0"));
     }
     if req.kind == CMD_READ && req.length > MAX_PAYLOAD {
-        return Err(error(EOVERFLOW, format!("a read of {} bytes, over the {MAX_PAYLOAD}-byte maximum", req.length)));
+        return Err(error(
+            EOVERFLOW,
+            format!("a read of {} bytes, over the {MAX_PAYLOAD}-byte maximum", req.length),
+        ));
     }
     let end = req.offset.checked_add(req.length as u64);
     if end.is_none_or(|e| e > n.size) {
-        let errno = if req.kind == CMD_READ { EINVAL } else { ENOSPC };
+        // The specification: ENOSPC for a write past the end, EINVAL otherwise.
+        let errno = if matches!(req.kind, CMD_WRITE | CMD_WRITE_ZEROES) {
+            ENOSPC
+        } else {
+            EINVAL
+        };
         return Err(error(
             errno,
             format!("{} bytes at {} run past the export's {} bytes", req.length, req.offset, n.size),
@@ -104,16 +114,22 @@ fn check(req: &Request, n: &Negotiated) -> Result<(), CommandError> {
     if n.block_sizes && (!req.offset.is_multiple_of(SECTOR as u64) || !req.length.is_multiple_of(SECTOR)) {
         return Err(error(
             EINVAL,
-            format!("{} bytes at {}: not aligned to the {SECTOR}-byte minimum block size", req.length, req.offset),
+            format!(
+                "{} bytes at {}: not aligned to the {SECTOR}-byte minimum block size",
+                req.length, req.offset
+            ),
         ));
     }
     Ok(())
 }
 
 /// Runs a checked request on the export: Ok(Some(data)) for a read.
-fn run(shared: &Shared, req: &Request, data: Option<&[u8]>) -> Result<Option<Vec<u8>>, Failure> {
+fn run(shared: &Shared, req: &Request, data: Option<&[u8]>, generation: u64) -> Result<Option<Vec<u8>>, Failure> {
     let fua = req.flags & CMD_FLAG_FUA != 0;
     let mut e = lock(&shared.export);
+    if e.generation() != generation {
+        return Err(Failure::PowerGone);
+    }
     e.before_command()?;
     let (kind, bytes) = match req.kind {
         CMD_READ => ("read", req.length as u64),
@@ -143,7 +159,8 @@ fn run(shared: &Shared, req: &Request, data: Option<&[u8]>) -> Result<Option<Vec
         Err(f) => {
             e.stats.command(kind, bytes, Err(()));
             if let Failure::Error(err) = &f {
-                e.stats.log(format!("{kind} of {} bytes at {}: {}", req.length, req.offset, err.message));
+                e.stats
+                    .log(format!("{kind} of {} bytes at {}: {}", req.length, req.offset, err.message));
             }
             Err(f)
         }

@@ -147,7 +147,10 @@ pub enum OptionReadError {
     /// Not `IHAVEOPT`: the client does not speak newstyle.
     BadMagic(u64),
     /// Longer than any option this server knows.
-    TooLong { option: u32, len: u32 },
+    TooLong {
+        option: u32,
+        len: u32,
+    },
 }
 
 impl From<io::Error> for OptionReadError {
@@ -345,7 +348,12 @@ pub fn error_payload(error: u32, message: &str) -> Vec<u8> {
 pub enum Reply {
     /// A simple reply; a read's data is read by the caller, who knows its length.
     Simple { error: u32, handle: u64 },
-    Chunk { flags: u16, kind: u16, handle: u64, payload: Vec<u8> },
+    Chunk {
+        flags: u16,
+        kind: u16,
+        handle: u64,
+        payload: Vec<u8>,
+    },
 }
 
 impl Reply {

@@ -10,6 +10,8 @@
 use super::{Data, FlashOp, Nand};
 use crate::fault::{tear_partial_program, Area, InstantCut, PowerCut, Torn};
 use crate::geometry::{BlockId, Ppn};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 /// One operation as issued, with its times on the device clock.
@@ -73,6 +75,13 @@ pub(super) struct InFlight {
     undo: Vec<Undo>,
 }
 
+/// How operation `index` in flight at a cut armed by time ends: a draw of
+/// ChaCha8 seeded with the cut's seed and the index.
+pub(crate) fn torn_draw(seed: u64, index: u64) -> Torn {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ index.rotate_left(23));
+    Torn::ALL[rng.gen_range(0..Torn::ALL.len())]
+}
+
 impl Nand {
     /// Starts (or stops) recording every operation's issue and completion
     /// times ([`OpTrace`]), by index as [`Nand::op_log`] does.
@@ -116,19 +125,26 @@ impl Nand {
             r.start_ns = start_ns;
             r.done_ns = done_ns;
         }
+        if self.instant_ns != u64::MAX {
+            self.settle_instant(start_ns, done_ns);
+        }
     }
 
     /// Operation `index`, named by the armed instant cut, is starting: keep
     /// what it may change (its page; an erase's whole block).
     pub(super) fn save_undo(&mut self, index: u64, kind: FlashOp, target: u32) {
-        let g = self.cfg.geometry;
         let Some(st) = self.in_flight.as_mut() else { return };
         let torn = st.pending[st.next].1;
         st.next += 1;
         self.undo_at = st.pending.get(st.next).map_or(u64::MAX, |&(i, _)| i);
-        if !kind.mutates() {
-            return;
+        if kind.mutates() {
+            self.push_undo(index, kind, target, torn);
         }
+    }
+
+    /// Keeps what operation `index` may change, to end it as `torn` if power goes while it runs.
+    fn push_undo(&mut self, index: u64, kind: FlashOp, target: u32, torn: Torn) {
+        let g = self.cfg.geometry;
         let (block, pages) = match kind {
             FlashOp::Erase => (target, g.ppn(target, 0)..g.ppn(target, 0) + g.pages_per_block),
             _ => (g.block_of(target), target..target + 1),
@@ -144,7 +160,49 @@ impl Nand {
             before,
             after: Vec::new(),
         };
-        self.in_flight.as_mut().expect("checked").undo.push(undo);
+        self.in_flight.as_mut().expect("an instant cut is armed").undo.push(undo);
+    }
+
+    /// Arms a power cut at instant `t_ns` of the device clock, before the
+    /// operations it catches are known (a server's schedule, where no run
+    /// to the same point exists to name them, as [`Nand::arm_instant_cut`]
+    /// needs): every program, partial program and erase issued at or
+    /// before `t_ns` is kept undoable until it is done by then; the first
+    /// operation issued after `t_ns` finds power gone (as does
+    /// [`Nand::power_off`] called later), and each operation still running
+    /// at `t_ns` ends torn as a draw of ChaCha8 (`seed`, its index) among
+    /// [`Torn::ALL`] says, or lost if it had not begun changing cells.
+    pub fn arm_cut_at_ns(&mut self, t_ns: u64, seed: u64) {
+        self.disarm_power_cut();
+        self.instant_ns = t_ns;
+        self.in_flight = Some(Box::new(InFlight {
+            seed,
+            pending: Vec::new(),
+            next: 0,
+            undo: Vec::new(),
+        }));
+    }
+
+    /// A mutating operation issued by the instant of a cut armed by time.
+    pub(super) fn save_undo_until_instant(&mut self, index: u64, kind: FlashOp, target: u32) {
+        let Some(st) = self.in_flight.as_ref() else { return };
+        let torn = torn_draw(st.seed, index);
+        self.push_undo(index, kind, target, torn);
+    }
+
+    /// The operation just issued reports its times: under a cut armed by
+    /// time, one done by the instant is not in flight (its undo record
+    /// goes), and one that had not begun changing cells by then is lost.
+    fn settle_instant(&mut self, start_ns: u64, done_ns: u64) {
+        let (t, index) = (self.instant_ns, self.op_count - 1);
+        let Some(st) = self.in_flight.as_mut() else { return };
+        match st.undo.last_mut() {
+            Some(u) if u.index == index && done_ns <= t => {
+                st.undo.pop();
+            }
+            Some(u) if u.index == index && start_ns > t => u.torn = Torn::None,
+            _ => {}
+        }
     }
 
     /// Power is gone: every operation the armed instant cut names ends as it
@@ -340,5 +398,50 @@ mod tests {
         m.program(0, 0, &d, &o).unwrap();
         m.power_off();
         assert_eq!((m.inspect_data(0), m.inspect_oob(0)), (n.inspect_data(0), n.inspect_oob(0)));
+    }
+
+    /// A cut armed by time ends the operations in flight at its instant as
+    /// an instant cut naming them (with the same draws) does: die 1's
+    /// program, done by then, stays; die 0's queued program is lost; the
+    /// erase running then ends as drawn.
+    #[test]
+    fn a_cut_armed_by_time_matches_the_instant_cut_naming_its_operations() {
+        for seed in 0..8 {
+            let mut by_time = tiny();
+            by_time.arm_cut_at_ns(300_000, seed);
+            three_ops(&mut by_time);
+            let mut oob = vec![0u8; 64];
+            assert!(matches!(by_time.read(0, 400_000, None, &mut oob), Err(NandError::PowerLoss)));
+            let mut named = tiny();
+            named.arm_instant_cut(InstantCut {
+                stop_at_op: 3,
+                in_flight: vec![(0, torn_draw(seed, 0)), (2, Torn::None)],
+                seed,
+            });
+            three_ops(&mut named);
+            named.power_off();
+            for ppn in 0..named.geometry().ppn(17, 0) {
+                assert_eq!(by_time.inspect_programs(ppn), named.inspect_programs(ppn), "seed {seed} ppn {ppn}");
+                assert_eq!(by_time.inspect_oob(ppn), named.inspect_oob(ppn), "seed {seed} ppn {ppn}");
+            }
+            assert_eq!(by_time.inspect_erase_count(1), named.inspect_erase_count(1));
+            assert_eq!(by_time.inspect_programs(0), 0, "queued behind the erase: lost");
+        }
+    }
+
+    /// Operations done by the instant keep no undo record (the cut's
+    /// memory follows what is in flight, not what was written).
+    #[test]
+    fn a_cut_armed_by_time_keeps_only_the_operations_still_running() {
+        let mut n = tiny();
+        n.arm_cut_at_ns(u64::MAX - 1, 1);
+        let (d, o) = page(0x33);
+        let mut at = 0;
+        for p in 0..32 {
+            at = n.program(p, at, &d, &o).unwrap().done_ns;
+        }
+        assert!(n.in_flight.as_ref().unwrap().undo.is_empty());
+        n.power_off();
+        assert_eq!(n.inspect_data(31), d, "done before the cut: kept");
     }
 }

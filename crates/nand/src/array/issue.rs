@@ -50,6 +50,15 @@ impl Nand {
         }
         let index = self.op_count;
         self.op_count += 1;
+        if at_ns > self.instant_ns {
+            // Issued after the instant of a cut armed by time: power is gone.
+            self.cut_at = index;
+            self.cut = Some(PowerCut {
+                at_op: index,
+                torn: crate::fault::Torn::None,
+                seed: 0,
+            });
+        }
         if index == self.cut_at {
             self.powered = false;
             self.resolve_in_flight();
@@ -57,6 +66,8 @@ impl Nand {
         }
         if index == self.undo_at {
             self.save_undo(index, kind, target);
+        } else if self.instant_ns != u64::MAX && kind.mutates() {
+            self.save_undo_until_instant(index, kind, target);
         }
         Ok(None)
     }

@@ -17,6 +17,7 @@ impl Nand {
         self.cut = None;
         self.in_flight = None;
         self.undo_at = u64::MAX;
+        self.instant_ns = u64::MAX;
     }
 
     /// Power comes back: operations work again, the clocks restart at 0, and the

@@ -12,7 +12,7 @@ mod svg;
 
 use crate::check::{Check, Summary};
 use plotters::style::RGBColor;
-use svg::{bars_svg, lines_svg, PALETTE};
+use svg::{bars_svg, lines_svg, spread_svg, PALETTE};
 
 /// A bar chart: one group per category; ours a (stacked) filled bar, the
 /// paper's a hollow bar beside it.
@@ -37,9 +37,22 @@ pub struct Lines {
     pub series: Vec<(String, Vec<(f64, f64)>)>,
 }
 
+/// Bars side by side per group, one per series, each a mean with its
+/// spread drawn as an error bar (a sweep over seeds: min to max).
+pub struct Spread {
+    pub title: String,
+    pub y_desc: String,
+    pub groups: Vec<String>,
+    pub series: Vec<String>,
+    /// [group][series]: the mean and (min, max); None where no cell ran.
+    pub values: Vec<Vec<Option<(f64, f64, f64)>>>,
+    pub decimals: usize,
+}
+
 pub enum Figure {
     Bars(Bars),
     Lines(Lines),
+    Spread(Spread),
 }
 
 impl Figure {
@@ -65,6 +78,12 @@ impl Figure {
                 .iter()
                 .enumerate()
                 .map(|(i, (name, _))| (name.clone(), Some(PALETTE[i % PALETTE.len()])))
+                .collect(),
+            Figure::Spread(p) => p
+                .series
+                .iter()
+                .enumerate()
+                .map(|(i, name)| (name.clone(), Some(PALETTE[i % PALETTE.len()])))
                 .collect(),
         }
     }
@@ -114,16 +133,9 @@ window.addEventListener('load', function () {
 });
 </script>"#;
 
-/// The whole page.
-pub fn page(
-    title: &str,
-    intro: &str,
-    figures: &[Figure],
-    tables_html: &str,
-    checks: &[Check],
-    params_json: &str,
-    deviations: &[String],
-) -> String {
+/// The page's head, title, intro and figures: what every report page
+/// (a reproduction's, a sweep's) shares.
+fn head_and_figures(title: &str, intro: &str, figures: &[Figure]) -> String {
     let mut s = format!(
         "<!doctype html><html><head><meta charset=utf-8><title>{t}</title><style>\
          body{{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}}\
@@ -139,9 +151,34 @@ pub fn page(
         let svg = match f {
             Figure::Bars(b) => bars_svg(b),
             Figure::Lines(l) => lines_svg(l),
+            Figure::Spread(p) => spread_svg(p),
         };
         s += &format!("<figure class=fig id=fig{}>{svg}{}</figure>", i + 1, legend_html(&f.legend()));
     }
+    s
+}
+
+/// The browser's figure check, and the end of the page.
+fn tail() -> String {
+    format!("<h2>Figure check (filled in by the browser)</h2><pre id=figure-check>not run: scripts off</pre>{FIGURE_CHECK_SCRIPT}</body></html>")
+}
+
+/// A page of figures and HTML after them (a sweep's report).
+pub fn figures_page(title: &str, intro: &str, figures: &[Figure], body_html: &str) -> String {
+    head_and_figures(title, intro, figures) + body_html + &tail()
+}
+
+/// The whole page of a reproduction.
+pub fn page(
+    title: &str,
+    intro: &str,
+    figures: &[Figure],
+    tables_html: &str,
+    checks: &[Check],
+    params_json: &str,
+    deviations: &[String],
+) -> String {
+    let mut s = head_and_figures(title, intro, figures);
     s += tables_html;
     s += &format!("<h2>Checks: {}</h2><table><tr><th>id</th><th>what</th><th>paper</th><th>measured</th><th>unit</th><th>kind</th><th>within 25%</th><th>note</th></tr>", escape(&Summary::of(checks).line));
     for c in checks {
@@ -166,11 +203,8 @@ pub fn page(
     for d in deviations {
         s += &format!("<li>{}</li>", escape(d));
     }
-    s += &format!(
-        "</ul><h2>Parameters</h2><pre>{}</pre><h2>Figure check (filled in by the browser)</h2><pre id=figure-check>not run: scripts off</pre>{FIGURE_CHECK_SCRIPT}</body></html>",
-        escape(params_json)
-    );
-    s
+    s += &format!("</ul><h2>Parameters</h2><pre>{}</pre>", escape(params_json));
+    s + &tail()
 }
 
 /// A plain HTML table.

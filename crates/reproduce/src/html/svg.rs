@@ -2,7 +2,7 @@
 //! where a total is broken down; the paper's a hollow bar beside, labelled)
 //! and lines, values on the bars and points, light gridlines.
 
-use super::{Bars, Lines};
+use super::{Bars, Lines, Spread};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -123,6 +123,74 @@ pub(super) fn lines_svg(l: &Lines) -> String {
             let _ = chart.draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)));
             let _ = chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled())));
             let _ = chart.draw_series(pts.iter().map(|&p| Text::new(format!("{:.1}", p.1), p, value_style.clone())));
+        }
+        let _ = root.present();
+    }
+    svg
+}
+
+/// Side-by-side bars per group (one per series, the mean) with an error
+/// bar from the least to the greatest value.
+pub(super) fn spread_svg(p: &Spread) -> String {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (640, 380)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let n = p.groups.len().max(1) as f64;
+        let top = p.values.iter().flatten().flatten().map(|v| v.2).fold(0.0, f64::max);
+        let ymax = if top > 0.0 { top * 1.18 } else { 1.0 };
+        let Ok(mut chart) = ChartBuilder::on(&root)
+            .caption(&p.title, ("sans-serif", 15))
+            .margin(10)
+            .x_label_area_size(30)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..n, 0.0..ymax)
+        else {
+            return String::new();
+        };
+        let groups = p.groups.clone();
+        let _ = chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .light_line_style(RGBColor(235, 235, 235))
+            .bold_line_style(RGBColor(215, 215, 215))
+            .x_labels(groups.len() * 2 + 1)
+            .x_label_formatter(&|x| {
+                let i = x.floor() as usize;
+                if (x - i as f64 - 0.5).abs() < 1e-6 {
+                    groups.get(i).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .y_desc(p.y_desc.as_str())
+            .y_label_formatter(&|y| fmt(*y, if ymax < 10.0 { 1 } else { 0 }))
+            .draw();
+        let value_style = TextStyle::from(("sans-serif", 10).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
+        let k = p.series.len().max(1) as f64;
+        let width = 0.8 / k;
+        for (i, row) in p.values.iter().enumerate() {
+            for (j, v) in row.iter().enumerate() {
+                let Some((mean, lo, hi)) = *v else { continue };
+                let x0 = i as f64 + 0.1 + j as f64 * width;
+                let (x1, xm) = (x0 + width * 0.9, x0 + width * 0.45);
+                let c = PALETTE[j % PALETTE.len()];
+                let _ = chart.draw_series(std::iter::once(Rectangle::new([(x0, 0.0), (x1, mean)], c.filled())));
+                if hi > lo {
+                    let cap = width * 0.2;
+                    let lines = [
+                        [(xm, lo), (xm, hi)],
+                        [(xm - cap, lo), (xm + cap, lo)],
+                        [(xm - cap, hi), (xm + cap, hi)],
+                    ];
+                    let _ = chart.draw_series(lines.into_iter().map(|l| PathElement::new(l, BLACK.stroke_width(1))));
+                }
+                let _ = chart.draw_series(std::iter::once(Text::new(
+                    fmt(mean, p.decimals),
+                    (xm, hi.max(mean)),
+                    value_style.clone(),
+                )));
+            }
         }
         let _ = root.present();
     }
