@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Run a txftl sweep's cells on a Ray cluster (the same as sweep_dask.py, on Ray).
+"""Run a txftl sweep's cells on a Ray cluster (sweep_dask.py's steps, on Ray).
 
     RAY_USAGE_STATS_ENABLED=0 RAY_AUTH_MODE=disabled \\
         python3 tools/sweep_ray.py GRID.toml [--address ray://HOST:10001 | --local N] [--out DIR]
@@ -12,72 +12,38 @@ writes the table, the CSV and the HTML page. Without --address, a local
 Ray runtime with N CPUs runs the cells (one CPU a cell).
 """
 
-import argparse
-import json
 import os
-import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sweep_common as common  # noqa: E402
 
-def done_cells(results):
-    done = set()
-    if os.path.exists(results):
-        with open(results) as f:
-            for line in f:
-                if line.strip():
-                    r = json.loads(line)
-                    if r["status"] == "ok":
-                        done.add(r["cell"])
-    return done
+
+def results_as_they_come(ray, pending):
+    while pending:
+        ready, pending = ray.wait(pending, num_returns=1)
+        yield ray.get(ready[0])
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("grid")
-    ap.add_argument("--txftl", default=os.path.abspath("target/release/txftl"))
-    ap.add_argument("--address", help="address of a running Ray cluster")
-    ap.add_argument("--local", type=int, default=os.cpu_count(), help="CPUs of the local Ray runtime")
-    ap.add_argument("--out", help="results directory [default: sweep-NAME, as txftl sweep]")
-    a = ap.parse_args()
-
+    a = common.arguments(__doc__, "--address", "address of a running Ray cluster")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     import ray
+    import ray.cloudpickle
 
-    @ray.remote(num_cpus=1)
-    def run_cell(txftl, cell_line):
-        p = subprocess.run([txftl, "sweep", "--run-cell", "-"], input=cell_line, capture_output=True, text=True)
-        if p.returncode != 0:
-            raise RuntimeError(f"txftl sweep --run-cell failed ({p.returncode}): {p.stderr.strip()}")
-        return p.stdout.strip()
+    # Workers may not find tools/ on their path: ship the module with the task.
+    ray.cloudpickle.register_pickle_by_value(common)
 
-    emitted = subprocess.run([a.txftl, "sweep", "--emit-cells", a.grid], capture_output=True, text=True, check=True)
-    cells = [line for line in emitted.stdout.splitlines() if line.strip()]
-    name = json.loads(cells[0])["grid"] if cells else "empty"
-    out = a.out or f"sweep-{name}"
-    os.makedirs(out, exist_ok=True)
-    results = os.path.join(out, "results.jsonl")
-    done = done_cells(results)
-    todo = [c for c in cells if json.loads(c)["cell"] not in done]
-    print(f"sweep {name}: {len(cells)} cells, {len(cells) - len(todo)} done before, {len(todo)} to run on Ray", file=sys.stderr)
-
+    todo, results, out = common.cells_to_run(a.txftl, a.grid, a.out)
     if a.address:
         ray.init(address=a.address)
     else:
         ray.init(num_cpus=a.local, include_dashboard=False)
+    run_cell = ray.remote(num_cpus=1)(common.run_cell)
     pending = [run_cell.remote(a.txftl, c) for c in todo]
-    failed = 0
-    with open(results, "a") as f:
-        n = 0
-        while pending:
-            ready, pending = ray.wait(pending, num_returns=1)
-            line = ray.get(ready[0])
-            f.write(line + "\n")
-            f.flush()
-            n += 1
-            failed += json.loads(line)["status"] != "ok"
-            print(f"  {n}/{len(todo)} cells done, {failed} failed", file=sys.stderr)
+    common.collect(results, results_as_they_come(ray, pending), len(todo))
     ray.shutdown()
-    return subprocess.run([a.txftl, "sweep", a.grid, "--out", out, "--quiet"]).returncode
+    return common.summarise(a.txftl, a.grid, out)
 
 
 if __name__ == "__main__":

@@ -34,9 +34,10 @@ const POSITIONAL: &str = "arg";
 /// The key of a `[[cells]]` entry that is no flag: the exit code expected.
 const EXPECT_EXIT: &str = "expect-exit";
 
-/// One invocation of txftl, as `--emit-cells` prints it and `--run-cell` takes it.
+/// What a cell runs and where it sits in its grid: a cell and its result
+/// both carry it (flattened: its fields are theirs in JSON).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Cell {
+pub struct Invocation {
     /// FNV-1a (64 bits) of the command, its arguments and the exit code expected.
     pub cell: String,
     pub grid: String,
@@ -48,6 +49,13 @@ pub struct Cell {
     /// entry's own flags), for grouping in the report.
     pub params: BTreeMap<String, String>,
     pub seed: Option<u64>,
+}
+
+/// One invocation of txftl, as `--emit-cells` prints it and `--run-cell` takes it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Cell {
+    #[serde(flatten)]
+    pub run: Invocation,
     pub expect_exit: i32,
     /// Metric name -> JSON pointer into the command's output.
     pub metrics: BTreeMap<String, String>,
@@ -214,11 +222,11 @@ impl Grid {
             }
         }
         let mut seen = std::collections::BTreeSet::new();
-        if let Some(dup) = cells.iter().find(|c| !seen.insert(c.cell.clone())) {
+        if let Some(dup) = cells.iter().find(|c| !seen.insert(c.run.cell.clone())) {
             return Err(format!(
                 "two cells run the same thing: {} {}",
-                dup.command.join(" "),
-                dup.args.join(" ")
+                dup.run.command.join(" "),
+                dup.run.args.join(" ")
             ));
         }
         Ok(Grid {
@@ -294,12 +302,14 @@ fn make_cell(
     key.extend(all.iter().cloned());
     key.push(format!("expect-exit={expect_exit}"));
     Cell {
-        cell: hash(&key),
-        grid: grid.to_string(),
-        command: command.to_vec(),
-        args: all,
-        params,
-        seed,
+        run: Invocation {
+            cell: hash(&key),
+            grid: grid.to_string(),
+            command: command.to_vec(),
+            args: all,
+            params,
+            seed,
+        },
         expect_exit,
         metrics: metrics.clone(),
     }
@@ -328,7 +338,7 @@ points = "/crash_points"
     fn a_grid_expands_to_every_combination_times_every_seed_plus_its_cells() {
         let g = Grid::parse(GRID, "g").unwrap();
         assert_eq!(g.cells.len(), (2 * 2 + 1) * 2);
-        let c = &g.cells[0];
+        let c = &g.cells[0].run;
         assert_eq!(
             c.args,
             ["--threads", "1", "--protocol", "plain", "--ops", "60", "--seed", "1", "--json"]
@@ -341,7 +351,7 @@ points = "/crash_points"
     fn a_cells_hash_is_stable_and_names_what_it_runs() {
         let a = Grid::parse(GRID, "g").unwrap();
         let b = Grid::parse(GRID, "other-name").unwrap();
-        assert_eq!(a.cells[3].cell, b.cells[3].cell, "the grid's name is not part of a cell");
+        assert_eq!(a.cells[3].run.cell, b.cells[3].run.cell, "the grid's name is not part of a cell");
         assert_eq!(hash(&["a".into(), "b".into()]), hash(&["a".into(), "b".into()]));
         assert_ne!(hash(&["ab".into()]), hash(&["a".into(), "b".into()]));
     }

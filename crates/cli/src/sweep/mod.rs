@@ -90,8 +90,8 @@ fn compare(a: &Path, b: &Path) -> Result<ExitCode, CliError> {
             None => diffs.push(format!("cell {cell} only in {}", a.display())),
             Some(y) if x.measured() != y.measured() => diffs.push(format!(
                 "cell {cell} ({} {}): {} {:?} {:?} / {} {:?} {:?}",
-                x.command.join(" "),
-                x.args.join(" "),
+                x.run.command.join(" "),
+                x.run.args.join(" "),
                 x.status,
                 x.exit,
                 x.metrics,
@@ -130,7 +130,7 @@ fn run_grid(a: &SweepArgs, grid: &Grid) -> Result<ExitCode, CliError> {
     let todo: Vec<Cell> = grid
         .cells
         .iter()
-        .filter(|c| !done.get(&c.cell).is_some_and(|r| r.ok()))
+        .filter(|c| !done.get(&c.run.cell).is_some_and(|r| r.ok()))
         .cloned()
         .collect();
     let jobs = a

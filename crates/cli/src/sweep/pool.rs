@@ -3,7 +3,7 @@
 //! cell from one shared queue as they free up; every result appended to
 //! the results file as it comes, so a stopped sweep resumes where it was.
 
-use super::grid::Cell;
+use super::grid::{Cell, Invocation};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -24,12 +24,8 @@ pub struct Wall {
 /// One line of the results file.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Record {
-    pub cell: String,
-    pub grid: String,
-    pub command: Vec<String>,
-    pub args: Vec<String>,
-    pub params: BTreeMap<String, String>,
-    pub seed: Option<u64>,
+    #[serde(flatten)]
+    pub run: Invocation,
     /// `ok`: the exit code expected and every metric found; else `failed`.
     pub status: String,
     pub exit: Option<i32>,
@@ -65,18 +61,13 @@ fn tail(s: &[u8]) -> String {
 pub fn run_cell(exe: &Path, cell: &Cell, out: Option<&Path>) -> Record {
     let start = Instant::now();
     let result = std::process::Command::new(exe)
-        .args(&cell.command)
-        .args(&cell.args)
+        .args(&cell.run.command)
+        .args(&cell.run.args)
         .stdin(std::process::Stdio::null())
         .output();
     let seconds = start.elapsed().as_secs_f64();
     let mut rec = Record {
-        cell: cell.cell.clone(),
-        grid: cell.grid.clone(),
-        command: cell.command.clone(),
-        args: cell.args.clone(),
-        params: cell.params.clone(),
-        seed: cell.seed,
+        run: cell.run.clone(),
         status: "failed".into(),
         exit: None,
         metrics: BTreeMap::new(),
@@ -140,7 +131,7 @@ pub fn load(path: &Path) -> Result<BTreeMap<String, Record>, String> {
     let mut out = BTreeMap::new();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let r: Record = serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
-        out.insert(r.cell.clone(), r);
+        out.insert(r.run.cell.clone(), r);
     }
     Ok(out)
 }
@@ -167,7 +158,7 @@ pub fn run_all(exe: &Path, cells: Vec<Cell>, jobs: usize, results: &Path, cell_d
                     return;
                 };
                 running.fetch_add(1, Ordering::Relaxed);
-                let out: PathBuf = cell_dir.join(format!("{}.json", cell.cell));
+                let out: PathBuf = cell_dir.join(format!("{}.json", cell.run.cell));
                 let rec = run_cell(exe, &cell, Some(&out));
                 running.fetch_sub(1, Ordering::Relaxed);
                 if tx.send(rec).is_err() {
@@ -184,9 +175,9 @@ pub fn run_all(exe: &Path, cells: Vec<Cell>, jobs: usize, results: &Path, cell_d
                 failed += 1;
                 bar.println(format!(
                     "cell {} failed: {} {}: {}",
-                    rec.cell,
-                    rec.command.join(" "),
-                    rec.args.join(" "),
+                    rec.run.cell,
+                    rec.run.command.join(" "),
+                    rec.run.args.join(" "),
                     rec.error.as_deref().unwrap_or("")
                 ));
             }

@@ -10,18 +10,19 @@ use txftl_reproduce::html::{escape, figures_page, table, Figure, Spread};
 
 /// The records of the grid's cells, in the grid's order (cells not run yet left out).
 pub fn of_grid<'a>(grid: &Grid, all: &'a BTreeMap<String, Record>) -> Vec<&'a Record> {
-    grid.cells.iter().filter_map(|c| all.get(&c.cell)).collect()
+    grid.cells.iter().filter_map(|c| all.get(&c.run.cell)).collect()
 }
 
 /// Where a record goes: its group (the first axis's value) and series
 /// (every other flag that varies, as `key=value`).
 fn place(grid: &Grid, r: &Record) -> (String, String) {
     let group_key = grid.axes.first();
-    let group = group_key.and_then(|k| r.params.get(k)).cloned().unwrap_or_else(|| {
+    let group = group_key.and_then(|k| r.run.params.get(k)).cloned().unwrap_or_else(|| {
         // A [[cells]] entry without the first axis: its flags name it.
-        r.params.values().next().cloned().unwrap_or_else(|| "all".into())
+        r.run.params.values().next().cloned().unwrap_or_else(|| "all".into())
     });
     let series: Vec<String> = r
+        .run
         .params
         .iter()
         .filter(|(k, v)| Some(*k) != group_key && **v != group)
@@ -140,7 +141,7 @@ pub fn csv(grid: &Grid, records: &[&Record]) -> String {
     let params: Vec<String> = {
         let mut p: Vec<String> = grid.axes.clone();
         for r in records {
-            for k in r.params.keys() {
+            for k in r.run.params.keys() {
                 if !p.contains(k) {
                     p.push(k.clone());
                 }
@@ -155,12 +156,12 @@ pub fn csv(grid: &Grid, records: &[&Record]) -> String {
     let mut s = out.iter().map(|f| csv_field(f)).collect::<Vec<_>>().join(",") + "\n";
     for r in records {
         let mut row = vec![
-            r.cell.clone(),
+            r.run.cell.clone(),
             r.status.clone(),
             r.exit.map_or(String::new(), |e| e.to_string()),
-            r.seed.map_or(String::new(), |x| x.to_string()),
+            r.run.seed.map_or(String::new(), |x| x.to_string()),
         ];
-        row.extend(params.iter().map(|p| r.params.get(p).cloned().unwrap_or_default()));
+        row.extend(params.iter().map(|p| r.run.params.get(p).cloned().unwrap_or_default()));
         row.extend(
             grid.metrics
                 .iter()
@@ -206,7 +207,7 @@ pub fn html(grid: &Grid, records: &[&Record]) -> String {
          error bars run from the least to the greatest value.",
         escape(&grid.name),
         records.len(),
-        escape(&records.first().map_or(String::new(), |r| r.command.join(" "))),
+        escape(&records.first().map_or(String::new(), |r| r.run.command.join(" "))),
         failed
     );
     let header: Vec<String> = ["cell", "status", "flags", "seed", "wall s"].map(String::from).to_vec();
@@ -214,13 +215,13 @@ pub fn html(grid: &Grid, records: &[&Record]) -> String {
         .iter()
         .map(|r| {
             vec![
-                r.cell.clone(),
+                r.run.cell.clone(),
                 match &r.error {
                     Some(e) => format!("{}: {e}", r.status),
                     None => r.status.clone(),
                 },
-                r.args.join(" "),
-                r.seed.map_or("-".into(), |x| x.to_string()),
+                r.run.args.join(" "),
+                r.run.seed.map_or("-".into(), |x| x.to_string()),
                 format!("{:.2}", r.wall.seconds),
             ]
         })

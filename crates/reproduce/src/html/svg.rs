@@ -22,12 +22,48 @@ fn fmt(v: f64, decimals: usize) -> String {
     }
 }
 
+/// A chart of categories along x (`groups`, one unit each, labelled at its
+/// middle) and values up to `ymax`, with light gridlines.
+fn category_chart<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    title: &str,
+    y_desc: &str,
+    groups: &[String],
+    ymax: f64,
+) -> Option<ChartContext<'a, SVGBackend<'b>, Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>>> {
+    let n = groups.len().max(1) as f64;
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 15))
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..n, 0.0..ymax)
+        .ok()?;
+    let _ = chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .light_line_style(RGBColor(235, 235, 235))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .x_labels(groups.len() * 2 + 1)
+        .x_label_formatter(&|x| {
+            let i = x.floor() as usize;
+            if (x - i as f64 - 0.5).abs() < 1e-6 {
+                groups.get(i).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .y_desc(y_desc)
+        .y_label_formatter(&|y| fmt(*y, if ymax < 10.0 { 1 } else { 0 }))
+        .draw();
+    Some(chart)
+}
+
 pub(super) fn bars_svg(b: &Bars) -> String {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (640, 380)).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let n = b.groups.len().max(1) as f64;
         let top = b
             .ours
             .iter()
@@ -35,33 +71,9 @@ pub(super) fn bars_svg(b: &Bars) -> String {
             .chain(b.paper.iter().flatten().copied())
             .fold(0.0, f64::max);
         let ymax = if top > 0.0 { top * 1.18 } else { 1.0 };
-        let chart = ChartBuilder::on(&root)
-            .caption(&b.title, ("sans-serif", 15))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0.0..n, 0.0..ymax);
-        let Ok(mut chart) = chart else {
+        let Some(mut chart) = category_chart(&root, &b.title, &b.y_desc, &b.groups, ymax) else {
             return String::new();
         };
-        let groups = b.groups.clone();
-        let _ = chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .light_line_style(RGBColor(235, 235, 235))
-            .bold_line_style(RGBColor(215, 215, 215))
-            .x_labels(groups.len() * 2 + 1)
-            .x_label_formatter(&|x| {
-                let i = x.floor() as usize;
-                if (x - i as f64 - 0.5).abs() < 1e-6 {
-                    groups.get(i).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
-            .y_desc(b.y_desc.as_str())
-            .y_label_formatter(&|y| fmt(*y, if ymax < 10.0 { 1 } else { 0 }))
-            .draw();
         let value_style = TextStyle::from(("sans-serif", 12).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
         let has_paper = b.paper.iter().any(Option::is_some);
         for (i, parts) in b.ours.iter().enumerate() {
@@ -136,36 +148,11 @@ pub(super) fn spread_svg(p: &Spread) -> String {
     {
         let root = SVGBackend::with_string(&mut svg, (640, 380)).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let n = p.groups.len().max(1) as f64;
         let top = p.values.iter().flatten().flatten().map(|v| v.2).fold(0.0, f64::max);
         let ymax = if top > 0.0 { top * 1.18 } else { 1.0 };
-        let Ok(mut chart) = ChartBuilder::on(&root)
-            .caption(&p.title, ("sans-serif", 15))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0.0..n, 0.0..ymax)
-        else {
+        let Some(mut chart) = category_chart(&root, &p.title, &p.y_desc, &p.groups, ymax) else {
             return String::new();
         };
-        let groups = p.groups.clone();
-        let _ = chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .light_line_style(RGBColor(235, 235, 235))
-            .bold_line_style(RGBColor(215, 215, 215))
-            .x_labels(groups.len() * 2 + 1)
-            .x_label_formatter(&|x| {
-                let i = x.floor() as usize;
-                if (x - i as f64 - 0.5).abs() < 1e-6 {
-                    groups.get(i).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
-            .y_desc(p.y_desc.as_str())
-            .y_label_formatter(&|y| fmt(*y, if ymax < 10.0 { 1 } else { 0 }))
-            .draw();
         let value_style = TextStyle::from(("sans-serif", 10).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
         let k = p.series.len().max(1) as f64;
         let width = 0.8 / k;
