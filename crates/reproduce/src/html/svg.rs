@@ -163,6 +163,8 @@ pub(super) fn spread_svg(p: &Spread) -> String {
                 let (x1, xm) = (x0 + width * 0.9, x0 + width * 0.45);
                 let c = PALETTE[j % PALETTE.len()];
                 let _ = chart.draw_series(std::iter::once(Rectangle::new([(x0, 0.0), (x1, mean)], c.filled())));
+                // A marker at the mean: a value of 0 shows too.
+                let _ = chart.draw_series(std::iter::once(Circle::new((xm, mean), 3, c.filled())));
                 if hi > lo {
                     let cap = width * 0.2;
                     let lines = [
