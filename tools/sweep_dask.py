@@ -7,8 +7,8 @@ Cells come from `txftl sweep --emit-cells GRID.toml`; each worker runs one
 with `txftl sweep --run-cell -` (txftl must be on every worker at the same
 path, `--txftl`), and its result line is appended to DIR/results.jsonl as it
 arrives; cells already done there are skipped. At the end `txftl sweep
-GRID.toml --out DIR` finds every cell done and writes the table, the CSV and
-the HTML page, exactly as a local sweep does. Without --scheduler, a
+GRID.toml --out DIR --report-only` writes the table, the CSV and the HTML
+page, exactly as a local sweep does. Without --scheduler, a
 LocalCluster on 127.0.0.1 with N single-threaded workers runs the cells.
 """
 

@@ -7,9 +7,9 @@
 Cells come from `txftl sweep --emit-cells GRID.toml`; each task runs one
 with `txftl sweep --run-cell -` (txftl at the same path on every node,
 `--txftl`); result lines are appended to DIR/results.jsonl as they arrive,
-cells already done there skipped; then `txftl sweep GRID.toml --out DIR`
-writes the table, the CSV and the HTML page. Without --address, a local
-Ray runtime with N CPUs runs the cells (one CPU a cell).
+cells already done there skipped; then `txftl sweep GRID.toml --out DIR
+--report-only` writes the table, the CSV and the HTML page. Without
+--address, a local Ray runtime with N CPUs runs the cells (one CPU a cell).
 """
 
 import os

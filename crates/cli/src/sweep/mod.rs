@@ -39,6 +39,10 @@ pub struct SweepArgs {
     /// wall time aside); exit 1 if they differ.
     #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with = "grid")]
     pub compare: Option<Vec<PathBuf>>,
+    /// Write the table, CSV and page of the results in --out and run
+    /// nothing (a driver's last step; cells not run yet are left out).
+    #[arg(long, requires = "grid", conflicts_with = "emit_cells")]
+    pub report_only: bool,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
@@ -136,11 +140,11 @@ fn run_grid(a: &SweepArgs, grid: &Grid) -> Result<ExitCode, CliError> {
     let jobs = a
         .jobs
         .map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
+    let ok_before = grid.cells.iter().filter(|c| done.get(&c.run.cell).is_some_and(|r| r.ok())).count();
     eprintln!(
-        "sweep {}: {} cells, {} done before, {} to run on {jobs} workers; results in {}",
+        "sweep {}: {} cells, {ok_before} done before, {} to run on {jobs} workers; results in {}",
         grid.name,
         grid.cells.len(),
-        grid.cells.len() - todo.len(),
         todo.len(),
         results.display()
     );

@@ -97,6 +97,13 @@ pub fn run_cell(exe: &Path, cell: &Cell, out: Option<&Path>) -> Record {
     }
     let json: Value = match serde_json::from_slice(&output.stdout) {
         Ok(v) => v,
+        // A cell expected to fail that failed before printing its JSON (a
+        // canary caught by the uncut dry run): what it said is its result.
+        Err(_) if cell.expect_exit != 0 => {
+            rec.status = "ok".into();
+            rec.error = Some(format!("failed as expected, before any output: {}", tail(&output.stderr)));
+            return rec;
+        }
         Err(e) => {
             rec.error = Some(format!("output is not JSON ({e}): {}", tail(&output.stderr)));
             return rec;

@@ -146,7 +146,9 @@ pub(super) fn lines_svg(l: &Lines) -> String {
 pub(super) fn spread_svg(p: &Spread) -> String {
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (640, 380)).into_drawing_area();
+        // Wider with many groups, so that each keeps room for its bars and label.
+        let width = 640.max(70 * p.groups.len() as u32 + 120);
+        let root = SVGBackend::with_string(&mut svg, (width, 380)).into_drawing_area();
         let _ = root.fill(&WHITE);
         let top = p.values.iter().flatten().flatten().map(|v| v.2).fold(0.0, f64::max);
         let ymax = if top > 0.0 { top * 1.18 } else { 1.0 };
@@ -154,12 +156,12 @@ pub(super) fn spread_svg(p: &Spread) -> String {
             return String::new();
         };
         let value_style = TextStyle::from(("sans-serif", 10).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
-        let k = p.series.len().max(1) as f64;
-        let width = 0.8 / k;
         for (i, row) in p.values.iter().enumerate() {
-            for (j, v) in row.iter().enumerate() {
-                let Some((mean, lo, hi)) = *v else { continue };
-                let x0 = i as f64 + 0.1 + j as f64 * width;
+            // Only the series this group has take room in it (colours stay the series').
+            let present: Vec<(usize, (f64, f64, f64))> = row.iter().enumerate().filter_map(|(j, v)| v.map(|v| (j, v))).collect();
+            let width = 0.8 / present.len().max(1) as f64;
+            for (slot, &(j, (mean, lo, hi))) in present.iter().enumerate() {
+                let x0 = i as f64 + 0.1 + slot as f64 * width;
                 let (x1, xm) = (x0 + width * 0.9, x0 + width * 0.45);
                 let c = PALETTE[j % PALETTE.len()];
                 let _ = chart.draw_series(std::iter::once(Rectangle::new([(x0, 0.0), (x1, mean)], c.filled())));
