@@ -11,6 +11,8 @@
 //! (`flagcommit_ex/`), in this test binary too.
 
 mod common;
+#[path = "common/flags.rs"]
+mod flags;
 #[path = "common/records.rs"]
 mod records;
 
@@ -20,8 +22,29 @@ mod afc;
 mod cfc;
 
 use records::Report;
-use txftl_harness::DeviceSpec;
+use txftl_harness::{CrashSpec, DeviceSpec, TxShape};
 use txftl_nand::Torn;
+
+/// A page-level scenario of CFC_ex or AFC_ex (one transaction's entry a
+/// version, `write_tx`), on max-c 3: what every Flag Commit scenario must
+/// show ([`flags::flag_spec`]), the `_ex` protocols' flag programs counted.
+fn page_spec(protocol: &str, ops: u64, fill_pct: u32, tx: TxShape, recovery_cuts: bool) -> CrashSpec {
+    flags::flag_spec(
+        protocol,
+        &[("max-c", 3)],
+        "fcx_commit_flag_programs",
+        ops,
+        fill_pct,
+        tx,
+        recovery_cuts,
+    )
+}
+
+/// Transactions of `pages_per_tx` pages, `abort_pct`% aborted,
+/// `concurrency` open at once; a tenth of the writes outside transactions.
+fn page_shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32) -> TxShape {
+    flags::shape(pages_per_tx, abort_pct, concurrency, false)
+}
 
 const SEED: u64 = 7;
 const HOST_OPS: u64 = 600;

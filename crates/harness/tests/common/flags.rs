@@ -1,25 +1,41 @@
-//! The scenario sets CFC and AFC (Flag Commit's protocols) share, for
-//! `crash_cfc.rs` and `crash_afc.rs`: the workload shapes, and what every
-//! scenario of either must show.
+//! The scenario sets Flag Commit's protocols share, for `crash_cfc.rs`,
+//! `crash_afc.rs` and the page-level sets of `crash_flagcommit_ex.rs`: the
+//! workload shapes, and what every scenario of them must show.
 
 use crate::common;
 use txftl_harness::{CrashSpec, Expect, TxShape};
 
-/// A Flag Commit scenario must commit (flag programs), abort, run GC, tear
-/// pages whose OOB survives (and partial programs: the torn variants include
-/// them), and read every block in use at recovery. Trims are off: both
-/// protocols refuse them. `block_flags`: the `block-flags` option.
-pub fn spec(protocol: &str, block_flags: bool, ops: u64, fill_pct: u32, tx: TxShape, recovery_cuts: bool) -> CrashSpec {
+/// A Flag Commit scenario must commit (flag programs, counted by the
+/// protocol's `commit_counter`), abort, run GC, tear pages whose OOB
+/// survives (and partial programs: the torn variants include them), and
+/// read every block in use at recovery. Trims are off: every Flag Commit
+/// protocol refuses them. `options`: the protocol's (`--protocol-opt`).
+pub fn flag_spec(
+    protocol: &str,
+    options: &[(&str, u32)],
+    commit_counter: &'static str,
+    ops: u64,
+    fill_pct: u32,
+    tx: TxShape,
+    recovery_cuts: bool,
+) -> CrashSpec {
     let expect = vec![
         Expect::Device("commits"),
         Expect::Device("aborts"),
         Expect::Device("gc_runs"),
         Expect::TornDataIntactOob,
         Expect::ZoneScans,
-        Expect::Protocol("fc_commit_flag_programs"),
+        Expect::Protocol(commit_counter),
     ];
-    let (device, flags) = common::tiny_with_options(protocol, &[("block-flags", block_flags as u32)]);
+    let (device, flags) = common::tiny_with_options(protocol, options);
     common::txwrite_spec(device, &flags, ops, fill_pct, tx, recovery_cuts, expect)
+}
+
+/// A CFC or AFC scenario ([`flag_spec`]); `block_flags`: the `block-flags` option.
+#[allow(dead_code)] // the `_ex` protocols' tests take flag_spec alone
+pub fn spec(protocol: &str, block_flags: bool, ops: u64, fill_pct: u32, tx: TxShape, recovery_cuts: bool) -> CrashSpec {
+    let options = [("block-flags", block_flags as u32)];
+    flag_spec(protocol, &options, "fc_commit_flag_programs", ops, fill_pct, tx, recovery_cuts)
 }
 
 /// Transactions of `pages_per_tx` pages, `abort_pct`% aborted, `concurrency`
@@ -29,6 +45,7 @@ pub fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32, end_flag: bool
     common::no_trim_shape(pages_per_tx, abort_pct, concurrency, 0, end_flag)
 }
 
+#[allow(dead_code)] // the `_ex` protocols' tests run no summary pages
 /// Runs `s` with summary pages on ([`common::with_summaries`]) and checks it is clean,
 /// large enough, and read blocks by their summaries; prints its figures.
 pub fn run_with_summaries(s: CrashSpec) -> txftl_harness::CrashReport {

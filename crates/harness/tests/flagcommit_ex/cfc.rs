@@ -9,29 +9,8 @@
 //! record-level sets, several a version, are `crash_flagcommit_ex.rs`.
 
 use crate::common;
-use txftl_harness::{CrashSpec, Expect, TxShape};
-
-/// A CFC_ex scenario must commit (flag programs), abort, run GC, tear pages
-/// whose OOB survives, and read every block in use at recovery. Trims are
-/// off: the protocol refuses them.
-fn spec(protocol: &str, ops: u64, fill_pct: u32, tx: TxShape, recovery_cuts: bool) -> CrashSpec {
-    let expect = vec![
-        Expect::Device("commits"),
-        Expect::Device("aborts"),
-        Expect::Device("gc_runs"),
-        Expect::TornDataIntactOob,
-        Expect::ZoneScans,
-        Expect::Protocol("fcx_commit_flag_programs"),
-    ];
-    let (device, flags) = common::tiny_with_options(protocol, &[("max-c", 3)]);
-    common::txwrite_spec(device, &flags, ops, fill_pct, tx, recovery_cuts, expect)
-}
-
-/// Transactions of `pages_per_tx` pages, `abort_pct`% aborted,
-/// `concurrency` open at once; a tenth of the writes outside transactions.
-fn shape(pages_per_tx: u32, abort_pct: u32, concurrency: u32) -> TxShape {
-    common::no_trim_shape(pages_per_tx, abort_pct, concurrency, 0, false)
-}
+use crate::{page_shape as shape, page_spec as spec};
+use txftl_harness::Expect;
 
 #[test]
 fn concurrent_transactions_flags_moved_by_gc() {
