@@ -117,6 +117,11 @@ fn schedule(a: &ServeArgs) -> Result<CutSchedule, CliError> {
             "--cuts and --torn shape a schedule: give --cut-after-ops or --cut-at-ns".into(),
         ));
     }
+    if a.torn.is_some() && a.cut_at_ns.is_some() {
+        return Err(CliError::Usage(
+            "--torn applies to --cut-after-ops: a cut at an instant ends each operation in flight as a seeded draw says".into(),
+        ));
+    }
     if a.cut_after_ops.is_some() && a.cut_at_ns.is_some() {
         return Err(CliError::Usage("give one of --cut-after-ops and --cut-at-ns".into()));
     }

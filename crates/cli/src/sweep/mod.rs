@@ -22,11 +22,11 @@ pub struct SweepArgs {
     #[arg(required_unless_present_any = ["run_cell", "compare"])]
     pub grid: Option<PathBuf>,
     /// Cells run at once [default: every core].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, conflicts_with_all = ["emit_cells", "run_cell", "compare", "report_only"], value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
     /// Directory of results.jsonl, summary.csv, report.html and each cell's
     /// output [default: sweep-NAME, NAME the grid's].
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["emit_cells", "run_cell", "compare"])]
     pub out: Option<PathBuf>,
     /// Print the grid's cells, one JSON a line, and run nothing (for a driver).
     #[arg(long, requires = "grid")]
@@ -44,7 +44,7 @@ pub struct SweepArgs {
     #[arg(long, requires = "grid", conflicts_with = "emit_cells")]
     pub report_only: bool,
     /// No progress bar.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["emit_cells", "run_cell", "compare"])]
     pub quiet: bool,
 }
 
