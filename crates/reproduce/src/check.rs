@@ -62,6 +62,43 @@ impl Unit {
     }
 }
 
+/// Why a counted check misses (REPRODUCE.md): every miss has one, from
+/// the measurement its note gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Class {
+    /// The paper leaves the choice open (device fill, zone sizes, the
+    /// trace, a cache's size): the note gives the sweep or the setting that
+    /// moves the figure.
+    Setup,
+    /// The paper's own numbers disagree: the note gives the arithmetic from
+    /// its tables.
+    Paper,
+    /// Host time the paper measured on a real host and we model apart.
+    Host,
+    /// A gap of ours: the note names its cause.
+    Model,
+}
+
+impl Class {
+    pub const ALL: [Class; 4] = [Class::Setup, Class::Paper, Class::Host, Class::Model];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Setup => "setup",
+            Class::Paper => "paper",
+            Class::Host => "host",
+            Class::Model => "model",
+        }
+    }
+}
+
+/// The absolute floor of a value check in percentage points: a paper's
+/// figure of 0 or a few percent is judged within this many points of it,
+/// since 25% of +1.6% is half a point (the same rule for every paper;
+/// above 8% the relative 25% is the wider and applies).
+pub const FLOOR_POINTS: f64 = 2.0;
+
 /// A number (or an ordering) as a check holds it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
@@ -84,6 +121,9 @@ pub struct Check {
     pub within_25pct: Option<bool>,
     /// Where they differ: the measured reason.
     pub note: String,
+    /// A counted check that misses: why ([`Class`]); `None` (null) for one
+    /// that agrees, or is not counted.
+    pub class: Option<Class>,
     /// A bound the paper states from below ("over 35%"): ours must be at
     /// least its figure. Absent from the JSON of every other check.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -101,13 +141,15 @@ impl Check {
             kind,
             within_25pct: within,
             note: String::new(),
+            class: None,
             at_least: false,
         }
     }
 
-    /// A value check; `within_25pct` is computed here from the two numbers.
+    /// A value check; `within_25pct` is computed here from the two numbers
+    /// (with the floor of [`FLOOR_POINTS`] for percentages).
     pub fn value(id: &str, what: &str, paper: f64, measured: f64, unit: Unit) -> Check {
-        let within = within_25pct(paper, measured);
+        let within = agrees_value(paper, measured, unit);
         Check::new(
             id,
             what,
@@ -188,6 +230,20 @@ impl Check {
         self.within_25pct == Some(true)
     }
 
+    /// Counted and not within: a miss, which must have a [`Class`].
+    pub fn misses(&self) -> bool {
+        self.within_25pct == Some(false)
+    }
+
+    /// Gives a miss its class and its note (the measured reason); a check
+    /// that does not miss keeps no class.
+    pub fn classify(&mut self, class: Class, note: String) {
+        if self.misses() {
+            self.class = Some(class);
+        }
+        self.note = note;
+    }
+
     /// Whether ours and the paper's figure differ: numbers beyond 25% (a
     /// bound's figure too, a structural one too), a bound not kept however
     /// near its figure, orderings unequal. The notes explain every check that
@@ -197,7 +253,7 @@ impl Check {
             return true;
         }
         match (&self.paper, &self.measured) {
-            (Figure::Number(p), Figure::Number(m)) => !within_25pct(*p, *m),
+            (Figure::Number(p), Figure::Number(m)) => !agrees_value(*p, *m, self.unit),
             (p, m) => p != m,
         }
     }
@@ -228,6 +284,21 @@ impl Check {
             None => "not counted",
         }
     }
+
+    /// The verdict with a miss's class: "no: setup".
+    pub fn verdict_class(&self) -> String {
+        match self.class {
+            Some(k) if self.misses() => format!("no: {}", k.name()),
+            _ => self.verdict().to_string(),
+        }
+    }
+}
+
+/// A value check's rule: within 25% of the paper's figure with its sign,
+/// or, for a percentage, within [`FLOOR_POINTS`] of it whatever the sign
+/// (a paper's +1.6% and our -0.3% are both "about nothing").
+pub fn agrees_value(paper: f64, measured: f64, unit: Unit) -> bool {
+    within_25pct(paper, measured) || (unit == Unit::Percent && (measured - paper).abs() <= FLOOR_POINTS)
 }
 
 /// Same sign as the paper and within 25% of it.
@@ -265,8 +336,13 @@ pub struct Summary {
     pub measured: (usize, usize),
     pub order: (usize, usize),
     pub trend: (usize, usize),
+    /// The misses per class ("setup", "paper", "host", "model"), and
+    /// "unclassified" for a miss with none (a reproduction's own test fails
+    /// on one).
+    pub misses: std::collections::BTreeMap<&'static str, usize>,
     /// "N of M value/bound/order checks within 25%: measured (value/bound) a
-    /// of b, order c of d[, trend e of f] (structural, not counted: ...)".
+    /// of b, order c of d[, trend e of f]; misses: setup s, paper p, host h,
+    /// model m[, unclassified u] (structural, not counted: ...)".
     pub line: String,
 }
 
@@ -294,6 +370,19 @@ impl Summary {
         if trend.1 > 0 {
             line += &format!(", trend {} of {}", trend.0, trend.1);
         }
+        let mut misses = std::collections::BTreeMap::new();
+        for class in Class::ALL {
+            misses.insert(class.name(), checks.iter().filter(|c| c.misses() && c.class == Some(class)).count());
+        }
+        let unclassified = checks.iter().filter(|c| c.misses() && c.class.is_none()).count();
+        if counted > within {
+            let parts: Vec<String> = Class::ALL.iter().map(|k| format!("{} {}", k.name(), misses[k.name()])).collect();
+            line += &format!("; misses: {}", parts.join(", "));
+            if unclassified > 0 {
+                line += &format!(", unclassified {unclassified}");
+            }
+        }
+        misses.insert("unclassified", unclassified);
         if !structural.is_empty() {
             line += &format!(" (structural, not counted: {})", structural.join(", "));
         }
@@ -304,6 +393,7 @@ impl Summary {
             measured,
             order,
             trend,
+            misses,
             line,
         }
     }
@@ -320,6 +410,22 @@ mod tests {
         assert!(!within_25pct(1.5, -1.5));
         assert!(within_25pct(-10.0, -12.0));
         assert!(!within_25pct(0.0, 0.1));
+    }
+
+    #[test]
+    fn a_small_percentage_is_judged_within_points() {
+        // 25% of +1.6% is 0.4 points: the floor of 2 points applies, whatever the sign.
+        assert!(agrees_value(1.6, -0.3, Unit::Percent));
+        assert!(agrees_value(0.0, 1.9, Unit::Percent));
+        assert!(!agrees_value(0.0, 2.1, Unit::Percent));
+        assert!(!agrees_value(-2.0, 0.5, Unit::Percent));
+        // Above 8% the relative rule is the wider one.
+        assert!(agrees_value(40.0, 31.0, Unit::Percent) && !agrees_value(40.0, 29.0, Unit::Percent));
+        // The floor is percentage points: other units keep the relative rule.
+        assert!(!agrees_value(0.0, 0.1, Unit::Count) && !agrees_value(1.0, 1.3, Unit::Factor));
+        let c = Check::value("v", "", 1.6, 3.5, Unit::Percent);
+        assert!(c.agrees() && !c.differs());
+        assert!(Check::value("w", "", 1.6, 3.7, Unit::Percent).misses());
     }
 
     #[test]
@@ -350,12 +456,28 @@ mod tests {
         assert_eq!((over.agrees(), over.show_paper().as_str()), (true, "at least +35.0%"));
         assert!(!Check::at_least("b.under", "", 35.0, 20.0, Unit::Percent).agrees());
         assert!(serde_json::to_value(&checks[1]).unwrap().get("at_least").is_none());
+        let mut checks = checks.to_vec();
         let s = Summary::of(&checks);
         assert_eq!((s.counted, s.within), (4, 2));
+        assert_eq!(s.misses["unclassified"], 2);
         assert_eq!(
             s.line,
-            "2 of 4 value/bound/order checks within 25%: measured (value/bound) 2 of 3, order 0 of 1 (structural, not counted: s)"
+            "2 of 4 value/bound/order checks within 25%: measured (value/bound) 2 of 3, order 0 of 1; misses: setup 0, paper 0, host 0, model 0, unclassified 2 (structural, not counted: s)"
         );
+        // Only a miss keeps a class; every check keeps its note.
+        for (c, class) in checks.iter_mut().zip([Class::Model, Class::Setup, Class::Paper, Class::Host, Class::Model]) {
+            c.classify(class, format!("why {}", c.id));
+        }
+        assert_eq!(
+            checks.iter().map(|c| c.class).collect::<Vec<_>>(),
+            [None, None, Some(Class::Paper), Some(Class::Host), None]
+        );
+        assert!(checks.iter().all(|c| c.note.starts_with("why ")));
+        let s = Summary::of(&checks);
+        assert_eq!((s.misses["paper"], s.misses["host"], s.misses["unclassified"]), (1, 1, 0));
+        assert!(s.line.contains("; misses: setup 0, paper 1, host 1, model 0 ("), "{}", s.line);
+        assert_eq!(serde_json::to_value(&checks[2]).unwrap()["class"], "paper");
+        assert!(serde_json::to_value(&checks[0]).unwrap()["class"].is_null());
         let trend = Check::order("fig.trend.x", "", "flat", "flat");
         let s = Summary::of(&[checks[3].clone(), trend]);
         assert_eq!((s.order, s.trend), ((0, 1), (1, 1)));

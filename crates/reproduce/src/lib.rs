@@ -33,7 +33,7 @@ pub mod terminal;
 pub mod tpcc_trace;
 pub mod xftl;
 
-pub use check::{Check, Kind, Summary, Unit};
+pub use check::{Check, Class, Kind, Summary, Unit};
 pub use paper::{Options, Paper, Report};
 pub use progress::Progress;
 

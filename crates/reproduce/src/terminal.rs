@@ -165,7 +165,7 @@ pub fn table(header: Vec<String>, rows: Vec<Vec<String>>) -> Fitted {
 
 /// The checks table, `width` columns wide at most: per check its id with
 /// what it compares under it, the paper's figure, ours, the kind and the
-/// verdict (the notes are not in it).
+/// verdict with a miss's class (the notes are not in it).
 pub fn checks_table(checks: &[Check], width: u16) -> Fitted {
     let rows = checks
         .iter()
@@ -175,7 +175,7 @@ pub fn checks_table(checks: &[Check], width: u16) -> Fitted {
                 c.show_paper(),
                 c.show(&c.measured),
                 c.kind.name().to_string(),
-                c.verdict().to_string(),
+                c.verdict_class(),
             ]
         })
         .collect();
@@ -209,7 +209,10 @@ pub fn checks_section(checks: &[Check], deviations: &[String], width: u16) -> St
     let notes: Vec<String> = checks
         .iter()
         .filter(|c| !c.note.is_empty())
-        .map(|c| wrap(&format!("{}: {}", c.id, c.note), width) + "\n")
+        .map(|c| {
+            let class = c.class.filter(|_| c.misses()).map(|k| format!(" ({})", k.name())).unwrap_or_default();
+            wrap(&format!("{}{class}: {}", c.id, c.note), width) + "\n"
+        })
         .collect();
     if !notes.is_empty() {
         s += &format!("\nnotes:\n{}", notes.join("\n"));

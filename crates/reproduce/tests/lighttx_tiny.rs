@@ -148,7 +148,9 @@ fn the_papers_bounds_and_structural_checks_have_their_kinds() {
     // SCC's and BPCC's mapping persistence counts what their checkpoints
     // write (block table and record), not 0 by omission.
     let z0 = r.params.zone_blocks_default;
-    for (id, p) in [("fig9.scc_pct", "scc"), ("fig9.bpcc_pct", "bpcc")] {
+    // One check for both (the paper's one figure; `bpcc_eq_scc` shows ours equal).
+    assert!(r.checks.iter().all(|c| c.id != "fig9.bpcc_pct" && c.id != "fig8.bpcc_s"));
+    for (id, p) in [("fig9.scc_pct", "scc"), ("fig9.scc_pct", "bpcc")] {
         let c = check(r, id);
         assert_eq!(c.kind, Kind::Value, "{id}");
         let m = &r.figures.strict(p, 0, z0).unwrap().measured;
@@ -308,4 +310,18 @@ fn map_at_flush_is_refused() {
             other => panic!("--map-at-flush {on} not refused: {:?}", other.map(|_| ())),
         }
     }
+}
+
+/// Every miss has a class (setup, paper, host, model) and a note giving
+/// its measured reason; the summary counts none unclassified.
+#[test]
+fn every_miss_has_a_class_and_a_note() {
+    let r = report();
+    let unclassified: Vec<&str> = r.checks.iter().filter(|c| c.misses() && c.class.is_none()).map(|c| c.id.as_str()).collect();
+    assert!(unclassified.is_empty(), "misses without a class: {unclassified:?}");
+    for c in r.checks.iter().filter(|c| c.misses()) {
+        assert!(!c.note.is_empty(), "{} misses without a note", c.id);
+    }
+    assert!(r.checks.iter().all(|c| c.class.is_none() || c.misses()));
+    assert_eq!(r.summary.misses["unclassified"], 0, "{}", r.summary.line);
 }

@@ -25,6 +25,16 @@ const EVICT_CHECKPOINT: OptionSpec = OptionSpec {
     max: 1,
 };
 
+const SCAN_RECOVERY: OptionSpec = OptionSpec {
+    key: "scan-recovery",
+    value_name: "0|1",
+    help: "1: recovery also reads every page of every block in use, the whole-SSD scan the Möbius paper's DFTL \
+           needs (its sec. III-F); the mappings it rebuilds are the same, only its reads and time grow [default: 0, \
+           the blocks written since the checkpoint]",
+    min: 0,
+    max: 1,
+};
+
 /// The default cache: an eighth of the L2P table pages (of the raw
 /// capacity), at least one, so misses happen on every geometry with more
 /// than one table page (a cache as large as the table is `plain`).
@@ -45,7 +55,11 @@ impl Build for DftlBuild {
             Some(1) => Eviction::Checkpoint,
             _ => Eviction::WriteBack,
         };
-        Ok(DftlHooks::new(pages, eviction, canary))
+        let hooks = DftlHooks::new(pages, eviction, canary);
+        Ok(match opts.u32(&SCAN_RECOVERY)? {
+            Some(1) => hooks.with_scan_recovery(geo.block_count()),
+            _ => hooks,
+        })
     }
 
     fn configure(mut cfg: FtlConfig, _geo: &Geometry, _opts: &ProtocolOptions, canary: bool) -> Result<FtlConfig, DeviceError> {
@@ -61,7 +75,7 @@ impl Build for DftlBuild {
 }
 
 pub static ENTRY: ProtocolEntry = ProtocolEntry {
-    options: &[CMT_PAGES, EVICT_CHECKPOINT],
+    options: &[CMT_PAGES, EVICT_CHECKPOINT, SCAN_RECOVERY],
     counters: &[
         CounterSpec {
             key: "cmt_misses",

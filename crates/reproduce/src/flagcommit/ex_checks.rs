@@ -1,5 +1,7 @@
-//! Sec. 5.3's checks (Figs. 15 to 19 and the abstract's two figures) and
-//! tables, from the runs of [`super::ex`].
+//! Sec. 5.3's checks (Figs. 15 to 19) and tables, from the runs of
+//! [`super::ex`]. The abstract's "up to 47 percent" and "up to 83 percent"
+//! are Fig. 14a's CFC over BPCC at delta 50% and Fig. 19a's lead over WAL
+//! at 4,096 pages, checked there once (one check per measurement).
 
 use super::checks::base;
 use super::ex::{lineup, ExPoint, ExRun, ALL, LINEUP, LONG, SHORT};
@@ -42,7 +44,6 @@ pub fn checks(p: &Params, f: &Figures, v: &mut Vec<Check>) {
     fig17(p, f, v);
     fig18(p, f, v);
     fig19(p, f, v);
-    abstract_figures(p, f, v);
     let most = f.ex_runs.iter().map(|r| r.max_programs_per_page as i64 - r.nop as i64).max();
     if let Some(m) = most {
         v.push(Check::structural(
@@ -241,42 +242,6 @@ fn fig19(p: &Params, f: &Figures, v: &mut Vec<Check>) {
     }
 }
 
-/// The abstract's "up to 47 percent" (over the shadow-paging protocols:
-/// Fig. 14a's CFC over BPCC at delta 50%) and "up to 83 percent" (over
-/// WAL: Fig. 19a at 4,096 pages), each as the largest lead measured where
-/// the paper measured it.
-fn abstract_figures(p: &Params, f: &Figures, v: &mut Vec<Check>) {
-    let shadow = p
-        .deltas
-        .iter()
-        .filter_map(|&d| super::checks::lead(p, f, "cfc", "bpcc", d))
-        .fold(f64::NAN, f64::max);
-    if shadow.is_finite() {
-        v.push(Check::value(
-            "abstract.over_shadow_paging",
-            "\"up to 47 percent\" over the shadow-paging protocols: CFC over BPCC, the largest over the delta sweep (Fig. 14a)",
-            P::ABSTRACT_OVER_SHADOW,
-            shadow,
-            Unit::Percent,
-        ));
-    }
-    let wal = f
-        .ex_runs
-        .iter()
-        .filter(|r| r.lineup != "wal")
-        .filter_map(|r| Some(pct(r.throughput, f.ex_run("wal", r.point)?.throughput)))
-        .fold(f64::NAN, f64::max);
-    if wal.is_finite() {
-        v.push(Check::value(
-            "abstract.over_wal",
-            "\"up to 83 percent\" over WAL: the largest lead of CFC_ex or AFC_ex over WAL at any point of sec. 5.3 (Fig. 19a)",
-            P::ABSTRACT_OVER_WAL,
-            wal,
-            Unit::Percent,
-        ));
-    }
-}
-
 pub type Rows = super::print::Rows;
 
 /// Every run of sec. 5.3, one row each.
@@ -356,7 +321,7 @@ fn costs(x: &ExRun) -> String {
 /// The note of a sec. 5.3 check that differs: every run it reads, costed
 /// (the basic protocol's too for Fig. 16). None: not a sec. 5.3 check.
 pub fn note(p: &Params, f: &Figures, id: &str) -> Option<String> {
-    let sec53 = ["fig15", "fig16", "fig17", "fig18", "fig19", "abstract.over_wal"];
+    let sec53 = ["fig15", "fig16", "fig17", "fig18", "fig19"];
     if !sec53.iter().any(|s| id.starts_with(s)) {
         return None;
     }

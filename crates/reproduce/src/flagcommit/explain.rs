@@ -6,16 +6,113 @@
 use super::checks::{at, base};
 use super::results::{Figures, Run};
 use super::{protocol, Params, PROTOCOLS};
-use crate::check::Check;
+use crate::check::{Check, Class};
 use crate::fmt::thousands;
 
 pub fn explain(params: &Params, f: &Figures, checks: &mut [Check]) -> Vec<String> {
     for c in checks.iter_mut() {
         if c.differs() {
-            c.note = note(params, f, c);
+            let note = note(params, f, c);
+            match class_of(&c.id).filter(|_| c.misses()) {
+                Some((class, why)) => c.classify(class, format!("{why} {note}")),
+                None => c.note = note,
+            }
         }
     }
     deviations(params)
+}
+
+/// Our CFC's GC reads, the cause of most CFC misses.
+const CFC_READS: &str = "Our CFC's GC reads the spare area of every page of each victim, dead ones too, to move \
+     the TRUE flags before the victim goes, and its GC runs in the foreground; the paper's cost model (sec. 3.3) \
+     charges CFC's GC its flag programs only.";
+
+/// The class of a miss of check `id`, and why that class (`None`: no cause
+/// known, which the summary counts as unclassified and the tests refuse).
+fn class_of(id: &str) -> Option<(Class, String)> {
+    let cfc = id.contains("cfc");
+    let setup = |why: &str| Some((Class::Setup, why.to_string()));
+    let model = |why: &str| Some((Class::Model, why.to_string()));
+    match id {
+        "table3.bpcc" => {
+            let t = |n: &str| super::paper::TABLE3_MB.iter().find(|x| x.0 == n).map_or(f64::NAN, |x| x.1);
+            let pages = (32u64 << 30) / 2048;
+            Some((
+                Class::Paper,
+                format!(
+                    "The paper's sec. 3.1.2 says the cyclic commit keeps a version number per page in the direct \
+                     mapping table, which flag commit saves; even one byte for each of the {} 2 KiB pages of 32 GB \
+                     is {:.1} MB, yet its Table 3 puts BPCC only {:.2} MB above CFC ({} - {}) and SCC {:.2} MB.",
+                    thousands(pages),
+                    pages as f64 / 1e6,
+                    t("bpcc") - t("cfc"),
+                    t("bpcc"),
+                    t("cfc"),
+                    t("scc") - t("cfc"),
+                ),
+            ))
+        }
+        _ if id.starts_with("table3.") => setup(
+            "The paper does not say what its memory figure holds (\"holding associated data structures\", sec. \
+             5.2): ours counts every table of the FTL, the L2P alone being about the paper's figure.",
+        ),
+        _ if id.starts_with("fig13b.") => model(
+            "Fig. 13b's run gives CFC and AFC summary pages; BPCC's and SCC's records do not fit a 2 KiB summary \
+             page, so they scan every spare area, where TxFlash's summary pages (footnote 7) are theirs too.",
+        ),
+        _ if id.starts_with("fig13a.") && id.ends_with("_share") || id == "fig13a.afc_gc_vs_scc" => setup(
+            "The paper does not give the device's fill, and GC's share of the work rises with it: the fill sweep \
+             in the note moves this check.",
+        ),
+        "fig12.afc_over_scc" => model(
+            "The paper's SCC pays for aborts even at 1% (Fig. 14a: 37% below BPCC); ours, TxFlash's forced-erase \
+             rule, pays far less.",
+        ),
+        _ if !cfc && (id.contains("bpcc") || id == "fig12.order") => model(
+            "Our BPCC pins only the pages straddling a guarded version (TxFlash's rule) and releases them once \
+             those are erased, where the paper's BPCC \"leaves many obsolete pages irreclaimable\" (sec. 1, its \
+             appendix): its GC costs what AFC's does.",
+        ),
+        _ if id.starts_with("fig15") => setup(
+            "The paper's trace (DBT-2 on PostgreSQL 8.4) is not available: in ours max_c does not bind (restarts \
+             are a few tens in the whole run), so its setting moves nothing beyond noise.",
+        ),
+        _ if id.starts_with("fig19b.") => model(
+            "Our extended manager writes self-contained versions, so an old version is garbage at once: the \
+             multi-version GC cost a larger buffer removes in the paper never exists here, and our GC falls only \
+             with the eviction writes, like WAL's.",
+        ),
+        "fig19a.ex_converge" => model(&format!(
+            "{CFC_READS} CFC_ex and AFC_ex differ by those reads, not by partial programs, so a larger buffer \
+             cannot close the gap."
+        )),
+        "fig14b.scc_gc_per_commit_growth" => setup(
+            "The paper gives neither the device's fill nor its run's length: GC per commit over the delta sweep \
+             follows how much GC the run reaches.",
+        ),
+        "fig16a.cfc-ex_over_cfc" | "fig16b.afc-ex_commit_gain" | "fig16b.cfc-ex_commit_gain" => setup(
+            "Three settings the paper leaves open decide it: the trace (record locks have few conflicts to remove \
+             in ours), the device (the _ex runs add a log region to the same fill) and the buffer's share of the \
+             working set.",
+        ),
+        _ if id.starts_with("fig17.log_pages.") => setup(
+            "The paper gives neither its log buffer's size nor its force policy: log pages follow the forces, \
+             one a commit in both managers, so the extended manager's fewer records do not show.",
+        ),
+        "fig14a.crossing" => model(&format!(
+            "{CFC_READS} They follow the victims, not delta, and our AFC keeps one FALSE per aborted transaction, \
+             so the crossing the paper's cost model predicts does not come."
+        )),
+        _ if (id.starts_with("fig14a.") && !id.starts_with("fig14a.trend.")) || cfc => model(CFC_READS),
+        _ if id.starts_with("fig16a.") || id.starts_with("fig19a.") || id.starts_with("fig18b.") || id.starts_with("fig17.") => {
+            setup(
+                "The paper gives neither its log buffer's size nor its force policy, nor a trace with its \
+                 conflicts and rollbacks: in ours WAL's log and rollback writes are small, and both managers \
+                 write the same page images.",
+            )
+        }
+        _ => None,
+    }
 }
 
 /// GC's die time by operation, seconds, from its counts and the preset's
@@ -77,14 +174,6 @@ fn note(params: &Params, f: &Figures, c: &Check) -> String {
     let id = c.id.as_str();
     if let Some(n) = super::ex_checks::note(params, f, id) {
         return n;
-    }
-    if id.starts_with("abstract.over_shadow") {
-        let pts: Vec<String> = params
-            .deltas
-            .iter()
-            .filter_map(|&d| Some(format!("{d}%: {:+.1}%", super::checks::lead(params, f, "cfc", "bpcc", d)?)))
-            .collect();
-        return format!("CFC over BPCC by delta: {}", pts.join(", "));
     }
     if id.starts_with("table3") {
         return format!(

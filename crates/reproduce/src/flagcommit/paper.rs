@@ -73,7 +73,3 @@ pub const EX_GC_VS_WAL_LONG: [f64; 2] = [-72.0, -73.0];
 pub const EX_OVER_WAL_256: [f64; 2] = [24.0, 34.0];
 pub const EX_OVER_WAL_4096: f64 = 83.0;
 pub const GC_256_TO_4096: [f64; 3] = [-71.0, -61.0, -41.0];
-/// The abstract: "outperform the existing shadow-paging-based protocols by
-/// up to 47 percent and outperform the WAL-based protocol by up to 83 percent".
-pub const ABSTRACT_OVER_SHADOW: f64 = 47.0;
-pub const ABSTRACT_OVER_WAL: f64 = 83.0;

@@ -180,10 +180,10 @@ pub fn page(
 ) -> String {
     let mut s = head_and_figures(title, intro, figures);
     s += tables_html;
-    s += &format!("<h2>Checks: {}</h2><table><tr><th>id</th><th>what</th><th>paper</th><th>measured</th><th>unit</th><th>kind</th><th>within 25%</th><th>note</th></tr>", escape(&Summary::of(checks).line));
+    s += &format!("<h2>Checks: {}</h2><table><tr><th>id</th><th>what</th><th>paper</th><th>measured</th><th>unit</th><th>kind</th><th>within 25%</th><th>class</th><th>note</th></tr>", escape(&Summary::of(checks).line));
     for c in checks {
         s += &format!(
-            "<tr class={}><td>{}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td><td>{:?}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr class={}><td>{}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td><td>{:?}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             match c.within_25pct {
                 Some(true) => "yes",
                 Some(false) => "no",
@@ -196,6 +196,7 @@ pub fn page(
             c.unit,
             c.kind.name(),
             c.verdict(),
+            c.class.filter(|_| c.misses()).map(|k| k.name()).unwrap_or(""),
             escape(&c.note)
         );
     }

@@ -92,7 +92,7 @@ pub fn figures(r: &Report) -> Vec<Figure> {
         .collect();
     out.push(Figure::Bars(Bars {
         title: "Fig. 10: write amplification of the TPC-C trace, 8 KiB flash".into(),
-        y_desc: "flash programs / host writes".into(),
+        y_desc: "flash programs / pages the trace writes".into(),
         groups: wa.iter().map(|w| w.0.to_string()).collect(),
         segments: vec!["write amplification".into()],
         ours: wa.iter().map(|w| vec![w.1]).collect(),

@@ -8,9 +8,12 @@
 //!
 //! - LightTx scans its zone (`zone-blocks` set to the zone's size): every
 //!   page's spare area in the Available and Unavailable zones;
-//! - DFTL rolls forward every block written since its last checkpoint (its
-//!   cache's write-backs do not persist the directory; an eviction that
-//!   finds the checkpoint ring full takes one);
+//! - DFTL scans the whole device (`scan-recovery=1`: every page of every
+//!   block in use), as the paper's DFTL must (sec. III-F: "Whole SSD
+//!   scanning is needed"); beside it, the variant `dftl-checkpoint` rolls
+//!   forward only the blocks written since its last checkpoint (its cache's
+//!   write-backs do not persist the directory; an eviction that finds the
+//!   checkpoint ring full takes one), the framework's recovery;
 //! - Möbius reads its active ALA (merged every `active-ala` inodes, 12 MB
 //!   by default) and probes its allocation window: the zone's size does not
 //!   set what it reads.
@@ -31,13 +34,29 @@ use txftl_protocols::{AnyDevice, ProtocolOptions};
 /// Pages per transaction (or per group of plain writes on DFTL).
 pub const TX_PAGES: u32 = 8;
 
-/// The protocols of Fig. 11, in the paper's legend order, and their names.
-pub const PROTOCOLS: [(&str, &str); 3] = [("mobius", "Möbius"), ("lighttx", "LightTx"), ("dftl", "DFTL")];
+/// The runs of Fig. 11, in the paper's legend order, then our variant, and
+/// their names.
+pub const PROTOCOLS: [(&str, &str); 4] = [
+    ("mobius", "Möbius"),
+    ("lighttx", "LightTx"),
+    ("dftl", "DFTL"),
+    ("dftl-checkpoint", "DFTL, checkpoint and roll-forward (variant)"),
+];
 
-fn options(params: &Params, protocol: &str, zone_bytes: u64) -> ProtocolOptions {
+/// The protocol a run of [`PROTOCOLS`] formats.
+fn protocol_of(key: &str) -> &str {
+    if key.starts_with("dftl") {
+        "dftl"
+    } else {
+        key
+    }
+}
+
+fn options(params: &Params, key: &str, zone_bytes: u64) -> ProtocolOptions {
     let block = params.recovery_block_bytes();
-    match protocol {
+    match key {
         "lighttx" => ProtocolOptions::new().with("zone-blocks", zone_bytes.div_ceil(block).max(1)),
+        "dftl" => ProtocolOptions::new().with("scan-recovery", 1),
         _ => ProtocolOptions::new(),
     }
 }
@@ -68,15 +87,17 @@ fn write_zone(dev: &mut dyn AnyDevice, protocol: &str, zone_bytes: u64, seed: u6
     Ok(())
 }
 
-/// One point: `protocol` after `zone_bytes` of writes and a power cut.
-pub fn run(params: &Params, protocol: &str, zone_bytes: u64) -> Result<RecoveryPoint, Error> {
+/// One point: run `key` of [`PROTOCOLS`] after `zone_bytes` of writes and a
+/// power cut.
+pub fn run(params: &Params, key: &str, zone_bytes: u64) -> Result<RecoveryPoint, Error> {
+    let protocol = protocol_of(key);
     let nand_cfg = nand_config(&params.recovery_preset(), DataMode::MetaOnly);
     let ftl = FtlConfig {
         // No checkpoint of the framework's interval inside the writes.
         checkpoint_every_pages: 4 * (zone_bytes / params.page_bytes()).max(1),
         ..FtlConfig::default()
     };
-    let opts = options(params, protocol, zone_bytes);
+    let opts = options(params, key, zone_bytes);
     check_device_fits(protocol, &nand_cfg, &ftl, &opts, 0)?;
     let mut dev = txftl_protocols::format(protocol, ram(nand_cfg)?, ftl.clone(), &opts).map_err(device_error)?;
     write_zone(&mut *dev, protocol, zone_bytes, params.head.seed)
@@ -91,7 +112,7 @@ pub fn run(params: &Params, protocol: &str, zone_bytes: u64) -> Result<RecoveryP
         .recovery_report()
         .ok_or_else(|| Error::Failed(format!("Fig. 11: {protocol}: the mount gave no recovery report")))?;
     Ok(RecoveryPoint {
-        protocol: protocol.into(),
+        protocol: key.into(),
         zone_mib: (zone_bytes >> 20) as u32,
         recovery_ms: r.time_ns as f64 / 1e6,
         load_ms: r.load_ns as f64 / 1e6,

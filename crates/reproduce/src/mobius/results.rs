@@ -111,7 +111,8 @@ pub struct FilebenchWorkload {
 #[derive(Clone, Debug, Serialize)]
 pub struct WaRun {
     pub protocol: String,
-    /// Flash programs over host writes (the journal's included on DFTL).
+    /// Flash programs per page the trace writes: the same denominator on
+    /// every protocol (DFTL's host journal is not in it).
     pub write_amplification: f64,
     pub host_writes: u64,
     /// The host redo journal's writes (DFTL, no transactions of its own).

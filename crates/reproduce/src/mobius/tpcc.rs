@@ -78,7 +78,9 @@ fn replay_one(params: &Params, trace: &Trace, protocol: &str) -> Result<WaRun, E
     let p = &m.protocol;
     Ok(WaRun {
         protocol: protocol.into(),
-        write_amplification: r.write_amplification,
+        // One denominator for every protocol: the pages the trace writes
+        // (DFTL's host journal is the host's doing, not the trace's).
+        write_amplification: m.flash_programs as f64 / m.host_writes.saturating_sub(r.host_journal_writes).max(1) as f64,
         host_writes: m.host_writes,
         journal_writes: r.host_journal_writes,
         flash_programs: m.flash_programs,

@@ -67,13 +67,6 @@ fn table1(c: &mut Vec<Check>, params: &Params, t1: &Figure5) {
             Unit::Count,
         ));
         c.push(Check::value(
-            &format!("table1.{l}.programs_per_host_write"),
-            &format!("Table 1, {}: flash pages written per host page write", m.name()),
-            p.flash_writes / p.total,
-            programs(r) as f64 / host_writes(r).max(1) as f64,
-            Unit::Factor,
-        ));
-        c.push(Check::value(
             &format!("table1.{l}.gc_runs"),
             &format!("Table 1, {}: garbage collections", m.name()),
             p.gc,
