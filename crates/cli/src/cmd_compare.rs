@@ -224,6 +224,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode, CliError> {
         transactions: args.transactions,
         seed: args.seed,
         validity_pct: validity,
+        read_cache_pages: 0,
     };
     let steps = modes.len() * (1 + ks.len() + usize::from(!args.no_restart));
     let bar = if args.json {

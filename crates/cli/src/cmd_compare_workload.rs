@@ -153,6 +153,7 @@ pub fn run(args: &CompareArgs) -> Result<ExitCode, CliError> {
         transactions: args.transactions,
         seed: args.seed,
         validity_pct: 0,
+        read_cache_pages: 0,
     };
     let bar = if args.json {
         ProgressBar::hidden()

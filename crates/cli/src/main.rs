@@ -3,6 +3,7 @@
 //!
 //! Exit codes: 0 success; 1 the run failed or found violations; 2 bad arguments.
 
+mod cmd_calibrate;
 mod cmd_compare;
 mod cmd_compare_workload;
 mod cmd_crash;
@@ -48,6 +49,10 @@ enum Command {
     /// Rerun a paper's evaluation and put its figures beside ours, with the
     /// checks (see docs/reproduce/README.md).
     Reproduce(reproduce::ReproduceArgs),
+    /// Measure the host model's prices on this machine (SQLite's cost per
+    /// statement and per VM operation, a system call, a KiB copied) and
+    /// print them as a TOML host profile for `reproduce --host-profile`.
+    CalibrateHost(cmd_calibrate::CalibrateArgs),
     /// End-to-end crash test: real SQLite on each mode, power cut at every flash
     /// operation of a scenario (with a cache spill and a ROLLBACK), restart, check.
     Sqlcrash(cmd_sqlcrash::SqlCrashArgs),
@@ -429,6 +434,7 @@ fn main() -> ExitCode {
         Command::Filebench(args) => cmd_filebench::run(args),
         Command::Nbd(cmd) => cmd_nbd::run(cmd),
         Command::Sweep(args) => sweep::run(args),
+        Command::CalibrateHost(args) => cmd_calibrate::run(args),
         Command::Protocols { json } => cmd_protocols::run(json),
         Command::Presets { json, toml } => match toml {
             Some(name) => setup::print_preset_toml(&name),

@@ -76,3 +76,66 @@ fn reproduce_xftl_prints_the_checks_table_then_the_notes() {
         assert!(line.chars().count() <= 100, "{} columns: {line}", line.chars().count());
     }
 }
+
+/// `--host-profile` applies to a paper with a host model only; a profile
+/// that does not parse or prices below zero is a bad argument, before the run.
+#[test]
+fn reproduce_refuses_a_host_profile_where_it_does_not_apply_or_is_bad() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("host.toml");
+    let (code, out, err) = txftl(&["calibrate-host", "--rounds", "3", "--out", good.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.is_empty(), "{out}");
+    let text = std::fs::read_to_string(&good).unwrap();
+    for key in ["statement_ns", "vm_step_ns", "syscall_ns", "copy_ns_per_kib", "source"] {
+        assert!(text.contains(key), "{key} missing: {text}");
+    }
+    let (code, out, err) = txftl(&["reproduce", "lighttx", "--tiny", "--host-profile", good.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--host-profile") && err.contains("device time only"), "{err}");
+    assert!(out.is_empty(), "refused before the run: {out}");
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, text.replace("syscall_ns = ", "syscall_ns = -")).unwrap();
+    let (code, out, err) = txftl(&["reproduce", "xftl", "--tiny", "--host-profile", bad.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("syscall_ns"), "{err}");
+    assert!(out.is_empty(), "{out}");
+    let (code, _, err) = txftl(&["calibrate-host", "--rounds", "1"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// `reproduce xftl` prices its host work with the profile it is given: the
+/// JSON's params carry it, and its Table 4 rates move with it.
+#[test]
+fn reproduce_xftl_uses_the_host_profile_it_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let slow = dir.path().join("slow.toml");
+    std::fs::write(
+        &slow,
+        "statement_ns = 1000000.0\nvm_step_ns = 0.0\nsyscall_ns = 0.0\ncopy_ns_per_kib = 0.0\nsource = \"a test's\"\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| -> Value {
+        let mut args = vec!["reproduce", "xftl", "--tiny", "--json"];
+        args.extend_from_slice(extra);
+        let (code, out, err) = txftl(&args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let (builtin, mine) = (run(&[]), run(&["--host-profile", slow.to_str().unwrap()]));
+    assert_eq!(mine["params"]["host"]["profile"]["source"], "a test's");
+    assert!(builtin["params"]["host"]["profile_file"].as_str().unwrap().contains("built in"));
+    let tpm = |j: &Value| {
+        j["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == "table4.write.wal_tpm")
+            .unwrap()["measured"]
+            .as_f64()
+            .unwrap()
+    };
+    // A millisecond a statement: far fewer transactions a minute.
+    assert!(tpm(&mine) < tpm(&builtin) / 2.0, "{} {}", tpm(&mine), tpm(&builtin));
+    assert!(mine["host_sweep"].as_array().is_some_and(|v| !v.is_empty()));
+}

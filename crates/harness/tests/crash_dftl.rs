@@ -2,7 +2,9 @@
 //! translation pages and a cache of one, so nearly every write misses and
 //! nearly every miss must write out a changed page first: alone (DFTL's
 //! write-back, between checkpoints, with a checkpoint when the ring's room
-//! for them is used up), or by a checkpoint (`evict-checkpoint=1`).
+//! for them is used up), or by a checkpoint (`evict-checkpoint=1`); and
+//! the recovery that scans the whole device (`scan-recovery=1`, Möbius's
+//! DFTL) cut at every one of its reads.
 
 mod common;
 use common::assert_clean;
@@ -11,19 +13,20 @@ use txftl_protocols::ProtocolOptions;
 
 /// `tiny` at 32 blocks per plane (3 translation pages) with a cache of one.
 fn spec(protocol: &str, ops: u64, fill_pct: u32, recovery_cuts: bool) -> CrashSpec {
-    spec_with(protocol, ops, fill_pct, recovery_cuts, "")
+    spec_with(protocol, ops, fill_pct, recovery_cuts, None)
 }
 
-/// `spec`, with `evict-checkpoint=1` if `extra` says so (`extra` is the
-/// replay command's extra option, empty or ` --protocol-opt evict-checkpoint=1`).
-fn spec_with(protocol: &str, ops: u64, fill_pct: u32, recovery_cuts: bool, extra: &str) -> CrashSpec {
+/// `spec`, with one more protocol option set to 1 (`evict-checkpoint` or
+/// `scan-recovery`), which the replay command names too.
+fn spec_with(protocol: &str, ops: u64, fill_pct: u32, recovery_cuts: bool, option: Option<&str>) -> CrashSpec {
     let mut device = DeviceSpec::tiny(protocol);
     device.nand.geometry.blocks_per_plane = 32;
     device.opts = ProtocolOptions::new().with("cmt-pages", 1);
-    let by_checkpoint = !extra.is_empty();
-    if by_checkpoint {
-        device.opts = device.opts.with("evict-checkpoint", 1);
+    let extra = option.map_or(String::new(), |k| format!(" --protocol-opt {k}=1"));
+    if let Some(k) = option {
+        device.opts = device.opts.with(k, 1);
     }
+    let by_checkpoint = option == Some("evict-checkpoint");
     CrashSpec::every_point(
         device,
         WorkloadSpec {
@@ -82,7 +85,7 @@ fn write_backs_that_fill_the_rings_room_survive_every_cut() {
 /// `evict-checkpoint=1`: every changed victim is written by a checkpoint.
 #[test]
 fn evicting_by_checkpoint_survives_every_cut() {
-    let r = crashtest(&spec_with("dftl", 200, 90, true, " --protocol-opt evict-checkpoint=1"), &|_, _| {}).unwrap();
+    let r = crashtest(&spec_with("dftl", 200, 90, true, Some("evict-checkpoint")), &|_, _| {}).unwrap();
     let p = &r.dry_run.protocol;
     assert!(
         p.get("cmt_eviction_checkpoints") > 50 && p.get("cmt_write_backs") == 0,
@@ -90,6 +93,23 @@ fn evicting_by_checkpoint_survives_every_cut() {
         r.dry_run
     );
     assert_clean(&r);
+}
+
+/// `scan-recovery=1`: every recovery also reads every page of the blocks
+/// in use at its checkpoint, and maps what the roll-forward maps, at every
+/// cut and every cut of the recovery itself.
+#[test]
+fn whole_device_scan_recovery_survives_every_cut() {
+    let scan = crashtest(&spec_with("dftl", 100, 90, true, Some("scan-recovery")), &|_, _| {}).unwrap();
+    // Every recovery read the blocks written before its checkpoint (the
+    // roll-forward reads none of them: `zone_pages_scanned` stays 0 there).
+    assert!(
+        scan.exercised.zone_pages_scanned > 100 * scan.crash_points,
+        "{} pages over {} cuts",
+        scan.exercised.zone_pages_scanned,
+        scan.crash_points
+    );
+    assert_clean(&scan);
 }
 
 /// Two cuts: recover, go on, cut again, at every operation of the

@@ -106,7 +106,7 @@ fn scan_recovery_reads_every_block_in_use_and_maps_the_same() {
         nand.power_off();
         nand.power_on();
         let mut d = mount("dftl", nand, FtlConfig::default(), &opts).unwrap();
-        let report = d.recovery_report().unwrap().clone();
+        let report = d.recovery_report().unwrap();
         let mut buf = vec![0u8; d.info().page_size as usize];
         for lpn in 0..n {
             d.read(lpn, &mut buf).unwrap();

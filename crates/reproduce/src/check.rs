@@ -124,6 +124,10 @@ pub struct Check {
     /// A counted check that misses: why ([`Class`]); `None` (null) for one
     /// that agrees, or is not counted.
     pub class: Option<Class>,
+    /// A miss's cause, as its class names it (the paper's arithmetic for a
+    /// `paper` one); the note begins with it. Absent for other checks.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub why: String,
     /// A bound the paper states from below ("over 35%"): ours must be at
     /// least its figure. Absent from the JSON of every other check.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -142,6 +146,7 @@ impl Check {
             within_25pct: within,
             note: String::new(),
             class: None,
+            why: String::new(),
             at_least: false,
         }
     }
@@ -235,13 +240,17 @@ impl Check {
         self.within_25pct == Some(false)
     }
 
-    /// Gives a miss its class and its note (the measured reason); a check
-    /// that does not miss keeps no class.
-    pub fn classify(&mut self, class: Class, note: String) {
+    /// Gives a miss its class, the cause that class names (`why`) and its
+    /// note: `why`, then the measured reason. A check that does not miss
+    /// keeps no class, and its note is the measured reason alone.
+    pub fn classify(&mut self, class: Class, why: &str, measured: &str) {
         if self.misses() {
             self.class = Some(class);
+            self.why = why.to_string();
+            self.note = format!("{why} {measured}").trim().to_string();
+        } else {
+            self.note = measured.to_string();
         }
-        self.note = note;
     }
 
     /// Whether ours and the paper's figure differ: numbers beyond 25% (a
@@ -346,6 +355,44 @@ pub struct Summary {
     pub line: String,
 }
 
+/// One check whose figure moves with the host profile: its figure and
+/// verdict at each scale of every price (x0.5, x1, x2).
+#[derive(Clone, Debug, Serialize)]
+pub struct HostSweep {
+    pub id: String,
+    pub scales: Vec<f64>,
+    pub measured: Vec<Figure>,
+    pub within_25pct: Vec<Option<bool>>,
+}
+
+impl HostSweep {
+    /// The checks of the x1 run, against the same checks computed at the
+    /// other scales (`at`: (scale, checks)): one row per check whose figure
+    /// moves.
+    pub fn of(x1: &[Check], at: &[(f64, Vec<Check>)]) -> Vec<HostSweep> {
+        let mut out = Vec::new();
+        for c in x1.iter().filter(|c| c.kind != Kind::Structural) {
+            let others: Vec<(f64, &Check)> = at
+                .iter()
+                .filter_map(|(s, v)| v.iter().find(|o| o.id == c.id).map(|o| (*s, o)))
+                .collect();
+            if others.iter().all(|(_, o)| o.measured == c.measured) {
+                continue;
+            }
+            let mut rows: Vec<(f64, &Check)> = others;
+            rows.push((1.0, c));
+            rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+            out.push(HostSweep {
+                id: c.id.clone(),
+                scales: rows.iter().map(|r| r.0).collect(),
+                measured: rows.iter().map(|r| r.1.measured.clone()).collect(),
+                within_25pct: rows.iter().map(|r| r.1.within_25pct).collect(),
+            });
+        }
+        out
+    }
+}
+
 /// Whether an order check is a trend (its id has a `.trend.` part).
 pub fn is_trend(c: &Check) -> bool {
     c.kind == Kind::Order && c.id.contains(".trend.")
@@ -447,8 +494,10 @@ mod tests {
             checks.iter().map(|c| c.within_25pct).collect::<Vec<_>>(),
             [Some(true), Some(true), Some(false), Some(false), None]
         );
-        // A bound met far below its figure still differs from it: it has a note.
-        assert!(checks[1].differs() && !checks[0].differs() && !checks[4].differs());
+        // A bound met far below its figure still differs from it: it has a
+        // note (within the floor's 2 points it does not: 0.2% and 0.75%).
+        assert!(!checks[1].differs() && !checks[0].differs() && !checks[4].differs());
+        assert!(Check::bound("b.far", "", 15.0, 2.0, Unit::Percent).differs());
         // A bound missed by a little differs too (0.22 against at most 0.194).
         assert!(Check::bound("b.near", "", 0.194, 0.22, Unit::S).differs());
         assert_eq!(checks[1].show_paper(), "at most +0.8%");
@@ -465,14 +514,21 @@ mod tests {
             "2 of 4 value/bound/order checks within 25%: measured (value/bound) 2 of 3, order 0 of 1; misses: setup 0, paper 0, host 0, model 0, unclassified 2 (structural, not counted: s)"
         );
         // Only a miss keeps a class; every check keeps its note.
-        for (c, class) in checks.iter_mut().zip([Class::Model, Class::Setup, Class::Paper, Class::Host, Class::Model]) {
-            c.classify(class, format!("why {}", c.id));
+        for (c, class) in checks
+            .iter_mut()
+            .zip([Class::Model, Class::Setup, Class::Paper, Class::Host, Class::Model])
+        {
+            c.classify(class, "Why.", &format!("measured {}", c.id));
         }
         assert_eq!(
             checks.iter().map(|c| c.class).collect::<Vec<_>>(),
             [None, None, Some(Class::Paper), Some(Class::Host), None]
         );
-        assert!(checks.iter().all(|c| c.note.starts_with("why ")));
+        assert_eq!(checks[2].note, "Why. measured b.out");
+        assert_eq!(
+            (checks[2].why.as_str(), checks[0].note.as_str(), checks[0].why.as_str()),
+            ("Why.", "measured v", "")
+        );
         let s = Summary::of(&checks);
         assert_eq!((s.misses["paper"], s.misses["host"], s.misses["unclassified"]), (1, 1, 0));
         assert!(s.line.contains("; misses: setup 0, paper 1, host 1, model 0 ("), "{}", s.line);
@@ -481,7 +537,12 @@ mod tests {
         let trend = Check::order("fig.trend.x", "", "flat", "flat");
         let s = Summary::of(&[checks[3].clone(), trend]);
         assert_eq!((s.order, s.trend), ((0, 1), (1, 1)));
-        assert!(s.line.ends_with("order 0 of 1, trend 1 of 1"), "{}", s.line);
+        assert!(
+            s.line
+                .contains("order 0 of 1, trend 1 of 1; misses: setup 0, paper 0, host 1, model 0"),
+            "{}",
+            s.line
+        );
         let json = serde_json::to_value(&checks[4]).unwrap();
         assert!(json["within_25pct"].is_null());
         assert_eq!(json["kind"], "structural");

@@ -1,7 +1,7 @@
 //! The run → checks → notes → print / JSON / HTML flow, once for every
 //! [`Paper`].
 
-use crate::check::Summary;
+use crate::check::{HostSweep, Summary};
 use crate::paper::{Options, Paper, Report};
 use crate::progress::Progress;
 use crate::wrapln;
@@ -75,6 +75,7 @@ fn build_with<P: Paper>(paper: &P, mut params: P::Params, show_progress: bool) -
     let mut checks = paper.checks(&params, &figures);
     let deviations = paper.explain(&params, &figures, &mut checks);
     let summary = Summary::of(&checks);
+    let host_sweep = host_sweep(paper, &params, &figures, &checks);
     Ok(Report {
         paper: paper.title().into(),
         params,
@@ -82,7 +83,27 @@ fn build_with<P: Paper>(paper: &P, mut params: P::Params, show_progress: bool) -
         checks,
         deviations,
         summary,
+        host_sweep,
     })
+}
+
+/// A paper with a host model: its checks computed again with every host
+/// price at each scale of [`crate::host::SWEEP`], the figures that move.
+fn host_sweep<P: Paper>(paper: &P, params: &P::Params, figures: &P::Figures, checks: &[crate::Check]) -> Vec<HostSweep> {
+    if P::head(params).host.is_none() {
+        return Vec::new();
+    }
+    let at: Vec<(f64, Vec<crate::Check>)> = crate::host::SWEEP
+        .iter()
+        .map(|&scale| {
+            let mut p = params.clone();
+            if let Some(h) = P::head_mut(&mut p).host.as_mut() {
+                h.scale = scale;
+            }
+            (scale, paper.checks(&p, figures))
+        })
+        .collect();
+    HostSweep::of(checks, &at)
 }
 
 /// `txftl reproduce <paper>`: checks the options (and that the HTML report
@@ -138,6 +159,10 @@ pub fn print<P: Paper>(paper: &P, report: &Report<P::Params, P::Figures>) {
         "{}",
         terminal::checks_section(&report.checks, &report.deviations, terminal::width())
     );
+    print!(
+        "{}",
+        terminal::host_sweep_section(&report.host_sweep, &report.checks, terminal::width())
+    );
 }
 
 /// The self-contained HTML report.
@@ -152,7 +177,7 @@ pub fn html_page<P: Paper>(paper: &P, report: &Report<P::Params, P::Figures>) ->
         &paper.html_intro(report),
         &paper.html_figures(report),
         &format!("<h2>Tables</h2>{}", paper.html_tables(report)),
-        &report.checks,
+        (&report.checks, &report.host_sweep),
         &params_json,
         &report.deviations,
     ))

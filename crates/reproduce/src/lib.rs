@@ -22,6 +22,7 @@ pub mod device;
 pub mod flagcommit;
 pub mod flow;
 pub mod fmt;
+pub mod host;
 pub mod html;
 pub mod lighttx;
 pub mod mobius;

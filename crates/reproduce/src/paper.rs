@@ -18,9 +18,30 @@ pub struct Options {
     /// paper's firmware; `None`: the paper's default, on). Refused by a
     /// paper it does not apply to.
     pub map_at_flush: Option<bool>,
+    /// The host model's profile (`txftl calibrate-host`'s TOML; `None`: the
+    /// built-in one). Refused by a paper that runs no SQL on a host.
+    pub host_profile: Option<std::path::PathBuf>,
 }
 
 impl Options {
+    /// Refuses `--host-profile` for a paper whose figures are device time
+    /// only (no SQL host in its evaluation).
+    pub fn refuse_host_profile(&self) -> Result<(), Error> {
+        match &self.host_profile {
+            Some(p) => Err(Error::Usage(format!(
+                "--host-profile {}: this paper's figures are device time only (its evaluation runs no SQL on a \
+                 host: see docs/reproduce/README.md, \"The host model\"): drop it",
+                p.display()
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// The host model of a paper that runs SQL on a host.
+    pub fn host_model(&self) -> Result<crate::host::HostModel, Error> {
+        crate::host::HostModel::load(self.host_profile.as_deref())
+    }
+
     /// Refuses `--map-at-flush` (X-FTL's paper's firmware) for a paper it
     /// does not apply to; `why` follows the reason in the message.
     pub fn refuse_map_at_flush(&self, why: &str) -> Result<(), Error> {
@@ -54,6 +75,17 @@ pub struct Head {
     pub preset: String,
     pub device: String,
     pub blocks_per_plane: u32,
+    /// The host model of a paper measured on a real host (X-FTL, NoLgn-FTL):
+    /// its figures show device time and device + host time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<crate::host::HostModel>,
+}
+
+impl Head {
+    /// Host time of `w`, seconds (0 without a host model).
+    pub fn host_s(&self, w: &txftl_sqlite::host_cost::HostWork) -> f64 {
+        self.host.as_ref().map_or(0.0, |h| h.seconds(w))
+    }
 }
 
 /// One run's report: `--json` prints it as it is.
@@ -67,13 +99,17 @@ pub struct Report<Params, Figures> {
     pub deviations: Vec<String>,
     /// The checks counted and within 25%, the structural ones apart.
     pub summary: Summary,
+    /// A paper with a host model: each check whose figure moves with the
+    /// host profile, at x0.5, x1 and x2 of every price.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub host_sweep: Vec<crate::check::HostSweep>,
 }
 
 /// A paper whose evaluation is reproduced: its parameters, experiments,
 /// checks, notes and presentation. [`crate::flow`] runs it.
 pub trait Paper {
     /// Everything a run used, all printed (`params` in the JSON).
-    type Params: Serialize;
+    type Params: Serialize + Clone;
     /// What the experiments measured (`figures` in the JSON).
     type Figures: Serialize;
 
@@ -93,6 +129,7 @@ pub trait Paper {
     fn params(&self, opts: &Options) -> Result<Self::Params, Error>;
     /// The parameters' common head.
     fn head(params: &Self::Params) -> &Head;
+    fn head_mut(params: &mut Self::Params) -> &mut Head;
     /// Whether the parameters are `--quick`'s (or `--tiny`'s), and the seed.
     fn quick(&self, params: &Self::Params) -> bool {
         Self::head(params).quick
@@ -129,6 +166,7 @@ macro_rules! paper_params {
         /// `--map-at-flush` is X-FTL's (its paper's firmware): refused here.
         fn params(&self, opts: &$crate::paper::Options) -> Result<Self::Params, $crate::Error> {
             opts.refuse_map_at_flush($why)?;
+            opts.refuse_host_profile()?;
             let mut params = Params::new(opts.quick, opts.seed);
             if opts.tiny {
                 params.tiny();
@@ -147,6 +185,9 @@ macro_rules! paper_views {
     () => {
         fn head(params: &Self::Params) -> &$crate::paper::Head {
             &params.head
+        }
+        fn head_mut(params: &mut Self::Params) -> &mut $crate::paper::Head {
+            &mut params.head
         }
         fn checks(&self, params: &Self::Params, figures: &Self::Figures) -> Vec<$crate::Check> {
             checks::checks(params, figures)

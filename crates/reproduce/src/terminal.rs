@@ -200,6 +200,46 @@ pub fn checks_table(checks: &[Check], width: u16) -> Fitted {
     t
 }
 
+/// The host profile's sweep (`HostSweep`): per check whose figure moves with
+/// the host's prices, its figure and verdict at each scale.
+pub fn host_sweep_section(rows: &[crate::check::HostSweep], checks: &[Check], width: u16) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let scales: Vec<f64> = rows[0].scales.clone();
+    let mut header = vec!["check (host prices x)".to_string()];
+    header.extend(scales.iter().map(|s| format!("x{s}")));
+    let body = rows
+        .iter()
+        .map(|r| {
+            let c = checks.iter().find(|c| c.id == r.id);
+            let mut row = vec![r.id.clone()];
+            row.extend(r.measured.iter().zip(&r.within_25pct).map(|(m, w)| {
+                let shown = c.map_or(String::new(), |c| c.show(m));
+                let verdict = match w {
+                    Some(true) => "yes",
+                    Some(false) => "no",
+                    None => "-",
+                };
+                format!("{shown} ({verdict})")
+            }));
+            row
+        })
+        .collect();
+    let mut t = table(header, body);
+    t.set_width(width);
+    let agree: Vec<String> = scales
+        .iter()
+        .enumerate()
+        .map(|(i, s)| format!("x{s}: {}", rows.iter().filter(|r| r.within_25pct[i] == Some(true)).count()))
+        .collect();
+    let line = format!(
+        "Host profile sweep: the checks whose figure moves with the host's prices, each at every price x0.5, x1, x2 (within 25%: {})",
+        agree.join(", ")
+    );
+    format!("\n{}\n{t}\n", wrap(&line, width))
+}
+
 /// The checks section as printed: the table, the summary line, then a
 /// paragraph per check with a note (its id first), then the deviations.
 pub fn checks_section(checks: &[Check], deviations: &[String], width: u16) -> String {
@@ -210,7 +250,11 @@ pub fn checks_section(checks: &[Check], deviations: &[String], width: u16) -> St
         .iter()
         .filter(|c| !c.note.is_empty())
         .map(|c| {
-            let class = c.class.filter(|_| c.misses()).map(|k| format!(" ({})", k.name())).unwrap_or_default();
+            let class = c
+                .class
+                .filter(|_| c.misses())
+                .map(|k| format!(" ({})", k.name()))
+                .unwrap_or_default();
             wrap(&format!("{}{class}: {}", c.id, c.note), width) + "\n"
         })
         .collect();
@@ -246,7 +290,8 @@ mod tests {
         assert!(s[notes..].contains("fig.one: word word"));
         let words = s.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(words.contains(
-            "0 of 1 value/bound/order checks within 25%: measured (value/bound) 0 of 1, order 0 of 0 (structural, not counted: fig.two)"
+            "0 of 1 value/bound/order checks within 25%: measured (value/bound) 0 of 1, order 0 of 0; misses: setup 0, \
+             paper 0, host 0, model 0, unclassified 1 (structural, not counted: fig.two)"
         ));
         assert!(s.contains("not counted"));
         assert!(s.contains("- a deviation"));

@@ -317,7 +317,12 @@ fn map_at_flush_is_refused() {
 #[test]
 fn every_miss_has_a_class_and_a_note() {
     let r = report();
-    let unclassified: Vec<&str> = r.checks.iter().filter(|c| c.misses() && c.class.is_none()).map(|c| c.id.as_str()).collect();
+    let unclassified: Vec<&str> = r
+        .checks
+        .iter()
+        .filter(|c| c.misses() && c.class.is_none())
+        .map(|c| c.id.as_str())
+        .collect();
     assert!(unclassified.is_empty(), "misses without a class: {unclassified:?}");
     for c in r.checks.iter().filter(|c| c.misses()) {
         assert!(!c.note.is_empty(), "{} misses without a note", c.id);

@@ -116,7 +116,10 @@ fn fig10_replays_the_trace_on_every_protocol() {
         assert!(x.write_amplification >= 1.0 && x.host_writes > 0, "{x:?}");
         // One denominator: the pages the trace writes, DFTL's journal left out.
         let trace_pages = (x.host_writes - x.journal_writes) as f64;
-        assert!((x.write_amplification - x.flash_programs as f64 / trace_pages).abs() < 1e-9, "{x:?}");
+        assert!(
+            (x.write_amplification - x.flash_programs as f64 / trace_pages).abs() < 1e-9,
+            "{x:?}"
+        );
     }
     let m = r.figures.wa_run("mobius").unwrap();
     assert!(m.inodes >= m.commits && m.commits > 0, "{m:?}");
@@ -171,7 +174,12 @@ fn fig9_replays_both_filebench_personalities() {
 #[test]
 fn every_miss_has_a_class_and_a_note() {
     let r = report();
-    let unclassified: Vec<&str> = r.checks.iter().filter(|c| c.misses() && c.class.is_none()).map(|c| c.id.as_str()).collect();
+    let unclassified: Vec<&str> = r
+        .checks
+        .iter()
+        .filter(|c| c.misses() && c.class.is_none())
+        .map(|c| c.id.as_str())
+        .collect();
     assert!(unclassified.is_empty(), "misses without a class: {unclassified:?}");
     for c in r.checks.iter().filter(|c| c.misses()) {
         assert!(!c.note.is_empty(), "{} misses without a note", c.id);

@@ -89,15 +89,46 @@ fn measured_columns_come_from_the_figures() {
     let x = t1.runs.iter().find(|run| run.mode.cli() == "xftl" && run.k == 5).unwrap();
     let fsyncs = x.host.fsyncs as f64 * 1000.0 / r.params.transactions as f64;
     assert_eq!(number(&check(r, "table1.xftl.fsyncs").measured), fsyncs);
+    // Table 4's rates are on device + host time: the host model's prices
+    // times the run's counted host work.
+    let host = r.params.head.host.as_ref().expect("reproduce xftl has a host model");
     let w = &r.figures.tpcc[0];
     let tpm = |mode: &str| {
         let x = w.runs.iter().find(|x| x.mode.cli() == mode).unwrap();
-        x.units as f64 * 60.0 / x.elapsed_s
+        let hw = &x.host_work;
+        assert!(
+            hw.statements > 0 && hw.vm_steps > hw.statements && hw.syscalls > 0 && hw.bytes_copied > 0,
+            "{hw:?}"
+        );
+        x.units as f64 * 60.0 / (x.elapsed_s + host.profile.ns(hw, 1.0) / 1e9)
     };
     let gain = 100.0 * (tpm("xftl") / tpm("wal") - 1.0);
     let c = check(r, "table4.write.xftl_over_wal");
     assert!((number(&c.measured) - gain).abs() < 1e-6, "{:?} vs {gain}", c.measured);
     assert_eq!(c.unit, txftl_reproduce::Unit::Percent);
+    let wal_tpm = check(r, "table4.write.wal_tpm");
+    assert!((number(&wal_tpm.measured) - tpm("wal")).abs() < 1e-6 * tpm("wal"));
+    // Host time only adds: device time alone runs faster.
+    let wal_mode = w.runs.iter().find(|x| x.mode.cli() == "wal").unwrap().mode;
+    assert!(tpm("wal") < w.device_tpm(wal_mode));
+}
+
+/// The host profile's sweep: Table 4's rates fall as the host's prices
+/// rise (x0.5, x1, x2), and the x1 column is the checks' own figure.
+#[test]
+fn the_host_sweep_moves_the_host_timed_checks() {
+    let r = report();
+    let row = r
+        .host_sweep
+        .iter()
+        .find(|h| h.id == "table4.write.wal_tpm")
+        .expect("Table 4 in the host sweep");
+    assert_eq!(row.scales, [0.5, 1.0, 2.0]);
+    let v: Vec<f64> = row.measured.iter().map(number).collect();
+    assert!(v[0] > v[1] && v[1] > v[2], "{v:?}");
+    assert_eq!(v[1], number(&check(r, "table4.write.wal_tpm").measured));
+    // Counts do not move with the host's prices.
+    assert!(r.host_sweep.iter().all(|h| !h.id.starts_with("table1.")));
 }
 
 #[test]
@@ -171,7 +202,12 @@ fn map_at_flush_is_an_option_of_this_paper() {
 #[test]
 fn every_miss_has_a_class_and_a_note() {
     let r = report();
-    let unclassified: Vec<&str> = r.checks.iter().filter(|c| c.misses() && c.class.is_none()).map(|c| c.id.as_str()).collect();
+    let unclassified: Vec<&str> = r
+        .checks
+        .iter()
+        .filter(|c| c.misses() && c.class.is_none())
+        .map(|c| c.id.as_str())
+        .collect();
     assert!(unclassified.is_empty(), "misses without a class: {unclassified:?}");
     for c in r.checks.iter().filter(|c| c.misses()) {
         assert!(!c.note.is_empty(), "{} misses without a note", c.id);

@@ -10,6 +10,7 @@
 pub mod crash;
 mod digest;
 pub mod heavy;
+pub mod host_cost;
 mod mode;
 pub mod sqlitebench;
 pub mod tpcc;
@@ -83,6 +84,8 @@ static VFS_COUNTER: AtomicU64 = AtomicU64::new(0);
 pub struct Snapshot {
     pub fs: txftl_fs::FsStats,
     pub dev: txftl_ftl::DeviceStats,
+    /// The host's own work so far (`host_cost`).
+    pub host: host_cost::HostWork,
     /// The device clock, ns.
     pub now_ns: u64,
 }
@@ -137,6 +140,7 @@ impl Stack {
     pub fn open(&self, db: &str, page_size: usize) -> Result<Connection, StackError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags_and_vfs(db, flags, self.vfs.name())?;
+        host_cost::attach(&conn, &self.vfs.host_counters())?;
         conn.pragma_update(None, "page_size", page_size as i64)?;
         let mode: String = conn.query_row(&format!("PRAGMA journal_mode={}", self.mode.journal_mode()), [], |r| r.get(0))?;
         if !mode.eq_ignore_ascii_case(self.mode.journal_mode()) {
@@ -172,11 +176,19 @@ impl Stack {
     /// The counters at this moment: file system, device, device clock
     /// (a measurement is the difference of two).
     pub fn snapshot(&self) -> Result<Snapshot, StackError> {
+        let host = self.host_work();
         self.with_fs_mut(|fs| Snapshot {
             fs: fs.stats(),
             dev: fs.device().stats(),
+            host,
             now_ns: fs.device().now_ns(),
         })
+    }
+
+    /// The host's own work so far: the statements of every connection
+    /// [`Stack::open`] opened, and the VFS's calls (`host_cost`).
+    pub fn host_work(&self) -> host_cost::HostWork {
+        self.vfs.host_counters().work()
     }
 
     /// The device clock, ns.

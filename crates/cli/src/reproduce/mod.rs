@@ -34,6 +34,11 @@ pub struct ReproduceArgs {
     /// other setting, beside it. [default: on]
     #[arg(long, value_name = "on|off", value_parser = ["on", "off"])]
     pub map_at_flush: Option<String>,
+    /// xftl only: the host model's prices, a TOML profile as `txftl
+    /// calibrate-host` prints it [default: the built-in one,
+    /// crates/reproduce/host-profile.toml].
+    #[arg(long, value_name = "FILE")]
+    pub host_profile: Option<PathBuf>,
     /// Tests only: every experiment at the smallest sizes that still run
     /// them (for debug builds), figures not meant to be read.
     #[arg(long, hide = true, conflicts_with = "quick")]
@@ -55,6 +60,7 @@ pub fn run(args: ReproduceArgs) -> Result<ExitCode, CliError> {
         seed: args.seed,
         tiny: args.tiny,
         map_at_flush: args.map_at_flush.as_deref().map(|v| v == "on"),
+        host_profile: args.host_profile,
     };
     let out = Output {
         json: args.json,

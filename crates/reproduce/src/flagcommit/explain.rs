@@ -14,7 +14,7 @@ pub fn explain(params: &Params, f: &Figures, checks: &mut [Check]) -> Vec<String
         if c.differs() {
             let note = note(params, f, c);
             match class_of(&c.id).filter(|_| c.misses()) {
-                Some((class, why)) => c.classify(class, format!("{why} {note}")),
+                Some((class, why)) => c.classify(class, &why, &note),
                 None => c.note = note,
             }
         }
@@ -104,13 +104,11 @@ fn class_of(id: &str) -> Option<(Class, String)> {
              so the crossing the paper's cost model predicts does not come."
         )),
         _ if (id.starts_with("fig14a.") && !id.starts_with("fig14a.trend.")) || cfc => model(CFC_READS),
-        _ if id.starts_with("fig16a.") || id.starts_with("fig19a.") || id.starts_with("fig18b.") || id.starts_with("fig17.") => {
-            setup(
-                "The paper gives neither its log buffer's size nor its force policy, nor a trace with its \
+        _ if id.starts_with("fig16a.") || id.starts_with("fig19a.") || id.starts_with("fig18b.") || id.starts_with("fig17.") => setup(
+            "The paper gives neither its log buffer's size nor its force policy, nor a trace with its \
                  conflicts and rollbacks: in ours WAL's log and rollback writes are small, and both managers \
                  write the same page images.",
-            )
-        }
+        ),
         _ => None,
     }
 }

@@ -77,6 +77,7 @@ impl Params {
                 preset: "flagcommit".into(),
                 device: String::new(),
                 blocks_per_plane: bpp,
+                host: None,
             },
             logical_pages: 0,
             db_pages,

@@ -174,7 +174,7 @@ pub fn page(
     intro: &str,
     figures: &[Figure],
     tables_html: &str,
-    checks: &[Check],
+    (checks, host_sweep): (&[Check], &[crate::check::HostSweep]),
     params_json: &str,
     deviations: &[String],
 ) -> String {
@@ -200,12 +200,43 @@ pub fn page(
             escape(&c.note)
         );
     }
-    s += "</table><h2>Deviations</h2><ul>";
+    s += "</table>";
+    s += &host_sweep_table(checks, host_sweep);
+    s += "<h2>Deviations</h2><ul>";
     for d in deviations {
         s += &format!("<li>{}</li>", escape(d));
     }
     s += &format!("</ul><h2>Parameters</h2><pre>{}</pre>", escape(params_json));
     s + &tail()
+}
+
+/// The host profile's sweep: each check whose figure moves with the host's
+/// prices, its figure and verdict at each scale (empty without one).
+fn host_sweep_table(checks: &[Check], host_sweep: &[crate::check::HostSweep]) -> String {
+    let mut s = String::new();
+    if let Some(first) = host_sweep.first() {
+        s += "<h2>Host profile sweep</h2><p>The checks whose figure moves with the host's prices, each at every price scaled.</p><table><tr><th>check</th>";
+        for x in &first.scales {
+            s += &format!("<th>x{x}</th>");
+        }
+        s += "</tr>";
+        for r in host_sweep {
+            let c = checks.iter().find(|c| c.id == r.id);
+            s += &format!("<tr><td>{}</td>", escape(&r.id));
+            for (m, w) in r.measured.iter().zip(&r.within_25pct) {
+                let shown = c.map_or(String::new(), |c| c.show(m));
+                let verdict = match w {
+                    Some(true) => "yes",
+                    Some(false) => "no",
+                    None => "-",
+                };
+                s += &format!("<td class=n>{} ({verdict})</td>", escape(&shown));
+            }
+            s += "</tr>";
+        }
+        s += "</table>";
+    }
+    s
 }
 
 /// A plain HTML table.

@@ -139,7 +139,7 @@ pub fn explain(params: &Params, f: &Figures, checks: &mut [Check]) -> Vec<String
         }
         parts.retain(|p| !p.is_empty());
         match class_of(&c.id).filter(|_| c.misses()) {
-            Some((class, why)) => c.classify(class, format!("{why} {}", parts.join(". "))),
+            Some((class, why)) => c.classify(class, why, &parts.join(". ")),
             None if !parts.is_empty() => c.note = parts.join(". "),
             None => {}
         }

@@ -124,6 +124,7 @@ impl Params {
                 preset: "lighttx".into(),
                 device: String::new(),
                 blocks_per_plane: p.geometry.blocks_per_plane,
+                host: None,
             },
             recovery_device: String::new(),
             recovery_blocks_per_plane: recovery_bpp,

@@ -161,7 +161,7 @@ pub fn explain(params: &Params, f: &Figures, checks: &mut [Check]) -> Vec<String
     for c in checks.iter_mut().filter(|c| c.differs()) {
         let note = note(params, f, c);
         match class_of(&c.id).filter(|_| c.misses()) {
-            Some((class, why)) => c.classify(class, format!("{why} {note}")),
+            Some((class, why)) => c.classify(class, why, &note),
             None => c.note = note,
         }
     }

@@ -96,6 +96,7 @@ impl Params {
                 preset: "mobius".into(),
                 device: String::new(),
                 blocks_per_plane: bpp,
+                host: None,
             },
             cmt_pages: 0,
             sizes: paper::FIG7_SIZES.to_vec(),

@@ -8,12 +8,6 @@ use crate::paper::Head;
 use serde::Serialize;
 use txftl_nand::Preset;
 
-/// The host page cache: 256 MiB of 4 KiB pages. The paper does not give
-/// its guest's memory; a FEMU guest has a few GiB, of which the page cache
-/// holds the databases' hot pages (every read of a page SQLite's own cache
-/// dropped would otherwise reach the flash, which no Linux host does).
-pub const READ_CACHE_PAGES: usize = 65_536;
-
 /// The parameters of a run, all printed.
 #[derive(Clone, Debug, Serialize)]
 pub struct Params {
@@ -92,6 +86,7 @@ impl Params {
                 preset: "femu".into(),
                 device: String::new(),
                 blocks_per_plane: bpp,
+                host: None,
             },
             channels: p.geometry.channels,
             dies_per_channel: p.geometry.dies_per_channel,
@@ -102,7 +97,7 @@ impl Params {
             wal_autocheckpoint: paper::NORMAL_GROUP_PAGES,
             nolgn_group_pages: paper::NORMAL_GROUP_PAGES,
             cache_pages: 4_096,
-            read_cache_pages: READ_CACHE_PAGES,
+            read_cache_pages: crate::host::read_cache_pages(4096),
             precondition_writes: 0,
             ycsb_records: records,
             ycsb_operations: if quick { 4 * records } else { records },

@@ -85,6 +85,7 @@ impl Paper for Xftl {
     fn params(&self, opts: &Options) -> Result<Params, Error> {
         let mut params = Params::new(opts.quick, opts.seed);
         params.map_at_flush = opts.map_at_flush.unwrap_or(true);
+        params.head.host = Some(opts.host_model()?);
         if opts.tiny {
             params.tiny();
         }

@@ -65,6 +65,7 @@ impl Params {
                 preset: "jasmine".into(),
                 device: String::new(),
                 blocks_per_plane,
+                host: None,
             },
             map_at_flush: true,
             xl2p_entries: txftl_protocols::xftl::DEFAULT_ENTRIES,

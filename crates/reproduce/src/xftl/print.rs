@@ -2,7 +2,7 @@
 //! the paper, ours beside the paper's (the checks follow, printed by the flow).
 
 use super::compare::map_at_flush_line;
-use super::results::{Figure5, RestartSummary};
+use super::results::{elapsed, Figure5, RestartSummary};
 use super::tables::{ablation_header, ablation_rows, mode_pair_header, table1_rows};
 use super::{modes, paper, rbj, wal, xftl, Report};
 use crate::fmt::count;
@@ -48,19 +48,24 @@ fn print_figure5(r: &Report, fig: &Figure5) {
     let mut header = vec![format!("Figure 5 ({}% validity): elapsed, simulated s", fig.validity_pct)];
     header.extend(p.ks.iter().map(|k| format!("K={k}")));
     let mut rows = Vec::new();
+    let head = &p.head;
     for m in modes() {
-        let mut row = vec![m.name().to_string()];
-        row.extend(
-            p.ks.iter()
-                .map(|&k| fig.run(m, k).map_or("-".into(), |x| format!("{:.2}", x.elapsed_s))),
-        );
+        let mut row = vec![format!("{} (device / + host)", m.name())];
+        row.extend(p.ks.iter().map(|&k| {
+            fig.run(m, k)
+                .map_or("-".into(), |x| format!("{:.2} / {:.2}", x.elapsed_s, elapsed(x, head)))
+        }));
         rows.push(row);
     }
-    let mut row = vec!["X-FTL faster than WAL / RBJ (x)".to_string()];
+    let mut row = vec!["X-FTL faster than WAL / RBJ (x, device + host)".to_string()];
     row.extend(
         p.ks.iter()
             .map(|&k| match (fig.run(wal(), k), fig.run(rbj(), k), fig.run(xftl(), k)) {
-                (Some(w), Some(b), Some(x)) => format!("{:.1} / {:.1}", w.elapsed_s / x.elapsed_s, b.elapsed_s / x.elapsed_s),
+                (Some(w), Some(b), Some(x)) => format!(
+                    "{:.1} / {:.1}",
+                    elapsed(w, head) / elapsed(x, head),
+                    elapsed(b, head) / elapsed(x, head)
+                ),
                 _ => "-".into(),
             }),
     );
@@ -102,7 +107,7 @@ fn print_table5(s: &[RestartSummary]) {
 /// Table 4: transactions per simulated minute per mix, ours beside the paper's.
 fn print_table4(r: &Report) {
     let mut header = vec![
-        "Table 4: TPC-C, transactions per simulated minute".to_string(),
+        "Table 4: TPC-C, transactions per minute, device time / device + host time".to_string(),
         "mix (NO,P,OS,D,SL %)".into(),
     ];
     for m in ["RBJ", "WAL", "X-FTL"] {
@@ -113,11 +118,11 @@ fn print_table4(r: &Report) {
     for (i, mix) in r.figures.tpcc.iter().enumerate() {
         let mut row = vec![mix.name.clone(), format!("{:?}", mix.mix)];
         for m in modes() {
-            row.push(count(mix.tpm(m)));
+            row.push(format!("{} / {}", count(mix.device_tpm(m)), count(mix.tpm(m, &r.params.head))));
         }
         row.push(count(paper::TABLE4_WAL[i]));
         row.push(count(paper::TABLE4_XFTL[i]));
-        let (w, x) = (mix.tpm(wal()), mix.tpm(xftl()));
+        let (w, x) = (mix.tpm(wal(), &r.params.head), mix.tpm(xftl(), &r.params.head));
         row.push(if w > 0.0 {
             format!("{:+.1}%", 100.0 * (x / w - 1.0))
         } else {

@@ -36,6 +36,11 @@ fn spec(params: &Params, validity: u32) -> Result<CompareSpec, Error> {
         transactions: params.transactions,
         seed: params.head.seed,
         validity_pct: validity,
+        read_cache_pages: params
+            .head
+            .host
+            .as_ref()
+            .map_or(0, |h| h.read_cache_bytes / nand.geometry.page_size as usize),
     })
 }
 

@@ -18,6 +18,7 @@ pub(super) unsafe extern "C" fn x_open(
             return memfile::open(state, name, file, flags, out_flags);
         }
         let Some(name) = name else { return ffi::SQLITE_CANTOPEN };
+        state.host.syscall(0);
         let class = if flags & ffi::SQLITE_OPEN_MAIN_DB != 0 {
             FileClass::Database
         } else if flags & ffi::SQLITE_OPEN_MAIN_JOURNAL != 0 {
@@ -84,6 +85,7 @@ pub(super) unsafe extern "C" fn x_open(
 pub(super) unsafe extern "C" fn x_delete(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, _sync_dir: c_int) -> c_int {
     guard(ffi::SQLITE_IOERR_DELETE, || {
         let state = vfs_state(vfs);
+        state.host.syscall(0);
         let name = CStr::from_ptr(name).to_string_lossy();
         let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_DELETE;
@@ -99,6 +101,7 @@ pub(super) unsafe extern "C" fn x_delete(vfs: *mut ffi::sqlite3_vfs, name: *cons
 pub(super) unsafe extern "C" fn x_access(vfs: *mut ffi::sqlite3_vfs, name: *const c_char, _flags: c_int, res: *mut c_int) -> c_int {
     guard(ffi::SQLITE_IOERR_ACCESS, || {
         let state = vfs_state(vfs);
+        state.host.syscall(0);
         let name = CStr::from_ptr(name).to_string_lossy();
         let Some(fs) = lock(state) else { return ffi::SQLITE_IOERR_ACCESS };
         *res = fs.lookup(&name).is_some() as c_int;

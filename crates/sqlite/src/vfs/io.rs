@@ -57,6 +57,7 @@ pub(super) unsafe extern "C" fn x_read(file: *mut ffi::sqlite3_file, buf: *mut c
     guard(ffi::SQLITE_IOERR_READ, || {
         let st = file_state(file);
         let state = &*st.vfs;
+        state.host.syscall(amt.max(0) as u64);
         let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_READ;
         };
@@ -83,6 +84,7 @@ pub(super) unsafe extern "C" fn x_write(file: *mut ffi::sqlite3_file, buf: *cons
     guard(ffi::SQLITE_IOERR_WRITE, || {
         let st = file_state(file);
         let state = &*st.vfs;
+        state.host.syscall(amt.max(0) as u64);
         if st.hot_playback {
             return ffi::SQLITE_OK;
         }
@@ -137,6 +139,7 @@ pub(super) unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: f
     guard(ffi::SQLITE_IOERR_TRUNCATE, || {
         let st = file_state(file);
         let state = &*st.vfs;
+        state.host.syscall(0);
         if st.hot_playback {
             return ffi::SQLITE_OK;
         }
@@ -166,6 +169,7 @@ pub(super) unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, _flags: c_i
     guard(ffi::SQLITE_IOERR_FSYNC, || {
         let st = file_state(file);
         let state = &*st.vfs;
+        state.host.syscall(0);
         let Some(mut fs) = lock(state) else {
             return ffi::SQLITE_IOERR_FSYNC;
         };
@@ -202,6 +206,7 @@ pub(super) unsafe extern "C" fn x_file_size(file: *mut ffi::sqlite3_file, out: *
     guard(ffi::SQLITE_IOERR_FSTAT, || {
         let st = file_state(file);
         let state = &*st.vfs;
+        state.host.syscall(0);
         let Some(fs) = lock(state) else { return ffi::SQLITE_IOERR_FSTAT };
         match fs.size(st.tx, st.ino) {
             Ok(s) => {

@@ -86,6 +86,7 @@ pub(super) fn release_lock(st: &mut FileState, level: c_int) {
 pub(super) unsafe extern "C" fn x_lock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
     guard(ffi::SQLITE_IOERR_LOCK, || {
         let st = file_state(file);
+        (*st.vfs).host.syscall(0);
         let rc = acquire_lock(st, level);
         if rc == ffi::SQLITE_OK {
             match level {
@@ -103,6 +104,7 @@ pub(super) unsafe extern "C" fn x_unlock(file: *mut ffi::sqlite3_file, level: c_
         let st = file_state(file);
         release_lock(st, level);
         let state = &*st.vfs;
+        state.host.syscall(0);
         // Dropping to SHARED or NONE with the device transaction still open: the
         // transaction did not commit (ROLLBACK): abort it on the device. A
         // group holding SQLite's commits with nothing since stays open.

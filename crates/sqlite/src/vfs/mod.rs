@@ -211,6 +211,9 @@ struct VfsState {
     ends: bool,
     /// The last frame SQLite read from such a WAL.
     frame_read: Mutex<Option<walmap::FrameRead>>,
+    /// The host's work: the calls a kernel VFS makes system calls for, and
+    /// the bytes they copy (`host_cost.rs`).
+    host: std::sync::Arc<crate::host_cost::HostCounters>,
 }
 
 /// A WAL index: its regions and the locks on its SQLITE_SHM_NLOCK slots.

@@ -48,6 +48,7 @@ impl Vfs {
             remaps,
             ends,
             frame_read: Mutex::new(None),
+            host: Default::default(),
         }));
         let vfs = Box::new(ffi::sqlite3_vfs {
             iVersion: 2,
@@ -91,6 +92,11 @@ impl Vfs {
 
     pub fn fs(&self) -> SharedFs {
         unsafe { (*self.state).fs.clone() }
+    }
+
+    /// The host work counted through this VFS (`host_cost.rs`).
+    pub fn host_counters(&self) -> std::sync::Arc<crate::host_cost::HostCounters> {
+        unsafe { (*self.state).host.clone() }
     }
 
     /// Why the last failing call failed (also in SQLite's error log).

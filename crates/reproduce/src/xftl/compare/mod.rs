@@ -40,6 +40,9 @@ pub struct CompareSpec {
     pub seed: u64,
     /// Target share of valid pages in GC victims, percent (0: no aging).
     pub validity_pct: u32,
+    /// The host's clean-page cache, pages (0: none; the file system's
+    /// `set_read_cache`).
+    pub read_cache_pages: usize,
 }
 
 /// The line that says which FTL behaviour at a flush a run had.
@@ -56,7 +59,9 @@ fn device(spec: &CompareSpec, mode: Mode) -> Result<Stack, StackError> {
     let nand = Nand::new(spec.nand).map_err(|e| StackError::Other(e.to_string()))?;
     let dev = txftl_protocols::format(mode.protocol(), nand, spec.ftl.clone(), &spec.opts.for_entry(mode.entry()))
         .map_err(|e| StackError::Other(e.to_string()))?;
-    Stack::format(dev, mode)
+    let stack = Stack::format(dev, mode)?;
+    stack.with_fs_mut(|fs| fs.set_read_cache(spec.read_cache_pages))??;
+    Ok(stack)
 }
 
 /// Utilization at which greedy GC under uniform random writes finds a share

@@ -5,6 +5,7 @@ use super::{open_aged, reset_counters, CompareSpec};
 use serde::Serialize;
 use txftl_fs::FsStats;
 use txftl_ftl::DeviceStats;
+use txftl_sqlite::host_cost::HostWork;
 use txftl_sqlite::workload::{integrity_check, load, run_tx, TxWorkload};
 use txftl_sqlite::{Mode, StackError};
 
@@ -20,6 +21,9 @@ pub struct ModeRun {
     pub device: DeviceStats,
     /// Simulated elapsed time of the transactions, seconds (device clock).
     pub elapsed_s: f64,
+    /// The host's work during the transactions (statements, VM operations,
+    /// system calls, bytes copied), priced by the host model apart.
+    pub host_work: HostWork,
     pub tx_per_sim_second: f64,
     /// Valid pages per GC victim, as measured during the run (percent of a block).
     pub gc_victim_validity_pct: Option<f64>,
@@ -31,6 +35,7 @@ pub fn run_mode(spec: &CompareSpec, mode: Mode, k: u32) -> Result<ModeRun, Stack
     let (stack, conn, _) = open_aged(spec, mode, "partsupp.db")?;
     load(&conn, spec.rows, spec.seed)?;
     let start = reset_counters(&stack)?;
+    let host0 = stack.host_work();
     let w = TxWorkload {
         rows: spec.rows,
         k,
@@ -40,6 +45,7 @@ pub fn run_mode(spec: &CompareSpec, mode: Mode, k: u32) -> Result<ModeRun, Stack
     for i in 0..w.transactions {
         run_tx(&conn, &w.updates(i))?;
     }
+    let host_work = stack.host_work() - host0;
     let integrity = integrity_check(&conn)?;
     drop(conn);
     let (host, device, end, ppb) = stack.with_fs_mut(|fs| {
@@ -54,6 +60,7 @@ pub fn run_mode(spec: &CompareSpec, mode: Mode, k: u32) -> Result<ModeRun, Stack
         host,
         device,
         elapsed_s,
+        host_work,
         tx_per_sim_second: if elapsed_s > 0.0 {
             spec.transactions as f64 / elapsed_s
         } else {

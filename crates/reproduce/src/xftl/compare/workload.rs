@@ -57,6 +57,8 @@ pub struct WorkloadRun {
     pub device: DeviceStats,
     /// Simulated elapsed time of the measured phase, seconds (device clock).
     pub elapsed_s: f64,
+    /// The host's work in the measured phase, priced by the host model apart.
+    pub host_work: txftl_sqlite::host_cost::HostWork,
     /// Units of work measured: transactions (partsupp, TPC-C), operations
     /// (YCSB), transactions of the benchmarks (sqlite-bench).
     pub units: u64,
@@ -114,7 +116,9 @@ pub fn run_workload(spec: &CompareSpec, mode: Mode, w: &Workload) -> Result<Work
         Workload::SqliteBench(_) => {}
     }
     let start = reset_counters(&stack)?;
+    let host0 = stack.host_work();
     let (mut lat, tpcc) = measure(&stack, &conn, spec, w)?;
+    let host_work = stack.host_work() - host0;
     // The measured phase ends here: the checks below read the whole
     // database, and closing the connection checkpoints a WAL.
     let (host, device, end) = stack.with_fs_mut(|fs| (fs.stats(), fs.device().stats(), fs.device().now_ns()))?;
@@ -133,6 +137,7 @@ pub fn run_workload(spec: &CompareSpec, mode: Mode, w: &Workload) -> Result<Work
         host,
         device,
         elapsed_s,
+        host_work,
         units,
         unit: match w {
             Workload::Ycsb(_) => "operations",
