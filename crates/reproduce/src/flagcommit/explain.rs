@@ -175,7 +175,7 @@ fn note(params: &Params, f: &Figures, c: &Check) -> String {
     }
     if id.starts_with("table3") {
         return format!(
-            "ours counts the FTL's DRAM tables on {} (the L2P at 4 B a logical page, a bit a physical page for mapped and for intact, the block table, the checkpoint directories) plus what the protocol declares (CFC and AFC: a 4-byte Version a logical page); the paper does not say what its 59.88 to 63.10 MB hold: {}",
+            "ours counts the FTL's DRAM tables on {} (the L2P at 4 B a logical page, a bit a physical page for mapped and for intact, the block table, the checkpoint directories) plus what each protocol declares of its own (BPCC: the next back pointer's version, 8 B a logical page); the paper does not say what its 59.88 to 63.10 MB hold: {}",
             params.table3_device,
             f.memory.iter().map(|m| format!("{} {:.2} MB", protocol(&m.protocol).label, m.mb)).collect::<Vec<_>>().join(", ")
         );

@@ -137,9 +137,11 @@ fn class_of(id: &str) -> Option<(Class, String)> {
                 .to_string(),
         ),
         ("table5.rbj.restart_ms", _) => (
-            Class::Model,
-            "Our rollback's mapping checkpoints write their pages one after another on one die of the checkpoint \
-             ring, where the board's firmware spreads its map over its banks."
+            Class::Setup,
+            "Where a cut falls decides whether the rollback's writes set off GC in the foreground (the note counts \
+             the rollbacks that did), and the paper says neither where it cut nor how full its device was; a \
+             rollback without GC still writes its mapping checkpoints' pages one after another on one die, where \
+             the board's firmware spreads its map over its banks."
                 .to_string(),
         ),
         ("table5.wal.restart_ms", _) | ("table5.order", _) => (
