@@ -393,6 +393,25 @@ impl HostSweep {
     }
 }
 
+/// What is wrong with a report's classes, for a reproduction's own test: a
+/// miss with no class, a miss with no note or no cause, a class on a check
+/// that does not miss, a summary counting any unclassified (empty: none).
+pub fn class_problems(checks: &[Check], summary: &Summary) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in checks {
+        match (c.misses(), c.class) {
+            (true, None) => out.push(format!("{} misses without a class", c.id)),
+            (true, Some(_)) if c.note.is_empty() || c.why.is_empty() => out.push(format!("{} misses without its cause", c.id)),
+            (false, Some(k)) => out.push(format!("{} has class {} but does not miss", c.id, k.name())),
+            _ => {}
+        }
+    }
+    if summary.misses.get("unclassified").copied().unwrap_or(0) > 0 {
+        out.push(format!("the summary counts unclassified misses: {}", summary.line));
+    }
+    out
+}
+
 /// Whether an order check is a trend (its id has a `.trend.` part).
 pub fn is_trend(c: &Check) -> bool {
     c.kind == Kind::Order && c.id.contains(".trend.")
@@ -457,6 +476,21 @@ mod tests {
         assert!(!within_25pct(1.5, -1.5));
         assert!(within_25pct(-10.0, -12.0));
         assert!(!within_25pct(0.0, 0.1));
+    }
+
+    #[test]
+    fn class_problems_name_every_unclassified_miss() {
+        let mut checks = vec![
+            Check::value("ok", "", 10.0, 10.0, Unit::Count),
+            Check::value("off", "", 10.0, 30.0, Unit::Count),
+        ];
+        let p = class_problems(&checks, &Summary::of(&checks));
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(p[0].starts_with("off misses without a class"), "{p:?}");
+        checks[1].classify(Class::Setup, "The fill.", "measured");
+        assert!(class_problems(&checks, &Summary::of(&checks)).is_empty());
+        checks[0].class = Some(Class::Model);
+        assert!(class_problems(&checks, &Summary::of(&checks))[0].contains("does not miss"));
     }
 
     #[test]
