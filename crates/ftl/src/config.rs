@@ -81,6 +81,13 @@ pub struct FtlConfig {
     /// durable by roll-forward over the OOB, and checkpoints come by
     /// `checkpoint_every_pages`. For measuring what that costs (`reproduce xftl`).
     pub checkpoint_at_flush: bool,
+    /// Every checkpoint writes the whole L2P table, each page whether it
+    /// changed or not (a page with no mapping stays unwritten, as always),
+    /// as the OpenSSD Jasmine board's public greedy firmware writes its whole
+    /// page map at a flush. With `checkpoint_at_flush`, the board's flush
+    /// policy; off, only the pages that changed. For `reproduce xftl`'s
+    /// variant.
+    pub checkpoint_whole_map: bool,
     /// Static wear leveling: relocate the coldest block when the erase-count spread exceeds this.
     pub wear_spread_max: u32,
     /// The allocation window, blocks (0: none). Each checkpoint sets this many
@@ -108,6 +115,7 @@ impl Default for FtlConfig {
             gc_high_blocks: 0,
             checkpoint_every_pages: 0,
             checkpoint_at_flush: false,
+            checkpoint_whole_map: false,
             wear_spread_max: 64,
             alloc_window_blocks: 0,
             canary: None,

@@ -172,7 +172,7 @@ impl<H: Hooks> Ftl<H> {
         // ever written: the directory keeps naming none.
         if <H::Mapping as Mapping>::PERSISTED {
             for t in 0..layout.map_pages() {
-                changed[t as usize] = self.tables.map_page_dirty(t);
+                changed[t as usize] = self.cfg.checkpoint_whole_map || self.tables.map_page_dirty(t);
             }
         }
         for t in layout.map_pages()..layout.table_pages() {

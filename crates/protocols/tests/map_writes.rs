@@ -33,3 +33,45 @@ fn map_writes_stay_a_bounded_share_of_random_writes_on_a_large_device() {
         s.checkpoints
     );
 }
+
+/// `checkpoint_whole_map` with `checkpoint_at_flush` (the Jasmine board's
+/// public firmware): every flush after writes rewrites every L2P page that
+/// maps something, where the default rewrites only the pages that changed;
+/// what was flushed survives a power cut either way.
+#[test]
+fn the_whole_map_at_every_flush_writes_every_mapped_table_page() {
+    let mut p = preset("jasmine").unwrap();
+    p.geometry.blocks_per_plane = 256; // 2 GiB raw: tens of L2P pages
+    let run = |whole: bool| {
+        let nand = Nand::new(p.config(DataMode::MetaOnly, ViolationPolicy::Panic)).unwrap();
+        let cfg = FtlConfig {
+            checkpoint_at_flush: true,
+            checkpoint_whole_map: whole,
+            ..FtlConfig::default()
+        };
+        let mut dev = txftl_protocols::format("plain", nand, cfg.clone(), &ProtocolOptions::default()).unwrap();
+        let pages = dev.info().logical_pages;
+        // Every L2P page maps something, then 10 flushes of one page each.
+        for lpn in (0..pages).step_by(512) {
+            dev.write(lpn, &[]).unwrap();
+        }
+        dev.flush().unwrap();
+        dev.reset_stats();
+        for i in 0..10 {
+            dev.write(i, &[]).unwrap();
+            dev.flush().unwrap();
+        }
+        let s = dev.stats();
+        let mut nand = dev.into_nand();
+        nand.power_off();
+        nand.power_on();
+        let back = txftl_protocols::mount("plain", nand, cfg, &ProtocolOptions::default()).unwrap();
+        assert!(back.info().logical_pages == pages);
+        (s, pages.div_ceil(2048) as u64)
+    };
+    let (changed, table_pages) = run(false);
+    let (whole, _) = run(true);
+    assert_eq!((changed.checkpoints, whole.checkpoints), (10, 10));
+    assert_eq!(changed.map_l2p_writes, 10, "one changed L2P page a flush: {changed:?}");
+    assert_eq!(whole.map_l2p_writes, 10 * table_pages, "the whole table a flush: {whole:?}");
+}

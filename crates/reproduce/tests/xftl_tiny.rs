@@ -205,3 +205,28 @@ fn every_miss_has_a_class_and_a_note() {
     let problems = txftl_reproduce::check::class_problems(&r.checks, &r.summary);
     assert!(problems.is_empty(), "{problems:#?}");
 }
+
+/// The variant with the whole map at every barrier (the board's public
+/// firmware): more map pages per fsync than the changed pages alone, and
+/// more on the larger device, whose table has more pages.
+#[test]
+fn the_whole_map_variant_costs_with_the_capacity() {
+    let r = report();
+    let w = &r.figures.table1_whole_map;
+    assert_eq!(w.len(), 2);
+    assert!(w[0].l2p_pages < w[1].l2p_pages && w[1].blocks_per_plane == r.params.head.blocks_per_plane);
+    let per_fsync = |x: &txftl_reproduce::xftl::compare::ModeRun| {
+        (x.device.map_writes + x.device.superblock_writes) as f64 / x.host.fsyncs.max(1) as f64
+    };
+    let rbj = |runs: &[txftl_reproduce::xftl::compare::ModeRun]| runs.iter().find(|x| x.mode.cli() == "rbj").cloned().unwrap();
+    let ours = r.figures.figure5.iter().find(|f| f.validity_pct == 50).unwrap();
+    let ours = rbj(&ours.runs.iter().filter(|x| x.k == r.params.table1_k).cloned().collect::<Vec<_>>());
+    assert!(r.params.map_at_flush);
+    assert!(
+        per_fsync(&rbj(&w[1].runs)) > per_fsync(&ours),
+        "{} {}",
+        per_fsync(&rbj(&w[1].runs)),
+        per_fsync(&ours)
+    );
+    assert!(per_fsync(&rbj(&w[1].runs)) > per_fsync(&rbj(&w[0].runs)));
+}

@@ -36,6 +36,14 @@ impl<'a> Ctx<'a> {
     fn ablation(&self, m: Mode) -> Option<&'a ModeRun> {
         self.f.table1_ablation.iter().find(|r| r.mode == m)
     }
+    /// The run of `m` with the whole map at every barrier, at the run's size.
+    fn whole_map(&self, m: Mode) -> Option<&'a ModeRun> {
+        self.f
+            .table1_whole_map
+            .iter()
+            .find(|w| w.blocks_per_plane == self.params.head.blocks_per_plane)
+            .and_then(|w| w.runs.iter().find(|r| r.mode == m))
+    }
     fn other_cap(&self) -> &'static str {
         if self.params.map_at_flush {
             "With roll-forward at barriers instead"
@@ -220,7 +228,20 @@ fn table1_note(cx: &Ctx, id: &str, m: Mode, r: &ModeRun) -> String {
             per_tx(r.host.cache_absorbed_writes, r),
         )
     } else if id.ends_with(".flash_writes") {
-        flash_note(params, m, r, cx.ablation(m))
+        let whole = cx.whole_map(m).map_or(String::new(), |w| {
+            format!(
+                ". With the whole map at every barrier (the board's public firmware, a variant): {} flash pages per \
+                 1,000 tx, {:.1} map and superblock pages per fsync (the table has {} pages at this size; the board's \
+                 64 GiB has 4,096)",
+                count(scale_tx(programs(w) as f64, params)),
+                map_pages(w) as f64 / w.host.fsyncs.max(1) as f64,
+                cx.f.table1_whole_map
+                    .iter()
+                    .find(|x| x.blocks_per_plane == params.head.blocks_per_plane)
+                    .map_or(0, |x| x.l2p_pages)
+            )
+        });
+        flash_note(params, m, r, cx.ablation(m)) + &whole
     } else if id.ends_with(".gc_runs") || id.ends_with(".erases") {
         let p = &paper::TABLE1[mode_index(m)];
         format!(

@@ -4,7 +4,7 @@
 
 use super::compare::{map_at_flush_line, ModeRun};
 use super::results::{host_writes, programs, scale_tx, speedup, Figure5};
-use super::tables::{ablation_header, ablation_rows, mode_pair_header, table1_rows};
+use super::tables::{ablation_header, ablation_rows, mode_pair_header, table1_rows, whole_map_table};
 use super::{modes, paper, rbj, wal, xftl, Report};
 use crate::html::{self, Bars, Figure, Lines};
 
@@ -30,7 +30,8 @@ pub fn tables(r: &Report) -> String {
         let h = mode_pair_header(&format!("Table 1 (K={}, {}% validity, per 1,000 tx)", p.table1_k, fig.validity_pct));
         tables += &html::table(&h, &table1_rows(p, fig));
     }
-    tables + &html::table(&ablation_header(p), &ablation_rows(p, &r.figures))
+    let (h, rows) = whole_map_table(p, &r.figures);
+    tables + &html::table(&ablation_header(p), &ablation_rows(p, &r.figures)) + &html::table(&h, &rows)
 }
 
 /// The figures, in the paper's order.

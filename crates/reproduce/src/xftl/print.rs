@@ -3,7 +3,7 @@
 
 use super::compare::map_at_flush_line;
 use super::results::{elapsed, Figure5, RestartSummary};
-use super::tables::{ablation_header, ablation_rows, mode_pair_header, table1_rows};
+use super::tables::{ablation_header, ablation_rows, mode_pair_header, table1_rows, whole_map_table};
 use super::{modes, paper, rbj, wal, xftl, Report};
 use crate::fmt::count;
 use crate::terminal::table;
@@ -29,6 +29,8 @@ pub fn print(r: &Report) {
         println!("{t}");
     }
     println!("{}", table(ablation_header(p), ablation_rows(p, &r.figures)));
+    let (h, rows) = whole_map_table(p, &r.figures);
+    println!("{}", table(h, rows));
     for fig in &r.figures.figure5 {
         print_figure5(r, fig);
     }

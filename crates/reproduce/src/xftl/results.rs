@@ -84,6 +84,19 @@ impl TpccMix {
     }
 }
 
+/// Table 1 (K = 5, 50%) with the whole L2P table written at every barrier
+/// (the Jasmine board's public firmware, `checkpoint_whole_map`), at one
+/// device size: the variant beside ours, whose map pages per flush grow
+/// with the capacity.
+#[derive(Clone, Debug, Serialize)]
+pub struct WholeMapRun {
+    pub blocks_per_plane: u32,
+    pub capacity_mib: u64,
+    /// L2P table pages of the raw capacity (4 B an entry).
+    pub l2p_pages: u64,
+    pub runs: Vec<ModeRun>,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Figures {
     pub figure5: Vec<Figure5>,
@@ -92,6 +105,9 @@ pub struct Figures {
     /// table written at every barrier, i.e. txftl's roll-forward FTL): the
     /// ablation behind the notes on flash writes.
     pub table1_ablation: Vec<ModeRun>,
+    /// Table 1 with the whole map at every barrier, at half the run's
+    /// device size and at its size.
+    pub table1_whole_map: Vec<WholeMapRun>,
     pub table5: Table5,
     pub tpcc: Vec<TpccMix>,
 }

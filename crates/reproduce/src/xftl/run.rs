@@ -6,7 +6,7 @@
 use super::compare::{restart, restart_points, run_mode, run_workload, CompareSpec, ModeRun, Restart, Workload};
 use super::paper;
 use super::params::Params;
-use super::results::{summarize, Figure5, Figures, Table5, TpccMix};
+use super::results::{summarize, Figure5, Figures, Table5, TpccMix, WholeMapRun};
 use crate::device::{check_fits, describe};
 use crate::progress::Progress;
 use crate::Error;
@@ -16,14 +16,23 @@ use txftl_sqlite::tpcc::TpccSpec;
 
 /// The jasmine preset (the OpenSSD board's chips) at the run's size.
 fn preset(params: &Params) -> Result<Preset, Error> {
+    preset_at(params.head.blocks_per_plane)
+}
+
+fn preset_at(blocks_per_plane: u32) -> Result<Preset, Error> {
     let mut p = txftl_nand::preset("jasmine").ok_or_else(|| Error::Failed("preset jasmine missing".into()))?;
-    p.geometry.blocks_per_plane = params.head.blocks_per_plane;
+    p.geometry.blocks_per_plane = blocks_per_plane;
     Ok(p)
 }
 
 /// The runners' spec at `validity` percent valid pages in GC victims.
 fn spec(params: &Params, validity: u32) -> Result<CompareSpec, Error> {
-    let nand = preset(params)?.config(DataMode::Full, ViolationPolicy::Error);
+    spec_at(params, validity, params.head.blocks_per_plane)
+}
+
+/// [`spec`] on a device of `blocks_per_plane`.
+fn spec_at(params: &Params, validity: u32, blocks_per_plane: u32) -> Result<CompareSpec, Error> {
+    let nand = preset_at(blocks_per_plane)?.config(DataMode::Full, ViolationPolicy::Error);
     check_fits(&nand)?;
     Ok(CompareSpec {
         nand,
@@ -52,13 +61,16 @@ fn failed(what: &str) -> impl Fn(txftl_sqlite::StackError) -> Error + '_ {
 pub fn run(params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
     params.head.device = describe(&preset(params)?);
     let modes = params.modes.len();
-    let steps =
-        params.validities_pct.len() * params.ks.len() * modes + modes + modes * params.restart_cuts as usize + paper::MIXES.len() * modes;
+    let steps = params.validities_pct.len() * params.ks.len() * modes
+        + 3 * modes
+        + modes * params.restart_cuts as usize
+        + paper::MIXES.len() * modes;
     progress.set_steps(steps as u64);
     let params = &*params;
     Ok(Figures {
         figure5: figure5(params, progress)?,
         table1_ablation: table1_ablation(params, progress)?,
+        table1_whole_map: table1_whole_map(params, progress)?,
         table5: table5(params, progress)?,
         tpcc: tpcc(params, progress)?,
     })
@@ -102,6 +114,36 @@ fn table1_ablation(params: &Params, progress: &Progress) -> Result<Vec<ModeRun>,
         progress.step();
     }
     Ok(runs)
+}
+
+/// Table 1 (K = 5, 50%) with the whole map at every barrier (the board's
+/// public firmware), at half the run's device size and at its size: a map
+/// written whole costs in proportion to the capacity.
+fn table1_whole_map(params: &Params, progress: &Progress) -> Result<Vec<WholeMapRun>, Error> {
+    let mut out = Vec::new();
+    for bpp in [params.head.blocks_per_plane / 2, params.head.blocks_per_plane] {
+        let mut s = spec_at(params, 50, bpp)?;
+        s.ftl.checkpoint_at_flush = true;
+        s.ftl.checkpoint_whole_map = true;
+        let geo = s.nand.geometry;
+        let mut runs = Vec::new();
+        for &mode in &params.modes {
+            progress.say(format!(
+                "partsupp {} K={} whole map at every barrier, {bpp} blocks a plane",
+                mode.name(),
+                params.table1_k
+            ));
+            runs.push(run_mode(&s, mode, params.table1_k).map_err(failed(mode.name()))?);
+            progress.step();
+        }
+        out.push(WholeMapRun {
+            blocks_per_plane: bpp,
+            capacity_mib: (geo.page_count() as u64 * geo.page_size as u64) >> 20,
+            l2p_pages: (geo.page_count() as u64).div_ceil(geo.page_size as u64 / 4),
+            runs,
+        });
+    }
+    Ok(out)
 }
 
 /// Table 5: every mode restarted after each of the cuts.

@@ -143,6 +143,36 @@ pub fn ablation_rows(p: &Params, f: &Figures) -> Vec<Vec<String>> {
     ]
 }
 
+/// The variant with the whole map at every barrier (the board's public
+/// firmware), per device size: a row per mode and size.
+pub fn whole_map_table(p: &Params, f: &Figures) -> (Vec<String>, Vec<Vec<String>>) {
+    let h = [
+        format!("Table 1 (K={}, 50%), the whole map at every barrier (variant)", p.table1_k),
+        "device (L2P pages)".into(),
+        "flash pages written (per 1,000 tx)".into(),
+        "map and superblock pages per fsync".into(),
+        "elapsed (simulated)".into(),
+    ]
+    .to_vec();
+    let mut rows = Vec::new();
+    for w in &f.table1_whole_map {
+        for m in modes() {
+            let Some(x) = w.runs.iter().find(|x| x.mode == m) else { continue };
+            rows.push(vec![
+                m.name().to_string(),
+                format!("{} MiB ({})", w.capacity_mib, w.l2p_pages),
+                count(scale_tx(programs(x) as f64, p)),
+                format!(
+                    "{:.1}",
+                    (x.device.map_writes + x.device.superblock_writes) as f64 / x.host.fsyncs.max(1) as f64
+                ),
+                format!("{:.2} s", x.elapsed_s),
+            ]);
+        }
+    }
+    (h, rows)
+}
+
 pub fn mode_pair_header(first: &str) -> Vec<String> {
     let mut h = vec![first.to_string()];
     for m in ["RBJ", "WAL", "X-FTL"] {
