@@ -21,7 +21,6 @@
 use rusqlite::{ffi, Connection};
 use serde::{Deserialize, Serialize};
 use std::os::raw::{c_uint, c_void};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -50,31 +49,18 @@ impl std::ops::Sub for HostWork {
     }
 }
 
-/// The counters a stack's VFS and connections add to; shared with every
-/// connection [`attach`]ed (each holds a reference until SQLite closes it).
-#[derive(Debug, Default)]
-pub struct HostCounters {
-    statements: AtomicU64,
-    vm_steps: AtomicU64,
-    syscalls: AtomicU64,
-    bytes: AtomicU64,
-}
+pub use crate::vfs::HostCounters;
 
 impl HostCounters {
     /// The counts so far.
     pub fn work(&self) -> HostWork {
+        let [statements, vm_steps, syscalls, bytes_copied] = self.counts();
         HostWork {
-            statements: self.statements.load(Ordering::Relaxed),
-            vm_steps: self.vm_steps.load(Ordering::Relaxed),
-            syscalls: self.syscalls.load(Ordering::Relaxed),
-            bytes_copied: self.bytes.load(Ordering::Relaxed),
+            statements,
+            vm_steps,
+            syscalls,
+            bytes_copied,
         }
-    }
-
-    /// One VFS call a kernel VFS makes a system call for, copying `bytes`.
-    pub(crate) fn syscall(&self, bytes: u64) {
-        self.syscalls.fetch_add(1, Ordering::Relaxed);
-        self.bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 }
 
@@ -87,8 +73,7 @@ unsafe extern "C" fn on_trace(event: c_uint, ctx: *mut c_void, p: *mut c_void, _
     match event {
         ffi::SQLITE_TRACE_PROFILE => {
             let steps = ffi::sqlite3_stmt_status(p as *mut ffi::sqlite3_stmt, ffi::SQLITE_STMTSTATUS_VM_STEP, 1);
-            (*counters).statements.fetch_add(1, Ordering::Relaxed);
-            (*counters).vm_steps.fetch_add(steps.max(0) as u64, Ordering::Relaxed);
+            (*counters).statement(steps.max(0) as u64);
         }
         ffi::SQLITE_TRACE_CLOSE => drop(Arc::from_raw(counters)),
         _ => {}

@@ -96,6 +96,7 @@ mod calls;
 mod control;
 mod errors;
 mod group;
+mod host_counts;
 mod io;
 mod locks;
 mod memfile;
@@ -108,6 +109,7 @@ mod walmap;
 use calls::*;
 use control::*;
 use errors::*;
+pub use host_counts::HostCounters;
 use io::*;
 use locks::*;
 pub use register::Vfs;
@@ -213,7 +215,7 @@ struct VfsState {
     frame_read: Mutex<Option<walmap::FrameRead>>,
     /// The host's work: the calls a kernel VFS makes system calls for, and
     /// the bytes they copy (`host_cost.rs`).
-    host: std::sync::Arc<crate::host_cost::HostCounters>,
+    host: std::sync::Arc<HostCounters>,
 }
 
 /// A WAL index: its regions and the locks on its SQLITE_SHM_NLOCK slots.

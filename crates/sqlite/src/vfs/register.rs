@@ -95,7 +95,7 @@ impl Vfs {
     }
 
     /// The host work counted through this VFS (`host_cost.rs`).
-    pub fn host_counters(&self) -> std::sync::Arc<crate::host_cost::HostCounters> {
+    pub fn host_counters(&self) -> std::sync::Arc<super::HostCounters> {
         unsafe { (*self.state).host.clone() }
     }
 
