@@ -253,6 +253,22 @@ impl Check {
         }
     }
 
+    /// Writes the note of a check that differs: with `cause` (a paper's
+    /// `class_of` table: the class a miss of this check has, and why), a
+    /// miss is [classified](Check::classify); any other check's note is the
+    /// measured reason alone.
+    pub fn explain<S: AsRef<str>>(&mut self, cause: Option<(Class, S)>, measured: &str) {
+        match cause {
+            Some((class, why)) => self.classify(class, why.as_ref(), measured),
+            None => self.note = measured.to_string(),
+        }
+    }
+
+    /// The class of a check that misses (`None` for any other).
+    pub fn miss_class(&self) -> Option<Class> {
+        self.class.filter(|_| self.misses())
+    }
+
     /// Whether ours and the paper's figure differ: numbers beyond 25% (a
     /// bound's figure too, a structural one too), a bound not kept however
     /// near its figure, orderings unequal. The notes explain every check that
@@ -296,9 +312,9 @@ impl Check {
 
     /// The verdict with a miss's class: "no: setup".
     pub fn verdict_class(&self) -> String {
-        match self.class {
-            Some(k) if self.misses() => format!("no: {}", k.name()),
-            _ => self.verdict().to_string(),
+        match self.miss_class() {
+            Some(k) => format!("no: {}", k.name()),
+            None => self.verdict().to_string(),
         }
     }
 }
@@ -390,6 +406,23 @@ impl HostSweep {
             });
         }
         out
+    }
+
+    /// Its cells, one a scale: the figure as `check` (the same id's) shows
+    /// it, and its verdict ("12.0x (yes)").
+    pub fn cells(&self, check: Option<&Check>) -> Vec<String> {
+        self.measured
+            .iter()
+            .zip(&self.within_25pct)
+            .map(|(m, w)| {
+                let verdict = match w {
+                    Some(true) => "yes",
+                    Some(false) => "no",
+                    None => "-",
+                };
+                format!("{} ({verdict})", check.map_or(String::new(), |c| c.show(m)))
+            })
+            .collect()
     }
 }
 

@@ -212,17 +212,8 @@ pub fn host_sweep_section(rows: &[crate::check::HostSweep], checks: &[Check], wi
     let body = rows
         .iter()
         .map(|r| {
-            let c = checks.iter().find(|c| c.id == r.id);
             let mut row = vec![r.id.clone()];
-            row.extend(r.measured.iter().zip(&r.within_25pct).map(|(m, w)| {
-                let shown = c.map_or(String::new(), |c| c.show(m));
-                let verdict = match w {
-                    Some(true) => "yes",
-                    Some(false) => "no",
-                    None => "-",
-                };
-                format!("{shown} ({verdict})")
-            }));
+            row.extend(r.cells(checks.iter().find(|c| c.id == r.id)));
             row
         })
         .collect();
@@ -250,11 +241,7 @@ pub fn checks_section(checks: &[Check], deviations: &[String], width: u16) -> St
         .iter()
         .filter(|c| !c.note.is_empty())
         .map(|c| {
-            let class = c
-                .class
-                .filter(|_| c.misses())
-                .map(|k| format!(" ({})", k.name()))
-                .unwrap_or_default();
+            let class = c.miss_class().map(|k| format!(" ({})", k.name())).unwrap_or_default();
             wrap(&format!("{}{class}: {}", c.id, c.note), width) + "\n"
         })
         .collect();

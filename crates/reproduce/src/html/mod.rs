@@ -196,7 +196,7 @@ pub fn page(
             c.unit,
             c.kind.name(),
             c.verdict(),
-            c.class.filter(|_| c.misses()).map(|k| k.name()).unwrap_or(""),
+            c.miss_class().map_or("", |k| k.name()),
             escape(&c.note)
         );
     }
@@ -221,16 +221,9 @@ fn host_sweep_table(checks: &[Check], host_sweep: &[crate::check::HostSweep]) ->
         }
         s += "</tr>";
         for r in host_sweep {
-            let c = checks.iter().find(|c| c.id == r.id);
             s += &format!("<tr><td>{}</td>", escape(&r.id));
-            for (m, w) in r.measured.iter().zip(&r.within_25pct) {
-                let shown = c.map_or(String::new(), |c| c.show(m));
-                let verdict = match w {
-                    Some(true) => "yes",
-                    Some(false) => "no",
-                    None => "-",
-                };
-                s += &format!("<td class=n>{} ({verdict})</td>", escape(&shown));
+            for cell in r.cells(checks.iter().find(|c| c.id == r.id)) {
+                s += &format!("<td class=n>{}</td>", escape(&cell));
             }
             s += "</tr>";
         }

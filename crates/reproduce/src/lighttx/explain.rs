@@ -138,11 +138,7 @@ pub fn explain(params: &Params, f: &Figures, checks: &mut [Check]) -> Vec<String
             parts.push(line);
         }
         parts.retain(|p| !p.is_empty());
-        match class_of(&c.id).filter(|_| c.misses()) {
-            Some((class, why)) => c.classify(class, why, &parts.join(". ")),
-            None if !parts.is_empty() => c.note = parts.join(". "),
-            None => {}
-        }
+        c.explain(class_of(&c.id), &parts.join(". "));
     }
     deviations(&cx)
 }

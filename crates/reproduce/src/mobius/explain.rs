@@ -160,10 +160,7 @@ fn note(params: &Params, f: &Figures, c: &Check) -> String {
 pub fn explain(params: &Params, f: &Figures, checks: &mut [Check]) -> Vec<String> {
     for c in checks.iter_mut().filter(|c| c.differs()) {
         let note = note(params, f, c);
-        match class_of(&c.id).filter(|_| c.misses()) {
-            Some((class, why)) => c.classify(class, why, &note),
-            None => c.note = note,
-        }
+        c.explain(class_of(&c.id), &note);
     }
     vec![
         "Fig. 9's Filebench personalities run on our file system, one device transaction per fsync, with one \

@@ -194,10 +194,7 @@ pub fn explain(params: &Params, f: &Figures, checks: &mut [Check]) -> Vec<String
     for c in checks.iter_mut() {
         if c.differs() {
             let note = note(params, f, c);
-            match class_of(&c.id).filter(|_| c.misses()) {
-                Some((class, why)) => c.classify(class, &why, &note),
-                None => c.note = note,
-            }
+            c.explain(class_of(&c.id), &note);
         }
     }
     deviations(params)

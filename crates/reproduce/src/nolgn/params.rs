@@ -97,7 +97,7 @@ impl Params {
             wal_autocheckpoint: paper::NORMAL_GROUP_PAGES,
             nolgn_group_pages: paper::NORMAL_GROUP_PAGES,
             cache_pages: 4_096,
-            read_cache_pages: crate::host::read_cache_pages(4096),
+            read_cache_pages: crate::host::read_cache_pages(p.geometry.page_size as usize),
             precondition_writes: 0,
             ycsb_records: records,
             ycsb_operations: if quick { 4 * records } else { records },

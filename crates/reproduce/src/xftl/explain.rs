@@ -74,11 +74,7 @@ pub fn explain(params: &Params, f: &Figures, checks: &mut [Check]) -> Vec<String
             continue;
         }
         let note = note(&cx, &c.id);
-        match class_of(&c.id).filter(|_| c.misses()) {
-            Some((class, why)) => c.classify(class, &why, &note),
-            None if !note.is_empty() => c.note = note,
-            None => {}
-        }
+        c.explain(class_of(&c.id), &note);
     }
     deviations(&cx)
 }
