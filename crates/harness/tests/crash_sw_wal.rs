@@ -12,9 +12,17 @@
 mod common;
 use txftl_harness::{CrashSpec, DeviceSpec, Expect, TxShape, WorkloadKind, WorkloadSpec};
 
+/// Record pages of 8 entries: a checkpoint of more remaps spans pages, and
+/// the set cuts inside those groups.
+const RECORD_PAGE_ENTRIES: u32 = 8;
+
 fn spec(protocol: &str, ops: u64, fill_pct: u32, recovery_cuts: bool) -> CrashSpec {
+    let mut device = DeviceSpec::tiny(protocol);
+    if protocol != "plain" {
+        device.opts = txftl_protocols::ProtocolOptions::new().with("record-page-entries", RECORD_PAGE_ENTRIES);
+    }
     CrashSpec::every_point(
-        DeviceSpec::tiny(protocol),
+        device,
         WorkloadSpec {
             kind: WorkloadKind::Remap,
             ops,
@@ -30,10 +38,16 @@ fn spec(protocol: &str, ops: u64, fill_pct: u32, recovery_cuts: bool) -> CrashSp
             Expect::Protocol("sw_wal_remaps"),
             Expect::Protocol("sw_wal_remaps_refused"),
             Expect::Protocol("sw_wal_gc_tagged_copies"),
+            Expect::Protocol("sw_wal_record_groups"),
         ],
         recovery_cuts,
         format!(
-            "txftl crashtest --protocol {protocol} --workload remap --ops {ops} --fill {fill_pct} --seed 1 --flush-every 0{}",
+            "txftl crashtest --protocol {protocol} --workload remap --ops {ops} --fill {fill_pct} --seed 1 --flush-every 0{}{}",
+            if protocol == "plain" {
+                String::new()
+            } else {
+                format!(" --protocol-opt record-page-entries={RECORD_PAGE_ENTRIES}")
+            },
             if recovery_cuts { "" } else { " --no-recovery-cuts" }
         ),
     )
@@ -47,6 +61,10 @@ fn remaps_cut_before_and_after_their_flush() {
     let r = common::run_clean(&s);
     let p = &r.dry_run.protocol;
     assert!(p.get("sw_wal_remaps") > 50, "{p:?}");
+    // Flushes made their remaps durable by record groups, some of them
+    // over one page, and none by a checkpoint of their own.
+    assert!(p.get("sw_wal_record_pages") > p.get("sw_wal_record_groups"), "{p:?}");
+    assert_eq!(p.get("sw_wal_flush_checkpoints"), 0, "{p:?}");
     assert!(r.second_crash_points > 0);
 }
 

@@ -79,7 +79,7 @@ fn gc_moves_a_remapped_page_as_its_new_logical_pages() {
         Ftl::format(
             nand,
             FtlConfig::default(),
-            SwHooks::new(false, txftl_protocols::sw_wal::PENDING_REMAPS_DEFAULT),
+            SwHooks::new(false, txftl_protocols::sw_wal::PENDING_REMAPS_DEFAULT, true),
         )
         .unwrap(),
     );
@@ -162,4 +162,59 @@ fn a_remap_past_the_pending_bound_is_refused_as_table_full() {
     let got: Vec<u8> = (0..4).map(|l| reads(&mut *d, l)).collect();
     assert_eq!(got, [3, 2, 2, 1]);
     d.check_invariants().unwrap();
+}
+
+/// A flush makes its remaps and trims durable with a remap record (one
+/// group of record pages in the protocol's ring), not a checkpoint: the
+/// mount reads the record back; `remap-record=0`, the variant, writes a
+/// checkpoint instead. A group of more remaps than one record page holds
+/// spans pages, and recovers whole.
+#[test]
+fn a_flush_writes_a_remap_record_and_the_mount_reads_it_back() {
+    for record in [1, 0] {
+        let opts = ProtocolOptions::new().with("remap-record", record);
+        let mut d = protocol(false).format(nand(), FtlConfig::default(), &opts).unwrap();
+        // 60 remaps: two record pages of 41 entries on 512-byte pages.
+        for lpn in 0..60 {
+            d.write(lpn, &page(&*d, 1)).unwrap();
+        }
+        d.write(70, &page(&*d, 5)).unwrap();
+        d.flush().unwrap();
+        for lpn in 0..60 {
+            write_wal(&mut *d, 100 + lpn, 2, lpn);
+        }
+        d.flush().unwrap();
+        let before = d.stats();
+        for lpn in 0..60 {
+            remap(&mut *d, 100 + lpn, lpn).unwrap();
+        }
+        d.trim(70).unwrap();
+        d.flush().unwrap();
+        let after = d.stats();
+        let p = |k: &str| after.protocol.get(k) - before.protocol.get(k);
+        if record == 1 {
+            assert_eq!((p("sw_wal_record_groups"), p("sw_wal_record_pages")), (1, 2), "{after:?}");
+            assert_eq!(after.checkpoints, before.checkpoints, "no checkpoint at the flush");
+            assert_eq!(after.map_writes, before.map_writes);
+        } else {
+            assert_eq!((p("sw_wal_record_groups"), p("sw_wal_flush_checkpoints")), (0, 1));
+            assert_eq!(after.checkpoints, before.checkpoints + 1);
+        }
+        let mut d = protocol(false)
+            .mount(d.into_nand(), FtlConfig::default(), &opts)
+            .map_err(|(e, _)| e)
+            .unwrap();
+        for lpn in 0..60 {
+            assert_eq!(
+                (reads(&mut *d, lpn), reads(&mut *d, 100 + lpn)),
+                (2, 0),
+                "lpn {lpn}, remap-record={record}"
+            );
+        }
+        assert_eq!(reads(&mut *d, 70), 0, "the trim, remap-record={record}");
+        if record == 1 {
+            assert_eq!(d.recovery_report().map(|r| r.protocol_updates_applied), Some(121));
+        }
+        d.check_invariants().unwrap();
+    }
 }

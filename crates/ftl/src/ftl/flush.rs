@@ -14,6 +14,16 @@ impl<H: Hooks> Ftl<H> {
     /// checkpoint's L2P): refused when checkpoints persist none
     /// (`Mapping::PERSISTED`), since recovery would find the page again.
     pub fn trim_page(&mut self, lpn: Lpn) -> Result<u64> {
+        if self.trim_page_logged(lpn)? {
+            self.trims_pending = true;
+        }
+        Ok(0)
+    }
+
+    /// A trim the protocol makes durable itself, in a record of its own
+    /// that its recovery reads (SW-WAL's remap record): no checkpoint is
+    /// owed at the next flush. Returns whether `lpn` mapped a page.
+    pub fn trim_page_logged(&mut self, lpn: Lpn) -> Result<bool> {
         self.check_writable("trim")?;
         self.check_lpn(lpn)?;
         if !<H::Mapping as Mapping>::PERSISTED {
@@ -24,11 +34,11 @@ impl<H: Hooks> Ftl<H> {
         }
         self.counters.host_trims += 1;
         self.fetch_mapping(lpn)?;
-        if self.l2p.get(lpn) != UNMAPPED {
-            self.unmap(lpn);
-            self.trims_pending = true;
+        if self.l2p.get(lpn) == UNMAPPED {
+            return Ok(false);
         }
-        Ok(0)
+        self.unmap(lpn);
+        Ok(true)
     }
 
     /// Waits for every program in flight; makes pending trims durable.

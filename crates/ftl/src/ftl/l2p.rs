@@ -59,8 +59,10 @@ impl<H: Hooks> Ftl<H> {
     /// unmapped and `to`'s old page becomes garbage (SW-WAL's remap). The
     /// page's spare area still names `from`, so the protocol must name `to`
     /// as its alias (`Hooks::alias_lpn`) or reads of `to` are refused as
-    /// corrupted. Durable at the next flush, as a trim: through the next
-    /// checkpoint's L2P (a page's OOB alone cannot say a remap happened).
+    /// corrupted. A page's OOB alone cannot say a remap happened: the
+    /// protocol makes it durable, in a record its recovery reads (SW-WAL's
+    /// remap record) or by a checkpoint (`Ftl::checkpoint`); the FTL's own
+    /// checkpoints make it durable too, whenever they come.
     pub fn remap_page(&mut self, from: Lpn, to: Lpn) -> Result<()> {
         self.check_writable("remap")?;
         self.check_lpn(from)?;
@@ -86,7 +88,6 @@ impl<H: Hooks> Ftl<H> {
         self.tables.mark_lpn(from);
         self.l2p.set(to, ppn);
         self.tables.mark_lpn(to);
-        self.trims_pending = true;
         Ok(())
     }
 

@@ -23,6 +23,28 @@ const PENDING_REMAPS: OptionSpec = OptionSpec {
     max: 1 << 26,
 };
 
+const REMAP_RECORD: OptionSpec = OptionSpec {
+    key: "remap-record",
+    value_name: "0|1",
+    help: "1: a flush makes its remaps and trims durable with a remap record, read back at mount (NoLgn-FTL's \
+           description) [default]; 0: with a checkpoint of the mapping table (the variant)",
+    min: 0,
+    max: 1,
+};
+
+const RECORD_PAGE_ENTRIES: OptionSpec = OptionSpec {
+    key: "record-page-entries",
+    value_name: "N",
+    help: "entries a remap record page holds at most [default: as many as fit, 12 bytes each]; fewer make a \
+           flush's record span pages (the crash sets cut inside such groups)",
+    min: 1,
+    max: 1 << 20,
+};
+
+fn remap_record(opts: &ProtocolOptions) -> Result<bool, DeviceError> {
+    Ok(opts.u32(&REMAP_RECORD)?.unwrap_or(1) == 1)
+}
+
 fn pending_max(opts: &ProtocolOptions) -> Result<u32, DeviceError> {
     Ok(opts.u32(&PENDING_REMAPS)?.unwrap_or(PENDING_REMAPS_DEFAULT))
 }
@@ -34,7 +56,8 @@ impl Build for SwWalBuild {
     type Device = SwWal;
 
     fn hooks(_geo: &Geometry, opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<SwHooks, DeviceError> {
-        Ok(SwHooks::new(canary, pending_max(opts)?))
+        let entries = opts.u32(&RECORD_PAGE_ENTRIES)?.unwrap_or(0);
+        Ok(SwHooks::new(canary, pending_max(opts)?, remap_record(opts)?).with_record_page_entries(entries))
     }
 
     fn extra_memory(_geo: &Geometry, logical_pages: u32, opts: &ProtocolOptions) -> u64 {
@@ -48,7 +71,7 @@ impl Build for SwWalBuild {
 
 pub static ENTRY: ProtocolEntry = ProtocolEntry {
     extensions: &[Extension::Remap],
-    options: &[PENDING_REMAPS],
+    options: &[PENDING_REMAPS, REMAP_RECORD, RECORD_PAGE_ENTRIES],
     counters: &[
         CounterSpec {
             key: "sw_wal_remappable_writes",
@@ -66,6 +89,18 @@ pub static ENTRY: ProtocolEntry = ProtocolEntry {
         CounterSpec {
             key: "sw_wal_gc_tagged_copies",
             help: "GC copies of pages whose spare area names a target (WAL frames, remapped or not)",
+        },
+        CounterSpec {
+            key: "sw_wal_record_pages",
+            help: "remap record pages written (a flush's remaps and trims, read back at mount)",
+        },
+        CounterSpec {
+            key: "sw_wal_record_groups",
+            help: "remap record groups written: flushes whose changes a record made durable",
+        },
+        CounterSpec {
+            key: "sw_wal_flush_checkpoints",
+            help: "flushes whose changes a checkpoint made durable (`remap-record=0`, or a group over half the ring)",
         },
     ],
     // WAL, whose checkpoints remap (the SQLite mode `sw-wal`): what the

@@ -10,9 +10,14 @@
 //!   page is `d`'s through its alias (`Hooks::alias_lpn`): reads of `d`, GC
 //!   (which copies it as `d`'s from then on) and the checks accept it.
 //! - Remaps are pending in device DRAM until the next flush, which applies
-//!   them all to the L2P and writes the checkpoint that makes them durable
-//!   together: a cut before it finds none of them (the WAL whole, the
-//!   database as it was), one after it all of them. Not one by one: the FTL
+//!   them all to the L2P and appends the remap record that makes them
+//!   durable together (`record.rs`: which tagged pages moved where, with
+//!   the trims since the last record; the tagged pages' spare areas name
+//!   their targets, NoLgn-FTL §5), read back at mount: a cut before its last
+//!   page finds none of them (the WAL whole, the database as it was), one
+//!   after it all of them. Option `remap-record=0` writes a checkpoint
+//!   instead (the mapping table's dirty pages), a variant kept for
+//!   comparison. Not one by one: the FTL
 //!   writes checkpoints of its own (GC, its rings) whenever it needs, and a
 //!   WAL whose first remapped frames were durable and later ones not has a
 //!   gap its recovery cannot read past (SQLite stops at the first frame
@@ -30,15 +35,27 @@
 
 mod entry;
 mod format;
+mod record;
 
 pub use entry::{ENTRY, PENDING_REMAPS_DEFAULT};
 pub use format::RemapTag;
+use record::Change;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use txftl_nand::BlockId;
 use txftl_ftl::extensions::Remap;
 use txftl_ftl::{Capabilities, Dense, Device, DeviceError, DeviceStats, EventHooks, Ftl, GcHooks, Hooks, Lpn, Oob, PersistHooks, Ppn};
 use txftl_ftl::oob::OobState;
-use txftl_ftl::{ProtocolCounters, RecoveryHooks, Result};
+use txftl_ftl::{LogSource, ProtocolCounters, RecoveredUpdate, RecoveryHooks, Result};
+
+/// Blocks of the remap record's ring. A flush's group may take half of it
+/// (a larger one is made durable by a checkpoint instead).
+const RING_BLOCKS: u32 = 4;
+
+/// Changes applied to the L2P and not yet in a record (trims, remaps
+/// applied before their flush), past which a checkpoint makes them
+/// durable: the table stays bounded between flushes.
+const LOGGED_MAX: usize = 1 << 16;
 
 /// SW-WAL's state inside the framework: the remappable pages written since
 /// the mount (DRAM only), and its counters.
@@ -53,6 +70,21 @@ pub struct SwHooks {
     pending_from: BTreeMap<Lpn, Lpn>,
     /// The most remaps `pending` holds (option `pending-remaps`).
     pending_max: u32,
+    /// Option `remap-record`: a flush's changes go to the remap record
+    /// (else a checkpoint makes them durable).
+    record: bool,
+    /// Option `record-page-entries`: entries a record page holds at most
+    /// (0: as many as fit).
+    record_page_entries: u32,
+    /// Changes applied to the L2P since the last record or checkpoint, in
+    /// order: the next record's entries.
+    logged: Vec<Change>,
+    /// Ring blocks holding record pages written since the last checkpoint
+    /// (recovery needs them: the ring must not erase them).
+    needed: BTreeSet<BlockId>,
+    record_pages: u64,
+    record_groups: u64,
+    flush_checkpoints: u64,
     remaps: u64,
     remappable_writes: u64,
     refused: u64,
@@ -60,11 +92,19 @@ pub struct SwHooks {
 }
 
 impl SwHooks {
-    pub fn new(canary: bool, pending_max: u32) -> SwHooks {
+    /// Record pages of at most `n` entries (0: as many as fit).
+    pub fn with_record_page_entries(mut self, n: u32) -> SwHooks {
+        self.record_page_entries = n;
+        self
+    }
+
+    pub fn new(canary: bool, pending_max: u32, record: bool) -> SwHooks {
         assert!(pending_max > 0, "the option's minimum is 1");
         SwHooks {
             canary,
             pending_max,
+            record,
+            record_page_entries: 0,
             ..SwHooks::default()
         }
     }
@@ -112,13 +152,31 @@ impl GcHooks for SwHooks {
         }
     }
 }
-impl RecoveryHooks for SwHooks {}
+impl RecoveryHooks for SwHooks {
+    /// The remap records since the checkpoint (`record.rs`): each whole
+    /// group's remaps and trims, at its last page's sequence number.
+    fn recover(&mut self, ckpt_seq: u64, _root: &[u8], _section: &[u8], _fell_back: bool, logs: &mut dyn LogSource) -> Result<Vec<RecoveredUpdate>> {
+        Ok(record::read(ckpt_seq, logs)?.updates)
+    }
+}
 impl EventHooks for SwHooks {}
 
 impl PersistHooks for SwHooks {
     /// The target's 4 bytes.
     fn packed_protocol_bytes(&self) -> usize {
         4
+    }
+
+    /// The remap record's ring (with `remap-record=0` too: the variant is
+    /// the flush's choice, not the format's).
+    fn protocol_rings(&self, _geo: &txftl_nand::Geometry) -> Vec<u32> {
+        vec![RING_BLOCKS]
+    }
+
+    /// The checkpoint's L2P holds every change applied so far.
+    fn checkpoint_durable(&mut self) {
+        self.logged.clear();
+        self.needed.clear();
     }
 }
 
@@ -142,8 +200,8 @@ impl SwWal {
 }
 
 impl SwWal {
-    /// Applies the pending remaps to the L2P (the flush's checkpoint, or the
-    /// next one, makes them durable).
+    /// Applies the pending remaps to the L2P, each logged for the flush's
+    /// record (or its checkpoint).
     fn apply_pending(&mut self) -> Result<()> {
         let h = self.ftl.hooks_mut();
         assert_eq!(h.pending.len(), h.pending_from.len(), "the two maps of pending remaps differ");
@@ -153,9 +211,82 @@ impl SwWal {
         for (to, from) in pending {
             // Before a remap's source changes, the remap is applied
             // (`before_change`): the source still maps the page written for it.
-            debug_assert!(self.ftl.mapping(from).is_some(), "pending remap of {from} onto {to}: its source maps no page");
-            self.ftl.remap_page(from, to)?;
+            self.remap_logged(from, to)?;
         }
+        Ok(())
+    }
+
+    /// `to` takes `from`'s page (`Ftl::remap_page`), logged for the next record.
+    fn remap_logged(&mut self, from: Lpn, to: Lpn) -> Result<()> {
+        let ppn = self
+            .ftl
+            .mapping(from)
+            .ok_or_else(|| DeviceError::Corrupted(format!("remap of {from} onto {to}: its source maps no page")))?;
+        self.ftl.remap_page(from, to)?;
+        debug_assert_eq!(self.ftl.mapping(to), Some(ppn));
+        self.ftl.hooks_mut().logged.push(Change::Remap { from, to, ppn });
+        Ok(())
+    }
+
+    /// A trim, logged for the next record; past [`LOGGED_MAX`] changes a
+    /// checkpoint makes them durable (a trim may be durable before its flush).
+    fn trim_logged(&mut self, lpn: Lpn) -> Result<()> {
+        if self.ftl.trim_page_logged(lpn)? {
+            let h = self.ftl.hooks_mut();
+            h.logged.push(Change::Trim { lpn });
+            if h.logged.len() >= LOGGED_MAX {
+                self.ftl.checkpoint()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The flush's part: the pending remaps applied and, with every change
+    /// since the last record, made durable together by one record group
+    /// (or a checkpoint: `remap-record=0`, or a group over half the ring).
+    fn make_durable(&mut self) -> Result<()> {
+        let h = self.ftl.hooks();
+        let changes = h.logged.len() + h.pending.len();
+        if changes == 0 {
+            return Ok(());
+        }
+        let page_size = self.ftl.page_size() as usize;
+        let fit = record::per_page(page_size);
+        let per = match h.record_page_entries as usize {
+            0 => fit,
+            n => n.min(fit),
+        };
+        let pages = record::pages_for(changes, per);
+        let half_ring = (RING_BLOCKS / 2 * self.ftl.nand().geometry().pages_per_block) as usize;
+        if !h.record || pages > half_ring {
+            self.apply_pending()?;
+            self.ftl.checkpoint()?;
+            self.ftl.hooks_mut().flush_checkpoints += 1;
+            return Ok(());
+        }
+        // The pages the remaps name are done before the record naming them.
+        self.ftl.wait_idle();
+        // Room first: a checkpoint here comes before the remaps are applied,
+        // so none is made durable apart from the others.
+        let entered = self.ftl.log_blocks_entered(0, pages as u32);
+        if entered.iter().any(|b| self.ftl.hooks().needed.contains(b)) {
+            self.ftl.checkpoint()?;
+        }
+        self.apply_pending()?;
+        let changes = std::mem::take(&mut self.ftl.hooks_mut().logged);
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let group = record::encode(&changes, page_size, per);
+        assert!(group.len() <= pages, "the group grew after its room was made");
+        for page in &group {
+            let (ppn, _) = self.ftl.append_log(0, page)?;
+            let b = self.ftl.block_of(ppn);
+            self.ftl.hooks_mut().needed.insert(b);
+        }
+        let h = self.ftl.hooks_mut();
+        h.record_pages += group.len() as u64;
+        h.record_groups += 1;
         Ok(())
     }
 
@@ -167,12 +298,12 @@ impl SwWal {
         h.targets.remove(&lpn);
         if let Some(from) = h.pending.remove(&lpn) {
             h.pending_from.remove(&from);
-            self.ftl.trim_page(from)?;
+            self.trim_logged(from)?;
         }
         let h = self.ftl.hooks_mut();
         if let Some(to) = h.pending_from.remove(&lpn) {
             h.pending.remove(&to);
-            self.ftl.remap_page(lpn, to)?;
+            self.remap_logged(lpn, to)?;
         }
         Ok(())
     }
@@ -205,12 +336,15 @@ impl Device for SwWal {
         self.ftl.write_page_with(lpn, data, &RemapTag::NONE.encode())
     }
     fn flush(&mut self) -> Result<u64> {
-        self.apply_pending()?;
-        self.ftl.flush_all()
+        let start = self.ftl.now();
+        self.make_durable()?;
+        self.ftl.flush_all()?;
+        Ok(self.ftl.now() - start)
     }
     fn trim(&mut self, lpn: Lpn) -> Result<u64> {
         self.before_change(lpn)?;
-        self.ftl.trim_page(lpn)
+        self.trim_logged(lpn)?;
+        Ok(0)
     }
     fn stats(&self) -> DeviceStats {
         let mut s = self.ftl.device_stats();
@@ -220,6 +354,9 @@ impl Device for SwWal {
         p.add("sw_wal_remaps", h.remaps);
         p.add("sw_wal_remaps_refused", h.refused);
         p.add("sw_wal_gc_tagged_copies", h.tagged_gc_copies);
+        p.add("sw_wal_record_pages", h.record_pages);
+        p.add("sw_wal_record_groups", h.record_groups);
+        p.add("sw_wal_flush_checkpoints", h.flush_checkpoints);
         s.protocol = p;
         s
     }
@@ -227,6 +364,7 @@ impl Device for SwWal {
         self.ftl.reset_device_stats();
         let h = self.ftl.hooks_mut();
         (h.remaps, h.remappable_writes, h.refused, h.tagged_gc_copies) = (0, 0, 0, 0);
+        (h.record_pages, h.record_groups, h.flush_checkpoints) = (0, 0, 0);
     }
     fn remap_calls(&mut self) -> Option<&mut dyn Remap> {
         Some(self)
@@ -299,6 +437,6 @@ impl Remap for SwWal {
     }
 }
 
-any_device_over_ftl!(SwWal, ENTRY, |d: &mut SwWal| d.apply_pending());
+any_device_over_ftl!(SwWal, ENTRY, |d: &mut SwWal| d.make_durable());
 
 impl crate::DurableParts for SwWal {}
