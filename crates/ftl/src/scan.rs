@@ -73,7 +73,7 @@ impl<'a> ScannedPages<'a> {
             visit(&ScannedPage {
                 ppn: f.ppn,
                 oob: f.oob,
-                from_summary: false,
+                from_summary: f.from_summary,
             });
         }
         let mut buf = vec![0u8; self.geo.page_size as usize];

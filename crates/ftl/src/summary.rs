@@ -87,11 +87,16 @@
 //!
 //! # When recovery trusts it
 //!
-//! Only for a block full at the checkpoint (its write pointer there is the
-//! whole block): the summary page's OOB record is intact, of kind 0x05, with
-//! a sequence number below the checkpoint's (a summary written after it
-//! belongs to a block erased and reused since, after a fallback to an older
-//! checkpoint), its data matches the OOB's data CRC, the header names version
+//! For a block full at the checkpoint (its write pointer there is the whole
+//! block; the zone scan, `scan.rs`): the summary page's OOB record is intact,
+//! of kind 0x05, with a sequence number below the checkpoint's (a summary
+//! written after it belongs to a block erased and reused since, after a
+//! fallback to an older checkpoint). For a block free or open at the
+//! checkpoint (the roll-forward scan, `recovery/roll_forward.rs`, which
+//! reads the block's first page written since, then its summary page): a
+//! sequence number above the checkpoint's, and no fallback (after one, a
+//! block may have been erased and reused more than once since the
+//! checkpoint recovery loaded). In both, its data matches the OOB's data CRC, the header names version
 //! 2, this block and `pages_per_block - 1` records of widths that fit the
 //! page, the header's CRC holds, and every record is well formed (no unknown
 //! flag bit, no data CRC without its flag, a "read its spare" record all
@@ -398,15 +403,39 @@ impl Header {
     }
 }
 
+/// When a summary recovery trusts was written, against the sequence number
+/// of the checkpoint recovery loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Written {
+    /// Before it: a block full at the checkpoint (the zone scan).
+    Before(u64),
+    /// After it: a block free or open at the checkpoint that the
+    /// roll-forward scan finds full (no fallback to an older checkpoint).
+    After(u64),
+}
+
 /// The records of `block`'s summary page, read as `data` and `oob`, if
-/// recovery may trust them (`mode`; the module doc says when): page `i`'s
-/// at index `i`, `None` for a page whose spare area must be read instead.
-/// `None` as a whole: read the block page by page.
+/// recovery may trust them (`mode`; the module doc says when) as a summary
+/// written before checkpoint `ckpt_seq`: page `i`'s at index `i`, `None` for
+/// a page whose spare area must be read instead. `None` as a whole: read the
+/// block page by page.
 pub(crate) fn decode(
     mode: SummaryRead,
     geo: &Geometry,
     block: BlockId,
     ckpt_seq: u64,
+    data: &[u8],
+    oob: &[u8],
+) -> Option<Vec<Option<Oob>>> {
+    decode_written(mode, geo, block, Written::Before(ckpt_seq), data, oob)
+}
+
+/// [`decode`] of a summary written as `written` says.
+pub(crate) fn decode_written(
+    mode: SummaryRead,
+    geo: &Geometry,
+    block: BlockId,
+    written: Written,
     data: &[u8],
     oob: &[u8],
 ) -> Option<Vec<Option<Oob>>> {
@@ -419,7 +448,11 @@ pub(crate) fn decode(
     if checked {
         let OobState::Valid(o) = Oob::decode(oob) else { return None };
         let intact = o.kind == PageKind::Summary && o.data_crc.is_some() && o.data_matches(data);
-        if !intact || o.seq >= ckpt_seq || o.lpn as usize != n {
+        let when = match written {
+            Written::Before(ckpt_seq) => o.seq < ckpt_seq,
+            Written::After(ckpt_seq) => o.seq > ckpt_seq,
+        };
+        if !intact || !when || o.lpn as usize != n {
             return None;
         }
     }
@@ -888,6 +921,65 @@ mod device_tests {
         );
         let mut buf = vec![0u8; 2048];
         for lpn in 0..n + 5 {
+            f.read(lpn, &mut buf).unwrap();
+            assert_eq!(buf, page(lpn), "lpn {lpn}");
+        }
+        f.check_invariants().unwrap();
+    }
+
+    /// Blocks filled after the checkpoint: the roll-forward reads each by its
+    /// first new page and its summary (two reads, not one a page); a block
+    /// not full costs one read of its erased last page and is read page by
+    /// page; every page comes back.
+    #[test]
+    fn the_roll_forward_reads_a_block_filled_since_the_checkpoint_by_its_summary() {
+        let mut p = txftl_nand::preset("flagcommit").unwrap();
+        p.geometry.channels = 2;
+        p.geometry.blocks_per_plane = 16;
+        let geo = p.geometry;
+        let blocks = geo.block_count();
+        let nand = Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap();
+        let mut f = Ftl::format(
+            nand,
+            FtlConfig::default(),
+            Summarized {
+                blocks,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        f.checkpoint().unwrap();
+        let n = 300u32;
+        for lpn in 0..n {
+            f.write(lpn, &page(lpn)).unwrap();
+        }
+        f.wait_idle();
+        let summaries = f.device_stats().summary_pages_written;
+        assert!(summaries >= 3, "{summaries} blocks filled since the checkpoint");
+        let mut f = Ftl::mount(
+            f.into_nand(),
+            FtlConfig::default(),
+            Summarized {
+                blocks,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let r = f.recovery_report().unwrap();
+        assert_eq!(
+            (r.summary_pages_read, r.summary_fallbacks, r.summary_spare_reads),
+            (summaries, 0, 0),
+            "{r:?}"
+        );
+        let in_full = (geo.pages_per_block as u64 - 1) * summaries;
+        let open = n as u64 - in_full;
+        // Per full block, its first page and its summary; the open blocks
+        // page by page (and their erased last page), and the erased first
+        // page of each block still free.
+        assert!(r.pages_scanned < 2 * summaries + 3 * open + blocks as u64, "{r:?}");
+        assert!(r.pages_scanned * 3 < n as u64, "not every page: {r:?}");
+        let mut buf = vec![0u8; 2048];
+        for lpn in 0..n {
             f.read(lpn, &mut buf).unwrap();
             assert_eq!(buf, page(lpn), "lpn {lpn}");
         }

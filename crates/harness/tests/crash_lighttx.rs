@@ -131,3 +131,42 @@ fn an_unrecorded_available_zone_is_caught() {
     s.expect.retain(|&e| e != Expect::ZoneScans);
     common::assert_caught_at_every_seed(&s);
 }
+
+/// Summary pages on (`summary-pages=1`, sec. IV-D: "used in both SCC/BPCC
+/// and LightTx"): every data block's last page holds its other pages'
+/// records. Recovery reads an Unavailable Zone block full at the checkpoint
+/// by its summary, and an Available Zone block filled since by its first
+/// new page and its summary (the roll-forward); every cut, a summary's
+/// program among them (torn each way), with recovery cuts.
+#[test]
+fn summary_pages_in_both_zones_with_recovery_cuts() {
+    let mut s = spec_with(
+        "lighttx",
+        300,
+        &[("zone-blocks", 2), ("summary-pages", 1)],
+        shape(5, 30, 3, 0),
+        true,
+    );
+    s.expect.extend([Expect::SummariesTrusted, Expect::SummaryFallbacks]);
+    let r = common::run_clean(&s);
+    assert!(r.dry_run.checkpoints > 3, "{:?}", r.dry_run);
+}
+
+/// The summary canary (`Canary::TrustUncheckedSummary`, set in the FTL
+/// configuration): recovery believes a summary a cut tore, and misses the
+/// pages of its lost records.
+#[test]
+fn summary_canary_is_caught() {
+    let mut s = common::sampled(
+        spec_with(
+            "lighttx",
+            300,
+            &[("zone-blocks", 2), ("summary-pages", 1)],
+            shape(5, 30, 3, 0),
+            false,
+        ),
+        1,
+    );
+    s.device.ftl.canary = Some(txftl_ftl::Canary::TrustUncheckedSummary);
+    common::assert_caught_at_every_seed(&s);
+}

@@ -1,6 +1,12 @@
 //! Step 3 of the mount (the module doc): the roll-forward scan of the blocks
 //! free or open at the checkpoint, and the erase counts of the metadata ring
 //! blocks, which only their pages' OOB records.
+//!
+//! With summary pages (`summary.rs`), a block whose first page written since
+//! the checkpoint is intact is read by its summary page next: a summary
+//! written after the checkpoint that recovery trusts stands for every other
+//! page of the block (each was programmed whole before it), so a block
+//! filled since costs two reads instead of one a page.
 
 use super::Mounted;
 use crate::checkpoint::RecordState;
@@ -8,7 +14,8 @@ use crate::device::RecoveryReport;
 use crate::error::Result;
 use crate::ftl::Ftl;
 use crate::hooks::Hooks;
-use crate::oob::{Oob, OobState};
+use crate::oob::{Oob, OobState, PageKind};
+use crate::summary::{SummaryRead, Written};
 use txftl_nand::{BlockId, DataMode, Ppn};
 
 /// What the roll-forward scan found in one block.
@@ -32,6 +39,9 @@ pub(crate) struct Found {
     pub seq: u64,
     pub ppn: Ppn,
     pub oob: Oob,
+    /// Read from its block's summary page: its flag bytes are those it was
+    /// programmed with (`ScannedPage::from_summary`).
+    pub from_summary: bool,
 }
 
 impl<H: Hooks> Ftl<H> {
@@ -57,6 +67,12 @@ impl<H: Hooks> Ftl<H> {
         // After a fallback, the newer checkpoint's window may have been used:
         // every free block is read, as without a window.
         let windowed = ck.window && !fallback;
+        // After a fallback a block may have been reused more than once since
+        // the checkpoint recovery loaded: page by page (`summary.rs`).
+        let summaries = match fallback {
+            true => SummaryRead::Off,
+            false => SummaryRead::of(self.hooks.summary_pages(), self.cfg.canary),
+        };
         for (b, rec) in ck.blocks.iter().enumerate() {
             let b = b as BlockId;
             self.blocks.erase_count[b as usize] = rec.erase_count;
@@ -75,7 +91,7 @@ impl<H: Hooks> Ftl<H> {
             let (found_here, done) = if H::CAPABILITIES.logs_mappings {
                 self.probe_block((b, start, was_free), ck.seq, report, scan_start)?
             } else {
-                self.scan_block((b, start, was_free), ck.seq, &mut found, report, scan_start)?
+                self.scan_block((b, start, was_free), (ck.seq, summaries), &mut found, report, scan_start)?
             };
             *at_ns = (*at_ns).max(done);
             scanned.push(found_here);
@@ -90,7 +106,7 @@ impl<H: Hooks> Ftl<H> {
     fn scan_block(
         &mut self,
         (block, start, was_free): (BlockId, u32, bool),
-        ckpt_seq: u64,
+        (ckpt_seq, summaries): (u64, SummaryRead),
         found: &mut Vec<Found>,
         report: &mut RecoveryReport,
         at_ns: u64,
@@ -134,7 +150,12 @@ impl<H: Hooks> Ftl<H> {
                         // errors. It stays the newest version (reads report the
                         // loss) rather than letting an older one come back.
                         report.unreadable_pages += 1;
-                        found.push(Found { seq: o.seq, ppn, oob: o });
+                        found.push(Found {
+                            seq: o.seq,
+                            ppn,
+                            oob: o,
+                            from_summary: false,
+                        });
                         continue;
                     }
                     if full_reads && !o.data_matches(&buf) {
@@ -142,7 +163,27 @@ impl<H: Hooks> Ftl<H> {
                         report.torn_data_intact_oob += 1;
                         continue;
                     }
-                    found.push(Found { seq: o.seq, ppn, oob: o });
+                    found.push(Found {
+                        seq: o.seq,
+                        ppn,
+                        oob: o,
+                        from_summary: false,
+                    });
+                    // The first page written since: the rest by the summary, if trusted.
+                    if page == start && summaries != SummaryRead::Off && page + 1 < self.geo.pages_per_block {
+                        if let Some((at, newest)) = self.roll_forward_summary(block, (page + 1, ckpt_seq, summaries), found, report, t)? {
+                            t = at;
+                            write_ptr = self.geo.pages_per_block;
+                            let scanned = Scanned {
+                                block,
+                                write_ptr,
+                                written,
+                                first_page_old,
+                                newest_seq: newest,
+                            };
+                            return Ok((scanned, t));
+                        }
+                    }
                 }
                 OobState::Valid(_) => {
                     // Older than the checkpoint: a free block never reused since
@@ -190,6 +231,77 @@ impl<H: Hooks> Ftl<H> {
             newest_seq: 0,
         };
         Ok((scanned, t))
+    }
+
+    /// Reads `block`'s summary page from `at_ns` and, if recovery may trust it
+    /// as written after checkpoint `ckpt_seq`, adds the data pages it
+    /// describes from page `from` on to `found` (reading the spare area of
+    /// each whose record it could not hold). Returns when the reads finished
+    /// and the summary's sequence number; `None`: not trusted (the caller
+    /// reads page by page; the summary read is still charged).
+    fn roll_forward_summary(
+        &mut self,
+        block: BlockId,
+        (from, ckpt_seq, mode): (u32, u64, SummaryRead),
+        found: &mut Vec<Found>,
+        report: &mut RecoveryReport,
+        at_ns: u64,
+    ) -> Result<Option<(u64, u64)>> {
+        let mut buf = vec![0u8; self.geo.page_size as usize];
+        let mut oob = vec![0u8; self.geo.oob_size as usize];
+        let last = self.geo.ppn(block, self.geo.pages_per_block - 1);
+        let (mut t, unreadable) = self.recovery_read_ecc(last, at_ns, true, &mut buf, &mut oob)?;
+        report.pages_scanned += 1;
+        if unreadable.is_none() && matches!(Oob::decode(&oob), OobState::Erased) {
+            // Not full: no summary to read (the scan goes on page by page).
+            return Ok(None);
+        }
+        report.summary_pages_read += 1;
+        let records = match unreadable {
+            Some(_) => None,
+            None => crate::summary::decode_written(mode, &self.geo, block, Written::After(ckpt_seq), &buf, &oob),
+        };
+        let (Some(records), OobState::Valid(summary)) = (records, Oob::decode(&oob)) else {
+            report.summary_fallbacks += 1;
+            return Ok(None);
+        };
+        let issued = t;
+        for (page, record) in records.iter().enumerate().skip(from as usize) {
+            let ppn = self.geo.ppn(block, page as u32);
+            let o = match record {
+                Some(o) => Some(*o),
+                None => {
+                    let (done, unreadable) = self.recovery_read_ecc(ppn, issued, false, &mut buf, &mut oob)?;
+                    t = t.max(done);
+                    report.pages_scanned += 1;
+                    report.summary_spare_reads += 1;
+                    match (unreadable, Oob::decode(&oob)) {
+                        (None, OobState::Valid(o)) => Some(o),
+                        _ => None,
+                    }
+                }
+            };
+            // Every page the summary describes was programmed whole before it.
+            if let Some(o) = o.filter(|o| o.kind == PageKind::Data && o.seq > ckpt_seq) {
+                debug_assert!(o.seq < summary.seq, "a summary older than a page it describes");
+                let from_summary = record.is_some();
+                found.push(Found {
+                    seq: o.seq,
+                    ppn,
+                    oob: o,
+                    from_summary,
+                });
+            }
+        }
+        let count = &mut self.blocks.erase_count[block as usize];
+        *count = (*count).max(summary.erase_count);
+        found.push(Found {
+            seq: summary.seq,
+            ppn: last,
+            oob: summary,
+            from_summary: false,
+        });
+        Ok(Some((t, summary.seq)))
     }
 
     /// Raises each metadata ring block's erase count to the one its pages'

@@ -2,6 +2,7 @@
 //! its device is built on the framework.
 
 use super::{LHooks, LightTx};
+use crate::cycle::summary::{summary_pages_option, SUMMARY_PAGES};
 use crate::registry::{Build, Builder, CanarySpec, ProtocolEntry, Stage, TRANSACTIONAL};
 use crate::{OptionSpec, ProtocolOptions};
 use txftl_ftl::{CounterSpec, DeviceError, Ftl, FtlConfig};
@@ -38,7 +39,8 @@ impl Build for LightTxBuild {
     type Device = LightTx;
 
     fn hooks(geo: &Geometry, opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<LHooks, DeviceError> {
-        Ok(LHooks::new(geo, canary, paper_zones(opts)?))
+        // `summary-pages` counts at format only: a mount takes the layout from the root.
+        Ok(LHooks::new(geo, canary, paper_zones(opts)?).with_summary_pages(summary_pages_option(opts)?))
     }
 
     /// The paper's zones: the zone size is the allocation window (a slide
@@ -81,7 +83,7 @@ impl Build for LightTxBuild {
 
 pub static ENTRY: ProtocolEntry = ProtocolEntry {
     transactional: true,
-    options: &[ZONE_BLOCKS, INTERVAL_ZONES],
+    options: &[ZONE_BLOCKS, INTERVAL_ZONES, SUMMARY_PAGES],
     counters: &[
         CounterSpec {
             key: "open_blocks_kept",

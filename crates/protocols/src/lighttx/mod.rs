@@ -81,6 +81,9 @@ pub struct LHooks {
     canary: bool,
     /// The paper's zones (sec. III-C); false: `interval-zones=1`.
     paper_zones: bool,
+    /// Data blocks end with a summary page (sec. IV-D, `summary-pages=1`;
+    /// recorded in the root at format, `crate::cycle::summary`).
+    summary_pages: bool,
     geo: Geometry,
     next_tx_id: u32,
     next_tx_ver: u32,
@@ -119,6 +122,7 @@ impl LHooks {
             txs: TxTable::default(),
             canary,
             paper_zones,
+            summary_pages: false,
             geo: *geo,
             next_tx_id: 1,
             next_tx_ver: 1,
@@ -135,6 +139,17 @@ impl LHooks {
             recovered_uncommitted: 0,
             recovered_incomplete: 0,
         }
+    }
+
+    /// `self` writing summary pages (`summary-pages=1`) or not.
+    pub fn with_summary_pages(mut self, on: bool) -> LHooks {
+        self.summary_pages = on;
+        self
+    }
+
+    /// Data pages a block holds (its last page is the summary's, with them).
+    fn data_pages(&self) -> u32 {
+        self.geo.pages_per_block - self.summary_pages as u32
     }
 
     fn set_unavailable(&mut self, blocks: Vec<BlockId>) {
@@ -285,6 +300,19 @@ impl GcHooks for LHooks {
 }
 
 impl PersistHooks for LHooks {
+    /// The layout byte (`crate::cycle::summary`).
+    fn root_len_max(&self) -> usize {
+        1
+    }
+
+    fn root(&self) -> Vec<u8> {
+        crate::cycle::summary::encode_root(self.summary_pages)
+    }
+
+    fn summary_pages(&self) -> bool {
+        self.summary_pages
+    }
+
     /// A GC copy of committed data is plain data from then on (TxID 0). A copy
     /// of an open transaction's page (only a retired block's) keeps its
     /// transaction and records the sequence number it was programmed at, so
@@ -329,13 +357,16 @@ impl RecoveryHooks for LHooks {
     fn recover(
         &mut self,
         _ckpt_seq: u64,
-        _root: &[u8],
+        root: &[u8],
         section: &[u8],
         _fell_back: bool,
         _logs: &mut dyn LogSource,
     ) -> Result<Vec<RecoveredUpdate>> {
         let zone = ZoneMeta::decode(section)?;
-        *self = LHooks::new(&self.geo, self.canary, self.paper_zones);
+        // The layout the device was formatted with, before the zone scan
+        // reads any summary page.
+        let summary_pages = crate::cycle::summary::decode_root(ENTRY.name, root)?;
+        *self = LHooks::new(&self.geo, self.canary, self.paper_zones).with_summary_pages(summary_pages);
         self.next_tx_id = zone.next_tx_id;
         self.next_tx_ver = zone.next_tx_ver;
         self.set_unavailable(zone.unavailable);
@@ -400,7 +431,7 @@ impl EventHooks for LHooks {
             if page == 0 {
                 self.open_blocks.insert(b);
             }
-            if page + 1 == self.geo.pages_per_block {
+            if page + 1 == self.data_pages() {
                 self.open_blocks.remove(&b);
             }
         }
