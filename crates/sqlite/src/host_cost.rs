@@ -49,6 +49,18 @@ impl std::ops::Sub for HostWork {
     }
 }
 
+impl std::ops::Add for HostWork {
+    type Output = HostWork;
+    fn add(self, o: HostWork) -> HostWork {
+        HostWork {
+            statements: self.statements + o.statements,
+            vm_steps: self.vm_steps + o.vm_steps,
+            syscalls: self.syscalls + o.syscalls,
+            bytes_copied: self.bytes_copied + o.bytes_copied,
+        }
+    }
+}
+
 pub use crate::vfs::HostCounters;
 
 impl HostCounters {

@@ -77,18 +77,38 @@ pub const VARIANTS: &[Variant] = &[
         label: "Atomic-Write, mapping log",
     },
     Variant {
-        key: "scc+summary-pages",
-        protocol: "scc",
-        opts: &[("summary-pages", 1)],
-        label: "SCC, summary pages",
+        key: "lighttx+no-summary-pages",
+        protocol: "lighttx",
+        opts: &[("summary-pages", 0)],
+        label: "LightTx, no summary pages",
     },
     Variant {
-        key: "bpcc+summary-pages",
+        key: "scc+no-summary-pages",
+        protocol: "scc",
+        opts: &[("summary-pages", 0)],
+        label: "SCC, no summary pages",
+    },
+    Variant {
+        key: "bpcc+no-summary-pages",
         protocol: "bpcc",
-        opts: &[("summary-pages", 1)],
-        label: "BPCC, summary pages",
+        opts: &[("summary-pages", 0)],
+        label: "BPCC, no summary pages",
     },
 ];
+
+/// The options the paper's protocols run with here, and their variants
+/// unless a variant's own say otherwise: summary pages for LightTx, SCC and
+/// BPCC (sec. IV-D: "used in both SCC/BPCC and LightTx").
+pub const PAPER_OPTIONS: &[(&str, &[(&str, u32)])] = &[
+    ("lighttx", &[("summary-pages", 1)]),
+    ("scc", &[("summary-pages", 1)]),
+    ("bpcc", &[("summary-pages", 1)]),
+];
+
+/// The options `protocol` runs with here ([`PAPER_OPTIONS`]).
+pub fn paper_options(protocol: &str) -> &'static [(&'static str, u32)] {
+    PAPER_OPTIONS.iter().find(|p| p.0 == protocol).map_or(&[], |p| p.1)
+}
 
 /// The variants a run has: those of the protocols it runs.
 pub fn variants(params: &Params) -> Vec<&'static Variant> {

@@ -13,15 +13,21 @@ use txftl_host::replay::{replay, Isolation, ReplayOptions, ReplayReport};
 use txftl_host::trace::Trace;
 use txftl_protocols::{AnyDevice, ProtocolOptions};
 
-/// The options of run key `key` (a protocol, or a variant's own): LightTx's
-/// zone size (None: the protocol's default, and every other protocol).
+/// The options of run key `key` (a protocol, or a variant): LightTx's zone
+/// size (None: the protocol's default, and every other protocol), the
+/// paper's protocol's ([`super::PAPER_OPTIONS`]), then a variant's own
+/// (which replace those of the same name).
 pub fn key_options(key: &str, zone: Option<u32>) -> ProtocolOptions {
     let opts = match zone {
         Some(z) => ProtocolOptions::new().with("zone-blocks", z),
         None => ProtocolOptions::new(),
     };
-    let extra = super::variant(key).map_or(&[][..], |v| v.opts);
-    extra.iter().fold(opts, |o, &(k, v)| o.with(k, v))
+    let own = super::variant(key).map_or(&[][..], |v| v.opts);
+    super::paper_options(super::protocol_of(key))
+        .iter()
+        .filter(|(k, _)| !own.iter().any(|(o, _)| o == k))
+        .chain(own)
+        .fold(opts, |o, &(k, v)| o.with(k, v))
 }
 
 /// A fresh device of run key `key` (a protocol or a variant) on the preset

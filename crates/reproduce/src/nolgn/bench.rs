@@ -154,6 +154,7 @@ fn bench_run(
         remapped_pages: b.fs.remapped_pages - a.fs.remapped_pages,
         commit_programs: db.protocol.get("nolgn_commit_programs") - da.protocol.get("nolgn_commit_programs"),
         p2p_peak: db.protocol.get("nolgn_p2p_peak"),
+        host_work: b.host - a.host,
         integrity,
     }
 }

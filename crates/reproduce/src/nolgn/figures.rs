@@ -2,7 +2,7 @@
 //! data, the paper's means beside ours where it states them, its tables
 //! and its introduction.
 
-use super::checks::{gc_share, latency, lock_share, throughput, writes, MEAN_CHECKS};
+use super::checks::{gc_share, latency, lock_share, throughput, writes, Metric, MEAN_CHECKS};
 use super::print::{aging_rows, costs_rows, fig10_rows, fig11_rows, fig6_rows, fig7_rows, fig8_rows, fig9_rows};
 use super::results::BenchRun;
 use super::{Report, System, SYNCS};
@@ -12,7 +12,7 @@ use crate::html::{self, Bars, Figure, Lines};
 pub fn intro(r: &Report) -> String {
     let p = &r.params;
     format!(
-        "{}. Device: {}, full data (SQLite reads its pages back), aged by random 4 KiB writes before each experiment. All times simulated (device clock). Scaled down: {}.",
+        "{}. Device: {}, full data (SQLite reads its pages back), aged by random 4 KiB writes before each experiment. Times: the device clock, and device + host time where the paper measured a real host (Figs. 7, 8, 10, 11: the host model, docs/reproduce/README.md). Scaled down: {}.",
         html::escape(&r.paper),
         html::escape(&p.head.device),
         html::escape(&p.scaled_down.join("; "))
@@ -36,7 +36,8 @@ pub fn tables(r: &Report) -> String {
 }
 
 /// One line per system over the value sizes: `metric` against Base-WAL's.
-fn normalised(r: &Report, sync: &str, title: &str, y: &str, metric: fn(&BenchRun) -> f64) -> Figure {
+fn normalised(r: &Report, sync: &str, title: &str, y: &str, metric: Metric) -> Figure {
+    let head = &r.params.head;
     Figure::Lines(Lines {
         title: format!("{title} ({sync}), normalised to Base-WAL"),
         x_desc: "value size, log2 of bytes (8: 256 B, 14: 16 KiB)".into(),
@@ -51,7 +52,7 @@ fn normalised(r: &Report, sync: &str, title: &str, y: &str, metric: fn(&BenchRun
                     .filter_map(|&size| {
                         let x = r.figures.bench_run(s.key(), sync, size)?;
                         let b = r.figures.bench_run(System::BaseWal.key(), sync, size)?;
-                        Some(((size as f64).log2(), ratio(metric(x), metric(b))))
+                        Some(((size as f64).log2(), ratio(metric(x, head), metric(b, head))))
                     })
                     .collect();
                 (s.label().to_string(), pts)
@@ -93,10 +94,16 @@ pub fn figures(r: &Report) -> Vec<Figure> {
             r,
             s,
             "Fig. 7: overwrite throughput",
-            "x Base-WAL's ops per simulated s",
+            "x Base-WAL's ops per s (device + host time)",
             throughput,
         ));
-        out.push(normalised(r, s, "Fig. 8: overwrite latency", "x Base-WAL's mean latency", latency));
+        out.push(normalised(
+            r,
+            s,
+            "Fig. 8: overwrite latency",
+            "x Base-WAL's mean latency (device + host time)",
+            latency,
+        ));
     }
     out.push(means(r, "fig6.", "Fig. 6, flash page writes"));
     out.push(means(r, "fig7.", "Fig. 7, throughput"));
@@ -137,19 +144,20 @@ pub fn figures(r: &Report) -> Vec<Figure> {
     }
     let mut groups = Vec::new();
     let mut ours = Vec::new();
-    // The workloads every system spent device time on (`ycsb_timed`).
-    for w in super::checks::ycsb_timed(&r.figures) {
+    let head = &r.params.head;
+    // The workloads every system spent time on (`ycsb_timed`).
+    for w in super::checks::ycsb_timed(&r.figures, head) {
         for s in [System::SwWal, System::NoLgn] {
             if let (Some(x), Some(b)) = (r.figures.ycsb_run(s.key(), w), r.figures.ycsb_run(System::BaseWal.key(), w)) {
                 groups.push(format!("{w} {}", s.label()));
-                ours.push(vec![ratio(x.ops_per_sim_s, b.ops_per_sim_s)]);
+                ours.push(vec![ratio(x.ops_per_s(head), b.ops_per_s(head))]);
             }
         }
     }
     let n = groups.len();
     out.push(Figure::Bars(Bars {
         title: "Fig. 10: YCSB throughput (NORMAL), normalised to Base-WAL".into(),
-        y_desc: "x Base-WAL's ops per simulated s".into(),
+        y_desc: "x Base-WAL's ops per s (device + host time)".into(),
         groups,
         segments: vec!["throughput".into()],
         ours,
@@ -159,7 +167,7 @@ pub fn figures(r: &Report) -> Vec<Figure> {
     out.push(Figure::Lines(Lines {
         title: "Fig. 11: TPC-C tpmC against the device's free space (NORMAL)".into(),
         x_desc: "free space (% of the logical pages)".into(),
-        y_desc: "tpmC (simulated)".into(),
+        y_desc: "tpmC (device + host time)".into(),
         series: System::ALL
             .iter()
             .map(|&s| {
@@ -167,7 +175,7 @@ pub fn figures(r: &Report) -> Vec<Figure> {
                     .params
                     .free_pct
                     .iter()
-                    .filter_map(|&f| r.figures.tpcc_run(s.key(), f).map(|x| (f as f64, x.tpmc)))
+                    .filter_map(|&f| r.figures.tpcc_run(s.key(), f).map(|x| (f as f64, x.tpm(head))))
                     .collect();
                 (s.label().to_string(), pts)
             })

@@ -29,7 +29,7 @@ pub mod ycsb;
 pub use params::Params;
 pub use results::Figures;
 
-use crate::paper::Paper;
+use crate::paper::{Options, Paper};
 use crate::progress::Progress;
 use crate::Error;
 use serde::Serialize;
@@ -97,7 +97,17 @@ impl Paper for NoLgn {
 
     const NAME: &'static str = "nolgn";
     const TITLE: &'static str = TITLE;
-    crate::paper::paper_params!("");
+    /// The paper measured a real host: its figures show device time and
+    /// device + host time ([`crate::host`]).
+    fn params(&self, opts: &Options) -> Result<Params, Error> {
+        opts.refuse_map_at_flush("")?;
+        let mut params = Params::new(opts.quick, opts.seed);
+        params.head.host = Some(opts.host_model()?);
+        if opts.tiny {
+            params.tiny();
+        }
+        Ok(params)
+    }
     fn run(&self, params: &mut Params, progress: &Progress) -> Result<Figures, Error> {
         let p = params.preset();
         params.head.device = crate::device::describe(&p);

@@ -1,7 +1,9 @@
 //! What the experiments of `reproduce nolgn` measured (`figures` in the
 //! JSON). Times are simulated (the device clock); nothing here is wall time.
 
+use crate::paper::Head;
 use serde::Serialize;
+use txftl_sqlite::host_cost::HostWork;
 
 /// One sqlite-bench `overwrite` run (Figs. 6 to 9): one system, one
 /// synchronous mode, one value size, measured from the overwrite's start
@@ -50,7 +52,27 @@ pub struct BenchRun {
     /// the commit), P2P entries at their peak since the device was made.
     pub commit_programs: u64,
     pub p2p_peak: u64,
+    /// The host's work over the run (statements, VM operations, system
+    /// calls, bytes copied): priced by the host model, beside `sim_s`.
+    pub host_work: HostWork,
     pub integrity: String,
+}
+
+impl BenchRun {
+    /// Device + host time, seconds.
+    pub fn elapsed_s(&self, head: &Head) -> f64 {
+        self.sim_s + head.host_s(&self.host_work)
+    }
+    /// Overwrites per second of device + host time (Fig. 7).
+    pub fn ops_per_s(&self, head: &Head) -> f64 {
+        txftl_host::per_second(self.operations, self.elapsed_s(head))
+    }
+    /// Mean latency of one overwrite on device + host time, us (Fig. 8):
+    /// the device's mean plus the host's time per overwrite (the host's
+    /// work is counted over the run, not per transaction).
+    pub fn latency_us(&self, head: &Head) -> f64 {
+        self.latency_mean_us + head.host_s(&self.host_work) * 1e6 / self.operations.max(1) as f64
+    }
 }
 
 /// One YCSB workload on one system (Fig. 10), NORMAL mode.
@@ -64,7 +86,19 @@ pub struct YcsbRun {
     pub flash_programs: u64,
     pub flash_reads: u64,
     pub gc_copies: u64,
+    pub host_work: HostWork,
     pub integrity: String,
+}
+
+impl YcsbRun {
+    /// Device + host time, seconds.
+    pub fn elapsed_s(&self, head: &Head) -> f64 {
+        self.sim_s + head.host_s(&self.host_work)
+    }
+    /// Operations per second of device + host time (Fig. 10).
+    pub fn ops_per_s(&self, head: &Head) -> f64 {
+        txftl_host::per_second(self.operations, self.elapsed_s(head))
+    }
 }
 
 /// One TPC-C run (Fig. 11): one system at one free-space level.
@@ -85,8 +119,20 @@ pub struct TpccRun {
     pub gc_copies: u64,
     pub map_writes: u64,
     pub remapped_pages: u64,
+    pub host_work: HostWork,
     pub consistency: String,
     pub integrity: String,
+}
+
+impl TpccRun {
+    /// Device + host time, seconds.
+    pub fn elapsed_s(&self, head: &Head) -> f64 {
+        self.sim_s + head.host_s(&self.host_work)
+    }
+    /// New-Order transactions per minute of device + host time (Fig. 11).
+    pub fn tpm(&self, head: &Head) -> f64 {
+        txftl_host::per_second(self.new_orders, self.elapsed_s(head)) * 60.0
+    }
 }
 
 /// How one device was aged before its file system was made.
@@ -117,6 +163,7 @@ pub struct Totals {
     pub remapped_pages: u64,
     pub absorbed_writes: u64,
     pub commit_programs: u64,
+    pub host_work: HostWork,
     /// Every run's integrity check said ok.
     pub intact: bool,
 }
@@ -167,6 +214,7 @@ impl Figures {
             t.remapped_pages += r.remapped_pages;
             t.absorbed_writes += r.absorbed_writes;
             t.commit_programs += r.commit_programs;
+            t.host_work = t.host_work + r.host_work;
             t.intact &= r.integrity == "ok";
         }
         t

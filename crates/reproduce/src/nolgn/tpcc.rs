@@ -66,6 +66,7 @@ pub fn run(params: &Params, progress: &Progress) -> Result<(Vec<TpccRun>, Vec<Ag
                 gc_copies: b.dev.gc_copies - a.dev.gc_copies,
                 map_writes: b.dev.map_writes - a.dev.map_writes,
                 remapped_pages: b.fs.remapped_pages - a.fs.remapped_pages,
+                host_work: b.host - a.host,
                 consistency,
                 integrity,
             });

@@ -54,6 +54,7 @@ pub fn run(params: &Params, progress: &Progress) -> Result<(Vec<YcsbRun>, Vec<Ag
                 flash_programs: b.dev.flash_programs - a.dev.flash_programs,
                 flash_reads: b.dev.flash_reads - a.dev.flash_reads,
                 gc_copies: b.dev.gc_copies - a.dev.gc_copies,
+                host_work: b.host - a.host,
                 integrity,
             });
             progress.step();
