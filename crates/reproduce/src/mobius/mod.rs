@@ -40,6 +40,17 @@ use serde::Serialize;
 /// A run's report.
 pub type Report = crate::Report<Params, Figures>;
 
+/// The options a protocol runs with in every figure here: LightTx as its
+/// own paper describes it, with summary pages (LightTx sec. IV-D: "used in
+/// both SCC/BPCC and LightTx"), which Möbius's comparison does not change.
+pub fn protocol_options(protocol: &str) -> txftl_protocols::ProtocolOptions {
+    let opts = txftl_protocols::ProtocolOptions::new();
+    match protocol {
+        "lighttx" => opts.with("summary-pages", 1),
+        _ => opts,
+    }
+}
+
 pub const TITLE: &str = "Möbius: A High Performance Transactional SSD with Rich Primitives (Hu, Jiang, Tian, Zhao, Wang; ICDCS 2017)";
 
 /// The write interfaces of Figs. 7 and 8, in the paper's order.

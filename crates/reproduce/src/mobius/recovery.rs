@@ -6,8 +6,10 @@
 //! (it is set past them), so each protocol's own rule decides what its
 //! recovery reads:
 //!
-//! - LightTx scans its zone (`zone-blocks` set to the zone's size): every
-//!   page's spare area in the Available and Unavailable zones;
+//! - LightTx scans its zone (`zone-blocks` set to the zone's size), with
+//!   summary pages as its paper has them (sec. IV-D): a block filled in the
+//!   zone by its first page and its summary page, an open one page by page
+//!   (the variant `lighttx-no-summary-pages` reads every page);
 //! - DFTL scans the whole device (`scan-recovery=1`: every page of every
 //!   block in use), as the paper's DFTL must (sec. III-F: "Whole SSD
 //!   scanning is needed"); beside it, the variant `dftl-checkpoint` rolls
@@ -36,17 +38,20 @@ pub const TX_PAGES: u32 = 8;
 
 /// The runs of Fig. 11, in the paper's legend order, then our variant, and
 /// their names.
-pub const PROTOCOLS: [(&str, &str); 4] = [
+pub const PROTOCOLS: [(&str, &str); 5] = [
     ("mobius", "Möbius"),
     ("lighttx", "LightTx"),
     ("dftl", "DFTL"),
     ("dftl-checkpoint", "DFTL, checkpoint and roll-forward (variant)"),
+    ("lighttx-no-summary-pages", "LightTx, no summary pages (variant)"),
 ];
 
 /// The protocol a run of [`PROTOCOLS`] formats.
 fn protocol_of(key: &str) -> &str {
     if key.starts_with("dftl") {
         "dftl"
+    } else if key.starts_with("lighttx") {
+        "lighttx"
     } else {
         key
     }
@@ -55,7 +60,8 @@ fn protocol_of(key: &str) -> &str {
 fn options(params: &Params, key: &str, zone_bytes: u64) -> ProtocolOptions {
     let block = params.recovery_block_bytes();
     match key {
-        "lighttx" => ProtocolOptions::new().with("zone-blocks", zone_bytes.div_ceil(block).max(1)),
+        "lighttx" => super::protocol_options("lighttx").with("zone-blocks", zone_bytes.div_ceil(block).max(1)),
+        "lighttx-no-summary-pages" => ProtocolOptions::new().with("zone-blocks", zone_bytes.div_ceil(block).max(1)),
         "dftl" => ProtocolOptions::new().with("scan-recovery", 1),
         _ => ProtocolOptions::new(),
     }

@@ -72,7 +72,7 @@ pub(super) fn replay_with(
 /// The trace replayed on `protocol`: its write amplification and where the
 /// writes went.
 fn replay_one(params: &Params, trace: &Trace, protocol: &str) -> Result<WaRun, Error> {
-    let r = replay_on(params, &params.wa_preset(), trace, protocol, &ProtocolOptions::new())
+    let r = replay_on(params, &params.wa_preset(), trace, protocol, &super::protocol_options(protocol))
         .map_err(|e| Error::Failed(format!("Fig. 10: {e}")))?;
     let m = r.measured;
     let p = &m.protocol;
@@ -131,7 +131,7 @@ pub fn fig9(params: &Params, progress: &Progress) -> Result<(Workload, Vec<TpsRu
     let mut runs = Vec::new();
     for (key, protocol, opts, name) in FIG9 {
         progress.say(format!("Fig. 9: the TPC-C trace on {name}"));
-        let opts = opts.iter().fold(ProtocolOptions::new(), |o, &(k, v)| o.with(k, v));
+        let opts = opts.iter().fold(super::protocol_options(protocol), |o, &(k, v)| o.with(k, v));
         let r = replay_on(params, &p, &trace, protocol, &opts).map_err(|e| Error::Failed(format!("Fig. 9: {e}")))?;
         runs.push(tps_run(key, &r));
         progress.step();
