@@ -25,7 +25,7 @@
 //! replay that old prefix over the checkpointed database. A complete
 //! checkpoint therefore discards the WAL's header page in the flush that
 //! makes its remaps durable ([`Fs::discard_with_remaps`]): the device makes
-//! the remaps and the trim durable together (one mapping checkpoint), and a
+//! the remaps and the trim durable together (one remap record), and a
 //! WAL with no valid header is an empty one to SQLite.
 //!
 //! Everything else stays `write`'s: the file's size and allocation, the
