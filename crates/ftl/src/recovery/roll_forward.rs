@@ -171,17 +171,10 @@ impl<H: Hooks> Ftl<H> {
                     });
                     // The first page written since: the rest by the summary, if trusted.
                     if page == start && summaries != SummaryRead::Off && page + 1 < self.geo.pages_per_block {
-                        if let Some((at, newest)) = self.roll_forward_summary(block, (page + 1, ckpt_seq, summaries), found, report, t)? {
+                        if let Some(at) = self.roll_forward_summary(block, (page + 1, ckpt_seq, summaries), found, report, t)? {
                             t = at;
                             write_ptr = self.geo.pages_per_block;
-                            let scanned = Scanned {
-                                block,
-                                write_ptr,
-                                written,
-                                first_page_old,
-                                newest_seq: newest,
-                            };
-                            return Ok((scanned, t));
+                            break;
                         }
                     }
                 }
@@ -236,9 +229,10 @@ impl<H: Hooks> Ftl<H> {
     /// Reads `block`'s summary page from `at_ns` and, if recovery may trust it
     /// as written after checkpoint `ckpt_seq`, adds the data pages it
     /// describes from page `from` on to `found` (reading the spare area of
-    /// each whose record it could not hold). Returns when the reads finished
-    /// and the summary's sequence number; `None`: not trusted (the caller
-    /// reads page by page; the summary read is still charged).
+    /// each whose record it could not hold), and the summary page itself
+    /// (which carries the block's newest sequence number). Returns when the
+    /// reads finished; `None`: not trusted (the caller reads page by page;
+    /// the summary read is still charged).
     fn roll_forward_summary(
         &mut self,
         block: BlockId,
@@ -246,7 +240,7 @@ impl<H: Hooks> Ftl<H> {
         found: &mut Vec<Found>,
         report: &mut RecoveryReport,
         at_ns: u64,
-    ) -> Result<Option<(u64, u64)>> {
+    ) -> Result<Option<u64>> {
         let mut buf = vec![0u8; self.geo.page_size as usize];
         let mut oob = vec![0u8; self.geo.oob_size as usize];
         let last = self.geo.ppn(block, self.geo.pages_per_block - 1);
@@ -301,7 +295,7 @@ impl<H: Hooks> Ftl<H> {
             oob: summary,
             from_summary: false,
         });
-        Ok(Some((t, summary.seq)))
+        Ok(Some(t))
     }
 
     /// Raises each metadata ring block's erase count to the one its pages'

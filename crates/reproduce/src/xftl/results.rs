@@ -66,12 +66,7 @@ impl TpccMix {
     /// host time (`head`'s host model; device time alone without one).
     pub fn tpm(&self, mode: Mode, head: &Head) -> f64 {
         self.runs.iter().find(|r| r.mode == mode).map_or(0.0, |r| {
-            let s = r.elapsed_s + head.host_s(&r.host_work);
-            if s > 0.0 {
-                r.units as f64 * 60.0 / s
-            } else {
-                0.0
-            }
+            txftl_host::per_second(r.units, r.elapsed_s + head.host_s(&r.host_work)) * 60.0
         })
     }
 
