@@ -218,3 +218,16 @@ fn a_flush_writes_a_remap_record_and_the_mount_reads_it_back() {
         d.check_invariants().unwrap();
     }
 }
+
+/// `record-page-entries` past what a page holds is refused at format, with
+/// the page's bound in the message (the tiny preset's 512-byte pages: 41).
+#[test]
+fn record_page_entries_past_a_page_are_refused() {
+    let opts = ProtocolOptions::new().with("record-page-entries", 42);
+    match protocol(false).format(nand(), FtlConfig::default(), &opts) {
+        Err(DeviceError::ProtocolOption(m)) => assert!(m.contains("at most 41"), "{m}"),
+        other => panic!("not refused: {:?}", other.map(|_| ())),
+    }
+    let opts = ProtocolOptions::new().with("record-page-entries", 41);
+    protocol(false).format(nand(), FtlConfig::default(), &opts).unwrap();
+}

@@ -55,8 +55,15 @@ impl Build for SwWalBuild {
     type Hooks = SwHooks;
     type Device = SwWal;
 
-    fn hooks(_geo: &Geometry, opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<SwHooks, DeviceError> {
+    fn hooks(geo: &Geometry, opts: &ProtocolOptions, canary: bool, _stage: Stage) -> Result<SwHooks, DeviceError> {
         let entries = opts.u32(&RECORD_PAGE_ENTRIES)?.unwrap_or(0);
+        let fit = super::record::per_page(geo.page_size as usize);
+        if entries as usize > fit {
+            return Err(DeviceError::ProtocolOption(format!(
+                "record-page-entries={entries}: a record page of {} bytes holds at most {fit} entries",
+                geo.page_size
+            )));
+        }
         Ok(SwHooks::new(canary, pending_max(opts)?, remap_record(opts)?).with_record_page_entries(entries))
     }
 
