@@ -154,6 +154,11 @@ pub struct DeviceArgs {
     /// the FTL's default].
     #[arg(long)]
     pub checkpoint_every: Option<u64>,
+    /// Blocks per checkpoint ring stripe, each on its own die, so a
+    /// checkpoint's pages program in parallel [default: 0, the most dies up
+    /// to 8 that keep the ring within 1/32 of the blocks]. Fixed at format.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=64))]
+    pub checkpoint_stripe: Option<u32>,
     /// A protocol option, KEY=VALUE (repeatable): each protocol lists its
     /// own in `txftl protocols`. An option the protocol does not take is refused.
     #[arg(long = "protocol-opt", value_name = "KEY=VALUE")]

@@ -112,7 +112,7 @@ pub fn check_fits(cfg: &NandConfig) -> Result<(), CliError> {
 }
 
 /// An existing image fixes the geometry, the endurance, the data mode and
-/// (formatted into its superblock) the over-provisioning:
+/// (formatted into its superblock) the over-provisioning and the checkpoint stripe:
 /// options that would set them are refused instead of ignored.
 pub fn refuse_options_fixed_by_image(device: &DeviceArgs, data: Option<&str>) -> Result<(), CliError> {
     let given = [
@@ -122,6 +122,7 @@ pub fn refuse_options_fixed_by_image(device: &DeviceArgs, data: Option<&str>) ->
         ("--blocks-per-plane", device.blocks_per_plane.is_some()),
         ("--endurance", device.endurance.is_some()),
         ("--overprovision", device.overprovision.is_some()),
+        ("--checkpoint-stripe", device.checkpoint_stripe.is_some()),
         ("--data", data.is_some()),
     ];
     let named: Vec<&str> = given.iter().filter(|(_, g)| *g).map(|(n, _)| *n).collect();
@@ -129,7 +130,7 @@ pub fn refuse_options_fixed_by_image(device: &DeviceArgs, data: Option<&str>) ->
         return Ok(());
     }
     Err(CliError::Usage(format!(
-        "{} cannot apply to an existing image: the image fixes the geometry, endurance, over-provisioning and data (always full); drop {}",
+        "{} cannot apply to an existing image: the image fixes the geometry, endurance, over-provisioning, checkpoint stripe and data (always full); drop {}",
         named.join(", "),
         if named.len() == 1 { "it" } else { "them" }
     )))

@@ -121,6 +121,9 @@ fn apply_flags(args: &DeviceArgs, cfg: &mut FtlConfig) -> Result<(), CliError> {
     if let Some(w) = args.wear_spread_max {
         cfg.wear_spread_max = w;
     }
+    if let Some(d) = args.checkpoint_stripe {
+        cfg.checkpoint_stripe = d;
+    }
     if let Some(on) = args.map_at_flush() {
         cfg.checkpoint_at_flush = on;
     }
@@ -184,6 +187,9 @@ pub fn replay_ftl_flags(args: &DeviceArgs) -> String {
     }
     if let Some(n) = args.checkpoint_every {
         s += &format!(" --checkpoint-every {n}");
+    }
+    if let Some(d) = args.checkpoint_stripe {
+        s += &format!(" --checkpoint-stripe {d}");
     }
     if let Some(m) = &args.map_at_flush {
         s += &format!(" --map-at-flush {m}");

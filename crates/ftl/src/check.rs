@@ -116,12 +116,11 @@ impl<H: Hooks> Ftl<H> {
     /// - an L2P page not marked dirty holds exactly the DRAM mappings (so no
     ///   change escapes the next checkpoint), block-table pages hold the
     ///   records the FTL believes persisted;
-    /// - the W ring blocks ahead of the head hold no page the current or the
+    /// - the W ring stripes ahead of the head hold no page the current or the
     ///   previous checkpoint needs (the next checkpoint can enter them).
     fn check_tables(&self) -> Result<(), String> {
         let tables = &self.tables;
         let layout = tables.layout;
-        let ring = &self.ckpt_area.blocks;
         let mut entries = vec![0u32; layout.entries_per_page as usize];
         let mut records = Vec::new();
         for (t, e) in tables.dir_cur.iter().enumerate() {
@@ -172,13 +171,13 @@ impl<H: Hooks> Ftl<H> {
                 }
             }
         }
-        let n = ring.len();
+        let n = self.ckpt_area.stripes();
         for d in 1..=(tables.enter_max as usize).min(n - 1) {
             let idx = (self.ckpt_area.head_index + d) % n;
             if self.ckpt_block_pinned(idx) {
                 return Err(format!(
-                    "checkpoint ring block {} ({d} ahead of the head) holds pages the current or previous checkpoint needs",
-                    ring[idx]
+                    "checkpoint ring stripe {idx} (blocks {:?}, {d} ahead of the head) holds pages the current or previous checkpoint needs",
+                    self.ckpt_area.stripe_blocks(idx)
                 ));
             }
         }
@@ -189,12 +188,10 @@ impl<H: Hooks> Ftl<H> {
     /// `t`'s, an intact `Map` page of index `t` whose data has CRC `crc`.
     /// Returns the data.
     fn check_table_page_at(&self, t: u32, ppn: txftl_nand::Ppn, crc: u32) -> Result<Vec<u8>, String> {
-        let geo = &self.geo;
-        let ppb = geo.pages_per_block;
-        let Some(idx) = self.ckpt_area.blocks.iter().position(|&b| b == geo.block_of(ppn)) else {
+        let Some((idx, page)) = self.ckpt_area.locate(ppn, self.geo.pages_per_block) else {
             return Err(format!("table page {t} at physical page {ppn} lies outside the checkpoint ring"));
         };
-        let held = self.tables.holder[idx * ppb as usize + geo.page_index_of(ppn) as usize];
+        let held = self.tables.holder[idx * self.tables.stripe_pages as usize + page as usize];
         if held != t {
             return Err(format!(
                 "the ring says physical page {ppn} holds table page {held}, the directory {t}"

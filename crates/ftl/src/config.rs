@@ -88,6 +88,13 @@ pub struct FtlConfig {
     /// policy; off, only the pages that changed. For `reproduce xftl`'s
     /// variant.
     pub checkpoint_whole_map: bool,
+    /// Blocks per stripe of the checkpoint ring (`area.rs`): the ring is
+    /// entered that many blocks at a time, each on its own die, and a
+    /// checkpoint's pages are dealt over them, so their programs (and
+    /// recovery's reads) overlap. 0: the most dies, up to 8, for which the
+    /// ring stays within 1/32 of the blocks (1 on small arrays such as
+    /// `tiny`). More than the array's dies is refused.
+    pub checkpoint_stripe: u32,
     /// Static wear leveling: relocate the coldest block when the erase-count spread exceeds this.
     pub wear_spread_max: u32,
     /// The allocation window, blocks (0: none). Each checkpoint sets this many
@@ -116,6 +123,7 @@ impl Default for FtlConfig {
             checkpoint_every_pages: 0,
             checkpoint_at_flush: false,
             checkpoint_whole_map: false,
+            checkpoint_stripe: 0,
             wear_spread_max: 64,
             alloc_window_blocks: 0,
             canary: None,

@@ -82,6 +82,7 @@ impl<H: Hooks> Ftl<H> {
             data,
             true,
             None,
+            true,
         )?;
         self.counters.protocol_meta_writes += 1;
         if self.ring_swaps != swaps {

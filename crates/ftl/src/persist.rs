@@ -136,6 +136,10 @@ impl<H: Hooks> Ftl<H> {
         // Checkpoints are ordered by their sequence numbers: recovery takes
         // the highest the superblock names, and rolls forward past it.
         assert!(loc.seq > prev.seq, "checkpoint {} written after checkpoint {}", loc.seq, prev.seq);
+        // Its pages were issued without waiting, one stripe's dies at a time
+        // (`append`); the superblock that names them follows them all. The
+        // device was idle when it started, so this waits for them alone.
+        self.wait_idle();
         self.write_superblock(&loc, &prev)?;
         // The checkpoint before the previous one is no fallback any more: a
         // metadata-only array may forget its pages' data (not the pages).
@@ -180,14 +184,14 @@ impl<H: Hooks> Ftl<H> {
         }
         let mut moved = vec![false; layout.table_pages() as usize];
         let ppb = self.geo.pages_per_block;
-        let n = self.ckpt_area.blocks.len();
+        let sp = self.tables.stripe_pages;
+        let n = self.ckpt_area.stripes();
         let zone = (self.tables.zone_blocks() as usize).min(n - 1);
         for d in 1..=zone {
             let idx = (self.ckpt_area.head_index + d) % n;
-            let block = self.ckpt_area.blocks[idx];
-            for page in 0..ppb {
-                let t = self.tables.holder[idx * ppb as usize + page as usize];
-                if t != UNMAPPED && self.tables.dir_next[t as usize].ppn == self.geo.ppn(block, page) {
+            for page in 0..sp {
+                let t = self.tables.holder[idx * sp as usize + page as usize];
+                if t != UNMAPPED && self.tables.dir_next[t as usize].ppn == self.ckpt_area.ppn(idx, page, ppb) {
                     moved[t as usize] = !changed[t as usize];
                 }
             }
@@ -203,7 +207,7 @@ impl<H: Hooks> Ftl<H> {
     /// page with no mapping is not written (its directory entry says so).
     fn write_table_pages(&mut self, write: &[(u32, bool)], blocks: &[BlockRecord], seq: u64, page: &mut [u8]) -> Result<()> {
         let layout = self.tables.layout;
-        let ppb = self.geo.pages_per_block;
+        let (ppb, sp) = (self.geo.pages_per_block, self.tables.stripe_pages);
         for &(t, moved) in write {
             if t < layout.map_pages() {
                 let entries = &self.l2p.entries()[layout.lpns_of(t)];
@@ -218,13 +222,15 @@ impl<H: Hooks> Ftl<H> {
             // The version it replaces: a metadata-only array keeps the new
             // one as a patch against it (the two differ in a few entries).
             let like = Some(self.tables.dir_next[t as usize].ppn).filter(|&p| p != UNMAPPED);
-            let (idx, at) = self.append(Ring::Checkpoint, &[], (PageKind::Map, &NO_TAG), t, seq, page, true, like)?;
-            let ppn = self.geo.ppn(self.ckpt_area.blocks[idx], at);
+            // Not waited for: consecutive pages go to the stripe's other
+            // dies and overlap; the superblock waits for them all.
+            let (idx, at) = self.append(Ring::Checkpoint, &[], (PageKind::Map, &NO_TAG), t, seq, page, true, like, false)?;
+            let ppn = self.ckpt_area.ppn(idx, at, ppb);
             self.tables.dir_next[t as usize] = DirEntry {
                 ppn,
                 crc: crc32fast::hash(page),
             };
-            self.tables.holder[idx * ppb as usize + at as usize] = t;
+            self.tables.holder[idx * sp as usize + at as usize] = t;
             self.counters.map_writes += 1;
             if t < layout.map_pages() {
                 self.counters.map_l2p_writes += 1;
@@ -255,8 +261,8 @@ impl<H: Hooks> Ftl<H> {
         let ps = self.geo.page_size as usize;
         let pages = bytes.len().div_ceil(ps) as u32;
         let mut extent = Extent { index: 0, page: 0, pages };
-        let ppb = self.geo.pages_per_block;
-        let ring_len = self.ckpt_area.blocks.len();
+        let sp = self.tables.stripe_pages;
+        let ring_len = self.ckpt_area.stripes();
         // A record is read back as consecutive ring pages: when a program
         // fails (the append skips the failed page), the record starts over
         // after it.
@@ -274,6 +280,7 @@ impl<H: Hooks> Ftl<H> {
                     page,
                     false,
                     None,
+                    false,
                 )?;
                 self.counters.map_writes += 1;
                 self.counters.map_record_writes += 1;
@@ -284,7 +291,7 @@ impl<H: Hooks> Ftl<H> {
                     extent.index = index;
                     extent.page = at;
                 }
-                expected = Some(if at + 1 < ppb {
+                expected = Some(if at + 1 < sp {
                     (index, at + 1)
                 } else {
                     ((index + 1) % ring_len, 0)
@@ -295,20 +302,19 @@ impl<H: Hooks> Ftl<H> {
         Ok((extent, bytes.len() as u32, crc))
     }
 
-    /// May the checkpoint ring enter (erase) its block at `idx`? Not if a page
-    /// of the current or previous checkpoint (record or table page), or of the
-    /// one being written, lies in it.
+    /// May the checkpoint ring enter (erase) its stripe at `idx`? Not if a
+    /// page of the current or previous checkpoint (record or table page), or
+    /// of the one being written, lies in it.
     pub(crate) fn ckpt_block_pinned(&self, idx: usize) -> bool {
-        let ppb = self.geo.pages_per_block;
-        let n = self.ckpt_area.blocks.len();
+        let (ppb, sp) = (self.geo.pages_per_block, self.tables.stripe_pages);
+        let n = self.ckpt_area.stripes();
         let records = [self.ckpt, self.prev_ckpt];
-        if records.iter().any(|r| r.seq > 0 && r.extent.ring_indexes(ppb, n).contains(&idx)) {
+        if records.iter().any(|r| r.seq > 0 && r.extent.ring_indexes(sp, n).contains(&idx)) {
             return true;
         }
-        let block = self.ckpt_area.blocks[idx];
-        (0..ppb).any(|page| {
-            let t = self.tables.holder[idx * ppb as usize + page as usize];
-            let ppn = self.geo.ppn(block, page);
+        (0..sp).any(|page| {
+            let t = self.tables.holder[idx * sp as usize + page as usize];
+            let ppn = self.ckpt_area.ppn(idx, page, ppb);
             t != UNMAPPED
                 && (self.tables.dir_cur[t as usize].ppn == ppn
                     || self.tables.dir_prev[t as usize] == ppn
@@ -331,6 +337,7 @@ impl<H: Hooks> Ftl<H> {
             ckpt_bytes: loc.bytes,
             ckpt_crc: loc.crc,
             ckpt_ring: self.ckpt_area.blocks.clone(),
+            ckpt_stripe: self.ckpt_area.stripe,
             prev_ckpt: PrevCheckpoint {
                 seq: prev.seq,
                 extent: prev.extent,
@@ -367,21 +374,25 @@ impl<H: Hooks> Ftl<H> {
             &page,
             false,
             like,
+            true,
         )?;
         self.meta_buf = page;
         self.counters.superblock_writes += 1;
         Ok(())
     }
 
-    /// Appends one page to a metadata ring, erasing the next block when the head
-    /// enters it. Synchronous: the clock moves to the end of the program.
+    /// Appends one page to a metadata ring, erasing the next stripe when the
+    /// head enters it. `wait`: the clock moves to the end of the program (and
+    /// of the erases before it); otherwise the program is issued at the
+    /// current time and the caller waits for it (a checkpoint's pages overlap
+    /// on the stripe's dies, each die taking its pages in ring order).
     /// `with_crc`: the OOB records a CRC of the data (log pages, which nothing
     /// else checks); records named by a superblock carry their own CRC there.
     /// `like`: a page whose data this one resembles (the version of a table
     /// page it replaces), a hint to the array (`Nand::program_like`).
     /// `tag`: the OOB record's protocol bytes (a protocol's log page may
     /// carry some; every other ring page carries zeros).
-    /// Returns the ring index and page index written.
+    /// Returns the stripe index and stripe page written.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn append(
         &mut self,
@@ -393,33 +404,73 @@ impl<H: Hooks> Ftl<H> {
         data: &[u8],
         with_crc: bool,
         like: Option<txftl_nand::Ppn>,
+        wait: bool,
     ) -> Result<(usize, u32)> {
         let ppb = self.geo.pages_per_block;
-        let area = self.ring_area(ring);
-        let (enter, idx, page) = area.next_slot(ppb);
+        let (enter, idx, page) = self.ring_area(ring).next_slot(ppb);
         if enter {
-            let pinned = match ring {
-                Ring::Checkpoint => self.ckpt_block_pinned(idx),
-                _ => protect.contains(&idx),
-            };
-            if pinned {
-                return Err(DeviceError::WornOut(format!(
-                    "{ring} ring of {} blocks is too small: its next block still holds pages recovery needs",
-                    area.blocks.len()
-                )));
+            self.enter_stripe(ring, idx, protect, wait)?;
+        }
+        let area = self.ring_area(ring);
+        let ppn = area.ppn(idx, page, ppb);
+        let block = self.geo.block_of(ppn);
+        let crc_over: &[u8] = if with_crc { data } else { &[] };
+        let mut oob = Oob::new(kind, index, seq, self.blocks.erase_count[block as usize], crc_over);
+        oob.protocol = *tag;
+        oob.encode(&mut self.oob_buf);
+        let programmed = match like {
+            Some(like) => self.nand.program_like(ppn, self.now_ns, data, &self.oob_buf, like),
+            None => self.nand.program(ppn, self.now_ns, data, &self.oob_buf),
+        };
+        match programmed {
+            Ok(t) if wait => self.now_ns = self.now_ns.max(t.done_ns),
+            Ok(_) => {}
+            Err(NandError::ProgramFailed { done_ns, .. }) => {
+                // The page holds garbage, which every reader skips (its OOB
+                // fails its CRC): write this page again at the next slot. The
+                // block stays in the ring; its next erase decides whether it
+                // is still good.
+                self.now_ns = self.now_ns.max(done_ns);
+                self.ring_area_mut(ring).head_page = page + 1;
+                return self.append(ring, protect, (kind, tag), index, seq, data, with_crc, like, wait);
             }
+            Err(e) => return Err(self.fail(e)),
+        }
+        self.ring_area_mut(ring).head_page = page + 1;
+        Ok((idx, page))
+    }
+
+    /// Moves `ring`'s head into its stripe `idx`, erasing the stripe's blocks
+    /// (issued together: they sit on different dies) unless pages recovery
+    /// needs lie there (`protect`: the superblock ring's stripes to keep).
+    fn enter_stripe(&mut self, ring: Ring, idx: usize, protect: &[usize], wait: bool) -> Result<()> {
+        let area = self.ring_area(ring);
+        let pinned = match ring {
+            Ring::Checkpoint => self.ckpt_block_pinned(idx),
+            _ => protect.contains(&idx),
+        };
+        if pinned {
+            return Err(DeviceError::WornOut(format!(
+                "{ring} ring of {} blocks is too small: its next block still holds pages recovery needs",
+                area.blocks.len()
+            )));
+        }
+        let d = area.stripe as usize;
+        let issue = self.now_ns;
+        let mut done_max = issue;
+        for bi in idx * d..(idx + 1) * d {
             if ring != Ring::Superblock {
-                self.swap_worn_ring_block(ring, idx);
+                self.swap_worn_ring_block(ring, bi);
             }
             let block = loop {
-                let block = self.ring_area(ring).blocks[idx];
+                let block = self.ring_area(ring).blocks[bi];
                 if self.blocks.clean[block as usize] {
                     // Erased and not programmed since: no erase needed.
                     break block;
                 }
-                match self.nand.erase(block, self.now_ns) {
+                match self.nand.erase(block, issue) {
                     Ok(t) => {
-                        self.now_ns = self.now_ns.max(t.done_ns);
+                        done_max = done_max.max(t.done_ns);
                         self.blocks.erase_count[block as usize] += 1;
                         // A ring may take a block that held data (a swap with the pool).
                         self.hooks.on_erase(block);
@@ -431,7 +482,7 @@ impl<H: Hooks> Ftl<H> {
                         // A bad ring block gives its place to a free block of
                         // the pool (the superblock's two blocks are fixed:
                         // recovery finds them from the geometry alone).
-                        if ring == Ring::Superblock || !self.replace_ring_block(ring, idx) {
+                        if ring == Ring::Superblock || !self.replace_ring_block(ring, bi) {
                             self.failed = true;
                             return Err(DeviceError::WornOut(format!("{ring} block {b} went bad")));
                         }
@@ -439,41 +490,20 @@ impl<H: Hooks> Ftl<H> {
                     Err(e) => return Err(self.fail(e)),
                 }
             };
-            // Its first program below ends the clean state.
+            // Its first program ends the clean state.
             self.blocks.clean[block as usize] = false;
-            if ring == Ring::Checkpoint {
-                let ppb = ppb as usize;
-                self.tables.holder[idx * ppb..(idx + 1) * ppb].fill(UNMAPPED);
-            }
-            let area = self.ring_area_mut(ring);
-            area.head_index = idx;
-            area.head_page = 0;
         }
-        let block = self.ring_area(ring).blocks[idx];
-        let ppn = self.geo.ppn(block, page);
-        let crc_over: &[u8] = if with_crc { data } else { &[] };
-        let mut oob = Oob::new(kind, index, seq, self.blocks.erase_count[block as usize], crc_over);
-        oob.protocol = *tag;
-        oob.encode(&mut self.oob_buf);
-        let programmed = match like {
-            Some(like) => self.nand.program_like(ppn, self.now_ns, data, &self.oob_buf, like),
-            None => self.nand.program(ppn, self.now_ns, data, &self.oob_buf),
-        };
-        match programmed {
-            Ok(t) => self.now_ns = self.now_ns.max(t.done_ns),
-            Err(NandError::ProgramFailed { done_ns, .. }) => {
-                // The page holds garbage, which every reader skips (its OOB
-                // fails its CRC): write this page again at the next slot. The
-                // block stays in the ring; its next erase decides whether it
-                // is still good.
-                self.now_ns = self.now_ns.max(done_ns);
-                self.ring_area_mut(ring).head_page = page + 1;
-                return self.append(ring, protect, (kind, tag), index, seq, data, with_crc, like);
-            }
-            Err(e) => return Err(self.fail(e)),
+        if wait {
+            self.now_ns = done_max;
         }
-        self.ring_area_mut(ring).head_page = page + 1;
-        Ok((idx, page))
+        if ring == Ring::Checkpoint {
+            let sp = self.tables.stripe_pages as usize;
+            self.tables.holder[idx * sp..(idx + 1) * sp].fill(UNMAPPED);
+        }
+        let area = self.ring_area_mut(ring);
+        area.head_index = idx;
+        area.head_page = 0;
+        Ok(())
     }
 
     /// Puts the least-worn free block in place of the ring's (bad) block at
@@ -543,5 +573,92 @@ impl<H: Hooks> Ftl<H> {
             Ring::Checkpoint => &mut self.ckpt_area,
             Ring::Protocol(i) => &mut self.proto_rings[i],
         }
+    }
+}
+
+#[cfg(test)]
+mod stripe_tests {
+    use crate::config::FtlConfig;
+    use crate::device::Device;
+    use crate::error::DeviceError;
+    use crate::test_hooks::Bare;
+    use crate::Ftl;
+    use std::collections::BTreeSet;
+    use txftl_nand::{DataMode, Nand, ViolationPolicy};
+
+    fn nand() -> Nand {
+        let mut p = txftl_nand::preset("jasmine").unwrap();
+        p.geometry.blocks_per_plane = 64;
+        p.geometry.page_size = 2048;
+        Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap()
+    }
+
+    fn page(lpn: u32) -> Vec<u8> {
+        vec![(lpn % 251) as u8 + 1; 2048]
+    }
+
+    /// A device filled with every logical page, then the time one
+    /// checkpoint writing every L2P page takes, and the device.
+    fn filled(stripe: u32) -> (Ftl<Bare>, u64) {
+        let cfg = FtlConfig {
+            checkpoint_stripe: stripe,
+            checkpoint_whole_map: true,
+            ..FtlConfig::default()
+        };
+        let mut f = Ftl::format(nand(), cfg, Bare).unwrap();
+        for lpn in 0..f.logical_pages() {
+            f.write(lpn, &page(lpn)).unwrap();
+        }
+        f.wait_idle();
+        let start = f.now();
+        f.checkpoint().unwrap();
+        let took = f.now() - start;
+        (f, took)
+    }
+
+    /// Striped over 4 dies, a checkpoint's table pages lie on 4 dies and
+    /// program in parallel: the checkpoint takes less than half the time it
+    /// takes in a ring entered a block at a time; recovery reads the striped
+    /// ring back (the superblock names the stripe) and every page returns.
+    #[test]
+    fn a_striped_checkpoint_overlaps_its_programs_and_mounts() {
+        let (one, t1) = filled(1);
+        let (four, t4) = filled(4);
+        assert_eq!(one.ckpt_area.stripe, 1);
+        assert_eq!(four.ckpt_area.stripe, 4);
+        let pages = four.tables.layout.table_pages() as u64;
+        assert!(pages >= 16, "{pages} table pages");
+        assert!(2 * t4 < t1, "striped {t4} ns, one die at a time {t1} ns");
+        let geo = four.geo;
+        let dies: BTreeSet<u32> = four
+            .tables
+            .dir_cur
+            .iter()
+            .filter(|e| e.ppn != crate::checkpoint::UNMAPPED)
+            .map(|e| geo.unit_of_block(geo.block_of(e.ppn)))
+            .collect();
+        assert_eq!(dies.len(), 4, "table pages on dies {dies:?}");
+        four.check_invariants().unwrap();
+        let n = four.logical_pages();
+        // The power cut: DRAM lost.
+        let mut f = Ftl::mount(four.into_nand(), FtlConfig::default(), Bare).unwrap();
+        assert_eq!(f.ckpt_area.stripe, 4, "the superblock names the stripe");
+        let mut buf = vec![0u8; 2048];
+        for lpn in 0..n {
+            f.read(lpn, &mut buf).unwrap();
+            assert_eq!(buf, page(lpn), "lpn {lpn}");
+        }
+        f.check_invariants().unwrap();
+    }
+
+    /// A stripe wider than the array's dies is refused, typed.
+    #[test]
+    fn a_stripe_wider_than_the_dies_is_refused() {
+        let cfg = FtlConfig {
+            checkpoint_stripe: 9,
+            ..FtlConfig::default()
+        };
+        let e = Ftl::format(nand(), cfg, Bare).err().expect("refused");
+        assert!(matches!(&e, DeviceError::Config(m) if m.contains("8")), "{e}");
     }
 }

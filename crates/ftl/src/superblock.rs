@@ -10,22 +10,24 @@
 //!   0  [u8; 8]  magic "TXFTLSB2" (on-flash format 2: incremental checkpoints;
 //!               "TXFTLSB1", format 1, had whole checkpoints and is refused)
 //!   8  u32      body length B (bytes covered by the CRC)
-//!  12  u32      reserved (0)
+//!  12  u32      checkpoint ring stripe D: the ring is entered D blocks at a
+//!               time, each on its own die, and the record's ring index and
+//!               page count stripes and stripe pages (`area.rs`); 0 reads as 1
 //!  16  u64      superblock sequence number (newest valid copy wins)
 //!  24  u32 x 4  block count, pages per block, page size, logical pages
 //!  40  [u8;16]  protocol name, zero padded
 //!  56  u64      checkpoint sequence number
-//!  64  u32 x 5  checkpoint record: ring index, first page, page count, byte
+//!  64  u32 x 5  checkpoint record: stripe index, first stripe page, page count, byte
 //!               length, CRC-32
 //!  84  u32      checkpoint ring length N
 //!  88  u32      protocol root length R
 //!  92  u64      previous checkpoint's sequence number (0: none)
-//! 100  u32 x 5  previous checkpoint's record: ring index, first page, page
+//! 100  u32 x 5  previous checkpoint's record: stripe index, first page, page
 //!               count, byte length, CRC-32 (still intact, with every table
 //!               page it names: the ring never erases a block holding a page
 //!               of the current or the previous checkpoint; recovery falls
 //!               back to it when the current one is corrupted)
-//! 120  u32 x N  checkpoint ring block ids
+//! 120  u32 x N  checkpoint ring block ids (N a multiple of D, stripe by stripe)
 //!  ..  [u8; R]  protocol root (opaque to the framework)
 //!  ..  u32      protocol ring count P, then per ring:
 //!               u32 length M, u32 x M ring block ids, oldest first
@@ -71,6 +73,8 @@ pub struct Superblock {
     pub ckpt_bytes: u32,
     pub ckpt_crc: u32,
     pub ckpt_ring: Vec<BlockId>,
+    /// Blocks per checkpoint ring stripe (`area.rs`).
+    pub ckpt_stripe: u32,
     /// The checkpoint before the current one (seq 0: none).
     pub prev_ckpt: PrevCheckpoint,
     pub root: Vec<u8>,
@@ -108,7 +112,7 @@ impl Superblock {
         };
         put(page, MAGIC);
         put(page, &0u32.to_le_bytes()); // body length, patched below
-        put(page, &0u32.to_le_bytes());
+        put(page, &self.ckpt_stripe.to_le_bytes());
         put(page, &self.sb_seq.to_le_bytes());
         for v in [self.block_count, self.pages_per_block, self.page_size, self.logical_pages] {
             put(page, &v.to_le_bytes());
@@ -168,6 +172,10 @@ impl Superblock {
         }
         let page = &page[..body];
         let ring_len = u32_at(page, 84) as usize;
+        let ckpt_stripe = u32_at(page, 12).max(1);
+        if ring_len == 0 || !ring_len.is_multiple_of(ckpt_stripe as usize) {
+            return None;
+        }
         let root_len = u32_at(page, 88) as usize;
         let mut at = FIXED;
         let take = |at: &mut usize, n: usize| -> Option<usize> {
@@ -209,6 +217,7 @@ impl Superblock {
             ckpt_bytes: u32_at(page, 76),
             ckpt_crc: u32_at(page, 80),
             ckpt_ring,
+            ckpt_stripe,
             prev_ckpt: PrevCheckpoint {
                 seq: u64_at(page, 92),
                 extent: Extent {
@@ -247,6 +256,7 @@ mod tests {
             ckpt_bytes: 900,
             ckpt_crc: 0xDEAD,
             ckpt_ring: vec![1, 17, 2, 18],
+            ckpt_stripe: 2,
             prev_ckpt: PrevCheckpoint {
                 seq: 50,
                 extent: Extent {
@@ -263,12 +273,22 @@ mod tests {
         let mut page = vec![0u8; 512];
         assert!(Superblock::encoded_len(4, 3, &[3]) <= 512);
         sb.encode(&mut page);
-        assert_eq!(Superblock::decode(&page), Some(sb));
+        assert_eq!(Superblock::decode(&page).as_ref(), Some(&sb));
         assert!(!Superblock::is_format_1(&page));
         page[30] ^= 1;
         assert_eq!(Superblock::decode(&page), None);
         page[..8].copy_from_slice(b"TXFTLSB1");
         assert!(Superblock::is_format_1(&page));
         assert_eq!(Superblock::decode(&vec![0xFF; 512]), None);
+        // A stripe that does not divide the ring names no ring.
+        Superblock {
+            ckpt_stripe: 3,
+            ..sb.clone()
+        }
+        .encode(&mut page);
+        assert_eq!(Superblock::decode(&page), None);
+        // An image from before stripes (offset 12 reserved, 0): one block a stripe.
+        Superblock { ckpt_stripe: 0, ..sb }.encode(&mut page);
+        assert_eq!(Superblock::decode(&page).map(|s| s.ckpt_stripe), Some(1));
     }
 }

@@ -16,14 +16,18 @@ const FAILED_PROGRAMS_SLACK: u32 = 2;
 #[derive(Clone, Debug)]
 pub(crate) struct Tables {
     pub layout: TableLayout,
-    /// Most ring blocks one checkpoint enters (and erases): every table page
-    /// written once, its record twice, and a few failed programs.
+    /// Most ring stripes one checkpoint enters (and erases): every table page
+    /// written once, its record twice, and a few failed programs. (Ring
+    /// positions count stripes, `area.rs`; a stripe is a block unless the
+    /// checkpoint ring is striped over dies.)
     pub enter_max: u32,
-    /// Most ring blocks the write-backs of a cached table's evicted pages
+    /// Pages of one checkpoint ring stripe.
+    pub stripe_pages: u32,
+    /// Most ring stripes the write-backs of a cached table's evicted pages
     /// enter between two checkpoints (B; 0 without a cached table): the
     /// checkpoint's zone ahead of the head grows by 2B (see `persist.rs`).
     pub writeback_blocks: u32,
-    /// Ring blocks the write-backs entered since the last checkpoint.
+    /// Ring stripes the write-backs entered since the last checkpoint.
     pub writeback_entered: u32,
     /// L2P pages changed since the copy the current directory names, one bit each.
     map_dirty: Vec<u64>,
@@ -40,7 +44,7 @@ pub(crate) struct Tables {
     /// Block records as the current checkpoint's block-table pages hold them
     /// (`None` before the first checkpoint: every block-table page is written).
     pub persisted_blocks: Option<Vec<BlockRecord>>,
-    /// Per page of the checkpoint ring (ring index * pages per block + page):
+    /// Per page of the checkpoint ring (stripe index * stripe pages + stripe page):
     /// the table page it holds, [`UNMAPPED`] if none (a record page, or erased).
     pub holder: Vec<u32>,
 }
@@ -48,17 +52,20 @@ pub(crate) struct Tables {
 impl Tables {
     /// `cached`: the mapping table is a cached one, whose evicted pages may
     /// be written back between checkpoints (as far as the ring has room).
-    pub fn new(layout: TableLayout, geo: &Geometry, protocol_section_max: usize, ring_len: usize, cached: bool) -> Tables {
+    /// `ring_len`: the checkpoint ring's blocks, in stripes of `stripe`.
+    pub fn new(layout: TableLayout, geo: &Geometry, protocol_section_max: usize, ring_len: usize, stripe: u32, cached: bool) -> Tables {
         let t = layout.table_pages() as usize;
-        let w = Self::enter_max(&layout, geo, protocol_section_max);
+        let stripe_pages = stripe * geo.pages_per_block;
+        let w = Self::enter_max(&layout, geo.page_size, stripe_pages, protocol_section_max);
         // The ring must hold the head, the zone of 3W + 2B blocks ahead and
         // at least one more; a ring laid out without room for B (an image
         // of an older format) gets what it has, down to none (a checkpoint
         // at every eviction of a changed page).
-        let room = (ring_len as u32).saturating_sub(1 + 3 * w) / 2;
+        let room = (ring_len as u32 / stripe).saturating_sub(1 + 3 * w) / 2;
         Tables {
             layout,
             enter_max: w,
+            stripe_pages,
             writeback_blocks: if cached { Self::writeback_blocks(w).min(room) } else { 0 },
             writeback_entered: 0,
             map_dirty: vec![0; (layout.map_pages() as usize).div_ceil(64)],
@@ -71,14 +78,14 @@ impl Tables {
     }
 
     /// Pages of the largest record (directory and protocol section).
-    pub fn record_pages_max(layout: &TableLayout, geo: &Geometry, protocol_section_max: usize) -> u32 {
-        (Record::encoded_len(layout.table_pages(), protocol_section_max) as u64).div_ceil(geo.page_size as u64) as u32
+    pub fn record_pages_max(layout: &TableLayout, page_size: u32, protocol_section_max: usize) -> u32 {
+        (Record::encoded_len(layout.table_pages(), protocol_section_max) as u64).div_ceil(page_size as u64) as u32
     }
 
-    /// Most ring blocks one checkpoint can enter: W.
-    pub fn enter_max(layout: &TableLayout, geo: &Geometry, protocol_section_max: usize) -> u32 {
-        let k = Self::record_pages_max(layout, geo, protocol_section_max);
-        (layout.table_pages() + 2 * k + FAILED_PROGRAMS_SLACK).div_ceil(geo.pages_per_block)
+    /// Most ring stripes (of `stripe_pages` pages) one checkpoint can enter: W.
+    pub fn enter_max(layout: &TableLayout, page_size: u32, stripe_pages: u32, protocol_section_max: usize) -> u32 {
+        let k = Self::record_pages_max(layout, page_size, protocol_section_max);
+        (layout.table_pages() + 2 * k + FAILED_PROGRAMS_SLACK).div_ceil(stripe_pages)
     }
 
     /// B for a cached table: the write-backs may enter as many blocks as one
@@ -88,21 +95,22 @@ impl Tables {
         w.max(1)
     }
 
-    /// Blocks of the checkpoint ring for these tables: the head block and
-    /// the 3W + 2B blocks ahead of it that every checkpoint keeps free of pages
+    /// Stripes of the checkpoint ring for these tables (of `stripe` blocks
+    /// each): the head stripe and the 3W + 2B stripes ahead of it that every checkpoint keeps free of pages
     /// the current and previous checkpoints need (see `persist.rs`; B is 0
     /// unless the table is `cached`) are enough;
     /// behind the head, room for twice the tables means a table page stays in
     /// place for at least two tables' worth of ring writes before it must be
     /// moved (so moves cost at most as much as the writes themselves; a ring
     /// of just 3W + 1 blocks moves every table page at every checkpoint).
-    pub fn ring_blocks(layout: &TableLayout, geo: &Geometry, protocol_section_max: usize, cached: bool) -> u32 {
-        let w = Self::enter_max(layout, geo, protocol_section_max);
+    pub fn ring_stripes(layout: &TableLayout, geo: &Geometry, stripe: u32, protocol_section_max: usize, cached: bool) -> u32 {
+        let stripe_pages = stripe * geo.pages_per_block;
+        let w = Self::enter_max(layout, geo.page_size, stripe_pages, protocol_section_max);
         let b = if cached { Self::writeback_blocks(w) } else { 0 };
-        1 + 3 * w + 2 * b + 2 * layout.table_pages() / geo.pages_per_block
+        1 + 3 * w + 2 * b + 2 * layout.table_pages() / stripe_pages
     }
 
-    /// Blocks ahead of the checkpoint ring's head that a checkpoint keeps
+    /// Stripes ahead of the checkpoint ring's head that a checkpoint keeps
     /// free of the current checkpoint's pages: 3W + 2B (see `persist.rs`).
     pub fn zone_blocks(&self) -> u32 {
         3 * self.enter_max + 2 * self.writeback_blocks
@@ -159,19 +167,24 @@ impl Tables {
     }
 
     /// After `loaded`: which table page each page of the checkpoint ring
-    /// (`ring`, in ring order) holds, as far as the two directories say.
-    pub fn rebuild_holder(&mut self, ring: &[BlockId], geo: &Geometry) {
-        let ppb = geo.pages_per_block as usize;
-        self.holder = vec![UNMAPPED; ring.len() * ppb];
-        let index: std::collections::HashMap<BlockId, usize> = ring.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+    /// (`ring`, in stripes of `stripe` blocks) holds, as far as the two
+    /// directories say.
+    pub fn rebuild_holder(&mut self, ring: &[BlockId], stripe: u32, geo: &Geometry) {
+        let ppb = geo.pages_per_block;
+        self.holder = vec![UNMAPPED; ring.len() * ppb as usize];
+        let d = stripe as usize;
+        // Block -> (stripe index, position in the stripe).
+        let index: std::collections::HashMap<BlockId, (usize, u32)> =
+            ring.iter().enumerate().map(|(i, &b)| (b, (i / d, (i % d) as u32))).collect();
         let prev = self.dir_prev.iter().copied();
         let cur = self.dir_cur.iter().map(|e| e.ppn);
         for (t, ppn) in prev.enumerate().chain(cur.enumerate()) {
             if ppn == UNMAPPED {
                 continue;
             }
-            if let Some(&idx) = index.get(&geo.block_of(ppn)) {
-                self.holder[idx * ppb + geo.page_index_of(ppn) as usize] = t as u32;
+            if let Some(&(idx, lane)) = index.get(&geo.block_of(ppn)) {
+                let page = geo.page_index_of(ppn) * stripe + lane;
+                self.holder[idx * self.stripe_pages as usize + page as usize] = t as u32;
             }
         }
     }

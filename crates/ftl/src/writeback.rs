@@ -54,17 +54,17 @@ impl<H: Hooks> Ftl<H> {
             self.seq += 1;
             let head = self.ckpt_area.head_index;
             let like = Some(old.ppn).filter(|&p| p != UNMAPPED);
-            let appended = self.append(Ring::Checkpoint, &[], (PageKind::Map, &NO_TAG), t, seq, &page, true, like);
+            let appended = self.append(Ring::Checkpoint, &[], (PageKind::Map, &NO_TAG), t, seq, &page, true, like, true);
             let crc = crc32fast::hash(&page);
             self.meta_buf = page;
             let (idx, at) = appended?;
-            let n = self.ckpt_area.blocks.len();
+            let n = self.ckpt_area.stripes();
             self.tables.writeback_entered += ((idx + n - head) % n) as u32;
             self.tables.dir_next[t as usize] = DirEntry {
-                ppn: self.geo.ppn(self.ckpt_area.blocks[idx], at),
+                ppn: self.ckpt_area.ppn(idx, at, ppb),
                 crc,
             };
-            self.tables.holder[idx * ppb as usize + at as usize] = t;
+            self.tables.holder[idx * self.tables.stripe_pages as usize + at as usize] = t;
             self.counters.map_writes += 1;
             self.counters.map_l2p_writes += 1;
         }

@@ -82,6 +82,19 @@ fn write_backs_that_fill_the_rings_room_survive_every_cut() {
     assert_clean(&r);
 }
 
+/// Write-backs into a checkpoint ring in stripes of two blocks on the two
+/// dies (`--checkpoint-stripe 2`): a write-back that enters a stripe
+/// erases both its blocks; its room counts stripes.
+#[test]
+fn write_backs_into_a_striped_ring_survive_every_cut() {
+    let mut s = spec("dftl", 200, 90, true);
+    s.device.ftl.checkpoint_stripe = 2;
+    s.replay_base += " --checkpoint-stripe 2";
+    let r = crashtest(&s, &|_, _| {}).unwrap();
+    assert!(r.dry_run.protocol.get("cmt_write_backs") > 50, "{:?}", r.dry_run);
+    assert_clean(&r);
+}
+
 /// `evict-checkpoint=1`: every changed victim is written by a checkpoint.
 #[test]
 fn evicting_by_checkpoint_survives_every_cut() {

@@ -51,7 +51,7 @@ impl<H: Hooks> Ftl<H> {
         blocks.set_windowed(cfg.alloc_window_blocks > 0);
         Ok(Ftl {
             l2p: H::Mapping::unmapped(0).map_err(|e| (e, Box::new(nand.clone())))?,
-            tables: Tables::new(TableLayout::new(0, geo.block_count(), geo.page_size), &geo, 0, 1, false),
+            tables: Tables::new(TableLayout::new(0, geo.block_count(), geo.page_size), &geo, 0, 1, 1, false),
             mapped: Bits::new(geo.page_count() as usize),
             blocks,
             host_open: vec![None; units],
@@ -61,9 +61,9 @@ impl<H: Hooks> Ftl<H> {
             gc_stripe_lost: false,
             seq: 1,
             now_ns: 0,
-            sb_area: LogArea::new(superblock_blocks(&geo).to_vec(), ppb),
+            sb_area: LogArea::new(superblock_blocks(&geo).to_vec(), 1, ppb),
             sb_seq: 0,
-            ckpt_area: LogArea::new(vec![0], ppb),
+            ckpt_area: LogArea::new(vec![0], 1, ppb),
             ckpt: RecordLoc::default(),
             prev_ckpt: RecordLoc::default(),
             proto_rings: Vec::new(),
@@ -186,7 +186,7 @@ impl<H: Hooks> Ftl<H> {
                 geo.oob_size
             )));
         }
-        let (mut rings, derived) = Self::layout(&geo, &cfg, &hooks)?;
+        let (mut rings, stripe, derived) = Self::layout(&geo, &cfg, &hooks)?;
         crate::memory::check(Self::memory_needed(&geo, &cfg, nand.config().data_mode, &hooks)?.total())?;
         let mut ftl = Ftl::empty(nand, cfg, hooks).map_err(|(e, _)| e)?;
         ftl.derived = derived;
@@ -203,10 +203,11 @@ impl<H: Hooks> Ftl<H> {
             &geo,
             ftl.hooks.checkpoint_section_max(),
             ckpt_ring.len(),
+            stripe,
             <H::Mapping as Mapping>::CACHED,
         );
-        ftl.ckpt_area = LogArea::new(ckpt_ring, geo.pages_per_block);
-        ftl.proto_rings = rings.into_iter().map(|r| LogArea::new(r, geo.pages_per_block)).collect();
+        ftl.ckpt_area = LogArea::new(ckpt_ring, stripe, geo.pages_per_block);
+        ftl.proto_rings = rings.into_iter().map(|r| LogArea::new(r, 1, geo.pages_per_block)).collect();
         for b in 0..geo.block_count() {
             ftl.blocks.state[b as usize] = BlockState::Meta;
             ftl.blocks.clean[b as usize] = shipped_erased;
@@ -223,21 +224,46 @@ impl<H: Hooks> Ftl<H> {
     }
 
     /// The metadata rings a format lays out (the checkpoint ring first, then
-    /// each protocol ring) and the sizes derived from what is left.
-    fn layout(geo: &Geometry, cfg: &FtlConfig, hooks: &H) -> Result<(Vec<Vec<BlockId>>, Derived)> {
+    /// each protocol ring), the checkpoint ring's stripe, and the sizes
+    /// derived from what is left.
+    fn layout(geo: &Geometry, cfg: &FtlConfig, hooks: &H) -> Result<(Vec<Vec<BlockId>>, u32, Derived)> {
         // The checkpoint ring is sized for the largest tables this geometry
-        // can have (see `Tables::ring_blocks`); a log ring what its protocol
+        // can have (see `Tables::ring_stripes`); a log ring what its protocol
         // asks for, plus one block for the erase granularity.
         let sizing = TableLayout::new(geo.page_count(), geo.block_count(), geo.page_size);
         let cached = <H::Mapping as Mapping>::CACHED;
-        let mut sizes = vec![Tables::ring_blocks(&sizing, geo, hooks.checkpoint_section_max(), cached).max(3)];
+        let ckpt_blocks = |d: u32| d * Tables::ring_stripes(&sizing, geo, d, hooks.checkpoint_section_max(), cached).max(3);
+        let stripe = match cfg.checkpoint_stripe {
+            0 => {
+                // Wider stripes overlap more programs but grow the ring
+                // (its zone counts stripes): the widest that stays small.
+                let mut d = geo.unit_count().min(8);
+                while d > 1 && ckpt_blocks(d) > geo.block_count() / 32 {
+                    d /= 2;
+                }
+                d
+            }
+            d if d > geo.unit_count() => {
+                return Err(DeviceError::Config(format!(
+                    "a checkpoint stripe of {d} blocks needs {d} dies; the array has {}",
+                    geo.unit_count()
+                )))
+            }
+            d => d,
+        };
+        let mut sizes = vec![ckpt_blocks(stripe)];
         sizes.extend(hooks.protocol_rings(geo).iter().map(|&blocks| blocks.max(3)));
         let rings = reserve_rings(geo, &sizes);
         let ring_blocks: u32 = rings.iter().map(|r| r.len() as u32).sum();
-        if rings.iter().any(|r| r.len() < 3) || ring_blocks + 2 >= geo.block_count() {
+        if rings.iter().zip(&sizes).any(|(r, &n)| r.len() < n as usize) || ring_blocks + 2 >= geo.block_count() {
             return Err(DeviceError::Config(format!(
                 "the geometry has too few blocks for the metadata rings ({ring_blocks} blocks)"
             )));
+        }
+        // A stripe's blocks overlap only if they sit on different dies.
+        for s in rings[0].chunks(stripe as usize) {
+            let units: std::collections::BTreeSet<u32> = s.iter().map(|&b| geo.unit_of_block(b)).collect();
+            assert_eq!(units.len(), s.len(), "checkpoint ring stripe {s:?} shares a die");
         }
         let proto_ring_lens: Vec<usize> = rings[1..].iter().map(|r| r.len()).collect();
         let sb_len = crate::superblock::Superblock::encoded_len(rings[0].len(), hooks.root_len_max(), &proto_ring_lens);
@@ -253,7 +279,7 @@ impl<H: Hooks> Ftl<H> {
             crate::summary::check_fits(geo, crate::summary::Widths::of(hooks))?;
             derived.logical_pages = crate::summary::shrink_logical_pages(derived.logical_pages, geo);
         }
-        Ok((rings, derived))
+        Ok((rings, stripe, derived))
     }
 
     /// Memory the FTL needs for a device of this geometry, configuration and
@@ -262,7 +288,7 @@ impl<H: Hooks> Ftl<H> {
     /// FTL cannot lay out, as `format` would.
     pub fn memory_needed(geo: &Geometry, cfg: &FtlConfig, data_mode: DataMode, hooks: &H) -> Result<crate::memory::FtlMemory> {
         geo.validate()?;
-        let (rings, derived) = Self::layout(geo, cfg, hooks)?;
+        let (rings, _, derived) = Self::layout(geo, cfg, hooks)?;
         let ring_pages: Vec<u64> = rings.iter().map(|r| r.len() as u64 * geo.pages_per_block as u64).collect();
         Ok(crate::memory::FtlMemory::estimate(
             geo,

@@ -60,7 +60,7 @@ impl<H: Hooks> Ftl<H> {
     #[allow(clippy::too_many_arguments)]
     fn read_record(
         &mut self,
-        blocks: &[BlockId],
+        (blocks, stripe): (&[BlockId], u32),
         extent: Extent,
         kind: PageKind,
         seq: u64,
@@ -68,12 +68,8 @@ impl<H: Hooks> Ftl<H> {
         crc: u32,
         at_ns: &mut u64,
     ) -> Result<Vec<u8>> {
-        let area = LogArea {
-            blocks: blocks.to_vec(),
-            head_index: 0,
-            head_page: 0,
-        };
-        if extent.pages == 0 || extent.index >= blocks.len() || extent.page >= self.geo.pages_per_block {
+        let area = LogArea::new(blocks.to_vec(), stripe, self.geo.pages_per_block);
+        if extent.pages == 0 || extent.index >= area.stripes() || extent.page >= area.stripe_pages(self.geo.pages_per_block) {
             return Err(DeviceError::Corrupted(format!(
                 "superblock names an impossible {kind} record: ring index {}, page {}, {} pages",
                 extent.index, extent.page, extent.pages
@@ -107,7 +103,7 @@ impl<H: Hooks> Ftl<H> {
     /// Reads the record of the checkpoint `sb` names and checks its CRCs.
     fn read_ckpt_record(&mut self, sb: &Superblock, report: &mut RecoveryReport, at_ns: &mut u64) -> Result<Record> {
         let bytes = self.read_record(
-            &sb.ckpt_ring,
+            (&sb.ckpt_ring, sb.ckpt_stripe),
             sb.ckpt,
             PageKind::Checkpoint,
             sb.ckpt_seq,
@@ -350,10 +346,11 @@ impl<H: Hooks> Ftl<H> {
             &geo,
             self.hooks.checkpoint_section_max(),
             sb.ckpt_ring.len(),
+            sb.ckpt_stripe,
             <H::Mapping as Mapping>::CACHED,
         );
         self.tables.loaded(std::mem::take(&mut ck.directory), prev_dir, ck.blocks.clone());
-        self.tables.rebuild_holder(&sb.ckpt_ring, &geo);
+        self.tables.rebuild_holder(&sb.ckpt_ring, sb.ckpt_stripe, &geo);
         Ok(())
     }
 }

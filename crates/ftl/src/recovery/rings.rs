@@ -20,6 +20,7 @@ impl<H: Hooks> Ftl<H> {
         self.sb_seq = sb.sb_seq;
         self.sb_area = LogArea {
             blocks: superblock_blocks(&geo).to_vec(),
+            stripe: 1,
             head_index: sb_index,
             head_page: geo.pages_per_block,
         };
@@ -37,17 +38,15 @@ impl<H: Hooks> Ftl<H> {
         };
         let ppb = geo.pages_per_block;
         // The checkpoint used stays protected until the sealing one is durable.
+        let mut ckpt_area = LogArea::new(sb.ckpt_ring.clone(), sb.ckpt_stripe, ppb);
         let last = ck_sb.ckpt.page + ck_sb.ckpt.pages - 1;
-        let last_index = (ck_sb.ckpt.index + (last / ppb) as usize) % sb.ckpt_ring.len();
-        self.ckpt_area = LogArea {
-            blocks: sb.ckpt_ring.clone(),
-            head_index: last_index,
-            head_page: ppb,
-        };
+        ckpt_area.head_index = (ck_sb.ckpt.index + (last / ckpt_area.stripe_pages(ppb)) as usize) % ckpt_area.stripes();
+        self.ckpt_area = ckpt_area;
         for (r, newest) in sb.protocol_rings.iter().zip(log_newest) {
             // Appends resume in a fresh block after the newest one.
             self.proto_rings.push(LogArea {
                 blocks: r.blocks.clone(),
+                stripe: 1,
                 head_index: newest.unwrap_or(r.blocks.len() - 1),
                 head_page: ppb,
             });
