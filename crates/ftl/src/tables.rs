@@ -107,7 +107,12 @@ impl Tables {
         let stripe_pages = stripe * geo.pages_per_block;
         let w = Self::enter_max(layout, geo.page_size, stripe_pages, protocol_section_max);
         let b = if cached { Self::writeback_blocks(w) } else { 0 };
-        1 + 3 * w + 2 * b + 2 * layout.table_pages() / stripe_pages
+        // Twice the tables, in whole blocks, then in stripes: a striped
+        // ring whose tables fill less than a stripe still keeps a stripe
+        // behind the head (else the zone reaches every table page, and
+        // every checkpoint moves them all).
+        let behind = (2 * layout.table_pages() / geo.pages_per_block).div_ceil(stripe);
+        1 + 3 * w + 2 * b + behind
     }
 
     /// Stripes ahead of the checkpoint ring's head that a checkpoint keeps
