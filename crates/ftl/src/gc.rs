@@ -410,8 +410,11 @@ impl<H: Hooks> Ftl<H> {
         issue_ns: u64,
         bytes: CopyBytes,
     ) -> Result<(Ppn, u64)> {
-        // Metadata-only mode: an empty buffer still reads (and times) the data area.
-        let data = Some(if store_data { &mut buf[..] } else { &mut buf[..0] });
+        // Metadata-only mode reads the data area too: a page programmed with
+        // data (its record has a data CRC: the FTL's own pages, a host page
+        // sent with its bytes) keeps them in its copy; a page programmed
+        // without reads as zeros and is copied without (below).
+        let data = Some(&mut buf[..]);
         let (done, unreadable) = match crate::ecc::read_retrying(&mut self.nand, ppn, issue_ns, data, &mut self.oob_buf) {
             Ok(Ok(done)) => (done, None),
             Ok(Err(u)) => {
@@ -454,7 +457,7 @@ impl<H: Hooks> Ftl<H> {
                 Oob::new(PageKind::Data, lpn, 0, 0, &[])
             }
             (Some(_), OobState::Valid(o)) => o,
-            (None, OobState::Valid(o)) if !store_data || o.data_matches(buf) => o,
+            (None, OobState::Valid(o)) if o.data_matches(buf) => o,
             (_, other) => return Err(DeviceError::Corrupted(format!("GC source page {ppn} is unreadable: found {other}"))),
         };
         let unreadable = unreadable.filter(|_| self.cfg.canary != Some(Canary::IgnoreUncorrectable));
@@ -463,7 +466,7 @@ impl<H: Hooks> Ftl<H> {
             self.counters.lost_page_copies += 1;
         }
         oob.lost = lost;
-        let data: &[u8] = if store_data { buf } else { &[] };
+        let data: &[u8] = if store_data || oob.data_crc.is_some() { buf } else { &[] };
         let bytes = match bytes {
             CopyBytes::Planned(b) => b,
             CopyBytes::FlagsCleared(clear) => self.hooks.flagged_copy_bytes(ppn, &oob, clear),
@@ -575,5 +578,44 @@ mod tests {
             s.gc_busy_ns,
             s.flash_busy_ns
         );
+    }
+
+    /// Metadata-only: pages written with their bytes keep them through GC,
+    /// pages written without read as zeros, and the counts are those of the
+    /// same run on a full-data array (where the pages without bytes are
+    /// written as zeros).
+    #[test]
+    fn a_metadata_only_array_keeps_the_data_it_was_given_through_gc() {
+        let p = txftl_nand::preset("tiny").unwrap();
+        let run = |mode: DataMode| {
+            let nand = Nand::new(p.config(mode, ViolationPolicy::Panic)).unwrap();
+            let mut f = Ftl::format(nand, FtlConfig::default(), Bare).unwrap();
+            let n = f.logical_pages();
+            let ps = f.page_size() as usize;
+            let zeros = vec![0u8; ps];
+            let bytes = |lpn: u32| vec![(lpn % 250) as u8 + 1; ps];
+            // Every fifth page carries data; the rest is aged without.
+            // Every page once, then scattered overwrites (victims hold valid pages).
+            let scattered = (0..6 * n as u64).map(|i| ((i * i * 31 + i * 7) % n as u64) as u32);
+            for lpn in (0..n).chain(scattered) {
+                let data = if lpn % 5 == 0 {
+                    bytes(lpn)
+                } else if mode == DataMode::Full {
+                    zeros.clone()
+                } else {
+                    Vec::new()
+                };
+                f.write(lpn, &data).unwrap();
+            }
+            let mut buf = vec![0u8; ps];
+            for lpn in 0..n {
+                f.read(lpn, &mut buf).unwrap();
+                assert_eq!(buf, if lpn % 5 == 0 { bytes(lpn) } else { zeros.clone() }, "{mode:?} lpn {lpn}");
+            }
+            let s = f.stats();
+            assert!(s.gc_copies > n as u64, "{s:?}");
+            (s.flash_programs, s.gc_copies, s.flash_erases, s.sim_time_ns)
+        };
+        assert_eq!(run(DataMode::MetaOnly), run(DataMode::Full));
     }
 }

@@ -59,8 +59,9 @@ pub enum DataMode {
     /// Data and OOB of every page are stored.
     Full,
     /// Only OOB is stored, plus the data of pages programmed with a full buffer
-    /// (the FTL's own metadata pages). Programs with an empty data buffer store
-    /// no data; reading such a page yields zeros. The OOB is stored packed
+    /// (the FTL's own metadata pages, and host pages sent with their bytes).
+    /// Programs with an empty data buffer store no data; reading such a page
+    /// yields zeros. The OOB is stored packed
     /// when the FTL installs a codec for its record (`spare.rs`, about 6
     /// bytes a page instead of the spare area). For large trace replays.
     MetaOnly,

@@ -105,8 +105,10 @@ impl NoLgn {
         let Some(lpn) = self.open_tx(tid)?.entries.iter().rev().find(|(_, e)| e.new != NO_PAGE).map(|(&l, _)| l) else {
             return Ok(false);
         };
-        let full = self.ftl.nand().config().data_mode == txftl_nand::DataMode::Full;
-        let mut data = vec![0u8; if full { self.ftl.page_size() as usize } else { 0 }];
+        // The whole page, in either data mode: a metadata-only array keeps
+        // the data of a page written with it (the host's), and reads zeros
+        // for one written without.
+        let mut data = vec![0u8; self.ftl.page_size() as usize];
         self.ftl.read_page(lpn, &mut data)?;
         self.program(tid, lpn, &data, true)?;
         Ok(true)

@@ -257,10 +257,6 @@ fn class_of(id: &str) -> Option<(Class, String)> {
                 .to_string(),
         )),
         _ if id.starts_with("fig7.full.") || id.starts_with("fig8.full.") => model(END_FLAG_WAIT),
-        "fig9.lock_share_max" | "fig9.lock_share_mean" => model(
-            "Our device has half the paper's blocks (8 GiB against its 16 GB: every aged page's data is stored), so \
-             a NORMAL group's locked blocks are twice the share of the device.",
-        ),
         _ if id.starts_with("fig9.") => Some((
             Class::Setup,
             "The paper says only that the sizes' runs share one device, not in which order nor on what state: ours \
