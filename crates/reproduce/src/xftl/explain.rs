@@ -144,8 +144,7 @@ fn class_of(id: &str) -> Option<(Class, String)> {
             Class::Setup,
             "Where a cut falls decides whether the rollback's writes set off GC in the foreground (the note counts \
              the rollbacks that did), and the paper says neither where it cut nor how full its device was; a \
-             rollback without GC still writes its mapping checkpoints' pages one after another on one die, where \
-             the board's firmware spreads its map over its banks."
+             rollback without GC still writes a mapping checkpoint at each of its flushes."
                 .to_string(),
         ),
         ("table5.wal.restart_ms", _) | ("table5.order", _) => (
