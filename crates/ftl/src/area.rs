@@ -57,6 +57,14 @@ impl Extent {
     }
 }
 
+/// Stripe index and stripe page of page `page` of the ring's block at
+/// position `i`, in stripes of `stripe` blocks (the inverse of
+/// [`LogArea::ppn`]).
+pub fn stripe_page(i: usize, page: u32, stripe: u32) -> (usize, u32) {
+    let d = stripe as usize;
+    (i / d, page * stripe + (i % d) as u32)
+}
+
 impl LogArea {
     pub fn new(blocks: Vec<BlockId>, stripe: u32, pages_per_block: u32) -> LogArea {
         assert!(
@@ -101,8 +109,7 @@ impl LogArea {
     pub fn locate(&self, ppn: Ppn, pages_per_block: u32) -> Option<(usize, u32)> {
         let (block, page) = (ppn / pages_per_block, ppn % pages_per_block);
         let i = self.blocks.iter().position(|&b| b == block)?;
-        let d = self.stripe as usize;
-        Some((i / d, page * self.stripe + (i % d) as u32))
+        Some(stripe_page(i, page, self.stripe))
     }
 
     /// Where the next append goes, without moving: (needs_new_stripe, stripe index, stripe page).

@@ -177,18 +177,16 @@ impl Tables {
     pub fn rebuild_holder(&mut self, ring: &[BlockId], stripe: u32, geo: &Geometry) {
         let ppb = geo.pages_per_block;
         self.holder = vec![UNMAPPED; ring.len() * ppb as usize];
-        let d = stripe as usize;
-        // Block -> (stripe index, position in the stripe).
-        let index: std::collections::HashMap<BlockId, (usize, u32)> =
-            ring.iter().enumerate().map(|(i, &b)| (b, (i / d, (i % d) as u32))).collect();
+        // Block -> its position in the ring.
+        let index: std::collections::HashMap<BlockId, usize> = ring.iter().enumerate().map(|(i, &b)| (b, i)).collect();
         let prev = self.dir_prev.iter().copied();
         let cur = self.dir_cur.iter().map(|e| e.ppn);
         for (t, ppn) in prev.enumerate().chain(cur.enumerate()) {
             if ppn == UNMAPPED {
                 continue;
             }
-            if let Some(&(idx, lane)) = index.get(&geo.block_of(ppn)) {
-                let page = geo.page_index_of(ppn) * stripe + lane;
+            if let Some(&i) = index.get(&geo.block_of(ppn)) {
+                let (idx, page) = crate::area::stripe_page(i, geo.page_index_of(ppn), stripe);
                 self.holder[idx * self.stripe_pages as usize + page as usize] = t as u32;
             }
         }
