@@ -319,6 +319,26 @@ impl Check {
     }
 }
 
+/// The class of a miss judged on device + host time, by measurement: `host`
+/// when host time decides it (on device time alone, `device`, the check
+/// agrees, or its value lies farther from the paper's: host time moves it
+/// toward the paper, and our host model prices less than a paper's real
+/// host); otherwise `setup`, with `setup_why` given the device-only figure.
+/// Without a device-only check (`None`) it stays `host`.
+pub fn host_or_setup(c: &Check, device: Option<&Check>, host_why: String, setup_why: impl FnOnce(&str) -> String) -> (Class, String) {
+    let Some(d) = device else { return (Class::Host, host_why) };
+    let host_decides = d.agrees()
+        || match (&c.paper, &c.measured, &d.measured) {
+            (Figure::Number(paper), Figure::Number(m), Figure::Number(dm)) => (m - paper).abs() < (dm - paper).abs(),
+            _ => false,
+        };
+    if host_decides {
+        return (Class::Host, host_why);
+    }
+    let alone = d.show(&d.measured);
+    (Class::Setup, setup_why(&alone))
+}
+
 /// A value check's rule: within 25% of the paper's figure with its sign,
 /// or, for a percentage, within [`FLOOR_POINTS`] of it whatever the sign
 /// (a paper's +1.6% and our -0.3% are both "about nothing").
@@ -524,6 +544,22 @@ mod tests {
         assert!(class_problems(&checks, &Summary::of(&checks)).is_empty());
         checks[0].class = Some(Class::Model);
         assert!(class_problems(&checks, &Summary::of(&checks))[0].contains("does not miss"));
+    }
+
+    #[test]
+    fn a_host_judged_miss_is_host_only_when_host_time_decides_it() {
+        let class = |c: &Check, d: &Check| host_or_setup(c, Some(d), "host".into(), |a| format!("setup {a}"));
+        let v = |m: f64| Check::value("x", "x", 81.0, m, Unit::Percent);
+        // Device time alone as far from the paper's: not host time.
+        assert_eq!(class(&v(33.6), &v(34.3)), (Class::Setup, "setup +34.3%".to_string()));
+        // Device time alone farther, or agreeing: host time decides.
+        assert_eq!(class(&v(141.5), &v(200.0)).0, Class::Host);
+        assert_eq!(class(&v(141.5), &v(80.0)).0, Class::Host);
+        let o = |m: &str| Check::order("o", "o", "A > B", m);
+        assert_eq!(class(&o("B > A"), &o("B > A")).0, Class::Setup);
+        assert_eq!(class(&o("B > A"), &o("A > B")).0, Class::Host);
+        // No device-only check: host, as declared.
+        assert_eq!(host_or_setup(&v(141.5), None, "h".into(), |_| String::new()).0, Class::Host);
     }
 
     #[test]

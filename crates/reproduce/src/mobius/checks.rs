@@ -11,7 +11,7 @@ pub fn latency(f: &Figures, i: Interface, pattern: Pattern, n: u32) -> f64 {
 }
 
 /// "`a` below `b` at k of n sizes", or the paper's "at every size".
-fn below_count(params: &Params, f: &Figures, pattern: Pattern, a: Interface, b: &[Interface]) -> (usize, usize) {
+pub(super) fn below_count(params: &Params, f: &Figures, pattern: Pattern, a: Interface, b: &[Interface]) -> (usize, usize) {
     let n = params.sizes.len();
     let k = params
         .sizes

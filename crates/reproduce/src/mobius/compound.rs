@@ -14,7 +14,7 @@
 //!   once every page is on flash / once its inode is.
 
 use super::params::Params;
-use super::results::Point;
+use super::results::{CmtRun, Point};
 use super::{Interface, Pattern};
 use crate::device::{device_error, preconditioned};
 use crate::Error;
@@ -120,6 +120,36 @@ pub fn run(params: &Params, interface: Interface, pattern: Pattern) -> Result<Ve
             programs_per_page: (after.flash_programs - before.flash_programs) as f64 / writes,
             checkpoints: after.checkpoints - before.checkpoints,
         });
+    }
+    Ok(out)
+}
+
+/// Fig. 7's random DFTL and DWRITE runs at each cache size of
+/// `params.cmt_divisors` (a share of the table's pages); the run's own
+/// size reuses `done`, the points already measured.
+pub fn cmt_sweep(params: &Params, done: &[Point]) -> Result<Vec<CmtRun>, Error> {
+    let geo = params.preset().geometry;
+    let table_pages = geo.page_count().div_ceil(geo.page_size / 4);
+    let interfaces = [Interface::DftlSingle, Interface::DftlAio, Interface::Dwrite];
+    let mut out = Vec::new();
+    for &d in &params.cmt_divisors {
+        let cmt_pages = (table_pages / d).max(1);
+        let points = if cmt_pages == params.cmt_pages {
+            let swept = |p: &&Point| p.pattern == Pattern::Random.key() && interfaces.iter().any(|i| i.key() == p.interface);
+            done.iter().filter(swept).cloned().collect()
+        } else {
+            let p = Params {
+                cmt_pages,
+                ..params.clone()
+            };
+            let mut points = Vec::new();
+            for i in interfaces {
+                points.extend(run(&p, i, Pattern::Random)?);
+            }
+            points
+        };
+        let share = if d == 1 { "1".to_string() } else { format!("1/{d}") };
+        out.push(CmtRun { cmt_pages, share, points });
     }
     Ok(out)
 }

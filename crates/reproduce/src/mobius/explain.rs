@@ -13,7 +13,8 @@ fn class_of(id: &str) -> Option<(Class, &'static str)> {
         _ if id.starts_with("fig7.random.") && id.ends_with("_vs_dwrite") => (
             Class::Setup,
             "The paper gives no size of DFTL's cache (CMT), and a miss here is its write-backs: DFTL's misses read \
-             translation pages and each write waits for the changed page it evicts.",
+             translation pages and each write waits for the changed page it evicts (the note's sweep of the cache \
+             size shows the check move).",
         ),
         "fig7.sequential_faster" => (
             Class::Setup,
@@ -66,6 +67,36 @@ fn map_reads_per_page(f: &Figures, i: Interface, pattern: Pattern, n: u32) -> f6
     f.point(i.key(), pattern.key(), n).map_or(f64::NAN, |p| p.map_reads_per_page)
 }
 
+/// How `d` against DWRITE moves with DFTL's cache size (random only: the
+/// sweep runs random writes).
+fn cmt_sweep_note(params: &Params, f: &Figures, pattern: Pattern, d: Interface) -> String {
+    if pattern != Pattern::Random || f.cmt_sweep.is_empty() {
+        return String::new();
+    }
+    let n = params.sizes.iter().copied().max().unwrap_or(0);
+    let rows: Vec<String> = f
+        .cmt_sweep
+        .iter()
+        .map(|r| {
+            let at = Figures {
+                compound: r.points.clone(),
+                ..Figures::default()
+            };
+            let (k, all) = super::checks::below_count(params, &at, pattern, d, &[Interface::Dwrite]);
+            format!(
+                "{} of the table ({} pages): below at {k} of {all} sizes, at {n} pages {:.0} us against {:.0} us, {:.2} \
+                 translation reads per page",
+                r.share,
+                r.cmt_pages,
+                super::checks::latency(&at, d, pattern, n),
+                super::checks::latency(&at, Interface::Dwrite, pattern, n),
+                map_reads_per_page(&at, d, pattern, n)
+            )
+        })
+        .collect();
+    format!(" Over DFTL's cache size (setup; Möbius caches as many): {}.", rows.join("; "))
+}
+
 /// The note of one check that differs.
 fn note(params: &Params, f: &Figures, c: &Check) -> String {
     use Interface::*;
@@ -108,7 +139,7 @@ fn note(params: &Params, f: &Figures, c: &Check) -> String {
             pair(d, Dwrite),
             map_reads_per_page(f, d, pattern, n),
             params.cmt_pages
-        );
+        ) + &cmt_sweep_note(params, f, pattern, d);
     }
     if c.id.ends_with("dftl_aio_vs_single") {
         return format!(

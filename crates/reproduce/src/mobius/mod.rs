@@ -140,7 +140,7 @@ impl Paper for Mobius {
         let fig11 = recovery::PROTOCOLS.len() * params.zones_mib.len();
         let fig9 = 1 + tpcc::FIG9.len() + filebench::steps(params);
         let fig10 = 1 + tpcc::PROTOCOLS.len();
-        progress.set_steps((Interface::ALL.len() * Pattern::ALL.len() + fig9 + fig10 + fig11) as u64);
+        progress.set_steps((Interface::ALL.len() * Pattern::ALL.len() + 1 + fig9 + fig10 + fig11) as u64);
         let mut figures = Figures::default();
         for pattern in Pattern::ALL {
             for interface in Interface::ALL {
@@ -153,6 +153,9 @@ impl Paper for Mobius {
                 progress.step();
             }
         }
+        progress.say("Fig. 7: random DFTL and DWRITE over DFTL's cache size".to_string());
+        figures.cmt_sweep = compound::cmt_sweep(params, &figures.compound)?;
+        progress.step();
         let (workload, tps) = tpcc::fig9(params, progress)?;
         figures.tps_workload = Some(workload);
         figures.tps = tps;

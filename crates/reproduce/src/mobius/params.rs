@@ -21,6 +21,9 @@ pub struct Params {
     /// Möbius (the paper gives no CMT size): the protocols' default, an
     /// eighth of the table.
     pub cmt_pages: u32,
+    /// The cache sizes Fig. 7's random DFTL and DWRITE runs are swept over,
+    /// as divisors of the table's pages (8: the run's own).
+    pub cmt_divisors: Vec<u32>,
     /// Fig. 7's compound-write sizes, pages.
     pub sizes: Vec<u32>,
     /// Compound writes per size, interface and pattern, averaged.
@@ -99,6 +102,7 @@ impl Params {
                 host: None,
             },
             cmt_pages: 0,
+            cmt_divisors: vec![32, 8, 2, 1],
             sizes: paper::FIG7_SIZES.to_vec(),
             iterations,
             random_range_pages: range,

@@ -127,11 +127,25 @@ pub struct WaRun {
     pub commits: u64,
 }
 
+/// Fig. 7's random compound writes through DFTL and DWRITE with another
+/// cache size (the paper gives none): the sweep its setup misses name.
+#[derive(Clone, Debug, Serialize)]
+pub struct CmtRun {
+    /// Translation pages cached, DFTL's and Möbius's alike.
+    pub cmt_pages: u32,
+    /// Their share of the table's pages: "1/32", "1/8", "1/2", "1".
+    pub share: String,
+    pub points: Vec<Point>,
+}
+
 /// Everything a run measured.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Figures {
     /// Figs. 7 and 8.
     pub compound: Vec<Point>,
+    /// Fig. 7, random, DFTL and DWRITE over DFTL's cache size (the run's
+    /// own among them).
+    pub cmt_sweep: Vec<CmtRun>,
     /// Fig. 11.
     pub recovery: Vec<RecoveryPoint>,
     /// Fig. 9's TPC-C trace, and its replays.

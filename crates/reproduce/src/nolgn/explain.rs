@@ -4,7 +4,6 @@
 use super::checks::{lock_share, ycsb_timed};
 use super::results::{BenchRun, Figures, Totals};
 use super::{Params, System};
-use crate::check::Figure;
 use crate::{Check, Class};
 use System::{BaseWal, NoLgn, SwWal};
 
@@ -207,47 +206,74 @@ pub fn explain(params: &Params, f: &Figures, checks: &mut [Check]) -> Vec<String
         p.head.host = None;
         super::checks::checks(&p, f)
     };
+    // The same checks with the run-length sweep's runs judged whole.
+    let longer = super::checks::checks(params, &f.longer_view());
     for c in checks.iter_mut() {
         if c.differs() {
-            let note = note(params, f, c);
+            let mut note = note(params, f, c);
             let cause = class_of(&c.id).map(|cause| match cause {
                 (Class::Host, why) => host_or_setup(c, device_only.iter().find(|d| d.id == c.id), why),
                 cause => cause,
             });
+            if matches!(cause, Some((Class::Setup, _))) {
+                let more = longer_note(params, f, longer.iter().find(|l| l.id == c.id));
+                if !more.is_empty() && !note.is_empty() && !note.ends_with('.') {
+                    note.push('.');
+                }
+                note += &more;
+            }
             c.explain(cause, &note);
         }
     }
     deviations(params)
 }
 
+/// A YCSB or TPC-C check at the run-length sweep's length (`longer`: the
+/// check over the continued runs), with the GC copies the continued runs
+/// met; empty for other checks or without a sweep.
+fn longer_note(p: &Params, f: &Figures, longer: Option<&Check>) -> String {
+    let Some(l) = longer.filter(|l| (l.id.starts_with("fig10.") || l.id.starts_with("fig11.")) && p.longer > 1) else {
+        return String::new();
+    };
+    let (runs, what): (Vec<(String, u64)>, String) = if l.id.starts_with("fig10.") {
+        let runs = f
+            .ycsb_longer
+            .iter()
+            .map(|r| (format!("{} {}", label(&r.system), r.workload), r.gc_copies))
+            .collect();
+        let names: Vec<&str> = super::ycsb::LONGER.iter().map(|w| w.name()).collect();
+        (runs, format!("YCSB {}", names.join(" and ")))
+    } else {
+        let runs = f.tpcc_longer.iter().map(|r| (label(&r.system).to_string(), r.gc_copies)).collect();
+        let least = p.free_pct.iter().copied().min().unwrap_or(0);
+        (runs, format!("TPC-C at {least}% free"))
+    };
+    let gc: Vec<String> = runs.iter().map(|(k, n)| format!("{k} {}", crate::fmt::thousands(*n))).collect();
+    format!(
+        " Run-length sweep (setup): with {what} continued on the same devices to {}x their length, this check \
+         reads {} (GC copies in the continuations: {}).",
+        p.longer,
+        l.show(&l.measured),
+        gc.join(", ")
+    )
+}
+
+/// A system's label from its key.
+fn label(key: &str) -> &'static str {
+    System::ALL.iter().find(|s| s.key() == key).map_or("?", |s| s.label())
+}
+
 /// A miss judged on device + host time is `host` when host time decides
-/// it: on device time alone the check agrees, or its value lies farther
-/// from the paper's (host time moves it toward the paper, and our host
-/// model prices less than the paper's virtual machine). Otherwise (device
-/// time alone misses as far or farther) it is `setup`: which of these
+/// it ([`crate::check::host_or_setup`]); otherwise `setup`: which of these
 /// short runs meet GC on their freshly aged devices decides it.
 fn host_or_setup(c: &Check, device: Option<&Check>, host_why: String) -> (Class, String) {
-    let Some(d) = device else { return (Class::Host, host_why) };
-    let host_decides = d.agrees()
-        || match (&c.paper, &c.measured, &d.measured) {
-            (Figure::Number(paper), Figure::Number(m), Figure::Number(dm)) => (m - paper).abs() < (dm - paper).abs(),
-            _ => false,
-        };
-    if host_decides {
-        return (Class::Host, host_why);
-    }
-    let alone = match &d.measured {
-        Figure::Number(x) => d.unit.format(*x),
-        Figure::Order(o) => o.clone(),
-    };
-    (
-        Class::Setup,
+    crate::check::host_or_setup(c, device, host_why, |alone| {
         format!(
             "Not host time: on device time alone it misses too ({alone}). Which of these short runs meet GC on \
              their freshly aged devices decides it (figures.ycsb and figures.tpcc give each run's GC copies); the \
              paper says neither how its device was aged nor how long its runs were."
-        ),
-    )
+        )
+    })
 }
 
 /// SW-WAL against the others: what is left once its remaps cost a record
@@ -327,24 +353,4 @@ pub fn deviations(p: &Params) -> Vec<String> {
         "YCSB and TPC-C run at NORMAL (the paper states NORMAL for YCSB, no mode for TPC-C); TPC-C with one connection, as the paper".into(),
         "the aging writes go to the device before the file system is made; the file system never trims, so they stay valid until overwritten".into(),
     ]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::check::Unit;
-
-    #[test]
-    fn a_host_judged_miss_is_host_only_when_host_time_decides_it() {
-        let class = |c: &Check, d: &Check| host_or_setup(c, Some(d), "host".into()).0;
-        let v = |m: f64| Check::value("x", "x", 81.0, m, Unit::Percent);
-        // Device time alone as far from the paper's: not host time.
-        assert_eq!(class(&v(33.6), &v(34.3)), Class::Setup);
-        // Device time alone farther, or agreeing: host time decides.
-        assert_eq!(class(&v(141.5), &v(200.0)), Class::Host);
-        assert_eq!(class(&v(141.5), &v(80.0)), Class::Host);
-        let o = |m: &str| Check::order("o", "o", "A > B", m);
-        assert_eq!(class(&o("B > A"), &o("B > A")), Class::Setup);
-        assert_eq!(class(&o("B > A"), &o("A > B")), Class::Host);
-    }
 }

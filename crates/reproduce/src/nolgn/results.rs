@@ -145,6 +145,14 @@ pub struct Aging {
     pub filled_pct: f64,
 }
 
+/// What a YCSB or TPC-C experiment returns: its measured runs, the
+/// run-length sweep's continuations, and the devices' agings.
+pub struct Runs<R> {
+    pub measured: Vec<R>,
+    pub longer: Vec<R>,
+    pub aging: Vec<Aging>,
+}
+
 /// One system's sqlite-bench runs at one synchronous mode, summed over
 /// the sizes ([`Figures::totals`]).
 #[derive(Clone, Debug, Default)]
@@ -185,9 +193,47 @@ pub struct Figures {
     pub ycsb: Vec<YcsbRun>,
     pub tpcc: Vec<TpccRun>,
     pub aging: Vec<Aging>,
+    /// The run-length sweep (`Params::longer`): the continuations of YCSB A
+    /// and F, and of TPC-C at the least free space, each after its measured
+    /// run on the same device and database.
+    pub ycsb_longer: Vec<YcsbRun>,
+    pub tpcc_longer: Vec<TpccRun>,
 }
 
 impl Figures {
+    /// These figures with each continued run judged over its whole length:
+    /// the measured run and its continuation summed (the others as they
+    /// are), for the checks at the sweep's length.
+    pub fn longer_view(&self) -> Figures {
+        let mut v = self.clone();
+        for r in v.ycsb.iter_mut() {
+            if let Some(c) = self.ycsb_longer.iter().find(|c| c.system == r.system && c.workload == r.workload) {
+                r.operations += c.operations;
+                r.sim_s += c.sim_s;
+                r.ops_per_sim_s = txftl_host::per_second(r.operations, r.sim_s);
+                r.flash_programs += c.flash_programs;
+                r.flash_reads += c.flash_reads;
+                r.gc_copies += c.gc_copies;
+                r.host_work = r.host_work + c.host_work;
+            }
+        }
+        for r in v.tpcc.iter_mut() {
+            if let Some(c) = self.tpcc_longer.iter().find(|c| c.system == r.system && c.free_pct == r.free_pct) {
+                r.transactions += c.transactions;
+                r.new_orders += c.new_orders;
+                r.sim_s += c.sim_s;
+                r.tpmc = txftl_host::per_second(r.new_orders, r.sim_s) * 60.0;
+                r.flash_programs += c.flash_programs;
+                r.flash_reads += c.flash_reads;
+                r.gc_copies += c.gc_copies;
+                r.map_writes += c.map_writes;
+                r.remapped_pages += c.remapped_pages;
+                r.host_work = r.host_work + c.host_work;
+            }
+        }
+        v
+    }
+
     pub fn bench_run(&self, system: &str, sync: &str, size: u32) -> Option<&BenchRun> {
         self.bench
             .iter()
@@ -225,5 +271,48 @@ impl Figures {
     }
     pub fn tpcc_run(&self, system: &str, free_pct: u32) -> Option<&TpccRun> {
         self.tpcc.iter().find(|r| r.system == system && r.free_pct == free_pct)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tpcc(system: &str, free_pct: u32, new_orders: u64, sim_s: f64) -> TpccRun {
+        TpccRun {
+            system: system.into(),
+            free_pct,
+            filled_pct: 100.0 - free_pct as f64,
+            transactions: 2 * new_orders,
+            new_orders,
+            sim_s,
+            tpmc: txftl_host::per_second(new_orders, sim_s) * 60.0,
+            flash_programs: 10,
+            flash_reads: 1,
+            gc_copies: 3,
+            map_writes: 0,
+            remapped_pages: 0,
+            host_work: HostWork::default(),
+            consistency: "ok".into(),
+            integrity: "ok".into(),
+        }
+    }
+
+    #[test]
+    fn the_longer_view_judges_a_continued_run_whole_and_leaves_the_rest() {
+        let f = Figures {
+            tpcc: vec![tpcc("nolgn", 25, 100, 1.0), tpcc("nolgn", 75, 100, 1.0)],
+            tpcc_longer: vec![tpcc("nolgn", 25, 200, 3.0)],
+            ..Figures::default()
+        };
+        let v = f.longer_view();
+        let at25 = v.tpcc_run("nolgn", 25).unwrap();
+        assert_eq!((at25.new_orders, at25.transactions, at25.gc_copies), (300, 600, 6));
+        assert_eq!(at25.sim_s, 4.0);
+        assert_eq!(at25.tpmc, 300.0 / 4.0 * 60.0);
+        let at75 = v.tpcc_run("nolgn", 75).unwrap();
+        assert_eq!((at75.new_orders, at75.sim_s), (100, 1.0));
+        // The measured figures are untouched.
+        assert_eq!(f.tpcc_run("nolgn", 25).unwrap().new_orders, 100);
     }
 }

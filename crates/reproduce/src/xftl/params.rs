@@ -30,6 +30,9 @@ pub struct Params {
     pub tpcc_warehouses: u32,
     pub tpcc_scale: u32,
     pub tpcc_transactions: u64,
+    /// Table 4's run-length sweep (the paper gives no run's length): its
+    /// write and read mixes run again this many times as long.
+    pub tpcc_longer: u32,
     pub tpcc_validity_pct: u32,
     pub modes: Vec<Mode>,
     /// What is smaller than the paper's setup, and by how much.
@@ -82,6 +85,7 @@ impl Params {
             tpcc_warehouses: 1,
             tpcc_scale,
             tpcc_transactions,
+            tpcc_longer: 3,
             tpcc_validity_pct: 0,
             modes: modes().to_vec(),
             scaled_down,
@@ -97,6 +101,7 @@ impl Params {
         self.ks = vec![1, 5];
         self.tpcc_scale = 100;
         self.tpcc_transactions = 30;
+        self.tpcc_longer = 2;
         self.scaled_down.push(
             "--tiny (tests only): 16 blocks per plane, 600 tuples, 20 transactions, K in 1,5, TPC-C scale 1/100, 30 transactions".into(),
         );

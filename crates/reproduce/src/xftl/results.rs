@@ -105,6 +105,9 @@ pub struct Figures {
     pub table1_whole_map: Vec<WholeMapRun>,
     pub table5: Table5,
     pub tpcc: Vec<TpccMix>,
+    /// Table 4's run-length sweep (`Params::tpcc_longer`): the mixes of
+    /// `run::LONGER_MIXES` again, on fresh devices, that many times as long.
+    pub tpcc_longer: Vec<TpccMix>,
 }
 
 impl Figures {
