@@ -124,15 +124,25 @@ fn fig10_note(p: &Params, f: &Figures) -> String {
         System::ALL
             .iter()
             .filter_map(|s| {
-                f.ycsb_run(s.key(), w)
-                    .map(|r| format!("{} {:.1} + {:.1} ms", s.label(), r.sim_s * 1e3, p.head.host_s(&r.host_work) * 1e3))
+                f.ycsb_run(s.key(), w).map(|r| {
+                    format!(
+                        "{} {:.1} + {:.1} ms ({} programs, {} GC copies, {} erases)",
+                        s.label(),
+                        r.sim_s * 1e3,
+                        p.head.host_s(&r.host_work) * 1e3,
+                        crate::fmt::thousands(r.flash_programs),
+                        crate::fmt::thousands(r.gc_copies),
+                        crate::fmt::thousands(r.erases)
+                    )
+                })
             })
             .collect::<Vec<_>>()
             .join(", ")
     };
     let mut note = String::from(
         "Device + host time per workload (YCSB's reads find their pages in SQLite's and the host's page caches, \
-         so a workload's device time is its writes'): ",
+         so a workload's device time is its writes', and GC's: a victim without a valid page costs an erase and no \
+         copy): ",
     );
     note += &super::ycsb::WORKLOADS
         .iter()
@@ -158,11 +168,12 @@ fn fig11_note(p: &Params, f: &Figures) -> String {
                 .filter_map(|s| {
                     f.tpcc_run(s.key(), free).map(|r| {
                         format!(
-                            "{} {} programs ({} GC copies, {} mapping pages), {:.2} s",
+                            "{} {} programs ({} GC copies, {} mapping pages, {} erases), {:.2} s",
                             s.label(),
                             r.flash_programs,
                             r.gc_copies,
                             r.map_writes,
+                            r.erases,
                             r.sim_s
                         )
                     })

@@ -86,6 +86,8 @@ pub struct YcsbRun {
     pub flash_programs: u64,
     pub flash_reads: u64,
     pub gc_copies: u64,
+    /// Blocks erased: GC's victims, those without a valid page too (no copy).
+    pub erases: u64,
     pub host_work: HostWork,
     pub integrity: String,
 }
@@ -119,6 +121,8 @@ pub struct TpccRun {
     pub gc_copies: u64,
     pub map_writes: u64,
     pub remapped_pages: u64,
+    /// Blocks erased: GC's victims, those without a valid page too (no copy).
+    pub erases: u64,
     pub host_work: HostWork,
     pub consistency: String,
     pub integrity: String,
@@ -214,6 +218,7 @@ impl Figures {
                 r.flash_programs += c.flash_programs;
                 r.flash_reads += c.flash_reads;
                 r.gc_copies += c.gc_copies;
+                r.erases += c.erases;
                 r.host_work = r.host_work + c.host_work;
             }
         }
@@ -228,6 +233,7 @@ impl Figures {
                 r.gc_copies += c.gc_copies;
                 r.map_writes += c.map_writes;
                 r.remapped_pages += c.remapped_pages;
+                r.erases += c.erases;
                 r.host_work = r.host_work + c.host_work;
             }
         }
@@ -292,6 +298,7 @@ mod tests {
             gc_copies: 3,
             map_writes: 0,
             remapped_pages: 0,
+            erases: 2,
             host_work: HostWork::default(),
             consistency: "ok".into(),
             integrity: "ok".into(),
@@ -307,7 +314,7 @@ mod tests {
         };
         let v = f.longer_view();
         let at25 = v.tpcc_run("nolgn", 25).unwrap();
-        assert_eq!((at25.new_orders, at25.transactions, at25.gc_copies), (300, 600, 6));
+        assert_eq!((at25.new_orders, at25.transactions, at25.gc_copies, at25.erases), (300, 600, 6, 4));
         assert_eq!(at25.sim_s, 4.0);
         assert_eq!(at25.tpmc, 300.0 / 4.0 * 60.0);
         let at75 = v.tpcc_run("nolgn", 75).unwrap();

@@ -104,6 +104,7 @@ fn measure(params: &Params, stack: &Stack, at: Point, times: u32, load: bool) ->
         flash_programs: b.dev.flash_programs - a.dev.flash_programs,
         flash_reads: b.dev.flash_reads - a.dev.flash_reads,
         gc_copies: b.dev.gc_copies - a.dev.gc_copies,
+        erases: b.dev.flash_erases - a.dev.flash_erases,
         map_writes: b.dev.map_writes - a.dev.map_writes,
         remapped_pages: b.fs.remapped_pages - a.fs.remapped_pages,
         host_work: b.host - a.host,

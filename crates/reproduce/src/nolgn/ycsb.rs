@@ -87,6 +87,7 @@ fn workload(params: &Params, stack: &Stack, system: System, w: Workload, times: 
         flash_programs: b.dev.flash_programs - a.dev.flash_programs,
         flash_reads: b.dev.flash_reads - a.dev.flash_reads,
         gc_copies: b.dev.gc_copies - a.dev.gc_copies,
+        erases: b.dev.flash_erases - a.dev.flash_erases,
         host_work: b.host - a.host,
         integrity,
     })
