@@ -30,7 +30,8 @@ pub struct Params {
     pub abort_pct: u32,
     pub deltas: Vec<u32>,
     /// The device's fill with cold data before the load, percent of its
-    /// logical pages: the default, and the sweep.
+    /// logical pages: the default, and the sweep (up to 92%, about the most
+    /// the database leaves room for: it takes 7% of the logical pages).
     pub fill_pct: u32,
     pub fills: Vec<u32>,
     /// Sec. 5.3: the extended protocols' max_c (the paper's 3) and Fig.
@@ -90,7 +91,7 @@ impl Params {
             abort_pct: paper::ABORT_PCT,
             deltas: vec![1, 5, 10, 15, 20, 30, 50],
             fill_pct: 90,
-            fills: vec![0, 50, 75, 90],
+            fills: vec![0, 50, 75, 90, 92],
             max_c: paper::MAX_C,
             max_cs: vec![2, 3, 4],
             buffers: if quick {
