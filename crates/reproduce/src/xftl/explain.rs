@@ -143,9 +143,9 @@ fn device_alone<'a>(device_only: &'a [Check], id: &str) -> Option<&'a Check> {
 fn not_host(alone: &str) -> String {
     format!(
         "Not host time: on device time alone it misses too ({alone}). The paper gives its TPC-C runs' mixes and 10 \
-         warehouses but not their length, SQLite's page cache nor the device's state before them; ours (the \
-         deviations give them) decide how many of a transaction's reads reach flash and how many of WAL's \
-         checkpoints fall within a run, which is what sets the two modes apart on device time."
+         warehouses but not their length nor the device's state before them; ours (the deviations give them) set \
+         how many of WAL's checkpoints, and of the flushes' map writes, fall within a run, which sets the two \
+         modes apart on device time (the run-length sweep below)."
     )
 }
 
