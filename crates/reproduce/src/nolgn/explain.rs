@@ -126,13 +126,14 @@ fn fig10_note(p: &Params, f: &Figures) -> String {
             .filter_map(|s| {
                 f.ycsb_run(s.key(), w).map(|r| {
                     format!(
-                        "{} {:.1} + {:.1} ms ({} programs, {} GC copies, {} erases)",
+                        "{} {:.1} + {:.1} ms ({} programs, {} GC copies, {} erases, {} flushes)",
                         s.label(),
                         r.sim_s * 1e3,
                         p.head.host_s(&r.host_work) * 1e3,
                         crate::fmt::thousands(r.flash_programs),
                         crate::fmt::thousands(r.gc_copies),
-                        crate::fmt::thousands(r.erases)
+                        crate::fmt::thousands(r.erases),
+                        crate::fmt::thousands(r.flushes)
                     )
                 })
             })
@@ -141,8 +142,8 @@ fn fig10_note(p: &Params, f: &Figures) -> String {
     };
     let mut note = String::from(
         "Device + host time per workload (YCSB's reads find their pages in SQLite's and the host's page caches, \
-         so a workload's device time is its writes', and GC's: a victim without a valid page costs an erase and no \
-         copy): ",
+         so a workload's device time is its writes', GC's (a victim without a valid page costs an erase and no \
+         copy) and its flushes' waits, each for every program in flight): ",
     );
     note += &super::ycsb::WORKLOADS
         .iter()

@@ -88,6 +88,8 @@ pub struct YcsbRun {
     pub gc_copies: u64,
     /// Blocks erased: GC's victims, those without a valid page too (no copy).
     pub erases: u64,
+    /// Flushes the device received (each waits for every program in flight).
+    pub flushes: u64,
     pub host_work: HostWork,
     pub integrity: String,
 }
@@ -219,6 +221,7 @@ impl Figures {
                 r.flash_reads += c.flash_reads;
                 r.gc_copies += c.gc_copies;
                 r.erases += c.erases;
+                r.flushes += c.flushes;
                 r.host_work = r.host_work + c.host_work;
             }
         }

@@ -88,6 +88,7 @@ fn workload(params: &Params, stack: &Stack, system: System, w: Workload, times: 
         flash_reads: b.dev.flash_reads - a.dev.flash_reads,
         gc_copies: b.dev.gc_copies - a.dev.gc_copies,
         erases: b.dev.flash_erases - a.dev.flash_erases,
+        flushes: b.dev.host_flushes - a.dev.host_flushes,
         host_work: b.host - a.host,
         integrity,
     })
