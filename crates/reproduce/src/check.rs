@@ -339,6 +339,15 @@ pub fn host_or_setup(c: &Check, device: Option<&Check>, host_why: String, setup_
     (Class::Setup, setup_why(&alone))
 }
 
+/// Appends `more` (sentences, starting with a space) to a note, ending the
+/// note's last sentence first if it has no period.
+pub fn append_sentences(note: &mut String, more: &str) {
+    if !more.is_empty() && !note.is_empty() && !note.ends_with('.') {
+        note.push('.');
+    }
+    note.push_str(more);
+}
+
 /// A value check's rule: within 25% of the paper's figure with its sign,
 /// or, for a percentage, within [`FLOOR_POINTS`] of it whatever the sign
 /// (a paper's +1.6% and our -0.3% are both "about nothing").

@@ -35,12 +35,17 @@ const SCAN_RECOVERY: OptionSpec = OptionSpec {
     max: 1,
 };
 
-/// The default cache: an eighth of the L2P table pages (of the raw
-/// capacity), at least one, so misses happen on every geometry with more
-/// than one table page (a cache as large as the table is `plain`).
+/// The L2P table's pages (of the raw capacity, 4 bytes an entry): what a
+/// cache of translation pages caches a share of.
+pub fn table_pages(geo: &Geometry) -> u32 {
+    geo.page_count().div_ceil(geo.page_size / 4)
+}
+
+/// The default cache: an eighth of the L2P table pages, at least one, so
+/// misses happen on every geometry with more than one table page (a cache
+/// as large as the table is `plain`).
 pub fn default_cmt_pages(geo: &Geometry) -> u32 {
-    let entries_per_page = geo.page_size / 4;
-    (geo.page_count().div_ceil(entries_per_page) / 8).max(1)
+    (table_pages(geo) / 8).max(1)
 }
 
 pub struct DftlBuild;

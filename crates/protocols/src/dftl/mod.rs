@@ -39,7 +39,7 @@
 
 mod entry;
 
-pub use entry::{default_cmt_pages, ENTRY};
+pub use entry::{default_cmt_pages, table_pages, ENTRY};
 
 use txftl_ftl::{
     BlockId, Cached, Capabilities, Device, DeviceError, DeviceStats, EventHooks, Eviction, Ftl, GcHooks, Hooks, Lpn, Mapping,

@@ -129,11 +129,13 @@ pub fn run(params: &Params, interface: Interface, pattern: Pattern) -> Result<Ve
 /// size reuses `done`, the points already measured.
 pub fn cmt_sweep(params: &Params, done: &[Point]) -> Result<Vec<CmtRun>, Error> {
     let geo = params.preset().geometry;
-    let table_pages = geo.page_count().div_ceil(geo.page_size / 4);
+    let table_pages = txftl_protocols::dftl::table_pages(&geo);
     let interfaces = [Interface::DftlSingle, Interface::DftlAio, Interface::Dwrite];
     let mut out = Vec::new();
-    for &d in &params.cmt_divisors {
-        let cmt_pages = (table_pages / d).max(1);
+    let mut sizes: Vec<(u32, u32)> = params.cmt_divisors.iter().map(|&d| (d, (table_pages / d).max(1))).collect();
+    // A small table rounds several shares to one size: run it once.
+    sizes.dedup_by_key(|s| s.1);
+    for (d, cmt_pages) in sizes {
         let points = if cmt_pages == params.cmt_pages {
             let swept = |p: &&Point| p.pattern == Pattern::Random.key() && interfaces.iter().any(|i| i.key() == p.interface);
             done.iter().filter(swept).cloned().collect()
@@ -148,7 +150,7 @@ pub fn cmt_sweep(params: &Params, done: &[Point]) -> Result<Vec<CmtRun>, Error> 
             }
             points
         };
-        let share = if d == 1 { "1".to_string() } else { format!("1/{d}") };
+        let share = if d == 1 { "all".to_string() } else { format!("1/{d}") };
         out.push(CmtRun { cmt_pages, share, points });
     }
     Ok(out)

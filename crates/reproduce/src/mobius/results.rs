@@ -133,7 +133,7 @@ pub struct WaRun {
 pub struct CmtRun {
     /// Translation pages cached, DFTL's and Möbius's alike.
     pub cmt_pages: u32,
-    /// Their share of the table's pages: "1/32", "1/8", "1/2", "1".
+    /// Their share of the table's pages: "1/32", "1/8", "1/2", "all".
     pub share: String,
     pub points: Vec<Point>,
 }

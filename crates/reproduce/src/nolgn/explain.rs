@@ -126,14 +126,15 @@ fn fig10_note(p: &Params, f: &Figures) -> String {
             .filter_map(|s| {
                 f.ycsb_run(s.key(), w).map(|r| {
                     format!(
-                        "{} {:.1} + {:.1} ms ({} programs, {} GC copies, {} erases, {} flushes)",
+                        "{} {:.1} + {:.1} ms ({} programs, {} GC copies, {} erases, {} flushes, {} blocks borrowed)",
                         s.label(),
                         r.sim_s * 1e3,
                         p.head.host_s(&r.host_work) * 1e3,
                         crate::fmt::thousands(r.flash_programs),
                         crate::fmt::thousands(r.gc_copies),
                         crate::fmt::thousands(r.erases),
-                        crate::fmt::thousands(r.flushes)
+                        crate::fmt::thousands(r.flushes),
+                        crate::fmt::thousands(r.blocks_borrowed)
                     )
                 })
             })
@@ -141,9 +142,9 @@ fn fig10_note(p: &Params, f: &Figures) -> String {
             .join(", ")
     };
     let mut note = String::from(
-        "Device + host time per workload (YCSB's reads find their pages in SQLite's and the host's page caches, \
-         so a workload's device time is its writes', GC's (a victim without a valid page costs an erase and no \
-         copy) and its flushes' waits, each for every program in flight): ",
+        "Device + host time per workload (YCSB's reads find their pages in SQLite's and the host's page caches), \
+         with the device's counts of the run (a GC victim without a valid page costs an erase and no copy; a flush \
+         waits for every program in flight; a borrowed block puts two write streams on one die): ",
     );
     note += &super::ycsb::WORKLOADS
         .iter()
@@ -228,11 +229,7 @@ pub fn explain(params: &Params, f: &Figures, checks: &mut [Check]) -> Vec<String
                 cause => cause,
             });
             if matches!(cause, Some((Class::Setup, _))) {
-                let more = longer_note(params, f, longer.iter().find(|l| l.id == c.id));
-                if !more.is_empty() && !note.is_empty() && !note.ends_with('.') {
-                    note.push('.');
-                }
-                note += &more;
+                crate::check::append_sentences(&mut note, &longer_note(params, f, longer.iter().find(|l| l.id == c.id)));
             }
             c.explain(cause, &note);
         }
@@ -254,16 +251,22 @@ fn longer_note(p: &Params, f: &Figures, longer: Option<&Check>) -> String {
             .map(|r| (format!("{} {}", label(&r.system), r.workload), r.gc_copies))
             .collect();
         let names: Vec<&str> = super::ycsb::LONGER.iter().map(|w| w.name()).collect();
-        (runs, format!("YCSB {}", names.join(" and ")))
+        (
+            runs,
+            format!("YCSB {} continued on the same devices after the six workloads", names.join(" and ")),
+        )
     } else {
         let runs = f.tpcc_longer.iter().map(|r| (label(&r.system).to_string(), r.gc_copies)).collect();
         let least = p.free_pct.iter().copied().min().unwrap_or(0);
-        (runs, format!("TPC-C at {least}% free"))
+        (
+            runs,
+            format!("TPC-C at {least}% free continued on the same devices (the other levels at the run's length)"),
+        )
     };
     let gc: Vec<String> = runs.iter().map(|(k, n)| format!("{k} {}", crate::fmt::thousands(*n))).collect();
     format!(
-        " Run-length sweep (setup): with {what} continued on the same devices to {}x their length, this check \
-         reads {} (GC copies in the continuations: {}).",
+        " Run-length sweep (setup): with {what}, to {}x the run's length, this check reads {} (GC copies in the \
+         continuations: {}).",
         p.longer,
         l.show(&l.measured),
         gc.join(", ")

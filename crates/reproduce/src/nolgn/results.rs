@@ -90,6 +90,9 @@ pub struct YcsbRun {
     pub erases: u64,
     /// Flushes the device received (each waits for every program in flight).
     pub flushes: u64,
+    /// Blocks a write stream opened on another parallel unit, its own having
+    /// no free block (two streams then share a die while another idles).
+    pub blocks_borrowed: u64,
     pub host_work: HostWork,
     pub integrity: String,
 }
@@ -125,6 +128,9 @@ pub struct TpccRun {
     pub remapped_pages: u64,
     /// Blocks erased: GC's victims, those without a valid page too (no copy).
     pub erases: u64,
+    /// Flushes the device received, and blocks borrowed (as [`YcsbRun`]'s).
+    pub flushes: u64,
+    pub blocks_borrowed: u64,
     pub host_work: HostWork,
     pub consistency: String,
     pub integrity: String,
@@ -222,6 +228,7 @@ impl Figures {
                 r.gc_copies += c.gc_copies;
                 r.erases += c.erases;
                 r.flushes += c.flushes;
+                r.blocks_borrowed += c.blocks_borrowed;
                 r.host_work = r.host_work + c.host_work;
             }
         }
@@ -237,6 +244,8 @@ impl Figures {
                 r.map_writes += c.map_writes;
                 r.remapped_pages += c.remapped_pages;
                 r.erases += c.erases;
+                r.flushes += c.flushes;
+                r.blocks_borrowed += c.blocks_borrowed;
                 r.host_work = r.host_work + c.host_work;
             }
         }
@@ -302,6 +311,8 @@ mod tests {
             map_writes: 0,
             remapped_pages: 0,
             erases: 2,
+            flushes: 1,
+            blocks_borrowed: 0,
             host_work: HostWork::default(),
             consistency: "ok".into(),
             integrity: "ok".into(),

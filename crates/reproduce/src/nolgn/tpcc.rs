@@ -105,6 +105,8 @@ fn measure(params: &Params, stack: &Stack, at: Point, times: u32, load: bool) ->
         flash_reads: b.dev.flash_reads - a.dev.flash_reads,
         gc_copies: b.dev.gc_copies - a.dev.gc_copies,
         erases: b.dev.flash_erases - a.dev.flash_erases,
+        flushes: b.dev.host_flushes - a.dev.host_flushes,
+        blocks_borrowed: b.dev.blocks_borrowed - a.dev.blocks_borrowed,
         map_writes: b.dev.map_writes - a.dev.map_writes,
         remapped_pages: b.fs.remapped_pages - a.fs.remapped_pages,
         host_work: b.host - a.host,

@@ -89,6 +89,7 @@ fn workload(params: &Params, stack: &Stack, system: System, w: Workload, times: 
         gc_copies: b.dev.gc_copies - a.dev.gc_copies,
         erases: b.dev.flash_erases - a.dev.flash_erases,
         flushes: b.dev.host_flushes - a.dev.host_flushes,
+        blocks_borrowed: b.dev.blocks_borrowed - a.dev.blocks_borrowed,
         host_work: b.host - a.host,
         integrity,
     })

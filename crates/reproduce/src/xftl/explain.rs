@@ -99,11 +99,7 @@ pub fn explain(params: &Params, f: &Figures, checks: &mut [Check]) -> Vec<String
             cause => cause,
         });
         if let (Some((Class::Setup, _)), Some((whole, alone))) = (&cause, &longer) {
-            let more = longer_note(params, &c.id, whole, alone);
-            if !more.is_empty() && !note.is_empty() && !note.ends_with('.') {
-                note.push('.');
-            }
-            note += &more;
+            crate::check::append_sentences(&mut note, &longer_note(params, &c.id, whole, alone));
         }
         c.explain(cause, &note);
     }
@@ -113,13 +109,12 @@ pub fn explain(params: &Params, f: &Figures, checks: &mut [Check]) -> Vec<String
 /// A Table 4 check at the run-length sweep's length (`whole`: on the
 /// check's own time, `alone`: device time alone); empty for other checks.
 fn longer_note(params: &Params, id: &str, whole: &[Check], alone: &[Check]) -> String {
-    let swept = super::run::LONGER_MIXES.iter().any(|m| id.starts_with(&format!("table4.{m}.")));
+    if !super::run::LONGER_MIXES.iter().any(|m| id.starts_with(&format!("table4.{m}."))) {
+        return String::new();
+    }
     let (Some(w), Some(a)) = (whole.iter().find(|c| c.id == id), alone.iter().find(|c| c.id == id)) else {
         return String::new();
     };
-    if !swept {
-        return String::new();
-    }
     format!(
         " Run-length sweep (setup): with {}x the transactions on fresh devices this check reads {} ({} on device time \
          alone).",
@@ -129,12 +124,17 @@ fn longer_note(params: &Params, id: &str, whole: &[Check], alone: &[Check]) -> S
     )
 }
 
-/// Check `id` on device time alone, if it has a figure there: a rate of a
-/// run without device time (every page cached) has none (`per_second`
-/// gives 0), and host time is then all the figure holds.
+/// Check `id` on device time alone, if it has a figure there: a mix whose
+/// run in either mode took no device time (every page cached) has none (its
+/// rate reads 0 from `per_second`, and a gain over it 0 too), and host time
+/// is then all its figures hold.
 fn device_alone<'a>(device_only: &'a [Check], id: &str) -> Option<&'a Check> {
     let d = device_only.iter().find(|d| d.id == id)?;
-    let no_time = id.ends_with("_tpm") && d.measured == Figure::Number(0.0);
+    let mix = id.strip_suffix(id.rsplit('.').next().unwrap_or(""))?;
+    let no_time = id.starts_with("table4.")
+        && device_only
+            .iter()
+            .any(|r| r.id.starts_with(mix) && r.id.ends_with("_tpm") && r.measured == Figure::Number(0.0));
     (!no_time).then_some(d)
 }
 
@@ -143,9 +143,8 @@ fn device_alone<'a>(device_only: &'a [Check], id: &str) -> Option<&'a Check> {
 fn not_host(alone: &str) -> String {
     format!(
         "Not host time: on device time alone it misses too ({alone}). The paper gives its TPC-C runs' mixes and 10 \
-         warehouses but not their length nor the device's state before them; ours (the deviations give them) set \
-         how many of WAL's checkpoints, and of the flushes' map writes, fall within a run, which sets the two \
-         modes apart on device time (the run-length sweep below)."
+         warehouses but not their length nor the device's state before them; ours are in the deviations, and the \
+         note's run-length sweep gives the figure at a longer run."
     )
 }
 

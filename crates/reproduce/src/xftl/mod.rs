@@ -101,6 +101,7 @@ impl Paper for Xftl {
             || f.table5.summary.iter().any(|s| !s.all_ok)
             || f.tpcc
                 .iter()
+                .chain(&f.tpcc_longer)
                 .flat_map(|m| &m.runs)
                 .any(|r| r.integrity != "ok" || r.consistency.as_deref() != Some("ok"))
     }

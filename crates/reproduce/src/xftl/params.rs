@@ -103,7 +103,7 @@ impl Params {
         self.tpcc_transactions = 30;
         self.tpcc_longer = 2;
         self.scaled_down.push(
-            "--tiny (tests only): 16 blocks per plane, 600 tuples, 20 transactions, K in 1,5, TPC-C scale 1/100, 30 transactions".into(),
+            "--tiny (tests only): 16 blocks per plane, 600 tuples, 20 transactions, K in 1,5, TPC-C scale 1/100, 30 transactions, its run-length sweep at 2x".into(),
         );
     }
 }
