@@ -387,6 +387,17 @@ impl BlockTable {
         shares
     }
 
+    /// Does `unit` have a free block a stream can take without borrowing
+    /// another unit's (from the window, with one)?
+    pub fn unit_has_free(&self, unit: u32) -> bool {
+        let u = unit as usize;
+        if self.windowed {
+            !self.window[u].is_empty()
+        } else {
+            !self.free[u].is_empty()
+        }
+    }
+
     /// `unit` used its share of the window up and its pool could give it
     /// another: its stream slides the window rather than borrow a block.
     pub fn unit_window_spent(&self, unit: u32) -> bool {

@@ -52,8 +52,10 @@ crate::counters::device_stats! {
         wear_level_runs: Row::One("wear-leveling moves"),
         /// Blocks a stream opened on another parallel unit because its own
         /// unit had no free block (GC picks victims across the whole device,
-        /// so free blocks can gather on some units): two streams then share
-        /// one die while another idles.
+        /// so free blocks can gather on some units): two of the stream's
+        /// slots then share one die while another idles. The host stream
+        /// hands such a unit's turn to the next unit that can program and
+        /// borrows only when none can; the GC stream borrows.
         blocks_borrowed: Row::Unlisted,
         /// Mapping checkpoints written, and their pages (table pages and records).
         checkpoints: Row::One("checkpoints"),

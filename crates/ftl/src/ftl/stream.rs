@@ -190,7 +190,7 @@ impl<H: Hooks> Ftl<H> {
     /// An open host block with room, on the next unit of the stripe.
     pub(crate) fn host_block(&mut self) -> Result<BlockId> {
         let units = self.geo.unit_count();
-        let unit = self.host_cursor;
+        let mut unit = self.host_cursor;
         self.host_cursor = (unit + 1) % units;
         if let Some(b) = self.host_open[unit as usize] {
             return Ok(b);
@@ -198,6 +198,14 @@ impl<H: Hooks> Ftl<H> {
         self.make_room_for_host()?;
         if self.blocks.unit_window_spent(unit) {
             self.checkpoint()?;
+        }
+        // A unit out of free blocks hands its turn on.
+        if let Some(u) = self.host_stand_in(unit) {
+            self.host_cursor = (u + 1) % units;
+            if let Some(b) = self.host_open[u as usize] {
+                return Ok(b);
+            }
+            unit = u;
         }
         let mut opened = self.open_block(unit, AllocFor::Host)?;
         // Its ready blocks all went bad at their erase: slide the window once.
@@ -212,6 +220,27 @@ impl<H: Hooks> Ftl<H> {
             }
             None => Err(self.no_space()),
         }
+    }
+
+    /// The unit that takes `unit`'s turn in the host stripe when `unit` has
+    /// no free block of its own: the next one with an open host block or a
+    /// free block. A block borrowed from another unit instead would put two
+    /// of the stripe's slots on one die, which then takes two programs per
+    /// turn of the stripe while the others take one: that die sets the pace
+    /// of every write until the block fills (1,024 pages on `femu`). `None`:
+    /// `unit` has a free block, or no unit can stand in (the caller borrows,
+    /// the pool's last resort). The GC stream keeps borrowing: its slots are
+    /// what a nearly full or worn-out device's GC still has room in.
+    fn host_stand_in(&self, unit: u32) -> Option<u32> {
+        if self.blocks.unit_has_free(unit) {
+            return None;
+        }
+        let units = self.geo.unit_count();
+        let u = (1..units)
+            .map(|i| (unit + i) % units)
+            .find(|&u| self.host_open[u as usize].is_some() || self.blocks.unit_has_free(u))?;
+        debug_assert_ne!(u, unit);
+        Some(u)
     }
 
     /// Why no block can be freed: every block holds live pages, or so many went
@@ -262,5 +291,39 @@ impl<H: Hooks> Ftl<H> {
                 return Err(self.no_space());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::blocks::{AllocFor, BlockState};
+    use crate::test_hooks::Bare;
+    use crate::{Ftl, FtlConfig};
+    use txftl_nand::{DataMode, Nand, ViolationPolicy};
+
+    /// A unit whose free blocks are all gone hands its turn on: the host
+    /// stream programs the other unit's own block and borrows nothing, so no
+    /// die carries two of the stripe's slots.
+    #[test]
+    fn a_unit_out_of_free_blocks_hands_its_turn_on() {
+        let p = txftl_nand::preset("tiny").unwrap();
+        let nand = Nand::new(p.config(DataMode::MetaOnly, ViolationPolicy::Panic)).unwrap();
+        let mut f = Ftl::format(nand, FtlConfig::default(), Bare).unwrap();
+        assert_eq!(f.geo.unit_count(), 2);
+        // Unit 1's free blocks go bad (as if worn out): it has none left.
+        while f.blocks.unit_has_free(1) {
+            let b = f.blocks.take_free(1, AllocFor::Host).unwrap();
+            assert_eq!(f.geo.unit_of_block(b), 1);
+            f.blocks.state[b as usize] = BlockState::Bad;
+        }
+        let ps = f.page_size() as usize;
+        let pages = 2 * f.geo.pages_per_block + 1;
+        for lpn in 0..pages {
+            f.write_page(lpn, &vec![lpn as u8; ps]).unwrap();
+        }
+        assert_eq!(f.counters.blocks_borrowed, 0);
+        assert_eq!(f.host_open[1], None, "unit 1 took a block");
+        let open = f.host_open[0].expect("unit 0 programs every page");
+        assert_eq!(f.geo.unit_of_block(open), 0);
     }
 }
