@@ -550,7 +550,7 @@ fn flash_note(params: &Params, m: Mode, r: &ModeRun, other: Option<&ModeRun>) ->
     let (with_map, without) = if params.map_at_flush { (Some(r), other) } else { (other, Some(r)) };
     let barrier = match (m == xftl(), with_map) {
         (true, _) => format!(
-            "X-FTL sends no flush: its commit writes the X-L2P table ({:.1} pages per tx) and takes the barrier's place, as the paper's sec. 6.3.4 says, so writing the map at every barrier changes nothing here",
+            "X-FTL sends no flush: its commit writes the X-L2P table ({:.1} pages per tx) and takes the barrier's place, as the paper's sec. 6.3.4 says, so none of its commits writes the map",
             r.device.protocol_meta_writes as f64 / r.transactions.max(1) as f64
         ),
         (_, Some(w)) => format!(
@@ -568,7 +568,7 @@ fn flash_note(params: &Params, m: Mode, r: &ModeRun, other: Option<&ModeRun>) ->
         programs_breakdown(r),
         barrier,
         match without {
-            Some(a) if !params.map_at_flush || m != xftl() => format!(
+            Some(a) => format!(
                 "; {}: {:.2}x ({} pages per 1,000 tx)",
                 if params.map_at_flush {
                     "with roll-forward at a flush instead (--map-at-flush off)"
