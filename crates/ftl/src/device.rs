@@ -55,7 +55,8 @@ crate::counters::device_stats! {
         /// so free blocks can gather on some units): two of the stream's
         /// slots then share one die while another idles. The host stream
         /// hands such a unit's turn to the next unit that can program and
-        /// borrows only when none can; the GC stream borrows.
+        /// borrows only when every free block of the unit it opens fails
+        /// its erase; the GC stream borrows.
         blocks_borrowed: Row::Unlisted,
         /// Mapping checkpoints written, and their pages (table pages and records).
         checkpoints: Row::One("checkpoints"),

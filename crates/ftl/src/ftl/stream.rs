@@ -199,7 +199,8 @@ impl<H: Hooks> Ftl<H> {
         if self.blocks.unit_window_spent(unit) {
             self.checkpoint()?;
         }
-        // A unit out of free blocks hands its turn on.
+        // A unit out of free blocks hands its turn on, so that no die
+        // carries two of the stripe's slots (see `host_stand_in`).
         if let Some(u) = self.host_stand_in(unit) {
             self.host_cursor = (u + 1) % units;
             if let Some(b) = self.host_open[u as usize] {
@@ -228,9 +229,11 @@ impl<H: Hooks> Ftl<H> {
     /// of the stripe's slots on one die, which then takes two programs per
     /// turn of the stripe while the others take one: that die sets the pace
     /// of every write until the block fills (1,024 pages on `femu`). `None`:
-    /// `unit` has a free block, or no unit can stand in (the caller borrows,
-    /// the pool's last resort). The GC stream keeps borrowing: its slots are
-    /// what a nearly full or worn-out device's GC still has room in.
+    /// `unit` has a free block, or no unit can stand in (after
+    /// `make_room_for_host` one always can; `open_block` still borrows when
+    /// every free block of the unit it opens fails its erase). The GC stream
+    /// keeps borrowing: its slots are what a nearly full or worn-out
+    /// device's GC still has room in.
     fn host_stand_in(&self, unit: u32) -> Option<u32> {
         if self.blocks.unit_has_free(unit) {
             return None;
@@ -239,7 +242,6 @@ impl<H: Hooks> Ftl<H> {
         let u = (1..units)
             .map(|i| (unit + i) % units)
             .find(|&u| self.host_open[u as usize].is_some() || self.blocks.unit_has_free(u))?;
-        debug_assert_ne!(u, unit);
         Some(u)
     }
 
@@ -257,8 +259,9 @@ impl<H: Hooks> Ftl<H> {
         }
     }
 
-    /// Before a host stream takes a new block: run GC below the low watermark,
-    /// and make sure a block beyond the GC reserve is free.
+    /// Before a host stream takes a new block, or hands a turn of a unit
+    /// without a free block to another unit: run GC below the low
+    /// watermark, and make sure a block beyond the GC reserve is free.
     pub(crate) fn make_room_for_host(&mut self) -> Result<()> {
         if self.blocks.free_count() + self.blocks.prefree_count() <= self.derived.gc_low {
             self.collect_garbage(self.derived.gc_high)?;
