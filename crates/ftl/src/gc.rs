@@ -536,7 +536,7 @@ impl<H: Hooks> Ftl<H> {
 mod tests {
     use crate::config::FtlConfig;
     use crate::device::Device;
-    use crate::test_hooks::Bare;
+    use crate::test_hooks::{tiny_bare, Bare};
     use crate::Ftl;
     use txftl_nand::{DataMode, Nand, ViolationPolicy};
 
@@ -548,10 +548,8 @@ mod tests {
     /// erases).
     #[test]
     fn gc_time_is_the_die_time_of_gc_s_operations() {
-        let p = txftl_nand::preset("tiny").unwrap();
-        let nand = Nand::new(p.config(DataMode::MetaOnly, ViolationPolicy::Panic)).unwrap();
-        let t = nand.config().timing;
-        let mut f = Ftl::format(nand, FtlConfig::default(), Bare).unwrap();
+        let mut f = tiny_bare();
+        let t = f.nand().config().timing;
         let n = f.logical_pages();
         f.reset_stats();
         for lpn in 0..n {

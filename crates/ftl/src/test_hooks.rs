@@ -24,6 +24,15 @@ impl PersistHooks for Bare {}
 impl RecoveryHooks for Bare {}
 impl EventHooks for Bare {}
 
+/// A freshly formatted [`Bare`] FTL on the `tiny` preset, metadata only,
+/// violations panicking: the framework's unit tests' default device.
+pub(crate) fn tiny_bare() -> crate::Ftl<Bare> {
+    use txftl_nand::{DataMode, Nand, ViolationPolicy};
+    let p = txftl_nand::preset("tiny").unwrap();
+    let nand = Nand::new(p.config(DataMode::MetaOnly, ViolationPolicy::Panic)).unwrap();
+    crate::Ftl::format(nand, crate::FtlConfig::default(), Bare).unwrap()
+}
+
 /// A protocol with summary pages and no mapping table on flash, as SCC with
 /// `summary-pages=1`: recovery rebuilds every mapping from its scan of every
 /// block in use (the newest sequence number of each logical page wins), then

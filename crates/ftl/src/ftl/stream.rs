@@ -300,18 +300,14 @@ impl<H: Hooks> Ftl<H> {
 #[cfg(test)]
 mod tests {
     use crate::blocks::{AllocFor, BlockState};
-    use crate::test_hooks::Bare;
-    use crate::{Ftl, FtlConfig};
-    use txftl_nand::{DataMode, Nand, ViolationPolicy};
+    use crate::test_hooks::tiny_bare;
 
     /// A unit whose free blocks are all gone hands its turn on: the host
     /// stream programs the other unit's own block and borrows nothing, so no
     /// die carries two of the stripe's slots.
     #[test]
     fn a_unit_out_of_free_blocks_hands_its_turn_on() {
-        let p = txftl_nand::preset("tiny").unwrap();
-        let nand = Nand::new(p.config(DataMode::MetaOnly, ViolationPolicy::Panic)).unwrap();
-        let mut f = Ftl::format(nand, FtlConfig::default(), Bare).unwrap();
+        let mut f = tiny_bare();
         assert_eq!(f.geo.unit_count(), 2);
         // Unit 1's free blocks go bad (as if worn out): it has none left.
         while f.blocks.unit_has_free(1) {

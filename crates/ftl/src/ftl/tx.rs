@@ -56,15 +56,7 @@ impl<H: Hooks> Ftl<H> {
 
 #[cfg(test)]
 mod tests {
-    use crate::test_hooks::Bare;
-    use crate::{Ftl, FtlConfig};
-    use txftl_nand::{DataMode, Nand, ViolationPolicy};
-
-    fn ftl() -> Ftl<Bare> {
-        let p = txftl_nand::preset("tiny").unwrap();
-        let nand = Nand::new(p.config(DataMode::MetaOnly, ViolationPolicy::Panic)).unwrap();
-        Ftl::format(nand, FtlConfig::default(), Bare).unwrap()
-    }
+    use crate::test_hooks::tiny_bare as ftl;
 
     #[test]
     fn commits_and_aborts_are_counted_at_the_end_of_an_open_transaction() {
