@@ -356,27 +356,53 @@ impl<H: Hooks> Ftl<H> {
         // With an image synced at flushes, what this superblock names (the
         // checkpoint, the log pages before it) reaches the host's disk before it.
         self.nand.flush_image()?;
-        let mut page = std::mem::take(&mut self.meta_buf);
-        page.resize(self.geo.page_size as usize, 0);
-        sb.encode(&mut page);
-        // The block holding the newest superblock must survive this append.
+        let ps = self.geo.page_size as usize;
+        let ppb = self.geo.pages_per_block;
+        let mut bytes = std::mem::take(&mut self.meta_buf);
+        sb.encode(&mut bytes, ps);
+        let pages = (bytes.len() / ps) as u32;
+        assert!((1..=ppb).contains(&pages), "format refuses a superblock of {pages} pages");
+        // The block holding the newest superblock must survive this copy.
         let protect = [self.sb_area.head_index];
-        // The previous superblock, when it lies just behind the head: the new
-        // one differs from it in a few fields (a hint to the array).
-        let head = self.sb_area.head_page;
-        let like = (head > 0).then(|| self.geo.ppn(self.sb_area.blocks[self.sb_area.head_index], head - 1));
-        self.append(
-            Ring::Superblock,
-            &protect,
-            (PageKind::Superblock, &NO_TAG),
-            0,
-            self.sb_seq,
-            &page,
-            false,
-            like,
-            true,
-        )?;
-        self.meta_buf = page;
+        loop {
+            // A copy lies in one block, so recovery reads it whole from its
+            // first page; one that does not fit the rest of this block starts
+            // the other (the rest stays erased).
+            if self.sb_area.head_page + pages > ppb {
+                self.sb_area.head_page = ppb;
+            }
+            let mut placed: Option<(usize, u32)> = None;
+            let mut contiguous = true;
+            for i in 0..pages {
+                // The same page of the copy before, when it lies just behind
+                // the head: a hint to the array (it differs in a few fields).
+                let head = self.sb_area.head_page;
+                let like = (head >= pages).then(|| self.geo.ppn(self.sb_area.blocks[self.sb_area.head_index], head - pages));
+                let chunk = &bytes[i as usize * ps..(i as usize + 1) * ps];
+                let at = self.append(
+                    Ring::Superblock,
+                    &protect,
+                    (PageKind::Superblock, &NO_TAG),
+                    i,
+                    self.sb_seq,
+                    chunk,
+                    false,
+                    like,
+                    true,
+                )?;
+                let first = *placed.get_or_insert(at);
+                contiguous &= at == (first.0, first.1 + i);
+            }
+            if contiguous {
+                break;
+            }
+            // A failed program moved a page of the copy (`append` wrote it
+            // again further on): the copy is not whole where recovery looks,
+            // so it is written again.
+        }
+        // The buffer goes back page-sized, as its other users expect.
+        bytes.truncate(ps);
+        self.meta_buf = bytes;
         self.counters.superblock_writes += 1;
         Ok(())
     }

@@ -4,7 +4,17 @@
 //! blocks (the first block of units 0 and 1), so a torn superblock write leaves
 //! the previous copy as the newest valid one.
 //!
-//! Page layout (data area), integers little-endian:
+//! A copy takes as many pages as its body needs, `ceil((B + 4) / page
+//! size)`, programmed one after another inside one superblock block (a copy
+//! that would not fit in the rest of the block starts the next one, and the
+//! rest stays erased). Page `i` of a copy carries `i` in its OOB record's
+//! `lpn`; the copy is intact only if every page is, with the same sequence
+//! number, and the CRC below holds. The checkpoint ring's block list grows
+//! with the tables, so the copy grows with the device: one page up to about
+//! 770 GiB on `jasmine` (8 KiB pages), three at 2 TiB, eleven at 8 TiB. A
+//! format refuses a geometry whose copy would not fit a block.
+//!
+//! Layout of a copy (its pages' data areas, concatenated), integers little-endian:
 //!
 //! ```text
 //!   0  [u8; 8]  magic "TXFTLSB2" (on-flash format 2: incremental checkpoints;
@@ -39,8 +49,8 @@
 //! record has a data CRC and a sequence number) and recovery reads the ring
 //! newest first. The superblock only names the ring's blocks, which change when
 //! a worn ring block is swapped for a fresh one from the data pool.
-//! The rest of the page is zero. The page's OOB is a `Superblock` record whose
-//! `seq` is the superblock sequence number.
+//! The rest of the copy's last page is zero. Each page's OOB is a
+//! `Superblock` record whose `seq` is the superblock sequence number.
 
 use crate::area::Extent;
 use txftl_nand::BlockId;
@@ -102,9 +112,30 @@ impl Superblock {
         FIXED + 4 * ring_len + root_len + 4 + protocol_ring_lens.iter().map(|m| 4 + 4 * m).sum::<usize>() + 4
     }
 
-    /// Encodes into a page-sized buffer. The caller checked it fits.
-    pub fn encode(&self, page: &mut [u8]) {
-        // Written straight into the page; `w` is the write position.
+    /// Pages a copy of `len` encoded bytes takes.
+    pub fn pages(len: usize, page_size: usize) -> usize {
+        len.div_ceil(page_size)
+    }
+
+    /// Pages of the copy whose first page is `page` (read from its header's
+    /// body length), if `page` starts a superblock of this format.
+    pub fn copy_pages(page: &[u8]) -> Option<usize> {
+        if page.len() < FIXED + 4 || &page[0..8] != MAGIC {
+            return None;
+        }
+        let body = u32_at(page, 8) as usize;
+        (body >= FIXED).then(|| Self::pages(body + 4, page.len()))
+    }
+
+    /// Encodes a copy into `out`, resized to its whole pages of `page_size`
+    /// bytes (the caller checked at format that a copy fits a block).
+    pub fn encode(&self, out: &mut Vec<u8>, page_size: usize) {
+        let rings: Vec<usize> = self.protocol_rings.iter().map(|r| r.blocks.len()).collect();
+        let len = Self::encoded_len(self.ckpt_ring.len(), self.root.len(), &rings);
+        out.clear();
+        out.resize(Self::pages(len, page_size) * page_size, 0);
+        let page = out.as_mut_slice();
+        // Written straight into the buffer; `w` is the write position.
         let mut w = 0usize;
         let mut put = |page: &mut [u8], bytes: &[u8]| {
             page[w..w + bytes.len()].copy_from_slice(bytes);
@@ -151,9 +182,9 @@ impl Superblock {
         }
         let body = w;
         page[8..12].copy_from_slice(&(body as u32).to_le_bytes());
+        debug_assert_eq!(body + 4, len, "encoded_len agrees with encode");
         let crc = crc32fast::hash(&page[..body]);
         page[body..body + 4].copy_from_slice(&crc.to_le_bytes());
-        page[body + 4..].fill(0);
     }
 
     /// Is `page` a superblock of on-flash format 1 (whole checkpoints)?
@@ -161,7 +192,8 @@ impl Superblock {
         page.len() >= 8 && &page[0..8] == MAGIC_FORMAT_1
     }
 
-    /// Decodes a page; `None` if it is not an intact superblock.
+    /// Decodes a copy (its pages' data concatenated); `None` if it is not an
+    /// intact superblock.
     pub fn decode(page: &[u8]) -> Option<Superblock> {
         if page.len() < FIXED + 4 || &page[0..8] != MAGIC {
             return None;
@@ -270,9 +302,10 @@ mod tests {
             root: vec![1, 2, 3],
             protocol_rings: vec![RingRecord { blocks: vec![3, 19, 4] }],
         };
-        let mut page = vec![0u8; 512];
+        let mut page = Vec::new();
         assert!(Superblock::encoded_len(4, 3, &[3]) <= 512);
-        sb.encode(&mut page);
+        sb.encode(&mut page, 512);
+        assert_eq!((page.len(), Superblock::copy_pages(&page)), (512, Some(1)));
         assert_eq!(Superblock::decode(&page).as_ref(), Some(&sb));
         assert!(!Superblock::is_format_1(&page));
         page[30] ^= 1;
@@ -285,10 +318,44 @@ mod tests {
             ckpt_stripe: 3,
             ..sb.clone()
         }
-        .encode(&mut page);
+        .encode(&mut page, 512);
         assert_eq!(Superblock::decode(&page), None);
         // An image from before stripes (offset 12 reserved, 0): one block a stripe.
-        Superblock { ckpt_stripe: 0, ..sb }.encode(&mut page);
+        Superblock { ckpt_stripe: 0, ..sb }.encode(&mut page, 512);
         assert_eq!(Superblock::decode(&page).map(|s| s.ckpt_stripe), Some(1));
+    }
+
+    #[test]
+    fn a_long_ring_spreads_a_copy_over_pages_and_any_torn_page_voids_it() {
+        let sb = Superblock {
+            sb_seq: 3,
+            block_count: 40_000,
+            pages_per_block: 8,
+            page_size: 512,
+            logical_pages: 250_000,
+            protocol: "plain".into(),
+            ckpt_seq: 12,
+            ckpt: Extent::default(),
+            ckpt_bytes: 0,
+            ckpt_crc: 0,
+            ckpt_ring: (100..400).collect(),
+            ckpt_stripe: 4,
+            prev_ckpt: PrevCheckpoint::default(),
+            root: vec![9; 40],
+            protocol_rings: vec![RingRecord { blocks: vec![7, 8, 9] }],
+        };
+        let mut bytes = Vec::new();
+        sb.encode(&mut bytes, 512);
+        let len = Superblock::encoded_len(300, 40, &[3]);
+        assert_eq!(bytes.len(), 3 * 512, "{len} bytes take three pages");
+        assert_eq!(Superblock::copy_pages(&bytes[..512]), Some(3));
+        assert_eq!(Superblock::decode(&bytes).as_ref(), Some(&sb));
+        // Only the whole copy decodes: its first page alone, or any page changed, does not.
+        assert_eq!(Superblock::decode(&bytes[..512]), None);
+        for at in [0, 700, len - 5] {
+            let mut torn = bytes.clone();
+            torn[at] ^= 0x10;
+            assert_eq!(Superblock::decode(&torn), None, "byte {at} changed");
+        }
     }
 }

@@ -267,10 +267,12 @@ impl<H: Hooks> Ftl<H> {
         }
         let proto_ring_lens: Vec<usize> = rings[1..].iter().map(|r| r.len()).collect();
         let sb_len = crate::superblock::Superblock::encoded_len(rings[0].len(), hooks.root_len_max(), &proto_ring_lens);
-        if sb_len > geo.page_size as usize {
+        // A copy spans pages but stays in one superblock block (`superblock.rs`).
+        let sb_pages = crate::superblock::Superblock::pages(sb_len, geo.page_size as usize);
+        if sb_pages > geo.pages_per_block as usize {
             return Err(DeviceError::Config(format!(
-                "superblock of {sb_len} bytes does not fit a {}-byte page",
-                geo.page_size
+                "superblock of {sb_len} bytes takes {sb_pages} pages; a superblock block holds {}",
+                geo.pages_per_block
             )));
         }
         let pool_blocks = geo.block_count() - 2 - ring_blocks;

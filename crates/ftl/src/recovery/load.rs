@@ -34,9 +34,10 @@ impl<H: Hooks> Ftl<H> {
             let mut oob = vec![0u8; self.geo.oob_size as usize];
             for page in (0..programmed).rev() {
                 *at_ns = self.recovery_read(self.geo.ppn(block, page), *at_ns, true, &mut buf, &mut oob)?;
-                let intact = matches!(Oob::decode(&oob), OobState::Valid(o) if o.kind == PageKind::Superblock && o.data_matches(&buf));
-                format_1 |= intact && Superblock::is_format_1(&buf);
-                if let Some(sb) = intact.then(|| Superblock::decode(&buf)).flatten() {
+                let first = superblock_page(&oob, &buf).filter(|&(i, _)| i == 0);
+                format_1 |= first.is_some() && Superblock::is_format_1(&buf);
+                let Some((_, seq)) = first else { continue };
+                if let Some(sb) = self.superblock_copy((block, page, programmed), &buf, seq, at_ns)? {
                     if best.as_ref().is_none_or(|(b, _)| sb.sb_seq > b.sb_seq) {
                         best = Some((sb, index));
                     }
@@ -52,6 +53,39 @@ impl<H: Hooks> Ftl<H> {
             )),
             None => Err(DeviceError::NotFormatted),
         }
+    }
+
+    /// The superblock copy whose first page, `first` (sequence number `seq`),
+    /// is page `page` of superblock block `block` (`programmed` pages
+    /// programmed), if the copy is whole: each later page of it an intact
+    /// superblock page with its index and `seq`, read on the clock.
+    fn superblock_copy(
+        &mut self,
+        (block, page, programmed): (BlockId, u32, u32),
+        first: &[u8],
+        seq: u64,
+        at_ns: &mut u64,
+    ) -> Result<Option<Superblock>> {
+        let Some(pages) = Superblock::copy_pages(first) else {
+            return Ok(None);
+        };
+        if pages == 1 {
+            return Ok(Superblock::decode(first));
+        }
+        if page as usize + pages > programmed as usize {
+            return Ok(None);
+        }
+        let mut bytes = first.to_vec();
+        let mut buf = vec![0u8; self.geo.page_size as usize];
+        let mut oob = vec![0u8; self.geo.oob_size as usize];
+        for i in 1..pages as u32 {
+            *at_ns = self.recovery_read(self.geo.ppn(block, page + i), *at_ns, true, &mut buf, &mut oob)?;
+            if superblock_page(&oob, &buf) != Some((i, seq)) {
+                return Ok(None);
+            }
+            bytes.extend_from_slice(&buf);
+        }
+        Ok(Superblock::decode(&bytes))
     }
 
     /// Reads a record (the checkpoint, or a protocol record) from a ring: every
@@ -208,10 +242,11 @@ impl<H: Hooks> Ftl<H> {
         let mut oob = vec![0u8; self.geo.oob_size as usize];
         let reads_before = self.nand.stats().reads;
         for block in superblock_blocks(&self.geo) {
-            for page in 0..self.programmed_prefix(block, 0, at_ns)? {
+            let programmed = self.programmed_prefix(block, 0, at_ns)?;
+            for page in 0..programmed {
                 *at_ns = self.recovery_read(self.geo.ppn(block, page), *at_ns, true, &mut buf, &mut oob)?;
-                let intact = matches!(Oob::decode(&oob), OobState::Valid(o) if o.kind == PageKind::Superblock && o.data_matches(&buf));
-                if let Some(sb) = intact.then(|| Superblock::decode(&buf)).flatten() {
+                let Some((0, seq)) = superblock_page(&oob, &buf) else { continue };
+                if let Some(sb) = self.superblock_copy((block, page, programmed), &buf, seq, at_ns)? {
                     all.push(sb);
                 }
             }
@@ -362,4 +397,133 @@ pub(super) fn ring_owned(geo: &txftl_nand::Geometry, sb: &Superblock) -> BTreeSe
         .chain(sb.ckpt_ring.iter().copied())
         .chain(sb.protocol_rings.iter().flat_map(|r| r.blocks.iter().copied()))
         .collect()
+}
+
+/// A superblock page's index within its copy and its sequence number, if
+/// the page is intact and of kind superblock.
+fn superblock_page(oob: &[u8], data: &[u8]) -> Option<(u32, u64)> {
+    match Oob::decode(oob) {
+        OobState::Valid(o) if o.kind == PageKind::Superblock && o.data_matches(data) => Some((o.lpn, o.seq)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ftl::superblock_blocks;
+    use crate::test_hooks::Bare;
+    use crate::{DeviceError, Ftl, FtlConfig};
+    use std::collections::BTreeMap;
+    use std::ops::Range;
+    use txftl_nand::{DataMode, Nand, PowerCut, Torn, ViolationPolicy};
+
+    /// `tiny`'s two dies with 3,000 blocks each: a checkpoint ring of about
+    /// 300 blocks, so a superblock copy takes three 512-byte pages, and an
+    /// 8-page superblock block holds two copies and leaves two pages erased.
+    fn long_ring_nand() -> Nand {
+        let mut p = txftl_nand::preset("tiny").unwrap();
+        p.geometry.blocks_per_plane = 3_000;
+        Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap()
+    }
+
+    /// The pages of the copy at page 0 of the first superblock block.
+    fn copy_pages(nand: &mut Nand) -> Option<usize> {
+        let geo = *nand.geometry();
+        let mut data = vec![0u8; geo.page_size as usize];
+        let mut oob = vec![0u8; geo.oob_size as usize];
+        let ppn = geo.ppn(superblock_blocks(&geo)[0], 0);
+        nand.read(ppn, nand.all_idle_ns(), Some(&mut data), &mut oob).unwrap();
+        crate::superblock::Superblock::copy_pages(&data)
+    }
+
+    /// What [`rounds`] did: the device (or the array, after a power loss),
+    /// the writes sealed by a completed checkpoint (logical page, value),
+    /// and the operations of each checkpoint.
+    struct Rounds {
+        end: Result<Ftl<Bare>, Nand>,
+        sealed: Vec<(u32, u8)>,
+        checkpoints: Vec<Range<u64>>,
+    }
+
+    /// Four rounds of 12 writes, each sealed by a checkpoint: five copies
+    /// with the format's, so the first superblock block is filled, the
+    /// second entered, filled, and the first erased and entered again.
+    fn rounds(nand: Nand) -> Rounds {
+        let mut f = Ftl::format(nand, FtlConfig::default(), Bare).unwrap();
+        let ps = f.page_size() as usize;
+        let (mut sealed, mut pending, mut checkpoints) = (Vec::new(), Vec::new(), Vec::new());
+        let lost = |f: Ftl<Bare>, sealed, checkpoints| Rounds {
+            end: Err(f.into_nand()),
+            sealed,
+            checkpoints,
+        };
+        for round in 0..4u8 {
+            for i in 0..12u32 {
+                let lpn = (u32::from(round) * 7 + i * 13) % f.logical_pages();
+                match f.write_page(lpn, &vec![round + 1; ps]) {
+                    Ok(_) => pending.push((lpn, round + 1)),
+                    Err(DeviceError::PowerLoss) => return lost(f, sealed, checkpoints),
+                    Err(e) => panic!("write {lpn}: {e}"),
+                }
+            }
+            let before = f.nand().op_count();
+            match f.checkpoint() {
+                Ok(()) => sealed.append(&mut pending),
+                Err(DeviceError::PowerLoss) => return lost(f, sealed, checkpoints),
+                Err(e) => panic!("checkpoint {round}: {e}"),
+            }
+            checkpoints.push(before..f.nand().op_count());
+        }
+        Rounds {
+            end: Ok(f),
+            sealed,
+            checkpoints,
+        }
+    }
+
+    #[test]
+    fn a_superblock_of_three_pages_survives_a_cut_at_every_operation_of_a_checkpoint() {
+        let uncut = rounds(long_ring_nand());
+        let mut nand = uncut.end.ok().expect("no cut armed").into_nand();
+        assert_eq!(copy_pages(&mut nand), Some(3), "the ring makes a three-page copy");
+        let geo = *nand.geometry();
+        let mut oob = vec![0u8; geo.oob_size as usize];
+        let tail = geo.ppn(superblock_blocks(&geo)[1], 6);
+        nand.read(tail, nand.all_idle_ns(), None, &mut oob).unwrap();
+        assert!(
+            oob.iter().all(|&b| b == 0xFF),
+            "a copy never straddles two blocks: the tail stays erased"
+        );
+        let mut cuts = 0;
+        for at_op in uncut.checkpoints.into_iter().flatten() {
+            for torn in Torn::ALL {
+                let mut nand = long_ring_nand();
+                nand.arm_power_cut(PowerCut { at_op, torn, seed: at_op });
+                let cut = rounds(nand);
+                let mut nand = cut.end.err().unwrap_or_else(|| panic!("no cut at operation {at_op}"));
+                nand.power_on();
+                let mut f =
+                    Ftl::mount(nand, FtlConfig::default(), Bare).unwrap_or_else(|e| panic!("mount after a cut at {at_op} ({torn:?}): {e}"));
+                f.check_invariants().unwrap();
+                let mut buf = vec![0u8; f.page_size() as usize];
+                for (lpn, value) in cut.sealed.into_iter().collect::<BTreeMap<_, _>>() {
+                    f.read_page(lpn, &mut buf).unwrap();
+                    assert!(buf.iter().all(|&b| b == value), "lpn {lpn} after a cut at {at_op} ({torn:?})");
+                }
+                cuts += 1;
+            }
+        }
+        assert!(cuts >= 5 * 4 * 3, "{cuts} cuts: every page of every copy, every torn variant");
+    }
+
+    #[test]
+    fn a_superblock_longer_than_a_block_is_refused_at_format() {
+        let mut p = txftl_nand::preset("tiny").unwrap();
+        p.geometry.blocks_per_plane = 12_000;
+        let nand = Nand::new(p.config(DataMode::MetaOnly, ViolationPolicy::Panic)).unwrap();
+        match Ftl::format(nand, FtlConfig::default(), Bare) {
+            Err(DeviceError::Config(why)) => assert!(why.contains("a superblock block holds 8"), "{why}"),
+            other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
+        }
+    }
 }
