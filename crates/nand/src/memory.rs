@@ -18,7 +18,8 @@ use crate::error::MemoryError;
 use crate::spare::{PACKED_BYTES_PER_BLOCK, PACKED_BYTES_PER_PAGE};
 
 /// Bytes the array of `cfg` holds in memory: per page, its program count (a
-/// byte, or a bit in metadata-only mode: `programs.rs`) and, in full-data
+/// byte, or a bit in metadata-only mode, two with partial programs:
+/// `programs.rs`) and, in full-data
 /// mode, its OOB and data, in metadata-only mode its packed OOB (`spare.rs`);
 /// per block, the write pointer, erase count and bad flag (and
 /// the packed OOB's base). Metadata-only mode also stores the data and OOB of
@@ -30,7 +31,11 @@ pub fn needed(cfg: &NandConfig) -> u64 {
     let blocks = g.block_count() as u64;
     let (per_page, per_block, programs) = match cfg.data_mode {
         DataMode::Full => (g.oob_size as u64 + g.page_size as u64, 0, pages),
-        DataMode::MetaOnly => (PACKED_BYTES_PER_PAGE, PACKED_BYTES_PER_BLOCK, pages.div_ceil(64) * 8),
+        DataMode::MetaOnly => {
+            // A second bit a page once partial programs count above 1.
+            let words = if g.nop > 1 { 2 } else { 1 };
+            (PACKED_BYTES_PER_PAGE, PACKED_BYTES_PER_BLOCK, pages.div_ceil(64) * 8 * words)
+        }
     };
     programs + pages * per_page + blocks * (4 + 4 + 1 + per_block)
 }

@@ -4,7 +4,10 @@
 //! keep one byte a page ([`Programs::Bytes`]). Metadata-only mode keeps one
 //! bit a page, set once the page is programmed ([`Programs::Bits`]); the
 //! counts above 1, which only SLC partial programs reach, are kept in a side
-//! map. At 512 GiB raw with 8 KiB pages that is 8 MiB instead of 64 MiB.
+//! map, and a second bit a page (allocated at the first such count) says
+//! which pages the map holds, so most reads need no map lookup. At 512 GiB
+//! raw with 8 KiB pages that is 8 MiB (16 MiB with partial programs)
+//! instead of 64 MiB.
 
 use crate::error::MemoryError;
 use crate::geometry::Ppn;
@@ -17,6 +20,9 @@ pub(crate) enum Programs {
     Bits {
         /// Bit `ppn % 64` of word `ppn / 64`: programmed at least once.
         bits: Vec<u64>,
+        /// Bit `ppn % 64` of word `ppn / 64`: the count is above 1 (in
+        /// `more`). Empty until the first such count.
+        multi: Vec<u64>,
         /// Counts above 1 (SLC partial programs).
         more: HashMap<Ppn, u8>,
     },
@@ -27,21 +33,23 @@ impl Programs {
     pub fn bits(pages: usize, need: u64) -> Result<Programs, MemoryError> {
         Ok(Programs::Bits {
             bits: memory::filled(pages.div_ceil(64), 0u64, need)?,
+            multi: Vec::new(),
             more: HashMap::new(),
         })
     }
 
     #[inline]
     pub fn get(&self, ppn: Ppn) -> u8 {
+        let (w, bit) = (ppn as usize / 64, 1u64 << (ppn % 64));
         match self {
             Programs::Bytes(b) => b[ppn as usize],
-            Programs::Bits { bits, more } => {
-                if bits[ppn as usize / 64] >> (ppn % 64) & 1 == 0 {
+            Programs::Bits { bits, multi, more } => {
+                if bits[w] & bit == 0 {
                     0
-                } else if more.is_empty() {
+                } else if multi.get(w).is_none_or(|m| m & bit == 0) {
                     1
                 } else {
-                    more.get(&ppn).copied().unwrap_or(1)
+                    more[&ppn]
                 }
             }
         }
@@ -49,20 +57,26 @@ impl Programs {
 
     #[inline]
     pub fn set(&mut self, ppn: Ppn, n: u8) {
+        let (w, bit) = (ppn as usize / 64, 1u64 << (ppn % 64));
         match self {
             Programs::Bytes(b) => b[ppn as usize] = n,
-            Programs::Bits { bits, more } => {
-                let w = &mut bits[ppn as usize / 64];
+            Programs::Bits { bits, multi, more } => {
                 if n == 0 {
-                    *w &= !(1 << (ppn % 64));
+                    bits[w] &= !bit;
                 } else {
-                    *w |= 1 << (ppn % 64);
+                    bits[w] |= bit;
                 }
                 if n > 1 {
+                    if multi.is_empty() {
+                        *multi = vec![0; bits.len()];
+                    }
+                    multi[w] |= bit;
                     more.insert(ppn, n);
-                } else if !more.is_empty() {
+                } else if multi.get(w).is_some_and(|m| m & bit != 0) {
+                    multi[w] &= !bit;
                     more.remove(&ppn);
                 }
+                debug_assert_eq!(self.get(ppn), n, "page {ppn} keeps its count");
             }
         }
     }
