@@ -322,10 +322,10 @@ impl<R: FlagRule> GcHooks for FlagHooks<R> {
         self.txs.open_count() > 0
     }
 
-    /// The table's pages in the range, not every page (GC asks it of every
-    /// candidate victim).
+    /// The open transactions' pages in the range, not every page (GC asks
+    /// it of every candidate victim; only open transactions keep pages).
     fn extra_live_count(&self, first: Ppn, end: Ppn) -> u32 {
-        self.txs.pages_in(first, end).filter(|&(p, t)| Self::keeps(t, p)).count() as u32
+        self.txs.open_pages_in(first, end).filter(|&(p, t)| Self::keeps(t, p)).count() as u32
     }
 
     fn on_relocate(&mut self, old: Ppn, new: Ppn, _oob: &Oob, _new_erase_count: u32) {

@@ -77,6 +77,9 @@ pub struct TxTable {
     ids: Xids,
     /// Every page in the table -> its transaction.
     page_xid: BTreeMap<Ppn, u32>,
+    /// The pages of open transactions (few): what GC's count of kept pages
+    /// of every candidate victim reads, instead of every page in the table.
+    open_pages: BTreeSet<Ppn>,
 }
 
 impl TxTable {
@@ -86,6 +89,7 @@ impl TxTable {
             txs: BTreeMap::new(),
             ids: Xids::new(protocol, u32::MAX - 2),
             page_xid: BTreeMap::new(),
+            open_pages: BTreeSet::new(),
         }
     }
 
@@ -137,6 +141,13 @@ impl TxTable {
             .filter_map(|(&p, x)| self.txs.get(x).map(|t| (p, t)))
     }
 
+    /// The pages of open transactions in `first..end`, each with its transaction.
+    pub fn open_pages_in(&self, first: Ppn, end: Ppn) -> impl Iterator<Item = (Ppn, &Tx)> + '_ {
+        self.open_pages
+            .range(first..end)
+            .filter_map(|p| self.txs.get(&self.page_xid[p]).map(|t| (*p, t)))
+    }
+
     pub fn open_count(&self) -> usize {
         self.ids.open_count()
     }
@@ -161,6 +172,9 @@ impl TxTable {
         let Some(t) = self.txs.get_mut(&xid) else { return };
         let before = self.page_xid.insert(ppn, xid);
         assert!(before.is_none_or(|x| x == xid), "page {ppn} of XID {xid} was XID {before:?}'s");
+        if t.is_open() {
+            self.open_pages.insert(ppn);
+        }
         t.pages.insert(ppn, info);
     }
 
@@ -219,6 +233,7 @@ impl TxTable {
         let mut touched = BTreeSet::new();
         for (ppn, xid) in gone {
             self.page_xid.remove(&ppn);
+            self.open_pages.remove(&ppn);
             if let Some(t) = self.txs.get_mut(&xid) {
                 t.pages.remove(&ppn);
                 touched.insert(xid);
@@ -242,6 +257,7 @@ impl TxTable {
         let t = self.txs.remove(&xid)?;
         for p in t.pages.keys() {
             self.page_xid.remove(p);
+            self.open_pages.remove(p);
         }
         Some(t)
     }
@@ -251,6 +267,9 @@ impl TxTable {
         let xid = self.ids.end(tid)?;
         let t = self.txs.get_mut(&xid)?;
         t.state = TxState::Aborted;
+        for p in t.pages.keys() {
+            self.open_pages.remove(p);
+        }
         t.latest.clear();
         t.last = None;
         if t.pages.is_empty() {
@@ -294,6 +313,19 @@ impl TxTable {
             if !self.txs.get(xid).is_some_and(|t| t.pages.contains_key(ppn)) {
                 return Err(format!("page {ppn} indexed under XID {xid}, which does not hold it"));
             }
+        }
+        let open: BTreeSet<Ppn> = self
+            .page_xid
+            .iter()
+            .filter(|(_, x)| self.txs[*x].is_open())
+            .map(|(&p, _)| p)
+            .collect();
+        if open != self.open_pages {
+            return Err(format!(
+                "{} pages of open transactions, {} indexed as such",
+                open.len(),
+                self.open_pages.len()
+            ));
         }
         let held: usize = self.txs.values().map(|t| t.pages.len()).sum();
         if held != self.page_xid.len() {

@@ -178,7 +178,7 @@ impl<R: ExRule> ExHooks<R> {
             geo: *geo,
             max_c,
             txs: TxTable::new(R::NAME),
-            versions: Versions::default(),
+            versions: Versions::new(geo.pages_per_block, geo.block_count()),
             last_version: 0,
             releasing: BTreeSet::new(),
             just_copied: None,

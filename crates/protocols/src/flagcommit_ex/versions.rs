@@ -12,7 +12,7 @@
 //! committed again in a higher version, and (what the paper leaves out) no
 //! newer version still needs it for a record a newer pending record hides.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use txftl_ftl::Lpn;
 use txftl_nand::Ppn;
 
@@ -39,14 +39,42 @@ pub enum Decided {
     Undecided,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Versions {
     /// Oldest first.
     by_lpn: BTreeMap<Lpn, Vec<Ver>>,
     at: BTreeMap<Ppn, Lpn>,
+    /// The listed pages other than newest versions: what GC's victim count
+    /// asks for every candidate block, kept apart so that count reads only
+    /// them, not every listed page of the block.
+    extras: BTreeSet<Ppn>,
+    /// Pages per block, and `extras` counted by block.
+    pages_per_block: u32,
+    extras_by_block: Vec<u32>,
 }
 
 impl Versions {
+    pub fn new(pages_per_block: u32, blocks: u32) -> Versions {
+        assert!(pages_per_block > 0);
+        Versions {
+            by_lpn: BTreeMap::new(),
+            at: BTreeMap::new(),
+            extras: BTreeSet::new(),
+            pages_per_block,
+            extras_by_block: vec![0; blocks as usize],
+        }
+    }
+
+    /// Marks `ppn` as an extra version, or not.
+    fn set_extra(&mut self, ppn: Ppn, extra: bool) {
+        let block = (ppn / self.pages_per_block) as usize;
+        if extra && self.extras.insert(ppn) {
+            self.extras_by_block[block] += 1;
+        } else if !extra && self.extras.remove(&ppn) {
+            self.extras_by_block[block] -= 1;
+        }
+    }
+
     /// `ver` is `lpn`'s newest version.
     pub fn push(&mut self, lpn: Lpn, ver: Ver) {
         let list = self.by_lpn.entry(lpn).or_default();
@@ -58,7 +86,12 @@ impl Versions {
         );
         let before = self.at.insert(ver.ppn, lpn);
         assert!(before.is_none(), "page {} listed twice", ver.ppn);
+        let prev = list.last().map(|v| v.ppn);
         list.push(ver);
+        if let Some(prev) = prev {
+            self.set_extra(prev, true);
+        }
+        self.debug_check(lpn);
     }
 
     /// A recovery's versions of `lpn`, any order (one copy each).
@@ -75,6 +108,22 @@ impl Versions {
         let v = self.by_lpn.get_mut(&lpn).and_then(|l| l.iter_mut().find(|v| v.ppn == old));
         v.expect("a listed page is in its list").ppn = new;
         self.at.insert(new, lpn);
+        if self.extras.contains(&old) {
+            self.set_extra(old, false);
+            self.set_extra(new, true);
+        }
+        self.debug_check(lpn);
+    }
+
+    /// `lpn`'s versions but the newest are in `extras`, the newest is not.
+    fn debug_check(&self, lpn: Lpn) {
+        if cfg!(debug_assertions) {
+            let list = &self.by_lpn[&lpn];
+            for (i, v) in list.iter().enumerate() {
+                let newest = i + 1 == list.len();
+                debug_assert_eq!(self.extras.contains(&v.ppn), !newest, "lpn {lpn}: page {} as extra", v.ppn);
+            }
+        }
     }
 
     /// The logical page listed page `ppn` is a version of.
@@ -85,14 +134,24 @@ impl Versions {
     /// Whether `ppn` is a needed version of its page other than the newest
     /// (the newest is the one the L2P maps).
     pub fn extra(&self, ppn: Ppn) -> bool {
-        self.lpn_at(ppn)
-            .and_then(|l| self.by_lpn.get(&l))
-            .is_some_and(|list| list.last().is_some_and(|v| v.ppn != ppn))
+        self.extras.contains(&ppn)
     }
 
     /// The listed pages in `first..end` other than newest versions.
     pub fn extra_in(&self, first: Ppn, end: Ppn) -> usize {
-        self.at.range(first..end).filter(|(&p, _)| self.extra(p)).count()
+        let ppb = self.pages_per_block;
+        if first.is_multiple_of(ppb) && end <= first + ppb {
+            // Within one block (what GC asks of every candidate): its count,
+            // less any pages past `end` (a block written up to `end`).
+            let all = self.extras_by_block[(first / ppb) as usize] as usize;
+            let past = if end < first + ppb && all > 0 {
+                self.extras.range(end..first + ppb).count()
+            } else {
+                0
+            };
+            return all - past;
+        }
+        self.extras.range(first..end).count()
     }
 
     /// `lpn`'s versions a reader needs, newest first, down to the first
@@ -140,9 +199,11 @@ impl Versions {
             }
             keep
         });
-        for p in &dropped {
-            self.at.remove(p);
+        for &p in &dropped {
+            self.at.remove(&p);
+            self.set_extra(p, false);
         }
+        self.debug_check(lpn);
         dropped.len()
     }
 
@@ -180,7 +241,7 @@ mod tests {
     /// the self-sufficient version.
     #[test]
     fn prune_keeps_what_readers_need() {
-        let mut v = Versions::default();
+        let mut v = Versions::new(64, 2);
         for (i, xids) in [vec![], vec![1], vec![2], vec![3, 4]].into_iter().enumerate() {
             v.push(
                 7,
@@ -235,5 +296,58 @@ mod tests {
         }
         assert_eq!(v.prune(7, &decided), 1);
         assert!(v.lpn_at(30).is_none() && v.lpn_at(31).is_some());
+    }
+
+    /// GC asks a block's count of extra versions for every candidate: the
+    /// per-block count agrees with counting the block's pages one by one
+    /// through pushes, relocations and prunes.
+    #[test]
+    fn a_block_s_count_of_extra_versions_follows_every_change() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let (ppb, blocks) = (8u32, 6u32);
+        let mut v = Versions::new(ppb, blocks);
+        let mut free: Vec<Ppn> = (0..ppb * blocks).rev().collect();
+        let mut version = 0;
+        for step in 0..400 {
+            let lpn = rng.gen_range(0..10);
+            match rng.gen_range(0..3) {
+                0 if !free.is_empty() => {
+                    version += 1;
+                    let xids = vec![rng.gen_range(0..4)];
+                    let ppn = free.remove(rng.gen_range(0..free.len()));
+                    v.push(
+                        lpn,
+                        Ver {
+                            ppn,
+                            version,
+                            xids,
+                            contained: false,
+                            whole: false,
+                        },
+                    );
+                }
+                1 if !free.is_empty() => {
+                    if let Some(&old) = v.at.keys().nth(rng.gen_range(0..v.len().max(1))) {
+                        let new = free.pop().expect("checked");
+                        v.relocated(old, new);
+                        free.insert(0, old);
+                    }
+                }
+                _ => {
+                    // XIDs 0 and 1 committed, 2 aborted, 3 open.
+                    let decided = |x: u32| [Decided::Committed, Decided::Committed, Decided::Aborted, Decided::Undecided][x as usize];
+                    v.prune(lpn, &decided);
+                }
+            }
+            for b in 0..blocks {
+                let first = b * ppb;
+                for end in [first + ppb, first + ppb / 2] {
+                    let one_by_one = (first..end).filter(|&p| v.extra(p)).count();
+                    assert_eq!(v.extra_in(first, end), one_by_one, "step {step}, block {b}, end {end}");
+                }
+            }
+        }
+        assert!(!v.extras.is_empty(), "the steps left extra versions to count");
     }
 }
