@@ -138,13 +138,7 @@ impl Paper for FlagCommit {
         figures.runs = crate::parallel::map(&points, progress, say, |&(proto, point)| run::run(params, proto, point))?;
         figures.ex_runs = ex::run_all(params, &ex_points, progress)?;
         progress.say("Table 3: memory at 32 GB; one abort per protocol");
-        let (memory, bpp) = run::memory(params)?;
-        figures.memory = memory;
-        params.table3_estimated_at = crate::device::describe(&{
-            let mut p = params.table3_preset();
-            p.geometry.blocks_per_plane = bpp;
-            p
-        });
+        figures.memory = run::memory(params)?;
         for proto in &PROTOCOLS {
             figures
                 .abort_programs

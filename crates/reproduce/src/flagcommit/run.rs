@@ -157,37 +157,20 @@ fn recover(dev: Box<dyn AnyDevice>, p: &Protocol, ftl: FtlConfig, opts: &Protoco
 }
 
 /// Table 3: each protocol's DRAM tables on the preset at 32 GB, estimated
-/// from the geometry (nothing allocated). A device whose superblock does
-/// not fit a page (its checkpoint ring lists every block) cannot be
-/// configured: the estimate is then taken at the largest size that can,
-/// halving the blocks per plane, and scaled to 32 GB by the page count
-/// (every table is per logical page, per physical page or per block).
-/// Returns the memory and the blocks per plane estimated at.
-pub fn memory(params: &Params) -> Result<(Vec<Memory>, u32), Error> {
-    let target = params.table3_preset();
-    let mut at = target.clone();
-    loop {
-        let nand_cfg = nand_config(&at, DataMode::MetaOnly);
-        let all: Result<Vec<Memory>, txftl_ftl::DeviceError> = PROTOCOLS
-            .iter()
-            .map(|p| {
-                let m = txftl_protocols::memory_needed(p.name, &nand_cfg, &FtlConfig::default(), &ProtocolOptions::new())?;
-                let scale = target.geometry.blocks_per_plane as f64 / at.geometry.blocks_per_plane as f64;
-                Ok(Memory {
-                    protocol: p.name.into(),
-                    mb: m.ftl.tables as f64 * scale / (1u64 << 20) as f64,
-                })
+/// from the geometry (nothing allocated).
+pub fn memory(params: &Params) -> Result<Vec<Memory>, Error> {
+    let nand_cfg = nand_config(&params.table3_preset(), DataMode::MetaOnly);
+    PROTOCOLS
+        .iter()
+        .map(|p| {
+            let m = txftl_protocols::memory_needed(p.name, &nand_cfg, &FtlConfig::default(), &ProtocolOptions::new())
+                .map_err(|e| Error::Failed(format!("Table 3: {e}")))?;
+            Ok(Memory {
+                protocol: p.name.into(),
+                mb: m.ftl.tables as f64 / (1u64 << 20) as f64,
             })
-            .collect();
-        match all {
-            Ok(v) => return Ok((v, at.geometry.blocks_per_plane)),
-            Err(e) if at.geometry.blocks_per_plane > 1 => {
-                let _ = e;
-                at.geometry.blocks_per_plane /= 2;
-            }
-            Err(e) => return Err(Error::Failed(format!("Table 3: {e}"))),
-        }
-    }
+        })
+        .collect()
 }
 
 /// Pages of the aborted transaction of [`abort_programs`].
