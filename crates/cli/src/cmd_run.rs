@@ -245,7 +245,10 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         ));
     }
     let record = args.record.as_deref().map(record_file).transpose()?;
+    // Building the array and formatting (or mounting) it, on the wall clock.
+    let setup_started = std::time::Instant::now();
     let (mut dev, what, cfg) = open_device(&args)?;
+    let setup_wall_seconds = setup_started.elapsed().as_secs_f64();
     let total = OpStream::new(spec, dev.info().logical_pages).total_ops();
     let bar = if args.json {
         ProgressBar::hidden()
@@ -265,9 +268,13 @@ pub fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     match result {
         Ok(report) => {
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&report).map_err(CliError::failed)?);
+                let out = Timed {
+                    report: &report,
+                    setup_wall_seconds,
+                };
+                println!("{}", serde_json::to_string_pretty(&out).map_err(CliError::failed)?);
             } else {
-                print_report(&what, &report);
+                print_report(&what, &report, setup_wall_seconds);
             }
             if report.counts.wrong_reads > 0 {
                 return Err(CliError::Failed(format!(
@@ -405,7 +412,16 @@ pub fn add_latency(t: &mut Figures, l: &LatencyReport) {
     }
 }
 
-fn print_report(what: &str, r: &RunReport) {
+/// A run's report with the wall time its device took to be ready.
+#[derive(serde::Serialize)]
+struct Timed<'a> {
+    #[serde(flatten)]
+    report: &'a RunReport,
+    /// Building the array and formatting (or mounting) the device.
+    setup_wall_seconds: f64,
+}
+
+fn print_report(what: &str, r: &RunReport, setup_wall_seconds: f64) {
     let w = &r.workload;
     let amount = if w.kind == txftl_harness::WorkloadKind::TxWrite {
         let t = &w.tx;
@@ -483,6 +499,11 @@ fn print_report(what: &str, r: &RunReport) {
     }
     add_latency(&mut t, &r.latency);
     add_speed(&mut t, r.wall_seconds, r.requests_per_wall_second, r.flash_ops_per_wall_second);
+    t.row(
+        "set-up: array built and formatted (or mounted)",
+        format!("{setup_wall_seconds:.3} s"),
+    );
+    t.row("fill", format!("{:.3} s", r.fill_wall_seconds));
     t.print();
     wrapln!(
         "(the measured phase follows a fill of {} pages; its counters are in --json under \"fill\")",

@@ -65,6 +65,9 @@ pub struct RunReport {
     /// Latencies of the measured phase on the device clock.
     pub latency: LatencyReport,
     /// Wall-clock figures: how fast the emulator ran (not simulated time).
+    /// The fill's wall time (its flash operations and the barrier after it).
+    pub fill_wall_seconds: f64,
+    /// The measured phase's.
     pub wall_seconds: f64,
     pub flash_ops_per_wall_second: f64,
     pub requests_per_wall_second: f64,
@@ -147,6 +150,7 @@ pub fn run_workload(
         stream_done: false,
         index: 0,
         started: Instant::now(),
+        fill_wall: std::time::Duration::ZERO,
         start_ns,
         think_ns: host.think_ns,
         cut,
@@ -182,6 +186,7 @@ pub fn run_workload(
         throughput_per_sim_s: per_sim_s(ex.counts.ops),
         transactions_per_sim_s: per_sim_s(ex.counts.commits),
         latency: ex.lat.report(),
+        fill_wall_seconds: dealer.fill_wall.as_secs_f64(),
         wall_seconds: wall,
         flash_ops_per_wall_second: per_wall_s(measured.flash_ops()),
         requests_per_wall_second: per_wall_s(ex.counts.ops),
@@ -238,8 +243,11 @@ struct Dealer {
     stream_done: bool,
     /// Operations run so far.
     index: u64,
-    /// When the measured phase started, on the wall clock.
+    /// When the run started, then when the measured phase started, on the
+    /// wall clock.
     started: Instant,
+    /// The fill's wall time, once the measured phase started.
+    fill_wall: std::time::Duration,
     /// The device clock when the run started.
     start_ns: u64,
     think_ns: u64,
@@ -327,6 +335,7 @@ impl Dealer {
                 seed: self.seed,
             });
         }
+        self.fill_wall = self.started.elapsed();
         self.started = Instant::now();
         Ok(())
     }
