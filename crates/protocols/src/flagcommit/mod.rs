@@ -314,7 +314,9 @@ impl<R: FlagRule> FlagHooks<R> {
 
 impl<R: FlagRule> GcHooks for FlagHooks<R> {
     fn extra_live(&self, ppn: Ppn) -> bool {
-        self.txs.of_page(ppn).is_some_and(|(t, _)| Self::keeps(t, ppn))
+        // Only open transactions keep pages: most pages GC asks about are
+        // answered by the small set of theirs.
+        self.txs.is_open_page(ppn) && self.txs.of_page(ppn).is_some_and(|(t, _)| Self::keeps(t, ppn))
     }
 
     /// Only open transactions keep pages.
@@ -333,7 +335,7 @@ impl<R: FlagRule> GcHooks for FlagHooks<R> {
             return;
         };
         debug_assert_eq!(copied, new, "GC copy {new} reported, {copied} programmed");
-        if self.txs.of_page(old).is_some_and(|(t, _)| t.is_open()) {
+        if self.txs.is_open_page(old) {
             self.counters.gc_open_copies += 1;
         }
         self.txs.relocated(old, new, &meta, seq);

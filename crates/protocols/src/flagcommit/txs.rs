@@ -141,6 +141,11 @@ impl TxTable {
             .filter_map(|(&p, x)| self.txs.get(x).map(|t| (p, t)))
     }
 
+    /// Page `ppn` belongs to an open transaction (a lookup in a small set).
+    pub fn is_open_page(&self, ppn: Ppn) -> bool {
+        self.open_pages.contains(&ppn)
+    }
+
     /// The pages of open transactions in `first..end`, each with its transaction.
     pub fn open_pages_in(&self, first: Ppn, end: Ppn) -> impl Iterator<Item = (Ppn, &Tx)> + '_ {
         self.open_pages
