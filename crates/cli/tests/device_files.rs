@@ -33,7 +33,13 @@ fn simulated_report(args: &[&str]) -> serde_json::Value {
     assert_eq!(code, 0, "{args:?}: {err}");
     let mut v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let o = v.as_object_mut().unwrap();
-    for wall in ["wall_seconds", "flash_ops_per_wall_second", "requests_per_wall_second"] {
+    for wall in [
+        "setup_wall_seconds",
+        "fill_wall_seconds",
+        "wall_seconds",
+        "flash_ops_per_wall_second",
+        "requests_per_wall_second",
+    ] {
         assert!(o.remove(wall).is_some(), "no {wall} in the report");
     }
     v
