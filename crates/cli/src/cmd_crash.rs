@@ -78,15 +78,10 @@ pub struct CrashArgs {
     pub from_scratch: bool,
     /// Worker threads (default: every core). Crash points are independent
     /// forked runs, so every thread count gives the same points and verdicts.
-    #[arg(long, default_value_t = every_core(), value_parser = clap::value_parser!(u32).range(1..=64))]
+    #[arg(long, default_value_t = crate::every_core().min(64) as u32, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub threads: u32,
     #[arg(long)]
     pub json: bool,
-}
-
-/// The cores the OS gives this process (1 if it cannot tell), at most 64.
-fn every_core() -> u32 {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(64) as u32)
 }
 
 /// One crash point: the flash operation and how it is torn.

@@ -415,6 +415,12 @@ impl CliError {
     }
 }
 
+/// The cores the OS gives this process (1 if it cannot tell): the default
+/// worker count of commands whose workers are independent (crashtest, sweep).
+pub fn every_core() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// A closed pipe ends the program quietly, as it does `cat` (`txftl run | head`):
 /// Rust ignores SIGPIPE, so every later `println!` would panic instead.
 fn restore_sigpipe() {

@@ -137,9 +137,7 @@ fn run_grid(a: &SweepArgs, grid: &Grid) -> Result<ExitCode, CliError> {
         .filter(|c| !done.get(&c.run.cell).is_some_and(|r| r.ok()))
         .cloned()
         .collect();
-    let jobs = a
-        .jobs
-        .map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
+    let jobs = a.jobs.map_or_else(crate::every_core, |j| j as usize);
     let ok_before = grid.cells.iter().filter(|c| done.get(&c.run.cell).is_some_and(|r| r.ok())).count();
     eprintln!(
         "sweep {}: {} cells, {ok_before} done before, {} to run on {jobs} workers; results in {}",
