@@ -33,11 +33,9 @@ impl<H: Hooks> Ftl<H> {
             let mut buf = vec![0u8; self.geo.page_size as usize];
             let mut oob = vec![0u8; self.geo.oob_size as usize];
             for page in (0..programmed).rev() {
-                *at_ns = self.recovery_read(self.geo.ppn(block, page), *at_ns, true, &mut buf, &mut oob)?;
-                let first = superblock_page(&oob, &buf).filter(|&(i, _)| i == 0);
-                format_1 |= first.is_some() && Superblock::is_format_1(&buf);
-                let Some((_, seq)) = first else { continue };
-                if let Some(sb) = self.superblock_copy((block, page, programmed), &buf, seq, at_ns)? {
+                let found = self.superblock_at((block, page, programmed), (&mut buf, &mut oob), at_ns)?;
+                format_1 |= superblock_page(&oob, &buf).is_some() && Superblock::is_format_1(&buf);
+                if let Some(sb) = found {
                     if best.as_ref().is_none_or(|(b, _)| sb.sb_seq > b.sb_seq) {
                         best = Some((sb, index));
                     }
@@ -55,17 +53,21 @@ impl<H: Hooks> Ftl<H> {
         }
     }
 
-    /// The superblock copy whose first page, `first` (sequence number `seq`),
-    /// is page `page` of superblock block `block` (`programmed` pages
-    /// programmed), if the copy is whole: each later page of it an intact
-    /// superblock page with its index and `seq`, read on the clock.
-    fn superblock_copy(
+    /// Reads page `page` of superblock block `block` (`programmed` pages
+    /// programmed) into `first` and its spare area into `oob`, on the clock;
+    /// if it is the first page of a superblock copy, the copy, if it is
+    /// whole: each later page of it an intact superblock page with its
+    /// index and the first page's sequence number.
+    fn superblock_at(
         &mut self,
         (block, page, programmed): (BlockId, u32, u32),
-        first: &[u8],
-        seq: u64,
+        (first, oob): (&mut [u8], &mut [u8]),
         at_ns: &mut u64,
     ) -> Result<Option<Superblock>> {
+        *at_ns = self.recovery_read(self.geo.ppn(block, page), *at_ns, true, first, oob)?;
+        let Some((0, seq)) = superblock_page(oob, first) else {
+            return Ok(None);
+        };
         let Some(pages) = Superblock::copy_pages(first) else {
             return Ok(None);
         };
@@ -244,9 +246,7 @@ impl<H: Hooks> Ftl<H> {
         for block in superblock_blocks(&self.geo) {
             let programmed = self.programmed_prefix(block, 0, at_ns)?;
             for page in 0..programmed {
-                *at_ns = self.recovery_read(self.geo.ppn(block, page), *at_ns, true, &mut buf, &mut oob)?;
-                let Some((0, seq)) = superblock_page(&oob, &buf) else { continue };
-                if let Some(sb) = self.superblock_copy((block, page, programmed), &buf, seq, at_ns)? {
+                if let Some(sb) = self.superblock_at((block, page, programmed), (&mut buf, &mut oob), at_ns)? {
                     all.push(sb);
                 }
             }
