@@ -22,7 +22,7 @@ impl<H: Hooks> Ftl<H> {
         let geo = &self.geo;
         let mut valid = vec![0u32; geo.block_count() as usize];
         let mut owner = vec![UNMAPPED; geo.page_count() as usize];
-        for (lpn, &ppn) in self.l2p.entries().iter().enumerate() {
+        for (lpn, ppn) in self.l2p.entries().iter().enumerate() {
             if ppn == UNMAPPED {
                 continue;
             }
@@ -104,7 +104,8 @@ impl<H: Hooks> Ftl<H> {
             }
         }
         self.check_tables()?;
-        self.hooks.check(self.l2p.entries(), &self.nand)
+        // Protocols check against plain entries (a copy: checkers only).
+        self.hooks.check(&self.l2p.entries().to_vec(), &self.nand)
     }
 
     /// The persisted tables agree with the flash and with DRAM:
@@ -136,10 +137,7 @@ impl<H: Hooks> Ftl<H> {
                     return Err(format!("block-table page {t} has no place in the current checkpoint"));
                 }
                 // (Without L2P persistence no L2P page is ever persisted.)
-                if <H::Mapping as Mapping>::PERSISTED
-                    && !tables.map_page_dirty(t)
-                    && self.l2p.entries()[layout.lpns_of(t)].iter().any(|&p| p != UNMAPPED)
-                {
+                if <H::Mapping as Mapping>::PERSISTED && !tables.map_page_dirty(t) && self.l2p.entries().any_mapped(layout.lpns_of(t)) {
                     return Err(format!("L2P page {t} holds mappings but is neither persisted nor dirty"));
                 }
                 continue;
@@ -151,7 +149,7 @@ impl<H: Hooks> Ftl<H> {
             if is_map {
                 let r = layout.lpns_of(t);
                 decode_map_page(&data, &mut entries[..r.len()]);
-                if !tables.map_page_dirty(t) && entries[..r.len()] != self.l2p.entries()[r] {
+                if !tables.map_page_dirty(t) && !self.l2p.entries().range(r.clone()).eq(entries[..r.len()].iter().copied()) {
                     return Err(format!("L2P page {t} differs from its persisted copy but is not dirty"));
                 }
             } else {

@@ -148,12 +148,20 @@ impl TableLayout {
     }
 }
 
-/// Writes an L2P page: `entries` then 0xFF to the end of `page`.
+/// Writes an L2P page: `entries` (little-endian u32 each) then 0xFF to the
+/// end of `page`.
 pub fn encode_map_page(entries: &[u32], page: &mut [u8]) {
+    encode_map_entries(entries.iter().copied(), page);
+}
+
+/// [`encode_map_page`] from any sequence of entries (the L2P's own
+/// `mapping::Entries`).
+pub fn encode_map_entries(entries: impl ExactSizeIterator<Item = u32>, page: &mut [u8]) {
+    let n = entries.len();
     for (chunk, e) in page.chunks_exact_mut(4).zip(entries) {
         chunk.copy_from_slice(&e.to_le_bytes());
     }
-    page[4 * entries.len()..].fill(0xFF);
+    page[4 * n..].fill(0xFF);
 }
 
 /// Reads an L2P page into `out` (one entry per element).

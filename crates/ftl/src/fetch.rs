@@ -100,13 +100,15 @@ impl<H: Hooks> Ftl<H> {
             decode_map_page(&buf, &mut entries);
             self.meta_buf = buf;
         }
-        let dram = self.l2p.entries_mut(lpns);
-        if check && dram != entries.as_slice() {
+        let dram = self.l2p.entries_mut();
+        if check && !dram.range(lpns.clone()).eq(entries.iter().copied()) {
             return Err(DeviceError::Corrupted(format!(
                 "table page {page} unchanged since the checkpoint differs from its flash copy"
             )));
         }
-        dram.copy_from_slice(&entries);
+        for (lpn, ppn) in lpns.zip(entries) {
+            dram.set(lpn, ppn);
+        }
         Ok(())
     }
 

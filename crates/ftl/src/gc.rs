@@ -497,7 +497,7 @@ impl<H: Hooks> Ftl<H> {
         self.l2p
             .entries()
             .iter()
-            .position(|&p| p == ppn)
+            .position(|p| p == ppn)
             .map(|lpn| lpn as u32)
             .ok_or_else(|| DeviceError::Corrupted(format!("page {ppn} is marked mapped but no logical page maps to it")))
     }

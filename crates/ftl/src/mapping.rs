@@ -24,7 +24,8 @@
 //!   next checkpoint), or, with [`Eviction::Checkpoint`], takes a checkpoint
 //!   (every changed page at once).
 //!
-//! Entries are physical page numbers, [`UNMAPPED`] for none.
+//! Entries are physical page numbers, [`UNMAPPED`] for none, held in
+//! [`Entries`].
 
 use crate::checkpoint::UNMAPPED;
 use crate::device::Lpn;
@@ -57,11 +58,12 @@ pub trait Mapping: Clone + Send + Sized {
 
     fn set(&mut self, lpn: Lpn, ppn: Ppn);
 
-    /// Every entry, in logical order (checkers, recovery's rebuilds).
-    fn entries(&self) -> &[Ppn];
+    /// Every entry, in logical order (checkers, recovery's rebuilds, table
+    /// pages as they are encoded).
+    fn entries(&self) -> &Entries;
 
-    /// The entries of `lpns` (a checkpoint's table page, as it is decoded).
-    fn entries_mut(&mut self, lpns: Range<usize>) -> &mut [Ppn];
+    /// Every entry, to change (a checkpoint's table page, as it is decoded).
+    fn entries_mut(&mut self) -> &mut Entries;
 
     /// Whether only some table pages are in the device's DRAM: the
     /// framework then asks [`Mapping::fetch`] before a host lookup.
@@ -146,10 +148,82 @@ pub struct CacheCounts {
     pub resident: u64,
 }
 
+/// An L2P's entries in DRAM, one per logical page. Each is stored inverted
+/// (`!ppn`), so that [`UNMAPPED`] (all ones) is a zero word: a new table is
+/// the kernel's zeroed pages, which take no memory and no time until an
+/// entry is set, and set-up costs what a run maps, not the capacity.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Entries {
+    stored: Vec<u32>,
+}
+
+impl Entries {
+    /// `n` entries, all unmapped; a refused allocation is
+    /// `DeviceError::Memory`.
+    pub fn unmapped(n: usize) -> Result<Entries> {
+        const { assert!(!UNMAPPED == 0, "UNMAPPED is stored as zero") };
+        Ok(Entries {
+            stored: crate::memory::filled(n, 0u32)?,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.stored.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.stored.is_empty()
+    }
+
+    /// The physical page of `lpn`, or [`UNMAPPED`].
+    #[inline]
+    pub fn get(&self, lpn: usize) -> Ppn {
+        !self.stored[lpn]
+    }
+
+    #[inline]
+    pub fn set(&mut self, lpn: usize, ppn: Ppn) {
+        self.stored[lpn] = !ppn;
+    }
+
+    /// The entries of `lpns`, in order.
+    pub fn range(&self, lpns: Range<usize>) -> impl ExactSizeIterator<Item = Ppn> + '_ {
+        self.stored[lpns].iter().map(|&s| !s)
+    }
+
+    /// Every entry, in logical order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Ppn> + '_ {
+        self.range(0..self.len())
+    }
+
+    /// Whether any of `lpns` is mapped.
+    pub fn any_mapped(&self, lpns: Range<usize>) -> bool {
+        self.stored[lpns].iter().any(|&s| s != !UNMAPPED)
+    }
+
+    /// Every entry as a plain vector (checkers).
+    pub fn to_vec(&self) -> Vec<Ppn> {
+        self.iter().collect()
+    }
+
+    /// Writes the entries of `lpns` as an L2P page (the checkpoint's
+    /// format: `checkpoint::encode_map_page`).
+    pub fn encode_page(&self, lpns: Range<usize>, page: &mut [u8]) {
+        crate::checkpoint::encode_map_entries(self.range(lpns), page);
+    }
+
+    /// Takes the entries of `lpns` from an L2P page.
+    pub fn decode_page(&mut self, lpns: Range<usize>, page: &[u8]) {
+        for (s, chunk) in self.stored[lpns].iter_mut().zip(page.chunks_exact(4)) {
+            *s = !u32::from_le_bytes(chunk.try_into().expect("4 bytes"));
+        }
+    }
+}
+
 /// The whole table in DRAM. `PERSISTED`: checkpoints write it.
 #[derive(Clone, Debug, Default)]
 pub struct DenseTable<const PERSISTED: bool> {
-    ppns: Vec<Ppn>,
+    ppns: Entries,
 }
 
 /// Today's FTL table: whole in DRAM, persisted by checkpoints.
@@ -162,7 +236,7 @@ impl<const P: bool> Mapping for DenseTable<P> {
 
     fn unmapped(logical_pages: u32) -> Result<Self> {
         Ok(DenseTable {
-            ppns: crate::memory::filled(logical_pages as usize, UNMAPPED)?,
+            ppns: Entries::unmapped(logical_pages as usize)?,
         })
     }
 
@@ -172,20 +246,20 @@ impl<const P: bool> Mapping for DenseTable<P> {
 
     #[inline]
     fn get(&self, lpn: Lpn) -> Ppn {
-        self.ppns[lpn as usize]
+        self.ppns.get(lpn as usize)
     }
 
     #[inline]
     fn set(&mut self, lpn: Lpn, ppn: Ppn) {
-        self.ppns[lpn as usize] = ppn;
+        self.ppns.set(lpn as usize, ppn);
     }
 
-    fn entries(&self) -> &[Ppn] {
+    fn entries(&self) -> &Entries {
         &self.ppns
     }
 
-    fn entries_mut(&mut self, lpns: Range<usize>) -> &mut [Ppn] {
-        &mut self.ppns[lpns]
+    fn entries_mut(&mut self) -> &mut Entries {
+        &mut self.ppns
     }
 }
 
@@ -195,7 +269,7 @@ impl<const P: bool> Mapping for DenseTable<P> {
 /// pages the device's DRAM holds, least recently used first out.
 #[derive(Clone, Debug)]
 pub struct Cached {
-    table: Vec<Ppn>,
+    table: Entries,
     /// Table pages the device's DRAM holds at most.
     capacity: u32,
     eviction: Eviction,
@@ -214,7 +288,7 @@ impl Cached {
     pub fn new(logical_pages: u32, entries_per_page: u32, capacity: u32) -> Result<Cached> {
         let pages = logical_pages.div_ceil(entries_per_page.max(1)) as usize;
         Ok(Cached {
-            table: crate::memory::filled(logical_pages as usize, UNMAPPED)?,
+            table: Entries::unmapped(logical_pages as usize)?,
             capacity: capacity.max(1),
             eviction: Eviction::WriteBack,
             last_use: vec![None; pages],
@@ -255,20 +329,20 @@ impl Mapping for Cached {
 
     #[inline]
     fn get(&self, lpn: Lpn) -> Ppn {
-        self.table[lpn as usize]
+        self.table.get(lpn as usize)
     }
 
     #[inline]
     fn set(&mut self, lpn: Lpn, ppn: Ppn) {
-        self.table[lpn as usize] = ppn;
+        self.table.set(lpn as usize, ppn);
     }
 
-    fn entries(&self) -> &[Ppn] {
+    fn entries(&self) -> &Entries {
         &self.table
     }
 
-    fn entries_mut(&mut self, lpns: Range<usize>) -> &mut [Ppn] {
-        &mut self.table[lpns]
+    fn entries_mut(&mut self) -> &mut Entries {
+        &mut self.table
     }
 
     fn fetch(&mut self, page: u32) -> Fetch {
@@ -317,6 +391,29 @@ impl Mapping for Cached {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entries_start_unmapped_and_read_back_what_is_set_and_decoded() {
+        let mut e = Entries::unmapped(10).unwrap();
+        assert!(e.iter().all(|p| p == UNMAPPED));
+        assert!(!e.any_mapped(0..10));
+        e.set(3, 0);
+        e.set(7, 12345);
+        assert_eq!((e.get(3), e.get(7), e.get(4)), (0, 12345, UNMAPPED));
+        assert!(e.any_mapped(3..4) && !e.any_mapped(4..7));
+        // Through an L2P page and back, as the plain encoder writes it.
+        let mut page = vec![0u8; 64];
+        e.encode_page(2..9, &mut page);
+        let plain: Vec<Ppn> = (2..9).map(|l| e.get(l)).collect();
+        let mut same = vec![0u8; 64];
+        crate::checkpoint::encode_map_page(&plain, &mut same);
+        assert_eq!(page, same);
+        let mut back = Entries::unmapped(10).unwrap();
+        back.decode_page(2..9, &page);
+        assert_eq!(back, e);
+        back.set(7, UNMAPPED);
+        assert_eq!(back.to_vec().iter().filter(|&&p| p != UNMAPPED).count(), 1);
+    }
 
     #[test]
     fn the_cache_holds_its_capacity_and_lets_the_least_recently_used_go() {

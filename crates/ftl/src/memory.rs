@@ -115,7 +115,8 @@ pub(crate) fn check(needed: u64) -> Result<()> {
     txftl_nand::check_memory(needed).map_err(DeviceError::Memory)
 }
 
-/// `vec![value; n]`, a refused allocation a typed error.
-pub(crate) fn filled<T: Clone>(n: usize, value: T) -> Result<Vec<T>> {
+/// `vec![value; n]`, a refused allocation a typed error; a zero `value`
+/// takes memory only where entries are written.
+pub(crate) fn filled<T: txftl_nand::Zeroable>(n: usize, value: T) -> Result<Vec<T>> {
     txftl_nand::try_filled(n, value, (n * std::mem::size_of::<T>()) as u64).map_err(DeviceError::Memory)
 }

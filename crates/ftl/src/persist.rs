@@ -3,7 +3,7 @@
 use crate::area::Extent;
 use crate::area::LogArea;
 use crate::blocks::BlockState;
-use crate::checkpoint::{encode_block_page, encode_map_page, BlockRecord, DirEntry, Record, RecordState, UNMAPPED};
+use crate::checkpoint::{encode_block_page, BlockRecord, DirEntry, Record, RecordState, UNMAPPED};
 use crate::config::Canary;
 use crate::error::{DeviceError, Result};
 use crate::ftl::{Ftl, RecordLoc};
@@ -210,12 +210,12 @@ impl<H: Hooks> Ftl<H> {
         let (ppb, sp) = (self.geo.pages_per_block, self.tables.stripe_pages);
         for &(t, moved) in write {
             if t < layout.map_pages() {
-                let entries = &self.l2p.entries()[layout.lpns_of(t)];
-                if entries.iter().all(|&p| p == UNMAPPED) {
+                let entries = self.l2p.entries();
+                if !entries.any_mapped(layout.lpns_of(t)) {
                     self.tables.dir_next[t as usize] = DirEntry::NONE;
                     continue;
                 }
-                encode_map_page(entries, page);
+                entries.encode_page(layout.lpns_of(t), page);
             } else {
                 encode_block_page(&blocks[layout.blocks_of(t)], page);
             }

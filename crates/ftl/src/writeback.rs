@@ -19,7 +19,7 @@
 //! ring's rule then refuses to enter a block a checkpoint still needs, with
 //! a typed error, rather than lose it.)
 
-use crate::checkpoint::{encode_map_page, DirEntry, UNMAPPED};
+use crate::checkpoint::{DirEntry, UNMAPPED};
 use crate::error::Result;
 use crate::ftl::Ftl;
 use crate::hooks::Hooks;
@@ -41,15 +41,14 @@ impl<H: Hooks> Ftl<H> {
         }
         let layout = tables.layout;
         let old = tables.dir_next[t as usize];
-        let entries = &self.l2p.entries()[layout.lpns_of(t)];
-        if entries.iter().all(|&p| p == UNMAPPED) {
+        if !self.l2p.entries().any_mapped(layout.lpns_of(t)) {
             // As a checkpoint does: a page with no mapping is not written,
             // its directory entry says so.
             self.tables.dir_next[t as usize] = DirEntry::NONE;
         } else {
             let mut page = std::mem::take(&mut self.meta_buf);
             page.resize(self.geo.page_size as usize, 0);
-            encode_map_page(entries, &mut page);
+            self.l2p.entries().encode_page(layout.lpns_of(t), &mut page);
             let seq = self.seq;
             self.seq += 1;
             let head = self.ckpt_area.head_index;

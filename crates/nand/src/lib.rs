@@ -26,7 +26,7 @@ pub use error::{gib, Holder, ImageError, MemoryError, NandError, Violation};
 pub use fault::{InstantCut, PowerCut, Torn};
 pub use geometry::{BlockId, CellType, Geometry, GeometryError, Ppn};
 pub use image::{ImageSync, IMAGE_MAGIC, IMAGE_VERSION};
-pub use memory::{available as available_memory, check as check_memory, filled as try_filled};
+pub use memory::{available as available_memory, check as check_memory, filled as try_filled, Zeroable};
 pub use preset::{preset, Preset, PRESET_NAMES};
 pub use redo::{Mutation, MutationRecord};
 pub use spare::{PackedSpare, SpareCodec};

@@ -90,9 +90,39 @@ pub fn check(needed: u64) -> Result<(), MemoryError> {
     }
 }
 
+/// A plain number whose all-zero bit pattern is its zero: what the kernel's
+/// zeroed pages hold.
+///
+/// # Safety
+/// Every bit pattern of zero bytes must be a valid `Self`, equal to `ZERO`.
+pub unsafe trait Zeroable: Copy + PartialEq {
+    const ZERO: Self;
+}
+
+macro_rules! zeroable {
+    ($($t:ty),*) => {$(
+        // SAFETY: an integer (or bool) of all-zero bytes is its zero.
+        unsafe impl Zeroable for $t {
+            const ZERO: Self = 0 as $t;
+        }
+    )*};
+}
+zeroable!(u8, u16, u32, u64, usize);
+// SAFETY: `false` is the all-zero byte.
+unsafe impl Zeroable for bool {
+    const ZERO: Self = false;
+}
+
 /// `vec![value; n]`, but a refused allocation is an error naming the total
-/// `needed` by the array it belongs to.
-pub fn filled<T: Clone>(n: usize, value: T, needed: u64) -> Result<Vec<T>, MemoryError> {
+/// `needed` by the array it belongs to. A zero `value` costs nothing until
+/// written ([`zeroed`]): a table whose default is stored as zero takes
+/// memory and set-up time only for the entries a run sets.
+pub fn filled<T: Zeroable>(n: usize, value: T, needed: u64) -> Result<Vec<T>, MemoryError> {
+    if value == T::ZERO {
+        let v = zeroed(n, needed)?;
+        huge_pages(v.as_ptr() as *mut u8, n * std::mem::size_of::<T>());
+        return Ok(v);
+    }
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|_| MemoryError::AllocationFailed {
         failed: (n * std::mem::size_of::<T>()) as u64,
@@ -103,27 +133,31 @@ pub fn filled<T: Clone>(n: usize, value: T, needed: u64) -> Result<Vec<T>, Memor
     Ok(v)
 }
 
-/// `vec![0u8; n]`, but a refused allocation is an error naming the total
+/// `n` zeros, but a refused allocation is an error naming the total
 /// `needed` by the array it belongs to. The allocator's zeroed memory is
 /// mapped by the kernel on first write (calloc's large allocations are
-/// fresh mappings), so bytes never written take no memory: the full-data
-/// array's page bytes, which are never read before their page is programmed
-/// (an unprogrammed page reads as 0xFF from its program count).
-pub fn zeroed(n: usize, needed: u64) -> Result<Vec<u8>, MemoryError> {
-    let refused = MemoryError::AllocationFailed { failed: n as u64, needed };
-    if n == 0 {
+/// fresh mappings), so entries never written take no memory and no time:
+/// the full-data array's page bytes, which are never read before their page
+/// is programmed (an unprogrammed page reads as 0xFF from its program
+/// count), and every table that stores its default as zero.
+pub fn zeroed<T: Zeroable>(n: usize, needed: u64) -> Result<Vec<T>, MemoryError> {
+    let refused = MemoryError::AllocationFailed {
+        failed: (n as u64).saturating_mul(std::mem::size_of::<T>() as u64),
+        needed,
+    };
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| refused.clone())?;
+    if layout.size() == 0 {
         return Ok(Vec::new());
     }
-    let layout = std::alloc::Layout::array::<u8>(n).map_err(|_| refused.clone())?;
-    // SAFETY: `layout` has a non-zero size (n > 0).
+    // SAFETY: `layout` has a non-zero size.
     let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
     if ptr.is_null() {
         return Err(refused);
     }
     // SAFETY: `ptr` was allocated by the global allocator with the layout of
-    // `n` bytes (align 1), which a Vec<u8> of capacity `n` frees with; all
-    // `n` bytes are initialized (zero).
-    Ok(unsafe { Vec::from_raw_parts(ptr, n, n) })
+    // `n` values of `T`, which a Vec<T> of capacity `n` frees with; all `n`
+    // values are initialized (all-zero bytes are a valid `T`: `Zeroable`).
+    Ok(unsafe { Vec::from_raw_parts(ptr as *mut T, n, n) })
 }
 
 /// Asks Linux to back a large table with transparent huge pages (2 MiB)

@@ -55,6 +55,33 @@ impl Programs {
         }
     }
 
+    /// One past the last programmed page of `pages`, relative to its start
+    /// (0: none programmed): an MLC block's write pointer. Skips whole
+    /// words of erased pages, so an erased array is read at 64 pages a step.
+    pub fn programmed_end(&self, pages: std::ops::Range<usize>) -> usize {
+        let start = pages.start;
+        let mut end = pages.end;
+        while end > start {
+            let i = end - 1;
+            match self {
+                Programs::Bytes(b) => return b[start..end].iter().rposition(|&n| n > 0).map_or(0, |i| i + 1),
+                Programs::Bits { bits, .. } => {
+                    // The bits of word `i / 64` at or below `i`, not below `start`.
+                    let mut word = bits[i / 64] & (u64::MAX >> (63 - i % 64));
+                    let low = (i / 64) * 64;
+                    if low < start {
+                        word &= u64::MAX << (start - low);
+                    }
+                    if word != 0 {
+                        return low + 64 - word.leading_zeros() as usize - start;
+                    }
+                    end = low.max(start);
+                }
+            }
+        }
+        0
+    }
+
     #[inline]
     pub fn set(&mut self, ppn: Ppn, n: u8) {
         let (w, bit) = (ppn as usize / 64, 1u64 << (ppn % 64));
@@ -100,5 +127,22 @@ mod tests {
             }
         }
         assert_eq!(b.get(130), 4);
+    }
+
+    #[test]
+    fn the_programmed_end_is_the_same_from_bits_and_bytes() {
+        let n = 300;
+        let mut a = Programs::Bytes(vec![0; n]);
+        let mut b = Programs::bits(n, 0).unwrap();
+        let ranges = [0..n, 0..64, 10..70, 64..128, 63..65, 100..299, 130..131, 200..264, 5..5];
+        for ppn in [0, 63, 64, 65, 127, 130, 199, 250, 299] {
+            a.set(ppn, 1);
+            b.set(ppn, 1);
+            for r in ranges.clone() {
+                let slow = r.clone().rposition(|p| a.get(p as Ppn) > 0).map_or(0, |i| i + 1);
+                assert_eq!(a.programmed_end(r.clone()), slow, "bytes {r:?} after {ppn}");
+                assert_eq!(b.programmed_end(r.clone()), slow, "bits {r:?} after {ppn}");
+            }
+        }
     }
 }

@@ -88,7 +88,10 @@ pub(crate) struct Packed {
     oob_size: usize,
     pages_per_block: u32,
     codec: Option<SpareCodec>,
-    /// Per page: the logical page (top bit: the flag), or `ERASED` / `WHOLE`.
+    /// Per page: the logical page (top bit: the flag), or `ERASED` / `WHOLE`,
+    /// stored inverted (`!value`) so that an erased page is a zero entry:
+    /// the kernel's zeroed pages, which cost nothing until a page is
+    /// programmed. Read and written through `lpn_of` and `set_lpn`.
     lpn: Vec<u32>,
     /// Per page: the sequence number minus its block's base.
     seq_off: Vec<u16>,
@@ -98,7 +101,8 @@ pub(crate) struct Packed {
     erase_count: Vec<u32>,
     /// Per page: the codec's `protocol_bytes` protocol bytes.
     protocol: Vec<u8>,
-    /// Per page: the codec's `flag_bytes` flag bytes.
+    /// Per page: the codec's `flag_bytes` flag bytes, stored inverted (an
+    /// erased 0xFF is a zero byte, as `lpn`).
     flags: Vec<u8>,
     /// Spare areas kept whole, trailing 0xFF bytes trimmed.
     whole: HashMap<Ppn, Box<[u8]>>,
@@ -122,7 +126,7 @@ impl Spare {
             oob_size,
             pages_per_block,
             codec: None,
-            lpn: memory::filled(pages, ERASED, need)?,
+            lpn: memory::zeroed(pages, need)?,
             seq_off: memory::filled(pages, 0, need)?,
             seq_base: memory::filled(blocks, UNSET, need)?,
             erase_count: memory::filled(blocks, 0, need)?,
@@ -158,13 +162,14 @@ impl Spare {
         }
         let pages = p.lpn.len();
         let table = memory::filled(pages * width, 0u8, (pages * width) as u64)?;
-        let flag_table = memory::filled(pages * flag_width, 0xFFu8, (pages * flag_width) as u64)?;
+        // Inverted: zero bytes are erased flags.
+        let flag_table = memory::zeroed(pages * flag_width, (pages * flag_width) as u64)?;
         let mut again = Vec::new();
         // Without a codec no page is packed: nothing to look at.
         if p.codec.is_some() {
             let mut buf = vec![0u8; p.oob_size];
             for ppn in 0..pages as Ppn {
-                if !matches!(p.lpn[ppn as usize], ERASED | WHOLE) {
+                if !matches!(p.lpn_of(ppn), ERASED | WHOLE) {
                     p.read(ppn, &mut buf);
                     again.push((ppn, buf.clone()));
                 }
@@ -175,7 +180,7 @@ impl Spare {
         p.flags = flag_table;
         p.seq_base.fill(UNSET);
         for (ppn, bytes) in again {
-            p.lpn[ppn as usize] = ERASED;
+            p.set_lpn(ppn, ERASED);
             p.write(ppn, &bytes);
         }
         Ok(())
@@ -240,8 +245,18 @@ impl Spare {
 
 impl Packed {
     #[inline]
+    fn lpn_of(&self, ppn: Ppn) -> u32 {
+        !self.lpn[ppn as usize]
+    }
+
+    #[inline]
+    fn set_lpn(&mut self, ppn: Ppn, value: u32) {
+        self.lpn[ppn as usize] = !value;
+    }
+
+    #[inline]
     fn read(&self, ppn: Ppn, out: &mut [u8]) {
-        match self.lpn[ppn as usize] {
+        match self.lpn_of(ppn) {
             ERASED => out.fill(0xFF),
             WHOLE => {
                 let kept = &self.whole[&ppn];
@@ -260,8 +275,9 @@ impl Packed {
                 let w = codec.protocol_bytes;
                 (codec.unpack)(&fields, &self.protocol[ppn as usize * w..(ppn as usize + 1) * w], out);
                 let (f, at) = (codec.flag_bytes, codec.flags_at);
-                if f > 0 {
-                    out[at..at + f].copy_from_slice(&self.flags[ppn as usize * f..(ppn as usize + 1) * f]);
+                let stored = &self.flags[ppn as usize * f..(ppn as usize + 1) * f];
+                for (o, &x) in out[at..at + f].iter_mut().zip(stored) {
+                    *o = !x;
                 }
             }
         }
@@ -270,7 +286,7 @@ impl Packed {
     #[inline]
     fn write(&mut self, ppn: Ppn, bytes: &[u8]) {
         debug_assert_eq!(bytes.len(), self.oob_size);
-        if self.lpn[ppn as usize] == WHOLE {
+        if self.lpn_of(ppn) == WHOLE {
             self.whole.remove(&ppn);
         }
         let b = (ppn / self.pages_per_block) as usize;
@@ -285,29 +301,30 @@ impl Packed {
             }
             let off = fields.seq.wrapping_sub(self.seq_base[b]);
             if fields.lpn < PackedSpare::LPN_LIMIT && off <= u16::MAX as u64 && fields.erase_count == self.erase_count[b] {
-                self.lpn[ppn as usize] = fields.lpn | if fields.flag { FLAG } else { 0 };
+                self.set_lpn(ppn, fields.lpn | if fields.flag { FLAG } else { 0 });
                 self.seq_off[ppn as usize] = off as u16;
                 let (f, at) = self.codec.map_or((0, 0), |c| (c.flag_bytes, c.flags_at));
-                if f > 0 {
-                    self.flags[ppn as usize * f..(ppn as usize + 1) * f].copy_from_slice(&bytes[at..at + f]);
+                let stored = &mut self.flags[ppn as usize * f..(ppn as usize + 1) * f];
+                for (s, &x) in stored.iter_mut().zip(&bytes[at..at + f]) {
+                    *s = !x;
                 }
                 return;
             }
         }
         let kept = bytes.iter().rposition(|&x| x != 0xFF).map_or(0, |i| i + 1);
         if kept == 0 {
-            self.lpn[ppn as usize] = ERASED;
+            self.set_lpn(ppn, ERASED);
             return;
         }
         self.whole.insert(ppn, bytes[..kept].into());
-        self.lpn[ppn as usize] = WHOLE;
+        self.set_lpn(ppn, WHOLE);
     }
 
     fn erase_page(&mut self, ppn: Ppn) {
-        if self.lpn[ppn as usize] == WHOLE {
+        if self.lpn_of(ppn) == WHOLE {
             self.whole.remove(&ppn);
         }
-        self.lpn[ppn as usize] = ERASED;
+        self.set_lpn(ppn, ERASED);
     }
 }
 

@@ -74,7 +74,7 @@ impl<H: Hooks> Ftl<H> {
     /// pages; a page mapped twice, or past the array, is corruption.
     fn count_mapped_pages(&mut self) -> Result<()> {
         let geo = self.geo;
-        for (lpn, &ppn) in self.l2p.entries().iter().enumerate() {
+        for (lpn, ppn) in self.l2p.entries().iter().enumerate() {
             if ppn == UNMAPPED {
                 continue;
             }

@@ -4,9 +4,7 @@
 
 use super::Mounted;
 use crate::area::{Extent, LogArea};
-use crate::checkpoint::{
-    decode_block_page, decode_map_page, BlockRecord, Checkpoint, DirEntry, Record, RecordState, TableLayout, UNMAPPED,
-};
+use crate::checkpoint::{decode_block_page, BlockRecord, Checkpoint, DirEntry, Record, RecordState, TableLayout, UNMAPPED};
 use crate::device::RecoveryReport;
 use crate::error::{DeviceError, Result};
 use crate::ftl::{superblock_blocks, Ftl};
@@ -220,7 +218,7 @@ impl<H: Hooks> Ftl<H> {
                 }
             }
             if t < layout.map_pages() {
-                decode_map_page(&buf, l2p.entries_mut(layout.lpns_of(t)));
+                l2p.entries_mut().decode_page(layout.lpns_of(t), &buf);
             } else {
                 let r = layout.blocks_of(t);
                 decode_block_page(&buf, r.start, &mut blocks[r]).map_err(DeviceError::Corrupted)?;

@@ -3,7 +3,7 @@
 
 use super::{Data, DataMode, Nand, NandConfig, NandStats, State, ViolationPolicy};
 use crate::error::{ImageError, MemoryError, NandError};
-use crate::geometry::{GeometryError, Ppn};
+use crate::geometry::GeometryError;
 use crate::image::ImageFile;
 use crate::kept::KeptPages;
 use crate::memory;
@@ -112,13 +112,8 @@ impl Nand {
     fn from_state(cfg: NandConfig, st: State, image: Option<ImageFile>) -> Nand {
         let g = cfg.geometry;
         let ppb = g.pages_per_block as usize;
-        let next_page = (0..g.block_count())
-            .map(|b| {
-                let first = b as usize * ppb;
-                (0..ppb)
-                    .rposition(|i| st.programs.get((first + i) as Ppn) > 0)
-                    .map_or(0, |i| i as u32 + 1)
-            })
+        let next_page = (0..g.block_count() as usize)
+            .map(|b| st.programs.programmed_end(b * ppb..(b + 1) * ppb) as u32)
             .collect();
         Nand {
             programs: st.programs,

@@ -4,7 +4,6 @@
 use super::format::{MapPage, PageFlag, TableTag};
 use super::{AwHooks, Group, ENTRY};
 use std::collections::{BTreeMap, BTreeSet};
-use txftl_ftl::checkpoint::encode_map_page;
 use txftl_ftl::{Device, DeviceError, DeviceStats, Ftl, Lpn, Mapping, Ppn, ProtocolCounters, Result, Tid, Writer};
 
 /// The Atomic-Write device.
@@ -89,7 +88,7 @@ impl AtomicWrite {
             // The table page as the L2P holds it (UNMAPPED where unmapped),
             // encoded from the table's own slice: a page's worth of lookups
             // per written page is the commit's hot path.
-            encode_map_page(&self.ftl.mapping_table().entries()[first as usize..end as usize], &mut page);
+            self.ftl.mapping_table().entries().encode_page(first as usize..end as usize, &mut page);
             let tag = TableTag {
                 table: t,
                 position: position as u16,
