@@ -232,6 +232,29 @@ impl BlockTable {
         }
     }
 
+    /// [`BlockTable::set_free`] for many blocks at once (format, mount):
+    /// each unit's pool is built from its sorted entries in one pass, not by
+    /// one B-tree insertion a block (2 million blocks at 2 TiB).
+    pub fn set_free_all(&mut self, blocks: impl IntoIterator<Item = BlockId>) {
+        let mut add: Vec<Vec<(u32, BlockId)>> = vec![Vec::new(); self.free.len()];
+        for b in blocks {
+            assert_eq!(self.valid[b as usize], 0, "block {b} freed with valid pages");
+            self.state[b as usize] = BlockState::Free;
+            add[(b / self.blocks_per_unit) as usize].push((self.erase_count[b as usize], b));
+        }
+        for (set, mut new) in self.free.iter_mut().zip(add) {
+            if new.is_empty() {
+                continue;
+            }
+            let before = set.len();
+            new.extend(std::mem::take(set));
+            // `collect` sorts (runs already in order cost one pass) and
+            // builds the tree bottom-up; duplicates are dropped as by insert.
+            *set = new.into_iter().collect();
+            self.free_count += (set.len() - before) as u32;
+        }
+    }
+
     pub fn set_prefree(&mut self, b: BlockId) {
         assert_eq!(self.valid[b as usize], 0, "block {b} prefreed with valid pages");
         self.state[b as usize] = BlockState::Prefree;
@@ -526,6 +549,30 @@ impl ByValid {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn freeing_blocks_at_once_builds_the_same_pools_as_one_by_one() {
+        let geo = txftl_nand::preset("tiny").unwrap().geometry;
+        let (mut one, mut all) = (BlockTable::new(&geo), BlockTable::new(&geo));
+        for t in [&mut one, &mut all] {
+            for b in 0..geo.block_count() {
+                t.erase_count[b as usize] = (b * 7919) % 13;
+            }
+        }
+        let first: Vec<BlockId> = (0..geo.block_count()).filter(|b| b % 3 != 0).collect();
+        let second: Vec<BlockId> = (0..geo.block_count()).filter(|b| b % 3 == 0 && b % 2 == 0).collect();
+        for &b in first.iter().chain(&second) {
+            one.set_free(b);
+        }
+        all.set_free_all(first.iter().copied());
+        all.set_free_all(second.iter().copied());
+        assert_eq!(one.free, all.free);
+        assert_eq!(one.free_count, all.free_count);
+        assert_eq!(one.state, all.state);
+        for purpose in [AllocFor::Host, AllocFor::Gc, AllocFor::Host] {
+            assert_eq!(one.take_free(1, purpose), all.take_free(1, purpose));
+        }
+    }
 
     #[test]
     fn the_greedy_victim_is_the_full_block_with_fewest_valid_then_least_worn_then_lowest() {

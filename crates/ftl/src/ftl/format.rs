@@ -212,11 +212,7 @@ impl<H: Hooks> Ftl<H> {
             ftl.blocks.state[b as usize] = BlockState::Meta;
             ftl.blocks.clean[b as usize] = shipped_erased;
         }
-        for b in 0..geo.block_count() {
-            if !meta[b as usize] {
-                ftl.blocks.set_free(b);
-            }
-        }
+        ftl.blocks.set_free_all((0..geo.block_count()).filter(|&b| !meta[b as usize]));
         ftl.hooks.on_format(derived.logical_pages);
         ftl.checkpoint()?;
         ftl.reset_stats();

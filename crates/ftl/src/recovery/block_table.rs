@@ -93,22 +93,22 @@ impl<H: Hooks> Ftl<H> {
     /// prefree (reclaimable once a checkpoint says so).
     fn rebuild_pools(&mut self, ckpt_seq: u64) {
         let geo = self.geo;
+        let free: Vec<BlockId> = (0..geo.block_count())
+            .filter(|&b| self.blocks.state[b as usize] == BlockState::Free)
+            .collect();
+        self.blocks.set_free_all(free);
         for b in 0..geo.block_count() {
-            match self.blocks.state[b as usize] {
-                BlockState::Free => self.blocks.set_free(b),
-                BlockState::Full => {
-                    self.blocks.last_seq[b as usize] = ckpt_seq;
-                    // Not only mapped pages are live: pages the protocol
-                    // keeps (BPCC's pinned straddlers, rebuilt by the
-                    // protocol's recovery above) must not go with a block
-                    // reclaimed for holding no mapped page.
-                    // A protocol that plans its victims (Flag Commit moves
-                    // flags off dead pages first) has GC reclaim it, planned.
-                    if self.live_pages(b) == 0 && !H::CAPABILITIES.plans_victims {
-                        self.blocks.set_prefree(b);
-                    }
-                }
-                _ => {}
+            if self.blocks.state[b as usize] != BlockState::Full {
+                continue;
+            }
+            self.blocks.last_seq[b as usize] = ckpt_seq;
+            // Not only mapped pages are live: pages the protocol keeps
+            // (BPCC's pinned straddlers, rebuilt by the protocol's recovery
+            // above) must not go with a block reclaimed for holding no
+            // mapped page. A protocol that plans its victims (Flag Commit
+            // moves flags off dead pages first) has GC reclaim it, planned.
+            if self.live_pages(b) == 0 && !H::CAPABILITIES.plans_victims {
+                self.blocks.set_prefree(b);
             }
         }
         self.blocks.rebuild_index();
