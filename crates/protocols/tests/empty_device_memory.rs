@@ -1,0 +1,50 @@
+//! An empty device takes memory for what is written to it, not for its
+//! capacity: the L2P stores "unmapped" and the packed spare store "erased"
+//! as zero, so both come from the kernel's zeroed pages and cost nothing
+//! until a page is mapped or programmed. One test in this binary: it reads
+//! the process's resident memory.
+
+use txftl_ftl::FtlConfig;
+use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
+use txftl_protocols::ProtocolOptions;
+
+/// Resident memory of this process, bytes.
+fn rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+#[test]
+fn an_empty_64_gib_device_takes_a_fraction_of_its_tables() {
+    let mut p = preset("jasmine").unwrap();
+    p.geometry.blocks_per_plane = 8192; // 64 GiB of 8 KiB pages
+    let cfg = p.config(DataMode::MetaOnly, ViolationPolicy::Error);
+    let pages = cfg.geometry.page_count() as u64;
+    // The per-page tables written whole: the L2P (4 bytes a logical page)
+    // and the packed spare store's logical page and sequence offset (6).
+    let whole = pages * (4 + 6);
+    let before = rss();
+    let mut dev = txftl_protocols::format(
+        "plain",
+        Nand::try_new(cfg).unwrap(),
+        FtlConfig::default(),
+        &ProtocolOptions::default(),
+    )
+    .unwrap();
+    let page = vec![0u8; 8192];
+    for lpn in 0..1024 {
+        dev.write(lpn, &page).unwrap();
+    }
+    dev.flush().unwrap();
+    let taken = rss().saturating_sub(before);
+    // Per-block tables, the huge pages the first writes touch and the
+    // format's checkpoint take the rest (about 15 MB here).
+    assert!(
+        taken < whole / 4,
+        "an empty device of {pages} pages took {taken} bytes (its per-page tables: {whole})"
+    );
+    let mut back = vec![0u8; 8192];
+    dev.read(1023, &mut back).unwrap();
+    dev.read(1024, &mut back).unwrap();
+}
