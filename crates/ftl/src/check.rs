@@ -22,6 +22,11 @@ impl<H: Hooks> Ftl<H> {
         let geo = &self.geo;
         let mut valid = vec![0u32; geo.block_count() as usize];
         let mut owner = vec![UNMAPPED; geo.page_count() as usize];
+        // One buffer each for every mapped page (crash sets check after
+        // every recovery: an allocation a page was a fifth of their time).
+        let mut oob = vec![0u8; geo.oob_size as usize];
+        let mut data = vec![0u8; geo.page_size as usize];
+        let full = self.nand.config().data_mode == DataMode::Full;
         for (lpn, ppn) in self.l2p.entries().iter().enumerate() {
             if ppn == UNMAPPED {
                 continue;
@@ -45,12 +50,16 @@ impl<H: Hooks> Ftl<H> {
             if !matches!(state, BlockState::Open | BlockState::Full) {
                 return Err(format!("lpn {lpn} maps into block {b} in state {state:?}"));
             }
-            match Oob::decode(&self.nand.inspect_oob(ppn)) {
+            self.nand.inspect_oob_into(ppn, &mut oob);
+            match Oob::decode(&oob) {
                 OobState::Valid(o) if self.holds(&o, lpn as u32) => {
                     // A page ECC cannot read (or a GC copy of one) is reported
                     // lost at every read: mapped, but never handed up as data.
                     let reported_lost = o.lost || self.nand.inspect_unreadable(ppn);
-                    if self.nand.config().data_mode == DataMode::Full && !reported_lost && !o.data_matches(&self.nand.inspect_data(ppn)) {
+                    if full && !reported_lost && {
+                        self.nand.inspect_data_into(ppn, &mut data);
+                        !o.data_matches(&data)
+                    } {
                         return Err(format!("lpn {lpn} at page {ppn}: data CRC mismatch (torn page mapped)"));
                     }
                 }

@@ -7,13 +7,22 @@ use crate::geometry::{BlockId, Ppn};
 impl Nand {
     pub fn inspect_oob(&self, ppn: Ppn) -> Vec<u8> {
         let mut oob = vec![0u8; self.cfg.geometry.oob_size as usize];
-        self.spare.read(ppn, &mut oob);
+        self.inspect_oob_into(ppn, &mut oob);
         oob
     }
     pub fn inspect_data(&self, ppn: Ppn) -> Vec<u8> {
         let mut buf = vec![0u8; self.cfg.geometry.page_size as usize];
-        self.copy_data_out(ppn, &mut buf);
+        self.inspect_data_into(ppn, &mut buf);
         buf
+    }
+    /// [`Nand::inspect_oob`] into `out` (`oob_size` bytes): a checker that
+    /// looks at every page reuses one buffer.
+    pub fn inspect_oob_into(&self, ppn: Ppn, out: &mut [u8]) {
+        self.spare.read(ppn, out);
+    }
+    /// [`Nand::inspect_data`] into `buf` (`page_size` bytes).
+    pub fn inspect_data_into(&self, ppn: Ppn, buf: &mut [u8]) {
+        self.copy_data_out(ppn, buf);
     }
     pub fn inspect_programs(&self, ppn: Ppn) -> u8 {
         self.programs.get(ppn)
