@@ -118,6 +118,10 @@ impl FlagRule for CfcRule {
     /// The pages from a summary of every head the summary shows without a
     /// TRUE (a TRUE only ever appears later: bits are only cleared).
     fn stale_flags(pages: &[ScanPage], mode: FlagMode) -> Vec<usize> {
+        // Only pages read from a summary can be stale: without one, no graph.
+        if !pages.iter().any(|p| p.from_summary) {
+            return Vec::new();
+        }
         let heads = sources_with_members(&graph_of(pages), mode);
         let mut stale = Vec::new();
         for members in heads.into_iter().filter(|(s, _)| !s.is_true).map(|(_, m)| m) {

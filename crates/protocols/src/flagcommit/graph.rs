@@ -14,7 +14,6 @@
 //! source without one at recovery means the transaction did not commit (a
 //! cut between the flags of several heads, §3.1.3 step 2).
 
-use std::collections::BTreeMap;
 use txftl_nand::Ppn;
 
 /// How clusters are formed.
@@ -67,19 +66,25 @@ pub fn sources_with_members(pages: &[TxPage], mode: FlagMode) -> Vec<(Source, Ve
     if pages.is_empty() {
         return Vec::new();
     }
-    let by_ppn: BTreeMap<Ppn, &TxPage> = pages.iter().map(|p| (p.ppn, p)).collect();
-    // Clusters, numbered in the order of their key.
-    let keys: BTreeMap<u32, usize> = {
-        let mut k: Vec<u32> = pages.iter().map(|p| mode.cluster_key(p.ppn)).collect();
-        k.sort_unstable();
-        k.dedup();
-        k.into_iter().enumerate().map(|(i, k)| (k, i)).collect()
+    // Sorted vectors searched by halves, not maps: recovery builds this
+    // graph for every transaction on flash at every mount (a crash set's
+    // points spent half their time allocating B-tree nodes here).
+    let mut by_ppn: Vec<(Ppn, usize)> = pages.iter().enumerate().map(|(i, p)| (p.ppn, i)).collect();
+    // Stable: of pages sharing a physical page the last one listed wins.
+    by_ppn.sort_by_key(|e| e.0);
+    let page_at = |ppn: Ppn| {
+        let end = by_ppn.partition_point(|e| e.0 <= ppn);
+        (end > 0 && by_ppn[end - 1].0 == ppn).then(|| &pages[by_ppn[end - 1].1])
     };
+    // Clusters, numbered in the order of their key.
+    let mut keys: Vec<u32> = pages.iter().map(|p| mode.cluster_key(p.ppn)).collect();
+    keys.sort_unstable();
+    keys.dedup();
     let n = keys.len();
-    let cluster = |ppn: Ppn| keys[&mode.cluster_key(ppn)];
+    let cluster = |ppn: Ppn| keys.binary_search(&mode.cluster_key(ppn)).expect("a page's cluster is listed");
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
     for p in pages {
-        let Some(target) = p.link.and_then(|l| by_ppn.get(&l)) else {
+        let Some(target) = p.link.and_then(page_at) else {
             continue;
         };
         if target.seq >= p.seq {
@@ -100,13 +105,14 @@ pub fn sources_with_members(pages: &[TxPage], mode: FlagMode) -> Vec<(Source, Ve
             }
         }
     }
-    let mut found: BTreeMap<usize, (Source, u64, Vec<usize>)> = BTreeMap::new();
+    // By component, in the order of its number.
+    let mut found: Vec<Option<(Source, u64, Vec<usize>)>> = vec![None; comps];
     for (i, p) in pages.iter().enumerate() {
         let c = comp[cluster(p.ppn)];
         if entered[c] {
             continue;
         }
-        let (s, best, members) = found.entry(c).or_insert((
+        let (s, best, members) = found[c].get_or_insert((
             Source {
                 is_true: false,
                 newest: p.ppn,
@@ -123,7 +129,7 @@ pub fn sources_with_members(pages: &[TxPage], mode: FlagMode) -> Vec<(Source, Ve
             s.newest = p.ppn;
         }
     }
-    found.into_values().map(|(s, _, m)| (s, m)).collect()
+    found.into_iter().flatten().map(|(s, _, m)| (s, m)).collect()
 }
 
 /// Strongly connected components (Tarjan's algorithm, iterative: a
