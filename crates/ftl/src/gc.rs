@@ -413,8 +413,10 @@ impl<H: Hooks> Ftl<H> {
         // Metadata-only mode reads the data area too: a page programmed with
         // data (its record has a data CRC: the FTL's own pages, a host page
         // sent with its bytes) keeps them in its copy; a page programmed
-        // without reads as zeros and is copied without (below).
-        let data = Some(&mut buf[..]);
+        // without would read as zeros and is copied without (below), so it
+        // is read into an empty buffer (the same read, nothing handed up).
+        let keep = store_data || self.nand.holds_data(ppn);
+        let data = Some(if keep { &mut buf[..] } else { &mut buf[..0] });
         let (done, unreadable) = match crate::ecc::read_retrying(&mut self.nand, ppn, issue_ns, data, &mut self.oob_buf) {
             Ok(Ok(done)) => (done, None),
             Ok(Err(u)) => {

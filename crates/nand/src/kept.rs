@@ -227,6 +227,11 @@ impl KeptPages {
         self.pages.len()
     }
 
+    /// Whether the data of `ppn` is kept.
+    pub fn contains(&self, ppn: Ppn) -> bool {
+        self.pages.contains_key(&ppn)
+    }
+
     /// Copies the data of `ppn` into `out` (a whole page); false if none is kept.
     pub fn read(&self, ppn: Ppn, out: &mut [u8]) -> bool {
         let mut chain: Vec<&[u8]> = Vec::new();

@@ -28,6 +28,20 @@ impl Nand {
         self.spare.set_codec(codec)
     }
 
+    /// Whether a read of `ppn` hands up stored data bytes: always with full
+    /// data; in metadata-only mode only for a page programmed with its
+    /// bytes (kept), every other page reading as zeros. A caller that needs
+    /// only stored bytes (GC's copy) reads the others into an empty buffer:
+    /// the same operation, time and bit errors, without filling a page of
+    /// zeros it would not use (three quarters of a metadata-only random-write
+    /// run's instructions).
+    pub fn holds_data(&self, ppn: Ppn) -> bool {
+        match &self.data {
+            Data::Full(_) => true,
+            Data::Meta(m) => m.contains(ppn),
+        }
+    }
+
     pub(super) fn copy_data_out(&self, ppn: Ppn, buf: &mut [u8]) {
         let ps = self.cfg.geometry.page_size as usize;
         match &self.data {
