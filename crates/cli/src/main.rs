@@ -249,7 +249,8 @@ pub struct TxArgs {
     /// Share of transactions that abort, 0.0 to 1.0 [default: 0.1].
     #[arg(long)]
     pub abort_ratio: Option<f64>,
-    /// Transactions open at once, at most [default: 1 on run, 2 on crashtest].
+    /// Transactions open at once, at most [default: 1 on run, 2 on
+    /// crashtest, 1 on a protocol that runs one at a time].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub concurrency: Option<u32>,
     /// Percent of operations that are non-transactional writes mixed in
@@ -314,10 +315,15 @@ impl TxDefaults {
 }
 
 impl TxDefaults {
-    /// The defaults for `protocol`: no trims mixed in on a protocol that takes none.
+    /// The defaults for `protocol`: no trims mixed in on a protocol that
+    /// takes none, one transaction open at a time on a protocol that runs
+    /// them one at a time (strict isolation only: Atomic-Write), which
+    /// would refuse a second.
     pub fn for_protocol(self, protocol: &txftl_protocols::ProtocolEntry) -> TxDefaults {
+        let one_at_a_time = protocol.isolation.iter().all(|&level| level == "strict");
         TxDefaults {
             trim_pct: if protocol.trims { self.trim_pct } else { 0 },
+            concurrency: if one_at_a_time { 1 } else { self.concurrency },
             extensions: Some(protocol.extensions),
             ..self
         }

@@ -108,6 +108,31 @@ fn crashtest_defaults_to_concurrent_transactions_with_plain_writes_and_trims() {
     );
 }
 
+/// On a protocol that runs one transaction at a time the default is one
+/// open at a time (two would be refused by the device); asked for two,
+/// it is refused with its reason.
+#[test]
+fn crashtest_defaults_to_one_transaction_on_a_strict_protocol() {
+    let args = [
+        "crashtest",
+        "--protocol",
+        "atomic-write",
+        "--ops",
+        "120",
+        "--no-recovery-cuts",
+        "--torn",
+        "none",
+        "--json",
+    ];
+    let (code, out, err) = txftl(&args);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["workload"]["tx"]["concurrency"].as_u64(), Some(1));
+    let (code, out, err) = txftl(&[&args[..], &["--concurrency", "2"]].concat());
+    assert_ne!(code, 0, "{out}");
+    assert!(err.contains("one at a time"), "{err}");
+}
+
 /// Fault options need a fault model, and its parameters are checked; with
 /// one, the run's table says what the faults did.
 #[test]
