@@ -166,9 +166,16 @@ pub fn encode_map_entries(entries: impl ExactSizeIterator<Item = u32>, page: &mu
 
 /// Reads an L2P page into `out` (one entry per element).
 pub fn decode_map_page(page: &[u8], out: &mut [u32]) {
-    for (e, chunk) in out.iter_mut().zip(page.chunks_exact(4)) {
-        *e = u32::from_le_bytes(chunk.try_into().expect("4 bytes"));
+    for (e, ppn) in out.iter_mut().zip(map_page_entries(page)) {
+        *e = ppn;
     }
+}
+
+/// The entries of an L2P page, in order ([`decode_map_page`] into any
+/// store: the L2P's own `mapping::Entries`).
+pub fn map_page_entries(page: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    page.chunks_exact(4)
+        .map(|chunk| u32::from_le_bytes(chunk.try_into().expect("4 bytes")))
 }
 
 /// Writes a block-table page: `records` then 0xFF to the end of `page`.

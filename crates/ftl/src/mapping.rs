@@ -214,8 +214,8 @@ impl Entries {
 
     /// Takes the entries of `lpns` from an L2P page.
     pub fn decode_page(&mut self, lpns: Range<usize>, page: &[u8]) {
-        for (s, chunk) in self.stored[lpns].iter_mut().zip(page.chunks_exact(4)) {
-            *s = !u32::from_le_bytes(chunk.try_into().expect("4 bytes"));
+        for (s, ppn) in self.stored[lpns].iter_mut().zip(crate::checkpoint::map_page_entries(page)) {
+            *s = !ppn;
         }
     }
 }

@@ -8,12 +8,8 @@ use txftl_ftl::FtlConfig;
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 use txftl_protocols::ProtocolOptions;
 
-/// Resident memory of this process, bytes.
-fn rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
-}
+mod common;
+use common::rss;
 
 #[test]
 fn an_empty_64_gib_device_takes_a_fraction_of_its_tables() {

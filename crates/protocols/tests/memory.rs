@@ -9,12 +9,8 @@ use txftl_ftl::{DeviceError, FtlConfig};
 use txftl_nand::{preset, DataMode, MemoryError, Nand, ViolationPolicy};
 use txftl_protocols::{format, memory_needed, ProtocolOptions};
 
-/// Resident memory of this process, bytes.
-fn rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
-}
+mod common;
+use common::rss;
 
 #[test]
 fn the_estimate_covers_a_device_and_one_that_does_not_fit_is_refused_with_its_size() {

@@ -13,6 +13,14 @@ pub fn nand() -> Nand {
     Nand::new(p.config(DataMode::Full, ViolationPolicy::Panic)).unwrap()
 }
 
+/// Resident memory of this process, bytes (the memory tests, each alone in
+/// its binary).
+pub fn rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
 /// A page of `v`s.
 pub fn page(d: &dyn AnyDevice, v: u8) -> Vec<u8> {
     vec![v; d.info().page_size as usize]
