@@ -137,6 +137,23 @@ impl<'d> Executor<'d> {
         Ok((done, outcome))
     }
 
+    /// A fill's write `op` (no transaction open, no trace recorded) submitted
+    /// at `at_ns`, as [`Executor::run`] sends it, without the latency it
+    /// would record (the fill's are not reported). Returns its completion.
+    pub fn fill_write(&mut self, at_ns: u64, op: Op) -> Result<u64, DeviceError> {
+        debug_assert!(matches!(op, Op::Write(_)) && self.record.is_none() && self.tx_start.is_empty());
+        self.dev.set_clock(at_ns);
+        let r = self.driver.apply(&mut *self.dev, op, &mut self.model);
+        self.counts.ops += 1;
+        match r {
+            Ok(Outcome::Done) => {}
+            Ok(other) => unreachable!("a plain write's outcome is Done, not {other:?}"),
+            Err(DeviceError::IsolationUnsupported { .. }) => self.counts.isolation_refusals += 1,
+            Err(e) => return Err(e),
+        }
+        Ok(self.dev.now_ns().max(at_ns))
+    }
+
     /// Has transaction `tid` begun and not ended?
     pub fn tx_open(&self, tid: u32) -> bool {
         self.tx_start.contains_key(&tid)
