@@ -205,7 +205,7 @@ mod tests {
         let meta = needed(&p.config(DataMode::MetaOnly, crate::ViolationPolicy::Panic));
         let (pages, blocks) = (g.page_count() as u64, g.block_count() as u64);
         assert_eq!(full, pages * (1 + 64 + 512) + blocks * 9);
-        assert_eq!(meta, pages.div_ceil(64) * 8 + pages * 6 + blocks * (9 + 12));
+        assert_eq!(meta, pages.div_ceil(64) * 8 + pages * 6 + blocks * (9 + 12 + 16));
     }
 
     #[test]

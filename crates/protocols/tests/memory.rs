@@ -36,8 +36,13 @@ fn the_estimate_covers_a_device_and_one_that_does_not_fit_is_refused_with_its_si
         // a page per entry: the estimate still covers it, and now most of
         // it is resident (X-FTL's transaction table stays unwritten).
         // (An empty buffer: a metadata-only device is written without data.)
-        for lpn in 0..need.ftl.logical_pages {
-            dev.write(lpn, &[]).unwrap();
+        // The pages go in a scrambled order (a prime stride): written in
+        // order, a block's spare areas are one run and take no memory per
+        // page, which is not the case the estimate must cover.
+        let n = need.ftl.logical_pages as u64;
+        assert_ne!(n % 7919, 0);
+        for i in 0..n {
+            dev.write((i * 7919 % n) as u32, &[]).unwrap();
         }
         dev.flush().unwrap();
         let written = rss().saturating_sub(before);

@@ -46,11 +46,13 @@ impl Nand {
         }
         self.erase_counts[block as usize] += 1;
         self.stats.erases += 1;
+        // The spare store first forgets the block's run, so that erasing
+        // its pages need not touch them.
+        self.spare.block_erased(block);
         let first = g.ppn(block, 0);
         for ppn in first..first + g.pages_per_block {
             self.erase_page(ppn);
         }
-        self.spare.block_erased(block);
         self.next_page[block as usize] = 0;
         self.write_through_block(block)?;
         self.image_op_done()?;
