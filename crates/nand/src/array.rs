@@ -30,6 +30,7 @@ use crate::fault::PowerCut;
 use crate::geometry::Geometry;
 use crate::image::ImageFile;
 use crate::kept::KeptPages;
+use crate::page_data::PageData;
 use crate::programs::Programs;
 use crate::redo::MutationRecord;
 use crate::spare::Spare;
@@ -165,7 +166,7 @@ struct State {
 
 #[derive(Clone)]
 enum Data {
-    Full(Vec<u8>),
+    Full(PageData),
     Meta(KeptPages),
 }
 

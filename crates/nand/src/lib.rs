@@ -14,6 +14,7 @@ mod geometry;
 mod image;
 mod kept;
 mod memory;
+mod page_data;
 mod preset;
 mod programs;
 mod redo;

@@ -7,6 +7,7 @@ use crate::geometry::GeometryError;
 use crate::image::ImageFile;
 use crate::kept::KeptPages;
 use crate::memory;
+use crate::page_data::PageData;
 use crate::programs::Programs;
 use crate::spare::Spare;
 use crate::timing::Clocks;
@@ -47,9 +48,9 @@ impl Nand {
         let os = g.oob_size as usize;
         let (data, spare) = match cfg.data_mode {
             DataMode::Full => (
-                // Never filled: a page is read from these bytes only once
-                // programmed (`programs`), so untouched ones take no memory.
-                Data::Full(memory::zeroed(pages * g.page_size as usize, need)?),
+                // A block's chunk is allocated when first written, and a
+                // page is read from it only once programmed (`programs`).
+                Data::Full(PageData::new(pages, g.page_size as usize, g.pages_per_block as usize, need)?),
                 Spare::bytes(pages, os, need)?,
             ),
             DataMode::MetaOnly => (
@@ -102,7 +103,11 @@ impl Nand {
             erase_counts: l.erase_counts,
             bad: l.bad,
             spare: Spare::Bytes(l.oob),
-            data: Data::Full(l.data),
+            data: Data::Full(PageData::from_bytes(
+                &l.data,
+                cfg.geometry.page_size as usize,
+                cfg.geometry.pages_per_block as usize,
+            )),
         };
         Ok(Nand::from_state(cfg, state, Some(image)))
     }

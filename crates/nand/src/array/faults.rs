@@ -40,7 +40,7 @@ impl Nand {
             self.spare.write(ppn, &spare);
         } else {
             match &mut self.data {
-                Data::Full(d) => d[ppn as usize * ps + offset] ^= mask,
+                Data::Full(d) => d.page_mut(ppn)[offset] ^= mask,
                 Data::Meta(m) => {
                     let mut page = vec![0u8; ps];
                     if !m.read(ppn, &mut page) {

@@ -54,7 +54,7 @@ impl Nand {
                     target_data.to_vec()
                 };
                 // The page was erased: its stored bytes are stale, start from 0xFF.
-                let region = &mut d[ppn as usize * ps..(ppn as usize + 1) * ps];
+                let region = d.page_mut(ppn);
                 region.fill(0xFF);
                 tear_program(&mut rng, cut.torn, Area::Data, region, &target);
             }

@@ -43,12 +43,11 @@ impl Nand {
     }
 
     pub(super) fn copy_data_out(&self, ppn: Ppn, buf: &mut [u8]) {
-        let ps = self.cfg.geometry.page_size as usize;
         match &self.data {
             // An erased page's bytes in the store are stale (erase does not touch
             // them, it is too costly): it reads as 0xFF.
             Data::Full(_) if self.programs.get(ppn) == 0 => buf.fill(0xFF),
-            Data::Full(d) => buf.copy_from_slice(&d[ppn as usize * ps..(ppn as usize + 1) * ps]),
+            Data::Full(d) => d.read(ppn, buf),
             Data::Meta(m) => {
                 if !m.read(ppn, buf) {
                     buf.fill(if self.programs.get(ppn) == 0 { 0xFF } else { 0 });
@@ -58,9 +57,8 @@ impl Nand {
     }
 
     pub(super) fn store_data(&mut self, ppn: Ppn, data: &[u8], like: Option<Ppn>) {
-        let ps = self.cfg.geometry.page_size as usize;
         match &mut self.data {
-            Data::Full(d) => d[ppn as usize * ps..(ppn as usize + 1) * ps].copy_from_slice(data),
+            Data::Full(d) => d.page_mut(ppn).copy_from_slice(data),
             Data::Meta(m) => {
                 if !data.is_empty() {
                     m.insert(ppn, data, like);

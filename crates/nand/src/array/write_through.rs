@@ -67,7 +67,13 @@ impl Nand {
                 erased = vec![0xFFu8; ps];
                 &erased[..]
             }
-            Data::Full(d) => &d[ppn as usize * ps..(ppn as usize + 1) * ps],
+            Data::Full(d) => match d.page(ppn) {
+                Some(bytes) => bytes,
+                None => {
+                    erased = vec![0u8; ps];
+                    &erased[..]
+                }
+            },
             Data::Meta(_) => unreachable!("images always store full data"),
         };
         self.image.as_mut().expect("checked").write_page(ppn, programs, oob, data)
