@@ -22,10 +22,10 @@ impl<H: Hooks> Ftl<H> {
         let geo = &self.geo;
         let mut valid = vec![0u32; geo.block_count() as usize];
         let mut owner = vec![UNMAPPED; geo.page_count() as usize];
-        // One buffer each for every mapped page (crash sets check after
-        // every recovery: an allocation a page was a fifth of their time).
+        // One OOB buffer for every mapped page (crash sets check after
+        // every recovery: an allocation a page was a fifth of their time),
+        // and the array's remembered data CRCs (`Nand::inspect_data_crc`).
         let mut oob = vec![0u8; geo.oob_size as usize];
-        let mut data = vec![0u8; geo.page_size as usize];
         let full = self.nand.config().data_mode == DataMode::Full;
         for (lpn, ppn) in self.l2p.entries().iter().enumerate() {
             if ppn == UNMAPPED {
@@ -56,10 +56,7 @@ impl<H: Hooks> Ftl<H> {
                     // A page ECC cannot read (or a GC copy of one) is reported
                     // lost at every read: mapped, but never handed up as data.
                     let reported_lost = o.lost || self.nand.inspect_unreadable(ppn);
-                    if full && !reported_lost && {
-                        self.nand.inspect_data_into(ppn, &mut data);
-                        !o.data_matches(&data)
-                    } {
+                    if full && !reported_lost && o.data_crc.is_some_and(|crc| crc != self.nand.inspect_data_crc(ppn)) {
                         return Err(format!("lpn {lpn} at page {ppn}: data CRC mismatch (torn page mapped)"));
                     }
                 }

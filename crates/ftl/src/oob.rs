@@ -233,6 +233,28 @@ impl Oob {
         })
     }
 
+    /// What [`spare_codec`]`(protocol_bytes, flag_bytes)` packs this
+    /// record's encoding to, found from the record itself: `Some` exactly
+    /// when its `pack` would (the conditions of `pack_spare`, which the
+    /// bytes [`Oob::encode`] writes always meet otherwise: version, CRC,
+    /// 0xFF past the record). Lets a program hand the array the fields
+    /// (`Nand::program_fields`) instead of having them unpacked from bytes;
+    /// the array checks them against the bytes in debug builds, and a unit
+    /// test against `pack_spare` over random records.
+    pub fn packed(&self, protocol_bytes: usize, flag_bytes: usize) -> Option<PackedSpare> {
+        let common = self.kind == PageKind::Data
+            && self.data_crc.is_none()
+            && !self.lost
+            && zero_from(&self.protocol, protocol_bytes)
+            && self.flag_bytes[flag_bytes.min(FLAG_BYTES)..].iter().all(|&b| b == 0xFF);
+        common.then_some(PackedSpare {
+            lpn: self.lpn,
+            seq: self.seq,
+            erase_count: self.erase_count,
+            flag: self.relocated,
+        })
+    }
+
     /// Does `data` match the CRC recorded here? (Pages stored without data always match.)
     pub fn data_matches(&self, data: &[u8]) -> bool {
         self.data_crc.is_none_or(|crc| crc32fast::hash(data) == crc)
@@ -405,6 +427,41 @@ mod tests {
         assert_eq!(Oob::decode(&[0xFF; 64]), OobState::Erased);
         let meta = Oob::new(PageKind::Data, 1, 1, 0, &[]);
         assert!(meta.data_matches(&[1, 2, 3]));
+    }
+
+    /// `Oob::packed` answers what the codec's `pack` answers on the
+    /// record's bytes, fields and protocol bytes alike, for every codec
+    /// width, over random records near and off the common form.
+    #[test]
+    fn packed_fields_from_a_record_are_those_its_bytes_pack_to() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut buf = vec![0u8; 128];
+        let (mut packed, mut some) = (0, 0);
+        for _ in 0..20_000 {
+            let kind = [PageKind::Data, PageKind::Data, PageKind::Map, PageKind::Protocol][rng.gen_range(0..4)];
+            let data: &[u8] = if rng.gen_range(0..8) == 0 { &[1, 2, 3] } else { &[] };
+            let mut o = Oob::new(kind, rng.gen(), rng.gen(), rng.gen(), data);
+            o.lost = rng.gen_range(0..8) == 0;
+            o.relocated = rng.gen();
+            for _ in 0..rng.gen_range(0..3) {
+                o.protocol[rng.gen_range(0..PROTOCOL_BYTES)] = rng.gen();
+            }
+            if rng.gen_range(0..4) == 0 {
+                o.flag_bytes[rng.gen_range(0..FLAG_BYTES)] = rng.gen();
+            }
+            o.encode(&mut buf);
+            let (p, f) = (rng.gen_range(0..=PROTOCOL_BYTES), rng.gen_range(0..=FLAG_BYTES));
+            let mut kept = [0u8; PROTOCOL_BYTES];
+            let by_bytes = (spare_codec(p, f).pack)(&buf, &mut kept[..p]);
+            assert_eq!(o.packed(p, f), by_bytes, "{o:?}, widths {p}, {f}");
+            if by_bytes.is_some() {
+                assert_eq!(kept[..p], o.protocol[..p]);
+                packed += 1;
+            }
+            some += 1;
+        }
+        assert!(packed > some / 10, "{packed} of {some} records packed");
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! The data areas of a full-data array, a block's pages to a chunk, each
-//! chunk shared between the array and its snapshots until one of them
-//! writes it (copy on write).
+//! Per-page byte areas of a block's pages in one chunk, each chunk shared
+//! between the array and its snapshots until one of them writes it (copy on
+//! write): the data areas of a full-data array, and every spare area stored
+//! as bytes.
 //!
 //! Why: the crash harness snapshots the array for every recovery cut
 //! ([`crate::Nand::snapshot`]) and the recovery that follows writes a few
@@ -8,70 +9,96 @@
 //! set's time (LightTx on `tiny-slc`); sharing the chunks makes a snapshot
 //! cost one reference count per block, and a write copies only its own
 //! block, once per snapshot. A chunk never written is not allocated: it
-//! reads as zeros, so the memory follows the blocks programmed, not the
-//! capacity.
+//! reads as the store's fill byte, so the memory follows the blocks
+//! programmed, not the capacity.
+//!
+//! A data store also remembers each page's CRC-32 once asked
+//! ([`PageData::page_crc`]): the invariant check after every recovery asks
+//! it for every mapped page, and a chunk's bytes do not change while shared,
+//! so a snapshot's answer holds for every array sharing the chunk. A write
+//! forgets its page's.
 
 use crate::error::MemoryError;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// A memo entry that holds a CRC: this bit set, the CRC in the low 32 bits.
+const KNOWN: u64 = 1 << 32;
+
+struct Chunk {
+    bytes: Box<[u8]>,
+    /// Per page, its CRC-32 once computed (`KNOWN | crc`), else 0; empty in
+    /// a store without memos.
+    crc: Box<[AtomicU64]>,
+}
+
+impl Clone for Chunk {
+    fn clone(&self) -> Chunk {
+        Chunk {
+            bytes: self.bytes.clone(),
+            crc: self.crc.iter().map(|c| AtomicU64::new(c.load(Ordering::Relaxed))).collect(),
+        }
+    }
+}
 
 #[derive(Clone)]
 pub(crate) struct PageData {
     page_size: usize,
     pages_per_chunk: usize,
-    /// Per chunk (block): its bytes, or `None` if never written (zeros).
-    chunks: Vec<Option<Arc<[u8]>>>,
+    /// What a page of a chunk never written reads as (every byte).
+    fill: u8,
+    /// Whether chunks remember their pages' CRCs.
+    memo: bool,
+    /// Per chunk (block): its bytes, or `None` if never written.
+    chunks: Vec<Option<Arc<Chunk>>>,
 }
 
 impl PageData {
-    /// `pages` pages of `page_size` bytes, zero, in chunks of
-    /// `pages_per_chunk` pages; `need` names the whole array's memory if the
-    /// chunk table cannot be allocated.
-    pub fn new(pages: usize, page_size: usize, pages_per_chunk: usize, need: u64) -> Result<PageData, MemoryError> {
+    /// `pages` pages of `page_size` bytes, each byte `fill`, in chunks of
+    /// `pages_per_chunk` pages, remembering CRCs if `memo`; `need` names
+    /// the whole array's memory if the chunk table cannot be allocated.
+    pub fn new(pages: usize, page_size: usize, pages_per_chunk: usize, fill: u8, memo: bool, need: u64) -> Result<PageData, MemoryError> {
         assert!(pages_per_chunk > 0 && page_size > 0);
         let n = pages.div_ceil(pages_per_chunk);
         let mut chunks = Vec::new();
         chunks.try_reserve_exact(n).map_err(|_| MemoryError::AllocationFailed {
-            failed: (n * std::mem::size_of::<Option<Arc<[u8]>>>()) as u64,
+            failed: (n * std::mem::size_of::<Option<Arc<Chunk>>>()) as u64,
             needed: need,
         })?;
         chunks.resize(n, None);
         Ok(PageData {
             page_size,
             pages_per_chunk,
+            fill,
+            memo,
             chunks,
         })
     }
 
-    /// The pages of `bytes` (an image's data area, `page_size` bytes a page).
-    pub fn from_bytes(bytes: &[u8], page_size: usize, pages_per_chunk: usize) -> PageData {
+    /// The pages of `bytes` (an image's areas, `page_size` bytes a page).
+    pub fn from_bytes(bytes: &[u8], page_size: usize, pages_per_chunk: usize, fill: u8, memo: bool) -> PageData {
         assert_eq!(bytes.len() % page_size, 0, "whole pages");
-        let chunk = page_size * pages_per_chunk;
-        let chunks = bytes
-            .chunks(chunk)
-            .map(|c| {
-                let mut full = vec![0u8; chunk];
-                full[..c.len()].copy_from_slice(c);
-                Some(Arc::from(full))
-            })
-            .collect();
-        PageData {
-            page_size,
-            pages_per_chunk,
-            chunks,
+        let mut d =
+            PageData::new(bytes.len() / page_size, page_size, pages_per_chunk, fill, memo, 0).expect("the image is in memory already");
+        for (ppn, page) in bytes.chunks(page_size).enumerate() {
+            d.page_mut(ppn as u32).copy_from_slice(page);
         }
+        d
     }
 
     #[inline]
     fn place(&self, ppn: u32) -> (usize, usize) {
         let p = ppn as usize;
-        (p / self.pages_per_chunk, (p % self.pages_per_chunk) * self.page_size)
+        (p / self.pages_per_chunk, p % self.pages_per_chunk)
     }
 
-    /// The bytes of `ppn` (`None`: its chunk was never written, all zero).
+    /// The bytes of `ppn` (`None`: its chunk was never written, every byte
+    /// the fill byte).
     #[inline]
     pub fn page(&self, ppn: u32) -> Option<&[u8]> {
-        let (c, at) = self.place(ppn);
-        self.chunks[c].as_deref().map(|b| &b[at..at + self.page_size])
+        let (c, i) = self.place(ppn);
+        let at = i * self.page_size;
+        self.chunks[c].as_deref().map(|k| &k.bytes[at..at + self.page_size])
     }
 
     /// Copies the bytes of `ppn` into `out`.
@@ -79,18 +106,49 @@ impl PageData {
     pub fn read(&self, ppn: u32, out: &mut [u8]) {
         match self.page(ppn) {
             Some(b) => out.copy_from_slice(b),
-            None => out.fill(0),
+            None => out.fill(self.fill),
         }
     }
 
-    /// The bytes of `ppn` to write: its chunk is allocated (zero) if it
-    /// never was, and copied first if a snapshot shares it.
+    /// The bytes of `ppn` to write: its chunk is allocated (filled) if it
+    /// never was, and copied first if a snapshot shares it; the page's
+    /// remembered CRC is forgotten.
     #[inline]
     pub fn page_mut(&mut self, ppn: u32) -> &mut [u8] {
-        let (c, at) = self.place(ppn);
-        let chunk = self.chunks[c].get_or_insert_with(|| Arc::from(vec![0u8; self.pages_per_chunk * self.page_size]));
-        let bytes = Arc::make_mut(chunk);
-        &mut bytes[at..at + self.page_size]
+        let (c, i) = self.place(ppn);
+        let (ps, ppc, fill, memo) = (self.page_size, self.pages_per_chunk, self.fill, self.memo);
+        let chunk = self.chunks[c].get_or_insert_with(|| {
+            Arc::new(Chunk {
+                bytes: vec![fill; ppc * ps].into(),
+                crc: (0..if memo { ppc } else { 0 }).map(|_| AtomicU64::new(0)).collect(),
+            })
+        });
+        let k = Arc::make_mut(chunk);
+        if let Some(m) = k.crc.get(i) {
+            m.store(0, Ordering::Relaxed);
+        }
+        &mut k.bytes[i * ps..(i + 1) * ps]
+    }
+
+    /// The CRC-32 (IEEE, as `crc32fast` computes it) of the bytes of `ppn`,
+    /// remembered in a store with memos.
+    pub fn page_crc(&self, ppn: u32) -> u32 {
+        let (c, i) = self.place(ppn);
+        let Some(k) = self.chunks[c].as_deref() else {
+            return crc32fast::hash(&vec![self.fill; self.page_size]);
+        };
+        let bytes = &k.bytes[i * self.page_size..(i + 1) * self.page_size];
+        let Some(m) = k.crc.get(i) else {
+            return crc32fast::hash(bytes);
+        };
+        match m.load(Ordering::Relaxed) {
+            v if v & KNOWN != 0 => v as u32,
+            _ => {
+                let crc = crc32fast::hash(bytes);
+                m.store(KNOWN | crc as u64, Ordering::Relaxed);
+                crc
+            }
+        }
     }
 }
 
@@ -100,7 +158,7 @@ mod tests {
 
     #[test]
     fn a_snapshot_keeps_its_bytes_while_the_array_writes() {
-        let mut d = PageData::new(16, 4, 4, 0).unwrap();
+        let mut d = PageData::new(16, 4, 4, 0, false, 0).unwrap();
         assert_eq!(d.page(5), None);
         d.page_mut(5).copy_from_slice(&[1, 2, 3, 4]);
         let snap = d.clone();
@@ -120,12 +178,37 @@ mod tests {
     }
 
     #[test]
-    fn pages_from_bytes_read_back() {
+    fn a_fill_byte_and_pages_from_bytes_read_back() {
         let bytes: Vec<u8> = (0..40u8).collect();
-        let d = PageData::from_bytes(&bytes, 4, 3);
+        let d = PageData::from_bytes(&bytes, 4, 3, 0xFF, false);
         for p in 0..10u32 {
             let want: Vec<u8> = (p as u8 * 4..p as u8 * 4 + 4).collect();
             assert_eq!(d.page(p).unwrap(), &want[..], "page {p}");
         }
+        let mut e = PageData::new(8, 4, 4, 0xFF, false, 0).unwrap();
+        let mut out = [0; 4];
+        e.read(2, &mut out);
+        assert_eq!(out, [0xFF; 4]);
+        e.page_mut(1)[0] = 0;
+        e.read(2, &mut out);
+        assert_eq!(out, [0xFF; 4], "a new chunk starts filled");
+    }
+
+    /// Remembered CRCs are those of the bytes as they are, in the array and
+    /// in a snapshot sharing or no longer sharing the chunk.
+    #[test]
+    fn remembered_crcs_follow_every_write() {
+        let mut d = PageData::new(8, 16, 4, 0, true, 0).unwrap();
+        assert_eq!(d.page_crc(3), crc32fast::hash(&[0; 16]));
+        d.page_mut(1).copy_from_slice(&[1; 16]);
+        assert_eq!(d.page_crc(1), crc32fast::hash(&[1; 16]));
+        let snap = d.clone();
+        assert_eq!(snap.page_crc(1), crc32fast::hash(&[1; 16]), "remembered, shared");
+        d.page_mut(1)[5] = 9;
+        let mut want = [1u8; 16];
+        want[5] = 9;
+        assert_eq!(d.page_crc(1), crc32fast::hash(&want));
+        assert_eq!(snap.page_crc(1), crc32fast::hash(&[1; 16]));
+        assert_eq!(d.page_crc(2), crc32fast::hash(&[0; 16]));
     }
 }

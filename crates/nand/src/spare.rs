@@ -28,6 +28,7 @@
 use crate::error::MemoryError;
 use crate::geometry::{BlockId, Ppn};
 use crate::memory;
+use crate::page_data::PageData;
 use std::collections::HashMap;
 
 /// The fields of a spare area of the FTL's common form.
@@ -86,8 +87,9 @@ const UNSET: u64 = u64::MAX;
 
 #[derive(Clone)]
 pub(crate) enum Spare {
-    /// Every byte of every page's spare area.
-    Bytes(Vec<u8>),
+    /// Every byte of every page's spare area, a block's pages to a chunk
+    /// that snapshots share until written (`page_data.rs`).
+    Bytes(PageData),
     Packed(Box<Packed>),
 }
 
@@ -150,8 +152,15 @@ unsafe impl memory::Zeroable for Run {
 
 impl Spare {
     /// Every spare area erased (all 0xFF), every byte stored.
-    pub fn bytes(pages: usize, oob_size: usize, need: u64) -> Result<Spare, MemoryError> {
-        Ok(Spare::Bytes(memory::filled(pages * oob_size, 0xFF, need)?))
+    pub fn bytes(pages: usize, oob_size: usize, pages_per_block: u32, need: u64) -> Result<Spare, MemoryError> {
+        Ok(Spare::Bytes(PageData::new(
+            pages,
+            oob_size,
+            pages_per_block as usize,
+            0xFF,
+            false,
+            need,
+        )?))
     }
 
     /// Every spare area erased, packed (no codec yet: everything stays whole
@@ -227,19 +236,26 @@ impl Spare {
     #[inline]
     pub fn read(&self, ppn: Ppn, out: &mut [u8]) {
         match self {
-            Spare::Bytes(b) => {
-                let os = out.len();
-                out.copy_from_slice(&b[ppn as usize * os..(ppn as usize + 1) * os]);
-            }
+            Spare::Bytes(b) => b.read(ppn, out),
             Spare::Packed(p) => p.read(ppn, out),
         }
     }
 
-    /// The stored bytes of `ppn`, when the store keeps them as they are.
-    pub fn slice(&self, ppn: Ppn, oob_size: usize) -> Option<&[u8]> {
+    /// The installed codec (a packed store's; none for bytes).
+    pub fn codec(&self) -> Option<SpareCodec> {
         match self {
-            Spare::Bytes(b) => Some(&b[ppn as usize * oob_size..(ppn as usize + 1) * oob_size]),
-            Spare::Packed(_) => None,
+            Spare::Bytes(_) => None,
+            Spare::Packed(p) => p.codec,
+        }
+    }
+
+    /// [`Spare::write`] of `bytes` that the codec packs to `fields` and
+    /// `protocol` (the caller knows them: `Nand::program_fields`).
+    #[inline]
+    pub fn write_fields(&mut self, ppn: Ppn, bytes: &[u8], fields: &PackedSpare, protocol: &[u8]) {
+        match self {
+            Spare::Bytes(b) => b.page_mut(ppn).copy_from_slice(bytes),
+            Spare::Packed(p) => p.write_fields(ppn, bytes, fields, protocol),
         }
     }
 
@@ -247,18 +263,19 @@ impl Spare {
     #[inline]
     pub fn write(&mut self, ppn: Ppn, bytes: &[u8]) {
         match self {
-            Spare::Bytes(b) => {
-                let os = bytes.len();
-                b[ppn as usize * os..(ppn as usize + 1) * os].copy_from_slice(bytes);
-            }
+            Spare::Bytes(b) => b.page_mut(ppn).copy_from_slice(bytes),
             Spare::Packed(p) => p.write(ppn, bytes),
         }
     }
 
     /// The page's spare area reads erased again.
-    pub fn erase_page(&mut self, ppn: Ppn, oob_size: usize) {
+    pub fn erase_page(&mut self, ppn: Ppn) {
         match self {
-            Spare::Bytes(b) => b[ppn as usize * oob_size..(ppn as usize + 1) * oob_size].fill(0xFF),
+            Spare::Bytes(b) => {
+                if b.page(ppn).is_some_and(|p| p.iter().any(|&x| x != 0xFF)) {
+                    b.page_mut(ppn).fill(0xFF);
+                }
+            }
             Spare::Packed(p) => p.erase_page(ppn),
         }
     }
@@ -410,17 +427,42 @@ impl Packed {
 
     #[inline]
     fn write(&mut self, ppn: Ppn, bytes: &[u8]) {
+        let w = self.codec.map_or(0, |c| c.protocol_bytes);
+        // The codec writes the page's protocol bytes here; they are copied
+        // to the page's entry only if it is packed outside a run.
+        let mut protocol = [0u8; PackedSpare::PROTOCOL_MAX];
+        let fields = self.codec.and_then(|c| (c.pack)(bytes, &mut protocol[..w]));
+        self.store(ppn, bytes, fields, &protocol[..w]);
+    }
+
+    /// [`Packed::write`] with the codec's answer known.
+    #[inline]
+    fn write_fields(&mut self, ppn: Ppn, bytes: &[u8], fields: &PackedSpare, protocol: &[u8]) {
+        debug_assert!(
+            self.codec.is_some_and(|c| {
+                let mut p = [0u8; PackedSpare::PROTOCOL_MAX];
+                (c.pack)(bytes, &mut p[..c.protocol_bytes]) == Some(*fields) && p[..c.protocol_bytes] == *protocol
+            }),
+            "page {ppn}: the spare area does not pack to the fields given"
+        );
+        // Fields of another width than the codec's are not this store's.
+        if self.codec.is_none_or(|c| c.protocol_bytes != protocol.len()) {
+            return self.write(ppn, bytes);
+        }
+        self.store(ppn, bytes, Some(*fields), protocol);
+    }
+
+    /// Stores the spare area `bytes` of `ppn`, which the codec packs to
+    /// `fields` and `protocol` (or does not pack).
+    #[inline]
+    fn store(&mut self, ppn: Ppn, bytes: &[u8], fields: Option<PackedSpare>, protocol: &[u8]) {
         debug_assert_eq!(bytes.len(), self.oob_size);
         if self.lpn_of(ppn) == WHOLE {
             self.whole.remove(&ppn);
         }
         let (b, i) = self.place(ppn);
-        let w = self.codec.map_or(0, |c| c.protocol_bytes);
-        // The codec writes the page's protocol bytes here; they are copied
-        // to the page's entry only if it is packed outside a run.
-        let mut protocol = [0u8; PackedSpare::PROTOCOL_MAX];
-        let protocol = &mut protocol[..w];
-        if let Some(fields) = self.codec.and_then(|c| (c.pack)(bytes, protocol)) {
+        let w = protocol.len();
+        if let Some(fields) = fields {
             if self.seq_base[b] == UNSET {
                 self.seq_base[b] = fields.seq;
                 self.erase_count[b] = fields.erase_count;
@@ -556,7 +598,7 @@ mod tests {
         s.write(6, &record(9, 104, 3, false));
         assert_eq!(s.whole_count(), 4);
         for p in 0..8 {
-            s.erase_page(p, 64);
+            s.erase_page(p);
         }
         s.block_erased(0);
         assert_eq!(s.whole_count(), 0);
@@ -634,7 +676,7 @@ mod tests {
         assert_eq!(entries(&s), 3, "pages 3, 4 and 5 of block 1");
         // A page of the run rewritten (a partial program) and one erased.
         s.write(2, &record(108, 1_006, 2, true));
-        s.erase_page(5, 64);
+        s.erase_page(5);
         s.read(2, &mut out);
         assert_eq!(out, record(108, 1_006, 2, true));
         s.read(5, &mut out);
@@ -647,7 +689,7 @@ mod tests {
         // Erasing the block forgets the run without touching its entries.
         s.block_erased(0);
         for p in 0..8 {
-            s.erase_page(p, 64);
+            s.erase_page(p);
         }
         for p in 0..8 {
             s.read(p, &mut out);
@@ -667,7 +709,7 @@ mod tests {
         let (pages, ppb) = (64u32, 16u32);
         let mut packed = Spare::packed(pages as usize, 4, ppb, 64, 0).unwrap();
         packed.set_codec(Some(CODEC)).unwrap();
-        let mut bytes = Spare::bytes(pages as usize, 64, 0).unwrap();
+        let mut bytes = Spare::bytes(pages as usize, 64, ppb, 0).unwrap();
         let mut next = [0u32; 4];
         let (mut a, mut b) = (vec![0u8; 64], vec![0u8; 64]);
         for step in 0..20_000 {
@@ -695,13 +737,13 @@ mod tests {
                 bytes.write(ppn, &r);
             } else if roll < 85 {
                 let ppn = rng.gen_range(0..pages);
-                packed.erase_page(ppn, 64);
-                bytes.erase_page(ppn, 64);
+                packed.erase_page(ppn);
+                bytes.erase_page(ppn);
             } else if roll < 90 {
                 packed.block_erased(block);
                 for p in block * ppb..(block + 1) * ppb {
-                    packed.erase_page(p, 64);
-                    bytes.erase_page(p, 64);
+                    packed.erase_page(p);
+                    bytes.erase_page(p);
                 }
                 next[block as usize] = 0;
             } else if roll == 99 {

@@ -1,7 +1,8 @@
 //! A full-data array takes memory for the pages it has programmed, not for
-//! its capacity: its data bytes are allocated zeroed and never filled (an
-//! unprogrammed page reads as 0xFF from its program count). One test in
-//! this binary: it reads the process's resident memory.
+//! its capacity: a block's data chunk is allocated when first written, from
+//! the kernel's zeroed pages, and never filled (an unprogrammed page reads
+//! as 0xFF from its program count). One test in this binary: it reads the
+//! process's resident memory.
 
 use txftl_nand::{preset, DataMode, Nand, ViolationPolicy};
 

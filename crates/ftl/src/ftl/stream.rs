@@ -116,7 +116,15 @@ impl<H: Hooks> Ftl<H> {
         oob.lost = lost;
         oob.relocated = relocated;
         oob.encode(&mut self.oob_buf);
-        let t = match self.nand.program(ppn, at_ns, data, &self.oob_buf) {
+        // A metadata-only array takes the packed fields as they are.
+        let packed = self.nand.packed_widths().and_then(|(p, f)| Some((oob.packed(p, f)?, p)));
+        let programmed = match packed {
+            Some((fields, p)) => self
+                .nand
+                .program_fields(ppn, at_ns, data, &self.oob_buf, &fields, &oob.protocol[..p]),
+            None => self.nand.program(ppn, at_ns, data, &self.oob_buf),
+        };
+        let t = match programmed {
             Ok(t) => t,
             Err(NandError::ProgramFailed { done_ns, .. }) => {
                 self.now_ns = self.now_ns.max(done_ns);

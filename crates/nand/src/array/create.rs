@@ -50,8 +50,15 @@ impl Nand {
             DataMode::Full => (
                 // A block's chunk is allocated when first written, and a
                 // page is read from it only once programmed (`programs`).
-                Data::Full(PageData::new(pages, g.page_size as usize, g.pages_per_block as usize, need)?),
-                Spare::bytes(pages, os, need)?,
+                Data::Full(PageData::new(
+                    pages,
+                    g.page_size as usize,
+                    g.pages_per_block as usize,
+                    0,
+                    true,
+                    need,
+                )?),
+                Spare::bytes(pages, os, g.pages_per_block, need)?,
             ),
             DataMode::MetaOnly => (
                 Data::Meta(KeptPages::default()),
@@ -98,16 +105,13 @@ impl Nand {
             data_mode: DataMode::Full,
             violation_policy,
         };
+        let (g, ppb) = (cfg.geometry, cfg.geometry.pages_per_block as usize);
         let state = State {
             programs: Programs::Bytes(l.programs),
             erase_counts: l.erase_counts,
             bad: l.bad,
-            spare: Spare::Bytes(l.oob),
-            data: Data::Full(PageData::from_bytes(
-                &l.data,
-                cfg.geometry.page_size as usize,
-                cfg.geometry.pages_per_block as usize,
-            )),
+            spare: Spare::Bytes(PageData::from_bytes(&l.oob, g.oob_size as usize, ppb, 0xFF, false)),
+            data: Data::Full(PageData::from_bytes(&l.data, g.page_size as usize, ppb, 0, true)),
         };
         Ok(Nand::from_state(cfg, state, Some(image)))
     }

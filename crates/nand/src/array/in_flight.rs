@@ -293,7 +293,7 @@ impl Nand {
     fn restore_page(&mut self, s: &Saved) {
         self.programs.set(s.ppn, s.programs);
         if s.programs == 0 {
-            self.spare.erase_page(s.ppn, self.cfg.geometry.oob_size as usize);
+            self.spare.erase_page(s.ppn);
         } else {
             self.spare.write(s.ppn, &s.spare);
         }

@@ -24,6 +24,16 @@ impl Nand {
     pub fn inspect_data_into(&self, ppn: Ppn, buf: &mut [u8]) {
         self.copy_data_out(ppn, buf);
     }
+    /// The CRC-32 (IEEE, as `crc32fast` computes it) of what
+    /// [`Nand::inspect_data`] returns. A full-data array remembers a
+    /// programmed page's (`page_data.rs`), so a checker that looks at every
+    /// mapped page after every recovery computes each one once per version.
+    pub fn inspect_data_crc(&self, ppn: Ppn) -> u32 {
+        match &self.data {
+            Data::Full(d) if self.programs.get(ppn) != 0 => d.page_crc(ppn),
+            _ => crc32fast::hash(&self.inspect_data(ppn)),
+        }
+    }
     pub fn inspect_programs(&self, ppn: Ppn) -> u8 {
         self.programs.get(ppn)
     }

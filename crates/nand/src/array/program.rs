@@ -7,13 +7,32 @@ use crate::error::{NandError, Violation};
 use crate::fault::{tear_partial_program, Area, PowerCut, Torn};
 use crate::geometry::Ppn;
 use crate::redo::Mutation;
+use crate::spare::PackedSpare;
 use crate::timing::OpTime;
 
 impl Nand {
     /// Programs an erased page. `data` is a full page, or empty in `MetaOnly` mode
     /// (the data is then not stored).
     pub fn program(&mut self, ppn: Ppn, at_ns: u64, data: &[u8], oob: &[u8]) -> Result<OpTime, NandError> {
-        self.program_hinted(ppn, at_ns, data, oob, None)
+        self.program_hinted(ppn, at_ns, data, oob, None, None)
+    }
+
+    /// [`Nand::program`] of a spare area whose packed form the caller knows:
+    /// `oob` packs (by the installed codec) to `fields` with protocol bytes
+    /// `protocol` ([`Nand::packed_widths`] long), which a metadata-only array
+    /// then stores without packing `oob` again (a CRC and a check of every
+    /// byte a program). Debug builds check `oob` does pack to them. Same
+    /// operation, time, counts and stored bytes as `program`.
+    pub fn program_fields(
+        &mut self,
+        ppn: Ppn,
+        at_ns: u64,
+        data: &[u8],
+        oob: &[u8],
+        fields: &PackedSpare,
+        protocol: &[u8],
+    ) -> Result<OpTime, NandError> {
+        self.program_hinted(ppn, at_ns, data, oob, None, Some((fields, protocol)))
     }
 
     /// [`Nand::program`], with a hint for a metadata-only array: `data` is
@@ -22,10 +41,18 @@ impl Nand {
     /// reads return the bytes programmed all the same, whatever `like` holds
     /// or later becomes. Same operation, time and counts as `program`.
     pub fn program_like(&mut self, ppn: Ppn, at_ns: u64, data: &[u8], oob: &[u8], like: Ppn) -> Result<OpTime, NandError> {
-        self.program_hinted(ppn, at_ns, data, oob, Some(like))
+        self.program_hinted(ppn, at_ns, data, oob, Some(like), None)
     }
 
-    pub(super) fn program_hinted(&mut self, ppn: Ppn, at_ns: u64, data: &[u8], oob: &[u8], like: Option<Ppn>) -> Result<OpTime, NandError> {
+    pub(super) fn program_hinted(
+        &mut self,
+        ppn: Ppn,
+        at_ns: u64,
+        data: &[u8],
+        oob: &[u8],
+        like: Option<Ppn>,
+        fields: Option<(&PackedSpare, &[u8])>,
+    ) -> Result<OpTime, NandError> {
         self.log_mutation(at_ns, || Mutation::Program {
             ppn,
             data: data.to_vec(),
@@ -93,7 +120,10 @@ impl Nand {
         }
         match cut {
             None => {
-                self.spare.write(ppn, oob);
+                match fields {
+                    Some((f, protocol)) => self.spare.write_fields(ppn, oob, f, protocol),
+                    None => self.spare.write(ppn, oob),
+                }
                 self.store_data(ppn, data, like);
             }
             Some(cut) => {

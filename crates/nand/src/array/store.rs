@@ -28,6 +28,13 @@ impl Nand {
         self.spare.set_codec(codec)
     }
 
+    /// The installed codec's protocol and flag byte widths (as installed:
+    /// capped at [`crate::PackedSpare::PROTOCOL_MAX`] and [`SpareCodec::FLAGS_MAX`]),
+    /// if the array packs spare areas: what [`Nand::program_fields`] needs.
+    pub fn packed_widths(&self) -> Option<(usize, usize)> {
+        self.spare.codec().map(|c| (c.protocol_bytes, c.flag_bytes))
+    }
+
     /// Whether a read of `ppn` hands up stored data bytes: always with full
     /// data; in metadata-only mode only for a page programmed with its
     /// bytes (kept), every other page reading as zeros. A caller that needs
@@ -68,13 +75,11 @@ impl Nand {
     }
 
     pub(super) fn erase_page(&mut self, ppn: Ppn) {
-        let g = self.cfg.geometry;
-        let os = g.oob_size as usize;
         if self.programs.get(ppn) == 0 {
             return;
         }
         self.programs.set(ppn, 0);
-        self.spare.erase_page(ppn, os);
+        self.spare.erase_page(ppn);
         // The data bytes are left as they are: `programs == 0` makes them read as
         // erased, and a program overwrites the whole page.
         if let Data::Meta(m) = &mut self.data {

@@ -59,7 +59,8 @@ impl Nand {
         }
         let g = self.cfg.geometry;
         let (os, ps) = (g.oob_size as usize, g.page_size as usize);
-        let oob = self.spare.slice(ppn, os).expect("images store every spare byte");
+        let mut oob = vec![0u8; os];
+        self.spare.read(ppn, &mut oob);
         let programs = self.programs.get(ppn);
         let erased;
         let data = match &self.data {
@@ -76,7 +77,7 @@ impl Nand {
             },
             Data::Meta(_) => unreachable!("images always store full data"),
         };
-        self.image.as_mut().expect("checked").write_page(ppn, programs, oob, data)
+        self.image.as_mut().expect("checked").write_page(ppn, programs, &oob, data)
     }
 
     pub(super) fn write_through_block(&mut self, block: BlockId) -> Result<(), ImageError> {
