@@ -24,16 +24,43 @@ pub(crate) fn read_retrying(
     nand: &mut Nand,
     ppn: Ppn,
     at_ns: u64,
+    data: Option<&mut [u8]>,
+    oob: &mut [u8],
+) -> Result<Result<u64, Unreadable>, NandError> {
+    retrying(nand, ppn, at_ns, data, oob, None)
+}
+
+/// [`read_retrying`] of the data and spare areas that sets `crc` to the
+/// CRC-32 of the data handed up (`Nand::read_crc`) on success.
+pub(crate) fn read_retrying_crc(
+    nand: &mut Nand,
+    ppn: Ppn,
+    at_ns: u64,
+    data: &mut [u8],
+    oob: &mut [u8],
+    crc: &mut u32,
+) -> Result<Result<u64, Unreadable>, NandError> {
+    retrying(nand, ppn, at_ns, Some(data), oob, Some(crc))
+}
+
+fn retrying(
+    nand: &mut Nand,
+    ppn: Ppn,
+    at_ns: u64,
     mut data: Option<&mut [u8]>,
     oob: &mut [u8],
+    mut crc: Option<&mut u32>,
 ) -> Result<Result<u64, Unreadable>, NandError> {
     let mut t = at_ns;
     let mut last = None;
     for level in 0..=nand.read_retry_levels() {
-        let r = if level == 0 {
-            nand.read(ppn, t, data.as_deref_mut(), oob)
-        } else {
-            nand.read_retry(ppn, t, level, data.as_deref_mut(), oob)
+        let r = match (crc.as_deref_mut(), data.as_deref_mut()) {
+            (Some(c), Some(d)) => nand.read_crc(ppn, t, level, d, oob).map(|(time, v)| {
+                *c = v;
+                time
+            }),
+            _ if level == 0 => nand.read(ppn, t, data.as_deref_mut(), oob),
+            _ => nand.read_retry(ppn, t, level, data.as_deref_mut(), oob),
         };
         match r {
             Ok(time) => return Ok(Ok(time.done_ns)),

@@ -27,8 +27,16 @@ impl<H: Hooks> Ftl<H> {
     pub(crate) fn read_mapped(&mut self, lpn: Lpn, ppn: Ppn, buf: &mut [u8]) -> Result<()> {
         // An empty buffer (metadata-only mode) still reads the data area: same
         // time and bit errors as a full read, nothing handed up.
-        let data = Some(&mut buf[..]);
-        match crate::ecc::read_retrying(&mut self.nand, ppn, self.now_ns, data, &mut self.oob_buf) {
+        // A page this mount has checked is intact needs no data CRC; any
+        // other has the array's CRC of what it hands up checked against its
+        // record's (`Nand::read_crc`).
+        let known = self.intact.get(ppn);
+        let mut crc = None;
+        let read = match known || buf.is_empty() {
+            true => crate::ecc::read_retrying(&mut self.nand, ppn, self.now_ns, Some(&mut buf[..]), &mut self.oob_buf),
+            false => crate::ecc::read_retrying_crc(&mut self.nand, ppn, self.now_ns, buf, &mut self.oob_buf, crc.insert(0)),
+        };
+        match read {
             Ok(Ok(done)) => self.now_ns = self.now_ns.max(done),
             Ok(Err(unreadable)) => {
                 self.now_ns = self.now_ns.max(unreadable.done_ns);
@@ -38,13 +46,12 @@ impl<H: Hooks> Ftl<H> {
             }
             Err(e) => return Err(self.fail(e)),
         }
-        let known = self.intact.get(ppn);
         match Oob::decode(&self.oob_buf) {
             OobState::Valid(o) if self.holds(&o, lpn) && o.lost => {
                 self.counters.lost_page_reads += 1;
                 Err(DeviceError::DataLost { lpn, ppn })
             }
-            OobState::Valid(o) if self.holds(&o, lpn) && (buf.is_empty() || known || o.data_matches(buf)) => {
+            OobState::Valid(o) if self.holds(&o, lpn) && (crc.is_none() || o.data_crc.is_none_or(|c| Some(c) == crc)) => {
                 self.intact.set(ppn, true);
                 Ok(())
             }

@@ -1,7 +1,7 @@
 //! Reads and read retries: the data and spare areas copied out, their time
 //! on the die and channel, and the ECC decode of the fault model.
 
-use super::{DataMode, FlashOp, Nand};
+use super::{Data, DataMode, FlashOp, Nand};
 use crate::bit_errors::{FaultModel, PageKey, SALT_GARBAGE};
 use crate::error::NandError;
 use crate::geometry::Ppn;
@@ -13,14 +13,27 @@ impl Nand {
     /// bit errors than ECC corrects is [`NandError::Uncorrectable`]: the area
     /// that failed holds corrupted bytes, the other one what the cells hold.
     pub fn read(&mut self, ppn: Ppn, at_ns: u64, data: Option<&mut [u8]>, oob: &mut [u8]) -> Result<OpTime, NandError> {
-        self.read_at_level(ppn, at_ns, 0, data, oob)
+        self.read_at_level(ppn, at_ns, 0, data, oob, None)
+    }
+
+    /// A read (retry `level`, 0 for a plain read) of the data and spare
+    /// areas that also returns the CRC-32 (IEEE, as `crc32fast` computes it)
+    /// of the data it hands up, as a controller's CRC engine computes it on
+    /// the way out. A full-data array remembers it per page version
+    /// (`page_data.rs`), so a page read again costs no hash: a crash set
+    /// reads every page back after every recovery. Same operation, time,
+    /// counts and errors as [`Nand::read`].
+    pub fn read_crc(&mut self, ppn: Ppn, at_ns: u64, level: u8, data: &mut [u8], oob: &mut [u8]) -> Result<(OpTime, u32), NandError> {
+        let mut crc = 0;
+        let t = self.read_at_level(ppn, at_ns, level, Some(data), oob, Some(&mut crc))?;
+        Ok((t, crc))
     }
 
     /// A read retry: rereads the page with read thresholds shifted to retry
     /// level `level` (1 and up; see `bit_errors.rs`). Without a fault model it
     /// is a plain read.
     pub fn read_retry(&mut self, ppn: Ppn, at_ns: u64, level: u8, data: Option<&mut [u8]>, oob: &mut [u8]) -> Result<OpTime, NandError> {
-        self.read_at_level(ppn, at_ns, level, data, oob)
+        self.read_at_level(ppn, at_ns, level, data, oob, None)
     }
 
     /// Retry levels the fault model offers (0 without one).
@@ -28,7 +41,16 @@ impl Nand {
         self.faults.map_or(0, |f| f.read_retries)
     }
 
-    fn read_at_level(&mut self, ppn: Ppn, at_ns: u64, level: u8, mut data: Option<&mut [u8]>, oob: &mut [u8]) -> Result<OpTime, NandError> {
+    /// `crc`: set to the CRC-32 of the data handed up, on success.
+    fn read_at_level(
+        &mut self,
+        ppn: Ppn,
+        at_ns: u64,
+        level: u8,
+        mut data: Option<&mut [u8]>,
+        oob: &mut [u8],
+        crc: Option<&mut u32>,
+    ) -> Result<OpTime, NandError> {
         self.check_ppn(ppn)?;
         let g = self.cfg.geometry;
         self.check_len("read oob", oob.len(), g.oob_size as usize)?;
@@ -91,6 +113,13 @@ impl Nand {
                     done_ns: time.done_ns,
                 });
             }
+        }
+        if let (Some(crc), Some(buf)) = (crc, data) {
+            // A decode that succeeded hands up the bytes the cells hold.
+            *crc = match &self.data {
+                Data::Full(d) if self.programs.get(ppn) != 0 => d.page_crc(ppn),
+                _ => crc32fast::hash(buf),
+            };
         }
         Ok(time)
     }
