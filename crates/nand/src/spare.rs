@@ -223,8 +223,14 @@ impl Spare {
         p.codec = codec;
         p.protocol = table;
         p.flags = flag_table;
+        // Runs only where a block has packed pages: the rest of the run
+        // table stays untouched (`run_len`).
+        for b in 0..p.run.len() {
+            if p.run_len(b) > 0 {
+                p.run[b] = Run::default();
+            }
+        }
         p.seq_base.fill(UNSET);
-        p.run.fill(Run::default());
         for (ppn, bytes) in again {
             p.set_lpn(ppn, ERASED);
             p.write(ppn, &bytes);
@@ -285,10 +291,10 @@ impl Spare {
     /// its run are left untouched (still zero entries, no memory).
     pub fn block_erased(&mut self, block: BlockId) {
         if let Spare::Packed(p) = self {
-            p.seq_base[block as usize] = UNSET;
-            if p.run[block as usize].len > 0 {
+            if p.run_len(block as usize) > 0 {
                 p.run[block as usize] = Run::default();
             }
+            p.seq_base[block as usize] = UNSET;
         }
     }
 
@@ -319,11 +325,23 @@ impl Packed {
         ((ppn / self.pages_per_block) as usize, ppn % self.pages_per_block)
     }
 
+    /// The length of block `b`'s run. A block with a run has a sequence
+    /// base, so a block without one is answered from `seq_base` (resident
+    /// anyway): the run table is read, and so made resident, only for
+    /// blocks with packed pages.
+    #[inline]
+    fn run_len(&self, b: usize) -> u32 {
+        match self.seq_base[b] {
+            UNSET => 0,
+            _ => self.run[b].len,
+        }
+    }
+
     /// Does page `ppn` read as its block's run says?
     #[inline]
     fn in_run(&self, ppn: Ppn) -> bool {
         let (b, i) = self.place(ppn);
-        i < self.run[b].len && self.lpn_of(ppn) == ERASED
+        i < self.run_len(b) && self.lpn_of(ppn) == ERASED
     }
 
     /// Is page `ppn` packed (in a run or by its own entry)?
@@ -340,7 +358,7 @@ impl Packed {
     /// written, so pages never programmed stay the kernel's zero pages.
     fn mark_erased(&mut self, ppn: Ppn) {
         let (b, i) = self.place(ppn);
-        if i < self.run[b].len {
+        if i < self.run_len(b) {
             self.set_lpn(ppn, ERASED_IN_RUN);
         } else if self.lpn_of(ppn) != ERASED {
             self.set_lpn(ppn, ERASED);
@@ -363,6 +381,7 @@ impl Packed {
     /// since the erase) if `fields` follow its pattern (the first two pages
     /// set it) and the page has no protocol or flag bytes set.
     fn extend_run(&mut self, b: usize, i: u32, fields: &PackedSpare, plain: bool) -> bool {
+        debug_assert_ne!(self.seq_base[b], UNSET, "a run's block has a sequence base");
         let r = self.run[b];
         if !plain || fields.flag || i != r.len {
             return false;
