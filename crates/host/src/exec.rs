@@ -89,26 +89,7 @@ impl<'d> Executor<'d> {
         if self.record.is_some() {
             self.note_record(&trace_op(client, at_ns, op))?;
         }
-        self.dev.set_clock(at_ns);
-        let r = self.driver.apply(&mut *self.dev, op, &mut self.model);
-        let done = self.dev.now_ns().max(at_ns);
-        self.counts.ops += 1;
-        let outcome = match r {
-            Ok(o) => o,
-            // A page lost to bit errors (fault model): the device reported it;
-            // the host counts it and goes on, as a database would report it.
-            Err(DeviceError::DataLost { .. }) if matches!(op, Op::Read(_) | Op::TxRead(..)) => {
-                self.counts.lost_reads += 1;
-                Outcome::Done
-            }
-            Err(DeviceError::IsolationUnsupported { .. })
-                if matches!(op, Op::Write(_) | Op::TxWrite(..) | Op::WriteEnd(..) | Op::Trim(_)) =>
-            {
-                self.counts.isolation_refusals += 1;
-                Outcome::Done
-            }
-            Err(e) => return Err(e),
-        };
+        let (done, outcome) = self.send(at_ns, op)?;
         self.lat.op(op.kind().name(), done - at_ns);
         // A transaction starts at its begin or first page (Möbius's calls),
         // and ends at its commit (an swrite, a REAR) or abort.
@@ -137,21 +118,41 @@ impl<'d> Executor<'d> {
         Ok((done, outcome))
     }
 
+    /// Issues `op` at `at_ns` through the driver and counts it; returns its
+    /// completion time and what happened. What the device reports and the
+    /// host goes on from is counted and becomes `Outcome::Done`.
+    fn send(&mut self, at_ns: u64, op: Op) -> Result<(u64, Outcome), DeviceError> {
+        self.dev.set_clock(at_ns);
+        let r = self.driver.apply(&mut *self.dev, op, &mut self.model);
+        let done = self.dev.now_ns().max(at_ns);
+        self.counts.ops += 1;
+        let outcome = match r {
+            Ok(o) => o,
+            // A page lost to bit errors (fault model): the device reported it;
+            // the host counts it and goes on, as a database would report it.
+            Err(DeviceError::DataLost { .. }) if matches!(op, Op::Read(_) | Op::TxRead(..)) => {
+                self.counts.lost_reads += 1;
+                Outcome::Done
+            }
+            Err(DeviceError::IsolationUnsupported { .. })
+                if matches!(op, Op::Write(_) | Op::TxWrite(..) | Op::WriteEnd(..) | Op::Trim(_)) =>
+            {
+                self.counts.isolation_refusals += 1;
+                Outcome::Done
+            }
+            Err(e) => return Err(e),
+        };
+        Ok((done, outcome))
+    }
+
     /// A fill's write `op` (no transaction open, no trace recorded) submitted
     /// at `at_ns`, as [`Executor::run`] sends it, without the latency it
     /// would record (the fill's are not reported). Returns its completion.
     pub fn fill_write(&mut self, at_ns: u64, op: Op) -> Result<u64, DeviceError> {
         debug_assert!(matches!(op, Op::Write(_)) && self.record.is_none() && self.tx_start.is_empty());
-        self.dev.set_clock(at_ns);
-        let r = self.driver.apply(&mut *self.dev, op, &mut self.model);
-        self.counts.ops += 1;
-        match r {
-            Ok(Outcome::Done) => {}
-            Ok(other) => unreachable!("a plain write's outcome is Done, not {other:?}"),
-            Err(DeviceError::IsolationUnsupported { .. }) => self.counts.isolation_refusals += 1,
-            Err(e) => return Err(e),
-        }
-        Ok(self.dev.now_ns().max(at_ns))
+        let (done, outcome) = self.send(at_ns, op)?;
+        assert!(matches!(outcome, Outcome::Done), "a plain write's outcome is Done, not {outcome:?}");
+        Ok(done)
     }
 
     /// Has transaction `tid` begun and not ended?

@@ -43,7 +43,8 @@ pub struct PackedSpare {
 
 impl PackedSpare {
     /// Logical pages from here on are never packed (the top values mark
-    /// erased and whole pages, the top bit carries the flag).
+    /// erased pages, whole pages and erased pages inside a run; the top bit
+    /// carries the flag).
     pub const LPN_LIMIT: u32 = (1 << 31) - 3;
     /// Protocol bytes a packed page may carry.
     pub const PROTOCOL_MAX: usize = 32;

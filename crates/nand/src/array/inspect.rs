@@ -29,10 +29,8 @@ impl Nand {
     /// programmed page's (`page_data.rs`), so a checker that looks at every
     /// mapped page after every recovery computes each one once per version.
     pub fn inspect_data_crc(&self, ppn: Ppn) -> u32 {
-        match &self.data {
-            Data::Full(d) if self.programs.get(ppn) != 0 => d.page_crc(ppn),
-            _ => crc32fast::hash(&self.inspect_data(ppn)),
-        }
+        self.remembered_data_crc(ppn)
+            .unwrap_or_else(|| crc32fast::hash(&self.inspect_data(ppn)))
     }
     pub fn inspect_programs(&self, ppn: Ppn) -> u8 {
         self.programs.get(ppn)

@@ -1,7 +1,7 @@
 //! Reads and read retries: the data and spare areas copied out, their time
 //! on the die and channel, and the ECC decode of the fault model.
 
-use super::{Data, DataMode, FlashOp, Nand};
+use super::{DataMode, FlashOp, Nand};
 use crate::bit_errors::{FaultModel, PageKey, SALT_GARBAGE};
 use crate::error::NandError;
 use crate::geometry::Ppn;
@@ -116,10 +116,7 @@ impl Nand {
         }
         if let (Some(crc), Some(buf)) = (crc, data) {
             // A decode that succeeded hands up the bytes the cells hold.
-            *crc = match &self.data {
-                Data::Full(d) if self.programs.get(ppn) != 0 => d.page_crc(ppn),
-                _ => crc32fast::hash(buf),
-            };
+            *crc = self.remembered_data_crc(ppn).unwrap_or_else(|| crc32fast::hash(buf));
         }
         Ok(time)
     }

@@ -49,6 +49,15 @@ impl Nand {
         }
     }
 
+    /// The CRC-32 of the data a read of `ppn` hands up, where the array
+    /// remembers it: a programmed page of a full-data array (`page_data.rs`).
+    pub(super) fn remembered_data_crc(&self, ppn: Ppn) -> Option<u32> {
+        match &self.data {
+            Data::Full(d) if self.programs.get(ppn) != 0 => Some(d.page_crc(ppn)),
+            _ => None,
+        }
+    }
+
     pub(super) fn copy_data_out(&self, ppn: Ppn, buf: &mut [u8]) {
         match &self.data {
             // An erased page's bytes in the store are stale (erase does not touch
