@@ -37,8 +37,11 @@
 //! words: at 512 GiB the deltas between two checkpoints of a GC-active
 //! device held 54 MB, 2 million runs of one word).
 
+mod whole;
+
 use crate::geometry::Ppn;
 use std::collections::BTreeMap;
+use whole::{WholePage, PACK_FROM_PAGES};
 
 /// The unit runs are made of, and gaps counted in.
 const WORD: usize = 4;
@@ -79,146 +82,6 @@ impl Default for KeptPages {
             page: Vec::new(),
             pack_from_pages: PACK_FROM_PAGES,
         }
-    }
-}
-
-/// A page kept whole: its 4-byte words packed into fewer bits when they
-/// all fit (a table page's entries are physical page numbers, 26 bits at
-/// 512 GiB with 8 KiB pages: the newest version of every L2P page, about
-/// one copy of the L2P, then takes 26/32 of it), else its bytes as they are.
-///
-/// Packed format: u32 LE page length in bytes (a multiple of 4), u8 width
-/// W (1..=28), then the words' W-bit codes, the first in the lowest bits of
-/// the first byte, 8 zero bytes at the end (the reader loads whole 4-byte
-/// words, and may load one past the last code). Code 2^W - 1 is the word 0xFFFF_FFFF (an unmapped entry, the
-/// 0xFF fill after a table's last entry); any other code is the word.
-#[derive(Clone)]
-enum WholePage {
-    Raw(Box<[u8]>),
-    Packed(Box<[u8]>),
-}
-
-impl Default for WholePage {
-    fn default() -> Self {
-        WholePage::Raw(Box::default())
-    }
-}
-
-/// Packing is for arrays that keep many pages (large devices, where the
-/// kept table pages are hundreds of MiB): it costs work at every program
-/// and read of a whole page, which a small device's frequent checkpoints
-/// would pay for a few MiB (on `jasmine`, 1 GiB, the random-write `run`
-/// keeps about a hundred pages; with every page packed it took 24% more
-/// instructions). Pages kept whole while fewer are held stay raw until
-/// their next version.
-const PACK_FROM_PAGES: usize = 4096;
-
-/// Widths above this save less than an eighth: such pages stay raw.
-const PACK_WIDTH_MAX: u32 = 28;
-const PACK_HEADER: usize = 5;
-
-impl WholePage {
-    /// `data` kept whole, packed if `pack_it` and it packs; `reuse`, a page
-    /// no longer needed, lends its allocation when `data` stays raw and has
-    /// its size.
-    fn new(data: &[u8], reuse: WholePage, pack_it: bool) -> WholePage {
-        if let Some(p) = pack_it.then(|| pack(data)).flatten() {
-            return WholePage::Packed(p);
-        }
-        match reuse {
-            WholePage::Raw(mut b) if b.len() == data.len() => {
-                b.copy_from_slice(data);
-                WholePage::Raw(b)
-            }
-            _ => WholePage::Raw(data.into()),
-        }
-    }
-
-    /// The page's bytes: its own when raw, else unpacked into `buf`.
-    fn bytes<'a>(&'a self, buf: &'a mut Vec<u8>) -> &'a [u8] {
-        match self {
-            WholePage::Raw(b) => b,
-            WholePage::Packed(p) => {
-                buf.resize(packed_len(p), 0);
-                unpack(p, buf);
-                buf
-            }
-        }
-    }
-
-    fn read(&self, out: &mut [u8]) {
-        match self {
-            WholePage::Raw(b) => out.copy_from_slice(b),
-            WholePage::Packed(p) => unpack(p, out),
-        }
-    }
-
-    fn stored_len(&self) -> usize {
-        match self {
-            WholePage::Raw(b) | WholePage::Packed(b) => b.len(),
-        }
-    }
-}
-
-/// `data` packed (format at [`WholePage`]), or `None` if its words need
-/// more than [`PACK_WIDTH_MAX`] bits or its size is not whole words.
-fn pack(data: &[u8]) -> Option<Box<[u8]>> {
-    let (words, rest) = data.as_chunks::<WORD>();
-    if !rest.is_empty() || data.len() > u32::MAX as usize {
-        return None;
-    }
-    let max = words
-        .iter()
-        .map(|w| u32::from_le_bytes(*w))
-        .fold(0, |m, w| if w == u32::MAX { m } else { m.max(w) });
-    // The widest code is the unmapped word's, so the largest other word
-    // must stay below it.
-    let width = u64::BITS - (max as u64 + 1).leading_zeros();
-    if width > PACK_WIDTH_MAX {
-        return None;
-    }
-    let ones = (1u64 << width) - 1;
-    let mut out = vec![0u8; PACK_HEADER + (words.len() * width as usize).div_ceil(8) + 8];
-    out[0..4].copy_from_slice(&(data.len() as u32).to_le_bytes());
-    out[4] = width as u8;
-    let (mut acc, mut bits, mut at) = (0u64, 0u32, PACK_HEADER);
-    for w in words {
-        let w = u32::from_le_bytes(*w);
-        let code = if w == u32::MAX { ones } else { w as u64 };
-        acc |= code << bits;
-        bits += width;
-        if bits >= 32 {
-            out[at..at + 4].copy_from_slice(&(acc as u32).to_le_bytes());
-            at += 4;
-            acc >>= 32;
-            bits -= 32;
-        }
-    }
-    out[at..at + 4].copy_from_slice(&(acc as u32).to_le_bytes());
-    Some(out.into_boxed_slice())
-}
-
-fn packed_len(p: &[u8]) -> usize {
-    u32::from_le_bytes(p[0..4].try_into().expect("4 bytes")) as usize
-}
-
-/// Writes the page `p` packs into `out` (its length).
-fn unpack(p: &[u8], out: &mut [u8]) {
-    debug_assert_eq!(out.len(), packed_len(p));
-    let width = p[4] as u32;
-    let ones = (1u64 << width) - 1;
-    let (src, _) = p[PACK_HEADER..].as_chunks::<4>();
-    let (mut acc, mut bits, mut at) = (0u64, 0u32, 0usize);
-    for o in out.as_chunks_mut::<WORD>().0 {
-        if bits < width {
-            acc |= (u32::from_le_bytes(src[at]) as u64) << bits;
-            at += 1;
-            bits += 32;
-        }
-        let code = acc & ones;
-        acc >>= width;
-        bits -= width;
-        *o = if code == ones { u32::MAX } else { code as u32 }.to_le_bytes();
     }
 }
 
@@ -878,77 +741,35 @@ mod tests {
         }
     }
 
-    /// Whole pages pack to the width of their largest word, the unmapped
-    /// word (0xFFFF_FFFF) as the all-ones code, and unpack byte for byte:
-    /// random table pages of several widths, run-shaped ones, pages partly
-    /// or wholly unmapped, a word just below the all-ones code; pages whose
-    /// words need more than 28 bits, or not whole words, stay raw.
+    /// Kept whole pages read back exactly in every form: raw while the array
+    /// keeps few pages; once it keeps many, strided (a table page of a
+    /// sequential fill), packed (random entries of 13 bits) or raw (words of
+    /// 32 bits).
     #[test]
-    fn whole_pages_pack_to_their_widest_word_and_unpack_exactly() {
+    fn kept_whole_pages_read_back_exactly_in_every_form() {
         let mut rng = ChaCha8Rng::seed_from_u64(17);
-        let roundtrip = |data: &[u8]| -> Option<usize> {
-            let p = pack(data)?;
-            let mut out = vec![0u8; data.len()];
-            unpack(&p, &mut out);
-            assert_eq!(out, data);
-            assert_eq!(packed_len(&p), data.len());
-            Some(p.len())
-        };
-        for width in [1u32, 7, 8, 17, 26, 28] {
-            for shape in 0..4 {
-                let mut entries: Vec<u32> = (0..2048).map(|_| rng.gen_range(0..1u64 << width) as u32).collect();
-                match shape {
-                    0 => {}
-                    1 => {
-                        let first = rng.gen_range(0..1u32 << width.min(20));
-                        for (i, e) in entries.iter_mut().enumerate().take(700) {
-                            *e = (first + i as u32) & ((1u64 << width) - 2) as u32;
-                        }
-                    }
-                    2 => entries[rng.gen_range(0..2048)..].fill(u32::MAX),
-                    _ => entries.fill(u32::MAX),
-                }
-                let max = entries.iter().copied().filter(|&e| e != u32::MAX).max().unwrap_or(0);
-                let need = 32 - (max as u64 + 1).leading_zeros().saturating_sub(32);
-                let len = roundtrip(&table_page(&entries));
-                match need <= PACK_WIDTH_MAX {
-                    true => assert_eq!(
-                        len,
-                        Some(PACK_HEADER + (2048 * need as usize).div_ceil(8) + 8),
-                        "width {width} shape {shape}"
-                    ),
-                    false => assert_eq!(len, None),
-                }
-            }
-        }
-        // The largest word a width holds besides the all-ones code.
-        let mut entries = vec![0u32; 2048];
-        entries[5] = (1 << 26) - 2;
-        entries[6] = u32::MAX;
-        assert_eq!(roundtrip(&table_page(&entries)), Some(PACK_HEADER + 2048 * 26 / 8 + 8));
-        entries[7] = (1 << 26) - 1; // now 27 bits
-        assert_eq!(roundtrip(&table_page(&entries)), Some(PACK_HEADER + 2048 * 27 / 8 + 8));
-        entries[8] = 1 << 28; // 29 bits: raw
-        assert_eq!(roundtrip(&table_page(&entries)), None);
-        assert_eq!(roundtrip(&[0u8; 7]), None);
-        // Kept whole pages read back exactly, packed or not: raw while the
-        // array keeps few pages, packed (if they pack) once it keeps many.
         let mut k = KeptPages::default();
-        let small = table_page(&(0..2048).map(|i| i * 3).collect::<Vec<u32>>());
+        let small = table_page(&(0..2048).map(|_| rng.gen_range(0..1 << 13)).collect::<Vec<u32>>());
+        let striped = table_page(&(0..2048).map(|i| ((i % 8) << 20) | (i / 8)).collect::<Vec<u32>>());
         let wide: Vec<u8> = (0..8192).map(|_| rng.gen()).collect();
         k.insert(1, &small, None);
-        assert_eq!(k.bytes(), 8192);
-        let filler = table_page(&[7u32; 2048]);
+        k.insert(4, &striped, None);
+        assert_eq!(k.bytes(), 2 * 8192);
+        // Alternating words, a stride of 2 words: 17 bytes each once packed.
+        let filler = table_page(&(0..2048).map(|i| i % 2).collect::<Vec<u32>>());
         for p in 10..10 + PACK_FROM_PAGES as u32 {
             k.insert(p, &filler, None);
         }
         let before = k.bytes();
         k.insert(2, &small, None);
         k.insert(3, &wide, None);
-        // 2,048 entries of 13 bits (the largest is 6,141).
-        assert_eq!(k.bytes() - before, (PACK_HEADER + 2048 * 13 / 8 + 8) as u64 + 8192);
+        k.insert(5, &striped, None);
+        let packed_13_bits = 5 + 2048 * 13 / 8 + 8;
+        // The stride of 8 words, no exception: a 9-byte header and 8 words.
+        let strided = 9 + 8 * 4;
+        assert_eq!(k.bytes() - before, (packed_13_bits + 8192 + strided) as u64);
         let mut out = vec![0u8; 8192];
-        for (p, data) in [(1, &small), (2, &small), (3, &wide), (10, &filler)] {
+        for (p, data) in [(1, &small), (2, &small), (3, &wide), (4, &striped), (5, &striped), (10, &filler)] {
             assert!(k.read(p, &mut out));
             assert_eq!(&out, data, "page {p}");
         }
