@@ -61,7 +61,7 @@ impl Nand {
                 Spare::bytes(pages, os, g.pages_per_block, need)?,
             ),
             DataMode::MetaOnly => (
-                Data::Meta(KeptPages::default()),
+                Data::Meta(KeptPages::new(g.pages_per_block)),
                 Spare::packed(pages, blocks, g.pages_per_block, os, need)?,
             ),
         };
