@@ -54,7 +54,7 @@ use crate::data::Content;
 use crate::exercise::{Exercised, Expect};
 use crate::inflight::{InFlight, InFlightReport};
 use crate::model::TxModel;
-use crate::run::logical_state;
+use crate::run::{logical_state_kept, same_logical_state};
 use crate::workload::{OpStream, WorkloadSpec};
 use fork::{Cut, Run};
 use serde::Serialize;
@@ -450,23 +450,35 @@ type Remounted = (Box<dyn AnyDevice>, Vec<Content>, Vec<MutationRecord>);
 
 /// Recovers, checks invariants; returns the device and its logical contents.
 pub(crate) fn recover(spec: &CrashSpec, nand: Nand) -> Result<Remounted, String> {
-    let mut dev = txftl_protocols::mount(&spec.device.protocol, nand, spec.device.ftl.clone(), &spec.device.opts)
-        .map_err(|e| format!("recovery failed: {e}"))?;
+    recover_kept(spec, nand, None)
+}
+
+/// [`recover`], keeping the bytes the pages read back in `bytes` when given
+/// (`logical_state_kept`).
+fn recover_kept(spec: &CrashSpec, nand: Nand, bytes: Option<&mut Vec<u8>>) -> Result<Remounted, String> {
+    let mut dev = mount_checked(spec, nand)?;
     let log = dev.nand().redo_log().to_vec();
     dev.nand_mut().set_redo_log(false);
+    let state = logical_state_kept(&mut *dev, bytes).map_err(|e| format!("reading back after recovery failed: {e}"))?;
+    Ok((dev, state, log))
+}
+
+/// Recovery from `nand` and the FTL's invariant check after it.
+fn mount_checked(spec: &CrashSpec, nand: Nand) -> Result<Box<dyn AnyDevice>, String> {
+    let dev = txftl_protocols::mount(&spec.device.protocol, nand, spec.device.ftl.clone(), &spec.device.opts)
+        .map_err(|e| format!("recovery failed: {e}"))?;
     dev.check_invariants()
         .map_err(|e| format!("invariant broken after recovery: {e}"))?;
-    let state = logical_state(&mut *dev).map_err(|e| format!("reading back after recovery failed: {e}"))?;
-    Ok((dev, state, log))
+    Ok(dev)
 }
 
 /// The flash a cut left, recovered, and what recovery started from.
 struct Recovered {
     dev: Box<dyn AnyDevice>,
     state: Vec<Content>,
-    /// The flash before recovery and the programs and erases recovery
-    /// issued (kept only for recovery cuts).
-    before: Option<(Nand, Vec<MutationRecord>)>,
+    /// The flash before recovery, the programs and erases recovery issued
+    /// and the bytes its pages read back (kept only for recovery cuts).
+    before: Option<(Nand, Vec<MutationRecord>, Vec<u8>)>,
 }
 
 /// Replays the workload from a fresh device up to a cut at `at`: the
@@ -495,7 +507,8 @@ fn recover_and_check(spec: &CrashSpec, cut: Cut, keep_before: bool, violations: 
     nand.power_on();
     let before = keep_before.then(|| nand.snapshot());
     nand.set_redo_log(keep_before);
-    let (dev, state, log) = match recover(spec, nand) {
+    let mut bytes = Vec::new();
+    let (dev, state, log) = match recover_kept(spec, nand, keep_before.then_some(&mut bytes)) {
         Ok(r) => r,
         Err(msg) => {
             violations.push(msg);
@@ -524,7 +537,7 @@ fn recover_and_check(spec: &CrashSpec, cut: Cut, keep_before: bool, violations: 
     Some(Recovered {
         dev,
         state,
-        before: before.map(|b| (b, log)),
+        before: before.map(|b| (b, log, bytes)),
     })
 }
 
@@ -550,8 +563,8 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn, cut: Result<Cut, String>) ->
     if let Some(r) = rec.dev.recovery_report() {
         result.exercised.add_recovery(&r);
     }
-    if let Some((before, log)) = &rec.before {
-        cut_recoveries(spec, before, log, &rec.state, &mut result);
+    if let Some((before, log, bytes)) = &rec.before {
+        cut_recoveries(spec, before, log, (&rec.state, bytes), &mut result);
     }
     // A wrong first recovery is reported as such: continuing from it
     // would only report the same fault again.
@@ -563,10 +576,11 @@ fn run_point(spec: &CrashSpec, at: u64, torn: Torn, cut: Result<Cut, String>) ->
 
 /// Cuts the recovery that started from `before` at each of its own
 /// programs and erases (`log`, every torn variant), recovers again and
-/// compares with `state`, the uncut recovery's contents. The flash at each
-/// cut is `before` with the recovery's earlier programs and erases redone
-/// (its reads change nothing): one recovery per cut, not two.
-fn cut_recoveries(spec: &CrashSpec, before: &Nand, log: &[MutationRecord], state: &[Content], result: &mut PointResult) {
+/// compares with `state`, the uncut recovery's contents (and the bytes they
+/// were read from: `same_logical_state`). The flash at each cut is `before`
+/// with the recovery's earlier programs and erases redone (its reads change
+/// nothing): one recovery per cut, not two.
+fn cut_recoveries(spec: &CrashSpec, before: &Nand, log: &[MutationRecord], (state, bytes): (&[Content], &[u8]), result: &mut PointResult) {
     let mut rolling = before.snapshot();
     for rec in log {
         let j = rec.op_index;
@@ -582,18 +596,19 @@ fn cut_recoveries(spec: &CrashSpec, before: &Nand, log: &[MutationRecord], state
             let _ = n.redo(rec);
             n.power_off();
             n.power_on();
-            match recover(spec, n) {
-                Ok((_, again, _)) if again == state => {}
-                Ok((_, again, _)) => {
-                    let lpn = again.iter().zip(state).position(|(a, b)| a != b).unwrap_or(0);
-                    result.violations.push((
-                        Found::RecoveryCut(j, rt),
-                        format!(
-                            "recovery cut and rerun reached a different state: lpn {lpn} is {:?}, not {:?}",
-                            again[lpn], state[lpn]
-                        ),
-                    ));
-                }
+            let again = mount_checked(spec, n).and_then(|mut dev| {
+                dev.nand_mut().set_redo_log(false);
+                same_logical_state(&mut *dev, state, bytes).map_err(|e| format!("reading back after recovery failed: {e}"))
+            });
+            match again {
+                Ok(None) => {}
+                Ok(Some((lpn, content))) => result.violations.push((
+                    Found::RecoveryCut(j, rt),
+                    format!(
+                        "recovery cut and rerun reached a different state: lpn {lpn} is {content:?}, not {:?}",
+                        state[lpn as usize]
+                    ),
+                )),
                 Err(msg) => result
                     .violations
                     .push((Found::RecoveryCut(j, rt), format!("after a cut during recovery: {msg}"))),

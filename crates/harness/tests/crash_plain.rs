@@ -168,3 +168,44 @@ fn grown_bad_block_survives_every_cut() {
     assert!(r.dry_run.bad_blocks > 0, "a block must wear out: {:?}", r.dry_run);
     assert_clean(&r);
 }
+
+/// The comparison every recovery cut makes (`same_logical_state`) finds
+/// what decoding every page finds: nothing on the device the bytes were
+/// kept from, and the first page whose content changed, with its content,
+/// once pages were rewritten, trimmed or written for the first time; a
+/// page rewritten with the bytes it held is the same content.
+#[test]
+fn recovery_cut_comparison_finds_the_first_changed_page() {
+    use txftl_harness::data::{fill, Content};
+    use txftl_harness::run::{logical_state, logical_state_kept, same_logical_state};
+    let mut dev = DeviceSpec::tiny("plain").fresh().unwrap();
+    let info = dev.info();
+    let mut page = vec![0u8; info.page_size as usize];
+    for lpn in 0..info.logical_pages / 2 {
+        fill(&mut page, lpn, 1);
+        dev.write(lpn, &page).unwrap();
+    }
+    let mut bytes = Vec::new();
+    let state = logical_state_kept(&mut *dev, Some(&mut bytes)).unwrap();
+    assert_eq!(state, logical_state(&mut *dev).unwrap());
+    assert_eq!(same_logical_state(&mut *dev, &state, &bytes).unwrap(), None);
+    // The same bytes again: the same content.
+    fill(&mut page, 3, 1);
+    dev.write(3, &page).unwrap();
+    assert_eq!(same_logical_state(&mut *dev, &state, &bytes).unwrap(), None);
+    let unwritten = info.logical_pages - 1;
+    fill(&mut page, unwritten, 1);
+    dev.write(unwritten, &page).unwrap();
+    fill(&mut page, 9, 2);
+    dev.write(9, &page).unwrap();
+    dev.trim(4).unwrap();
+    let changed = Content::Written { lpn: 4, version: 1 };
+    assert_ne!(logical_state(&mut *dev).unwrap()[4], changed);
+    let first = same_logical_state(&mut *dev, &state, &bytes).unwrap();
+    assert_eq!(first, Some((4, logical_state(&mut *dev).unwrap()[4])));
+    dev.write(4, &bytes[4 * page.len()..5 * page.len()]).unwrap();
+    assert_eq!(
+        same_logical_state(&mut *dev, &state, &bytes).unwrap(),
+        Some((9, Content::Written { lpn: 9, version: 2 }))
+    );
+}

@@ -344,13 +344,60 @@ fn note(model: &mut TxModel, r: &Result<u64, DeviceError>, lpn: u32, value: Opti
 
 /// Reads every logical page back and decodes it.
 pub fn logical_state(dev: &mut dyn AnyDevice) -> Result<Vec<Content>, DeviceError> {
+    logical_state_kept(dev, None)
+}
+
+/// [`logical_state`], and into `bytes` (when given) the bytes each page
+/// read back, one page after the other (a lost page's as its buffer was
+/// left): what [`same_logical_state`] compares a later recovery with.
+pub fn logical_state_kept(dev: &mut dyn AnyDevice, mut bytes: Option<&mut Vec<u8>>) -> Result<Vec<Content>, DeviceError> {
     let info = dev.info();
     let mut buf = vec![0u8; info.page_size as usize];
+    if let Some(b) = bytes.as_deref_mut() {
+        b.clear();
+        b.reserve(info.logical_pages as usize * buf.len());
+    }
     (0..info.logical_pages)
-        .map(|lpn| match dev.read(lpn, &mut buf) {
-            Ok(_) => Ok(data::decode(&buf)),
-            Err(DeviceError::DataLost { ppn, .. }) => Ok(Content::Lost { ppn }),
-            Err(e) => Err(e),
+        .map(|lpn| {
+            let content = match dev.read(lpn, &mut buf) {
+                Ok(_) => data::decode(&buf),
+                Err(DeviceError::DataLost { ppn, .. }) => Content::Lost { ppn },
+                Err(e) => return Err(e),
+            };
+            if let Some(b) = bytes.as_deref_mut() {
+                b.extend_from_slice(&buf);
+            }
+            Ok(content)
         })
         .collect()
+}
+
+/// Reads every logical page back, as [`logical_state`] does, and returns
+/// the first page whose content is not `state`'s, with its content (`None`:
+/// all the same). `bytes` are what [`logical_state_kept`] read for `state`:
+/// a page read back with the same bytes has the same content, so only the
+/// others are decoded (decoding checks a CRC over the page, the costliest
+/// step of the comparison a crash set makes after every recovery cut).
+/// Every page is read, as `logical_state` reads them: a read that fails
+/// after a differing page is the error returned.
+pub fn same_logical_state(dev: &mut dyn AnyDevice, state: &[Content], bytes: &[u8]) -> Result<Option<(u32, Content)>, DeviceError> {
+    let info = dev.info();
+    let ps = info.page_size as usize;
+    assert_eq!(state.len(), info.logical_pages as usize, "a state of every logical page");
+    assert_eq!(bytes.len(), state.len() * ps, "a page of bytes for every logical page");
+    let mut buf = vec![0u8; ps];
+    let mut first = None;
+    for lpn in 0..info.logical_pages {
+        let at = lpn as usize;
+        let content = match dev.read(lpn, &mut buf) {
+            Ok(_) if !matches!(state[at], Content::Lost { .. }) && buf[..] == bytes[at * ps..(at + 1) * ps] => continue,
+            Ok(_) => data::decode(&buf),
+            Err(DeviceError::DataLost { ppn, .. }) => Content::Lost { ppn },
+            Err(e) => return Err(e),
+        };
+        if first.is_none() && content != state[at] {
+            first = Some((lpn, content));
+        }
+    }
+    Ok(first)
 }
