@@ -49,10 +49,31 @@ fn every_mode_runs_the_heavy_statements() {
         ..HeavySpec::default()
     };
     let only = std::env::var("TXFTL_HEAVY_MODES").ok();
-    let failures: Vec<String> = Mode::all(PROTOCOLS)
+    let modes: Vec<Mode> = Mode::all(PROTOCOLS)
         .filter(|m| only.as_deref().is_none_or(|o| o.split(',').any(|x| x == m.cli())))
-        .flat_map(|m| check(m, &spec))
         .collect();
+    // Each mode on its own stack, the modes shared out over the cores (one
+    // at a time they left a core idle for most of this binary's time).
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(modes.len());
+    let mut failures: Vec<String> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut found = Vec::new();
+                    while let Some(&m) = modes.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
+                        found.extend(check(m, &spec));
+                    }
+                    found
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a mode's check panicked"))
+            .collect()
+    });
+    failures.sort();
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
