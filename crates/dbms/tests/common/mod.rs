@@ -2,6 +2,7 @@
 #[allow(dead_code)]
 pub mod records;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use txftl_harness::DeviceSpec;
 use txftl_nand::{Nand, PowerCut, Torn};
 use txftl_protocols::AnyDevice;
@@ -30,4 +31,34 @@ pub fn remount(spec: &DeviceSpec, mut nand: Nand) -> Result<Box<dyn AnyDevice>, 
     dev.check_invariants()
         .map_err(|e| format!("invariant broken after recovery: {e}"))?;
     Ok(dev)
+}
+
+/// `f` of each item, on every core (a shared counter hands the items out,
+/// each cut independent of the others), the results in the items' order:
+/// the same results, and failures listed in the same order, as one core
+/// would give. A panic in `f` goes on in the caller.
+#[allow(dead_code)]
+pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let next = AtomicUsize::new(0);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len()).max(1);
+    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut got = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break got };
+                        got.push((i, f(item)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    });
+    done.sort_by_key(|&(i, _)| i);
+    done.into_iter().map(|(_, r)| r).collect()
 }

@@ -227,31 +227,48 @@ impl Case {
 
     /// Every cut of `ops` (the dry run's), and every eighth point's restart
     /// cut in turn; the totals, after asserting nothing failed.
-    pub fn every_cut(&self, ops: &[u64]) -> Totals {
-        let started = Instant::now();
+    /// The cuts at the `n`th mutating operation, `at`: every torn variant,
+    /// and for every eighth operation the cuts in the garbage variant's
+    /// restart. Their failures and totals.
+    fn cuts_at(&self, n: usize, at: u64) -> (Vec<String>, Totals) {
         let mut failures = Vec::new();
         let mut t = Totals::default();
-        for (n, &at) in ops.iter().enumerate() {
-            for torn in Torn::ALL {
-                match self.point(at, torn, None) {
-                    Err(e) => failures.push(format!("{e}\n  replay: {}", self.replay_line(at, torn, None))),
-                    Ok((r, in_rollback)) => {
-                        t.in_rollbacks += in_rollback as u64;
-                        t.redone += r.redone;
-                        t.undone += r.undone;
-                        t.in_doubt_committed += r.in_doubt_committed;
-                        if n % 8 == 0 && torn == Torn::Garbage {
-                            for (i, s) in self.restart_ops(at, torn).into_iter().enumerate() {
-                                t.second_cuts += 1;
-                                let t2 = Torn::ALL[i % Torn::ALL.len()];
-                                if let Err(e) = self.point(at, torn, Some((s, t2))) {
-                                    failures.push(format!("{e}\n  replay: {}", self.replay_line(at, torn, Some((s, t2)))));
-                                }
+        for torn in Torn::ALL {
+            match self.point(at, torn, None) {
+                Err(e) => failures.push(format!("{e}\n  replay: {}", self.replay_line(at, torn, None))),
+                Ok((r, in_rollback)) => {
+                    t.in_rollbacks += in_rollback as u64;
+                    t.redone += r.redone;
+                    t.undone += r.undone;
+                    t.in_doubt_committed += r.in_doubt_committed;
+                    if n.is_multiple_of(8) && torn == Torn::Garbage {
+                        for (i, s) in self.restart_ops(at, torn).into_iter().enumerate() {
+                            t.second_cuts += 1;
+                            let t2 = Torn::ALL[i % Torn::ALL.len()];
+                            if let Err(e) = self.point(at, torn, Some((s, t2))) {
+                                failures.push(format!("{e}\n  replay: {}", self.replay_line(at, torn, Some((s, t2)))));
                             }
                         }
                     }
                 }
             }
+        }
+        (failures, t)
+    }
+
+    pub fn every_cut(&self, ops: &[u64]) -> Totals {
+        let started = Instant::now();
+        // Each operation's cuts on every core (`par_map`), summed in order.
+        let indexed: Vec<(usize, u64)> = ops.iter().copied().enumerate().collect();
+        let mut failures = Vec::new();
+        let mut t = Totals::default();
+        for (ft, tt) in super::par_map(&indexed, |&(n, at)| self.cuts_at(n, at)) {
+            failures.extend(ft);
+            t.in_rollbacks += tt.in_rollbacks;
+            t.redone += tt.redone;
+            t.undone += tt.undone;
+            t.in_doubt_committed += tt.in_doubt_committed;
+            t.second_cuts += tt.second_cuts;
         }
         eprintln!(
             "{} on {}: {} mutating operations, {} cuts ({} during a rollback), {} cuts in restarts, {} failing; restarts redid {} and undid {} records, committed {} in doubt; {:.1} s",
