@@ -82,6 +82,8 @@ pub(crate) struct KeptPages {
     blocks: Vec<u64>,
 }
 
+/// For the tests: an array's own takes its pages per block (`KeptPages::new`).
+#[cfg(test)]
 impl Default for KeptPages {
     fn default() -> Self {
         KeptPages::new(64)
@@ -108,11 +110,13 @@ impl KeptPages {
     }
 
     /// Sets or clears the bit of the block of `ppn`: set while a page of it
-    /// is kept, clear once none is.
-    fn note_block(&mut self, ppn: Ppn) {
+    /// is kept (`kept`, when the caller knows one is), clear once none is.
+    fn note_block(&mut self, ppn: Ppn, kept: bool) {
         let block = ppn / self.pages_per_block;
-        let first = block * self.pages_per_block;
-        let any = self.pages.range(first..first.saturating_add(self.pages_per_block)).next().is_some();
+        let any = kept || {
+            let first = block * self.pages_per_block;
+            self.pages.range(first..first.saturating_add(self.pages_per_block)).next().is_some()
+        };
         let b = block as usize;
         if any && self.blocks.len() <= b / 64 {
             self.blocks.resize(b / 64 + 1, 0);
@@ -164,7 +168,8 @@ impl KeptPages {
     /// only where the delta is smaller than the page.
     pub fn insert(&mut self, ppn: Ppn, data: &[u8], like: Option<Ppn>) {
         self.insert_page(ppn, data, like);
-        self.note_block(ppn);
+        // `ppn` is kept now: no search of its block's pages.
+        self.note_block(ppn, true);
         debug_assert!(self.contains(ppn));
     }
 
@@ -221,7 +226,7 @@ impl KeptPages {
     /// other), or whole when it was whole.
     pub fn remove(&mut self, ppn: Ppn) {
         if self.remove_page(ppn) {
-            self.note_block(ppn);
+            self.note_block(ppn, false);
         }
     }
 
@@ -723,7 +728,8 @@ mod tests {
         }
     }
 
-    fn table_page(entries: &[u32]) -> Vec<u8> {
+    /// A table page of `entries` (also `whole.rs`'s tests').
+    pub(super) fn table_page(entries: &[u32]) -> Vec<u8> {
         entries.iter().flat_map(|e| e.to_le_bytes()).collect()
     }
 

@@ -95,13 +95,17 @@ impl WholePage {
     }
 }
 
+/// The page's 4-byte words, or `None` if its size is not whole words or
+/// does not fit the forms' u32 length field.
+fn words_of(data: &[u8]) -> Option<&[[u8; WORD]]> {
+    let (words, rest) = data.as_chunks::<WORD>();
+    (rest.is_empty() && data.len() <= u32::MAX as usize).then_some(words)
+}
+
 /// `data` packed (format at [`WholePage`]), or `None` if its words need
 /// more than [`PACK_WIDTH_MAX`] bits or its size is not whole words.
 fn pack(data: &[u8]) -> Option<Box<[u8]>> {
-    let (words, rest) = data.as_chunks::<WORD>();
-    if !rest.is_empty() || data.len() > u32::MAX as usize {
-        return None;
-    }
+    let words = words_of(data)?;
     let max = words
         .iter()
         .map(|w| u32::from_le_bytes(*w))
@@ -235,10 +239,7 @@ fn find_stride(words: &[[u8; WORD]]) -> Option<(usize, u32)> {
 /// the step, or unmapped after an unmapped word. Varints are LEB128, as in
 /// the patches.
 fn stride_pack(data: &[u8], limit: usize) -> Option<Box<[u8]>> {
-    let (words, rest) = data.as_chunks::<WORD>();
-    if !rest.is_empty() || data.len() > u32::MAX as usize {
-        return None;
-    }
+    let words = words_of(data)?;
     let (k, step) = find_stride(words)?;
     let mut out = Vec::with_capacity(STRIDE_HEADER + WORD * k + 32);
     out.extend_from_slice(&(data.len() as u32).to_le_bytes());
@@ -293,13 +294,10 @@ fn stride_unpack(s: &[u8], out: &mut [u8]) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::table_page;
     use super::*;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
-
-    fn table_page(entries: &[u32]) -> Vec<u8> {
-        entries.iter().flat_map(|e| e.to_le_bytes()).collect()
-    }
 
     /// Whole pages pack to the width of their largest word, the unmapped
     /// word (0xFFFF_FFFF) as the all-ones code, and unpack byte for byte:
