@@ -342,6 +342,17 @@ fn note(model: &mut TxModel, r: &Result<u64, DeviceError>, lpn: u32, value: Opti
     }
 }
 
+/// Reads logical page `lpn` into `buf`: `None` when it handed up data,
+/// `Some(Content::Lost)` when the device reported the page lost to bit
+/// errors (a loss the checks then judge, not a failed read).
+fn read_back(dev: &mut dyn AnyDevice, lpn: u32, buf: &mut [u8]) -> Result<Option<Content>, DeviceError> {
+    match dev.read(lpn, buf) {
+        Ok(_) => Ok(None),
+        Err(DeviceError::DataLost { ppn, .. }) => Ok(Some(Content::Lost { ppn })),
+        Err(e) => Err(e),
+    }
+}
+
 /// Reads every logical page back and decodes it.
 pub fn logical_state(dev: &mut dyn AnyDevice) -> Result<Vec<Content>, DeviceError> {
     logical_state_kept(dev, None)
@@ -359,10 +370,9 @@ pub fn logical_state_kept(dev: &mut dyn AnyDevice, mut bytes: Option<&mut Vec<u8
     }
     (0..info.logical_pages)
         .map(|lpn| {
-            let content = match dev.read(lpn, &mut buf) {
-                Ok(_) => data::decode(&buf),
-                Err(DeviceError::DataLost { ppn, .. }) => Content::Lost { ppn },
-                Err(e) => return Err(e),
+            let content = match read_back(dev, lpn, &mut buf)? {
+                Some(lost) => lost,
+                None => data::decode(&buf),
             };
             if let Some(b) = bytes.as_deref_mut() {
                 b.extend_from_slice(&buf);
@@ -389,11 +399,10 @@ pub fn same_logical_state(dev: &mut dyn AnyDevice, state: &[Content], bytes: &[u
     let mut first = None;
     for lpn in 0..info.logical_pages {
         let at = lpn as usize;
-        let content = match dev.read(lpn, &mut buf) {
-            Ok(_) if !matches!(state[at], Content::Lost { .. }) && buf[..] == bytes[at * ps..(at + 1) * ps] => continue,
-            Ok(_) => data::decode(&buf),
-            Err(DeviceError::DataLost { ppn, .. }) => Content::Lost { ppn },
-            Err(e) => return Err(e),
+        let content = match read_back(dev, lpn, &mut buf)? {
+            Some(lost) => lost,
+            None if !matches!(state[at], Content::Lost { .. }) && buf[..] == bytes[at * ps..(at + 1) * ps] => continue,
+            None => data::decode(&buf),
         };
         if first.is_none() && content != state[at] {
             first = Some((lpn, content));
