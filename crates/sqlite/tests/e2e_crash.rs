@@ -5,8 +5,12 @@
 //!
 //! The sample keeps debug builds quick; `txftl sqlcrash` enumerates every
 //! point (the proof). Each run fails on its own if it exercised nothing of
-//! what it is meant to (`SqlCrashError::NotExercised`).
+//! what it is meant to (`SqlCrashError::NotExercised`). Each test runs
+//! in a process of its own (`common::in_own_process`), so the tests run
+//! side by side on every core.
 
+mod common;
+use common::in_own_process;
 use txftl_protocols::PROTOCOLS;
 use txftl_sqlite::crash::{sql_crashtest, SqlCrashSpec, SqlWorkload};
 use txftl_sqlite::{Canary, Mode, Synchronous};
@@ -43,27 +47,37 @@ fn survives(mode: Mode) {
 
 #[test]
 fn rbj_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse(PROTOCOLS, "rbj").unwrap());
+    in_own_process(|| {
+        survives(Mode::parse(PROTOCOLS, "rbj").unwrap());
+    });
 }
 
 #[test]
 fn wal_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse(PROTOCOLS, "wal").unwrap());
+    in_own_process(|| {
+        survives(Mode::parse(PROTOCOLS, "wal").unwrap());
+    });
 }
 
 #[test]
 fn xftl_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse(PROTOCOLS, "xftl").unwrap());
+    in_own_process(|| {
+        survives(Mode::parse(PROTOCOLS, "xftl").unwrap());
+    });
 }
 
 #[test]
 fn xftl_memory_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse(PROTOCOLS, "xftl-memory").unwrap());
+    in_own_process(|| {
+        survives(Mode::parse(PROTOCOLS, "xftl-memory").unwrap());
+    });
 }
 
 #[test]
 fn xftl_batch_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse(PROTOCOLS, "xftl-batch").unwrap());
+    in_own_process(|| {
+        survives(Mode::parse(PROTOCOLS, "xftl-batch").unwrap());
+    });
 }
 
 /// The other rollback journals: TRUNCATE and PERSIST finalize the journal
@@ -71,8 +85,10 @@ fn xftl_batch_survives_sampled_cuts_in_every_synchronous_setting() {
 /// a hot journal only while its header is there.
 #[test]
 fn truncate_and_persist_survive_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse(PROTOCOLS, "truncate").unwrap());
-    survives(Mode::parse(PROTOCOLS, "persist").unwrap());
+    in_own_process(|| {
+        survives(Mode::parse(PROTOCOLS, "truncate").unwrap());
+        survives(Mode::parse(PROTOCOLS, "persist").unwrap());
+    });
 }
 
 /// Why `persist` with NORMAL is held to no promise: the journal keeps an
@@ -82,24 +98,28 @@ fn truncate_and_persist_survive_sampled_cuts_in_every_synchronous_setting() {
 /// back and committed transactions go. FULL syncs in between and loses none.
 #[test]
 fn persist_normal_can_play_back_stale_journal_segments() {
-    let lost = |s: Synchronous| {
-        let r = sql_crashtest(&spec(Mode::parse(PROTOCOLS, "persist").unwrap(), s, 3), &|_, _| {}).unwrap();
-        eprintln!("{}", r.summary());
-        r.exercised.committed_lost
-    };
-    assert!(
-        lost(Synchronous::Normal) > 0,
-        "no cut lost a committed transaction: the promise could be stronger"
-    );
-    assert_eq!(lost(Synchronous::Full), 0);
+    in_own_process(|| {
+        let lost = |s: Synchronous| {
+            let r = sql_crashtest(&spec(Mode::parse(PROTOCOLS, "persist").unwrap(), s, 3), &|_, _| {}).unwrap();
+            eprintln!("{}", r.summary());
+            r.exercised.committed_lost
+        };
+        assert!(
+            lost(Synchronous::Normal) > 0,
+            "no cut lost a committed transaction: the promise could be stronger"
+        );
+        assert_eq!(lost(Synchronous::Full), 0);
+    });
 }
 
 /// A rollback journal beside X-FTL's transactions, and WAL on X-FTL (the
 /// database written by checkpoints outside device transactions).
 #[test]
 fn journals_on_xftl_survive_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse(PROTOCOLS, "xftl-rbj").unwrap());
-    survives(Mode::parse(PROTOCOLS, "xftl-wal").unwrap());
+    in_own_process(|| {
+        survives(Mode::parse(PROTOCOLS, "xftl-rbj").unwrap());
+        survives(Mode::parse(PROTOCOLS, "xftl-wal").unwrap());
+    });
 }
 
 /// The canary: a VFS that commits at xSync instead of COMMIT_PHASETWO. With
@@ -109,52 +129,54 @@ fn journals_on_xftl_survive_sampled_cuts_in_every_synchronous_setting() {
 /// correct VFS passes the same runs.
 #[test]
 fn canary_commit_at_sync_is_caught_with_synchronous_off() {
-    let run = |s: Synchronous, canary: Canary| {
-        let mut sp = spec(Mode::parse(PROTOCOLS, "xftl").unwrap(), s, 23);
-        sp.recovery_cuts = 0;
-        sp.canary = canary;
-        sql_crashtest(&sp, &|_, _| {}).unwrap()
-    };
-    let caught = run(Synchronous::Off, Canary::CommitAtSync);
-    eprintln!("canary OFF: {}", caught.summary());
-    for v in caught.violations.iter().take(3) {
-        eprintln!("  {v:?}");
-    }
-    assert!(caught.violation_count > 0, "the canary went unnoticed: {}", caught.summary());
-    let hidden = run(Synchronous::Full, Canary::CommitAtSync);
-    eprintln!("canary FULL: {}", hidden.summary());
-    assert_eq!(
-        hidden.violation_count, 0,
-        "FULL syncs before phase two: the canary is invisible there"
-    );
-    for s in [Synchronous::Off, Synchronous::Full] {
-        let correct = run(s, Canary::None);
-        assert_eq!(correct.violation_count, 0, "{}", correct.summary());
-    }
+    in_own_process(|| {
+        let run = |s: Synchronous, canary: Canary| {
+            let mut sp = spec(Mode::parse(PROTOCOLS, "xftl").unwrap(), s, 23);
+            sp.recovery_cuts = 0;
+            sp.canary = canary;
+            sql_crashtest(&sp, &|_, _| {}).unwrap()
+        };
+        let caught = run(Synchronous::Off, Canary::CommitAtSync);
+        eprintln!("canary OFF: {}", caught.summary());
+        for v in caught.violations.iter().take(3) {
+            eprintln!("  {v:?}");
+        }
+        assert!(caught.violation_count > 0, "the canary went unnoticed: {}", caught.summary());
+        let hidden = run(Synchronous::Full, Canary::CommitAtSync);
+        eprintln!("canary FULL: {}", hidden.summary());
+        assert_eq!(
+            hidden.violation_count, 0,
+            "FULL syncs before phase two: the canary is invisible there"
+        );
+        for s in [Synchronous::Off, Synchronous::Full] {
+            let correct = run(s, Canary::None);
+            assert_eq!(correct.violation_count, 0, "{}", correct.summary());
+        }
+    });
 }
 
 /// The second canary: after a batch larger than the X-L2P table is aborted,
 /// SQLite writes its journal and overwrites the database with no sync between
 /// them; a VFS that does not sync the journal itself leaves a torn database
 /// after a cut in the overwrites. The checker must see it, and the correct VFS
-/// pass the same run. Every crash point is tried, not a sample: run beside
-/// the other tests of this binary the scenario's operations come out
-/// differently (3,111 points instead of 2,771 alone, once), and a sample of
-/// every 7th missed the canary's window then.
+/// pass the same run. Every crash point is tried, not a sample: the
+/// canary's window is a few operations wide.
 #[test]
 fn canary_no_sync_after_batch_abort_is_caught() {
-    let run = |canary: Canary| {
-        let mut sp = spec(Mode::parse(PROTOCOLS, "xftl-batch").unwrap(), Synchronous::Full, 1);
-        sp.recovery_cuts = 0;
-        sp.canary = canary;
-        sql_crashtest(&sp, &|_, _| {}).unwrap()
-    };
-    let caught = run(Canary::NoSyncAfterBatchAbort);
-    eprintln!("canary: {}", caught.summary());
-    assert!(caught.dry_run.aborts > 0, "no batch was aborted: {}", caught.summary());
-    assert!(caught.violation_count > 0, "the canary went unnoticed: {}", caught.summary());
-    let correct = run(Canary::None);
-    assert_eq!(correct.violation_count, 0, "{}", correct.summary());
+    in_own_process(|| {
+        let run = |canary: Canary| {
+            let mut sp = spec(Mode::parse(PROTOCOLS, "xftl-batch").unwrap(), Synchronous::Full, 1);
+            sp.recovery_cuts = 0;
+            sp.canary = canary;
+            sql_crashtest(&sp, &|_, _| {}).unwrap()
+        };
+        let caught = run(Canary::NoSyncAfterBatchAbort);
+        eprintln!("canary: {}", caught.summary());
+        assert!(caught.dry_run.aborts > 0, "no batch was aborted: {}", caught.summary());
+        assert!(caught.violation_count > 0, "the canary went unnoticed: {}", caught.summary());
+        let correct = run(Canary::None);
+        assert_eq!(correct.violation_count, 0, "{}", correct.summary());
+    });
 }
 
 /// NoLgn in place of the journal: FULL and OFF commit each SQLite
@@ -163,17 +185,19 @@ fn canary_no_sync_after_batch_abort_is_caught() {
 /// scenario), so groups commit inside it and a cut keeps a prefix.
 #[test]
 fn nolgn_survives_sampled_cuts_in_every_synchronous_setting_with_small_groups() {
-    let mode = Mode::parse(PROTOCOLS, "nolgn").unwrap();
-    let mut device_commits = Vec::new();
-    for s in Synchronous::ALL {
-        let mut spec = spec(mode, s, 3);
-        spec.group_pages = Some(4);
-        let r = sql_crashtest(&spec, &|_, _| {}).unwrap_or_else(|e| panic!("{s:?}: {e}"));
-        eprintln!("{} ({} device commits)", r.summary(), r.dry_run.commits);
-        assert_eq!(r.violation_count, 0, "{}", r.summary());
-        assert!(r.exercised.recovery_cuts > 0 && r.dry_run.gc_runs > 0, "{}", r.summary());
-        device_commits.push(r.dry_run.commits);
-    }
-    // OFF, NORMAL, FULL: NORMAL groups, so fewer device commits, but some.
-    assert!(device_commits[1] > 2 && device_commits[1] < device_commits[2], "{device_commits:?}");
+    in_own_process(|| {
+        let mode = Mode::parse(PROTOCOLS, "nolgn").unwrap();
+        let mut device_commits = Vec::new();
+        for s in Synchronous::ALL {
+            let mut spec = spec(mode, s, 3);
+            spec.group_pages = Some(4);
+            let r = sql_crashtest(&spec, &|_, _| {}).unwrap_or_else(|e| panic!("{s:?}: {e}"));
+            eprintln!("{} ({} device commits)", r.summary(), r.dry_run.commits);
+            assert_eq!(r.violation_count, 0, "{}", r.summary());
+            assert!(r.exercised.recovery_cuts > 0 && r.dry_run.gc_runs > 0, "{}", r.summary());
+            device_commits.push(r.dry_run.commits);
+        }
+        // OFF, NORMAL, FULL: NORMAL groups, so fewer device commits, but some.
+        assert!(device_commits[1] > 2 && device_commits[1] < device_commits[2], "{device_commits:?}");
+    });
 }

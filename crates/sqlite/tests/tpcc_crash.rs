@@ -11,6 +11,8 @@
 //! cuts inside New-Order, Payment, Delivery and the rolled-back New-Order,
 //! GC, and on X-FTL table-reclaim checkpoints).
 
+mod common;
+use common::in_own_process;
 use txftl_protocols::PROTOCOLS;
 use txftl_sqlite::crash::{sql_crashtest, tpcc, SqlCrashError, SqlCrashSpec, SqlWorkload};
 use txftl_sqlite::{Canary, Mode, Synchronous};
@@ -51,12 +53,16 @@ fn survives(mode: Mode, sample_every: u64) {
 // 7 and 11 are prime to the 5 torn variants: the samples cover each of them.
 #[test]
 fn tpcc_on_xftl_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse(PROTOCOLS, "xftl").unwrap(), 7);
+    in_own_process(|| {
+        survives(Mode::parse(PROTOCOLS, "xftl").unwrap(), 7);
+    });
 }
 
 #[test]
 fn tpcc_on_wal_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse(PROTOCOLS, "wal").unwrap(), 11);
+    in_own_process(|| {
+        survives(Mode::parse(PROTOCOLS, "wal").unwrap(), 11);
+    });
 }
 
 /// WAL on X-FTL: TPC-C's small `wal_autocheckpoint` checkpoints inside the
@@ -64,7 +70,9 @@ fn tpcc_on_wal_survives_sampled_cuts_in_every_synchronous_setting() {
 /// device transactions.
 #[test]
 fn tpcc_on_xftl_wal_survives_sampled_cuts_in_every_synchronous_setting() {
-    survives(Mode::parse(PROTOCOLS, "xftl-wal").unwrap(), 11);
+    in_own_process(|| {
+        survives(Mode::parse(PROTOCOLS, "xftl-wal").unwrap(), 11);
+    });
 }
 
 /// A VFS that puts a WAL checkpoint's database writes in a device
@@ -74,17 +82,19 @@ fn tpcc_on_xftl_wal_survives_sampled_cuts_in_every_synchronous_setting() {
 /// `synchronous=FULL` promised. The correct VFS passes the same run.
 #[test]
 fn canary_wal_checkpoint_in_transaction_is_caught_on_tpcc() {
-    let run = |canary: Canary| {
-        let mut sp = spec(Mode::parse(PROTOCOLS, "xftl-wal").unwrap(), Synchronous::Full, 13);
-        sp.recovery_cuts = 0;
-        sp.canary = canary;
-        sql_crashtest(&sp, &|_, _| {}).unwrap()
-    };
-    let caught = run(Canary::WalCheckpointInTransaction);
-    eprintln!("canary: {}", caught.summary());
-    assert!(caught.violation_count > 0, "the canary went unnoticed: {}", caught.summary());
-    let correct = run(Canary::None);
-    assert_eq!(correct.violation_count, 0, "{}", correct.summary());
+    in_own_process(|| {
+        let run = |canary: Canary| {
+            let mut sp = spec(Mode::parse(PROTOCOLS, "xftl-wal").unwrap(), Synchronous::Full, 13);
+            sp.recovery_cuts = 0;
+            sp.canary = canary;
+            sql_crashtest(&sp, &|_, _| {}).unwrap()
+        };
+        let caught = run(Canary::WalCheckpointInTransaction);
+        eprintln!("canary: {}", caught.summary());
+        assert!(caught.violation_count > 0, "the canary went unnoticed: {}", caught.summary());
+        let correct = run(Canary::None);
+        assert_eq!(correct.violation_count, 0, "{}", correct.summary());
+    });
 }
 
 /// A VFS that commits at xSync instead of COMMIT_PHASETWO: with
@@ -93,20 +103,22 @@ fn canary_wal_checkpoint_in_transaction_is_caught_on_tpcc() {
 /// were committed. Invisible with FULL, which syncs right before phase two.
 #[test]
 fn canary_commit_at_sync_is_caught_on_tpcc_with_synchronous_off() {
-    let run = |s: Synchronous, canary: Canary| {
-        let mut sp = spec(Mode::parse(PROTOCOLS, "xftl").unwrap(), s, 13);
-        sp.recovery_cuts = 0;
-        sp.canary = canary;
-        sql_crashtest(&sp, &|_, _| {}).unwrap()
-    };
-    let caught = run(Synchronous::Off, Canary::CommitAtSync);
-    eprintln!("canary OFF: {}", caught.summary());
-    for v in caught.violations.iter().take(3) {
-        eprintln!("  {v:?}");
-    }
-    assert!(caught.violation_count > 0, "the canary went unnoticed: {}", caught.summary());
-    let hidden = run(Synchronous::Full, Canary::CommitAtSync);
-    assert_eq!(hidden.violation_count, 0, "{}", hidden.summary());
+    in_own_process(|| {
+        let run = |s: Synchronous, canary: Canary| {
+            let mut sp = spec(Mode::parse(PROTOCOLS, "xftl").unwrap(), s, 13);
+            sp.recovery_cuts = 0;
+            sp.canary = canary;
+            sql_crashtest(&sp, &|_, _| {}).unwrap()
+        };
+        let caught = run(Synchronous::Off, Canary::CommitAtSync);
+        eprintln!("canary OFF: {}", caught.summary());
+        for v in caught.violations.iter().take(3) {
+            eprintln!("  {v:?}");
+        }
+        assert!(caught.violation_count > 0, "the canary went unnoticed: {}", caught.summary());
+        let hidden = run(Synchronous::Full, Canary::CommitAtSync);
+        assert_eq!(hidden.violation_count, 0, "{}", hidden.summary());
+    });
 }
 
 /// A VFS whose xSync ignores WAL files: `wal` with FULL promises that a
@@ -115,32 +127,36 @@ fn canary_commit_at_sync_is_caught_on_tpcc_with_synchronous_off() {
 /// vanish. The correct VFS passes the same run.
 #[test]
 fn canary_wal_skips_sync_is_caught_on_tpcc_with_synchronous_full() {
-    let run = |canary: Canary| {
-        let mut sp = spec(Mode::parse(PROTOCOLS, "wal").unwrap(), Synchronous::Full, 13);
-        sp.recovery_cuts = 0;
-        sp.canary = canary;
-        sql_crashtest(&sp, &|_, _| {}).unwrap()
-    };
-    let caught = run(Canary::WalSkipsSync);
-    eprintln!("canary: {}", caught.summary());
-    for v in caught.violations.iter().take(3) {
-        eprintln!("  {v:?}");
-    }
-    assert!(caught.violation_count > 0, "the canary went unnoticed: {}", caught.summary());
-    let correct = run(Canary::None);
-    assert_eq!(correct.violation_count, 0, "{}", correct.summary());
+    in_own_process(|| {
+        let run = |canary: Canary| {
+            let mut sp = spec(Mode::parse(PROTOCOLS, "wal").unwrap(), Synchronous::Full, 13);
+            sp.recovery_cuts = 0;
+            sp.canary = canary;
+            sql_crashtest(&sp, &|_, _| {}).unwrap()
+        };
+        let caught = run(Canary::WalSkipsSync);
+        eprintln!("canary: {}", caught.summary());
+        for v in caught.violations.iter().take(3) {
+            eprintln!("  {v:?}");
+        }
+        assert!(caught.violation_count > 0, "the canary went unnoticed: {}", caught.summary());
+        let correct = run(Canary::None);
+        assert_eq!(correct.violation_count, 0, "{}", correct.summary());
+    });
 }
 
 /// The transaction forced to roll back must be a New-Order of the run.
 #[test]
 fn the_rolled_back_transaction_must_be_a_new_order() {
-    let mut sp = spec(Mode::parse(PROTOCOLS, "xftl").unwrap(), Synchronous::Full, 1);
-    sp.rollback_at = 1; // a Payment
-    match sql_crashtest(&sp, &|_, _| {}) {
-        Err(SqlCrashError::DryRun(m)) => assert!(m.contains("must be a New-Order"), "{m}"),
-        Err(e) => panic!("unexpected error: {e}"),
-        Ok(_) => panic!("a Payment was accepted as the rolled-back transaction"),
-    }
+    in_own_process(|| {
+        let mut sp = spec(Mode::parse(PROTOCOLS, "xftl").unwrap(), Synchronous::Full, 1);
+        sp.rollback_at = 1; // a Payment
+        match sql_crashtest(&sp, &|_, _| {}) {
+            Err(SqlCrashError::DryRun(m)) => assert!(m.contains("must be a New-Order"), "{m}"),
+            Err(e) => panic!("unexpected error: {e}"),
+            Ok(_) => panic!("a Payment was accepted as the rolled-back transaction"),
+        }
+    });
 }
 
 /// SW-WAL: the WAL laid out page-aligned, its checkpoints (TPC-C's small
@@ -150,8 +166,10 @@ fn the_rolled_back_transaction_must_be_a_new_order() {
 /// checkpointed, the WAL's frames gone and the grown database's size old).
 #[test]
 fn tpcc_on_sw_wal_survives_sampled_cuts_with_its_checkpoints_remapping() {
-    let mode = Mode::parse(PROTOCOLS, "sw-wal").unwrap();
-    survives(mode, 11);
-    let r = sql_crashtest(&spec(mode, Synchronous::Full, 11), &|_, _| {}).unwrap();
-    assert!(r.dry_run.pages_remapped > 10, "{:?}", r.dry_run);
+    in_own_process(|| {
+        let mode = Mode::parse(PROTOCOLS, "sw-wal").unwrap();
+        survives(mode, 11);
+        let r = sql_crashtest(&spec(mode, Synchronous::Full, 11), &|_, _| {}).unwrap();
+        assert!(r.dry_run.pages_remapped > 10, "{:?}", r.dry_run);
+    });
 }

@@ -44,3 +44,35 @@ pub fn small_tpcc(transactions: u64, seed: u64) -> TpccSpec {
         canary: Canary::None,
     }
 }
+
+/// Runs the calling test's `body` in a process of its own: the test binary
+/// run again on that test alone, with the outcome and output handed back.
+///
+/// SQLite's PRNG is process-wide and each boot of a crash run reseeds it,
+/// so `sql_crashtest` runs one at a time in a process (its `ONE_RUN` lock).
+/// A binary of crash tests therefore ran on one core; in processes of their
+/// own they run on as many as libtest gives the binary, and each draws
+/// exactly the bytes it draws alone. libtest names a test's thread after
+/// the test; where it does not (a single-threaded run) `body` runs here.
+pub fn in_own_process(body: impl FnOnce()) {
+    const CHILD: &str = "TXFTL_TEST_OWN_PROCESS";
+    let name = std::thread::current().name().map(str::to_owned);
+    let name = match name {
+        Some(n) if std::env::var_os(CHILD).is_none() && n != "main" => n,
+        _ => return body(),
+    };
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let out = std::process::Command::new(exe)
+        .args([name.as_str(), "--exact", "--nocapture", "--test-threads", "1"])
+        .env(CHILD, "1")
+        .output()
+        .expect("the test binary runs again");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    // Shown by libtest with the test's own output when it fails.
+    eprint!("{stderr}");
+    assert!(out.status.success(), "{name} failed in its own process ({}):\n{stdout}", out.status);
+    assert!(
+        stdout.contains("test result: ok. 1 passed"),
+        "{name} did not run alone in its own process:\n{stdout}"
+    );
+}
