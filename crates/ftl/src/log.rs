@@ -220,7 +220,7 @@ impl<'a> LogReader<'a> {
             let mid = lo + (hi - lo) / 2;
             let done = crate::ecc::read_lenient(self.nand, self.geo.ppn(block, mid), *t, None, &mut oob)?;
             *t = (*t).max(done);
-            if oob.iter().any(|&b| b != 0xFF) {
+            if !txftl_nand::is_erased(&oob) {
                 lo = mid + 1;
             } else {
                 hi = mid;

@@ -204,7 +204,7 @@ impl Oob {
 
     pub fn decode(oob: &[u8]) -> OobState {
         let r = &oob[..OOB_RECORD_SIZE];
-        if r.iter().all(|&b| b == 0xFF) {
+        if txftl_nand::is_erased(r) {
             return OobState::Erased;
         }
         let crc = u32::from_le_bytes(r[60..64].try_into().expect("4 bytes"));
@@ -258,6 +258,12 @@ impl Oob {
     /// Does `data` match the CRC recorded here? (Pages stored without data always match.)
     pub fn data_matches(&self, data: &[u8]) -> bool {
         self.data_crc.is_none_or(|crc| crc32fast::hash(data) == crc)
+    }
+
+    /// [`Oob::data_matches`] given the data's CRC-32 (as `Nand::read_crc`
+    /// returns it with the data).
+    pub fn crc_matches(&self, data_crc: u32) -> bool {
+        self.data_crc.is_none_or(|crc| crc == data_crc)
     }
 }
 

@@ -22,7 +22,7 @@
 //! live spare area of the pages whose flags it must see as they are now.
 
 use crate::device::RecoveryReport;
-use crate::ecc::read_retrying;
+use crate::ecc::{read_retrying, read_retrying_crc};
 use crate::error::{DeviceError, Result};
 use crate::hooks::ScannedPage;
 use crate::oob::{Oob, OobState, PageKind};
@@ -199,8 +199,14 @@ impl<'a> ScannedPages<'a> {
         let full_reads = self.nand.config().data_mode == DataMode::Full;
         for page in 0..end {
             let ppn = self.geo.ppn(block, page);
-            let data = if full_reads { Some(&mut buf[..]) } else { None };
-            let unreadable = match read_retrying(self.nand, ppn, t, data, oob) {
+            // The data's CRC as the array hands it up (remembered per page
+            // version: no hash for a page every recovery reads again).
+            let mut crc = None;
+            let read = match full_reads {
+                true => read_retrying_crc(self.nand, ppn, t, buf, oob, crc.insert(0)),
+                false => read_retrying(self.nand, ppn, t, None, oob),
+            };
+            let unreadable = match read {
                 Ok(Ok(d)) => {
                     t = d;
                     false
@@ -224,7 +230,7 @@ impl<'a> ScannedPages<'a> {
             // is still there (reads report its loss): the protocol counts it.
             let data_ok = unreadable || !full_reads;
             if let OobState::Valid(o) = Oob::decode(oob) {
-                if o.kind == PageKind::Data && o.seq < self.ckpt_seq && (data_ok || o.data_matches(buf)) {
+                if o.kind == PageKind::Data && o.seq < self.ckpt_seq && (data_ok || crc.is_some_and(|c| o.crc_matches(c))) {
                     visit(&ScannedPage {
                         ppn,
                         oob: o,

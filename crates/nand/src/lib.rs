@@ -8,6 +8,7 @@
 
 mod array;
 mod bit_errors;
+mod erased;
 mod error;
 mod fault;
 mod geometry;
@@ -23,6 +24,7 @@ mod timing;
 
 pub use array::{DataMode, FlashOp, Nand, NandConfig, NandStats, OpTrace, ViolationPolicy, PROGRAMS_COUNTED};
 pub use bit_errors::{FaultModel, FAULT_PROFILES};
+pub use erased::is_erased;
 pub use error::{gib, Holder, ImageError, MemoryError, NandError, Violation};
 pub use fault::{InstantCut, PowerCut, Torn};
 pub use geometry::{BlockId, CellType, Geometry, GeometryError, Ppn};

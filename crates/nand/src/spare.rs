@@ -279,7 +279,7 @@ impl Spare {
     pub fn erase_page(&mut self, ppn: Ppn) {
         match self {
             Spare::Bytes(b) => {
-                if b.page(ppn).is_some_and(|p| p.iter().any(|&x| x != 0xFF)) {
+                if b.page(ppn).is_some_and(|p| !crate::is_erased(p)) {
                     b.page_mut(ppn).fill(0xFF);
                 }
             }

@@ -26,10 +26,10 @@ impl<H: Hooks> Ftl<H> {
         let mut best: Option<(Superblock, usize)> = None;
         let mut format_1 = false;
         let reads_before = self.nand.stats().reads;
+        let mut buf = vec![0u8; self.geo.page_size as usize];
+        let mut oob = vec![0u8; self.geo.oob_size as usize];
         for (index, block) in superblock_blocks(&self.geo).into_iter().enumerate() {
             let programmed = self.programmed_prefix(block, 0, at_ns)?;
-            let mut buf = vec![0u8; self.geo.page_size as usize];
-            let mut oob = vec![0u8; self.geo.oob_size as usize];
             for page in (0..programmed).rev() {
                 let found = self.superblock_at((block, page, programmed), (&mut buf, &mut oob), at_ns)?;
                 format_1 |= superblock_page(&oob, &buf).is_some() && Superblock::is_format_1(&buf);

@@ -2,11 +2,11 @@
 //! the OOB alone), whether a page is programmed at all, and how far a block
 //! is programmed.
 
-use crate::ecc::{read_retrying, Unreadable};
+use crate::ecc::{read_retrying, read_retrying_crc, Unreadable};
 use crate::error::Result;
 use crate::ftl::Ftl;
 use crate::hooks::Hooks;
-use txftl_nand::{BlockId, Ppn};
+use txftl_nand::{is_erased, BlockId, Ppn};
 
 impl<H: Hooks> Ftl<H> {
     /// Reads a page (data and OOB) at `at_ns`; returns the completion time. A
@@ -37,12 +37,44 @@ impl<H: Hooks> Ftl<H> {
         }
     }
 
+    /// `recovery_read_ecc` that, for a data read the ECC decoded, also
+    /// returns the CRC-32 of the data handed up (`Nand::read_crc`: the array
+    /// remembers it per page version, so a page every recovery reads again
+    /// costs no hash; a crash set recovers after every point).
+    pub(super) fn recovery_read_crc(
+        &mut self,
+        ppn: Ppn,
+        at_ns: u64,
+        data: bool,
+        buf: &mut [u8],
+        oob: &mut [u8],
+    ) -> Result<(u64, Option<Unreadable>, Option<u32>)> {
+        if !data {
+            let (done, unreadable) = self.recovery_read_ecc(ppn, at_ns, false, buf, oob)?;
+            return Ok((done, unreadable, None));
+        }
+        let mut crc = 0;
+        match read_retrying_crc(&mut self.nand, ppn, at_ns, buf, oob, &mut crc) {
+            Ok(Ok(done)) => Ok((done, None, Some(crc))),
+            Ok(Err(u)) => {
+                self.counters.uncorrectable_reads += 1;
+                Ok((u.done_ns, Some(u), None))
+            }
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
     /// Is the page programmed at all (data or OOB not all 0xFF)? Full read.
+    /// Reads into the FTL's scratch buffers: recovery probes pages by the
+    /// hundred (binary searches of every block's programmed prefix).
     pub(super) fn is_programmed(&mut self, ppn: Ppn, at_ns: &mut u64) -> Result<bool> {
-        let mut buf = vec![0u8; self.geo.page_size as usize];
-        let mut oob = vec![0u8; self.geo.oob_size as usize];
-        *at_ns = self.recovery_read(ppn, *at_ns, true, &mut buf, &mut oob)?;
-        Ok(buf.iter().chain(oob.iter()).any(|&b| b != 0xFF))
+        let (mut buf, mut oob) = (std::mem::take(&mut self.page_buf), std::mem::take(&mut self.oob_buf));
+        debug_assert_eq!((buf.len(), oob.len()), (self.geo.page_size as usize, self.geo.oob_size as usize));
+        let read = self.recovery_read(ppn, *at_ns, true, &mut buf, &mut oob);
+        let programmed = !is_erased(&buf) || !is_erased(&oob);
+        (self.page_buf, self.oob_buf) = (buf, oob);
+        *at_ns = read?;
+        Ok(programmed)
     }
 
     /// Number of programmed pages at the start of `block` from `from` on

@@ -62,6 +62,9 @@ impl<H: Hooks> Ftl<H> {
         let mut found = Vec::new();
         let scan_start = *at_ns;
         let mut scanned: Vec<Scanned> = Vec::new();
+        // One page and spare area of scratch for every block scanned.
+        let mut page = vec![0u8; self.geo.page_size as usize];
+        let mut oob = vec![0u8; self.geo.oob_size as usize];
         // With an allocation window, data went only to the blocks open or
         // ready at the checkpoint.
         // After a fallback, the newer checkpoint's window may have been used:
@@ -91,7 +94,8 @@ impl<H: Hooks> Ftl<H> {
             let (found_here, done) = if H::CAPABILITIES.logs_mappings {
                 self.probe_block((b, start, was_free), ck.seq, report, scan_start)?
             } else {
-                self.scan_block((b, start, was_free), (ck.seq, summaries), &mut found, report, scan_start)?
+                let scratch = (&mut page[..], &mut oob[..]);
+                self.scan_block((b, start, was_free), (ck.seq, summaries), scratch, &mut found, report, scan_start)?
             };
             *at_ns = (*at_ns).max(done);
             scanned.push(found_here);
@@ -107,13 +111,12 @@ impl<H: Hooks> Ftl<H> {
         &mut self,
         (block, start, was_free): (BlockId, u32, bool),
         (ckpt_seq, summaries): (u64, SummaryRead),
+        (buf, oob): (&mut [u8], &mut [u8]),
         found: &mut Vec<Found>,
         report: &mut RecoveryReport,
         at_ns: u64,
     ) -> Result<(Scanned, u64)> {
         let full_reads = self.nand.config().data_mode == DataMode::Full;
-        let mut buf = vec![0u8; self.geo.page_size as usize];
-        let mut oob = vec![0u8; self.geo.oob_size as usize];
         let mut t = at_ns;
         let mut write_ptr = start;
         let mut written = false;
@@ -121,7 +124,7 @@ impl<H: Hooks> Ftl<H> {
         report.blocks_scanned += 1;
         for page in start..self.geo.pages_per_block {
             let ppn = self.geo.ppn(block, page);
-            let (done, unreadable) = self.recovery_read_ecc(ppn, t, full_reads, &mut buf, &mut oob)?;
+            let (done, unreadable, crc) = self.recovery_read_crc(ppn, t, full_reads, buf, oob)?;
             t = done;
             report.pages_scanned += 1;
             if unreadable.is_some_and(|u| u.oob) {
@@ -129,7 +132,7 @@ impl<H: Hooks> Ftl<H> {
                 // Counted; the page reads as garbage below.
                 report.unreadable_pages += 1;
             }
-            match Oob::decode(&oob) {
+            match Oob::decode(oob) {
                 OobState::Valid(o) if o.seq > ckpt_seq => {
                     write_ptr = page + 1;
                     written = true;
@@ -158,7 +161,7 @@ impl<H: Hooks> Ftl<H> {
                         });
                         continue;
                     }
-                    if full_reads && !o.data_matches(&buf) {
+                    if full_reads && !crc.is_some_and(|c| o.crc_matches(c)) {
                         report.torn_pages_found += 1;
                         report.torn_data_intact_oob += 1;
                         continue;
@@ -192,7 +195,7 @@ impl<H: Hooks> Ftl<H> {
                 OobState::Erased => {
                     // The OOB may be erased over a torn data area: look at the data.
                     let programmed = if full_reads {
-                        buf.iter().any(|&b| b != 0xFF)
+                        !txftl_nand::is_erased(buf)
                     } else {
                         let mut at = t;
                         let p = self.is_programmed(ppn, &mut at)?;
