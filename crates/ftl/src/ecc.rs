@@ -43,7 +43,9 @@ pub(crate) fn read_retrying_crc(
     retrying(nand, ppn, at_ns, Some(data), oob, Some(crc))
 }
 
-fn retrying(
+/// [`read_retrying`] that, when `crc` and `data` are both given, sets `crc`
+/// to the CRC-32 of the data handed up on success ([`read_retrying_crc`]).
+pub(crate) fn retrying(
     nand: &mut Nand,
     ppn: Ppn,
     at_ns: u64,

@@ -22,7 +22,7 @@
 //! live spare area of the pages whose flags it must see as they are now.
 
 use crate::device::RecoveryReport;
-use crate::ecc::{read_retrying, read_retrying_crc};
+use crate::ecc::{read_retrying, retrying};
 use crate::error::{DeviceError, Result};
 use crate::hooks::ScannedPage;
 use crate::oob::{Oob, OobState, PageKind};
@@ -201,12 +201,9 @@ impl<'a> ScannedPages<'a> {
             let ppn = self.geo.ppn(block, page);
             // The data's CRC as the array hands it up (remembered per page
             // version: no hash for a page every recovery reads again).
-            let mut crc = None;
-            let read = match full_reads {
-                true => read_retrying_crc(self.nand, ppn, t, buf, oob, crc.insert(0)),
-                false => read_retrying(self.nand, ppn, t, None, oob),
-            };
-            let unreadable = match read {
+            let mut crc = full_reads.then_some(0);
+            let data = if full_reads { Some(&mut buf[..]) } else { None };
+            let unreadable = match retrying(self.nand, ppn, t, data, oob, crc.as_mut()) {
                 Ok(Ok(d)) => {
                     t = d;
                     false

@@ -2,7 +2,7 @@
 //! the OOB alone), whether a page is programmed at all, and how far a block
 //! is programmed.
 
-use crate::ecc::{read_retrying, read_retrying_crc, Unreadable};
+use crate::ecc::{retrying, Unreadable};
 use crate::error::Result;
 use crate::ftl::Ftl;
 use crate::hooks::Hooks;
@@ -26,15 +26,7 @@ impl<H: Hooks> Ftl<H> {
         buf: &mut [u8],
         oob: &mut [u8],
     ) -> Result<(u64, Option<Unreadable>)> {
-        let data = if data { Some(buf) } else { None };
-        match read_retrying(&mut self.nand, ppn, at_ns, data, oob) {
-            Ok(Ok(done)) => Ok((done, None)),
-            Ok(Err(u)) => {
-                self.counters.uncorrectable_reads += 1;
-                Ok((u.done_ns, Some(u)))
-            }
-            Err(e) => Err(self.fail(e)),
-        }
+        self.recovery_read_with(ppn, at_ns, data.then_some(buf), oob, None)
     }
 
     /// `recovery_read_ecc` that, for a data read the ECC decoded, also
@@ -49,16 +41,26 @@ impl<H: Hooks> Ftl<H> {
         buf: &mut [u8],
         oob: &mut [u8],
     ) -> Result<(u64, Option<Unreadable>, Option<u32>)> {
-        if !data {
-            let (done, unreadable) = self.recovery_read_ecc(ppn, at_ns, false, buf, oob)?;
-            return Ok((done, unreadable, None));
-        }
-        let mut crc = 0;
-        match read_retrying_crc(&mut self.nand, ppn, at_ns, buf, oob, &mut crc) {
-            Ok(Ok(done)) => Ok((done, None, Some(crc))),
+        let mut crc = data.then_some(0);
+        let (done, unreadable) = self.recovery_read_with(ppn, at_ns, data.then_some(buf), oob, crc.as_mut())?;
+        Ok((done, unreadable, crc.filter(|_| unreadable.is_none())))
+    }
+
+    /// The one read both share: through ECC with retries, an unreadable
+    /// page counted, a NAND failure failing the device.
+    fn recovery_read_with(
+        &mut self,
+        ppn: Ppn,
+        at_ns: u64,
+        data: Option<&mut [u8]>,
+        oob: &mut [u8],
+        crc: Option<&mut u32>,
+    ) -> Result<(u64, Option<Unreadable>)> {
+        match retrying(&mut self.nand, ppn, at_ns, data, oob, crc) {
+            Ok(Ok(done)) => Ok((done, None)),
             Ok(Err(u)) => {
                 self.counters.uncorrectable_reads += 1;
-                Ok((u.done_ns, Some(u), None))
+                Ok((u.done_ns, Some(u)))
             }
             Err(e) => Err(self.fail(e)),
         }
