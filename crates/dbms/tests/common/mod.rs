@@ -1,4 +1,9 @@
 //! What the DBMS's crash tests share: arming a cut, and remounting.
+
+/// Every crash test binary includes this module: the CLI's allocator
+/// (the workspace manifest says why).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[allow(dead_code)]
 pub mod records;
 

@@ -1,5 +1,10 @@
 //! Shared by the crash test files.
 
+/// Every crash test binary includes this module: the CLI's allocator
+/// (the workspace manifest says why).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use txftl_harness::CrashReport;
 
 /// Fails with every violation printed, each with the command that replays it.
