@@ -51,7 +51,7 @@ impl<H: Hooks> Ftl<H> {
                 return Err(format!("lpn {lpn} maps into block {b} in state {state:?}"));
             }
             self.nand.inspect_oob_into(ppn, &mut oob);
-            match Oob::decode(&oob) {
+            match Oob::decode_stored(&oob, &self.nand, ppn) {
                 OobState::Valid(o) if self.holds(&o, lpn as u32) => {
                     // A page ECC cannot read (or a GC copy of one) is reported
                     // lost at every read: mapped, but never handed up as data.

@@ -12,11 +12,13 @@
 //! reads as the store's fill byte, so the memory follows the blocks
 //! programmed, not the capacity.
 //!
-//! A data store also remembers each page's CRC-32 once asked
-//! ([`PageData::page_crc`]): the invariant check after every recovery asks
-//! it for every mapped page, and a chunk's bytes do not change while shared,
-//! so a snapshot's answer holds for every array sharing the chunk. A write
-//! forgets its page's.
+//! A store may also remember, per page, the CRC-32 of the page's first
+//! `memo` bytes once asked ([`PageData::page_crc`]): a data store the whole
+//! page's (the invariant check after every recovery asks it for every mapped
+//! page), a spare store the FTL's OOB record's (every mount decodes the
+//! record of every page it scans, checks and reads back). A chunk's bytes
+//! do not change while shared, so a snapshot's answer holds for every array
+//! sharing the chunk. A write forgets its page's.
 
 use crate::error::MemoryError;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,8 +29,8 @@ const KNOWN: u64 = 1 << 32;
 
 struct Chunk {
     bytes: Box<[u8]>,
-    /// Per page, its CRC-32 once computed (`KNOWN | crc`), else 0; empty in
-    /// a store without memos.
+    /// Per page, the CRC-32 of its first `memo` bytes once computed
+    /// (`KNOWN | crc`), else 0; empty in a chunk made without memos.
     crc: Box<[AtomicU64]>,
 }
 
@@ -47,18 +49,20 @@ pub(crate) struct PageData {
     pages_per_chunk: usize,
     /// What a page of a chunk never written reads as (every byte).
     fill: u8,
-    /// Whether chunks remember their pages' CRCs.
-    memo: bool,
+    /// How many leading bytes of a page the remembered CRC covers (0: no
+    /// memo); chunks allocated while it is 0 remember nothing.
+    memo: usize,
     /// Per chunk (block): its bytes, or `None` if never written.
     chunks: Vec<Option<Arc<Chunk>>>,
 }
 
 impl PageData {
     /// `pages` pages of `page_size` bytes, each byte `fill`, in chunks of
-    /// `pages_per_chunk` pages, remembering CRCs if `memo`; `need` names
-    /// the whole array's memory if the chunk table cannot be allocated.
-    pub fn new(pages: usize, page_size: usize, pages_per_chunk: usize, fill: u8, memo: bool, need: u64) -> Result<PageData, MemoryError> {
-        assert!(pages_per_chunk > 0 && page_size > 0);
+    /// `pages_per_chunk` pages, remembering the CRC of each page's first
+    /// `memo` bytes (0: none); `need` names the whole array's memory if the
+    /// chunk table cannot be allocated.
+    pub fn new(pages: usize, page_size: usize, pages_per_chunk: usize, fill: u8, memo: usize, need: u64) -> Result<PageData, MemoryError> {
+        assert!(pages_per_chunk > 0 && page_size > 0 && memo <= page_size);
         let n = pages.div_ceil(pages_per_chunk);
         let mut chunks = Vec::new();
         chunks.try_reserve_exact(n).map_err(|_| MemoryError::AllocationFailed {
@@ -76,7 +80,7 @@ impl PageData {
     }
 
     /// The pages of `bytes` (an image's areas, `page_size` bytes a page).
-    pub fn from_bytes(bytes: &[u8], page_size: usize, pages_per_chunk: usize, fill: u8, memo: bool) -> PageData {
+    pub fn from_bytes(bytes: &[u8], page_size: usize, pages_per_chunk: usize, fill: u8, memo: usize) -> PageData {
         assert_eq!(bytes.len() % page_size, 0, "whole pages");
         let mut d =
             PageData::new(bytes.len() / page_size, page_size, pages_per_chunk, fill, memo, 0).expect("the image is in memory already");
@@ -120,7 +124,7 @@ impl PageData {
         let chunk = self.chunks[c].get_or_insert_with(|| {
             Arc::new(Chunk {
                 bytes: vec![fill; ppc * ps].into(),
-                crc: (0..if memo { ppc } else { 0 }).map(|_| AtomicU64::new(0)).collect(),
+                crc: (0..if memo > 0 { ppc } else { 0 }).map(|_| AtomicU64::new(0)).collect(),
             })
         });
         let k = Arc::make_mut(chunk);
@@ -130,14 +134,31 @@ impl PageData {
         &mut k.bytes[i * ps..(i + 1) * ps]
     }
 
-    /// The CRC-32 (IEEE, as `crc32fast` computes it) of the bytes of `ppn`,
-    /// remembered in a store with memos.
+    /// The bytes the remembered CRCs cover (0: none).
+    pub fn memo(&self) -> usize {
+        self.memo
+    }
+
+    /// Starts remembering the CRC of each page's first `memo` bytes, in
+    /// chunks allocated from now on (a store whose memo covered other bytes
+    /// would hand up wrong CRCs: refused).
+    pub fn set_memo(&mut self, memo: usize) {
+        assert!(memo <= self.page_size);
+        assert!(self.memo == 0 || self.memo == memo, "memo of {} bytes changed to {memo}", self.memo);
+        self.memo = memo;
+    }
+
+    /// The CRC-32 (IEEE, as `crc32fast` computes it) of the first `memo`
+    /// bytes of `ppn` (the whole page in a store without memos), remembered
+    /// in a chunk with memos.
     pub fn page_crc(&self, ppn: u32) -> u32 {
         let (c, i) = self.place(ppn);
+        let covers = if self.memo > 0 { self.memo } else { self.page_size };
         let Some(k) = self.chunks[c].as_deref() else {
-            return crc32fast::hash(&vec![self.fill; self.page_size]);
+            return crc32fast::hash(&vec![self.fill; covers]);
         };
-        let bytes = &k.bytes[i * self.page_size..(i + 1) * self.page_size];
+        let at = i * self.page_size;
+        let bytes = &k.bytes[at..at + covers];
         let Some(m) = k.crc.get(i) else {
             return crc32fast::hash(bytes);
         };
@@ -158,7 +179,7 @@ mod tests {
 
     #[test]
     fn a_snapshot_keeps_its_bytes_while_the_array_writes() {
-        let mut d = PageData::new(16, 4, 4, 0, false, 0).unwrap();
+        let mut d = PageData::new(16, 4, 4, 0, 0, 0).unwrap();
         assert_eq!(d.page(5), None);
         d.page_mut(5).copy_from_slice(&[1, 2, 3, 4]);
         let snap = d.clone();
@@ -180,12 +201,12 @@ mod tests {
     #[test]
     fn a_fill_byte_and_pages_from_bytes_read_back() {
         let bytes: Vec<u8> = (0..40u8).collect();
-        let d = PageData::from_bytes(&bytes, 4, 3, 0xFF, false);
+        let d = PageData::from_bytes(&bytes, 4, 3, 0xFF, 0);
         for p in 0..10u32 {
             let want: Vec<u8> = (p as u8 * 4..p as u8 * 4 + 4).collect();
             assert_eq!(d.page(p).unwrap(), &want[..], "page {p}");
         }
-        let mut e = PageData::new(8, 4, 4, 0xFF, false, 0).unwrap();
+        let mut e = PageData::new(8, 4, 4, 0xFF, 0, 0).unwrap();
         let mut out = [0; 4];
         e.read(2, &mut out);
         assert_eq!(out, [0xFF; 4]);
@@ -198,7 +219,7 @@ mod tests {
     /// in a snapshot sharing or no longer sharing the chunk.
     #[test]
     fn remembered_crcs_follow_every_write() {
-        let mut d = PageData::new(8, 16, 4, 0, true, 0).unwrap();
+        let mut d = PageData::new(8, 16, 4, 0, 16, 0).unwrap();
         assert_eq!(d.page_crc(3), crc32fast::hash(&[0; 16]));
         d.page_mut(1).copy_from_slice(&[1; 16]);
         assert_eq!(d.page_crc(1), crc32fast::hash(&[1; 16]));

@@ -68,6 +68,10 @@ pub struct SpareCodec {
     /// leave them 0xFF; the store writes them back over what `unpack` wrote.
     pub flag_bytes: usize,
     pub flags_at: usize,
+    /// The leading bytes of a spare area whose CRC-32 the FTL's record
+    /// checks (0: none): a store of bytes remembers it per page version
+    /// ([`Spare::remembered_crc`]).
+    pub crc_span: usize,
 }
 
 impl SpareCodec {
@@ -159,7 +163,7 @@ impl Spare {
             oob_size,
             pages_per_block as usize,
             0xFF,
-            false,
+            0,
             need,
         )?))
     }
@@ -182,11 +186,20 @@ impl Spare {
         })))
     }
 
-    /// Installs the codec of a packed store (a no-op for bytes). Pages packed
-    /// with other widths of protocol or flag bytes are packed again (or kept
-    /// whole), so they read the same; the per-page tables are allocated here.
+    /// Installs the codec of a packed store; a store of bytes takes only its
+    /// CRC span, to remember. Pages packed with other widths of protocol or
+    /// flag bytes are packed again (or kept whole), so they read the same;
+    /// the per-page tables are allocated here.
     pub fn set_codec(&mut self, codec: Option<SpareCodec>) -> Result<(), MemoryError> {
-        let Spare::Packed(p) = self else { return Ok(()) };
+        let p = match self {
+            Spare::Packed(p) => p,
+            Spare::Bytes(b) => {
+                if let Some(c) = codec.filter(|c| c.crc_span > 0) {
+                    b.set_memo(c.crc_span);
+                }
+                return Ok(());
+            }
+        };
         let width = codec.map_or(0, |c| c.protocol_bytes.min(PackedSpare::PROTOCOL_MAX));
         let flag_width = codec.map_or(0, |c| c.flag_bytes.min(SpareCodec::FLAGS_MAX));
         let codec = codec.map(|c| SpareCodec {
@@ -245,6 +258,17 @@ impl Spare {
         match self {
             Spare::Bytes(b) => b.read(ppn, out),
             Spare::Packed(p) => p.read(ppn, out),
+        }
+    }
+
+    /// The CRC-32 of the first `span` bytes of the spare area of `ppn`, where
+    /// the store remembers it: a store of bytes given a codec of that CRC
+    /// span (`None` elsewhere: the caller hashes the bytes it read).
+    #[inline]
+    pub fn remembered_crc(&self, ppn: Ppn, span: usize) -> Option<u32> {
+        match self {
+            Spare::Bytes(b) if span > 0 && b.memo() == span => Some(b.page_crc(ppn)),
+            _ => None,
         }
     }
 
@@ -552,6 +576,7 @@ mod tests {
         protocol_bytes: 0,
         flag_bytes: 0,
         flags_at: 0,
+        crc_span: 0,
     };
 
     fn record(lpn: u32, seq: u64, ec: u32, flag: bool) -> Vec<u8> {
@@ -646,6 +671,7 @@ mod tests {
             pack: pack_ignoring_flags,
             flag_bytes: 2,
             flags_at: 20,
+            crc_span: 0,
             ..CODEC
         };
         let mut s = Spare::packed(32, 4, 8, 64, 0).unwrap();
@@ -721,7 +747,10 @@ mod tests {
     /// The packed store against the bytes store over random operations:
     /// mostly in-order programs of patterned records (runs), with records
     /// off the pattern, flagged and odd ones, rewrites, page and block erases
-    /// and codec changes; every page reads the same after each.
+    /// and codec changes; every page reads the same after each. The bytes
+    /// store remembers its records' CRCs: each one it hands up is the hash
+    /// of what the page reads, in the store and in a snapshot taken before
+    /// the last writes.
     #[test]
     fn packed_store_reads_as_the_bytes_store_under_random_operations() {
         use rand::{Rng, SeedableRng};
@@ -730,6 +759,9 @@ mod tests {
         let mut packed = Spare::packed(pages as usize, 4, ppb, 64, 0).unwrap();
         packed.set_codec(Some(CODEC)).unwrap();
         let mut bytes = Spare::bytes(pages as usize, 64, ppb, 0).unwrap();
+        const SPAN: usize = 40;
+        bytes.set_codec(Some(SpareCodec { crc_span: SPAN, ..CODEC })).unwrap();
+        let mut snapshot = bytes.clone();
         let mut next = [0u32; 4];
         let (mut a, mut b) = (vec![0u8; 64], vec![0u8; 64]);
         for step in 0..20_000 {
@@ -779,6 +811,21 @@ mod tests {
                 packed.read(ppn, &mut a);
                 bytes.read(ppn, &mut b);
                 assert_eq!(a, b, "page {ppn} after step {step}");
+                assert_eq!(
+                    bytes.remembered_crc(ppn, SPAN),
+                    Some(crc32fast::hash(&b[..SPAN])),
+                    "page {ppn} after step {step}"
+                );
+                assert_eq!(bytes.remembered_crc(ppn, SPAN - 1), None, "another span is not remembered");
+                snapshot.read(ppn, &mut a);
+                assert_eq!(
+                    snapshot.remembered_crc(ppn, SPAN),
+                    Some(crc32fast::hash(&a[..SPAN])),
+                    "snapshot page {ppn}"
+                );
+            }
+            if step % 50 == 0 {
+                snapshot = bytes.clone();
             }
         }
     }

@@ -413,6 +413,7 @@ fn packed_spare_areas_read_exactly_as_full_ones() {
         protocol_bytes: TOY_PROTOCOL,
         flag_bytes: 0,
         flags_at: 0,
+        crc_span: 0,
     }))
     .unwrap();
     let mut model = FaultModel::profile("stress", 3).unwrap();

@@ -46,7 +46,8 @@ impl<H: Hooks> Ftl<H> {
             }
             Err(e) => return Err(self.fail(e)),
         }
-        match Oob::decode(&self.oob_buf) {
+        // The read succeeded: the spare area is as the cells hold it.
+        match Oob::decode_stored(&self.oob_buf, &self.nand, ppn) {
             OobState::Valid(o) if self.holds(&o, lpn) && o.lost => {
                 self.counters.lost_page_reads += 1;
                 Err(DeviceError::DataLost { lpn, ppn })

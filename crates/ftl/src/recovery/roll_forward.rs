@@ -132,7 +132,12 @@ impl<H: Hooks> Ftl<H> {
                 // Counted; the page reads as garbage below.
                 report.unreadable_pages += 1;
             }
-            match Oob::decode(oob) {
+            // A spare area ECC decoded is as the cells hold it.
+            let state = match unreadable.is_some_and(|u| u.oob) {
+                true => Oob::decode(oob),
+                false => Oob::decode_stored(oob, &self.nand, ppn),
+            };
+            match state {
                 OobState::Valid(o) if o.seq > ckpt_seq => {
                     write_ptr = page + 1;
                     written = true;

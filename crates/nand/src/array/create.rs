@@ -55,7 +55,7 @@ impl Nand {
                     g.page_size as usize,
                     g.pages_per_block as usize,
                     0,
-                    true,
+                    g.page_size as usize,
                     need,
                 )?),
                 Spare::bytes(pages, os, g.pages_per_block, need)?,
@@ -110,8 +110,8 @@ impl Nand {
             programs: Programs::Bytes(l.programs),
             erase_counts: l.erase_counts,
             bad: l.bad,
-            spare: Spare::Bytes(PageData::from_bytes(&l.oob, g.oob_size as usize, ppb, 0xFF, false)),
-            data: Data::Full(PageData::from_bytes(&l.data, g.page_size as usize, ppb, 0, true)),
+            spare: Spare::Bytes(PageData::from_bytes(&l.oob, g.oob_size as usize, ppb, 0xFF, 0)),
+            data: Data::Full(PageData::from_bytes(&l.data, g.page_size as usize, ppb, 0, g.page_size as usize)),
         };
         Ok(Nand::from_state(cfg, state, Some(image)))
     }

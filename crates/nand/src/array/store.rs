@@ -20,8 +20,9 @@ impl Nand {
 
     /// Installs the codec of the FTL's OOB record: in metadata-only mode,
     /// spare areas of its common form are stored packed from now on (see
-    /// `spare.rs`); reads return the same bytes either way. No effect in
-    /// full-data mode, which stores every byte. The codec's protocol bytes
+    /// `spare.rs`); reads return the same bytes either way. Full-data mode
+    /// stores every byte and takes only the record's CRC span, to remember
+    /// ([`Nand::remembered_spare_crc`]). The codec's protocol bytes
     /// take that many bytes a page: an allocation the machine refuses is an
     /// error (the codec is then not installed).
     pub fn set_spare_codec(&mut self, codec: Option<SpareCodec>) -> Result<(), MemoryError> {
@@ -56,6 +57,18 @@ impl Nand {
             Data::Full(d) if self.programs.get(ppn) != 0 => Some(d.page_crc(ppn)),
             _ => None,
         }
+    }
+
+    /// The CRC-32 (IEEE, as `crc32fast` computes it) of the first `span`
+    /// bytes of the spare area of `ppn` as the cells hold them (what a read
+    /// that succeeds, or an inspection, hands up), where the array remembers
+    /// it: a full-data array whose codec has that CRC span keeps it per page
+    /// version (`page_data.rs`), as a controller's CRC engine would compute
+    /// it once per program. Every mount decodes the record of every page it
+    /// scans, checks and reads back; a crash set mounts after every cut.
+    /// `None` elsewhere: the caller hashes the bytes it holds.
+    pub fn remembered_spare_crc(&self, ppn: Ppn, span: usize) -> Option<u32> {
+        self.spare.remembered_crc(ppn, span)
     }
 
     pub(super) fn copy_data_out(&self, ppn: Ppn, buf: &mut [u8]) {
