@@ -149,11 +149,12 @@ impl PageData {
     }
 
     /// The CRC-32 (IEEE, as `crc32fast` computes it) of the first `memo`
-    /// bytes of `ppn` (the whole page in a store without memos), remembered
-    /// in a chunk with memos.
+    /// bytes of `ppn`, remembered in a chunk with memos (one allocated
+    /// before the store had them hashes every time).
     pub fn page_crc(&self, ppn: u32) -> u32 {
+        assert!(self.memo > 0, "a store that remembers no CRC is not asked for one");
         let (c, i) = self.place(ppn);
-        let covers = if self.memo > 0 { self.memo } else { self.page_size };
+        let covers = self.memo;
         let Some(k) = self.chunks[c].as_deref() else {
             return crc32fast::hash(&vec![self.fill; covers]);
         };
