@@ -203,25 +203,27 @@ impl Oob {
     }
 
     pub fn decode(oob: &[u8]) -> OobState {
-        Oob::decode_with(oob, None)
+        Oob::decode_with(oob, record_crc)
     }
 
     /// [`Oob::decode`] of the spare area of `ppn` as the cells hold it (read
     /// without an error, or inspected), with the record's CRC the array
     /// remembers where it does (`Nand::remembered_spare_crc`).
     pub fn decode_stored(oob: &[u8], nand: &txftl_nand::Nand, ppn: txftl_nand::Ppn) -> OobState {
-        Oob::decode_with(oob, nand.remembered_spare_crc(ppn, CRC_COVERS))
+        Oob::decode_with(oob, |covered| {
+            nand.remembered_spare_crc(ppn, CRC_COVERS).unwrap_or_else(|| record_crc(covered))
+        })
     }
 
-    /// `covered_crc`: the CRC-32 of `oob[..CRC_COVERS]` if known.
-    fn decode_with(oob: &[u8], covered_crc: Option<u32>) -> OobState {
+    /// `covered_crc`: the CRC-32 of `oob[..CRC_COVERS]`, asked only of a
+    /// spare area that is not erased (a scan meets many erased pages).
+    fn decode_with(oob: &[u8], covered_crc: impl FnOnce(&[u8]) -> u32) -> OobState {
         let r = &oob[..OOB_RECORD_SIZE];
         if txftl_nand::is_erased(r) {
             return OobState::Erased;
         }
         let crc = u32::from_le_bytes(r[60..64].try_into().expect("4 bytes"));
-        let covered = covered_crc.unwrap_or_else(|| record_crc(&r[..CRC_COVERS]));
-        if covered != crc || r[1] != VERSION {
+        if covered_crc(&r[..CRC_COVERS]) != crc || r[1] != VERSION {
             return OobState::Garbage;
         }
         let Some(kind) = PageKind::from_u8(r[0]) else {
