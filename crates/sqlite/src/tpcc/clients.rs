@@ -2,14 +2,16 @@
 //! interleaved statement by statement in simulated time, with SQLite's own
 //! locking (kept across connections by the VFS) deciding who waits.
 //!
-//! How: each client runs on its own OS thread, but only one thread runs at a
-//! time. The scheduler (the caller's thread) holds a token and hands it to
-//! the client whose clock is earliest (ties: the one resumed longest ago);
-//! that client runs one step (its next SQL statement, up to where it is about
-//! to prepare the one after) with the device clock set to its own clock, and
-//! hands the token back. Its clock becomes the device clock after the step. So the
-//! same seed gives the same interleaving, the same locks refused, the same
-//! figures, whatever the operating system does with the threads.
+//! How: each client is a coroutine with a stack of its own, all on the
+//! caller's thread. The scheduler resumes the client whose clock is
+//! earliest (ties: the one resumed longest ago); that client runs one step
+//! (its next SQL statement, up to where it is about to prepare the one
+//! after) with the device clock set to its own clock, and suspends. Its
+//! clock becomes the device clock after the step. So the same seed gives the
+//! same interleaving, the same locks refused, the same figures. A switch
+//! between coroutines is a few instructions; handing a token between OS
+//! threads cost each step two wake-ups of a sleeping thread, most of a run's
+//! time on this workload.
 //!
 //! A statement SQLite refuses with `SQLITE_BUSY` or `SQLITE_LOCKED` (another
 //! connection's lock precludes it) is a busy event. A busy `COMMIT` keeps the
@@ -40,7 +42,8 @@ use crate::Stack;
 use rusqlite::Connection;
 use serde::Serialize;
 use std::cell::{Cell, RefCell};
-use std::sync::mpsc::{channel, Receiver, RecvError, Sender, TryRecvError};
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 /// How a client opens a transaction that writes (New-Order, Payment, Delivery).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -156,15 +159,17 @@ pub struct ClientsReport {
     pub end_ns: u64,
 }
 
-/// What the scheduler tells a client.
+/// What the scheduler tells a client it resumes.
 enum Cmd {
-    /// Start this transaction (the token is yours).
+    /// Start this transaction.
     Run(NextTx),
-    /// Go on (the token is yours).
+    /// Go on.
     Resume,
+    /// The run is over (or failed): stop, and hand the connection back.
+    Stop,
 }
 
-/// What a client tells the scheduler (handing the token back).
+/// What a client tells the scheduler as it suspends.
 enum Event {
     /// Between two statements.
     Paused,
@@ -213,9 +218,17 @@ struct Current {
     flash_programs: u64,
 }
 
+/// A client's coroutine: resumed with commands, suspends with events,
+/// returns its connection (none after a failure).
+type ClientCoroutine = Coroutine<Cmd, Event, Option<Connection>>;
+
+/// Each client's stack. SQLite recurses while it parses and plans (the
+/// stack of a thread it is built for is 8 MiB on Linux, the size given
+/// here); the pages are touched only as deep as a client goes.
+const CLIENT_STACK: usize = 8 << 20;
+
 /// The scheduler's view of one client.
 struct Slot {
-    cmds: Sender<Cmd>,
     clock_ns: u64,
     /// When it last got the token (the scheduler's step count): ties go to the longest waiting.
     resumed_at: u64,
@@ -268,46 +281,49 @@ pub fn run_clients(
         start_ns,
         end_ns: start_ns,
     };
-    let (events_tx, events) = channel::<(usize, Event)>();
-    std::thread::scope(|scope| {
-        let mut slots = Vec::with_capacity(n);
-        let mut handles = Vec::with_capacity(n);
-        for (id, conn) in conns.into_iter().enumerate() {
-            let (cmds_tx, cmds) = channel();
-            let client = Client {
-                id,
-                ctx: runner.ctx.clone(),
-                events: events_tx.clone(),
-                cmds,
-                backoff: RefCell::new(Backoff::new(how, spec.seed, id)),
-                begin: how.begin,
-                busy_max: how.busy_max_per_transaction,
-            };
-            handles.push(scope.spawn(move || client.serve(conn)));
-            slots.push(Slot {
-                cmds: cmds_tx,
-                clock_ns: start_ns,
-                resumed_at: 0,
-                dealt: None,
-                current: None,
-            });
+    let mut clients = Vec::with_capacity(n);
+    let mut slots = Vec::with_capacity(n);
+    for (id, conn) in conns.into_iter().enumerate() {
+        let client = Client {
+            id,
+            ctx: runner.ctx.clone(),
+            backoff: RefCell::new(Backoff::new(how, spec.seed, id)),
+            begin: how.begin,
+            busy_max: how.busy_max_per_transaction,
+        };
+        let stack = DefaultStack::new(CLIENT_STACK).map_err(|e| TpccError::Stopped(format!("client {id}'s stack: {e}")))?;
+        let co: ClientCoroutine = Coroutine::with_stack(stack, move |yielder, first| client.serve(yielder, first, conn));
+        clients.push(co);
+        slots.push(Slot {
+            clock_ns: start_ns,
+            resumed_at: 0,
+            dealt: None,
+            current: None,
+        });
+    }
+    // Every client takes a transaction, in client order.
+    for slot in &mut slots {
+        slot.dealt = runner.next_transaction();
+    }
+    let result = schedule(stack, &mut runner, &mut slots, &mut clients, &mut report, &mut on_tx);
+    let conns: Vec<Connection> = clients.iter_mut().filter_map(stop).collect();
+    result?;
+    if conns.len() != n {
+        return Err(TpccError::Stopped("a client ended without its connection".into()));
+    }
+    report.report = runner.report.clone();
+    Ok((report, conns))
+}
+
+/// Stops a client (at once, or after the transaction it is in fails on the
+/// stop) and takes its connection back.
+fn stop(co: &mut ClientCoroutine) -> Option<Connection> {
+    while !co.done() {
+        if let CoroutineResult::Return(conn) = co.resume(Cmd::Stop) {
+            return conn;
         }
-        drop(events_tx);
-        // Every client takes a transaction, in client order.
-        for slot in &mut slots {
-            slot.dealt = runner.next_transaction();
-        }
-        let result = schedule(stack, &mut runner, &mut slots, &events, &mut report, &mut on_tx);
-        // Closing the command channels ends every client's thread.
-        drop(slots);
-        let conns: Vec<Connection> = handles.into_iter().filter_map(|h| h.join().ok().flatten()).collect();
-        result?;
-        if conns.len() != n {
-            return Err(TpccError::Stopped("a client's thread ended without its connection".into()));
-        }
-        report.report = runner.report.clone();
-        Ok((report, conns))
-    })
+    }
+    None
 }
 
 /// The token's round: the earliest client runs one step, until no client has work.
@@ -315,7 +331,7 @@ fn schedule(
     stack: &Stack,
     runner: &mut Runner,
     slots: &mut [Slot],
-    events: &Receiver<(usize, Event)>,
+    clients: &mut [ClientCoroutine],
     report: &mut ClientsReport,
     on_tx: &mut impl FnMut(&ClientTx),
 ) -> Result<(), TpccError> {
@@ -344,9 +360,10 @@ fn schedule(
             }
             None => Cmd::Resume,
         };
-        slot.cmds.send(cmd).map_err(|_| TpccError::Stopped(format!("client {c} is gone")))?;
-        let (from, event) = recv_token(events).map_err(|_| TpccError::Stopped("every client is gone".into()))?;
-        assert_eq!(from, c, "only the client holding the token runs");
+        let event = match clients[c].resume(cmd) {
+            CoroutineResult::Yield(event) => event,
+            CoroutineResult::Return(_) => return Err(TpccError::Stopped(format!("client {c} is gone"))),
+        };
         let after = snap(stack)?;
         slot.clock_ns = slot.clock_ns.max(after.now_ns);
         let cur = slot.current.as_mut().expect("a client with the token has a transaction");
@@ -384,33 +401,6 @@ fn schedule(
     set_clock(stack, report.end_ns)
 }
 
-/// The scheduler's wait for the token to come back (a message on `rx`):
-/// spins a short while before blocking. One thread holds the token at a
-/// time and a step (one statement) is short, so it usually comes back
-/// while the scheduler spins; blocked, the scheduler costs the client a
-/// wake-up and itself a sleep, system calls that took more time than the
-/// statements (four clients in every mode: 36 s in the kernel against 30 s
-/// of statements, 82 s of wall time; 32 s with the spin). The clients
-/// block at once: several spinning at a time took the cores from the one
-/// running (slower than not spinning at all). What is received, and so the
-/// run, is the same.
-fn recv_token<T>(rx: &Receiver<T>) -> Result<T, RecvError> {
-    const SPIN: std::time::Duration = std::time::Duration::from_micros(200);
-    let start = std::time::Instant::now();
-    loop {
-        for _ in 0..64 {
-            match rx.try_recv() {
-                Ok(v) => return Ok(v),
-                Err(TryRecvError::Disconnected) => return Err(RecvError),
-                Err(TryRecvError::Empty) => std::hint::spin_loop(),
-            }
-        }
-        if start.elapsed() > SPIN {
-            return rx.recv();
-        }
-    }
-}
-
 /// Exponential backoff with jitter, from the client's own stream.
 struct Backoff {
     rng: Random,
@@ -435,53 +425,48 @@ impl Backoff {
     }
 }
 
-/// One client, on its own thread.
+/// One client, in its coroutine.
 struct Client {
     id: usize,
     ctx: super::Ctx,
-    events: Sender<(usize, Event)>,
-    cmds: Receiver<Cmd>,
     backoff: RefCell<Backoff>,
     begin: Begin,
     busy_max: u32,
 }
 
 impl Client {
-    /// Runs the transactions it is dealt until the scheduler closes its
-    /// channel; hands back its connection (none after a failure).
-    fn serve(self, conn: Connection) -> Option<Connection> {
+    /// Runs the transactions it is dealt (the first with `first`) until the
+    /// scheduler stops it; hands back its connection (none after a failure).
+    fn serve(self, y: &Yielder<Cmd, Event>, first: Cmd, conn: Connection) -> Option<Connection> {
         let mut failed = false;
-        while let Ok(Cmd::Run(tx)) = self.cmds.recv() {
-            // A panic must still hand the token back, or the scheduler waits forever.
-            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run(&conn, &tx)))
+        let mut cmd = first;
+        while let Cmd::Run(tx) = cmd {
+            // A panic is the transaction's failure, reported as any other.
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.run(y, &conn, &tx)))
                 .unwrap_or_else(|_| Err(TpccError::Stopped(format!("client {} panicked", self.id))));
             failed |= ran.is_err();
-            if self.events.send((self.id, Event::Done(tx, ran))).is_err() {
-                break;
-            }
+            cmd = y.suspend(Event::Done(tx, ran));
         }
         (!failed).then_some(conn)
     }
 
-    /// Hands the token back with `event` and waits for it.
-    fn yield_with(&self, event: Event) -> Result<(), TpccError> {
-        let stopped = || TpccError::Stopped(format!("client {}: the scheduler stopped", self.id));
-        self.events.send((self.id, event)).map_err(|_| stopped())?;
-        match self.cmds.recv() {
-            Ok(Cmd::Resume) => Ok(()),
-            _ => Err(stopped()),
+    /// Suspends with `event` until the scheduler resumes this client.
+    fn yield_with(&self, y: &Yielder<Cmd, Event>, event: Event) -> Result<(), TpccError> {
+        match y.suspend(event) {
+            Cmd::Resume => Ok(()),
+            _ => Err(TpccError::Stopped(format!("client {}: the scheduler stopped", self.id))),
         }
     }
 
     /// One transaction, to its end, through busy events.
-    fn run(&self, conn: &Connection, tx: &NextTx) -> Result<Ran, TpccError> {
+    fn run(&self, y: &Yielder<Cmd, Event>, conn: &Connection, tx: &NextTx) -> Result<Ran, TpccError> {
         // The token comes with the transaction: its first statement runs at once.
         let fresh = Cell::new(true);
         let pause = || {
             if fresh.replace(false) {
                 return Ok(());
             }
-            self.yield_with(Event::Paused)
+            self.yield_with(y, Event::Paused)
         };
         let db = Db::new(conn, &pause);
         let mut ran = Ran {
@@ -503,7 +488,7 @@ impl Client {
                         return Err(e);
                     }
                     ran.restarts += 1;
-                    self.busy(&mut ran)?;
+                    self.busy(y, &mut ran)?;
                     fresh.set(true);
                     continue;
                 }
@@ -516,7 +501,7 @@ impl Client {
                     Ok(_) => return Ok(ran),
                     Err(e) if e.is_busy() && !conn.is_autocommit() => {
                         ran.commit_retries += 1;
-                        self.busy(&mut ran)?;
+                        self.busy(y, &mut ran)?;
                         fresh.set(true);
                     }
                     Err(e) => {
@@ -529,7 +514,7 @@ impl Client {
     }
 
     /// Counts a busy event and backs off (handing the token back).
-    fn busy(&self, ran: &mut Ran) -> Result<(), TpccError> {
+    fn busy(&self, y: &Yielder<Cmd, Event>, ran: &mut Ran) -> Result<(), TpccError> {
         ran.busy += 1;
         if ran.busy > self.busy_max {
             return Err(TpccError::Stopped(format!(
@@ -538,6 +523,6 @@ impl Client {
             )));
         }
         let wait = self.backoff.borrow_mut().wait_ns(ran.busy);
-        self.yield_with(Event::Backoff(wait))
+        self.yield_with(y, Event::Backoff(wait))
     }
 }
