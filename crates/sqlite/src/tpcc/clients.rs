@@ -39,11 +39,11 @@ use super::rand::{Random, STREAM_CLIENT_BACKOFF};
 use super::txn::{begin_and_body, Db, Done};
 use super::{NextTx, Outcome, Runner, TpccError, TpccReport, TpccSpec, TxKind, STATEMENT_CACHE};
 use crate::Stack;
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
 use rusqlite::Connection;
 use serde::Serialize;
 use std::cell::{Cell, RefCell};
-use corosensei::stack::DefaultStack;
-use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 /// How a client opens a transaction that writes (New-Order, Payment, Delivery).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
