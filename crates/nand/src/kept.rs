@@ -225,6 +225,13 @@ impl KeptPages {
     /// kept against its base instead (the two deltas laid one over the
     /// other), or whole when it was whole.
     pub fn remove(&mut self, ppn: Ppn) {
+        // Every erase forgets each page of its block, and most blocks (the
+        // data pages') hold no kept page: the block's bit answers without a
+        // search of `pages`.
+        if !self.block_kept(ppn) {
+            debug_assert!(!self.pages.contains_key(&ppn), "page {ppn} kept in a block whose bit is clear");
+            return;
+        }
         if self.remove_page(ppn) {
             self.note_block(ppn, false);
         }
