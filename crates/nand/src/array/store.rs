@@ -51,10 +51,12 @@ impl Nand {
     }
 
     /// The CRC-32 of the data a read of `ppn` hands up, where the array
-    /// remembers it: a programmed page of a full-data array (`page_data.rs`).
+    /// remembers it: any page of a full-data array (`page_data.rs`).
     pub(super) fn remembered_data_crc(&self, ppn: Ppn) -> Option<u32> {
         match &self.data {
             Data::Full(d) if self.programs.get(ppn) != 0 => Some(d.page_crc(ppn)),
+            // An erased page reads as 0xFF (`copy_data_out`).
+            Data::Full(d) => Some(d.erased_crc()),
             _ => None,
         }
     }
