@@ -9,9 +9,9 @@
 //! after) with the device clock set to its own clock, and suspends. Its
 //! clock becomes the device clock after the step. So the same seed gives the
 //! same interleaving, the same locks refused, the same figures. A switch
-//! between coroutines is a few instructions; handing a token between OS
-//! threads cost each step two wake-ups of a sleeping thread, most of a run's
-//! time on this workload.
+//! between coroutines is a few instructions, where handing the turn between
+//! OS threads costs each step two wake-ups of a sleeping thread (more than
+//! the statements themselves on this workload).
 //!
 //! A statement SQLite refuses with `SQLITE_BUSY` or `SQLITE_LOCKED` (another
 //! connection's lock precludes it) is a busy event. A busy `COMMIT` keeps the
@@ -151,7 +151,7 @@ pub struct ClientsReport {
     pub busy: BusyCounts,
     /// In the order of [`TxKind::ALL`].
     pub busy_by_kind: [BusyCounts; 5],
-    /// Steps (statements) run, and how many times the token went to another client.
+    /// Steps (statements) run, and how many times the turn went to another client.
     pub steps: u64,
     pub switches: u64,
     /// Simulated ns: the clients' start, and the last one's end.
@@ -230,7 +230,7 @@ const CLIENT_STACK: usize = 8 << 20;
 /// The scheduler's view of one client.
 struct Slot {
     clock_ns: u64,
-    /// When it last got the token (the scheduler's step count): ties go to the longest waiting.
+    /// When it was last resumed (the scheduler's step count): ties go to the longest waiting.
     resumed_at: u64,
     /// Dealt, not started yet.
     dealt: Option<NextTx>,
@@ -326,7 +326,7 @@ fn stop(co: &mut ClientCoroutine) -> Option<Connection> {
     None
 }
 
-/// The token's round: the earliest client runs one step, until no client has work.
+/// The scheduler's round: the earliest client runs one step, until no client has work.
 fn schedule(
     stack: &Stack,
     runner: &mut Runner,
@@ -366,7 +366,7 @@ fn schedule(
         };
         let after = snap(stack)?;
         slot.clock_ns = slot.clock_ns.max(after.now_ns);
-        let cur = slot.current.as_mut().expect("a client with the token has a transaction");
+        let cur = slot.current.as_mut().expect("a client resumed has a transaction");
         cur.host_page_writes += after.host_page_writes - before.host_page_writes;
         cur.flash_programs += after.flash_programs - before.flash_programs;
         match event {
@@ -460,7 +460,7 @@ impl Client {
 
     /// One transaction, to its end, through busy events.
     fn run(&self, y: &Yielder<Cmd, Event>, conn: &Connection, tx: &NextTx) -> Result<Ran, TpccError> {
-        // The token comes with the transaction: its first statement runs at once.
+        // The turn comes with the transaction: its first statement runs at once.
         let fresh = Cell::new(true);
         let pause = || {
             if fresh.replace(false) {
@@ -513,7 +513,7 @@ impl Client {
         }
     }
 
-    /// Counts a busy event and backs off (handing the token back).
+    /// Counts a busy event and backs off (suspending until resumed).
     fn busy(&self, y: &Yielder<Cmd, Event>, ran: &mut Ran) -> Result<(), TpccError> {
         ran.busy += 1;
         if ran.busy > self.busy_max {
