@@ -6,7 +6,7 @@
 //! (`DeviceError::DataLost`), GC copies it marked lost, recovery treats its
 //! record as absent (and a data page with an intact spare area as lost).
 
-use txftl_nand::{Nand, NandError, Ppn};
+use txftl_nand::{DataDigest, Nand, NandError, OpTime, Ppn};
 
 /// A page that stayed uncorrectable at every retry level: whether its spare
 /// area failed too (otherwise only the data did), and when the last retry completed.
@@ -53,18 +53,49 @@ pub(crate) fn retrying(
     oob: &mut [u8],
     mut crc: Option<&mut u32>,
 ) -> Result<Result<u64, Unreadable>, NandError> {
+    at_each_level(nand, at_ns, |nand, t, level| match (crc.as_deref_mut(), data.as_deref_mut()) {
+        (Some(c), Some(d)) => nand.read_crc(ppn, t, level, d, oob).map(|(time, v)| {
+            *c = v;
+            time
+        }),
+        _ if level == 0 => nand.read(ppn, t, data.as_deref_mut(), oob),
+        _ => nand.read_retry(ppn, t, level, data.as_deref_mut(), oob),
+    })
+}
+
+/// [`read_retrying`] of the data's digest (whether it reads erased and, if
+/// `crc`, its CRC-32) rather than its bytes (`Nand::read_digest`): `Some`
+/// on success; when every level failed, `None`, and `scratch` holds what
+/// the last decode handed up, as `read_retrying`'s buffer would.
+pub(crate) fn read_retrying_digest(
+    nand: &mut Nand,
+    ppn: Ppn,
+    at_ns: u64,
+    (scratch, oob): (&mut [u8], &mut [u8]),
+    crc: bool,
+) -> Result<(Result<u64, Unreadable>, Option<DataDigest>), NandError> {
+    let mut digest = None;
+    let read = at_each_level(nand, at_ns, |nand, t, level| {
+        nand.read_digest(ppn, t, level, (&mut *scratch, &mut *oob), crc).map(|(time, d)| {
+            digest = Some(d);
+            time
+        })
+    })?;
+    Ok((read, digest))
+}
+
+/// Issues `read` (the array, its issue time, the retry level) at level 0,
+/// then at each retry level while the decode fails, each when the previous
+/// one is done.
+fn at_each_level(
+    nand: &mut Nand,
+    at_ns: u64,
+    mut read: impl FnMut(&mut Nand, u64, u8) -> Result<OpTime, NandError>,
+) -> Result<Result<u64, Unreadable>, NandError> {
     let mut t = at_ns;
     let mut last = None;
     for level in 0..=nand.read_retry_levels() {
-        let r = match (crc.as_deref_mut(), data.as_deref_mut()) {
-            (Some(c), Some(d)) => nand.read_crc(ppn, t, level, d, oob).map(|(time, v)| {
-                *c = v;
-                time
-            }),
-            _ if level == 0 => nand.read(ppn, t, data.as_deref_mut(), oob),
-            _ => nand.read_retry(ppn, t, level, data.as_deref_mut(), oob),
-        };
-        match r {
+        match read(nand, t, level) {
             Ok(time) => return Ok(Ok(time.done_ns)),
             Err(NandError::Uncorrectable { oob, done_ns, .. }) => {
                 t = done_ns;

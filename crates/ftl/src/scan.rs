@@ -22,7 +22,7 @@
 //! live spare area of the pages whose flags it must see as they are now.
 
 use crate::device::RecoveryReport;
-use crate::ecc::{read_retrying, retrying};
+use crate::ecc::{read_retrying, read_retrying_digest, retrying};
 use crate::error::{DeviceError, Result};
 use crate::hooks::ScannedPage;
 use crate::oob::{Oob, OobState, PageKind};
@@ -200,10 +200,14 @@ impl<'a> ScannedPages<'a> {
         for page in 0..end {
             let ppn = self.geo.ppn(block, page);
             // The data's CRC as the array hands it up (remembered per page
-            // version: no hash for a page every recovery reads again).
-            let mut crc = full_reads.then_some(0);
-            let data = if full_reads { Some(&mut buf[..]) } else { None };
-            let unreadable = match retrying(self.nand, ppn, t, data, oob, crc.as_mut()) {
+            // version: no hash for a page every recovery reads again, and
+            // no copy of the page: `Nand::read_digest`).
+            let read = match full_reads {
+                true => read_retrying_digest(self.nand, ppn, t, (&mut *buf, &mut *oob), true),
+                false => retrying(self.nand, ppn, t, None, oob, None).map(|r| (r, None)),
+            };
+            let crc = read.as_ref().ok().and_then(|(_, d)| d.and_then(|d| d.crc));
+            let unreadable = match read.map(|(r, _)| r) {
                 Ok(Ok(d)) => {
                     t = d;
                     false

@@ -52,6 +52,7 @@ mod store;
 mod write_through;
 use in_flight::InFlight;
 pub use in_flight::OpTrace;
+pub use read::DataDigest;
 
 /// Whether page data is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

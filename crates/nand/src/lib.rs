@@ -22,7 +22,7 @@ mod redo;
 mod spare;
 mod timing;
 
-pub use array::{DataMode, FlashOp, Nand, NandConfig, NandStats, OpTrace, ViolationPolicy, PROGRAMS_COUNTED};
+pub use array::{DataDigest, DataMode, FlashOp, Nand, NandConfig, NandStats, OpTrace, ViolationPolicy, PROGRAMS_COUNTED};
 pub use bit_errors::{FaultModel, FAULT_PROFILES};
 pub use erased::is_erased;
 pub use error::{gib, Holder, ImageError, MemoryError, NandError, Violation};

@@ -89,6 +89,17 @@ impl PageData {
         self.erased_crc
     }
 
+    /// Does `ppn` hold all 0xFF bytes? A page whose remembered CRC differs
+    /// from an erased page's cannot (equal bytes, equal CRCs), so only a
+    /// page with an erased page's CRC has its bytes scanned: recovery asks
+    /// this of every page it scans, without copying the page out.
+    pub fn reads_erased(&self, ppn: u32) -> bool {
+        match self.page(ppn) {
+            None => self.fill == 0xFF,
+            Some(b) => (self.memo < self.page_size || self.page_crc(ppn) == self.erased_crc) && crate::is_erased(b),
+        }
+    }
+
     /// The pages of `bytes` (an image's areas, `page_size` bytes a page).
     pub fn from_bytes(bytes: &[u8], page_size: usize, pages_per_chunk: usize, fill: u8, memo: usize) -> PageData {
         assert_eq!(bytes.len() % page_size, 0, "whole pages");

@@ -38,12 +38,14 @@ impl Programs {
         })
     }
 
-    #[inline]
+    /// Every read, program and scan asks this, several times an operation:
+    /// always inlined.
+    #[inline(always)]
     pub fn get(&self, ppn: Ppn) -> u8 {
-        let (w, bit) = (ppn as usize / 64, 1u64 << (ppn % 64));
         match self {
             Programs::Bytes(b) => b[ppn as usize],
             Programs::Bits { bits, multi, more } => {
+                let (w, bit) = (ppn as usize / 64, 1u64 << (ppn % 64));
                 if bits[w] & bit == 0 {
                     0
                 } else if multi.get(w).is_none_or(|m| m & bit == 0) {

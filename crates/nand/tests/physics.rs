@@ -514,3 +514,78 @@ fn packed_spare_areas_read_exactly_as_full_ones() {
         meta.stats()
     );
 }
+
+/// A digest read (`read_digest`, which leaves a full-data array's page
+/// where it is) says what a full read hands up: the same time, counts and
+/// errors, the CRC and erasedness of the bytes a successful read hands up,
+/// and, when the decode fails, the same bytes in its scratch buffer. Over
+/// erased pages, pages of 0xFF data, torn programs and a fault model harsh
+/// enough that decodes fail, in both data modes.
+#[test]
+fn a_digest_read_says_what_a_full_read_hands_up() {
+    use rand::{Rng, SeedableRng};
+    for mode in [DataMode::Full, DataMode::MetaOnly] {
+        let mut n = tiny(mode, ViolationPolicy::Error);
+        let mut model = FaultModel::profile("stress", 3).unwrap();
+        model.retention_days = 400.0;
+        n.set_fault_model(Some(model)).unwrap();
+        let g = *n.geometry();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let (mut failed, mut erased, mut torn) = (0, 0, 0);
+        for block in 0..g.block_count().min(8) {
+            let programmed = rng.gen_range(0..=g.pages_per_block);
+            for at in 0..programmed {
+                let ppn = g.ppn(block, at);
+                let fill = match rng.gen_range(0..4) {
+                    0 => 0xFF,
+                    _ => rng.gen(),
+                };
+                let (d, mut o) = page(&n, fill);
+                o[0] = 0;
+                if rng.gen_range(0..8) == 0 {
+                    torn += 1;
+                    n.arm_power_cut(PowerCut {
+                        at_op: n.op_count(),
+                        torn: Torn::ALL[rng.gen_range(0..Torn::ALL.len())],
+                        seed: ppn as u64,
+                    });
+                    let _ = n.program(ppn, 0, &d, &o);
+                    n.power_off();
+                    n.power_on();
+                } else {
+                    n.program(ppn, 0, &d, &o).unwrap();
+                }
+            }
+        }
+        for ppn in 0..g.ppn(g.block_count().min(8), 0) {
+            for level in [0, 1] {
+                let (mut a, mut b) = (n.snapshot(), n.snapshot());
+                let (mut data, mut oob) = page(&a, 0);
+                let full = a.read_crc(ppn, 0, level, &mut data, &mut oob);
+                let (mut scratch, mut oob2) = page(&b, 0x33);
+                let digest = b.read_digest(ppn, 0, level, (&mut scratch, &mut oob2), true);
+                assert_eq!(a.stats(), b.stats(), "{mode:?} page {ppn}: counts");
+                assert_eq!(oob, oob2, "{mode:?} page {ppn}: spare area");
+                match (full, digest) {
+                    (Ok((t, crc)), Ok((t2, dg))) => {
+                        assert_eq!(t, t2, "{mode:?} page {ppn}: time");
+                        assert_eq!(dg.crc, Some(crc), "{mode:?} page {ppn}: CRC");
+                        assert_eq!(crc, crc32fast::hash(&data), "{mode:?} page {ppn}: CRC of the bytes");
+                        assert_eq!(dg.erased, is_erased(&data), "{mode:?} page {ppn}: erased");
+                        erased += dg.erased as u32;
+                    }
+                    (Err(e), Err(e2)) => {
+                        assert_eq!(format!("{e:?}"), format!("{e2:?}"), "{mode:?} page {ppn}: error");
+                        assert_eq!(data, scratch, "{mode:?} page {ppn}: bytes handed up by a failed decode");
+                        failed += 1;
+                    }
+                    (x, y) => panic!("{mode:?} page {ppn}: read {x:?}, digest read {y:?}"),
+                }
+            }
+        }
+        assert!(
+            failed > 0 && erased > 0 && torn > 0,
+            "{mode:?}: {failed} failed decodes, {erased} erased, {torn} torn"
+        );
+    }
+}

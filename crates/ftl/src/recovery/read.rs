@@ -2,11 +2,11 @@
 //! the OOB alone), whether a page is programmed at all, and how far a block
 //! is programmed.
 
-use crate::ecc::{retrying, Unreadable};
+use crate::ecc::{read_retrying_digest, retrying, Unreadable};
 use crate::error::Result;
 use crate::ftl::Ftl;
 use crate::hooks::Hooks;
-use txftl_nand::{is_erased, BlockId, Ppn};
+use txftl_nand::{is_erased, BlockId, DataDigest, Ppn};
 
 impl<H: Hooks> Ftl<H> {
     /// Reads a page (data and OOB) at `at_ns`; returns the completion time. A
@@ -26,41 +26,32 @@ impl<H: Hooks> Ftl<H> {
         buf: &mut [u8],
         oob: &mut [u8],
     ) -> Result<(u64, Option<Unreadable>)> {
-        self.recovery_read_with(ppn, at_ns, data.then_some(buf), oob, None)
-    }
-
-    /// `recovery_read_ecc` that, for a data read the ECC decoded, also
-    /// returns the CRC-32 of the data handed up (`Nand::read_crc`: the array
-    /// remembers it per page version, so a page every recovery reads again
-    /// costs no hash; a crash set recovers after every point).
-    pub(super) fn recovery_read_crc(
-        &mut self,
-        ppn: Ppn,
-        at_ns: u64,
-        data: bool,
-        buf: &mut [u8],
-        oob: &mut [u8],
-    ) -> Result<(u64, Option<Unreadable>, Option<u32>)> {
-        let mut crc = data.then_some(0);
-        let (done, unreadable) = self.recovery_read_with(ppn, at_ns, data.then_some(buf), oob, crc.as_mut())?;
-        Ok((done, unreadable, crc.filter(|_| unreadable.is_none())))
-    }
-
-    /// The one read both share: through ECC with retries, an unreadable
-    /// page counted, a NAND failure failing the device.
-    fn recovery_read_with(
-        &mut self,
-        ppn: Ppn,
-        at_ns: u64,
-        data: Option<&mut [u8]>,
-        oob: &mut [u8],
-        crc: Option<&mut u32>,
-    ) -> Result<(u64, Option<Unreadable>)> {
-        match retrying(&mut self.nand, ppn, at_ns, data, oob, crc) {
+        match retrying(&mut self.nand, ppn, at_ns, data.then_some(buf), oob, None) {
             Ok(Ok(done)) => Ok((done, None)),
             Ok(Err(u)) => {
                 self.counters.uncorrectable_reads += 1;
                 Ok((u.done_ns, Some(u)))
+            }
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    /// A data and spare read whose data only matters by its digest (whether
+    /// it reads erased and, if `crc`, its CRC-32; `Nand::read_digest`: the
+    /// array does not copy the page out). `None` for a page ECC could not
+    /// decode: `buf` then holds what the last decode handed up.
+    pub(super) fn recovery_read_digest(
+        &mut self,
+        ppn: Ppn,
+        at_ns: u64,
+        (buf, oob): (&mut [u8], &mut [u8]),
+        crc: bool,
+    ) -> Result<(u64, Option<Unreadable>, Option<DataDigest>)> {
+        match read_retrying_digest(&mut self.nand, ppn, at_ns, (buf, oob), crc) {
+            Ok((Ok(done), digest)) => Ok((done, None, digest)),
+            Ok((Err(u), _)) => {
+                self.counters.uncorrectable_reads += 1;
+                Ok((u.done_ns, Some(u), None))
             }
             Err(e) => Err(self.fail(e)),
         }
@@ -72,10 +63,14 @@ impl<H: Hooks> Ftl<H> {
     pub(super) fn is_programmed(&mut self, ppn: Ppn, at_ns: &mut u64) -> Result<bool> {
         let (mut buf, mut oob) = (std::mem::take(&mut self.page_buf), std::mem::take(&mut self.oob_buf));
         debug_assert_eq!((buf.len(), oob.len()), (self.geo.page_size as usize, self.geo.oob_size as usize));
-        let read = self.recovery_read(ppn, *at_ns, true, &mut buf, &mut oob);
-        let programmed = !is_erased(&buf) || !is_erased(&oob);
+        let read = self.recovery_read_digest(ppn, *at_ns, (&mut buf, &mut oob), false);
+        let data_erased = match &read {
+            Ok((_, _, Some(digest))) => digest.erased,
+            _ => is_erased(&buf),
+        };
+        let programmed = !data_erased || !is_erased(&oob);
         (self.page_buf, self.oob_buf) = (buf, oob);
-        *at_ns = read?;
+        *at_ns = read?.0;
         Ok(programmed)
     }
 

@@ -124,7 +124,15 @@ impl<H: Hooks> Ftl<H> {
         report.blocks_scanned += 1;
         for page in start..self.geo.pages_per_block {
             let ppn = self.geo.ppn(block, page);
-            let (done, unreadable, crc) = self.recovery_read_crc(ppn, t, full_reads, buf, oob)?;
+            // Full data: the data's CRC, and whether it reads erased, not its
+            // bytes (`buf` holds them only when the decode failed).
+            let (done, unreadable, digest) = match full_reads {
+                true => self.recovery_read_digest(ppn, t, (&mut *buf, &mut *oob), true)?,
+                false => self
+                    .recovery_read_ecc(ppn, t, false, &mut *buf, &mut *oob)
+                    .map(|(d, u)| (d, u, None))?,
+            };
+            let crc = digest.and_then(|d| d.crc);
             t = done;
             report.pages_scanned += 1;
             if unreadable.is_some_and(|u| u.oob) {
@@ -200,7 +208,7 @@ impl<H: Hooks> Ftl<H> {
                 OobState::Erased => {
                     // The OOB may be erased over a torn data area: look at the data.
                     let programmed = if full_reads {
-                        !txftl_nand::is_erased(buf)
+                        !digest.map_or_else(|| txftl_nand::is_erased(buf), |d| d.erased)
                     } else {
                         let mut at = t;
                         let p = self.is_programmed(ppn, &mut at)?;

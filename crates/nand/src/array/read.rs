@@ -13,7 +13,7 @@ impl Nand {
     /// bit errors than ECC corrects is [`NandError::Uncorrectable`]: the area
     /// that failed holds corrupted bytes, the other one what the cells hold.
     pub fn read(&mut self, ppn: Ppn, at_ns: u64, data: Option<&mut [u8]>, oob: &mut [u8]) -> Result<OpTime, NandError> {
-        self.read_at_level(ppn, at_ns, 0, data, oob, None)
+        self.read_at_level(ppn, at_ns, 0, data, oob, None, None)
     }
 
     /// A read (retry `level`, 0 for a plain read) of the data and spare
@@ -25,15 +25,45 @@ impl Nand {
     /// counts and errors as [`Nand::read`].
     pub fn read_crc(&mut self, ppn: Ppn, at_ns: u64, level: u8, data: &mut [u8], oob: &mut [u8]) -> Result<(OpTime, u32), NandError> {
         let mut crc = 0;
-        let t = self.read_at_level(ppn, at_ns, level, Some(data), oob, Some(&mut crc))?;
+        let t = self.read_at_level(ppn, at_ns, level, Some(data), oob, Some(&mut crc), None)?;
         Ok((t, crc))
+    }
+
+    /// A read (retry `level`) of the data and spare areas whose caller
+    /// keeps only what the data's bytes say: whether they read erased (all
+    /// 0xFF) and, if `crc`, their CRC-32 (as [`Nand::read_crc`]). A
+    /// full-data array answers both from what it remembers, so the page is
+    /// not copied out: recovery reads every page written since the
+    /// checkpoint, and probes where each block's writes end, for these
+    /// facts alone. `scratch` (a page) receives the bytes only where the
+    /// array needs them to answer (metadata-only mode) and on a failed
+    /// decode, where it holds what [`Nand::read`] would hand up. Same
+    /// operation, time, counts and errors as [`Nand::read`].
+    pub fn read_digest(
+        &mut self,
+        ppn: Ppn,
+        at_ns: u64,
+        level: u8,
+        (scratch, oob): (&mut [u8], &mut [u8]),
+        crc: bool,
+    ) -> Result<(OpTime, DataDigest), NandError> {
+        self.check_len("read data", scratch.len(), self.cfg.geometry.page_size as usize)?;
+        let (mut sum, mut erased) = (0, false);
+        let t = self.read_at_level(ppn, at_ns, level, Some(scratch), oob, crc.then_some(&mut sum), Some(&mut erased))?;
+        Ok((
+            t,
+            DataDigest {
+                crc: crc.then_some(sum),
+                erased,
+            },
+        ))
     }
 
     /// A read retry: rereads the page with read thresholds shifted to retry
     /// level `level` (1 and up; see `bit_errors.rs`). Without a fault model it
     /// is a plain read.
     pub fn read_retry(&mut self, ppn: Ppn, at_ns: u64, level: u8, data: Option<&mut [u8]>, oob: &mut [u8]) -> Result<OpTime, NandError> {
-        self.read_at_level(ppn, at_ns, level, data, oob, None)
+        self.read_at_level(ppn, at_ns, level, data, oob, None, None)
     }
 
     /// Retry levels the fault model offers (0 without one).
@@ -41,7 +71,11 @@ impl Nand {
         self.faults.map_or(0, |f| f.read_retries)
     }
 
-    /// `crc`: set to the CRC-32 of the data handed up, on success.
+    /// `crc`: set to the CRC-32 of the data handed up, on success;
+    /// `erased`: set to whether it is all 0xFF, on success, the data then
+    /// copied out only where the array cannot answer without it
+    /// ([`Nand::read_digest`]).
+    #[allow(clippy::too_many_arguments)]
     fn read_at_level(
         &mut self,
         ppn: Ppn,
@@ -50,6 +84,7 @@ impl Nand {
         mut data: Option<&mut [u8]>,
         oob: &mut [u8],
         crc: Option<&mut u32>,
+        erased: Option<&mut bool>,
     ) -> Result<OpTime, NandError> {
         self.check_ppn(ppn)?;
         let g = self.cfg.geometry;
@@ -69,10 +104,14 @@ impl Nand {
         }
         let (unit, channel) = self.unit_channel(ppn);
         self.spare.read(ppn, oob);
+        // Looked up once for everything the read asks of the page.
+        let programmed = self.programs.get(ppn) != 0;
+        // Whether the data's bytes are left in the array (`read_digest`).
+        let reads_erased = erased.is_some().then(|| self.data_reads_erased(ppn, programmed)).flatten();
         let bytes = match &mut data {
             Some(buf) => {
-                if !buf.is_empty() {
-                    self.copy_data_out(ppn, buf);
+                if !buf.is_empty() && reads_erased.is_none() {
+                    self.copy_data_out_as(ppn, programmed, buf);
                 }
                 self.stats.reads += 1;
                 g.page_size + g.oob_size
@@ -90,7 +129,8 @@ impl Nand {
         let time = self.clocks.read(unit, channel, at_ns, t.read_ns, xfer);
         self.stats.busy_ns += t.read_ns + xfer;
         self.trace_times(time.done_ns, time.done_ns);
-        if let (Some(model), true) = (self.faults, self.programs.get(ppn) > 0) {
+        // The fault model draws bit errors for programmed pages only.
+        if let Some(model) = self.faults.as_ref().filter(|_| programmed).copied() {
             let key = self.page_key(ppn);
             let data_bytes = if data.is_some() { g.page_size } else { 0 };
             let d = model.decode(key, data_bytes, g.oob_size, self.cfg.endurance, level);
@@ -103,8 +143,14 @@ impl Nand {
                 if d.oob_failed {
                     scramble(&model, key, 0, oob);
                 }
-                if let (true, Some(buf)) = (d.data_failed, data) {
-                    scramble(&model, key, 1, buf);
+                if let Some(buf) = data {
+                    if reads_erased.is_some() {
+                        // A failed read hands up bytes: the page's, or garbage.
+                        self.copy_data_out_as(ppn, programmed, buf);
+                    }
+                    if d.data_failed {
+                        scramble(&model, key, 1, buf);
+                    }
                 }
                 return Err(NandError::Uncorrectable {
                     ppn,
@@ -114,9 +160,17 @@ impl Nand {
                 });
             }
         }
-        if let (Some(crc), Some(buf)) = (crc, data) {
-            // A decode that succeeded hands up the bytes the cells hold.
-            *crc = self.remembered_data_crc(ppn).unwrap_or_else(|| crc32fast::hash(buf));
+        // A decode that succeeded hands up the bytes the cells hold.
+        if let Some(buf) = data {
+            if let Some(crc) = crc {
+                *crc = self.remembered_data_crc_as(ppn, programmed).unwrap_or_else(|| {
+                    debug_assert!(reads_erased.is_none(), "bytes left in the array have a remembered CRC");
+                    crc32fast::hash(buf)
+                });
+            }
+            if let Some(e) = erased {
+                *e = reads_erased.unwrap_or_else(|| crate::is_erased(buf));
+            }
         }
         Ok(time)
     }
@@ -128,6 +182,15 @@ impl Nand {
             erase_count: self.erase_counts[block as usize],
         }
     }
+}
+
+/// What a read's data says, without the data ([`Nand::read_digest`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataDigest {
+    /// The CRC-32 (IEEE, as `crc32fast` computes it) of the data, if asked.
+    pub crc: Option<u32>,
+    /// Whether every byte is 0xFF, as an erase leaves the cells.
+    pub erased: bool,
 }
 
 /// Corrupts a buffer a failed ECC decode hands up: one byte in 64 flipped,

@@ -53,8 +53,14 @@ impl Nand {
     /// The CRC-32 of the data a read of `ppn` hands up, where the array
     /// remembers it: any page of a full-data array (`page_data.rs`).
     pub(super) fn remembered_data_crc(&self, ppn: Ppn) -> Option<u32> {
+        self.remembered_data_crc_as(ppn, self.programs.get(ppn) != 0)
+    }
+
+    /// [`Nand::remembered_data_crc`] of a page the caller knows is
+    /// `programmed` or not (a read looks it up once for all it asks).
+    pub(super) fn remembered_data_crc_as(&self, ppn: Ppn, programmed: bool) -> Option<u32> {
         match &self.data {
-            Data::Full(d) if self.programs.get(ppn) != 0 => Some(d.page_crc(ppn)),
+            Data::Full(d) if programmed => Some(d.page_crc(ppn)),
             // An erased page reads as 0xFF (`copy_data_out`).
             Data::Full(d) => Some(d.erased_crc()),
             _ => None,
@@ -73,15 +79,32 @@ impl Nand {
         self.spare.remembered_crc(ppn, span)
     }
 
+    /// Whether the data a read of `ppn` (`programmed` or not) hands up when it decodes is all
+    /// 0xFF, where the array can tell without copying it out (`None` in
+    /// metadata-only mode, whose kept pages are stored as differences).
+    pub(super) fn data_reads_erased(&self, ppn: Ppn, programmed: bool) -> Option<bool> {
+        match &self.data {
+            Data::Full(_) if !programmed => Some(true),
+            Data::Full(d) => Some(d.reads_erased(ppn)),
+            Data::Meta(_) => None,
+        }
+    }
+
     pub(super) fn copy_data_out(&self, ppn: Ppn, buf: &mut [u8]) {
+        self.copy_data_out_as(ppn, self.programs.get(ppn) != 0, buf)
+    }
+
+    /// [`Nand::copy_data_out`] of a page the caller knows is `programmed` or not.
+    pub(super) fn copy_data_out_as(&self, ppn: Ppn, programmed: bool, buf: &mut [u8]) {
+        debug_assert_eq!(programmed, self.programs.get(ppn) != 0);
         match &self.data {
             // An erased page's bytes in the store are stale (erase does not touch
             // them, it is too costly): it reads as 0xFF.
-            Data::Full(_) if self.programs.get(ppn) == 0 => buf.fill(0xFF),
+            Data::Full(_) if !programmed => buf.fill(0xFF),
             Data::Full(d) => d.read(ppn, buf),
             Data::Meta(m) => {
                 if !m.read(ppn, buf) {
-                    buf.fill(if self.programs.get(ppn) == 0 { 0xFF } else { 0 });
+                    buf.fill(if programmed { 0 } else { 0xFF });
                 }
             }
         }
