@@ -207,15 +207,15 @@ impl<'a> ScannedPages<'a> {
                 false => retrying(self.nand, ppn, t, None, oob, None).map(|r| (r, None)),
             };
             let crc = read.as_ref().ok().and_then(|(_, d)| d.and_then(|d| d.crc));
-            let unreadable = match read.map(|(r, _)| r) {
+            let (unreadable, oob_failed) = match read.map(|(r, _)| r) {
                 Ok(Ok(d)) => {
                     t = d;
-                    false
+                    (false, false)
                 }
                 Ok(Err(u)) => {
                     self.outcome.uncorrectable_reads += 1;
                     t = u.done_ns;
-                    true
+                    (true, u.oob)
                 }
                 Err(e) => {
                     self.outcome.nand_failed = true;
@@ -230,7 +230,13 @@ impl<'a> ScannedPages<'a> {
             // A page whose data is beyond ECC but whose spare area decodes
             // is still there (reads report its loss): the protocol counts it.
             let data_ok = unreadable || !full_reads;
-            if let OobState::Valid(o) = Oob::decode(oob) {
+            // A spare area ECC decoded is as the cells hold it: its record's
+            // CRC is the one the array remembers.
+            let state = match oob_failed {
+                true => Oob::decode(oob),
+                false => Oob::decode_stored(oob, self.nand, ppn),
+            };
+            if let OobState::Valid(o) = state {
                 if o.kind == PageKind::Data && o.seq < self.ckpt_seq && (data_ok || crc.is_some_and(|c| o.crc_matches(c))) {
                     visit(&ScannedPage {
                         ppn,
