@@ -26,8 +26,34 @@ impl Nand {
     /// Starts an operation on `target` (a page; a block for an erase or an
     /// operation refused on a bad block) issued at `at_ns`: fails if power is
     /// off; returns the cut if this is the one it tears.
-    #[inline]
+    ///
+    /// Nearly every operation has nothing to log, trace, cut or save: that
+    /// case (what [`Nand::begin_op_in_full`] does when none applies) is
+    /// inlined into every operation, the rest is not. A crash set issues
+    /// millions of reads, a replay millions of programs.
+    #[inline(always)]
     pub(super) fn begin_op(&mut self, kind: FlashOp, target: u32, at_ns: u64) -> Result<Option<PowerCut>, NandError> {
+        let index = self.op_count;
+        let plain = self.powered
+            && self.op_log.is_none()
+            && self.op_trace.is_none()
+            && at_ns <= self.instant_ns
+            && index != self.cut_at
+            && index != self.undo_at
+            && (self.instant_ns == u64::MAX || !kind.mutates());
+        if !plain {
+            return self.begin_op_in_full(kind, target, at_ns);
+        }
+        if kind.mutates() {
+            self.factory_fresh = false;
+        }
+        self.op_count += 1;
+        Ok(None)
+    }
+
+    /// [`Nand::begin_op`] with everything it may have to do.
+    #[inline(never)]
+    fn begin_op_in_full(&mut self, kind: FlashOp, target: u32, at_ns: u64) -> Result<Option<PowerCut>, NandError> {
         if !self.powered {
             return Err(NandError::PowerLoss);
         }
