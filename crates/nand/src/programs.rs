@@ -84,6 +84,18 @@ impl Programs {
         0
     }
 
+    /// `set(ppn, 1)` of a page the caller knows is erased (a program's
+    /// check): its bit alone changes (an erased page's count is 0, so its
+    /// "above 1" bit is clear). Inlined into every program.
+    #[inline(always)]
+    pub fn set_programmed(&mut self, ppn: Ppn) {
+        debug_assert_eq!(self.get(ppn), 0, "page {ppn} is programmed once, from erased");
+        match self {
+            Programs::Bytes(b) => b[ppn as usize] = 1,
+            Programs::Bits { bits, .. } => bits[ppn as usize / 64] |= 1u64 << (ppn % 64),
+        }
+    }
+
     #[inline]
     pub fn set(&mut self, ppn: Ppn, n: u8) {
         let (w, bit) = (ppn as usize / 64, 1u64 << (ppn % 64));

@@ -29,6 +29,7 @@ use crate::error::MemoryError;
 use crate::geometry::{BlockId, Ppn};
 use crate::memory;
 use crate::page_data::PageData;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// The fields of a spare area of the FTL's common form.
@@ -48,6 +49,33 @@ impl PackedSpare {
     pub const LPN_LIMIT: u32 = (1 << 31) - 3;
     /// Protocol bytes a packed page may carry.
     pub const PROTOCOL_MAX: usize = 32;
+}
+
+/// A spare area of the FTL's common form, as a program hands it to the
+/// array ([`crate::Nand::program_fields`]): the fields a metadata-only array
+/// stores packed, and how to write the bytes they pack from. The bytes are
+/// written only where something needs them (a store of bytes, a spare area
+/// kept whole, a torn program, the redo log): a packed store of a page
+/// needs none, and skips the record's encoding and CRC.
+pub struct FieldsSpare<'a> {
+    pub fields: PackedSpare,
+    /// The page's protocol bytes, as wide as the codec keeps.
+    pub protocol: &'a [u8],
+    /// The page's flag bytes as the spare area holds them, as many as the
+    /// codec keeps (at its `flags_at`).
+    pub flags: &'a [u8],
+    /// Writes the whole spare area (every byte of its slice), which the
+    /// installed codec packs to `fields`, `protocol` and `flags`.
+    pub encode: &'a dyn Fn(&mut [u8]),
+}
+
+impl FieldsSpare<'_> {
+    /// The spare area's bytes, `len` of them.
+    pub fn bytes(&self, len: usize) -> Vec<u8> {
+        let mut b = vec![0u8; len];
+        (self.encode)(&mut b);
+        b
+    }
 }
 
 /// Turns spare areas of one common form into [`PackedSpare`] fields and back.
@@ -280,13 +308,12 @@ impl Spare {
         }
     }
 
-    /// [`Spare::write`] of `bytes` that the codec packs to `fields` and
-    /// `protocol` (the caller knows them: `Nand::program_fields`).
+    /// [`Spare::write`] of the spare area `spare` describes.
     #[inline]
-    pub fn write_fields(&mut self, ppn: Ppn, bytes: &[u8], fields: &PackedSpare, protocol: &[u8]) {
+    pub fn write_fields(&mut self, ppn: Ppn, spare: &FieldsSpare) {
         match self {
-            Spare::Bytes(b) => b.page_mut(ppn).copy_from_slice(bytes),
-            Spare::Packed(p) => p.write_fields(ppn, bytes, fields, protocol),
+            Spare::Bytes(b) => (spare.encode)(b.page_mut(ppn)),
+            Spare::Packed(p) => p.write_fields(ppn, spare),
         }
     }
 
@@ -476,31 +503,47 @@ impl Packed {
         // to the page's entry only if it is packed outside a run.
         let mut protocol = [0u8; PackedSpare::PROTOCOL_MAX];
         let fields = self.codec.and_then(|c| (c.pack)(bytes, &mut protocol[..w]));
-        self.store(ppn, bytes, fields, &protocol[..w]);
+        let (f, at) = self.codec.map_or((0, 0), |c| (c.flag_bytes, c.flags_at));
+        debug_assert_eq!(bytes.len(), self.oob_size);
+        self.store(ppn, fields, &protocol[..w], &bytes[at..at + f], || Cow::Borrowed(bytes));
     }
 
-    /// [`Packed::write`] with the codec's answer known.
+    /// [`Packed::write`] with the codec's answer known; the bytes are
+    /// written only for a spare area kept whole.
     #[inline]
-    fn write_fields(&mut self, ppn: Ppn, bytes: &[u8], fields: &PackedSpare, protocol: &[u8]) {
+    fn write_fields(&mut self, ppn: Ppn, spare: &FieldsSpare) {
         debug_assert!(
             self.codec.is_some_and(|c| {
+                let bytes = spare.bytes(self.oob_size);
                 let mut p = [0u8; PackedSpare::PROTOCOL_MAX];
-                (c.pack)(bytes, &mut p[..c.protocol_bytes]) == Some(*fields) && p[..c.protocol_bytes] == *protocol
+                (c.pack)(&bytes, &mut p[..c.protocol_bytes]) == Some(spare.fields)
+                    && p[..c.protocol_bytes] == *spare.protocol
+                    && bytes[c.flags_at..c.flags_at + c.flag_bytes] == *spare.flags
             }),
             "page {ppn}: the spare area does not pack to the fields given"
         );
         // Fields of another width than the codec's are not this store's.
-        if self.codec.is_none_or(|c| c.protocol_bytes != protocol.len()) {
-            return self.write(ppn, bytes);
+        if self.codec.is_none_or(|c| c.protocol_bytes != spare.protocol.len()) {
+            return self.write(ppn, &spare.bytes(self.oob_size));
         }
-        self.store(ppn, bytes, Some(*fields), protocol);
+        let oob_size = self.oob_size;
+        self.store(ppn, Some(spare.fields), spare.protocol, spare.flags, || {
+            Cow::Owned(spare.bytes(oob_size))
+        });
     }
 
-    /// Stores the spare area `bytes` of `ppn`, which the codec packs to
-    /// `fields` and `protocol` (or does not pack).
+    /// Stores the spare area of `ppn`, which the codec packs to `fields`,
+    /// `protocol` and `flag_bytes` (or does not pack). `bytes` writes the
+    /// whole spare area, asked only to keep it whole.
     #[inline]
-    fn store(&mut self, ppn: Ppn, bytes: &[u8], fields: Option<PackedSpare>, protocol: &[u8]) {
-        debug_assert_eq!(bytes.len(), self.oob_size);
+    fn store<'b>(
+        &mut self,
+        ppn: Ppn,
+        fields: Option<PackedSpare>,
+        protocol: &[u8],
+        flag_bytes: &[u8],
+        bytes: impl FnOnce() -> Cow<'b, [u8]>,
+    ) {
         if self.lpn_of(ppn) == WHOLE {
             self.whole.remove(&ppn);
         }
@@ -513,8 +556,7 @@ impl Packed {
             }
             let off = fields.seq.wrapping_sub(self.seq_base[b]);
             if fields.lpn < PackedSpare::LPN_LIMIT && off <= u16::MAX as u64 && fields.erase_count == self.erase_count[b] {
-                let (f, at) = self.codec.map_or((0, 0), |c| (c.flag_bytes, c.flags_at));
-                let flag_bytes = &bytes[at..at + f];
+                let f = flag_bytes.len();
                 let plain = protocol.iter().all(|&x| x == 0) && flag_bytes.iter().all(|&x| x == 0xFF);
                 if self.lpn_of(ppn) == ERASED && self.extend_run(b, i, &fields, plain) {
                     return;
@@ -529,6 +571,8 @@ impl Packed {
                 return;
             }
         }
+        let bytes = bytes();
+        debug_assert_eq!(bytes.len(), self.oob_size);
         let kept = bytes.iter().rposition(|&x| x != 0xFF).map_or(0, |i| i + 1);
         if kept == 0 {
             self.mark_erased(ppn);

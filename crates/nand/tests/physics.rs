@@ -401,7 +401,8 @@ fn toy_unpack(f: &PackedSpare, protocol: &[u8], out: &mut [u8]) {
 /// for the common form, the rest kept whole). The same operations on a
 /// full-data array and a metadata-only one, with torn programs and erases of
 /// every variant, flipped bytes and a fault model, leave every spare area
-/// byte for byte the same, and reads return the same spare bytes and errors.
+/// byte for byte the same, and reads return the same spare bytes and errors,
+/// whether a program hands the spare area as bytes or as packed fields.
 #[test]
 fn packed_spare_areas_read_exactly_as_full_ones() {
     use rand::{Rng, SeedableRng};
@@ -425,7 +426,7 @@ fn packed_spare_areas_read_exactly_as_full_ones() {
     let mut seq = 1u64;
     let data = vec![0x5Au8; g.page_size as usize];
     let mut next = vec![0u32; g.block_count() as usize];
-    let (mut done, mut tears) = (0, 0);
+    let (mut done, mut tears, mut by_fields) = (0, 0, 0);
     for step in 0..4000 {
         let block = rng.gen_range(0..g.block_count());
         let torn = match rng.gen_range(0..20) {
@@ -473,9 +474,26 @@ fn packed_spare_areas_read_exactly_as_full_ones() {
             if roll < 15 {
                 oob[30] = 0x11; // not the codec's form: kept whole
             }
+            // A spare area of the codec's form also goes as its fields
+            // (`program_fields`), its bytes written only where needed.
+            let mut kept = [0u8; TOY_PROTOCOL];
+            let fields = toy_pack(&oob, &mut kept);
+            let encode = |b: &mut [u8]| b.copy_from_slice(&oob);
+            let spare = fields.map(|fields| FieldsSpare {
+                fields,
+                protocol: &kept,
+                flags: &[],
+                encode: &encode,
+            });
+            let program = |n: &mut Nand, data: &[u8], lazy: bool| match &spare {
+                Some(f) if lazy => n.program_fields(ppn, 0, data, f),
+                _ => n.program(ppn, 0, data, &oob),
+            };
+            let (lazy_full, lazy_meta) = (rng.gen_bool(0.5), rng.gen_bool(0.5));
+            by_fields += (spare.is_some() && lazy_meta) as u32;
             (
-                full.program(ppn, 0, &data, &oob).map(|_| ()),
-                meta.program(ppn, 0, &[], &oob).map(|_| ()),
+                program(&mut full, &data, lazy_full).map(|_| ()),
+                program(&mut meta, &[], lazy_meta).map(|_| ()),
             )
         };
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "step {step}");
@@ -507,7 +525,10 @@ fn packed_spare_areas_read_exactly_as_full_ones() {
             }
         }
     }
-    assert!(done > 1500 && tears > 500, "{done} operations done, {tears} torn");
+    assert!(
+        done > 1500 && tears > 500 && by_fields > 500,
+        "{done} operations done, {tears} torn, {by_fields} programmed by fields"
+    );
     assert!(
         meta.stats().program_failures > 0 && meta.stats().uncorrectable_reads > 0,
         "{:?}",

@@ -7,7 +7,7 @@ use crate::blocks::{AllocFor, BlockState};
 use crate::error::{DeviceError, Result};
 use crate::hooks::Hooks;
 use crate::oob::{Oob, PageKind, SpareBytes};
-use txftl_nand::{BlockId, NandError, Ppn};
+use txftl_nand::{BlockId, FieldsSpare, NandError, Ppn};
 
 impl<H: Hooks> Ftl<H> {
     /// Erases a block for reuse. Returns false if it wore out (now marked bad).
@@ -115,14 +115,30 @@ impl<H: Hooks> Ftl<H> {
         oob.flag_bytes = bytes.flags;
         oob.lost = lost;
         oob.relocated = relocated;
-        oob.encode(&mut self.oob_buf);
-        // A metadata-only array takes the packed fields as they are.
-        let packed = self.nand.packed_widths().and_then(|(p, f)| Some((oob.packed(p, f)?, p)));
+        // A metadata-only array takes the packed fields as they are, and
+        // asks for the record's bytes only if it keeps them. A block's
+        // summary keeps every record's bytes: those are encoded here.
+        let summaries = self.hooks.summary_pages();
+        if summaries {
+            oob.encode(&mut self.oob_buf);
+        }
+        let packed = self.nand.packed_widths().and_then(|(p, f)| Some((oob.packed(p, f)?, p, f)));
         let programmed = match packed {
-            Some((fields, p)) => self
-                .nand
-                .program_fields(ppn, at_ns, data, &self.oob_buf, &fields, &oob.protocol[..p]),
-            None => self.nand.program(ppn, at_ns, data, &self.oob_buf),
+            Some((fields, p, f)) => {
+                let spare = FieldsSpare {
+                    fields,
+                    protocol: &oob.protocol[..p],
+                    flags: &oob.flag_bytes[..f],
+                    encode: &|b| oob.encode(b),
+                };
+                self.nand.program_fields(ppn, at_ns, data, &spare)
+            }
+            None => {
+                if !summaries {
+                    oob.encode(&mut self.oob_buf);
+                }
+                self.nand.program(ppn, at_ns, data, &self.oob_buf)
+            }
         };
         let t = match programmed {
             Ok(t) => t,

@@ -120,6 +120,7 @@ impl Nand {
     }
 
     /// Sets the times of the operation just traced.
+    #[inline(always)]
     pub(super) fn trace_times(&mut self, start_ns: u64, done_ns: u64) {
         if let Some(r) = self.op_trace.as_mut().and_then(|t| t.last_mut()) {
             r.start_ns = start_ns;

@@ -114,6 +114,7 @@ impl Nand {
         Ok(())
     }
 
+    #[inline]
     pub(super) fn unit_channel(&self, ppn: Ppn) -> (u32, u32) {
         let g = &self.cfg.geometry;
         let unit = g.unit_of_block(g.block_of(ppn));

@@ -40,7 +40,9 @@ impl Nand {
     pub fn redo(&mut self, rec: &MutationRecord) -> Result<OpTime, NandError> {
         self.op_count = rec.op_index;
         match &rec.mutation {
-            Mutation::Program { ppn, data, oob, like } => self.program_hinted(*ppn, rec.at_ns, data, oob, *like, None),
+            Mutation::Program { ppn, data, oob, like } => {
+                self.program_hinted(*ppn, rec.at_ns, data, super::program::SpareIn::Bytes(oob), *like)
+            }
             Mutation::PartialProgram { ppn, data, oob } => self.partial_program(*ppn, rec.at_ns, data.as_deref(), oob.as_deref()),
             Mutation::Erase { block } => self.erase(*block, rec.at_ns),
         }

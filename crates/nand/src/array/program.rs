@@ -7,32 +7,27 @@ use crate::error::{NandError, Violation};
 use crate::fault::{tear_partial_program, Area, PowerCut, Torn};
 use crate::geometry::Ppn;
 use crate::redo::Mutation;
-use crate::spare::PackedSpare;
+use crate::spare::FieldsSpare;
 use crate::timing::OpTime;
+use std::borrow::Cow;
 
 impl Nand {
     /// Programs an erased page. `data` is a full page, or empty in `MetaOnly` mode
     /// (the data is then not stored).
     pub fn program(&mut self, ppn: Ppn, at_ns: u64, data: &[u8], oob: &[u8]) -> Result<OpTime, NandError> {
-        self.program_hinted(ppn, at_ns, data, oob, None, None)
+        self.program_hinted(ppn, at_ns, data, SpareIn::Bytes(oob), None)
     }
 
-    /// [`Nand::program`] of a spare area whose packed form the caller knows:
-    /// `oob` packs (by the installed codec) to `fields` with protocol bytes
-    /// `protocol` ([`Nand::packed_widths`] long), which a metadata-only array
-    /// then stores without packing `oob` again (a CRC and a check of every
-    /// byte a program). Debug builds check `oob` does pack to them. Same
-    /// operation, time, counts and stored bytes as `program`.
-    pub fn program_fields(
-        &mut self,
-        ppn: Ppn,
-        at_ns: u64,
-        data: &[u8],
-        oob: &[u8],
-        fields: &PackedSpare,
-        protocol: &[u8],
-    ) -> Result<OpTime, NandError> {
-        self.program_hinted(ppn, at_ns, data, oob, None, Some((fields, protocol)))
+    /// [`Nand::program`] of a spare area whose packed form the caller knows
+    /// (`spare`; the bytes `spare.encode` writes pack to its fields by the
+    /// installed codec). A metadata-only array stores the fields without
+    /// the bytes being written, packed again or checked (a CRC and a pass
+    /// over every byte a program); they are written where the array needs
+    /// them (whole spare areas, tears, the redo log). Debug builds check the
+    /// bytes pack to the fields. Same operation, time, counts and stored
+    /// bytes as `program` of those bytes.
+    pub fn program_fields(&mut self, ppn: Ppn, at_ns: u64, data: &[u8], spare: &FieldsSpare) -> Result<OpTime, NandError> {
+        self.program_hinted(ppn, at_ns, data, SpareIn::Fields(spare), None)
     }
 
     /// [`Nand::program`], with a hint for a metadata-only array: `data` is
@@ -41,7 +36,7 @@ impl Nand {
     /// reads return the bytes programmed all the same, whatever `like` holds
     /// or later becomes. Same operation, time and counts as `program`.
     pub fn program_like(&mut self, ppn: Ppn, at_ns: u64, data: &[u8], oob: &[u8], like: Ppn) -> Result<OpTime, NandError> {
-        self.program_hinted(ppn, at_ns, data, oob, Some(like), None)
+        self.program_hinted(ppn, at_ns, data, SpareIn::Bytes(oob), Some(like))
     }
 
     pub(super) fn program_hinted(
@@ -49,19 +44,21 @@ impl Nand {
         ppn: Ppn,
         at_ns: u64,
         data: &[u8],
-        oob: &[u8],
+        oob: SpareIn,
         like: Option<Ppn>,
-        fields: Option<(&PackedSpare, &[u8])>,
     ) -> Result<OpTime, NandError> {
+        let g = self.cfg.geometry;
+        let os = g.oob_size as usize;
         self.log_mutation(at_ns, || Mutation::Program {
             ppn,
             data: data.to_vec(),
-            oob: oob.to_vec(),
+            oob: oob.bytes(os).into_owned(),
             like,
         });
         self.check_ppn(ppn)?;
-        let g = self.cfg.geometry;
-        self.check_len("program oob", oob.len(), g.oob_size as usize)?;
+        if let SpareIn::Bytes(b) = oob {
+            self.check_len("program oob", b.len(), os)?;
+        }
         let data_ok = data.len() == g.page_size as usize || (data.is_empty() && self.cfg.data_mode == DataMode::MetaOnly);
         if !data_ok {
             return Err(self.violation(Violation::BufferSize {
@@ -89,10 +86,10 @@ impl Nand {
         if matches!(cut, Some(PowerCut { torn: Torn::None, .. })) {
             return Err(NandError::PowerLoss);
         }
-        self.programs.set(ppn, 1);
+        self.programs.set_programmed(ppn);
         let np = &mut self.next_page[block as usize];
         *np = (*np).max(index + 1);
-        let (os, ps) = (g.oob_size as usize, g.page_size as usize);
+        let ps = g.page_size as usize;
         if let (None, Some(model)) = (cut, self.faults) {
             let key = self.page_key(ppn);
             let p = model.program_fail_p(key.erase_count, self.cfg.endurance);
@@ -103,7 +100,7 @@ impl Nand {
                     torn: Torn::Garbage,
                     seed: model.seed ^ crate::bit_errors::splitmix64(SALT_GARBAGE ^ ((ppn as u64) << 8)),
                 };
-                self.tear_page(ppn, garbage, data, oob);
+                self.tear_page(ppn, garbage, data, &oob.bytes(os));
                 self.write_through_page(ppn)?;
                 self.image_op_done()?;
                 self.stats.program_failures += 1;
@@ -120,14 +117,14 @@ impl Nand {
         }
         match cut {
             None => {
-                match fields {
-                    Some((f, protocol)) => self.spare.write_fields(ppn, oob, f, protocol),
-                    None => self.spare.write(ppn, oob),
+                match oob {
+                    SpareIn::Fields(f) => self.spare.write_fields(ppn, f),
+                    SpareIn::Bytes(b) => self.spare.write(ppn, b),
                 }
                 self.store_data(ppn, data, like);
             }
             Some(cut) => {
-                self.tear_page(ppn, cut, data, oob);
+                self.tear_page(ppn, cut, data, &oob.bytes(os));
                 self.write_through_page(ppn)?;
                 return Err(NandError::PowerLoss);
             }
@@ -244,6 +241,24 @@ impl Nand {
         self.stats.busy_ns += xfer + t.partial_program_ns;
         self.trace_times(time.transferred_ns, time.done_ns);
         Ok(time)
+    }
+}
+
+/// The spare area a program writes: its bytes, or fields whose bytes are
+/// written only where the array needs them.
+#[derive(Clone, Copy)]
+pub(super) enum SpareIn<'a> {
+    Bytes(&'a [u8]),
+    Fields(&'a FieldsSpare<'a>),
+}
+
+impl SpareIn<'_> {
+    /// The spare area's bytes (`len` of them: the geometry's spare size).
+    fn bytes(&self, len: usize) -> Cow<'_, [u8]> {
+        match *self {
+            SpareIn::Bytes(b) => Cow::Borrowed(b),
+            SpareIn::Fields(f) => Cow::Owned(f.bytes(len)),
+        }
     }
 }
 
