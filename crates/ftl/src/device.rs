@@ -257,6 +257,30 @@ pub trait Device {
     /// non-decreasing `at_ns` order, never before the last `reset_stats`.
     fn set_clock(&mut self, at_ns: u64);
 
+    /// Plain writes without data (a metadata-only device) of the logical
+    /// pages `lpns`, in order, each submitted as [`Device::set_clock`] then
+    /// [`Device::write`] submit it: the first at `first_at_ns`, each next
+    /// one at what `next_at` answers when given the completion of the one
+    /// before (the device clock after it, and not before its submission).
+    /// `next_at` is called after every write, the last one's included.
+    /// The same calls as the host's one by one, without its bookkeeping and
+    /// a dynamic call per page: the host sends a fill this way. On an
+    /// error, the logical page whose write failed is returned with it.
+    fn write_run(
+        &mut self,
+        lpns: std::ops::Range<Lpn>,
+        first_at_ns: u64,
+        next_at: &mut dyn FnMut(u64) -> u64,
+    ) -> std::result::Result<(), (Lpn, DeviceError)> {
+        let mut at = first_at_ns;
+        for lpn in lpns {
+            self.set_clock(at);
+            self.write(lpn, &[]).map_err(|e| (lpn, e))?;
+            at = next_at(self.now_ns().max(at));
+        }
+        Ok(())
+    }
+
     fn begin(&mut self, _tid: Tid) -> Result<u64> {
         Err(self.unsupported("begin"))
     }

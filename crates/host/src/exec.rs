@@ -155,6 +155,36 @@ impl<'d> Executor<'d> {
         Ok(done)
     }
 
+    /// Can the fill's writes go to the device as one run
+    /// ([`Executor::write_run`])? When no trace is recorded, no transaction
+    /// is open and the driver would do nothing per write but count it.
+    pub fn writes_bypass(&self) -> bool {
+        self.record.is_none() && self.tx_start.is_empty() && self.driver.writes_bypass(&self.model)
+    }
+
+    /// The fill's writes of `lpns` as one [`txftl_ftl::Device::write_run`]
+    /// (see there for `first_at_ns` and `next_at`), counted as
+    /// [`Executor::fill_write`] counts each. Only when
+    /// [`Executor::writes_bypass`].
+    pub fn write_run(
+        &mut self,
+        lpns: std::ops::Range<u32>,
+        first_at_ns: u64,
+        next_at: &mut dyn FnMut(u64) -> u64,
+    ) -> Result<(), (u32, DeviceError)> {
+        assert!(self.writes_bypass(), "a run of writes the driver must see one by one");
+        let start = lpns.start;
+        let r = self.dev.write_run(lpns.clone(), first_at_ns, next_at);
+        // Each write sent is counted, the failed one too (as `send` counts).
+        let sent = match &r {
+            Ok(()) => lpns.end - start,
+            Err((lpn, _)) => lpn - start + 1,
+        } as u64;
+        self.counts.ops += sent;
+        self.driver.applied_without_data(sent);
+        r
+    }
+
     /// Has transaction `tid` begun and not ended?
     pub fn tx_open(&self, tid: u32) -> bool {
         self.tx_start.contains_key(&tid)

@@ -322,12 +322,17 @@ impl Dealer {
     /// the device sees the same calls at the same clock. What is skipped is
     /// the host's bookkeeping that the measured phase resets anyway (latency
     /// histograms, per-operation dealing), a third of a large fill's wall
-    /// time. Stops at the fill's closing flush, queued for `deal`, or at once
-    /// when the run records a trace (each operation is recorded there).
-    /// `tests/fill.rs` checks both paths leave the same device.
+    /// time. Without page data to write, the driver call itself is skipped
+    /// and the writes go to the device as one run (`fill_run`). Stops at the
+    /// fill's closing flush, queued for `deal`, or at once when the run
+    /// records a trace (each operation is recorded there). `tests/fill.rs`
+    /// checks these paths leave the same device as the general one.
     fn fill_writes(&mut self, ex: &mut Executor, progress: &mut dyn FnMut(u64)) -> Result<(), RunError> {
         if ex.record.is_some() || self.clients.iter().any(|c| !c.queue.is_empty()) {
             return Ok(());
+        }
+        if ex.writes_bypass() {
+            self.fill_run(ex, progress)?;
         }
         while self.stream.in_fill() {
             let Some(p) = next_idle(&self.clients) else { break };
@@ -352,6 +357,35 @@ impl Dealer {
             }
         }
         Ok(())
+    }
+
+    /// The rest of the fill's writes as one run on the device
+    /// (`Device::write_run`; the driver would only count them): each sent
+    /// by the client the loop of `fill_writes` would pick, at its time.
+    fn fill_run(&mut self, ex: &mut Executor, progress: &mut dyn FnMut(u64)) -> Result<(), RunError> {
+        let Some(mut p) = next_idle(&self.clients) else {
+            return Ok(());
+        };
+        let lpns = self.stream.take_fill_writes();
+        let (start, think, base) = (lpns.start, self.think_ns, self.index);
+        let clients = &mut self.clients;
+        let mut index = base;
+        let first_at = clients[p].ready_ns;
+        let r = ex.write_run(lpns, first_at, &mut |done| {
+            clients[p].ready_ns = done + think;
+            index += 1;
+            if index.is_multiple_of(4096) {
+                progress(index);
+            }
+            p = next_idle(clients).expect("no client has work queued during the fill");
+            clients[p].ready_ns
+        });
+        self.index = index;
+        r.map_err(|(lpn, source)| RunError::Device {
+            index: base + (lpn - start) as u64,
+            op: Op::Write(lpn),
+            source,
+        })
     }
 
     /// The fill is done: a barrier, then the measured phase.

@@ -1,5 +1,6 @@
-//! The fill's fast path (`Dealer::fill_writes`: the fill's writes without the
-//! host's per-operation bookkeeping) leaves the device exactly as the
+//! The fill's fast paths (`Dealer::fill_writes`: the fill's writes without
+//! the host's per-operation bookkeeping; metadata-only, as one
+//! `Device::write_run`) leave the device exactly as the
 //! general path does. A run that records a trace takes the general path for
 //! every operation, so the same run with and without a record must leave the
 //! same flash (every page's spare area and data, the array's counters and

@@ -117,6 +117,11 @@ impl TxModel {
         }
     }
 
+    /// Does the model record what it is told (not [`TxModel::untracked`])?
+    pub fn tracked(&self) -> bool {
+        self.tracked
+    }
+
     /// A model that records nothing, for runs whose reads cannot be checked
     /// (metadata-only data): it costs no memory per logical page (32 bytes
     /// each otherwise), and every query answers "never written".

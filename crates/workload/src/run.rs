@@ -89,6 +89,21 @@ impl Driver {
         self.by_deadline(dev, r)
     }
 
+    /// Can plain writes bypass [`Driver::apply`] (`Device::write_run`)? Only
+    /// when it would do nothing but count their versions: no page data to
+    /// write, no model to feed, no instant cut to answer by.
+    pub fn writes_bypass(&self, model: &TxModel) -> bool {
+        !self.store_data && self.ack_by_ns.is_none() && !model.tracked()
+    }
+
+    /// `pages` plain writes went to the device without [`Driver::apply`]
+    /// (see [`Driver::writes_bypass`]): their versions are used up as if
+    /// they had been applied.
+    pub fn applied_without_data(&mut self, pages: u64) {
+        assert!(!self.store_data, "writes with page data go through apply");
+        self.next_version += pages;
+    }
+
     fn next_page(&mut self, lpn: u32) -> u64 {
         let version = self.next_version;
         self.next_version += 1;

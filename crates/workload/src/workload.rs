@@ -244,6 +244,15 @@ impl OpStream {
         !self.fill_flushed
     }
 
+    /// The fill's writes not yet taken (`Op::Write` of each of these logical
+    /// pages, in order), taken now: the next operation is the fill's
+    /// closing flush, or what follows it.
+    pub fn take_fill_writes(&mut self) -> std::ops::Range<u32> {
+        let rest = self.filled..self.working_set.max(self.filled);
+        self.filled = rest.end;
+        rest
+    }
+
     fn after_write(&mut self, op: Op) -> Op {
         self.writes_since_flush += 1;
         op
