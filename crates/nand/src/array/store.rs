@@ -110,6 +110,7 @@ impl Nand {
         }
     }
 
+    #[inline]
     pub(super) fn store_data(&mut self, ppn: Ppn, data: &[u8], like: Option<Ppn>) {
         match &mut self.data {
             Data::Full(d) => d.page_mut(ppn).copy_from_slice(data),
