@@ -522,8 +522,11 @@ impl Packed {
             }),
             "page {ppn}: the spare area does not pack to the fields given"
         );
-        // Fields of another width than the codec's are not this store's.
-        if self.codec.is_none_or(|c| c.protocol_bytes != spare.protocol.len()) {
+        // Fields of other widths than the codec's are not this store's.
+        if self
+            .codec
+            .is_none_or(|c| c.protocol_bytes != spare.protocol.len() || c.flag_bytes != spare.flags.len())
+        {
             return self.write(ppn, &spare.bytes(self.oob_size));
         }
         let oob_size = self.oob_size;
