@@ -116,13 +116,12 @@ impl<H: Hooks> Ftl<H> {
         oob.lost = lost;
         oob.relocated = relocated;
         // A metadata-only array takes the packed fields as they are, and
-        // asks for the record's bytes only if it keeps them. A block's
-        // summary keeps every record's bytes: those are encoded here.
-        let summaries = self.hooks.summary_pages();
-        if summaries {
+        // asks for the record's bytes only if it keeps them. Any other
+        // array takes the bytes, and a block's summary keeps every record's.
+        let packed = self.nand.packed_widths().and_then(|(p, f)| Some((oob.packed(p, f)?, p, f)));
+        if packed.is_none() || self.hooks.summary_pages() {
             oob.encode(&mut self.oob_buf);
         }
-        let packed = self.nand.packed_widths().and_then(|(p, f)| Some((oob.packed(p, f)?, p, f)));
         let programmed = match packed {
             Some((fields, p, f)) => {
                 let spare = FieldsSpare {
@@ -133,12 +132,7 @@ impl<H: Hooks> Ftl<H> {
                 };
                 self.nand.program_fields(ppn, at_ns, data, &spare)
             }
-            None => {
-                if !summaries {
-                    oob.encode(&mut self.oob_buf);
-                }
-                self.nand.program(ppn, at_ns, data, &self.oob_buf)
-            }
+            None => self.nand.program(ppn, at_ns, data, &self.oob_buf),
         };
         let t = match programmed {
             Ok(t) => t,
