@@ -108,7 +108,8 @@ impl<H: Hooks> Ftl<H> {
         if self.cfg.alloc_window_blocks > 0 {
             self.blocks.refill_window(self.cfg.alloc_window_blocks);
         }
-        let blocks: Vec<BlockRecord> = (0..self.geo.block_count() as usize).map(|b| self.record_state(b)).collect();
+        let mut blocks = self.tables.block_records_buffer();
+        blocks.extend((0..self.geo.block_count() as usize).map(|b| self.record_state(b)));
         // What the records and the L2P say is on the NAND is done (see above).
         assert!(
             self.nand.all_idle_ns() <= self.now_ns,
@@ -150,7 +151,9 @@ impl<H: Hooks> Ftl<H> {
             }
         }
         self.ckpt = loc;
-        self.ckpt_erase_counts = blocks.iter().map(|r| r.erase_count).collect();
+        // Filled in place, for the reason `block_records_buffer` gives.
+        self.ckpt_erase_counts.clear();
+        self.ckpt_erase_counts.extend(blocks.iter().map(|r| r.erase_count));
         for ppn in self.tables.checkpoint_durable(blocks) {
             self.nand.forget_data(ppn);
         }

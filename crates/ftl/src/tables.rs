@@ -44,6 +44,9 @@ pub(crate) struct Tables {
     /// Block records as the current checkpoint's block-table pages hold them
     /// (`None` before the first checkpoint: every block-table page is written).
     pub persisted_blocks: Option<Vec<BlockRecord>>,
+    /// The block records the current ones replaced, for the next checkpoint
+    /// to fill again ([`Tables::block_records_buffer`]).
+    recycled_blocks: Recycled<BlockRecord>,
     /// Per page of the checkpoint ring (stripe index * stripe pages + stripe page):
     /// the table page it holds, [`UNMAPPED`] if none (a record page, or erased).
     pub holder: Vec<u32>,
@@ -73,6 +76,7 @@ impl Tables {
             dir_prev: vec![UNMAPPED; t],
             dir_next: vec![DirEntry::NONE; t],
             persisted_blocks: None,
+            recycled_blocks: Recycled(Vec::new()),
             holder: vec![UNMAPPED; ring_len * geo.pages_per_block as usize],
         }
     }
@@ -151,10 +155,23 @@ impl Tables {
             *prev = cur.ppn;
         }
         self.dir_cur.clone_from(&self.dir_next);
-        self.persisted_blocks = Some(blocks);
+        if let Some(old) = self.persisted_blocks.replace(blocks) {
+            self.recycled_blocks = Recycled(old);
+        }
         self.map_dirty.fill(0);
         self.writeback_entered = 0;
         dead
+    }
+
+    /// An empty vector for the next checkpoint's block records, with the
+    /// room of those two checkpoints back. A checkpoint records every
+    /// block: a fresh allocation each time (megabytes on a large device)
+    /// would have the allocator hand its pages back to the kernel and the
+    /// kernel zero them again at the next, hundreds of times in a fill.
+    pub fn block_records_buffer(&mut self) -> Vec<BlockRecord> {
+        let mut v = std::mem::take(&mut self.recycled_blocks.0);
+        v.clear();
+        v
     }
 
     /// After recovery loaded a checkpoint: its directory is current, `prev`
@@ -202,5 +219,16 @@ impl Tables {
                 p[r.clone()] != records[r]
             }
         }
+    }
+}
+
+/// A buffer kept only for its allocation: a clone (a RAM snapshot of the
+/// device) starts without one, as its contents mean nothing.
+#[derive(Debug, Default)]
+struct Recycled<T>(Vec<T>);
+
+impl<T> Clone for Recycled<T> {
+    fn clone(&self) -> Self {
+        Recycled(Vec::new())
     }
 }

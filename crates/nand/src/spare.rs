@@ -203,8 +203,11 @@ impl Spare {
             oob_size,
             pages_per_block,
             codec: None,
+            // Sparse: a page has entries here only outside its block's run
+            // (`Run`), so these stay on 4 KiB pages. A 2 MiB huge page
+            // would be zeroed whole for the few entries of one broken run.
             lpn: memory::zeroed(pages, need)?,
-            seq_off: memory::filled(pages, 0, need)?,
+            seq_off: memory::zeroed(pages, need)?,
             seq_base: memory::filled(blocks, UNSET, need)?,
             erase_count: memory::filled(blocks, 0, need)?,
             protocol: Vec::new(),
@@ -248,7 +251,7 @@ impl Spare {
             return Ok(());
         }
         let pages = p.lpn.len();
-        let table = memory::filled(pages * width, 0u8, (pages * width) as u64)?;
+        let table = memory::zeroed(pages * width, (pages * width) as u64)?;
         // Inverted: zero bytes are erased flags.
         let flag_table = memory::zeroed(pages * flag_width, (pages * flag_width) as u64)?;
         let mut again = Vec::new();
