@@ -5,8 +5,9 @@
 //! This file holds the [`Ftl`] type and the types its parts share; the parts
 //! live in the child modules, each named for what it holds: `format`,
 //! `accessors`, `guards` (the checks operations start with), `stream` (the
-//! write streams), `l2p`, `write`, `read`, `flush` (trims, flushes, close),
-//! `clock`, `stats` and `block_device` (the [`Device`](crate::Device) impl).
+//! write streams), `l2p`, `write`, `run` (a host's run of plain writes),
+//! `read`, `flush` (trims, flushes, close), `clock`, `stats` and
+//! `block_device` (the [`Device`](crate::Device) impl).
 //!
 //! Durability rules the whole design rests on:
 //! - every program gets a fresh sequence number, recorded in its OOB;
@@ -42,6 +43,7 @@ mod format;
 mod guards;
 mod l2p;
 mod read;
+mod run;
 mod stats;
 mod stream;
 mod tx;

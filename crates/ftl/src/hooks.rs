@@ -405,6 +405,12 @@ pub trait RecoveryHooks {
 
 /// What the framework tells the protocol as it happens.
 pub trait EventHooks {
+    /// Whether [`EventHooks::on_program`] does anything. A protocol whose
+    /// `on_program` is the empty default says `false`; the FTL's own run of
+    /// plain host writes then programs whole turns of the stripe without a
+    /// record built per page for it (`ftl/run.rs`).
+    const SEES_PROGRAMS: bool = true;
+
     /// Called once by `format`, with the logical capacity.
     fn on_format(&mut self, _logical_pages: u32) {}
 

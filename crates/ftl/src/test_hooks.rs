@@ -22,7 +22,9 @@ impl Hooks for Bare {
 impl GcHooks for Bare {}
 impl PersistHooks for Bare {}
 impl RecoveryHooks for Bare {}
-impl EventHooks for Bare {}
+impl EventHooks for Bare {
+    const SEES_PROGRAMS: bool = false;
+}
 
 /// A freshly formatted [`Bare`] FTL on the `tiny` preset, metadata only,
 /// violations panicking: the framework's unit tests' default device.

@@ -21,7 +21,8 @@
 //!
 //! This file holds the array's types; its operations live in the child
 //! modules, each named for what it holds: `create`, `accessors`, `issue`
-//! (what every operation goes through), `read`, `program`, `erase`, `store`
+//! (what every operation goes through), `read`, `program`, `run` (programs
+//! extending a block's run), `erase`, `store`
 //! (how the cells' contents are kept), `power`, `in_flight`, `logs`,
 //! `faults`, `write_through` (the image file) and `inspect`.
 
@@ -48,6 +49,7 @@ mod logs;
 mod power;
 mod program;
 mod read;
+mod run;
 mod store;
 mod write_through;
 use in_flight::InFlight;

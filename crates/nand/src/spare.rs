@@ -329,6 +329,48 @@ impl Spare {
         }
     }
 
+    /// Would `fields` (with no protocol bytes and erased flag bytes) stored
+    /// as page `index` of `block` extend its run, and the fields of each
+    /// next page too as long as they advance by `lpn_step` and `seq_step`?
+    /// Only a packed store's run can be extended (`Run`), from its third
+    /// page on (its first two set the steps).
+    pub fn continues_run(&self, block: BlockId, index: u32, fields: &PackedSpare, lpn_step: u32, seq_step: u32) -> bool {
+        let Spare::Packed(p) = self else { return false };
+        let b = block as usize;
+        let ppn = block * p.pages_per_block + index;
+        p.codec.is_some()
+            && index >= 2
+            && p.run_len(b) == index
+            && p.lpn_of(ppn) == ERASED
+            && p.run[b].lpn_step == lpn_step
+            && p.run[b].seq_step == seq_step
+            && !fields.flag
+            && *fields == p.run_fields(b, index)
+    }
+
+    /// Stores page `index` of `block` as the next page of the block's run,
+    /// which [`Spare::continues_run`] said the run's pages from some page
+    /// before on extend: the same store as [`Spare::write_fields`] of the
+    /// run's fields for the page, without looking at them again.
+    #[inline]
+    pub fn append_to_run(&mut self, block: BlockId, index: u32) {
+        let Spare::Packed(p) = self else {
+            unreachable!("only a packed store has runs")
+        };
+        let b = block as usize;
+        let ppn = block * p.pages_per_block + index;
+        assert!(
+            p.run_len(b) == index && index >= 2,
+            "page {index} of block {block} does not continue its run of {} pages",
+            p.run_len(b)
+        );
+        // An erased page past the run has no entry of its own (the array
+        // checked the page is erased and its block's next): a check here
+        // would read, and so map, the sparse entries a run exists to spare.
+        debug_assert_eq!(p.lpn_of(ppn), ERASED, "page {index} of block {block} has an entry of its own");
+        p.run[b].len += 1;
+    }
+
     /// The page's spare area reads erased again.
     pub fn erase_page(&mut self, ppn: Ppn) {
         match self {

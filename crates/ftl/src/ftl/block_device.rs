@@ -38,4 +38,12 @@ impl<H: Hooks> Device for Ftl<H> {
     fn set_clock(&mut self, at_ns: u64) {
         self.now_ns = at_ns.max(self.time_base_ns);
     }
+    fn write_run(
+        &mut self,
+        lpns: std::ops::Range<Lpn>,
+        first_at_ns: u64,
+        next_at: &mut dyn FnMut(u64) -> u64,
+    ) -> std::result::Result<(), (Lpn, crate::error::DeviceError)> {
+        self.write_run_plain(lpns, first_at_ns, next_at).map(|_| ())
+    }
 }

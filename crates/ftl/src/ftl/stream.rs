@@ -147,10 +147,23 @@ impl<H: Hooks> Ftl<H> {
             }
             Err(e) => return Err(self.fail(e)),
         };
-        let b = block as usize;
         if kind == PageKind::Data {
             self.hooks.on_program(ppn, &oob, t.done_ns);
         }
+        self.page_programmed(block, page, seq);
+        self.summary_after_program(block, page, at_ns)?;
+        Ok(Some((ppn, t.transferred_ns)))
+    }
+
+    /// Page `page` of open block `block` was programmed with sequence
+    /// number `seq`: the block's write pointer moves past it (a full block
+    /// leaves its stream), and the page counts towards the next checkpoint.
+    /// Returns the page.
+    #[inline]
+    pub(crate) fn page_programmed(&mut self, block: BlockId, page: u32, seq: u64) -> Ppn {
+        let b = block as usize;
+        assert_eq!(self.blocks.write_ptr[b], page, "block {block}: page {page} programmed out of order");
+        let ppn = self.geo.ppn(block, page);
         self.intact.set(ppn, true);
         self.note_programmed(ppn);
         self.blocks.write_ptr[b] = page + 1;
@@ -161,8 +174,7 @@ impl<H: Hooks> Ftl<H> {
             self.close_stream_slot(block);
         }
         self.programs_since_ckpt += 1;
-        self.summary_after_program(block, page, at_ns)?;
-        Ok(Some((ppn, t.transferred_ns)))
+        ppn
     }
 
     pub(crate) fn close_stream_slot(&mut self, block: BlockId) {

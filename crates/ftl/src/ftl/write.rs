@@ -21,7 +21,7 @@ pub enum Writer {
 }
 
 /// Static wear leveling looks at the erase-count spread after this many erases.
-const WEAR_CHECK_EVERY_ERASES: u32 = 8;
+pub(super) const WEAR_CHECK_EVERY_ERASES: u32 = 8;
 
 impl<H: Hooks> Ftl<H> {
     /// Programs a host page that the L2P does not point to yet (a transactional

@@ -116,8 +116,14 @@ impl Nand {
 
     #[inline]
     pub(super) fn unit_channel(&self, ppn: Ppn) -> (u32, u32) {
+        self.unit_channel_of_block(self.cfg.geometry.block_of(ppn))
+    }
+
+    /// [`Nand::unit_channel`] of a page of `block`.
+    #[inline]
+    pub(super) fn unit_channel_of_block(&self, block: BlockId) -> (u32, u32) {
         let g = &self.cfg.geometry;
-        let unit = g.unit_of_block(g.block_of(ppn));
+        let unit = g.unit_of_block(block);
         (unit, g.channel_of_unit(unit))
     }
 }

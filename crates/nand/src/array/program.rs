@@ -5,7 +5,7 @@ use super::{DataMode, FlashOp, Nand};
 use crate::bit_errors::{SALT_GARBAGE, SALT_PROGRAM};
 use crate::error::{NandError, Violation};
 use crate::fault::{tear_partial_program, Area, PowerCut, Torn};
-use crate::geometry::Ppn;
+use crate::geometry::{BlockId, Ppn};
 use crate::redo::Mutation;
 use crate::spare::FieldsSpare;
 use crate::timing::OpTime;
@@ -131,21 +131,25 @@ impl Nand {
         }
         self.write_through_page(ppn)?;
         self.image_op_done()?;
+        Ok(self.program_time(block, at_ns))
+    }
+
+    /// A program of a page of `block` issued at `at_ns` is done: counted,
+    /// and its time taken on its die and channel.
+    #[inline]
+    pub(super) fn program_time(&mut self, block: BlockId, at_ns: u64) -> OpTime {
+        let g = self.cfg.geometry;
         self.stats.programs += 1;
         self.stats.page_reached(1);
-        let (unit, channel) = self.unit_channel(ppn);
+        let (unit, channel) = self.unit_channel_of_block(block);
         let t = self.cfg.timing;
-        let bytes = if data.is_empty() {
-            g.page_size + g.oob_size
-        } else {
-            (ps + os) as u32
-        };
-        let xfer = t.transfer_ns(bytes);
+        // A page without stored data still crosses the channel whole.
+        let xfer = t.transfer_ns(g.page_size + g.oob_size);
         let time = self.clocks.program(unit, channel, at_ns, xfer, t.program_ns);
         self.stats.busy_ns += xfer + t.program_ns;
         // The cells change once the data is in the die's register.
         self.trace_times(time.transferred_ns, time.done_ns);
-        Ok(time)
+        time
     }
 
     /// SLC partial program of the spare area by mask: the bits set in `clear`

@@ -36,7 +36,9 @@ impl PersistHooks for Plain {}
 
 impl RecoveryHooks for Plain {}
 
-impl EventHooks for Plain {}
+impl EventHooks for Plain {
+    const SEES_PROGRAMS: bool = false;
+}
 
 impl txftl_ftl::Registered for Plain {
     fn entry() -> &'static ProtocolEntry {
