@@ -114,6 +114,18 @@ impl BlockTable {
         self.reindex(b);
     }
 
+    /// `n` more valid pages in block `b` (a run's pages of it, mapped at once).
+    #[inline]
+    pub fn valid_add(&mut self, b: BlockId, n: u32) {
+        assert!(
+            self.valid[b as usize] + n <= self.pages_per_block,
+            "block {b}: {n} valid pages more than it has pages ({})",
+            self.pages_per_block
+        );
+        self.valid[b as usize] += n;
+        self.reindex(b);
+    }
+
     /// One valid page fewer in block `b`.
     #[inline]
     pub fn valid_dec(&mut self, b: BlockId) {

@@ -132,6 +132,14 @@ impl Tables {
         self.map_dirty[t / 64] |= 1 << (t % 64);
     }
 
+    /// [`Tables::mark_lpn`] of every logical page of `lpns` (not empty).
+    pub fn mark_lpns(&mut self, lpns: std::ops::Range<u32>) {
+        debug_assert!(!lpns.is_empty());
+        for t in self.layout.map_page_of(lpns.start)..=self.layout.map_page_of(lpns.end - 1) {
+            self.map_dirty[t as usize / 64] |= 1 << (t % 64);
+        }
+    }
+
     /// Forgets that L2P page `t` changed (it was written back alone, or a
     /// cached table's canary dropped it without writing it).
     pub fn clear_map_dirty(&mut self, t: u32) {

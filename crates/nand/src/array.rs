@@ -126,6 +126,7 @@ pub const PROGRAMS_COUNTED: usize = 8;
 
 impl NandStats {
     /// One more page took its `n`-th program since its erase.
+    #[inline]
     pub(crate) fn page_reached(&mut self, n: u8) {
         self.pages_reaching[(n as usize).clamp(1, PROGRAMS_COUNTED) - 1] += 1;
     }

@@ -311,7 +311,8 @@ impl Spare {
         }
     }
 
-    /// [`Spare::write`] of the spare area `spare` describes.
+    /// [`Spare::write`] of the spare area `spare` describes, into an erased
+    /// page (a program's: the array checked the page is erased).
     #[inline]
     pub fn write_fields(&mut self, ppn: Ppn, spare: &FieldsSpare) {
         match self {
@@ -330,45 +331,52 @@ impl Spare {
     }
 
     /// Would `fields` (with no protocol bytes and erased flag bytes) stored
-    /// as page `index` of `block` extend its run, and the fields of each
-    /// next page too as long as they advance by `lpn_step` and `seq_step`?
-    /// Only a packed store's run can be extended (`Run`), from its third
-    /// page on (its first two set the steps).
-    pub fn continues_run(&self, block: BlockId, index: u32, fields: &PackedSpare, lpn_step: u32, seq_step: u32) -> bool {
+    /// as page `index` of `block` extend its run, and so would the fields
+    /// of each of its next `count - 1` pages, advancing by `lpn_step` and
+    /// `seq_step`? Only a packed store's run can be extended (`Run`), from
+    /// its third page on (its first two set the steps), and only with
+    /// fields a page's own entry could hold (see `store`).
+    pub fn continues_run(&self, block: BlockId, index: u32, count: u32, fields: &PackedSpare, lpn_step: u32, seq_step: u32) -> bool {
         let Spare::Packed(p) = self else { return false };
         let b = block as usize;
         let ppn = block * p.pages_per_block + index;
+        let last = (index + count - 1) as u64;
         p.codec.is_some()
             && index >= 2
+            && count > 0
             && p.run_len(b) == index
             && p.lpn_of(ppn) == ERASED
             && p.run[b].lpn_step == lpn_step
             && p.run[b].seq_step == seq_step
             && !fields.flag
             && *fields == p.run_fields(b, index)
+            && fields.lpn as u64 + (count - 1) as u64 * (lpn_step as u64) < PackedSpare::LPN_LIMIT as u64
+            && last * seq_step as u64 <= u16::MAX as u64
     }
 
-    /// Stores page `index` of `block` as the next page of the block's run,
-    /// which [`Spare::continues_run`] said the run's pages from some page
-    /// before on extend: the same store as [`Spare::write_fields`] of the
-    /// run's fields for the page, without looking at them again.
-    #[inline]
-    pub fn append_to_run(&mut self, block: BlockId, index: u32) {
+    /// Stores pages `first..first + count` of `block` as the next pages of
+    /// the block's run, which [`Spare::continues_run`] said the run's pages
+    /// from `first` on extend: the same store as [`Spare::write_fields`] of
+    /// the run's fields for each page, without looking at them again.
+    pub fn append_to_run(&mut self, block: BlockId, first: u32, count: u32) {
         let Spare::Packed(p) = self else {
             unreachable!("only a packed store has runs")
         };
         let b = block as usize;
-        let ppn = block * p.pages_per_block + index;
         assert!(
-            p.run_len(b) == index && index >= 2,
-            "page {index} of block {block} does not continue its run of {} pages",
+            p.run_len(b) == first && first >= 2,
+            "page {first} of block {block} does not continue its run of {} pages",
             p.run_len(b)
         );
-        // An erased page past the run has no entry of its own (the array
-        // checked the page is erased and its block's next): a check here
-        // would read, and so map, the sparse entries a run exists to spare.
-        debug_assert_eq!(p.lpn_of(ppn), ERASED, "page {index} of block {block} has an entry of its own");
-        p.run[b].len += 1;
+        // Erased pages past the run have no entry of their own (the array
+        // checked they are erased): a check here would read, and so map,
+        // the sparse entries a run exists to spare.
+        debug_assert!(
+            (first..first + count).all(|i| p.lpn_of(block * p.pages_per_block + i) == ERASED),
+            "pages {first}..{} of block {block} have entries of their own",
+            first + count
+        );
+        p.run[b].len += count;
     }
 
     /// The page's spare area reads erased again.
@@ -550,7 +558,7 @@ impl Packed {
         let fields = self.codec.and_then(|c| (c.pack)(bytes, &mut protocol[..w]));
         let (f, at) = self.codec.map_or((0, 0), |c| (c.flag_bytes, c.flags_at));
         debug_assert_eq!(bytes.len(), self.oob_size);
-        self.store(ppn, fields, &protocol[..w], &bytes[at..at + f], || Cow::Borrowed(bytes));
+        self.store(ppn, false, fields, &protocol[..w], &bytes[at..at + f], || Cow::Borrowed(bytes));
     }
 
     /// [`Packed::write`] with the codec's answer known; the bytes are
@@ -575,27 +583,36 @@ impl Packed {
             return self.write(ppn, &spare.bytes(self.oob_size));
         }
         let oob_size = self.oob_size;
-        self.store(ppn, Some(spare.fields), spare.protocol, spare.flags, || {
+        self.store(ppn, true, Some(spare.fields), spare.protocol, spare.flags, || {
             Cow::Owned(spare.bytes(oob_size))
         });
     }
 
     /// Stores the spare area of `ppn`, which the codec packs to `fields`,
     /// `protocol` and `flag_bytes` (or does not pack). `bytes` writes the
-    /// whole spare area, asked only to keep it whole.
+    /// whole spare area, asked only to keep it whole. `erased`: the page is
+    /// erased (a program's store).
     #[inline]
     fn store<'b>(
         &mut self,
         ppn: Ppn,
+        erased: bool,
         fields: Option<PackedSpare>,
         protocol: &[u8],
         flag_bytes: &[u8],
         bytes: impl FnOnce() -> Cow<'b, [u8]>,
     ) {
-        if self.lpn_of(ppn) == WHOLE {
+        let (b, i) = self.place(ppn);
+        // An erased page at or past its block's run end has the entry
+        // `ERASED` (`mark_erased`), never `WHOLE`: a program's store does
+        // not read it there, so the first pages of a block's run leave the
+        // sparse table's memory unmapped (a read maps the kernel's zero
+        // page, one fault per 4 KiB of entries).
+        let entry_erased = erased && i >= self.run_len(b);
+        debug_assert!(!entry_erased || self.lpn_of(ppn) == ERASED, "erased page {ppn} has an entry");
+        if !entry_erased && self.lpn_of(ppn) == WHOLE {
             self.whole.remove(&ppn);
         }
-        let (b, i) = self.place(ppn);
         let w = protocol.len();
         if let Some(fields) = fields {
             if self.seq_base[b] == UNSET {
@@ -606,7 +623,7 @@ impl Packed {
             if fields.lpn < PackedSpare::LPN_LIMIT && off <= u16::MAX as u64 && fields.erase_count == self.erase_count[b] {
                 let f = flag_bytes.len();
                 let plain = protocol.iter().all(|&x| x == 0) && flag_bytes.iter().all(|&x| x == 0xFF);
-                if self.lpn_of(ppn) == ERASED && self.extend_run(b, i, &fields, plain) {
+                if (entry_erased || self.lpn_of(ppn) == ERASED) && self.extend_run(b, i, &fields, plain) {
                     return;
                 }
                 self.set_lpn(ppn, fields.lpn | if fields.flag { FLAG } else { 0 });

@@ -89,6 +89,7 @@ impl Clocks {
     }
 
     /// Program: the channel carries the data in, then the die programs it.
+    #[inline]
     pub fn program(&mut self, unit: u32, channel: u32, at_ns: u64, xfer_ns: u64, program_ns: u64) -> OpTime {
         let die = &mut self.die_busy_until_ns[unit as usize];
         let chan = &mut self.channel_busy_until_ns[channel as usize];

@@ -1,6 +1,6 @@
 //! A host's run of plain writes without data ([`Device::write_run`] of the
 //! FTL itself): whole turns of the host stripe go to the array as the next
-//! pages of their blocks' runs ([`Nand::program_run_page`]) while nothing
+//! pages of their blocks' runs ([`Nand::program_run_pages`]) while nothing
 //! but those programs can happen between two writes (no block fills, no
 //! checkpoint falls due, nothing is armed on the array, the protocol
 //! watches no program); every other write of the run goes through
@@ -9,10 +9,11 @@
 //! `crates/host/tests/fill.rs`).
 //!
 //! [`Device::write_run`]: crate::Device::write_run
-//! [`Nand::program_run_page`]: txftl_nand::Nand::program_run_page
+//! [`Nand::program_run_pages`]: txftl_nand::Nand::program_run_pages
 
 use super::write::WEAR_CHECK_EVERY_ERASES;
 use super::Ftl;
+use crate::checkpoint::UNMAPPED;
 use crate::device::{Device, Lpn};
 use crate::error::{DeviceError, Result};
 use crate::hooks::{EventHooks, Hooks};
@@ -45,7 +46,7 @@ impl<H: Hooks> Ftl<H> {
                 lpn += 1;
                 continue;
             }
-            self.program_turns(lpn, turns * units, &mut at, next_at);
+            self.program_turns(lpn, turns, &mut at, next_at);
             lpn += turns * units;
             turned += (turns * units) as u64;
         }
@@ -77,15 +78,20 @@ impl<H: Hooks> Ftl<H> {
         };
         let mut turns = turns.min((before_checkpoint / units as u64) as u32);
         for j in 0..units {
-            let unit = (self.host_cursor + j) % units;
-            let Some(block) = self.host_open[unit as usize] else {
+            let Some(block) = self.host_open[((self.host_cursor + j) % units) as usize] else {
                 return Ok(0);
             };
-            let page = self.blocks.write_ptr[block as usize];
             // The block's last page closes it: that write goes through `write_page`.
-            turns = turns.min((self.geo.pages_per_block - 1).saturating_sub(page));
+            turns = turns.min((self.geo.pages_per_block - 1).saturating_sub(self.blocks.write_ptr[block as usize]));
+        }
+        if turns == 0 {
+            return Ok(0);
+        }
+        for j in 0..units {
+            let block = self.host_open[((self.host_cursor + j) % units) as usize].expect("checked above");
+            let page = self.blocks.write_ptr[block as usize];
             let fields = self.host_page_fields(block, lpn + j, self.seq + j as u64, protocol_bytes, flag_bytes);
-            if turns == 0 || !fields.is_some_and(|f| self.nand.continues_run(block, page, &f, units, units)) {
+            if !fields.is_some_and(|f| self.nand.continues_run(block, page, turns, &f, units, units)) {
                 return Ok(0);
             }
         }
@@ -99,27 +105,54 @@ impl<H: Hooks> Ftl<H> {
         Oob::new(PageKind::Data, lpn, seq, ec, &[]).packed(protocol_bytes, flag_bytes)
     }
 
-    /// Writes `count` logical pages from `first` on, as many whole turns
-    /// of the host stripe as [`Ftl::stripe_turns`] allowed: per page what
-    /// `set_clock` and `write_page` do there, the array's part by
-    /// `program_run_page`.
-    fn program_turns(&mut self, first: Lpn, count: u32, at: &mut u64, next_at: &mut dyn FnMut(u64) -> u64) {
+    /// Writes `turns` whole turns of the host stripe from logical page
+    /// `first` on, as [`Ftl::stripe_turns`] allowed: each block's pages at
+    /// once on the array (`program_run_pages`), then each write as
+    /// `set_clock` and `write_page` do it (the program issued on the array,
+    /// the L2P pointed at it, the clock moved), then each block's
+    /// bookkeeping as after its pages' programs and mappings.
+    fn program_turns(&mut self, first: Lpn, turns: u32, at: &mut u64, next_at: &mut dyn FnMut(u64) -> u64) {
         let units = self.geo.unit_count();
-        for lpn in first..first + count {
-            let unit = self.host_cursor;
-            self.host_cursor = if unit + 1 == units { 0 } else { unit + 1 };
-            let block = self.host_open[unit as usize].expect("stripe_turns found every unit's block open");
-            let page = self.blocks.write_ptr[block as usize];
-            self.set_clock(*at);
-            let t = self.nand.program_run_page(block, page, self.now_ns);
-            let seq = self.seq;
-            self.seq += 1;
-            let ppn = self.page_programmed(block, page, seq);
-            self.map(lpn, ppn);
-            self.counters.host_writes += 1;
-            self.now_ns = self.now_ns.max(t.transferred_ns);
-            *at = next_at(self.now_ns.max(*at));
+        // The stripe's blocks in issue order, from the host cursor on (whole
+        // turns bring the cursor back), with the page each starts at.
+        let stripe: Vec<(BlockId, u32)> = (0..units)
+            .map(|j| {
+                let block = self.host_open[((self.host_cursor + j) % units) as usize].expect("stripe_turns found every unit's block open");
+                (block, self.blocks.write_ptr[block as usize])
+            })
+            .collect();
+        for &(block, page) in &stripe {
+            self.nand.program_run_pages(block, page, turns);
         }
+        let first_seq = self.seq;
+        let mut lpn = first;
+        for turn in 0..turns {
+            for &(block, page) in &stripe {
+                self.set_clock(*at);
+                let t = self.nand.issue_run_program(block, page + turn, self.now_ns);
+                // `map`, its other half below: the old page (of an earlier
+                // write) unmapped, the new one named.
+                if self.l2p.get(lpn) != UNMAPPED {
+                    self.unmap(lpn);
+                }
+                self.l2p.set(lpn, self.geo.ppn(block, page + turn));
+                self.now_ns = self.now_ns.max(t.transferred_ns);
+                *at = next_at(self.now_ns.max(*at));
+                lpn += 1;
+            }
+        }
+        for (j, &(block, page)) in stripe.iter().enumerate() {
+            for turn in 0..turns {
+                let ppn = self.page_programmed(block, page + turn, first_seq + (turn * units) as u64 + j as u64);
+                assert!(!self.mapped.get(ppn), "page {ppn}, just programmed, is mapped");
+                self.mapped.set(ppn, true);
+            }
+            self.blocks.valid_add(block, turns);
+        }
+        let count = turns * units;
+        self.seq += count as u64;
+        self.tables.mark_lpns(first..first + count);
+        self.counters.host_writes += count as u64;
         debug_assert!(
             self.programs_since_ckpt < self.derived.checkpoint_every,
             "a run's writes made a checkpoint due"

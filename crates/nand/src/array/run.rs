@@ -1,10 +1,11 @@
 //! Programs that extend a block's run: the plain host writes without data
 //! of a metadata-only array with nothing armed, whose spare areas follow
 //! their block's pattern (`spare.rs`, `Run`). A fill of a device
-//! (`Device::write_run` of the FTL) programs most of its pages this way:
-//! the same operation, cells, spare areas, time and counts as
-//! [`Nand::program_fields`] of the page with the run's fields, without the
-//! checks, logs and stores a page of a run does not need.
+//! (`Device::write_run` of the FTL) programs most of its pages this way,
+//! a block's pages of a stripe's turns at once and then each program's
+//! time in issue order: the same operations, cells, spare areas, times and
+//! counts as [`Nand::program_fields`] of each page with the run's fields,
+//! without the checks, logs and stores a page of a run does not need.
 
 use super::{DataMode, FlashOp, Nand};
 use crate::geometry::BlockId;
@@ -12,41 +13,62 @@ use crate::spare::PackedSpare;
 use crate::timing::OpTime;
 
 impl Nand {
-    /// Can page `index` of `block` and the next pages of the block be
-    /// programmed by [`Nand::program_run_page`], the page's spare area
-    /// holding `fields` (no protocol bytes, erased flag bytes) and each next
-    /// one's advancing by `lpn_step` and `seq_step`? The array stores no
-    /// data and has nothing armed (no power cut, no operation or redo log,
-    /// no trace, no fault model, no image file); the block is good, the
-    /// page is its next and erased; the fields extend the block's run.
-    pub fn continues_run(&self, block: BlockId, index: u32, fields: &PackedSpare, lpn_step: u32, seq_step: u32) -> bool {
+    /// Can pages `index..index + count` of `block` be programmed by
+    /// [`Nand::program_run_pages`], page `index`'s spare area holding
+    /// `fields` (no protocol bytes, erased flag bytes) and each next one's
+    /// advancing by `lpn_step` and `seq_step`? The array stores no data and
+    /// has nothing armed (no power cut, no operation or redo log, no trace,
+    /// no fault model, no image file); the block is good, page `index` is
+    /// its next and erased; the fields extend the block's run.
+    pub fn continues_run(&self, block: BlockId, index: u32, count: u32, fields: &PackedSpare, lpn_step: u32, seq_step: u32) -> bool {
         let g = &self.cfg.geometry;
         self.cfg.data_mode == DataMode::MetaOnly
             && self.nothing_armed()
             && block < g.block_count()
-            && index < g.pages_per_block
+            && index + count <= g.pages_per_block
             && !self.bad[block as usize]
             && self.next_page[block as usize] == index
             && self.programs.get(g.ppn(block, index)) == 0
-            && self.spare.continues_run(block, index, fields, lpn_step, seq_step)
+            && self.spare.continues_run(block, index, count, fields, lpn_step, seq_step)
     }
 
-    /// Programs page `index` of `block`, without data, issued at `at_ns`:
-    /// the next page of a run that [`Nand::continues_run`] accepted from
-    /// one of its pages on, with nothing done to the array since but such
-    /// programs. Its spare area reads as the run says.
-    pub fn program_run_page(&mut self, block: BlockId, index: u32, at_ns: u64) -> OpTime {
-        let ppn = self.cfg.geometry.ppn(block, index);
-        debug_assert!(self.nothing_armed(), "a run's program with something armed");
+    /// Programs pages `first..first + count` of `block`, without data, as
+    /// the next pages of the block's run that [`Nand::continues_run`]
+    /// accepted from page `first` on: their cells and spare areas as
+    /// `count` programs leave them. Each program is then issued by
+    /// [`Nand::issue_run_program`], in the order the caller issues them,
+    /// before anything else is done to the array.
+    pub fn program_run_pages(&mut self, block: BlockId, first: u32, count: u32) {
+        let g = self.cfg.geometry;
+        debug_assert!(self.nothing_armed(), "a run's programs with something armed");
+        let pages = g.ppn(block, 0) as usize..g.ppn(block, g.pages_per_block) as usize;
         assert!(
-            self.next_page[block as usize] == index && self.programs.get(ppn) == 0,
-            "page {index} of block {block} is not the next erased page of its run"
+            count > 0
+                && first + count <= g.pages_per_block
+                && self.next_page[block as usize] == first
+                && self.programs.programmed_end(pages) <= first as usize,
+            "pages {first}..{} of block {block} are not its next erased pages",
+            first + count
         );
-        let cut = self.begin_op(FlashOp::Program, ppn, at_ns);
+        for ppn in g.ppn(block, first)..g.ppn(block, first + count) {
+            self.programs.set_programmed(ppn);
+        }
+        self.next_page[block as usize] = first + count;
+        self.spare.append_to_run(block, first, count);
+        self.factory_fresh = false;
+    }
+
+    /// Issues at `at_ns` the program of page `index` of `block`, which
+    /// [`Nand::program_run_pages`] stored: the operation counted, its time
+    /// taken on its die and channel.
+    #[inline]
+    pub fn issue_run_program(&mut self, block: BlockId, index: u32, at_ns: u64) -> OpTime {
+        debug_assert!(
+            index < self.next_page[block as usize] && self.programs.get(self.cfg.geometry.ppn(block, index)) == 1,
+            "page {index} of block {block} was not stored by program_run_pages"
+        );
+        let cut = self.begin_op(FlashOp::Program, self.cfg.geometry.ppn(block, index), at_ns);
         debug_assert!(matches!(cut, Ok(None)), "nothing armed, yet the program was cut");
-        self.programs.set_programmed(ppn);
-        self.next_page[block as usize] = index + 1;
-        self.spare.append_to_run(block, index);
         self.program_time(block, at_ns)
     }
 
