@@ -78,7 +78,7 @@ impl<H: Hooks> Ftl<H> {
         };
         let mut turns = turns.min((before_checkpoint / units as u64) as u32);
         for j in 0..units {
-            let Some(block) = self.host_open[((self.host_cursor + j) % units) as usize] else {
+            let Some(block) = self.stripe_slot(j) else {
                 return Ok(0);
             };
             // The block's last page closes it: that write goes through `write_page`.
@@ -88,7 +88,7 @@ impl<H: Hooks> Ftl<H> {
             return Ok(0);
         }
         for j in 0..units {
-            let block = self.host_open[((self.host_cursor + j) % units) as usize].expect("checked above");
+            let block = self.stripe_slot(j).expect("checked above");
             let page = self.blocks.write_ptr[block as usize];
             let fields = self.host_page_fields(block, lpn + j, self.seq + j as u64, protocol_bytes, flag_bytes);
             if !fields.is_some_and(|f| self.nand.continues_run(block, page, turns, &f, units, units)) {
@@ -96,6 +96,12 @@ impl<H: Hooks> Ftl<H> {
             }
         }
         Ok(turns)
+    }
+
+    /// The open host block of the `j`-th unit of the stripe's turn from the
+    /// host cursor on (the unit the `j`-th next host write goes to).
+    fn stripe_slot(&self, j: u32) -> Option<BlockId> {
+        self.host_open[((self.host_cursor + j) % self.geo.unit_count()) as usize]
     }
 
     /// The packed spare fields of a plain host write of `lpn` into `block`
@@ -117,7 +123,7 @@ impl<H: Hooks> Ftl<H> {
         // turns bring the cursor back), with the page each starts at.
         let stripe: Vec<(BlockId, u32)> = (0..units)
             .map(|j| {
-                let block = self.host_open[((self.host_cursor + j) % units) as usize].expect("stripe_turns found every unit's block open");
+                let block = self.stripe_slot(j).expect("stripe_turns found every unit's block open");
                 (block, self.blocks.write_ptr[block as usize])
             })
             .collect();
