@@ -6,7 +6,7 @@
 //! (`DeviceError::DataLost`), GC copies it marked lost, recovery treats its
 //! record as absent (and a data page with an intact spare area as lost).
 
-use txftl_nand::{DataDigest, Nand, NandError, OpTime, Ppn};
+use txftl_nand::{DataDigest, Nand, NandError, OpTime, Ppn, ReadFields};
 
 /// A page that stayed uncorrectable at every retry level: whether its spare
 /// area failed too (otherwise only the data did), and when the last retry completed.
@@ -28,6 +28,26 @@ pub(crate) fn read_retrying(
     oob: &mut [u8],
 ) -> Result<Result<u64, Unreadable>, NandError> {
     retrying(nand, ppn, at_ns, data, oob, None)
+}
+
+/// [`read_retrying`] that hands up a packed spare area as its fields
+/// (`Nand::read_fields`): `Some` on success from a packed spare area, `oob`
+/// then left as it was; `None` with the bytes in `oob` otherwise.
+pub(crate) fn read_retrying_fields(
+    nand: &mut Nand,
+    ppn: Ppn,
+    at_ns: u64,
+    mut data: Option<&mut [u8]>,
+    oob: &mut [u8],
+) -> Result<(Result<u64, Unreadable>, Option<ReadFields>), NandError> {
+    let mut fields = None;
+    let read = at_each_level(nand, at_ns, |nand, t, level| {
+        nand.read_fields(ppn, t, level, data.as_deref_mut(), oob).map(|(time, f)| {
+            fields = f;
+            time
+        })
+    })?;
+    Ok((read, fields))
 }
 
 /// [`read_retrying`] of the data and spare areas that sets `crc` to the

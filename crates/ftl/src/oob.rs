@@ -40,7 +40,10 @@
 //! record kept in reserve: a 64-byte spare area (Flag Commit's 2 KiB pages)
 //! holds the whole record, flags included.
 
-use txftl_nand::{PackedSpare, SpareCodec};
+use txftl_nand::{PackedSpare, ReadFields, SpareCodec};
+
+// A packed spare area's protocol and flag bytes are the record's.
+const _: () = assert!(PROTOCOL_BYTES == PackedSpare::PROTOCOL_MAX && FLAG_BYTES == SpareCodec::FLAGS_MAX);
 
 pub const OOB_RECORD_SIZE: usize = 64;
 pub const PROTOCOL_BYTES: usize = 32;
@@ -404,6 +407,11 @@ fn unpack_spare(p: &PackedSpare, kept: &[u8], oob: &mut [u8]) {
     if !kept.is_empty() {
         protocol[..kept.len()].copy_from_slice(kept);
     }
+    packed_record(p, protocol, [0xFF; FLAG_BYTES]).encode(oob);
+}
+
+/// The record a packed spare area holds: the one [`unpack_spare`] encodes.
+fn packed_record(p: &PackedSpare, protocol: [u8; PROTOCOL_BYTES], flag_bytes: [u8; FLAG_BYTES]) -> Oob {
     Oob {
         kind: PageKind::Data,
         lpn: p.lpn,
@@ -413,9 +421,18 @@ fn unpack_spare(p: &PackedSpare, kept: &[u8], oob: &mut [u8]) {
         lost: false,
         relocated: p.flag,
         protocol,
-        flag_bytes: [0xFF; FLAG_BYTES],
+        flag_bytes,
     }
-    .encode(oob);
+}
+
+impl Oob {
+    /// The record of a spare area a read handed up packed
+    /// (`Nand::read_fields`): what [`Oob::decode`] makes of the bytes
+    /// [`unpack_spare`] writes from the same fields, with the page's flag
+    /// bytes over them (a unit test checks both over random records).
+    pub fn from_read_fields(f: &ReadFields) -> Oob {
+        packed_record(&f.fields, f.protocol, f.flags)
+    }
 }
 
 #[cfg(test)]
@@ -525,6 +542,37 @@ mod tests {
             assert!((codec.pack)(&buf, &mut []).is_none(), "byte {at}");
         }
         assert!((codec.pack)(&[0xFF; 128], &mut kept).is_none());
+    }
+
+    /// A spare area read as its fields is the record its bytes decode to:
+    /// random fields, protocol widths and flag bytes, unpacked as the NAND
+    /// does (flag bytes laid over the record) and decoded.
+    #[test]
+    fn a_record_read_as_fields_is_the_one_its_bytes_decode_to() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let mut buf = vec![0u8; 224];
+        for _ in 0..10_000 {
+            let codec = spare_codec(rng.gen_range(0..=PROTOCOL_BYTES), rng.gen_range(0..=FLAG_BYTES));
+            let mut f = ReadFields {
+                fields: PackedSpare {
+                    lpn: rng.gen_range(0..PackedSpare::LPN_LIMIT),
+                    seq: rng.gen(),
+                    erase_count: rng.gen(),
+                    flag: rng.gen(),
+                },
+                protocol: [0; PROTOCOL_BYTES],
+                flags: [0xFF; FLAG_BYTES],
+            };
+            rng.fill(&mut f.protocol[..codec.protocol_bytes]);
+            rng.fill(&mut f.flags[..codec.flag_bytes]);
+            (codec.unpack)(&f.fields, &f.protocol[..codec.protocol_bytes], &mut buf);
+            buf[codec.flags_at..codec.flags_at + codec.flag_bytes].copy_from_slice(&f.flags[..codec.flag_bytes]);
+            match Oob::decode(&buf) {
+                OobState::Valid(o) => assert_eq!(Oob::from_read_fields(&f), o, "{f:?}"),
+                other => panic!("{f:?} unpacks to {other}"),
+            }
+        }
     }
 
     /// Flag bytes lie outside the CRC: clearing their bits (a partial

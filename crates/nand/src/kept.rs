@@ -237,6 +237,18 @@ impl KeptPages {
         }
     }
 
+    /// [`KeptPages::remove`] of each page of `pages`, one block's, in order:
+    /// a block holding no kept page (a data block) is answered at once.
+    pub fn remove_block(&mut self, pages: std::ops::Range<Ppn>) {
+        if pages.is_empty() || !self.block_kept(pages.start) {
+            return;
+        }
+        debug_assert_eq!(pages.start / self.pages_per_block, (pages.end - 1) / self.pages_per_block);
+        for ppn in pages {
+            self.remove(ppn);
+        }
+    }
+
     /// [`KeptPages::remove`] but for the block bit; false if `ppn` was not kept.
     fn remove_page(&mut self, ppn: Ppn) -> bool {
         let Some(node) = self.pages.remove(&ppn) else { return false };

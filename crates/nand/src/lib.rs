@@ -32,7 +32,7 @@ pub use image::{ImageSync, IMAGE_MAGIC, IMAGE_VERSION};
 pub use memory::{available as available_memory, check as check_memory, filled as try_filled, Zeroable};
 pub use preset::{preset, Preset, PRESET_NAMES};
 pub use redo::{Mutation, MutationRecord};
-pub use spare::{FieldsSpare, PackedSpare, SpareCodec};
+pub use spare::{FieldsSpare, PackedSpare, ReadFields, SpareCodec};
 pub use timing::{OpTime, Timing, LATENCY_NS_MAX};
 
 impl Preset {

@@ -123,6 +123,25 @@ impl Programs {
     }
 }
 
+impl Programs {
+    /// `set(ppn, 0)` of every page of `pages` (a block's, at its erase).
+    pub fn clear(&mut self, pages: std::ops::Range<Ppn>) {
+        match self {
+            Programs::Bytes(b) => b[pages.start as usize..pages.end as usize].fill(0),
+            Programs::Bits { bits, multi, more } => {
+                for ppn in pages {
+                    let (w, bit) = (ppn as usize / 64, 1u64 << (ppn % 64));
+                    bits[w] &= !bit;
+                    if multi.get(w).is_some_and(|m| m & bit != 0) {
+                        multi[w] &= !bit;
+                        more.remove(&ppn);
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

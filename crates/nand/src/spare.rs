@@ -33,7 +33,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// The fields of a spare area of the FTL's common form.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PackedSpare {
     /// Below [`PackedSpare::LPN_LIMIT`].
     pub lpn: u32,
@@ -105,6 +105,19 @@ pub struct SpareCodec {
 impl SpareCodec {
     /// Flag bytes a packed page may carry.
     pub const FLAGS_MAX: usize = 4;
+}
+
+/// A packed spare area as a read hands it up in place of its bytes
+/// ([`crate::Nand::read_fields`]): what the installed codec's `unpack`
+/// writes the bytes from, so that its owner need not decode them again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadFields {
+    pub fields: PackedSpare,
+    /// The page's protocol bytes, as many as the codec keeps, then zeros.
+    pub protocol: [u8; PackedSpare::PROTOCOL_MAX],
+    /// The page's flag bytes as its spare area holds them, as many as the
+    /// codec keeps, then 0xFF (erased, as `unpack` leaves them).
+    pub flags: [u8; SpareCodec::FLAGS_MAX],
 }
 
 /// `Packed::lpn` of an erased page.
@@ -283,6 +296,19 @@ impl Spare {
         Ok(())
     }
 
+    /// The spare area of `ppn` as its packed fields, where a packed store
+    /// holds it packed (in its block's run or by its own entry); `None`
+    /// elsewhere (erased, kept whole, a store of bytes). The bytes
+    /// [`Spare::read`] hands up are the codec's `unpack` of these fields
+    /// with the flag bytes laid over them.
+    #[inline]
+    pub fn read_fields(&self, ppn: Ppn) -> Option<ReadFields> {
+        match self {
+            Spare::Bytes(_) => None,
+            Spare::Packed(p) => p.read_fields(ppn),
+        }
+    }
+
     /// The spare area of `ppn` (all 0xFF if erased).
     #[inline]
     pub fn read(&self, ppn: Ppn, out: &mut [u8]) {
@@ -388,6 +414,33 @@ impl Spare {
                 }
             }
             Spare::Packed(p) => p.erase_page(ppn),
+        }
+    }
+
+    /// [`Spare::erase_page`] of each page of `pages` that `programs` counts
+    /// programmed, in order: a block's, after [`Spare::block_erased`].
+    pub(crate) fn erase_block_pages(&mut self, pages: std::ops::Range<Ppn>, programs: &crate::programs::Programs) {
+        match self {
+            Spare::Bytes(_) => {
+                for ppn in pages.filter(|&p| programs.get(p) != 0) {
+                    self.erase_page(ppn);
+                }
+            }
+            Spare::Packed(p) => {
+                let (b, _) = p.place(pages.start);
+                // With the run gone, `mark_erased` is a zero entry.
+                debug_assert_eq!(p.run_len(b), 0, "block {b}'s run is forgotten first");
+                for ppn in pages.filter(|&ppn| programs.get(ppn) != 0) {
+                    match p.lpn_of(ppn) {
+                        ERASED => {}
+                        WHOLE => {
+                            p.whole.remove(&ppn);
+                            p.set_lpn(ppn, ERASED);
+                        }
+                        _ => p.set_lpn(ppn, ERASED),
+                    }
+                }
+            }
         }
     }
 
@@ -547,6 +600,39 @@ impl Packed {
                 }
             }
         }
+    }
+
+    /// See [`Spare::read_fields`]; the same cases as `read`'s packed ones.
+    #[inline]
+    fn read_fields(&self, ppn: Ppn) -> Option<ReadFields> {
+        let mut out = ReadFields {
+            fields: PackedSpare::default(),
+            protocol: [0; PackedSpare::PROTOCOL_MAX],
+            flags: [0xFF; SpareCodec::FLAGS_MAX],
+        };
+        match self.lpn_of(ppn) {
+            ERASED if self.in_run(ppn) => {
+                let (b, i) = self.place(ppn);
+                out.fields = self.run_fields(b, i);
+            }
+            ERASED | ERASED_IN_RUN | WHOLE => return None,
+            v => {
+                let b = (ppn / self.pages_per_block) as usize;
+                let codec = self.codec.expect("a page is packed only with a codec");
+                out.fields = PackedSpare {
+                    lpn: v & !FLAG,
+                    flag: v & FLAG != 0,
+                    seq: self.seq_base[b] + self.seq_off[ppn as usize] as u64,
+                    erase_count: self.erase_count[b],
+                };
+                let (w, f) = (codec.protocol_bytes, codec.flag_bytes);
+                out.protocol[..w].copy_from_slice(&self.protocol[ppn as usize * w..(ppn as usize + 1) * w]);
+                for (o, &x) in out.flags[..f].iter_mut().zip(&self.flags[ppn as usize * f..(ppn as usize + 1) * f]) {
+                    *o = !x;
+                }
+            }
+        }
+        Some(out)
     }
 
     #[inline]
@@ -873,6 +959,11 @@ mod tests {
         let mut snapshot = bytes.clone();
         let mut next = [0u32; 4];
         let (mut a, mut b) = (vec![0u8; 64], vec![0u8; 64]);
+        let mut all_programmed = crate::programs::Programs::bits(pages as usize, 0).unwrap();
+        for ppn in 0..pages {
+            all_programmed.set(ppn, 1);
+        }
+        let mut as_fields = 0;
         for step in 0..20_000 {
             let block = rng.gen_range(0..4u32);
             let roll = rng.gen_range(0..100);
@@ -902,8 +993,11 @@ mod tests {
                 bytes.erase_page(ppn);
             } else if roll < 90 {
                 packed.block_erased(block);
-                for p in block * ppb..(block + 1) * ppb {
-                    packed.erase_page(p);
+                let pages = block * ppb..(block + 1) * ppb;
+                // The array's erase: only the pages it counts programmed
+                // (here every one) are erased, at once.
+                packed.erase_block_pages(pages.clone(), &all_programmed);
+                for p in pages {
                     bytes.erase_page(p);
                 }
                 next[block as usize] = 0;
@@ -920,6 +1014,24 @@ mod tests {
                 packed.read(ppn, &mut a);
                 bytes.read(ppn, &mut b);
                 assert_eq!(a, b, "page {ppn} after step {step}");
+                // A packed page's fields unpack to its bytes; only a packed
+                // store hands them up.
+                assert_eq!(bytes.read_fields(ppn), None);
+                if let Some(f) = packed.read_fields(ppn) {
+                    let codec = packed.codec().unwrap();
+                    let mut unpacked = vec![0u8; 64];
+                    (codec.unpack)(&f.fields, &f.protocol[..codec.protocol_bytes], &mut unpacked);
+                    unpacked[codec.flags_at..codec.flags_at + codec.flag_bytes].copy_from_slice(&f.flags[..codec.flag_bytes]);
+                    assert_eq!(unpacked, b, "page {ppn}'s fields after step {step}");
+                    assert!(f.protocol[codec.protocol_bytes..].iter().all(|&x| x == 0));
+                    as_fields += 1;
+                } else {
+                    let p = match &packed {
+                        Spare::Packed(p) => p,
+                        Spare::Bytes(_) => unreachable!(),
+                    };
+                    assert!(!p.is_packed(ppn), "page {ppn} is packed but has no fields after step {step}");
+                }
                 assert_eq!(
                     bytes.remembered_crc(ppn, SPAN),
                     Some(crc32fast::hash(&b[..SPAN])),
@@ -937,5 +1049,6 @@ mod tests {
                 snapshot = bytes.clone();
             }
         }
+        assert!(as_fields > 100_000, "{as_fields} pages read as fields");
     }
 }

@@ -8,7 +8,11 @@ use txftl_nand::{DataMode, FaultModel, Nand, ViolationPolicy};
 use txftl_protocols::ProtocolOptions;
 
 fn device(model: FaultModel) -> Box<dyn txftl_protocols::AnyDevice> {
-    let cfg = txftl_nand::preset("tiny").unwrap().config(DataMode::Full, ViolationPolicy::Panic);
+    device_in(DataMode::Full, model)
+}
+
+fn device_in(mode: DataMode, model: FaultModel) -> Box<dyn txftl_protocols::AnyDevice> {
+    let cfg = txftl_nand::preset("tiny").unwrap().config(mode, ViolationPolicy::Panic);
     let nand = Nand::new(cfg).unwrap();
     let mut dev = txftl_protocols::format("plain", nand, FtlConfig::default(), &ProtocolOptions::default()).unwrap();
     dev.nand_mut().set_fault_model(Some(model)).unwrap();
@@ -110,11 +114,25 @@ fn failed_programs_retire_their_blocks_and_lose_no_page() {
 /// the page marked lost, and the mapping stays right.
 #[test]
 fn gc_copies_a_page_whose_spare_area_is_lost_under_its_logical_page() {
-    let mut dev = device(quiet());
+    lost_spare_area_is_copied_under_its_logical_page(DataMode::Full);
+}
+
+/// The same in metadata-only mode with pages written without data: their
+/// spare areas are packed, and GC's reads hand them up as fields
+/// (`Nand::read_fields`) except where the decode fails, which hands up
+/// the bytes a failed decode leaves.
+#[test]
+fn gc_copies_a_packed_page_whose_spare_area_is_lost_under_its_logical_page() {
+    lost_spare_area_is_copied_under_its_logical_page(DataMode::MetaOnly);
+}
+
+fn lost_spare_area_is_copied_under_its_logical_page(mode: DataMode) {
+    let mut dev = device_in(mode, quiet());
     let (ps, pages) = (dev.info().page_size as usize, dev.info().logical_pages);
+    let page = |lpn: u32| if mode == DataMode::Full { vec![lpn as u8; ps] } else { Vec::new() };
     let working = pages * 9 / 10;
     for lpn in 0..working {
-        dev.write(lpn, &vec![lpn as u8; ps]).unwrap();
+        dev.write(lpn, &page(lpn)).unwrap();
     }
     dev.flush().unwrap();
     // Errors that ECC (2 bits per 64 bytes, no retry) often cannot correct,
@@ -152,7 +170,7 @@ fn gc_copies_a_page_whose_spare_area_is_lost_under_its_logical_page() {
     while before.iter().zip(&placed).any(|(&lpn, &ppn)| dev.mapping(lpn) == Some(ppn)) {
         let lpn = rng.gen_range(0..working);
         if !keep.contains(&lpn) {
-            dev.write(lpn, &vec![lpn as u8; ps]).unwrap();
+            dev.write(lpn, &page(lpn)).unwrap();
             writes += 1;
             assert!(writes < 100 * pages, "GC never moved the pages");
         }

@@ -49,10 +49,7 @@ impl Nand {
         // The spare store first forgets the block's run, so that erasing
         // its pages need not touch them.
         self.spare.block_erased(block);
-        let first = g.ppn(block, 0);
-        for ppn in first..first + g.pages_per_block {
-            self.erase_page(ppn);
-        }
+        self.erase_block_pages(block);
         self.next_page[block as usize] = 0;
         self.write_through_block(block)?;
         self.image_op_done()?;

@@ -5,6 +5,7 @@ use super::{DataMode, FlashOp, Nand};
 use crate::bit_errors::{FaultModel, PageKey, SALT_GARBAGE};
 use crate::error::NandError;
 use crate::geometry::Ppn;
+use crate::spare::ReadFields;
 use crate::timing::OpTime;
 
 impl Nand {
@@ -13,7 +14,7 @@ impl Nand {
     /// bit errors than ECC corrects is [`NandError::Uncorrectable`]: the area
     /// that failed holds corrupted bytes, the other one what the cells hold.
     pub fn read(&mut self, ppn: Ppn, at_ns: u64, data: Option<&mut [u8]>, oob: &mut [u8]) -> Result<OpTime, NandError> {
-        self.read_at_level(ppn, at_ns, 0, data, oob, None, None)
+        self.read_at_level(ppn, at_ns, 0, data, oob, None, None, None)
     }
 
     /// A read (retry `level`, 0 for a plain read) of the data and spare
@@ -25,7 +26,7 @@ impl Nand {
     /// counts and errors as [`Nand::read`].
     pub fn read_crc(&mut self, ppn: Ppn, at_ns: u64, level: u8, data: &mut [u8], oob: &mut [u8]) -> Result<(OpTime, u32), NandError> {
         let mut crc = 0;
-        let t = self.read_at_level(ppn, at_ns, level, Some(data), oob, Some(&mut crc), None)?;
+        let t = self.read_at_level(ppn, at_ns, level, Some(data), oob, Some(&mut crc), None, None)?;
         Ok((t, crc))
     }
 
@@ -49,7 +50,16 @@ impl Nand {
     ) -> Result<(OpTime, DataDigest), NandError> {
         self.check_len("read data", scratch.len(), self.cfg.geometry.page_size as usize)?;
         let (mut sum, mut erased) = (0, false);
-        let t = self.read_at_level(ppn, at_ns, level, Some(scratch), oob, crc.then_some(&mut sum), Some(&mut erased))?;
+        let t = self.read_at_level(
+            ppn,
+            at_ns,
+            level,
+            Some(scratch),
+            oob,
+            crc.then_some(&mut sum),
+            Some(&mut erased),
+            None,
+        )?;
         Ok((
             t,
             DataDigest {
@@ -63,7 +73,28 @@ impl Nand {
     /// level `level` (1 and up; see `bit_errors.rs`). Without a fault model it
     /// is a plain read.
     pub fn read_retry(&mut self, ppn: Ppn, at_ns: u64, level: u8, data: Option<&mut [u8]>, oob: &mut [u8]) -> Result<OpTime, NandError> {
-        self.read_at_level(ppn, at_ns, level, data, oob, None, None)
+        self.read_at_level(ppn, at_ns, level, data, oob, None, None, None)
+    }
+
+    /// A read (retry `level`) that hands up a packed spare area as its
+    /// fields ([`ReadFields`]) instead of its bytes: GC reads every page it
+    /// copies, and its owner would only decode the bytes the codec's
+    /// `unpack` wrote from these fields (two CRC-32s of the record; a tenth
+    /// of a steady-state random-write run's instructions). `Some` leaves
+    /// `oob` as it was; `None` (a spare area not packed, a store of bytes,
+    /// a failed decode) wrote the bytes as [`Nand::read`] does. Same
+    /// operation, time, counts and errors as [`Nand::read`].
+    pub fn read_fields(
+        &mut self,
+        ppn: Ppn,
+        at_ns: u64,
+        level: u8,
+        data: Option<&mut [u8]>,
+        oob: &mut [u8],
+    ) -> Result<(OpTime, Option<ReadFields>), NandError> {
+        let mut fields = None;
+        let t = self.read_at_level(ppn, at_ns, level, data, oob, None, None, Some(&mut fields))?;
+        Ok((t, fields))
     }
 
     /// Retry levels the fault model offers (0 without one).
@@ -74,7 +105,9 @@ impl Nand {
     /// `crc`: set to the CRC-32 of the data handed up, on success;
     /// `erased`: set to whether it is all 0xFF, on success, the data then
     /// copied out only where the array cannot answer without it
-    /// ([`Nand::read_digest`]).
+    /// ([`Nand::read_digest`]); `fields`: set to the packed spare area's
+    /// fields, `oob` then left unwritten, where it is packed and the
+    /// decode succeeds ([`Nand::read_fields`]).
     #[allow(clippy::too_many_arguments)]
     fn read_at_level(
         &mut self,
@@ -85,6 +118,7 @@ impl Nand {
         oob: &mut [u8],
         crc: Option<&mut u32>,
         erased: Option<&mut bool>,
+        mut fields: Option<&mut Option<ReadFields>>,
     ) -> Result<OpTime, NandError> {
         self.check_ppn(ppn)?;
         let g = self.cfg.geometry;
@@ -103,7 +137,16 @@ impl Nand {
             return Err(NandError::PowerLoss);
         }
         let (unit, channel) = self.unit_channel(ppn);
-        self.spare.read(ppn, oob);
+        match fields.as_deref_mut().map(|f| (f, self.spare.read_fields(ppn))) {
+            Some((out, Some(f))) => {
+                debug_assert!(
+                    self.fields_read_as_bytes(ppn, &f),
+                    "page {ppn}: its packed fields are not its spare area"
+                );
+                *out = Some(f);
+            }
+            _ => self.spare.read(ppn, oob),
+        }
         // Looked up once for everything the read asks of the page.
         let programmed = self.programs.get(ppn) != 0;
         // Whether the data's bytes are left in the array (`read_digest`).
@@ -137,6 +180,11 @@ impl Nand {
             self.stats.corrected_bits += d.corrected_bits;
             if !d.ok() {
                 self.stats.uncorrectable_reads += 1;
+                // A failed decode hands up bytes, as `read` does.
+                if let Some(f) = fields.filter(|f| f.is_some()) {
+                    *f = None;
+                    self.spare.read(ppn, oob);
+                }
                 // What the controller hands up from a failed decode is not the
                 // page: corrupt it so a caller that ignored the error would
                 // see a checksum mismatch rather than good data.
@@ -173,6 +221,19 @@ impl Nand {
             }
         }
         Ok(time)
+    }
+
+    /// Do `f` unpack to the bytes a read of the spare area of `ppn` hands up?
+    fn fields_read_as_bytes(&self, ppn: Ppn, f: &ReadFields) -> bool {
+        let Some(codec) = self.spare.codec() else { return false };
+        let os = self.cfg.geometry.oob_size as usize;
+        let (mut bytes, mut unpacked) = (vec![0u8; os], vec![0u8; os]);
+        self.spare.read(ppn, &mut bytes);
+        (codec.unpack)(&f.fields, &f.protocol[..codec.protocol_bytes], &mut unpacked);
+        unpacked[codec.flags_at..codec.flags_at + codec.flag_bytes].copy_from_slice(&f.flags[..codec.flag_bytes]);
+        bytes == unpacked
+            && f.protocol[codec.protocol_bytes..].iter().all(|&b| b == 0)
+            && f.flags[codec.flag_bytes..].iter().all(|&b| b == 0xFF)
     }
 
     pub(super) fn page_key(&self, ppn: Ppn) -> PageKey {
