@@ -31,23 +31,19 @@ pub(crate) fn read_retrying(
 }
 
 /// [`read_retrying`] that hands up a packed spare area as its fields
-/// (`Nand::read_fields`): `Some` on success from a packed spare area, `oob`
-/// then left as it was; `None` with the bytes in `oob` otherwise.
+/// (`Nand::read_fields`): `fields` is `Some` after a successful read of a
+/// packed spare area, `oob` then left as it was; `None` with the bytes in
+/// `oob` otherwise.
 pub(crate) fn read_retrying_fields(
     nand: &mut Nand,
     ppn: Ppn,
     at_ns: u64,
     mut data: Option<&mut [u8]>,
-    oob: &mut [u8],
-) -> Result<(Result<u64, Unreadable>, Option<ReadFields>), NandError> {
-    let mut fields = None;
-    let read = at_each_level(nand, at_ns, |nand, t, level| {
-        nand.read_fields(ppn, t, level, data.as_deref_mut(), oob).map(|(time, f)| {
-            fields = f;
-            time
-        })
-    })?;
-    Ok((read, fields))
+    (oob, fields): (&mut [u8], &mut Option<ReadFields>),
+) -> Result<Result<u64, Unreadable>, NandError> {
+    at_each_level(nand, at_ns, |nand, t, level| {
+        nand.read_fields(ppn, t, level, data.as_deref_mut(), (&mut *oob, &mut *fields))
+    })
 }
 
 /// [`read_retrying`] of the data and spare areas that sets `crc` to the

@@ -417,19 +417,21 @@ impl<H: Hooks> Ftl<H> {
         // is read into an empty buffer (the same read, nothing handed up).
         let keep = store_data || self.nand.holds_data(ppn);
         let data = Some(if keep { &mut buf[..] } else { &mut buf[..0] });
-        let (done, unreadable, fields) = match crate::ecc::read_retrying_fields(&mut self.nand, ppn, issue_ns, data, &mut self.oob_buf) {
-            Ok((Ok(done), fields)) => (done, None, fields),
-            Ok((Err(u), fields)) => {
-                self.counters.uncorrectable_reads += 1;
-                (u.done_ns, Some(u), fields)
-            }
-            Err(e) => return Err(self.fail(e)),
-        };
+        let mut fields = None;
+        let (done, unreadable) =
+            match crate::ecc::read_retrying_fields(&mut self.nand, ppn, issue_ns, data, (&mut self.oob_buf, &mut fields)) {
+                Ok(Ok(done)) => (done, None),
+                Ok(Err(u)) => {
+                    self.counters.uncorrectable_reads += 1;
+                    (u.done_ns, Some(u))
+                }
+                Err(e) => return Err(self.fail(e)),
+            };
         // Whose page it is: its OOB says (and the L2P must agree); if bit
         // errors took the spare area, the L2P alone can tell. A packed spare
         // area comes up as its fields, whose record needs no decoding.
-        let decoded = match fields {
-            Some(f) => OobState::Valid(Oob::from_read_fields(&f)),
+        let decoded = match &fields {
+            Some(f) => OobState::Valid(Oob::from_read_fields(f)),
             None => Oob::decode(&self.oob_buf),
         };
         let lpn = match (mapped, unreadable.is_some_and(|u| u.oob), decoded) {

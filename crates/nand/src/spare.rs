@@ -120,6 +120,20 @@ pub struct ReadFields {
     pub flags: [u8; SpareCodec::FLAGS_MAX],
 }
 
+impl ReadFields {
+    /// Zero fields, no protocol bytes, erased flag bytes.
+    pub const EMPTY: ReadFields = ReadFields {
+        fields: PackedSpare {
+            lpn: 0,
+            seq: 0,
+            erase_count: 0,
+            flag: false,
+        },
+        protocol: [0; PackedSpare::PROTOCOL_MAX],
+        flags: [0xFF; SpareCodec::FLAGS_MAX],
+    };
+}
+
 /// `Packed::lpn` of an erased page.
 const ERASED: u32 = u32::MAX;
 /// `Packed::lpn` of a page whose spare area is in the side map.
@@ -301,11 +315,20 @@ impl Spare {
     /// elsewhere (erased, kept whole, a store of bytes). The bytes
     /// [`Spare::read`] hands up are the codec's `unpack` of these fields
     /// with the flag bytes laid over them.
-    #[inline]
+    #[cfg(test)]
     pub fn read_fields(&self, ppn: Ppn) -> Option<ReadFields> {
+        let mut out = ReadFields::EMPTY;
+        self.read_fields_into(ppn, &mut out).then_some(out)
+    }
+
+    /// `read_fields` into `out` (written in place: a read's
+    /// caller keeps it), returning whether the page is packed; `out` is
+    /// then as `read_fields` would return it, and left unspecified otherwise.
+    #[inline]
+    pub fn read_fields_into(&self, ppn: Ppn, out: &mut ReadFields) -> bool {
         match self {
-            Spare::Bytes(_) => None,
-            Spare::Packed(p) => p.read_fields(ppn),
+            Spare::Bytes(_) => false,
+            Spare::Packed(p) => p.read_fields_into(ppn, out),
         }
     }
 
@@ -602,20 +625,18 @@ impl Packed {
         }
     }
 
-    /// See [`Spare::read_fields`]; the same cases as `read`'s packed ones.
+    /// See `Spare::read_fields_into`; the same cases as `read`'s packed ones.
     #[inline]
-    fn read_fields(&self, ppn: Ppn) -> Option<ReadFields> {
-        let mut out = ReadFields {
-            fields: PackedSpare::default(),
-            protocol: [0; PackedSpare::PROTOCOL_MAX],
-            flags: [0xFF; SpareCodec::FLAGS_MAX],
-        };
+    fn read_fields_into(&self, ppn: Ppn, out: &mut ReadFields) -> bool {
         match self.lpn_of(ppn) {
             ERASED if self.in_run(ppn) => {
                 let (b, i) = self.place(ppn);
-                out.fields = self.run_fields(b, i);
+                *out = ReadFields {
+                    fields: self.run_fields(b, i),
+                    ..ReadFields::EMPTY
+                };
             }
-            ERASED | ERASED_IN_RUN | WHOLE => return None,
+            ERASED | ERASED_IN_RUN | WHOLE => return false,
             v => {
                 let b = (ppn / self.pages_per_block) as usize;
                 let codec = self.codec.expect("a page is packed only with a codec");
@@ -626,13 +647,15 @@ impl Packed {
                     erase_count: self.erase_count[b],
                 };
                 let (w, f) = (codec.protocol_bytes, codec.flag_bytes);
+                out.protocol = [0; PackedSpare::PROTOCOL_MAX];
                 out.protocol[..w].copy_from_slice(&self.protocol[ppn as usize * w..(ppn as usize + 1) * w]);
+                out.flags = [0xFF; SpareCodec::FLAGS_MAX];
                 for (o, &x) in out.flags[..f].iter_mut().zip(&self.flags[ppn as usize * f..(ppn as usize + 1) * f]) {
                     *o = !x;
                 }
             }
         }
-        Some(out)
+        true
     }
 
     #[inline]

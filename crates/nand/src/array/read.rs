@@ -80,21 +80,20 @@ impl Nand {
     /// fields ([`ReadFields`]) instead of its bytes: GC reads every page it
     /// copies, and its owner would only decode the bytes the codec's
     /// `unpack` wrote from these fields (two CRC-32s of the record; a tenth
-    /// of a steady-state random-write run's instructions). `Some` leaves
-    /// `oob` as it was; `None` (a spare area not packed, a store of bytes,
-    /// a failed decode) wrote the bytes as [`Nand::read`] does. Same
-    /// operation, time, counts and errors as [`Nand::read`].
+    /// of a steady-state random-write run's instructions). `fields` set to
+    /// `Some` (in place) leaves `oob` as it was; `None` (a spare area not
+    /// packed, a store of bytes, a failed decode): the bytes are in `oob`
+    /// as [`Nand::read`] writes them. Same operation, time, counts and
+    /// errors as [`Nand::read`].
     pub fn read_fields(
         &mut self,
         ppn: Ppn,
         at_ns: u64,
         level: u8,
         data: Option<&mut [u8]>,
-        oob: &mut [u8],
-    ) -> Result<(OpTime, Option<ReadFields>), NandError> {
-        let mut fields = None;
-        let t = self.read_at_level(ppn, at_ns, level, data, oob, None, None, Some(&mut fields))?;
-        Ok((t, fields))
+        (oob, fields): (&mut [u8], &mut Option<ReadFields>),
+    ) -> Result<OpTime, NandError> {
+        self.read_at_level(ppn, at_ns, level, data, oob, None, None, Some(fields))
     }
 
     /// Retry levels the fault model offers (0 without one).
@@ -137,15 +136,20 @@ impl Nand {
             return Err(NandError::PowerLoss);
         }
         let (unit, channel) = self.unit_channel(ppn);
-        match fields.as_deref_mut().map(|f| (f, self.spare.read_fields(ppn))) {
-            Some((out, Some(f))) => {
-                debug_assert!(
-                    self.fields_read_as_bytes(ppn, &f),
-                    "page {ppn}: its packed fields are not its spare area"
-                );
-                *out = Some(f);
+        // Filled in place: the fields are the hot path's (GC's reads).
+        match fields.as_deref_mut() {
+            Some(out) => {
+                if self.spare.read_fields_into(ppn, out.insert(ReadFields::EMPTY)) {
+                    debug_assert!(
+                        out.as_ref().is_some_and(|f| self.fields_read_as_bytes(ppn, f)),
+                        "page {ppn}: its packed fields are not its spare area"
+                    );
+                } else {
+                    *out = None;
+                    self.spare.read(ppn, oob);
+                }
             }
-            _ => self.spare.read(ppn, oob),
+            None => self.spare.read(ppn, oob),
         }
         // Looked up once for everything the read asks of the page.
         let programmed = self.programs.get(ppn) != 0;
