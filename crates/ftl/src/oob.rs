@@ -167,6 +167,7 @@ impl std::fmt::Display for OobState {
 }
 
 impl Oob {
+    #[inline]
     pub fn new(kind: PageKind, lpn: u32, seq: u64, erase_count: u32, data: &[u8]) -> Oob {
         let data_crc = if data.is_empty() { None } else { Some(crc32fast::hash(data)) };
         Oob {
@@ -259,6 +260,12 @@ impl Oob {
     /// (`Nand::program_fields`) instead of having them unpacked from bytes;
     /// the array checks them against the bytes in debug builds, and a unit
     /// test against `pack_spare` over random records.
+    ///
+    /// Inlined: every program of a metadata-only array asks it, and a call
+    /// hands the fields back through memory that the caller then reloads
+    /// in wider pieces than were stored (a stalled store forward: perf put
+    /// a fifth of `program_stream`'s samples on that reload).
+    #[inline]
     pub fn packed(&self, protocol_bytes: usize, flag_bytes: usize) -> Option<PackedSpare> {
         let common = self.kind == PageKind::Data
             && self.data_crc.is_none()

@@ -39,7 +39,7 @@
 
 mod whole;
 
-use crate::geometry::Ppn;
+use crate::geometry::{div, Ppn};
 use std::collections::BTreeMap;
 use whole::{WholePage, PACK_FROM_PAGES};
 
@@ -105,14 +105,14 @@ impl KeptPages {
 
     /// Does the block of `ppn` hold a kept page?
     fn block_kept(&self, ppn: Ppn) -> bool {
-        let b = (ppn / self.pages_per_block) as usize;
+        let b = div(ppn, self.pages_per_block) as usize;
         self.blocks.get(b / 64).is_some_and(|w| w >> (b % 64) & 1 == 1)
     }
 
     /// Sets or clears the bit of the block of `ppn`: set while a page of it
     /// is kept (`kept`, when the caller knows one is), clear once none is.
     fn note_block(&mut self, ppn: Ppn, kept: bool) {
-        let block = ppn / self.pages_per_block;
+        let block = div(ppn, self.pages_per_block);
         let any = kept || {
             let first = block * self.pages_per_block;
             self.pages.range(first..first.saturating_add(self.pages_per_block)).next().is_some()

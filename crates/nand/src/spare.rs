@@ -26,7 +26,7 @@
 //! behave the same in both modes.
 
 use crate::error::MemoryError;
-use crate::geometry::{BlockId, Ppn};
+use crate::geometry::{div, BlockId, Ppn};
 use crate::memory;
 use crate::page_data::PageData;
 use std::borrow::Cow;
@@ -503,7 +503,8 @@ impl Packed {
     /// Page `ppn`'s index in its block, and the block.
     #[inline]
     fn place(&self, ppn: Ppn) -> (usize, u32) {
-        ((ppn / self.pages_per_block) as usize, ppn % self.pages_per_block)
+        let b = div(ppn, self.pages_per_block);
+        (b as usize, ppn - b * self.pages_per_block)
     }
 
     /// The length of block `b`'s run. A block with a run has a sequence
@@ -606,7 +607,7 @@ impl Packed {
                 out[kept.len()..].fill(0xFF);
             }
             v => {
-                let b = (ppn / self.pages_per_block) as usize;
+                let b = div(ppn, self.pages_per_block) as usize;
                 let codec = self.codec.expect("a page is packed only with a codec");
                 let fields = PackedSpare {
                     lpn: v & !FLAG,
@@ -638,7 +639,7 @@ impl Packed {
             }
             ERASED | ERASED_IN_RUN | WHOLE => return false,
             v => {
-                let b = (ppn / self.pages_per_block) as usize;
+                let b = div(ppn, self.pages_per_block) as usize;
                 let codec = self.codec.expect("a page is packed only with a codec");
                 out.fields = PackedSpare {
                     lpn: v & !FLAG,
