@@ -198,7 +198,7 @@ impl<H: Hooks + Registered + Clone + Send + 'static> AnyDevice for Ftl<H> {
         Ftl::erase_counts(self).to_vec()
     }
     fn checkpoint_erase_counts(&self) -> Vec<u32> {
-        Ftl::checkpoint_erase_counts(self).to_vec()
+        Ftl::checkpoint_erase_counts(self)
     }
     fn mapping(&self, lpn: u32) -> Option<u32> {
         Ftl::mapping(self, lpn)

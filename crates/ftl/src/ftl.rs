@@ -115,8 +115,6 @@ pub struct Ftl<H: Hooks> {
     /// Worn ring blocks swapped for fresh ones so far (a change of ring block
     /// lists, which the next superblock records).
     pub(crate) ring_swaps: u64,
-    /// Erase counts as recorded in the durable checkpoint: recovery never goes below them.
-    pub(crate) ckpt_erase_counts: Vec<u32>,
     pub(crate) programs_since_ckpt: u64,
     pub(crate) trims_pending: bool,
     pub(crate) erases_since_wl_check: u32,

@@ -345,7 +345,7 @@ impl<H: Hooks> Ftl<H> {
         // by a power cut could leave pages recording an erase count above the
         // checkpoint's, in a block recovery takes for free (it stops at the
         // first erased page). A checkpoint first records the count they carry.
-        if self.ckpt_erase_counts.get(b) != Some(&self.blocks.erase_count[b]) {
+        if self.tables.persisted_erase_count(b) != Some(self.blocks.erase_count[b]) {
             self.checkpoint()?;
         }
         // The checkpoint may have released it to the free pool, which is

@@ -151,9 +151,6 @@ impl<H: Hooks> Ftl<H> {
             }
         }
         self.ckpt = loc;
-        // Filled in place, for the reason `block_records_buffer` gives.
-        self.ckpt_erase_counts.clear();
-        self.ckpt_erase_counts.extend(blocks.iter().map(|r| r.erase_count));
         for ppn in self.tables.checkpoint_durable(blocks) {
             self.nand.forget_data(ppn);
         }

@@ -171,6 +171,12 @@ impl Tables {
         dead
     }
 
+    /// The erase count the last durable checkpoint records for block `b`
+    /// (`None` before the first).
+    pub fn persisted_erase_count(&self, b: usize) -> Option<u32> {
+        self.persisted_blocks.as_ref().and_then(|p| p.get(b)).map(|r| r.erase_count)
+    }
+
     /// An empty vector for the next checkpoint's block records, with the
     /// room of those two checkpoints back. A checkpoint records every
     /// block: a fresh allocation each time (megabytes on a large device)

@@ -58,7 +58,7 @@ macro_rules! any_device_over_ftl {
                 self.ftl.erase_counts().to_vec()
             }
             fn checkpoint_erase_counts(&self) -> Vec<u32> {
-                self.ftl.checkpoint_erase_counts().to_vec()
+                self.ftl.checkpoint_erase_counts()
             }
             fn mapping(&self, lpn: u32) -> Option<u32> {
                 self.ftl.mapping(lpn)

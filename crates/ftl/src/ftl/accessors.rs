@@ -67,9 +67,11 @@ impl<H: Hooks> Ftl<H> {
     pub fn erase_counts(&self) -> &[u32] {
         &self.blocks.erase_count
     }
-    /// Erase counts recorded in the last durable checkpoint.
-    pub fn checkpoint_erase_counts(&self) -> &[u32] {
-        &self.ckpt_erase_counts
+    /// Erase counts recorded in the last durable checkpoint (none before
+    /// the first): recovery never goes below them.
+    pub fn checkpoint_erase_counts(&self) -> Vec<u32> {
+        let records = self.tables.persisted_blocks.as_deref().unwrap_or_default();
+        records.iter().map(|r| r.erase_count).collect()
     }
     /// (min, max) erase count over data blocks.
     pub fn wear_spread(&self) -> (u32, u32) {

@@ -68,7 +68,6 @@ impl<H: Hooks> Ftl<H> {
             prev_ckpt: RecordLoc::default(),
             proto_rings: Vec::new(),
             ring_swaps: 0,
-            ckpt_erase_counts: Vec::new(),
             programs_since_ckpt: 0,
             trims_pending: false,
             erases_since_wl_check: 0,

@@ -365,7 +365,6 @@ impl<H: Hooks> Ftl<H> {
     pub(super) fn install_checkpoint(&mut self, m: &mut Mounted<H::Mapping>, prev_dir: Option<Vec<DirEntry>>) -> Result<()> {
         let geo = self.geo;
         let (sb, ck) = (&m.sb, &mut m.ck);
-        self.ckpt_erase_counts = ck.blocks.iter().map(|r| r.erase_count).collect();
         let ring_blocks: usize = sb.ckpt_ring.len() + sb.protocol_rings.iter().map(|r| r.blocks.len()).sum::<usize>();
         let pool_blocks = geo.block_count().saturating_sub(2 + ring_blocks as u32);
         self.derived = Self::derive(&geo, &self.cfg, pool_blocks, Some(sb.logical_pages))?;
