@@ -121,9 +121,7 @@ impl Programs {
             }
         }
     }
-}
 
-impl Programs {
     /// `set(ppn, 0)` of every page of `pages` (a block's, at its erase).
     pub fn clear(&mut self, pages: std::ops::Range<Ppn>) {
         match self {
@@ -160,6 +158,17 @@ mod tests {
             }
         }
         assert_eq!(b.get(130), 4);
+        // A block's erase clears its range, counts above 1 included, and
+        // nothing outside it.
+        for pages in [128..192, 40..100] {
+            a.clear(pages.clone());
+            b.clear(pages.clone());
+            for p in 0..n as Ppn {
+                assert_eq!(a.get(p), b.get(p), "page {p} after clearing {pages:?}");
+            }
+            assert!(pages.clone().all(|p| b.get(p) == 0));
+        }
+        assert_eq!((a.get(0), a.get(199), b.get(199)), (1, 1, 1));
     }
 
     #[test]
