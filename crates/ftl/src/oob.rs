@@ -573,8 +573,7 @@ mod tests {
             };
             rng.fill(&mut f.protocol[..codec.protocol_bytes]);
             rng.fill(&mut f.flags[..codec.flag_bytes]);
-            (codec.unpack)(&f.fields, &f.protocol[..codec.protocol_bytes], &mut buf);
-            buf[codec.flags_at..codec.flags_at + codec.flag_bytes].copy_from_slice(&f.flags[..codec.flag_bytes]);
+            f.unpack(&codec, &mut buf);
             match Oob::decode(&buf) {
                 OobState::Valid(o) => assert_eq!(Oob::from_read_fields(&f), o, "{f:?}"),
                 other => panic!("{f:?} unpacks to {other}"),

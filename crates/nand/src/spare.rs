@@ -121,6 +121,14 @@ pub struct ReadFields {
 }
 
 impl ReadFields {
+    /// The spare area's bytes, as a read of bytes hands them up: `codec`'s
+    /// `unpack` of the fields and protocol bytes, with the flag bytes laid
+    /// over what it wrote.
+    pub fn unpack(&self, codec: &SpareCodec, out: &mut [u8]) {
+        (codec.unpack)(&self.fields, &self.protocol[..codec.protocol_bytes], out);
+        out[codec.flags_at..codec.flags_at + codec.flag_bytes].copy_from_slice(&self.flags[..codec.flag_bytes]);
+    }
+
     /// Zero fields, no protocol bytes, erased flag bytes.
     pub const EMPTY: ReadFields = ReadFields {
         fields: PackedSpare {
@@ -593,40 +601,20 @@ impl Packed {
 
     #[inline]
     fn read(&self, ppn: Ppn, out: &mut [u8]) {
-        match self.lpn_of(ppn) {
-            ERASED if self.in_run(ppn) => {
-                let (b, i) = self.place(ppn);
-                let codec = self.codec.expect("a page is packed only with a codec");
-                let zeros = [0u8; PackedSpare::PROTOCOL_MAX];
-                (codec.unpack)(&self.run_fields(b, i), &zeros[..codec.protocol_bytes], out);
-            }
-            ERASED | ERASED_IN_RUN => out.fill(0xFF),
-            WHOLE => {
-                let kept = &self.whole[&ppn];
-                out[..kept.len()].copy_from_slice(kept);
-                out[kept.len()..].fill(0xFF);
-            }
-            v => {
-                let b = div(ppn, self.pages_per_block) as usize;
-                let codec = self.codec.expect("a page is packed only with a codec");
-                let fields = PackedSpare {
-                    lpn: v & !FLAG,
-                    flag: v & FLAG != 0,
-                    seq: self.seq_base[b] + self.seq_off[ppn as usize] as u64,
-                    erase_count: self.erase_count[b],
-                };
-                let w = codec.protocol_bytes;
-                (codec.unpack)(&fields, &self.protocol[ppn as usize * w..(ppn as usize + 1) * w], out);
-                let (f, at) = (codec.flag_bytes, codec.flags_at);
-                let stored = &self.flags[ppn as usize * f..(ppn as usize + 1) * f];
-                for (o, &x) in out[at..at + f].iter_mut().zip(stored) {
-                    *o = !x;
-                }
-            }
+        let mut fields = ReadFields::EMPTY;
+        if self.read_fields_into(ppn, &mut fields) {
+            fields.unpack(&self.codec.expect("a page is packed only with a codec"), out);
+        } else if self.lpn_of(ppn) == WHOLE {
+            let kept = &self.whole[&ppn];
+            out[..kept.len()].copy_from_slice(kept);
+            out[kept.len()..].fill(0xFF);
+        } else {
+            out.fill(0xFF);
         }
     }
 
-    /// See `Spare::read_fields_into`; the same cases as `read`'s packed ones.
+    /// See `Spare::read_fields_into`: the packed pages, whose bytes `read`
+    /// unpacks from these fields.
     #[inline]
     fn read_fields_into(&self, ppn: Ppn, out: &mut ReadFields) -> bool {
         match self.lpn_of(ppn) {
@@ -1044,8 +1032,7 @@ mod tests {
                 if let Some(f) = packed.read_fields(ppn) {
                     let codec = packed.codec().unwrap();
                     let mut unpacked = vec![0u8; 64];
-                    (codec.unpack)(&f.fields, &f.protocol[..codec.protocol_bytes], &mut unpacked);
-                    unpacked[codec.flags_at..codec.flags_at + codec.flag_bytes].copy_from_slice(&f.flags[..codec.flag_bytes]);
+                    f.unpack(&codec, &mut unpacked);
                     assert_eq!(unpacked, b, "page {ppn}'s fields after step {step}");
                     assert!(f.protocol[codec.protocol_bytes..].iter().all(|&x| x == 0));
                     as_fields += 1;

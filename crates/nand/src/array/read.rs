@@ -233,8 +233,7 @@ impl Nand {
         let os = self.cfg.geometry.oob_size as usize;
         let (mut bytes, mut unpacked) = (vec![0u8; os], vec![0u8; os]);
         self.spare.read(ppn, &mut bytes);
-        (codec.unpack)(&f.fields, &f.protocol[..codec.protocol_bytes], &mut unpacked);
-        unpacked[codec.flags_at..codec.flags_at + codec.flag_bytes].copy_from_slice(&f.flags[..codec.flag_bytes]);
+        f.unpack(&codec, &mut unpacked);
         bytes == unpacked
             && f.protocol[codec.protocol_bytes..].iter().all(|&b| b == 0)
             && f.flags[codec.flag_bytes..].iter().all(|&b| b == 0xFF)
