@@ -13,6 +13,7 @@ impl Nand {
     /// channel moves only the OOB bytes). With a fault model, a page with more
     /// bit errors than ECC corrects is [`NandError::Uncorrectable`]: the area
     /// that failed holds corrupted bytes, the other one what the cells hold.
+    #[inline]
     pub fn read(&mut self, ppn: Ppn, at_ns: u64, data: Option<&mut [u8]>, oob: &mut [u8]) -> Result<OpTime, NandError> {
         self.read_at_level(ppn, at_ns, 0, data, oob, None, None, None)
     }
@@ -24,6 +25,7 @@ impl Nand {
     /// (`page_data.rs`), so a page read again costs no hash: a crash set
     /// reads every page back after every recovery. Same operation, time,
     /// counts and errors as [`Nand::read`].
+    #[inline]
     pub fn read_crc(&mut self, ppn: Ppn, at_ns: u64, level: u8, data: &mut [u8], oob: &mut [u8]) -> Result<(OpTime, u32), NandError> {
         let mut crc = 0;
         let t = self.read_at_level(ppn, at_ns, level, Some(data), oob, Some(&mut crc), None, None)?;
@@ -40,6 +42,7 @@ impl Nand {
     /// array needs them to answer (metadata-only mode) and on a failed
     /// decode, where it holds what [`Nand::read`] would hand up. Same
     /// operation, time, counts and errors as [`Nand::read`].
+    #[inline]
     pub fn read_digest(
         &mut self,
         ppn: Ppn,
@@ -72,6 +75,7 @@ impl Nand {
     /// A read retry: rereads the page with read thresholds shifted to retry
     /// level `level` (1 and up; see `bit_errors.rs`). Without a fault model it
     /// is a plain read.
+    #[inline]
     pub fn read_retry(&mut self, ppn: Ppn, at_ns: u64, level: u8, data: Option<&mut [u8]>, oob: &mut [u8]) -> Result<OpTime, NandError> {
         self.read_at_level(ppn, at_ns, level, data, oob, None, None, None)
     }
@@ -85,6 +89,7 @@ impl Nand {
     /// packed, a store of bytes, a failed decode): the bytes are in `oob`
     /// as [`Nand::read`] writes them. Same operation, time, counts and
     /// errors as [`Nand::read`].
+    #[inline]
     pub fn read_fields(
         &mut self,
         ppn: Ppn,
