@@ -50,8 +50,7 @@ impl<H: Hooks> Ftl<H> {
             if !matches!(state, BlockState::Open | BlockState::Full) {
                 return Err(format!("lpn {lpn} maps into block {b} in state {state:?}"));
             }
-            self.nand.inspect_oob_into(ppn, &mut oob);
-            match Oob::decode_stored(&oob, &self.nand, ppn) {
+            match Oob::decode_stored(self.nand.inspect_oob_ref(ppn, &mut oob), &self.nand, ppn) {
                 OobState::Valid(o) if self.holds(&o, lpn as u32) => {
                     // A page ECC cannot read (or a GC copy of one) is reported
                     // lost at every read: mapped, but never handed up as data.

@@ -21,6 +21,7 @@
 //! sharing the chunk. A write forgets its page's.
 
 use crate::error::MemoryError;
+use crate::geometry::div;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -66,6 +67,7 @@ impl PageData {
     /// chunk table cannot be allocated.
     pub fn new(pages: usize, page_size: usize, pages_per_chunk: usize, fill: u8, memo: usize, need: u64) -> Result<PageData, MemoryError> {
         assert!(pages_per_chunk > 0 && page_size > 0 && memo <= page_size);
+        assert!(u32::try_from(pages_per_chunk).is_ok(), "a chunk's pages are counted in u32");
         let n = pages.div_ceil(pages_per_chunk);
         let mut chunks = Vec::new();
         chunks.try_reserve_exact(n).map_err(|_| MemoryError::AllocationFailed {
@@ -113,8 +115,11 @@ impl PageData {
 
     #[inline]
     fn place(&self, ppn: u32) -> (usize, usize) {
-        let p = ppn as usize;
-        (p / self.pages_per_chunk, p % self.pages_per_chunk)
+        // A shift where chunks hold a power of two of pages (every preset's
+        // block): every read and CRC lookup asks this.
+        let per = self.pages_per_chunk as u32;
+        let c = div(ppn, per);
+        (c as usize, (ppn - c * per) as usize)
     }
 
     /// The bytes of `ppn` (`None`: its chunk was never written, every byte

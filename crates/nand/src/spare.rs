@@ -349,6 +349,16 @@ impl Spare {
         }
     }
 
+    /// The spare area of `ppn` as a store of bytes holds it, without a copy
+    /// (`None`: packed, or never written: [`Spare::read`] writes it out).
+    #[inline]
+    pub fn stored_bytes(&self, ppn: Ppn) -> Option<&[u8]> {
+        match self {
+            Spare::Bytes(b) => b.page(ppn),
+            Spare::Packed(_) => None,
+        }
+    }
+
     /// The CRC-32 of the first `span` bytes of the spare area of `ppn`, where
     /// the store remembers it: a store of bytes given a codec of that CRC
     /// span (`None` elsewhere: the caller hashes the bytes it read).

@@ -519,6 +519,16 @@ fn packed_spare_areas_read_exactly_as_full_ones() {
         if step % 100 == 99 {
             for ppn in 0..g.page_count() {
                 assert_eq!(full.inspect_oob(ppn), meta.inspect_oob(ppn), "page {ppn} after step {step}");
+                // Borrowed from a store of bytes (full), unpacked (meta):
+                // the same bytes, whatever the scratch held before.
+                for n in [&full, &meta] {
+                    let mut scratch = vec![0x5Au8; g.oob_size as usize];
+                    assert_eq!(
+                        n.inspect_oob_ref(ppn, &mut scratch),
+                        n.inspect_oob(ppn),
+                        "borrowed spare of page {ppn}"
+                    );
+                }
                 let (mut fo, mut mo) = (vec![0u8; g.oob_size as usize], vec![0u8; g.oob_size as usize]);
                 let (fr, mr) = (full.read(ppn, 0, None, &mut fo), meta.read(ppn, 0, None, &mut mo));
                 assert_eq!((format!("{fr:?}"), fo), (format!("{mr:?}"), mo), "read of page {ppn}");
