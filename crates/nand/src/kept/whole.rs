@@ -1,5 +1,6 @@
 //! How [`KeptPages`](super::KeptPages) holds a page kept whole: raw,
-//! packed to the width of its widest word, or as a stride with exceptions.
+//! packed to the width of its widest word, as a stride with exceptions, or
+//! (a page kept with no hint, a host's data) LZ4-compressed.
 //! The checkpoint table pages of a large device are most of what a
 //! metadata-only array keeps (at 2 TiB the newest version of every L2P page
 //! is about one more copy of the L2P, a gigabyte), and a table page of a
@@ -20,12 +21,27 @@ use super::{push_varint, read_varint, WORD};
 /// the first byte, 8 zero bytes at the end (the reader loads whole 4-byte
 /// words, and may load one past the last code). Code 2^W - 1 is the word 0xFFFF_FFFF (an unmapped entry, the
 /// 0xFF fill after a table's last entry); any other code is the word.
+///
+/// LZ4 format (a page programmed with no hint of a page it supersedes: a
+/// host's data, which a metadata-only array keeps for the host pages of a
+/// reproduction, `reproduce nolgn`'s databases): u32 LE page length, then
+/// the page as one LZ4 block (the block format of the LZ4 specification,
+/// no frame, no checksum). Kept only where that takes at most 3/4 of the
+/// page ([`LZ4_SHARE_MAX`]); sqlite-bench's values are db_bench's, built
+/// to compress to half.
 #[derive(Clone)]
 pub(super) enum WholePage {
     Raw(Box<[u8]>),
     Packed(Box<[u8]>),
     Strided(Box<[u8]>),
+    Lz4(Box<[u8]>),
 }
+
+/// An LZ4 form is kept only when it takes at most this share of the page
+/// (numerator over 4): a page that compresses less is read raw, without
+/// a decompression at every read.
+const LZ4_SHARE_MAX: usize = 3;
+const LZ4_HEADER: usize = 4;
 
 impl Default for WholePage {
     fn default() -> Self {
@@ -68,11 +84,25 @@ impl WholePage {
         }
     }
 
+    /// [`WholePage::new`] of a page kept with no hint (a host's data, not
+    /// a version of a table page): when packing is asked for and neither
+    /// the stride nor the word packing applies, LZ4-compressed where that
+    /// takes at most 3/4 of the page. A table page's versions come with a
+    /// hint and are not tried: at 8 TiB their entries are 30-bit page
+    /// numbers in random order, which LZ4 would try and reject at every
+    /// checkpoint.
+    pub(super) fn new_unhinted(data: &[u8], pack_it: bool) -> WholePage {
+        match WholePage::new(data, WholePage::default(), pack_it) {
+            WholePage::Raw(raw) if pack_it => lz4_pack(&raw).map_or(WholePage::Raw(raw), WholePage::Lz4),
+            other => other,
+        }
+    }
+
     /// The page's bytes: its own when raw, else unpacked into `buf`.
     pub(super) fn bytes<'a>(&'a self, buf: &'a mut Vec<u8>) -> &'a [u8] {
         match self {
             WholePage::Raw(b) => b,
-            WholePage::Packed(p) | WholePage::Strided(p) => {
+            WholePage::Packed(p) | WholePage::Strided(p) | WholePage::Lz4(p) => {
                 buf.resize(packed_len(p), 0);
                 self.read(buf);
                 buf
@@ -85,14 +115,37 @@ impl WholePage {
             WholePage::Raw(b) => out.copy_from_slice(b),
             WholePage::Packed(p) => unpack(p, out),
             WholePage::Strided(s) => stride_unpack(s, out),
+            WholePage::Lz4(z) => lz4_unpack(z, out),
         }
     }
 
     pub(super) fn stored_len(&self) -> usize {
         match self {
-            WholePage::Raw(b) | WholePage::Packed(b) | WholePage::Strided(b) => b.len(),
+            WholePage::Raw(b) | WholePage::Packed(b) | WholePage::Strided(b) | WholePage::Lz4(b) => b.len(),
         }
     }
+}
+
+/// `data` in the LZ4 form (format at [`WholePage`]), or `None` if that
+/// takes more than [`LZ4_SHARE_MAX`] quarters of it (or its length does
+/// not fit the u32 field).
+fn lz4_pack(data: &[u8]) -> Option<Box<[u8]>> {
+    let len = u32::try_from(data.len()).ok()?;
+    let limit = data.len() * LZ4_SHARE_MAX / 4;
+    let mut out = vec![0u8; LZ4_HEADER + lz4_flex::block::get_maximum_output_size(data.len())];
+    out[..LZ4_HEADER].copy_from_slice(&len.to_le_bytes());
+    let n = lz4_flex::block::compress_into(data, &mut out[LZ4_HEADER..]).ok()?;
+    (LZ4_HEADER + n <= limit).then(|| {
+        out.truncate(LZ4_HEADER + n);
+        out.into_boxed_slice()
+    })
+}
+
+/// Writes the page `z` holds in the LZ4 form into `out` (its length).
+fn lz4_unpack(z: &[u8], out: &mut [u8]) {
+    debug_assert_eq!(out.len(), packed_len(z));
+    let n = lz4_flex::block::decompress_into(&z[LZ4_HEADER..], out).expect("a kept LZ4 block decompresses");
+    assert_eq!(n, out.len(), "a kept LZ4 block holds its whole page");
 }
 
 /// The page's 4-byte words, or `None` if its size is not whole words or
@@ -427,6 +480,7 @@ mod tests {
             WholePage::Raw(_) => "raw",
             WholePage::Packed(_) => "packed",
             WholePage::Strided(_) => "strided",
+            WholePage::Lz4(_) => "lz4",
         };
         assert_eq!(kind(&strided, false), "raw");
         assert_eq!(kind(&strided, true), "strided");
@@ -447,5 +501,54 @@ mod tests {
             let mut buf = Vec::new();
             assert_eq!(page.bytes(&mut buf), &data[..]);
         }
+    }
+
+    /// A page kept with no hint is LZ4-compressed when that saves a quarter
+    /// and neither the stride nor the word packing applies, and reads back
+    /// byte for byte: db_bench's values (50 random bytes written twice per
+    /// 100) compress to about half; random bytes, and any page while
+    /// packing is not asked for, stay raw; a strided table page stays
+    /// strided; a hinted page ([`WholePage::new`]) is never compressed.
+    #[test]
+    fn unhinted_pages_compress_where_lz4_saves_a_quarter() {
+        let mut rng = ChaCha8Rng::seed_from_u64(29);
+        let mut db_bench = vec![0u8; 4096];
+        for piece in db_bench.chunks_mut(100) {
+            let half: Vec<u8> = (0..50).map(|_| rng.gen_range(b' '..=b'~')).collect();
+            for (i, b) in piece.iter_mut().enumerate() {
+                *b = half[i % 50];
+            }
+        }
+        let random: Vec<u8> = (0..4096).map(|_| rng.gen()).collect();
+        let strided = table_page(&striped(8, 0));
+        let kind = |page: &WholePage| match page {
+            WholePage::Raw(_) => "raw",
+            WholePage::Packed(_) => "packed",
+            WholePage::Strided(_) => "strided",
+            WholePage::Lz4(_) => "lz4",
+        };
+        let cases: [(&[u8], bool, &str); 5] = [
+            (&db_bench, true, "lz4"),
+            (&db_bench, false, "raw"),
+            (&random, true, "raw"),
+            (&strided, true, "strided"),
+            (&strided, false, "raw"),
+        ];
+        for (data, pack_it, want) in cases {
+            let page = WholePage::new_unhinted(data, pack_it);
+            assert_eq!(kind(&page), want, "{} bytes, pack_it {pack_it}", data.len());
+            let mut out = vec![0u8; data.len()];
+            page.read(&mut out);
+            assert_eq!(out, data);
+            let mut buf = Vec::new();
+            assert_eq!(page.bytes(&mut buf), data);
+        }
+        let page = WholePage::new_unhinted(&db_bench, true);
+        assert!(
+            page.stored_len() <= 4096 * 3 / 4,
+            "db_bench's page kept in {} bytes",
+            page.stored_len()
+        );
+        assert_eq!(kind(&WholePage::new(&db_bench, WholePage::default(), true)), "raw");
     }
 }
