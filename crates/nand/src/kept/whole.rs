@@ -471,17 +471,22 @@ mod tests {
         assert!(stride_pack(&data[..8191], usize::MAX).is_none());
     }
 
+    /// The name of the form a page is kept in.
+    fn form(page: &WholePage) -> &'static str {
+        match page {
+            WholePage::Raw(_) => "raw",
+            WholePage::Packed(_) => "packed",
+            WholePage::Strided(_) => "strided",
+            WholePage::Lz4(_) => "lz4",
+        }
+    }
+
     /// A page is kept strided only when packing is asked for and the stride
     /// takes at most a quarter of it; otherwise packed, otherwise raw.
     #[test]
     fn whole_pages_take_the_smallest_form_that_applies() {
         let strided = table_page(&striped(8, 0));
-        let kind = |data: &[u8], pack_it: bool| match WholePage::new(data, WholePage::default(), pack_it) {
-            WholePage::Raw(_) => "raw",
-            WholePage::Packed(_) => "packed",
-            WholePage::Strided(_) => "strided",
-            WholePage::Lz4(_) => "lz4",
-        };
+        let kind = |data: &[u8], pack_it: bool| form(&WholePage::new(data, WholePage::default(), pack_it));
         assert_eq!(kind(&strided, false), "raw");
         assert_eq!(kind(&strided, true), "strided");
         let mut rng = ChaCha8Rng::seed_from_u64(23);
@@ -521,12 +526,6 @@ mod tests {
         }
         let random: Vec<u8> = (0..4096).map(|_| rng.gen()).collect();
         let strided = table_page(&striped(8, 0));
-        let kind = |page: &WholePage| match page {
-            WholePage::Raw(_) => "raw",
-            WholePage::Packed(_) => "packed",
-            WholePage::Strided(_) => "strided",
-            WholePage::Lz4(_) => "lz4",
-        };
         let cases: [(&[u8], bool, &str); 5] = [
             (&db_bench, true, "lz4"),
             (&db_bench, false, "raw"),
@@ -536,7 +535,7 @@ mod tests {
         ];
         for (data, pack_it, want) in cases {
             let page = WholePage::new_unhinted(data, pack_it);
-            assert_eq!(kind(&page), want, "{} bytes, pack_it {pack_it}", data.len());
+            assert_eq!(form(&page), want, "{} bytes, pack_it {pack_it}", data.len());
             let mut out = vec![0u8; data.len()];
             page.read(&mut out);
             assert_eq!(out, data);
@@ -549,6 +548,6 @@ mod tests {
             "db_bench's page kept in {} bytes",
             page.stored_len()
         );
-        assert_eq!(kind(&WholePage::new(&db_bench, WholePage::default(), true)), "raw");
+        assert_eq!(form(&WholePage::new(&db_bench, WholePage::default(), true)), "raw");
     }
 }
