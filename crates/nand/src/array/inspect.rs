@@ -7,7 +7,7 @@ use crate::geometry::{BlockId, Ppn};
 impl Nand {
     pub fn inspect_oob(&self, ppn: Ppn) -> Vec<u8> {
         let mut oob = vec![0u8; self.cfg.geometry.oob_size as usize];
-        self.inspect_oob_into(ppn, &mut oob);
+        self.spare.read(ppn, &mut oob);
         oob
     }
     pub fn inspect_data(&self, ppn: Ppn) -> Vec<u8> {
@@ -15,12 +15,7 @@ impl Nand {
         self.inspect_data_into(ppn, &mut buf);
         buf
     }
-    /// [`Nand::inspect_oob`] into `out` (`oob_size` bytes): a checker that
-    /// looks at every page reuses one buffer.
-    pub fn inspect_oob_into(&self, ppn: Ppn, out: &mut [u8]) {
-        self.spare.read(ppn, out);
-    }
-    /// The spare area of `ppn` as [`Nand::inspect_oob_into`] hands it up,
+    /// The spare area of `ppn` as [`Nand::inspect_oob`] hands it up,
     /// borrowed from the array where it is stored as bytes, else written
     /// into `scratch` (`oob_size` bytes): the invariant check decodes the
     /// record of every mapped page after every recovery of a crash set, and
